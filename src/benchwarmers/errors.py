@@ -1,0 +1,109 @@
+"""Our exception tree. Upstream errors are mapped into it once, at the
+provider boundary (`providers/transport.py`), so nothing above that layer
+ever sees an `httpx` exception or a provider's error body.
+
+    BenchwarmersError
+    ├── UserError                  bad input from a person or a client: a 4xx, one clear line
+    │   ├── NotFound               unknown collection, alias, endpoint, call id (404)
+    │   ├── Conflict               duplicate alias or name (409)
+    │   └── Refused                the guard said no: host, origin, key, rate, size (status on it)
+    ├── StoreError                 the data folder or database cannot be used
+    └── ProviderError              an outbound call failed (status, message, retry_after)
+        ├── ProviderTimeout        no answer, or no first byte, in time
+        ├── ProviderConnectError   could not connect at all
+        ├── ProviderRateLimited    429, or a quota body; retry_after when the provider said
+        ├── ProviderAuthError      401/403: the key is missing, wrong or revoked
+        ├── ProviderBadReply       a body or stream we could not read (malformed JSON, cut stream)
+        └── LimitExceeded          our own limits refused the call before it went out
+
+Every `ProviderError` knows whether any of the reply had been received
+(`after_first_byte`), which route-mode failover needs: a member that fails
+before its first byte is replaced, one that fails after cannot be.
+"""
+
+from __future__ import annotations
+
+
+class BenchwarmersError(Exception):
+    """Base of everything we raise on purpose."""
+
+
+class UserError(BenchwarmersError):
+    status: int = 400
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        if status is not None:
+            self.status = status
+
+
+class NotFound(UserError):
+    status = 404
+
+
+class Conflict(UserError):
+    status = 409
+
+
+class Refused(UserError):
+    """The guard's refusal; `headers` go on the response (e.g. Retry-After)."""
+
+    status = 403
+
+    def __init__(self, message: str, *, status: int = 403, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message, status=status)
+        self.headers = headers or {}
+
+
+class StoreError(BenchwarmersError):
+    pass
+
+
+class ProviderError(BenchwarmersError):
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        headers: dict[str, str] | None = None,
+        after_first_byte: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.retry_after = retry_after
+        self.headers = headers or {}
+        self.after_first_byte = after_first_byte
+
+    def __str__(self) -> str:
+        prefix = f"HTTP {self.status}: " if self.status else ""
+        return prefix + self.message
+
+
+class ProviderTimeout(ProviderError):
+    pass
+
+
+class ProviderConnectError(ProviderError):
+    pass
+
+
+class ProviderRateLimited(ProviderError):
+    pass
+
+
+class ProviderAuthError(ProviderError):
+    pass
+
+
+class ProviderBadReply(ProviderError):
+    pass
+
+
+class LimitExceeded(ProviderError):
+    """Refused by our own limits before sending. `frees_at` is a Unix time."""
+
+    def __init__(self, message: str, *, frees_at: float | None = None) -> None:
+        super().__init__(message, status=429)
+        self.frees_at = frees_at

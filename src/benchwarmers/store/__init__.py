@@ -1,0 +1,1 @@
+"""The store: every table in schema.py, the engine in db.py."""

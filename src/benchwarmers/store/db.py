@@ -1,0 +1,100 @@
+"""The store: one async SQLAlchemy engine, read sessions for anyone, and a
+single writer.
+
+SQLite allows one writer at a time; letting several coroutines race for it
+turns into "database is locked" under load. So, as Datasette does, every
+write goes through one lock in this process (`Store.write`), while reads
+run freely against WAL snapshots. PostgreSQL needs no such lock, and across
+replicas it would not help anyway, so there the lock is not taken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from benchwarmers.errors import StoreError
+
+SQLITE_FILE = "benchwarmers.db"
+
+
+def sqlite_url(home: Path) -> str:
+    return f"sqlite+aiosqlite:///{home / SQLITE_FILE}"
+
+
+def async_url(url: str) -> str:
+    """Accept the URLs people paste (`postgresql://…`, `sqlite:///…`) and name
+    the async driver for them."""
+    if url.startswith(("postgresql://", "postgres://")):
+        return "postgresql+asyncpg://" + url.split("://", 1)[1]
+    if url.startswith("sqlite:///"):
+        return "sqlite+aiosqlite:///" + url[len("sqlite:///") :]
+    return url
+
+
+class Store:
+    def __init__(self, url: str) -> None:
+        self.url = async_url(url)
+        self.is_sqlite = self.url.startswith("sqlite")
+        kwargs: dict[str, Any] = {}
+        if not self.is_sqlite:
+            kwargs.update(pool_size=10, max_overflow=20, pool_pre_ping=True)
+        self.engine: AsyncEngine = create_async_engine(self.url, **kwargs)
+        if self.is_sqlite:
+            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+        self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._write_lock = asyncio.Lock()
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncSession]:
+        async with self._sessions() as session:
+            yield session
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncSession]:
+        """A session that commits on success and rolls back on error; on SQLite
+        the only one open for writing in this process."""
+        if self.is_sqlite:
+            async with self._write_lock, self._sessions() as session, session.begin():
+                yield session
+        else:
+            async with self._sessions() as session, session.begin():
+                yield session
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+    async def check(self) -> None:
+        """Fail with one clear line when the database cannot be reached."""
+        from sqlalchemy import text
+
+        try:
+            async with self.read() as session:
+                await session.execute(text("SELECT 1"))
+        except Exception as exc:  # any driver error means the same thing to the user
+            raise StoreError(f"cannot open the store at {_redacted(self.url)}: {exc}") from exc
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.close()
+
+
+def _redacted(url: str) -> str:
+    """A database URL without its password, for messages."""
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        creds, host = rest.rsplit("@", 1)
+        user = creds.split(":", 1)[0]
+        return f"{scheme}://{user}:***@{host}"
+    return url

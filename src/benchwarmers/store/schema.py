@@ -1,0 +1,378 @@
+"""Every table, in one place, so a migration can be generated from it and a
+reader sees the whole store at once.
+
+What is never stored, by design: endpoint keys (they live in the environment
+or llm's `keys.json`), the prompt text of gateway requests, and images. The
+call log keeps who answered, how fast and how well; never what was asked.
+Task answers of the suite and probe replies are ours (our own prompts), so
+they are kept as evidence.
+
+Times are timezone-aware UTC. JSON columns hold small structured facts
+(member lists in history, learned limits), never free text from a client.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON, datetime: DateTime(timezone=True)}
+
+
+# ------------------------------------------------------------- the bench
+
+
+class Endpoint(Base):
+    """A connection to a provider. The key is found by `name` (keys.py)."""
+
+    __tablename__ = "endpoints"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    base_url: Mapped[str] = mapped_column(String(500))
+    api: Mapped[str] = mapped_column(String(16))  # types.ApiKind
+    # Simulated endpoints (serve --demo, the fake provider) are labelled everywhere they show.
+    simulated: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Whether the endpoint needs a key at all (local Ollama does not).
+    needs_key: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime]
+
+    models: Mapped[list[Model]] = relationship(back_populates="endpoint")
+
+
+class Model(Base):
+    """A bench entry: an alias unique on the bench, served by one endpoint."""
+
+    __tablename__ = "models"
+    __table_args__ = (UniqueConstraint("endpoint_id", "served"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    alias: Mapped[str] = mapped_column(String(128), unique=True)
+    endpoint_id: Mapped[int] = mapped_column(ForeignKey("endpoints.id", ondelete="RESTRICT"))
+    served: Mapped[str] = mapped_column(String(256))
+    role: Mapped[str] = mapped_column(String(16), default="general")  # types.ModelRole
+    status: Mapped[str] = mapped_column(String(16), default="available")  # types.ModelStatus
+    ad_hoc: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Catalog facts (catalog.py fills them; the user may override).
+    context_window: Mapped[int | None] = mapped_column(Integer)
+    output_limit: Mapped[int | None] = mapped_column(Integer)
+    vision: Mapped[bool] = mapped_column(Boolean, default=False)
+    tools: Mapped[bool] = mapped_column(Boolean, default=True)
+    price_in: Mapped[float | None] = mapped_column(Float)  # USD per million tokens
+    price_out: Mapped[float | None] = mapped_column(Float)
+    # Status detail: until when a resting model rests; why a model was retired.
+    resting_until: Mapped[datetime | None]
+    status_reason: Mapped[str] = mapped_column(Text, default="")
+    status_changed_at: Mapped[datetime | None]
+    created_at: Mapped[datetime]
+
+    endpoint: Mapped[Endpoint] = relationship(back_populates="models")
+
+
+class Collection(Base):
+    """A named panel, asked as `bench/<name>`."""
+
+    __tablename__ = "collections"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    purpose: Mapped[str] = mapped_column(Text, default="")
+    # Seats in all (members beyond `seats` are chosen by record); 0 = all members.
+    seats: Mapped[int] = mapped_column(Integer, default=0)
+    explorer_seats: Mapped[int] = mapped_column(Integer, default=0)
+    reply: Mapped[str] = mapped_column(String(16), default="panel")  # types.ReplyMode
+    merger_alias: Mapped[str] = mapped_column(String(128), default="")
+    system_prompt: Mapped[str] = mapped_column(Text, default="")
+    seat_timeout: Mapped[float] = mapped_column(Float, default=120.0)
+    # Route mode: other members answer each turn in the background, for the record.
+    shadow_seats: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime]
+
+    members: Mapped[list[CollectionMember]] = relationship(
+        back_populates="collection", order_by="CollectionMember.position", cascade="all, delete-orphan"
+    )
+
+
+class CollectionMember(Base):
+    """A member always seated (subject to status, role and context window)."""
+
+    __tablename__ = "collection_members"
+
+    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, default=0)
+
+    collection: Mapped[Collection] = relationship(back_populates="members")
+    model: Mapped[Model] = relationship()
+
+
+class SeatingHistory(Base):
+    """Every change of who sits on a collection, dated, with its reason."""
+
+    __tablename__ = "seating_history"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    collection: Mapped[str] = mapped_column(String(64), index=True)
+    shape: Mapped[str] = mapped_column(String(32), default="")
+    at: Mapped[datetime]
+    seated: Mapped[list[Any]]  # aliases, in seat order
+    reason: Mapped[str] = mapped_column(Text, default="")
+
+
+# ------------------------------------------------------ calls and verdicts
+
+
+class Call(Base):
+    """The call log: every outbound model call, written the moment it ends.
+
+    `task` for a panel seat ends in "(bench/<name>, <shape>)". Never the
+    prompt text of a gateway request, never images, never keys."""
+
+    __tablename__ = "calls"
+    __table_args__ = (
+        Index("ix_calls_alias_at", "alias", "at"),
+        Index("ix_calls_collection_shape", "collection", "shape"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)  # the call id, opaque
+    at: Mapped[datetime] = mapped_column(index=True)
+    kind: Mapped[str] = mapped_column(String(16))  # types.CallKind
+    alias: Mapped[str] = mapped_column(String(128))
+    endpoint: Mapped[str] = mapped_column(String(64), default="")
+    served: Mapped[str] = mapped_column(String(256), default="")
+    task: Mapped[str] = mapped_column(Text, default="")
+    collection: Mapped[str] = mapped_column(String(64), default="")
+    shape: Mapped[str] = mapped_column(String(32), default="")
+    seat: Mapped[str] = mapped_column(String(32), default="")  # seat label
+    # Calls of one gateway ask (seats and merge) share an ask id.
+    ask_id: Mapped[str] = mapped_column(String(40), default="", index=True)
+    # Route mode: the conversation key the turn belongs to.
+    conversation: Mapped[str] = mapped_column(String(80), default="")
+    status: Mapped[str] = mapped_column(String(16))  # types.SeatStatus
+    seconds: Mapped[float] = mapped_column(Float, default=0.0)
+    first_byte_seconds: Mapped[float | None] = mapped_column(Float)
+    tokens_in: Mapped[int] = mapped_column(Integer, default=0)
+    tokens_out: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str] = mapped_column(Text, default="")
+    explorer: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class Verdict(Base):
+    """One verdict per call; sending the same one again writes nothing, a
+    different one replaces it."""
+
+    __tablename__ = "verdicts"
+
+    call_id: Mapped[str] = mapped_column(ForeignKey("calls.id", ondelete="CASCADE"), primary_key=True)
+    useful: Mapped[bool] = mapped_column(Boolean)
+    note: Mapped[str] = mapped_column(Text, default="")
+    at: Mapped[datetime]
+
+
+class UsageMonth(Base):
+    """The usage ledger: tokens and requests per endpoint and model per month,
+    added to as each call ends (the per-call figures are on `calls`)."""
+
+    __tablename__ = "usage_ledger"
+    __table_args__ = (UniqueConstraint("month", "endpoint", "served"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    month: Mapped[str] = mapped_column(String(7))  # "2026-11"
+    endpoint: Mapped[str] = mapped_column(String(64))
+    served: Mapped[str] = mapped_column(String(256))
+    requests: Mapped[int] = mapped_column(Integer, default=0)
+    tokens_in: Mapped[int] = mapped_column(Integer, default=0)
+    tokens_out: Mapped[int] = mapped_column(Integer, default=0)
+
+
+# ------------------------------------------------------------------ limits
+
+
+class LimitSetting(Base):
+    """A limit the user set, on an endpoint (model empty) or one model."""
+
+    __tablename__ = "limit_settings"
+    __table_args__ = (UniqueConstraint("endpoint", "served", "window", "unit"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    endpoint: Mapped[str] = mapped_column(String(64))
+    served: Mapped[str] = mapped_column(String(256), default="")
+    window: Mapped[str] = mapped_column(String(8))  # "minute", "day", "month"
+    unit: Mapped[str] = mapped_column(String(8))  # "requests", "tokens"
+    amount: Mapped[int] = mapped_column(Integer)
+
+
+class LearnedLimit(Base):
+    """What a provider last said about a limit (headers or a 429 body)."""
+
+    __tablename__ = "learned_limits"
+    __table_args__ = (UniqueConstraint("endpoint", "unit", "window"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    endpoint: Mapped[str] = mapped_column(String(64))
+    unit: Mapped[str] = mapped_column(String(8))  # "requests", "tokens"
+    window: Mapped[str] = mapped_column(String(8))  # "minute", "day", "" when unknown
+    limit: Mapped[int | None] = mapped_column(Integer)
+    remaining: Mapped[int | None] = mapped_column(Integer)
+    resets_at: Mapped[datetime | None]
+    source: Mapped[str] = mapped_column(String(32), default="")  # which header style or "429 body"
+    seen_at: Mapped[datetime]
+
+
+# -------------------------------------------------------------- the guard
+
+
+class GatewayKey(Base):
+    """A gateway key: only its hash is kept; the key is shown once."""
+
+    __tablename__ = "gateway_keys"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    key_hash: Mapped[str] = mapped_column(String(128), unique=True)
+    prefix: Mapped[str] = mapped_column(String(16))  # first characters, to recognise it in a list
+    collections: Mapped[list[Any]]  # names it may call; empty = all
+    requests_per_minute: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None]
+
+
+class Setting(Base):
+    """Settings the dashboard and CLI change (scheduler on, allowed hosts, login)."""
+
+    __tablename__ = "settings"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[Any] = mapped_column(JSON)
+
+
+# ------------------------------------------------------- bench operations
+
+
+class OnboardingItem(Base):
+    """The onboarding queue: one model at a time; survives a restart."""
+
+    __tablename__ = "onboarding_queue"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    endpoint: Mapped[str] = mapped_column(String(64))
+    served: Mapped[str] = mapped_column(String(256))
+    alias: Mapped[str] = mapped_column(String(128), default="")
+    role: Mapped[str] = mapped_column(String(16), default="")
+    mode: Mapped[str] = mapped_column(String(16))  # "full", "quick", "quick_ad_hoc"
+    state: Mapped[str] = mapped_column(String(16), default="queued")  # queued, running, done, failed
+    step: Mapped[str] = mapped_column(String(64), default="")
+    progress: Mapped[float] = mapped_column(Float, default=0.0)
+    error: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime]
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+
+
+class Probe(Base):
+    """One health or speed probe of a model, kept as evidence."""
+
+    __tablename__ = "probes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    alias: Mapped[str] = mapped_column(String(128), index=True)
+    call_id: Mapped[str] = mapped_column(String(40), default="")
+    kind: Mapped[str] = mapped_column(String(16))  # "onboard", "daily", "speed", "confirm"
+    name: Mapped[str] = mapped_column(String(32))  # which prompt: "word", "sum", "json", "format", "short", "long"
+    at: Mapped[datetime]
+    ok: Mapped[bool] = mapped_column(Boolean)
+    seconds: Mapped[float] = mapped_column(Float, default=0.0)
+    first_byte_seconds: Mapped[float | None] = mapped_column(Float)
+    tokens_per_second: Mapped[float | None] = mapped_column(Float)
+    answer: Mapped[str] = mapped_column(Text, default="")
+    error: Mapped[str] = mapped_column(Text, default="")
+
+
+class SuiteResult(Base):
+    """One model's result on one suite task in one run."""
+
+    __tablename__ = "suite_results"
+    __table_args__ = (Index("ix_suite_alias_task", "alias", "task"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(40), index=True)
+    alias: Mapped[str] = mapped_column(String(128))
+    task: Mapped[str] = mapped_column(String(128))
+    shape: Mapped[str] = mapped_column(String(32), default="")
+    call_id: Mapped[str] = mapped_column(String(40), default="")
+    at: Mapped[datetime]
+    passed: Mapped[bool] = mapped_column(Boolean)
+    # Wrong while claiming certainty.
+    confidently_wrong: Mapped[bool] = mapped_column(Boolean, default=False)
+    seconds: Mapped[float] = mapped_column(Float, default=0.0)
+    answer: Mapped[str] = mapped_column(Text, default="")
+    detail: Mapped[str] = mapped_column(Text, default="")
+
+
+class CatalogEntry(Base):
+    """Catalog facts per provider model (models.dev snapshot or refresh)."""
+
+    __tablename__ = "catalog"
+    __table_args__ = (UniqueConstraint("provider", "model"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    provider: Mapped[str] = mapped_column(String(64))
+    model: Mapped[str] = mapped_column(String(256))
+    facts: Mapped[dict[str, Any]]
+    updated_at: Mapped[datetime]
+
+
+class Alert(Base):
+    """Something the user should see: a free model went paid, a model retired."""
+
+    __tablename__ = "alerts"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    subject: Mapped[str] = mapped_column(String(256))
+    message: Mapped[str] = mapped_column(Text)
+    at: Mapped[datetime]
+    dismissed: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class JobRun(Base):
+    """When each scheduled job last ran, so a missed run is made up once."""
+
+    __tablename__ = "job_runs"
+
+    job: Mapped[str] = mapped_column(String(64), primary_key=True)
+    last_run_at: Mapped[datetime]
+    last_status: Mapped[str] = mapped_column(String(16), default="ok")
+    detail: Mapped[str] = mapped_column(Text, default="")
+
+
+# --------------------------------------------------------------- route mode
+
+
+class Conversation(Base):
+    """Route-mode stickiness: a conversation key and the member answering it."""
+
+    __tablename__ = "conversations"
+
+    key: Mapped[str] = mapped_column(String(80), primary_key=True)
+    collection: Mapped[str] = mapped_column(String(64))
+    alias: Mapped[str] = mapped_column(String(128))
+    turns: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]

@@ -1,0 +1,330 @@
+"""The value types every layer speaks; this module imports nothing of ours.
+
+Inbound format translators turn a client's request into a `Request`, provider
+adapters turn a `Request` into a provider's call and its reply into `Chunk`s,
+and the panel and route engines pass these values between the two without
+knowing either side's wire format. Keeping them here, at the bottom, is what
+lets the layers import one way: everything imports `types`, `types` imports
+nothing.
+
+Messages are pure values (frozen dataclasses, tuples not lists): no ids, no
+storage, no HTTP. Call ids and records live in the store, not on a message.
+
+Content is Anthropic-shaped because it is the richest of the four APIs:
+a message is a role and a tuple of parts; tool calls are parts of an
+assistant message and tool results parts of a user message. Translators for
+OpenAI (`tool_calls` / `tool` messages), Gemini (`functionCall` /
+`functionResponse`) and Ollama (`tool_calls` / `tool` role) fold into and out
+of this shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+# --------------------------------------------------------------------- words
+
+ApiKind: TypeAlias = Literal["openai", "anthropic", "gemini", "ollama"]
+API_KINDS: tuple[ApiKind, ...] = ("openai", "anthropic", "gemini", "ollama")
+
+ModelRole: TypeAlias = Literal["general", "code", "light", "vision", "image"]
+MODEL_ROLES: tuple[ModelRole, ...] = ("general", "code", "light", "vision", "image")
+
+ModelStatus: TypeAlias = Literal["onboarding", "available", "unavailable", "resting", "retired"]
+MODEL_STATUSES: tuple[ModelStatus, ...] = ("onboarding", "available", "unavailable", "resting", "retired")
+
+SeatStatus: TypeAlias = Literal["ok", "empty", "error", "timeout", "limited"]
+SEAT_STATUSES: tuple[SeatStatus, ...] = ("ok", "empty", "error", "timeout", "limited")
+
+ReplyMode: TypeAlias = Literal["panel", "merged"]
+AskMode: TypeAlias = Literal["panel", "merged", "route"]
+
+# What a call in the call log was for.
+CallKind: TypeAlias = Literal["seat", "merge", "route", "shadow", "probe", "speed", "suite", "confirm"]
+
+FinishReason: TypeAlias = Literal["stop", "length", "tool_calls", "content_filter", "error"]
+
+
+# ------------------------------------------------------------------ messages
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    """An image sent inline. `data` is base64 (no `data:` prefix); `url` is set
+    instead when the client sent a remote URL. Images are never written to the
+    store or a log: only the fact that a request carried one is kept."""
+
+    media_type: str
+    data: str = ""
+    url: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A model's request to run a tool. `arguments` is JSON text, as the
+    OpenAI API carries it; adapters parse it for APIs that want an object."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a tool returned, sent back to the model. `name` is the tool's name,
+    which Gemini and Ollama need and the others ignore."""
+
+    call_id: str
+    content: str
+    name: str = ""
+    is_error: bool = False
+
+
+Part: TypeAlias = Text | Image | ToolCall | ToolResult
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Literal["user", "assistant"]
+    parts: tuple[Part, ...]
+
+    @property
+    def text(self) -> str:
+        return "".join(p.text for p in self.parts if isinstance(p, Text))
+
+    @property
+    def images(self) -> tuple[Image, ...]:
+        return tuple(p for p in self.parts if isinstance(p, Image))
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        return tuple(p for p in self.parts if isinstance(p, ToolCall))
+
+    @property
+    def tool_results(self) -> tuple[ToolResult, ...]:
+        return tuple(p for p in self.parts if isinstance(p, ToolResult))
+
+
+def user(text: str) -> Message:
+    return Message("user", (Text(text),))
+
+
+def assistant(text: str) -> Message:
+    return Message("assistant", (Text(text),))
+
+
+# ------------------------------------------------------------------- request
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+@dataclass(frozen=True, slots=True)
+class Sampling:
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    max_tokens: int | None = None
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One request to one model, whatever API it came in and goes out by.
+    The model is not part of it: the adapter is handed the served id."""
+
+    messages: tuple[Message, ...]
+    system: str = ""
+    tools: tuple[Tool, ...] = ()
+    # "auto", "none", "required", or a tool's name.
+    tool_choice: str = ""
+    sampling: Sampling = Sampling()
+
+    @property
+    def has_images(self) -> bool:
+        return any(m.images for m in self.messages)
+
+    @property
+    def last_user_text(self) -> str:
+        for m in reversed(self.messages):
+            if m.role == "user" and m.text:
+                return m.text
+        return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """A gateway request after its format was read: which collection, how it
+    answers, and the request itself. Formats build it; engines take it."""
+
+    collection: str
+    mode: AskMode
+    request: Request
+    stream: bool = False
+    # Aliases seated beside the collection's own (`ask --with`, MCP `with`).
+    extra_aliases: tuple[str, ...] = ()
+    # Route mode: the conversation key the client gave, if any.
+    conversation: str = ""
+
+
+# --------------------------------------------------------- one model's reply
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A piece of a tool call while it streams. `index` orders calls in one
+    reply; `id` and `name` arrive on the first delta of a call, arguments in
+    pieces after."""
+
+    index: int
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    reason: FinishReason
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseHeaders:
+    """The provider's response headers, yielded first by every adapter call so
+    the limits layer can learn from them (rate-limit headers). Lower-cased
+    names."""
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+
+
+Chunk: TypeAlias = TextDelta | ToolCallDelta | UsageReport | Finish | ResponseHeaders
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A whole reply, gathered from chunks (see `gather`)."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish: FinishReason = "stop"
+    usage: Usage = Usage()
+
+
+# ---------------------------------------------------------------- the panel
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """One model's answer to one ask, as the `bench` object shows it."""
+
+    call: str
+    seat: str
+    alias: str
+    status: SeatStatus
+    seconds: float
+    content: str = ""
+    error: str = ""
+    usage: Usage = Usage()
+    # When the seat is `limited`: when the limit frees (ISO 8601), if known.
+    frees_at: str = ""
+    explorer: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LeftOff:
+    """A member that was not seated, and why ("context window 8192 < 12000
+    tokens needed", "resting until ...", "vision model, no image")."""
+
+    alias: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AgreementPoint:
+    point: str
+    held_by: tuple[str, ...] = ()
+    contradicted_by: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Merged:
+    call: str
+    alias: str
+    status: SeatStatus
+    seconds: float
+    content: str = ""
+    error: str = ""
+    usage: Usage = Usage()
+    agreement: tuple[AgreementPoint, ...] = ()
+    # Set when no merger answered and the reply fell back to the panel.
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PanelReply:
+    collection: str
+    shape: str
+    seats: tuple[Seat, ...]
+    left_off: tuple[LeftOff, ...] = ()
+    merged: Merged | None = None
+
+
+# Panel events, in the order a stream delivers them: `PanelStarted` at once,
+# a `SeatDone` per seat as each finishes, `MergeDone` when merging, then
+# `PanelDone` with the whole reply.
+
+
+@dataclass(frozen=True, slots=True)
+class PanelStarted:
+    collection: str
+    shape: str
+    seats: tuple[tuple[str, str], ...]  # (seat label, alias) in seat order
+    left_off: tuple[LeftOff, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SeatDone:
+    seat: Seat
+
+
+@dataclass(frozen=True, slots=True)
+class MergeDone:
+    merged: Merged
+
+
+@dataclass(frozen=True, slots=True)
+class PanelDone:
+    reply: PanelReply
+
+
+PanelEvent: TypeAlias = PanelStarted | SeatDone | MergeDone | PanelDone
