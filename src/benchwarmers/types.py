@@ -310,6 +310,9 @@ class PanelStarted:
     shape: str
     seats: tuple[tuple[str, str], ...]  # (seat label, alias) in seat order
     left_off: tuple[LeftOff, ...] = ()
+    # Whether a merger will answer (`:merged`, or the collection's reply is
+    # merged): a stream then holds the seats back and sends the merge.
+    merged: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,125 @@
+"""What the panel adds on top of its slowest (or fastest) seat.
+
+Three fake seats answer after a known delay (100, 200 and 300 ms before
+their first byte) from the fake provider on loopback; the real server
+answers `bench/trio` in front of them. Whatever the gateway costs (parsing,
+seating, the store, the fan-out, recording every seat, rendering) shows as:
+
+* panel overhead: the whole reply's wall time minus the slowest seat's delay
+  (goal: under 15 ms at p50);
+* stream overhead: the first content byte of a stream (the fastest seat's
+  section) minus the fastest seat's delay (goal: under 10 ms at p50).
+
+The engine alone (in-process, no gateway HTTP) is measured beside them, to
+tell the engine's cost from the server's.
+
+    .venv/bin/python benchmarks/panel.py [--runs 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from benchwarmers.panel.engine import PanelEngine
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.live_server import live_server
+from benchwarmers.testing.script import FakeModel
+from benchwarmers.types import Ask, PanelDone, Request, user
+
+DELAYS = {"fast": 0.1, "mid": 0.2, "slow": 0.3}
+BODY = {"model": "bench/trio", "messages": [{"role": "user", "content": "one word please"}]}
+
+
+async def set_up(home: Path, fake: FakeProvider) -> None:
+    async with Runtime.open(home) as runtime:
+        await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
+        for alias, delay in DELAYS.items():
+            fake.add(FakeModel(alias, answer=f"{alias} says hello", ttfb=delay))
+            await registry.add_model(runtime.store, alias, "fake", alias)
+        await registry.add_collection(runtime.store, "trio", list(DELAYS))
+
+
+def panel_overheads(url: str, runs: int) -> list[float]:
+    out = []
+    with httpx.Client(timeout=30) as client:
+        client.post(f"{url}/v1/chat/completions", json=BODY).raise_for_status()  # warm up
+        for _ in range(runs):
+            started = time.perf_counter()
+            client.post(f"{url}/v1/chat/completions", json=BODY).raise_for_status()
+            out.append(time.perf_counter() - started - max(DELAYS.values()))
+    return out
+
+
+def stream_overheads(url: str, runs: int) -> list[float]:
+    out = []
+    with httpx.Client(timeout=30) as client:
+        for _ in range(runs):
+            started = time.perf_counter()
+            body = {**BODY, "stream": True}
+            with client.stream("POST", f"{url}/v1/chat/completions", json=body) as response:
+                first = None
+                for line in response.iter_lines():
+                    if first is None and '"content": "###' in line:
+                        first = time.perf_counter() - started - min(DELAYS.values())
+                assert first is not None, "no seat's text in the stream"
+                out.append(first)
+    return out
+
+
+async def engine_overheads(home: Path, runs: int) -> list[float]:
+    out = []
+    async with Runtime.open(home) as runtime:
+        engine = PanelEngine(runtime)
+        the_ask = Ask("trio", "panel", Request((user("one word please"),)))
+        for index in range(runs + 1):
+            started = time.perf_counter()
+            async for event in engine.run(the_ask):
+                if isinstance(event, PanelDone):
+                    break
+            if index:  # the first run warms up
+                out.append(time.perf_counter() - started - max(DELAYS.values()))
+    return out
+
+
+def row(name: str, samples: list[float], goal_ms: float | None) -> str:
+    ordered = sorted(samples)
+    p50 = statistics.median(ordered) * 1000
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] * 1000
+    goal = f"< {goal_ms:g} ms" if goal_ms is not None else "-"
+    met = "-" if goal_ms is None else ("met" if p50 < goal_ms else "MISSED")
+    return f"| {name:<44} | {len(samples):>4} | {p50:>8.1f} | {p95:>8.1f} | {goal:>9} | {met:>6} |"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=30)
+    runs = parser.parse_args().runs
+    with FakeProvider() as fake, tempfile.TemporaryDirectory() as folder:
+        home = Path(folder) / "home"
+        asyncio.run(set_up(home, fake))
+        engine = asyncio.run(engine_overheads(home, runs))
+        with live_server(home) as server:
+            panel = panel_overheads(server.url, runs)
+            stream = stream_overheads(server.url, runs)
+    delays = ", ".join(f"{d * 1000:g} ms" for d in DELAYS.values())
+    print(f"3 seats, first byte after {delays}; {runs} runs each")
+    print(f"| {'measure':<44} | runs | p50 (ms) | p95 (ms) |      goal |    p50 |")
+    print(f"|{'-' * 46}|------|----------|----------|-----------|--------|")
+    print(row("panel reply: wall time - slowest seat", panel, 15))
+    print(row("stream: first content byte - fastest seat", stream, 10))
+    print(row("engine alone (in-process): wall - slowest", engine, None))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

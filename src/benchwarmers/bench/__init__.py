@@ -1,0 +1,1 @@
+"""The bench: onboarding, probes, suite, decisions, catalog and the scheduler."""

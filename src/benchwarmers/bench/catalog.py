@@ -1,0 +1,262 @@
+"""The catalog: what each provider model can do and costs, from models.dev.
+
+models.dev publishes one JSON document (`api.json`) keyed by provider id,
+each provider holding its models with `limit` (context, output),
+`modalities`, `tool_call` and `cost` (USD per million tokens). We read that
+format and nothing else, so the snapshot shipped in the package (a small
+hand-built subset, marked with its date and source) and the daily refresh
+from models.dev go through the same loader: a refresh simply drops in.
+
+Facts are kept per provider model in the `catalog` table and applied to bench
+models by provider and served id. The provider of an endpoint is found by its
+base URL's host (or its name when that equals a provider id), since several
+endpoints may point at one provider. A model that was free (both prices
+zero) and now costs something raises a "went paid" alert: free tiers are
+what this tool lives on, and a silent price change is a bill.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from importlib import resources
+from typing import Any
+from urllib.parse import urlparse
+
+import httpx
+from sqlalchemy import select
+
+from benchwarmers.store import schema
+from benchwarmers.store.db import Store
+
+log = logging.getLogger(__name__)
+
+MODELS_DEV_URL = "https://models.dev/api.json"
+SNAPSHOT_FILE = "models_dev_snapshot.json"
+WENT_PAID = "went_paid"
+
+# Providers whose models.dev entry carries no `api` URL (they have their own
+# SDK package); the hosts their official APIs answer on.
+KNOWN_HOSTS: dict[str, tuple[str, ...]] = {
+    "openai": ("api.openai.com",),
+    "anthropic": ("api.anthropic.com",),
+    "google": ("generativelanguage.googleapis.com",),
+    "groq": ("api.groq.com",),
+    "mistral": ("api.mistral.ai",),
+    "deepseek": ("api.deepseek.com",),
+    "openrouter": ("openrouter.ai",),
+    "cerebras": ("api.cerebras.ai",),
+    "xai": ("api.x.ai",),
+    "togetherai": ("api.together.xyz",),
+    "github-models": ("models.github.ai",),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFacts:
+    """One provider model's published facts, in our words."""
+
+    provider: str
+    model: str
+    name: str = ""
+    provider_name: str = ""
+    provider_api: str = ""
+    context_window: int | None = None
+    output_limit: int | None = None
+    vision: bool = False
+    tools: bool = False
+    price_in: float | None = None
+    price_out: float | None = None
+
+    @property
+    def free(self) -> bool:
+        return self.price_in == 0 and self.price_out == 0
+
+    @property
+    def paid(self) -> bool:
+        return (self.price_in or 0) > 0 or (self.price_out or 0) > 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_models_dev(document: dict[str, Any]) -> list[ModelFacts]:
+    """Read models.dev's api.json (a dict keyed by provider id; a
+    `{"providers": {...}}` wrapper is accepted too). Entries that are not
+    providers (our snapshot's `_snapshot` note) are skipped."""
+    providers = document.get("providers", document)
+    if not isinstance(providers, dict):
+        raise ValueError("models.dev data: expected an object keyed by provider id")
+    facts: list[ModelFacts] = []
+    for provider_id, provider in providers.items():
+        if not isinstance(provider, dict) or not isinstance(provider.get("models"), dict):
+            continue
+        for model_id, model in provider["models"].items():
+            if isinstance(model, dict):
+                facts.append(_facts(str(provider.get("id") or provider_id), provider, str(model_id), model))
+    return facts
+
+
+def _facts(provider_id: str, provider: dict[str, Any], model_id: str, model: dict[str, Any]) -> ModelFacts:
+    limit = model.get("limit") or {}
+    cost = model.get("cost")
+    inputs = (model.get("modalities") or {}).get("input") or []
+    return ModelFacts(
+        provider=provider_id,
+        model=str(model.get("id") or model_id),
+        name=str(model.get("name") or model_id),
+        provider_name=str(provider.get("name") or provider_id),
+        provider_api=str(provider.get("api") or ""),
+        context_window=_int(limit.get("context")),
+        output_limit=_int(limit.get("output")),
+        vision="image" in inputs,
+        tools=bool(model.get("tool_call", False)),
+        # No `cost` at all means unknown, not free.
+        price_in=_float(cost.get("input")) if isinstance(cost, dict) else None,
+        price_out=_float(cost.get("output")) if isinstance(cost, dict) else None,
+    )
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and value > 0 else None
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def snapshot_document() -> dict[str, Any]:
+    text = resources.files("benchwarmers.bench.data").joinpath(SNAPSHOT_FILE).read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def snapshot_info() -> dict[str, Any]:
+    """The shipped snapshot's date and source."""
+    info: dict[str, Any] = snapshot_document().get("_snapshot", {})
+    return info
+
+
+def provider_hosts(facts: ModelFacts) -> set[str]:
+    hosts = set(KNOWN_HOSTS.get(facts.provider, ()))
+    if facts.provider_api:
+        host = urlparse(facts.provider_api).hostname
+        if host:
+            hosts.add(host.lower())
+    return hosts
+
+
+def endpoint_serves(endpoint_name: str, base_url: str, provider: str, hosts: set[str]) -> bool:
+    """Whether an endpoint reaches a provider: its host is one the provider
+    answers on, or it is named after the provider."""
+    host = (urlparse(base_url).hostname or "").lower()
+    return bool(host and host in hosts) or endpoint_name.lower() == provider.lower()
+
+
+# ------------------------------------------------------------------ the store
+
+
+async def load_catalog(store: Store) -> list[ModelFacts]:
+    """Facts as stored; the shipped snapshot when nothing is stored yet."""
+    async with store.read() as session:
+        rows = (await session.scalars(select(schema.CatalogEntry))).all()
+    if not rows:
+        return parse_models_dev(snapshot_document())
+    return [ModelFacts(**{**row.facts, "provider": row.provider, "model": row.model}) for row in rows]
+
+
+async def store_facts(store: Store, facts: list[ModelFacts], now: datetime) -> list[schema.Alert]:
+    """Upsert facts and raise a "went paid" alert for each model that was
+    free in the stored catalog and costs something now."""
+    alerts: list[schema.Alert] = []
+    async with store.write() as session:
+        existing = {
+            (r.provider, r.model): r for r in (await session.scalars(select(schema.CatalogEntry))).all()
+        }
+        for fact in facts:
+            row = existing.get((fact.provider, fact.model))
+            values = {k: v for k, v in fact.as_dict().items() if k not in ("provider", "model")}
+            if row is None:
+                session.add(
+                    schema.CatalogEntry(
+                        provider=fact.provider, model=fact.model, facts=values, updated_at=now
+                    )
+                )
+                continue
+            was = row.facts
+            if was.get("price_in") == 0 and was.get("price_out") == 0 and fact.paid:
+                alert = schema.Alert(
+                    kind=WENT_PAID,
+                    subject=f"{fact.provider}/{fact.model}",
+                    message=(
+                        f"{fact.name or fact.model} on {fact.provider} was free and now costs "
+                        f"${fact.price_in or 0:g} in / ${fact.price_out or 0:g} out per million tokens"
+                    ),
+                    at=now,
+                )
+                session.add(alert)
+                alerts.append(alert)
+            row.facts = values
+            row.updated_at = now
+    return alerts
+
+
+async def apply_to_bench(store: Store, facts: list[ModelFacts] | None = None) -> int:
+    """Copy catalog facts onto bench models matched by provider and served
+    id; returns how many models were updated."""
+    facts = facts if facts is not None else await load_catalog(store)
+    by_model: dict[str, list[ModelFacts]] = {}
+    for fact in facts:
+        by_model.setdefault(fact.model.lower(), []).append(fact)
+    updated = 0
+    async with store.write() as session:
+        rows = (await session.execute(select(schema.Model, schema.Endpoint).join(schema.Endpoint))).all()
+        for model, endpoint in rows:
+            match = next(
+                (
+                    f
+                    for f in by_model.get(model.served.lower().removeprefix("models/"), [])
+                    if endpoint_serves(endpoint.name, endpoint.base_url, f.provider, provider_hosts(f))
+                ),
+                None,
+            )
+            if match is None:
+                continue
+            model.context_window = match.context_window or model.context_window
+            model.output_limit = match.output_limit or model.output_limit
+            model.vision = match.vision
+            model.tools = match.tools
+            model.price_in = match.price_in
+            model.price_out = match.price_out
+            updated += 1
+    return updated
+
+
+# ------------------------------------------------------------------ refresh
+
+_offline_logged = False
+
+
+async def refresh(store: Store, http: httpx.AsyncClient, now: datetime, url: str = MODELS_DEV_URL) -> str:
+    """The daily job: fetch models.dev, store it, apply it to the bench.
+    Offline (no network here is normal) it keeps what it has, seeding the
+    shipped snapshot on first use, and says so in the log once."""
+    global _offline_logged
+    try:
+        response = await http.get(url, timeout=30.0)
+        response.raise_for_status()
+        facts = parse_models_dev(response.json())
+        source = url
+    except (httpx.HTTPError, ValueError) as exc:
+        if not _offline_logged:
+            log.info(
+                "catalog refresh: %s unreachable (%s); using the stored catalog or the snapshot", url, exc
+            )
+            _offline_logged = True
+        facts = await load_catalog(store)
+        source = "snapshot " + str(snapshot_info().get("date", ""))
+    alerts = await store_facts(store, facts, now)
+    updated = await apply_to_bench(store, facts)
+    return f"{len(facts)} models from {source}; {updated} bench models updated; {len(alerts)} went paid"

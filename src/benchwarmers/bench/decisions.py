@@ -1,0 +1,356 @@
+"""Who sits, who merges, who drives route mode: the one source of truth.
+
+This module reads the store (verdicts, suite results, probes, limits, the
+bench) into `rating.Evidence` and lets the pure `bench.rating` decide, so
+the simulation in `benchmarks/decisions.py` measures the very code the
+server runs. For the panel and route helpers:
+
+``await rank(store, collection, shape, candidates=None) -> list[Ranking]``
+    Every candidate (default: the whole bench) best first, eligible or not:
+    an ineligible one (retired, resting, image, ...) is rated but put last,
+    its reason first in `reasons`. `Ranking` has alias, score, mean,
+    interval (lo, hi), judged, reasons.
+``await rank_aliases(store, collection, shape, aliases) -> list[str]``
+    The same, as `panel.engine.Ranker` wants it: `PanelEngine(rt, ranker=rank_aliases)`.
+``await pick_explorers(store, collection, shape, n, exclude=()) -> list[str]``
+    The eligible bench models with the fewest judged seats on this collection
+    and shape (then fewest seats, then seated longest ago): never ad hoc,
+    retired, resting, unavailable, onboarding or image models; vision-role
+    models only for the `vision` shape.
+``await pick_mergers(store, collection, shape, candidates) -> list[str]``
+``await pick_route_member(store, collection, candidates, shape="code", exclude=()) -> list[str]``
+    Best first; the route member must take tools.
+``await record_seating(store, collection, shape, seated, reason) -> bool``
+    Writes a dated `seating_history` row when who sits changed (False: no change).
+``await decisions_report(store, collection) -> dict`` and ``await model_report(store, alias)``
+    The reasons, for `GET /bench/decisions` and `benchwarmers model show`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+
+from benchwarmers.bench.rating import Evidence, Ranking, SeatStats, Tally, explorer_order, rank_evidence
+from benchwarmers.calls.verdicts import collection_name
+from benchwarmers.store.db import Store
+from benchwarmers.store.schema import (
+    Call,
+    Endpoint,
+    LearnedLimit,
+    Model,
+    Probe,
+    SeatingHistory,
+    SuiteResult,
+    Verdict,
+)
+
+# Verdicts on these calls say how useful a model's own answer was.
+ANSWER_KINDS = ("seat", "route", "shadow")
+HEALTH_WINDOW = timedelta(days=7)
+NEAR_LIMIT_SHARE = 0.1
+SHAPES = ("short", "long", "code", "vision")
+
+
+async def rank(
+    store: Store, collection: str, shape: str, candidates: Sequence[str] | None = None
+) -> list[Ranking]:
+    name = collection_name(collection)
+    now = datetime.now(UTC)
+    models = await _models(store, candidates)
+    evidence = await _evidence(store, name, shape, models, now)
+    ranked = rank_evidence([evidence[a] for a in models])
+    out: list[Ranking] = []
+    benched: list[Ranking] = []
+    for r in ranked:
+        why = _ineligible(models[r.alias], shape, now)
+        if why:
+            benched.append(
+                Ranking(r.alias, r.score, r.mean, r.interval, r.judged, (f"not seated: {why}", *r.reasons))
+            )
+        else:
+            out.append(r)
+    return out + benched
+
+
+async def rank_aliases(store: Store, collection: str, shape: str, aliases: list[str]) -> list[str]:
+    return [r.alias for r in await rank(store, collection, shape, aliases)]
+
+
+async def pick_explorers(
+    store: Store, collection: str, shape: str, n: int, exclude: Sequence[str] = ()
+) -> list[str]:
+    if n <= 0:
+        return []
+    name = collection_name(collection)
+    now = datetime.now(UTC)
+    models = await _models(store, None)
+    eligible = [
+        a for a, m in models.items() if a not in exclude and not m.ad_hoc and not _ineligible(m, shape, now)
+    ]
+    if not eligible:
+        return []
+    async with store.read() as session:
+        rows = await session.execute(
+            select(Call.alias, func.count(Call.id), func.count(Verdict.call_id), func.max(Call.at))
+            .outerjoin(Verdict, Verdict.call_id == Call.id)
+            .where(
+                Call.collection == name, Call.shape == shape, Call.kind == "seat", Call.alias.in_(eligible)
+            )
+            .group_by(Call.alias)
+        )
+        seen = {alias: (int(seats), int(judged), _aware(at).timestamp()) for alias, seats, judged, at in rows}
+    stats = [SeatStats(a, seen.get(a, (0, 0, 0.0))[1], *_seats_and_last(seen.get(a))) for a in eligible]
+    return explorer_order(stats)[:n]
+
+
+async def pick_mergers(store: Store, collection: str, shape: str, candidates: Sequence[str]) -> list[str]:
+    """Best record on this shape first; only those eligible now."""
+    return [r.alias for r in await rank(store, collection, shape, candidates) if not _benched(r)]
+
+
+async def pick_route_member(
+    store: Store, collection: str, candidates: Sequence[str], shape: str = "code", exclude: Sequence[str] = ()
+) -> list[str]:
+    """The failover order for a route conversation: eligible members that
+    take tools, best first; the first drives."""
+    models = await _models(store, candidates)
+    tool_takers = [a for a in models if models[a].tools and a not in exclude]
+    return [r.alias for r in await rank(store, collection, shape, tool_takers) if not _benched(r)]
+
+
+async def record_seating(
+    store: Store, collection: str, shape: str, seated: Sequence[str], reason: str
+) -> bool:
+    name = collection_name(collection)
+    async with store.write() as session:
+        last = await session.scalar(
+            select(SeatingHistory)
+            .where(SeatingHistory.collection == name, SeatingHistory.shape == shape)
+            .order_by(SeatingHistory.id.desc())
+            .limit(1)
+        )
+        if last is not None and list(last.seated) == list(seated):
+            return False
+        session.add(
+            SeatingHistory(
+                collection=name, shape=shape, at=datetime.now(UTC), seated=list(seated), reason=reason
+            )
+        )
+        return True
+
+
+def seating_reason(rankings: Sequence[Ranking], seated: Sequence[str], explorers: Sequence[str] = ()) -> str:
+    """One line saying why these sit: each record seat's score and interval,
+    and which seats are explorers."""
+    by_alias = {r.alias: r for r in rankings}
+    parts = []
+    for alias in seated:
+        r = by_alias.get(alias)
+        if alias in explorers:
+            parts.append(f"{alias} (explorer: fewest judged seats)")
+        elif r is not None:
+            parts.append(f"{alias} score {r.score:.2f}, usefulness {r.interval[0]:.0%}-{r.interval[1]:.0%}")
+        else:
+            parts.append(f"{alias} (member)")
+    return "; ".join(parts)
+
+
+async def seating_history(store: Store, collection: str, limit: int = 50) -> list[dict[str, Any]]:
+    async with store.read() as session:
+        rows = await session.scalars(
+            select(SeatingHistory)
+            .where(SeatingHistory.collection == collection_name(collection))
+            .order_by(SeatingHistory.id.desc())
+            .limit(limit)
+        )
+        return [
+            {
+                "at": _aware(r.at).isoformat(timespec="seconds"),
+                "shape": r.shape,
+                "seated": list(r.seated),
+                "reason": r.reason,
+            }
+            for r in rows
+        ]
+
+
+async def decisions_report(
+    store: Store, collection: str, candidates: Sequence[str] | None = None, shapes: Sequence[str] = SHAPES
+) -> dict[str, Any]:
+    """Per shape, every candidate's standing and reasons, plus the dated
+    seating history: what `GET /bench/decisions` answers."""
+    name = collection_name(collection)
+    ranked = {shape: [r.as_dict() for r in await rank(store, name, shape, candidates)] for shape in shapes}
+    return {"collection": f"bench/{name}", "shapes": ranked, "history": await seating_history(store, name)}
+
+
+async def model_report(store: Store, alias: str) -> list[dict[str, Any]]:
+    """The model's standing on every collection and shape it has sat on (and
+    the shapes of its suite tasks where it has sat nowhere yet)."""
+    async with store.read() as session:
+        pairs: set[tuple[str, str]] = set(
+            (
+                await session.execute(
+                    select(Call.collection, Call.shape).where(Call.alias == alias, Call.collection != "")
+                )
+            ).all()
+        )
+        suite_shapes = set(
+            (await session.scalars(select(SuiteResult.shape).where(SuiteResult.alias == alias))).all()
+        )
+    if not pairs:
+        pairs = {("", shape) for shape in suite_shapes or {"short"}}
+    out = []
+    for coll, shape in sorted(pairs):
+        (ranking,) = await rank(store, coll, shape, [alias])
+        out.append({"collection": f"bench/{coll}" if coll else "(any)", "shape": shape, **ranking.as_dict()})
+    return out
+
+
+# ------------------------------------------------------------------ evidence
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What deciding reads of a bench entry."""
+
+    alias: str
+    endpoint: str
+    role: str
+    status: str
+    ad_hoc: bool
+    vision: bool
+    tools: bool
+    price_out: float | None
+    resting_until: datetime | None
+
+
+async def _models(store: Store, candidates: Sequence[str] | None) -> dict[str, _Facts]:
+    async with store.read() as session:
+        query = select(Model, Endpoint.name).join(Endpoint, Endpoint.id == Model.endpoint_id)
+        if candidates is not None:
+            query = query.where(Model.alias.in_(list(candidates)))
+        rows = {
+            m.alias: _Facts(
+                m.alias, endpoint, m.role, m.status, m.ad_hoc, m.vision, m.tools, m.price_out, m.resting_until
+            )
+            for m, endpoint in (await session.execute(query)).all()
+        }
+    order = list(candidates) if candidates is not None else sorted(rows)
+    return {a: rows[a] for a in dict.fromkeys(order) if a in rows}
+
+
+async def _evidence(
+    store: Store, collection: str, shape: str, models: dict[str, _Facts], now: datetime
+) -> dict[str, Evidence]:
+    aliases = list(models)
+    here: dict[str, Tally] = defaultdict(Tally)
+    same: dict[str, Tally] = defaultdict(Tally)
+    elsewhere: dict[str, Tally] = defaultdict(Tally)
+    suite_shape: dict[str, Tally] = defaultdict(Tally)
+    suite_other: dict[str, Tally] = defaultdict(Tally)
+    probes: dict[str, list[Probe]] = defaultdict(list)
+    async with store.read() as session:
+        verdict_rows = await session.execute(
+            select(Call.alias, Call.collection, Call.shape, Verdict.useful, func.count())
+            .join(Verdict, Verdict.call_id == Call.id)
+            .where(Call.alias.in_(aliases), Call.kind.in_(ANSWER_KINDS))
+            .group_by(Call.alias, Call.collection, Call.shape, Verdict.useful)
+        )
+        for alias, coll, shp, useful, count in verdict_rows:
+            one = Tally(float(count), 0.0) if useful else Tally(0.0, float(count))
+            if coll == collection and shp == shape:
+                here[alias] += one
+            elif coll == collection:
+                same[alias] += one
+            elif shp == shape:
+                elsewhere[alias] += one
+        latest: dict[tuple[str, str], SuiteResult] = {}
+        for row in (await session.scalars(select(SuiteResult).where(SuiteResult.alias.in_(aliases)))).all():
+            key = (row.alias, row.task)
+            if key not in latest or _aware(row.at) >= _aware(latest[key].at):
+                latest[key] = row
+        for row in latest.values():
+            one = Tally(1.0, 0.0) if row.passed else Tally(0.0, 1.0)
+            if row.shape == shape:
+                suite_shape[row.alias] += one
+            else:
+                suite_other[row.alias] += one
+        for probe in (
+            await session.scalars(
+                select(Probe)
+                .where(Probe.alias.in_(aliases), Probe.at >= now - HEALTH_WINDOW)
+                .order_by(Probe.at)
+            )
+        ).all():
+            probes[probe.alias].append(probe)
+        limits = (await session.scalars(select(LearnedLimit))).all()
+    near = {lim.endpoint for lim in limits if _near(lim, now)}
+    out = {}
+    for alias in aliases:
+        model = models[alias]
+        health = [p for p in probes[alias] if p.kind in ("daily", "onboard", "confirm")]
+        speed = [p for p in probes[alias] if p.kind == "speed"]
+        out[alias] = Evidence(
+            alias,
+            here=here[alias],
+            same_collection=same[alias],
+            elsewhere=elsewhere[alias],
+            suite_shape=suite_shape[alias],
+            suite_other=suite_other[alias],
+            probes=len(health),
+            probe_failures=sum(not p.ok for p in health),
+            first_byte_seconds=_median([p.first_byte_seconds for p in speed]),
+            tokens_per_second=_median([p.tokens_per_second for p in speed]),
+            price_per_mtok=model.price_out,
+            near_limit=model.endpoint in near,
+        )
+    return out
+
+
+def _ineligible(model: _Facts, shape: str, now: datetime) -> str:
+    """Why this model cannot be seated by the bench's choice; "" when it can."""
+    if model.role == "image":
+        return "image model"
+    if model.status == "retired":
+        return "retired"
+    if model.status == "resting" or (model.resting_until is not None and _aware(model.resting_until) > now):
+        return "resting (rate limited)"
+    if model.status in ("unavailable", "onboarding"):
+        return model.status
+    if model.role == "vision" and shape != "vision":
+        return "vision model, seated only for images"
+    if shape == "vision" and not (model.vision or model.role == "vision"):
+        return "cannot read images"
+    return ""
+
+
+def _benched(r: Ranking) -> bool:
+    return bool(r.reasons) and r.reasons[0].startswith("not seated:")
+
+
+def _near(lim: LearnedLimit, now: datetime) -> bool:
+    if not lim.limit or lim.remaining is None:
+        return False
+    if lim.resets_at is not None and _aware(lim.resets_at) <= now:
+        return False
+    return lim.remaining / lim.limit < NEAR_LIMIT_SHARE
+
+
+def _median(values: Sequence[float | None]) -> float | None:
+    known = sorted(v for v in values if v is not None)
+    return known[len(known) // 2] if known else None
+
+
+def _seats_and_last(seen: tuple[int, int, float] | None) -> tuple[int, float]:
+    return (seen[0], seen[2]) if seen else (0, 0.0)
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -1,0 +1,148 @@
+"""Discover: models worth adding, from models.dev and FreeLLMAPI, merged.
+
+Each entry is one provider model, marked by what this install already has:
+`reachable` names the endpoints here that serve that provider (so onboarding
+it is one click), `on_bench` the alias when that very provider model is on
+the bench, and `also_on_bench` aliases of the same model served through
+another provider (Llama 3.3 70B on Groq when OpenRouter's is being looked
+at). Free models come first, since free tiers are what a panel is built on.
+
+FreeLLMAPI publishes no feed; its catalogue ships as a snapshot in its own
+field names (`providers`: key, name, url; `models`: provider, modelId, name,
+ctx, maxOut, tools, vision), every one of its models being a free tier.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from typing import Any
+
+from sqlalchemy import select
+
+from benchwarmers.bench.catalog import ModelFacts, endpoint_serves, load_catalog, provider_hosts
+from benchwarmers.store import schema
+from benchwarmers.store.db import Store
+
+FREELLMAPI_FILE = "freellmapi_snapshot.json"
+
+
+@dataclass(slots=True)
+class Discovered:
+    provider: str
+    model: str
+    name: str
+    free: bool
+    price_in: float | None
+    price_out: float | None
+    context_window: int | None
+    output_limit: int | None
+    vision: bool
+    tools: bool
+    sources: list[str] = field(default_factory=list)
+    reachable: list[str] = field(default_factory=list)  # endpoint names here that serve the provider
+    on_bench: str = ""  # alias of this provider model on the bench
+    also_on_bench: list[str] = field(default_factory=list)  # the same model through another provider
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_freellmapi(document: dict[str, Any]) -> list[ModelFacts]:
+    """FreeLLMAPI's catalogue as facts: every model there is a free tier."""
+    providers = [p for p in document.get("providers", []) if isinstance(p, dict) and p.get("key")]
+    urls: dict[str, str] = {p["key"]: str(p.get("url") or "") for p in providers}
+    names: dict[str, str] = {p["key"]: str(p.get("name") or p["key"]) for p in providers}
+    facts = []
+    for m in document.get("models", []):
+        if not isinstance(m, dict) or not m.get("provider") or not m.get("modelId"):
+            continue
+        facts.append(
+            ModelFacts(
+                provider=m["provider"],
+                model=m["modelId"],
+                name=m.get("name") or m["modelId"],
+                provider_name=names.get(m["provider"], str(m["provider"])),
+                provider_api=urls.get(m["provider"], ""),
+                context_window=m.get("ctx"),
+                output_limit=m.get("maxOut"),
+                vision=bool(m.get("vision")),
+                tools=bool(m.get("tools")),
+                price_in=0.0,
+                price_out=0.0,
+            )
+        )
+    return facts
+
+
+def freellmapi_snapshot() -> list[ModelFacts]:
+    text = resources.files("benchwarmers.bench.data").joinpath(FREELLMAPI_FILE).read_text("utf-8")
+    return parse_freellmapi(json.loads(text))
+
+
+def family(model_id: str) -> str:
+    """A provider-neutral name for matching one model across providers:
+    `meta-llama/llama-3.3-70b-instruct:free` and `llama-3.3-70b-versatile`
+    both become `llama-3.3-70b`."""
+    name = model_id.lower().rsplit("/", 1)[-1].split(":", 1)[0]
+    name = re.sub(r"-(instruct|versatile|instant|it|chat|latest|preview)$", "", name)
+    return name
+
+
+def merge(sources: dict[str, list[ModelFacts]]) -> list[Discovered]:
+    """One entry per provider model; facts from the first source win, the
+    sources list says where each entry was seen, and a model is free when
+    any source offers it free."""
+    merged: dict[tuple[str, str], Discovered] = {}
+    for source, facts in sources.items():
+        for f in facts:
+            key = (f.provider, f.model)
+            if key in merged:
+                merged[key].sources.append(source)
+                # A free tier anywhere is a free tier (FreeLLMAPI lists free tiers of paid models).
+                merged[key].free = merged[key].free or f.free
+                continue
+            merged[key] = Discovered(
+                provider=f.provider,
+                model=f.model,
+                name=f.name,
+                free=f.free,
+                price_in=f.price_in,
+                price_out=f.price_out,
+                context_window=f.context_window,
+                output_limit=f.output_limit,
+                vision=f.vision,
+                tools=f.tools,
+                sources=[source],
+            )
+    return list(merged.values())
+
+
+async def discover(store: Store, *, free_only: bool = False) -> list[Discovered]:
+    """The Discover list, free first, then reachable, then by name."""
+    catalog = await load_catalog(store)
+    freellm = freellmapi_snapshot()
+    hosts: dict[str, set[str]] = {}
+    for f in [*catalog, *freellm]:
+        hosts.setdefault(f.provider, set()).update(provider_hosts(f))
+    entries = merge({"models.dev": catalog, "FreeLLMAPI": freellm})
+    async with store.read() as session:
+        endpoints = (await session.scalars(select(schema.Endpoint))).all()
+        bench = (await session.execute(select(schema.Model, schema.Endpoint).join(schema.Endpoint))).all()
+    for entry in entries:
+        provider_hosts_ = hosts.get(entry.provider, set())
+        entry.reachable = [
+            e.name for e in endpoints if endpoint_serves(e.name, e.base_url, entry.provider, provider_hosts_)
+        ]
+        for model, endpoint in bench:
+            same_provider = endpoint_serves(endpoint.name, endpoint.base_url, entry.provider, provider_hosts_)
+            if same_provider and model.served.lower() == entry.model.lower():
+                entry.on_bench = model.alias
+            elif family(model.served) == family(entry.model):
+                entry.also_on_bench.append(model.alias)
+    if free_only:
+        entries = [e for e in entries if e.free]
+    entries.sort(key=lambda e: (not e.free, not e.reachable, e.name.lower()))
+    return entries

@@ -1,0 +1,459 @@
+"""Onboarding: a queue in the store, worked one model at a time.
+
+Onboarding spends calls on the user's keys and free tiers, so models go one
+at a time, and the queue lives in the database so a restart loses nothing.
+One process at a time works the queue: the holder of the "onboarding" lease
+(`leases.py`), normally the server, or a CLI `onboard` when no server runs.
+An item found `running` by a process that just took the lease was cut off
+by one that died, and runs again from the start (registering is
+idempotent, and four probe calls are cheap to repeat). Items are also
+claimed with a conditional update, so no item ever runs twice at once.
+
+Modes, as the SPEC words them:
+
+* Full: register, probe with four short calls, then run the suite now.
+* Quick: register and probe now; the scheduled suite passes fill the suite
+  in, six tasks a run (the same calls, spread out).
+* Quick + ad hoc: register and probe only, and mark the model ad hoc: the
+  bench never calls it on its own again (no explorer seat, no scheduled
+  probes or suite); a collection that lists it still calls it.
+
+A model that registered but did not answer any probe stays on the bench as
+`unavailable`, so the daily probe keeps watching it (unless it is ad hoc).
+Progress (step, fraction) is written on the item for the dashboard's chip
+and handed to a callback for the terminal's bar.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from sqlalchemy import select, update
+
+from benchwarmers.bench import catalog, probes
+from benchwarmers.bench.leases import Lease
+from benchwarmers.bench.suite import SuiteRun
+from benchwarmers.calls.caller import Caller
+from benchwarmers.errors import Conflict, NotFound, UserError
+from benchwarmers.store import registry, schema
+from benchwarmers.store.db import Store
+
+if TYPE_CHECKING:
+    from benchwarmers.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["full", "quick", "quick_ad_hoc"]
+MODES: tuple[Mode, ...] = ("full", "quick", "quick_ad_hoc")
+Progress = Callable[[int, str, float], None]  # item id, step, fraction 0..1
+# `suite.run_suite(runtime, alias, limit=, progress=(done, total), caller=)`.
+SuiteRunner = Callable[..., Awaitable[SuiteRun]]
+
+# Share of the bar the probe takes in Full mode; the suite takes the rest.
+FULL_PROBE_SHARE = 0.3
+QUEUE_LEASE = "onboarding"
+# How often an idle server worker looks for items another process queued.
+POLL_SECONDS = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class OnboardRequest:
+    endpoint: str
+    served: str
+    mode: Mode = "full"
+    alias: str = ""
+    role: str = ""
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+def mode_for(quick: bool, ad_hoc: bool) -> Mode:
+    if ad_hoc:
+        return "quick_ad_hoc"
+    return "quick" if quick else "full"
+
+
+def default_alias(served: str) -> str:
+    """`meta-llama/Llama-3.3-70B-Instruct:free` -> `llama-3.3-70b-instruct`."""
+    name = served.rsplit("/", 1)[-1].split(":", 1)[0].lower()
+    return re.sub(r"[^a-z0-9.\-]+", "-", name).strip("-") or "model"
+
+
+# ------------------------------------------------------------------- queue
+
+
+async def enqueue(store: Store, requests: list[OnboardRequest], now: datetime | None = None) -> list[int]:
+    """Queue models (checked first: the endpoint exists, the mode and role
+    are known, an explicit alias is not another model's). Returns item ids."""
+    now = now or now_utc()
+    async with store.write() as session:
+        ids = []
+        for req in requests:
+            if req.mode not in MODES:
+                raise UserError(f"unknown mode {req.mode!r}; use one of {', '.join(MODES)}")
+            if req.role:
+                registry.check_role(req.role)
+            if req.alias:
+                registry.check_alias(req.alias)
+            if not req.served.strip():
+                raise UserError("a served model id is required")
+            endpoint = await session.scalar(
+                select(schema.Endpoint).where(schema.Endpoint.name == req.endpoint)
+            )
+            if endpoint is None:
+                raise NotFound(f"no endpoint {req.endpoint!r}")
+            if req.alias:
+                other = await session.scalar(select(schema.Model).where(schema.Model.alias == req.alias))
+                if other is not None and (other.endpoint_id, other.served) != (endpoint.id, req.served):
+                    raise Conflict(f"alias {req.alias!r} is already {other.served} on another entry")
+            item = schema.OnboardingItem(
+                endpoint=req.endpoint,
+                served=req.served.strip(),
+                alias=req.alias,
+                role=req.role,
+                mode=req.mode,
+                state="queued",
+                step="queued",
+                created_at=now,
+            )
+            session.add(item)
+            await session.flush()
+            ids.append(item.id)
+    return ids
+
+
+async def queue_items(
+    store: Store, *, include_finished: bool = True, limit: int = 100
+) -> list[schema.OnboardingItem]:
+    query = select(schema.OnboardingItem).order_by(schema.OnboardingItem.id.desc()).limit(limit)
+    if not include_finished:
+        query = query.where(schema.OnboardingItem.state.in_(("queued", "running")))
+    async with store.read() as session:
+        return list(reversed((await session.scalars(query)).all()))
+
+
+def item_view(item: schema.OnboardingItem) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "endpoint": item.endpoint,
+        "served": item.served,
+        "alias": item.alias,
+        "role": item.role,
+        "mode": item.mode,
+        "state": item.state,
+        "step": item.step,
+        "progress": round(item.progress, 3),
+        "error": item.error,
+        "created_at": item.created_at.isoformat(),
+        "started_at": item.started_at.isoformat() if item.started_at else None,
+        "finished_at": item.finished_at.isoformat() if item.finished_at else None,
+    }
+
+
+async def resume_interrupted(store: Store) -> int:
+    """Items left `running` by a stopped process go back to the front of the
+    queue (their ids are the oldest, so they run first)."""
+    async with store.write() as session:
+        result = await session.execute(
+            update(schema.OnboardingItem)
+            .where(schema.OnboardingItem.state == "running")
+            .values(state="queued", step="resumed after a restart", progress=0.0)
+        )
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+async def claim_next(store: Store, only: set[int] | None = None) -> int | None:
+    """The oldest queued item, marked running; None when there is none."""
+    async with store.write() as session:
+        query = select(schema.OnboardingItem.id).where(schema.OnboardingItem.state == "queued")
+        if only is not None:
+            query = query.where(schema.OnboardingItem.id.in_(only))
+        for item_id in (await session.scalars(query.order_by(schema.OnboardingItem.id))).all():
+            claimed = await session.execute(
+                update(schema.OnboardingItem)
+                .where(schema.OnboardingItem.id == item_id, schema.OnboardingItem.state == "queued")
+                .values(state="running", started_at=now_utc(), step="starting", progress=0.0, error="")
+            )
+            if claimed.rowcount:  # type: ignore[attr-defined]
+                return item_id
+    return None
+
+
+# ------------------------------------------------------------ one item
+
+
+class ItemRun:
+    """Runs one claimed item, keeping its step and progress current."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        caller: Caller,
+        item_id: int,
+        *,
+        suite: SuiteRunner | None,
+        suite_limit: int | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.store: Store = runtime.store
+        self.caller = caller
+        self.item_id = item_id
+        self.suite = suite
+        self.suite_limit = suite_limit
+        self.progress = progress
+        self._pending: list[asyncio.Task[None]] = []
+        self.alias = ""
+
+    async def run(self) -> schema.OnboardingItem:
+        try:
+            await self._run()
+        except Exception as exc:  # any failure ends the item as failed, never the worker
+            log.exception("onboarding item %s failed", self.item_id)
+            message = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+            if self.alias:
+                # Registered but cut short: not `onboarding` forever; the daily probe will look again.
+                await _set_model_status(
+                    self.store,
+                    self.alias,
+                    "unavailable",
+                    f"onboarding failed: {message}",
+                    only_if="onboarding",
+                )
+            await self._finish("failed", message)
+        async with self.store.read() as session:
+            item = await session.get(schema.OnboardingItem, self.item_id)
+        assert item is not None
+        return item
+
+    async def _run(self) -> None:
+        async with self.store.read() as session:
+            item = await session.get(schema.OnboardingItem, self.item_id)
+        if item is None:
+            raise NotFound(f"no onboarding item {self.item_id}")
+        mode: Mode = item.mode  # type: ignore[assignment]
+        await self.step("registering", 0.02)
+        alias = self.alias = await register(self.store, item)
+        await catalog.apply_to_bench(self.store)  # context window, limits, price: known before any seat
+        probe_share = FULL_PROBE_SHARE if mode == "full" else 1.0
+
+        def probe_progress(step: str, fraction: float) -> None:
+            self.note(step, 0.05 + fraction * (probe_share - 0.05))
+
+        model = await registry.get_model(self.store, alias)
+        outcomes = await probes.onboarding_probe(self.caller, self.store, model, now_utc(), probe_progress)
+        answered = [o for o in outcomes if o.answered]
+        passed = sum(o.passed for o in outcomes)
+        if not answered:
+            errors = "; ".join(sorted({o.error for o in outcomes if o.error}))
+            await _set_model_status(
+                self.store, alias, "unavailable", f"did not answer the onboarding probe: {errors}"
+            )
+            await self._finish("done", "", step=f"registered; did not answer ({errors}): unavailable")
+            return
+        await _set_model_status(self.store, alias, "available", "")
+        summary = f"answered {len(answered)}/{len(outcomes)} probes, passed {passed}"
+        if mode != "full":
+            later = "suite by scheduled passes" if mode == "quick" else "ad hoc: never called by the bench"
+            await self._finish("done", "", step=f"{summary}; {later}")
+            return
+        if self.suite is None:
+            raise UserError("the suite is not available in this build")
+        await self.step(f"{summary}; running the suite", probe_share)
+
+        def suite_progress(done: int, total: int) -> None:
+            fraction = done / total if total else 1.0
+            self.note(f"suite: {done}/{total} tasks", probe_share + fraction * (1 - probe_share))
+
+        run = await self.suite(
+            self.runtime, alias, limit=self.suite_limit, progress=suite_progress, caller=self.caller
+        )
+        await self._finish("done", "", step=f"{summary}; suite {run.passed}/{len(run.results)} passed")
+
+    def note(self, step: str, fraction: float) -> None:
+        """Progress from inside a synchronous callback: written soon after."""
+        if self.progress:
+            self.progress(self.item_id, step, fraction)
+        self._pending.append(asyncio.ensure_future(self._write(step=step, progress=fraction)))
+
+    async def step(self, step: str, fraction: float) -> None:
+        if self.progress:
+            self.progress(self.item_id, step, fraction)
+        await self._write(step=step, progress=fraction)
+
+    async def _finish(self, state: str, error: str, step: str = "") -> None:
+        await asyncio.gather(*self._pending, return_exceptions=True)
+        self._pending.clear()
+        step = step or ("failed" if state == "failed" else "done")
+        if self.progress:
+            self.progress(self.item_id, step, 1.0)
+        await self._write(state=state, error=error, step=step, progress=1.0, finished_at=now_utc())
+
+    async def _write(self, **values: Any) -> None:
+        async with self.store.write() as session:
+            await session.execute(
+                update(schema.OnboardingItem).where(schema.OnboardingItem.id == self.item_id).values(**values)
+            )
+
+
+async def register(store: Store, item: schema.OnboardingItem) -> str:
+    """The model for this item, created or (after a restart, or onboarding
+    again) reused; the ad hoc flag follows the mode. Returns its alias."""
+    ad_hoc = item.mode == "quick_ad_hoc"
+    same = [m for m in await registry.list_models(store, endpoint=item.endpoint) if m.served == item.served]
+    if same:
+        alias = same[0].alias
+        values: dict[str, Any] = {"ad_hoc": ad_hoc}
+        if item.role:
+            values["role"] = registry.check_role(item.role)
+        async with store.write() as session:
+            await session.execute(update(schema.Model).where(schema.Model.alias == alias).values(**values))
+        await registry.set_status(store, alias, "onboarding", reason="onboarding")
+    else:
+        alias = item.alias or await _free_alias(store, default_alias(item.served), item.endpoint)
+        await registry.add_model(
+            store,
+            alias,
+            item.endpoint,
+            item.served,
+            item.role or "general",
+            status="onboarding",
+            ad_hoc=ad_hoc,
+        )
+    async with store.write() as session:
+        await session.execute(
+            update(schema.OnboardingItem).where(schema.OnboardingItem.id == item.id).values(alias=alias)
+        )
+    return alias
+
+
+async def _free_alias(store: Store, alias: str, endpoint: str) -> str:
+    async with store.read() as session:
+        taken = await session.scalar(select(schema.Model.id).where(schema.Model.alias == alias))
+    return alias if taken is None else f"{alias}-{endpoint}"
+
+
+async def _set_model_status(store: Store, alias: str, status: str, reason: str, only_if: str = "") -> None:
+    if only_if and (await registry.get_model(store, alias)).status != only_if:
+        return
+    await registry.set_status(store, alias, status, reason=reason)
+
+
+# ---------------------------------------------------------------- workers
+
+
+async def drain(
+    runtime: Runtime,
+    caller: Caller,
+    *,
+    suite: SuiteRunner | None,
+    only: set[int] | None = None,
+    suite_limit: int | None = None,
+    progress: Progress | None = None,
+) -> list[schema.OnboardingItem]:
+    """Work queued items (or only the given ones) until none is left. The
+    caller holds the queue's lease (see `work_items`, `OnboardingWorker`)."""
+    done = []
+    while (item_id := await claim_next(runtime.store, only)) is not None:
+        run = ItemRun(runtime, caller, item_id, suite=suite, suite_limit=suite_limit, progress=progress)
+        done.append(await run.run())
+    return done
+
+
+def queue_lease(runtime: Runtime) -> Lease:
+    """Whoever holds it works the queue; an item `running` while nobody
+    holds it was cut off by a process that died."""
+    return Lease(runtime.store, runtime.home, QUEUE_LEASE)
+
+
+async def work_items(
+    runtime: Runtime,
+    caller: Caller,
+    only: set[int],
+    *,
+    suite: SuiteRunner | None,
+    suite_limit: int | None = None,
+    progress: Progress | None = None,
+) -> list[schema.OnboardingItem] | None:
+    """Work the given items in this process (the CLI), or return None when
+    another process (a running server) works the queue and will run them."""
+    lease = queue_lease(runtime)
+    if not await lease.acquire():
+        return None
+    try:
+        await resume_interrupted(runtime.store)
+        return await drain(
+            runtime, caller, suite=suite, only=only, suite_limit=suite_limit, progress=progress
+        )
+    finally:
+        await lease.release()
+
+
+class OnboardingWorker:
+    """The server's single worker: one item at a time, woken when items are
+    queued (and every few seconds, for items another process queued). It
+    works only while it holds the queue's lease; on first taking it, items
+    left `running` by a dead process go back to the front of the queue."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        caller: Caller,
+        *,
+        suite: SuiteRunner | None,
+        suite_limit: int | None = None,
+        poll_seconds: float = POLL_SECONDS,
+    ) -> None:
+        self.runtime = runtime
+        self.caller = caller
+        self.suite = suite
+        self.suite_limit = suite_limit
+        self.poll_seconds = poll_seconds
+        self.lease = queue_lease(runtime)
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        # Set whenever the worker holds the lease and the queue is empty.
+        self.idle = asyncio.Event()
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._loop(), name="onboarding-worker")
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        await self.lease.release()
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self._work()
+            except Exception:  # the store hiccuped: try again on the next wake
+                log.exception("onboarding worker: working the queue failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
+            self._wake.clear()
+
+    async def _work(self) -> None:
+        if not self.lease.held:
+            if not await self.lease.acquire():
+                return  # another process works the queue
+            resumed = await resume_interrupted(self.runtime.store)
+            if resumed:
+                log.info("onboarding: resuming %d item(s) interrupted by a stopped process", resumed)
+        self.idle.clear()
+        await drain(self.runtime, self.caller, suite=self.suite, suite_limit=self.suite_limit)
+        self.idle.set()

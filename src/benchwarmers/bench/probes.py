@@ -1,0 +1,233 @@
+"""Probes: short calls that tell whether a model answers, and how fast.
+
+Onboarding asks four short things, each testing a different basic skill a
+panel member needs (say one word; add two numbers; write a JSON object;
+follow a format instruction). The daily probe is one word per model, the
+cheapest call that proves a model still answers. The weekly speed probe
+streams a short and a long prompt to measure time to first token and tokens
+per second. Every probe goes through the caller (so it is limited, logged
+and counted) and lands in `probes` with its answer: our prompts, our
+answers, kept as evidence for whoever wonders why a model was benched.
+
+"Answered" and "passed" differ on purpose: a model that replies but gets the
+sum wrong is reachable (it stays on the bench, its record will show it);
+only a model that does not reply at all is unavailable.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+
+from benchwarmers.calls.caller import CallContext, Caller, CallResult
+from benchwarmers.store import schema
+from benchwarmers.store.db import Store
+from benchwarmers.store.registry import ModelView
+from benchwarmers.types import CallKind, Request, Sampling, user
+
+PROBE_TIMEOUT = 60.0
+SPEED_TIMEOUT = 180.0
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeSpec:
+    name: str
+    prompt: str
+    check: Callable[[str], bool]
+    max_tokens: int = 64
+
+
+def _one_word(answer: str) -> bool:
+    words = re.findall(r"[A-Za-z]+", answer)
+    return len(words) == 1
+
+
+def _sum(answer: str) -> bool:
+    return re.findall(r"-?\d+", answer) == ["42"]
+
+
+def _json_object(answer: str) -> bool:
+    text = re.sub(r"^```(?:json)?\s*|\s*```$", "", answer.strip())
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(value, dict) and value.get("name") == "bench" and value.get("count") == 3
+
+
+def _format(answer: str) -> bool:
+    return re.fullmatch(r"ANSWER:\s*Paris\.?", answer.strip()) is not None
+
+
+ONBOARD_PROBES: tuple[ProbeSpec, ...] = (
+    ProbeSpec(
+        "word", "Reply with exactly one word, nothing else: the colour of a clear daytime sky.", _one_word
+    ),
+    ProbeSpec("sum", "What is 17 + 25? Reply with the number only.", _sum),
+    ProbeSpec(
+        "json",
+        'Reply with only a JSON object, no prose and no code fence: {"name": "bench", "count": 3} '
+        "with the same keys and values.",
+        _json_object,
+    ),
+    ProbeSpec(
+        "format",
+        "Answer in exactly this format and nothing else: ANSWER: <the capital of France>",
+        _format,
+    ),
+)
+DAILY_PROBE = ProbeSpec(
+    "word", "Reply with one word: ready.", lambda answer: bool(answer.strip()), max_tokens=16
+)
+SPEED_PROBES: tuple[ProbeSpec, ...] = (
+    ProbeSpec("short", "Say hello in one short sentence.", lambda a: bool(a.strip()), max_tokens=64),
+    ProbeSpec(
+        "long",
+        "Write about 300 words on the history of the bicycle, in plain prose.",
+        lambda a: bool(a.strip()),
+        max_tokens=600,
+    ),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeOutcome:
+    name: str
+    call: str
+    answered: bool
+    passed: bool
+    seconds: float
+    answer: str
+    error: str
+    first_byte_seconds: float | None = None
+    tokens_per_second: float | None = None
+
+
+async def probe_once(
+    caller: Caller,
+    store: Store,
+    model: ModelView,
+    spec: ProbeSpec,
+    *,
+    probe_kind: str,
+    call_kind: CallKind,
+    now: datetime,
+    stream: bool = False,
+    timeout: float = PROBE_TIMEOUT,
+) -> ProbeOutcome:
+    """One probe call, recorded in the call log (by the caller) and in
+    `probes` (here) with its answer."""
+    request = Request(
+        messages=(user(spec.prompt),), sampling=Sampling(max_tokens=spec.max_tokens, temperature=0)
+    )
+    result = await caller.call(
+        model,
+        request,
+        kind=call_kind,
+        timeout=timeout,
+        stream=stream,
+        context=CallContext(task=f"{probe_kind} probe: {spec.name}"),
+    )
+    outcome = _outcome(spec, result)
+    async with store.write() as session:
+        session.add(
+            schema.Probe(
+                alias=model.alias,
+                call_id=outcome.call,
+                kind=probe_kind,
+                name=spec.name,
+                at=now,
+                ok=outcome.answered and outcome.passed,
+                seconds=outcome.seconds,
+                first_byte_seconds=outcome.first_byte_seconds,
+                tokens_per_second=outcome.tokens_per_second,
+                answer=outcome.answer,
+                error=outcome.error,
+            )
+        )
+    return outcome
+
+
+def _outcome(spec: ProbeSpec, result: CallResult) -> ProbeOutcome:
+    answer = result.reply.text
+    answered = result.status == "ok"
+    tps = None
+    if answered and result.first_byte_seconds is not None:
+        generating = result.seconds - result.first_byte_seconds
+        tokens = result.reply.usage.output_tokens or max(1, len(answer) // 4)
+        tps = tokens / generating if generating > 0 else None
+    error = result.error or ("" if answered else f"status {result.status}")
+    return ProbeOutcome(
+        name=spec.name,
+        call=result.call,
+        answered=answered,
+        passed=answered and spec.check(answer),
+        seconds=result.seconds,
+        answer=answer,
+        error=error,
+        first_byte_seconds=result.first_byte_seconds,
+        tokens_per_second=tps,
+    )
+
+
+async def onboarding_probe(
+    caller: Caller,
+    store: Store,
+    model: ModelView,
+    now: datetime,
+    progress: Callable[[str, float], None] | None = None,
+) -> list[ProbeOutcome]:
+    """The four short calls; `progress(step, fraction)` after each."""
+    outcomes = []
+    for i, spec in enumerate(ONBOARD_PROBES):
+        if progress:
+            progress(f"probe {i + 1}/{len(ONBOARD_PROBES)}: {spec.name}", i / len(ONBOARD_PROBES))
+        outcomes.append(
+            await probe_once(caller, store, model, spec, probe_kind="onboard", call_kind="probe", now=now)
+        )
+    return outcomes
+
+
+async def daily_probe(caller: Caller, store: Store, model: ModelView, now: datetime) -> ProbeOutcome:
+    return await probe_once(caller, store, model, DAILY_PROBE, probe_kind="daily", call_kind="probe", now=now)
+
+
+async def speed_probe(caller: Caller, store: Store, model: ModelView, now: datetime) -> list[ProbeOutcome]:
+    """Streamed, so the first token's time is the model's, not the transport's."""
+    return [
+        await probe_once(
+            caller,
+            store,
+            model,
+            spec,
+            probe_kind="speed",
+            call_kind="speed",
+            now=now,
+            stream=True,
+            timeout=SPEED_TIMEOUT,
+        )
+        for spec in SPEED_PROBES
+    ]
+
+
+async def confirm_probe(caller: Caller, store: Store, model: ModelView, now: datetime) -> ProbeOutcome:
+    """The one confirming call before a retirement."""
+    return await probe_once(
+        caller, store, model, DAILY_PROBE, probe_kind="confirm", call_kind="confirm", now=now
+    )
+
+
+async def probe_history(store: Store, alias: str, limit: int = 50) -> list[schema.Probe]:
+    async with store.read() as session:
+        rows = await session.scalars(
+            select(schema.Probe)
+            .where(schema.Probe.alias == alias)
+            .order_by(schema.Probe.at.desc(), schema.Probe.id.desc())
+            .limit(limit)
+        )
+        return list(rows.all())

@@ -1,0 +1,216 @@
+"""Checkers: does an answer pass its task, and did it claim certainty?
+
+Models wrap answers in prose, markdown and hedges; a checker that demanded
+the bare answer would grade formatting, not knowledge. So each checker
+first finds the answer (`final_answer`: the text after the last "Answer:",
+else the last non-empty line; code from the last fenced block; JSON from a
+fenced block or the first parseable object), then compares.
+
+Checker specs (the task file's `checker` object):
+
+- ``exact``: ``expected`` (a string or a list of accepted strings),
+  ``case_sensitive`` (false). Whitespace, markdown emphasis, quotes and a
+  trailing full stop are ignored; a **bold** span counts as the answer too
+  (models highlight their answer inside a sentence).
+- ``regex``: ``pattern`` (searched in the whole answer), ``flags`` (any of
+  "ims"), optional ``must_not`` (a pattern that fails the answer).
+- ``json_schema``: ``schema`` (JSON Schema, validated with `jsonschema`).
+- ``numeric``: ``expected`` (a number), ``tolerance`` (absolute, default
+  1e-6) or ``relative`` (a share of the expected value).
+- ``unit_tests``: ``tests`` (Python with `test_*` functions that import the
+  answer's code as ``module``, default "solution"), ``timeout`` seconds
+  (10), ``memory_mb`` (256); run by `sandbox.py`.
+- ``patch_files``: ``files`` (paths a fix must touch): passes when the
+  answer's diff (or, without a diff, its text) touches every one of them.
+
+Confidence: the suite asks every answer to end with "Confidence: N%"; a
+stated confidence of 80% or more, or a phrase like "definitely" or "I am
+certain", is a claim of certainty. Wrong with it is "confidently wrong".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from benchwarmers.bench.suite.sandbox import run_unit_tests
+from benchwarmers.bench.suite.tasks import Task
+
+CERTAIN_AT = 0.8
+CONFIDENCE_LINE = re.compile(
+    r"^\W*confidence\W*[:=]?\s*(\d+(?:\.\d+)?)\s*(%|/\s*10\b|/\s*100\b|percent)?\W*$", re.IGNORECASE
+)
+CERTAINTY_PHRASES = re.compile(
+    r"\b(definitely|certainly|undoubtedly|without (?:a|any) doubt|guaranteed|"
+    r"i am (?:absolutely |completely |totally |100% )?(?:sure|certain|confident)|"
+    r"i'm (?:absolutely |completely |totally |100% )?(?:sure|certain|confident)|100% (?:sure|certain))\b",
+    re.IGNORECASE,
+)
+ANSWER_MARKER = re.compile(r"(?:final answer|answer)\s*[:=]\s*(.+)", re.IGNORECASE)
+FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)
+NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+")
+BOLD = re.compile(r"\*\*([^*\n]+)\*\*")
+DIFF_PATH = re.compile(r"^(?:diff --git a/(\S+)|\+\+\+ b/(\S+)|--- a/(\S+))", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    passed: bool
+    detail: str = ""
+    certain: bool = False
+
+    @property
+    def confidently_wrong(self) -> bool:
+        return not self.passed and self.certain
+
+
+async def check(task: Task, answer: str) -> CheckResult:
+    body, stated = split_confidence(answer)
+    certain = (stated is not None and stated >= CERTAIN_AT) or bool(CERTAINTY_PHRASES.search(body))
+    spec = task.checker
+    kind = spec["kind"]
+    if not body.strip():
+        return CheckResult(False, "empty answer", certain)
+    if kind == "unit_tests":
+        passed, detail = await _unit_tests(spec, body)
+    else:
+        passed, detail = CHECKS[kind](spec, body)
+    return CheckResult(passed, detail, certain)
+
+
+def split_confidence(answer: str) -> tuple[str, float | None]:
+    """The answer without its "Confidence: N%" line, and that confidence (0..1)."""
+    stated: float | None = None
+    kept = []
+    for line in answer.splitlines():
+        match = CONFIDENCE_LINE.match(line.strip())
+        if match:
+            value = float(match.group(1))
+            unit = (match.group(2) or "").replace(" ", "").lower()
+            stated = value / 10 if unit == "/10" else value / 100 if unit or value > 1 else value
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip(), stated
+
+
+def final_answer(body: str) -> str:
+    markers = ANSWER_MARKER.findall(body)
+    if markers:
+        return _clean(markers[-1])
+    lines = [line for line in body.splitlines() if line.strip()]
+    return _clean(lines[-1]) if lines else ""
+
+
+def _clean(text: str) -> str:
+    text = re.sub(r"[*_`]+", "", text).strip()
+    text = text.strip("\"'“”‘’ ")
+    return text.rstrip(".").strip()
+
+
+def _exact(spec: dict[str, Any], body: str) -> tuple[bool, str]:
+    expected = spec.get("expected")
+    accepted = [expected] if isinstance(expected, str) else list(expected or [])
+    fold = (lambda s: s) if spec.get("case_sensitive") else str.casefold
+    said = {fold(_clean(body)), fold(final_answer(body))} | {fold(_clean(b)) for b in BOLD.findall(body)}
+    for option in accepted:
+        if fold(_clean(str(option))) in said:
+            return True, f"matched {option!r}"
+    return False, f"expected {' or '.join(map(repr, accepted))}, got {final_answer(body)[:80]!r}"
+
+
+def _regex(spec: dict[str, Any], body: str) -> tuple[bool, str]:
+    flags = 0
+    for letter in spec.get("flags", ""):
+        flags |= {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}[letter]
+    if spec.get("must_not") and re.search(spec["must_not"], body, flags):
+        return False, f"matched the forbidden pattern {spec['must_not']!r}"
+    if re.search(spec["pattern"], body, flags):
+        return True, "pattern found"
+    return False, f"pattern {spec['pattern']!r} not found"
+
+
+def _json_schema(spec: dict[str, Any], body: str) -> tuple[bool, str]:
+    value = extract_json(body)
+    if value is None:
+        return False, "no JSON found in the answer"
+    try:
+        jsonschema.validate(value, spec["schema"])
+    except jsonschema.ValidationError as exc:
+        return False, f"JSON does not fit the schema: {exc.message}"
+    return True, "JSON fits the schema"
+
+
+def extract_json(body: str) -> Any | None:
+    """The first JSON value in a fenced block, else the first `{` or `[`
+    from which a whole value parses."""
+    candidates = [block for _lang, block in FENCE.findall(body)] + [body]
+    decoder = json.JSONDecoder()
+    for text in candidates:
+        for i, char in enumerate(text):
+            if char in "{[":
+                try:
+                    return decoder.raw_decode(text[i:])[0]
+                except json.JSONDecodeError:
+                    continue
+    return None
+
+
+def _numeric(spec: dict[str, Any], body: str) -> tuple[bool, str]:
+    expected = float(spec["expected"])
+    numbers = NUMBER.findall(final_answer(body)) or NUMBER.findall(body)
+    if not numbers:
+        return False, "no number in the answer"
+    got = float(numbers[-1].replace(",", ""))
+    allowed = (
+        abs(expected) * float(spec["relative"]) if "relative" in spec else float(spec.get("tolerance", 1e-6))
+    )
+    if math.isclose(got, expected, abs_tol=allowed):
+        return True, f"{got:g} within {allowed:g} of {expected:g}"
+    return False, f"{got:g} is not within {allowed:g} of {expected:g}"
+
+
+def _patch_files(spec: dict[str, Any], body: str) -> tuple[bool, str]:
+    wanted = set(spec["files"])
+    touched = {next(p for p in groups if p) for groups in DIFF_PATH.findall(body)}
+    if not touched:
+        touched = {path for path in wanted if path in body}
+    missing = sorted(wanted - touched)
+    if missing:
+        return False, f"does not touch {', '.join(missing)}"
+    return True, f"touches {', '.join(sorted(wanted))}"
+
+
+def extract_code(body: str) -> str:
+    """The last fenced Python block (or any fenced block), else the whole answer."""
+    blocks = FENCE.findall(body)
+    python = [code for lang, code in blocks if lang.lower() in ("python", "py", "python3")]
+    if python:
+        return python[-1]
+    if blocks:
+        return blocks[-1][1]
+    return body
+
+
+async def _unit_tests(spec: dict[str, Any], body: str) -> tuple[bool, str]:
+    outcome = await run_unit_tests(
+        extract_code(body),
+        spec["tests"],
+        module=spec.get("module", "solution"),
+        timeout=float(spec.get("timeout", 10)),
+        memory_mb=int(spec.get("memory_mb", 256)),
+    )
+    return outcome.passed, outcome.detail
+
+
+CHECKS = {
+    "exact": _exact,
+    "regex": _regex,
+    "json_schema": _json_schema,
+    "numeric": _numeric,
+    "patch_files": _patch_files,
+}

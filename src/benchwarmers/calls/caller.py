@@ -1,0 +1,383 @@
+"""The one seam every outbound model call takes: panel seats, merges, route
+turns, shadow seats, probes and the suite all call models through `Caller`.
+
+Putting every call through one place is what makes the bench trustworthy:
+each call is admitted by the limiter (or refused before it goes out, status
+`limited`), teaches the limiter what the provider's headers and 429 bodies
+said, counts against the limits, and lands in the call log and the usage
+ledger the moment it ends, however it ends (an answer, an error, a
+timeout, a client that walked away).
+
+Two ways in:
+
+* `await caller.call(...) -> CallResult` gathers the whole reply and never
+  raises for a provider's failure: the failure is the result's status. Panel
+  seats, merges, probes and the suite use it.
+* `caller.stream(...) -> CallStream` hands over chunks as they arrive and
+  records when the stream ends. A failure *before the first byte* raises the
+  `ProviderError` (with `after_first_byte=False`) before anything was
+  yielded, so route mode can fail over to the next member; a failure after it
+  raises with `after_first_byte=True`. Either way `CallStream.result` holds
+  the recorded outcome. Consume it inside `async with` (or close it), so a
+  consumer that stops early still gets its call recorded.
+
+Deadlines are enforced per chunk (`timeout` is the whole call's budget,
+limiter wait included), never with a timeout scope around a `yield`, which
+would cancel the consumer's own work instead of the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Protocol
+
+from benchwarmers.calls.log import CallRow, new_call_id, record_call
+from benchwarmers.calls.tokens import total_tokens
+from benchwarmers.config.keys import endpoint_key
+from benchwarmers.errors import (
+    LimitExceeded,
+    ProviderError,
+    ProviderRateLimited,
+    ProviderTimeout,
+)
+from benchwarmers.providers.base import Target, adapter_for
+from benchwarmers.types import (
+    ApiKind,
+    CallKind,
+    Chunk,
+    Finish,
+    FinishReason,
+    Reply,
+    Request,
+    ResponseHeaders,
+    SeatStatus,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+    UsageReport,
+)
+
+if TYPE_CHECKING:
+    from benchwarmers.runtime import Runtime
+
+
+class EndpointLike(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def api(self) -> ApiKind: ...
+    @property
+    def base_url(self) -> str: ...
+    @property
+    def needs_key(self) -> bool: ...
+
+
+class ModelLike(Protocol):
+    """What the caller needs of a registry model view (`registry.ModelView`)."""
+
+    @property
+    def alias(self) -> str: ...
+    @property
+    def served(self) -> str: ...
+    @property
+    def endpoint(self) -> EndpointLike: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """What the call log says a call was for; none of it is prompt text."""
+
+    task: str = ""
+    collection: str = ""
+    shape: str = ""
+    seat: str = ""
+    ask_id: str = ""
+    conversation: str = ""
+    explorer: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    call: str
+    alias: str
+    status: SeatStatus
+    reply: Reply
+    seconds: float
+    first_byte_seconds: float | None = None
+    error: str = ""
+    # When the call was `limited`: the Unix time the limit frees, if known.
+    frees_at: float | None = None
+    failure: ProviderError | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self.status in ("ok", "empty")
+
+    @property
+    def frees_at_iso(self) -> str:
+        if self.frees_at is None:
+            return ""
+        return datetime.fromtimestamp(self.frees_at, UTC).isoformat(timespec="seconds")
+
+
+def reply_status(reply: Reply) -> SeatStatus:
+    return "ok" if reply.text.strip() or reply.tool_calls else "empty"
+
+
+class Caller:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    def stream(
+        self,
+        model: ModelLike,
+        request: Request,
+        *,
+        kind: CallKind,
+        timeout: float,
+        context: CallContext = CallContext(),
+        stream: bool = True,
+    ) -> CallStream:
+        return CallStream(
+            self.runtime, model, request, kind=kind, timeout=timeout, context=context, stream=stream
+        )
+
+    async def call(
+        self,
+        model: ModelLike,
+        request: Request,
+        *,
+        kind: CallKind,
+        timeout: float,
+        context: CallContext = CallContext(),
+        stream: bool = False,
+    ) -> CallResult:
+        """The whole reply, recorded; a provider's failure is the status."""
+        async with self.stream(
+            model, request, kind=kind, timeout=timeout, context=context, stream=stream
+        ) as call_stream:
+            try:
+                async for _chunk in call_stream:
+                    pass
+            except ProviderError:
+                pass
+        assert call_stream.result is not None
+        return call_stream.result
+
+
+class CallStream:
+    """One call's chunks as they arrive, recorded when it ends."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        model: ModelLike,
+        request: Request,
+        *,
+        kind: CallKind,
+        timeout: float,
+        context: CallContext,
+        stream: bool,
+    ) -> None:
+        self.runtime = runtime
+        self.model = model
+        self.request = request
+        self.kind = kind
+        self.timeout = timeout
+        self.context = context
+        self.upstream_stream = stream
+        self.call_id = new_call_id()
+        self.result: CallResult | None = None
+        self._iterator: AsyncIterator[Chunk] | None = None
+
+    def __aiter__(self) -> AsyncIterator[Chunk]:
+        if self._iterator is None:
+            self._iterator = self._run()
+        return self._iterator
+
+    async def __aenter__(self) -> CallStream:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Finish the call: one abandoned half way is still recorded, as an
+        error (the consumer left)."""
+        if self._iterator is None:
+            return  # never started: nothing was asked of anyone
+        await self._iterator.aclose()  # type: ignore[attr-defined]
+
+    async def _run(self) -> AsyncIterator[Chunk]:
+        endpoint = self.model.endpoint
+        served = self.model.served
+        limiter = self.runtime.limiter
+        started = time.monotonic()
+        deadline = started + self.timeout
+        first_byte: float | None = None
+        text: list[str] = []
+        tools: dict[int, list[str]] = {}
+        usage = Usage()
+        finish: FinishReason = "stop"
+        status: SeatStatus = "error"
+        error = ""
+        frees_at: float | None = None
+        failure: ProviderError | None = None
+        sent = False
+        learned = False
+        try:
+            try:
+                await limiter.admit(
+                    endpoint.name, served, tokens=total_tokens(self.request), max_wait=self.timeout
+                )
+                target = Target(
+                    endpoint=endpoint.name,
+                    api=endpoint.api,
+                    base_url=endpoint.base_url,
+                    served=served,
+                    key=endpoint_key(endpoint.name) if endpoint.needs_key else None,
+                )
+                adapter = adapter_for(endpoint.api, self.runtime.http)
+                sent = True
+                remaining = max(deadline - time.monotonic(), 0.001)
+                chunks = adapter.execute(target, self.request, stream=self.upstream_stream, timeout=remaining)
+                try:
+                    while True:
+                        try:
+                            async with asyncio.timeout_at(_loop_deadline(deadline)):
+                                chunk = await anext(chunks)
+                        except StopAsyncIteration:
+                            break
+                        except TimeoutError as exc:
+                            raise ProviderTimeout(
+                                f"no answer within {self.timeout:g} s",
+                                after_first_byte=first_byte is not None,
+                            ) from exc
+                        if isinstance(chunk, ResponseHeaders):
+                            learned = True
+                            await limiter.learn(
+                                endpoint.name,
+                                served,
+                                status=chunk.status,
+                                headers=dict(chunk.headers),
+                                body="",
+                            )
+                        elif isinstance(chunk, TextDelta | ToolCallDelta):
+                            if first_byte is None:
+                                first_byte = time.monotonic() - started
+                            if isinstance(chunk, TextDelta):
+                                text.append(chunk.text)
+                            else:
+                                _add_tool_delta(tools, chunk)
+                        elif isinstance(chunk, UsageReport):
+                            usage = usage + chunk.usage
+                        elif isinstance(chunk, Finish):
+                            finish = chunk.reason
+                        yield chunk
+                finally:
+                    await chunks.aclose()  # type: ignore[attr-defined]
+            except LimitExceeded as exc:
+                status, error, frees_at, failure = "limited", exc.message, exc.frees_at, exc
+                sent = False
+                raise
+            except ProviderError as exc:
+                failure = exc
+                error = exc.message
+                if isinstance(exc, ProviderRateLimited):
+                    status = "limited"
+                    if exc.retry_after is not None:
+                        frees_at = time.time() + exc.retry_after
+                elif isinstance(exc, ProviderTimeout):
+                    status = "timeout"
+                else:
+                    status = "error"
+                if exc.status is not None and not learned:
+                    await limiter.learn(
+                        endpoint.name, served, status=exc.status, headers=exc.headers, body=error
+                    )
+                raise
+            reply = Reply(text="".join(text), tool_calls=_tool_calls(tools), finish=finish, usage=usage)
+            status = reply_status(reply)
+        except (GeneratorExit, asyncio.CancelledError):
+            status, error = "error", error or "the caller stopped waiting for the reply"
+            raise
+        except Exception as exc:  # a bug below us still ends as a recorded call
+            if failure is None:
+                status, error = "error", f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            reply = Reply(text="".join(text), tool_calls=_tool_calls(tools), finish=finish, usage=usage)
+            self.result = CallResult(
+                call=self.call_id,
+                alias=self.model.alias,
+                status=status,
+                reply=reply,
+                seconds=time.monotonic() - started,
+                first_byte_seconds=first_byte,
+                error=error,
+                frees_at=frees_at,
+                failure=failure,
+            )
+            await asyncio.shield(self._finish(sent=sent, usage=usage))
+
+    async def _finish(self, *, sent: bool, usage: Usage) -> None:
+        """Tell the limiter what was spent and write the log row and ledger,
+        side by side (neither waits for the other)."""
+        result = self.result
+        assert result is not None
+        endpoint = self.model.endpoint
+        context = self.context
+        record = record_call(
+            self.runtime.store,
+            CallRow(
+                id=result.call,
+                kind=self.kind,
+                alias=self.model.alias,
+                endpoint=endpoint.name,
+                served=self.model.served,
+                status=result.status,
+                seconds=result.seconds,
+                first_byte_seconds=result.first_byte_seconds,
+                tokens_in=usage.input_tokens,
+                tokens_out=usage.output_tokens,
+                error=result.error,
+                task=context.task,
+                collection=context.collection,
+                shape=context.shape,
+                seat=context.seat,
+                ask_id=context.ask_id,
+                conversation=context.conversation,
+                explorer=context.explorer,
+                sent=sent,
+            ),
+        )
+        if sent:
+            await asyncio.gather(
+                self.runtime.limiter.spent(endpoint.name, self.model.served, usage=usage), record
+            )
+        else:
+            await record
+
+
+def _loop_deadline(deadline: float) -> float:
+    """`time.monotonic()` deadline -> the running loop's clock."""
+    loop = asyncio.get_running_loop()
+    return loop.time() + (deadline - time.monotonic())
+
+
+def _add_tool_delta(tools: dict[int, list[str]], delta: ToolCallDelta) -> None:
+    entry = tools.setdefault(delta.index, ["", "", ""])
+    if delta.id:
+        entry[0] = delta.id
+    if delta.name:
+        entry[1] = delta.name
+    entry[2] += delta.arguments
+
+
+def _tool_calls(tools: dict[int, list[str]]) -> tuple[ToolCall, ...]:
+    return tuple(ToolCall(id=i, name=n, arguments=a or "{}") for _k, (i, n, a) in sorted(tools.items()))

@@ -1,0 +1,55 @@
+"""How many tokens a request will take, before it is sent.
+
+Two decisions need the number before any provider has counted: the
+limiter (may this call go out under a tokens-per-minute limit?) and seating
+(does the request fit a member's context window?). Neither needs precision,
+both need the same answer, so there is one estimate: about four characters
+a token, a fixed allowance per image, plus the reply the request allows.
+"""
+
+from __future__ import annotations
+
+from benchwarmers.types import Image, Request, Text, ToolCall, ToolResult
+
+CHARS_PER_TOKEN = 4
+# What providers charge for a typical image (OpenAI's high-detail tile
+# count for a 1024 px image lands near this).
+TOKENS_PER_IMAGE = 800
+# Reply allowance when the request sets no max_tokens: what a limit is
+# charged in advance, and the least room a context window must leave.
+DEFAULT_REPLY_TOKENS = 1024
+REPLY_ROOM_TOKENS = 256
+
+
+def prompt_tokens(request: Request) -> int:
+    chars = len(request.system)
+    images = 0
+    for message in request.messages:
+        for part in message.parts:
+            if isinstance(part, Text):
+                chars += len(part.text)
+            elif isinstance(part, Image):
+                images += 1
+            elif isinstance(part, ToolCall):
+                chars += len(part.name) + len(part.arguments)
+            elif isinstance(part, ToolResult):
+                chars += len(part.content)
+    for tool in request.tools:
+        chars += len(tool.name) + len(tool.description) + len(str(tool.parameters))
+    return chars // CHARS_PER_TOKEN + 1 + images * TOKENS_PER_IMAGE
+
+
+def reply_tokens(request: Request) -> int:
+    return request.sampling.max_tokens or DEFAULT_REPLY_TOKENS
+
+
+def total_tokens(request: Request) -> int:
+    """Prompt plus the reply it allows: what a context window must hold and
+    what a tokens-per-minute limit will be charged at most."""
+    return prompt_tokens(request) + reply_tokens(request)
+
+
+def context_needed(request: Request) -> int:
+    """What a context window must hold: the prompt and the reply asked for,
+    or, when none was asked for, room for a short one."""
+    return prompt_tokens(request) + (request.sampling.max_tokens or REPLY_ROOM_TOKENS)

@@ -1,0 +1,156 @@
+"""Verdicts on calls, and what they add up to: the core of `POST
+/bench/verdict`, `GET /bench/record` and `POST /bench/pending`, used the
+same way by the HTTP routes, the CLI and the MCP tools.
+
+A verdict belongs to a call id, so it needs nothing of the prompt or the
+answer; the record it feeds is counts only. Sending the same verdict twice
+writes nothing (agents retry, hooks fire twice); a different one replaces
+the first (people change their minds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select
+
+from benchwarmers.errors import NotFound, UserError
+from benchwarmers.store.db import Store
+from benchwarmers.store.schema import Call, Verdict
+
+COLLECTION_PREFIX = "bench/"
+NOTE_LIMIT = 2000
+# Calls whose answer a person reads as an answer: panel seats and merges.
+JUDGEABLE_KINDS = ("seat", "merge")
+ANSWERED = ("ok", "empty")
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    call: str
+    alias: str
+    kind: str
+    useful: bool
+    note: str
+    at: datetime
+    # False when the same verdict was already there (nothing was written).
+    changed: bool
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "call": self.call,
+            "alias": self.alias,
+            "kind": self.kind,
+            "useful": self.useful,
+            "note": self.note,
+            "at": self.at.isoformat(timespec="seconds"),
+            "changed": self.changed,
+        }
+
+
+def check_verdict_body(body: object) -> tuple[str, bool, str]:
+    """`{"call", "useful", "note"?}` -> (call, useful, note), or a UserError
+    that names the field."""
+    if not isinstance(body, Mapping):
+        raise UserError(
+            'the body must be a JSON object: {"call": "<call id>", "useful": true|false, "note": "..."}'
+        )
+    call, useful, note = body.get("call"), body.get("useful"), body.get("note", "")
+    if not isinstance(call, str) or not call.strip():
+        raise UserError('"call" must be a call id (a string, as in bench.seats[].call)')
+    if not isinstance(useful, bool):
+        raise UserError('"useful" must be true or false')
+    if note is None:
+        note = ""
+    if not isinstance(note, str):
+        raise UserError('"note" must be a string')
+    if len(note) > NOTE_LIMIT:
+        raise UserError(f'"note" is too long ({len(note)} characters; at most {NOTE_LIMIT})')
+    return call.strip(), useful, note.strip()
+
+
+async def record_verdict(store: Store, call_id: str, useful: bool, note: str = "") -> Recorded:
+    async with store.write() as session:
+        call = await session.get(Call, call_id)
+        if call is None:
+            raise NotFound(f"no call {call_id!r} in the call log")
+        verdict = await session.get(Verdict, call_id)
+        if verdict is not None and verdict.useful == useful and verdict.note == note:
+            return Recorded(call_id, call.alias, call.kind, useful, note, _aware(verdict.at), changed=False)
+        now = datetime.now(UTC)
+        if verdict is None:
+            session.add(Verdict(call_id=call_id, useful=useful, note=note, at=now))
+        else:
+            verdict.useful, verdict.note, verdict.at = useful, note, now
+        return Recorded(call_id, call.alias, call.kind, useful, note, now, changed=True)
+
+
+def collection_name(value: str) -> str:
+    """`bench/trio` (the form clients use) or `trio` -> `trio`."""
+    return value[len(COLLECTION_PREFIX) :] if value.startswith(COLLECTION_PREFIX) else value
+
+
+async def record(store: Store, collection: str, task: str = "") -> dict[str, Any]:
+    """Judged seats of a collection per alias (and, apart, its merges):
+    counts and the last verdict's date. `task` keeps verdicts whose note
+    holds it. Counts only: never a prompt, an answer or a note."""
+    name = collection_name(collection)
+    query = (
+        select(Call.kind, Call.alias, Verdict.useful, Verdict.at)
+        .join(Verdict, Verdict.call_id == Call.id)
+        .where(Call.collection == name, Call.kind.in_(JUDGEABLE_KINDS))
+    )
+    if task:
+        query = query.where(Verdict.note.contains(task))
+    aliases: dict[str, dict[str, Any]] = {}
+    merged = _tally()
+    async with store.read() as session:
+        for kind, alias, useful, at in (await session.execute(query)).all():
+            tally = merged if kind == "merge" else aliases.setdefault(alias, _tally())
+            tally["useful" if useful else "notUseful"] += 1
+            tally["judged"] += 1
+            tally["lastAt"] = max(tally["lastAt"], _aware(at).isoformat(timespec="seconds"))
+    out: dict[str, Any] = {"collection": COLLECTION_PREFIX + name, "task": task, "aliases": aliases}
+    if merged["judged"]:
+        out["merged"] = merged
+    return out
+
+
+async def pending(store: Store, calls: Sequence[str]) -> list[str]:
+    """Of these ids, those that are seats (or merges) that answered (ok or
+    empty) and have no verdict yet, in the order given. Unknown ids are not
+    seats."""
+    wanted = list(dict.fromkeys(calls))
+    if not wanted:
+        return []
+    async with store.read() as session:
+        rows = await session.scalars(
+            select(Call.id)
+            .outerjoin(Verdict, Verdict.call_id == Call.id)
+            .where(
+                Call.id.in_(wanted),
+                Call.kind.in_(JUDGEABLE_KINDS),
+                Call.status.in_(ANSWERED),
+                Verdict.call_id.is_(None),
+            )
+        )
+        open_ids = set(rows)
+    return [c for c in wanted if c in open_ids]
+
+
+def check_pending_body(body: object) -> list[str]:
+    calls = body.get("calls") if isinstance(body, Mapping) else None
+    if not (isinstance(calls, list) and all(isinstance(c, str) for c in calls)):
+        raise UserError('the body must be {"calls": ["<call id>", ...]}: "calls" a list of call ids')
+    return calls
+
+
+def _tally() -> dict[str, Any]:
+    return {"useful": 0, "notUseful": 0, "judged": 0, "lastAt": ""}
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

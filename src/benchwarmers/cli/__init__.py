@@ -1,0 +1,1 @@
+"""The `benchwarmers` (alias `bench`) command line; `main.py` holds the app."""

@@ -1,0 +1,222 @@
+"""`benchwarmers ask` and `benchwarmers verdict`: a panel from the terminal.
+
+Both talk to a running server first (`BENCHWARMERS_URL`, default
+http://127.0.0.1:8122, with `BENCHWARMERS_KEY` if keys are on), so the
+server's limits, guard and call log are the ones in force; with no server
+answering they run in-process on the data folder, the same engine and the
+same call log. `ask` prints each seat the moment it finishes, with the call
+id a verdict names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+import httpx
+import typer
+from rich.markdown import Markdown
+from rich.rule import Rule
+from rich.table import Table
+
+from benchwarmers.calls import verdicts
+from benchwarmers.cli.context import console, with_runtime
+from benchwarmers.errors import UserError
+from benchwarmers.formats.base import model_name, parse_model_name
+from benchwarmers.formats.panel_text import bench_object, seat_object
+from benchwarmers.panel.engine import PanelEngine
+from benchwarmers.runtime import Runtime
+from benchwarmers.types import Ask, PanelDone, PanelStarted, Request, SeatDone, user
+
+URL_ENV, KEY_ENV, TIMEOUT_ENV = "BENCHWARMERS_URL", "BENCHWARMERS_KEY", "BENCHWARMERS_TIMEOUT"
+DEFAULT_URL = "http://127.0.0.1:8122"
+DEFAULT_TIMEOUT = 900.0
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ask")(ask)
+    app.command("verdict")(verdict)
+
+
+def ask(
+    collection: Annotated[str, typer.Argument(help="The collection: NAME or bench/NAME.")],
+    prompt: Annotated[str, typer.Argument(help="The question.")],
+    merged: Annotated[
+        bool, typer.Option("--merged", help="One merged answer (every seat still shown).")
+    ] = False,
+    with_: Annotated[
+        list[str] | None, typer.Option("--with", help="Seat this model too (repeatable).", show_default=False)
+    ] = None,
+    system: Annotated[str, typer.Option("--system", help="A system prompt for every seat.")] = "",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the bench object as JSON at the end.")
+    ] = False,
+) -> None:
+    """Ask a collection; each seat prints as it finishes, with its call id."""
+    name, mode = parse_model_name(collection if collection.startswith("bench/") else f"bench/{collection}")
+    if mode == "route":
+        raise UserError(
+            "ask asks a panel; route mode is for agents with tools (point them at bench/NAME:route)"
+        )
+    mode = "merged" if merged else mode
+    extras = tuple(with_ or ())
+    show = _Printer(quiet=as_json)
+
+    async def over_http() -> dict[str, Any] | None:
+        body: dict[str, Any] = {
+            "model": model_name(name, mode),
+            "messages": ([{"role": "system", "content": system}] if system else [])
+            + [{"role": "user", "content": prompt}],
+            "stream": True,
+        }
+        if extras:
+            body["bench"] = {"with": list(extras)}
+        bench: dict[str, Any] | None = None
+        async for chunk in _sse(_url() + "/v1/chat/completions", body):
+            if "bench_seat" in chunk:
+                show.seat(chunk["bench_seat"])
+            if "bench" in chunk:
+                bench = chunk["bench"]
+        return bench
+
+    async def in_process(runtime: Runtime) -> dict[str, Any] | None:
+        request = Request(messages=(user(prompt),), system=system)
+        the_ask = Ask(name, mode, request, stream=True, extra_aliases=extras)
+        async for event in PanelEngine(runtime).run(the_ask):
+            if isinstance(event, PanelStarted):
+                show.started(event.seats)
+            elif isinstance(event, SeatDone):
+                show.seat(seat_object(event.seat))
+            elif isinstance(event, PanelDone):
+                return bench_object(event.reply)
+        return None
+
+    try:
+        bench = asyncio.run(over_http())
+    except httpx.ConnectError:
+        bench = with_runtime(in_process)
+    if bench is None:
+        raise UserError("the panel ended without a reply")
+    show.finish(bench)
+    if as_json:
+        typer.echo(json.dumps(bench, indent=2, ensure_ascii=False))
+
+
+def verdict(
+    call: Annotated[str, typer.Argument(help="The call id (from ask, or bench.seats[].call).")],
+    useful: Annotated[
+        bool | None, typer.Option("--useful/--not-useful", help="Was the answer useful?", show_default=False)
+    ] = None,
+    note: Annotated[
+        str, typer.Option("--note", help="Why; `GET /bench/record?task=` matches its words.")
+    ] = "",
+) -> None:
+    """Say whether one seat's (or merge's) answer was useful."""
+    if useful is None:
+        raise UserError("say --useful or --not-useful")
+    call, useful, note = verdicts.check_verdict_body({"call": call, "useful": useful, "note": note})
+
+    async def over_http() -> dict[str, Any]:
+        async with _client() as client:
+            response = await client.post(
+                _url() + "/bench/verdict", json={"call": call, "useful": useful, "note": note}
+            )
+        return _json_or_error(response)["recorded"]
+
+    async def in_process(runtime: Runtime) -> dict[str, Any]:
+        return (await verdicts.record_verdict(runtime.store, call, useful, note)).as_json()
+
+    try:
+        recorded = asyncio.run(over_http())
+    except httpx.ConnectError:
+        recorded = with_runtime(in_process)
+    said = "useful" if recorded["useful"] else "not useful"
+    changed = "" if recorded.get("changed", True) else " (already recorded; nothing changed)"
+    console.print(f"{recorded['call']} · {recorded['alias']}: {said}{changed}")
+
+
+# --------------------------------------------------------------- plumbing
+
+
+def _url() -> str:
+    return os.environ.get(URL_ENV, "").strip().rstrip("/") or DEFAULT_URL
+
+
+def _client() -> httpx.AsyncClient:
+    key = os.environ.get(KEY_ENV, "").strip()
+    timeout = float(os.environ.get(TIMEOUT_ENV, "") or DEFAULT_TIMEOUT)
+    headers = {"authorization": f"Bearer {key}"} if key else {}
+    return httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout, connect=3.0))
+
+
+def _json_or_error(response: httpx.Response) -> dict[str, Any]:
+    try:
+        body = response.json()
+    except ValueError:
+        body = {}
+    if response.status_code >= 400:
+        error = body.get("error") if isinstance(body, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        raise UserError(f"the server said {response.status_code}: {message or response.text[:200]}")
+    return body
+
+
+async def _sse(url: str, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+    async with _client() as client, client.stream("POST", url, json=body) as response:
+        if response.status_code >= 400:
+            await response.aread()
+            _json_or_error(response)
+        async for line in response.aiter_lines():
+            if line.startswith("data: ") and line != "data: [DONE]":
+                yield json.loads(line[len("data: ") :])
+
+
+class _Printer:
+    """Seats as they finish; then the merge, the agreement map, who was left off."""
+
+    def __init__(self, *, quiet: bool) -> None:
+        self.quiet = quiet
+
+    def started(self, seats: tuple[tuple[str, str], ...]) -> None:
+        if not self.quiet:
+            console.print(f"[dim]asking {', '.join(alias for _label, alias in seats)}…[/dim]")
+
+    def seat(self, seat: dict[str, Any]) -> None:
+        if self.quiet:
+            return
+        colour = "green" if seat["status"] == "ok" else "yellow" if seat["status"] == "empty" else "red"
+        flag = " · explorer" if seat.get("explorer") else ""
+        title = (
+            f"[bold]{seat['seat']}[/bold] · {seat['alias']} · [{colour}]{seat['status']}[/{colour}] "
+            f"· {seat['seconds']:.1f} s{flag} · call [cyan]{seat['call']}[/cyan]"
+        )
+        console.print(Rule(title, align="left"))
+        if seat["content"]:
+            console.print(Markdown(seat["content"]))
+        elif seat["error"]:
+            console.print(f"[{colour}]{seat['error']}[/{colour}]")
+
+    def finish(self, bench: dict[str, Any]) -> None:
+        if self.quiet:
+            return
+        merged = bench.get("merged")
+        if merged:
+            self._merged(merged)
+        for member in bench.get("leftOff", []):
+            console.print(f"[dim]left off: {member['alias']}: {member['reason']}[/dim]")
+        console.print("[dim]judge a seat: benchwarmers verdict CALL --useful|--not-useful[/dim]")
+
+    def _merged(self, merged: dict[str, Any]) -> None:
+        if merged["status"] != "ok":
+            console.print(f"[red]{merged.get('note') or merged['error']}[/red]")
+            return
+        console.print(Rule(f"[bold]merged[/bold] · {merged['alias']} · call [cyan]{merged['call']}[/cyan]"))
+        console.print(Markdown(merged["content"]))
+        if merged["agreement"]:
+            table = Table("point", "held by", "contradicted by", show_lines=False)
+            for point in merged["agreement"]:
+                table.add_row(point["point"], ", ".join(point["heldBy"]), ", ".join(point["contradictedBy"]))
+            console.print(table)

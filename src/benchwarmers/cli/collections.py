@@ -1,0 +1,160 @@
+"""`benchwarmers collection add|list|show|set|remove`: named panels, asked
+as `bench/<name>`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from benchwarmers.cli.context import console, with_runtime
+from benchwarmers.store import registry
+
+collection_app = typer.Typer(help="Named panels, asked as bench/<name>.", no_args_is_help=True)
+
+Members = Annotated[
+    list[str] | None, typer.Option("--member", "-m", help="A member's alias (repeat for each).")
+]
+Reply = Annotated[
+    str | None, typer.Option("--reply", help="panel (every seat's answer) or merged (one answer).")
+]
+Merger = Annotated[
+    str | None, typer.Option("--merger", help="Alias of the model that merges (default: by record).")
+]
+Purpose = Annotated[str | None, typer.Option("--purpose", help="What the panel is for, shown to callers.")]
+Seats = Annotated[int | None, typer.Option("--seats", min=0, help="Seats in all; 0 seats every member.")]
+Explorer = Annotated[
+    int | None, typer.Option("--explorer", min=0, help="Explorer seats for unproven models.")
+]
+System = Annotated[str | None, typer.Option("--system", help="System prompt given to every seat.")]
+Timeout = Annotated[float | None, typer.Option("--timeout", help="Seconds each seat may take.")]
+Shadow = Annotated[
+    int | None, typer.Option("--shadow", min=0, help="Route mode: members answering in the background.")
+]
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(collection_app, name="collection")
+
+
+@collection_app.command("add")
+def add(
+    name: Annotated[str, typer.Argument(help="The collection's name; callers ask bench/<name>.")],
+    members: Members = None,
+    reply: Reply = None,
+    merger: Merger = None,
+    purpose: Purpose = None,
+    seats: Seats = None,
+    explorer: Explorer = None,
+    system: System = None,
+    timeout: Timeout = None,
+    shadow: Shadow = None,
+) -> None:
+    """Create a collection."""
+    given = {
+        "reply": reply,
+        "merger": merger,
+        "purpose": purpose,
+        "seats": seats,
+        "explorer_seats": explorer,
+        "system_prompt": system,
+        "seat_timeout": timeout,
+        "shadow_seats": shadow,
+    }
+    options: dict[str, Any] = {key: value for key, value in given.items() if value is not None}
+    collection = with_runtime(lambda rt: registry.add_collection(rt.store, name, members or [], **options))
+    _show(collection)
+
+
+@collection_app.command("set")
+def set_(
+    name: Annotated[str, typer.Argument(help="The collection's name.")],
+    members: Members = None,
+    reply: Reply = None,
+    merger: Merger = None,
+    purpose: Purpose = None,
+    seats: Seats = None,
+    explorer: Explorer = None,
+    system: System = None,
+    timeout: Timeout = None,
+    shadow: Shadow = None,
+) -> None:
+    """Change a collection (--member replaces the member list; --merger '' clears the merger)."""
+    collection = with_runtime(
+        lambda rt: registry.update_collection(
+            rt.store,
+            name,
+            members=members,
+            reply=reply,
+            merger=merger,
+            purpose=purpose,
+            seats=seats,
+            explorer_seats=explorer,
+            system_prompt=system,
+            seat_timeout=timeout,
+            shadow_seats=shadow,
+        )
+    )
+    _show(collection)
+
+
+@collection_app.command("list")
+def list_() -> None:
+    """List collections and their members."""
+    collections = with_runtime(lambda rt: registry.list_collections(rt.store))
+    if not collections:
+        console.print("No collections yet: [bold]benchwarmers collection add NAME --member ALIAS ...[/]")
+        return
+    table = Table("model name", "members", "reply", "seats", "purpose")
+    for collection in collections:
+        table.add_row(
+            f"bench/{escape(collection.name)}",
+            escape(", ".join(collection.members)),
+            collection.reply,
+            _seats_label(collection),
+            escape(collection.purpose),
+        )
+    console.print(table)
+
+
+@collection_app.command("show")
+def show(name: Annotated[str, typer.Argument(help="The collection's name (bench/ optional).")]) -> None:
+    """Show one collection."""
+    _show(with_runtime(lambda rt: registry.get_collection(rt.store, name)))
+
+
+@collection_app.command("remove")
+def remove(name: Annotated[str, typer.Argument(help="The collection's name.")]) -> None:
+    """Remove a collection (its calls and verdicts stay in the log)."""
+    with_runtime(lambda rt: registry.remove_collection(rt.store, name))
+    console.print(f"Removed collection [bold]{escape(name)}[/].")
+
+
+def _show(collection: registry.CollectionView) -> None:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    rows = [
+        (
+            "model name",
+            f"bench/{collection.name}  (bench/{collection.name}:merged, bench/{collection.name}:route)",
+        ),
+        ("members", ", ".join(collection.members)),
+        ("reply", collection.reply),
+        ("merger", collection.merger or "by record"),
+        ("seats", _seats_label(collection)),
+        ("seat timeout", f"{collection.seat_timeout:g} s"),
+        ("shadow seats", str(collection.shadow_seats)),
+        ("purpose", collection.purpose or "-"),
+        ("system prompt", collection.system_prompt or "-"),
+    ]
+    for label, value in rows:
+        table.add_row(label, escape(value))
+    console.print(table)
+
+
+def _seats_label(collection: registry.CollectionView) -> str:
+    seats = str(collection.seats) if collection.seats else f"all {len(collection.members)}"
+    return seats + (f" + {collection.explorer_seats} explorer" if collection.explorer_seats else "")

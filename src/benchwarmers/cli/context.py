@@ -1,0 +1,48 @@
+"""What a command needs around it: the console it prints to, a Runtime
+opened for the length of one command, and a way to read a secret.
+
+    def list_things() -> None:
+        rows = with_runtime(lambda rt: registry.list_models(rt.store))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+import typer
+from rich.console import Console
+
+from benchwarmers.errors import UserError
+from benchwarmers.runtime import Runtime
+
+T = TypeVar("T")
+
+console = Console(highlight=False)
+
+
+def with_runtime(work: Callable[[Runtime], Awaitable[T]], home: Path | None = None) -> T:
+    """Open the Runtime (data folder and database from the environment unless
+    `home` is given), run `work` in it, close it."""
+
+    async def main() -> T:
+        async with Runtime.open(home=home) as runtime:
+            return await work(runtime)
+
+    return asyncio.run(main())
+
+
+def read_secret(prompt: str) -> str:
+    """A key typed without echo at a terminal, or the first line of standard
+    input when it is piped (`pass show hub | benchwarmers endpoint add ... --key`)."""
+    if sys.stdin.isatty():
+        secret: str = typer.prompt(prompt, hide_input=True)
+    else:
+        secret = sys.stdin.readline()
+    secret = secret.strip()
+    if not secret:
+        raise UserError("no key given")
+    return secret

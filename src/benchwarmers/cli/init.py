@@ -1,0 +1,103 @@
+"""`benchwarmers init [DIR] [--endpoint NAME BASE_URL [--api KIND] [--key]]`:
+create the data folder and its store, optionally the first endpoint and its
+key.
+
+With DIR, the folder is created there and a `.benchwarmers-home` file in
+the working directory points at it, so this checkout keeps its own bench.
+The key is read without echo and written to llm's `keys.json` (mode 0600),
+never to the data folder; what is printed names where it went, never the key.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from benchwarmers.cli.context import console, read_secret, with_runtime
+from benchwarmers.cli.errors import print_warning
+from benchwarmers.config import home as home_config
+from benchwarmers.config import keys
+from benchwarmers.errors import UserError
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.store.db import _redacted
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(init)
+
+
+def init(
+    directory: Annotated[
+        Path | None, typer.Argument(help="Data folder to create (and point this directory at).")
+    ] = None,
+    endpoint: Annotated[
+        tuple[str, str] | None,
+        typer.Option("--endpoint", metavar="NAME BASE_URL", help="Also add a first endpoint."),
+    ] = None,
+    api: Annotated[
+        str, typer.Option("--api", help="The endpoint's API: openai, anthropic, gemini, ollama.")
+    ] = "openai",
+    ask_key: Annotated[
+        bool,
+        typer.Option("--key", help="Ask for the endpoint's key (not echoed); it goes to llm's keys.json."),
+    ] = False,
+) -> None:
+    """Create the data folder and its store; optionally add a first endpoint and its key."""
+    if ask_key and endpoint is None:
+        raise UserError("--key needs --endpoint NAME BASE_URL")
+    if endpoint is not None:
+        name, base_url = endpoint
+        registry.check_endpoint_name(name)
+        registry.check_base_url(base_url)
+        registry.check_api(api)
+
+    if directory is not None:
+        folder = home_config.ensure_home(directory.expanduser().absolute())
+        pointer = home_config.write_pointer(Path.cwd(), folder)
+        console.print(f"Pointed {escape(str(pointer))} at the data folder.")
+        overriding = os.environ.get(home_config.HOME_ENV, "").strip()
+        if overriding and Path(overriding).expanduser().absolute() != folder:
+            print_warning(f"{home_config.HOME_ENV} is set ({overriding}) and wins over {pointer.name}")
+    else:
+        folder = home_config.ensure_home(home_config.resolve_home())
+
+    key = read_secret(f"Key for {endpoint[0]}") if endpoint and ask_key else None
+
+    async def setup(rt: Runtime) -> None:
+        console.print(f"Data folder: [bold]{escape(str(rt.home))}[/]")
+        console.print(f"Store: {escape(_redacted(rt.store.url))} (migrated)")
+        if endpoint is None:
+            return
+        name, base_url = endpoint
+        existing = {e.name: e for e in await registry.list_endpoints(rt.store)}
+        if name in existing:
+            same = existing[name]
+            if (same.base_url, same.api) != (registry.check_base_url(base_url), api):
+                raise UserError(
+                    f"endpoint {name!r} already exists with {same.api} at {same.base_url}; "
+                    f"remove it first to change it"
+                )
+            console.print(f"Endpoint [bold]{escape(name)}[/] was already there.")
+        else:
+            added = await registry.add_endpoint(rt.store, name, base_url, api)
+            console.print(
+                f"Added endpoint [bold]{escape(added.name)}[/] ({added.api}, {escape(added.base_url)})."
+            )
+
+    with_runtime(setup, home=folder)
+    if endpoint is not None and key is not None:
+        path = keys.set_key(endpoint[0], key)
+        console.print(f"Key for [bold]{escape(endpoint[0])}[/] written to {escape(str(path))} (mode 0600).")
+    elif endpoint is not None and keys.key_source(endpoint[0]) is None and api != "ollama":
+        console.print(
+            f"No key yet for {escape(endpoint[0])}: set {keys.env_var_name(endpoint[0])} "
+            f"or run [bold]benchwarmers init --endpoint {escape(endpoint[0])} URL --key[/]."
+        )
+    console.print(
+        "Next: [bold]benchwarmers serve[/] (or [bold]benchwarmers serve --demo[/] to try it offline)."
+    )

@@ -1,0 +1,76 @@
+"""The `benchwarmers` command (alias `bench`).
+
+Each command group lives in its own module under `benchwarmers.cli`, which
+exposes `register(app: typer.Typer) -> None` and adds its commands there,
+e.g. `app.add_typer(endpoint_app, name="endpoint")` or
+`app.command("serve")(serve)`. Registering a new module is one line in
+`COMMAND_MODULES` below.
+
+Commands open a Runtime through `cli.context.with_runtime`, print with
+`cli.context.console`, and raise our errors (`errors.UserError`, ...):
+`cli.errors.OneLineErrors` turns anything that escapes into one line on
+stderr and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Annotated
+
+import typer
+
+from benchwarmers import __version__
+from benchwarmers.cli.errors import OneLineErrors
+
+COMMAND_MODULES = (
+    "benchwarmers.cli.init",
+    "benchwarmers.cli.endpoints",
+    "benchwarmers.cli.models",
+    "benchwarmers.cli.model_show",
+    "benchwarmers.cli.collections",
+    "benchwarmers.cli.serve",
+    "benchwarmers.cli.keys",
+    "benchwarmers.cli.fake_provider",
+    "benchwarmers.cli.limits",
+    "benchwarmers.cli.onboard",
+    "benchwarmers.cli.ask",
+    "benchwarmers.cli.suite",
+)
+
+app = typer.Typer(
+    cls=OneLineErrors,
+    name="benchwarmers",
+    help="Ask a panel of LLMs at once, judge the answers, and let the verdicts pick the next panel.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"benchwarmers {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """Benchwarmers: a self-hosted gateway that asks a panel of LLMs at once.
+
+    The data folder is BENCHWARMERS_HOME, else the folder a .benchwarmers-home
+    file in this directory names, else your user-data folder.
+    """
+
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(_name).register(app)
+
+
+def run() -> None:
+    """Entry point of the `benchwarmers` and `bench` scripts."""
+    app()

@@ -1,0 +1,94 @@
+"""`benchwarmers model show ALIAS`: one model, and why it sits or does not.
+
+Status and catalog facts, recent probes, its record per collection and
+shape (with the 90% credible interval the decisions use), its suite
+results, and the decisions' reasons in words. Registered into the `model`
+group that `cli/models.py` owns.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from benchwarmers.bench.decisions import model_report
+from benchwarmers.bench.probes import probe_history
+from benchwarmers.bench.suite.runner import suite_summary
+from benchwarmers.cli.context import console, with_runtime
+from benchwarmers.cli.models import model_app
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+
+
+def register(_app: typer.Typer) -> None:
+    model_app.command("show")(show)
+
+
+def show(alias: Annotated[str, typer.Argument(help="The model's alias.")]) -> None:
+    """Status, catalog facts, record per collection and shape, suite results, and the decisions' reasons."""
+    facts = with_runtime(lambda rt: _gather(rt, alias))
+    model = facts["model"]
+    status = model.status + (f" ({model.status_reason})" if model.status_reason else "")
+    console.print(f"[bold]{escape(model.alias)}[/]: {escape(model.served)} on {escape(model.endpoint.name)}")
+    console.print(f"  role {model.role}, status {escape(status)}" + (", ad hoc" if model.ad_hoc else ""))
+    console.print(
+        "  context "
+        + (f"{model.context_window:,}" if model.context_window else "unknown")
+        + ", output "
+        + (f"{model.output_limit:,}" if model.output_limit else "unknown")
+        + f", vision {'yes' if model.vision else 'no'}, tools {'yes' if model.tools else 'no'}, "
+        + _price(model.price_in, model.price_out)
+    )
+    probes = facts["probes"]
+    if probes:
+        ok = sum(p.ok for p in probes)
+        console.print(
+            f"  probes: {ok} of {len(probes)} recent ones answered, last {probes[0].at:%Y-%m-%d %H:%M}"
+        )
+    table = Table("collection", "shape", "score", "usefulness", "90% interval", "judged", title="Record")
+    for row in facts["record"]:
+        lo, hi = row["interval"]
+        table.add_row(
+            escape(row["collection"]),
+            row["shape"],
+            f"{row['score']:.2f}",
+            f"{row['mean']:.0%}",
+            f"{lo:.0%}-{hi:.0%}",
+            str(row["judged"]),
+        )
+    console.print(table)
+    suite = facts["suite"]
+    if suite:
+        parts = [
+            f"{shape} {s['passed']}/{s['total']} ({s['confidently_wrong']} confidently wrong)"
+            for shape, s in sorted(suite.items())
+        ]
+        console.print("  suite: " + ", ".join(parts))
+    else:
+        console.print("  suite: not run yet")
+    console.print("[bold]Reasons[/]")
+    for row in facts["record"]:
+        console.print(f"  {escape(row['collection'])} / {row['shape']}:")
+        for reason in row["reasons"]:
+            console.print(f"    - {escape(reason)}")
+
+
+async def _gather(rt: Runtime, alias: str) -> dict[str, Any]:
+    model = await registry.get_model(rt.store, alias)
+    return {
+        "model": model,
+        "probes": await probe_history(rt.store, alias, limit=20),
+        "record": await model_report(rt.store, alias),
+        "suite": await suite_summary(rt, alias),
+    }
+
+
+def _price(price_in: float | None, price_out: float | None) -> str:
+    if price_in is None and price_out is None:
+        return "price unknown"
+    if not price_in and not price_out:
+        return "free"
+    return f"${price_in or 0:g} in / ${price_out or 0:g} out per million tokens"

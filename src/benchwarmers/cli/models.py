@@ -1,0 +1,122 @@
+"""`benchwarmers model add|list|retire|restore|role|remove`: the bench.
+
+`model add` registers without probing (onboarding probes; see `onboard`).
+Retiring keeps a model's evidence and restoring is one command; `remove`
+is for a mistyped `add`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from benchwarmers.cli.context import console, with_runtime
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.types import MODEL_ROLES
+
+model_app = typer.Typer(
+    help="Models on the bench: add, list, retire, restore, set role.", no_args_is_help=True
+)
+
+_STATUS_STYLE = {
+    "available": "green",
+    "onboarding": "cyan",
+    "resting": "yellow",
+    "unavailable": "red",
+    "retired": "dim",
+}
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(model_app, name="model")
+
+
+@model_app.command("add")
+def add(
+    alias: Annotated[str, typer.Argument(help="The name the bench knows it by (unique).")],
+    endpoint: Annotated[str, typer.Option("--endpoint", "-e", help="The endpoint serving it.")],
+    served: Annotated[str, typer.Option("--served", "-s", help="The provider's model id.")],
+    role: Annotated[str, typer.Option("--role", help=", ".join(MODEL_ROLES))] = "general",
+) -> None:
+    """Register a model without probing it."""
+    model = with_runtime(lambda rt: registry.add_model(rt.store, alias, endpoint, served, role))
+    console.print(
+        f"Added [bold]{escape(model.alias)}[/] ({escape(model.served)} on {escape(model.endpoint.name)}, "
+        f"role {model.role})."
+    )
+
+
+@model_app.command("list")
+def list_(
+    endpoint: Annotated[
+        str | None, typer.Option("--endpoint", "-e", help="Only this endpoint's models.")
+    ] = None,
+) -> None:
+    """List the bench: alias, endpoint, served id, role, status."""
+
+    async def load(rt: Runtime) -> list[registry.ModelView]:
+        if endpoint is not None:
+            await registry.get_endpoint(rt.store, endpoint)  # an unknown name is an error, not an empty list
+        return await registry.list_models(rt.store, endpoint=endpoint)
+
+    models = with_runtime(load)
+    if not models:
+        console.print("No models yet: [bold]benchwarmers model add ALIAS --endpoint E --served ID[/]")
+        return
+    table = Table("alias", "endpoint", "served", "role", "status", "note")
+    for model in models:
+        style = _STATUS_STYLE.get(model.status, "")
+        notes = [model.status_reason] if model.status != "available" and model.status_reason else []
+        if model.status == "resting" and model.resting_until:
+            notes.append(f"until {model.resting_until:%Y-%m-%d %H:%M} UTC")
+        if model.ad_hoc:
+            notes.append("ad hoc")
+        if model.simulated:
+            notes.append("[yellow]simulated[/]")
+        table.add_row(
+            escape(model.alias),
+            escape(model.endpoint.name),
+            escape(model.served),
+            model.role,
+            f"[{style}]{model.status}[/]" if style else model.status,
+            "; ".join(n if n.startswith("[yellow]") else escape(n) for n in notes),
+        )
+    console.print(table)
+
+
+@model_app.command("retire")
+def retire(
+    alias: Annotated[str, typer.Argument(help="The model's alias.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why, shown beside it.")] = "retired by the user",
+) -> None:
+    """Bench a model for good (its evidence stays; `restore` undoes it)."""
+    with_runtime(lambda rt: registry.retire(rt.store, alias, reason))
+    console.print(f"Retired [bold]{escape(alias)}[/].")
+
+
+@model_app.command("restore")
+def restore(alias: Annotated[str, typer.Argument(help="The model's alias.")]) -> None:
+    """Make a retired, resting or unavailable model available again."""
+    with_runtime(lambda rt: registry.restore(rt.store, alias))
+    console.print(f"Restored [bold]{escape(alias)}[/]: available.")
+
+
+@model_app.command("role")
+def role(
+    alias: Annotated[str, typer.Argument(help="The model's alias.")],
+    new_role: Annotated[str, typer.Argument(metavar="ROLE", help=", ".join(MODEL_ROLES))],
+) -> None:
+    """Set a model's role."""
+    model = with_runtime(lambda rt: registry.set_role(rt.store, alias, new_role))
+    console.print(f"[bold]{escape(model.alias)}[/] is now {model.role}.")
+
+
+@model_app.command("remove")
+def remove(alias: Annotated[str, typer.Argument(help="The model's alias.")]) -> None:
+    """Take a model off the bench entirely (its past calls stay in the log)."""
+    with_runtime(lambda rt: registry.remove_model(rt.store, alias))
+    console.print(f"Removed [bold]{escape(alias)}[/].")

@@ -1,0 +1,131 @@
+"""`benchwarmers onboard SERVED --endpoint E [--quick] [--ad-hoc]` and
+`benchwarmers probe [ALIAS]`.
+
+`onboard` queues the model in the same store queue the server works and
+runs it in this process with a progress bar (the same code the server's
+worker runs). When a server is running, its worker holds the queue and
+runs the item; the bar then follows the item's progress in the store, so
+two processes never spend the same calls twice.
+
+`probe` runs the health check now: for one model (even an ad hoc one: the
+user asked), or the daily pass over the bench (which may retire a model
+after one confirming call, exactly as the scheduled run would).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from benchwarmers.bench import onboarding, probes, retirement, scheduler
+from benchwarmers.bench.onboarding import OnboardRequest
+from benchwarmers.cli.context import console, with_runtime
+from benchwarmers.errors import UserError
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry, schema
+from benchwarmers.types import MODEL_ROLES
+
+POLL_SECONDS = 0.5
+
+
+def register(app: typer.Typer) -> None:
+    app.command("onboard")(onboard)
+    app.command("probe")(probe)
+
+
+def onboard(
+    served: Annotated[str, typer.Argument(help="The provider's model id.")],
+    endpoint: Annotated[str, typer.Option("--endpoint", "-e", help="The endpoint serving it.")],
+    alias: Annotated[str, typer.Option("--alias", help="Its name on the bench (default: from the id).")] = "",
+    role: Annotated[str, typer.Option("--role", help=", ".join(MODEL_ROLES))] = "",
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Probe now; scheduled passes run the suite.")
+    ] = False,
+    ad_hoc: Annotated[
+        bool,
+        typer.Option("--ad-hoc", help="Probe only; the bench never calls it on its own (implies --quick)."),
+    ] = False,
+) -> None:
+    """Register a model, probe it with four short calls and (unless --quick) run the suite."""
+    mode = onboarding.mode_for(quick, ad_hoc)
+
+    async def work(rt: Runtime) -> schema.OnboardingItem:
+        jobs = scheduler.bench_jobs(rt)
+        [item_id] = await onboarding.enqueue(
+            rt.store, [OnboardRequest(endpoint=endpoint, served=served, mode=mode, alias=alias, role=role)]
+        )
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(bar_width=24),
+            TextColumn("{task.percentage:>3.0f}%"),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[step]}"),
+            console=console,
+        ) as bar:
+            task = bar.add_task(escape(served), total=1.0, step="queued")
+
+            def show(_item: int, step: str, fraction: float) -> None:
+                bar.update(task, completed=fraction, step=escape(step.split(";", 1)[0]))
+
+            done = await onboarding.work_items(
+                rt, jobs.caller, {item_id}, suite=jobs.run_suite, progress=show
+            )
+            if done:
+                return done[0]
+            return await _follow(rt, item_id, show)
+
+    item = with_runtime(work)
+    if item.state == "failed":
+        raise UserError(f"onboarding {served} failed: {item.error}")
+    model = with_runtime(lambda rt: registry.get_model(rt.store, item.alias))
+    console.print(f"[bold]{escape(model.alias)}[/] is {model.status}: {escape(item.step)}")
+
+
+async def _follow(rt: Runtime, item_id: int, show: onboarding.Progress) -> schema.OnboardingItem:
+    """Another process (the server) claimed the item: follow it in the store."""
+    while True:
+        async with rt.store.read() as session:
+            item = await session.get(schema.OnboardingItem, item_id)
+        assert item is not None
+        show(item_id, item.step, item.progress)
+        if item.state in ("done", "failed"):
+            return item
+        await asyncio.sleep(POLL_SECONDS)
+
+
+def probe(
+    alias: Annotated[
+        str | None, typer.Argument(help="One model; without it, the daily pass over the bench.")
+    ] = None,
+) -> None:
+    """Probe now: one-word health check, a failure confirmed once before retiring."""
+
+    async def work(rt: Runtime) -> tuple[retirement.HealthReport, list[schema.Probe]]:
+        caller = scheduler.bench_jobs(rt).caller
+        if alias:
+            report = await retirement.probe_now(caller, rt.store, rt.http, alias)
+        else:
+            report = await retirement.daily_health(caller, rt.store, rt.http, scheduler.now_utc())
+        latest = [(await probes.probe_history(rt.store, a, limit=1))[0] for a in report.probed]
+        return report, latest
+
+    report, latest = with_runtime(work)
+    if not report.probed:
+        console.print("Nothing to probe: no available or unavailable models that are not ad hoc.")
+        return
+    table = Table("alias", "probe", "ok", "seconds", "answer / error")
+    for row in latest:
+        table.add_row(
+            escape(row.alias),
+            row.kind,
+            "[green]yes[/]" if row.ok else "[red]no[/]",
+            f"{row.seconds:.2f}",
+            escape((row.answer or row.error)[:60]),
+        )
+    console.print(table)
+    console.print(report.summary())

@@ -1,0 +1,109 @@
+"""`benchwarmers suite run|list|import`: the private benchmark.
+
+`suite run` without an alias runs every model the bench may call on its
+own (available, not ad hoc, not an image model), one after another, paced.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from benchwarmers.bench.suite.rebench import import_jsonl
+from benchwarmers.bench.suite.runner import DEFAULT_GAP, SuiteRun, run_suite, tasks_for
+from benchwarmers.bench.suite.tasks import SHAPES, load_tasks
+from benchwarmers.cli.context import console, with_runtime
+from benchwarmers.config.home import resolve_home
+from benchwarmers.errors import UserError
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+
+suite_app = typer.Typer(
+    help="The private benchmark: run it, list its tasks, import real-bug tasks.", no_args_is_help=True
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(suite_app, name="suite")
+
+
+@suite_app.command("run")
+def run(
+    alias: Annotated[
+        str | None, typer.Argument(help="One model; default: every model the bench may call.")
+    ] = None,
+    shape: Annotated[str | None, typer.Option("--shape", help=", ".join(SHAPES))] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", min=1, help="At most this many tasks per model.")
+    ] = None,
+    gap: Annotated[
+        float, typer.Option("--gap", min=0.0, help="Seconds between calls, at least.")
+    ] = DEFAULT_GAP,
+) -> None:
+    """Run the suite against one model or the whole bench, with progress."""
+    if shape is not None and shape not in SHAPES:
+        raise UserError(f"shape {shape!r} is not known; use one of: {', '.join(SHAPES)}")
+    runs = with_runtime(lambda rt: _run_all(rt, alias, shape, limit, gap))
+    table = Table("model", "passed", "tasks", "confidently wrong")
+    for one in runs:
+        table.add_row(escape(one.alias), str(one.passed), str(len(one.results)), str(one.confidently_wrong))
+    console.print(table)
+
+
+async def _run_all(
+    rt: Runtime, alias: str | None, shape: str | None, limit: int | None, gap: float
+) -> list[SuiteRun]:
+    if alias is not None:
+        aliases = [(await registry.get_model(rt.store, alias)).alias]
+    else:
+        aliases = [
+            m.alias
+            for m in await registry.list_models(rt.store, include_retired=False)
+            if m.status == "available" and not m.ad_hoc and m.role != "image"
+        ]
+        if not aliases:
+            raise UserError("no model the bench may call on its own: add or onboard one first")
+    runs = []
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    ) as bar:
+        for name in aliases:
+            tasks = [t for t in await tasks_for(rt, name) if shape is None or t.shape == shape]
+            line = bar.add_task(escape(name), total=min(len(tasks), limit or len(tasks)))
+
+            def progress(done: int, total: int, line: int = line) -> None:
+                bar.update(line, completed=done, total=total)
+
+            runs.append(await run_suite(rt, name, tasks=tasks, limit=limit, progress=progress, gap=gap))
+    return runs
+
+
+@suite_app.command("list")
+def list_(shape: Annotated[str | None, typer.Option("--shape", help=", ".join(SHAPES))] = None) -> None:
+    """List the tasks: shipped ones and yours (in the data folder's tasks/)."""
+    table = Table("id", "role", "shape", "checker", "source")
+    for task in load_tasks(resolve_home()):
+        if shape is None or task.shape == shape:
+            table.add_row(escape(task.id), task.role, task.shape, task.checker["kind"], task.source)
+    console.print(table)
+
+
+@suite_app.command("import")
+def import_(
+    file: Annotated[
+        Path, typer.Argument(help="A SWE-rebench-style JSONL file.", exists=True, dir_okay=False)
+    ],
+) -> None:
+    """Import real-bug tasks from a SWE-rebench-style JSONL file into your tasks."""
+    imported = import_jsonl(file, resolve_home())
+    skipped = f", {imported.skipped} rows skipped" if imported.skipped else ""
+    console.print(f"Imported {imported.tasks} tasks into {escape(str(imported.path))}{skipped}.")

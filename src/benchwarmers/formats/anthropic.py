@@ -1,0 +1,300 @@
+"""Anthropic Messages (`POST /v1/messages`, `/v1/messages/count_tokens`) in
+and out of a panel.
+
+Our internal messages are Anthropic-shaped, so reading this format is
+nearly one-to-one: `system` (a string or text blocks), alternating
+user/assistant messages whose content is a string or typed blocks (text,
+images as base64 or URL, `tool_use`, `tool_result`), sampling options and
+`stop_sequences`. Tool definitions and tool blocks are read faithfully so
+that route mode (`bench/<c>:route`, which Claude Code drives) gets them; a
+panel refuses them, since it answers with text.
+
+A reply is one assistant message whose single text block holds every seat;
+the `bench` object is an extra key of the message (the official client
+keeps unknown keys) and, for streams, of the closing `message_delta` (which
+the SDK's stream helper hands on as sent) and `message_stop` events.
+A stream follows Anthropic's event order: `message_start`,
+`content_block_start`, `ping`, a `content_block_delta` per piece,
+`content_block_stop`, `message_delta` (stop reason, usage) and
+`message_stop`.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from benchwarmers.errors import UserError
+from benchwarmers.formats.base import (
+    model_name,
+    optional_bool,
+    optional_float,
+    optional_int,
+    parse_model_name,
+    require_list,
+    require_object,
+    require_str,
+    stop_sequences,
+    tools_refused,
+)
+from benchwarmers.formats.panel_text import StreamText, bench_object, reply_text, total_usage
+from benchwarmers.types import (
+    Ask,
+    Image,
+    Message,
+    PanelDone,
+    PanelEvent,
+    PanelReply,
+    PanelStarted,
+    Part,
+    Request,
+    Sampling,
+    SeatDone,
+    Text,
+    Tool,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+
+NAME = "anthropic"
+MEDIA_TYPE_STREAM = "text/event-stream"
+
+# Blocks that only make sense to the model that wrote them (extended
+# thinking carries a signature only Anthropic can verify): skipped in
+# assistant history, where no other model could read them anyway.
+_MODEL_PRIVATE_BLOCKS = ("thinking", "redacted_thinking")
+
+
+# ------------------------------------------------------------------ parsing
+
+
+def parse_ask(body: object, *, model: str | None = None) -> Ask:
+    obj = require_object(body)
+    collection, mode = parse_model_name(obj.get("model") if model is None else model)
+    request = _request(obj)
+    if mode != "route" and (request.tools or request.tool_choice or _has_tool_parts(request)):
+        raise tools_refused()
+    conversation = _conversation(obj)
+    stream = optional_bool(obj, "stream")
+    return Ask(collection=collection, mode=mode, request=request, stream=stream, conversation=conversation)
+
+
+def parse_count(body: object) -> Request:
+    """The body of `/v1/messages/count_tokens`: a messages request without
+    `max_tokens`; its tools count too, whatever the model."""
+    obj = require_object(body)
+    parse_model_name(obj.get("model"))
+    return _request(obj)
+
+
+def render_count(tokens: int) -> dict[str, Any]:
+    return {"input_tokens": tokens}
+
+
+def _request(obj: Mapping[str, Any]) -> Request:
+    messages = tuple(
+        _message(raw, f"messages[{i}]") for i, raw in enumerate(require_list(obj.get("messages"), "messages"))
+    )
+    if not messages:
+        raise UserError("messages must hold at least one message")
+    sampling = Sampling(
+        temperature=optional_float(obj, "temperature"),
+        top_p=optional_float(obj, "top_p"),
+        top_k=optional_int(obj, "top_k", minimum=1),
+        max_tokens=optional_int(obj, "max_tokens", minimum=1),
+        stop=stop_sequences(obj.get("stop_sequences"), "stop_sequences"),
+    )
+    tools = tuple(
+        _tool(raw, f"tools[{i}]") for i, raw in enumerate(require_list(obj.get("tools") or [], "tools"))
+    )
+    return Request(
+        messages=messages,
+        system=_system(obj.get("system")),
+        tools=tools,
+        tool_choice=_tool_choice(obj.get("tool_choice")),
+        sampling=sampling,
+    )
+
+
+def _system(value: object) -> str:
+    if value is None or isinstance(value, str):
+        return value or ""
+    texts = []
+    for i, raw in enumerate(require_list(value, "system")):
+        block = require_object(raw, f"system[{i}]")
+        if block.get("type") != "text":
+            raise UserError(f"system[{i}].type must be 'text', not {block.get('type')!r}")
+        texts.append(require_str(block.get("text"), f"system[{i}].text"))
+    return "\n\n".join(texts)
+
+
+def _message(raw: object, where: str) -> Message:
+    obj = require_object(raw, where)
+    role = obj.get("role")
+    if role not in ("user", "assistant"):
+        raise UserError(f"{where}.role must be 'user' or 'assistant', not {role!r} (system goes in 'system')")
+    content = obj.get("content")
+    if isinstance(content, str):
+        return Message(role, (Text(content),))
+    parts: list[Part] = []
+    for i, block in enumerate(require_list(content, f"{where}.content")):
+        part = _block(block, f"{where}.content[{i}]", role)
+        if part is not None:
+            parts.append(part)
+    return Message(role, tuple(parts))
+
+
+def _block(raw: object, where: str, role: str) -> Part | None:
+    block = require_object(raw, where)
+    kind = block.get("type")
+    if kind == "text":
+        return Text(require_str(block.get("text"), f"{where}.text"))
+    if kind == "image":
+        return _image(block.get("source"), f"{where}.source")
+    if kind == "tool_use":
+        arguments = json.dumps(require_object(block.get("input", {}), f"{where}.input"))
+        return ToolCall(
+            id=require_str(block.get("id"), f"{where}.id"),
+            name=require_str(block.get("name"), f"{where}.name"),
+            arguments=arguments,
+        )
+    if kind == "tool_result":
+        is_error = optional_bool(block, "is_error", f"{where}.is_error")
+        return ToolResult(
+            call_id=require_str(block.get("tool_use_id"), f"{where}.tool_use_id"),
+            content=_tool_result_text(block.get("content"), f"{where}.content"),
+            is_error=is_error,
+        )
+    if kind in _MODEL_PRIVATE_BLOCKS and role == "assistant":
+        return None
+    raise UserError(
+        f"{where}.type {kind!r} cannot be carried; send text, image, tool_use or tool_result blocks"
+    )
+
+
+def _image(raw: object, where: str) -> Image:
+    source = require_object(raw, where)
+    kind = source.get("type")
+    if kind == "base64":
+        media_type = require_str(source.get("media_type"), f"{where}.media_type")
+        if not media_type.startswith("image/"):
+            raise UserError(f"{where}.media_type must be an image type, not {media_type!r}")
+        return Image(media_type=media_type, data=require_str(source.get("data"), f"{where}.data"))
+    if kind == "url":
+        url = require_str(source.get("url"), f"{where}.url")
+        if not url.startswith(("http://", "https://")):
+            raise UserError(f"{where}.url must be an http(s) URL")
+        return Image(media_type="", url=url)
+    raise UserError(f"{where}.type must be 'base64' or 'url', not {kind!r}")
+
+
+def _tool_result_text(value: object, where: str) -> str:
+    if value is None or isinstance(value, str):
+        return value or ""
+    texts = []
+    for i, raw in enumerate(require_list(value, where)):
+        block = require_object(raw, f"{where}[{i}]")
+        if block.get("type") != "text":
+            raise UserError(f"{where}[{i}].type {block.get('type')!r}: a tool result is carried as text only")
+        texts.append(require_str(block.get("text"), f"{where}[{i}].text"))
+    return "\n".join(texts)
+
+
+def _tool(raw: object, where: str) -> Tool:
+    obj = require_object(raw, where)
+    if obj.get("type") not in (None, "custom"):
+        raise UserError(f"{where}.type {obj.get('type')!r}: server tools cannot be carried to other models")
+    schema = obj.get("input_schema", {"type": "object", "properties": {}})
+    description = obj.get("description")
+    return Tool(
+        name=require_str(obj.get("name"), f"{where}.name"),
+        description="" if description is None else require_str(description, f"{where}.description"),
+        parameters=dict(require_object(schema, f"{where}.input_schema")),
+    )
+
+
+def _tool_choice(value: object) -> str:
+    if value is None:
+        return ""
+    choice = require_object(value, "tool_choice")
+    kind = choice.get("type")
+    if kind == "tool":
+        return require_str(choice.get("name"), "tool_choice.name")
+    if kind in ("auto", "none"):
+        return kind
+    if kind == "any":
+        return "required"
+    raise UserError(f"tool_choice.type must be auto, any, tool or none, not {kind!r}")
+
+
+def _has_tool_parts(request: Request) -> bool:
+    return any(m.tool_calls or m.tool_results for m in request.messages)
+
+
+def _conversation(obj: Mapping[str, Any]) -> str:
+    """Route mode sticks a conversation to a member; Claude Code names its
+    session in `metadata.user_id`."""
+    metadata = obj.get("metadata")
+    if metadata is None:
+        return ""
+    user_id = require_object(metadata, "metadata").get("user_id")
+    return user_id if isinstance(user_id, str) else ""
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _message_body(ask: Ask, message_id: str, text: str | None, usage: Usage) -> dict[str, Any]:
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model_name(ask.collection, ask.mode),
+        "content": [] if text is None else [{"type": "text", "text": text}],
+        "stop_reason": None if text is None else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+    }
+
+
+def render_reply(reply: PanelReply, ask: Ask) -> dict[str, Any]:
+    body = _message_body(ask, _message_id(), reply_text(reply), total_usage(reply))
+    body["bench"] = bench_object(reply)
+    return body
+
+
+def _message_id() -> str:
+    return "msg_" + uuid.uuid4().hex
+
+
+def _event(kind: str, **fields: Any) -> bytes:
+    data = json.dumps({"type": kind, **fields}, ensure_ascii=False)
+    return f"event: {kind}\ndata: {data}\n\n".encode()
+
+
+async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIterator[bytes]:
+    stream_text = StreamText(merged=ask.mode == "merged")
+    async for event in events:
+        piece = stream_text.piece(event)
+        if isinstance(event, PanelStarted):
+            yield _event("message_start", message=_message_body(ask, _message_id(), None, Usage()))
+            yield _event("content_block_start", index=0, content_block={"type": "text", "text": ""})
+            yield _event("ping")
+        if isinstance(event, SeatDone) and stream_text.merged:
+            yield _event("ping")  # seats are held back for the merger; keep the connection alive
+        if piece:
+            yield _event("content_block_delta", index=0, delta={"type": "text_delta", "text": piece})
+        if isinstance(event, PanelDone):
+            usage = total_usage(event.reply)
+            bench = bench_object(event.reply)
+            yield _event("content_block_stop", index=0)
+            yield _event(
+                "message_delta",
+                delta={"stop_reason": "end_turn", "stop_sequence": None},
+                usage={"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+                bench=bench,
+            )
+            yield _event("message_stop", bench=bench)

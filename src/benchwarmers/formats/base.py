@@ -1,0 +1,227 @@
+"""The contract every inbound format follows, and the pieces they all share.
+
+A *format* translates one API's wire shape (OpenAI chat completions, OpenAI
+Responses, Anthropic Messages, Gemini, Ollama) into our one internal `Ask`
+and translates the panel's answer back. Formats know `types`, `errors` and
+this module (plus `formats.panel_text` and `formats.errors`); they never
+import an engine, the store, the server or httpx. The server route for a
+format is the glue: it reads the body, calls the format's parser, runs the
+engine, and hands the reply or the event stream back to the format.
+
+A format module exposes, at module level:
+
+``NAME: str``
+    The format's short name ("openai_chat", "responses", "anthropic",
+    "gemini", "ollama"); `formats/errors.py` renders errors by it.
+
+``parse_ask(body: object, *, model: str | None = None) -> Ask``
+    Read the client's decoded JSON body (any JSON value: check it is an
+    object first, with `require_object`) into an `Ask`. `model` is given when
+    the model name travels outside the body (Gemini's URL path); otherwise
+    it is read from the body. Use `parse_model_name` for the name, the
+    `require_*` helpers for types, and raise `UserError` (400) with one line
+    that names the field and what was expected; `NotFound` is the route's
+    business (it knows the collections), not the parser's. A request that
+    carries tools in panel or merged mode is refused here with
+    `tools_refused()`. `Ask.stream` says whether the client asked to
+    stream; everything else of the request goes in `Ask.request`.
+
+``render_reply(reply: PanelReply, ask: Ask) -> dict``
+    The whole non-streamed reply body. The text content is
+    `panel_text.reply_text(reply)` (the merger's answer when merged, every
+    seat under its heading otherwise); the `bench` object is
+    `panel_text.bench_object(reply)`, put in the body where the format has
+    room for an extra key, else returned by `bench_header(reply)` for the
+    route to send as the `x-bench` response header.
+
+``render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIterator[bytes]``
+    The streamed reply, in the format's own framing (SSE for OpenAI,
+    Anthropic and Gemini; NDJSON for Ollama). It must write its opening
+    bytes on `PanelStarted` (so the client sees the reply start at once),
+    each seat's text as its `SeatDone` arrives (`panel_text.StreamText`
+    turns events into those pieces, identical across formats), and the
+    `bench` object in its last chunk after `PanelDone`. It never raises for
+    a seat's failure: those are seat statuses inside the text and `bench`.
+
+``MEDIA_TYPE_STREAM: str``
+    The stream's content type ("text/event-stream", "application/x-ndjson").
+
+Errors go out through `formats/errors.py` in the format's own error shape;
+a format module does not build error bodies itself.
+
+Model names are the same in every format: `bench/<collection>` for the
+panel, `bench/<collection>:merged` for one merged answer and
+`bench/<collection>:route` for route mode. `parse_model_name` is the one
+reader of them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from benchwarmers.errors import UserError
+from benchwarmers.formats.panel_text import bench_object
+from benchwarmers.types import AskMode, PanelReply
+
+MODEL_PREFIX = "bench/"
+MODES: tuple[AskMode, ...] = ("panel", "merged", "route")
+_COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+MODEL_FORM = "bench/<collection>, bench/<collection>:merged or bench/<collection>:route"
+
+
+def parse_model_name(name: object) -> tuple[str, AskMode]:
+    """`"bench/trio"` -> `("trio", "panel")`, `"bench/trio:merged"` ->
+    `("trio", "merged")`, `"bench/trio:route"` -> `("trio", "route")`.
+
+    Anything else is a `UserError` that shows the form, so a client that
+    sent `gpt-4o` learns at once what this server takes."""
+    if not isinstance(name, str) or not name:
+        raise UserError(f'"model" must be a string: {MODEL_FORM}')
+    if not name.startswith(MODEL_PREFIX):
+        raise UserError(f"model {name!r} is not a collection; name one as {MODEL_FORM}")
+    rest = name[len(MODEL_PREFIX) :]
+    collection, _, suffix = rest.partition(":")
+    mode: AskMode = "panel"
+    if suffix:
+        if suffix not in ("merged", "route"):
+            raise UserError(f"model {name!r}: unknown mode {suffix!r}; name one as {MODEL_FORM}")
+        mode = "merged" if suffix == "merged" else "route"
+    if not _COLLECTION_NAME.match(collection):
+        raise UserError(f"model {name!r} names no collection; name one as {MODEL_FORM}")
+    return collection, mode
+
+
+def model_name(collection: str, mode: AskMode = "panel") -> str:
+    """The name a client uses for a collection in a mode (the inverse of
+    `parse_model_name`)."""
+    return MODEL_PREFIX + collection + ("" if mode == "panel" else f":{mode}")
+
+
+def tools_refused() -> UserError:
+    """The one refusal for tools sent to a panel: a panel answers with text,
+    and route mode is what drives an agent's tools."""
+    return UserError(
+        "a panel answers with text and cannot run tools; "
+        "to let one member drive your tools, use route mode: bench/<collection>:route"
+    )
+
+
+# ------------------------------------------------------------ type checking
+# Each helper raises a UserError that names the field by its JSON path
+# ("messages[2].content"), so a client can find its mistake from one line.
+
+
+def require_object(value: object, where: str = "body") -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise UserError(f"{where} must be a JSON object, not {_json_type(value)}")
+    return value
+
+
+def require_list(value: object, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise UserError(f"{where} must be an array, not {_json_type(value)}")
+    return value
+
+
+def require_str(value: object, where: str) -> str:
+    if not isinstance(value, str):
+        raise UserError(f"{where} must be a string, not {_json_type(value)}")
+    return value
+
+
+def optional_str(body: Mapping[str, Any], key: str, where: str = "") -> str:
+    value = body.get(key)
+    return "" if value is None else require_str(value, where or key)
+
+
+def optional_bool(body: Mapping[str, Any], key: str, where: str = "") -> bool:
+    value = body.get(key)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise UserError(f"{where or key} must be true or false, not {_json_type(value)}")
+    return value
+
+
+def optional_int(body: Mapping[str, Any], key: str, where: str = "", *, minimum: int = 0) -> int | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UserError(f"{where or key} must be an integer, not {_json_type(value)}")
+    if value < minimum:
+        raise UserError(f"{where or key} must be at least {minimum}")
+    return value
+
+
+def optional_float(body: Mapping[str, Any], key: str, where: str = "") -> float | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise UserError(f"{where or key} must be a number, not {_json_type(value)}")
+    # Python's JSON reader takes NaN, Infinity and integers too big for a
+    # float; none of them is a setting a model can be sent.
+    number = float(value) if isinstance(value, float) or abs(value) < 2**53 else math.inf
+    if not math.isfinite(number):
+        raise UserError(f"{where or key} must be a finite number")
+    return number
+
+
+def stop_sequences(value: object, where: str = "stop") -> tuple[str, ...]:
+    """OpenAI's `stop` and its cousins: one string or an array of strings."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    items = require_list(value, where)
+    return tuple(require_str(s, f"{where}[{i}]") for i, s in enumerate(items))
+
+
+def data_url_image(url: str) -> tuple[str, str] | None:
+    """Split `data:image/png;base64,AAAA` into (media type, base64 data);
+    None for a remote URL."""
+    match = re.match(r"^data:([\w.+-]+/[\w.+-]+);base64,(.*)$", url, re.DOTALL)
+    return (match.group(1), match.group(2)) if match else None
+
+
+# Response headers are small by custom: httpx-based clients (all four
+# official SDKs) refuse a header block over 100 KB, nginx's default proxy
+# buffer is 4-8 KB. The answers are in the body's text anyway.
+BENCH_HEADER_BUDGET = 8192
+
+
+def bench_header(reply: PanelReply) -> dict[str, str]:
+    """The `bench` object as a response header, for formats whose reply body
+    has no room for an extra key (compact JSON, ASCII only). Over
+    `BENCH_HEADER_BUDGET` the answers' `content` is left out (marked
+    `"contentOmitted": true`): call ids, statuses and usage always fit."""
+    bench = bench_object(reply)
+    text = json.dumps(bench, separators=(",", ":"), ensure_ascii=True)
+    if len(text) > BENCH_HEADER_BUDGET:
+        bench["seats"] = [{k: v for k, v in seat.items() if k != "content"} for seat in bench["seats"]]
+        if "merged" in bench:
+            bench["merged"] = {k: v for k, v in bench["merged"].items() if k != "content"}
+        bench["contentOmitted"] = True
+        text = json.dumps(bench, separators=(",", ":"), ensure_ascii=True)
+    return {"x-bench": text}
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__

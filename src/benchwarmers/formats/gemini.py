@@ -1,0 +1,343 @@
+"""Gemini (`/v1beta/models/{model}:generateContent`, `:streamGenerateContent`,
+`:countTokens`, and the model list) in and out of a panel.
+
+The model travels in the URL, not the body (`parse_ask(..., model=...)`),
+and the official client sends `bench/trio` as the path
+`models/bench/trio:generateContent`, so the route reads the model as a path
+with slashes. The body is `contents` (roles `user` and `model`, typed
+parts), `systemInstruction`, `generationConfig`; Google's JSON accepts both
+camelCase and snake_case field names, and so do we.
+
+google-genai drops keys it does not know, so the `bench` object goes in
+the `x-bench` response header as well as in the body (and in the last
+chunk of a stream, where raw REST readers find it); the seat headings in
+the text carry the call ids either way.
+
+What a panel cannot honour is refused: tools and function parts, cached
+content, structured output (JSON mime types, schemas), more than one
+candidate, non-image inline data, and any generation setting we cannot pass
+on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from benchwarmers.errors import UserError
+from benchwarmers.formats.base import (
+    model_name,
+    parse_model_name,
+    require_list,
+    require_object,
+    require_str,
+    tools_refused,
+)
+from benchwarmers.formats.base import optional_float as _float
+from benchwarmers.formats.base import optional_int as _int
+from benchwarmers.formats.panel_text import StreamText, bench_object, reply_text, total_usage
+from benchwarmers.types import (
+    Ask,
+    Image,
+    Message,
+    PanelDone,
+    PanelEvent,
+    PanelReply,
+    PanelStarted,
+    Part,
+    Request,
+    Sampling,
+    SeatDone,
+    Text,
+    Usage,
+)
+
+NAME = "gemini"
+MEDIA_TYPE_STREAM = "text/event-stream"
+MEDIA_TYPE_ARRAY_STREAM = "application/json"
+
+GENERATION_METHODS = ("generateContent", "streamGenerateContent", "countTokens")
+ROUTE_ELSEWHERE = (
+    "route mode is served over OpenAI chat completions (/v1/chat/completions) "
+    "and Anthropic Messages (/v1/messages), not the Gemini API"
+)
+# generationConfig keys we cannot pass on but that do not change what is
+# asked: a thinking budget is a hint each member reads its own way.
+_HARMLESS_CONFIG = {"thinkingConfig"}
+_CARRIED_CONFIG = {
+    "temperature",
+    "topP",
+    "topK",
+    "maxOutputTokens",
+    "stopSequences",
+    "seed",
+    "candidateCount",
+    "responseMimeType",
+    "responseModalities",
+}
+# Top-level keys read elsewhere or harmless to leave out (safety settings
+# only loosen or tighten a provider's own filter; labels are billing tags).
+_KNOWN_TOP = {
+    "contents",
+    "systemInstruction",
+    "generationConfig",
+    "tools",
+    "toolConfig",
+    "safetySettings",
+    "labels",
+}
+_REFUSED_TOP = {"cachedContent": "cached content is not kept here; send the whole conversation"}
+
+
+_MODEL_PATH = re.compile(r"(.*?)(?::(generateContent|streamGenerateContent|countTokens))?", re.DOTALL)
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(word.title() for word in rest)
+
+
+def _camel_keys(value: object, where: str) -> dict[str, Any]:
+    """An object with its keys in camelCase (Google's JSON takes either)."""
+    return {_camel(k): v for k, v in require_object(value, where).items()}
+
+
+# ------------------------------------------------------------------ parsing
+
+
+def split_model_path(path: str) -> tuple[str, str]:
+    """`models/bench/trio:generateContent` (or `bench/trio:generateContent`)
+    -> (`bench/trio`, `generateContent`); the method is "" when the path
+    names only a model (`GET /v1beta/models/bench/trio`)."""
+    path = path.removeprefix("models/")
+    match = _MODEL_PATH.fullmatch(path)
+    assert match is not None  # the pattern matches every string
+    return match.group(1), match.group(2) or ""
+
+
+def parse_ask(body: object, *, model: str | None = None) -> Ask:
+    """`model` comes from the URL path; `Ask.stream` is the route's to set
+    (`:streamGenerateContent`), since Gemini says so in the path."""
+    obj = _camel_keys(body, "body")
+    collection, mode = parse_model_name(model)
+    if mode == "route":
+        raise UserError(ROUTE_ELSEWHERE)
+    return Ask(collection=collection, mode=mode, request=_request(obj))
+
+
+def parse_count(body: object, *, model: str) -> Request:
+    """The body of `:countTokens`: `contents`, or a whole
+    `generateContentRequest`."""
+    parse_model_name(model)
+    obj = _camel_keys(body, "body")
+    inner = obj.get("generateContentRequest")
+    return _request(_camel_keys(inner, "generateContentRequest") if inner is not None else obj)
+
+
+def render_count(tokens: int) -> dict[str, Any]:
+    return {"totalTokens": tokens}
+
+
+def _request(obj: Mapping[str, Any]) -> Request:
+    for key, why in _REFUSED_TOP.items():
+        if obj.get(key) is not None:
+            raise UserError(f"{key}: {why}")
+    unknown = sorted(set(obj) - _KNOWN_TOP - set(_REFUSED_TOP) - {"model", "generateContentRequest"})
+    if unknown:
+        raise UserError(
+            f"unknown field {unknown[0]!r}; a request holds contents, systemInstruction, generationConfig"
+        )
+    tools = obj.get("tools")
+    if (tools is not None and require_list(tools, "tools")) or obj.get("toolConfig") is not None:
+        raise tools_refused()
+    contents = require_list(obj.get("contents"), "contents")
+    messages = tuple(
+        m for i, raw in enumerate(contents) if (m := _content(raw, f"contents[{i}]")) is not None
+    )
+    if not messages:
+        raise UserError("contents must hold at least one content with parts")
+    return Request(
+        messages=messages,
+        system=_system(obj.get("systemInstruction")),
+        sampling=_sampling(obj.get("generationConfig")),
+    )
+
+
+def _system(value: object) -> str:
+    if value is None or isinstance(value, str):
+        return value or ""
+    content = _camel_keys(value, "systemInstruction")
+    parts = _parts(content.get("parts"), "systemInstruction.parts", "user")
+    if any(not isinstance(p, Text) for p in parts):
+        raise UserError("systemInstruction holds text parts only")
+    return "\n\n".join(p.text for p in parts if isinstance(p, Text))
+
+
+def _content(raw: object, where: str) -> Message | None:
+    content = _camel_keys(raw, where)
+    role = content.get("role") or "user"
+    if role not in ("user", "model"):
+        raise UserError(f"{where}.role must be 'user' or 'model', not {role!r}")
+    parts = _parts(content.get("parts"), f"{where}.parts", role)
+    if not parts:
+        return None
+    return Message("user" if role == "user" else "assistant", parts)
+
+
+def _parts(value: object, where: str, role: str) -> tuple[Part, ...]:
+    parts: list[Part] = []
+    for i, raw in enumerate(require_list(value, where)):
+        here = f"{where}[{i}]"
+        part = _camel_keys(raw, here)
+        if part.get("functionCall") is not None or part.get("functionResponse") is not None:
+            raise tools_refused()
+        if part.get("thought") is True and role == "model":
+            continue  # a model's own reasoning: no other model could read it
+        if "text" in part:
+            parts.append(Text(require_str(part["text"], f"{here}.text")))
+        elif part.get("inlineData") is not None:
+            parts.append(_inline_image(part["inlineData"], f"{here}.inlineData"))
+        elif part.get("fileData") is not None:
+            parts.append(_file_image(part["fileData"], f"{here}.fileData"))
+        else:
+            known = ", ".join(sorted(k for k in part if k != "thoughtSignature")) or "nothing"
+            raise UserError(
+                f"{here} holds {known}, which cannot be carried; send text, inlineData or fileData"
+            )
+    return tuple(parts)
+
+
+def _image_type(value: object, where: str) -> str:
+    mime = require_str(value, where)
+    if not mime.startswith("image/"):
+        raise UserError(f"{where} {mime!r}: only images can be carried to a panel")
+    return mime
+
+
+def _inline_image(raw: object, where: str) -> Image:
+    data = _camel_keys(raw, where)
+    mime = _image_type(data.get("mimeType"), f"{where}.mimeType")
+    return Image(media_type=mime, data=require_str(data.get("data"), f"{where}.data"))
+
+
+def _file_image(raw: object, where: str) -> Image:
+    data = _camel_keys(raw, where)
+    mime = _image_type(data.get("mimeType"), f"{where}.mimeType")
+    uri = require_str(data.get("fileUri"), f"{where}.fileUri")
+    if not uri.startswith(("http://", "https://")):
+        raise UserError(f"{where}.fileUri must be an http(s) URL; uploaded files are not kept here")
+    return Image(media_type=mime, url=uri)
+
+
+def _sampling(value: object) -> Sampling:
+    if value is None:
+        return Sampling()
+    config = _camel_keys(value, "generationConfig")
+    unknown = sorted(set(config) - _CARRIED_CONFIG - _HARMLESS_CONFIG)
+    if unknown:
+        raise UserError(f"generationConfig.{unknown[0]} cannot be carried to a panel")
+    where = "generationConfig."
+    candidates = _int(config, "candidateCount", where + "candidateCount", minimum=1)
+    if candidates not in (None, 1):
+        raise UserError(
+            "generationConfig.candidateCount: a panel gives one candidate; its seats are in the text"
+        )
+    mime = config.get("responseMimeType")
+    if mime is not None and mime != "text/plain":
+        raise UserError(f"generationConfig.responseMimeType {mime!r}: a panel answers with text/plain")
+    modalities = config.get("responseModalities")
+    if modalities is not None and [
+        str(m).upper() for m in require_list(modalities, "responseModalities")
+    ] != ["TEXT"]:
+        raise UserError("generationConfig.responseModalities: a panel answers with TEXT only")
+    stops = require_list(config.get("stopSequences") or [], where + "stopSequences")
+    return Sampling(
+        temperature=_float(config, "temperature", where + "temperature"),
+        top_p=_float(config, "topP", where + "topP"),
+        top_k=_int(config, "topK", where + "topK", minimum=1),
+        max_tokens=_int(config, "maxOutputTokens", where + "maxOutputTokens", minimum=1),
+        stop=tuple(require_str(s, f"{where}stopSequences[{i}]") for i, s in enumerate(stops)),
+        seed=_int(config, "seed", where + "seed", minimum=-(2**31)),
+    )
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def model_object(collection: str, mode: str = "panel", *, description: str = "") -> dict[str, Any]:
+    """One entry of `GET /v1beta/models`, and the body of a model get."""
+    name = model_name(collection, "merged" if mode == "merged" else "panel")
+    return {
+        "name": "models/" + name,
+        "baseModelId": name,
+        "version": "1",
+        "displayName": name,
+        "description": description,
+        "supportedGenerationMethods": list(GENERATION_METHODS),
+    }
+
+
+def _chunk(
+    ask: Ask, response_id: str, text: str, *, finished: bool, usage: Usage | None = None
+) -> dict[str, Any]:
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}]}, "index": 0}
+    if finished:
+        candidate["finishReason"] = "STOP"
+    out: dict[str, Any] = {"candidates": [candidate]}
+    if usage is not None:
+        out["usageMetadata"] = {
+            "promptTokenCount": usage.input_tokens,
+            "candidatesTokenCount": usage.output_tokens,
+            "totalTokenCount": usage.input_tokens + usage.output_tokens,
+        }
+    out["modelVersion"] = model_name(ask.collection, ask.mode)
+    out["responseId"] = response_id
+    return out
+
+
+def render_reply(reply: PanelReply, ask: Ask) -> dict[str, Any]:
+    body = _chunk(ask, _response_id(), reply_text(reply), finished=True, usage=total_usage(reply))
+    body["bench"] = bench_object(reply)
+    return body
+
+
+def _response_id() -> str:
+    return uuid.uuid4().hex
+
+
+async def render_stream(
+    events: AsyncIterator[PanelEvent], ask: Ask, *, sse: bool = True
+) -> AsyncIterator[bytes]:
+    """`sse` is `?alt=sse` (what the official client asks for): one `data:`
+    line per chunk. Without it Gemini streams one JSON array, element by
+    element, and so do we."""
+    response_id = _response_id()
+    stream_text = StreamText(merged=ask.mode == "merged")
+    first = True
+
+    def frame(chunk: dict[str, Any]) -> bytes:
+        nonlocal first
+        data = json.dumps(chunk, ensure_ascii=False)
+        if sse:
+            return f"data: {data}\r\n\r\n".encode()
+        lead = "[" if first else ",\r\n"
+        first = False
+        return (lead + data).encode()
+
+    async for event in events:
+        piece = stream_text.piece(event)
+        if isinstance(event, PanelStarted):
+            yield frame(_chunk(ask, response_id, "", finished=False))
+        if isinstance(event, SeatDone) and stream_text.merged:
+            yield frame(_chunk(ask, response_id, "", finished=False))  # held back for the merger
+        if piece:
+            yield frame(_chunk(ask, response_id, piece, finished=False))
+        if isinstance(event, PanelDone):
+            last = _chunk(ask, response_id, "", finished=True, usage=total_usage(event.reply))
+            last["bench"] = bench_object(event.reply)
+            yield frame(last)
+            if not sse:
+                yield b"]"

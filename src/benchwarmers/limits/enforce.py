@@ -1,0 +1,309 @@
+"""The limiter: may this call go out now, and what did the provider say?
+
+The caller (`calls/caller.py`) asks three things of it, in order:
+
+    await limiter.admit(endpoint, served, tokens=estimate, max_wait=timeout)
+    await limiter.learn(endpoint, served, status=..., headers=..., body=...)
+    await limiter.spent(endpoint, served, usage=usage)
+
+`admit` counts the request and its estimated tokens against every limit
+that applies (the user's, on the endpoint and on the model; what the
+provider last said; a rest after a 429) all at once or not at all. When a
+limit is full it waits, without blocking the loop, if room frees within
+`max_wait`, else it raises `LimitExceeded` with the time it frees, so the
+call is never sent. Waiters on one model queue first come, first served.
+
+`learn` keeps what headers and 429 bodies say, per endpoint (models behind
+one key share its limits), in the counters and in `learned_limits` for the
+quotas view; a 429 rests the model until the reset (`rest.py`): its row
+says `resting` (seating skips it: `rest.is_resting(model)`), this limiter
+refuses calls to it meanwhile, and it is made `available` again the moment
+the rest ends. What was learned and who rests is read back from the store
+on an endpoint's first call, so a restarted server keeps to it.
+
+`spent` corrects the token estimate with the provider's real count. The
+estimate is remembered in a context variable, so it must be called from the
+task that called `admit` (or one started from it), which the caller does.
+
+Counters are keyed so several servers sharing a Redis share them: the
+user's minute limits are sliding windows, day and month limits fixed
+calendar (UTC) windows restored from the store on first use after a start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from benchwarmers.errors import LimitExceeded
+from benchwarmers.limits import ledger
+from benchwarmers.limits.counters import Admission, Charge, Counters
+from benchwarmers.limits.headers import LearnedLimit, learn
+from benchwarmers.limits.rest import as_utc, rest_model, wake_rested
+from benchwarmers.limits.user_limits import UserLimit, limits_for
+from benchwarmers.store.db import Store
+from benchwarmers.store.schema import Endpoint, Model
+from benchwarmers.store.schema import LearnedLimit as LearnedLimitRow
+from benchwarmers.types import Usage
+
+MINUTE = 60.0
+# How long a 429 that says nothing about when to come back rests a model.
+DEFAULT_REST = 60.0
+
+# (endpoint, served) -> tokens estimated at admit, for `spent` to correct.
+_estimates: ContextVar[dict[tuple[str, str], int] | None] = ContextVar("limit_estimates", default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class _Known:
+    """A provider's limit as the limiter enforces it until `resets_at`."""
+
+    limit: int
+    resets_at: float
+
+
+def _iso(when: float) -> str:
+    return datetime.fromtimestamp(when, UTC).isoformat(timespec="seconds")
+
+
+class Limiter:
+    def __init__(
+        self,
+        store: Store,
+        counters: Counters,
+        *,
+        clock: Callable[[], float] = time.time,
+        default_rest: float = DEFAULT_REST,
+    ) -> None:
+        self.store = store
+        self.counters = counters
+        self.clock = clock
+        self.default_rest = default_rest
+        self._known: dict[str, dict[tuple[str, str], _Known]] = {}
+        self._rests: dict[tuple[str, str], float] = {}
+        self._queues: dict[tuple[str, str], asyncio.Lock] = {}
+        self._restored: set[str] = set()
+        self._recalled: set[str] = set()
+        self._wakers: set[asyncio.Task[None]] = set()
+
+    # ------------------------------------------------------------------ admit
+
+    async def admit(self, endpoint: str, served: str, *, tokens: int, max_wait: float) -> None:
+        deadline = self.clock() + max(max_wait, 0.0)
+        # First come, first served: one model's admits take turns (a check
+        # is one small read; seats of a panel are different models and do
+        # not queue behind each other).
+        async with self._queues.setdefault((endpoint, served), asyncio.Lock()):
+            while (frees_at := await self._attempt(endpoint, served, tokens, deadline)) is not None:
+                await asyncio.sleep(max(frees_at - self.clock(), 0.0))
+
+    async def _attempt(self, endpoint: str, served: str, tokens: int, deadline: float) -> float | None:
+        """Count the call if it fits now (None), else say when room frees;
+        raise when that is after the deadline, or never."""
+        now = self.clock()
+        await self._recall(endpoint, now)
+        rest = self._rests.get((endpoint, served), 0.0)
+        if rest > now:
+            admission, reached = Admission(False, rest), f"{endpoint}/{served} is resting after a 429"
+        else:
+            charges, described = await self._charges(endpoint, served, tokens, now)
+            admission = await self.counters.take(charges, now)
+            if admission.admitted:
+                estimates = dict(_estimates.get() or {})
+                estimates[(endpoint, served)] = tokens
+                _estimates.set(estimates)
+                return None
+            blocked = admission.blocked_by
+            limit = described.get(blocked.key, "a limit") if blocked else "a limit"
+            if admission.frees_at is None:  # only a token count bigger than the limit never fits
+                raise LimitExceeded(f"this call needs about {tokens} tokens, more than {limit} allows")
+            reached = f"{limit} is reached"
+        assert admission.frees_at is not None
+        if admission.frees_at > deadline:
+            raise LimitExceeded(
+                f"{reached}; it frees at {_iso(admission.frees_at)}", frees_at=admission.frees_at
+            )
+        return admission.frees_at
+
+    async def _recall(self, endpoint: str, now: float) -> None:
+        """Once per endpoint per process, take up what the store says is still
+        in force (limits providers reported, models resting after a 429), so
+        a restarted server, or another one, does not call into a known wall."""
+        if endpoint in self._recalled:
+            return
+        self._recalled.add(endpoint)
+        moment = datetime.fromtimestamp(now, UTC)
+        async with self.store.read() as session:
+            learned = list(
+                await session.scalars(select(LearnedLimitRow).where(LearnedLimitRow.endpoint == endpoint))
+            )
+            resting = (
+                await session.execute(
+                    select(Model.served, Model.resting_until)
+                    .join(Endpoint)
+                    .where(Endpoint.name == endpoint, Model.status == "resting", Model.resting_until > moment)
+                )
+            ).all()
+        known = self._known.setdefault(endpoint, {})
+        for row in learned:
+            if row.remaining is None or row.resets_at is None or as_utc(row.resets_at).timestamp() <= now:
+                continue
+            resets_at = as_utc(row.resets_at).timestamp()
+            ceiling = row.limit if row.limit is not None else row.remaining
+            key = (row.unit, row.window)
+            if key not in known:
+                known[key] = _Known(ceiling, resets_at)
+                used = max(ceiling - row.remaining, 0)
+                await self.counters.put(
+                    _learned_key(endpoint, row.unit, row.window), used, resets_at, now, only_if_absent=True
+                )
+        for served, until in resting:  # the query only finds rests with an end
+            rest = as_utc(until).timestamp() if until is not None else now
+            self._rests[(endpoint, served)] = max(rest, self._rests.get((endpoint, served), 0.0))
+
+    async def _charges(
+        self, endpoint: str, served: str, tokens: int, now: float
+    ) -> tuple[list[Charge], dict[str, str]]:
+        charges: list[Charge] = []
+        described: dict[str, str] = {}
+        for limit in await limits_for(self.store, endpoint, served):
+            charge = await self._user_charge(limit, 1 if limit.unit == "requests" else tokens, now)
+            charges.append(charge)
+            described[charge.key] = f"the limit of {limit.describe}"
+        for (unit, window), known in self._known.get(endpoint, {}).items():
+            if known.resets_at > now:
+                key = _learned_key(endpoint, unit, window)
+                amount = 1 if unit == "requests" else tokens
+                charges.append(Charge.fixed(key, amount, known.limit, known.resets_at))
+                per = f" a {window}" if window else ""
+                described[key] = f"{endpoint}'s limit of {known.limit} {unit}{per} (from the provider)"
+        return charges, described
+
+    async def _user_charge(self, limit: UserLimit, amount: int, now: float) -> Charge:
+        scope = f"{limit.endpoint}|{limit.served}"
+        if limit.window == "minute":
+            return Charge.sliding(f"set|{scope}|{limit.unit}|minute", amount, limit.amount, MINUTE)
+        when = datetime.fromtimestamp(now, UTC)
+        if limit.window == "day":
+            period, resets = when.strftime("%Y-%m-%d"), ledger.next_day(when)
+        else:
+            period, resets = when.strftime("%Y-%m"), ledger.next_month(when)
+        key = f"set|{scope}|{limit.unit}|{period}"
+        await self._restore(key, limit, when, resets.timestamp(), now)
+        return Charge.fixed(key, amount, limit.amount, resets.timestamp())
+
+    async def _restore(
+        self, key: str, limit: UserLimit, when: datetime, resets_at: float, now: float
+    ) -> None:
+        """Start a day or month counter from what the store says was spent,
+        once per process, unless the counter (in Redis) already runs."""
+        if key in self._restored:
+            return
+        if limit.window == "day":
+            spent = await ledger.spent_since(self.store, ledger.day_start(when), limit.endpoint, limit.served)
+        else:
+            spent = await ledger.spent_in_month(
+                self.store, ledger.month_of(when), limit.endpoint, limit.served
+            )
+        used = spent.requests if limit.unit == "requests" else spent.tokens
+        await self.counters.put(key, used, resets_at, now, only_if_absent=True)
+        self._restored.add(key)
+
+    # ------------------------------------------------------------------ learn
+
+    async def learn(
+        self, endpoint: str, served: str, *, status: int, headers: Mapping[str, str], body: str = ""
+    ) -> None:
+        now = self.clock()
+        learned = learn(status, headers, body, now)
+        known = self._known.setdefault(endpoint, {})
+        for limit in learned.limits:
+            if limit.remaining is None or limit.resets_at is None or limit.resets_at <= now:
+                continue
+            ceiling = limit.limit if limit.limit is not None else limit.remaining
+            used = max(ceiling - limit.remaining, 0)
+            known[(limit.unit, limit.window)] = _Known(ceiling, limit.resets_at)
+            await self.counters.put(
+                _learned_key(endpoint, limit.unit, limit.window), used, limit.resets_at, now
+            )
+        if learned.limits:
+            await self._keep(endpoint, learned.limits, now)
+        if status == 429:
+            await self._rest(endpoint, served, learned.retry_at, learned.limits, now)
+
+    async def _rest(
+        self, endpoint: str, served: str, retry_at: float | None, limits: tuple[LearnedLimit, ...], now: float
+    ) -> None:
+        if retry_at is None:
+            exhausted = [
+                x.resets_at for x in limits if x.remaining == 0 and x.resets_at and x.resets_at > now
+            ]
+            retry_at = max(exhausted) if exhausted else now + self.default_rest
+        until = max(retry_at, self._rests.get((endpoint, served), 0.0))
+        self._rests[(endpoint, served)] = until
+        reason = f"rate limited by {endpoint} (HTTP 429) until {_iso(until)}"
+        if await rest_model(self.store, endpoint, served, datetime.fromtimestamp(until, UTC), reason):
+            task = asyncio.get_running_loop().create_task(self._wake_at(until))
+            self._wakers.add(task)
+            task.add_done_callback(self._wakers.discard)
+
+    async def _wake_at(self, until: float) -> None:
+        """Bring rested models back the moment their rest ends."""
+        await asyncio.sleep(max(until - self.clock(), 0.0) + 0.01)
+        await wake_rested(self.store)
+
+    async def _keep(self, endpoint: str, limits: tuple[LearnedLimit, ...], now: float) -> None:
+        """Write what was learned to `learned_limits`, for the quotas view."""
+        seen = datetime.fromtimestamp(now, UTC)
+        insert = sqlite_insert if self.store.is_sqlite else pg_insert
+        async with self.store.write() as session:
+            for limit in limits:
+                values = {
+                    "limit": limit.limit,
+                    "remaining": limit.remaining,
+                    "resets_at": datetime.fromtimestamp(limit.resets_at, UTC) if limit.resets_at else None,
+                    "source": limit.source,
+                    "seen_at": seen,
+                }
+                statement = insert(LearnedLimitRow).values(
+                    endpoint=endpoint, unit=limit.unit, window=limit.window, **values
+                )
+                await session.execute(
+                    statement.on_conflict_do_update(
+                        index_elements=["endpoint", "unit", "window"], set_=values
+                    )
+                )
+
+    # ------------------------------------------------------------------ spent
+
+    async def spent(self, endpoint: str, served: str, *, usage: Usage) -> None:
+        """Count the real tokens in place of the estimate made at admit."""
+        estimate = (_estimates.get() or {}).get((endpoint, served), 0)
+        delta = usage.input_tokens + usage.output_tokens - estimate
+        if delta == 0:
+            return
+        now = self.clock()
+        charges = [
+            await self._user_charge(limit, delta, now)
+            for limit in await limits_for(self.store, endpoint, served)
+            if limit.unit == "tokens"
+        ]
+        if charges:
+            await self.counters.adjust(charges, now)
+
+    async def close(self) -> None:
+        for task in list(self._wakers):
+            task.cancel()
+        await self.counters.close()
+
+
+def _learned_key(endpoint: str, unit: str, window: str) -> str:
+    return f"learned|{endpoint}|{unit}|{window or 'any'}"

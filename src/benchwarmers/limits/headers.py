@@ -1,0 +1,272 @@
+"""Learning rate limits from what a provider says: headers and 429 bodies.
+
+Providers say the same few things in several dialects. OpenAI (and the many
+OpenAI-compatible hosts) send `x-ratelimit-{limit,remaining,reset}-{requests,
+tokens}` with resets as Go-style durations (`6m0s`, `1m30.5s`, `20ms`);
+Anthropic sends `anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}`
+with resets as RFC 3339 times; anyone may send `retry-after` (seconds or an
+HTTP date) or `retry-after-ms`; and 429 bodies say it in prose ("Please try
+again in 20s", "Please retry in 1.5s", "requests per day (RPD): Limit 200,
+Used 200") or, for Gemini, as a `retryDelay`. Everything here folds into one
+value, `Learned`: the limits (unit, window, limit, remaining, when it resets,
+as an absolute Unix time) plus when the provider asked us to retry. Absolute
+times are what the limiter and the store need, so relative durations are
+resolved against the `now` the caller passes in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
+from typing import Literal, TypeAlias
+
+Unit: TypeAlias = Literal["requests", "tokens"]
+# "" when the provider did not say (OpenAI's headers never name the window).
+Window: TypeAlias = Literal["minute", "day", ""]
+
+
+@dataclass(frozen=True, slots=True)
+class LearnedLimit:
+    unit: Unit
+    window: Window
+    limit: int | None
+    remaining: int | None
+    resets_at: float | None  # Unix time
+    source: str  # "x-ratelimit", "anthropic-ratelimit", "429 body"
+
+
+@dataclass(frozen=True, slots=True)
+class Learned:
+    limits: tuple[LearnedLimit, ...] = ()
+    # When the provider asked us to come back (retry-after, a 429 body's wait).
+    retry_at: float | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not self.limits and self.retry_at is None
+
+
+def learn(status: int, headers: Mapping[str, str], body: str, now: float) -> Learned:
+    """Everything a reply says about limits. `headers` may use any case."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    limits = [*_openai_style(lowered, now), *_anthropic_style(lowered, now)]
+    retry_at = _retry_after(lowered, now)
+    if status == 429 and body:
+        from_body = _from_body(body, now)
+        limits.extend(from_body.limits)
+        if retry_at is None:
+            retry_at = from_body.retry_at
+    return Learned(tuple(limits), retry_at)
+
+
+# ------------------------------------------------------------ durations, dates
+
+_GO_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
+_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in `6m0s`, `1m30.5s`, `20ms`, `1h2m`, or a bare number of
+    seconds (`12`, `0.5`). None when it is neither."""
+    text = text.strip().lower()
+    if not text:
+        return None
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    pos, total = 0, 0.0
+    for match in _GO_DURATION.finditer(text):
+        if match.start() != pos:
+            return None
+        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        pos = match.end()
+    return total if pos == len(text) and pos > 0 else None
+
+
+def parse_time(text: str) -> float | None:
+    """A Unix time from an RFC 3339 timestamp (`2026-11-30T01:02:03Z`) or an
+    HTTP date (`Mon, 30 Nov 2026 01:02:03 GMT`)."""
+    text = text.strip()
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.timestamp()
+
+
+def _int(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return int(float(text.strip()))
+    except ValueError:
+        return None
+
+
+def _reset(text: str | None, now: float) -> float | None:
+    """A reset given either as a duration from now or as an absolute time."""
+    if text is None:
+        return None
+    seconds = parse_duration(text)
+    if seconds is not None:
+        return now + seconds
+    return parse_time(text)
+
+
+# --------------------------------------------------------------------- headers
+
+# OpenAI-compatible hosts that do name the window append it (Cerebras:
+# `x-ratelimit-limit-requests-day`, `x-ratelimit-remaining-tokens-minute`).
+_OPENAI = re.compile(r"x-ratelimit-(limit|remaining|reset)-(requests|tokens)(?:-(minute|day))?")
+
+
+def _openai_style(headers: Mapping[str, str], now: float) -> list[LearnedLimit]:
+    found: dict[tuple[Unit, Window], dict[str, str]] = {}
+    for name, value in headers.items():
+        match = _OPENAI.fullmatch(name)
+        if match:
+            field, unit, named = match.groups()
+            window: Window = "day" if named == "day" else "minute" if named else ""
+            found.setdefault((_unit(unit), window), {})[field] = value
+    return [
+        LearnedLimit(
+            unit=unit,
+            window=window,
+            limit=_int(fields.get("limit")),
+            remaining=_int(fields.get("remaining")),
+            resets_at=_reset(fields.get("reset"), now),
+            source="x-ratelimit",
+        )
+        for (unit, window), fields in sorted(found.items())
+    ]
+
+
+def _anthropic_style(headers: Mapping[str, str], now: float) -> list[LearnedLimit]:
+    """Anthropic's requests and tokens limits (the tokens one is the tighter
+    of its input and output limits, so those two are not kept apart)."""
+    limits = []
+    for unit in ("requests", "tokens"):
+        prefix = f"anthropic-ratelimit-{unit}-"
+        fields = {k[len(prefix) :]: v for k, v in headers.items() if k.startswith(prefix)}
+        if fields:
+            limits.append(
+                LearnedLimit(
+                    unit=unit,
+                    window="minute",
+                    limit=_int(fields.get("limit")),
+                    remaining=_int(fields.get("remaining")),
+                    resets_at=_reset(fields.get("reset"), now),
+                    source="anthropic-ratelimit",
+                )
+            )
+    return limits
+
+
+def _retry_after(headers: Mapping[str, str], now: float) -> float | None:
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        seconds = parse_duration(millis)
+        if seconds is not None:
+            return now + seconds / 1000.0
+    value = headers.get("retry-after")
+    return _reset(value, now) if value is not None else None
+
+
+# ------------------------------------------------------------------ 429 bodies
+
+_TRY_AGAIN = re.compile(
+    r"(?:try again|retry)\s+(?:in|after)\s+(?:about\s+)?"
+    r"((?:\d+(?:\.\d+)?\s*(?:ms|milliseconds?|seconds?|secs?|minutes?|mins?|hours?|h|m|s)\s*)+)",
+    re.IGNORECASE,
+)
+_RETRY_DELAY = re.compile(r'"retryDelay"\s*:\s*"([^"]+)"')
+_WORDY_UNIT = {
+    "millisecond": "ms",
+    "milliseconds": "ms",
+    "second": "s",
+    "seconds": "s",
+    "sec": "s",
+    "secs": "s",
+    "minute": "m",
+    "minutes": "m",
+    "min": "m",
+    "mins": "m",
+    "hour": "h",
+    "hours": "h",
+}
+_WORDY = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)", re.IGNORECASE)
+_PER_WINDOW = re.compile(
+    r"(requests|tokens)\s+per\s+(min(?:ute)?|day)\b(?:[^:.]*?:\s*limit\s+(\d+))?",
+    re.IGNORECASE,
+)
+# Gemini names the quota instead: "GenerateRequestsPerDayPerProjectPerModel-FreeTier".
+_QUOTA_ID = re.compile(r"(Requests|Tokens)PerMinute|(Requests|Tokens)PerDay", re.IGNORECASE)
+
+
+def _wordy_duration(text: str) -> float | None:
+    """`20s`, `1.5 seconds`, `2 minutes 3 seconds`, `6m0s` as seconds."""
+    go = parse_duration(text.replace(" ", ""))
+    if go is not None:
+        return go
+    total, any_part = 0.0, False
+    for number, word in _WORDY.findall(text):
+        unit = _WORDY_UNIT.get(word.lower(), word.lower())
+        if unit not in _UNIT_SECONDS:
+            return None
+        total += float(number) * _UNIT_SECONDS[unit]
+        any_part = True
+    return total if any_part else None
+
+
+def _unit(word: str) -> Unit:
+    return "tokens" if word.lower().startswith("token") else "requests"
+
+
+def _next_utc_midnight(now: float) -> float:
+    day = datetime.fromtimestamp(now, UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return (day + timedelta(days=1)).timestamp()
+
+
+def _from_body(body: str, now: float) -> Learned:
+    """What a 429 body says. A per-day limit with no stated wait is taken to
+    reset at the next UTC midnight, which is when the daily quotas of the
+    providers that word it so (Groq, Gemini, OpenRouter) roll over or sooner;
+    a per-minute one with no stated wait at the next minute."""
+    retry_at = None
+    match = _TRY_AGAIN.search(body) or _RETRY_DELAY.search(body)
+    if match:
+        seconds = _wordy_duration(match.group(1).strip().rstrip("."))
+        if seconds is not None:
+            retry_at = now + seconds
+    # (unit, window, limit) as the body names them; a 429 means none is left.
+    named: list[tuple[Unit, Window, int | None]] = [
+        (_unit(unit), "day" if window.lower() == "day" else "minute", int(limit) if limit else None)
+        for unit, window, limit in _PER_WINDOW.findall(body)
+    ]
+    if not named:
+        for quota in _QUOTA_ID.finditer(body):
+            per_minute, per_day = quota.group(1), quota.group(2)
+            named.append((_unit(per_minute or per_day), "minute" if per_minute else "day", None))
+    limits = tuple(
+        LearnedLimit(
+            unit,
+            window,
+            amount,
+            0,
+            retry_at or (_next_utc_midnight(now) if window == "day" else now + 60.0),
+            "429 body",
+        )
+        for unit, window, amount in named
+    )
+    if retry_at is None and limits:
+        retry_at = max(limit.resets_at or now for limit in limits)
+    return Learned(limits, retry_at)

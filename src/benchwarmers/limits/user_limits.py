@@ -1,0 +1,123 @@
+"""Limits the user sets, per endpoint or per model (`limit set`, Settings page).
+
+Five kinds, named as the CLI names them: requests per minute, day and month
+(`rpm`, `rpd`, `rpmonth`) and tokens per minute and day (`tpm`, `tpd`). An
+endpoint-wide limit (`served` empty) covers every model behind the key,
+since that is how providers count; a model's own limit narrows it further.
+Both apply to a call at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from sqlalchemy import and_, delete, or_, select
+
+from benchwarmers.errors import UserError
+from benchwarmers.store.db import Store
+from benchwarmers.store.schema import LimitSetting
+
+LimitWindow: TypeAlias = Literal["minute", "day", "month"]
+LimitUnit: TypeAlias = Literal["requests", "tokens"]
+
+# CLI name -> (window, unit); the only combinations there are.
+KINDS: dict[str, tuple[LimitWindow, LimitUnit]] = {
+    "rpm": ("minute", "requests"),
+    "rpd": ("day", "requests"),
+    "rpmonth": ("month", "requests"),
+    "tpm": ("minute", "tokens"),
+    "tpd": ("day", "tokens"),
+}
+KIND_OF = {pair: name for name, pair in KINDS.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class UserLimit:
+    endpoint: str
+    served: str  # "" for the whole endpoint
+    window: LimitWindow
+    unit: LimitUnit
+    amount: int
+
+    @property
+    def kind(self) -> str:
+        return KIND_OF[(self.window, self.unit)]
+
+    @property
+    def describe(self) -> str:
+        scope = f"{self.endpoint}/{self.served}" if self.served else self.endpoint
+        return f"{self.amount} {self.unit} a {self.window} on {scope} (set)"
+
+
+def _view(row: LimitSetting) -> UserLimit:
+    return UserLimit(row.endpoint, row.served, row.window, row.unit, row.amount)  # type: ignore[arg-type]
+
+
+async def set_limits(store: Store, endpoint: str, served: str, amounts: dict[str, int]) -> list[UserLimit]:
+    """Set (or replace) limits by kind name, e.g. `{"rpm": 3, "tpd": 100000}`."""
+    if not endpoint.strip():
+        raise UserError("name the endpoint the limit is for")
+    for kind, amount in amounts.items():
+        if kind not in KINDS:
+            raise UserError(f"unknown limit {kind!r}; use one of {', '.join(KINDS)}")
+        if amount < 1:
+            raise UserError(f"{kind} must be at least 1 (use `limit clear` to remove a limit)")
+    async with store.write() as session:
+        for kind, amount in amounts.items():
+            window, unit = KINDS[kind]
+            row = await session.scalar(
+                select(LimitSetting).where(
+                    LimitSetting.endpoint == endpoint,
+                    LimitSetting.served == served,
+                    LimitSetting.window == window,
+                    LimitSetting.unit == unit,
+                )
+            )
+            if row is None:
+                session.add(
+                    LimitSetting(endpoint=endpoint, served=served, window=window, unit=unit, amount=amount)
+                )
+            else:
+                row.amount = amount
+    return [
+        limit for limit in await list_limits(store) if limit.endpoint == endpoint and limit.served == served
+    ]
+
+
+async def list_limits(store: Store) -> list[UserLimit]:
+    async with store.read() as session:
+        rows = await session.scalars(
+            select(LimitSetting).order_by(
+                LimitSetting.endpoint, LimitSetting.served, LimitSetting.unit, LimitSetting.window
+            )
+        )
+        return [_view(row) for row in rows]
+
+
+async def limits_for(store: Store, endpoint: str, served: str) -> list[UserLimit]:
+    """The endpoint's limits and the model's own: every one a call must fit."""
+    async with store.read() as session:
+        rows = await session.scalars(
+            select(LimitSetting).where(
+                LimitSetting.endpoint == endpoint,
+                or_(LimitSetting.served == "", LimitSetting.served == served),
+            )
+        )
+        return [_view(row) for row in rows]
+
+
+async def clear_limits(store: Store, endpoint: str, served: str = "", kinds: tuple[str, ...] = ()) -> int:
+    """Remove an endpoint's (or one model's) limits, all or the named kinds;
+    how many were removed."""
+    for kind in kinds:
+        if kind not in KINDS:
+            raise UserError(f"unknown limit {kind!r}; use one of {', '.join(KINDS)}")
+    statement = delete(LimitSetting).where(LimitSetting.endpoint == endpoint, LimitSetting.served == served)
+    if kinds:
+        statement = statement.where(
+            or_(*(and_(LimitSetting.window == KINDS[k][0], LimitSetting.unit == KINDS[k][1]) for k in kinds))
+        )
+    async with store.write() as session:
+        result = await session.execute(statement)
+        return int(result.rowcount or 0)  # type: ignore[attr-defined]

@@ -1,0 +1,338 @@
+"""The panel engine: one `Ask` in, `PanelEvent`s out.
+
+It seats the collection, asks every seat at once, hands each seat on the
+moment it is in (already in the call log: the caller records before it
+returns), merges when asked, and ends with the whole reply. A seat's
+failure is that seat's status, never the request's.
+
+The work runs in a task of its own that the event stream only watches:
+when the client hangs up, the stream's consumer goes away but the panel
+still finishes and every seat (and the merge) is still recorded, so a
+verdict can name them later and the bench learns from them. The engine
+knows no HTTP and no format.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from benchwarmers.bench import decisions
+from benchwarmers.calls.caller import CallContext, Caller, CallResult
+from benchwarmers.calls.log import new_ask_id, panel_task
+from benchwarmers.calls.tokens import context_needed
+from benchwarmers.errors import UserError
+from benchwarmers.panel.merge import anonymise, merge_request, parse_merge
+from benchwarmers.panel.seating import PlannedSeat, Seating, seat_panel, unfit_reason
+from benchwarmers.panel.shapes import shape_of
+from benchwarmers.store import registry
+from benchwarmers.types import (
+    Ask,
+    Merged,
+    MergeDone,
+    PanelDone,
+    PanelEvent,
+    PanelReply,
+    PanelStarted,
+    Request,
+    Seat,
+    SeatDone,
+)
+
+if TYPE_CHECKING:
+    from benchwarmers.runtime import Runtime
+
+# Orders aliases best first for one collection and shape (seat caps, merger choice).
+Ranker = Callable[[Any, str, str, list[str]], Awaitable[list[str]]]
+
+# Explorer candidates asked for beyond the seats, in case the first do not fit.
+EXPLORER_SPARES = 5
+
+# Panels whose client left are still running here: a task nobody references
+# can be garbage-collected mid-flight.
+_RUNNING: set[asyncio.Task[None]] = set()
+
+
+class PanelEngine:
+    def __init__(
+        self, runtime: Runtime, *, ranker: Ranker = decisions.rank_aliases, rng: random.Random | None = None
+    ):
+        self.runtime = runtime
+        self.caller = Caller(runtime)
+        self.ranker = ranker
+        self.rng = rng
+
+    async def run(self, ask: Ask) -> AsyncIterator[PanelEvent]:
+        """Seat first (an unknown collection or alias raises here, before any
+        event, so a route can answer 404), then stream the panel."""
+        plan = await self.plan(ask)
+        queue: asyncio.Queue[PanelEvent | BaseException] = asyncio.Queue()
+        task = asyncio.create_task(self._work(plan, queue))
+        _RUNNING.add(task)
+        task.add_done_callback(_RUNNING.discard)
+        while True:
+            item = await queue.get()
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+            if isinstance(item, PanelDone):
+                return
+
+    async def answer(self, ask: Ask) -> PanelReply:
+        """The whole reply at once (non-streamed clients, the CLI, MCP)."""
+        async for event in self.run(ask):
+            if isinstance(event, PanelDone):
+                return event.reply
+        raise RuntimeError("the panel ended without a reply")
+
+    # ----------------------------------------------------------------- plan
+
+    async def plan(self, ask: Ask) -> Plan:
+        if ask.request.tools:
+            raise UserError(
+                "a panel answers with text and cannot run tools; use route mode: bench/<collection>:route"
+            )
+        store = self.runtime.store
+        collection, bench = await asyncio.gather(
+            registry.get_collection(store, ask.collection), registry.list_models(store)
+        )
+        request = _with_system(ask.request, collection.system_prompt)
+        shape = shape_of(request)
+        ranked: list[str] = []
+        if collection.seats > 0 and len(collection.members) > collection.seats:
+            ranked = await self.ranker(store, collection.name, shape, list(collection.members))
+        explorer_order: list[str] = []
+        if collection.explorer_seats > 0:
+            # A few spares: the first in line may not fit this request.
+            explorer_order = await decisions.pick_explorers(
+                store,
+                collection.name,
+                shape,
+                collection.explorer_seats + EXPLORER_SPARES,
+                exclude=(*collection.members, *ask.extra_aliases),
+            )
+
+        def rank(aliases: list[str]) -> list[str]:
+            order = {alias: i for i, alias in enumerate(ranked)}
+            return sorted(aliases, key=lambda a: order.get(a, len(order)))
+
+        seating = seat_panel(
+            collection,
+            request,
+            bench=bench,
+            extras=ask.extra_aliases,
+            explorer_order=explorer_order,
+            rank=rank,
+        )
+        if not seating.seats:
+            reasons = "; ".join(f"{m.alias}: {m.reason}" for m in seating.left_off) or "it has no members"
+            raise UserError(
+                f"no member of bench/{collection.name} can answer this request ({reasons})", status=422
+            )
+        merged = ask.mode == "merged" or collection.reply == "merged"
+        return Plan(
+            ask_id=new_ask_id(),
+            collection=collection,
+            bench={m.alias: m for m in bench},
+            request=request,
+            shape=shape,
+            seating=seating,
+            merged=merged,
+        )
+
+    # ----------------------------------------------------------------- work
+
+    async def _work(self, plan: Plan, queue: asyncio.Queue[PanelEvent | BaseException]) -> None:
+        try:
+            seating = plan.seating
+            queue.put_nowait(
+                PanelStarted(
+                    plan.collection.name,
+                    plan.shape,
+                    tuple((s.label, s.model.alias) for s in seating.seats),
+                    seating.left_off,
+                    merged=plan.merged,
+                )
+            )
+            pending = {asyncio.create_task(self._seat(plan, planned)): planned for planned in seating.seats}
+            history = asyncio.create_task(self._record_seating(plan))
+            done_seats: dict[str, Seat] = {}
+            for finished in asyncio.as_completed(pending):
+                seat = await finished
+                done_seats[seat.seat] = seat
+                queue.put_nowait(SeatDone(seat))
+            seats = tuple(done_seats[s.label] for s in seating.seats)
+            await history
+            merged: Merged | None = None
+            if plan.merged:
+                merged = await self._merge(plan, seats)
+                queue.put_nowait(MergeDone(merged))
+            reply = PanelReply(plan.collection.name, plan.shape, seats, seating.left_off, merged)
+            queue.put_nowait(PanelDone(reply))
+        except BaseException as exc:  # hand the failure to the stream, never lose it
+            queue.put_nowait(exc)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+
+    async def _record_seating(self, plan: Plan) -> None:
+        """A dated line in the seating history when who sits changed; beside
+        the seats, not before them, so it costs the ask no time."""
+        seated = [s.model.alias for s in plan.seating.seats]
+        explorers = [s.model.alias for s in plan.seating.seats if s.explorer]
+        rankings = await decisions.rank(self.runtime.store, plan.collection.name, plan.shape, seated)
+        reason = decisions.seating_reason(rankings, seated, explorers)
+        left = "; ".join(f"{m.alias} left off: {m.reason}" for m in plan.seating.left_off)
+        await decisions.record_seating(
+            self.runtime.store,
+            plan.collection.name,
+            plan.shape,
+            seated,
+            "; ".join(p for p in (reason, left) if p),
+        )
+
+    async def _seat(self, plan: Plan, planned: PlannedSeat) -> Seat:
+        started = time.monotonic()
+        context = CallContext(
+            task=panel_task(plan.collection.name, plan.shape),
+            collection=plan.collection.name,
+            shape=plan.shape,
+            seat=planned.label,
+            ask_id=plan.ask_id,
+            explorer=planned.explorer,
+        )
+        try:
+            result = await self.caller.call(
+                planned.model,
+                plan.request,
+                kind="seat",
+                timeout=plan.collection.seat_timeout,
+                context=context,
+                stream=True,
+            )
+        except Exception as exc:  # a bug in one seat's path must not sink the panel
+            return Seat(
+                "",
+                planned.label,
+                planned.model.alias,
+                "error",
+                time.monotonic() - started,
+                error=f"{type(exc).__name__}: {exc}",
+                explorer=planned.explorer,
+            )
+        return seat_of(result, planned)
+
+    async def _merge(self, plan: Plan, seats: Sequence[Seat]) -> Merged:
+        answered = [s for s in seats if s.status == "ok"]
+        if not answered:
+            return Merged(
+                "",
+                "",
+                "error",
+                0.0,
+                error="no seat answered",
+                note="No seat answered, so nothing was merged.",
+            )
+        anonymised = anonymise(answered, self.rng)
+        request = merge_request(plan.request, anonymised)
+        tried: list[str] = []
+        for model in await self._merger_candidates(plan, seats):
+            result = await self.caller.call(
+                model,
+                request,
+                kind="merge",
+                timeout=plan.collection.seat_timeout,
+                context=CallContext(
+                    task=panel_task(plan.collection.name, plan.shape, "merge"),
+                    collection=plan.collection.name,
+                    shape=plan.shape,
+                    seat="merged",
+                    ask_id=plan.ask_id,
+                ),
+                stream=True,
+            )
+            if result.status == "ok":
+                content, agreement = parse_merge(result.reply.text, anonymised.label_of_letter)
+                if content:
+                    return Merged(
+                        result.call,
+                        model.alias,
+                        "ok",
+                        result.seconds,
+                        content,
+                        usage=result.reply.usage,
+                        agreement=agreement,
+                    )
+            tried.append(f"{model.alias}: {result.status}" + (f" ({result.error})" if result.error else ""))
+        detail = "; ".join(tried) if tried else "no member could merge"
+        return Merged(
+            "",
+            "",
+            "error",
+            0.0,
+            error=detail,
+            note=f"No merger answered ({detail}); the panel's answers follow.",
+        )
+
+    async def _merger_candidates(self, plan: Plan, seats: Sequence[Seat]) -> list[Any]:
+        """The collection's merger alone when it has one; else members by
+        record on this shape, those that did not sit on this panel first (a
+        merger should not judge its own answer where another can), members
+        whose seat failed just now last but one, never one that cannot
+        answer now."""
+        collection = plan.collection
+        if collection.merger:
+            model = plan.bench.get(collection.merger)
+            return [model] if model is not None and not _unfit(model, plan.request) else []
+        ranked = await decisions.pick_mergers(
+            self.runtime.store, collection.name, plan.shape, collection.members
+        )
+        status = {s.alias: s.status for s in seats}
+        fit = [plan.bench[a] for a in ranked if a in plan.bench and not _unfit(plan.bench[a], plan.request)]
+        outside = [m for m in fit if m.alias not in status]
+        answered = [m for m in fit if status.get(m.alias) == "ok"]
+        return outside + answered
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Everything the work needs, looked up once before the first event."""
+
+    ask_id: str
+    collection: registry.CollectionView
+    bench: dict[str, registry.ModelView]
+    request: Request
+    shape: str
+    seating: Seating
+    merged: bool
+
+
+def seat_of(result: CallResult, planned: PlannedSeat) -> Seat:
+    return Seat(
+        call=result.call,
+        seat=planned.label,
+        alias=planned.model.alias,
+        status=result.status,
+        seconds=result.seconds,
+        content=result.reply.text if result.status == "ok" else "",
+        error=result.error,
+        usage=result.reply.usage,
+        frees_at=result.frees_at_iso,
+        explorer=planned.explorer,
+    )
+
+
+def _with_system(request: Request, collection_system: str) -> Request:
+    """The collection's system prompt comes first, the client's after it."""
+    if not collection_system:
+        return request
+    system = collection_system + ("\n\n" + request.system if request.system else "")
+    return replace(request, system=system)
+
+
+def _unfit(model: Any, request: Request) -> bool:
+    return bool(unfit_reason(model, request, context_needed(request), datetime.now(UTC)))

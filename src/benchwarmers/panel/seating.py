@@ -1,0 +1,187 @@
+"""Who sits on a panel for one request, and why the others do not.
+
+Seating is a pure function of what the engine looked up (the collection,
+the bench, each model's judged-seat counts, a ranking) and the request, so
+every rule is testable without a server and every member left off carries a
+reason the client sees in `bench.leftOff`:
+
+* members are seated in their order unless their status keeps them off
+  (onboarding, unavailable, resting, retired) or the request does not fit
+  them (no image reader for an image, a vision model for plain text, a
+  context window too small);
+* `image` models make images and never sit on a text panel;
+* when the collection caps its seats, the eligible members the ranking puts
+  first are seated and the rest are left off, saying so;
+* `--with` extras sit beside the members (an ad hoc model may: it was named);
+* explorer seats go down `explorer_order` (the bench's decisions: fewest
+  judged seats first, so the seat rotates) to the first models that fit,
+  never to ad hoc, retired, resting, unavailable or image models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from benchwarmers.calls.tokens import context_needed
+from benchwarmers.errors import NotFound
+from benchwarmers.types import LeftOff, Request
+
+SEAT_LABEL = "Seat {n}"
+
+
+class SeatableModel(Protocol):
+    """What seating reads of a registry model view (read-only)."""
+
+    @property
+    def alias(self) -> str: ...
+    @property
+    def role(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def ad_hoc(self) -> bool: ...
+    @property
+    def context_window(self) -> int | None: ...
+    @property
+    def vision(self) -> bool: ...
+    @property
+    def resting_until(self) -> datetime | None: ...
+    @property
+    def status_reason(self) -> str: ...
+
+
+class SeatableCollection(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def members(self) -> Sequence[str]: ...  # aliases, in member order
+    @property
+    def seats(self) -> int: ...
+    @property
+    def explorer_seats(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedSeat:
+    label: str
+    model: Any  # a SeatableModel view
+    explorer: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Seating:
+    seats: tuple[PlannedSeat, ...]
+    left_off: tuple[LeftOff, ...]
+
+
+Ranking = Callable[[list[str]], list[str]]
+
+
+def keep_order(aliases: list[str]) -> list[str]:
+    """The ranking used when none is given: member order."""
+    return aliases
+
+
+def seat_panel(
+    collection: SeatableCollection,
+    request: Request,
+    *,
+    bench: Iterable[SeatableModel],
+    extras: Sequence[str] = (),
+    explorer_order: Sequence[str] = (),
+    rank: Ranking = keep_order,
+    now: datetime | None = None,
+) -> Seating:
+    now = now or datetime.now(UTC)
+    needed = context_needed(request)
+    by_alias = {m.alias: m for m in bench}
+    left_off: list[LeftOff] = []
+    eligible: list[SeatableModel] = []
+    for member in (by_alias[alias] for alias in collection.members):
+        reason = unfit_reason(member, request, needed, now)
+        if reason:
+            left_off.append(LeftOff(member.alias, reason))
+        else:
+            eligible.append(member)
+
+    if collection.seats > 0 and len(eligible) > collection.seats:
+        ranked = rank([m.alias for m in eligible])
+        keep = set(ranked[: collection.seats])
+        for member in eligible:
+            if member.alias not in keep:
+                left_off.append(
+                    LeftOff(member.alias, f"ranked below the collection's {collection.seats} seats")
+                )
+        order = {alias: i for i, alias in enumerate(ranked)}
+        eligible = sorted((m for m in eligible if m.alias in keep), key=lambda m: order[m.alias])
+
+    seated: list[PlannedSeat] = []
+    taken = set(collection.members)
+    for model in eligible:
+        seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model))
+    for alias in dict.fromkeys(extras):
+        if alias in taken:
+            continue
+        if alias not in by_alias:
+            raise NotFound(f"no model {alias!r} on the bench to seat beside the collection")
+        model = by_alias[alias]
+        taken.add(alias)
+        reason = unfit_reason(model, request, needed, now)
+        if reason:
+            left_off.append(LeftOff(alias, reason))
+        else:
+            seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model))
+
+    if collection.explorer_seats > 0:
+        explorers = [
+            by_alias[alias]
+            for alias in dict.fromkeys(explorer_order)
+            if alias in by_alias
+            and alias not in taken
+            and _may_explore(by_alias[alias])
+            and not unfit_reason(by_alias[alias], request, needed, now)
+        ]
+        for model in explorers[: collection.explorer_seats]:
+            seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model, explorer=True))
+    return Seating(tuple(seated), tuple(left_off))
+
+
+def unfit_reason(model: SeatableModel, request: Request, needed: int, now: datetime) -> str:
+    """Why this model cannot answer this request now; "" when it can."""
+    if model.role == "image":
+        return "image model: makes images, never seated on a panel"
+    if model.status == "retired":
+        return "retired" + (f": {model.status_reason}" if model.status_reason else "")
+    if model.status == "resting" and (model.resting_until is None or _aware(model.resting_until) > now):
+        until = (
+            f" until {_aware(model.resting_until).isoformat(timespec='seconds')}"
+            if model.resting_until
+            else ""
+        )
+        return f"resting{until} (rate limited)"
+    if model.status == "unavailable":
+        return "unavailable: did not answer its last probe"
+    if model.status == "onboarding":
+        return "onboarding: not yet on the bench"
+    reads_images = model.role == "vision" or model.vision
+    if request.has_images and not reads_images:
+        return "cannot read images, and the request carries one"
+    if not request.has_images and model.role == "vision":
+        return "vision model, seated only for requests with images"
+    if model.context_window and needed > model.context_window:
+        return f"context window {model.context_window} < {needed} tokens needed"
+    return ""
+
+
+def _may_explore(model: SeatableModel) -> bool:
+    """Explorer seats are the bench's own choice: never a model the user
+    keeps out of it (ad hoc) or one that is not plainly available."""
+    return not model.ad_hoc and model.status == "available"
+
+
+def _aware(moment: datetime) -> datetime:
+    """SQLite hands datetimes back naive; they were written as UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -1,0 +1,263 @@
+"""The adapter contract: one class per API kind turns a `Request` into that
+API's call and its reply into `Chunk`s.
+
+An adapter only translates. Sending, framing streams and mapping failures
+live in `transport.py`, so the four adapters differ exactly where the APIs
+do: the body they post, the URL, the auth header, and how a reply or a
+stream event reads. The template `execute` below runs that translation the
+same way for all four, which is also where `after_first_byte` is decided:
+an error counts as after the first byte once a text or tool-call piece has
+reached the caller, which is what route-mode failover needs to know.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterable, AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import httpx
+
+from benchwarmers.errors import ProviderBadReply, ProviderError
+from benchwarmers.providers.transport import Framing, StreamEvent, Transport
+from benchwarmers.types import (
+    ApiKind,
+    Chunk,
+    Finish,
+    FinishReason,
+    Message,
+    Reply,
+    Request,
+    ResponseHeaders,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+    UsageReport,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where one call goes. The key is kept out of `repr`, so a target in a
+    log line or a traceback never shows it."""
+
+    endpoint: str
+    api: ApiKind
+    base_url: str
+    served: str
+    key: str | None = field(default=None, repr=False)
+
+    @property
+    def base(self) -> str:
+        return self.base_url.rstrip("/")
+
+
+@dataclass(frozen=True, slots=True)
+class Outbound:
+    """One prepared HTTP call: where, with which headers, what body."""
+
+    url: str
+    headers: dict[str, str] = field(repr=False)
+    body: dict[str, Any]
+
+
+class StreamDecoder(ABC):
+    """Reads one streamed reply event by event; it may keep state (Anthropic's
+    content blocks, the next tool-call index)."""
+
+    @abstractmethod
+    def is_end(self, event: StreamEvent) -> bool:
+        """Whether this event is the API's end-of-reply marker."""
+
+    @abstractmethod
+    def feed(self, event: StreamEvent) -> list[Chunk]:
+        """The chunks this event carries; raise a `ProviderError` for an
+        error the API sent inside the stream."""
+
+    def close(self) -> list[Chunk]:
+        """Chunks held back until the stream ended (usage, finish)."""
+        return []
+
+
+class Adapter(ABC):
+    api: ClassVar[ApiKind]
+    supports_tools: ClassVar[bool] = True
+    supports_images: ClassVar[bool] = True
+    framing: ClassVar[Framing] = "sse"
+
+    def __init__(self, http: httpx.AsyncClient) -> None:
+        self.transport = Transport(http)
+
+    async def execute(
+        self, target: Target, request: Request, *, stream: bool, timeout: float | None = None
+    ) -> AsyncIterator[Chunk]:
+        """`ResponseHeaders`, then text and tool-call pieces, a `UsageReport`
+        and a `Finish`. Raises `ProviderError` subclasses only."""
+        call = self.prepare(target, request, stream=stream)
+        content_sent = False
+        try:
+            if not stream:
+                headers, body = await self.transport.post_json(
+                    call.url, call.body, headers=call.headers, timeout=timeout
+                )
+                yield headers
+                for chunk in _reading(lambda: self.read_reply(body), headers.status):
+                    content_sent = content_sent or isinstance(chunk, TextDelta | ToolCallDelta)
+                    yield chunk
+                return
+            decoder = self.decoder()
+            status = 0
+            async for item in self.transport.stream(
+                call.url,
+                call.body,
+                headers=call.headers,
+                timeout=timeout,
+                framing=self.framing,
+                is_end=decoder.is_end,
+            ):
+                if isinstance(item, ResponseHeaders):
+                    status = item.status
+                    yield item
+                    continue
+                for chunk in _reading(lambda event=item: decoder.feed(event), status):
+                    content_sent = content_sent or isinstance(chunk, TextDelta | ToolCallDelta)
+                    yield chunk
+            for chunk in _reading(decoder.close, status):
+                yield chunk
+        except ProviderError as error:
+            error.after_first_byte = content_sent
+            raise
+
+    async def list_models(self, target: Target, *, timeout: float | None = 30.0) -> list[str]:
+        """The served ids the endpoint lists now (for discovery and for
+        retiring a model its endpoint stopped listing)."""
+        url, headers = self.models_call(target)
+        body = await self.transport.get_json(url, headers=headers, timeout=timeout)
+        return _reading(lambda: self.read_models(body), 200)
+
+    @abstractmethod
+    def prepare(self, target: Target, request: Request, *, stream: bool) -> Outbound:
+        """The HTTP call for this request. Raises `ProviderError` before
+        anything is sent when the API cannot carry the request."""
+
+    @abstractmethod
+    def read_reply(self, body: Any) -> list[Chunk]:
+        """Chunks of a whole (non-streamed) reply body, headers excluded."""
+
+    @abstractmethod
+    def decoder(self) -> StreamDecoder:
+        """A fresh reader for one streamed reply."""
+
+    @abstractmethod
+    def models_call(self, target: Target) -> tuple[str, dict[str, str]]:
+        """URL and headers of the model-list call."""
+
+    @abstractmethod
+    def read_models(self, body: Any) -> list[str]:
+        """Served ids from the model-list body."""
+
+
+def _reading(read: Any, status: int) -> Any:
+    """Run a reply reader; a reply that lacks what its API promises (a
+    KeyError deep in a dict) is a bad reply, not a crash."""
+    try:
+        return read()
+    except ProviderError:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
+        raise ProviderBadReply(
+            f"unexpected reply shape ({type(error).__name__}: {error})", status=status
+        ) from None
+
+
+# ----------------------------------------------------------------- registry
+
+_MODULES: dict[str, str] = {
+    "openai": "benchwarmers.providers.openai:OpenAIAdapter",
+    "anthropic": "benchwarmers.providers.anthropic:AnthropicAdapter",
+    "gemini": "benchwarmers.providers.gemini:GeminiAdapter",
+    "ollama": "benchwarmers.providers.ollama:OllamaAdapter",
+}
+
+
+def adapter_for(api: ApiKind | str, http: httpx.AsyncClient) -> Adapter:
+    """The adapter for an endpoint's API kind, on the shared client. The
+    adapter modules import this one, so they are looked up by name."""
+    try:
+        module_name, class_name = _MODULES[api].split(":")
+    except KeyError:
+        raise ValueError(f"unknown API kind {api!r} (known: {', '.join(_MODULES)})") from None
+    adapter_class: type[Adapter] = getattr(importlib.import_module(module_name), class_name)
+    return adapter_class(http)
+
+
+# ------------------------------------------------------------------- gather
+
+
+async def gather(chunks: AsyncIterable[Chunk]) -> Reply:
+    """A whole reply from an adapter's chunks: text joined, tool calls
+    assembled from their pieces in index order, usage summed, the last finish."""
+    text: list[str] = []
+    calls: dict[int, dict[str, str]] = {}
+    usage = Usage()
+    finish: FinishReason = "stop"
+    async for chunk in chunks:
+        if isinstance(chunk, TextDelta):
+            text.append(chunk.text)
+        elif isinstance(chunk, ToolCallDelta):
+            call = calls.setdefault(chunk.index, {"id": "", "name": "", "arguments": ""})
+            call["id"] = call["id"] or chunk.id
+            call["name"] = call["name"] or chunk.name
+            call["arguments"] += chunk.arguments
+        elif isinstance(chunk, UsageReport):
+            usage = usage + chunk.usage
+        elif isinstance(chunk, Finish):
+            finish = chunk.reason
+    tool_calls = tuple(ToolCall(c["id"], c["name"], c["arguments"] or "{}") for _, c in sorted(calls.items()))
+    return Reply(text="".join(text), tool_calls=tool_calls, finish=finish, usage=usage)
+
+
+# ------------------------------------------------- helpers the adapters share
+
+
+def synthetic_call_id(index: int, name: str, arguments: str) -> str:
+    """A tool-call id for APIs that send none (Gemini, Ollama): the same call
+    in the same place always gets the same id, so a replayed reply matches."""
+    digest = hashlib.sha256(f"{index}\0{name}\0{arguments}".encode()).hexdigest()[:16]
+    return f"call_{digest}"
+
+
+def tool_names_by_call_id(messages: tuple[Message, ...]) -> dict[str, str]:
+    """Tool names of the calls in a conversation, by call id, for APIs whose
+    tool results must name the tool (Gemini, Ollama)."""
+    return {call.id: call.name for message in messages for call in message.tool_calls}
+
+
+def text_and_tool_calls(
+    text: str, calls: list[tuple[str, str, str]], finish: FinishReason, usage: Usage | None
+) -> list[Chunk]:
+    """The chunks of a whole reply, in the order a stream would give them."""
+    chunks: list[Chunk] = []
+    if text:
+        chunks.append(TextDelta(text))
+    chunks.extend(ToolCallDelta(i, call_id, name, args) for i, (call_id, name, args) in enumerate(calls))
+    if usage is not None:
+        chunks.append(UsageReport(usage))
+    chunks.append(Finish(finish))
+    return chunks
+
+
+def parse_arguments(arguments: str) -> Any:
+    """A tool call's JSON arguments as an object, for APIs that want one
+    (Anthropic, Gemini, Ollama); text that is not a JSON object is kept
+    under `_raw` rather than lost."""
+    try:
+        parsed = json.loads(arguments or "{}")
+    except ValueError:
+        return {"_raw": arguments}
+    return parsed if isinstance(parsed, dict) else {"_raw": arguments}

@@ -1,0 +1,199 @@
+"""Any OpenAI-compatible chat-completions API (OpenAI, OpenRouter, hubs,
+vLLM, llama.cpp, LM Studio...).
+
+The endpoint's base URL includes the version (`https://host/v1`), because
+compatible servers put it in different places; we append
+`/chat/completions` and `/models`. Streams ask for
+`stream_options.include_usage` so the usage ledger gets real token counts
+from a streamed call too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchwarmers.providers.base import (
+    Adapter,
+    Outbound,
+    StreamDecoder,
+    Target,
+    text_and_tool_calls,
+)
+from benchwarmers.providers.transport import StreamEvent, status_error
+from benchwarmers.types import (
+    Chunk,
+    Finish,
+    FinishReason,
+    Image,
+    Request,
+    Text,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolResult,
+    Usage,
+    UsageReport,
+)
+
+FINISH: dict[str, FinishReason] = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "content_filter",
+}
+
+
+class OpenAIAdapter(Adapter):
+    api = "openai"
+
+    def prepare(self, target: Target, request: Request, *, stream: bool) -> Outbound:
+        body: dict[str, Any] = {"model": target.served, "messages": _messages(request)}
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                }
+                for t in request.tools
+            ]
+            if request.tool_choice in ("auto", "none", "required"):
+                body["tool_choice"] = request.tool_choice
+            elif request.tool_choice:
+                body["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
+        sampling = request.sampling
+        for name, value in (
+            ("temperature", sampling.temperature),
+            ("top_p", sampling.top_p),
+            ("top_k", sampling.top_k),
+            ("max_tokens", sampling.max_tokens),
+            ("seed", sampling.seed),
+        ):
+            if value is not None:
+                body[name] = value
+        if sampling.stop:
+            body["stop"] = list(sampling.stop)
+        if stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        return Outbound(f"{target.base}/chat/completions", _headers(target), body)
+
+    def read_reply(self, body: Any) -> list[Chunk]:
+        if body.get("error"):
+            raise status_error(500, {}, body)
+        choice = body["choices"][0]
+        message = choice["message"]
+        calls = [
+            (c["id"], c["function"]["name"], c["function"].get("arguments") or "{}")
+            for c in message.get("tool_calls") or []
+        ]
+        return text_and_tool_calls(
+            message.get("content") or "", calls, _finish(choice.get("finish_reason"), calls), _usage(body)
+        )
+
+    def decoder(self) -> StreamDecoder:
+        return _Decoder()
+
+    def models_call(self, target: Target) -> tuple[str, dict[str, str]]:
+        return f"{target.base}/models", _headers(target)
+
+    def read_models(self, body: Any) -> list[str]:
+        return [str(m["id"]) for m in body["data"]]
+
+
+class _Decoder(StreamDecoder):
+    def __init__(self) -> None:
+        self.finish: FinishReason | None = None
+        self.usage: Usage | None = None
+        self.saw_tool_call = False
+
+    def is_end(self, event: StreamEvent) -> bool:
+        return event.data is None
+
+    def feed(self, event: StreamEvent) -> list[Chunk]:
+        data = event.data
+        if data is None:
+            return []
+        if data.get("error"):
+            # An error inside a stream that began with 200: a server error.
+            raise status_error(500, {}, data)
+        if data.get("usage"):
+            self.usage = _usage(data)
+        chunks: list[Chunk] = []
+        for choice in data.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if delta.get("content"):
+                chunks.append(TextDelta(delta["content"]))
+            for call in delta.get("tool_calls") or []:
+                self.saw_tool_call = True
+                function = call.get("function") or {}
+                chunks.append(
+                    ToolCallDelta(
+                        int(call.get("index", 0)),
+                        call.get("id") or "",
+                        function.get("name") or "",
+                        function.get("arguments") or "",
+                    )
+                )
+            if choice.get("finish_reason"):
+                self.finish = FINISH.get(choice["finish_reason"], "stop")
+        return chunks
+
+    def close(self) -> list[Chunk]:
+        chunks: list[Chunk] = [UsageReport(self.usage)] if self.usage else []
+        finish = self.finish or ("tool_calls" if self.saw_tool_call else "stop")
+        return [*chunks, Finish(finish)]
+
+
+def _headers(target: Target) -> dict[str, str]:
+    return {"authorization": f"Bearer {target.key}"} if target.key else {}
+
+
+def _finish(reason: str | None, calls: list[Any]) -> FinishReason:
+    if reason in FINISH:
+        return FINISH[reason]
+    return "tool_calls" if calls else "stop"
+
+
+def _usage(body: dict[str, Any]) -> Usage | None:
+    usage = body.get("usage")
+    if not usage:
+        return None
+    return Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+
+
+def _messages(request: Request) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "system", "content": request.system}] if request.system else []
+    for message in request.messages:
+        if message.role == "assistant":
+            entry: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+            if message.tool_calls:
+                entry["tool_calls"] = [_tool_call(c) for c in message.tool_calls]
+            out.append(entry)
+            continue
+        # Tool results are their own `tool` messages, before the user's words.
+        out.extend(_tool_result(r) for r in message.tool_results)
+        parts = [p for p in message.parts if isinstance(p, Text | Image)]
+        if not parts:
+            continue
+        if not message.images:
+            out.append({"role": "user", "content": message.text})
+        else:
+            out.append({"role": "user", "content": [_content_part(p) for p in parts]})
+    return out
+
+
+def _content_part(part: Text | Image) -> dict[str, Any]:
+    if isinstance(part, Text):
+        return {"type": "text", "text": part.text}
+    url = part.url or f"data:{part.media_type};base64,{part.data}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _tool_call(call: ToolCall) -> dict[str, Any]:
+    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+
+
+def _tool_result(result: ToolResult) -> dict[str, Any]:
+    content = f"Error: {result.content}" if result.is_error else result.content
+    return {"role": "tool", "tool_call_id": result.call_id, "content": content}

@@ -1,0 +1,366 @@
+"""The one httpx seam every adapter goes through, and the one place upstream
+failures become our errors.
+
+Adapters build URLs, headers and bodies; this module sends them on the
+shared pooled client and maps every way a call can fail, once:
+
+    what happened                                   raised
+    ──────────────────────────────────────────────  ─────────────────────────────────────
+    no answer / no next byte before the deadline    ProviderTimeout
+    connection refused, DNS, TLS, bad URL           ProviderConnectError
+    HTTP 429 (or a RESOURCE_EXHAUSTED /             ProviderRateLimited, retry_after from
+      rate_limit error code on another status)        retry-after-ms, retry-after (seconds
+                                                      or HTTP date), Gemini RetryInfo, or
+                                                      "try again in 20s" in the body
+    HTTP 401 / 403                                  ProviderAuthError
+    any other HTTP >= 400                           ProviderError (message read from the
+                                                      OpenAI, Anthropic, Gemini or Ollama
+                                                      error body)
+    a 200 whose body is not JSON                    ProviderBadReply
+    a stream that breaks, or ends before its end    ProviderBadReply
+      marker, or carries a line that is not JSON
+
+Every error carries the status (when there was one) and the response headers,
+lower-cased, so the limits layer can learn from a refusal as well as from a
+success. `after_first_byte` is set by the adapter (`providers/base.py`),
+which alone knows whether any content reached its caller.
+
+`timeout` is one deadline for the whole call, streaming or not: a seat's
+time is what the caller has, however the provider spends it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import re
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+import httpx
+
+from benchwarmers.errors import (
+    ProviderAuthError,
+    ProviderBadReply,
+    ProviderConnectError,
+    ProviderError,
+    ProviderRateLimited,
+    ProviderTimeout,
+)
+from benchwarmers.providers.sse import SseEvent, ndjson_lines, sse_events
+from benchwarmers.types import ResponseHeaders
+
+Framing = Literal["sse", "ndjson"]
+T = TypeVar("T")
+
+# OpenAI-style streams end with this data line instead of a JSON document.
+DONE = "[DONE]"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEvent:
+    """One event of a stream: the SSE event name ("" for NDJSON or unnamed
+    events) and its parsed JSON (None for the `[DONE]` sentinel)."""
+
+    name: str
+    data: Any
+
+
+class Transport:
+    def __init__(self, http: httpx.AsyncClient) -> None:
+        self.http = http
+
+    async def get_json(self, url: str, *, headers: dict[str, str], timeout: float | None) -> Any:
+        _, body = await self._call("GET", url, None, headers, timeout)
+        return body
+
+    async def post_json(
+        self, url: str, body: dict[str, Any], *, headers: dict[str, str], timeout: float | None
+    ) -> tuple[ResponseHeaders, Any]:
+        return await self._call("POST", url, body, headers, timeout)
+
+    async def stream(
+        self,
+        url: str,
+        body: dict[str, Any],
+        *,
+        headers: dict[str, str],
+        timeout: float | None,
+        framing: Framing,
+        is_end: Callable[[StreamEvent], bool],
+    ) -> AsyncIterator[ResponseHeaders | StreamEvent]:
+        """`ResponseHeaders`, then the stream's events. Reads to the end of the
+        body (Gemini sends its usage after the finish) and raises
+        `ProviderBadReply` if no event satisfied `is_end`."""
+        deadline = _deadline(timeout)
+        request = self.http.build_request(
+            "POST", url, json=body, headers=headers, timeout=_httpx_timeout(timeout)
+        )
+        response = await _sending(self.http.send(request, stream=True), deadline)
+        try:
+            if response.status_code >= 400:
+                raw = await _reading(response.aread(), deadline, response)
+                raise status_error(response.status_code, _headers(response), raw)
+            yield ResponseHeaders(response.status_code, tuple(_headers(response).items()))
+            lines = response.aiter_lines()
+            texts = sse_events(lines) if framing == "sse" else _as_events(ndjson_lines(lines))
+            ended = False
+            while True:
+                try:
+                    item = await _reading(anext(texts), deadline, response)
+                except StopAsyncIteration:
+                    break
+                event = _parse_event(item.name, item.data, response)
+                ended = ended or is_end(event)
+                yield event
+            if not ended:
+                raise ProviderBadReply(
+                    "the stream ended before its end marker",
+                    status=response.status_code,
+                    headers=_headers(response),
+                )
+        finally:
+            await response.aclose()
+
+    async def _call(
+        self,
+        method: str,
+        url: str,
+        body: dict[str, Any] | None,
+        headers: dict[str, str],
+        timeout: float | None,
+    ) -> tuple[ResponseHeaders, Any]:
+        deadline = _deadline(timeout)
+        request = self.http.build_request(
+            method, url, json=body, headers=headers, timeout=_httpx_timeout(timeout)
+        )
+        response = await _sending(self.http.send(request, stream=True), deadline)
+        try:
+            raw = await _reading(response.aread(), deadline, response)
+        finally:
+            await response.aclose()
+        found = _headers(response)
+        if response.status_code >= 400:
+            raise status_error(response.status_code, found, raw)
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            raise ProviderBadReply(
+                f"the reply is not JSON: {_snippet(raw)}", status=response.status_code, headers=found
+            ) from None
+        return ResponseHeaders(response.status_code, tuple(found.items())), parsed
+
+
+# ------------------------------------------------------------ error mapping
+
+
+def status_error(status: int, headers: dict[str, str], raw: bytes | str | Any) -> ProviderError:
+    """The error for an HTTP error status, or for an error object an API sent
+    inside a 200 stream (`raw` may then be the already parsed JSON)."""
+    body = _loads(raw) if isinstance(raw, bytes | str) else raw
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw if isinstance(raw, str) else ""
+    message = error_message(body) or _snippet(text) or f"HTTP {status}"
+    retry = retry_after_seconds(headers, message, body)
+    kwargs: dict[str, Any] = {"status": status, "retry_after": retry, "headers": headers}
+    if status == 429 or _is_rate_limit_code(body):
+        return ProviderRateLimited(message, **kwargs)
+    if status in (401, 403):
+        return ProviderAuthError(message, **kwargs)
+    return ProviderError(message, **kwargs)
+
+
+def error_message(body: Any) -> str:
+    """The human message from any of the four APIs' error bodies:
+    OpenAI `{"error": {"message"}}`, Anthropic `{"type": "error", "error":
+    {"message"}}`, Gemini `{"error": {"message", "status"}}` (sometimes in a
+    list), Ollama `{"error": "..."}`."""
+    if isinstance(body, list) and body:
+        return error_message(body[0])
+    if not isinstance(body, dict):
+        return ""
+    error = body.get("error")
+    if isinstance(error, str):
+        return error
+    if isinstance(error, dict):
+        return str(error.get("message") or error.get("status") or error.get("type") or "")
+    return str(body.get("message") or body.get("detail") or "")
+
+
+def _is_rate_limit_code(body: Any) -> bool:
+    if isinstance(body, list) and body:
+        body = body[0]
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return False
+    codes = {str(error.get(key, "")).lower() for key in ("type", "code", "status")}
+    return bool(codes & {"rate_limit_error", "rate_limit_exceeded", "resource_exhausted"})
+
+
+# -------------------------------------------------------------- retry-after
+
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+_UNIT_WORDS = {
+    "ms": "ms",
+    "millisecond": "ms",
+    "milliseconds": "ms",
+    "s": "s",
+    "sec": "s",
+    "secs": "s",
+    "second": "s",
+    "seconds": "s",
+    "m": "m",
+    "min": "m",
+    "mins": "m",
+    "minute": "m",
+    "minutes": "m",
+    "h": "h",
+    "hr": "h",
+    "hrs": "h",
+    "hour": "h",
+    "hours": "h",
+}
+_PIECE = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(milliseconds?|ms|seconds?|secs?|minutes?|mins?|hours?|hrs?|h|m|s)(?![a-z])", re.I
+)
+_PHRASE = re.compile(
+    r"(?:try again|retry)\s+(?:in|after)\s+((?:\d+(?:\.\d+)?\s*"
+    r"(?:milliseconds?|ms|seconds?|secs?|minutes?|mins?|hours?|hrs?|h|m|s)\s*)+)",
+    re.I,
+)
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in a duration as providers write them: `6m0s`, `1.5s`, `20ms`,
+    `1h2m`, `30 seconds`; a bare number is seconds. None if unreadable."""
+    text = text.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    pieces = _PIECE.findall(text)
+    if not pieces or _PIECE.sub("", text).strip():
+        return None
+    return sum(float(number) * _UNIT_SECONDS[_UNIT_WORDS[unit.lower()]] for number, unit in pieces)
+
+
+def retry_after_seconds(headers: dict[str, str], message: str = "", body: Any = None) -> float | None:
+    """How long the provider asked us to wait, from the first source that
+    says: `retry-after-ms`, `retry-after` (seconds or an HTTP date), Gemini's
+    `RetryInfo.retryDelay`, or a "try again in 20s" phrase in the message."""
+    if "retry-after-ms" in headers:
+        try:
+            return float(headers["retry-after-ms"]) / 1000
+        except ValueError:
+            pass
+    if "retry-after" in headers:
+        value = headers["retry-after"].strip()
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            try:
+                when = email.utils.parsedate_to_datetime(value)
+            except (TypeError, ValueError):
+                when = None
+            if when is not None:
+                return max(0.0, when.timestamp() - time.time())
+    delay = _gemini_retry_delay(body)
+    if delay is not None:
+        return delay
+    match = _PHRASE.search(message)
+    return parse_duration(match.group(1)) if match else None
+
+
+def _gemini_retry_delay(body: Any) -> float | None:
+    if isinstance(body, list) and body:
+        body = body[0]
+    error = body.get("error") if isinstance(body, dict) else None
+    details = error.get("details") if isinstance(error, dict) else None
+    for detail in details if isinstance(details, list) else []:
+        if isinstance(detail, dict) and isinstance(detail.get("retryDelay"), str):
+            return parse_duration(detail["retryDelay"])
+    return None
+
+
+# ---------------------------------------------------------------- plumbing
+
+
+async def _as_events(lines: AsyncIterator[str]) -> AsyncIterator[SseEvent]:
+    """NDJSON lines as unnamed events, so both framings read alike."""
+    async for line in lines:
+        yield SseEvent("", line)
+
+
+def _parse_event(name: str, data: str, response: httpx.Response) -> StreamEvent:
+    if data.strip() == DONE:
+        return StreamEvent(name, None)
+    try:
+        return StreamEvent(name, json.loads(data))
+    except ValueError:
+        raise ProviderBadReply(
+            f"a stream event is not JSON: {_snippet(data)}",
+            status=response.status_code,
+            headers=_headers(response),
+        ) from None
+
+
+def _deadline(timeout: float | None) -> float | None:
+    return None if timeout is None else time.monotonic() + timeout
+
+
+def _httpx_timeout(timeout: float | None) -> httpx.Timeout | httpx._client.UseClientDefault:
+    return httpx.USE_CLIENT_DEFAULT if timeout is None else httpx.Timeout(timeout)
+
+
+async def _within(step: Awaitable[T], deadline: float | None) -> T:
+    if deadline is None:
+        return await step
+    return await asyncio.wait_for(step, max(0.0, deadline - time.monotonic()))
+
+
+async def _sending(step: Awaitable[httpx.Response], deadline: float | None) -> httpx.Response:
+    """Send and wait for the status line: failures here mean no reply at all."""
+    try:
+        return await _within(step, deadline)
+    except (TimeoutError, httpx.TimeoutException):
+        raise ProviderTimeout("no reply before the deadline") from None
+    except (httpx.InvalidURL, httpx.UnsupportedProtocol) as error:
+        raise ProviderConnectError(f"bad URL: {error}") from None
+    except httpx.TransportError as error:
+        raise ProviderConnectError(f"could not connect: {error or type(error).__name__}") from None
+
+
+async def _reading(step: Awaitable[T], deadline: float | None, response: httpx.Response) -> T:
+    """Read more of a body: failures here mean a reply began and broke."""
+    found = _headers(response)
+    try:
+        return await _within(step, deadline)
+    except (TimeoutError, httpx.TimeoutException):
+        raise ProviderTimeout(
+            "the reply stalled before the deadline", status=response.status_code, headers=found
+        ) from None
+    except httpx.TransportError as error:
+        raise ProviderBadReply(
+            f"the reply broke off: {error or type(error).__name__}",
+            status=response.status_code,
+            headers=found,
+        ) from None
+
+
+def _headers(response: httpx.Response) -> dict[str, str]:
+    return {name.lower(): value for name, value in response.headers.items()}
+
+
+def _loads(raw: bytes | str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def _snippet(raw: bytes | str, limit: int = 300) -> str:
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."

@@ -1,0 +1,75 @@
+"""The Runtime: what one process opens once and everything else borrows.
+
+The server, each CLI command and each test open one Runtime; it holds the
+data folder, the migrated store, the one pooled HTTP client every outbound
+call shares (connection reuse matters when a panel fans out to many models
+on one provider), and the settings.
+
+    async with Runtime.open() as rt:                 # home and database from the environment
+        await registry.list_models(rt.store)
+
+    async with Runtime.open(home=tmp_path, database_url="postgresql://...") as rt: ...
+
+Extending it: add an attribute below (with a default when it is built
+after the store, e.g. `limiter`), build it in `open` and close it in the
+`finally` block, in reverse order of opening.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+
+from benchwarmers.config.home import ensure_home, resolve_home
+from benchwarmers.config.settings import Settings
+from benchwarmers.limits.counters import Counters, MemoryCounters, open_counters
+from benchwarmers.limits.enforce import Limiter
+from benchwarmers.store.db import Store, sqlite_url
+from benchwarmers.store.migrate import migrate
+
+DATABASE_URL_ENV = "BENCHWARMERS_DATABASE_URL"
+# Counters in Redis, so several servers share rate limits; else in this process.
+REDIS_URL_ENV = "BENCHWARMERS_REDIS_URL"
+
+# A panel fans out to many seats at once, often on one provider: a generous pool.
+# No default timeout: every call passes its own (the seat's time), and streams may run long.
+HTTP_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50, keepalive_expiry=30.0)
+
+
+class Runtime:
+    def __init__(
+        self,
+        home: Path,
+        store: Store,
+        http: httpx.AsyncClient,
+        settings: Settings,
+        limiter: Limiter | None = None,
+    ) -> None:
+        self.home = home
+        self.store = store
+        self.http = http
+        self.settings = settings
+        self.limiter = limiter or Limiter(store, MemoryCounters())
+        self.counters: Counters = self.limiter.counters
+
+    @classmethod
+    @asynccontextmanager
+    async def open(cls, home: Path | None = None, database_url: str | None = None) -> AsyncIterator[Runtime]:
+        """Resolve and check the data folder, open and migrate the store
+        (`database_url`, else `BENCHWARMERS_DATABASE_URL`, else SQLite in the
+        data folder), and open the HTTP client."""
+        folder = ensure_home(home if home is not None else resolve_home())
+        url = database_url or os.environ.get(DATABASE_URL_ENV, "").strip() or sqlite_url(folder)
+        store = Store(url)
+        limiter = Limiter(store, open_counters(os.environ.get(REDIS_URL_ENV, "").strip() or None))
+        try:
+            await migrate(store)
+            async with httpx.AsyncClient(limits=HTTP_LIMITS, timeout=None, http1=True, http2=False) as http:
+                yield cls(home=folder, store=store, http=http, settings=Settings(store), limiter=limiter)
+        finally:
+            await limiter.close()
+            await store.close()

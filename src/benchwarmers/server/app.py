@@ -1,0 +1,99 @@
+"""The one ASGI app: gateway, MCP, verdicts and dashboard on one port.
+
+    app = create_app(lambda: Runtime.open(home, database_url), bind_host="127.0.0.1")
+
+The app's lifespan opens the runtime (store migrated, pooled http client,
+settings) and closes it on shutdown; routes reach it through
+`deps.runtime_of(request)`. Routers are listed in `routes/__init__.py`, one
+line each. In front of everything sit `errors.CatchAll` (no traceback ever
+reaches a client) and `guard.Guard` (Host, Origin, gateway keys, body size
+and depth).
+
+FastAPI's own docs (`/docs`, `/redoc`, `/openapi.json`) are off: the gateway
+speaks other vendors' APIs, documented by them, and an OpenAPI page would
+only advertise the attack surface of an exposed server. The README and the
+routes' docstrings are the documentation.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fastapi import APIRouter, FastAPI
+
+from benchwarmers import __version__
+from benchwarmers.server.errors import CatchAll, install_error_handlers
+from benchwarmers.server.guard import Guard, GuardState
+from benchwarmers.server.routes import ROUTERS
+
+if TYPE_CHECKING:
+    from benchwarmers.runtime import Runtime
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8122
+
+RuntimeFactory = Callable[[], AbstractAsyncContextManager["Runtime"]]
+
+
+def create_app(
+    open_runtime: RuntimeFactory,
+    *,
+    bind_host: str = DEFAULT_HOST,
+    routers: Sequence[str | APIRouter] = ROUTERS,
+) -> FastAPI:
+    """The app, not yet started. `bind_host` is the address the server
+    listens on: beyond loopback, the guard requires gateway keys. `routers`
+    are dotted module names (each with a `router`) or routers themselves
+    (tests add their own). `app.state.guard` is the guard's state (its
+    `rate_check` is swappable)."""
+    guard_state = GuardState(bind_host=bind_host)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with open_runtime() as runtime:
+            app.state.runtime = runtime
+            guard_state.attach(runtime.store)
+            try:
+                yield
+            finally:
+                app.state.runtime = None
+
+    app = FastAPI(
+        title="Benchwarmers",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+    app.state.guard = guard_state
+    app.state.runtime = None
+    install_error_handlers(app)
+    for dotted in routers:
+        app.include_router(_router(dotted))
+    # The last added is the outermost: CatchAll wraps the guard wraps the routes.
+    app.add_middleware(Guard, state=guard_state)
+    app.add_middleware(CatchAll)
+    return app
+
+
+def app_for_home(home: Path, database_url: str | None = None, *, bind_host: str = DEFAULT_HOST) -> FastAPI:
+    """The app over a data folder (and optionally a database URL)."""
+    from benchwarmers.runtime import Runtime
+
+    return create_app(lambda: Runtime.open(home, database_url), bind_host=bind_host)
+
+
+def _router(dotted: str | APIRouter) -> APIRouter:
+    if isinstance(dotted, APIRouter):
+        return dotted
+    router = getattr(importlib.import_module(dotted), "router", None)
+    if not isinstance(router, APIRouter):
+        raise TypeError(
+            f"{dotted} is listed in server/routes/__init__.py but defines no `router = APIRouter()`"
+        )
+    return router

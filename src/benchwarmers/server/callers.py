@@ -1,0 +1,85 @@
+"""Who is calling: the local owner, or a gateway key with its scope.
+
+The guard authenticates every gateway request and puts a `Caller` on the
+request scope (`scope["state"]["caller"]`, i.e. `request.state.caller`).
+Routes never look at keys themselves; they ask:
+
+    caller = caller_of(request)
+    if not caller_may_call(caller, collection):
+        raise Refused(f"this key may not call bench/{collection}", status=403)
+
+and `GET /v1/models`-style listings filter with the same function.
+
+The per-key request rate is checked through `RateCheck`, one small async
+function, so the limits layer can swap the in-process counter for a shared
+(Redis) one without touching the guard: set `app.state.gateway_rate_check`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from benchwarmers.server.gatewaykeys import KeyInfo, collection_name
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """`name` is the key's name, or "owner" for the person running the server
+    (loopback without keys, or the dashboard). Empty `collections` = all."""
+
+    name: str
+    collections: frozenset[str] = frozenset()
+    owner: bool = False
+
+    @classmethod
+    def from_key(cls, key: KeyInfo) -> Caller:
+        return cls(name=key.name, collections=frozenset(key.collections))
+
+
+OWNER = Caller(name="owner", owner=True)
+
+
+def caller_may_call(caller: Caller, collection: str) -> bool:
+    """Whether `caller` may ask `collection` (`trio`, `bench/trio` or
+    `bench/trio:merged` all name the same collection)."""
+    return caller.owner or not caller.collections or collection_name(collection) in caller.collections
+
+
+def caller_of(request: Any) -> Caller:
+    """The caller the guard put on this request (a Starlette `Request` or a
+    raw ASGI scope). A request the guard never saw (an app built without it)
+    gets no rights rather than all of them."""
+    scope = request if isinstance(request, dict) else request.scope
+    caller = scope.get("state", {}).get("caller")
+    if isinstance(caller, Caller):
+        return caller
+    return Caller(name="unauthenticated", collections=frozenset({""}))
+
+
+# Given a key's name and its limit per minute, count one request and return
+# 0 when it may go, else the seconds until it may.
+RateCheck: TypeAlias = Callable[[str, int], Awaitable[float]]
+
+
+class InProcessRate:
+    """A sliding one-minute window per key, in this process's memory."""
+
+    WINDOW = 60.0
+
+    def __init__(self) -> None:
+        self._seen: dict[str, deque[float]] = {}
+
+    async def __call__(self, key: str, per_minute: int) -> float:
+        # No await inside: one event loop runs this whole body at once.
+        now = time.monotonic()
+        seen = self._seen.setdefault(key, deque())
+        while seen and now - seen[0] >= self.WINDOW:
+            seen.popleft()
+        if len(seen) >= per_minute:
+            return self.WINDOW - (now - seen[0])
+        seen.append(now)
+        return 0.0

@@ -1,0 +1,166 @@
+"""Every error the server answers, in the caller's API format.
+
+A caller's mistake is a 4xx that says what was wrong, in the shape of the
+API the caller speaks (`formats.errors`): our `UserError` tree keeps its
+status; FastAPI's validation errors and malformed JSON are 400s; unknown
+paths and methods keep Starlette's 404/405. An outbound failure that
+escapes an engine is a 502 (the provider failed, not the caller), a store
+that cannot be reached a 503. Only a genuine bug of ours is a 500, and even
+then the reply is one line with an id to find the logged traceback by,
+never the traceback itself (`CatchAll`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import secrets
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from benchwarmers.errors import LimitExceeded, ProviderError, Refused, StoreError, UserError
+from benchwarmers.formats.errors import error_body, format_for_path
+from benchwarmers.server.guard import ASGIApp, Message, Receive, Scope, Send
+
+log = logging.getLogger(__name__)
+
+
+def error_response(
+    request: Request,
+    status: int,
+    message: str,
+    headers: Mapping[str, str] | None = None,
+    *,
+    malformed: bool = False,
+) -> JSONResponse:
+    """An error reply in the format of the request's path."""
+    body = error_body(format_for_path(request.url.path), status, message, malformed=malformed)
+    return JSONResponse(body, status_code=status, headers=dict(headers or {}))
+
+
+async def read_json(request: Request) -> Any:
+    """The request's body as JSON, or a 400 saying why it is not. Routes that
+    read the raw body use this instead of `request.json()`."""
+    raw = await request.body()
+    if not raw.strip():
+        raise UserError("the request body is empty; send a JSON object")
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError:
+        raise UserError("the request body is not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise UserError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(UserError, _user_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
+    app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
+    app.add_exception_handler(json.JSONDecodeError, _json_error)  # type: ignore[arg-type]
+    app.add_exception_handler(UnicodeDecodeError, _unicode_error)  # type: ignore[arg-type]
+    app.add_exception_handler(ProviderError, _provider_error)  # type: ignore[arg-type]
+    app.add_exception_handler(StoreError, _store_error)  # type: ignore[arg-type]
+
+
+async def _user_error(request: Request, exc: UserError) -> JSONResponse:
+    headers = exc.headers if isinstance(exc, Refused) else None
+    return error_response(request, exc.status, str(exc), headers)
+
+
+async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+    problems = list(exc.errors())
+    if any(p.get("type") == "json_invalid" for p in problems):
+        detail = next(p for p in problems if p.get("type") == "json_invalid")
+        reason = (detail.get("ctx") or {}).get("error", "not valid JSON")
+        return error_response(request, 400, f"malformed JSON: {reason}", malformed=True)
+    lines = [_problem_line(p) for p in problems[:5]]
+    more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+    return error_response(request, 400, "; ".join(lines) + more)
+
+
+def _problem_line(problem: Mapping[str, Any]) -> str:
+    where = ".".join(str(part) for part in problem.get("loc", ()) if part != "body") or "body"
+    return f"{where}: {problem.get('msg', 'invalid')}"
+
+
+async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    message = exc.detail if isinstance(exc.detail, str) else json.dumps(exc.detail)
+    if exc.status_code == 404 and message == "Not Found":
+        message = f"no route {request.method} {request.url.path}"
+    elif exc.status_code == 405:
+        message = f"{request.method} is not allowed on {request.url.path}"
+    return error_response(request, exc.status_code, message, exc.headers)
+
+
+async def _json_error(request: Request, exc: json.JSONDecodeError) -> JSONResponse:
+    message = f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+    return error_response(request, 400, message, malformed=True)
+
+
+async def _unicode_error(request: Request, exc: UnicodeDecodeError) -> JSONResponse:
+    return error_response(request, 400, "the request body is not UTF-8 text", malformed=True)
+
+
+async def _provider_error(request: Request, exc: ProviderError) -> JSONResponse:
+    if isinstance(exc, LimitExceeded):
+        headers = {}
+        if exc.frees_at is not None:
+            headers["retry-after"] = str(max(1, math.ceil(exc.frees_at - time.time())))
+        return error_response(request, 429, str(exc.message), headers)
+    return error_response(request, 502, f"the model's provider failed: {exc}")
+
+
+async def _store_error(request: Request, exc: StoreError) -> JSONResponse:
+    log.error("store error on %s %s: %s", request.method, request.url.path, exc)
+    return error_response(request, 503, "the server's store is not available; try again shortly")
+
+
+class CatchAll:
+    """The outermost middleware: a bug anywhere below answers a 500 in the
+    caller's format with an id, and the traceback goes to the log only. If
+    the reply had already started, the connection is cut (the client sees a
+    broken stream, which is the truth) and the bug is logged the same way."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception:
+            error_id = secrets.token_hex(4)
+            log.exception("internal error %s on %s %s", error_id, scope.get("method"), scope.get("path"))
+            if started:
+                return
+            fmt = format_for_path(scope.get("path", "/"))
+            body = json.dumps(error_body(fmt, 500, f"internal error {error_id}; the server log has it"))
+            raw = body.encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 500,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(raw)).encode()),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": raw, "more_body": False})

@@ -1,0 +1,143 @@
+"""Gateway keys: who may call the gateway, which collections, how often.
+
+A key is shown once, when it is made, and never again: the store keeps only
+its SHA-256 (to recognise it) and its first characters (so a list can tell
+keys apart). Keys are high-entropy random tokens, so a plain hash is the
+right tool (a slow password hash buys nothing and costs every request).
+
+Lookups go through `KeyCache`, which reloads the (small) table at most every
+few seconds: a request costs one hash and a dict lookup, a revocation takes
+effect at once in this process and within `KeyCache.ttl` in other replicas.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import delete, select
+
+from benchwarmers.errors import Conflict, NotFound, UserError
+from benchwarmers.store.db import Store
+from benchwarmers.store.schema import GatewayKey
+
+SECRET_PREFIX = "bw-"
+SHOWN_PREFIX_LENGTH = 10
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass(frozen=True, slots=True)
+class KeyInfo:
+    """What may be known about a key: everything but the key itself."""
+
+    name: str
+    prefix: str
+    collections: tuple[str, ...]
+    requests_per_minute: int | None
+    created_at: datetime
+    revoked_at: datetime | None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def collection_name(name: str) -> str:
+    """`bench/trio:merged` and `trio` both name the collection `trio`."""
+    name = name.strip()
+    if name.startswith("bench/"):
+        name = name[len("bench/") :]
+    return name.split(":", 1)[0]
+
+
+async def create_key(
+    store: Store, name: str, *, collections: tuple[str, ...] = (), requests_per_minute: int | None = None
+) -> tuple[KeyInfo, str]:
+    """Make a key; returns its info and the secret, which is never stored.
+    A revoked key's name may be reused (the old row goes)."""
+    if not _NAME.match(name):
+        raise UserError(f"key name {name!r}: use letters, digits, '.', '_' or '-' (at most 64)")
+    if requests_per_minute is not None and requests_per_minute < 1:
+        raise UserError("the rate must be at least 1 request per minute")
+    scoped = tuple(dict.fromkeys(collection_name(c) for c in collections if collection_name(c)))
+    secret = SECRET_PREFIX + secrets.token_urlsafe(32)
+    row = GatewayKey(
+        name=name,
+        key_hash=hash_secret(secret),
+        prefix=secret[:SHOWN_PREFIX_LENGTH],
+        collections=list(scoped),
+        requests_per_minute=requests_per_minute,
+        created_at=datetime.now(UTC),
+        revoked_at=None,
+    )
+    async with store.write() as session:
+        existing = await session.scalar(select(GatewayKey).where(GatewayKey.name == name))
+        if existing is not None:
+            if existing.revoked_at is None:
+                raise Conflict(f"a gateway key named {name!r} exists; revoke it first or pick another name")
+            await session.execute(delete(GatewayKey).where(GatewayKey.id == existing.id))
+            await session.flush()
+        session.add(row)
+    return _info(row), secret
+
+
+async def list_keys(store: Store) -> list[KeyInfo]:
+    async with store.read() as session:
+        rows = (await session.scalars(select(GatewayKey).order_by(GatewayKey.name))).all()
+    return [_info(r) for r in rows]
+
+
+async def revoke_key(store: Store, name: str) -> KeyInfo:
+    async with store.write() as session:
+        row = await session.scalar(select(GatewayKey).where(GatewayKey.name == name))
+        if row is None:
+            raise NotFound(f"no gateway key named {name!r}")
+        if row.revoked_at is None:
+            row.revoked_at = datetime.now(UTC)
+        return _info(row)
+
+
+async def active_keys(store: Store) -> dict[str, KeyInfo]:
+    """Every active key by its hash."""
+    async with store.read() as session:
+        rows = (await session.scalars(select(GatewayKey).where(GatewayKey.revoked_at.is_(None)))).all()
+    return {r.key_hash: _info(r) for r in rows}
+
+
+class KeyCache:
+    """Active keys by hash, reloaded at most every `ttl` seconds."""
+
+    def __init__(self, store: Store, ttl: float = 3.0) -> None:
+        self.store = store
+        self.ttl = ttl
+        self._keys: dict[str, KeyInfo] = {}
+        self._loaded_at = float("-inf")
+
+    async def find(self, secret: str) -> KeyInfo | None:
+        if time.monotonic() - self._loaded_at > self.ttl:
+            self._keys = await active_keys(self.store)
+            self._loaded_at = time.monotonic()
+        return self._keys.get(hash_secret(secret))
+
+    def forget(self) -> None:
+        """Reload on the next lookup (after a key was made or revoked here)."""
+        self._loaded_at = float("-inf")
+
+
+def _info(row: GatewayKey) -> KeyInfo:
+    return KeyInfo(
+        name=row.name,
+        prefix=row.prefix,
+        collections=tuple(row.collections or ()),
+        requests_per_minute=row.requests_per_minute,
+        created_at=row.created_at,
+        revoked_at=row.revoked_at,
+    )

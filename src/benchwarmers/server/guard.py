@@ -1,0 +1,407 @@
+"""The guard: what every request must pass before any route sees it.
+
+One pure ASGI middleware (no per-request Starlette objects, so it costs
+microseconds), in this order, each refusal in the caller's API format
+(`formats.errors`):
+
+1. **Host** must name this server: a loopback name (`127.0.0.1`, `localhost`,
+   `[::1]`, any port), the address the server is bound to, or a host the
+   settings (or `BENCHWARMERS_ALLOWED_HOSTS`) allow. A DNS-rebinding page
+   reaches us under its own name, so it fails here (421). Bound to a wildcard
+   address (`0.0.0.0`, `::`, as in a container) the machine's own name and
+   any IP literal are accepted too: an IP literal cannot be rebound. An
+   allowed host `*` turns the check off (behind a proxy that does it).
+2. **Origin**: a state-changing request (anything but GET/HEAD/OPTIONS) from
+   a browser page of another origin is refused (403), so no web page can
+   spend calls. Clients that are not browsers send no Origin and pass.
+3. **Gateway key** on gateway paths (`/v1`, `/v1beta`, `/api`, `/bench`,
+   `/mcp`): required when the server listens beyond loopback or the
+   `require_key` setting is on (401 without one); sent as `Authorization:
+   Bearer`, `x-api-key`, `x-goog-api-key` or `?key=`. When not required, a
+   key that matches still narrows the caller to its scope; anything else is
+   the local owner (clients insist on sending some key). A key's rate per
+   minute is checked here (429 with Retry-After). The result is a `Caller`
+   on `scope["state"]["caller"]` (see `server/callers.py`).
+4. **Body**: over the limit (`max_body_mb`, default 20 MB) by Content-Length
+   or by the bytes actually received -> 413 naming the limit; a JSON body
+   nested deeper than `MAX_JSON_DEPTH` -> 400 (a parser would otherwise
+   recurse until it crashes). The body is read whole here and replayed to
+   the app, so routes read it as usual.
+
+Settings are re-read at most every `POLICY_TTL` seconds, so a change in the
+dashboard applies within that time without a per-request query.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import math
+import os
+import re
+import socket
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from benchwarmers.config import settings as settings_module
+from benchwarmers.errors import Refused, StoreError
+from benchwarmers.formats.errors import error_bytes, format_for_path
+from benchwarmers.server.callers import OWNER, Caller, InProcessRate, RateCheck
+from benchwarmers.server.gatewaykeys import KeyCache, KeyInfo
+from benchwarmers.store.db import Store
+
+log = logging.getLogger(__name__)
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+WILDCARD_ADDRESSES = frozenset({"0.0.0.0", "::", ""})
+GATEWAY_PREFIXES = ("/v1/", "/v1beta/", "/api/", "/bench/", "/mcp/")
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+KEY_HEADERS = (b"x-api-key", b"x-goog-api-key")
+ALLOWED_HOSTS_ENV = "BENCHWARMERS_ALLOWED_HOSTS"
+MAX_JSON_DEPTH = 64
+POLICY_TTL = 2.0
+MB = 1024 * 1024
+
+# A JSON string, escapes included (unrolled, so it runs in linear time).
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def is_loopback(host: str) -> bool:
+    return host.strip("[]").lower() in LOOPBACK_NAMES or host.startswith("127.")
+
+
+def is_gateway_path(path: str) -> bool:
+    return path.startswith(GATEWAY_PREFIXES) or path == "/mcp"
+
+
+@dataclass(slots=True)
+class Policy:
+    """The settings the guard applies, as last read."""
+
+    allowed_hosts: frozenset[str] = frozenset()
+    require_key: bool = False
+    max_body_bytes: int = 20 * MB
+
+
+@dataclass
+class GuardState:
+    """What the guard needs beyond the request: where we listen, the store
+    (attached by the app's lifespan), the key cache and the rate check.
+    The limits layer may replace `rate_check` with a shared counter."""
+
+    bind_host: str = "127.0.0.1"
+    rate_check: RateCheck = field(default_factory=InProcessRate)
+    store: Store | None = None
+    keys: KeyCache | None = None
+    _policy: Policy = field(default_factory=Policy)
+    _policy_at: float = float("-inf")
+
+    def attach(self, store: Store) -> None:
+        self.store = store
+        self.keys = KeyCache(store)
+        self._policy_at = float("-inf")
+
+    @property
+    def exposed(self) -> bool:
+        """Listening beyond loopback, where keys are always required."""
+        return not is_loopback(self.bind_host)
+
+    async def policy(self) -> Policy:
+        if self.store is None:
+            raise StoreError("the server is starting")
+        if time.monotonic() - self._policy_at > POLICY_TTL:
+            settings = settings_module.Settings(self.store)
+            env_hosts = os.environ.get(ALLOWED_HOSTS_ENV, "").replace(",", " ").split()
+            hosts = [*await settings.get(settings_module.ALLOWED_HOSTS), *env_hosts]
+            self._policy = Policy(
+                allowed_hosts=frozenset(h.lower().rstrip(".") for h in hosts),
+                require_key=await settings.get(settings_module.REQUIRE_KEY),
+                max_body_bytes=await settings.get(settings_module.MAX_BODY_MB) * MB,
+            )
+            self._policy_at = time.monotonic()
+        return self._policy
+
+    def forget(self) -> None:
+        """Re-read settings and keys on the next request."""
+        self._policy_at = float("-inf")
+        if self.keys is not None:
+            self.keys.forget()
+
+
+class Guard:
+    def __init__(self, app: ASGIApp, state: GuardState) -> None:
+        self.app = app
+        self.state = state
+        self._machine_names = frozenset({socket.gethostname().lower()})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        fmt = format_for_path(path)
+        try:
+            receive = await self._admit(scope, receive)
+        except Refused as refusal:
+            await _refuse(send, fmt, refusal.status, str(refusal), refusal.headers)
+            return
+        except StoreError as exc:
+            log.warning("guard could not read settings: %s", exc)
+            await _refuse(send, fmt, 503, "the server's store is not available; try again shortly", {})
+            return
+        except _ClientGone:
+            return
+        await self.app(scope, receive, send)
+
+    async def _admit(self, scope: Scope, receive: Receive) -> Receive:
+        """Check the request; return the `receive` the app should read from."""
+        policy = await self.state.policy()
+        headers = _headers(scope)
+        host = headers.get(b"host", b"").decode("latin-1")
+        self._check_host(host, policy)
+        method: str = scope["method"]
+        if method not in SAFE_METHODS:
+            _check_origin(headers.get(b"origin"), host)
+        scope.setdefault("state", {})["caller"] = await self._caller(scope, headers, policy)
+        return await _read_body(headers, receive, policy.max_body_bytes)
+
+    def _check_host(self, host: str, policy: Policy) -> None:
+        if not host:
+            raise Refused("the request has no Host header", status=400)
+        name, port = _split_host(host)
+        if name is not None and self._host_allowed(name, port, policy):
+            return
+        raise Refused(
+            f"Host {host!r} is not this server (a DNS-rebinding page looks like this); if you reach "
+            f"the server by that name, add it to allowed hosts in Settings or {ALLOWED_HOSTS_ENV}",
+            status=421,
+        )
+
+    def _host_allowed(self, name: str, port: int | None, policy: Policy) -> bool:
+        bound = self.state.bind_host.strip("[]").lower()
+        if name in LOOPBACK_NAMES or name == bound or "*" in policy.allowed_hosts:
+            return True
+        if name in policy.allowed_hosts or f"{name}:{port}" in policy.allowed_hosts:
+            return True
+        if bound in WILDCARD_ADDRESSES:
+            return name in self._machine_names or _is_ip(name)
+        return False
+
+    async def _caller(self, scope: Scope, headers: dict[bytes, bytes], policy: Policy) -> Caller:
+        if not is_gateway_path(scope["path"]):
+            return OWNER
+        required = self.state.exposed or policy.require_key
+        sent = _sent_keys(headers, scope.get("query_string", b""))
+        key = await self._find_key(sent)
+        if key is None:
+            if not required:
+                return OWNER
+            if not sent:
+                raise Refused(
+                    "a gateway key is required: send it as 'Authorization: Bearer <key>' "
+                    "(make one with `benchwarmers key add NAME`)",
+                    status=401,
+                    headers={"www-authenticate": "Bearer"},
+                )
+            raise Refused(
+                "the gateway key is not valid (unknown or revoked)",
+                status=401,
+                headers={"www-authenticate": "Bearer"},
+            )
+        if key.requests_per_minute:
+            wait = await self.state.rate_check(key.name, key.requests_per_minute)
+            if wait > 0:
+                seconds = max(1, math.ceil(wait))
+                raise Refused(
+                    f"gateway key {key.name!r} is over its rate of {key.requests_per_minute} requests "
+                    f"per minute; retry in {seconds} s",
+                    status=429,
+                    headers={"retry-after": str(seconds)},
+                )
+        return Caller.from_key(key)
+
+    async def _find_key(self, sent: list[str]) -> KeyInfo | None:
+        assert self.state.keys is not None  # policy() proved the store is attached
+        for secret in sent:
+            key = await self.state.keys.find(secret)
+            if key is not None:
+                return key
+        return None
+
+
+# ----------------------------------------------------------------- pieces
+
+
+class _ClientGone(Exception):
+    """The client went away while we read its body: nothing to answer."""
+
+
+def _headers(scope: Scope) -> dict[bytes, bytes]:
+    """Header names lower-cased by the server; the first of repeats wins."""
+    found: dict[bytes, bytes] = {}
+    for name, value in scope["headers"]:
+        found.setdefault(name.lower(), value)
+    return found
+
+
+def _split_host(value: str) -> tuple[str | None, int | None]:
+    """`"[::1]:8122"` -> `("::1", 8122)`, `"Example.org."` -> `("example.org", None)`;
+    `(None, None)` for something that is not a host."""
+    value = value.strip().lower()
+    port_text = ""
+    if value.startswith("["):
+        end = value.find("]")
+        if end == -1:
+            return None, None
+        name, rest = value[1:end], value[end + 1 :]
+        if rest:
+            if not rest.startswith(":"):
+                return None, None
+            port_text = rest[1:]
+    elif value.count(":") == 1:
+        name, port_text = value.split(":")
+    else:
+        name = value
+    name = name.rstrip(".")
+    if not name or (port_text and not (port_text.isdigit() and len(port_text) <= 5)):
+        return None, None
+    return name, int(port_text) if port_text else None
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_origin(origin: bytes | None, host: str) -> None:
+    """Refuse a state-changing request from another origin's page."""
+    if origin is None:
+        return
+    text = origin.decode("latin-1").strip()
+    if _same_origin(text, host):
+        return
+    raise Refused(
+        f"requests from the web page at {text!r} are refused: a page of another origin may not "
+        "call this server (use an API client, or this server's own dashboard)",
+        status=403,
+    )
+
+
+def _same_origin(origin: str, host: str) -> bool:
+    try:
+        parts = urlsplit(origin)
+        origin_port = parts.port
+    except ValueError:
+        return False
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return False  # "null" (sandboxed frames, file://) and other schemes
+    default = 443 if parts.scheme == "https" else 80
+    name, port = _split_host(host)
+    return parts.hostname.rstrip(".") == name and (origin_port or default) == (port or default)
+
+
+def _sent_keys(headers: dict[bytes, bytes], query: bytes) -> list[str]:
+    """Every key the request carries, in the order we trust them."""
+    sent: list[str] = []
+    auth = headers.get(b"authorization", b"").decode("latin-1").strip()
+    scheme, _, token = auth.partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        sent.append(token.strip())
+    for name in KEY_HEADERS:
+        value = headers.get(name, b"").decode("latin-1").strip()
+        if value:
+            sent.append(value)
+    if b"key=" in query:
+        sent.extend(v for k, v in parse_qsl(query.decode("latin-1")) if k == "key" and v)
+    return sent
+
+
+async def _read_body(headers: dict[bytes, bytes], receive: Receive, limit: int) -> Receive:
+    """Read the whole body (refusing it past `limit`), check its JSON depth,
+    and return a `receive` that replays it and then hands on to the real one
+    (so a route still learns when the client disconnects)."""
+    length = headers.get(b"content-length")
+    if length is not None:
+        if not length.strip().isdigit():
+            raise Refused("the Content-Length header is not a number", status=400)
+        if int(length) > limit:
+            raise _too_big(limit)
+        if int(length) == 0:
+            return receive
+    elif b"transfer-encoding" not in headers:
+        return receive
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _ClientGone
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise _too_big(limit)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    body = b"".join(chunks)
+    if json_too_deep(body, MAX_JSON_DEPTH):
+        raise Refused(f"the JSON body is nested deeper than {MAX_JSON_DEPTH} levels", status=400)
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def _too_big(limit: int) -> Refused:
+    return Refused(
+        f"the request body is larger than the limit of {limit // MB} MB ({limit} bytes); "
+        "send less, or raise max_body_mb in Settings",
+        status=413,
+        headers={"connection": "close"},
+    )
+
+
+def json_too_deep(body: bytes, limit: int) -> bool:
+    """Whether JSON text nests arrays/objects deeper than `limit`. Brackets
+    inside strings do not count. Cheap for the usual body: when there are
+    not even `limit` opening brackets it does no scan at all."""
+    stripped = body.lstrip()
+    if not stripped.startswith((b"{", b"[")) or stripped.count(b"{") + stripped.count(b"[") <= limit:
+        return False
+    brackets = _JSON_STRING.sub(b"", stripped).translate(None, _NOT_BRACKET)
+    depth = 0
+    for byte in brackets:
+        if byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+async def _refuse(send: Send, fmt: str, status: int, message: str, headers: dict[str, str]) -> None:
+    body = error_bytes(fmt, status, message)
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    raw.extend((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items())
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body, "more_body": False})

@@ -1,0 +1,39 @@
+"""The routers the app mounts, one line each.
+
+To add routes: write a module that defines `router = APIRouter()` and add
+its dotted name below, in any position (paths, not order, decide who
+answers; keep paths from overlapping). That line is the whole registration.
+
+In a route:
+
+- the open store, the pooled http client and the settings come from
+  `runtime_of(request)` (`server/deps.py`);
+- who is calling comes from `caller_of(request)`, and whether they may ask a
+  collection from `caller_may_call(caller, collection)` (`server/callers.py`);
+  the guard has already checked Host, Origin, the key, its rate and the
+  body's size and depth;
+- read a raw JSON body with `read_json(request)` (`server/errors.py`); raise
+  `UserError` (or `NotFound`, `Conflict`, `Refused`) for anything the caller
+  got wrong: it becomes a 4xx in the caller's API format, never a 500.
+
+A router that needs start-up and shut-down work passes `lifespan=` to its
+`APIRouter`; FastAPI runs it inside the app's own lifespan, so the runtime
+is already open (`app.state.runtime`) when it starts.
+
+Paths under `/v1/`, `/v1beta/`, `/api/`, `/bench/` and `/mcp` are gateway
+paths: the guard asks those for a gateway key where keys are required, so
+the dashboard must live elsewhere (it has its own login).
+"""
+
+ROUTERS: tuple[str, ...] = (
+    "benchwarmers.server.routes.health",
+    "benchwarmers.server.routes.openai_chat",
+    "benchwarmers.server.routes.responses",
+    "benchwarmers.server.routes.anthropic",
+    "benchwarmers.server.routes.gemini",
+    "benchwarmers.server.routes.ollama",
+    "benchwarmers.server.routes.bench_api",
+    "benchwarmers.server.routes.quotas",
+    "benchwarmers.server.routes.bench_ops",
+    "benchwarmers.server.routes.decisions",
+)

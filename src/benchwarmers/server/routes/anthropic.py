@@ -1,0 +1,72 @@
+"""`POST /v1/messages` and `POST /v1/messages/count_tokens`: the Anthropic
+Messages face of the gateway.
+
+Glue only: `formats.anthropic` reads the body and writes the message or
+its SSE events; `panel_events` (shared with the chat completions route)
+checks the collection and the caller's key and starts the panel before the
+first byte. A whole reply carries the `bench` object twice: as the
+message's extra key and as the `x-bench` header (for clients that hand
+back only typed fields).
+
+Route mode (`bench/<collection>:route`, what Claude Code would drive) goes
+to `ROUTE_MODE`, the dispatch point the route-mode module replaces with its
+Anthropic-speaking handler.
+
+`count_tokens` is an estimate (`calls.tokens.prompt_tokens`: about four
+characters a token plus a fixed allowance per image), the same number the
+limiter and seating use; no member is asked, since each counts its own way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from benchwarmers.calls.tokens import prompt_tokens
+from benchwarmers.errors import UserError
+from benchwarmers.formats import anthropic
+from benchwarmers.formats.base import bench_header, parse_model_name
+from benchwarmers.server.errors import read_json
+from benchwarmers.server.routes.openai_chat import SSE_HEADERS, check_collection, panel_events
+from benchwarmers.types import Ask, PanelDone
+
+router = APIRouter()
+
+RouteMode = Callable[[Request, Ask], Awaitable[Response]]
+
+
+async def _route_mode_missing(_request: Request, ask: Ask) -> Response:
+    raise UserError(f"route mode (bench/{ask.collection}:route) is not available on this server", status=501)
+
+
+# Replaced by the route-mode module when it is installed.
+ROUTE_MODE: dict[str, RouteMode] = {"handler": _route_mode_missing}
+
+
+@router.post("/v1/messages")
+async def messages(request: Request) -> Response:
+    ask = anthropic.parse_ask(await read_json(request))
+    if ask.mode == "route":
+        await check_collection(request, ask.collection)
+        return await ROUTE_MODE["handler"](request, ask)
+    events = await panel_events(request, ask)
+    if ask.stream:
+        return StreamingResponse(
+            anthropic.render_stream(events, ask), media_type=anthropic.MEDIA_TYPE_STREAM, headers=SSE_HEADERS
+        )
+    async for event in events:
+        if isinstance(event, PanelDone):
+            return JSONResponse(anthropic.render_reply(event.reply, ask), headers=bench_header(event.reply))
+    raise RuntimeError("the panel ended without a reply")
+
+
+@router.post("/v1/messages/count_tokens")
+async def count_tokens(request: Request) -> dict[str, Any]:
+    body = await read_json(request)
+    counted = anthropic.parse_count(body)
+    collection, _mode = parse_model_name(body["model"])
+    await check_collection(request, collection)
+    return anthropic.render_count(prompt_tokens(counted))

@@ -1,0 +1,89 @@
+"""The Gemini face of the gateway: `POST /v1beta/models/{model}:generateContent`,
+`:streamGenerateContent` (SSE with `?alt=sse`, else one streamed JSON array),
+`:countTokens`, `GET /v1beta/models` and `GET /v1beta/models/{model}`.
+
+The official client sends `bench/trio` as `/v1beta/models/bench/trio:...`
+(a literal slash), so the model is read as a path and the method split off
+its last colon (`formats.gemini.split_model_path`). Keys come as
+`x-goog-api-key` or `?key=`, both read by the guard. A whole reply carries
+`bench` in the body and in the `x-bench` header, since google-genai keeps
+only the fields it knows (the header is on `sdk_http_response.headers`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from benchwarmers.calls.tokens import prompt_tokens
+from benchwarmers.errors import NotFound, UserError
+from benchwarmers.formats import gemini
+from benchwarmers.formats.base import bench_header, parse_model_name
+from benchwarmers.server.callers import caller_may_call, caller_of
+from benchwarmers.server.deps import runtime_of
+from benchwarmers.server.errors import read_json
+from benchwarmers.server.routes.openai_chat import SSE_HEADERS, check_collection, panel_events
+from benchwarmers.store import registry
+from benchwarmers.types import PanelDone
+
+router = APIRouter()
+
+METHODS_FORM = (
+    "POST /v1beta/models/bench/<collection>:generateContent (or :streamGenerateContent, :countTokens)"
+)
+
+
+@router.get("/v1beta/models")
+async def list_models(request: Request) -> dict[str, Any]:
+    """The collections this caller may call, each as its panel and its
+    merged name."""
+    caller = caller_of(request)
+    models = [
+        gemini.model_object(c.name, mode, description=c.purpose)
+        for c in await registry.list_collections(runtime_of(request).store)
+        if caller_may_call(caller, c.name)
+        for mode in ("panel", "merged")
+    ]
+    return {"models": models}
+
+
+@router.get("/v1beta/models/{target:path}")
+async def get_model(request: Request, target: str) -> dict[str, Any]:
+    name, method = gemini.split_model_path(target)
+    if method:
+        raise UserError(f"{method} is a POST: {METHODS_FORM}", status=405)
+    collection, mode = parse_model_name(name)
+    if mode == "route":
+        raise NotFound(gemini.ROUTE_ELSEWHERE)
+    await check_collection(request, collection)
+    view = await registry.get_collection(runtime_of(request).store, collection)
+    return gemini.model_object(collection, mode, description=view.purpose)
+
+
+@router.post("/v1beta/models/{target:path}")
+async def generate(request: Request, target: str) -> Response:
+    name, method = gemini.split_model_path(target)
+    if not method:
+        raise NotFound(f"no method on {target!r}: {METHODS_FORM}")
+    body = await read_json(request)
+    if method == "countTokens":
+        counted = gemini.parse_count(body, model=name)
+        await check_collection(request, parse_model_name(name)[0])
+        return JSONResponse(gemini.render_count(prompt_tokens(counted)))
+    ask = gemini.parse_ask(body, model=name)
+    if method == "streamGenerateContent":
+        ask = dataclasses.replace(ask, stream=True)
+        events = await panel_events(request, ask)
+        sse = request.query_params.get("alt") == "sse"
+        media_type = gemini.MEDIA_TYPE_STREAM if sse else gemini.MEDIA_TYPE_ARRAY_STREAM
+        return StreamingResponse(
+            gemini.render_stream(events, ask, sse=sse), media_type=media_type, headers=SSE_HEADERS
+        )
+    events = await panel_events(request, ask)
+    async for event in events:
+        if isinstance(event, PanelDone):
+            return JSONResponse(gemini.render_reply(event.reply, ask), headers=bench_header(event.reply))
+    raise RuntimeError("the panel ended without a reply")

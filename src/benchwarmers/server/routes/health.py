@@ -1,0 +1,20 @@
+"""`GET /healthz`: up, and the store answers. For load balancers, Docker's
+HEALTHCHECK and `testing.live_server`; it spends no model calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from benchwarmers import __version__
+from benchwarmers.server.deps import runtime_of
+
+router = APIRouter()
+
+
+@router.api_route("/healthz", methods=["GET", "HEAD"])
+async def healthz(request: Request) -> dict[str, Any]:
+    """200 when the store answers; a store that cannot be reached is a 503."""
+    await runtime_of(request).store.check()
+    return {"ok": True, "version": __version__}

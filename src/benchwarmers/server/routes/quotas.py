@@ -1,0 +1,20 @@
+"""`GET /bench/quotas`: every limit with what is used, left and when it
+resets, this month's usage ledger and the resting models, as JSON (the
+Quotas page and `benchwarmers quotas` show the same view). It spends no
+model calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from benchwarmers.limits.quotas import as_json, quotas_view
+from benchwarmers.server.deps import runtime_of
+
+router = APIRouter()
+
+
+@router.get("/bench/quotas")
+async def quotas(request: Request) -> dict[str, Any]:
+    return as_json(await quotas_view(runtime_of(request).store))

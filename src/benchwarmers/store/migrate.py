@@ -1,0 +1,74 @@
+"""Run the store's Alembic migrations to head, on start, from inside the
+package: no alembic.ini, no working-directory assumptions, so `pip install`
+and `benchwarmers serve` are enough.
+
+Alembic is synchronous and our engine async, so the upgrade runs on the
+async connection through `run_sync`; `migrations/env.py` takes that
+connection from the config's attributes instead of building an engine.
+
+On PostgreSQL several replicas may start at once; a transaction-scoped
+advisory lock lets one of them migrate while the others wait and then find
+nothing to do. SQLite has one process per data folder in practice, and its
+write lock serialises the rest.
+
+Regenerating the initial revision after `schema.py` changed:
+`.venv/bin/python scripts/regen_migration.py` (see that script).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, text
+
+from benchwarmers.errors import StoreError
+from benchwarmers.store.db import Store, _redacted
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+# Any fixed number: the key of the PostgreSQL advisory lock taken while migrating.
+_PG_LOCK_KEY = 0x42E4C4
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str | None:
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+async def migrate(store: Store) -> None:
+    """Bring the store to the newest schema; one clear StoreError if not."""
+    await store.check()
+    try:
+        async with store.engine.begin() as connection:
+            await connection.run_sync(_upgrade)
+    except StoreError:
+        raise
+    except Exception as exc:  # alembic and driver errors all mean "cannot migrate" to the user
+        raise StoreError(f"cannot migrate the store at {_redacted(store.url)}: {exc}") from exc
+
+
+async def current_revision(store: Store) -> str | None:
+    async with store.engine.connect() as connection:
+        return await connection.run_sync(lambda conn: MigrationContext.configure(conn).get_current_revision())
+
+
+def _upgrade(connection: Connection) -> None:
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
+    current = MigrationContext.configure(connection).get_current_revision()
+    known = {script.revision for script in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+    if current is not None and current not in known:
+        raise StoreError(
+            f"the store is at schema revision {current}, which this version of benchwarmers does not know "
+            "(was it written by a newer version?)"
+        )
+    command.upgrade(alembic_config(connection), "head")

@@ -1,0 +1,654 @@
+"""The bench's admin operations: endpoints, models and collections.
+
+Every surface that changes the bench (CLI, dashboard, onboarding) goes
+through these functions, so the rules live in one place: name patterns,
+URL checks, one alias per model, no endpoint removed from under its models.
+They take the `Store` and return frozen views, never ORM objects, so callers
+cannot lazy-load outside a session or change a row behind the writer's back.
+
+    from benchwarmers.store import registry
+    await registry.add_endpoint(rt.store, "openrouter", "https://openrouter.ai/api/v1", "openai")
+    model = await registry.get_model(rt.store, "gpt-4o")       # ModelView, .endpoint is an EndpointView
+
+Errors: unknown names raise `NotFound`, duplicates `Conflict`, bad values
+`UserError`, each with a message fit to show the user as is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, cast
+from urllib.parse import urlsplit
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import selectinload
+
+from benchwarmers.config.keys import env_var_name
+from benchwarmers.errors import Conflict, NotFound, UserError
+from benchwarmers.store import schema
+from benchwarmers.store.db import Store
+from benchwarmers.types import (
+    API_KINDS,
+    MODEL_ROLES,
+    MODEL_STATUSES,
+    ApiKind,
+    ModelRole,
+    ModelStatus,
+    ReplyMode,
+)
+
+# Endpoint names become environment variable names (BENCHWARMERS_KEY_<NAME>) and keys.json keys.
+ENDPOINT_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+# Collections are asked as bench/<name>[:merged|:route], so no slash and no colon.
+COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# Aliases show in headings and `--with` lists; served ids may hold slashes and colons, so aliases may too.
+ALIAS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$")
+REPLY_MODES: tuple[ReplyMode, ...] = ("panel", "merged")
+
+
+# ------------------------------------------------------------------ views
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointView:
+    name: str
+    base_url: str
+    api: ApiKind
+    simulated: bool
+    needs_key: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ModelView:
+    alias: str
+    endpoint: EndpointView
+    served: str
+    role: ModelRole
+    status: ModelStatus
+    ad_hoc: bool
+    context_window: int | None
+    output_limit: int | None
+    vision: bool
+    tools: bool
+    price_in: float | None
+    price_out: float | None
+    resting_until: datetime | None
+    status_reason: str
+    status_changed_at: datetime | None
+    created_at: datetime
+
+    @property
+    def simulated(self) -> bool:
+        return self.endpoint.simulated
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionView:
+    name: str
+    members: tuple[str, ...]  # aliases, in seat order
+    purpose: str
+    seats: int
+    explorer_seats: int
+    reply: ReplyMode
+    merger: str
+    system_prompt: str
+    seat_timeout: float
+    shadow_seats: int
+    created_at: datetime
+
+
+# -------------------------------------------------------------- endpoints
+
+
+def check_endpoint_name(name: str) -> str:
+    if not ENDPOINT_NAME.match(name):
+        raise UserError(
+            f"endpoint name {name!r} is not valid: use lowercase letters, digits, '-' or '_' (up to 64)"
+        )
+    return name
+
+
+def check_base_url(url: str) -> str:
+    """An http(s) URL with a host; returned without a trailing slash."""
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError as exc:
+        raise UserError(f"base URL {url!r} is not valid: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(f"base URL {url!r} is not valid: expected http:// or https:// and a host")
+    if parts.query or parts.fragment:
+        raise UserError(f"base URL {url!r} is not valid: no query or fragment")
+    return url.rstrip("/")
+
+
+def check_api(api: str) -> ApiKind:
+    if api not in API_KINDS:
+        raise UserError(f"API kind {api!r} is not known; use one of: {', '.join(API_KINDS)}")
+    return cast(ApiKind, api)
+
+
+async def add_endpoint(
+    store: Store,
+    name: str,
+    base_url: str,
+    api: str = "openai",
+    *,
+    simulated: bool = False,
+    needs_key: bool | None = None,
+) -> EndpointView:
+    """Register an endpoint. `needs_key` defaults to True except for Ollama,
+    which usually runs locally without one."""
+    check_endpoint_name(name)
+    url = check_base_url(base_url)
+    kind = check_api(api)
+    async with store.write() as session:
+        existing = (await session.scalars(select(schema.Endpoint))).all()
+        for other in existing:
+            if other.name == name:
+                raise Conflict(f"endpoint {name!r} already exists")
+            if env_var_name(other.name) == env_var_name(name):
+                raise Conflict(
+                    f"endpoint {name!r} would share the key variable {env_var_name(name)} with {other.name!r}"
+                )
+        row = schema.Endpoint(
+            name=name,
+            base_url=url,
+            api=kind,
+            simulated=simulated,
+            needs_key=(kind != "ollama") if needs_key is None else needs_key,
+            created_at=_now(),
+        )
+        session.add(row)
+        await session.flush()
+        return _endpoint_view(row)
+
+
+async def list_endpoints(store: Store) -> list[EndpointView]:
+    async with store.read() as session:
+        rows = (await session.scalars(select(schema.Endpoint).order_by(schema.Endpoint.name))).all()
+        return [_endpoint_view(row) for row in rows]
+
+
+async def get_endpoint(store: Store, name: str) -> EndpointView:
+    async with store.read() as session:
+        return _endpoint_view(await _endpoint_row(session, name))
+
+
+async def remove_endpoint(store: Store, name: str) -> None:
+    """Refused while models use the endpoint: their call history would lose its meaning."""
+    async with store.write() as session:
+        row = await _endpoint_row(session, name)
+        aliases = (
+            await session.scalars(
+                select(schema.Model.alias)
+                .where(schema.Model.endpoint_id == row.id)
+                .order_by(schema.Model.alias)
+            )
+        ).all()
+        if aliases:
+            shown = ", ".join(aliases[:5]) + (f" and {len(aliases) - 5} more" if len(aliases) > 5 else "")
+            raise Conflict(
+                f"endpoint {name!r} still serves {len(aliases)} model(s) ({shown}); remove them first"
+            )
+        await session.delete(row)
+
+
+async def count_models(store: Store) -> dict[str, int]:
+    """Models per endpoint name (endpoints with none are absent)."""
+    async with store.read() as session:
+        rows = await session.execute(
+            select(schema.Endpoint.name, func.count(schema.Model.id))
+            .join(schema.Model, schema.Model.endpoint_id == schema.Endpoint.id)
+            .group_by(schema.Endpoint.name)
+        )
+        return {name: count for name, count in rows.all()}
+
+
+# ----------------------------------------------------------------- models
+
+
+def check_alias(alias: str) -> str:
+    if not ALIAS.match(alias):
+        raise UserError(
+            f"alias {alias!r} is not valid: letters, digits and . _ - : / @ + (up to 128), "
+            "starting with a letter or digit"
+        )
+    return alias
+
+
+def check_role(role: str) -> ModelRole:
+    if role not in MODEL_ROLES:
+        raise UserError(f"role {role!r} is not known; use one of: {', '.join(MODEL_ROLES)}")
+    return cast(ModelRole, role)
+
+
+def check_status(status: str) -> ModelStatus:
+    if status not in MODEL_STATUSES:
+        raise UserError(f"status {status!r} is not known; use one of: {', '.join(MODEL_STATUSES)}")
+    return cast(ModelStatus, status)
+
+
+async def add_model(
+    store: Store,
+    alias: str,
+    endpoint: str,
+    served: str,
+    role: str = "general",
+    *,
+    status: str = "available",
+    ad_hoc: bool = False,
+    context_window: int | None = None,
+    output_limit: int | None = None,
+    vision: bool | None = None,
+    tools: bool = True,
+    price_in: float | None = None,
+    price_out: float | None = None,
+) -> ModelView:
+    """Register a model without probing it (onboarding probes; this only records)."""
+    check_alias(alias)
+    served = served.strip()
+    if not served or any(ch.isspace() or not ch.isprintable() for ch in served) or len(served) > 256:
+        raise UserError(f"served model id {served!r} is not valid: no spaces, up to 256 characters")
+    kind = check_role(role)
+    check_status(status)
+    async with store.write() as session:
+        endpoint_row = await _endpoint_row(session, endpoint)
+        taken = await session.scalar(select(schema.Model).where(schema.Model.alias == alias))
+        if taken is not None:
+            raise Conflict(f"alias {alias!r} is already on the bench")
+        same = await session.scalar(
+            select(schema.Model.alias).where(
+                schema.Model.endpoint_id == endpoint_row.id, schema.Model.served == served
+            )
+        )
+        if same is not None:
+            raise Conflict(f"{served!r} on endpoint {endpoint!r} is already on the bench as {same!r}")
+        now = _now()
+        row = schema.Model(
+            alias=alias,
+            endpoint=endpoint_row,
+            served=served,
+            role=kind,
+            status=status,
+            ad_hoc=ad_hoc,
+            context_window=context_window,
+            output_limit=output_limit,
+            vision=(kind == "vision") if vision is None else vision,
+            tools=tools,
+            price_in=price_in,
+            price_out=price_out,
+            resting_until=None,
+            status_reason="",
+            status_changed_at=now,
+            created_at=now,
+        )
+        session.add(row)
+        await session.flush()
+        return _model_view(row)
+
+
+async def list_models(
+    store: Store, *, endpoint: str | None = None, include_retired: bool = True
+) -> list[ModelView]:
+    async with store.read() as session:
+        query = select(schema.Model).options(selectinload(schema.Model.endpoint)).order_by(schema.Model.alias)
+        if endpoint is not None:
+            query = query.join(schema.Endpoint).where(schema.Endpoint.name == endpoint)
+        if not include_retired:
+            query = query.where(schema.Model.status != "retired")
+        return [_model_view(row) for row in (await session.scalars(query)).all()]
+
+
+async def get_model(store: Store, alias: str) -> ModelView:
+    async with store.read() as session:
+        return _model_view(await _model_row(session, alias))
+
+
+async def set_status(
+    store: Store, alias: str, status: str, *, reason: str = "", resting_until: datetime | None = None
+) -> ModelView:
+    """Change a model's status with the reason shown beside it (probes, limits, the user)."""
+    check_status(status)
+    if status == "resting" and resting_until is None:
+        raise UserError("a resting model needs the time it rests until")
+    async with store.write() as session:
+        row = await _model_row(session, alias)
+        row.status = status
+        row.status_reason = reason
+        row.resting_until = resting_until if status == "resting" else None
+        row.status_changed_at = _now()
+        await session.flush()
+        return _model_view(row)
+
+
+async def retire(store: Store, alias: str, reason: str = "retired by the user") -> ModelView:
+    return await set_status(store, alias, "retired", reason=reason)
+
+
+# Alert kinds that only say a model is benched (bench/retirement.py raises them).
+BENCHED_ALERT_KINDS = ("retired", "unlisted")
+
+
+async def restore(store: Store, alias: str) -> ModelView:
+    """Back to available, whatever benched it; its evidence (calls, probes) stays,
+    while the alerts that only said it was benched are dismissed."""
+    view = await set_status(store, alias, "available", reason="restored")
+    async with store.write() as session:
+        await session.execute(
+            update(schema.Alert)
+            .where(schema.Alert.subject == alias, schema.Alert.kind.in_(BENCHED_ALERT_KINDS))
+            .values(dismissed=True)
+        )
+    return view
+
+
+async def set_role(store: Store, alias: str, role: str) -> ModelView:
+    kind = check_role(role)
+    async with store.write() as session:
+        row = await _model_row(session, alias)
+        row.role = kind
+        if kind == "vision":
+            row.vision = True
+        await session.flush()
+        return _model_view(row)
+
+
+async def remove_model(store: Store, alias: str) -> None:
+    """Take a model off the bench entirely (a mistyped `model add`). Its
+    calls and verdicts stay in the log under its alias. Refused while a
+    collection lists it; retiring is the usual way to bench a model."""
+    async with store.write() as session:
+        row = await _model_row(session, alias)
+        used_by = (
+            await session.scalars(
+                select(schema.Collection.name)
+                .join(schema.CollectionMember)
+                .where(schema.CollectionMember.model_id == row.id)
+                .order_by(schema.Collection.name)
+            )
+        ).all()
+        if used_by:
+            raise Conflict(f"model {alias!r} is a member of {', '.join(used_by)}; take it out of those first")
+        await session.delete(row)
+
+
+# ------------------------------------------------------------ collections
+
+
+def check_collection_name(name: str) -> str:
+    if not COLLECTION_NAME.match(name):
+        raise UserError(
+            f"collection name {name!r} is not valid: letters, digits, '.', '-' or '_' (up to 64), "
+            "no '/' or ':'"
+        )
+    return name
+
+
+async def add_collection(
+    store: Store,
+    name: str,
+    members: Sequence[str],
+    *,
+    reply: str = "panel",
+    merger: str = "",
+    purpose: str = "",
+    seats: int = 0,
+    explorer_seats: int = 0,
+    system_prompt: str = "",
+    seat_timeout: float = 120.0,
+    shadow_seats: int = 0,
+) -> CollectionView:
+    check_collection_name(name)
+    fields = _collection_fields(
+        reply=reply,
+        purpose=purpose,
+        seats=seats,
+        explorer_seats=explorer_seats,
+        system_prompt=system_prompt,
+        seat_timeout=seat_timeout,
+        shadow_seats=shadow_seats,
+    )
+    async with store.write() as session:
+        if await session.scalar(select(schema.Collection).where(schema.Collection.name == name)) is not None:
+            raise Conflict(f"collection {name!r} already exists")
+        model_rows = await _member_rows(session, members)
+        fields["merger_alias"] = await _checked_merger(session, merger)
+        row = schema.Collection(name=name, created_at=_now(), **fields)
+        row.members = [
+            schema.CollectionMember(model_id=model.id, position=index)
+            for index, model in enumerate(model_rows)
+        ]
+        session.add(row)
+        await session.flush()
+        return _collection_view(row, [model.alias for model in model_rows])
+
+
+async def update_collection(
+    store: Store,
+    name: str,
+    *,
+    members: Sequence[str] | None = None,
+    reply: str | None = None,
+    merger: str | None = None,
+    purpose: str | None = None,
+    seats: int | None = None,
+    explorer_seats: int | None = None,
+    system_prompt: str | None = None,
+    seat_timeout: float | None = None,
+    shadow_seats: int | None = None,
+) -> CollectionView:
+    """Change what is given (None leaves a field as it is)."""
+    async with store.write() as session:
+        row = await _collection_row(session, name)
+        fields = _collection_fields(
+            reply=row.reply if reply is None else reply,
+            purpose=row.purpose if purpose is None else purpose,
+            seats=row.seats if seats is None else seats,
+            explorer_seats=row.explorer_seats if explorer_seats is None else explorer_seats,
+            system_prompt=row.system_prompt if system_prompt is None else system_prompt,
+            seat_timeout=row.seat_timeout if seat_timeout is None else seat_timeout,
+            shadow_seats=row.shadow_seats if shadow_seats is None else shadow_seats,
+        )
+        if merger is not None:
+            fields["merger_alias"] = await _checked_merger(session, merger)
+        for key, value in fields.items():
+            setattr(row, key, value)
+        if members is not None:
+            model_rows = await _member_rows(session, members)
+            row.members.clear()
+            await session.flush()
+            row.members.extend(
+                schema.CollectionMember(model_id=model.id, position=index)
+                for index, model in enumerate(model_rows)
+            )
+        await session.flush()
+        return await _collection_view_of(session, row)
+
+
+async def list_collections(store: Store) -> list[CollectionView]:
+    async with store.read() as session:
+        rows = (
+            await session.scalars(
+                select(schema.Collection).options(*_member_loads()).order_by(schema.Collection.name)
+            )
+        ).all()
+        return [_collection_view(row, [m.model.alias for m in row.members]) for row in rows]
+
+
+async def get_collection(store: Store, name: str) -> CollectionView:
+    async with store.read() as session:
+        return await _collection_view_of(session, await _collection_row(session, name))
+
+
+async def remove_collection(store: Store, name: str) -> None:
+    """Its verdicts and call log stay (they name the collection as text)."""
+    async with store.write() as session:
+        await session.delete(await _collection_row(session, name))
+
+
+def _collection_fields(
+    *,
+    reply: str,
+    purpose: str,
+    seats: int,
+    explorer_seats: int,
+    system_prompt: str,
+    seat_timeout: float,
+    shadow_seats: int,
+) -> dict[str, Any]:
+    if reply not in REPLY_MODES:
+        raise UserError(f"reply mode {reply!r} is not known; use panel or merged")
+    for label, count in (
+        ("seats", seats),
+        ("explorer seats", explorer_seats),
+        ("shadow seats", shadow_seats),
+    ):
+        if count < 0:
+            raise UserError(f"{label} cannot be negative ({count})")
+    if not seat_timeout > 0:
+        raise UserError(f"seat timeout must be more than 0 seconds ({seat_timeout})")
+    return {
+        "reply": reply,
+        "purpose": purpose.strip(),
+        "seats": seats,
+        "explorer_seats": explorer_seats,
+        "system_prompt": system_prompt,
+        "seat_timeout": float(seat_timeout),
+        "shadow_seats": shadow_seats,
+    }
+
+
+async def _member_rows(session: AsyncSession, aliases: Sequence[str]) -> list[schema.Model]:
+    if not aliases:
+        raise UserError("a collection needs at least one member")
+    twice = sorted({alias for alias in aliases if list(aliases).count(alias) > 1})
+    if twice:
+        raise UserError(f"member(s) listed twice: {', '.join(twice)}")
+    rows = {
+        row.alias: row
+        for row in (await session.scalars(select(schema.Model).where(schema.Model.alias.in_(aliases)))).all()
+    }
+    unknown = [alias for alias in aliases if alias not in rows]
+    if unknown:
+        raise NotFound(f"no model with alias {', '.join(repr(a) for a in unknown)} on the bench")
+    return [rows[alias] for alias in aliases]
+
+
+async def _checked_merger(session: AsyncSession, merger: str) -> str:
+    merger = merger.strip()
+    if merger:
+        await _model_row(session, merger)
+    return merger
+
+
+def _member_loads() -> tuple[Any, ...]:
+    return (selectinload(schema.Collection.members).selectinload(schema.CollectionMember.model),)
+
+
+async def _collection_view_of(session: AsyncSession, row: schema.Collection) -> CollectionView:
+    loaded = await session.scalar(
+        select(schema.Collection)
+        .where(schema.Collection.id == row.id)
+        .options(*_member_loads())
+        .execution_options(populate_existing=True)
+    )
+    assert loaded is not None  # the row is in this session
+    return _collection_view(loaded, [m.model.alias for m in loaded.members])
+
+
+# ---------------------------------------------------------------- helpers
+
+
+async def _endpoint_row(session: AsyncSession, name: str) -> schema.Endpoint:
+    row = await session.scalar(select(schema.Endpoint).where(schema.Endpoint.name == name))
+    if row is None:
+        raise NotFound(f"no endpoint named {name!r}")
+    return row
+
+
+async def _model_row(session: AsyncSession, alias: str) -> schema.Model:
+    row = await session.scalar(
+        select(schema.Model).where(schema.Model.alias == alias).options(selectinload(schema.Model.endpoint))
+    )
+    if row is None:
+        raise NotFound(f"no model with alias {alias!r} on the bench")
+    return row
+
+
+async def _collection_row(session: AsyncSession, name: str) -> schema.Collection:
+    if name.startswith("bench/"):
+        name = name[len("bench/") :]
+    row = await session.scalar(
+        select(schema.Collection).where(schema.Collection.name == name).options(*_member_loads())
+    )
+    if row is None:
+        raise NotFound(f"no collection named {name!r}")
+    return row
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _utc(moment: datetime) -> datetime:
+    """SQLite hands back naive datetimes; everything we store is UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _utc_or_none(moment: datetime | None) -> datetime | None:
+    return None if moment is None else _utc(moment)
+
+
+def _endpoint_view(row: schema.Endpoint) -> EndpointView:
+    return EndpointView(
+        name=row.name,
+        base_url=row.base_url,
+        api=cast(ApiKind, row.api),
+        simulated=row.simulated,
+        needs_key=row.needs_key,
+        created_at=_utc(row.created_at),
+    )
+
+
+def _model_view(row: schema.Model) -> ModelView:
+    return ModelView(
+        alias=row.alias,
+        endpoint=_endpoint_view(row.endpoint),
+        served=row.served,
+        role=cast(ModelRole, row.role),
+        status=cast(ModelStatus, row.status),
+        ad_hoc=row.ad_hoc,
+        context_window=row.context_window,
+        output_limit=row.output_limit,
+        vision=row.vision,
+        tools=row.tools,
+        price_in=row.price_in,
+        price_out=row.price_out,
+        resting_until=_utc_or_none(row.resting_until),
+        status_reason=row.status_reason,
+        status_changed_at=_utc_or_none(row.status_changed_at),
+        created_at=_utc(row.created_at),
+    )
+
+
+def _collection_view(row: schema.Collection, members: list[str]) -> CollectionView:
+    return CollectionView(
+        name=row.name,
+        members=tuple(members),
+        purpose=row.purpose,
+        seats=row.seats,
+        explorer_seats=row.explorer_seats,
+        reply=cast(ReplyMode, row.reply),
+        merger=row.merger_alias,
+        system_prompt=row.system_prompt,
+        seat_timeout=row.seat_timeout,
+        shadow_seats=row.shadow_seats,
+        created_at=_utc(row.created_at),
+    )

@@ -1,0 +1,29 @@
+"""Test support: a fake provider speaking the four APIs over real HTTP.
+
+    from benchwarmers.testing import FakeModel, FakeProvider
+
+See `fake_provider.py` for the server, `script.py` for what a model can be
+scripted to do, and `pytest_plugin.py` for fixtures.
+"""
+
+from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.script import (
+    FakeError,
+    FakeMessage,
+    FakeModel,
+    FakeRequest,
+    FakeToolCall,
+    RateLimit,
+    count_tokens,
+)
+
+__all__ = [
+    "FakeError",
+    "FakeMessage",
+    "FakeModel",
+    "FakeProvider",
+    "FakeRequest",
+    "FakeToolCall",
+    "RateLimit",
+    "count_tokens",
+]

@@ -1,0 +1,301 @@
+"""How a fake model behaves: the script a test (or a JSON file) gives it.
+
+A `FakeModel` is keyed by its served id and answers on all four APIs. Its
+answer is text or a function of the parsed request; its tool calls are
+emitted whenever the request offers tools and is not already carrying this
+turn's tool results, so a multi-turn tool loop runs by itself (call, result,
+answer). Faults (`error`, `rate_limit`, `cut_after`, `malformed_json`,
+`never_ending`) apply to every call, or only to the first `fail_first`
+calls, after which the model answers normally.
+
+Token usage is counted in words (`count_tokens`), the same way on every
+API, so a test can compare a ledger's sums with what the fake reported.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from benchwarmers.types import API_KINDS, ApiKind
+
+RateLimitStyle = Literal[
+    "openai", "anthropic", "gemini", "retry-after", "retry-after-date", "retry-after-ms", "body", "day"
+]
+RATE_LIMIT_STYLES: tuple[str, ...] = (
+    "openai",
+    "anthropic",
+    "gemini",
+    "retry-after",
+    "retry-after-date",
+    "retry-after-ms",
+    "body",
+    "day",
+)
+
+
+def count_tokens(text: str) -> int:
+    """The fake's token count: words."""
+    return len(text.split())
+
+
+@dataclass
+class FakeMessage:
+    """One message of a request, read back from whichever API sent it."""
+
+    role: str  # "user", "assistant", "tool"
+    text: str = ""
+    images: int = 0
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {"id", "name", "arguments"}
+    tool_results: list[dict[str, Any]] = field(default_factory=list)  # {"id", "name", "content"}
+
+
+@dataclass
+class FakeRequest:
+    """What a fake model was asked, whichever API asked it. `body` and
+    `headers` are kept raw so tests can assert the exact wire shape."""
+
+    api: ApiKind
+    model: str
+    stream: bool
+    body: dict[str, Any]
+    headers: dict[str, str]
+    system: str = ""
+    messages: list[FakeMessage] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    max_tokens: int | None = None
+
+    @property
+    def prompt(self) -> str:
+        """The last user text."""
+        for message in reversed(self.messages):
+            if message.role == "user" and message.text:
+                return message.text
+        return ""
+
+    @property
+    def answering_tool_results(self) -> bool:
+        """Whether the request ends with tool results, i.e. the model is now
+        to answer from them rather than call tools again."""
+        return bool(self.messages) and bool(self.messages[-1].tool_results)
+
+    @property
+    def images(self) -> int:
+        return sum(m.images for m in self.messages)
+
+    @property
+    def input_tokens(self) -> int:
+        texts = [self.system] + [m.text for m in self.messages]
+        texts += [str(r["content"]) for m in self.messages for r in m.tool_results]
+        return sum(count_tokens(t) for t in texts)
+
+
+@dataclass(frozen=True)
+class FakeToolCall:
+    """A tool call the model makes. `id` is made up when not given; Gemini
+    and Ollama replies carry no id at all, as the real APIs often do not."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    id: str = ""
+
+
+@dataclass(frozen=True)
+class FakeError:
+    """An HTTP error reply in the asking API's error shape."""
+
+    status: int = 500
+    message: str = "the fake model failed"
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """A rate limit, in one provider's style. On a model's `rate_limit` it
+    makes the call a 429; its `headers()` also fit a success reply's
+    `headers`, so the limits layer can learn from successes.
+
+    `retry` is seconds until the limit resets. Styles: `openai`
+    (`x-ratelimit-*`, durations like `6m0s`, "try again in" body), `anthropic`
+    (`anthropic-ratelimit-*` RFC 3339 times and `retry-after`), `gemini`
+    (RetryInfo and "Please retry in 1.5s"), `retry-after` (seconds),
+    `retry-after-date` (HTTP date), `retry-after-ms`, `body` ("try again in
+    20s", no headers) and `day` (a per-day quota message, no retry time)."""
+
+    style: RateLimitStyle = "retry-after"
+    retry: float = 20.0
+    limit: int = 100
+    remaining: int = 0
+
+    def headers(self) -> dict[str, str]:
+        reset_at = datetime.now(UTC) + timedelta(seconds=self.retry)
+        if self.style == "openai":
+            return {
+                "x-ratelimit-limit-requests": str(self.limit),
+                "x-ratelimit-remaining-requests": str(self.remaining),
+                "x-ratelimit-reset-requests": go_duration(self.retry),
+                "x-ratelimit-limit-tokens": str(self.limit * 1000),
+                "x-ratelimit-remaining-tokens": str(self.remaining * 1000),
+                "x-ratelimit-reset-tokens": go_duration(self.retry),
+            }
+        if self.style == "anthropic":
+            stamp = reset_at.isoformat(timespec="seconds").replace("+00:00", "Z")
+            found = {
+                "anthropic-ratelimit-requests-limit": str(self.limit),
+                "anthropic-ratelimit-requests-remaining": str(self.remaining),
+                "anthropic-ratelimit-requests-reset": stamp,
+                "anthropic-ratelimit-tokens-limit": str(self.limit * 1000),
+                "anthropic-ratelimit-tokens-remaining": str(self.remaining * 1000),
+                "anthropic-ratelimit-tokens-reset": stamp,
+            }
+            if self.remaining == 0:
+                found["retry-after"] = str(math.ceil(self.retry))
+            return found
+        if self.style == "retry-after":
+            return {"retry-after": str(math.ceil(self.retry))}
+        if self.style == "retry-after-date":
+            return {"retry-after": email.utils.formatdate(time.time() + self.retry, usegmt=True)}
+        if self.style == "retry-after-ms":
+            return {"retry-after-ms": str(round(self.retry * 1000))}
+        return {}
+
+    def message(self) -> str:
+        if self.style == "openai":
+            return f"Rate limit reached for requests. Please try again in {go_duration(self.retry)}."
+        if self.style == "gemini":
+            return f"Resource has been exhausted (e.g. check quota). Please retry in {self.retry:g}s."
+        if self.style == "body":
+            return f"Rate limit exceeded, try again in {self.retry:g}s"
+        if self.style == "day":
+            return f"You exceeded your current quota: {self.limit} requests per day. Come back tomorrow."
+        return "Too many requests"
+
+
+def go_duration(seconds: float) -> str:
+    """A duration as OpenAI writes it: `6m0s`, `1.5s`, `20ms`, `1h0m0s`."""
+    if seconds < 1:
+        return f"{round(seconds * 1000)}ms"
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = f"{secs:g}s"
+    if hours or minutes:
+        text = f"{int(minutes)}m" + text
+    if hours:
+        text = f"{int(hours)}h" + text
+    return text
+
+
+Answer = str | Callable[[FakeRequest], str]
+ToolScript = list[FakeToolCall] | Callable[[FakeRequest], list[FakeToolCall]]
+
+
+@dataclass
+class FakeModel:
+    """One scripted model. Times are seconds; `latency` is the whole call,
+    `ttfb` the wait before the reply's headers, `tokens_per_second` paces a
+    stream's pieces (one word each)."""
+
+    served: str
+    answer: Answer = "ok"
+    tool_calls: ToolScript = field(default_factory=list)
+    latency: float = 0.0
+    ttfb: float = 0.0
+    tokens_per_second: float | None = None
+    error: FakeError | None = None
+    rate_limit: RateLimit | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    # Streams: stop after this many content pieces; "close" ends the body
+    # cleanly without the end marker, "abort" breaks the connection, "error"
+    # sends the API's in-stream error event (Anthropic's `overloaded_error`).
+    cut_after: int | None = None
+    cut_mode: Literal["close", "abort", "error"] = "close"
+    malformed_json: bool = False
+    never_ending: bool = False
+    fail_first: int | None = None
+    listed: set[ApiKind] = field(default_factory=lambda: set(API_KINDS))
+
+    def faulty(self, call_number: int) -> bool:
+        """Whether the scripted faults apply to this call (1-based)."""
+        return self.fail_first is None or call_number <= self.fail_first
+
+    def text_for(self, request: FakeRequest) -> str:
+        return self.answer(request) if callable(self.answer) else self.answer
+
+    def calls_for(self, request: FakeRequest) -> list[FakeToolCall]:
+        if callable(self.tool_calls):
+            return self.tool_calls(request)
+        if not request.tools or request.answering_tool_results:
+            return []
+        return list(self.tool_calls)
+
+
+# ------------------------------------------------------------- JSON scripts
+
+
+def models_from_json(text: str) -> tuple[list[FakeModel], str | None]:
+    """Models (and an optional required key) from the JSON format documented
+    in `benchwarmers.cli.fake_provider` and docs/fake-provider.md. Raises
+    ValueError with the offending model's id on a bad entry."""
+    document = json.loads(text)
+    entries = document.get("models") if isinstance(document, dict) else document
+    if not isinstance(entries, list):
+        raise ValueError('expected {"models": [...]} or a list of models')
+    key = document.get("key") if isinstance(document, dict) else None
+    return [_model_from_json(entry) for entry in entries], key
+
+
+_SIMPLE_FIELDS = ("latency", "ttfb", "tokens_per_second", "cut_after", "cut_mode", "malformed_json")
+_MORE_FIELDS = ("never_ending", "fail_first", "headers")
+
+
+def _model_from_json(entry: dict[str, Any]) -> FakeModel:
+    served = entry.get("served") or entry.get("id")
+    if not isinstance(served, str) or not served:
+        raise ValueError(f"a model needs a 'served' id: {entry!r}")
+    unknown = set(entry) - {"served", "id", "answer", "tool_calls", "error", "rate_limit", "listed"}
+    unknown -= set(_SIMPLE_FIELDS + _MORE_FIELDS)
+    if unknown:
+        raise ValueError(f"model {served}: unknown fields {sorted(unknown)}")
+    model = FakeModel(
+        served, **{name: entry[name] for name in _SIMPLE_FIELDS + _MORE_FIELDS if name in entry}
+    )
+    answer = entry.get("answer", "ok")
+    model.answer = _template(answer) if "{" in answer else answer
+    model.tool_calls = [
+        FakeToolCall(c["name"], c.get("arguments", {}), c.get("id", "")) for c in entry.get("tool_calls", [])
+    ]
+    if "error" in entry:
+        model.error = FakeError(
+            int(entry["error"].get("status", 500)), entry["error"].get("message", "failed")
+        )
+    if "rate_limit" in entry:
+        style = entry["rate_limit"].get("style", "retry-after")
+        if style not in RATE_LIMIT_STYLES:
+            raise ValueError(
+                f"model {served}: rate_limit style must be one of {', '.join(RATE_LIMIT_STYLES)}"
+            )
+        model.rate_limit = RateLimit(**entry["rate_limit"])
+    if "listed" in entry:
+        model.listed = set(entry["listed"])
+    return model
+
+
+def _template(answer: str) -> Callable[[FakeRequest], str]:
+    """`"You said: {prompt}"`: the placeholders are `prompt`, `model`, `api`
+    and `system`."""
+
+    def render(request: FakeRequest) -> str:
+        values = {
+            "prompt": request.prompt,
+            "model": request.model,
+            "api": request.api,
+            "system": request.system,
+        }
+        return answer.format_map(values)
+
+    return render

@@ -1,0 +1,57 @@
+"""A bench in a real store, and a way to write seats and verdicts as the
+panel would (rows in `calls` and `verdicts`)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+
+import pytest
+
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.store.schema import Call, Verdict
+
+Seat = Callable[..., Awaitable[str]]
+
+
+@pytest.fixture
+async def bench(runtime: Runtime) -> Runtime:
+    await registry.add_endpoint(runtime.store, "local", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+    return runtime
+
+
+@pytest.fixture
+def seat(bench: Runtime) -> Seat:
+    """seat(alias, collection, shape, useful=None|True|False, explorer=False) -> call id"""
+
+    async def add(
+        alias: str,
+        collection: str = "trio",
+        shape: str = "short",
+        useful: bool | None = None,
+        explorer: bool = False,
+    ) -> str:
+        call_id = uuid.uuid4().hex
+        now = datetime.now(UTC)
+        async with bench.store.write() as session:
+            session.add(
+                Call(
+                    id=call_id,
+                    at=now,
+                    kind="seat",
+                    alias=alias,
+                    task=f"panel seat (bench/{collection}, {shape})",
+                    collection=collection,
+                    shape=shape,
+                    status="ok",
+                    explorer=explorer,
+                )
+            )
+            await session.flush()
+            if useful is not None:
+                session.add(Verdict(call_id=call_id, useful=useful, note="", at=now))
+        return call_id
+
+    return add

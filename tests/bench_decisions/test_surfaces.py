@@ -1,0 +1,102 @@
+"""The reasons where people look: `GET /bench/decisions` on the real server
+and `benchwarmers model show` in a terminal."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+from typer.testing import CliRunner
+
+from benchwarmers.bench import decisions
+from benchwarmers.cli.main import app
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.store.schema import Call, SuiteResult, Verdict
+from benchwarmers.testing.live_server import live_server
+
+
+def prepare(home: Path) -> None:
+    async def work() -> None:
+        async with Runtime.open(home=home) as rt:
+            await registry.add_endpoint(rt.store, "local", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+            for alias in ("a", "b", "spare"):
+                await registry.add_model(rt.store, alias, "local", alias, price_in=0, price_out=0)
+            await registry.add_collection(rt.store, "duo", ["a", "b"], explorer_seats=1)
+            now = datetime.now(UTC)
+            async with rt.store.write() as session:
+                for i in range(4):
+                    session.add(
+                        Call(
+                            id=f"c{i}",
+                            at=now,
+                            kind="seat",
+                            alias="a",
+                            collection="duo",
+                            shape="short",
+                            status="ok",
+                        )
+                    )
+                    session.add(
+                        SuiteResult(
+                            run_id="r",
+                            alias="a",
+                            task=f"t{i}",
+                            shape="short",
+                            at=now,
+                            passed=i > 0,
+                            confidently_wrong=i == 0,
+                        )
+                    )
+                await session.flush()
+                for i in range(4):
+                    session.add(Verdict(call_id=f"c{i}", useful=True, note="secret note", at=now))
+            await decisions.record_seating(
+                rt.store, "duo", "short", ["a", "b", "spare"], "a leads; spare explores"
+            )
+
+    asyncio.run(work())
+
+
+def test_decisions_over_http(home: Path) -> None:
+    prepare(home)
+    with live_server(home) as server, httpx.Client(timeout=10) as client:
+        answer = client.get(
+            f"{server.url}/bench/decisions", params={"collection": "bench/duo", "shape": "short"}
+        )
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        assert body["collection"] == "bench/duo" and list(body["shapes"]) == ["short"]
+        first = body["shapes"]["short"][0]
+        assert (
+            first["alias"] == "a"
+            and first["judged"] == 4
+            and "4 of 4 verdicts here useful" in first["reasons"][0]
+        )
+        assert body["explorers"]["short"] == ["spare"]
+        assert body["history"][0]["seated"] == ["a", "b", "spare"]
+        assert "secret note" not in answer.text
+
+        assert client.get(f"{server.url}/bench/decisions").status_code == 400
+        assert (
+            client.get(
+                f"{server.url}/bench/decisions", params={"collection": "duo", "shape": "x"}
+            ).status_code
+            == 400
+        )
+        assert client.get(f"{server.url}/bench/decisions", params={"collection": "nope"}).status_code == 404
+
+
+def test_model_show(home: Path) -> None:
+    prepare(home)
+    result = CliRunner().invoke(app, ["model", "show", "a"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "status available" in out and "free" in out
+    assert "bench/duo" in out and "short" in out
+    assert "suite: short 3/4 (1 confidently wrong)" in out
+    assert "4 of 4 verdicts here useful" in out
+    missing = CliRunner().invoke(app, ["model", "show", "nope"])
+    assert missing.exit_code != 0

@@ -1,0 +1,125 @@
+"""The catalog reads models.dev's format (snapshot and refresh alike),
+applies facts to bench models by provider and served id, and raises a
+"went paid" alert; Discover merges its sources and marks what is here."""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from benchwarmers.bench import catalog, discover
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry, schema
+
+NOW = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
+FREE_LLAMA = "meta-llama/llama-3.3-70b-instruct:free"
+
+
+@pytest.fixture
+def models_dev() -> Iterator[dict[str, Any]]:
+    """A loopback stand-in for models.dev serving whatever document the test sets."""
+    served: dict[str, Any] = {"document": catalog.snapshot_document()}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps(served["document"]).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    served["url"] = f"http://127.0.0.1:{server.server_address[1]}/api.json"
+    yield served
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_snapshot_is_read_in_models_dev_format() -> None:
+    facts = {(f.provider, f.model): f for f in catalog.parse_models_dev(catalog.snapshot_document())}
+    gpt = facts[("openai", "gpt-4o")]
+    assert (gpt.context_window, gpt.output_limit, gpt.vision, gpt.tools) == (128000, 16384, True, True)
+    assert (gpt.price_in, gpt.price_out, gpt.free) == (2.5, 10.0, False)
+    assert facts[("openrouter", FREE_LLAMA)].free
+    assert catalog.snapshot_info()["date"]
+    # The `{"providers": {...}}` wrapper some mirrors use reads the same.
+    wrapped = catalog.parse_models_dev({"providers": catalog.snapshot_document()})
+    assert len(wrapped) == len(facts)
+
+
+async def test_refresh_applies_facts_and_a_free_model_that_goes_paid_raises_an_alert(
+    runtime: Runtime, models_dev: dict[str, Any]
+) -> None:
+    await registry.add_endpoint(runtime.store, "openrouter", "https://openrouter.ai/api/v1")
+    await registry.add_model(runtime.store, "llama-free", "openrouter", FREE_LLAMA)
+    detail = await catalog.refresh(runtime.store, runtime.http, NOW, url=models_dev["url"])
+    assert "1 bench models updated" in detail and "0 went paid" in detail
+    model = await registry.get_model(runtime.store, "llama-free")
+    assert (model.context_window, model.price_in, model.price_out) == (131072, 0.0, 0.0)
+
+    paid = copy.deepcopy(models_dev["document"])
+    paid["openrouter"]["models"][FREE_LLAMA]["cost"] = {"input": 0.1, "output": 0.3}
+    models_dev["document"] = paid
+    await catalog.refresh(runtime.store, runtime.http, NOW, url=models_dev["url"])
+    async with runtime.store.read() as session:
+        alerts = (await session.scalars(select(schema.Alert))).all()
+    assert [(a.kind, a.subject) for a in alerts] == [("went_paid", f"openrouter/{FREE_LLAMA}")]
+    assert "was free and now costs $0.1 in / $0.3 out" in alerts[0].message
+    assert (await registry.get_model(runtime.store, "llama-free")).price_out == 0.3
+
+    # Still paid the next day: no second alert.
+    await catalog.refresh(runtime.store, runtime.http, NOW, url=models_dev["url"])
+    async with runtime.store.read() as session:
+        assert len((await session.scalars(select(schema.Alert))).all()) == 1
+
+
+async def test_offline_refresh_is_quiet_uses_the_snapshot_and_logs_once(
+    runtime: Runtime, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(catalog, "_offline_logged", False)
+    caplog.set_level(logging.INFO, logger="benchwarmers.bench.catalog")
+    closed = "http://127.0.0.1:9/api.json"  # the discard port: nothing listens
+    first = await catalog.refresh(runtime.store, runtime.http, NOW, url=closed)
+    second = await catalog.refresh(runtime.store, runtime.http, NOW, url=closed)
+    assert "from snapshot" in first and "from snapshot" in second
+    assert sum("unreachable" in r.message for r in caplog.records) == 1
+    async with runtime.store.read() as session:
+        assert len((await session.scalars(select(schema.CatalogEntry))).all()) == len(
+            catalog.parse_models_dev(catalog.snapshot_document())
+        )
+
+
+async def test_discover_merges_sources_free_first_and_marks_reachable_and_on_bench(runtime: Runtime) -> None:
+    await registry.add_endpoint(runtime.store, "my-groq", "https://api.groq.com/openai/v1")
+    await registry.add_model(runtime.store, "llama70", "my-groq", "llama-3.3-70b-versatile")
+    entries = await discover.discover(runtime.store)
+    by_key = {(e.provider, e.model): e for e in entries}
+
+    groq = by_key[("groq", "llama-3.3-70b-versatile")]
+    assert groq.reachable == ["my-groq"] and groq.on_bench == "llama70"
+    assert groq.sources == ["models.dev", "FreeLLMAPI"]
+    assert groq.free and groq.price_in == 0.59  # a free tier (FreeLLMAPI), with the paid price beside it
+
+    openrouter = by_key[("openrouter", FREE_LLAMA)]
+    assert (
+        openrouter.reachable == [] and openrouter.on_bench == "" and openrouter.also_on_bench == ["llama70"]
+    )
+    assert by_key[("cerebras", "qwen-3-coder-480b")].sources == ["FreeLLMAPI"]
+
+    free_flags = [e.free for e in entries]
+    assert free_flags == sorted(free_flags, reverse=True)  # every free model before any paid one
+    assert all(e.free for e in await discover.discover(runtime.store, free_only=True))

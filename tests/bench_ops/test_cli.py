@@ -1,0 +1,71 @@
+"""`benchwarmers onboard` and `benchwarmers probe` from a terminal."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from benchwarmers.cli.main import app
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.testing import FakeError, FakeModel, FakeProvider
+
+
+def add_endpoint(home: Path, fake: FakeProvider) -> None:
+    async def work() -> None:
+        async with Runtime.open(home=home) as rt:
+            await registry.add_endpoint(rt.store, "fake", fake.openai_base, "openai", needs_key=False)
+
+    asyncio.run(work())
+
+
+def test_onboard_quick_ad_hoc_then_probe(
+    home: Path, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    add_fake("vendor/Model-X")
+    add_endpoint(home, fake_provider)
+    runner = CliRunner()
+    result = runner.invoke(
+        app, ["onboard", "vendor/Model-X", "--endpoint", "fake", "--ad-hoc", "--role", "code"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "model-x is available" in result.output and "100%" in result.output
+    assert fake_provider.calls["vendor/Model-X"] == 4
+
+    # The daily pass leaves the ad hoc model alone; probing it by name asks it once.
+    result = runner.invoke(app, ["probe"])
+    assert result.exit_code == 0 and "Nothing to probe" in result.output
+    result = runner.invoke(app, ["probe", "model-x"])
+    assert result.exit_code == 0, result.output
+    assert "1 probed, 0 retired" in result.output
+    assert fake_provider.calls["vendor/Model-X"] == 5
+
+
+def test_onboard_errors_are_one_line(
+    home: Path, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    add_endpoint(home, fake_provider)
+    runner = CliRunner()
+    result = runner.invoke(app, ["onboard", "m", "--endpoint", "elsewhere", "--quick"])
+    assert result.exit_code != 0 and "no endpoint 'elsewhere'" in result.output
+    add_fake("down", error=FakeError(status=500))
+    result = runner.invoke(app, ["onboard", "down", "--endpoint", "fake", "--quick"])
+    assert result.exit_code == 0, result.output
+    assert "down is unavailable" in result.output
+
+
+def test_onboard_beside_a_running_server_lets_the_server_work_it(
+    home: Path, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    from benchwarmers.testing.live_server import live_server
+
+    add_fake("shared")
+    add_endpoint(home, fake_provider)
+    with live_server(home):
+        result = CliRunner().invoke(app, ["onboard", "shared", "--endpoint", "fake", "--quick"])
+    assert result.exit_code == 0, result.output
+    assert "shared is available" in result.output
+    assert fake_provider.calls["shared"] == 4  # worked once, by the server's worker

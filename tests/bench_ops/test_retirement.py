@@ -1,0 +1,130 @@
+"""A model that stops answering, or that its endpoint stops listing, is
+retired after one confirming call with its evidence kept; restore brings it
+back and clears the flags."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+
+from benchwarmers.bench import probes, retirement
+from benchwarmers.calls.caller import Caller
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry, schema
+from benchwarmers.testing import FakeError, FakeModel, FakeProvider
+
+NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+
+
+async def health(rt: Runtime) -> retirement.HealthReport:
+    return await retirement.daily_health(Caller(rt), rt.store, rt.http, NOW)
+
+
+async def alerts(rt: Runtime) -> list[schema.Alert]:
+    async with rt.store.read() as session:
+        return list((await session.scalars(select(schema.Alert).order_by(schema.Alert.id))).all())
+
+
+async def test_a_model_that_stops_answering_is_retired_after_one_confirming_call_and_restored(
+    bench: Runtime, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    model = add_fake("fading")
+    await registry.add_model(bench.store, "fading", "fake", "fading")
+    assert (await health(bench)).retired == []
+    assert fake_provider.calls["fading"] == 1  # healthy: one daily call, no confirmation
+
+    model.error = FakeError(status=503, message="model is gone")
+    report = await health(bench)
+    assert report.retired == ["fading"]
+    assert fake_provider.calls["fading"] == 3  # the failed daily probe and ONE confirming call
+    retired = await registry.get_model(bench.store, "fading")
+    assert retired.status == "retired"
+    assert "probe failed" in retired.status_reason and "confirming call" in retired.status_reason
+    kinds = [(p.kind, p.ok) for p in await probes.probe_history(bench.store, "fading")]
+    assert kinds[:2] == [("confirm", False), ("daily", False)]
+    [alert] = await alerts(bench)
+    assert alert.kind == "retired" and alert.subject == "fading" and not alert.dismissed
+
+    # Retired models are not probed again by the schedule.
+    await health(bench)
+    assert fake_provider.calls["fading"] == 3
+
+    restored = await registry.restore(bench.store, "fading")
+    assert restored.status == "available" and "probe failed" not in restored.status_reason
+    assert (await alerts(bench))[0].dismissed
+    assert len(await probes.probe_history(bench.store, "fading")) == 3  # evidence stays
+
+
+async def test_one_failure_is_not_enough(
+    bench: Runtime, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    add_fake("blip", error=FakeError(status=502), fail_first=1)
+    await registry.add_model(bench.store, "blip", "fake", "blip")
+    report = await health(bench)
+    assert report.retired == [] and fake_provider.calls["blip"] == 2
+    assert (await registry.get_model(bench.store, "blip")).status == "available"
+
+
+async def test_a_model_its_endpoint_no_longer_lists_is_retired(
+    bench: Runtime, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    add_fake("vanishing")
+    await registry.add_model(bench.store, "vanishing", "fake", "vanishing")
+    fake_provider.remove("vanishing")  # off the list, and calls to it get a 404
+    report = await health(bench)
+    assert report.retired == ["vanishing"]
+    model = await registry.get_model(bench.store, "vanishing")
+    assert model.status == "retired" and "no longer lists vanishing" in model.status_reason
+    assert [p.kind for p in await probes.probe_history(bench.store, "vanishing")] == ["confirm"]
+
+
+async def test_an_unlisted_model_that_still_answers_is_kept_with_an_alert(
+    bench: Runtime, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    add_fake("unlisted")
+    await registry.add_model(bench.store, "unlisted", "fake", "unlisted")
+    fake_provider.hide("unlisted")
+    report = await health(bench)
+    assert report.retired == [] and report.unlisted_but_answering == ["unlisted"]
+    assert fake_provider.calls["unlisted"] == 1  # the confirming call only
+    assert (await registry.get_model(bench.store, "unlisted")).status == "available"
+    assert [a.kind for a in await alerts(bench)] == ["unlisted"]
+
+
+async def test_unavailable_models_are_watched_and_come_back(
+    bench: Runtime, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    model = add_fake("sleepy", error=FakeError(status=500))
+    await registry.add_model(bench.store, "sleepy", "fake", "sleepy", status="unavailable")
+    assert (await health(bench)).retired == []
+    assert fake_provider.calls["sleepy"] == 1  # no confirmation: it never answered, nothing to retire
+    assert (await registry.get_model(bench.store, "sleepy")).status == "unavailable"
+    model.error = None
+    assert (await health(bench)).recovered == ["sleepy"]
+    assert (await registry.get_model(bench.store, "sleepy")).status == "available"
+
+
+async def test_ad_hoc_image_and_resting_models_are_left_alone(
+    bench: Runtime, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    for name in ("adhoc", "painter", "tired"):
+        add_fake(name, error=FakeError(status=500))
+    await registry.add_model(bench.store, "adhoc", "fake", "adhoc", ad_hoc=True)
+    await registry.add_model(bench.store, "painter", "fake", "painter", role="image")
+    await registry.add_model(bench.store, "tired", "fake", "tired")
+    await registry.set_status(bench.store, "tired", "resting", resting_until=NOW)
+    fake_provider.remove("adhoc")
+    assert (await health(bench)).probed == []
+    assert sum(fake_provider.calls.values()) == 0
+    assert (await registry.get_model(bench.store, "adhoc")).status == "available"
+
+
+async def test_probe_now_works_for_one_model_even_ad_hoc(
+    bench: Runtime, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    add_fake("asked")
+    await registry.add_model(bench.store, "asked", "fake", "asked", ad_hoc=True)
+    report = await retirement.probe_now(Caller(bench), bench.store, bench.http, "asked", NOW)
+    assert report.probed == ["asked"] and fake_provider.calls["asked"] == 1

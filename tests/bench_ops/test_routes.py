@@ -1,0 +1,108 @@
+"""The HTTP API the dashboard uses, against the real server on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.testing import FakeModel, FakeProvider
+from benchwarmers.testing.live_server import live_server
+
+
+def wait_for_queue(client: httpx.Client, base: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        queue = client.get(f"{base}/bench/ops/queue").json()
+        if queue["items"] and all(i["state"] in ("done", "failed") for i in queue["items"]):
+            return queue
+        time.sleep(0.05)
+    raise AssertionError(f"the queue did not finish: {queue}")
+
+
+async def test_onboard_queue_models_and_scheduler_over_http(
+    home: Path, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    add_fake("org/a")
+    add_fake("b")
+    async with Runtime.open(home=home) as rt:
+        await registry.add_endpoint(rt.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+
+    def scenario() -> None:
+        with live_server(home) as server, httpx.Client(timeout=10) as client:
+            base = server.url
+            answer = client.post(
+                f"{base}/bench/ops/onboard",
+                json={
+                    "endpoint": "fake",
+                    "mode": "quick",
+                    "models": ["org/a", {"served": "b", "alias": "bee"}],
+                },
+            )
+            assert answer.status_code == 200, answer.text
+            assert len(answer.json()["queued"]) == 2
+            queue = wait_for_queue(client, base)
+            assert [(i["alias"], i["state"], i["progress"]) for i in queue["items"]] == [
+                ("a", "done", 1.0),
+                ("bee", "done", 1.0),
+            ]
+            assert fake_provider.calls["org/a"] == 4 and fake_provider.calls["b"] == 4
+
+            status = client.get(f"{base}/bench/ops/scheduler").json()
+            assert status["enabled"] is False and status["active"] is False
+            assert {j["job"] for j in status["jobs"]} == {
+                "daily_probe",
+                "weekly_speed",
+                "daily_catalog",
+                "suite_pass",
+            }
+            switched = client.post(f"{base}/bench/ops/scheduler", json={"enabled": True}).json()
+            assert switched["active"] is True and all(j["next_run_at"] for j in switched["jobs"])
+            assert (
+                client.post(f"{base}/bench/ops/scheduler", json={"enabled": False}).json()["active"] is False
+            )
+
+            retired = client.post(f"{base}/bench/ops/models/bee/retire", json={"reason": "testing"}).json()
+            assert retired["model"]["status"] == "retired" and retired["model"]["status_reason"] == "testing"
+            assert (
+                client.post(f"{base}/bench/ops/models/bee/restore").json()["model"]["status"] == "available"
+            )
+            assert (
+                client.post(f"{base}/bench/ops/models/bee/role", json={"role": "code"}).json()["model"][
+                    "role"
+                ]
+                == "code"
+            )
+
+            probed = client.post(f"{base}/bench/ops/models/bee/probe").json()
+            assert probed["probes"][0]["kind"] == "daily" and probed["probes"][0]["ok"] is True
+            assert fake_provider.calls["b"] == 5
+            assert len(client.get(f"{base}/bench/ops/models/bee/probes").json()["probes"]) == 5
+
+            discovered = client.get(f"{base}/bench/ops/discover", params={"free": "true"}).json()["models"]
+            assert discovered and all(m["free"] for m in discovered)
+            assert client.get(f"{base}/bench/ops/alerts").json() == {"alerts": []}
+
+            # Bad input is a clear 4xx, never a 500.
+            bad = client.post(
+                f"{base}/bench/ops/onboard", json={"endpoint": "fake", "mode": "fast", "models": ["x"]}
+            )
+            assert bad.status_code == 400 and "mode" in bad.text
+            assert (
+                client.post(
+                    f"{base}/bench/ops/onboard", json={"endpoint": "nope", "models": ["x"]}
+                ).status_code
+                == 404
+            )
+            assert client.post(f"{base}/bench/ops/onboard", content=b"{").status_code == 400
+            assert client.post(f"{base}/bench/ops/models/ghost/restore").status_code == 404
+            assert client.post(f"{base}/bench/ops/scheduler", json={"enabled": "yes"}).status_code == 400
+            assert client.post(f"{base}/bench/ops/scheduler/run/nothing").status_code == 404
+
+    await asyncio.to_thread(scenario)

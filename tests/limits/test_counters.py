@@ -1,0 +1,99 @@
+"""The same behaviour from both counters: in this process and in Redis."""
+
+from __future__ import annotations
+
+import asyncio
+
+from benchwarmers.limits.counters import Charge, Counters, RedisCounters
+
+T0 = 1_800_000_000.0
+
+
+async def test_sliding_window_admits_up_to_the_limit_and_says_when_room_frees(counters: Counters) -> None:
+    rpm = [Charge.sliding("rpm", 1, 3, 60.0)]
+    for offset in (0.0, 10.0, 20.0):
+        assert (await counters.take(rpm, T0 + offset)).admitted
+    refused = await counters.take(rpm, T0 + 30.0)
+    assert not refused.admitted
+    assert refused.frees_at == T0 + 60.0  # the oldest call ages out
+    assert refused.blocked_by == rpm[0]
+    assert (await counters.take(rpm, T0 + 60.0)).admitted
+    assert not (await counters.take(rpm, T0 + 61.0)).admitted
+
+
+async def test_tokens_free_when_enough_old_entries_age_out(counters: Counters) -> None:
+    await counters.take([Charge.sliding("tpm", 400, 1000, 60.0)], T0)
+    await counters.take([Charge.sliding("tpm", 400, 1000, 60.0)], T0 + 5)
+    refused = await counters.take([Charge.sliding("tpm", 700, 1000, 60.0)], T0 + 10)
+    assert refused.frees_at == T0 + 65.0  # both earlier entries must age out for 700 to fit
+    too_big = await counters.take([Charge.sliding("tpm", 1001, 1000, 60.0)], T0 + 10)
+    assert not too_big.admitted and too_big.frees_at is None
+
+
+async def test_fixed_window_resets_at_its_end(counters: Counters) -> None:
+    day = Charge.fixed("rpd", 1, 2, T0 + 100)
+    assert (await counters.take([day], T0)).admitted
+    assert (await counters.take([day], T0 + 1)).admitted
+    refused = await counters.take([day], T0 + 2)
+    assert not refused.admitted and refused.frees_at == T0 + 100
+
+
+async def test_all_or_nothing(counters: Counters) -> None:
+    roomy = Charge.sliding("roomy", 1, 100, 60.0)
+    full = Charge.fixed("full", 1, 1, T0 + 50)
+    assert (await counters.take([full], T0)).admitted
+    refused = await counters.take([roomy, full], T0)
+    assert not refused.admitted and refused.blocked_by == full
+    # The refused call counted nothing against the limit that had room.
+    for _ in range(100):
+        assert (await counters.take([roomy], T0)).admitted
+    assert not (await counters.take([roomy], T0)).admitted
+
+
+async def test_the_latest_freeing_limit_decides_when_to_retry(counters: Counters) -> None:
+    a = Charge.fixed("a", 1, 1, T0 + 10)
+    b = Charge.fixed("b", 1, 1, T0 + 30)
+    await counters.take([a, b], T0)
+    refused = await counters.take([a, b], T0 + 1)
+    assert refused.frees_at == T0 + 30 and refused.blocked_by == b
+
+
+async def test_adjust_corrects_an_estimate_both_ways(counters: Counters) -> None:
+    tpm = Charge.sliding("tpm", 500, 1000, 60.0)
+    assert (await counters.take([tpm], T0)).admitted
+    await counters.adjust([Charge.sliding("tpm", -400, 1000, 60.0)], T0 + 1)  # it used 100, not 500
+    assert (await counters.take([Charge.sliding("tpm", 900, 1000, 60.0)], T0 + 2)).admitted
+    tpd = Charge.fixed("tpd", 100, 1000, T0 + 500)
+    await counters.take([tpd], T0)
+    await counters.adjust([Charge.fixed("tpd", 850, 1000, T0 + 500)], T0)
+    assert not (await counters.take([tpd], T0 + 1)).admitted
+
+
+async def test_put_sets_and_restores_a_fixed_counter(counters: Counters) -> None:
+    await counters.put("learned", 9, T0 + 20, T0)  # the provider says 9 of 10 are used
+    assert (await counters.take([Charge.fixed("learned", 1, 10, T0 + 20)], T0)).admitted
+    assert not (await counters.take([Charge.fixed("learned", 1, 10, T0 + 20)], T0)).admitted
+    # A restore does not overwrite a running counter.
+    await counters.put("learned", 0, T0 + 20, T0, only_if_absent=True)
+    assert not (await counters.take([Charge.fixed("learned", 1, 10, T0 + 20)], T0)).admitted
+    await counters.put("fresh", 5, T0 + 20, T0, only_if_absent=True)
+    assert not (await counters.take([Charge.fixed("fresh", 1, 5, T0 + 20)], T0)).admitted
+
+
+async def test_concurrent_takes_never_overshoot(counters: Counters) -> None:
+    rpm = [Charge.sliding("busy", 1, 7, 60.0), Charge.fixed("busy-day", 1, 1000, T0 + 3600)]
+    results = await asyncio.gather(*(counters.take(rpm, T0) for _ in range(50)))
+    assert sum(r.admitted for r in results) == 7
+
+
+async def test_two_redis_clients_share_one_limit(redis_counters: RedisCounters) -> None:
+    """Two servers on one Redis: what one counts, the other sees."""
+    other = RedisCounters("redis://127.0.0.1:6379/0", prefix=redis_counters.prefix)
+    try:
+        rpm = [Charge.sliding("shared", 1, 4, 60.0)]
+        results = await asyncio.gather(
+            *(c.take(rpm, T0) for c in [redis_counters, other] * 5),
+        )
+        assert sum(r.admitted for r in results) == 4
+    finally:
+        await other.close()

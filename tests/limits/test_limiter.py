@@ -1,0 +1,244 @@
+"""The limiter on a real store: user limits, learned limits, rests, waits."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from benchwarmers.calls.log import CallRow, new_call_id, record_call
+from benchwarmers.errors import LimitExceeded
+from benchwarmers.limits.counters import MemoryCounters, RedisCounters
+from benchwarmers.limits.enforce import Limiter
+from benchwarmers.limits.ledger import next_day
+from benchwarmers.limits.rest import is_resting
+from benchwarmers.limits.user_limits import set_limits
+from benchwarmers.runtime import REDIS_URL_ENV, Runtime
+from benchwarmers.store import registry
+from benchwarmers.types import Usage
+
+from .conftest import REDIS_URL
+
+
+@pytest.fixture
+async def bench(runtime: Runtime) -> Runtime:
+    await registry.add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai")
+    await registry.add_model(runtime.store, "one", "fake", "model-one")
+    await registry.add_model(runtime.store, "two", "fake", "model-two")
+    return runtime
+
+
+async def outcomes(
+    limiter: Limiter, served: str, n: int, *, tokens: int = 10, max_wait: float = 0.0
+) -> list[bool]:
+    async def one() -> bool:
+        try:
+            await limiter.admit("fake", served, tokens=tokens, max_wait=max_wait)
+        except LimitExceeded:
+            return False
+        return True
+
+    return list(await asyncio.gather(*(one() for _ in range(n))))
+
+
+async def test_three_a_minute_lets_three_go_and_refuses_the_fourth(bench: Runtime) -> None:
+    await set_limits(bench.store, "fake", "", {"rpm": 3})
+    limiter = bench.limiter
+    for _ in range(3):
+        await limiter.admit("fake", "model-one", tokens=10, max_wait=5.0)
+    started = time.time()
+    with pytest.raises(LimitExceeded) as refused:
+        await limiter.admit("fake", "model-one", tokens=10, max_wait=5.0)
+    assert time.time() - started < 1.0  # refused at once, no pointless wait
+    assert refused.value.frees_at == pytest.approx(started + 60, abs=2)
+    assert "3 requests a minute on fake" in str(refused.value)
+
+
+async def test_concurrent_admits_count_exactly(bench: Runtime) -> None:
+    await set_limits(bench.store, "fake", "", {"rpm": 5})
+    assert sum(await outcomes(bench.limiter, "model-one", 20)) == 5
+
+
+async def test_endpoint_limit_is_shared_and_a_model_limit_narrows_it(bench: Runtime) -> None:
+    await set_limits(bench.store, "fake", "", {"rpm": 2})
+    await set_limits(bench.store, "fake", "model-one", {"rpm": 1})
+    assert sorted(await outcomes(bench.limiter, "model-one", 2)) == [False, True]
+    assert sorted(await outcomes(bench.limiter, "model-two", 2)) == [False, True]
+
+
+async def test_tokens_are_estimated_then_corrected(bench: Runtime) -> None:
+    await set_limits(bench.store, "fake", "", {"tpm": 1000})
+    limiter = bench.limiter
+    await limiter.admit("fake", "model-one", tokens=900, max_wait=0)
+    with pytest.raises(LimitExceeded):
+        await limiter.admit("fake", "model-one", tokens=200, max_wait=0)
+    await limiter.spent("fake", "model-one", usage=Usage(60, 40))  # it took 100, not 900
+    await limiter.admit("fake", "model-one", tokens=200, max_wait=0)
+
+
+async def test_a_call_bigger_than_the_limit_is_refused_for_good(bench: Runtime) -> None:
+    await set_limits(bench.store, "fake", "", {"tpm": 100})
+    with pytest.raises(LimitExceeded) as refused:
+        await bench.limiter.admit("fake", "model-one", tokens=500, max_wait=60)
+    assert refused.value.frees_at is None
+    assert "500 tokens" in str(refused.value)
+
+
+async def test_a_learned_limit_waits_when_the_wait_fits(bench: Runtime) -> None:
+    limiter = bench.limiter
+    headers = {
+        "x-ratelimit-limit-requests": "10",
+        "x-ratelimit-remaining-requests": "1",
+        "x-ratelimit-reset-requests": "300ms",
+    }
+    await limiter.learn("fake", "model-one", status=200, headers=headers)
+    await limiter.admit("fake", "model-one", tokens=1, max_wait=0)  # the one that was left
+    with pytest.raises(LimitExceeded) as refused:
+        await limiter.admit("fake", "model-two", tokens=1, max_wait=0)  # shared by the endpoint
+    assert refused.value.frees_at is not None and refused.value.frees_at - time.time() < 0.35
+    started = time.monotonic()
+    await limiter.admit("fake", "model-one", tokens=1, max_wait=2.0)
+    assert 0.15 < time.monotonic() - started < 1.5
+    async with bench.store.read() as session:
+        from sqlalchemy import select
+
+        from benchwarmers.store.schema import LearnedLimit
+
+        row = await session.scalar(select(LearnedLimit).where(LearnedLimit.endpoint == "fake"))
+    assert row is not None and (row.unit, row.limit, row.remaining, row.source) == (
+        "requests",
+        10,
+        1,
+        "x-ratelimit",
+    )
+
+
+async def test_waiters_go_first_come_first_served_without_blocking_the_loop(bench: Runtime) -> None:
+    limiter = bench.limiter
+    await limiter.learn(
+        "fake",
+        "model-one",
+        status=200,
+        headers={
+            "x-ratelimit-limit-requests": "5",
+            "x-ratelimit-remaining-requests": "0",
+            "x-ratelimit-reset-requests": "200ms",
+        },
+    )
+    order: list[int] = []
+
+    async def waiter(n: int) -> None:
+        await limiter.admit("fake", "model-one", tokens=1, max_wait=2.0)
+        order.append(n)
+
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while len(order) < 4:
+            ticks += 1
+            await asyncio.sleep(0.01)
+
+    tasks = []
+    for n in range(4):
+        tasks.append(asyncio.create_task(waiter(n)))
+        await asyncio.sleep(0.01)
+    await asyncio.gather(ticker(), *tasks)
+    assert order == [0, 1, 2, 3]
+    assert ticks >= 5  # the loop kept running while they waited
+
+
+async def test_a_429_rests_the_model_and_it_comes_back_after_the_reset(bench: Runtime) -> None:
+    limiter = bench.limiter
+    await limiter.learn("fake", "model-one", status=429, headers={"retry-after": "1"}, body="slow down")
+    model = await registry.get_model(bench.store, "one")
+    assert model.status == "resting" and is_resting(model)
+    assert "429" in model.status_reason
+    with pytest.raises(LimitExceeded) as refused:
+        await limiter.admit("fake", "model-one", tokens=1, max_wait=0)
+    assert "resting" in str(refused.value)
+    await limiter.admit("fake", "model-two", tokens=1, max_wait=0)  # only the model rests
+    await asyncio.sleep(1.2)
+    model = await registry.get_model(bench.store, "one")
+    assert model.status == "available" and model.resting_until is None and not is_resting(model)
+    await limiter.admit("fake", "model-one", tokens=1, max_wait=0)
+
+
+async def test_a_429_that_says_nothing_rests_for_the_default(bench: Runtime) -> None:
+    before = datetime.now(UTC).timestamp()
+    await bench.limiter.learn("fake", "model-one", status=429, headers={}, body="")
+    model = await registry.get_model(bench.store, "one")
+    assert model.resting_until is not None
+    until = model.resting_until.replace(tzinfo=UTC).timestamp()
+    assert until == pytest.approx(before + 60, abs=2)
+
+
+async def test_day_counters_restart_from_the_call_log(bench: Runtime) -> None:
+    for _ in range(2):
+        await record_call(
+            bench.store,
+            CallRow(
+                id=new_call_id(),
+                kind="seat",
+                alias="one",
+                endpoint="fake",
+                served="model-one",
+                status="ok",
+                seconds=1,
+            ),
+        )
+    await set_limits(bench.store, "fake", "", {"rpd": 3})
+    fresh = Limiter(bench.store, MemoryCounters())  # as after a restart
+    await fresh.admit("fake", "model-one", tokens=1, max_wait=0)
+    with pytest.raises(LimitExceeded) as refused:
+        await fresh.admit("fake", "model-two", tokens=1, max_wait=0)
+    assert refused.value.frees_at == next_day(datetime.now(UTC)).timestamp()
+
+
+async def test_two_servers_on_one_redis_share_the_limits(
+    bench: Runtime, redis_counters: RedisCounters
+) -> None:
+    await set_limits(bench.store, "fake", "", {"rpm": 3, "rpd": 100})
+    other = RedisCounters(REDIS_URL, prefix=redis_counters.prefix)
+    servers = [Limiter(bench.store, redis_counters), Limiter(bench.store, other)]
+    try:
+        admitted = await asyncio.gather(*(outcomes(servers[n % 2], "model-one", 1) for n in range(10)))
+        assert sum(sum(a) for a in admitted) == 3
+    finally:
+        await other.close()
+
+
+async def test_the_runtime_uses_redis_when_told(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(REDIS_URL_ENV, REDIS_URL)
+    async with Runtime.open(home=home) as runtime:
+        assert isinstance(runtime.counters, RedisCounters)
+        assert runtime.limiter.counters is runtime.counters
+    monkeypatch.delenv(REDIS_URL_ENV)
+    async with Runtime.open(home=home) as runtime:
+        assert isinstance(runtime.counters, MemoryCounters)
+
+
+async def test_a_restarted_limiter_remembers_what_providers_said(bench: Runtime) -> None:
+    await bench.limiter.learn(
+        "fake",
+        "model-one",
+        status=429,
+        headers={
+            "x-ratelimit-limit-requests": "100",
+            "x-ratelimit-remaining-requests": "0",
+            "x-ratelimit-reset-requests": "30s",
+            "retry-after": "20",
+        },
+    )
+    fresh = Limiter(bench.store, MemoryCounters())  # as after a restart, or on another server
+    with pytest.raises(LimitExceeded) as resting:
+        await fresh.admit("fake", "model-one", tokens=1, max_wait=0)
+    assert "resting" in str(resting.value)
+    assert resting.value.frees_at == pytest.approx(time.time() + 20, abs=2)
+    with pytest.raises(LimitExceeded) as learned:
+        await fresh.admit("fake", "model-two", tokens=1, max_wait=0)
+    assert "100 requests (from the provider)" in str(learned.value)
+    assert learned.value.frees_at == pytest.approx(time.time() + 30, abs=2)

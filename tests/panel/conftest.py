@@ -1,0 +1,63 @@
+"""Fixtures for panel tests: a fake provider behind an `openai` endpoint,
+models and collections registered in a fresh data folder, and the real
+server on a free loopback port."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.live_server import LiveServer, live_server
+from benchwarmers.testing.pytest_plugin import fake_provider, fake_provider_server  # noqa: F401
+from benchwarmers.testing.script import FakeModel
+
+Bench = Callable[..., Any]
+
+
+async def register(
+    home: Path,
+    fake: FakeProvider,
+    models: list[FakeModel],
+    collections: dict[str, dict[str, Any]],
+    model_facts: dict[str, dict[str, Any]] | None = None,
+) -> None:
+    """Each fake model as a bench model of the same alias on endpoint `fake`,
+    and the collections (name -> add_collection keywords)."""
+    async with Runtime.open(home) as runtime:
+        await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
+        for model in models:
+            fake.add(model)
+            facts = (model_facts or {}).get(model.served, {})
+            await registry.add_model(runtime.store, model.served, "fake", model.served, **facts)
+        for name, fields in collections.items():
+            await registry.add_collection(runtime.store, name, **fields)
+
+
+@pytest.fixture
+def panel_server(tmp_path: Path, fake_provider: FakeProvider) -> Iterator[Callable[..., Any]]:  # noqa: F811
+    """`with panel_server(models, {"trio": {...}}) as server:` a live server
+    whose bench is those fake models."""
+
+    @contextmanager
+    def start(
+        models: list[FakeModel],
+        collections: dict[str, dict[str, Any]],
+        model_facts: dict[str, dict[str, Any]] | None = None,
+    ) -> Iterator[LiveServer]:
+        home = tmp_path / "home"
+        # Its own loop in its own thread: callers may be async tests with a loop running.
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, register(home, fake_provider, models, collections, model_facts)).result()
+        with live_server(home) as server:
+            yield server
+
+    yield start

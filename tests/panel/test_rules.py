@@ -1,0 +1,152 @@
+"""The pure rules: model names, shapes, seating, the merger's anonymising
+and its agreement map."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from benchwarmers.errors import NotFound, UserError
+from benchwarmers.formats.base import parse_model_name
+from benchwarmers.panel.merge import anonymise, merge_request, parse_merge
+from benchwarmers.panel.seating import seat_panel
+from benchwarmers.panel.shapes import shape_of
+from benchwarmers.types import Image, Message, Request, Seat, Text, user
+
+
+@dataclass
+class M:
+    alias: str
+    role: str = "general"
+    status: str = "available"
+    ad_hoc: bool = False
+    context_window: int | None = None
+    vision: bool = False
+    resting_until: datetime | None = None
+    status_reason: str = ""
+    endpoint: Any = None
+    served: str = ""
+
+
+@dataclass
+class C:
+    name: str
+    members: tuple[str, ...]
+    seats: int = 0
+    explorer_seats: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def ask(text: str = "hello") -> Request:
+    return Request((user(text),))
+
+
+def test_model_names() -> None:
+    assert parse_model_name("bench/trio") == ("trio", "panel")
+    assert parse_model_name("bench/trio:merged") == ("trio", "merged")
+    assert parse_model_name("bench/trio:route") == ("trio", "route")
+    for bad in ("gpt-4o", "bench/", "bench/trio:fast", "bench/a/b", 3, None):
+        with pytest.raises(UserError) as error:
+            parse_model_name(bad)
+        assert "bench/<collection>" in str(error.value)
+
+
+def test_shapes() -> None:
+    assert shape_of(ask("what is the capital of France?")) == "short"
+    assert shape_of(ask("fix this:\n```py\nprint(1\n```")) == "code"
+    assert shape_of(ask("word " * 3000)) == "long"
+    assert shape_of(Request((Message("user", (Text("what?"), Image("image/png", data="AA=="))),))) == "vision"
+
+
+def test_seating_rules() -> None:
+    now = datetime.now(UTC)
+    bench = [
+        M("a"),
+        M("resting", status="resting", resting_until=now + timedelta(minutes=5)),
+        M("rested", status="resting", resting_until=now - timedelta(minutes=5)),
+        M("gone", status="retired", status_reason="stopped answering"),
+        M("new", status="onboarding"),
+        M("eyes", role="vision"),
+        M("paint", role="image"),
+        M("tiny", context_window=100),
+        M("spare"),
+        M("adhoc", ad_hoc=True),
+        M("explored", status="available"),
+    ]
+    collection = C("c", ("a", "resting", "rested", "gone", "new", "eyes", "paint", "tiny"), explorer_seats=1)
+    # The bench's order for explorers; ad hoc and unfit ones are passed over.
+    order = ["adhoc", "resting", "explored", "spare"]
+    seating = seat_panel(collection, ask("hi " * 200), bench=bench, explorer_order=order, now=now)
+    assert [(s.label, s.model.alias, s.explorer) for s in seating.seats] == [
+        ("Seat 1", "a", False),
+        ("Seat 2", "rested", False),
+        ("Seat 3", "explored", True),
+    ]
+    reasons = {m.alias: m.reason for m in seating.left_off}
+    assert reasons["resting"].startswith("resting until")
+    assert reasons["gone"] == "retired: stopped answering"
+    assert reasons["new"].startswith("onboarding")
+    assert "images" in reasons["eyes"]
+    assert "image model" in reasons["paint"]
+    assert reasons["tiny"].startswith("context window 100 < ")
+
+
+def test_seat_cap_extras_and_explorer_never_ad_hoc() -> None:
+    bench = [M("a"), M("b"), M("c"), M("x", ad_hoc=True), M("img", role="image")]
+    collection = C("c", ("a", "b", "c"), seats=2, explorer_seats=1)
+    seating = seat_panel(
+        collection, ask(), bench=bench, rank=lambda aliases: ["c", "a", "b"], explorer_order=["x", "img"]
+    )
+    assert [s.model.alias for s in seating.seats] == ["c", "a"]  # no explorer: ad hoc and image never
+    assert "ranked below" in {m.alias: m.reason for m in seating.left_off}["b"]
+    with_extra = seat_panel(C("c", ("a",)), ask(), bench=bench, extras=("x",))
+    assert [s.model.alias for s in with_extra.seats] == ["a", "x"]  # named, so an ad hoc model may sit
+    with pytest.raises(NotFound):
+        seat_panel(C("c", ("a",)), ask(), bench=bench, extras=("nobody",))
+
+
+def test_anonymised_merge_request_and_agreement_map() -> None:
+    seats = [
+        Seat("c_1", "Seat 1", "gpt", "ok", 1.0, content="Paris"),
+        Seat("c_2", "Seat 2", "claude", "ok", 1.0, content="Paris, France"),
+        Seat("c_3", "Seat 3", "llama", "error", 1.0, error="boom"),
+        Seat("c_4", "Seat 4", "qwen", "ok", 1.0, content="Lyon"),
+    ]
+    anonymised = anonymise(seats, random.Random(7))
+    assert sorted(anonymised.label_of_letter) == ["A", "B", "C"]
+    assert sorted(anonymised.label_of_letter.values()) == ["Seat 1", "Seat 2", "Seat 4"]
+    request = merge_request(ask("capital of France?"), anonymised)
+    prompt = request.messages[0].text
+    for alias in ("gpt", "claude", "llama", "qwen"):
+        assert alias not in prompt and alias not in request.system
+    assert "capital of France?" in prompt and "Seat C" in prompt
+
+    letter_of = {label: letter for letter, label in anonymised.label_of_letter.items()}
+    reply = (
+        "Paris is the capital; one seat said Lyon.\n"
+        "<agreement>\n```json\n"
+        '{"points": [{"point": "Paris is the capital", '
+        f'"heldBy": ["{letter_of["Seat 1"]}", "Seat {letter_of["Seat 2"]}", "Z"], '
+        f'"contradictedBy": ["{letter_of["Seat 4"].lower()}"]}},]}}\n'
+        "```\n</agreement>"
+    )
+    prose, points = parse_merge(reply, anonymised.label_of_letter)
+    assert prose == "Paris is the capital; one seat said Lyon."
+    assert len(points) == 1
+    assert points[0].point == "Paris is the capital"
+    assert sorted(points[0].held_by) == ["Seat 1", "Seat 2"]
+    assert points[0].contradicted_by == ("Seat 4",)
+
+
+def test_merge_reply_without_a_block_keeps_the_prose() -> None:
+    prose, points = parse_merge("Just an answer.", {"A": "Seat 1"})
+    assert (prose, points) == ("Just an answer.", ())
+    prose, points = parse_merge("Answer.\n<agreement>{not json", {"A": "Seat 1"})
+    assert (prose, points) == ("Answer.", ())
+    fenced = 'Answer.\n```json\n{"points": [{"point": "p", "heldBy": ["A"]}]}\n```'
+    prose, points = parse_merge(fenced, {"A": "Seat 1"})
+    assert prose == "Answer." and points[0].held_by == ("Seat 1",)

@@ -1,0 +1,87 @@
+"""Verdict, record and pending over HTTP, round trip from a real panel."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import httpx
+
+from benchwarmers.testing.script import FakeError, FakeModel
+
+
+def test_verdict_record_pending_round_trip(panel_server: Any) -> None:
+    models = [
+        FakeModel("one", answer="first"),
+        FakeModel("two", answer=""),
+        FakeModel("bad", error=FakeError()),
+    ]
+    with panel_server(models, {"trio": {"members": ["one", "two", "bad"]}}) as server:
+        base = server.url
+        asked = httpx.post(
+            f"{base}/v1/chat/completions",
+            json={"model": "bench/trio", "messages": [{"role": "user", "content": "hi"}]},
+            timeout=10,
+        ).json()
+        seats = {s["alias"]: s for s in asked["bench"]["seats"]}
+        assert {a: s["status"] for a, s in seats.items()} == {"one": "ok", "two": "empty", "bad": "error"}
+        ids = [seats["one"]["call"], seats["two"]["call"], seats["bad"]["call"], "c_unknown"]
+
+        # Answered seats (ok or empty) with no verdict; errors and unknown ids are not pending.
+        pending = httpx.post(f"{base}/bench/pending", json={"calls": ids}).json()
+        assert pending == {"pending": [seats["one"]["call"], seats["two"]["call"]]}
+
+        body = {"call": seats["one"]["call"], "useful": True, "note": "thicken slab faces"}
+        first = httpx.post(f"{base}/bench/verdict", json=body)
+        assert first.status_code == 200
+        assert first.json()["ok"] is True
+        recorded = first.json()["recorded"]
+        assert recorded["alias"] == "one" and recorded["useful"] is True and recorded["changed"] is True
+        again = httpx.post(f"{base}/bench/verdict", json=body).json()
+        assert again["recorded"]["changed"] is False
+        with sqlite3.connect(server.home / "benchwarmers.db") as db:
+            assert db.execute("SELECT count(*) FROM verdicts").fetchone()[0] == 1
+
+        record = httpx.get(f"{base}/bench/record", params={"collection": "bench/trio"}).json()
+        assert record["collection"] == "bench/trio" and record["task"] == ""
+        one = record["aliases"]["one"]
+        assert (one["useful"], one["notUseful"], one["judged"]) == (1, 0, 1) and one["lastAt"]
+        assert set(record["aliases"]) == {"one"}
+        by_task = httpx.get(
+            f"{base}/bench/record", params={"collection": "bench/trio", "task": "slab"}
+        ).json()
+        assert by_task["aliases"]["one"]["judged"] == 1
+        other = httpx.get(
+            f"{base}/bench/record", params={"collection": "bench/trio", "task": "kitchen"}
+        ).json()
+        assert other["aliases"] == {}
+        assert "first" not in str(record) and "thicken" not in str(record)  # counts only
+
+        # A changed mind replaces the verdict.
+        flipped = httpx.post(
+            f"{base}/bench/verdict", json={"call": seats["one"]["call"], "useful": False}
+        ).json()
+        assert flipped["recorded"]["changed"] is True
+        record = httpx.get(f"{base}/bench/record", params={"collection": "trio"}).json()
+        assert (record["aliases"]["one"]["useful"], record["aliases"]["one"]["notUseful"]) == (0, 1)
+
+        pending = httpx.post(f"{base}/bench/pending", json={"calls": ids}).json()
+        assert pending == {"pending": [seats["two"]["call"]]}
+
+
+def test_bad_input_is_a_clear_4xx(panel_server: Any) -> None:
+    with panel_server([FakeModel("one")], {"solo": {"members": ["one"]}}) as server:
+        base = server.url
+        unknown = httpx.post(f"{base}/bench/verdict", json={"call": "c_nope", "useful": True})
+        assert unknown.status_code == 404 and "c_nope" in unknown.json()["error"]["message"]
+        for body in ({"call": "c_x"}, {"call": "c_x", "useful": "yes"}, {"useful": True}, [1, 2]):
+            response = httpx.post(f"{base}/bench/verdict", json=body)
+            assert response.status_code == 400, body
+        missing = httpx.get(f"{base}/bench/record")
+        assert missing.status_code == 400 and "collection=bench/<name>" in missing.json()["error"]["message"]
+        for body in ({}, {"calls": "c_x"}, {"calls": [1]}):
+            assert httpx.post(f"{base}/bench/pending", json=body).status_code == 400
+        broken = httpx.post(
+            f"{base}/bench/verdict", content=b"{not json", headers={"content-type": "application/json"}
+        )
+        assert broken.status_code == 400

@@ -1,0 +1,47 @@
+"""Adapters against the fake provider over real loopback HTTP: one fake per
+module, one pooled client per test, and a `call` helper that runs a request
+through an adapter and returns every chunk."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import httpx
+import pytest
+
+from benchwarmers.providers.base import Target, adapter_for
+from benchwarmers.testing import FakeProvider
+from benchwarmers.testing.pytest_plugin import fake_provider, fake_provider_server  # noqa: F401
+from benchwarmers.types import Chunk, Request
+
+Call = Callable[..., Awaitable[list[Chunk]]]
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient() as client:
+        yield client
+
+
+def target(fake: FakeProvider, api: str, served: str = "m1", key: str | None = None) -> Target:
+    return Target("fake", api, fake.base_for(api), served, key)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def call(http: httpx.AsyncClient, fake_provider: FakeProvider) -> Call:  # noqa: F811
+    async def run(
+        api: str,
+        request: Request,
+        *,
+        stream: bool,
+        served: str = "m1",
+        key: str | None = None,
+        timeout: float | None = 10.0,
+    ) -> list[Chunk]:
+        adapter = adapter_for(api, http)
+        chunks = adapter.execute(
+            target(fake_provider, api, served, key), request, stream=stream, timeout=timeout
+        )
+        return [chunk async for chunk in chunks]
+
+    return run

@@ -1,0 +1,91 @@
+"""The pure parts of the error mapping: durations, retry-after sources,
+error messages from each API's body, and the SSE / NDJSON readers."""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+
+from benchwarmers.errors import ProviderAuthError, ProviderError, ProviderRateLimited
+from benchwarmers.providers.sse import SseEvent, ndjson_lines, sse_events
+from benchwarmers.providers.transport import error_message, parse_duration, retry_after_seconds, status_error
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("6m0s", 360),
+        ("1.5s", 1.5),
+        ("20ms", 0.02),
+        ("1h2m3s", 3723),
+        ("30 seconds", 30),
+        ("12", 12),
+        ("2 min", 120),
+    ],
+)
+def test_parse_duration(text: str, seconds: float) -> None:
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["soon", "6 parsecs", ""])
+def test_parse_duration_refuses_what_it_cannot_read(text: str) -> None:
+    assert parse_duration(text) is None
+
+
+def test_retry_after_sources_in_order() -> None:
+    assert retry_after_seconds({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    assert retry_after_seconds({"retry-after": "9"}) == 9
+    date = email.utils.formatdate(time.time() + 60, usegmt=True)
+    assert retry_after_seconds({"retry-after": date}) == pytest.approx(60, abs=1.5)
+    gemini = {"error": {"details": [{"@type": "x.RetryInfo", "retryDelay": "7s"}]}}
+    assert retry_after_seconds({}, "Please retry in 1.5s", gemini) == 7
+    assert retry_after_seconds({}, "Rate limit reached. Please try again in 6m0s. Visit our docs") == 360
+    assert retry_after_seconds({}, "Please retry in 1.5s.") == 1.5
+    assert retry_after_seconds({}, "quota of 100 requests per day") is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"error": {"message": "bad thing", "type": "invalid_request_error"}},
+        {"type": "error", "error": {"type": "api_error", "message": "bad thing"}},
+        {"error": {"code": 400, "message": "bad thing", "status": "INVALID_ARGUMENT"}},
+        [{"error": {"code": 400, "message": "bad thing", "status": "INVALID_ARGUMENT"}}],
+        {"error": "bad thing"},
+    ],
+)
+def test_error_message_from_each_apis_body(body: object) -> None:
+    assert error_message(body) == "bad thing"
+
+
+def test_status_error_types_and_text_bodies() -> None:
+    assert type(status_error(401, {}, b"{}")) is ProviderAuthError
+    limited = status_error(400, {}, b'{"error": {"status": "RESOURCE_EXHAUSTED", "message": "quota"}}')
+    assert type(limited) is ProviderRateLimited
+    plain = status_error(502, {"x": "1"}, b"<html>Bad Gateway</html>")
+    assert (
+        type(plain) is ProviderError
+        and plain.message == "<html>Bad Gateway</html>"
+        and plain.headers == {"x": "1"}
+    )
+    assert str(plain) == "HTTP 502: <html>Bad Gateway</html>"
+
+
+async def _lines(*lines: str) -> AsyncIterator[str]:
+    for line in lines:
+        yield line
+
+
+async def test_sse_events_dispatch_on_blank_lines_and_drop_a_cut_event() -> None:
+    lines = _lines("event: a", "data: {", "data: }", "", ": comment", "data:x", "", "data: cut")
+    assert [e async for e in sse_events(lines)] == [SseEvent("a", "{\n}"), SseEvent("", "x")]
+
+
+async def test_ndjson_skips_blank_lines() -> None:
+    assert [line async for line in ndjson_lines(_lines('{"a": 1}', "", '  {"b": 2} '))] == [
+        '{"a": 1}',
+        '{"b": 2}',
+    ]

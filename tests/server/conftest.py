@@ -1,0 +1,162 @@
+"""Fixtures for the server tests: a real server on a free loopback port
+(`testing.live_server`) with probe routes mounted beside the app's own, so
+the guard and the error handlers are exercised the way gateway routes will
+meet them, in every API format's path space.
+
+- `server`: a started `LiveServer` on the test's data folder.
+- `start(**kwargs)`: start one with options (`acting_as="0.0.0.0"`).
+- `setting(home, setting, value)`, `new_key(home, name, ...)`: write to the
+  store before (or while) a server runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import APIRouter, Request
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel
+
+from benchwarmers.config.settings import Setting, Settings
+from benchwarmers.formats.base import require_object
+from benchwarmers.runtime import Runtime
+from benchwarmers.server.callers import caller_may_call, caller_of
+from benchwarmers.server.errors import read_json
+from benchwarmers.server.gatewaykeys import create_key
+from benchwarmers.testing.live_server import LiveServer
+
+# Only this package's routes beside the probes: other packages' routes are
+# tested by their owners, and are not what these tests are about.
+OWN_ROUTERS = ("benchwarmers.server.routes.health",)
+
+probe = APIRouter()
+
+
+class Order(BaseModel):
+    name: str
+    count: int
+
+
+@probe.post("/v1/probe/typed")
+async def typed(order: Order) -> dict[str, Any]:
+    return {"name": order.name, "count": order.count}
+
+
+@probe.post("/v1beta/probe/raw")
+@probe.post("/api/probe/raw")
+@probe.post("/v1/messages/probe/raw")
+async def raw(request: Request) -> dict[str, Any]:
+    body = require_object(await read_json(request))
+    return {"keys": sorted(body)}
+
+
+@probe.post("/v1/probe/parse")
+async def parse(request: Request) -> dict[str, Any]:
+    """A route that reads JSON the short way (request.json())."""
+    return {"type": type(await request.json()).__name__}
+
+
+@probe.api_route("/bench/probe/caller", methods=["GET", "POST"])
+async def who(request: Request, collection: str = "trio") -> dict[str, Any]:
+    caller = caller_of(request)
+    return {"name": caller.name, "owner": caller.owner, "may": caller_may_call(caller, collection)}
+
+
+@probe.post("/api/probe/bug")
+@probe.post("/v1/messages/probe/bug")
+async def bug() -> None:
+    raise RuntimeError("a bug of ours, with a secret path /srv/secret.py in it")
+
+
+@probe.get("/v1/probe/cut")
+async def cut() -> StreamingResponse:
+    async def pieces() -> Any:
+        yield b"data: one\n\n"
+        raise RuntimeError("broke mid-stream")
+
+    return StreamingResponse(pieces(), media_type="text/event-stream")
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def setting(home: Path, which: Setting[Any], value: Any) -> None:
+    async def work() -> None:
+        async with Runtime.open(home) as rt:
+            await Settings(rt.store).set(which, value)
+
+    run(work())
+
+
+def new_key(home: Path, name: str, collections: tuple[str, ...] = (), rate: int | None = None) -> str:
+    async def work() -> str:
+        async with Runtime.open(home) as rt:
+            _, secret = await create_key(rt.store, name, collections=collections, requests_per_minute=rate)
+            return secret
+
+    return run(work())
+
+
+@pytest.fixture
+def start(home: Path) -> Iterator[Callable[..., LiveServer]]:
+    """Start servers on this test's data folder (stopped at the end)."""
+    started: list[LiveServer] = []
+
+    def starter(**options: Any) -> LiveServer:
+        server = LiveServer(home, routers=OWN_ROUTERS, extra_routers=[probe], **options).start()
+        started.append(server)
+        return server
+
+    yield starter
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """One server per test module, for tests that change nothing in it."""
+    server = LiveServer(tmp_path_factory.mktemp("home"), routers=OWN_ROUTERS, extra_routers=[probe]).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[httpx.Client]:
+    """One client (making one costs more than a request does)."""
+    with httpx.Client(timeout=10) as client:
+        yield client
+
+
+def raw_http(port: int, head: str, chunks: Sequence[bytes] = ()) -> tuple[int, dict[str, str], bytes]:
+    """Send a hand-written request (for what httpx will not send: a lying
+    Content-Length, a chunked body of our choosing) and read the reply."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head.replace("\n", "\r\n").encode() + b"\r\n")
+        for chunk in chunks:
+            sock.sendall(chunk)
+        reply = b""
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                break
+            reply += data
+            if b"\r\n\r\n" in reply:
+                top, _, body = reply.partition(b"\r\n\r\n")
+                headers = _headers(top)
+                if "content-length" in headers and len(body) >= int(headers["content-length"]):
+                    break
+    top, _, body = reply.partition(b"\r\n\r\n")
+    status = int(top.split(b" ", 2)[1])
+    return status, _headers(top), body
+
+
+def _headers(top: bytes) -> dict[str, str]:
+    lines = top.decode("latin-1").split("\r\n")[1:]
+    return {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}

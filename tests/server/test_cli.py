@@ -1,0 +1,86 @@
+"""`benchwarmers key ...` and `benchwarmers serve`."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from benchwarmers.cli.main import app
+from benchwarmers.cli.serve import bind_socket
+from benchwarmers.errors import UserError
+
+runner = CliRunner()
+
+
+def test_key_add_list_revoke(home: Path) -> None:
+    added = runner.invoke(app, ["key", "add", "laptop", "-c", "trio", "-c", "bench/duo", "--rate", "5"])
+    assert added.exit_code == 0, added.output
+    secret = re.search(r"bw-[\w-]{40,}", added.output).group(0)
+    assert "bench/trio, bench/duo" in added.output and "5/min" in added.output
+    listed = runner.invoke(app, ["key", "list"])
+    assert "laptop" in listed.output and secret not in listed.output and secret[:10] in listed.output
+    assert "active" in listed.output
+    revoked = runner.invoke(app, ["key", "revoke", "laptop"])
+    assert revoked.exit_code == 0 and "Revoked" in revoked.output
+    assert "revoked" in runner.invoke(app, ["key", "list"]).output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["key", "revoke", "nobody"], "no gateway key named 'nobody'"),
+        (["key", "add", "bad name"], "key name 'bad name'"),
+        (["key", "add", "x", "--rate", "0"], "--rate"),
+    ],
+)
+def test_key_mistakes_are_one_line(home: Path, args: list[str], message: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code != 0
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_taken_port_is_one_clear_line(home: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(UserError, match=f"port {port} on 127.0.0.1 is already in use"):
+            bind_socket("127.0.0.1", port)
+        result = runner.invoke(app, ["serve", "--port", str(port)])
+    assert result.exit_code == 1
+    assert "already in use" in result.output and "Traceback" not in result.output
+
+
+def test_serve_runs_the_server(home: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    run = "from benchwarmers.cli.main import run; run()"
+    command = [sys.executable, "-c", run, "serve", "--port", str(port)]
+    env = {**os.environ, "BENCHWARMERS_HOME": str(home)}
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                reply = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None and time.monotonic() < deadline, process.stdout.read()
+                time.sleep(0.05)
+        assert reply.json()["ok"] is True
+        assert "server" not in reply.headers  # no uvicorn banner header
+    finally:
+        process.terminate()
+        output = process.communicate(timeout=15)[0]
+    assert f"Benchwarmers on http://127.0.0.1:{port}" in output

@@ -1,0 +1,87 @@
+"""`serve --demo`: a simulated bench that answers a panel with no key."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import openai
+
+from benchwarmers.demo import ALIASES, COLLECTION, ENDPOINT, seed, simulated_models
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.testing import FakeProvider
+from benchwarmers.testing.live_server import live_server
+
+
+async def test_seed_labels_everything_simulated(runtime: Runtime) -> None:
+    await seed(runtime, "http://127.0.0.1:9/v1")
+    (endpoint,) = await registry.list_endpoints(runtime.store)
+    assert endpoint.name == ENDPOINT and endpoint.simulated and not endpoint.needs_key
+    models = await registry.list_models(runtime.store)
+    assert {m.alias for m in models} == {"sim-fast", "sim-steady", "sim-slow"}
+    assert all(m.simulated for m in models)
+    collection = await registry.get_collection(runtime.store, COLLECTION)
+    assert set(collection.members) == set(ALIASES.values()) and "simulated" in collection.purpose
+
+
+def test_the_demo_bench_answers_a_panel(home: Path) -> None:
+    with FakeProvider(simulated_models(pace=0.1)) as fake:
+
+        async def prepare() -> None:
+            async with Runtime.open(home) as runtime:
+                await seed(runtime, fake.openai_base)
+
+        import asyncio
+
+        asyncio.run(prepare())
+        with live_server(home) as server:
+            client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="demo", max_retries=0)
+            reply = client.chat.completions.create(
+                model="bench/demo", messages=[{"role": "user", "content": "Is a hot dog a sandwich?"}]
+            )
+    text = reply.choices[0].message.content
+    for label in ("simulated fast model", "simulated steady model", "simulated slow model"):
+        assert label in text
+    seats = reply.model_extra["bench"]["seats"]
+    assert [s["alias"] for s in seats] == ["sim-fast", "sim-steady", "sim-slow"]
+    assert all(s["status"] == "ok" for s in seats)
+
+
+def test_serve_demo_starts_explains_and_cleans_up(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    run = "from benchwarmers.cli.main import run; run()"
+    env = {**os.environ, "COLUMNS": "300"}
+    process = subprocess.Popen(
+        [sys.executable, "-c", run, "serve", "--demo", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200
+                break
+            except httpx.TransportError:
+                assert process.poll() is None and time.monotonic() < deadline
+                time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output = process.communicate(timeout=20)[0]
+    assert "SIMULATED" in output and "bench/demo" in output
+    assert f"curl -s http://127.0.0.1:{port}/v1/chat/completions" in output
+    assert "from openai import OpenAI" in output
+    folder = re.search(r"(/\S*benchwarmers-demo-\w+)", output).group(1)
+    assert not Path(folder).exists()

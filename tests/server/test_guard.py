@@ -1,0 +1,201 @@
+"""The guard against a real server: Host, Origin, body size and JSON depth."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from benchwarmers.config.settings import ALLOWED_HOSTS, MAX_BODY_MB
+from benchwarmers.server.guard import MAX_JSON_DEPTH, json_too_deep
+from benchwarmers.testing.live_server import LiveServer
+
+from .conftest import raw_http, setting
+
+
+def test_healthz(server: LiveServer, client: httpx.Client) -> None:
+    reply = client.get(f"{server.url}/healthz")
+    assert reply.status_code == 200
+    assert reply.json()["ok"] is True
+    assert client.head(f"{server.url}/healthz").status_code == 200
+
+
+def test_docs_routes_are_off(server: LiveServer, client: httpx.Client) -> None:
+    for path in ("/docs", "/redoc", "/openapi.json"):
+        assert client.get(f"{server.url}{path}").status_code == 404
+
+
+# ------------------------------------------------------------------- Host
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "LOCALHOST:1", "[::1]:8122", "localhost.:9"])
+def test_loopback_names_pass(server: LiveServer, host: str, client: httpx.Client) -> None:
+    assert client.get(f"{server.url}/healthz", headers={"host": host}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["evil.example", "evil.example:8122", "127.0.0.1.evil.example", "localhost.evil.example", "10.0.0.7"],
+)
+def test_rebinding_hosts_are_refused(server: LiveServer, host: str, client: httpx.Client) -> None:
+    reply = client.get(f"{server.url}/healthz", headers={"host": host})
+    assert reply.status_code == 421
+    assert "is not this server" in reply.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("host", ["[::1", "localhost:port", "a:b:c", "localhost:123456"])
+def test_malformed_hosts_are_refused(server: LiveServer, host: str, client: httpx.Client) -> None:
+    assert client.get(f"{server.url}/healthz", headers={"host": host}).status_code == 421
+
+
+def test_allowed_hosts_from_settings(home: Path, start, client: httpx.Client) -> None:
+    setting(home, ALLOWED_HOSTS, ["bench.lan", "other.lan:9000"])
+    server = start()
+    assert client.get(f"{server.url}/healthz", headers={"host": "bench.lan:8122"}).status_code == 200
+    assert client.get(f"{server.url}/healthz", headers={"host": "other.lan:9000"}).status_code == 200
+    assert client.get(f"{server.url}/healthz", headers={"host": "other.lan:9001"}).status_code == 421
+    assert client.get(f"{server.url}/healthz", headers={"host": "evil.lan"}).status_code == 421
+
+
+def test_a_star_allows_any_host(home: Path, start, client: httpx.Client) -> None:
+    setting(home, ALLOWED_HOSTS, ["*"])
+    server = start()
+    assert client.get(f"{server.url}/healthz", headers={"host": "anything.example"}).status_code == 200
+
+
+def test_allowed_hosts_from_environment(start, monkeypatch: pytest.MonkeyPatch, client: httpx.Client) -> None:
+    monkeypatch.setenv("BENCHWARMERS_ALLOWED_HOSTS", "a.lan, b.lan")
+    server = start()
+    assert client.get(f"{server.url}/healthz", headers={"host": "b.lan"}).status_code == 200
+
+
+def test_a_settings_change_applies_without_restart(home: Path, start, client: httpx.Client) -> None:
+    server = start()
+    assert client.get(f"{server.url}/healthz", headers={"host": "late.lan"}).status_code == 421
+    setting(home, ALLOWED_HOSTS, ["late.lan"])
+    server.app.state.guard.forget()  # what waiting POLICY_TTL seconds does
+    assert client.get(f"{server.url}/healthz", headers={"host": "late.lan"}).status_code == 200
+
+
+def test_wildcard_bind_accepts_ip_literals_not_names(start, client: httpx.Client) -> None:
+    server = start(acting_as="0.0.0.0")
+    assert client.get(f"{server.url}/healthz", headers={"host": "192.168.1.9:8122"}).status_code == 200
+    assert client.get(f"{server.url}/healthz", headers={"host": "[fe80::1]"}).status_code == 200
+    assert client.get(f"{server.url}/healthz", headers={"host": "evil.example"}).status_code == 421
+
+
+def test_a_specific_bind_address_is_a_name_of_the_server(start, client: httpx.Client) -> None:
+    server = start(acting_as="192.168.1.9")
+    assert client.get(f"{server.url}/healthz", headers={"host": "192.168.1.9:8122"}).status_code == 200
+    assert client.get(f"{server.url}/healthz", headers={"host": "192.168.1.10"}).status_code == 421
+
+
+# ----------------------------------------------------------------- Origin
+
+
+@pytest.mark.parametrize(
+    "origin", ["http://evil.example", "null", "http://localhost:3000", "file://", "https://127.0.0.1"]
+)
+def test_foreign_origin_post_is_refused(server: LiveServer, origin: str, client: httpx.Client) -> None:
+    reply = client.post(
+        f"{server.url}/v1/probe/typed", json={"name": "a", "count": 1}, headers={"origin": origin}
+    )
+    assert reply.status_code == 403
+    assert "another origin" in reply.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE"])
+def test_every_state_changing_method_is_checked(
+    server: LiveServer, method: str, client: httpx.Client
+) -> None:
+    reply = client.request(
+        method, f"{server.url}/bench/probe/caller", headers={"origin": "http://evil.example"}
+    )
+    assert reply.status_code == 403
+
+
+def test_same_origin_and_no_origin_pass(server: LiveServer, client: httpx.Client) -> None:
+    body = {"name": "a", "count": 1}
+    same = client.post(f"{server.url}/v1/probe/typed", json=body, headers={"origin": server.url})
+    assert same.status_code == 200
+    assert client.post(f"{server.url}/v1/probe/typed", json=body).status_code == 200
+
+
+def test_foreign_origin_may_still_read(server: LiveServer, client: httpx.Client) -> None:
+    """A GET changes nothing, and without CORS headers the page cannot read it."""
+    reply = client.get(f"{server.url}/healthz", headers={"origin": "http://evil.example"})
+    assert reply.status_code == 200
+    assert "access-control-allow-origin" not in reply.headers
+
+
+# ------------------------------------------------------------------ bodies
+
+
+def test_content_length_over_the_limit_is_413_naming_it(home: Path, start) -> None:
+    setting(home, MAX_BODY_MB, 1)
+    server = start()
+    status, _, body = raw_http(
+        server.port,
+        f"POST /v1/chat/completions HTTP/1.1\nHost: 127.0.0.1\nContent-Type: application/json\n"
+        f"Content-Length: {1024 * 1024 + 1}\n",
+    )
+    assert status == 413
+    message = json.loads(body)["error"]["message"]
+    assert "1 MB" in message and "1048576 bytes" in message
+
+
+def test_streamed_bytes_over_the_limit_are_413(home: Path, start) -> None:
+    setting(home, MAX_BODY_MB, 1)
+    server = start()
+    piece = b"x" * 65536
+    chunks = [b"%x\r\n%s\r\n" % (len(piece), piece) for _ in range(17)] + [b"0\r\n\r\n"]
+    status, _, body = raw_http(
+        server.port,
+        "POST /v1/messages HTTP/1.1\nHost: 127.0.0.1\nTransfer-Encoding: chunked\n",
+        chunks,
+    )
+    assert status == 413
+    assert json.loads(body)["error"]["type"] == "request_too_large"
+
+
+def test_a_body_under_the_limit_reaches_the_route(home: Path, start, client: httpx.Client) -> None:
+    setting(home, MAX_BODY_MB, 1)
+    server = start()
+    body = {"name": "x" * (1024 * 1024 - 100), "count": 1}
+    assert client.post(f"{server.url}/v1/probe/typed", json=body).status_code == 200
+
+
+def test_chunked_body_is_replayed_to_the_route(server: LiveServer, client: httpx.Client) -> None:
+    def pieces():
+        yield b'{"name": "chunked",'
+        yield b' "count": 2}'
+
+    reply = client.post(
+        f"{server.url}/v1/probe/typed", content=pieces(), headers={"content-type": "application/json"}
+    )
+    assert reply.json() == {"name": "chunked", "count": 2}
+
+
+def test_json_deeper_than_the_limit_is_400(server: LiveServer, client: httpx.Client) -> None:
+    deep = "[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)
+    reply = client.post(f"{server.url}/api/probe/raw", content=deep)
+    assert reply.status_code == 400
+    assert reply.json() == {"error": f"the JSON body is nested deeper than {MAX_JSON_DEPTH} levels"}
+
+
+def test_json_at_the_limit_passes(server: LiveServer, client: httpx.Client) -> None:
+    nested: object = {}
+    for _ in range(MAX_JSON_DEPTH - 1):
+        nested = {"a": nested}
+    assert client.post(f"{server.url}/api/probe/raw", json=nested).status_code == 200
+
+
+def test_depth_counts_no_brackets_inside_strings() -> None:
+    text = json.dumps({"text": "[" * 500 + '\\"{{{' + "{" * 500})
+    assert not json_too_deep(text.encode(), 64)
+    assert json_too_deep(b" " + b"[" * 65 + b"]" * 65, 64)
+    assert not json_too_deep(b"[" * 64 + b"]" * 64, 64)
+    assert not json_too_deep(b"[]" * 1000, 64)
+    assert not json_too_deep(b"not json {{{{", 2)

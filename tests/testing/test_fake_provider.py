@@ -1,0 +1,175 @@
+"""The fake provider itself: the official client of each API reads its
+replies (so the fake's wire shapes are the real ones, not our adapters'
+idea of them), its counters and usage reports add up, and the JSON model
+scripts the CLI runs load as documented."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anthropic
+import ollama
+import openai
+import pytest
+from google import genai
+from google.genai import types as genai_types
+from typer.testing import CliRunner
+
+from benchwarmers.cli.main import app
+from benchwarmers.testing import FakeModel, FakeProvider, FakeToolCall
+from benchwarmers.testing.script import RateLimit, go_duration, models_from_json
+
+ANSWER = "hello from the fake"
+WEATHER = {
+    "name": "get_weather",
+    "description": "Weather",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+}
+
+
+def scripted(fake: FakeProvider) -> None:
+    fake.add(FakeModel("m1", answer=ANSWER))
+    fake.add(FakeModel("tools", tool_calls=[FakeToolCall("get_weather", {"city": "Oslo"})]))
+
+
+def test_openai_client_reads_the_fake(fake_provider: FakeProvider) -> None:
+    scripted(fake_provider)
+    client = openai.OpenAI(base_url=fake_provider.openai_base, api_key="k", max_retries=0)
+    messages = [{"role": "user", "content": "say hi"}]
+    reply = client.chat.completions.create(model="m1", messages=messages)  # type: ignore[arg-type]
+    assert reply.choices[0].message.content == ANSWER and reply.usage and reply.usage.completion_tokens == 4
+    stream = client.chat.completions.create(
+        model="m1",
+        messages=messages,  # type: ignore[arg-type]
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == ANSWER
+    tools = [{"type": "function", "function": WEATHER}]
+    called = client.chat.completions.create(model="tools", messages=messages, tools=tools)  # type: ignore[arg-type]
+    [tool_call] = called.choices[0].message.tool_calls or []
+    assert json.loads(tool_call.function.arguments) == {"city": "Oslo"}  # type: ignore[union-attr]
+    assert [m.id for m in client.models.list()] == ["m1", "tools"]
+
+
+def test_anthropic_client_reads_the_fake(fake_provider: FakeProvider) -> None:
+    scripted(fake_provider)
+    client = anthropic.Anthropic(base_url=fake_provider.url, api_key="k", max_retries=0)
+    messages = [{"role": "user", "content": "say hi"}]
+    reply = client.messages.create(model="m1", max_tokens=100, messages=messages)  # type: ignore[arg-type]
+    assert reply.content[0].text == ANSWER  # type: ignore[union-attr]
+    with client.messages.stream(model="m1", max_tokens=100, messages=messages) as stream:  # type: ignore[arg-type]
+        assert "".join(stream.text_stream) == ANSWER
+    tool = {"name": WEATHER["name"], "description": "Weather", "input_schema": WEATHER["parameters"]}
+    with client.messages.stream(model="tools", max_tokens=100, messages=messages, tools=[tool]) as stream:  # type: ignore[arg-type, list-item]
+        final = stream.get_final_message()
+    assert final.stop_reason == "tool_use" and final.content[0].input == {"city": "Oslo"}  # type: ignore[union-attr]
+    assert [m.id for m in client.models.list()] == ["m1", "tools"]
+
+
+def test_google_genai_client_reads_the_fake(fake_provider: FakeProvider) -> None:
+    scripted(fake_provider)
+    client = genai.Client(api_key="k", http_options=genai_types.HttpOptions(base_url=fake_provider.url))
+    assert client.models.generate_content(model="m1", contents="say hi").text == ANSWER
+    streamed = client.models.generate_content_stream(model="m1", contents="say hi")
+    assert "".join(chunk.text or "" for chunk in streamed) == ANSWER
+    config = genai_types.GenerateContentConfig(
+        tools=[genai_types.Tool(function_declarations=[genai_types.FunctionDeclaration(**WEATHER)])],
+        automatic_function_calling=genai_types.AutomaticFunctionCallingConfig(disable=True),
+    )
+    called = client.models.generate_content(model="tools", contents="weather?", config=config)
+    assert called.function_calls and called.function_calls[0].args == {"city": "Oslo"}
+
+
+def test_ollama_client_reads_the_fake(fake_provider: FakeProvider) -> None:
+    scripted(fake_provider)
+    client = ollama.Client(host=fake_provider.url)
+    messages = [{"role": "user", "content": "say hi"}]
+    assert client.chat(model="m1", messages=messages).message.content == ANSWER
+    assert (
+        "".join(
+            part.message.content or "" for part in client.chat(model="m1", messages=messages, stream=True)
+        )
+        == ANSWER
+    )
+    called = client.chat(model="tools", messages=messages, tools=[{"type": "function", "function": WEATHER}])
+    assert called.message.tool_calls and called.message.tool_calls[0].function.arguments == {"city": "Oslo"}
+    assert [m.model for m in client.list().models] == ["m1", "tools"]
+
+
+def test_counts_requests_and_reports_usage_per_model(fake_provider: FakeProvider) -> None:
+    scripted(fake_provider)
+    client = openai.OpenAI(base_url=fake_provider.openai_base, api_key="k", max_retries=0)
+    for _ in range(3):
+        client.chat.completions.create(model="m1", messages=[{"role": "user", "content": "two words"}])
+    ollama.Client(host=fake_provider.url).chat(model="m1", messages=[{"role": "user", "content": "x"}])
+    assert fake_provider.calls["m1"] == 4
+    assert (
+        fake_provider.calls_by_api[("openai", "m1")] == 3
+        and fake_provider.calls_by_api[("ollama", "m1")] == 1
+    )
+    assert fake_provider.reported["m1"] == [3 * 2 + 1, 4 * 4]
+    assert fake_provider.last("m1").api == "ollama"
+
+
+def test_rate_limit_headers_in_each_style() -> None:
+    assert RateLimit("openai", retry=360).headers()["x-ratelimit-reset-requests"] == "6m0s"
+    anthropic_headers = RateLimit("anthropic", retry=30).headers()
+    assert anthropic_headers["anthropic-ratelimit-requests-reset"].endswith("Z")
+    assert anthropic_headers["retry-after"] == "30"
+    assert RateLimit("retry-after-ms", retry=1.5).headers() == {"retry-after-ms": "1500"}
+    assert [go_duration(s) for s in (0.02, 1.5, 360, 3723)] == ["20ms", "1.5s", "6m0s", "1h2m3s"]
+
+
+def test_models_from_json_with_templates_and_faults() -> None:
+    text = json.dumps(
+        {
+            "key": "sk-fake",
+            "models": [
+                {"served": "echo", "answer": "You said: {prompt}", "listed": ["openai"]},
+                {
+                    "served": "flaky",
+                    "error": {"status": 503, "message": "busy"},
+                    "fail_first": 2,
+                    "rate_limit": {"style": "body", "retry": 5},
+                    "tool_calls": [{"name": "t", "arguments": {"a": 1}}],
+                },
+            ],
+        }
+    )
+    models, key = models_from_json(text)
+    assert key == "sk-fake"
+    echo, flaky = models
+    assert echo.listed == {"openai"} and callable(echo.answer)
+    assert flaky.error and flaky.error.status == 503 and flaky.faulty(2) and not flaky.faulty(3)
+    assert flaky.rate_limit == RateLimit("body", retry=5)
+    assert flaky.tool_calls == [FakeToolCall("t", {"a": 1})]
+    with FakeProvider(models) as fake:
+        client = openai.OpenAI(base_url=fake.openai_base, api_key="sk-fake", max_retries=0)
+        reply = client.chat.completions.create(model="echo", messages=[{"role": "user", "content": "hi"}])
+        assert reply.choices[0].message.content == "You said: hi"
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        ({"models": [{"answer": "x"}]}, "needs a 'served' id"),
+        ({"models": [{"served": "a", "colour": "red"}]}, "unknown fields"),
+        ({"models": [{"served": "a", "rate_limit": {"style": "smoke"}}]}, "style must be one of"),
+        ({"models": 3}, "expected"),
+    ],
+)
+def test_models_from_json_says_what_is_wrong(document: object, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        models_from_json(json.dumps(document))
+
+
+def test_cli_refuses_an_unreadable_models_file_in_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "models.json"
+    bad.write_text("{not json")
+    for path in (bad, tmp_path / "missing.json"):
+        result = CliRunner().invoke(app, ["fake-provider", "--port", "1", "--models", str(path)])
+        assert result.exit_code != 0
+        assert "Traceback" not in result.output
+        assert str(path) in result.output
