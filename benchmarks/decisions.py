@@ -51,14 +51,14 @@ SUITE_TASKS_PER_SHAPE = 6
 # True usefulness per shape (short, long, code).
 WORLD: dict[str, tuple[float, float, float]] = {
     "atlas": (0.82, 0.78, 0.74),
-    "boreal": (0.77, 0.80, 0.62),
-    "cobalt": (0.74, 0.66, 0.60),
+    "boreal": (0.77, 0.80, 0.56),
+    "cobalt": (0.74, 0.60, 0.55),
     "dune": (0.35, 0.30, 0.88),  # strong only at code
     "ember": (0.30, 0.38, 0.84),  # strong only at code
-    "fjord": (0.55, 0.86, 0.45),  # strong only at long answers
-    "gale": (0.62, 0.55, 0.58),
-    "heath": (0.58, 0.60, 0.52),
-    "iris": (0.50, 0.48, 0.55),
+    "fjord": (0.52, 0.86, 0.45),  # strong only at long answers
+    "gale": (0.58, 0.55, 0.56),
+    "heath": (0.56, 0.58, 0.52),
+    "iris": (0.50, 0.48, 0.54),
     "jet": (0.30, 0.28, 0.32),
     "kelp": (0.25, 0.22, 0.30),
     "lumen": (0.20, 0.25, 0.18),

@@ -4,6 +4,8 @@ xdist workers) share a store.
 
 - `home`: an empty data folder (also `BENCHWARMERS_HOME`).
 - `runtime`: an opened `Runtime` on SQLite in `home`.
+- `fake_provider`, `fake_provider_server`: the fake provider's fixtures, for
+  every test dir (pytest accepts `pytest_plugins` only here, in the root conftest).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from benchwarmers.runtime import Runtime
+
+pytest_plugins = ["benchwarmers.testing.pytest_plugin"]
 
 
 @pytest.fixture(autouse=True)

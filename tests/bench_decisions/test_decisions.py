@@ -160,3 +160,16 @@ async def test_reports_for_model_show_and_the_api(bench: Runtime, seat: Seat) ->
     assert all(row["reasons"][0].startswith("not seated") for row in report["shapes"]["vision"])
     mine = await decisions.model_report(bench.store, "a")
     assert [(r["collection"], r["shape"]) for r in mine] == [("bench/trio", "code"), ("bench/trio", "short")]
+
+
+async def test_note_seating_explains_each_seat(bench: Runtime, seat: Seat) -> None:
+    for alias in ("a", "b", "x"):
+        await add(bench, alias)
+    for _ in range(3):
+        await seat("a", useful=True)
+    assert await decisions.note_seating(bench.store, "trio", "short", ["a", "b", "x"], explorers=["x"])
+    assert not await decisions.note_seating(bench.store, "trio", "short", ["a", "b", "x"], explorers=["x"])
+    assert await decisions.note_seating(bench.store, "trio", "short", ["a", "b", "y"], explorers=["y"])
+    latest, first = await decisions.seating_history(bench.store, "trio")
+    assert latest["seated"] == ["a", "b", "y"] and "y (explorer: fewest judged seats)" in latest["reason"]
+    assert first["reason"].startswith("a score ") and "usefulness" in first["reason"]

@@ -141,6 +141,24 @@ def test_anthropic_stream_with_an_image(gateway: Gateway, anthropic_client: anth
     assert_every_seat(gateway, final.content[0].text, "Describe it", images=1, bench=bench)
 
 
+def test_anthropic_stream_merged(gateway: Gateway, anthropic_client: anthropic.Anthropic) -> None:
+    """Merged: the seats are held back, the merger's answer is the text, and
+    `bench` still names every seat and the merge."""
+    bench = None
+    messages = [{"role": "user", "content": "Merge this"}]
+    with anthropic_client.messages.stream(
+        model="bench/trio:merged", max_tokens=500, messages=messages
+    ) as stream:
+        for event in stream:
+            if event.type == "message_delta":
+                bench = event.model_extra["bench"]
+        text = stream.get_final_message().content[0].text
+    assert bench is not None and text == bench["merged"]["content"]
+    assert "The panel's answers (3 seats)" in text  # the fake merger echoes what it was asked
+    calls = [s["call"] for s in bench["seats"]] + [bench["merged"]["call"]]
+    assert len(set(calls)) == 4 and {s["alias"] for s in bench["seats"]} == set(MEMBERS)
+
+
 def test_anthropic_multi_turn_and_count_tokens(
     gateway: Gateway, anthropic_client: anthropic.Anthropic
 ) -> None:
@@ -159,7 +177,10 @@ def test_a_long_answer_fits_the_header_and_stays_whole_in_the_body(
     gateway: Gateway, anthropic_client: anthropic.Anthropic
 ) -> None:
     raw = anthropic_client.messages.with_raw_response.create(
-        model="bench/verbose", max_tokens=30_000, timeout=60, messages=[{"role": "user", "content": "Say a lot"}]
+        model="bench/verbose",
+        max_tokens=30_000,
+        timeout=60,
+        messages=[{"role": "user", "content": "Say a lot"}],
     )
     message = raw.parse()
     assert message.content[0].text.count("lorem ipsum") == 12_000

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-from benchwarmers.limits.counters import Charge, Counters, RedisCounters
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchwarmers.limits.counters import Charge, Counters, MemoryCounters, RedisCounters
 
 T0 = 1_800_000_000.0
 
@@ -97,3 +100,35 @@ async def test_two_redis_clients_share_one_limit(redis_counters: RedisCounters) 
         assert sum(r.admitted for r in results) == 4
     finally:
         await other.close()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    limit=st.integers(min_value=1, max_value=20),
+    calls=st.lists(
+        st.tuples(
+            st.floats(min_value=0, max_value=5, allow_nan=False), st.integers(min_value=1, max_value=8)
+        ),
+        min_size=1,
+        max_size=60,
+    ),
+)
+async def test_a_sliding_window_never_holds_more_than_its_limit_and_frees_when_it_says(
+    limit: int, calls: list[tuple[float, int]]
+) -> None:
+    counters = MemoryCounters()
+    span, now = 10.0, T0
+    admitted: list[tuple[float, int]] = []
+    for gap, amount in calls:
+        now += gap
+        result = await counters.take([Charge.sliding("k", amount, limit, span)], now)
+        if result.admitted:
+            admitted.append((now, amount))
+            assert sum(a for t, a in admitted if t > now - span) <= limit
+        elif amount > limit:
+            assert result.frees_at is None
+        else:
+            assert result.frees_at is not None and now < result.frees_at <= now + span
+            # Room is there at the time it names (and not a moment before it is needed).
+            in_window = sum(a for t, a in admitted if t > result.frees_at - span)
+            assert in_window + amount <= limit

@@ -5,7 +5,7 @@ server on a free loopback port."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,9 +29,11 @@ async def register(
     models: list[FakeModel],
     collections: dict[str, dict[str, Any]],
     model_facts: dict[str, dict[str, Any]] | None = None,
-) -> None:
+    then: Callable[[Runtime], Awaitable[Any]] | None = None,
+) -> Any:
     """Each fake model as a bench model of the same alias on endpoint `fake`,
-    and the collections (name -> add_collection keywords)."""
+    and the collections (name -> add_collection keywords); then `then(runtime)`,
+    whose result is returned."""
     async with Runtime.open(home) as runtime:
         await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
         for model in models:
@@ -40,6 +42,7 @@ async def register(
             await registry.add_model(runtime.store, model.served, "fake", model.served, **facts)
         for name, fields in collections.items():
             await registry.add_collection(runtime.store, name, **fields)
+        return await then(runtime) if then else None
 
 
 @pytest.fixture
@@ -52,12 +55,17 @@ def panel_server(tmp_path: Path, fake_provider: FakeProvider) -> Iterator[Callab
         models: list[FakeModel],
         collections: dict[str, dict[str, Any]],
         model_facts: dict[str, dict[str, Any]] | None = None,
+        then: Callable[[Runtime], Awaitable[Any]] | None = None,
     ) -> Iterator[LiveServer]:
         home = tmp_path / "home"
         # Its own loop in its own thread: callers may be async tests with a loop running.
         with ThreadPoolExecutor(1) as pool:
-            pool.submit(asyncio.run, register(home, fake_provider, models, collections, model_facts)).result()
+            done = pool.submit(
+                asyncio.run, register(home, fake_provider, models, collections, model_facts, then)
+            )
+            server_state = done.result()
         with live_server(home) as server:
+            server.prepared = server_state  # type: ignore[attr-defined]
             yield server
 
     yield start

@@ -14,7 +14,10 @@ from typer.testing import CliRunner
 from benchwarmers.cli.main import app
 from benchwarmers.testing.script import FakeModel
 
-MODELS = [FakeModel("one", answer="first answer", ttfb=0.02), FakeModel("two", answer="second answer", ttfb=0.15)]
+MODELS = [
+    FakeModel("one", answer="first answer", ttfb=0.02),
+    FakeModel("two", answer="second answer", ttfb=0.15),
+]
 DUO = {"duo": {"members": ["one", "two"]}}
 CALL_ID = re.compile(r"c_[A-Za-z0-9_-]{20}")
 

@@ -14,6 +14,8 @@ import httpx
 import openai
 import pytest
 
+from benchwarmers.limits.user_limits import set_limits
+from benchwarmers.server.gatewaykeys import create_key
 from benchwarmers.testing.script import FakeError, FakeModel, RateLimit
 
 TRIO = {"trio": {"members": ["fast", "mid", "slow"], "purpose": "three opinions"}}
@@ -67,6 +69,12 @@ def test_three_seats_answer_together_sync(panel_server: Any) -> None:
             assert row["task"] == "panel seat (bench/trio, short)"
             assert row["tokens_out"] == 2
         assert len({s["call"] for s in bench["seats"]}) == 3
+        with sqlite3.connect(server.home / "benchwarmers.db") as db:
+            ledger = {
+                row[0]: row[1:] for row in db.execute("SELECT served, requests, tokens_out FROM usage_ledger")
+            }
+        # The warm-up ask and this one, each seat once: two requests of two tokens per model.
+        assert ledger == {"fast": (2, 4), "mid": (2, 4), "slow": (2, 4)}
 
 
 async def test_three_seats_stream_async(panel_server: Any) -> None:
@@ -357,3 +365,49 @@ def test_a_client_that_hangs_up_still_gets_every_seat_recorded(panel_server: Any
             ("mid", "ok"),
             ("slow", "ok"),
         ]
+
+
+def test_a_key_sees_and_calls_only_its_collections(panel_server: Any) -> None:
+    async def key_for_trio(runtime: Any) -> str:
+        await runtime.settings.set_named("require_key", "true")
+        _info, secret = await create_key(runtime.store, "trio-only", collections=("bench/trio",))
+        return secret
+
+    collections = {**TRIO, "other": {"members": ["fast"]}}
+    with panel_server(trio_models(), collections, then=key_for_trio) as server:
+        keyed = openai.OpenAI(base_url=f"{server.url}/v1", api_key=server.prepared, max_retries=0)
+        assert [m.id for m in keyed.models.list().data] == ["bench/trio"]
+        with pytest.raises(openai.PermissionDeniedError):
+            keyed.chat.completions.create(model="bench/other", messages=[{"role": "user", "content": "hi"}])
+        with pytest.raises(openai.NotFoundError) as missing:
+            keyed.chat.completions.create(model="bench/gone", messages=[{"role": "user", "content": "hi"}])
+        assert "bench/trio" in str(missing.value) and "bench/other" not in str(missing.value)
+        reply = keyed.chat.completions.create(
+            model="bench/trio", messages=[{"role": "user", "content": "hi"}]
+        )
+        assert len(reply.model_extra["bench"]["seats"]) == 3
+        with pytest.raises(openai.AuthenticationError):
+            client(server).chat.completions.create(
+                model="bench/trio", messages=[{"role": "user", "content": "x"}]
+            )
+
+
+def test_our_own_limit_refuses_a_seat_before_it_goes_out(panel_server: Any, fake_provider: Any) -> None:
+    async def one_a_minute(runtime: Any) -> None:
+        await set_limits(runtime.store, "fake", "slow", {"rpm": 1})
+
+    with panel_server(trio_models(), TRIO, then=one_a_minute) as server:
+        client(server).chat.completions.create(
+            model="bench/trio", messages=[{"role": "user", "content": "a"}]
+        )
+        reply = client(server).chat.completions.create(
+            model="bench/trio", messages=[{"role": "user", "content": "b"}]
+        )
+        seats = {s["alias"]: s for s in reply.model_extra["bench"]["seats"]}
+        assert (seats["fast"]["status"], seats["mid"]["status"]) == ("ok", "ok")
+        assert seats["slow"]["status"] == "limited" and seats["slow"]["freesAt"]
+        assert fake_provider.calls["slow"] == 1  # the second never went out
+        with sqlite3.connect(server.home / "benchwarmers.db") as db:
+            requests = db.execute("SELECT requests FROM usage_ledger WHERE served = 'slow'").fetchone()[0]
+        assert requests == 1
+        assert call_rows(server.home)[seats["slow"]["call"]]["status"] == "limited"

@@ -141,6 +141,13 @@ def test_malformed_json_is_400(server: LiveServer, client: httpx.Client, path: s
     assert assert_shape(format_for_path(path), 400, reply.json())
 
 
+@pytest.mark.parametrize("body", [b'{"t": NaN}', b'{"t": -Infinity}'])
+def test_read_json_refuses_what_json_lacks(server: LiveServer, client: httpx.Client, body: bytes) -> None:
+    reply = client.post(f"{server.url}/api/probe/raw", content=body)
+    assert reply.status_code == 400
+    assert "is not a JSON value" in reply.json()["error"]
+
+
 def test_wrong_json_type_is_400(server: LiveServer, client: httpx.Client) -> None:
     reply = client.post(f"{server.url}/v1/messages/probe/raw", json=[1, 2])
     assert reply.status_code == 400

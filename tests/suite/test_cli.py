@@ -33,7 +33,8 @@ def test_suite_run_one_shape_with_progress(home: Path, fake_provider: FakeProvid
     assert result.exit_code == 0, result.output
     # Only the model the bench may call on its own; three tasks, at most.
     assert fake_provider.calls["yes-1"] == 3 and fake_provider.calls["loner-1"] == 0
-    assert "yes-man" in result.output and "3/3" in result.output
+    assert "yes-man" in result.output and "3/3" in result.output  # the progress bar, done
+    assert "│ yes-man │ 0      │ 3     │ 3 " in result.output  # wrong thrice, at 99% each
     # Named, an ad hoc model runs: the user asked for it.
     result = runner.invoke(app, ["suite", "run", "loner", "--limit", "1", "--gap", "0"])
     assert result.exit_code == 0, result.output

@@ -46,7 +46,7 @@ POOL_ELSEWHERE_CAP = 3.0
 POPULATION_STRENGTH = 2.0
 
 # Optimism: the share of the interval's upper half added to the mean.
-OPTIMISM = 0.5
+OPTIMISM = 0.0
 
 # Penalties, each at most this much of the 0..1 usefulness scale.
 HEALTH_MAX = 0.30

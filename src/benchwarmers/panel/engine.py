@@ -15,6 +15,7 @@ knows no HTTP and no format.
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
 
 # Orders aliases best first for one collection and shape (seat caps, merger choice).
 Ranker = Callable[[Any, str, str, list[str]], Awaitable[list[str]]]
+
+log = logging.getLogger(__name__)
 
 # Explorer candidates asked for beyond the seats, in case the first do not fit.
 EXPLORER_SPARES = 5
@@ -160,40 +163,39 @@ class PanelEngine:
                 )
             )
             pending = {asyncio.create_task(self._seat(plan, planned)): planned for planned in seating.seats}
-            history = asyncio.create_task(self._record_seating(plan))
             done_seats: dict[str, Seat] = {}
             for finished in asyncio.as_completed(pending):
                 seat = await finished
                 done_seats[seat.seat] = seat
                 queue.put_nowait(SeatDone(seat))
             seats = tuple(done_seats[s.label] for s in seating.seats)
-            await history
             merged: Merged | None = None
             if plan.merged:
                 merged = await self._merge(plan, seats)
                 queue.put_nowait(MergeDone(merged))
             reply = PanelReply(plan.collection.name, plan.shape, seats, seating.left_off, merged)
             queue.put_nowait(PanelDone(reply))
+            await self._record_seating(plan)
         except BaseException as exc:  # hand the failure to the stream, never lose it
             queue.put_nowait(exc)
             if isinstance(exc, asyncio.CancelledError):
                 raise
 
     async def _record_seating(self, plan: Plan) -> None:
-        """A dated line in the seating history when who sits changed; beside
-        the seats, not before them, so it costs the ask no time."""
+        """A dated line in the seating history when who sits changed; after
+        the reply is out, so it costs the ask no time."""
         seated = [s.model.alias for s in plan.seating.seats]
         explorers = [s.model.alias for s in plan.seating.seats if s.explorer]
-        rankings = await decisions.rank(self.runtime.store, plan.collection.name, plan.shape, seated)
-        reason = decisions.seating_reason(rankings, seated, explorers)
-        left = "; ".join(f"{m.alias} left off: {m.reason}" for m in plan.seating.left_off)
-        await decisions.record_seating(
-            self.runtime.store,
-            plan.collection.name,
-            plan.shape,
-            seated,
-            "; ".join(p for p in (reason, left) if p),
-        )
+        store, name = self.runtime.store, plan.collection.name
+        try:
+            rankings = await decisions.rank(store, name, plan.shape, seated)
+            reason = decisions.seating_reason(rankings, seated, explorers)
+            left = "; ".join(f"{m.alias} left off: {m.reason}" for m in plan.seating.left_off)
+            await decisions.record_seating(
+                store, name, plan.shape, seated, "; ".join(p for p in (reason, left) if p)
+            )
+        except Exception:  # the history is a record of the panel, never a reason to fail it
+            log.exception("could not write the seating history of bench/%s", name)
 
     async def _seat(self, plan: Plan, planned: PlannedSeat) -> Seat:
         started = time.monotonic()

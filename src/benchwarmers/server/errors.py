@@ -52,11 +52,17 @@ async def read_json(request: Request) -> Any:
     if not raw.strip():
         raise UserError("the request body is empty; send a JSON object")
     try:
-        return json.loads(raw)
+        return json.loads(raw, parse_constant=_not_json)
     except UnicodeDecodeError:
         raise UserError("the request body is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise UserError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+
+
+def _not_json(constant: str) -> Any:
+    """Python reads NaN and Infinity; JSON has neither, and a NaN passed on
+    would fail later, inside a provider call, as our bug."""
+    raise UserError(f"malformed JSON: {constant} is not a JSON value")
 
 
 def install_error_handlers(app: FastAPI) -> None:

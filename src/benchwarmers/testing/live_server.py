@@ -9,8 +9,9 @@ integration tests anywhere in the project.
 The app is the one `benchwarmers serve` runs (`server.app.create_app` over
 `Runtime.open(home, database_url)`), under uvicorn with its own event loop
 in a daemon thread, so a test's own loop (pytest-asyncio) and clients
-(httpx, the official SDKs) talk to it over real HTTP. Start-up costs the
-store's migration and nothing else (no subprocess, no import).
+(httpx, the official SDKs) talk to it over real HTTP: no subprocess, and
+a fresh data folder gets a copy of a store migrated once per process, so a
+start costs tens of milliseconds plus the routers' own start-up.
 
 `acting_as` makes the guard believe the server is bound to that address
 (say "0.0.0.0") while it listens on loopback only: how tests check the
@@ -20,7 +21,11 @@ rules for exposed servers without exposing anything.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import os
+import shutil
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -31,9 +36,10 @@ from typing import Any
 import uvicorn
 from fastapi import APIRouter, FastAPI
 
-from benchwarmers.runtime import Runtime
+from benchwarmers.runtime import DATABASE_URL_ENV, Runtime
 from benchwarmers.server.app import create_app
 from benchwarmers.server.routes import ROUTERS
+from benchwarmers.store.db import SQLITE_FILE, sqlite_url
 
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 10.0
@@ -71,6 +77,8 @@ class LiveServer:
     def start(self) -> LiveServer:
         if self._server is not None:
             raise RuntimeError("the live server is already running")
+        if self.database_url is None and not os.environ.get(DATABASE_URL_ENV):
+            _copy_migrated_store(self.home)
         sock = _listening_socket(self.port)
         self.port = sock.getsockname()[1]
         self._startup_error = None
@@ -161,6 +169,35 @@ def live_server(
         yield server
     finally:
         server.stop()
+
+
+_template_lock = threading.Lock()
+_template: Path | None = None
+
+
+def _copy_migrated_store(home: Path) -> None:
+    """Give an empty data folder a copy of a store migrated once per
+    process: creating every table costs more than the rest of a start.
+    (Migrating from empty is the store's own tests' business.)"""
+    global _template
+    target = home / SQLITE_FILE
+    if not home.is_dir() or target.exists():
+        return  # a store to keep, or a folder Runtime.open should judge
+    with _template_lock:
+        if _template is None:
+            folder = Path(tempfile.mkdtemp(prefix="benchwarmers-template-"))
+            atexit.register(shutil.rmtree, folder, True)
+            # Its own thread: the caller may be inside a running event loop.
+            worker = threading.Thread(target=asyncio.run, args=(_migrate(folder),))
+            worker.start()
+            worker.join()
+            _template = folder / SQLITE_FILE
+    shutil.copyfile(_template, target)
+
+
+async def _migrate(folder: Path) -> None:
+    async with Runtime.open(folder, sqlite_url(folder)):
+        pass  # closing the last connection folds the WAL into the file
 
 
 def _listening_socket(port: int) -> socket.socket:

@@ -36,4 +36,5 @@ ROUTERS: tuple[str, ...] = (
     "benchwarmers.server.routes.quotas",
     "benchwarmers.server.routes.bench_ops",
     "benchwarmers.server.routes.decisions",
+    "benchwarmers.server.routes.mcp",
 )

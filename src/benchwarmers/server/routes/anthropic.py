@@ -8,9 +8,9 @@ first byte. A whole reply carries the `bench` object twice: as the
 message's extra key and as the `x-bench` header (for clients that hand
 back only typed fields).
 
-Route mode (`bench/<collection>:route`, what Claude Code would drive) goes
-to `ROUTE_MODE`, the dispatch point the route-mode module replaces with its
-Anthropic-speaking handler.
+Route mode (`bench/<collection>:route`, what Claude Code drives) goes to
+`server.route_mode`: one member answers each turn, with the agent's tools,
+rendered by `formats.anthropic_route`.
 
 `count_tokens` is an estimate (`calls.tokens.prompt_tokens`: about four
 characters a token plus a fixed allowance per image), the same number the
@@ -19,31 +19,20 @@ limiter and seating use; no member is asked, since each counts its own way.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers.calls.tokens import prompt_tokens
-from benchwarmers.errors import UserError
-from benchwarmers.formats import anthropic
+from benchwarmers.formats import anthropic, anthropic_route
 from benchwarmers.formats.base import bench_header, parse_model_name
 from benchwarmers.server.errors import read_json
+from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.routes.openai_chat import SSE_HEADERS, check_collection, panel_events
-from benchwarmers.types import Ask, PanelDone
+from benchwarmers.types import PanelDone
 
 router = APIRouter()
-
-RouteMode = Callable[[Request, Ask], Awaitable[Response]]
-
-
-async def _route_mode_missing(_request: Request, ask: Ask) -> Response:
-    raise UserError(f"route mode (bench/{ask.collection}:route) is not available on this server", status=501)
-
-
-# Replaced by the route-mode module when it is installed.
-ROUTE_MODE: dict[str, RouteMode] = {"handler": _route_mode_missing}
 
 
 @router.post("/v1/messages")
@@ -51,7 +40,7 @@ async def messages(request: Request) -> Response:
     ask = anthropic.parse_ask(await read_json(request))
     if ask.mode == "route":
         await check_collection(request, ask.collection)
-        return await ROUTE_MODE["handler"](request, ask)
+        return await route_response(request, ask, anthropic_route, stream_headers=SSE_HEADERS)
     events = await panel_events(request, ask)
     if ask.stream:
         return StreamingResponse(

@@ -8,40 +8,31 @@ other formats' routes: it checks the collection and starts the panel before
 the first byte, so an unknown collection or an unseatable request still
 gets its 4xx, and a stream that starts is one that will finish.
 
-Route mode (`bench/<collection>:route`) goes to `ROUTE_MODE`, the one
-dispatch point for whoever builds route mode: a callable taking the
-request and the `Ask` and returning the response.
+Route mode (`bench/<collection>:route`) goes to `server.route_mode`, which
+the Messages route shares: one member answers, rendered by
+`formats.openai_route`.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from benchwarmers.errors import NotFound, Refused, UserError
-from benchwarmers.formats import openai_chat
+from benchwarmers.errors import NotFound, Refused
+from benchwarmers.formats import openai_chat, openai_route
 from benchwarmers.formats.base import model_name
 from benchwarmers.panel.engine import PanelEngine
 from benchwarmers.server.callers import caller_may_call, caller_of
 from benchwarmers.server.deps import runtime_of
 from benchwarmers.server.errors import read_json
+from benchwarmers.server.route_mode import route_response
 from benchwarmers.store import registry
 from benchwarmers.types import Ask, PanelDone, PanelEvent
 
 router = APIRouter()
-
-RouteMode = Callable[[Request, Ask], Awaitable[Response]]
-
-
-async def _route_mode_missing(_request: Request, ask: Ask) -> Response:
-    raise UserError(f"route mode (bench/{ask.collection}:route) is not available on this server", status=501)
-
-
-# Replaced by the route-mode module when it is installed.
-ROUTE_MODE: dict[str, RouteMode] = {"handler": _route_mode_missing}
 
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
@@ -79,7 +70,7 @@ async def chat_completions(request: Request) -> Response:
     ask = openai_chat.parse_ask(await read_json(request))
     if ask.mode == "route":
         await check_collection(request, ask.collection)
-        return await ROUTE_MODE["handler"](request, ask)
+        return await route_response(request, ask, openai_route, stream_headers=SSE_HEADERS)
     events = await panel_events(request, ask)
     if ask.stream:
         return StreamingResponse(

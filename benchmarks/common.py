@@ -1,0 +1,244 @@
+"""What gateway benchmarks share: free ports, child servers, resident
+memory, and a load generator (wrk when installed, else httpx).
+
+wrk is preferred because it is written in C and costs the machine far less
+per request than any Python client: on a small box the load generator
+competes with the servers for the same cores, and a cheap one disturbs the
+measurement least. The httpx loader exists for machines without wrk and
+for what wrk cannot express: an "operation" of several requests in a row
+(a client asking three models one after the other), timed as one.
+
+    cell = await measure(Load(url, [body]), connections=10, seconds=10)
+    cell.rate, cell.p50_ms, cell.p99_ms, cell.errors
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+WRK_TIMEOUT = "30s"
+
+
+@dataclass(frozen=True)
+class Load:
+    """POST each body in turn to `url`; the run of them is one operation."""
+
+    url: str
+    bodies: list[dict[str, Any]]
+    headers: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Cell:
+    operations: int
+    seconds: float
+    p50_ms: float
+    p99_ms: float
+    errors: int
+    tool: str
+
+    @property
+    def rate(self) -> float:
+        return self.operations / self.seconds if self.seconds else 0.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# ------------------------------------------------------------ child servers
+
+
+class Child:
+    """A server in its own process group (so its children stop with it),
+    its output in a log file that is shown when it fails to come up."""
+
+    def __init__(self, name: str, argv: list[str], *, env: dict[str, str] | None = None, cwd: Path) -> None:
+        self.name = name
+        self.log_path = cwd / f"{name}.log"
+        self._log = self.log_path.open("wb")
+        self.process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env={**os.environ, **(env or {})},
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def log_tail(self, lines: int = 30) -> str:
+        self._log.flush()
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def wait_ready(self, url: str, body: dict[str, Any], timeout: float = 90.0) -> float:
+        """Seconds until a POST of `body` answers 200; raises with the log tail if never."""
+        started = time.monotonic()
+        last = ""
+        with httpx.Client(timeout=10) as client:
+            while time.monotonic() - started < timeout:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"{self.name} exited ({self.process.returncode}):\n{self.log_tail()}")
+                try:
+                    response = client.post(url, json=body)
+                    if response.status_code == 200:
+                        return time.monotonic() - started
+                    last = f"{response.status_code} {response.text[:300]}"
+                except httpx.HTTPError as exc:
+                    last = repr(exc)
+                time.sleep(0.25)
+        raise RuntimeError(f"{self.name} not ready after {timeout:g} s ({last}):\n{self.log_tail()}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+        self._log.close()
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of `pid` and all its descendants, in MB (from /proc)."""
+    return sum(_status_kb(p, "VmRSS") for p in _tree(pid)) / 1024
+
+
+def peak_rss_mb(pid: int) -> float:
+    """The high-water mark of resident memory (VmHWM), summed over the tree."""
+    return sum(_status_kb(p, "VmHWM") for p in _tree(pid)) / 1024
+
+
+def _tree(root: int) -> list[int]:
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            # The command name may hold spaces and parentheses: the ppid follows the last ')'.
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        parents.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(parents.get(pid, []))
+    return found
+
+
+def _status_kb(pid: int, field: str) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+# ------------------------------------------------------------------- load
+
+WRK_SCRIPT = """
+wrk.method = "POST"
+wrk.body = %s
+%s
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("BENCH %%d %%d %%d %%d %%d %%d\\n", summary.requests, summary.duration,
+    latency:percentile(50), latency:percentile(99), e.status, e.connect + e.read + e.write + e.timeout))
+end
+"""
+
+
+def wrk_path() -> str | None:
+    return shutil.which("wrk")
+
+
+async def measure(load: Load, *, connections: int, seconds: float, prefer_wrk: bool = True) -> Cell:
+    """Drive `load` with `connections` concurrent clients for `seconds`."""
+    if prefer_wrk and len(load.bodies) == 1 and wrk_path():
+        return await asyncio.to_thread(_wrk, load, connections, seconds)
+    return await _httpx_load(load, connections, seconds)
+
+
+def _wrk(load: Load, connections: int, seconds: float) -> Cell:
+    headers = {"Content-Type": "application/json", **(load.headers or {})}
+    header_lines = "\n".join(f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}" for k, v in headers.items())
+    script = WRK_SCRIPT % (_lua_string(json.dumps(load.bodies[0])), header_lines)
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
+        handle.write(script)
+    try:
+        threads = min(connections, 2)
+        argv = [wrk_path() or "wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds:g}s"]
+        argv += [f"--timeout={WRK_TIMEOUT}", "-s", handle.name, load.url]
+        out = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=seconds + 60).stdout
+    finally:
+        os.unlink(handle.name)
+    line = next((ln for ln in out.splitlines() if ln.startswith("BENCH ")), None)
+    if line is None:
+        raise RuntimeError(f"wrk printed no summary:\n{out}")
+    requests, duration_us, p50_us, p99_us, status_errors, socket_errors = map(int, line.split()[1:])
+    return Cell(requests, duration_us / 1e6, p50_us / 1e3, p99_us / 1e3, status_errors + socket_errors, "wrk")
+
+
+def _lua_string(text: str) -> str:
+    """A Lua long string holding `text` verbatim (no escapes to get wrong)."""
+    level = 0
+    while f"]{'=' * level}]" in text:
+        level += 1
+    return f"[{'=' * level}[{text}]{'=' * level}]"
+
+
+async def _httpx_load(load: Load, connections: int, seconds: float) -> Cell:
+    latencies: list[float] = []
+    errors = 0
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    async with httpx.AsyncClient(limits=limits, timeout=30, headers=load.headers) as client:
+        stop_at = time.perf_counter() + seconds
+
+        async def worker() -> None:
+            nonlocal errors
+            while time.perf_counter() < stop_at:
+                started = time.perf_counter()
+                ok = True
+                for body in load.bodies:
+                    try:
+                        response = await client.post(load.url, json=body)
+                        ok = ok and response.status_code == 200
+                    except httpx.HTTPError:
+                        ok = False
+                if ok:
+                    latencies.append(time.perf_counter() - started)
+                else:
+                    errors += 1
+
+        began = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(connections)))
+        elapsed = time.perf_counter() - began
+    if not latencies:
+        return Cell(0, elapsed, float("nan"), float("nan"), errors, "httpx")
+    ordered = sorted(latencies)
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+    return Cell(len(ordered), elapsed, statistics.median(ordered) * 1e3, p99 * 1e3, errors, "httpx")

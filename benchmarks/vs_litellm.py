@@ -1,0 +1,305 @@
+"""Our gateway beside LiteLLM's proxy: requests/s, latency and memory.
+
+Both stand in front of the same instant upstream (`upstream.py`: a fixed
+completion straight from asyncio), each as one server process, so what is
+measured is each gateway's own cost per request. Shared machines make
+absolute numbers noise; the ratios (ours / LiteLLM) are what to read.
+
+Scenarios, each at 1 and 10 connections (`--connections`):
+
+* passthrough: one model behind the gateway. Ours is route mode
+  `bench/solo:route` when this server has route mode, else a one-seat panel
+  `bench/solo`; LiteLLM's is its model `alpha`.
+* panel of 3: our `bench/trio` (three seats on the upstream). LiteLLM has no
+  panel; what a client would do instead is ask three models in turn, so the
+  next row times exactly that (three sequential calls as one operation)
+  against `bench/trio`, both driven by the same Python loader, since wrk
+  cannot time several requests as one.
+
+Resident memory is read from /proc (the whole process tree) after start-up
+and after all the load.
+
+    .venv/bin/python benchmarks/vs_litellm.py [--seconds 10] [--connections 1,10]
+        [--litellm /work/litellm-venv/bin/litellm | $LITELLM_BIN] [--no-wrk]
+
+LiteLLM runs from its own environment (it is not one of our dependencies):
+its column is skipped, saying so, when the command is not found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from common import Cell, Child, Load, free_port, measure, peak_rss_mb, rss_mb, wrk_path
+
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+
+HERE = Path(__file__).resolve().parent
+MESSAGES = [{"role": "user", "content": "Say hello in five words."}]
+THREE = ("alpha", "beta", "gamma")
+LITELLM_ENV = {
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # no cost-map download: the machine may be offline
+    "LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY": "true",
+    "LITELLM_LOG": "ERROR",
+}
+WARM_UP_SECONDS = 2.0
+
+
+def body(model: str) -> dict[str, Any]:
+    return {"model": model, "messages": MESSAGES}
+
+
+@dataclass
+class Server:
+    name: str
+    child: Child
+    base: str
+    ready_seconds: float
+    rss_start: float = 0.0
+    rss_end: float = 0.0
+    rss_peak: float = 0.0
+
+    @property
+    def chat_url(self) -> str:
+        return f"{self.base}/v1/chat/completions"
+
+
+@dataclass
+class Row:
+    scenario: str
+    connections: int
+    ours: Cell
+    theirs: Cell | None
+    notes: list[str] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------ servers
+
+
+async def set_up_bench(home: Path, upstream: str) -> None:
+    async with Runtime.open(home) as runtime:
+        await registry.add_endpoint(runtime.store, "instant", upstream, "openai", needs_key=False)
+        for alias in THREE:
+            await registry.add_model(runtime.store, alias, "instant", alias)
+        await registry.add_collection(runtime.store, "solo", ["alpha"])
+        await registry.add_collection(runtime.store, "trio", list(THREE))
+
+
+def start_ours(folder: Path, upstream: str) -> Server:
+    home = folder / "home"
+    asyncio.run(set_up_bench(home, upstream))
+    port = free_port()
+    command = Path(sys.executable).with_name("benchwarmers")
+    child = Child(
+        "benchwarmers",
+        [str(command), "serve", "--port", str(port)],
+        env={"BENCHWARMERS_HOME": str(home)},
+        cwd=folder,
+    )
+    base = f"http://127.0.0.1:{port}"
+    ready = child.wait_ready(f"{base}/v1/chat/completions", body("bench/solo"))
+    return Server("benchwarmers", child, base, ready)
+
+
+def start_litellm(folder: Path, command: str, upstream: str) -> Server:
+    config = folder / "litellm.yaml"
+    lines = ["model_list:"]
+    for name in THREE:
+        lines += [
+            f"  - model_name: {name}",
+            "    litellm_params:",
+            f"      model: openai/{name}",
+            f"      api_base: {upstream}",
+            "      api_key: x",
+        ]
+    config.write_text("\n".join(lines) + "\n")
+    port = free_port()
+    child = Child(
+        "litellm",
+        [command, "--config", str(config), "--host", "127.0.0.1", "--port", str(port)],
+        env=LITELLM_ENV,
+        cwd=folder,
+    )
+    base = f"http://127.0.0.1:{port}"
+    ready = child.wait_ready(f"{base}/v1/chat/completions", body("alpha"), timeout=120)
+    return Server("litellm", child, base, ready)
+
+
+def start_upstream(folder: Path, delay: float) -> tuple[Child, str]:
+    port = free_port()
+    argv = [sys.executable, str(HERE / "upstream.py"), "--port", str(port), "--delay", str(delay)]
+    child = Child("upstream", argv, cwd=folder)
+    base = f"http://127.0.0.1:{port}/v1"
+    child.wait_ready(f"{base}/chat/completions", body("alpha"), timeout=30)
+    return child, base
+
+
+def has_route_mode(server: Server) -> bool:
+    import httpx
+
+    response = httpx.post(server.chat_url, json=body("bench/solo:route"), timeout=30)
+    return response.status_code == 200
+
+
+def litellm_version(command: str) -> str:
+    python = Path(command).resolve().with_name("python")
+    if not python.exists():
+        return "?"
+    probe = "import importlib.metadata as m; print(m.version('litellm'))"
+    done = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, timeout=60)
+    return done.stdout.strip() or "?"
+
+
+# -------------------------------------------------------------------- runs
+
+
+def run_cells(
+    ours: Server, theirs: Server | None, seconds: float, connections: list[int], use_wrk: bool
+) -> list[Row]:
+    solo_model = "bench/solo:route" if has_route_mode(ours) else "bench/solo"
+    passthrough = f"passthrough ({solo_model} vs alpha)"
+    scenarios: list[tuple[str, Load, Load | None, bool]] = [
+        (
+            passthrough,
+            Load(ours.chat_url, [body(solo_model)]),
+            Load(theirs.chat_url, [body("alpha")]) if theirs else None,
+            use_wrk,
+        ),
+        ("panel of 3 (bench/trio)", Load(ours.chat_url, [body("bench/trio")]), None, use_wrk),
+        (
+            "bench/trio vs 3 sequential calls (httpx loader)",
+            Load(ours.chat_url, [body("bench/trio")]),
+            Load(theirs.chat_url, [body(m) for m in THREE]) if theirs else None,
+            False,
+        ),
+    ]
+    # Warm both up on every kind of request first: first calls pay imports and connection set-up.
+    for _name, our_load, their_load, _wrk in scenarios:
+        asyncio.run(measure(our_load, connections=4, seconds=WARM_UP_SECONDS, prefer_wrk=False))
+        if their_load is not None:
+            asyncio.run(measure(their_load, connections=4, seconds=WARM_UP_SECONDS, prefer_wrk=False))
+    rows = []
+    for name, our_load, their_load, prefer_wrk in scenarios:
+        for conns in connections:
+            # Side by side in time, so a burst of other work on the machine hits both alike.
+            mine = asyncio.run(measure(our_load, connections=conns, seconds=seconds, prefer_wrk=prefer_wrk))
+            other = None
+            if their_load is not None:
+                other = asyncio.run(
+                    measure(their_load, connections=conns, seconds=seconds, prefer_wrk=prefer_wrk)
+                )
+            rows.append(Row(name, conns, mine, other))
+            print(f"  measured {name} at {conns} connection(s)", file=sys.stderr, flush=True)
+    return rows
+
+
+# ------------------------------------------------------------------- table
+
+
+def ratio(a: float, b: float | None) -> str:
+    if b is None or not b or math.isnan(a) or math.isnan(b):
+        return "-"
+    return f"{a / b:.2f}x"
+
+
+def num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:,.{digits}f}"
+
+
+def render(rows: list[Row], ours: Server, theirs: Server | None) -> str:
+    out = [
+        "| scenario | conns | ours req/s | LiteLLM req/s | req/s ours/LiteLLM | ours p50 ms | "
+        "LiteLLM p50 ms | p50 ours/LiteLLM | ours p99 ms | LiteLLM p99 ms | p99 ours/LiteLLM | "
+        "errors ours/LiteLLM | loader |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
+    ]
+    for row in rows:
+        t = row.theirs
+        out.append(
+            f"| {row.scenario} | {row.connections} | {num(row.ours.rate)} | {num(t.rate if t else None)} | "
+            f"{ratio(row.ours.rate, t.rate if t else None)} | {num(row.ours.p50_ms, 2)} | "
+            f"{num(t.p50_ms if t else None, 2)} | {ratio(row.ours.p50_ms, t.p50_ms if t else None)} | "
+            f"{num(row.ours.p99_ms, 2)} | {num(t.p99_ms if t else None, 2)} | "
+            f"{ratio(row.ours.p99_ms, t.p99_ms if t else None)} | "
+            f"{row.ours.errors}/{t.errors if t else '-'} | {row.ours.tool} |"
+        )
+    out += [
+        "",
+        "| memory (MB, process tree) | ours | LiteLLM | ours/LiteLLM |",
+        "|---|--:|--:|--:|",
+    ]
+    for label, attr in (("RSS after start", "rss_start"), ("RSS after load", "rss_end"), ("peak RSS", "rss_peak")):
+        mine = getattr(ours, attr)
+        other = getattr(theirs, attr) if theirs else None
+        out.append(f"| {label} | {num(mine)} | {num(other)} | {ratio(mine, other)} |")
+    other_ready = theirs.ready_seconds if theirs else None
+    out.append(
+        f"| seconds to first answer after launch | {num(ours.ready_seconds)} | {num(other_ready)} | "
+        f"{ratio(ours.ready_seconds, other_ready)} |"
+    )
+    return "\n".join(out)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=10.0, help="per measured cell")
+    parser.add_argument("--connections", default="1,10", help="comma-separated concurrency levels")
+    parser.add_argument("--litellm", default=os.environ.get("LITELLM_BIN", "litellm"), help="LiteLLM's command")
+    parser.add_argument("--delay", type=float, default=0.0, help="upstream delay per reply, seconds")
+    parser.add_argument("--no-wrk", action="store_true", help="use the httpx loader even if wrk is installed")
+    args = parser.parse_args()
+    connections = [int(c) for c in args.connections.split(",") if c.strip()]
+    litellm = shutil.which(args.litellm)
+    use_wrk = not args.no_wrk and wrk_path() is not None
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="bench-vs-litellm-") as tmp:
+        folder = Path(tmp)
+        upstream, upstream_base = start_upstream(folder, args.delay)
+        children = [upstream]
+        try:
+            ours = start_ours(folder, upstream_base)
+            children.append(ours.child)
+            theirs = None
+            if litellm is None:
+                print(f"LiteLLM not found ({args.litellm!r}): its column is skipped", file=sys.stderr)
+            else:
+                theirs = start_litellm(folder, litellm, upstream_base)
+                children.append(theirs.child)
+            servers = [s for s in (ours, theirs) if s is not None]
+            for server in servers:
+                server.rss_start = rss_mb(server.child.pid)
+            rows = run_cells(ours, theirs, args.seconds, connections, use_wrk)
+            for server in servers:
+                server.rss_end = rss_mb(server.child.pid)
+                server.rss_peak = peak_rss_mb(server.child.pid)
+        finally:
+            for child in reversed(children):
+                child.stop()
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    version = f"LiteLLM {litellm_version(litellm)}" if litellm else "LiteLLM absent"
+    loader = "wrk" if use_wrk else "httpx"
+    print(
+        f"{when}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; {version}; "
+        f"{args.seconds:g} s per cell, loader {loader}; upstream delay {args.delay:g} s; "
+        f"total {time.monotonic() - started:.0f} s"
+    )
+    print()
+    print(render(rows, ours, theirs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""What the MCP tools need from Benchwarmers, as one small interface with two
+implementations, so the tools are written once:
+
+- `InProcessBackend` serves `/mcp` on the server itself: it answers through
+  the same functions as the gateway routes (`panel_events`, `/v1/models`,
+  the verdict core), on the request the guard already admitted, so a
+  gateway key's collections hold through MCP exactly as through `/v1`.
+- `remote.HttpBackend` serves `benchwarmers mcp` (stdio): it calls a
+  running server over HTTP with the user's key.
+
+Both speak JSON shapes the HTTP API already defines (the `/v1/models`
+entries, the `bench` object, the verdict's `recorded`), so a tool cannot
+tell which one it has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from starlette.requests import Request
+
+from benchwarmers.calls import verdicts
+from benchwarmers.formats.panel_text import bench_object, seat_object
+from benchwarmers.server.deps import runtime_of
+from benchwarmers.server.routes.openai_chat import models, panel_events
+from benchwarmers.types import Ask, PanelDone, PanelStarted, SeatDone
+
+
+@dataclass
+class PanelWatch:
+    """What a running panel has done so far, for progress notifications.
+    `seated` is known only when the backend learns it (in-process)."""
+
+    seated: list[str] = field(default_factory=list)
+    answered: list[dict[str, Any]] = field(default_factory=list)
+
+    def summary(self) -> str:
+        done = [f"{s['alias']} ({s['status']})" for s in self.answered]
+        if self.seated:
+            done_aliases = {s["alias"] for s in self.answered}
+            waiting = [a for a in self.seated if a not in done_aliases]
+            head = f"{len(done)} of {len(self.seated)} seats in"
+            tail = f"; waiting on {', '.join(waiting)}" if waiting else ""
+        else:
+            head, tail = f"{len(done)} seats in", ""
+        return head + (f": {', '.join(done)}" if done else "") + tail
+
+
+class Backend(Protocol):
+    async def collections(self) -> list[dict[str, Any]]:
+        """The collections this caller may ask, as `GET /v1/models` lists them."""
+        ...
+
+    async def ask(self, ask: Ask, watch: PanelWatch) -> dict[str, Any]:
+        """Run the panel; note seats in `watch` as they finish; return the
+        `bench` object."""
+        ...
+
+    async def verdict(self, call: str, useful: bool, note: str) -> dict[str, Any]:
+        """Record a verdict; return what `POST /bench/verdict` calls `recorded`."""
+        ...
+
+    async def pending(self, calls: list[str]) -> list[str]:
+        """Of these call ids, the answered seats that have no verdict yet."""
+        ...
+
+
+class InProcessBackend:
+    """The backend on the server, bound to one admitted HTTP request (its
+    app's runtime, its caller)."""
+
+    def __init__(self, request: Request) -> None:
+        self.request = request
+
+    async def collections(self) -> list[dict[str, Any]]:
+        listing: list[dict[str, Any]] = (await models(self.request))["data"]
+        return listing
+
+    async def ask(self, ask: Ask, watch: PanelWatch) -> dict[str, Any]:
+        # The engine runs the panel in a task of its own: if this call is
+        # cancelled (the client left), the panel still finishes and records.
+        async for event in await panel_events(self.request, ask):
+            if isinstance(event, PanelStarted):
+                watch.seated = [alias for _label, alias in event.seats]
+            elif isinstance(event, SeatDone):
+                watch.answered.append(seat_object(event.seat))
+            elif isinstance(event, PanelDone):
+                return bench_object(event.reply)
+        raise RuntimeError("the panel ended without a reply")
+
+    async def verdict(self, call: str, useful: bool, note: str) -> dict[str, Any]:
+        call, useful, note = verdicts.check_verdict_body({"call": call, "useful": useful, "note": note})
+        recorded = await verdicts.record_verdict(runtime_of(self.request).store, call, useful, note)
+        return recorded.as_json()
+
+    async def pending(self, calls: list[str]) -> list[str]:
+        return await verdicts.pending(runtime_of(self.request).store, verdicts.check_pending_body({"calls": calls}))

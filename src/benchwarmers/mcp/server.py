@@ -1,0 +1,232 @@
+"""The MCP tools, written once with the official SDK (`MCPServer`), for both
+transports. A tool gets its `Backend` from `backend_of(ctx)`: on the server
+an in-process one bound to the admitted HTTP request, under stdio one
+that calls the server over HTTP.
+
+The descriptions are the rules of use, because a tool description is all
+an agent reads before it calls: ask a collection rather than a favourite
+model, treat answers as claims to verify, name every seat when reporting,
+and send a verdict per seat judged (verdicts are what pick the next panel).
+
+A panel can run for minutes. While it does, `ask` sends a progress
+notification every `BENCHWARMERS_MCP_PROGRESS_SECONDS` (default 5) to a
+client that gave a progress token, so clients with an idle limit keep
+waiting; the HTTP mount adds keep-alive comments for those that did not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager, suppress
+from typing import Annotated, Any, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from benchwarmers import __version__
+from benchwarmers.errors import BenchwarmersError, UserError
+from benchwarmers.formats.base import MODEL_PREFIX, parse_model_name
+from benchwarmers.mcp.backend import Backend, PanelWatch
+from benchwarmers.mcp.text import ask_text, collections_text, pending_text, verdict_text
+from benchwarmers.mcp.transcript import call_ids_in_transcript
+from benchwarmers.types import Ask, Request, user
+
+PROGRESS_ENV = "BENCHWARMERS_MCP_PROGRESS_SECONDS"
+DEFAULT_PROGRESS_SECONDS = 5.0
+MIN_PROGRESS_SECONDS = 0.05
+
+BackendOf = Callable[[Context], Backend]
+T = TypeVar("T")
+
+INSTRUCTIONS = """\
+Benchwarmers asks a panel of language models (a collection, named bench/<name>) one question at once \
+and returns every seat's answer with a call id. Use it for a second opinion before acting on \
+something uncertain: a diagnosis, a design choice, a fact you cannot check locally. Ask a collection \
+(list_collections shows them and their purpose), never one favourite model. Answers are claims: \
+verify them before acting. When you report, name every seat (seat, model alias) whose answer you \
+used or rejected. Then send a verdict for each seat you judged: verdicts decide who sits on the next \
+panel. pending_verdicts lists seats you have not judged yet."""
+
+LIST_DESCRIPTION = """\
+List the collections (panels) you may ask, with their purpose, members and reply mode. \
+Pick the collection whose purpose fits the question; ask a collection, not a favourite model."""
+
+ASK_DESCRIPTION = """\
+Ask a collection of models one question at once; every seat answers side by side, each with a call id.
+
+Rules of use:
+- Ask a collection (see list_collections), not a favourite model; use `with` only to seat an extra \
+model beside the collection's own.
+- The prompt must stand alone: the seats see nothing of your conversation or files, so include the \
+code, error text and context they need.
+- Answers are claims, not facts: verify before acting (run it, read the source, test it).
+- When you report back, name every seat (seat label and model alias) and say which answers you used.
+- Send a `verdict` for each seat you judged (useful or not, with a short note on why).
+A panel can take minutes; progress arrives while the seats answer."""
+
+VERDICT_DESCRIPTION = """\
+Say whether one seat's answer was useful, by its call id (from ask's result). Send one verdict per \
+seat you judged, useful or not, with a short note on why (e.g. "correct fix, tests pass" or \
+"invented an API"). Verdicts pick the next panel. Sending the same verdict again changes nothing; a \
+different one replaces the first."""
+
+PENDING_DESCRIPTION = """\
+List the seats you were shown that still have no verdict: give `transcript_path` (your session's \
+JSONL transcript; its call ids are read) or `calls` (call ids). Send a verdict for each seat you \
+judged."""
+
+
+def progress_seconds() -> float:
+    """The interval between progress notifications, from the environment."""
+    raw = os.environ.get(PROGRESS_ENV, "").strip()
+    try:
+        seconds = float(raw) if raw else DEFAULT_PROGRESS_SECONDS
+    except ValueError:
+        seconds = DEFAULT_PROGRESS_SECONDS
+    return max(seconds, MIN_PROGRESS_SECONDS)
+
+
+def build_server(backend_of: BackendOf, *, progress_every: float | None = None) -> MCPServer:
+    """The MCP server with the four tools, each calling `backend_of(ctx)`."""
+    tools = _Tools(backend_of, progress_every if progress_every is not None else progress_seconds())
+    server: MCPServer = MCPServer("benchwarmers", instructions=INSTRUCTIONS, version=__version__)
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    server.add_tool(
+        tools.list_collections,
+        name="list_collections",
+        title="List collections",
+        description=LIST_DESCRIPTION,
+        annotations=read_only,
+        structured_output=False,
+    )
+    server.add_tool(
+        tools.ask,
+        name="ask",
+        title="Ask a panel",
+        description=ASK_DESCRIPTION,
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True),
+        structured_output=False,
+    )
+    server.add_tool(
+        tools.verdict,
+        name="verdict",
+        title="Judge a seat",
+        description=VERDICT_DESCRIPTION,
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True),
+        structured_output=False,
+    )
+    server.add_tool(
+        tools.pending_verdicts,
+        name="pending_verdicts",
+        title="Seats without a verdict",
+        description=PENDING_DESCRIPTION,
+        annotations=read_only,
+        structured_output=False,
+    )
+    return server
+
+
+class _Tools:
+    def __init__(self, backend_of: BackendOf, progress_every: float) -> None:
+        self.backend_of = backend_of
+        self.progress_every = progress_every
+
+    async def list_collections(self, ctx: Context) -> CallToolResult:
+        with _as_tool_error():
+            listing = await self.backend_of(ctx).collections()
+        return _result(collections_text(listing), {"collections": listing})
+
+    async def ask(
+        self,
+        collection: Annotated[str, Field(description="The collection: NAME or bench/NAME (see list_collections).")],
+        prompt: Annotated[str, Field(description="The whole question, standing alone (code, errors, context).")],
+        ctx: Context,
+        merged: Annotated[
+            bool, Field(description="Also have a merger write one answer saying where the seats agree.")
+        ] = False,
+        with_: Annotated[
+            list[str] | None,
+            Field(alias="with", description="Extra model aliases to seat beside the collection's members."),
+        ] = None,
+        system: Annotated[str, Field(description="A system prompt for every seat.")] = "",
+    ) -> CallToolResult:
+        with _as_tool_error():
+            the_ask = _ask_of(collection, prompt, merged=merged, extras=with_ or [], system=system)
+            watch = PanelWatch()
+            label = MODEL_PREFIX + the_ask.collection
+            bench = await self._with_progress(ctx, self.backend_of(ctx).ask(the_ask, watch), watch, label)
+        return _result(ask_text(bench), {"bench": bench})
+
+    async def verdict(
+        self,
+        call: Annotated[str, Field(description="The seat's call id, from ask's result (c_...).")],
+        useful: Annotated[bool, Field(description="Was this seat's answer useful?")],
+        ctx: Context,
+        note: Annotated[str, Field(description="Why, in a few words.")] = "",
+    ) -> CallToolResult:
+        with _as_tool_error():
+            recorded = await self.backend_of(ctx).verdict(call, useful, note)
+        return _result(verdict_text(recorded), {"recorded": recorded})
+
+    async def pending_verdicts(
+        self,
+        ctx: Context,
+        transcript_path: Annotated[
+            str, Field(description="Path of your session's JSONL transcript; the call ids in it are checked.")
+        ] = "",
+        calls: Annotated[list[str] | None, Field(description="Call ids to check.")] = None,
+    ) -> CallToolResult:
+        with _as_tool_error():
+            if not transcript_path.strip() and calls is None:
+                raise UserError("give transcript_path (your session's JSONL transcript) or calls (call ids)")
+            wanted = list(calls or [])
+            if transcript_path.strip():
+                wanted += call_ids_in_transcript(transcript_path.strip())
+            found = await self.backend_of(ctx).pending(list(dict.fromkeys(wanted)))
+        return _result(pending_text(found, checked=len(set(wanted))), {"pending": found})
+
+    async def _with_progress(self, ctx: Context, work: Awaitable[T], watch: PanelWatch, label: str) -> T:
+        """Await `work`, notifying progress every interval meanwhile. Progress
+        is the seconds waited (it must grow with each notification); the
+        message says which seats are in. Progress is best effort: a client
+        that cannot take it still gets the result."""
+        started = time.monotonic()
+        task = asyncio.ensure_future(work)
+        try:
+            while not (await asyncio.wait({task}, timeout=self.progress_every))[0]:
+                waited = round(time.monotonic() - started, 1)
+                with suppress(Exception):
+                    await ctx.report_progress(waited, message=f"{label}: {watch.summary()} ({waited:.0f} s)")
+            return task.result()
+        finally:
+            task.cancel()
+
+
+def _ask_of(collection: str, prompt: str, *, merged: bool, extras: list[str], system: str) -> Ask:
+    name = collection.strip()
+    name, mode = parse_model_name(name if name.startswith(MODEL_PREFIX) else MODEL_PREFIX + name)
+    if mode == "route":
+        raise UserError("ask asks a panel; route mode (bench/NAME:route) is for an agent that the model drives")
+    if not prompt.strip():
+        raise UserError("the prompt is empty; ask the whole question, with the context the seats need")
+    request = Request(messages=(user(prompt),), system=system)
+    extra_aliases = tuple(alias.strip() for alias in extras if alias.strip())
+    return Ask(name, "merged" if merged else mode, request, stream=True, extra_aliases=extra_aliases)
+
+
+def _result(text: str, structured: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+@contextmanager
+def _as_tool_error() -> Iterator[None]:
+    """Our errors become the tool's error result, one line the agent reads."""
+    try:
+        yield
+    except BenchwarmersError as exc:
+        raise ToolError(str(exc)) from None

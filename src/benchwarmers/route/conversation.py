@@ -1,0 +1,83 @@
+"""Which conversation a route turn belongs to, and which member answers it.
+
+An agent sends its whole history every turn and nothing that says "this is
+the same conversation as before" in a standard way, so the key is the best
+evidence at hand, most explicit first:
+
+1. the `x-bench-conversation` header (the route passes it as `given`,
+   source "header");
+2. the client's own session id (Anthropic `metadata.user_id`, which Claude
+   Code fills per session; OpenAI `metadata`/`user`), source "client";
+3. else a digest of the system prompt and the first user message, which an
+   agent resends unchanged on every turn of one conversation.
+
+Keys are digests, never the raw ids or text: a client's user id or its
+first message is not ours to store. The key also folds in the collection,
+so one session asking two collections is two conversations.
+
+Stickiness lives in the store's `conversations` table, so it survives a
+restart and, on PostgreSQL, holds across replicas. (The limits layer's
+counters offer no shared key-value store to put it in Redis; the database
+is shared already wherever Redis would be.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from typing import Literal
+
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from benchwarmers.store.db import Store
+from benchwarmers.store.schema import Conversation
+from benchwarmers.types import Request
+
+KeySource = Literal["header", "client", "prompt"]
+CONVERSATION_HEADER = "x-bench-conversation"
+_DIGEST_CHARS = 40
+
+
+def conversation_key(collection: str, request: Request, *, header: str = "", client: str = "") -> str:
+    """`<source>:<digest>`, at most 80 characters (the column's width)."""
+    source: KeySource
+    if header.strip():
+        source, raw = "header", header.strip()
+    elif client.strip():
+        source, raw = "client", client.strip()
+    else:
+        source, raw = "prompt", _opening(request)
+    digest = hashlib.sha256(f"{collection}\0{source}\0{raw}".encode()).hexdigest()[:_DIGEST_CHARS]
+    return f"{source}:{digest}"
+
+
+def _opening(request: Request) -> str:
+    """What stays the same on every turn of one conversation: the system
+    prompt and the first user message (its text and how many images)."""
+    first = next((m for m in request.messages if m.role == "user"), None)
+    text = first.text if first is not None else ""
+    images = len(first.images) if first is not None else 0
+    return f"{request.system}\0{text}\0{images}"
+
+
+async def sticky_alias(store: Store, key: str) -> str | None:
+    """The member that answered this conversation last, if any."""
+    async with store.read() as session:
+        row = await session.get(Conversation, key)
+        return row.alias if row is not None else None
+
+
+async def stick(store: Store, key: str, collection: str, alias: str) -> None:
+    """This member answers the conversation from now on (one more turn)."""
+    now = datetime.now(UTC)
+    insert = sqlite_insert if store.is_sqlite else pg_insert
+    statement = insert(Conversation).values(
+        key=key, collection=collection, alias=alias, turns=1, created_at=now, updated_at=now
+    )
+    statement = statement.on_conflict_do_update(
+        index_elements=["key"],
+        set_={"alias": alias, "turns": Conversation.turns + 1, "updated_at": now},
+    )
+    async with store.write() as session:
+        await session.execute(statement)

@@ -1,0 +1,294 @@
+"""The route engine: one member answers each turn of an agent's conversation.
+
+`await RouteEngine(runtime).start(ask, header=...)` returns a `RouteTurn`
+once a member has sent its first byte; `turn.chunks()` then hands on the
+member's reply as it streams (text pieces, tool-call pieces, usage, the
+finish) and `turn.bench_object()` says who answered, with which call id.
+
+Who answers:
+
+* the collection's members that can take this request now (status, role,
+  context window, and tools when the request carries any), ordered by
+  record on this collection and shape (`bench.decisions.rank`), member
+  order breaking ties: the first drives a new conversation;
+* a conversation that already has a member keeps it while that member can
+  answer (its stickiness is in the store: see `conversation.py`);
+* a member that fails before its first byte (an error, a 429, our own
+  limits, no first byte within the collection's seat timeout) is replaced
+  by the next in order for this turn, and the replacement keeps the
+  conversation from then on. A failure after the first byte cannot be
+  undone (the agent has part of a reply): `chunks()` raises it and the
+  format ends the stream with its error event.
+
+Every attempt is a call-log row of kind `route` sharing the turn's ask id,
+so a verdict can name the call that answered and the record shows who
+failed. Engines know no HTTP and no format.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from benchwarmers.bench import decisions
+from benchwarmers.calls.caller import CallContext, Caller, CallResult, CallStream
+from benchwarmers.calls.log import new_ask_id
+from benchwarmers.calls.tokens import context_needed
+from benchwarmers.errors import LimitExceeded, ProviderError, ProviderTimeout, UserError
+from benchwarmers.panel.seating import unfit_reason
+from benchwarmers.panel.shapes import shape_of
+from benchwarmers.route.conversation import conversation_key, stick, sticky_alias
+from benchwarmers.route.record import note_task, spawn, turn_task
+from benchwarmers.route.shadow import start_shadows
+from benchwarmers.store import registry
+from benchwarmers.types import (
+    Ask,
+    Chunk,
+    LeftOff,
+    Request,
+    ResponseHeaders,
+    SeatStatus,
+    TextDelta,
+    ToolCallDelta,
+)
+
+if TYPE_CHECKING:
+    from benchwarmers.runtime import Runtime
+
+ROUTE_SEAT = "route"
+# A turn's whole budget: agents write long replies (a file, a patch), so a
+# turn may run well past the time a member has to start answering (the
+# collection's seat timeout, which is what failover waits for).
+ROUTE_TURN_SECONDS = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """A member that failed this turn before its first byte."""
+
+    alias: str
+    call: str
+    status: SeatStatus
+    error: str
+    # When rate limited: the Unix time the limit frees, if known.
+    frees_at: float | None = None
+
+    def as_dict(self) -> dict[str, str]:
+        return {"alias": self.alias, "call": self.call, "status": self.status, "error": self.error}
+
+
+class RouteEngine:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.caller = Caller(runtime)
+
+    async def start(self, ask: Ask, *, header: str = "") -> RouteTurn:
+        """Pick, stick, fail over until a member's first byte. Raises
+        `NotFound` for an unknown collection, `UserError` (422) when no
+        member can take the request, `LimitExceeded` when every member was
+        rate limited, `ProviderError` when every member failed."""
+        store = self.runtime.store
+        collection, bench = await asyncio.gather(
+            registry.get_collection(store, ask.collection), registry.list_models(store)
+        )
+        request = _with_system(ask.request, collection.system_prompt)
+        shape = shape_of(request)
+        key = conversation_key(collection.name, ask.request, header=header, client=ask.conversation)
+        order, left_off = await self._order(collection, request, shape, {m.alias: m for m in bench})
+        if not order:
+            reasons = "; ".join(f"{m.alias}: {m.reason}" for m in left_off) or "it has no members"
+            raise UserError(
+                f"no member of {_bench_name(collection.name)} can drive this conversation ({reasons})",
+                status=422,
+            )
+        sticky = await sticky_alias(store, key)
+        order.sort(key=lambda m: m.alias != sticky)  # stable: the sticky member first, the rest in order
+        context = CallContext(
+            task=turn_task(collection.name, shape, "route turn"),
+            collection=collection.name,
+            shape=shape,
+            seat=ROUTE_SEAT,
+            ask_id=new_ask_id(),
+            conversation=key,
+        )
+        budget = max(collection.seat_timeout, ROUTE_TURN_SECONDS)
+        attempts: list[Attempt] = []
+        for model in order:
+            call_stream = self.caller.stream(model, request, kind="route", timeout=budget, context=context)
+            try:
+                async with asyncio.timeout(collection.seat_timeout):
+                    head = await _until_first_byte(call_stream)
+            except (ProviderError, TimeoutError) as exc:
+                await call_stream.aclose()
+                attempts.append(_attempt(model.alias, call_stream, exc, collection.seat_timeout))
+                continue
+            await stick(store, key, collection.name, model.alias)
+            failed = {a.alias for a in attempts}
+            shadow_models = [m for m in order if m.alias != model.alias and m.alias not in failed]
+            shadows = start_shadows(
+                self.caller,
+                shadow_models[: max(collection.shadow_seats, 0)],
+                request,
+                collection=collection.name,
+                shape=shape,
+                context=context,
+                timeout=collection.seat_timeout,
+            )
+            return RouteTurn(
+                self.runtime,
+                call_stream,
+                head,
+                collection=collection.name,
+                shape=shape,
+                conversation=key,
+                alias=model.alias,
+                attempts=tuple(attempts),
+                shadows=shadows,
+                left_off=left_off,
+            )
+        raise _all_failed(collection.name, attempts)
+
+    async def _order(
+        self, collection: registry.CollectionView, request: Request, shape: str, bench: dict[str, Any]
+    ) -> tuple[list[Any], tuple[LeftOff, ...]]:
+        """The members that can take this request, best record first (member
+        order breaking ties), and why the others cannot."""
+        needed, now = context_needed(request), datetime.now(UTC)
+        needs_tools = bool(request.tools) or any(m.tool_calls or m.tool_results for m in request.messages)
+        fit: list[Any] = []
+        left_off: list[LeftOff] = []
+        for alias in collection.members:
+            model = bench.get(alias)
+            if model is None:
+                left_off.append(LeftOff(alias, "not on the bench"))
+                continue
+            why = unfit_reason(model, request, needed, now)
+            if not why and needs_tools and not model.tools:
+                why = "does not take tools"
+            if why:
+                left_off.append(LeftOff(alias, why))
+            else:
+                fit.append(model)
+        if len(fit) > 1:
+            rankings = await decisions.rank(
+                self.runtime.store, collection.name, shape, [m.alias for m in fit]
+            )
+            score = {r.alias: r.score for r in rankings}
+            position = {alias: i for i, alias in enumerate(collection.members)}
+            fit.sort(key=lambda m: (-round(score.get(m.alias, 0.0), 9), position[m.alias]))
+        return fit, tuple(left_off)
+
+
+class RouteTurn:
+    """One turn, its member already answering. Consume `chunks()` once."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        call_stream: CallStream,
+        head: list[Chunk],
+        *,
+        collection: str,
+        shape: str,
+        conversation: str,
+        alias: str,
+        attempts: tuple[Attempt, ...],
+        shadows: tuple[str, ...],
+        left_off: tuple[LeftOff, ...],
+    ) -> None:
+        self.runtime = runtime
+        self.call = call_stream.call_id
+        self.alias = alias
+        self.collection = collection
+        self.shape = shape
+        self.conversation = conversation
+        self.attempts = attempts
+        self.shadows = shadows
+        self.left_off = left_off
+        self._stream = call_stream
+        self._head = head
+
+    async def chunks(self) -> AsyncIterator[Chunk]:
+        """The member's reply as it arrives; raises the `ProviderError` of a
+        failure after the first byte. Leaving early (a client that hung up)
+        still ends the call, recorded."""
+        try:
+            for chunk in self._head:
+                if not isinstance(chunk, ResponseHeaders):
+                    yield chunk
+            async for chunk in self._stream:
+                if not isinstance(chunk, ResponseHeaders):
+                    yield chunk
+        finally:
+            await self._stream.aclose()
+            result = self._stream.result
+            if result is not None and result.reply.tool_calls:
+                task = turn_task(self.collection, self.shape, "route turn", result.reply)
+                spawn(note_task(self.runtime.store, self.call, task), name=f"note route turn {self.call}")
+
+    @property
+    def result(self) -> CallResult | None:
+        """The recorded outcome, once `chunks()` has ended."""
+        return self._stream.result
+
+    def bench_object(self) -> dict[str, Any]:
+        """Who answered this turn and with which call id (the id a verdict
+        names), who failed before it, who shadows it."""
+        return {
+            "collection": _bench_name(self.collection),
+            "mode": "route",
+            "shape": self.shape,
+            "call": self.call,
+            "alias": self.alias,
+            "conversation": self.conversation,
+            "failover": [a.as_dict() for a in self.attempts],
+            "shadows": list(self.shadows),
+            "leftOff": [{"alias": m.alias, "reason": m.reason} for m in self.left_off],
+        }
+
+
+async def _until_first_byte(call_stream: CallStream) -> list[Chunk]:
+    """The chunks up to and including the first text or tool-call piece (or
+    all of them, for a reply with none)."""
+    head: list[Chunk] = []
+    async for chunk in call_stream:
+        head.append(chunk)
+        if isinstance(chunk, TextDelta | ToolCallDelta):
+            break
+    return head
+
+
+def _attempt(alias: str, call_stream: CallStream, exc: BaseException, first_byte_seconds: float) -> Attempt:
+    if isinstance(exc, TimeoutError):
+        return Attempt(
+            alias, call_stream.call_id, "timeout", f"no first byte within {first_byte_seconds:g} s"
+        )
+    result = call_stream.result
+    if result is None:
+        return Attempt(alias, call_stream.call_id, "error", str(exc))
+    return Attempt(alias, call_stream.call_id, result.status, str(exc), result.frees_at)
+
+
+def _all_failed(collection: str, attempts: Sequence[Attempt]) -> ProviderError:
+    detail = "; ".join(f"{a.alias}: {a.error or a.status}" for a in attempts)
+    message = f"every member of {_bench_name(collection)} failed this turn ({detail})"
+    if attempts and all(a.status == "limited" for a in attempts):
+        known = [a.frees_at for a in attempts if a.frees_at is not None]
+        return LimitExceeded(message, frees_at=min(known) if known else None)
+    if attempts and all(a.status == "timeout" for a in attempts):
+        return ProviderTimeout(message, status=504)
+    return ProviderError(message, status=502)
+
+
+def _bench_name(collection: str) -> str:
+    return f"bench/{collection}"
+
+
+def _with_system(request: Request, collection_system: str) -> Request:
+    """The collection's system prompt first, the agent's after it."""
+    if not collection_system:
+        return request
+    return replace(request, system=collection_system + ("\n\n" + request.system if request.system else ""))

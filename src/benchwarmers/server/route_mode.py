@@ -1,0 +1,63 @@
+"""Route mode's HTTP glue, shared by the chat completions and Messages routes.
+
+The route has already read the body into an `Ask` (mode `route`) and
+checked the collection and the caller's key. Here the route engine picks
+the member and waits for its first byte, failing over as needed, *before*
+the response starts: so a turn whose every member failed is a plain error
+reply in the caller's format (429 when all were rate limited, 502 else),
+and a response that starts can already name its call id in the
+`x-bench-call` header (and the member in `x-bench-member`).
+
+Streamed turns pass the member's pieces through as they arrive; whole ones
+gather them first. The conversation key may come as the
+`x-bench-conversation` header, ahead of anything in the body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import aclosing
+from typing import Any, Protocol
+
+from fastapi import Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from benchwarmers.providers.base import gather
+from benchwarmers.route.conversation import CONVERSATION_HEADER
+from benchwarmers.route.engine import RouteEngine
+from benchwarmers.server.deps import runtime_of
+from benchwarmers.types import Ask, Chunk, Reply
+
+CALL_HEADER = "x-bench-call"
+MEMBER_HEADER = "x-bench-member"
+
+
+class RouteFormat(Protocol):
+    """What a format module offers route mode (`formats/openai_route.py`,
+    `formats/anthropic_route.py`)."""
+
+    MEDIA_TYPE_STREAM: str
+
+    def render_route_reply(self, reply: Reply, ask: Ask, bench: dict[str, Any]) -> dict[str, Any]: ...
+
+    def render_route_stream(
+        self, chunks: AsyncIterator[Chunk], ask: Ask, bench: dict[str, Any]
+    ) -> AsyncIterator[bytes]: ...
+
+
+async def route_response(
+    request: Request, ask: Ask, fmt: RouteFormat, *, stream_headers: Mapping[str, str]
+) -> Response:
+    turn = await RouteEngine(runtime_of(request)).start(
+        ask, header=request.headers.get(CONVERSATION_HEADER, "")
+    )
+    headers = {CALL_HEADER: turn.call, MEMBER_HEADER: turn.alias}
+    if ask.stream:
+        return StreamingResponse(
+            fmt.render_route_stream(turn.chunks(), ask, turn.bench_object()),
+            media_type=fmt.MEDIA_TYPE_STREAM,
+            headers={**stream_headers, **headers},
+        )
+    async with aclosing(turn.chunks()) as chunks:
+        reply = await gather(chunks)
+    return JSONResponse(fmt.render_route_reply(reply, ask, turn.bench_object()), headers=headers)

@@ -1,0 +1,20 @@
+"""`POST /mcp` and `POST /v1/mcp`: the MCP server over streamable HTTP.
+
+Both paths are gateway paths, so the guard checks them as it checks `/v1`
+(a gateway key's collections and rate hold). Only POST is routed: a
+stateless server has no stream for a GET to open, so GET (and DELETE)
+answer 405. The session manager lives in this router's lifespan
+(`mcp/http.py`).
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from benchwarmers.mcp.http import McpEndpoint, lifespan
+
+MCP_PATHS = ("/mcp", "/v1/mcp")
+
+router = APIRouter(lifespan=lifespan)
+for _path in MCP_PATHS:
+    router.add_route(_path, McpEndpoint(), methods=["POST"], include_in_schema=False)

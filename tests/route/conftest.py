@@ -1,0 +1,60 @@
+"""Fixtures for route-mode tests: one fake provider behind an endpoint of
+each API kind, fake models registered on whichever kind a test names, and
+the real server on a free loopback port (restartable on the same data)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.live_server import LiveServer, live_server
+from benchwarmers.testing.pytest_plugin import fake_provider, fake_provider_server  # noqa: F401
+from benchwarmers.testing.script import FakeModel
+from benchwarmers.types import API_KINDS, ApiKind
+
+RouteServer = Callable[..., Any]
+
+
+async def register(
+    home: Path,
+    fake: FakeProvider,
+    members: list[tuple[ApiKind, FakeModel]],
+    collections: dict[str, dict[str, Any]],
+) -> None:
+    """An endpoint per API kind on the fake (named after the kind), each
+    fake model as a bench model of the same alias on its kind's endpoint."""
+    async with Runtime.open(home) as runtime:
+        for kind in API_KINDS:
+            await registry.add_endpoint(runtime.store, kind, fake.base_for(kind), kind, needs_key=False)
+        for kind, model in members:
+            fake.add(model)
+            await registry.add_model(runtime.store, model.served, kind, model.served)
+        for name, fields in collections.items():
+            await registry.add_collection(runtime.store, name, **fields)
+
+
+@pytest.fixture
+def route_server(tmp_path: Path, fake_provider: FakeProvider) -> Iterator[RouteServer]:  # noqa: F811
+    """`with route_server([("openai", FakeModel(...)), ...], {"agents": {...}}) as server:`"""
+
+    @contextmanager
+    def start(
+        members: list[tuple[ApiKind, FakeModel]], collections: dict[str, dict[str, Any]]
+    ) -> Iterator[LiveServer]:
+        home = tmp_path / "home"
+        # Its own loop in its own thread: the test may be async with a loop running.
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, register(home, fake_provider, members, collections)).result()
+        with live_server(home) as server:
+            yield server
+
+    yield start
