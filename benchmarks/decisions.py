@@ -202,8 +202,9 @@ def simulate(name: str, decide: Decider, seed: int, asks: int) -> Outcome:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--seeds", type=int, default=8)
-    parser.add_argument("--asks", type=int, default=1500)
+    parser.add_argument("--seeds", type=int, default=12)
+    parser.add_argument("--asks", type=int, default=1000)
+    parser.add_argument("--first-seed", type=int, default=0, help="tune on other seeds than you report")
     args = parser.parse_args()
 
     deciders: list[tuple[str, Decider]] = [
@@ -219,7 +220,7 @@ def main() -> None:
     print(f"{'decider':<20} {'verdicts to settle':>19} {'unsettled runs':>15} {'regret':>8} {'verdicts':>9}")
     started = time.perf_counter()
     for name, decide in deciders:
-        outcomes = [simulate(name, decide, seed, args.asks) for seed in range(args.seeds)]
+        outcomes = [simulate(name, decide, seed, args.asks) for seed in range(args.first_seed, args.first_seed + args.seeds)]
         settle = statistics.mean(o.settled_at for o in outcomes)
         unsettled = sum(not o.settled for o in outcomes)
         regret = statistics.mean(o.regret for o in outcomes)

@@ -10,8 +10,9 @@ seating, the store, the fan-out, recording every seat, rendering) shows as:
 * stream overhead: the first content byte of a stream (the fastest seat's
   section) minus the fastest seat's delay (goal: under 10 ms at p50).
 
-The engine alone (in-process, no gateway HTTP) is measured beside them, to
-tell the engine's cost from the server's.
+The engine alone (in-process, no gateway HTTP) and one direct call to a fake
+seat (the floor every seat pays: loopback HTTP and the fake's own work, in
+this same process) are measured beside them, to tell the costs apart.
 
     .venv/bin/python benchmarks/panel.py [--runs 30]
 """
@@ -76,6 +77,19 @@ def stream_overheads(url: str, runs: int) -> list[float]:
     return out
 
 
+def fake_overheads(fake: FakeProvider, runs: int) -> list[float]:
+    """The floor: one direct call to the slowest fake seat, minus its delay
+    (loopback HTTP and the fake's own work, which every seat pays too)."""
+    body = {**BODY, "model": "slow"}
+    out = []
+    with httpx.Client(timeout=30) as client:
+        for _ in range(runs):
+            started = time.perf_counter()
+            client.post(f"{fake.openai_base}/chat/completions", json=body).raise_for_status()
+            out.append(time.perf_counter() - started - DELAYS["slow"])
+    return out
+
+
 async def engine_overheads(home: Path, runs: int) -> list[float]:
     out = []
     async with Runtime.open(home) as runtime:
@@ -107,6 +121,7 @@ def main() -> int:
     with FakeProvider() as fake, tempfile.TemporaryDirectory() as folder:
         home = Path(folder) / "home"
         asyncio.run(set_up(home, fake))
+        floor = fake_overheads(fake, runs)
         engine = asyncio.run(engine_overheads(home, runs))
         with live_server(home) as server:
             panel = panel_overheads(server.url, runs)
@@ -118,6 +133,7 @@ def main() -> int:
     print(row("panel reply: wall time - slowest seat", panel, 15))
     print(row("stream: first content byte - fastest seat", stream, 10))
     print(row("engine alone (in-process): wall - slowest", engine, None))
+    print(row("floor: one direct fake call - its delay", floor, None))
     return 0
 
 

@@ -38,14 +38,15 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from common import Cell, Child, Load, free_port, measure, peak_rss_mb, rss_mb, wrk_path
+from sqlalchemy import insert
 
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store import registry, schema
 
 HERE = Path(__file__).resolve().parent
 MESSAGES = [{"role": "user", "content": "Say hello in five words."}]
@@ -89,18 +90,57 @@ class Row:
 # ------------------------------------------------------------------ servers
 
 
-async def set_up_bench(home: Path, upstream: str) -> None:
+async def set_up_bench(home: Path, upstream: str, history: int = 0) -> None:
     async with Runtime.open(home) as runtime:
         await registry.add_endpoint(runtime.store, "instant", upstream, "openai", needs_key=False)
         for alias in THREE:
             await registry.add_model(runtime.store, alias, "instant", alias)
         await registry.add_collection(runtime.store, "solo", ["alpha"])
         await registry.add_collection(runtime.store, "trio", list(THREE))
+        if history:
+            await add_history(runtime, history)
 
 
-def start_ours(folder: Path, upstream: str) -> Server:
+async def add_history(runtime: Runtime, calls: int) -> None:
+    """A bench in use for a while: `calls` past panel seats of bench/trio over
+    the last 90 days, one in 20 with a verdict (what a gateway's per-ask
+    queries over the call log have to get through)."""
+    now = datetime.now(UTC)
+    rows, verdicts = [], []
+    for index in range(calls):
+        at = now - timedelta(seconds=index * 90 * 86400 / calls)
+        call_id = f"c_history{index:09d}"
+        rows.append(
+            {
+                "id": call_id,
+                "at": at,
+                "kind": "seat",
+                "alias": THREE[index % 3],
+                "endpoint": "instant",
+                "served": THREE[index % 3],
+                "task": "panel seat (bench/trio, short)",
+                "collection": "trio",
+                "shape": "short",
+                "seat": f"seat {index % 3 + 1}",
+                "ask_id": f"a_history{index // 3:09d}",
+                "status": "ok",
+                "seconds": 1.0,
+                "tokens_in": 9,
+                "tokens_out": 6,
+            }
+        )
+        if index % 20 == 0:
+            verdicts.append({"call_id": call_id, "useful": index % 40 == 0, "note": "", "at": at})
+    async with runtime.store.write() as session:
+        for start in range(0, calls, 20_000):
+            await session.execute(insert(schema.Call), rows[start : start + 20_000])
+        if verdicts:
+            await session.execute(insert(schema.Verdict), verdicts)
+
+
+def start_ours(folder: Path, upstream: str, history: int = 0) -> Server:
     home = folder / "home"
-    asyncio.run(set_up_bench(home, upstream))
+    asyncio.run(set_up_bench(home, upstream, history))
     port = free_port()
     command = Path(sys.executable).with_name("benchwarmers")
     child = Child(
@@ -241,7 +281,11 @@ def render(rows: list[Row], ours: Server, theirs: Server | None) -> str:
         "| memory (MB, process tree) | ours | LiteLLM | ours/LiteLLM |",
         "|---|--:|--:|--:|",
     ]
-    for label, attr in (("RSS after start", "rss_start"), ("RSS after load", "rss_end"), ("peak RSS", "rss_peak")):
+    for label, attr in (
+        ("RSS after start", "rss_start"),
+        ("RSS after load", "rss_end"),
+        ("peak RSS", "rss_peak"),
+    ):
         mine = getattr(ours, attr)
         other = getattr(theirs, attr) if theirs else None
         out.append(f"| {label} | {num(mine)} | {num(other)} | {ratio(mine, other)} |")
@@ -257,8 +301,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="per measured cell")
     parser.add_argument("--connections", default="1,10", help="comma-separated concurrency levels")
-    parser.add_argument("--litellm", default=os.environ.get("LITELLM_BIN", "litellm"), help="LiteLLM's command")
+    parser.add_argument(
+        "--litellm", default=os.environ.get("LITELLM_BIN", "litellm"), help="LiteLLM's command"
+    )
     parser.add_argument("--delay", type=float, default=0.0, help="upstream delay per reply, seconds")
+    parser.add_argument(
+        "--history",
+        type=int,
+        default=0,
+        help="past seat calls put in our call log first",
+    )
     parser.add_argument("--no-wrk", action="store_true", help="use the httpx loader even if wrk is installed")
     args = parser.parse_args()
     connections = [int(c) for c in args.connections.split(",") if c.strip()]
@@ -270,7 +322,7 @@ def main() -> int:
         upstream, upstream_base = start_upstream(folder, args.delay)
         children = [upstream]
         try:
-            ours = start_ours(folder, upstream_base)
+            ours = start_ours(folder, upstream_base, args.history)
             children.append(ours.child)
             theirs = None
             if litellm is None:
@@ -294,6 +346,7 @@ def main() -> int:
     print(
         f"{when}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; {version}; "
         f"{args.seconds:g} s per cell, loader {loader}; upstream delay {args.delay:g} s; "
+        f"our call log pre-filled with {args.history} calls; "
         f"total {time.monotonic() - started:.0f} s"
     )
     print()

@@ -157,7 +157,10 @@ async def test_reports_for_model_show_and_the_api(bench: Runtime, seat: Seat) ->
     assert set(report["shapes"]) == {"short", "long", "code", "vision"}
     short = report["shapes"]["short"]
     assert short[0]["alias"] == "a" and short[0]["judged"] == 1 and len(short[0]["interval"]) == 2
-    assert all(row["reasons"][0].startswith("not seated") for row in report["shapes"]["vision"])
+    assert all(
+        not row["eligible"] and row["reasons"][0].startswith("not seated")
+        for row in report["shapes"]["vision"]
+    )
     mine = await decisions.model_report(bench.store, "a")
     assert [(r["collection"], r["shape"]) for r in mine] == [("bench/trio", "code"), ("bench/trio", "short")]
 

@@ -48,11 +48,16 @@ def warm_up(server: Any) -> None:
 def test_three_seats_answer_together_sync(panel_server: Any) -> None:
     with panel_server(trio_models(), TRIO) as server:
         warm_up(server)
-        started = time.monotonic()
-        reply = client(server).chat.completions.create(
-            model="bench/trio", messages=[{"role": "user", "content": "what is up?"}]
-        )
-        elapsed = time.monotonic() - started
+        # Best of three, so a busy machine cannot fail it; one after the other
+        # the seats could never come in under 600 ms.
+        for _attempt in range(3):
+            started = time.monotonic()
+            reply = client(server).chat.completions.create(
+                model="bench/trio", messages=[{"role": "user", "content": "what is up?"}]
+            )
+            elapsed = time.monotonic() - started
+            if elapsed < 0.55:
+                break
         assert elapsed < 0.55, f"seats of 100/200/300 ms took {elapsed:.3f} s: not concurrent"
         bench = reply.model_extra["bench"]
         assert [s["alias"] for s in bench["seats"]] == ["fast", "mid", "slow"]
@@ -73,8 +78,9 @@ def test_three_seats_answer_together_sync(panel_server: Any) -> None:
             ledger = {
                 row[0]: row[1:] for row in db.execute("SELECT served, requests, tokens_out FROM usage_ledger")
             }
-        # The warm-up ask and this one, each seat once: two requests of two tokens per model.
-        assert ledger == {"fast": (2, 4), "mid": (2, 4), "slow": (2, 4)}
+        # Every ask (the warm-up and each attempt) asked each seat once, for two tokens.
+        asks = 1 + _attempt + 1
+        assert ledger == {alias: (asks, 2 * asks) for alias in ("fast", "mid", "slow")}
 
 
 async def test_three_seats_stream_async(panel_server: Any) -> None:
@@ -396,7 +402,9 @@ def test_our_own_limit_refuses_a_seat_before_it_goes_out(panel_server: Any, fake
     async def one_a_minute(runtime: Any) -> None:
         await set_limits(runtime.store, "fake", "slow", {"rpm": 1})
 
-    with panel_server(trio_models(), TRIO, then=one_a_minute) as server:
+    # The wait (a minute) does not fit in a seat's 2 s, so the seat is refused at once.
+    trio = {"trio": {**TRIO["trio"], "seat_timeout": 2.0}}
+    with panel_server(trio_models(), trio, then=one_a_minute) as server:
         client(server).chat.completions.create(
             model="bench/trio", messages=[{"role": "user", "content": "a"}]
         )
@@ -411,3 +419,20 @@ def test_our_own_limit_refuses_a_seat_before_it_goes_out(panel_server: Any, fake
             requests = db.execute("SELECT requests FROM usage_ledger WHERE served = 'slow'").fetchone()[0]
         assert requests == 1
         assert call_rows(server.home)[seats["slow"]["call"]]["status"] == "limited"
+
+
+def test_the_explorer_seat_rotates_and_never_goes_to_an_ad_hoc_model(panel_server: Any) -> None:
+    models = [FakeModel("member"), FakeModel("new1"), FakeModel("new2"), FakeModel("private")]
+    facts = {"private": {"ad_hoc": True}}
+    with panel_server(models, {"solo": {"members": ["member"], "explorer_seats": 1}}, facts) as server:
+        explorers = []
+        for _ in range(2):
+            reply = client(server).chat.completions.create(
+                model="bench/solo", messages=[{"role": "user", "content": "hi"}]
+            )
+            seats = reply.model_extra["bench"]["seats"]
+            assert seats[0]["alias"] == "member" and "explorer" not in seats[0]
+            assert len(seats) == 2 and seats[1]["explorer"] is True
+            explorers.append(seats[1]["alias"])
+        assert sorted(explorers) == ["new1", "new2"]  # fewest seats first: it rotates
+        assert call_rows(server.home)[seats[1]["call"]]["explorer"] == 1

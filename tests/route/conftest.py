@@ -29,6 +29,7 @@ async def register(
     fake: FakeProvider,
     members: list[tuple[ApiKind, FakeModel]],
     collections: dict[str, dict[str, Any]],
+    facts: dict[str, dict[str, Any]],
 ) -> None:
     """An endpoint per API kind on the fake (named after the kind), each
     fake model as a bench model of the same alias on its kind's endpoint."""
@@ -37,23 +38,30 @@ async def register(
             await registry.add_endpoint(runtime.store, kind, fake.base_for(kind), kind, needs_key=False)
         for kind, model in members:
             fake.add(model)
-            await registry.add_model(runtime.store, model.served, kind, model.served)
+            await registry.add_model(
+                runtime.store, model.served, kind, model.served, **facts.get(model.served, {})
+            )
         for name, fields in collections.items():
             await registry.add_collection(runtime.store, name, **fields)
 
 
 @pytest.fixture
 def route_server(tmp_path: Path, fake_provider: FakeProvider) -> Iterator[RouteServer]:  # noqa: F811
-    """`with route_server([("openai", FakeModel(...)), ...], {"agents": {...}}) as server:`"""
+    """`with route_server([("openai", FakeModel(...)), ...], {"agents": {...}}) as server:`;
+    `facts` are `add_model` keywords by alias (`{"alpha": {"tools": False}}`)."""
 
     @contextmanager
     def start(
-        members: list[tuple[ApiKind, FakeModel]], collections: dict[str, dict[str, Any]]
+        members: list[tuple[ApiKind, FakeModel]],
+        collections: dict[str, dict[str, Any]],
+        facts: dict[str, dict[str, Any]] | None = None,
     ) -> Iterator[LiveServer]:
         home = tmp_path / "home"
         # Its own loop in its own thread: the test may be async with a loop running.
         with ThreadPoolExecutor(1) as pool:
-            pool.submit(asyncio.run, register(home, fake_provider, members, collections)).result()
+            pool.submit(
+                asyncio.run, register(home, fake_provider, members, collections, facts or {})
+            ).result()
         with live_server(home) as server:
             yield server
 

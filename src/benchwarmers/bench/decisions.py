@@ -8,8 +8,8 @@ server runs. For the panel and route helpers:
 ``await rank(store, collection, shape, candidates=None) -> list[Ranking]``
     Every candidate (default: the whole bench) best first, eligible or not:
     an ineligible one (retired, resting, image, ...) is rated but put last,
-    its reason first in `reasons`. `Ranking` has alias, score, mean,
-    interval (lo, hi), judged, reasons.
+    `eligible=False`, its reason first in `reasons`. `Ranking` has alias,
+    score, mean, interval (lo, hi), judged, reasons, eligible.
 ``await rank_aliases(store, collection, shape, aliases) -> list[str]``
     The same, as `panel.engine.Ranker` wants it: `PanelEngine(rt, ranker=rank_aliases)`.
 ``await pick_explorers(store, collection, shape, n, exclude=()) -> list[str]``
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -74,9 +74,7 @@ async def rank(
     for r in ranked:
         why = _ineligible(models[r.alias], shape, now)
         if why:
-            benched.append(
-                Ranking(r.alias, r.score, r.mean, r.interval, r.judged, (f"not seated: {why}", *r.reasons))
-            )
+            benched.append(replace(r, eligible=False, reasons=(f"not seated: {why}", *r.reasons)))
         else:
             out.append(r)
     return out + benched
@@ -109,13 +107,16 @@ async def pick_explorers(
             .group_by(Call.alias)
         )
         seen = {alias: (int(seats), int(judged), _aware(at).timestamp()) for alias, seats, judged, at in rows}
-    stats = [SeatStats(a, seen.get(a, (0, 0, 0.0))[1], *_seats_and_last(seen.get(a))) for a in eligible]
+    stats = []
+    for alias in eligible:
+        seats, judged, last = seen.get(alias, (0, 0, 0.0))
+        stats.append(SeatStats(alias, judged, seats, last))
     return explorer_order(stats)[:n]
 
 
 async def pick_mergers(store: Store, collection: str, shape: str, candidates: Sequence[str]) -> list[str]:
     """Best record on this shape first; only those eligible now."""
-    return [r.alias for r in await rank(store, collection, shape, candidates) if not _benched(r)]
+    return [r.alias for r in await rank(store, collection, shape, candidates) if r.eligible]
 
 
 async def pick_route_member(
@@ -125,7 +126,7 @@ async def pick_route_member(
     take tools, best first; the first drives."""
     models = await _models(store, candidates)
     tool_takers = [a for a in models if models[a].tools and a not in exclude]
-    return [r.alias for r in await rank(store, collection, shape, tool_takers) if not _benched(r)]
+    return [r.alias for r in await rank(store, collection, shape, tool_takers) if r.eligible]
 
 
 async def record_seating(
@@ -356,10 +357,6 @@ def _ineligible(model: _Facts, shape: str, now: datetime) -> str:
     return ""
 
 
-def _benched(r: Ranking) -> bool:
-    return bool(r.reasons) and r.reasons[0].startswith("not seated:")
-
-
 def _near(lim: LearnedLimit, now: datetime) -> bool:
     if not lim.limit or lim.remaining is None:
         return False
@@ -371,10 +368,6 @@ def _near(lim: LearnedLimit, now: datetime) -> bool:
 def _median(values: Sequence[float | None]) -> float | None:
     known = sorted(v for v in values if v is not None)
     return known[len(known) // 2] if known else None
-
-
-def _seats_and_last(seen: tuple[int, int, float] | None) -> tuple[int, float]:
-    return (seen[0], seen[2]) if seen else (0, 0.0)
 
 
 def _aware(moment: datetime) -> datetime:

@@ -46,7 +46,7 @@ POOL_ELSEWHERE_CAP = 3.0
 POPULATION_STRENGTH = 2.0
 
 # Optimism: the share of the interval's upper half added to the mean.
-OPTIMISM = 0.0
+OPTIMISM = 0.1
 
 # Penalties, each at most this much of the 0..1 usefulness scale.
 HEALTH_MAX = 0.30
@@ -109,6 +109,8 @@ class Ranking:
     interval: tuple[float, float]
     judged: int
     reasons: tuple[str, ...] = field(default=())
+    # False when the bench may not seat it now (retired, resting, ...): decisions.py says why.
+    eligible: bool = True
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -118,6 +120,7 @@ class Ranking:
             "interval": [round(self.interval[0], 4), round(self.interval[1], 4)],
             "judged": self.judged,
             "reasons": list(self.reasons),
+            "eligible": self.eligible,
         }
 
 
@@ -146,16 +149,20 @@ def population_mean(evidence: Sequence[Evidence]) -> float:
 
 def posterior(e: Evidence, base: float = 0.5) -> Posterior:
     """The Beta posterior of usefulness from all sources, strongest last."""
-    prior = Tally(base * POPULATION_STRENGTH, (1 - base) * POPULATION_STRENGTH)
-    total = (
-        prior
-        + e.suite_shape.weighted(SUITE_SHAPE_PER_TASK, SUITE_SHAPE_CAP)
-        + e.suite_other.weighted(SUITE_OTHER_PER_TASK, SUITE_OTHER_CAP)
-        + e.same_collection.weighted(POOL_COLLECTION_PER_VERDICT, POOL_COLLECTION_CAP)
-        + e.elsewhere.weighted(POOL_ELSEWHERE_PER_VERDICT, POOL_ELSEWHERE_CAP)
-        + e.here
-    )
-    return Posterior(total.good, total.bad)
+    alpha, beta = base * POPULATION_STRENGTH, (1 - base) * POPULATION_STRENGTH
+    for tally, per_item, cap in (
+        (e.suite_shape, SUITE_SHAPE_PER_TASK, SUITE_SHAPE_CAP),
+        (e.suite_other, SUITE_OTHER_PER_TASK, SUITE_OTHER_CAP),
+        (e.same_collection, POOL_COLLECTION_PER_VERDICT, POOL_COLLECTION_CAP),
+        (e.elsewhere, POOL_ELSEWHERE_PER_VERDICT, POOL_ELSEWHERE_CAP),
+        (e.here, 1.0, math.inf),
+    ):
+        total = tally.good + tally.bad
+        if total > 0:
+            scale = min(per_item, cap / total)
+            alpha += tally.good * scale
+            beta += tally.bad * scale
+    return Posterior(alpha, beta)
 
 
 def rate(e: Evidence, base: float = 0.5) -> Ranking:

@@ -104,7 +104,7 @@ async def record(store: Store, collection: str, task: str = "") -> dict[str, Any
         .where(Call.collection == name, Call.kind.in_(JUDGEABLE_KINDS))
     )
     if task:
-        query = query.where(Verdict.note.contains(task))
+        query = query.where(Verdict.note.contains(task, autoescape=True))
     aliases: dict[str, dict[str, Any]] = {}
     merged = _tally()
     async with store.read() as session:

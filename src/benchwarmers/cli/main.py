@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "benchwarmers.cli.onboard",
     "benchwarmers.cli.ask",
     "benchwarmers.cli.suite",
+    "benchwarmers.cli.mcp",
 )
 
 app = typer.Typer(

@@ -16,19 +16,20 @@ import signal
 import socket
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-import uvicorn
-from fastapi import FastAPI
 
 from benchwarmers.cli.context import console, with_runtime
 from benchwarmers.cli.errors import print_warning
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
-from benchwarmers.server.app import DEFAULT_HOST, DEFAULT_PORT, app_for_home
+from benchwarmers.server import DEFAULT_HOST, DEFAULT_PORT
 from benchwarmers.server.gatewaykeys import list_keys
 from benchwarmers.server.guard import is_loopback
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 GRACEFUL_SHUTDOWN_SECONDS = 10
 
@@ -53,6 +54,8 @@ def serve(
 
         run_demo(host, port)
         return
+    from benchwarmers.server.app import app_for_home  # FastAPI only for the command that serves
+
     home, active_keys = with_runtime(_preflight)
     app = app_for_home(home, bind_host=host)
     sock = bind_socket(host, port)
@@ -108,6 +111,8 @@ def _stopped(_signum: int, _frame: FrameType | None) -> None:
 
 def run_server(app: FastAPI, sock: socket.socket) -> None:
     """Serve `app` on `sock` until Ctrl-C (uvloop and httptools)."""
+    import uvicorn
+
     logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(name)s: %(message)s")
     # Their INFO lines are noise here, and httpx's would print every outbound URL.
     for chatty in ("alembic", "httpx", "httpcore", "apscheduler"):

@@ -95,4 +95,6 @@ class InProcessBackend:
         return recorded.as_json()
 
     async def pending(self, calls: list[str]) -> list[str]:
-        return await verdicts.pending(runtime_of(self.request).store, verdicts.check_pending_body({"calls": calls}))
+        return await verdicts.pending(
+            runtime_of(self.request).store, verdicts.check_pending_body({"calls": calls})
+        )

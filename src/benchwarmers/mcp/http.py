@@ -19,6 +19,7 @@ an idle limit keeps the connection even when it sent no progress token.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
@@ -48,6 +49,9 @@ def in_process_backend(ctx: Context) -> InProcessBackend:
 @asynccontextmanager
 async def lifespan(app: Any) -> AsyncIterator[None]:
     """Run the MCP session manager for as long as the app runs."""
+    # The SDK logs every stateless request at INFO ("Terminating session"):
+    # noise in a server log where each MCP call is one request.
+    logging.getLogger("mcp.server").setLevel(logging.WARNING)
     server = build_server(in_process_backend)
     server.streamable_http_app(
         stateless_http=True,

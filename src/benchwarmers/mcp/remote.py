@@ -61,10 +61,17 @@ class HttpBackend:
         messages = [{"role": "user", "content": ask.request.last_user_text}]
         if ask.request.system:
             messages.insert(0, {"role": "system", "content": ask.request.system})
-        body: dict[str, Any] = {"model": model_name(ask.collection, ask.mode), "messages": messages, "stream": True}
+        body: dict[str, Any] = {
+            "model": model_name(ask.collection, ask.mode),
+            "messages": messages,
+            "stream": True,
+        }
         if ask.extra_aliases:
             body["bench"] = {"with": list(ask.extra_aliases)}
-        async with self._session() as client, client.stream("POST", "/v1/chat/completions", json=body) as reply:
+        async with (
+            self._session() as client,
+            client.stream("POST", "/v1/chat/completions", json=body) as reply,
+        ):
             if reply.status_code >= 400:
                 await reply.aread()
                 _json_or_error(reply)
@@ -82,12 +89,16 @@ class HttpBackend:
     async def verdict(self, call: str, useful: bool, note: str) -> dict[str, Any]:
         async with self._session() as client:
             body = {"call": call, "useful": useful, "note": note}
-            recorded: dict[str, Any] = _json_or_error(await client.post("/bench/verdict", json=body))["recorded"]
+            recorded: dict[str, Any] = _json_or_error(await client.post("/bench/verdict", json=body))[
+                "recorded"
+            ]
         return recorded
 
     async def pending(self, calls: list[str]) -> list[str]:
         async with self._session() as client:
-            found: list[str] = _json_or_error(await client.post("/bench/pending", json={"calls": calls}))["pending"]
+            found: list[str] = _json_or_error(await client.post("/bench/pending", json={"calls": calls}))[
+                "pending"
+            ]
         return found
 
     @asynccontextmanager

@@ -17,6 +17,7 @@ waiting; the HTTP mount adds keep-alive comments for those that did not.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -60,7 +61,7 @@ ASK_DESCRIPTION = """\
 Ask a collection of models one question at once; every seat answers side by side, each with a call id.
 
 Rules of use:
-- Ask a collection (see list_collections), not a favourite model; use `with` only to seat an extra \
+- Ask a collection, not a favourite model (list_collections shows them); use `with` only to seat an extra \
 model beside the collection's own.
 - The prompt must stand alone: the seats see nothing of your conversation or files, so include the \
 code, error text and context they need.
@@ -94,7 +95,9 @@ def progress_seconds() -> float:
 def build_server(backend_of: BackendOf, *, progress_every: float | None = None) -> MCPServer:
     """The MCP server with the four tools, each calling `backend_of(ctx)`."""
     tools = _Tools(backend_of, progress_every if progress_every is not None else progress_seconds())
-    server: MCPServer = MCPServer("benchwarmers", instructions=INSTRUCTIONS, version=__version__)
+    server: MCPServer = MCPServer(
+        "benchwarmers", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+    )
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     server.add_tool(
         tools.list_collections,
@@ -105,7 +108,7 @@ def build_server(backend_of: BackendOf, *, progress_every: float | None = None) 
         structured_output=False,
     )
     server.add_tool(
-        tools.ask,
+        _renaming(tools.ask, {"with": "with_"}),
         name="ask",
         title="Ask a panel",
         description=ASK_DESCRIPTION,
@@ -143,8 +146,12 @@ class _Tools:
 
     async def ask(
         self,
-        collection: Annotated[str, Field(description="The collection: NAME or bench/NAME (see list_collections).")],
-        prompt: Annotated[str, Field(description="The whole question, standing alone (code, errors, context).")],
+        collection: Annotated[
+            str, Field(description="The collection: NAME or bench/NAME (see list_collections).")
+        ],
+        prompt: Annotated[
+            str, Field(description="The whole question, standing alone (code, errors, context).")
+        ],
         ctx: Context,
         merged: Annotated[
             bool, Field(description="Also have a merger write one answer saying where the seats agree.")
@@ -194,24 +201,40 @@ class _Tools:
         """Await `work`, notifying progress every interval meanwhile. Progress
         is the seconds waited (it must grow with each notification); the
         message says which seats are in. Progress is best effort: a client
-        that cannot take it still gets the result."""
+        that cannot take it still gets the result.
+
+        `work` runs in a task of its own that this call only watches: if the
+        client leaves (this call is cancelled), the panel still finishes and
+        every seat is recorded, so a verdict can name it later."""
         started = time.monotonic()
         task = asyncio.ensure_future(work)
-        try:
-            while not (await asyncio.wait({task}, timeout=self.progress_every))[0]:
-                waited = round(time.monotonic() - started, 1)
-                with suppress(Exception):
-                    await ctx.report_progress(waited, message=f"{label}: {watch.summary()} ({waited:.0f} s)")
-            return task.result()
-        finally:
-            task.cancel()
+        _FINISHING.add(task)
+        task.add_done_callback(_forget)
+        while not (await asyncio.wait({task}, timeout=self.progress_every))[0]:
+            waited = round(time.monotonic() - started, 1)
+            with suppress(Exception):
+                await ctx.report_progress(waited, message=f"{label}: {watch.summary()} ({waited:.0f} s)")
+        return task.result()
+
+
+# Work whose caller left, still running: a task nobody references can be
+# garbage-collected mid-flight.
+_FINISHING: set[asyncio.Future[Any]] = set()
+
+
+def _forget(task: asyncio.Future[Any]) -> None:
+    _FINISHING.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved: a failure nobody awaits is not worth a warning
 
 
 def _ask_of(collection: str, prompt: str, *, merged: bool, extras: list[str], system: str) -> Ask:
     name = collection.strip()
     name, mode = parse_model_name(name if name.startswith(MODEL_PREFIX) else MODEL_PREFIX + name)
     if mode == "route":
-        raise UserError("ask asks a panel; route mode (bench/NAME:route) is for an agent that the model drives")
+        raise UserError(
+            "ask asks a panel; route mode (bench/NAME:route) is for an agent that the model drives"
+        )
     if not prompt.strip():
         raise UserError("the prompt is empty; ask the whole question, with the context the seats need")
     request = Request(messages=(user(prompt),), system=system)
@@ -221,6 +244,18 @@ def _ask_of(collection: str, prompt: str, *, merged: bool, extras: list[str], sy
 
 def _result(text: str, structured: dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def _renaming(tool: Callable[..., Awaitable[T]], names: dict[str, str]) -> Callable[..., Awaitable[T]]:
+    """`tool` as the SDK calls it: arguments by their wire names (`with`, a
+    Python keyword, is the parameter `with_` aliased), renamed to the
+    parameters. Its signature, and so the tool's schema, stay `tool`'s."""
+
+    @functools.wraps(tool)
+    async def call(**arguments: Any) -> T:
+        return await tool(**{names.get(name, name): value for name, value in arguments.items()})
+
+    return call
 
 
 @contextmanager

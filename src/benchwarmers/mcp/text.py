@@ -28,7 +28,6 @@ def ask_text(bench: dict[str, Any]) -> str:
         calls.append(merged["call"])
     if calls:
         lines += [
-            "",
             "Verify before acting on any answer. Name every seat (label and model) when you report, "
             "and send a verdict (call id, useful true/false, a short note) for each seat you judged: "
             + ", ".join(calls),
@@ -55,11 +54,18 @@ def _seat_section(seat: dict[str, Any]) -> list[str]:
 def _merged_section(merged: dict[str, Any]) -> list[str]:
     if merged.get("status") != "ok":
         return [f"(No merged answer: {merged.get('note') or merged.get('error') or 'the merge failed'})", ""]
-    lines = [f"## Merged · {merged['alias']} · call {merged['call']}", "", merged.get("content", "").strip(), ""]
+    lines = [
+        f"## Merged · {merged['alias']} · call {merged['call']}",
+        "",
+        merged.get("content", "").strip(),
+        "",
+    ]
     for point in merged.get("agreement", []):
         held = ", ".join(point.get("heldBy", [])) or "none"
         against = ", ".join(point.get("contradictedBy", []))
-        lines.append(f"- {point['point']} (held by {held}" + (f"; contradicted by {against})" if against else ")"))
+        lines.append(
+            f"- {point['point']} (held by {held}" + (f"; contradicted by {against})" if against else ")")
+        )
     return lines + ([""] if merged.get("agreement") else [])
 
 

@@ -39,7 +39,9 @@ def call_ids_in_transcript(path: str) -> list[str]:
         if not file.is_file():
             raise UserError(f"no transcript file at {path!r}")
         if file.stat().st_size > MAX_TRANSCRIPT_BYTES:
-            raise UserError(f"{path!r} is larger than {MAX_TRANSCRIPT_BYTES // 2**20} MB; pass `calls` instead")
+            raise UserError(
+                f"{path!r} is larger than {MAX_TRANSCRIPT_BYTES // 2**20} MB; pass `calls` instead"
+            )
         text = file.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise UserError(f"cannot read the transcript {path!r}: {exc.strerror or exc}") from None

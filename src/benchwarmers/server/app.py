@@ -26,15 +26,13 @@ from typing import TYPE_CHECKING
 from fastapi import APIRouter, FastAPI
 
 from benchwarmers import __version__
+from benchwarmers.server import DEFAULT_HOST
 from benchwarmers.server.errors import CatchAll, install_error_handlers
 from benchwarmers.server.guard import Guard, GuardState
 from benchwarmers.server.routes import ROUTERS
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
-
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8122
 
 RuntimeFactory = Callable[[], AbstractAsyncContextManager["Runtime"]]
 

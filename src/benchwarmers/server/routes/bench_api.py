@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from benchwarmers.calls import verdicts
+from benchwarmers.calls.log import get_call
 from benchwarmers.errors import Refused, UserError
 from benchwarmers.server.callers import caller_may_call, caller_of
 from benchwarmers.server.deps import runtime_of
@@ -25,7 +26,15 @@ RECORD_FORM = "GET /bench/record?collection=bench/<name>[&task=<words in the ver
 @router.post("/bench/verdict")
 async def verdict(request: Request) -> dict[str, Any]:
     call, useful, note = verdicts.check_verdict_body(await read_json(request))
-    recorded = await verdicts.record_verdict(runtime_of(request).store, call, useful, note)
+    store = runtime_of(request).store
+    logged = await get_call(store, call)
+    if (
+        logged is not None
+        and logged.collection
+        and not caller_may_call(caller_of(request), logged.collection)
+    ):
+        raise Refused(f"this key may not judge seats of bench/{logged.collection}", status=403)
+    recorded = await verdicts.record_verdict(store, call, useful, note)
     return {"ok": True, "recorded": recorded.as_json()}
 
 

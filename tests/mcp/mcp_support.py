@@ -1,0 +1,134 @@
+"""Helpers for the MCP tests: a bench of fake models registered in a data
+folder, gateway keys, and the official SDK's MCP client over streamable
+HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from benchwarmers.runtime import Runtime
+from benchwarmers.server import gatewaykeys
+from benchwarmers.store import registry
+from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.script import FakeModel
+from mcp import Client
+
+TRIO = {"trio": {"members": ["fast", "mid", "slow"], "purpose": "three opinions"}}
+
+
+def trio_models(slow_ttfb: float = 0.15) -> list[FakeModel]:
+    return [
+        FakeModel("fast", answer="fast answer", ttfb=0.02),
+        FakeModel("mid", answer="mid answer", ttfb=0.05),
+        FakeModel("slow", answer="slow answer", ttfb=slow_ttfb),
+    ]
+
+
+def run_sync(work: Any) -> Any:
+    """Run a coroutine on its own loop in its own thread (tests may already run a loop)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, work).result()
+
+
+async def register(
+    home: Path, fake: FakeProvider, models: list[FakeModel], collections: dict[str, dict[str, Any]]
+) -> None:
+    async with Runtime.open(home) as runtime:
+        await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
+        for model in models:
+            fake.add(model)
+            await registry.add_model(runtime.store, model.served, "fake", model.served)
+        for name, fields in collections.items():
+            await registry.add_collection(runtime.store, name, **fields)
+
+
+def make_key(home: Path, name: str, collections: tuple[str, ...] = ()) -> str:
+    async def create() -> str:
+        async with Runtime.open(home) as runtime:
+            _info, secret = await gatewaykeys.create_key(runtime.store, name, collections=collections)
+            return secret
+
+    secret: str = run_sync(create())
+    return secret
+
+
+@asynccontextmanager
+async def http_client(url: str, key: str = "", **options: Any) -> AsyncIterator[Client]:
+    """The SDK's client over streamable HTTP, with a gateway key if given."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"authorization": f"Bearer {key}"} if key else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0)) as http,
+        Client(streamable_http_client(url, http_client=http), **options) as client,
+    ):
+        yield client
+
+
+def tool_text(result: Any) -> str:
+    """The text of a tool result (one text block)."""
+    return "".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+
+
+def seat_calls(bench: dict[str, Any]) -> list[str]:
+    return [seat["call"] for seat in bench["seats"]]
+
+
+def call_rows(home: Path) -> dict[str, dict[str, Any]]:
+    """The call log, read straight from the SQLite file."""
+    with sqlite3.connect(home / "benchwarmers.db") as db:
+        db.row_factory = sqlite3.Row
+        return {row["id"]: dict(row) for row in db.execute("SELECT * FROM calls")}
+
+
+def sample_transcript(path: Path, ask_result_text: str) -> Path:
+    """A Claude Code session transcript (JSONL) in which the agent called
+    the `ask` tool and got `ask_result_text` back."""
+    lines = [
+        {"type": "user", "sessionId": "s1", "message": {"role": "user", "content": "Is this fix right?"}},
+        {
+            "type": "assistant",
+            "sessionId": "s1",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_01",
+                        "name": "mcp__plugin_benchwarmers_benchwarmers__ask",
+                        "input": {"collection": "trio", "prompt": "Is this fix right?"},
+                    }
+                ],
+            },
+        },
+        {
+            "type": "user",
+            "sessionId": "s1",
+            "message": {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_01",
+                        "content": [{"type": "text", "text": ask_result_text}],
+                    }
+                ],
+            },
+        },
+        {
+            "type": "assistant",
+            "sessionId": "s1",
+            "message": {"role": "assistant", "content": "Seat 1 is right."},
+        },
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path

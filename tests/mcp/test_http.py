@@ -1,0 +1,239 @@
+"""The MCP server at `/mcp` and `/v1/mcp` on the live server, through the
+official SDK's client over streamable HTTP, in both protocol eras: the
+2026 per-request envelope the SDK's client picks by itself ("auto") and
+the initialize handshake Claude Code speaks ("legacy")."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from mcp_support import (
+    TRIO,
+    call_rows,
+    http_client,
+    make_key,
+    sample_transcript,
+    seat_calls,
+    tool_text,
+    trio_models,
+)
+
+MODES = ["auto", "legacy"]
+HANDSHAKE_VERSION = "2025-06-18"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_tools_carry_the_rules_of_use(bench_server: Any, mode: str) -> None:
+    with bench_server() as server:
+        async with http_client(server.url + "/mcp", mode=mode) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(tools) == {"list_collections", "ask", "verdict", "pending_verdicts"}
+    ask = tools["ask"]
+    description = (ask.description or "").lower()
+    for rule in ("collection, not a favourite model", "verify before acting", "name every seat", "verdict"):
+        assert rule in description, rule
+    assert "verdict per seat" in (tools["verdict"].description or "").lower() or "one verdict per" in (
+        tools["verdict"].description or ""
+    )
+    properties = ask.input_schema["properties"]
+    assert set(properties) == {"collection", "prompt", "merged", "with", "system"}
+    assert ask.input_schema["required"] == ["collection", "prompt"]
+    assert set(tools["pending_verdicts"].input_schema["properties"]) == {"transcript_path", "calls"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_ask_verdict_and_pending_from_a_transcript(
+    bench_server: Any, tmp_path: Path, mode: str
+) -> None:
+    with bench_server() as server:
+        async with http_client(server.url + "/mcp", mode=mode) as client:
+            listing = await client.call_tool("list_collections", {})
+            assert not listing.is_error
+            assert "bench/trio — three opinions" in tool_text(listing)
+            assert [c["id"] for c in listing.structured_content["collections"]] == ["bench/trio"]
+
+            asked = await client.call_tool("ask", {"collection": "bench/trio", "prompt": "what is up?"})
+            assert not asked.is_error, tool_text(asked)
+            bench = asked.structured_content["bench"]
+            assert bench["collection"] == "bench/trio"
+            assert [s["alias"] for s in bench["seats"]] == ["fast", "mid", "slow"]
+            text = tool_text(asked)
+            for seat in bench["seats"]:
+                assert f"{seat['seat']} · {seat['alias']} · ok" in text
+                assert f"call {seat['call']}" in text and f"{seat['alias']} answer" in text
+            rows = call_rows(server.home)
+            assert {rows[c]["alias"] for c in seat_calls(bench)} == {"fast", "mid", "slow"}
+
+            fast, mid, slow = seat_calls(bench)
+            judged = await client.call_tool("verdict", {"call": fast, "useful": True, "note": "right"})
+            assert not judged.is_error, tool_text(judged)
+            assert judged.structured_content["recorded"]["alias"] == "fast"
+            assert judged.structured_content["recorded"]["changed"] is True
+            again = await client.call_tool("verdict", {"call": fast, "useful": True, "note": "right"})
+            assert again.structured_content["recorded"]["changed"] is False
+            assert "nothing changed" in tool_text(again)
+
+            transcript = sample_transcript(tmp_path / "session.jsonl", text)
+            pending = await client.call_tool("pending_verdicts", {"transcript_path": str(transcript)})
+            assert not pending.is_error, tool_text(pending)
+            assert pending.structured_content["pending"] == [mid, slow]
+            assert mid in tool_text(pending) and fast not in tool_text(pending)
+
+            by_calls = await client.call_tool("pending_verdicts", {"calls": [slow, "c_" + "x" * 20]})
+            assert by_calls.structured_content["pending"] == [slow]
+
+
+async def test_v1_mcp_answers_the_same(bench_server: Any) -> None:
+    with bench_server() as server:
+        async with http_client(server.url + "/v1/mcp", mode="legacy") as client:
+            asked = await client.call_tool("ask", {"collection": "trio", "prompt": "hi", "merged": False})
+    assert [s["status"] for s in asked.structured_content["bench"]["seats"]] == ["ok", "ok", "ok"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_slow_panel_sends_progress_before_the_result(
+    bench_server: Any, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    monkeypatch.setenv("BENCHWARMERS_MCP_PROGRESS_SECONDS", "0.2")
+    with bench_server(trio_models(slow_ttfb=1.0)) as server:
+        async with http_client(server.url + "/mcp", mode=mode) as client:
+            progress: list[tuple[float, float, str | None]] = []
+
+            async def on_progress(value: float, total: float | None, message: str | None) -> None:
+                progress.append((time.monotonic(), value, message))
+
+            asked = await client.call_tool(
+                "ask", {"collection": "trio", "prompt": "hi"}, progress_callback=on_progress
+            )
+            finished = time.monotonic()
+    assert not asked.is_error, tool_text(asked)
+    assert len(progress) >= 2, progress
+    assert all(at < finished for at, _value, _message in progress)
+    values = [value for _at, value, _message in progress]
+    assert values == sorted(values) and len(set(values)) == len(values)
+    assert all(message and message.startswith("bench/trio:") for _at, _value, message in progress)
+    assert any(
+        "2 of 3 seats in" in (message or "") and "waiting on slow" in (message or "")
+        for *_, message in progress
+    )
+
+
+async def test_keep_alive_comments_without_a_progress_token(
+    bench_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that sends no progress token still sees bytes while the panel runs."""
+    monkeypatch.setenv("BENCHWARMERS_MCP_PROGRESS_SECONDS", "0.2")
+    with bench_server(trio_models(slow_ttfb=0.8)) as server:
+        async with httpx.AsyncClient(timeout=30) as http:
+            body = raw_call(1, "ask", {"collection": "trio", "prompt": "hi"})
+            async with http.stream("POST", server.url + "/mcp", json=body, headers=SSE_HEADERS) as reply:
+                assert reply.status_code == 200
+                assert reply.headers["content-type"].startswith("text/event-stream")
+                raw = b"".join([chunk async for chunk in reply.aiter_raw()])
+    text = raw.decode()
+    assert ": keep-alive" in text
+    assert text.index(": keep-alive") < text.index('"result"')
+    assert "slow answer" in text
+
+
+async def test_the_panel_finishes_and_records_when_the_client_leaves(bench_server: Any) -> None:
+    with bench_server(trio_models(slow_ttfb=0.6)) as server:
+        async with httpx.AsyncClient(timeout=30) as http:
+            body = raw_call(1, "ask", {"collection": "trio", "prompt": "hi"})
+            async with http.stream("POST", server.url + "/mcp", json=body, headers=SSE_HEADERS) as reply:
+                assert reply.status_code == 200
+            # The connection is closed now, long before the slow seat answers.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            seats = [r for r in call_rows(server.home).values() if r["kind"] == "seat"]
+            if len(seats) == 3:
+                break
+            time.sleep(0.1)
+    assert sorted((r["alias"], r["status"]) for r in seats) == [("fast", "ok"), ("mid", "ok"), ("slow", "ok")]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_key_limited_to_one_collection_cannot_ask_another(bench_server: Any, mode: str) -> None:
+    collections = {**TRIO, "solo": {"members": ["fast"], "purpose": "one opinion"}}
+    with bench_server(collections=collections) as server:
+        key = make_key(server.home, "solo-only", ("solo",))
+        async with http_client(server.url + "/mcp", key=key, mode=mode) as client:
+            listing = await client.call_tool("list_collections", {})
+            assert [c["id"] for c in listing.structured_content["collections"]] == ["bench/solo"]
+            refused = await client.call_tool("ask", {"collection": "trio", "prompt": "hi"})
+            assert refused.is_error
+            assert "may not call bench/trio" in tool_text(refused)
+            allowed = await client.call_tool("ask", {"collection": "solo", "prompt": "hi"})
+            assert not allowed.is_error, tool_text(allowed)
+        assert not [r for r in call_rows(server.home).values() if r["task"].endswith("(bench/trio, short)")]
+
+
+async def test_a_wrong_key_is_refused_where_keys_are_required(bench_server: Any) -> None:
+    with bench_server() as server:
+        make_key(server.home, "someone")
+        server.stop()
+        server.acting_as = "0.0.0.0"
+        server.start()
+        async with httpx.AsyncClient(timeout=10) as http:
+            body = raw_call(1, "tools/list", {})
+            bare = await http.post(server.url + "/mcp", json=body, headers=SSE_HEADERS)
+            wrong = await http.post(
+                server.url + "/mcp", json=body, headers={**SSE_HEADERS, "authorization": "Bearer nope"}
+            )
+    assert bare.status_code == 401 and wrong.status_code == 401
+
+
+async def test_get_answers_405(bench_server: Any) -> None:
+    with bench_server() as server:
+        async with httpx.AsyncClient(timeout=10) as http:
+            for path in ("/mcp", "/v1/mcp"):
+                reply = await http.get(server.url + path, headers={"accept": "text/event-stream"})
+                assert reply.status_code == 405, path
+                assert reply.headers["allow"] == "POST"
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "says"),
+    [
+        (
+            "ask",
+            {"collection": "nope", "prompt": "hi"},
+            "no collection 'bench/nope'; collections here: bench/trio",
+        ),
+        ("ask", {"collection": "trio", "prompt": "  "}, "the prompt is empty"),
+        ("ask", {"collection": "trio:route", "prompt": "hi"}, "route mode"),
+        ("ask", {"collection": "trio", "prompt": "hi", "with": ["ghost"]}, "ghost"),
+        ("verdict", {"call": "c_" + "y" * 20, "useful": True}, "no call"),
+        ("pending_verdicts", {}, "give transcript_path"),
+        ("pending_verdicts", {"transcript_path": "/etc/passwd"}, ".jsonl transcript file"),
+        ("pending_verdicts", {"transcript_path": "/nowhere/x.jsonl"}, "no transcript file"),
+    ],
+)
+async def test_mistakes_are_tool_errors_that_say_what_is_wrong(
+    bench_server: Any, tool: str, arguments: dict[str, Any], says: str
+) -> None:
+    with bench_server() as server:
+        async with http_client(server.url + "/mcp", mode="legacy") as client:
+            result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    assert says in tool_text(result)
+
+
+SSE_HEADERS = {
+    "accept": "application/json, text/event-stream",
+    "content-type": "application/json",
+    "mcp-protocol-version": HANDSHAKE_VERSION,
+}
+
+
+def raw_call(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-RPC request as a client without the SDK (and without a
+    progress token) sends it to the stateless server."""
+    if method != "tools/list":
+        params = {"name": method, "arguments": params}
+        method = "tools/call"
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}

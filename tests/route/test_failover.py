@@ -1,0 +1,148 @@
+"""Stickiness and failover: a conversation stays with its member across
+turns and a restart; a member that fails before its first byte (500, 429,
+no first byte in time) is replaced for the turn and for the turns after."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+import pytest
+from route_support import call_row, rows
+
+from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.script import FakeError, FakeModel, RateLimit
+
+AGENTS = {"agents": {"members": ["alpha", "beta"]}}
+
+
+def two_members() -> list[tuple[Any, FakeModel]]:
+    return [
+        ("openai", FakeModel("alpha", answer="alpha answers")),
+        ("anthropic", FakeModel("beta", answer="beta answers")),
+    ]
+
+
+def client(server: Any, conversation: str | None = None) -> openai.OpenAI:
+    headers = {"x-bench-conversation": conversation} if conversation else None
+    return openai.OpenAI(
+        base_url=f"{server.url}/v1", api_key="gateway-key", max_retries=0, default_headers=headers
+    )
+
+
+def ask(agent: openai.OpenAI, messages: list[dict[str, Any]]) -> Any:
+    return agent.chat.completions.create(model="bench/agents:route", messages=messages)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("fault", ["500", "429"])
+def test_a_failing_member_is_replaced_and_keeps_being_replaced(
+    route_server: Any, fake_provider: FakeProvider, fault: str
+) -> None:
+    with route_server(two_members(), AGENTS) as server:
+        agent = client(server, conversation="ticket-7")
+        assert ask(agent, [{"role": "user", "content": "one"}]).model_extra["bench"]["alias"] == "alpha"
+
+        alpha = fake_provider.models["alpha"]
+        if fault == "500":
+            alpha.error = FakeError(500, "alpha broke")
+        else:
+            alpha.rate_limit = RateLimit("retry-after", retry=30)
+        second = ask(agent, [{"role": "user", "content": "two"}])
+        assert second.choices[0].message.content == "beta answers"
+        bench = second.model_extra["bench"]
+        assert bench["alias"] == "beta"
+        (failed,) = bench["failover"]
+        assert failed["alias"] == "alpha"
+        assert failed["status"] == ("error" if fault == "500" else "limited")
+        failed_row, answered_row = call_row(server.home, failed["call"]), call_row(server.home, bench["call"])
+        assert (failed_row["kind"], failed_row["status"]) == ("route", failed["status"])
+        assert failed_row["ask_id"] == answered_row["ask_id"]  # one turn, two attempts
+
+        alpha.error, alpha.rate_limit = None, None  # alpha is well again: beta keeps the conversation
+        assert ask(agent, [{"role": "user", "content": "three"}]).model_extra["bench"]["alias"] == "beta"
+        assert fake_provider.calls["alpha"] == 2 and fake_provider.calls["beta"] == 2
+
+        (conversation,) = rows(server.home, "SELECT alias, turns FROM conversations")
+        assert conversation == {"alias": "beta", "turns": 3}
+
+
+def test_the_conversation_sticks_across_a_restart(route_server: Any, fake_provider: FakeProvider) -> None:
+    """No header, no client id: the conversation is known by its opening
+    (system prompt and first user message), which an agent resends."""
+    history: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are an agent."},
+        {"role": "user", "content": "fix the bug"},
+    ]
+    with route_server(two_members(), AGENTS) as server:
+        alpha = fake_provider.models["alpha"]
+        alpha.error = FakeError(500, "alpha broke")
+        first = ask(client(server), history)
+        assert first.model_extra["bench"]["alias"] == "beta"
+        alpha.error = None
+
+        history += [{"role": "assistant", "content": first.choices[0].message.content}]
+        history += [{"role": "user", "content": "and now?"}]
+        server.restart()
+        second = ask(client(server), history)
+        assert second.model_extra["bench"]["alias"] == "beta"
+        assert second.model_extra["bench"]["conversation"].startswith("prompt:")
+        # A different conversation starts with the best member again.
+        other = ask(client(server), [{"role": "user", "content": "something else"}])
+        assert other.model_extra["bench"]["alias"] == "alpha"
+
+
+def test_no_first_byte_in_time_fails_over(route_server: Any, fake_provider: FakeProvider) -> None:
+    members = [
+        ("openai", FakeModel("alpha", answer="too late", ttfb=2.0)),
+        ("ollama", FakeModel("beta", answer="in time")),
+    ]
+    with route_server(members, {"agents": {"members": ["alpha", "beta"], "seat_timeout": 0.3}}) as server:
+        reply = ask(client(server), [{"role": "user", "content": "quick"}])
+        assert reply.choices[0].message.content == "in time"
+        (failed,) = reply.model_extra["bench"]["failover"]
+        assert (failed["alias"], failed["status"]) == ("alpha", "timeout")
+
+
+def test_every_member_failing_is_one_error_in_the_agents_format(
+    route_server: Any, fake_provider: FakeProvider
+) -> None:
+    members = [
+        ("openai", FakeModel("alpha", error=FakeError(500, "alpha broke"))),
+        ("gemini", FakeModel("beta", error=FakeError(503, "beta broke"))),
+    ]
+    with route_server(members, AGENTS) as server:
+        with pytest.raises(openai.APIStatusError) as raised:
+            ask(client(server), [{"role": "user", "content": "hello"}])
+        assert raised.value.status_code == 502
+        assert "every member of bench/agents failed" in raised.value.message
+        assert "alpha" in raised.value.message and "beta" in raised.value.message
+
+
+def test_every_member_rate_limited_is_a_429(route_server: Any, fake_provider: FakeProvider) -> None:
+    members = [
+        ("openai", FakeModel("alpha", rate_limit=RateLimit("retry-after", retry=30))),
+        ("openai", FakeModel("beta", rate_limit=RateLimit("retry-after", retry=30))),
+    ]
+    with route_server(members, AGENTS) as server:
+        with pytest.raises(openai.RateLimitError) as raised:
+            ask(client(server), [{"role": "user", "content": "hello"}])
+        assert int(raised.value.response.headers["retry-after"]) > 0
+
+
+def test_unknown_collections_and_members_without_tools_are_4xx(route_server: Any) -> None:
+    collections = {"agents": {"members": ["alpha"]}}
+    with route_server(two_members(), collections, facts={"alpha": {"tools": False}}) as server:
+        with pytest.raises(openai.NotFoundError):
+            client(server).chat.completions.create(
+                model="bench/nobody:route", messages=[{"role": "user", "content": "x"}]
+            )
+        tools = [{"type": "function", "function": {"name": "run", "parameters": {"type": "object"}}}]
+        with pytest.raises(openai.UnprocessableEntityError) as raised:
+            client(server).chat.completions.create(
+                model="bench/agents:route",
+                messages=[{"role": "user", "content": "x"}],
+                tools=tools,  # type: ignore[arg-type]
+            )
+        assert "alpha: does not take tools" in raised.value.message
+        # Without tools, the same member may answer.
+        assert ask(client(server), [{"role": "user", "content": "x"}]).choices[0].message.content

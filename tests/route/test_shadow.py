@@ -1,0 +1,95 @@
+"""Shadow seats: other members answer the agent's turn in the background,
+recorded as calls of kind `shadow` with the tools they would have called,
+never delaying or changing the agent's reply."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anthropic
+from route_support import call_row, rows, wait_for
+
+from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.script import FakeModel, FakeToolCall
+
+TOOLS: list[dict[str, Any]] = [
+    {"name": "Bash", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}},
+    {"name": "Read", "input_schema": {"type": "object", "properties": {"file_path": {"type": "string"}}}},
+]
+SHADOW_LATENCY = 0.8
+
+
+def members() -> list[tuple[Any, FakeModel]]:
+    return [
+        ("openai", FakeModel("driver", tool_calls=[FakeToolCall("Bash", {"command": "make test"})])),
+        (
+            "gemini",
+            FakeModel(
+                "shadow", latency=SHADOW_LATENCY, tool_calls=[FakeToolCall("Read", {"file_path": "a"})]
+            ),
+        ),
+        ("ollama", FakeModel("bystander", answer="not asked")),
+    ]
+
+
+def turn(server: Any, session: str) -> tuple[Any, Any]:
+    client = anthropic.Anthropic(base_url=server.url, auth_token="gateway-key", max_retries=0)
+    with client.messages.stream(
+        model="bench/agents:route",
+        max_tokens=4096,
+        tools=TOOLS,  # type: ignore[arg-type]
+        messages=[{"role": "user", "content": "run the tests"}],
+        metadata={"user_id": session},
+    ) as stream:
+        return stream.get_final_message(), stream.response.headers
+
+
+def shadow_rows(server: Any) -> list[dict[str, Any]]:
+    return rows(server.home, "SELECT * FROM calls WHERE kind = 'shadow'")
+
+
+def test_shadow_seats_are_recorded_and_cost_the_agent_nothing(
+    route_server: Any, fake_provider: FakeProvider
+) -> None:
+    collections = {"agents": {"members": ["driver", "shadow", "bystander"], "shadow_seats": 1}}
+    with route_server(members(), collections) as server:
+        turn(server, "warm-up")  # first-use costs of a fresh server out of the way
+        assert wait_for(lambda: len(shadow_rows(server)) == 1)
+
+        started = time.monotonic()
+        message, headers = turn(server, "session-1")
+        elapsed = time.monotonic() - started
+        recorded_by_then = len(shadow_rows(server))
+
+        # The agent got the driver's reply, whole, long before the shadow could answer.
+        assert elapsed < SHADOW_LATENCY, f"the turn took {elapsed:.2f} s: it waited for its shadow"
+        assert recorded_by_then == 1  # the warm-up's shadow only: this turn's is still answering
+        assert message.stop_reason == "tool_use"
+        assert [(b.type, getattr(b, "name", "")) for b in message.content] == [("tool_use", "Bash")]
+        assert headers["x-bench-member"] == "driver"
+
+        route = call_row(server.home, headers["x-bench-call"])
+        shadows = wait_for(
+            lambda: [r for r in shadow_rows(server) if r["ask_id"] == route["ask_id"] and "Read" in r["task"]]
+        )
+        (shadow,) = shadows
+        assert (shadow["alias"], shadow["status"], shadow["seat"]) == ("shadow", "ok", "shadow")
+        assert shadow["conversation"] == route["conversation"]
+        assert shadow["task"] == "shadow seat; tool calls: Read (bench/agents, short)"
+        # Asked the same turn with the same tools; the bystander beyond the shadow seats never was.
+        assert fake_provider.last("shadow").tools == ["Bash", "Read"]
+        assert fake_provider.calls["bystander"] == 0
+        # The shadow's tool call went nowhere: the conversation is still the driver's.
+        (conversation,) = rows(
+            server.home, "SELECT alias FROM conversations WHERE key = ?", route["conversation"]
+        )
+        assert conversation["alias"] == "driver"
+
+
+def test_shadow_seats_are_off_by_default(route_server: Any, fake_provider: FakeProvider) -> None:
+    with route_server(members(), {"agents": {"members": ["driver", "shadow"]}}) as server:
+        _message, headers = turn(server, "session-2")
+        assert headers["x-bench-member"] == "driver"
+        time.sleep(0.1)
+        assert fake_provider.calls["shadow"] == 0 and shadow_rows(server) == []
