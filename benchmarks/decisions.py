@@ -93,9 +93,11 @@ Decider = Callable[[History, str, dict[tuple[str, str], Tally], random.Random], 
 
 
 def ours(with_suite: bool) -> Decider:
-    def decide(h: History, shape: str, suite: dict[tuple[str, str], Tally], _rng: random.Random) -> list[str]:
+    def decide(h: History, shape: str, suite: dict[tuple[str, str], Tally], rng: random.Random) -> list[str]:
+        models = list(WORLD)
+        rng.shuffle(models)  # ties keep the given order: give it no hint
         evidence = []
-        for m in WORLD:
+        for m in models:
             other = Tally()
             suite_other = Tally()
             for s in SHAPES:

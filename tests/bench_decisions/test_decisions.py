@@ -11,7 +11,7 @@ from sqlalchemy import select
 from benchwarmers.bench import decisions
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
-from benchwarmers.store.schema import Probe, SeatingHistory, SuiteResult
+from benchwarmers.store.schema import LearnedLimit, Probe, SeatingHistory, SuiteResult
 
 from .conftest import Seat
 
@@ -176,3 +176,25 @@ async def test_note_seating_explains_each_seat(bench: Runtime, seat: Seat) -> No
     latest, first = await decisions.seating_history(bench.store, "trio")
     assert latest["seated"] == ["a", "b", "y"] and "y (explorer: fewest judged seats)" in latest["reason"]
     assert first["reason"].startswith("a score ") and "usefulness" in first["reason"]
+
+
+async def test_speed_price_and_limits_break_equal_records(bench: Runtime, seat: Seat) -> None:
+    await registry.add_endpoint(bench.store, "busy", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+    await add(bench, "quick", price_out=0.0)
+    await add(bench, "slow")
+    await add(bench, "dear", price_out=30.0)
+    await registry.add_model(bench.store, "crowded", "busy", "crowded")
+    now = datetime.now(UTC)
+    async with bench.store.write() as session:
+        session.add(Probe(alias="slow", kind="speed", name="short", at=now, ok=True, first_byte_seconds=9.0))
+        session.add(
+            LearnedLimit(
+                endpoint="busy", unit="requests", window="day", limit=1000, remaining=20, seen_at=now
+            )
+        )
+    ranked = await decisions.rank(bench.store, "trio", "short")
+    assert ranked[0].alias == "quick"
+    reasons = {r.alias: " ".join(r.reasons) for r in ranked}
+    assert "first byte 9.0s" in reasons["slow"]
+    assert "$30 per million output tokens" in reasons["dear"]
+    assert "near its rate limit" in reasons["crowded"]

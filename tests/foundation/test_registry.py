@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -13,12 +11,10 @@ from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-async def runtime(request: pytest.FixtureRequest, home: Path) -> AsyncIterator[Runtime]:
-    """Every rule holds on both stores."""
-    url = request.getfixturevalue("postgres_url") if request.param == "postgresql" else None
-    async with Runtime.open(home=home, database_url=url) as rt:
-        yield rt
+@pytest.fixture
+def runtime(any_runtime: Runtime) -> Runtime:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return any_runtime
 
 
 @pytest.fixture

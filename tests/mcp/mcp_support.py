@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import sqlite3
+import sys
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -14,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+from mcp.client.stdio import stdio_client
 
 from benchwarmers.runtime import Runtime
 from benchwarmers.server import gatewaykeys
 from benchwarmers.store import registry
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
-from mcp import Client
+from mcp import Client, StdioServerParameters
 
 TRIO = {"trio": {"members": ["fast", "mid", "slow"], "purpose": "three opinions"}}
 
@@ -132,3 +135,24 @@ def sample_transcript(path: Path, ask_result_text: str) -> Path:
     ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
+
+
+@asynccontextmanager
+async def stdio_session(url: str, errlog: Path, key: str = "", **env: str) -> AsyncIterator[Client]:
+    """`benchwarmers mcp` spawned by the SDK's stdio client, pointed at `url`."""
+    command = Path(sys.executable).parent / "benchwarmers"
+    environment = {"BENCHWARMERS_URL": url, **env}
+    if key:
+        environment["BENCHWARMERS_KEY"] = key
+    parameters = StdioServerParameters(command=str(command), args=["mcp"], env=environment)
+    with errlog.open("w") as log:
+        async with Client(stdio_client(parameters, errlog=log)) as client:
+            yield client
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port

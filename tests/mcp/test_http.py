@@ -237,3 +237,23 @@ def raw_call(request_id: int, method: str, params: dict[str, Any]) -> dict[str, 
         params = {"name": method, "arguments": params}
         method = "tools/call"
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+
+async def test_with_seats_extra_models_and_merged_adds_a_merge(bench_server: Any) -> None:
+    collections = {**TRIO, "solo": {"members": ["fast"]}}
+    with bench_server(collections=collections) as server:
+        async with http_client(server.url + "/mcp", mode="legacy") as client:
+            arguments = {"collection": "solo", "prompt": "hi", "with": ["slow"], "merged": True}
+            asked = await client.call_tool("ask", arguments)
+    assert not asked.is_error, tool_text(asked)
+    bench = asked.structured_content["bench"]
+    assert [s["alias"] for s in bench["seats"]] == ["fast", "slow"]
+    assert "merged" in bench
+    text = tool_text(asked)
+    merged = bench["merged"]
+    if merged["status"] == "ok":
+        assert f"## Merged · {merged['alias']} · call {merged['call']}" in text
+    else:
+        assert "(No merged answer:" in text
+    for seat in bench["seats"]:
+        assert f"call {seat['call']}" in text

@@ -92,7 +92,8 @@ def agent_members() -> list[tuple[Any, FakeModel]]:
 
 def test_claude_code_tool_loop_on_an_openai_member(route_server: Any, fake_provider: FakeProvider) -> None:
     session = user_id()
-    with route_server(agent_members(), AGENTS) as server:
+    # A member that writes at most 8192 tokens still drives Claude Code, which asks for 32000.
+    with route_server(agent_members(), AGENTS, facts={"alpha": {"output_limit": 8192}}) as server:
         client = claude_code(server)
         messages: list[dict[str, Any]] = [
             {"role": "user", "content": [{"type": "text", "text": "What is in this repo?"}]}
@@ -108,6 +109,7 @@ def test_claude_code_tool_loop_on_an_openai_member(route_server: Any, fake_provi
         assert headers["x-bench-member"] == "alpha"
         asked = fake_provider.last("alpha")
         assert asked.api == "openai" and asked.stream
+        assert asked.max_tokens == 8192
         assert asked.tools == ["Bash", "Read"]
         assert asked.system.startswith("You are Claude Code") and "Work in /repo." in asked.system
 

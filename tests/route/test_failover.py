@@ -101,6 +101,11 @@ def test_no_first_byte_in_time_fails_over(route_server: Any, fake_provider: Fake
         assert reply.choices[0].message.content == "in time"
         (failed,) = reply.model_extra["bench"]["failover"]
         assert (failed["alias"], failed["status"]) == ("alpha", "timeout")
+        assert "no first byte within 0.3 s" in failed["error"]
+        # The abandoned call is in the log too, as a failed route call of this turn.
+        abandoned = call_row(server.home, failed["call"])
+        assert (abandoned["kind"], abandoned["alias"]) == ("route", "alpha")
+        assert abandoned["status"] in ("error", "timeout") and abandoned["ask_id"]
 
 
 def test_every_member_failing_is_one_error_in_the_agents_format(

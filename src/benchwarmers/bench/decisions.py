@@ -316,6 +316,21 @@ async def _evidence(
             )
         ).all():
             probes[probe.alias].append(probe)
+        # Without a speed probe yet, the first byte of its recent answers says how quick it is.
+        answered_first_byte = dict(
+            (
+                await session.execute(
+                    select(Call.alias, func.avg(Call.first_byte_seconds))
+                    .where(
+                        Call.alias.in_(aliases),
+                        Call.at >= now - HEALTH_WINDOW,
+                        Call.status == "ok",
+                        Call.first_byte_seconds.is_not(None),
+                    )
+                    .group_by(Call.alias)
+                )
+            ).all()
+        )
         limits = (await session.scalars(select(LearnedLimit))).all()
     near = {lim.endpoint for lim in limits if _near(lim, now)}
     out = {}
@@ -332,7 +347,8 @@ async def _evidence(
             suite_other=suite_other[alias],
             probes=len(health),
             probe_failures=sum(not p.ok for p in health),
-            first_byte_seconds=_median([p.first_byte_seconds for p in speed]),
+            first_byte_seconds=_median([p.first_byte_seconds for p in speed])
+            or answered_first_byte.get(alias),
             tokens_per_second=_median([p.tokens_per_second for p in speed]),
             price_per_mtok=model.price_out,
             near_limit=model.endpoint in near,

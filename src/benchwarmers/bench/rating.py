@@ -179,11 +179,11 @@ def rate(e: Evidence, base: float = 0.5) -> Ranking:
 
 
 def rank_evidence(evidence: Sequence[Evidence]) -> list[Ranking]:
-    """Rate every candidate against the same population base, best first
-    (ties broken by alias so the order is stable)."""
+    """Rate every candidate against the same population base, best first;
+    ties keep the given order (a collection's member order)."""
     base = population_mean(evidence)
     rankings = [rate(e, base) for e in evidence]
-    return sorted(rankings, key=lambda r: (-r.score, r.alias))
+    return sorted(rankings, key=lambda r: -r.score)
 
 
 @dataclass(frozen=True, slots=True)

@@ -269,7 +269,8 @@ class PanelEngine:
                         usage=result.reply.usage,
                         agreement=agreement,
                     )
-            tried.append(f"{model.alias}: {result.status}" + (f" ({result.error})" if result.error else ""))
+            status = "empty" if result.status == "ok" else result.status  # ok, but only the block
+            tried.append(f"{model.alias}: {status}" + (f" ({result.error})" if result.error else ""))
         detail = "; ".join(tried) if tried else "no member could merge"
         return Merged(
             "",
@@ -283,9 +284,9 @@ class PanelEngine:
     async def _merger_candidates(self, plan: Plan, seats: Sequence[Seat]) -> list[Any]:
         """The collection's merger alone when it has one; else members by
         record on this shape, those that did not sit on this panel first (a
-        merger should not judge its own answer where another can), members
-        whose seat failed just now last but one, never one that cannot
-        answer now."""
+        merger should not judge its own answer where another can), then those
+        whose seat answered; a member whose seat just failed is not asked
+        again, nor one that cannot answer now."""
         collection = plan.collection
         if collection.merger:
             model = plan.bench.get(collection.merger)

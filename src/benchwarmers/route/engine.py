@@ -7,10 +7,9 @@ finish) and `turn.bench_object()` says who answered, with which call id.
 
 Who answers:
 
-* the collection's members that can take this request now (status, role,
-  context window, and tools when the request carries any), ordered by
-  record on this collection and shape (`bench.decisions.rank`), member
-  order breaking ties: the first drives a new conversation;
+* the collection's members that can take this request now, best record
+  first, member order breaking ties (`members.py`): the first drives a new
+  conversation;
 * a conversation that already has a member keeps it while that member can
   answer (its stickiness is in the store: see `conversation.py`);
 * a member that fails before its first byte (an error, a 429, our own
@@ -28,19 +27,16 @@ failed. Engines know no HTTP and no format.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from benchwarmers.bench import decisions
 from benchwarmers.calls.caller import CallContext, Caller, CallResult, CallStream
 from benchwarmers.calls.log import new_ask_id
-from benchwarmers.calls.tokens import context_needed
 from benchwarmers.errors import LimitExceeded, ProviderError, ProviderTimeout, UserError
-from benchwarmers.panel.seating import unfit_reason
 from benchwarmers.panel.shapes import shape_of
 from benchwarmers.route.conversation import conversation_key, stick, sticky_alias
+from benchwarmers.route.members import route_order
 from benchwarmers.route.record import note_task, spawn, turn_task
 from benchwarmers.route.shadow import start_shadows
 from benchwarmers.store import registry
@@ -97,7 +93,7 @@ class RouteEngine:
         request = _with_system(ask.request, collection.system_prompt)
         shape = shape_of(request)
         key = conversation_key(collection.name, ask.request, header=header, client=ask.conversation)
-        order, left_off = await self._order(collection, request, shape, {m.alias: m for m in bench})
+        order, left_off = await route_order(store, collection, request, shape, {m.alias: m for m in bench})
         if not order:
             reasons = "; ".join(f"{m.alias}: {m.reason}" for m in left_off) or "it has no members"
             raise UserError(
@@ -105,7 +101,7 @@ class RouteEngine:
                 status=422,
             )
         sticky = await sticky_alias(store, key)
-        order.sort(key=lambda m: m.alias != sticky)  # stable: the sticky member first, the rest in order
+        order.sort(key=lambda c: c.alias != sticky)  # stable: the sticky member first, the rest in order
         context = CallContext(
             task=turn_task(collection.name, shape, "route turn"),
             collection=collection.name,
@@ -116,22 +112,23 @@ class RouteEngine:
         )
         budget = max(collection.seat_timeout, ROUTE_TURN_SECONDS)
         attempts: list[Attempt] = []
-        for model in order:
-            call_stream = self.caller.stream(model, request, kind="route", timeout=budget, context=context)
+        for candidate in order:
+            call_stream = self.caller.stream(
+                candidate.model, candidate.request, kind="route", timeout=budget, context=context
+            )
             try:
                 async with asyncio.timeout(collection.seat_timeout):
                     head = await _until_first_byte(call_stream)
             except (ProviderError, TimeoutError) as exc:
                 await call_stream.aclose()
-                attempts.append(_attempt(model.alias, call_stream, exc, collection.seat_timeout))
+                attempts.append(_attempt(candidate.alias, call_stream, exc, collection.seat_timeout))
                 continue
-            await stick(store, key, collection.name, model.alias)
+            await stick(store, key, collection.name, candidate.alias)
             failed = {a.alias for a in attempts}
-            shadow_models = [m for m in order if m.alias != model.alias and m.alias not in failed]
+            others = [c for c in order if c.alias != candidate.alias and c.alias not in failed]
             shadows = start_shadows(
                 self.caller,
-                shadow_models[: max(collection.shadow_seats, 0)],
-                request,
+                others[: max(collection.shadow_seats, 0)],
                 collection=collection.name,
                 shape=shape,
                 context=context,
@@ -144,42 +141,12 @@ class RouteEngine:
                 collection=collection.name,
                 shape=shape,
                 conversation=key,
-                alias=model.alias,
+                alias=candidate.alias,
                 attempts=tuple(attempts),
                 shadows=shadows,
                 left_off=left_off,
             )
         raise _all_failed(collection.name, attempts)
-
-    async def _order(
-        self, collection: registry.CollectionView, request: Request, shape: str, bench: dict[str, Any]
-    ) -> tuple[list[Any], tuple[LeftOff, ...]]:
-        """The members that can take this request, best record first (member
-        order breaking ties), and why the others cannot."""
-        needed, now = context_needed(request), datetime.now(UTC)
-        needs_tools = bool(request.tools) or any(m.tool_calls or m.tool_results for m in request.messages)
-        fit: list[Any] = []
-        left_off: list[LeftOff] = []
-        for alias in collection.members:
-            model = bench.get(alias)
-            if model is None:
-                left_off.append(LeftOff(alias, "not on the bench"))
-                continue
-            why = unfit_reason(model, request, needed, now)
-            if not why and needs_tools and not model.tools:
-                why = "does not take tools"
-            if why:
-                left_off.append(LeftOff(alias, why))
-            else:
-                fit.append(model)
-        if len(fit) > 1:
-            rankings = await decisions.rank(
-                self.runtime.store, collection.name, shape, [m.alias for m in fit]
-            )
-            score = {r.alias: r.score for r in rankings}
-            position = {alias: i for i, alias in enumerate(collection.members)}
-            fit.sort(key=lambda m: (-round(score.get(m.alias, 0.0), 9), position[m.alias]))
-        return fit, tuple(left_off)
 
 
 class RouteTurn:
@@ -211,7 +178,7 @@ class RouteTurn:
         self._stream = call_stream
         self._head = head
 
-    async def chunks(self) -> AsyncIterator[Chunk]:
+    async def chunks(self) -> AsyncGenerator[Chunk, None]:
         """The member's reply as it arrives; raises the `ProviderError` of a
         failure after the first byte. Leaving early (a client that hung up)
         still ends the call, recorded."""
@@ -223,11 +190,16 @@ class RouteTurn:
                 if not isinstance(chunk, ResponseHeaders):
                     yield chunk
         finally:
-            await self._stream.aclose()
-            result = self._stream.result
-            if result is not None and result.reply.tool_calls:
-                task = turn_task(self.collection, self.shape, "route turn", result.reply)
-                spawn(note_task(self.runtime.store, self.call, task), name=f"note route turn {self.call}")
+            try:
+                await self._stream.aclose()
+            finally:  # even when a hang-up cancels the close: the row is written regardless
+                self._note_tool_calls()
+
+    def _note_tool_calls(self) -> None:
+        result = self._stream.result
+        if result is not None and result.reply.tool_calls:
+            task = turn_task(self.collection, self.shape, "route turn", result.reply)
+            spawn(note_task(self.runtime.store, self.call, task), name=f"note route turn {self.call}")
 
     @property
     def result(self) -> CallResult | None:

@@ -18,38 +18,34 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchwarmers.calls.caller import CallContext, Caller, ModelLike
+from benchwarmers.calls.caller import CallContext, Caller
+from benchwarmers.route.members import Candidate
 from benchwarmers.route.record import note_task, spawn, turn_task
-from benchwarmers.types import Request
 
 SHADOW_SEAT = "shadow"
 
 
 def start_shadows(
     caller: Caller,
-    models: Sequence[ModelLike],
-    request: Request,
+    candidates: Sequence[Candidate],
     *,
     collection: str,
     shape: str,
     context: CallContext,
     timeout: float,
 ) -> tuple[str, ...]:
-    """Start one background call per model; the aliases started."""
-    for model in models:
+    """Start one background call per candidate; the aliases started."""
+    for candidate in candidates:
         spawn(
-            _shadow(
-                caller, model, request, collection=collection, shape=shape, context=context, timeout=timeout
-            ),
-            name=f"shadow seat {model.alias}",
+            _shadow(caller, candidate, collection=collection, shape=shape, context=context, timeout=timeout),
+            name=f"shadow seat {candidate.alias}",
         )
-    return tuple(model.alias for model in models)
+    return tuple(candidate.alias for candidate in candidates)
 
 
 async def _shadow(
     caller: Caller,
-    model: ModelLike,
-    request: Request,
+    candidate: Candidate,
     *,
     collection: str,
     shape: str,
@@ -65,7 +61,12 @@ async def _shadow(
         conversation=context.conversation,
     )
     result = await caller.call(
-        model, request, kind="shadow", timeout=timeout, context=shadow_context, stream=True
+        candidate.model,
+        candidate.request,
+        kind="shadow",
+        timeout=timeout,
+        context=shadow_context,
+        stream=True,
     )
     if result.reply.tool_calls:
         await note_task(

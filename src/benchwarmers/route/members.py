@@ -1,0 +1,88 @@
+"""Which members may drive a route turn, in which order, with what request.
+
+The rules are the panel's (`panel.seating.unfit_reason`: status, role,
+images, context window) plus one of route mode's own: a turn that carries
+tools, or tool calls in its history, needs a member that takes tools.
+
+One difference from a panel is deliberate: an agent asks for room to write
+(Claude Code sends `max_tokens` 32000 on every turn), which many good
+members cannot give. Rather than leaving those off, or sending a limit
+their provider rejects, each member is asked with the agent's limit
+lowered to what it can write: its output limit, and what its context
+window leaves after the prompt. A member with no room at all left is left
+off, as on a panel.
+
+Order: best record on this collection and shape first
+(`bench.decisions.rank`), member order breaking ties, so a new collection
+with no record drives with its first member.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from benchwarmers.bench import decisions
+from benchwarmers.calls.tokens import REPLY_ROOM_TOKENS, context_needed, prompt_tokens
+from benchwarmers.panel.seating import unfit_reason
+from benchwarmers.store.db import Store
+from benchwarmers.store.registry import CollectionView, ModelView
+from benchwarmers.types import LeftOff, Request
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A member that may drive this turn, and the request it would get."""
+
+    model: ModelView
+    request: Request
+
+    @property
+    def alias(self) -> str:
+        return self.model.alias
+
+
+async def route_order(
+    store: Store, collection: CollectionView, request: Request, shape: str, bench: dict[str, ModelView]
+) -> tuple[list[Candidate], tuple[LeftOff, ...]]:
+    """The members that can take this request, best first, and why the
+    others cannot."""
+    now = datetime.now(UTC)
+    needs_tools = bool(request.tools) or any(m.tool_calls or m.tool_results for m in request.messages)
+    fit: list[Candidate] = []
+    left_off: list[LeftOff] = []
+    for alias in collection.members:
+        model = bench.get(alias)
+        if model is None:
+            left_off.append(LeftOff(alias, "not on the bench"))
+            continue
+        asked = fitted(request, model)
+        why = unfit_reason(model, asked, context_needed(asked), now)
+        if not why and needs_tools and not model.tools:
+            why = "does not take tools"
+        if why:
+            left_off.append(LeftOff(alias, why))
+        else:
+            fit.append(Candidate(model, asked))
+    if len(fit) > 1:
+        rankings = await decisions.rank(store, collection.name, shape, [c.alias for c in fit])
+        score = {r.alias: r.score for r in rankings}
+        position = {alias: i for i, alias in enumerate(collection.members)}
+        fit.sort(key=lambda c: (-round(score.get(c.alias, 0.0), 9), position[c.alias]))
+    return fit, tuple(left_off)
+
+
+def fitted(request: Request, model: Any) -> Request:
+    """The request with its `max_tokens` lowered to what this member can
+    write, when the agent asked for more; unchanged otherwise."""
+    asked = request.sampling.max_tokens
+    if asked is None:
+        return request
+    caps = [model.output_limit] if model.output_limit else []
+    if model.context_window:
+        caps.append(model.context_window - prompt_tokens(request))
+    cap = min(caps, default=asked)
+    if asked <= cap or cap < REPLY_ROOM_TOKENS:
+        return request
+    return replace(request, sampling=replace(request.sampling, max_tokens=cap))
