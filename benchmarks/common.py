@@ -24,7 +24,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +50,18 @@ class Cell:
     p99_ms: float
     errors: int
     tool: str
+    # CPU time the measured server spent (all its threads and children), when a pid was given.
+    server_cpu_seconds: float = float("nan")
 
     @property
     def rate(self) -> float:
         return self.operations / self.seconds if self.seconds else 0.0
+
+    @property
+    def cpu_ms_per_op(self) -> float:
+        """The server's CPU per operation: far steadier than wall times when
+        other work shares the machine, since waiting for a core costs none."""
+        return self.server_cpu_seconds * 1e3 / self.operations if self.operations else float("nan")
 
 
 def free_port() -> int:
@@ -129,6 +137,18 @@ def peak_rss_mb(pid: int) -> float:
     return sum(_status_kb(p, "VmHWM") for p in _tree(pid)) / 1024
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of `pid` and its descendants so far (from /proc)."""
+    ticks = 0
+    for each in _tree(pid):
+        try:
+            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of stat(5)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def _tree(root: int) -> list[int]:
     parents: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
@@ -176,11 +196,19 @@ def wrk_path() -> str | None:
     return shutil.which("wrk")
 
 
-async def measure(load: Load, *, connections: int, seconds: float, prefer_wrk: bool = True) -> Cell:
-    """Drive `load` with `connections` concurrent clients for `seconds`."""
+async def measure(
+    load: Load, *, connections: int, seconds: float, prefer_wrk: bool = True, server_pid: int | None = None
+) -> Cell:
+    """Drive `load` with `connections` concurrent clients for `seconds`;
+    with `server_pid`, also how much CPU that server spent meanwhile."""
+    cpu_before = cpu_seconds(server_pid) if server_pid else 0.0
     if prefer_wrk and len(load.bodies) == 1 and wrk_path():
-        return await asyncio.to_thread(_wrk, load, connections, seconds)
-    return await _httpx_load(load, connections, seconds)
+        cell = await asyncio.to_thread(_wrk, load, connections, seconds)
+    else:
+        cell = await _httpx_load(load, connections, seconds)
+    if server_pid:
+        cell = replace(cell, server_cpu_seconds=cpu_seconds(server_pid) - cpu_before)
+    return cell
 
 
 def _wrk(load: Load, connections: int, seconds: float) -> Cell:

@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -84,7 +84,6 @@ class Row:
     connections: int
     ours: Cell
     theirs: Cell | None
-    notes: list[str] = field(default_factory=list)
 
 
 # ------------------------------------------------------------------ servers
@@ -235,11 +234,25 @@ def run_cells(
     for name, our_load, their_load, prefer_wrk in scenarios:
         for conns in connections:
             # Side by side in time, so a burst of other work on the machine hits both alike.
-            mine = asyncio.run(measure(our_load, connections=conns, seconds=seconds, prefer_wrk=prefer_wrk))
+            mine = asyncio.run(
+                measure(
+                    our_load,
+                    connections=conns,
+                    seconds=seconds,
+                    prefer_wrk=prefer_wrk,
+                    server_pid=ours.child.pid,
+                )
+            )
             other = None
-            if their_load is not None:
+            if their_load is not None and theirs is not None:
                 other = asyncio.run(
-                    measure(their_load, connections=conns, seconds=seconds, prefer_wrk=prefer_wrk)
+                    measure(
+                        their_load,
+                        connections=conns,
+                        seconds=seconds,
+                        prefer_wrk=prefer_wrk,
+                        server_pid=theirs.child.pid,
+                    )
                 )
             rows.append(Row(name, conns, mine, other))
             print(f"  measured {name} at {conns} connection(s)", file=sys.stderr, flush=True)
@@ -260,22 +273,25 @@ def num(value: float | None, digits: int = 1) -> str:
 
 
 def render(rows: list[Row], ours: Server, theirs: Server | None) -> str:
-    out = [
-        "| scenario | conns | ours req/s | LiteLLM req/s | req/s ours/LiteLLM | ours p50 ms | "
-        "LiteLLM p50 ms | p50 ours/LiteLLM | ours p99 ms | LiteLLM p99 ms | p99 ours/LiteLLM | "
-        "errors ours/LiteLLM | loader |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
-    ]
+    measures = (
+        ("req/s", lambda c: c.rate, 1),
+        ("p50 ms", lambda c: c.p50_ms, 2),
+        ("p99 ms", lambda c: c.p99_ms, 2),
+        ("server CPU ms/op", lambda c: c.cpu_ms_per_op, 2),
+    )
+    head = ["scenario", "conns"]
+    for label, _get, _digits in measures:
+        head += [f"{label} ours", f"{label} LiteLLM", "ours/LiteLLM"]
+    head += ["errors ours/LiteLLM", "loader"]
+    out = ["| " + " | ".join(head) + " |", "|---|--:|" + "--:|" * (3 * len(measures) + 1) + "---|"]
     for row in rows:
-        t = row.theirs
-        out.append(
-            f"| {row.scenario} | {row.connections} | {num(row.ours.rate)} | {num(t.rate if t else None)} | "
-            f"{ratio(row.ours.rate, t.rate if t else None)} | {num(row.ours.p50_ms, 2)} | "
-            f"{num(t.p50_ms if t else None, 2)} | {ratio(row.ours.p50_ms, t.p50_ms if t else None)} | "
-            f"{num(row.ours.p99_ms, 2)} | {num(t.p99_ms if t else None, 2)} | "
-            f"{ratio(row.ours.p99_ms, t.p99_ms if t else None)} | "
-            f"{row.ours.errors}/{t.errors if t else '-'} | {row.ours.tool} |"
-        )
+        cells = [row.scenario, str(row.connections)]
+        for _label, get, digits in measures:
+            mine = get(row.ours)
+            other = get(row.theirs) if row.theirs else None
+            cells += [num(mine, digits), num(other, digits), ratio(mine, other)]
+        cells += [f"{row.ours.errors}/{row.theirs.errors if row.theirs else '-'}", row.ours.tool]
+        out.append("| " + " | ".join(cells) + " |")
     out += [
         "",
         "| memory (MB, process tree) | ours | LiteLLM | ours/LiteLLM |",

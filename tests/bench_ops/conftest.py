@@ -13,8 +13,6 @@ from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
 
-pytest_plugins = ["benchwarmers.testing.pytest_plugin"]
-
 
 def capable(request: FakeRequest) -> str:
     """Answers the onboarding probes right, and anything else in one line."""

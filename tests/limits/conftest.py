@@ -11,7 +11,6 @@ from contextlib import asynccontextmanager
 import pytest
 
 from benchwarmers.limits.counters import Counters, MemoryCounters, RedisCounters
-from benchwarmers.testing.pytest_plugin import fake_provider, fake_provider_server  # noqa: F401
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 

@@ -101,24 +101,23 @@ async def test_slow_panel_sends_progress_before_the_result(
     monkeypatch.setenv("BENCHWARMERS_MCP_PROGRESS_SECONDS", "0.2")
     with bench_server(trio_models(slow_ttfb=1.0)) as server:
         async with http_client(server.url + "/mcp", mode=mode) as client:
-            progress: list[tuple[float, float, str | None]] = []
+            notes: list[tuple[float, float, str | None]] = []
 
-            async def on_progress(value: float, total: float | None, message: str | None) -> None:
-                progress.append((time.monotonic(), value, message))
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                notes.append((time.monotonic(), progress, message))
 
             asked = await client.call_tool(
                 "ask", {"collection": "trio", "prompt": "hi"}, progress_callback=on_progress
             )
             finished = time.monotonic()
     assert not asked.is_error, tool_text(asked)
-    assert len(progress) >= 2, progress
-    assert all(at < finished for at, _value, _message in progress)
-    values = [value for _at, value, _message in progress]
+    assert len(notes) >= 2, notes
+    assert all(at < finished for at, _value, _message in notes)
+    values = [value for _at, value, _message in notes]
     assert values == sorted(values) and len(set(values)) == len(values)
-    assert all(message and message.startswith("bench/trio:") for _at, _value, message in progress)
+    assert all(message and message.startswith("bench/trio:") for _at, _value, message in notes)
     assert any(
-        "2 of 3 seats in" in (message or "") and "waiting on slow" in (message or "")
-        for *_, message in progress
+        "2 of 3 seats in" in (message or "") and "waiting on slow" in (message or "") for *_, message in notes
     )
 
 
@@ -196,31 +195,29 @@ async def test_get_answers_405(bench_server: Any) -> None:
                 assert reply.headers["allow"] == "POST"
 
 
-@pytest.mark.parametrize(
-    ("tool", "arguments", "says"),
-    [
-        (
-            "ask",
-            {"collection": "nope", "prompt": "hi"},
-            "no collection 'bench/nope'; collections here: bench/trio",
-        ),
-        ("ask", {"collection": "trio", "prompt": "  "}, "the prompt is empty"),
-        ("ask", {"collection": "trio:route", "prompt": "hi"}, "route mode"),
-        ("ask", {"collection": "trio", "prompt": "hi", "with": ["ghost"]}, "ghost"),
-        ("verdict", {"call": "c_" + "y" * 20, "useful": True}, "no call"),
-        ("pending_verdicts", {}, "give transcript_path"),
-        ("pending_verdicts", {"transcript_path": "/etc/passwd"}, ".jsonl transcript file"),
-        ("pending_verdicts", {"transcript_path": "/nowhere/x.jsonl"}, "no transcript file"),
-    ],
-)
-async def test_mistakes_are_tool_errors_that_say_what_is_wrong(
-    bench_server: Any, tool: str, arguments: dict[str, Any], says: str
-) -> None:
+UNKNOWN_COLLECTION = "no collection 'bench/nope'; collections here: bench/trio"
+MISTAKES: list[tuple[str, dict[str, Any], str]] = [
+    ("ask", {"collection": "nope", "prompt": "hi"}, UNKNOWN_COLLECTION),
+    ("ask", {"collection": "trio", "prompt": "  "}, "the prompt is empty"),
+    ("ask", {"collection": "trio:route", "prompt": "hi"}, "route mode"),
+    ("ask", {"collection": "not a name", "prompt": "hi"}, "names no collection"),
+    ("ask", {"collection": "trio", "prompt": "hi", "with": ["ghost"]}, "ghost"),
+    ("verdict", {"call": "c_" + "y" * 20, "useful": True}, "no call"),
+    ("verdict", {"call": " ", "useful": True}, '"call" must be a call id'),
+    ("pending_verdicts", {}, "give transcript_path"),
+    ("pending_verdicts", {"transcript_path": "/etc/passwd"}, ".jsonl transcript file"),
+    ("pending_verdicts", {"transcript_path": "/nowhere/x.jsonl"}, "no transcript file"),
+]
+
+
+async def test_mistakes_are_tool_errors_that_say_what_is_wrong(bench_server: Any) -> None:
     with bench_server() as server:
         async with http_client(server.url + "/mcp", mode="legacy") as client:
-            result = await client.call_tool(tool, arguments)
-    assert result.is_error
-    assert says in tool_text(result)
+            for tool, arguments, says in MISTAKES:
+                result = await client.call_tool(tool, arguments)
+                assert result.is_error, (tool, arguments)
+                assert says in tool_text(result), (says, tool_text(result))
+        assert not [r for r in call_rows(server.home).values() if r["kind"] == "seat"], "nothing was asked"
 
 
 SSE_HEADERS = {

@@ -4,7 +4,6 @@ records, the same key scope."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +25,9 @@ from benchwarmers.testing.fake_provider import FakeProvider
 async def test_list_ask_verdict_and_pending_over_stdio(
     bench_server: Any, fake_provider: FakeProvider, tmp_path: Path
 ) -> None:
-    with bench_server() as server:
-        async with stdio_session(server.url, tmp_path / "stderr.log") as client:
+    with bench_server(trio_models(slow_ttfb=1.0)) as server:
+        env = {"BENCHWARMERS_MCP_PROGRESS_SECONDS": "0.2"}
+        async with stdio_session(server.url, tmp_path / "stderr.log", **env) as client:
             tools = {tool.name for tool in (await client.list_tools()).tools}
             assert tools == {"list_collections", "ask", "verdict", "pending_verdicts"}
             listing = await client.call_tool("list_collections", {})
@@ -58,23 +58,6 @@ async def test_list_ask_verdict_and_pending_over_stdio(
             transcript = sample_transcript(tmp_path / "session.jsonl", text)
             pending = await client.call_tool("pending_verdicts", {"transcript_path": str(transcript)})
             assert pending.structured_content["pending"] == [fast, slow]
-
-
-async def test_progress_reaches_a_stdio_client(bench_server: Any, tmp_path: Path) -> None:
-    with bench_server(trio_models(slow_ttfb=1.0)) as server:
-        env = {"BENCHWARMERS_MCP_PROGRESS_SECONDS": "0.2"}
-        async with stdio_session(server.url, tmp_path / "stderr.log", **env) as client:
-            progress: list[tuple[float, str | None]] = []
-
-            async def on_progress(value: float, total: float | None, message: str | None) -> None:
-                progress.append((time.monotonic(), message))
-
-            arguments = {"collection": "trio", "prompt": "hi"}
-            asked = await client.call_tool("ask", arguments, progress_callback=on_progress)
-            finished = time.monotonic()
-    assert not asked.is_error, tool_text(asked)
-    assert len(progress) >= 2 and all(at < finished for at, _ in progress)
-    assert any("seats in: fast (ok), mid (ok)" in (message or "") for _, message in progress), progress
 
 
 async def test_a_key_limited_to_one_collection_holds_over_stdio(bench_server: Any, tmp_path: Path) -> None:

@@ -17,7 +17,6 @@ from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.live_server import LiveServer, live_server
-from benchwarmers.testing.pytest_plugin import fake_provider, fake_provider_server  # noqa: F401
 from benchwarmers.testing.script import FakeModel
 
 Bench = Callable[..., Any]
@@ -46,7 +45,7 @@ async def register(
 
 
 @pytest.fixture
-def panel_server(tmp_path: Path, fake_provider: FakeProvider) -> Iterator[Callable[..., Any]]:  # noqa: F811
+def panel_server(tmp_path: Path, fake_provider: FakeProvider) -> Iterator[Callable[..., Any]]:
     """`with panel_server(models, {"trio": {...}}) as server:` a live server
     whose bench is those fake models."""
 

@@ -11,7 +11,6 @@ import pytest
 
 from benchwarmers.providers.base import Target, adapter_for
 from benchwarmers.testing import FakeProvider
-from benchwarmers.testing.pytest_plugin import fake_provider, fake_provider_server  # noqa: F401
 from benchwarmers.types import Chunk, Request
 
 Call = Callable[..., Awaitable[list[Chunk]]]
@@ -28,7 +27,7 @@ def target(fake: FakeProvider, api: str, served: str = "m1", key: str | None = N
 
 
 @pytest.fixture
-def call(http: httpx.AsyncClient, fake_provider: FakeProvider) -> Call:  # noqa: F811
+def call(http: httpx.AsyncClient, fake_provider: FakeProvider) -> Call:
     async def run(
         api: str,
         request: Request,

@@ -186,3 +186,20 @@ def test_a_failure_after_the_first_byte_ends_the_stream_with_an_error_event(
         assert fake_provider.calls["beta"] == 0
         (row,) = wait_for(lambda: rows(server.home, "SELECT * FROM calls WHERE alias = 'alpha'"))
         assert row["status"] == "error" and row["kind"] == "route"
+
+
+def test_an_agent_that_hangs_up_mid_turn_still_leaves_the_call_recorded(
+    route_server: Any, fake_provider: FakeProvider
+) -> None:
+    words = " ".join(f"w{i}" for i in range(40))
+    members = [("openai", FakeModel("alpha", answer=words, tokens_per_second=40))]
+    with route_server(members, {"agents": {"members": ["alpha"]}}) as server:
+        with claude_code(server).messages.stream(
+            model="bench/agents:route", max_tokens=100, messages=[{"role": "user", "content": "talk"}]
+        ) as stream:
+            call = stream.response.headers["x-bench-call"]
+            next(event for event in stream if event.type == "text")
+        # The stream is closed: the member's call ends and is logged as abandoned.
+        row = wait_for(lambda: rows(server.home, "SELECT * FROM calls WHERE id = ?", call))
+        assert row and row[0]["status"] == "error" and row[0]["kind"] == "route"
+        assert "stopped waiting" in row[0]["error"]

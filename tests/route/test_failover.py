@@ -151,3 +151,25 @@ def test_unknown_collections_and_members_without_tools_are_4xx(route_server: Any
         assert "alpha: does not take tools" in raised.value.message
         # Without tools, the same member may answer.
         assert ask(client(server), [{"role": "user", "content": "x"}]).choices[0].message.content
+
+
+def test_a_whole_reply_replaces_even_a_member_that_fails_mid_reply(
+    route_server: Any, fake_provider: FakeProvider
+) -> None:
+    """Nothing reaches a client that did not stream before the reply is
+    whole, so a member cut off mid-reply is replaced too."""
+    members = [
+        ("openai", FakeModel("alpha", answer="one two three four", cut_after=1, cut_mode="abort")),
+        ("gemini", FakeModel("beta", answer="beta answers whole")),
+    ]
+    with route_server(members, AGENTS) as server:
+        agent = client(server, conversation="ticket-9")
+        reply = ask(agent, [{"role": "user", "content": "count"}])
+        assert reply.choices[0].message.content == "beta answers whole"
+        bench = reply.model_extra["bench"]
+        (failed,) = bench["failover"]
+        assert (failed["alias"], failed["status"]) == ("alpha", "error")
+        assert (
+            call_row(server.home, failed["call"])["ask_id"] == call_row(server.home, bench["call"])["ask_id"]
+        )
+        assert ask(agent, [{"role": "user", "content": "again"}]).model_extra["bench"]["alias"] == "beta"

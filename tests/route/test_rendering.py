@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from benchwarmers.errors import ProviderBadReply
-from benchwarmers.formats import anthropic_route, openai_route
+from benchwarmers.formats import anthropic, anthropic_route, openai_route
 from benchwarmers.route.conversation import conversation_key
 from benchwarmers.types import (
     Ask,
@@ -144,3 +144,33 @@ def test_conversation_keys_prefer_the_header_then_the_client_then_the_opening() 
     assert by_opening != conversation_key("agents", Request((user("another bug"),), system="agent"))
     assert by_client != conversation_key("other", request, client="user_1_session_2")
     assert all(len(k) <= 80 and "session" not in k and "ticket" not in k for k in (by_header, by_client))
+
+
+def test_an_image_in_a_tool_result_becomes_a_note_not_a_refusal() -> None:
+    body = {
+        "model": "bench/agents:route",
+        "max_tokens": 100,
+        "messages": [
+            {"role": "user", "content": "look at the screenshot"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]},
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": [
+                            {"type": "text", "text": "screenshot.png"},
+                            {
+                                "type": "image",
+                                "source": {"type": "base64", "media_type": "image/png", "data": "AA"},
+                            },
+                        ],
+                    }
+                ],
+            },
+        ],
+    }
+    (result,) = anthropic.parse_ask(body).request.messages[-1].tool_results
+    assert result.call_id == "t1"
+    assert result.content.startswith("screenshot.png\n[the tool returned an image")

@@ -7,10 +7,9 @@ import pytest
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing import FakeProvider
-from benchwarmers.testing.pytest_plugin import fake_provider, fake_provider_server  # noqa: F401
 
 
 @pytest.fixture
-async def bench(runtime: Runtime, fake_provider: FakeProvider) -> Runtime:  # noqa: F811
+async def bench(runtime: Runtime, fake_provider: FakeProvider) -> Runtime:
     await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
     return runtime

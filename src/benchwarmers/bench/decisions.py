@@ -317,7 +317,7 @@ async def _evidence(
         ).all():
             probes[probe.alias].append(probe)
         # Without a speed probe yet, the first byte of its recent answers says how quick it is.
-        answered_first_byte = dict(
+        answered_first_byte: dict[str, float] = dict(
             (
                 await session.execute(
                     select(Call.alias, func.avg(Call.first_byte_seconds))

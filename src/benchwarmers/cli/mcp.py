@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import typer
 
-from benchwarmers.mcp.stdio import serve_stdio
-
 
 def register(app: typer.Typer) -> None:
     app.command("mcp")(mcp)
@@ -20,4 +18,7 @@ def mcp() -> None:
     BENCHWARMERS_KEY (a gateway key, if keys are on), BENCHWARMERS_TIMEOUT
     (seconds to wait for a panel, default 900).
     """
+    # Imported here: the MCP SDK takes a second to import, which no other command should pay.
+    from benchwarmers.mcp.stdio import serve_stdio
+
     serve_stdio()

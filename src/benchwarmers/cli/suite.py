@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from benchwarmers.bench.suite.rebench import import_jsonl
@@ -80,7 +80,7 @@ async def _run_all(
             tasks = [t for t in await tasks_for(rt, name) if shape is None or t.shape == shape]
             line = bar.add_task(escape(name), total=min(len(tasks), limit or len(tasks)))
 
-            def progress(done: int, total: int, line: int = line) -> None:
+            def progress(done: int, total: int, line: TaskID = line) -> None:
                 bar.update(line, completed=done, total=total)
 
             runs.append(await run_suite(rt, name, tasks=tasks, limit=limit, progress=progress, gap=gap))

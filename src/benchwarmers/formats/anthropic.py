@@ -192,11 +192,18 @@ def _image(raw: object, where: str) -> Image:
 
 
 def _tool_result_text(value: object, where: str) -> str:
+    """A tool result as text. An image in it (Claude Code's Read of a
+    screenshot) becomes a note: tool results travel as text to every API,
+    and refusing it would refuse every later turn of the conversation,
+    which resends it."""
     if value is None or isinstance(value, str):
         return value or ""
     texts = []
     for i, raw in enumerate(require_list(value, where)):
         block = require_object(raw, f"{where}[{i}]")
+        if block.get("type") == "image":
+            texts.append("[the tool returned an image, which is not carried to this model]")
+            continue
         if block.get("type") != "text":
             raise UserError(f"{where}[{i}].type {block.get('type')!r}: a tool result is carried as text only")
         texts.append(require_str(block.get("text"), f"{where}[{i}].text"))

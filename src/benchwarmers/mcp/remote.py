@@ -10,6 +10,7 @@ answer in time, or the server's own 4xx message.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import AsyncIterator
@@ -68,8 +69,10 @@ class HttpBackend:
         }
         if ask.extra_aliases:
             body["bench"] = {"with": list(ask.extra_aliases)}
+        # The whole panel within the timeout, not only each read: seats stream in slowly.
         async with (
             self._session() as client,
+            asyncio.timeout(self.timeout),
             client.stream("POST", "/v1/chat/completions", json=body) as reply,
         ):
             if reply.status_code >= 400:
@@ -113,7 +116,7 @@ class HttpBackend:
                 f"no Benchwarmers server answers at {self.url}: start one with `benchwarmers serve`, "
                 f"or point {URL_ENV} at yours"
             ) from None
-        except httpx.TimeoutException:
+        except (httpx.TimeoutException, TimeoutError):
             raise UserError(
                 f"the server at {self.url} did not answer within {self.timeout:g} s ({TIMEOUT_ENV}); "
                 "the panel still finishes there and its seats are recorded"

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,7 @@ from benchwarmers.types import (
     Ask,
     Chunk,
     LeftOff,
+    Reply,
     Request,
     ResponseHeaders,
     SeatStatus,
@@ -81,10 +83,34 @@ class RouteEngine:
         self.runtime = runtime
         self.caller = Caller(runtime)
 
-    async def start(self, ask: Ask, *, header: str = "") -> RouteTurn:
-        """Pick, stick, fail over until a member's first byte. Raises
-        `NotFound` for an unknown collection, `UserError` (422) when no
-        member can take the request, `LimitExceeded` when every member was
+    async def answer(self, ask: Ask, *, header: str = "") -> tuple[RouteTurn, Reply]:
+        """A whole turn, for a client that did not ask to stream. Nothing
+        reaches such a client before the reply is whole, so here even a
+        member that fails mid-reply is replaced by the next."""
+        failed: list[Attempt] = []
+        ask_id = new_ask_id()
+        while True:
+            turn = await self.start(ask, header=header, earlier=failed, ask_id=ask_id)
+            try:
+                async with aclosing(turn.chunks()) as chunks:
+                    async for _chunk in chunks:
+                        pass
+            except ProviderError as exc:
+                status = turn.result.status if turn.result is not None else "error"
+                failed = [*turn.attempts, Attempt(turn.alias, turn.call, status, str(exc))]
+                continue
+            assert turn.result is not None
+            return turn, turn.result.reply
+
+    async def start(
+        self, ask: Ask, *, header: str = "", earlier: Sequence[Attempt] = (), ask_id: str = ""
+    ) -> RouteTurn:
+        """Pick, stick, fail over until a member's first byte. `earlier` are
+        this turn's failed attempts so far and `ask_id` its id (`answer`):
+        those members are not asked again, and shadow seats, already
+        started, are not started twice.
+        Raises `NotFound` for an unknown collection, `UserError` (422) when
+        no member can take the request, `LimitExceeded` when every member was
         rate limited, `ProviderError` when every member failed."""
         store = self.runtime.store
         collection, bench = await asyncio.gather(
@@ -100,6 +126,8 @@ class RouteEngine:
                 f"no member of {_bench_name(collection.name)} can drive this conversation ({reasons})",
                 status=422,
             )
+        tried = {a.alias for a in earlier}
+        order = [c for c in order if c.alias not in tried]
         sticky = await sticky_alias(store, key)
         order.sort(key=lambda c: c.alias != sticky)  # stable: the sticky member first, the rest in order
         context = CallContext(
@@ -107,11 +135,11 @@ class RouteEngine:
             collection=collection.name,
             shape=shape,
             seat=ROUTE_SEAT,
-            ask_id=new_ask_id(),
+            ask_id=ask_id or new_ask_id(),
             conversation=key,
         )
         budget = max(collection.seat_timeout, ROUTE_TURN_SECONDS)
-        attempts: list[Attempt] = []
+        attempts = list(earlier)
         for candidate in order:
             call_stream = self.caller.stream(
                 candidate.model, candidate.request, kind="route", timeout=budget, context=context
@@ -128,7 +156,7 @@ class RouteEngine:
             others = [c for c in order if c.alias != candidate.alias and c.alias not in failed]
             shadows = start_shadows(
                 self.caller,
-                others[: max(collection.shadow_seats, 0)],
+                [] if earlier else others[: max(collection.shadow_seats, 0)],
                 collection=collection.name,
                 shape=shape,
                 context=context,

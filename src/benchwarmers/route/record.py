@@ -45,12 +45,6 @@ def _finished(task: asyncio.Task[Any]) -> None:
         log.error("route background task %s failed", task.get_name(), exc_info=task.exception())
 
 
-async def settle() -> None:
-    """Wait for every background task of route mode (tests, shutdown)."""
-    while _BACKGROUND:
-        await asyncio.gather(*list(_BACKGROUND), return_exceptions=True)
-
-
 def turn_task(collection: str, shape: str, what: str, reply: Reply | None = None) -> str:
     """`route turn (bench/c, code)`, or with the tools the reply called:
     `shadow seat; tool calls: bash, read_file (bench/c, code)`."""

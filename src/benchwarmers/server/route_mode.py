@@ -9,22 +9,21 @@ and a response that starts can already name its call id in the
 `x-bench-call` header (and the member in `x-bench-member`).
 
 Streamed turns pass the member's pieces through as they arrive; whole ones
-gather them first. The conversation key may come as the
-`x-bench-conversation` header, ahead of anything in the body.
+gather them first (and so can replace even a member that failed
+mid-reply). The conversation key may come as the `x-bench-conversation`
+header, ahead of anything in the body.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from contextlib import aclosing
 from typing import Any, Protocol
 
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from benchwarmers.providers.base import gather
 from benchwarmers.route.conversation import CONVERSATION_HEADER
-from benchwarmers.route.engine import RouteEngine
+from benchwarmers.route.engine import RouteEngine, RouteTurn
 from benchwarmers.server.deps import runtime_of
 from benchwarmers.types import Ask, Chunk, Reply
 
@@ -48,16 +47,18 @@ class RouteFormat(Protocol):
 async def route_response(
     request: Request, ask: Ask, fmt: RouteFormat, *, stream_headers: Mapping[str, str]
 ) -> Response:
-    turn = await RouteEngine(runtime_of(request)).start(
-        ask, header=request.headers.get(CONVERSATION_HEADER, "")
-    )
-    headers = {CALL_HEADER: turn.call, MEMBER_HEADER: turn.alias}
+    engine = RouteEngine(runtime_of(request))
+    conversation = request.headers.get(CONVERSATION_HEADER, "")
     if ask.stream:
+        turn = await engine.start(ask, header=conversation)
         return StreamingResponse(
             fmt.render_route_stream(turn.chunks(), ask, turn.bench_object()),
             media_type=fmt.MEDIA_TYPE_STREAM,
-            headers={**stream_headers, **headers},
+            headers={**stream_headers, **_call_headers(turn)},
         )
-    async with aclosing(turn.chunks()) as chunks:
-        reply = await gather(chunks)
-    return JSONResponse(fmt.render_route_reply(reply, ask, turn.bench_object()), headers=headers)
+    turn, reply = await engine.answer(ask, header=conversation)
+    return JSONResponse(fmt.render_route_reply(reply, ask, turn.bench_object()), headers=_call_headers(turn))
+
+
+def _call_headers(turn: RouteTurn) -> dict[str, str]:
+    return {CALL_HEADER: turn.call, MEMBER_HEADER: turn.alias}

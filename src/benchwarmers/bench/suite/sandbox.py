@@ -25,6 +25,7 @@ import resource
 import signal
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,7 +128,7 @@ def _read(
     return TestOutcome(True, f"{len(out['passed'])} tests passed")
 
 
-def _limits(timeout: float, memory_mb: int):  # type: ignore[no-untyped-def]
+def _limits(timeout: float, memory_mb: int) -> Callable[[], None]:
     cpu = max(1, int(timeout) + 1)
     memory = memory_mb * 1024 * 1024
 

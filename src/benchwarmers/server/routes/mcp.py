@@ -10,6 +10,7 @@ answer 405. The session manager lives in this router's lifespan
 from __future__ import annotations
 
 from fastapi import APIRouter
+from starlette.routing import Route
 
 from benchwarmers.mcp.http import McpEndpoint, lifespan
 
@@ -17,4 +18,5 @@ MCP_PATHS = ("/mcp", "/v1/mcp")
 
 router = APIRouter(lifespan=lifespan)
 for _path in MCP_PATHS:
-    router.add_route(_path, McpEndpoint(), methods=["POST"], include_in_schema=False)
+    # A Route whose endpoint is an ASGI app (not a function) hands it the raw request.
+    router.routes.append(Route(_path, McpEndpoint(), methods=["POST"], include_in_schema=False))
