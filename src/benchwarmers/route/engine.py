@@ -4,6 +4,8 @@
 once a member has sent its first byte; `turn.chunks()` then hands on the
 member's reply as it streams (text pieces, tool-call pieces, usage, the
 finish) and `turn.bench_object()` says who answered, with which call id.
+`await engine.answer(ask)` is the same for a client that did not stream,
+with the whole reply.
 
 Who answers:
 
@@ -17,7 +19,8 @@ Who answers:
   by the next in order for this turn, and the replacement keeps the
   conversation from then on. A failure after the first byte cannot be
   undone (the agent has part of a reply): `chunks()` raises it and the
-  format ends the stream with its error event.
+  format ends the stream with its error event. A whole reply has sent
+  nothing yet, so `answer` replaces such a member too.
 
 Every attempt is a call-log row of kind `route` sharing the turn's ask id,
 so a verdict can name the call that answered and the record shows who
@@ -65,7 +68,8 @@ ROUTE_TURN_SECONDS = 600.0
 
 @dataclass(frozen=True, slots=True)
 class Attempt:
-    """A member that failed this turn before its first byte."""
+    """A member that failed this turn: before its first byte, or, for a
+    whole reply (`answer`), at any point."""
 
     alias: str
     call: str

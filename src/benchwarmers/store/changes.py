@@ -1,0 +1,143 @@
+"""What this process changed in the store, so hot reads can be cached safely.
+
+Every ask reads the same few rows (the collection, the bench, the user's
+limits); reading them from the store each time costs a round trip per
+statement, which on SQLite is a thread hop each way. `Cached` keeps such a
+read and drops it the moment a write touching its tables commits in this
+process (any writer: the registry, onboarding, a rest after a 429, a test),
+and after `ttl` seconds in any case, so a change made by another process
+(the CLI beside a running server, another replica) shows within that time.
+
+How a write is seen: the store's engine reports every statement; an INSERT,
+UPDATE or DELETE marks its table on the connection, and the commit bumps
+that table's version for the database. The version is bumped again once the
+connection is back in the pool (the commit event fires just *before* the
+commit lands, and a read that started in between must not be kept).
+
+    BENCH = Cached(("models", "endpoints"))
+    models = await BENCH.get(store, lambda: load_models(store))   # a fresh list each time
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+from benchwarmers.store.db import Store
+
+T = TypeVar("T")
+
+# How stale a cached read may be when another process changed the store.
+DEFAULT_TTL = 2.0
+
+# The table an INSERT / UPDATE / DELETE writes to ("INSERT OR REPLACE INTO x", "UPDATE x SET").
+_WRITE = re.compile(
+    r"""\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+["`]?(\w+)""",
+    re.IGNORECASE,
+)
+_PENDING = "benchwarmers_changed_tables"  # written, not yet committed
+_LANDING = "benchwarmers_committed_tables"  # committed, bumped again once the commit is surely in
+
+# database -> table -> version; only ever goes up.
+_versions: dict[str, dict[str, int]] = {}
+_watched: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+def database_of(store: Store) -> str:
+    """Stores on one database share versions (a server and a CLI command in
+    one process, two runtimes in a test); an in-memory database is its own."""
+    url = store.engine.url
+    if url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:"):
+        return f"{url}#{id(store.engine)}"
+    return url.render_as_string(hide_password=True)
+
+
+def watch(store: Store) -> None:
+    """Start seeing the writes made through this store (idempotent)."""
+    engine = store.engine.sync_engine
+    if engine in _watched:
+        return
+    _watched.add(engine)
+    versions = _versions.setdefault(database_of(store), {})
+
+    def bump(tables: set[str]) -> None:
+        for table in tables:
+            versions[table] = versions.get(table, 0) + 1
+
+    def land(info: dict[str, Any]) -> None:
+        landed = info.pop(_LANDING, None)
+        if landed:
+            bump(landed)
+
+    def on_execute(conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        land(conn.info)
+        written = _WRITE.match(statement)
+        if written:
+            conn.info.setdefault(_PENDING, set()).add(written.group(1).lower())
+
+    def on_commit(conn: Any) -> None:
+        land(conn.info)
+        written = conn.info.pop(_PENDING, None)
+        if written:
+            bump(written)
+            conn.info[_LANDING] = written
+
+    def on_rollback(conn: Any) -> None:
+        land(conn.info)
+        conn.info.pop(_PENDING, None)
+
+    def on_checkin(_dbapi: Any, record: Any) -> None:
+        if record is not None:
+            land(record.info)
+
+    event.listen(engine, "before_cursor_execute", on_execute)
+    event.listen(engine, "commit", on_commit)
+    event.listen(engine, "rollback", on_rollback)
+    event.listen(engine, "checkin", on_checkin)
+
+
+def stamp(store: Store, tables: tuple[str, ...]) -> tuple[int, ...]:
+    versions = _versions.get(database_of(store), {})
+    return tuple(versions.get(table, 0) for table in tables)
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry(Generic[T]):
+    stamp: tuple[int, ...]
+    loaded_at: float
+    value: T
+
+
+class Cached(Generic[T]):
+    """One read of `tables`, per database, kept until one of them changes
+    here or `ttl` seconds pass. The value must not be mutated by callers
+    (hand out copies of mutable ones)."""
+
+    def __init__(self, tables: tuple[str, ...], ttl: float = DEFAULT_TTL) -> None:
+        self.tables = tables
+        self.ttl = ttl
+        self._entries: dict[str, _Entry[T]] = {}
+
+    async def get(self, store: Store, load: Callable[[], Awaitable[T]]) -> T:
+        watch(store)
+        database = database_of(store)
+        before = stamp(store, self.tables)
+        now = time.monotonic()
+        entry = self._entries.get(database)
+        if entry is not None and entry.stamp == before and now - entry.loaded_at < self.ttl:
+            return entry.value
+        value = await load()
+        if stamp(store, self.tables) == before:  # nothing committed meanwhile: safe to keep
+            self._entries[database] = _Entry(before, now, value)
+        return value
+
+    def forget(self) -> None:
+        """Read again next time (tests, or a change made behind the store's back)."""
+        self._entries.clear()
