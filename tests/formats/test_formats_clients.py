@@ -236,6 +236,13 @@ def test_gemini_generate_content_stream(gateway: Gateway, gemini_client: genai.C
     assert_every_seat(gateway, text, "Gemini streams")
 
 
+def test_gemini_client_default_api_version(gateway: Gateway) -> None:
+    """Given only a base URL, google-genai speaks `v1`: generation works there too."""
+    client = genai.Client(api_key="any", http_options=genai_types.HttpOptions(base_url=gateway.url))
+    response = client.models.generate_content(model="bench/trio", contents="Gemini on v1")
+    assert_every_seat(gateway, response.text, "Gemini on v1")
+
+
 def test_gemini_raw_stream_carries_bench_last(gateway: Gateway) -> None:
     body = {"contents": [{"role": "user", "parts": [{"text": "Raw"}]}]}
     url = f"{gateway.url}/v1beta/models/bench/trio:streamGenerateContent"

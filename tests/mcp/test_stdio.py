@@ -4,6 +4,7 @@ records, the same key scope."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +34,19 @@ async def test_list_ask_verdict_and_pending_over_stdio(
             listing = await client.call_tool("list_collections", {})
             assert [c["id"] for c in listing.structured_content["collections"]] == ["bench/trio"]
 
-            asked = await client.call_tool(
-                "ask", {"collection": "trio", "prompt": "hi", "system": "be brief"}
-            )
+            notes: list[tuple[float, str | None]] = []
+
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                notes.append((time.monotonic(), message))
+
+            arguments = {"collection": "trio", "prompt": "hi", "system": "be brief"}
+            asked = await client.call_tool("ask", arguments, progress_callback=on_progress)
+            finished = time.monotonic()
             assert not asked.is_error, tool_text(asked)
+            # The slow seat took a second: progress came meanwhile, saying who was in.
+            assert len(notes) >= 2 and all(at < finished for at, _ in notes)
+            messages = [message or "" for _, message in notes]
+            assert any("2 seats in" in m and "fast (ok)" in m and "mid (ok)" in m for m in messages), messages
             bench = asked.structured_content["bench"]
             text = tool_text(asked)
             for seat in bench["seats"]:

@@ -15,6 +15,7 @@ from typing import Literal, TypeAlias
 from sqlalchemy import and_, delete, or_, select
 
 from benchwarmers.errors import UserError
+from benchwarmers.store.changes import Cached
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import LimitSetting
 
@@ -30,6 +31,8 @@ KINDS: dict[str, tuple[LimitWindow, LimitUnit]] = {
     "tpd": ("day", "tokens"),
 }
 KIND_OF = {pair: name for name, pair in KINDS.items()}
+# Every limit set, as last read (see `limits_for`).
+_ALL: Cached[tuple[UserLimit, ...]] = Cached(("limit_settings",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,15 +99,22 @@ async def list_limits(store: Store) -> list[UserLimit]:
 
 
 async def limits_for(store: Store, endpoint: str, served: str) -> list[UserLimit]:
-    """The endpoint's limits and the model's own: every one a call must fit."""
+    """The endpoint's limits and the model's own: every one a call must fit.
+    Asked twice per call (admit, spent), so from a cache that a `set` or
+    `clear` in this process drops at once, and another process's within
+    `changes.DEFAULT_TTL` seconds."""
+    every = await _ALL.get(store, lambda: _read_all(store))
+    return [limit for limit in every if limit.endpoint == endpoint and limit.served in ("", served)]
+
+
+async def _read_all(store: Store) -> tuple[UserLimit, ...]:
     async with store.read() as session:
         rows = await session.scalars(
-            select(LimitSetting).where(
-                LimitSetting.endpoint == endpoint,
-                or_(LimitSetting.served == "", LimitSetting.served == served),
+            select(LimitSetting).order_by(
+                LimitSetting.endpoint, LimitSetting.served, LimitSetting.window, LimitSetting.unit
             )
         )
-        return [_view(row) for row in rows]
+        return tuple(_view(row) for row in rows)
 
 
 async def clear_limits(store: Store, endpoint: str, served: str = "", kinds: tuple[str, ...] = ()) -> int:

@@ -13,6 +13,7 @@ never the traceback itself (`CatchAll`).
 from __future__ import annotations
 
 import json
+import re
 import logging
 import math
 import secrets
@@ -52,11 +53,26 @@ async def read_json(request: Request) -> Any:
     if not raw.strip():
         raise UserError("the request body is empty; send a JSON object")
     try:
-        return json.loads(raw, parse_constant=_not_json)
+        body = json.loads(raw, parse_constant=_not_json)
     except UnicodeDecodeError:
         raise UserError("the request body is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise UserError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    if _SURROGATE_ESCAPE.search(raw):
+        _refuse_lone_surrogates(body)
+    return body
+
+
+# A `\ud800`-`\udfff` escape: legal JSON, but alone (unpaired) it is no
+# character at all, and would fail later when a seat's request is encoded.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _refuse_lone_surrogates(body: Any) -> None:
+    try:
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise UserError("malformed JSON: a \\u escape names a lone surrogate, which is no character") from None
 
 
 def _not_json(constant: str) -> Any:

@@ -12,6 +12,12 @@ cannot lazy-load outside a session or change a row behind the writer's back.
 
 Errors: unknown names raise `NotFound`, duplicates `Conflict`, bad values
 `UserError`, each with a message fit to show the user as is.
+
+Reads of the bench and the collections (`list_models`, `get_model`,
+`list_collections`, `get_collection`) come from a cache every ask shares:
+dropped the moment a write to these tables commits in this process, and
+re-read after `changes.DEFAULT_TTL` seconds anyway, so a change made by
+another process (the CLI beside a server) shows within that time.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from sqlalchemy.orm import selectinload
 from benchwarmers.config.keys import env_var_name
 from benchwarmers.errors import Conflict, NotFound, UserError
 from benchwarmers.store import schema
+from benchwarmers.store.changes import Cached
 from benchwarmers.store.db import Store
 from benchwarmers.types import (
     API_KINDS,
@@ -48,6 +55,10 @@ COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 # Aliases show in headings and `--with` lists; served ids may hold slashes and colons, so aliases may too.
 ALIAS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$")
 REPLY_MODES: tuple[ReplyMode, ...] = ("panel", "merged")
+
+# Every model (with its endpoint) and every collection (with its members), as last read.
+_BENCH: Cached[tuple[ModelView, ...]] = Cached(("endpoints", "models"))
+_COLLECTIONS: Cached[tuple[CollectionView, ...]] = Cached(("collections", "collection_members", "models"))
 
 
 # ------------------------------------------------------------------ views
@@ -297,18 +308,27 @@ async def add_model(
 async def list_models(
     store: Store, *, endpoint: str | None = None, include_retired: bool = True
 ) -> list[ModelView]:
-    async with store.read() as session:
-        query = select(schema.Model).options(selectinload(schema.Model.endpoint)).order_by(schema.Model.alias)
-        if endpoint is not None:
-            query = query.join(schema.Endpoint).where(schema.Endpoint.name == endpoint)
-        if not include_retired:
-            query = query.where(schema.Model.status != "retired")
-        return [_model_view(row) for row in (await session.scalars(query)).all()]
+    """By alias; from the shared cache (see the module's docstring)."""
+    return [
+        model
+        for model in await _BENCH.get(store, lambda: _read_models(store))
+        if (endpoint is None or model.endpoint.name == endpoint)
+        and (include_retired or model.status != "retired")
+    ]
 
 
 async def get_model(store: Store, alias: str) -> ModelView:
-    async with store.read() as session:
+    for model in await _BENCH.get(store, lambda: _read_models(store)):
+        if model.alias == alias:
+            return model
+    async with store.read() as session:  # not cached yet (added elsewhere), or not there at all
         return _model_view(await _model_row(session, alias))
+
+
+async def _read_models(store: Store) -> tuple[ModelView, ...]:
+    async with store.read() as session:
+        query = select(schema.Model).options(selectinload(schema.Model.endpoint)).order_by(schema.Model.alias)
+        return tuple(_model_view(row) for row in (await session.scalars(query)).all())
 
 
 async def set_status(
@@ -473,18 +493,28 @@ async def update_collection(
 
 
 async def list_collections(store: Store) -> list[CollectionView]:
+    """By name; from the shared cache (see the module's docstring)."""
+    return list(await _COLLECTIONS.get(store, lambda: _read_collections(store)))
+
+
+async def get_collection(store: Store, name: str) -> CollectionView:
+    """By name, with or without the `bench/` prefix."""
+    bare = name[len("bench/") :] if name.startswith("bench/") else name
+    for collection in await _COLLECTIONS.get(store, lambda: _read_collections(store)):
+        if collection.name == bare:
+            return collection
+    async with store.read() as session:  # not cached yet (added elsewhere), or not there at all
+        return await _collection_view_of(session, await _collection_row(session, name))
+
+
+async def _read_collections(store: Store) -> tuple[CollectionView, ...]:
     async with store.read() as session:
         rows = (
             await session.scalars(
                 select(schema.Collection).options(*_member_loads()).order_by(schema.Collection.name)
             )
         ).all()
-        return [_collection_view(row, [m.model.alias for m in row.members]) for row in rows]
-
-
-async def get_collection(store: Store, name: str) -> CollectionView:
-    async with store.read() as session:
-        return await _collection_view_of(session, await _collection_row(session, name))
+        return tuple(_collection_view(row, [m.model.alias for m in row.members]) for row in rows)
 
 
 async def remove_collection(store: Store, name: str) -> None:
