@@ -222,7 +222,10 @@ def main() -> None:
     print(f"{'decider':<20} {'verdicts to settle':>19} {'unsettled runs':>15} {'regret':>8} {'verdicts':>9}")
     started = time.perf_counter()
     for name, decide in deciders:
-        outcomes = [simulate(name, decide, seed, args.asks) for seed in range(args.first_seed, args.first_seed + args.seeds)]
+        outcomes = [
+            simulate(name, decide, seed, args.asks)
+            for seed in range(args.first_seed, args.first_seed + args.seeds)
+        ]
         settle = statistics.mean(o.settled_at for o in outcomes)
         unsettled = sum(not o.settled for o in outcomes)
         regret = statistics.mean(o.regret for o in outcomes)

@@ -33,10 +33,12 @@ import asyncio
 import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -82,8 +84,8 @@ class Server:
 class Row:
     scenario: str
     connections: int
-    ours: Cell
-    theirs: Cell | None
+    ours: list[Cell]  # one per round
+    theirs: list[Cell] | None
 
 
 # ------------------------------------------------------------------ servers
@@ -206,7 +208,7 @@ def litellm_version(command: str) -> str:
 
 
 def run_cells(
-    ours: Server, theirs: Server | None, seconds: float, connections: list[int], use_wrk: bool
+    ours: Server, theirs: Server | None, seconds: float, connections: list[int], rounds: int, use_wrk: bool
 ) -> list[Row]:
     solo_model = "bench/solo:route" if has_route_mode(ours) else "bench/solo"
     passthrough = f"passthrough ({solo_model} vs alpha)"
@@ -230,36 +232,62 @@ def run_cells(
         asyncio.run(measure(our_load, connections=4, seconds=WARM_UP_SECONDS, prefer_wrk=False))
         if their_load is not None:
             asyncio.run(measure(their_load, connections=4, seconds=WARM_UP_SECONDS, prefer_wrk=False))
-    rows = []
-    for name, our_load, their_load, prefer_wrk in scenarios:
-        for conns in connections:
-            # Side by side in time, so a burst of other work on the machine hits both alike.
-            mine = asyncio.run(
-                measure(
-                    our_load,
-                    connections=conns,
-                    seconds=seconds,
-                    prefer_wrk=prefer_wrk,
-                    server_pid=ours.child.pid,
-                )
-            )
-            other = None
-            if their_load is not None and theirs is not None:
-                other = asyncio.run(
-                    measure(
-                        their_load,
-                        connections=conns,
-                        seconds=seconds,
-                        prefer_wrk=prefer_wrk,
-                        server_pid=theirs.child.pid,
+    rows = {
+        (name, conns): Row(name, conns, [], [] if their_load else None)
+        for name, _ours, their_load, _wrk in scenarios
+        for conns in connections
+    }
+    for round_number in range(rounds):
+        for name, our_load, their_load, prefer_wrk in scenarios:
+            for conns in connections:
+                row = rows[name, conns]
+                pairs: list[tuple[Load, Server, list[Cell]]] = [(our_load, ours, row.ours)]
+                if their_load is not None and theirs is not None and row.theirs is not None:
+                    pairs.append((their_load, theirs, row.theirs))
+                # Each pair side by side in time, first one then the other first, so a
+                # burst of other work on the machine falls on both alike.
+                for load, server, cells in pairs if round_number % 2 == 0 else pairs[::-1]:
+                    cells.append(
+                        asyncio.run(
+                            measure(
+                                load,
+                                connections=conns,
+                                seconds=seconds,
+                                prefer_wrk=prefer_wrk,
+                                server_pid=server.child.pid,
+                            )
+                        )
                     )
+                print(
+                    f"  round {round_number + 1}/{rounds}: {name} at {conns} connection(s)",
+                    file=sys.stderr,
+                    flush=True,
                 )
-            rows.append(Row(name, conns, mine, other))
-            print(f"  measured {name} at {conns} connection(s)", file=sys.stderr, flush=True)
-    return rows
+    return list(rows.values())
 
 
 # ------------------------------------------------------------------- table
+
+MEASURES: tuple[tuple[str, Callable[[Cell], float], int], ...] = (
+    ("req/s", lambda c: c.rate, 1),
+    ("p50 ms", lambda c: c.p50_ms, 2),
+    ("p99 ms", lambda c: c.p99_ms, 2),
+    ("server CPU ms/op", lambda c: c.cpu_ms_per_op, 2),
+)
+
+
+def median_of(cells: list[Cell] | None, get: Callable[[Cell], float]) -> float | None:
+    return statistics.median(get(c) for c in cells) if cells else None
+
+
+def median_ratio(ours: list[Cell], theirs: list[Cell] | None, get: Callable[[Cell], float]) -> str:
+    """The median of each round's ratio: steadier than a ratio of medians
+    when the machine's speed drifts between rounds."""
+    if not theirs:
+        return "-"
+    ratios = [get(a) / get(b) for a, b in zip(ours, theirs, strict=True) if get(b)]
+    ratios = [r for r in ratios if not math.isnan(r)]
+    return f"{statistics.median(ratios):.2f}x" if ratios else "-"
 
 
 def ratio(a: float, b: float | None) -> str:
@@ -273,24 +301,19 @@ def num(value: float | None, digits: int = 1) -> str:
 
 
 def render(rows: list[Row], ours: Server, theirs: Server | None) -> str:
-    measures = (
-        ("req/s", lambda c: c.rate, 1),
-        ("p50 ms", lambda c: c.p50_ms, 2),
-        ("p99 ms", lambda c: c.p99_ms, 2),
-        ("server CPU ms/op", lambda c: c.cpu_ms_per_op, 2),
-    )
     head = ["scenario", "conns"]
-    for label, _get, _digits in measures:
+    for label, _get, _digits in MEASURES:
         head += [f"{label} ours", f"{label} LiteLLM", "ours/LiteLLM"]
     head += ["errors ours/LiteLLM", "loader"]
-    out = ["| " + " | ".join(head) + " |", "|---|--:|" + "--:|" * (3 * len(measures) + 1) + "---|"]
+    out = ["| " + " | ".join(head) + " |", "|---|--:|" + "--:|" * (3 * len(MEASURES) + 1) + "---|"]
     for row in rows:
         cells = [row.scenario, str(row.connections)]
-        for _label, get, digits in measures:
-            mine = get(row.ours)
-            other = get(row.theirs) if row.theirs else None
-            cells += [num(mine, digits), num(other, digits), ratio(mine, other)]
-        cells += [f"{row.ours.errors}/{row.theirs.errors if row.theirs else '-'}", row.ours.tool]
+        for _label, get, digits in MEASURES:
+            mine = median_of(row.ours, get)
+            other = median_of(row.theirs, get)
+            cells += [num(mine, digits), num(other, digits), median_ratio(row.ours, row.theirs, get)]
+        their_errors = sum(c.errors for c in row.theirs) if row.theirs is not None else "-"
+        cells += [f"{sum(c.errors for c in row.ours)}/{their_errors}", row.ours[0].tool]
         out.append("| " + " | ".join(cells) + " |")
     out += [
         "",
@@ -315,7 +338,8 @@ def render(rows: list[Row], ours: Server, theirs: Server | None) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=10.0, help="per measured cell")
+    parser.add_argument("--seconds", type=float, default=5.0, help="per measured cell and round")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of every cell; medians are shown")
     parser.add_argument("--connections", default="1,10", help="comma-separated concurrency levels")
     parser.add_argument(
         "--litellm", default=os.environ.get("LITELLM_BIN", "litellm"), help="LiteLLM's command"
@@ -349,7 +373,7 @@ def main() -> int:
             servers = [s for s in (ours, theirs) if s is not None]
             for server in servers:
                 server.rss_start = rss_mb(server.child.pid)
-            rows = run_cells(ours, theirs, args.seconds, connections, use_wrk)
+            rows = run_cells(ours, theirs, args.seconds, connections, args.rounds, use_wrk)
             for server in servers:
                 server.rss_end = rss_mb(server.child.pid)
                 server.rss_peak = peak_rss_mb(server.child.pid)
@@ -361,7 +385,8 @@ def main() -> int:
     loader = "wrk" if use_wrk else "httpx"
     print(
         f"{when}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; {version}; "
-        f"{args.seconds:g} s per cell, loader {loader}; upstream delay {args.delay:g} s; "
+        f"{args.rounds} rounds of {args.seconds:g} s per cell (medians), loader {loader}; "
+        f"upstream delay {args.delay:g} s; "
         f"our call log pre-filled with {args.history} calls; "
         f"total {time.monotonic() - started:.0f} s"
     )

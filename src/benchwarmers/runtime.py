@@ -28,6 +28,7 @@ from benchwarmers.config.home import ensure_home, resolve_home
 from benchwarmers.config.settings import Settings
 from benchwarmers.limits.counters import Counters, MemoryCounters, open_counters
 from benchwarmers.limits.enforce import Limiter
+from benchwarmers.store import changes
 from benchwarmers.store.db import Store, sqlite_url
 from benchwarmers.store.migrate import migrate
 
@@ -65,6 +66,7 @@ class Runtime:
         folder = ensure_home(home if home is not None else resolve_home())
         url = database_url or os.environ.get(DATABASE_URL_ENV, "").strip() or sqlite_url(folder)
         store = Store(url)
+        changes.watch(store)  # its writes drop the cached reads at once (store/changes.py)
         limiter = Limiter(store, open_counters(os.environ.get(REDIS_URL_ENV, "").strip() or None))
         try:
             await migrate(store)

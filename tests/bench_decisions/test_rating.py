@@ -51,8 +51,8 @@ def test_suite_is_a_prior_worth_a_few_verdicts() -> None:
     strong_suite = Evidence("a", suite_shape=Tally(6, 0))
     weak_suite = Evidence("b", suite_shape=Tally(0, 6))
     assert rate(strong_suite).mean > 0.6 > 0.4 > rate(weak_suite).mean
-    # Twenty real verdicts outweigh a perfect suite.
-    judged = Evidence("a", suite_shape=Tally(6, 0), here=Tally(2, 18))
+    # Thirty real verdicts outweigh a perfect suite.
+    judged = Evidence("a", suite_shape=Tally(6, 0), here=Tally(3, 27))
     assert rate(judged).mean < 0.3
     # A much larger suite weighs no more than the cap.
     assert (

@@ -54,10 +54,12 @@ async def register(
             await registry.add_collection(runtime.store, name, **fields)
 
 
-def make_key(home: Path, name: str, collections: tuple[str, ...] = ()) -> str:
+def make_key(home: Path, name: str, collections: tuple[str, ...] = (), per_minute: int | None = None) -> str:
     async def create() -> str:
         async with Runtime.open(home) as runtime:
-            _info, secret = await gatewaykeys.create_key(runtime.store, name, collections=collections)
+            _info, secret = await gatewaykeys.create_key(
+                runtime.store, name, collections=collections, requests_per_minute=per_minute
+            )
             return secret
 
     secret: str = run_sync(create())

@@ -186,13 +186,27 @@ async def test_a_wrong_key_is_refused_where_keys_are_required(bench_server: Any)
     assert bare.status_code == 401 and wrong.status_code == 401
 
 
-async def test_get_answers_405(bench_server: Any) -> None:
+async def test_the_guard_checks_mcp_as_it_checks_v1(bench_server: Any) -> None:
     with bench_server() as server:
+        key = make_key(server.home, "slow-caller", per_minute=3)
+        body = raw_call(1, "tools/list", {})
         async with httpx.AsyncClient(timeout=10) as http:
             for path in ("/mcp", "/v1/mcp"):
                 reply = await http.get(server.url + path, headers={"accept": "text/event-stream"})
                 assert reply.status_code == 405, path
                 assert reply.headers["allow"] == "POST"
+                foreign = {**SSE_HEADERS, "origin": "http://evil.example"}
+                assert (await http.post(server.url + path, json=body, headers=foreign)).status_code == 403
+                rebound = {**SSE_HEADERS, "host": "evil.example"}
+                assert (await http.post(server.url + path, json=body, headers=rebound)).status_code == 421
+            # The plugin sends "Bearer none" when no key is set: the local owner, as with no header.
+            empty = {**SSE_HEADERS, "authorization": "Bearer none"}
+            assert (await http.post(server.url + "/mcp", json=body, headers=empty)).status_code == 200
+            keyed = {**SSE_HEADERS, "authorization": f"Bearer {key}"}
+            statuses = [
+                (await http.post(server.url + "/mcp", json=body, headers=keyed)).status_code for _ in range(4)
+            ]
+    assert statuses == [200, 200, 200, 429], "the key's rate counts MCP requests"
 
 
 UNKNOWN_COLLECTION = "no collection 'bench/nope'; collections here: bench/trio"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -159,13 +160,23 @@ def test_manifests_have_the_structure_claude_code_reads() -> None:
     assert (ROOT / entry["source"] / ".claude-plugin" / "plugin.json").is_file()
 
 
+def expand(value: str, env: dict[str, str]) -> str:
+    """Claude Code's expansion of `${VAR}` and `${VAR:-default}` in `.mcp.json`."""
+    return re.sub(r"\$\{(\w+)(?::-([^}]*))?\}", lambda m: env.get(m[1]) or (m[2] or ""), value)
+
+
 def test_mcp_json_points_at_the_local_server() -> None:
     config = load(PLUGIN / ".mcp.json")
     jsonschema.validate(config, MCP_SCHEMA)
     server = config["mcpServers"]["benchwarmers"]
-    assert server == {**server, "type": "http", "url": "http://127.0.0.1:8122/mcp"}
-    # The key comes from the environment; with none set the header is empty and the guard ignores it.
-    assert server["headers"] == {"Authorization": "Bearer ${BENCHWARMERS_KEY:-}"}
+    assert server["type"] == "http"
+    # By default the local server; BENCHWARMERS_URL moves it, as it moves the CLI and the hook.
+    assert expand(server["url"], {}) == "http://127.0.0.1:8122/mcp"
+    assert expand(server["url"], {"BENCHWARMERS_URL": "http://10.0.0.2:9000"}) == "http://10.0.0.2:9000/mcp"
+    # The key comes from the environment; with none set, a placeholder no key matches (an empty
+    # header value is not legal HTTP): the local owner where keys are not required.
+    assert expand(server["headers"]["Authorization"], {}) == "Bearer none"
+    assert expand(server["headers"]["Authorization"], {"BENCHWARMERS_KEY": "bw_k"}) == "Bearer bw_k"
 
 
 def test_stop_hook_runs_the_reminder_script() -> None:

@@ -35,18 +35,18 @@ from functools import lru_cache
 CONFIDENCE = 0.90
 
 # How much each weaker source may weigh, in verdicts.
-SUITE_SHAPE_PER_TASK = 0.5
-SUITE_SHAPE_CAP = 4.0
+SUITE_SHAPE_PER_TASK = 1.0
+SUITE_SHAPE_CAP = 6.0
 SUITE_OTHER_PER_TASK = 0.25
 SUITE_OTHER_CAP = 1.5
 POOL_COLLECTION_PER_VERDICT = 0.5
-POOL_COLLECTION_CAP = 3.0
+POOL_COLLECTION_CAP = 2.0
 POOL_ELSEWHERE_PER_VERDICT = 0.5
 POOL_ELSEWHERE_CAP = 3.0
 POPULATION_STRENGTH = 2.0
 
 # Optimism: the share of the interval's upper half added to the mean.
-OPTIMISM = 0.1
+OPTIMISM = 0.4
 
 # Penalties, each at most this much of the 0..1 usefulness scale.
 HEALTH_MAX = 0.30

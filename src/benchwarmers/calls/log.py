@@ -10,9 +10,12 @@ prompt text of a gateway request, no image, no key.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -73,52 +76,142 @@ class CallRow:
 
 
 async def record_call(store: Store, row: CallRow) -> None:
-    """Write the call and add it to this month's ledger, in one transaction."""
-    at = row.at or datetime.now(UTC)
+    """Write the call and add it to this month's ledger, in one transaction;
+    return once that is committed.
+
+    Calls that end while another write of the log is committing go into the
+    next transaction together (a group commit): seats of a panel that finish
+    at once share one commit instead of queueing for one each, and a call
+    still returns only when its own row is in."""
+    stamped = row if row.at is not None else replace(row, at=datetime.now(UTC))
+    loop = asyncio.get_running_loop()
+    writer = _writers.get(store)
+    if writer is None or writer.loop is not loop:
+        writer = _writers[store] = _LogWriter(store, loop)
+    await writer.record(stamped)
+
+
+class _LogWriter:
+    """The call log's group commit for one store (on one event loop)."""
+
+    def __init__(self, store: Store, loop: asyncio.AbstractEventLoop) -> None:
+        self.store = store
+        self.loop = loop
+        self._waiting: list[tuple[CallRow, asyncio.Future[None]]] = []
+        self._draining: asyncio.Task[None] | None = None
+
+    async def record(self, row: CallRow) -> None:
+        done = self.loop.create_future()
+        self._waiting.append((row, done))
+        if self._draining is None:
+            self._draining = self.loop.create_task(self._drain())
+        await done
+
+    async def _drain(self) -> None:
+        """Commit what waits, then what came meanwhile, until none is left."""
+        batch: list[tuple[CallRow, asyncio.Future[None]]] = []
+        try:
+            while self._waiting:
+                batch, self._waiting = self._waiting, []
+                await self._commit(batch)
+        finally:
+            self._draining = None
+            for _row, done in (*batch, *self._waiting):  # unsettled only if this task was cancelled
+                _settle(done, asyncio.CancelledError())
+            self._waiting = []
+
+    async def _commit(self, batch: list[tuple[CallRow, asyncio.Future[None]]]) -> None:
+        try:
+            await _write(self.store, [row for row, _done in batch])
+        except Exception as exc:
+            if len(batch) == 1:
+                _settle(batch[0][1], exc)
+                return
+            for row, done in batch:  # one row the store refuses must not lose the others
+                try:
+                    await _write(self.store, [row])
+                except Exception as one:
+                    _settle(done, one)
+                else:
+                    _settle(done, None)
+        else:
+            for _row, done in batch:
+                _settle(done, None)
+
+
+_writers: weakref.WeakKeyDictionary[Store, _LogWriter] = weakref.WeakKeyDictionary()
+
+
+def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
+    if done.done():  # its caller stopped waiting; the row is written all the same
+        return
+    if error is None:
+        done.set_result(None)
+    else:
+        done.set_exception(error)
+
+
+async def _write(store: Store, rows: list[CallRow]) -> None:
+    """The rows and their ledger lines: two statements, one transaction."""
+    calls = Call.__table__
+    ledger = UsageMonth.__table__
+    sums: dict[tuple[str, str, str], list[int]] = {}
+    for row in rows:
+        assert row.at is not None
+        line = sums.setdefault((row.at.strftime("%Y-%m"), row.endpoint, row.served), [0, 0, 0])
+        line[0] += 1 if row.sent else 0
+        line[1] += row.tokens_in
+        line[2] += row.tokens_out
+    insert = sqlite_insert if store.is_sqlite else pg_insert
+    upsert = insert(ledger)
+    upsert = upsert.on_conflict_do_update(
+        index_elements=["month", "endpoint", "served"],
+        set_={
+            "requests": ledger.c.requests + upsert.excluded.requests,
+            "tokens_in": ledger.c.tokens_in + upsert.excluded.tokens_in,
+            "tokens_out": ledger.c.tokens_out + upsert.excluded.tokens_out,
+        },
+    )
     async with store.write() as session:
-        session.add(
-            Call(
-                id=row.id,
-                at=at,
-                kind=row.kind,
-                alias=row.alias,
-                endpoint=row.endpoint,
-                served=row.served,
-                task=row.task,
-                collection=row.collection,
-                shape=row.shape,
-                seat=row.seat,
-                ask_id=row.ask_id,
-                conversation=row.conversation,
-                status=row.status,
-                seconds=round(row.seconds, 4),
-                first_byte_seconds=None
-                if row.first_byte_seconds is None
-                else round(row.first_byte_seconds, 4),
-                tokens_in=row.tokens_in,
-                tokens_out=row.tokens_out,
-                error=row.error[:ERROR_LIMIT],
-                explorer=row.explorer,
-            )
+        await session.execute(calls.insert(), [_call_values(row) for row in rows])
+        await session.execute(
+            upsert,
+            [
+                {
+                    "month": month,
+                    "endpoint": endpoint,
+                    "served": served,
+                    "requests": n,
+                    "tokens_in": i,
+                    "tokens_out": o,
+                }
+                for (month, endpoint, served), (n, i, o) in sums.items()
+            ],
         )
-        insert = sqlite_insert if store.is_sqlite else pg_insert
-        statement = insert(UsageMonth).values(
-            month=at.strftime("%Y-%m"),
-            endpoint=row.endpoint,
-            served=row.served,
-            requests=1 if row.sent else 0,
-            tokens_in=row.tokens_in,
-            tokens_out=row.tokens_out,
-        )
-        statement = statement.on_conflict_do_update(
-            index_elements=["month", "endpoint", "served"],
-            set_={
-                "requests": UsageMonth.requests + statement.excluded.requests,
-                "tokens_in": UsageMonth.tokens_in + statement.excluded.tokens_in,
-                "tokens_out": UsageMonth.tokens_out + statement.excluded.tokens_out,
-            },
-        )
-        await session.execute(statement)
+
+
+def _call_values(row: CallRow) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "at": row.at,
+        "kind": row.kind,
+        "alias": row.alias,
+        "endpoint": row.endpoint,
+        "served": row.served,
+        "task": row.task,
+        "collection": row.collection,
+        "shape": row.shape,
+        "seat": row.seat,
+        "ask_id": row.ask_id,
+        "conversation": row.conversation,
+        "status": row.status,
+        "seconds": round(row.seconds, 4),
+        "first_byte_seconds": None if row.first_byte_seconds is None else round(row.first_byte_seconds, 4),
+        "tokens_in": row.tokens_in,
+        "tokens_out": row.tokens_out,
+        "error": row.error[:ERROR_LIMIT],
+        "explorer": row.explorer,
+    }
 
 
 async def get_call(store: Store, call_id: str) -> Call | None:

@@ -15,7 +15,6 @@ knows no HTTP and no format.
 from __future__ import annotations
 
 import asyncio
-import logging
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -28,6 +27,7 @@ from benchwarmers.calls.caller import CallContext, Caller, CallResult
 from benchwarmers.calls.log import new_ask_id, panel_task
 from benchwarmers.calls.tokens import context_needed
 from benchwarmers.errors import UserError
+from benchwarmers.panel import history
 from benchwarmers.panel.merge import anonymise, merge_request, parse_merge
 from benchwarmers.panel.seating import PlannedSeat, Seating, seat_panel, unfit_reason
 from benchwarmers.panel.shapes import shape_of
@@ -50,8 +50,6 @@ if TYPE_CHECKING:
 
 # Orders aliases best first for one collection and shape (seat caps, merger choice).
 Ranker = Callable[[Any, str, str, list[str]], Awaitable[list[str]]]
-
-log = logging.getLogger(__name__)
 
 # Explorer candidates asked for beyond the seats, in case the first do not fit.
 EXPLORER_SPARES = 5
@@ -184,18 +182,14 @@ class PanelEngine:
     async def _record_seating(self, plan: Plan) -> None:
         """A dated line in the seating history when who sits changed; after
         the reply is out, so it costs the ask no time."""
-        seated = [s.model.alias for s in plan.seating.seats]
-        explorers = [s.model.alias for s in plan.seating.seats if s.explorer]
-        store, name = self.runtime.store, plan.collection.name
-        try:
-            rankings = await decisions.rank(store, name, plan.shape, seated)
-            reason = decisions.seating_reason(rankings, seated, explorers)
-            left = "; ".join(f"{m.alias} left off: {m.reason}" for m in plan.seating.left_off)
-            await decisions.record_seating(
-                store, name, plan.shape, seated, "; ".join(p for p in (reason, left) if p)
-            )
-        except Exception:  # the history is a record of the panel, never a reason to fail it
-            log.exception("could not write the seating history of bench/%s", name)
+        await history.note_panel(
+            self.runtime.store,
+            plan.collection.name,
+            plan.shape,
+            [s.model.alias for s in plan.seating.seats],
+            [s.model.alias for s in plan.seating.seats if s.explorer],
+            plan.seating.left_off,
+        )
 
     async def _seat(self, plan: Plan, planned: PlannedSeat) -> Seat:
         started = time.monotonic()

@@ -1,0 +1,64 @@
+"""The seating history a panel keeps: a dated line (`bench.decisions`)
+whenever who sits on a collection for a shape changes.
+
+Most asks seat the same panel as the last one, so the engine first compares
+with the last line written, from a cached read of the latest line of every
+collection and shape (one statement after a change, none while nothing
+changes), and only then ranks the seats for the reason (several reads) and
+writes. It runs after the reply is out, but its reads would still compete
+with the next ask's, so the common case must cost nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from sqlalchemy import func, select
+
+from benchwarmers.bench import decisions
+from benchwarmers.store.changes import Cached
+from benchwarmers.store.db import Store
+from benchwarmers.store.schema import SeatingHistory
+from benchwarmers.types import LeftOff
+
+log = logging.getLogger(__name__)
+
+# (collection, shape) -> the aliases seated on its latest history line.
+_LATEST: Cached[dict[tuple[str, str], tuple[str, ...]]] = Cached(("seating_history",))
+
+
+async def note_panel(
+    store: Store,
+    collection: str,
+    shape: str,
+    seated: Sequence[str],
+    explorers: Sequence[str],
+    left_off: Sequence[LeftOff],
+) -> None:
+    """Write a history line when these seats differ from the last line's;
+    the reason names each seat's record and why members were left off.
+    Never raises: the history is a record of the panel, never a reason to fail it."""
+    try:
+        latest = await _LATEST.get(store, lambda: _read_latest(store))
+        if latest.get((collection, shape)) == tuple(seated):
+            return
+        rankings = await decisions.rank(store, collection, shape, list(seated))
+        reason = decisions.seating_reason(rankings, seated, explorers)
+        left = "; ".join(f"{m.alias} left off: {m.reason}" for m in left_off)
+        await decisions.record_seating(
+            store, collection, shape, list(seated), "; ".join(p for p in (reason, left) if p)
+        )
+    except Exception:
+        log.exception("could not write the seating history of bench/%s", collection)
+
+
+async def _read_latest(store: Store) -> dict[tuple[str, str], tuple[str, ...]]:
+    newest = select(func.max(SeatingHistory.id)).group_by(SeatingHistory.collection, SeatingHistory.shape)
+    async with store.read() as session:
+        rows = await session.execute(
+            select(SeatingHistory.collection, SeatingHistory.shape, SeatingHistory.seated).where(
+                SeatingHistory.id.in_(newest)
+            )
+        )
+        return {(name, shape): tuple(seated) for name, shape, seated in rows}
