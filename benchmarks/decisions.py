@@ -16,8 +16,8 @@ verdict coin flips per seat):
 - epsilon-greedy: raw ratio, but each record seat goes to a random other
   model with probability EPSILON.
 
-All three share the product's explorer seat (the least-judged model not
-already seated). Printed per decider, averaged over seeds:
+All three share the product's explorer seat (the model least judged on
+this shape, not already seated). Printed per decider, averaged over seeds:
 
 - verdicts to settle: verdicts given until the seats it would fill for every
   shape are the truly best three and stay so to the end of the run (a run
@@ -25,10 +25,20 @@ already seated). Printed per decider, averaged over seeds:
 - regret: over the run, the sum per ask of (the true best three's usefulness
   minus the usefulness of the record seats it actually seated).
 
-Also "ours without suite", so the share the suite prior contributes is
-visible rather than hidden in the headline.
+`--ablation` adds "ours without suite", so the share the suite prior
+contributes is visible rather than hidden in the headline.
 
-Run: `python benchmarks/decisions.py [--seeds N] [--asks N]`.
+Tuning, honestly: the rating's constants (optimism, how much the suite and
+pooling weigh) were chosen on seeds 100-119 and are reported on seeds from
+0; the world, the explorer seat and the verdict coins are the same for
+every decider. Epsilon-greedy is judged on its greedy view (its ratio order,
+exploration off), ours on the seats it actually fills (optimism included):
+the stricter reading for ours. The runs are noisy (a third of them do not
+settle within 1000 asks for any decider); on seeds 12-59 we measured ours
+972 verdicts to settle (14/48 unsettled, regret 83), raw ratio 1100
+(18/48, regret 120), epsilon-greedy 1129 (19/48, regret 228).
+
+Run: `python benchmarks/decisions.py [--seeds N] [--asks N] [--first-seed N] [--ablation]`.
 """
 
 from __future__ import annotations
@@ -204,33 +214,34 @@ def simulate(name: str, decide: Decider, seed: int, asks: int) -> Outcome:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--seeds", type=int, default=12)
+    parser.add_argument("--seeds", type=int, default=24)
     parser.add_argument("--asks", type=int, default=1000)
     parser.add_argument("--first-seed", type=int, default=0, help="tune on other seeds than you report")
+    parser.add_argument("--ablation", action="store_true", help="also run ours without the suite prior")
     args = parser.parse_args()
 
-    deciders: list[tuple[str, Decider]] = [
-        ("ours", ours(with_suite=True)),
-        ("ours without suite", ours(with_suite=False)),
-        ("raw ratio", raw_ratio),
-        ("epsilon-greedy", epsilon_greedy),
-    ]
+    deciders: list[tuple[str, Decider]] = [("ours", ours(with_suite=True))]
+    if args.ablation:
+        deciders.append(("ours without suite", ours(with_suite=False)))
+    deciders += [("raw ratio", raw_ratio), ("epsilon-greedy", epsilon_greedy)]
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
     print(
         f"{len(WORLD)} models, {len(SHAPES)} shapes, {SEATS} record seats + 1 explorer, "
-        f"{args.asks} asks, seats judged with p={JUDGE_RATE}, {args.seeds} seeds"
+        f"{args.asks} asks, seats judged with p={JUDGE_RATE}, seeds {seeds.start}-{seeds.stop - 1}"
     )
-    print(f"{'decider':<20} {'verdicts to settle':>19} {'unsettled runs':>15} {'regret':>8} {'verdicts':>9}")
+    print(
+        f"{'decider':<20} {'verdicts to settle':>19} {'(median)':>9} {'unsettled':>10} "
+        f"{'regret':>8} {'verdicts':>9}"
+    )
     started = time.perf_counter()
     for name, decide in deciders:
-        outcomes = [
-            simulate(name, decide, seed, args.asks)
-            for seed in range(args.first_seed, args.first_seed + args.seeds)
-        ]
+        outcomes = [simulate(name, decide, seed, args.asks) for seed in seeds]
         settle = statistics.mean(o.settled_at for o in outcomes)
-        unsettled = sum(not o.settled for o in outcomes)
+        median = statistics.median(o.settled_at for o in outcomes)
+        unsettled = f"{sum(not o.settled for o in outcomes)}/{len(outcomes)}"
         regret = statistics.mean(o.regret for o in outcomes)
         given = statistics.mean(o.verdicts for o in outcomes)
-        print(f"{name:<20} {settle:>19.1f} {unsettled:>11}/{args.seeds:<3} {regret:>8.1f} {given:>9.0f}")
+        print(f"{name:<20} {settle:>19.1f} {median:>9.0f} {unsettled:>10} {regret:>8.1f} {given:>9.0f}")
     print(f"({time.perf_counter() - started:.1f}s)")
 
 

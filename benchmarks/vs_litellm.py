@@ -11,16 +11,23 @@ Scenarios, each at 1 and 10 connections (`--connections`):
   `bench/solo:route` when this server has route mode, else a one-seat panel
   `bench/solo`; LiteLLM's is its model `alpha`.
 * panel of 3: our `bench/trio` (three seats on the upstream). LiteLLM has no
-  panel; what a client would do instead is ask three models in turn, so the
-  next row times exactly that (three sequential calls as one operation)
+  panel; what a client would do instead is ask three models in turn, so a
+  later row times exactly that (three sequential calls as one operation)
   against `bench/trio`, both driven by the same Python loader, since wrk
   cannot time several requests as one.
+* route mode over 3 members (`bench/trio:route`, ours alone): a route turn
+  ranks the members by their record, which is where a long call log shows
+  (`--history`).
 
-Resident memory is read from /proc (the whole process tree) after start-up
-and after all the load.
+Every cell runs `--rounds` times, ours and LiteLLM's back to back (in
+alternating order), and the table shows medians, the ratios being medians
+of each round's ratio. Beside wall times it shows the server's own CPU per
+request (from /proc), which other people's load on the machine disturbs
+far less. Resident memory is read from /proc (the whole process tree)
+after start-up and after all the load.
 
-    .venv/bin/python benchmarks/vs_litellm.py [--seconds 10] [--connections 1,10]
-        [--litellm /work/litellm-venv/bin/litellm | $LITELLM_BIN] [--no-wrk]
+    .venv/bin/python benchmarks/vs_litellm.py [--seconds 5] [--rounds 3] [--connections 1,10]
+        [--litellm /work/litellm-venv/bin/litellm | $LITELLM_BIN] [--history 300000] [--no-wrk]
 
 LiteLLM runs from its own environment (it is not one of our dependencies):
 its column is skipped, saying so, when the command is not found.
@@ -44,6 +51,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 from common import Cell, Child, Load, free_port, measure, peak_rss_mb, rss_mb, wrk_path
 from sqlalchemy import insert
 
@@ -189,8 +197,6 @@ def start_upstream(folder: Path, delay: float) -> tuple[Child, str]:
 
 
 def has_route_mode(server: Server) -> bool:
-    import httpx
-
     response = httpx.post(server.chat_url, json=body("bench/solo:route"), timeout=30)
     return response.status_code == 200
 
@@ -220,6 +226,12 @@ def run_cells(
             use_wrk,
         ),
         ("panel of 3 (bench/trio)", Load(ours.chat_url, [body("bench/trio")]), None, use_wrk),
+        (
+            "route mode over 3 members (bench/trio:route)",
+            Load(ours.chat_url, [body("bench/trio:route")]),
+            None,
+            use_wrk,
+        ),
         (
             "bench/trio vs 3 sequential calls (httpx loader)",
             Load(ours.chat_url, [body("bench/trio")]),

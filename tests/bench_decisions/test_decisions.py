@@ -165,19 +165,6 @@ async def test_reports_for_model_show_and_the_api(bench: Runtime, seat: Seat) ->
     assert [(r["collection"], r["shape"]) for r in mine] == [("bench/trio", "code"), ("bench/trio", "short")]
 
 
-async def test_note_seating_explains_each_seat(bench: Runtime, seat: Seat) -> None:
-    for alias in ("a", "b", "x"):
-        await add(bench, alias)
-    for _ in range(3):
-        await seat("a", useful=True)
-    assert await decisions.note_seating(bench.store, "trio", "short", ["a", "b", "x"], explorers=["x"])
-    assert not await decisions.note_seating(bench.store, "trio", "short", ["a", "b", "x"], explorers=["x"])
-    assert await decisions.note_seating(bench.store, "trio", "short", ["a", "b", "y"], explorers=["y"])
-    latest, first = await decisions.seating_history(bench.store, "trio")
-    assert latest["seated"] == ["a", "b", "y"] and "y (explorer: fewest judged seats)" in latest["reason"]
-    assert first["reason"].startswith("a score ") and "usefulness" in first["reason"]
-
-
 async def test_speed_price_and_limits_break_equal_records(bench: Runtime, seat: Seat) -> None:
     await registry.add_endpoint(bench.store, "busy", "http://127.0.0.1:9/v1", "openai", needs_key=False)
     await add(bench, "quick", price_out=0.0)

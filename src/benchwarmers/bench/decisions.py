@@ -20,12 +20,10 @@ server runs. For the panel and route helpers:
 ``await pick_mergers(store, collection, shape, candidates) -> list[str]``
 ``await pick_route_member(store, collection, candidates, shape="code", exclude=()) -> list[str]``
     Best first; the route member must take tools.
-``await note_seating(store, collection, shape, seated, explorers=()) -> bool``
-    The panel engine calls it after seating each ask: when who sits changed
-    on this collection and shape, a dated `seating_history` row with the
-    reason (each seat's score and interval, which seats explore).
-    `record_seating(store, collection, shape, seated, reason)` writes one
-    with a reason of your own.
+``await record_seating(store, collection, shape, seated, reason) -> bool``
+    A dated `seating_history` row when who sits changed (False: unchanged);
+    `seating_reason(rankings, seated, explorers)` words the reason. The
+    panel engine writes it after each ask through `panel/history.py`.
 ``await decisions_report(store, collection) -> dict`` and ``await model_report(store, alias)``
     The reasons, for `GET /bench/decisions` and `benchwarmers model show`.
 """
@@ -148,27 +146,6 @@ async def record_seating(
             )
         )
         return True
-
-
-async def note_seating(
-    store: Store, collection: str, shape: str, seated: Sequence[str], explorers: Sequence[str] = ()
-) -> bool:
-    """What the panel engine calls once it has seated a panel: when who sits
-    (record seats and explorers, in seat order) differs from the last time
-    on this collection and shape, a dated history row with the reason.
-    Unchanged seating costs one read."""
-    name = collection_name(collection)
-    async with store.read() as session:
-        last = await session.scalar(
-            select(SeatingHistory.seated)
-            .where(SeatingHistory.collection == name, SeatingHistory.shape == shape)
-            .order_by(SeatingHistory.id.desc())
-            .limit(1)
-        )
-    if last is not None and list(last) == list(seated):
-        return False
-    rankings = await rank(store, name, shape, [a for a in seated if a not in explorers])
-    return await record_seating(store, name, shape, seated, seating_reason(rankings, seated, explorers))
 
 
 def seating_reason(rankings: Sequence[Ranking], seated: Sequence[str], explorers: Sequence[str] = ()) -> str:

@@ -32,6 +32,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
+from benchwarmers.formats.errors import error_bytes
 from benchwarmers.mcp.backend import InProcessBackend
 from benchwarmers.mcp.server import build_server, progress_seconds
 
@@ -77,7 +78,35 @@ class McpEndpoint:
         if manager is None:
             raise RuntimeError("the MCP session manager is not running (the app's lifespan did not start it)")
         every = self.keep_alive_every if self.keep_alive_every is not None else progress_seconds()
-        await _with_keep_alive(manager.handle_request, every, scope, receive, send)
+        await _with_keep_alive(manager.handle_request, every, scope, receive, _json_rpc_refusals(send))
+
+
+def _json_rpc_refusals(send: Send) -> Send:
+    """The SDK answers some refusals (a POST whose Content-Type is not JSON)
+    in plain text; a JSON-RPC client reads only JSON-RPC errors, so a 4xx
+    that is not JSON is rewritten into one, keeping its status and words."""
+    held: dict[str, Any] = {}
+
+    async def rewriting(message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] >= 400:
+            headers = dict(message.get("headers", []))
+            if not headers.get(b"content-type", b"").startswith(b"application/json"):
+                held["start"], held["body"] = message, b""
+                return
+        if "start" not in held:
+            await send(message)
+            return
+        held["body"] += message.get("body", b"")
+        if message.get("more_body", False):
+            return
+        status = held["start"]["status"]
+        text = held["body"].decode("utf-8", "replace").strip() or f"HTTP {status}"
+        body = error_bytes("jsonrpc", status, text)
+        raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": status, "headers": raw})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
+    return rewriting
 
 
 async def _with_keep_alive(app: Any, every: float, scope: Scope, receive: Receive, send: Send) -> None:

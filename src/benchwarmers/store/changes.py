@@ -77,21 +77,24 @@ def watch(store: Store) -> None:
             bump(landed)
 
     def on_execute(conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
-        land(conn.info)
+        info = _info(conn)
+        land(info)
         written = _WRITE.match(statement)
         if written:
-            conn.info.setdefault(_PENDING, set()).add(written.group(1).lower())
+            info.setdefault(_PENDING, set()).add(written.group(1).lower())
 
     def on_commit(conn: Any) -> None:
-        land(conn.info)
-        written = conn.info.pop(_PENDING, None)
+        info = _info(conn)
+        land(info)
+        written = info.pop(_PENDING, None)
         if written:
             bump(written)
-            conn.info[_LANDING] = written
+            info[_LANDING] = written
 
     def on_rollback(conn: Any) -> None:
-        land(conn.info)
-        conn.info.pop(_PENDING, None)
+        info = _info(conn)
+        land(info)
+        info.pop(_PENDING, None)
 
     def on_checkin(_dbapi: Any, record: Any) -> None:
         if record is not None:
@@ -101,6 +104,16 @@ def watch(store: Store) -> None:
     event.listen(engine, "commit", on_commit)
     event.listen(engine, "rollback", on_rollback)
     event.listen(engine, "checkin", on_checkin)
+
+
+def _info(conn: Any) -> dict[str, Any]:
+    """The connection's notes; a throwaway dict when it has none to give (a
+    connection invalidated mid-transaction, say by a cancelled read, raises
+    on `.info`, and an event handler must never raise)."""
+    try:
+        return conn.info  # type: ignore[no-any-return]
+    except Exception:
+        return {}
 
 
 def stamp(store: Store, tables: tuple[str, ...]) -> tuple[int, ...]:

@@ -229,8 +229,10 @@ async def probe_list(request: Request, alias: str, limit: int = 50) -> dict[str,
 @router.post("/models/{alias}/retire")
 async def retire(request: Request, alias: str) -> dict[str, Any]:
     services = services_of(request)
-    body = await read_json(request) if (await request.body()).strip() else {}
-    reason = body.get("reason") if isinstance(body, dict) else None
+    body = await _object(request) if (await request.body()).strip() else {}
+    reason = body.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        raise UserError('"reason" is text')
     return {
         "model": _model(await registry.retire(services.jobs.store, alias, reason or "retired by the user"))
     }
