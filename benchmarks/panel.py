@@ -11,16 +11,24 @@ seating, the store, the fan-out, recording every seat, rendering) shows as:
   section) minus the fastest seat's delay (goal: under 10 ms at p50).
 
 The engine alone (in-process, no gateway HTTP) and one direct call to a fake
-seat (the floor every seat pays: loopback HTTP and the fake's own work, in
-this same process) are measured beside them, to tell the costs apart.
+seat (the floor every seat pays: loopback HTTP and the fake's own work) are
+measured beside them, to tell the costs apart.
 
-    .venv/bin/python benchmarks/panel.py [--runs 30]
+By default the gateway and the fake seats are threads of this process (quick
+to start); `--processes` runs each as its own command (`benchwarmers serve`,
+`benchwarmers fake-provider`), as deployed: then the gateway does not share
+the interpreter lock with the fake and the client, and its figures are its
+own. The machine may be busy: compare runs made back to back, look at min
+as well as p50, and count what an ask does with `benchmarks/panel_costs.py`.
+
+    .venv/bin/python benchmarks/panel.py [--runs 30] [--processes]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import sys
@@ -29,6 +37,7 @@ import time
 from pathlib import Path
 
 import httpx
+from common import Child, free_port
 
 from benchwarmers.panel.engine import PanelEngine
 from benchwarmers.runtime import Runtime
@@ -42,11 +51,14 @@ DELAYS = {"fast": 0.1, "mid": 0.2, "slow": 0.3}
 BODY = {"model": "bench/trio", "messages": [{"role": "user", "content": "one word please"}]}
 
 
-async def set_up(home: Path, fake: FakeProvider) -> None:
+SEATS = [{"served": alias, "answer": f"{alias} says hello", "ttfb": delay} for alias, delay in DELAYS.items()]
+CLI = [sys.executable, "-c", "from benchwarmers.cli.main import run; run()"]
+
+
+async def set_up(home: Path, openai_base: str) -> None:
     async with Runtime.open(home) as runtime:
-        await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
-        for alias, delay in DELAYS.items():
-            fake.add(FakeModel(alias, answer=f"{alias} says hello", ttfb=delay))
+        await registry.add_endpoint(runtime.store, "fake", openai_base, "openai", needs_key=False)
+        for alias in DELAYS:
             await registry.add_model(runtime.store, alias, "fake", alias)
         await registry.add_collection(runtime.store, "trio", list(DELAYS))
 
@@ -78,7 +90,7 @@ def stream_overheads(url: str, runs: int) -> list[float]:
     return out
 
 
-def fake_overheads(fake: FakeProvider, runs: int) -> list[float]:
+def fake_overheads(openai_base: str, runs: int) -> list[float]:
     """The floor: one direct call to the slowest fake seat, minus its delay
     (loopback HTTP and the fake's own work, which every seat pays too)."""
     body = {**BODY, "model": "slow"}
@@ -86,7 +98,7 @@ def fake_overheads(fake: FakeProvider, runs: int) -> list[float]:
     with httpx.Client(timeout=30) as client:
         for _ in range(runs):
             started = time.perf_counter()
-            client.post(f"{fake.openai_base}/chat/completions", json=body).raise_for_status()
+            client.post(f"{openai_base}/chat/completions", json=body).raise_for_status()
             out.append(time.perf_counter() - started - DELAYS["slow"])
     return out
 
@@ -123,15 +135,14 @@ def row(name: str, samples: list[float], goal_ms: float | None) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=30)
-    runs = parser.parse_args().runs
-    with FakeProvider() as fake, tempfile.TemporaryDirectory() as folder:
-        home = Path(folder) / "home"
-        asyncio.run(set_up(home, fake))
-        floor = fake_overheads(fake, runs)
-        engine = asyncio.run(engine_overheads(home, runs))
-        with live_server(home) as server:
-            panel = panel_overheads(server.url, runs)
-            stream = stream_overheads(server.url, runs)
+    parser.add_argument(
+        "--processes", action="store_true", help="gateway and fake seats as their own processes"
+    )
+    args = parser.parse_args()
+    runs = args.runs
+    with tempfile.TemporaryDirectory() as folder:
+        measure = in_processes if args.processes else in_threads
+        panel, stream, engine, floor = measure(Path(folder), runs)
     delays = ", ".join(f"{d * 1000:g} ms" for d in DELAYS.values())
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
@@ -144,6 +155,46 @@ def main() -> int:
     print(row("engine alone (in-process): wall - slowest", engine, None))
     print(row("floor: one direct fake call - its delay", floor, None))
     return 0
+
+
+Samples = tuple[list[float], list[float], list[float], list[float]]
+
+
+def in_threads(folder: Path, runs: int) -> Samples:
+    home = folder / "home"
+    with FakeProvider([FakeModel(**seat) for seat in SEATS]) as fake:  # type: ignore[arg-type]
+        asyncio.run(set_up(home, fake.openai_base))
+        floor = fake_overheads(fake.openai_base, runs)
+        engine = asyncio.run(engine_overheads(home, runs))
+        with live_server(home) as server:
+            return panel_overheads(server.url, runs), stream_overheads(server.url, runs), engine, floor
+
+
+def in_processes(folder: Path, runs: int) -> Samples:
+    home = folder / "home"
+    home.mkdir()
+    models = folder / "seats.json"
+    models.write_text(json.dumps({"models": SEATS}))
+    fake_port, gateway_port = free_port(), free_port()
+    fake = Child(
+        "fake", [*CLI, "fake-provider", "--port", str(fake_port), "--models", str(models)], cwd=folder
+    )
+    gateway: Child | None = None
+    try:
+        openai_base = f"http://127.0.0.1:{fake_port}/v1"
+        fake.wait_ready(f"{openai_base}/chat/completions", {**BODY, "model": "fast"})
+        asyncio.run(set_up(home, openai_base))
+        floor = fake_overheads(openai_base, runs)
+        engine = asyncio.run(engine_overheads(home, runs))
+        env = {"BENCHWARMERS_HOME": str(home)}
+        gateway = Child("gateway", [*CLI, "serve", "--port", str(gateway_port)], env=env, cwd=folder)
+        url = f"http://127.0.0.1:{gateway_port}"
+        gateway.wait_ready(f"{url}/v1/chat/completions", BODY)
+        return panel_overheads(url, runs), stream_overheads(url, runs), engine, floor
+    finally:
+        if gateway is not None:
+            gateway.stop()
+        fake.stop()
 
 
 if __name__ == "__main__":

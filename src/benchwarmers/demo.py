@@ -153,4 +153,4 @@ def _explain(url: str, home: Path, key: str) -> None:
         soft_wrap=True,
         markup=False,
     )
-    console.print(f"\nDashboard: {url}/   Stop with Ctrl-C.\n")
+    console.print("\nStop with Ctrl-C.\n")

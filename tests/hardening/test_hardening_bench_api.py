@@ -27,14 +27,18 @@ def call_id(client: httpx.Client) -> str:
 def test_verdict_bodies(client: httpx.Client, call_id: str, body: Any, use_real: bool) -> None:
     if use_real and isinstance(body, dict) and "call" in body:
         body["call"] = call_id
-    reply = client.post("/bench/verdict", content=as_bytes(body), headers={"content-type": "application/json"})
+    reply = client.post(
+        "/bench/verdict", content=as_bytes(body), headers={"content-type": "application/json"}
+    )
     check_reply(reply, "/bench/verdict", body)
 
 
 @FUZZ
 @given(body=perturbed({"calls": ["c_x", "c_y"]}))
 def test_pending_bodies(client: httpx.Client, body: Any) -> None:
-    reply = client.post("/bench/pending", content=as_bytes(body), headers={"content-type": "application/json"})
+    reply = client.post(
+        "/bench/pending", content=as_bytes(body), headers={"content-type": "application/json"}
+    )
     check_reply(reply, "/bench/pending", body)
 
 
@@ -69,7 +73,11 @@ def test_raw_query_bytes(client: httpx.Client, path: str, raw: bytes) -> None:
 
 @FUZZ
 @given(path=st.sampled_from(POSTS + GETS), method=st.sampled_from(["PUT", "DELETE", "PATCH", "GET", "POST"]))
-def test_wrong_methods(client: httpx.Client, path: str, method: str, ) -> None:
+def test_wrong_methods(
+    client: httpx.Client,
+    path: str,
+    method: str,
+) -> None:
     check_reply(client.request(method, path, content=b"{}"), path)
 
 

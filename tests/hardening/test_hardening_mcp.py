@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from hardening_support import FUZZ, Bench, as_bytes, check_reply, json_values, perturbed, rows
+from hardening_support import FUZZ, Bench, as_bytes, check_reply, perturbed, rows
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -66,7 +66,12 @@ def test_envelopes(client: httpx.Client, path: str, envelope: Any) -> None:
 )
 def test_tool_arguments(client: httpx.Client, path: str, tool: str, data: st.DataObject) -> None:
     arguments = data.draw(perturbed(TOOLS.get(tool, {"x": 1})))
-    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
     reply = client.post(path, content=as_bytes(call), headers=HEADERS)
     check_rpc(reply, path, call)
 
@@ -75,10 +80,14 @@ def test_tool_arguments(client: httpx.Client, path: str, tool: str, data: st.Dat
 @given(
     path=PATHS,
     accept=st.sampled_from(["", "text/html", "application/json", "text/event-stream", "*/*"]),
-    content_type=st.sampled_from(["", "text/plain", "application/json; charset=latin-1", "multipart/form-data"]),
+    content_type=st.sampled_from(
+        ["", "text/plain", "application/json; charset=latin-1", "multipart/form-data"]
+    ),
     method=st.sampled_from(["GET", "POST", "DELETE", "PUT"]),
 )
-def test_headers_and_methods(client: httpx.Client, path: str, accept: str, content_type: str, method: str) -> None:
+def test_headers_and_methods(
+    client: httpx.Client, path: str, accept: str, content_type: str, method: str
+) -> None:
     headers = {"accept": accept, "content-type": content_type}
     body = as_bytes({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
     check_rpc(client.request(method, path, content=body, headers=headers), path, headers)
@@ -86,10 +95,24 @@ def test_headers_and_methods(client: httpx.Client, path: str, accept: str, conte
 
 @pytest.mark.parametrize("path", ["/mcp", "/v1/mcp"])
 def test_a_verdict_through_mcp_lands_once_among_junk(bench: Bench, client: httpx.Client, path: str) -> None:
-    asked = client.post("/v1/chat/completions", json={"model": "bench/duo", "messages": [{"role": "user", "content": "q"}]})
+    asked = client.post(
+        "/v1/chat/completions", json={"model": "bench/duo", "messages": [{"role": "user", "content": "q"}]}
+    )
     call = asked.json()["bench"]["seats"][0]["call"]
-    junk = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "verdict", "arguments": {"call": call, "useful": "maybe"}}}
-    good = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "verdict", "arguments": {"call": call, "useful": True, "note": path}}}
+    junk = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "verdict", "arguments": {"call": call, "useful": "maybe"}},
+    }
+    good = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "verdict", "arguments": {"call": call, "useful": True, "note": path}},
+    }
     for payload in (junk, good, junk, good, junk):
         check_rpc(client.post(path, content=as_bytes(payload), headers=HEADERS), path, payload)
-    assert rows(bench.home, "SELECT useful, note FROM verdicts WHERE call_id = ?", call) == [{"useful": 1, "note": path}]
+    assert rows(bench.home, "SELECT useful, note FROM verdicts WHERE call_id = ?", call) == [
+        {"useful": 1, "note": path}
+    ]

@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import httpx
+import pytest
 from hardening_support import FUZZ, Bench, as_bytes, check_reply, json_values, odd_text, perturbed, rows
 from hypothesis import given
 from hypothesis import strategies as st
@@ -36,7 +37,11 @@ def test_listings_with_any_query(client: httpx.Client, path: str, query: list[tu
 @FUZZ
 @given(
     body=perturbed(
-        {"endpoint": "fake-openai", "models": ["m", {"served": "m", "alias": "a", "role": "general"}], "mode": "full"}
+        {
+            "endpoint": "fake-openai",
+            "models": ["m", {"served": "m", "alias": "a", "role": "general"}],
+            "mode": "full",
+        }
     )
 )
 def test_onboard_bodies(bench: Bench, client: httpx.Client, body: Any) -> None:
@@ -54,7 +59,9 @@ def test_onboard_bodies(bench: Bench, client: httpx.Client, body: Any) -> None:
     body=json_values | perturbed({"role": "coder", "reason": "r"}),
     limit=odd_text,
 )
-def test_model_actions_on_any_alias(client: httpx.Client, alias: str, action: str, body: Any, limit: str) -> None:
+def test_model_actions_on_any_alias(
+    client: httpx.Client, alias: str, action: str, body: Any, limit: str
+) -> None:
     url = f"{OPS}/models/{segment(alias)}/{action}"
     if action == "probes":
         url += f"?limit={quote(limit)}"
@@ -66,7 +73,9 @@ def test_model_actions_on_any_alias(client: httpx.Client, alias: str, action: st
 
 @FUZZ
 @given(role=json_values | odd_text, reason=json_values)
-def test_role_and_retire_bodies_on_a_real_model(bench: Bench, client: httpx.Client, role: Any, reason: Any) -> None:
+def test_role_and_retire_bodies_on_a_real_model(
+    bench: Bench, client: httpx.Client, role: Any, reason: Any
+) -> None:
     """A bad role or reason is refused and the model stays as it was; a
     text role is taken (then put back)."""
     before = rows(bench.home, "SELECT role, status FROM models WHERE alias = 'delta'")
@@ -109,3 +118,23 @@ def test_bytes_that_are_not_json(client: httpx.Client, path: str, content: bytes
     reply = client.post(OPS + path, content=content, headers={"content-type": "application/json"})
     check_reply(reply, OPS + path, content)
     client.post(f"{OPS}/models/delta/restore").raise_for_status()
+
+
+# Percent-encodings that decode to no text: invalid UTF-8, an encoded
+# surrogate, an overlong slash, a NUL, an encoded slash.
+RAW_SEGMENTS = ["%FF", "%ED%A0%80", "%C0%AF", "%00", "a%2Fb", "%25", "."]
+
+
+@pytest.mark.parametrize("segment_text", RAW_SEGMENTS)
+def test_path_parameters_that_are_no_text(client: httpx.Client, segment_text: str) -> None:
+    for method, url in [
+        ("POST", f"{OPS}/models/{segment_text}/probe"),
+        ("GET", f"{OPS}/models/{segment_text}/probes"),
+        ("POST", f"{OPS}/models/{segment_text}/retire"),
+        ("POST", f"{OPS}/models/{segment_text}/role"),
+        ("POST", f"{OPS}/scheduler/run/{segment_text}"),
+        ("POST", f"{OPS}/alerts/{segment_text}/dismiss"),
+        ("GET", f"/bench/record?collection={segment_text}&task={segment_text}"),
+        ("GET", f"/bench/decisions?collection=bench/{segment_text}&shape={segment_text}"),
+    ]:
+        check_reply(client.request(method, url, content=b'{"role": "x"}'), url)

@@ -15,9 +15,9 @@ import secrets
 import weakref
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import select
+from sqlalchemy import Table, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -153,8 +153,8 @@ def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
 
 async def _write(store: Store, rows: list[CallRow]) -> None:
     """The rows and their ledger lines: two statements, one transaction."""
-    calls = Call.__table__
-    ledger = UsageMonth.__table__
+    calls = cast(Table, Call.__table__)  # Core, not the ORM's unit of work: less work per row
+    ledger = cast(Table, UsageMonth.__table__)
     sums: dict[tuple[str, str, str], list[int]] = {}
     for row in rows:
         assert row.at is not None

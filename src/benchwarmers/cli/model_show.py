@@ -46,7 +46,7 @@ def show(alias: Annotated[str, typer.Argument(help="The model's alias.")]) -> No
     if probes:
         ok = sum(p.ok for p in probes)
         console.print(
-            f"  probes: {ok} of {len(probes)} recent ones answered, last {probes[0].at:%Y-%m-%d %H:%M}"
+            f"  probes: {ok} of {len(probes)} recent ones passed, last {probes[0].at:%Y-%m-%d %H:%M}"
         )
     table = Table("collection", "shape", "score", "usefulness", "90% interval", "judged", title="Record")
     for row in facts["record"]:

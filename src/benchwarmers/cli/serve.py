@@ -48,7 +48,7 @@ def serve(
         typer.Option("--demo", help="Try it with no key: a throwaway bench of three simulated models."),
     ] = False,
 ) -> None:
-    """Run the gateway, MCP server and dashboard on one port."""
+    """Run the gateway (every API format), the verdict API and the MCP server on one port."""
     if demo:
         from benchwarmers.demo import run_demo
 

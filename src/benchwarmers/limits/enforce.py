@@ -15,11 +15,12 @@ call is never sent. Waiters on one model queue first come, first served.
 
 `learn` keeps what headers and 429 bodies say, per endpoint (models behind
 one key share its limits), in the counters and in `learned_limits` for the
-quotas view; a 429 rests the model until the reset (`rest.py`): its row
-says `resting` (seating skips it: `rest.is_resting(model)`), this limiter
-refuses calls to it meanwhile, and it is made `available` again the moment
-the rest ends. What was learned and who rests is read back from the store
-on an endpoint's first call, so a restarted server keeps to it.
+quotas view (when they are news: see `_worth_keeping`); a 429 rests the
+model until the reset (`rest.py`): its row says `resting` (seating skips
+it: `rest.is_resting(model)`), this limiter refuses calls to it meanwhile,
+and it is made `available` again the moment the rest ends. What was
+learned and who rests is read back from the store on an endpoint's first
+call, so a restarted server keeps to it.
 
 `spent` corrects the token estimate with the provider's real count. The
 estimate is remembered in a context variable, so it must be called from the
@@ -57,6 +58,8 @@ from benchwarmers.types import Usage
 MINUTE = 60.0
 # How long a 429 that says nothing about when to come back rests a model.
 DEFAULT_REST = 60.0
+# At most how often the limits every reply's headers repeat are written to the store.
+KEEP_EVERY = 1.0
 
 # (endpoint, served) -> tokens estimated at admit, for `spent` to correct.
 _estimates: ContextVar[dict[tuple[str, str], int] | None] = ContextVar("limit_estimates", default=None)
@@ -93,6 +96,8 @@ class Limiter:
         self._restored: set[str] = set()
         self._recalled: set[str] = set()
         self._wakers: set[asyncio.Task[None]] = set()
+        # endpoint -> when its learned limits were last written, and their ceilings then.
+        self._kept: dict[str, tuple[float, frozenset[tuple[str, str, int | None]]]] = {}
 
     # ------------------------------------------------------------------ admit
 
@@ -234,7 +239,7 @@ class Limiter:
             await self.counters.put(
                 _learned_key(endpoint, limit.unit, limit.window), used, limit.resets_at, now
             )
-        if learned.limits:
+        if learned.limits and self._worth_keeping(endpoint, learned.limits, status, now):
             await self._keep(endpoint, learned.limits, now)
         if status == 429:
             await self._rest(endpoint, served, learned.retry_at, learned.limits, now)
@@ -259,6 +264,27 @@ class Limiter:
         """Bring rested models back the moment their rest ends."""
         await asyncio.sleep(max(until - self.clock(), 0.0) + 0.01)
         await wake_rested(self.store)
+
+    def _worth_keeping(
+        self, endpoint: str, limits: tuple[LearnedLimit, ...], status: int, now: float
+    ) -> bool:
+        """Providers repeat their limits on every reply, and a write per call
+        would sit in front of each seat's first byte. The store (the quotas
+        view, a restart) gets them when they are news: the first time, a new
+        ceiling, one used up, a 429, or `KEEP_EVERY` seconds after the last
+        write. Enforcement never waits for this: it uses the counters."""
+        ceilings = frozenset((limit.unit, limit.window, limit.limit) for limit in limits)
+        last = self._kept.get(endpoint)
+        news = (
+            last is None
+            or last[1] != ceilings
+            or now - last[0] >= KEEP_EVERY
+            or status == 429
+            or any(limit.remaining == 0 for limit in limits)
+        )
+        if news:
+            self._kept[endpoint] = (now, ceilings)
+        return news
 
     async def _keep(self, endpoint: str, limits: tuple[LearnedLimit, ...], now: float) -> None:
         """Write what was learned to `learned_limits`, for the quotas view."""

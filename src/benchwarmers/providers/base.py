@@ -255,9 +255,30 @@ def text_and_tool_calls(
 def parse_arguments(arguments: str) -> Any:
     """A tool call's JSON arguments as an object, for APIs that want one
     (Anthropic, Gemini, Ollama); text that is not a JSON object is kept
-    under `_raw` rather than lost."""
+    under `_raw` rather than lost. So is text JSON would only half take:
+    NaN or Infinity (no JSON value, which the API would refuse) and nesting
+    deeper than Python's parser recurses (a caller may send any string)."""
     try:
-        parsed = json.loads(arguments or "{}")
+        parsed = strict_json(arguments or "{}")
     except ValueError:
         return {"_raw": arguments}
     return parsed if isinstance(parsed, dict) else {"_raw": arguments}
+
+
+def strict_json(text: str) -> Any:
+    """JSON text a caller wrote, parsed; ValueError for what is not JSON,
+    NaN, Infinity, nesting too deep to parse and a `\\u` escape naming a
+    lone surrogate (no character: the request could not be encoded) included."""
+    try:
+        parsed = json.loads(text, parse_constant=_no_constant)
+        if "\\u" in text:
+            json.dumps(parsed, ensure_ascii=False).encode()
+    except RecursionError:
+        raise ValueError("JSON nested too deep") from None
+    except UnicodeEncodeError:
+        raise ValueError("a \\u escape names a lone surrogate") from None
+    return parsed
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")

@@ -22,6 +22,7 @@ from benchwarmers.providers.base import (
     StreamDecoder,
     Target,
     parse_arguments,
+    strict_json,
     synthetic_call_id,
     text_and_tool_calls,
     tool_names_by_call_id,
@@ -217,7 +218,7 @@ def _function_response(result: ToolResult, names: dict[str, str]) -> dict[str, A
     if not name:
         raise ProviderError(f"Gemini needs the tool's name for the result of call {result.call_id!r}")
     try:
-        parsed = json.loads(result.content)
+        parsed = strict_json(result.content)
     except ValueError:
         parsed = None
     key = "error" if result.is_error else "result"

@@ -13,9 +13,9 @@ never the traceback itself (`CatchAll`).
 from __future__ import annotations
 
 import json
-import re
 import logging
 import math
+import re
 import secrets
 import time
 from collections.abc import Mapping
@@ -53,11 +53,17 @@ async def read_json(request: Request) -> Any:
     if not raw.strip():
         raise UserError("the request body is empty; send a JSON object")
     try:
-        body = json.loads(raw, parse_constant=_not_json)
+        # Decoded here, not by `json.loads(bytes)`, which would also take
+        # UTF-16 and UTF-32: text the guard's depth check and the surrogate
+        # check below (both reading UTF-8 bytes) would not see into. A UTF-8
+        # byte-order mark, which some Windows tools write, is no error.
+        body = json.loads(raw.decode("utf-8-sig"), parse_constant=_not_json)
     except UnicodeDecodeError:
         raise UserError("the request body is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise UserError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise UserError("malformed JSON: nested too deep") from None
     if _SURROGATE_ESCAPE.search(raw):
         _refuse_lone_surrogates(body)
     return body
@@ -72,7 +78,9 @@ def _refuse_lone_surrogates(body: Any) -> None:
     try:
         json.dumps(body, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
-        raise UserError("malformed JSON: a \\u escape names a lone surrogate, which is no character") from None
+        raise UserError(
+            "malformed JSON: a \\u escape names a lone surrogate (no character)"
+        ) from None
 
 
 def _not_json(constant: str) -> Any:

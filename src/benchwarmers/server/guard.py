@@ -120,13 +120,13 @@ class GuardState:
         if self.store is None:
             raise StoreError("the server is starting")
         if time.monotonic() - self._policy_at > POLICY_TTL:
-            settings = settings_module.Settings(self.store)
+            values = await settings_module.Settings(self.store).all()  # one read for the three
             env_hosts = os.environ.get(ALLOWED_HOSTS_ENV, "").replace(",", " ").split()
-            hosts = [*await settings.get(settings_module.ALLOWED_HOSTS), *env_hosts]
+            hosts = [*values[settings_module.ALLOWED_HOSTS.name], *env_hosts]
             self._policy = Policy(
                 allowed_hosts=frozenset(h.lower().rstrip(".") for h in hosts),
-                require_key=await settings.get(settings_module.REQUIRE_KEY),
-                max_body_bytes=await settings.get(settings_module.MAX_BODY_MB) * MB,
+                require_key=values[settings_module.REQUIRE_KEY.name],
+                max_body_bytes=values[settings_module.MAX_BODY_MB.name] * MB,
             )
             self._policy_at = time.monotonic()
         return self._policy

@@ -111,7 +111,7 @@ def _info(conn: Any) -> dict[str, Any]:
     connection invalidated mid-transaction, say by a cancelled read, raises
     on `.info`, and an event handler must never raise)."""
     try:
-        return conn.info  # type: ignore[no-any-return]
+        return conn.info
     except Exception:
         return {}
 

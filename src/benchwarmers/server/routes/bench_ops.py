@@ -27,9 +27,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, FastAPI, Path, Query, Request
 
 from benchwarmers.bench import discover, onboarding, probes, retirement, scheduler
 from benchwarmers.bench.onboarding import OnboardRequest
@@ -70,6 +70,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 router = APIRouter(prefix="/bench/ops", lifespan=lifespan)
+
+# The largest id a database integer holds: a bigger one is the caller's mistake (400), not a crash.
+SQL_INT_MAX = 2**63 - 1
 
 
 def services_of(request: Request) -> BenchServices:
@@ -165,7 +168,7 @@ async def alerts(request: Request, all: bool = False) -> dict[str, Any]:
 
 
 @router.post("/alerts/{alert_id}/dismiss")
-async def dismiss(request: Request, alert_id: int) -> dict[str, Any]:
+async def dismiss(request: Request, alert_id: Annotated[int, Path(ge=1, le=SQL_INT_MAX)]) -> dict[str, Any]:
     services = services_of(request)
     async with services.jobs.store.write() as session:
         alert = await session.get(schema.Alert, alert_id)
@@ -220,7 +223,7 @@ def _probe(p: schema.Probe) -> dict[str, Any]:
 
 
 @router.get("/models/{alias}/probes")
-async def probe_list(request: Request, alias: str, limit: int = 50) -> dict[str, Any]:
+async def probe_list(request: Request, alias: str, limit: Annotated[int, Query(ge=1)] = 50) -> dict[str, Any]:
     store = runtime_of(request).store
     await registry.get_model(store, alias)
     return {"probes": [_probe(p) for p in await probes.probe_history(store, alias, limit=min(limit, 500))]}

@@ -1,0 +1,214 @@
+"""What an ask costs the store, and the caches that keep it low.
+
+An ask reads the collection, the bench and the user's limits from caches
+(`store/changes.py`) and writes each seat in one transaction of two
+statements; these tests count the statements (SQLAlchemy's own events, so
+no clock is involved) and check that every kind of write is seen at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import event, select
+from sqlalchemy.exc import IntegrityError
+
+from benchwarmers.calls.log import CallRow, calls_of_ask, new_call_id, record_call
+from benchwarmers.errors import NotFound
+from benchwarmers.limits.rest import rest_model
+from benchwarmers.limits.user_limits import _ALL, clear_limits, limits_for, set_limits
+from benchwarmers.panel import history
+from benchwarmers.panel.engine import _RUNNING, PanelEngine
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.store.db import Store
+from benchwarmers.store.schema import UsageMonth
+from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.script import FakeModel
+from benchwarmers.types import Ask, Request, user
+
+CACHES = (registry._BENCH, registry._COLLECTIONS, _ALL, history._LATEST)
+
+
+@pytest.fixture
+def no_expiry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Caches that only a write drops, so a slow machine cannot make a
+    count flaky by letting the time-to-live run out mid-test."""
+    for cache in CACHES:
+        monkeypatch.setattr(cache, "ttl", 3600.0)
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.statements: Counter[str] = Counter()
+        self.commits = 0
+
+
+@contextmanager
+def counting(store: Store) -> Iterator[Tally]:
+    tally = Tally()
+    engine = store.engine.sync_engine
+
+    def on_execute(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        tally.statements[statement.split(None, 1)[0].upper()] += 1
+
+    def on_commit(_conn: Any) -> None:
+        tally.commits += 1
+
+    event.listen(engine, "before_cursor_execute", on_execute)
+    event.listen(engine, "commit", on_commit)
+    try:
+        yield tally
+    finally:
+        event.remove(engine, "before_cursor_execute", on_execute)
+        event.remove(engine, "commit", on_commit)
+
+
+async def trio(runtime: Runtime, fake: FakeProvider) -> None:
+    await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
+    for alias, ttfb in (("fast", 0.0), ("mid", 0.05), ("slow", 0.1)):
+        fake.add(FakeModel(alias, answer=f"{alias} here", ttfb=ttfb))
+        await registry.add_model(runtime.store, alias, "fake", alias)
+    await registry.add_collection(runtime.store, "trio", ["fast", "mid", "slow"])
+
+
+async def settle() -> None:
+    while _RUNNING:
+        await asyncio.gather(*_RUNNING, return_exceptions=True)
+
+
+ASK = Ask("trio", "panel", Request((user("hello"),)))
+
+
+async def test_a_warm_ask_reads_nothing_and_writes_each_seat_once(
+    runtime: Runtime, fake_provider: FakeProvider, no_expiry: None
+) -> None:
+    await trio(runtime, fake_provider)
+    await set_limits(runtime.store, "fake", "", {"rpm": 1000, "tpm": 10**6})
+    engine = PanelEngine(runtime)
+    for _ in range(2):  # the first reads and writes the seating history, the second reads that back
+        await engine.answer(ASK)
+        await settle()
+    with counting(runtime.store) as tally:
+        reply = await engine.answer(ASK)
+        await settle()
+    assert [s.status for s in reply.seats] == ["ok", "ok", "ok"]
+    assert tally.statements["SELECT"] == 0
+    # Each seat: its call row and its ledger line, in one transaction (fewer when seats end together).
+    assert tally.statements["INSERT"] <= 6 and tally.commits <= 3
+    assert len(await calls_of_ask(runtime.store, (await _ask_id(runtime, reply.seats[0].call)))) == 3
+
+
+async def _ask_id(runtime: Runtime, call: str) -> str:
+    from benchwarmers.calls.log import get_call
+
+    row = await get_call(runtime.store, call)
+    assert row is not None
+    return row.ask_id
+
+
+async def test_the_seating_history_is_written_only_when_who_sits_changes(
+    runtime: Runtime, fake_provider: FakeProvider, no_expiry: None
+) -> None:
+    from benchwarmers.bench.decisions import seating_history
+
+    await trio(runtime, fake_provider)
+    engine = PanelEngine(runtime)
+    for _ in range(3):
+        await engine.answer(ASK)
+        await settle()
+    assert [line["seated"] for line in await seating_history(runtime.store, "trio")] == [
+        ["fast", "mid", "slow"]
+    ]
+    await registry.retire(runtime.store, "mid")
+    await engine.answer(ASK)
+    await settle()
+    latest = (await seating_history(runtime.store, "trio"))[0]
+    assert latest["seated"] == ["fast", "slow"] and "mid left off: retired" in latest["reason"]
+
+
+async def test_every_kind_of_write_shows_in_the_next_read_at_once(
+    runtime: Runtime, fake_provider: FakeProvider, no_expiry: None
+) -> None:
+    await trio(runtime, fake_provider)
+    store = runtime.store
+    assert (await registry.get_collection(store, "bench/trio")).members == ("fast", "mid", "slow")
+    await registry.update_collection(store, "trio", members=["slow", "fast"])
+    assert (await registry.get_collection(store, "trio")).members == ("slow", "fast")
+    await registry.add_collection(store, "duo", ["fast"])
+    assert [c.name for c in await registry.list_collections(store)] == ["duo", "trio"]
+    await registry.remove_collection(store, "duo")
+    with pytest.raises(NotFound):
+        await registry.get_collection(store, "duo")
+
+    await registry.retire(store, "mid")
+    assert (await registry.get_model(store, "mid")).status == "retired"
+    # A writer outside the registry (a 429's rest) is seen as soon as it commits.
+    until = datetime.now(UTC) + timedelta(minutes=1)
+    assert await rest_model(store, "fake", "fast", until, "rate limited")
+    assert {m.alias: m.status for m in await registry.list_models(store)}["fast"] == "resting"
+    # So is another store on the same database (the CLI beside a server, in one process).
+    async with Runtime.open(home=runtime.home) as other:
+        await registry.restore(other.store, "mid")
+        await set_limits(other.store, "fake", "slow", {"rpm": 7})
+    assert (await registry.get_model(store, "mid")).status == "available"
+    assert [limit.amount for limit in await limits_for(store, "fake", "slow")] == [7]
+    assert await clear_limits(store, "fake", "slow") == 1
+    assert await limits_for(store, "fake", "slow") == []
+
+
+async def test_a_change_made_by_another_process_shows_within_the_time_to_live(
+    runtime: Runtime, fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await trio(runtime, fake_provider)
+    monkeypatch.setattr(registry._BENCH, "ttl", 0.2)
+    assert (await registry.get_model(runtime.store, "slow")).status == "available"
+    # Behind SQLAlchemy's back, as another process would write.
+    with sqlite3.connect(runtime.home / "benchwarmers.db") as db:
+        db.execute("UPDATE models SET status = 'retired' WHERE alias = 'slow'")
+    await asyncio.sleep(0.25)
+    assert (await registry.get_model(runtime.store, "slow")).status == "retired"
+
+
+async def test_calls_that_end_together_share_one_commit(runtime: Runtime) -> None:
+    rows = [
+        CallRow(id=new_call_id(), kind="seat", alias="a", endpoint="e", served=s, status="ok", seconds=1.0)
+        for s in ("m1", "m1", "m2", "m1", "m2")
+    ]
+    with counting(runtime.store) as tally:
+        await asyncio.gather(*(record_call(runtime.store, row) for row in rows))
+    assert tally.commits <= 2
+    async with runtime.store.read() as session:
+        ledger = {u.served: u.requests for u in await session.scalars(select(UsageMonth))}
+    assert ledger == {"m1": 3, "m2": 2}
+    for row in rows:
+        assert (await _ask_id(runtime, row.id)) == ""
+
+
+async def test_a_row_the_store_refuses_does_not_lose_the_others(runtime: Runtime) -> None:
+    def row(call_id: str) -> CallRow:
+        return CallRow(id=call_id, kind="seat", alias="a", endpoint="e", served="m", status="ok", seconds=1.0)
+
+    taken = new_call_id()
+    await record_call(runtime.store, row(taken))
+    fresh = [new_call_id(), new_call_id()]
+    results = await asyncio.gather(
+        record_call(runtime.store, row(fresh[0])),
+        record_call(runtime.store, row(taken)),  # the same id again: refused
+        record_call(runtime.store, row(fresh[1])),
+        return_exceptions=True,
+    )
+    assert results[0] is None and results[2] is None
+    assert isinstance(results[1], IntegrityError)
+    for call_id in fresh:
+        assert (await _ask_id(runtime, call_id)) == ""
+    async with runtime.store.read() as session:
+        (line,) = await session.scalars(select(UsageMonth))
+    assert line.requests == 3
