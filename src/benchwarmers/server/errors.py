@@ -55,9 +55,8 @@ async def read_json(request: Request) -> Any:
     try:
         # Decoded here, not by `json.loads(bytes)`, which would also take
         # UTF-16 and UTF-32: text the guard's depth check and the surrogate
-        # check below (both reading UTF-8 bytes) would not see into. A UTF-8
-        # byte-order mark, which some Windows tools write, is no error.
-        body = json.loads(raw.decode("utf-8-sig"), parse_constant=_not_json)
+        # check below (both reading UTF-8 bytes) would not see into.
+        body = json.loads(raw.decode("utf-8"), parse_constant=_not_json)
     except UnicodeDecodeError:
         raise UserError("the request body is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
