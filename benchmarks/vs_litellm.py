@@ -15,8 +15,10 @@ Scenarios, each at 1 and 10 connections (`--connections`):
   later row times exactly that (three sequential calls as one operation)
   against `bench/trio`, both driven by the same Python loader, since wrk
   cannot time several requests as one.
-* route mode over 3 members (`bench/trio:route`, ours alone): a route turn
-  ranks the members by their record, which is where a long call log shows
+* a panel seating 2 of its 3 members by their record (`bench/pick`), a
+  merged reply (`bench/trio:merged`: three seats, then a merger), and
+  route mode over 3 members (`bench/trio:route`), ours alone: each ranks
+  members by their record, which is where a long call log shows
   (`--history`).
 
 Every cell runs `--rounds` times, ours and LiteLLM's back to back (in
@@ -26,7 +28,7 @@ request (from /proc), which other people's load on the machine disturbs
 far less. Resident memory is read from /proc (the whole process tree)
 after start-up and after all the load.
 
-    .venv/bin/python benchmarks/vs_litellm.py [--seconds 5] [--rounds 3] [--connections 1,10]
+    .venv/bin/python benchmarks/vs_litellm.py [--seconds 4] [--rounds 3] [--connections 1,10]
         [--litellm /work/litellm-venv/bin/litellm | $LITELLM_BIN] [--history 300000] [--no-wrk]
 
 LiteLLM runs from its own environment (it is not one of our dependencies):
@@ -106,6 +108,7 @@ async def set_up_bench(home: Path, upstream: str, history: int = 0) -> None:
             await registry.add_model(runtime.store, alias, "instant", alias)
         await registry.add_collection(runtime.store, "solo", ["alpha"])
         await registry.add_collection(runtime.store, "trio", list(THREE))
+        await registry.add_collection(runtime.store, "pick", list(THREE), seats=2)
         if history:
             await add_history(runtime, history)
 
@@ -151,10 +154,13 @@ def start_ours(folder: Path, upstream: str, history: int = 0) -> Server:
     home = folder / "home"
     asyncio.run(set_up_bench(home, upstream, history))
     port = free_port()
-    command = Path(sys.executable).with_name("benchwarmers")
+    beside = Path(sys.executable).with_name("benchwarmers")  # this venv's, not another install's
+    command = str(beside) if beside.exists() else shutil.which("benchwarmers")
+    if command is None:
+        raise SystemExit("the benchwarmers command is not installed: run this with the project's .venv")
     child = Child(
         "benchwarmers",
-        [str(command), "serve", "--port", str(port)],
+        [command, "serve", "--port", str(port)],
         env={"BENCHWARMERS_HOME": str(home)},
         cwd=folder,
     )
@@ -226,6 +232,18 @@ def run_cells(
             use_wrk,
         ),
         ("panel of 3 (bench/trio)", Load(ours.chat_url, [body("bench/trio")]), None, use_wrk),
+        (
+            "panel seating 2 of 3 by record (bench/pick)",
+            Load(ours.chat_url, [body("bench/pick")]),
+            None,
+            use_wrk,
+        ),
+        (
+            "merged panel of 3 (bench/trio:merged)",
+            Load(ours.chat_url, [body("bench/trio:merged")]),
+            None,
+            use_wrk,
+        ),
         (
             "route mode over 3 members (bench/trio:route)",
             Load(ours.chat_url, [body("bench/trio:route")]),
@@ -350,7 +368,7 @@ def render(rows: list[Row], ours: Server, theirs: Server | None) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=5.0, help="per measured cell and round")
+    parser.add_argument("--seconds", type=float, default=4.0, help="per measured cell and round")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of every cell; medians are shown")
     parser.add_argument("--connections", default="1,10", help="comma-separated concurrency levels")
     parser.add_argument(

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select
 
 from benchwarmers.bench import decisions
+from benchwarmers.bench.rating import HEALTH_MAX
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.store.schema import LearnedLimit, Probe, SeatingHistory, SuiteResult
@@ -61,12 +62,31 @@ async def test_suite_health_and_limits_feed_the_ranking(bench: Runtime) -> None:
                 SuiteResult(run_id="r", alias="flaky", task=f"t{i}", shape="code", at=now, passed=True)
             )
         for ok in (True, False, False):
-            session.add(Probe(alias="flaky", kind="daily", name="word", at=now, ok=ok))
+            session.add(Probe(alias="flaky", kind="daily", name="word", at=now, answered=ok, ok=ok))
     ranked = await decisions.rank(bench.store, "trio", "code")
     assert [r.alias for r in ranked] == ["solid", "flaky", "failing"]
     flaky = ranked[1]
-    assert any("2 of 3 recent probes failed" in reason for reason in flaky.reasons)
+    assert any("2 of 3 recent probes went unanswered" in reason for reason in flaky.reasons)
     assert "suite 6/6 on this shape" in ranked[0].reasons[0]
+
+
+async def test_wrong_probe_answers_are_quality_not_health(bench: Runtime) -> None:
+    """A model that answered all four onboarding probes, wrongly, is healthy:
+    no health penalty; its failed checks only lower its prior a little."""
+    for alias in ("right", "wrong"):
+        await add(bench, alias)
+    now = datetime.now(UTC)
+    async with bench.store.write() as session:
+        for name in ("word", "sum", "json", "format"):
+            session.add(Probe(alias="right", kind="onboard", name=name, at=now, answered=True, ok=True))
+            session.add(Probe(alias="wrong", kind="onboard", name=name, at=now, answered=True, ok=False))
+    ranked = {r.alias: r for r in await decisions.rank(bench.store, "trio", "short")}
+    wrong, right = ranked["wrong"], ranked["right"]
+    assert not any(reason.startswith("health") for reason in wrong.reasons)
+    assert "passed 0 of 4 onboarding probe checks" in wrong.reasons[0]
+    assert "passed 4 of 4 onboarding probe checks" in right.reasons[0]
+    assert wrong.mean < right.mean and right.mean - wrong.mean <= 0.25
+    assert right.score - wrong.score < HEALTH_MAX  # less than four unanswered probes would cost
 
 
 async def test_ineligible_models_go_last_with_the_reason(bench: Runtime, seat: Seat) -> None:

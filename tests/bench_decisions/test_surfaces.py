@@ -4,7 +4,7 @@ and `benchwarmers model show` in a terminal."""
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -14,7 +14,7 @@ from benchwarmers.bench import decisions
 from benchwarmers.cli.main import app
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
-from benchwarmers.store.schema import Call, SuiteResult, Verdict
+from benchwarmers.store.schema import Call, Probe, SuiteResult, Verdict
 from benchwarmers.testing.live_server import live_server
 
 
@@ -27,6 +27,13 @@ def prepare(home: Path) -> None:
             await registry.add_collection(rt.store, "duo", ["a", "b"], explorer_seats=1)
             now = datetime.now(UTC)
             async with rt.store.write() as session:
+                # Four onboarding probes answered (one wrongly); a daily one unanswered, last week.
+                for i, name in enumerate(("word", "sum", "json", "format")):
+                    session.add(Probe(alias="a", kind="onboard", name=name, at=now, answered=True, ok=i > 0))
+                week_ago = now - timedelta(days=8)
+                session.add(
+                    Probe(alias="a", kind="daily", name="word", at=week_ago, answered=False, ok=False)
+                )
                 for i in range(4):
                     session.add(
                         Call(
@@ -98,5 +105,6 @@ def test_model_show(home: Path) -> None:
     assert "bench/duo" in out and "short" in out
     assert "suite: short 3/4 (1 confidently wrong)" in out
     assert "4 of 4 verdicts here useful" in out
+    assert "probes: answered 4 of 5 recent ones (3 of those passed their check)" in out
     missing = CliRunner().invoke(app, ["model", "show", "nope"])
     assert missing.exit_code != 0

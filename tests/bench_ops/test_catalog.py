@@ -112,7 +112,8 @@ async def test_discover_merges_sources_free_first_and_marks_reachable_and_on_ben
     groq = by_key[("groq", "llama-3.3-70b-versatile")]
     assert groq.reachable == ["my-groq"] and groq.on_bench == "llama70"
     assert groq.sources == ["models.dev", "FreeLLMAPI"]
-    assert groq.free and groq.price_in == 0.59  # a free tier (FreeLLMAPI), with the paid price beside it
+    # A free tier (FreeLLMAPI) of a priced model: not "free", its price beside it.
+    assert groq.free_tier and not groq.free and groq.price_in == 0.59
 
     openrouter = by_key[("openrouter", FREE_LLAMA)]
     assert (
@@ -120,6 +121,19 @@ async def test_discover_merges_sources_free_first_and_marks_reachable_and_on_ben
     )
     assert by_key[("cerebras", "qwen-3-coder-480b")].sources == ["FreeLLMAPI"]
 
-    free_flags = [e.free for e in entries]
-    assert free_flags == sorted(free_flags, reverse=True)  # every free model before any paid one
-    assert all(e.free for e in await discover.discover(runtime.store, free_only=True))
+    order = [(not e.free, not e.free_tier) for e in entries]
+    assert order == sorted(order)  # free first, then free tiers, then the rest
+    assert any(e.free for e in entries) and any(e.free_tier and not e.free for e in entries)
+    assert all(e.free or e.free_tier for e in await discover.discover(runtime.store, free_only=True))
+
+
+async def test_discover_tells_a_free_tier_from_a_free_price(runtime: Runtime) -> None:
+    by_key = {(e.provider, e.model): e for e in await discover.discover(runtime.store)}
+    flash = by_key[("google", "gemini-2.5-flash")]
+    assert flash.sources == ["models.dev", "FreeLLMAPI"]
+    assert (flash.free, flash.free_tier, flash.price_in, flash.price_out) == (False, True, 0.3, 2.5)
+    free_llama = by_key[("openrouter", FREE_LLAMA)]
+    assert free_llama.free and free_llama.price_in == 0 and free_llama.price_out == 0
+    only_freellmapi = by_key[("cerebras", "qwen-3-coder-480b")]
+    # FreeLLMAPI publishes no prices: a free tier with its price unknown, never a made-up zero.
+    assert only_freellmapi.free_tier and not only_freellmapi.free and only_freellmapi.price_in is None

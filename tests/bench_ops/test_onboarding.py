@@ -63,6 +63,7 @@ async def test_probe_checks_tell_a_wrong_answer_from_a_right_one(
     await onboard(bench, "sloppy", "quick", alias="sloppy")
     rows = {r.name: r for r in await probes.probe_history(bench.store, "sloppy")}
     assert not any(r.ok for r in rows.values())
+    assert all(r.answered for r in rows.values())  # health: it answered every probe
     # It answered, so it is on the bench: a wrong sum is a record, not an outage.
     assert (await registry.get_model(bench.store, "sloppy")).status == "available"
 

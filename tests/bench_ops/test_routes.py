@@ -1,10 +1,11 @@
-"""The HTTP API the dashboard uses, against the real server on loopback."""
+"""The bench operations HTTP API, against the real server on loopback."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,11 @@ from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import live_server
+
+
+def is_utc(stamp: str | None) -> bool:
+    """An ISO timestamp that says it is UTC (SQLite hands back naive datetimes)."""
+    return stamp is not None and datetime.fromisoformat(stamp).utcoffset() == timedelta(0)
 
 
 def wait_for_queue(client: httpx.Client, base: str) -> dict[str, Any]:
@@ -53,6 +59,8 @@ async def test_onboard_queue_models_and_scheduler_over_http(
                 ("bee", "done", 1.0),
             ]
             assert fake_provider.calls["org/a"] == 4 and fake_provider.calls["b"] == 4
+            for item in queue["items"]:
+                assert all(is_utc(item[k]) for k in ("created_at", "started_at", "finished_at")), item
 
             status = client.get(f"{base}/bench/ops/scheduler").json()
             assert status["enabled"] is False and status["active"] is False
@@ -63,7 +71,7 @@ async def test_onboard_queue_models_and_scheduler_over_http(
                 "suite_pass",
             }
             switched = client.post(f"{base}/bench/ops/scheduler", json={"enabled": True}).json()
-            assert switched["active"] is True and all(j["next_run_at"] for j in switched["jobs"])
+            assert switched["active"] is True and all(is_utc(j["next_run_at"]) for j in switched["jobs"])
             assert (
                 client.post(f"{base}/bench/ops/scheduler", json={"enabled": False}).json()["active"] is False
             )
@@ -81,12 +89,19 @@ async def test_onboard_queue_models_and_scheduler_over_http(
             )
 
             probed = client.post(f"{base}/bench/ops/models/bee/probe").json()
-            assert probed["probes"][0]["kind"] == "daily" and probed["probes"][0]["ok"] is True
+            assert probed["probes"][0]["kind"] == "daily" and probed["probes"][0]["answered"] is True
             assert fake_provider.calls["b"] == 5
-            assert len(client.get(f"{base}/bench/ops/models/bee/probes").json()["probes"]) == 5
+            history = client.get(f"{base}/bench/ops/models/bee/probes").json()["probes"]
+            assert len(history) == 5 and all(is_utc(p["at"]) for p in [*history, *probed["probes"]])
+            assert all(p["answered"] and p["passed"] for p in history)
+            ran = client.post(f"{base}/bench/ops/scheduler/run/daily_probe").json()
+            assert ran["status"] == "ok" and is_utc(ran["at"])
+            jobs = client.get(f"{base}/bench/ops/scheduler").json()["jobs"]
+            probe_job = next(j for j in jobs if j["job"] == "daily_probe")
+            assert is_utc(probe_job["last_run_at"]) and is_utc(probe_job["next_due_at"])
 
             discovered = client.get(f"{base}/bench/ops/discover", params={"free": "true"}).json()["models"]
-            assert discovered and all(m["free"] for m in discovered)
+            assert discovered and all(m["free"] or m["free_tier"] for m in discovered)
             assert client.get(f"{base}/bench/ops/alerts").json() == {"alerts": []}
 
             # Bad input is a clear 4xx, never a 500.

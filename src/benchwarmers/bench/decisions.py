@@ -51,6 +51,7 @@ from benchwarmers.store.schema import (
     SuiteResult,
     Verdict,
 )
+from benchwarmers.store.times import utc
 
 # Verdicts on these calls say how useful a model's own answer was.
 ANSWER_KINDS = ("seat", "route", "shadow")
@@ -104,7 +105,7 @@ async def pick_explorers(
             )
             .group_by(Call.alias)
         )
-        seen = {alias: (int(seats), int(judged), _aware(at).timestamp()) for alias, seats, judged, at in rows}
+        seen = {alias: (int(seats), int(judged), utc(at).timestamp()) for alias, seats, judged, at in rows}
     stats = []
     for alias in eligible:
         seats, judged, last = seen.get(alias, (0, 0, 0.0))
@@ -174,7 +175,7 @@ async def seating_history(store: Store, collection: str, limit: int = 50) -> lis
         )
         return [
             {
-                "at": _aware(r.at).isoformat(timespec="seconds"),
+                "at": utc(r.at).isoformat(timespec="seconds"),
                 "shape": r.shape,
                 "seated": list(r.seated),
                 "reason": r.reason,
@@ -277,7 +278,7 @@ async def _evidence(
         latest: dict[tuple[str, str], SuiteResult] = {}
         for row in (await session.scalars(select(SuiteResult).where(SuiteResult.alias.in_(aliases)))).all():
             key = (row.alias, row.task)
-            if key not in latest or _aware(row.at) >= _aware(latest[key].at):
+            if key not in latest or utc(row.at) >= utc(latest[key].at):
                 latest[key] = row
         for row in latest.values():
             one = Tally(1.0, 0.0) if row.passed else Tally(0.0, 1.0)
@@ -315,6 +316,7 @@ async def _evidence(
         model = models[alias]
         health = [p for p in probes[alias] if p.kind in ("daily", "onboard", "confirm")]
         speed = [p for p in probes[alias] if p.kind == "speed"]
+        checks = [p for p in health if p.kind == "onboard" and p.answered]
         out[alias] = Evidence(
             alias,
             here=here[alias],
@@ -323,7 +325,8 @@ async def _evidence(
             suite_shape=suite_shape[alias],
             suite_other=suite_other[alias],
             probes=len(health),
-            probe_failures=sum(not p.ok for p in health),
+            probe_failures=sum(not p.answered for p in health),
+            probe_checks=Tally(float(sum(p.ok for p in checks)), float(sum(not p.ok for p in checks))),
             first_byte_seconds=_median([p.first_byte_seconds for p in speed])
             or answered_first_byte.get(alias),
             tokens_per_second=_median([p.tokens_per_second for p in speed]),
@@ -339,7 +342,7 @@ def _ineligible(model: _Facts, shape: str, now: datetime) -> str:
         return "image model"
     if model.status == "retired":
         return "retired"
-    if model.status == "resting" or (model.resting_until is not None and _aware(model.resting_until) > now):
+    if model.status == "resting" or (model.resting_until is not None and utc(model.resting_until) > now):
         return "resting (rate limited)"
     if model.status in ("unavailable", "onboarding"):
         return model.status
@@ -353,7 +356,7 @@ def _ineligible(model: _Facts, shape: str, now: datetime) -> str:
 def _near(lim: LearnedLimit, now: datetime) -> bool:
     if not lim.limit or lim.remaining is None:
         return False
-    if lim.resets_at is not None and _aware(lim.resets_at) <= now:
+    if lim.resets_at is not None and utc(lim.resets_at) <= now:
         return False
     return lim.remaining / lim.limit < NEAR_LIMIT_SHARE
 
@@ -361,7 +364,3 @@ def _near(lim: LearnedLimit, now: datetime) -> bool:
 def _median(values: Sequence[float | None]) -> float | None:
     known = sorted(v for v in values if v is not None)
     return known[len(known) // 2] if known else None
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -5,11 +5,20 @@ Each entry is one provider model, marked by what this install already has:
 it is one click), `on_bench` the alias when that very provider model is on
 the bench, and `also_on_bench` aliases of the same model served through
 another provider (Llama 3.3 70B on Groq when OpenRouter's is being looked
-at). Free models come first, since free tiers are what a panel is built on.
+at). Two facts about money are kept apart, because they differ for the user:
+
+- `free`: the price is zero (both prices known and 0, from models.dev);
+- `free_tier`: the provider offers a free quota of it (FreeLLMAPI lists it),
+  even if use beyond the quota is billed at the price shown beside it.
+
+Free models come first, then free tiers, since those are what a panel is
+built on.
 
 FreeLLMAPI publishes no feed; its catalogue ships as a snapshot in its own
 field names (`providers`: key, name, url; `models`: provider, modelId, name,
-ctx, maxOut, tools, vision), every one of its models being a free tier.
+ctx, maxOut, tools, vision), every one of its models being a free tier. It
+publishes no prices, so its entries carry none: a price comes from
+models.dev or stays unknown.
 """
 
 from __future__ import annotations
@@ -34,7 +43,8 @@ class Discovered:
     provider: str
     model: str
     name: str
-    free: bool
+    free: bool  # priced at zero
+    free_tier: bool  # the provider offers a free quota (FreeLLMAPI lists it)
     price_in: float | None
     price_out: float | None
     context_window: int | None
@@ -51,7 +61,8 @@ class Discovered:
 
 
 def parse_freellmapi(document: dict[str, Any]) -> list[ModelFacts]:
-    """FreeLLMAPI's catalogue as facts: every model there is a free tier."""
+    """FreeLLMAPI's catalogue as facts (every model there is a free tier;
+    prices unknown: a free tier says nothing of the price beyond it)."""
     providers = [p for p in document.get("providers", []) if isinstance(p, dict) and p.get("key")]
     urls: dict[str, str] = {p["key"]: str(p.get("url") or "") for p in providers}
     names: dict[str, str] = {p["key"]: str(p.get("name") or p["key"]) for p in providers}
@@ -70,8 +81,6 @@ def parse_freellmapi(document: dict[str, Any]) -> list[ModelFacts]:
                 output_limit=m.get("maxOut"),
                 vision=bool(m.get("vision")),
                 tools=bool(m.get("tools")),
-                price_in=0.0,
-                price_out=0.0,
             )
         )
     return facts
@@ -91,24 +100,29 @@ def family(model_id: str) -> str:
     return name
 
 
-def merge(sources: dict[str, list[ModelFacts]]) -> list[Discovered]:
-    """One entry per provider model; facts from the first source win, the
-    sources list says where each entry was seen, and a model is free when
-    any source offers it free."""
+def merge(sources: dict[str, list[ModelFacts]], free_tier_sources: frozenset[str]) -> list[Discovered]:
+    """One entry per provider model; facts from the first source win (a
+    price a later source knows fills one the first does not), the sources
+    list says where each entry was seen. `free` follows the merged price;
+    `free_tier` is set when a source in `free_tier_sources` lists it."""
     merged: dict[tuple[str, str], Discovered] = {}
     for source, facts in sources.items():
         for f in facts:
             key = (f.provider, f.model)
             if key in merged:
-                merged[key].sources.append(source)
-                # A free tier anywhere is a free tier (FreeLLMAPI lists free tiers of paid models).
-                merged[key].free = merged[key].free or f.free
+                entry = merged[key]
+                entry.sources.append(source)
+                entry.free_tier = entry.free_tier or source in free_tier_sources
+                if entry.price_in is None and entry.price_out is None:
+                    entry.price_in, entry.price_out = f.price_in, f.price_out
+                    entry.free = f.free
                 continue
             merged[key] = Discovered(
                 provider=f.provider,
                 model=f.model,
                 name=f.name,
                 free=f.free,
+                free_tier=source in free_tier_sources,
                 price_in=f.price_in,
                 price_out=f.price_out,
                 context_window=f.context_window,
@@ -121,13 +135,17 @@ def merge(sources: dict[str, list[ModelFacts]]) -> list[Discovered]:
 
 
 async def discover(store: Store, *, free_only: bool = False) -> list[Discovered]:
-    """The Discover list, free first, then reachable, then by name."""
+    """The Discover list: free first, then free tiers, then the rest; within
+    each, reachable first, then by name. `free_only` keeps what can be used
+    without paying (free or a free tier)."""
     catalog = await load_catalog(store)
     freellm = freellmapi_snapshot()
     hosts: dict[str, set[str]] = {}
     for f in [*catalog, *freellm]:
         hosts.setdefault(f.provider, set()).update(provider_hosts(f))
-    entries = merge({"models.dev": catalog, "FreeLLMAPI": freellm})
+    entries = merge(
+        {"models.dev": catalog, "FreeLLMAPI": freellm}, free_tier_sources=frozenset({"FreeLLMAPI"})
+    )
     async with store.read() as session:
         endpoints = (await session.scalars(select(schema.Endpoint))).all()
         bench = (await session.execute(select(schema.Model, schema.Endpoint).join(schema.Endpoint))).all()
@@ -143,6 +161,6 @@ async def discover(store: Store, *, free_only: bool = False) -> list[Discovered]
             elif family(model.served) == family(entry.model):
                 entry.also_on_bench.append(model.alias)
     if free_only:
-        entries = [e for e in entries if e.free]
-    entries.sort(key=lambda e: (not e.free, not e.reachable, e.name.lower()))
+        entries = [e for e in entries if e.free or e.free_tier]
+    entries.sort(key=lambda e: (not e.free, not e.free_tier, not e.reachable, e.name.lower()))
     return entries

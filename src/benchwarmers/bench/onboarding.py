@@ -44,6 +44,7 @@ from benchwarmers.calls.caller import Caller
 from benchwarmers.errors import Conflict, NotFound, UserError
 from benchwarmers.store import registry, schema
 from benchwarmers.store.db import Store
+from benchwarmers.store.times import iso_utc
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
@@ -153,9 +154,9 @@ def item_view(item: schema.OnboardingItem) -> dict[str, Any]:
         "step": item.step,
         "progress": round(item.progress, 3),
         "error": item.error,
-        "created_at": item.created_at.isoformat(),
-        "started_at": item.started_at.isoformat() if item.started_at else None,
-        "finished_at": item.finished_at.isoformat() if item.finished_at else None,
+        "created_at": iso_utc(item.created_at),
+        "started_at": iso_utc(item.started_at),
+        "finished_at": iso_utc(item.finished_at),
     }
 
 

@@ -11,7 +11,10 @@ answers, kept as evidence for whoever wonders why a model was benched.
 
 "Answered" and "passed" differ on purpose: a model that replies but gets the
 sum wrong is reachable (it stays on the bench, its record will show it);
-only a model that does not reply at all is unavailable.
+only a model that does not reply at all is unavailable. Both facts are kept
+per probe (`answered`, and `ok` for answered and passed): health, retirement
+and the decisions' health term read `answered`; the checks' results are a
+weak quality signal beside the suite.
 """
 
 from __future__ import annotations
@@ -142,7 +145,8 @@ async def probe_once(
                 kind=probe_kind,
                 name=spec.name,
                 at=now,
-                ok=outcome.answered and outcome.passed,
+                answered=outcome.answered,
+                ok=outcome.passed,
                 seconds=outcome.seconds,
                 first_byte_seconds=outcome.first_byte_seconds,
                 tokens_per_second=outcome.tokens_per_second,

@@ -10,8 +10,8 @@ The model, per model x collection x shape:
   count one each. The prior is built from weaker evidence, each source
   worth a few pseudo-observations at most, so real verdicts soon outweigh
   it: the suite's pass rate on tasks of this shape (and, less, on the
-  others), verdicts on other shapes of this collection and on this shape
-  elsewhere (hierarchical pooling: a model good at short questions is
+  others, and the onboarding probes' checks), verdicts on other shapes of
+  this collection and on this shape elsewhere (hierarchical pooling: a model good at short questions is
   probably not useless at long ones), and under all of it the average
   usefulness of the candidates, so an unknown model starts where models
   usually are rather than at a coin toss.
@@ -19,7 +19,7 @@ The model, per model x collection x shape:
 - The score seating sorts by is the mean, nudged up by a share of the
   interval's upper half (optimism under uncertainty: an untried model gets
   looked at, a model with a long record is taken at its word), and pushed
-  down by health (failed probes), speed (slow first byte, few tokens per
+  down by health (unanswered probes), speed (slow first byte, few tokens per
   second), cost (price) and limits (near a rate limit).
 
 Every term that moves the score leaves a reason in plain words.
@@ -39,6 +39,9 @@ SUITE_SHAPE_PER_TASK = 1.0
 SUITE_SHAPE_CAP = 6.0
 SUITE_OTHER_PER_TASK = 0.25
 SUITE_OTHER_CAP = 1.5
+# The onboarding probes' checks (a sum, a JSON object...) say little about usefulness.
+PROBE_CHECK_PER_ITEM = 0.125
+PROBE_CHECK_CAP = 0.5
 POOL_COLLECTION_PER_VERDICT = 0.5
 POOL_COLLECTION_CAP = 2.0
 POOL_ELSEWHERE_PER_VERDICT = 0.5
@@ -88,7 +91,8 @@ class Evidence:
     suite_shape: Tally = Tally()  # suite tasks of this shape, passed/failed
     suite_other: Tally = Tally()  # suite tasks of other shapes
     probes: int = 0  # health probes lately
-    probe_failures: int = 0
+    probe_failures: int = 0  # of those, unanswered (no reply at all): a wrong reply is no health failure
+    probe_checks: Tally = Tally()  # answered onboarding probes, passed/failed their check (quality)
     first_byte_seconds: float | None = None
     tokens_per_second: float | None = None
     price_per_mtok: float | None = None  # output price, USD per million tokens
@@ -153,6 +157,7 @@ def posterior(e: Evidence, base: float = 0.5) -> Posterior:
     for tally, per_item, cap in (
         (e.suite_shape, SUITE_SHAPE_PER_TASK, SUITE_SHAPE_CAP),
         (e.suite_other, SUITE_OTHER_PER_TASK, SUITE_OTHER_CAP),
+        (e.probe_checks, PROBE_CHECK_PER_ITEM, PROBE_CHECK_CAP),
         (e.same_collection, POOL_COLLECTION_PER_VERDICT, POOL_COLLECTION_CAP),
         (e.elsewhere, POOL_ELSEWHERE_PER_VERDICT, POOL_ELSEWHERE_CAP),
         (e.here, 1.0, math.inf),
@@ -217,6 +222,8 @@ def _record_reason(e: Evidence, mean: float, lo: float, hi: float) -> str:
         parts.append(f"suite {e.suite_shape.good:g}/{e.suite_shape.total:g} on this shape")
     elif e.suite_other.total:
         parts.append(f"suite {e.suite_other.good:g}/{e.suite_other.total:g} on other shapes")
+    elif e.probe_checks.total:
+        parts.append(f"passed {e.probe_checks.good:g} of {e.probe_checks.total:g} onboarding probe checks")
     pooled = e.same_collection + e.elsewhere
     if pooled.total:
         parts.append(f"{pooled.good:g} of {pooled.total:g} useful on other shapes or collections")
@@ -227,7 +234,9 @@ def _penalties(e: Evidence) -> list[tuple[float, str]]:
     out: list[tuple[float, str]] = []
     if e.probes and e.probe_failures:
         share = e.probe_failures / e.probes
-        out.append((HEALTH_MAX * share, f"health: {e.probe_failures} of {e.probes} recent probes failed"))
+        out.append(
+            (HEALTH_MAX * share, f"health: {e.probe_failures} of {e.probes} recent probes went unanswered")
+        )
     speed = 0.0
     words = []
     if e.first_byte_seconds is not None and e.first_byte_seconds > 2.0:

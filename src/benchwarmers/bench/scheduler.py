@@ -43,6 +43,7 @@ from benchwarmers.config.settings import SCHEDULER
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import schema
 from benchwarmers.store.db import Store
+from benchwarmers.store.times import iso_utc, utc
 
 log = logging.getLogger(__name__)
 
@@ -161,14 +162,10 @@ async def run_job(jobs: BenchJobs, name: str, now: datetime | None = None) -> sc
     return row
 
 
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def next_due(job: Job, last: datetime | None, now: datetime) -> datetime:
     """When a job is next due: one period after its last run; a job that
     never ran is due one period from now."""
-    return _aware(last) + job.period if last is not None else now + job.period
+    return utc(last) + job.period if last is not None else now + job.period
 
 
 def missed(job: Job, last: datetime | None, now: datetime) -> bool:
@@ -198,16 +195,16 @@ async def job_status(store: Store, now: datetime | None = None) -> list[dict[str
     rows = []
     for job in JOBS.values():
         run = runs.get(job.name)
-        last = _aware(run.last_run_at) if run else None
+        last = utc(run.last_run_at) if run else None
         rows.append(
             {
                 "job": job.name,
                 "description": job.description,
                 "every_hours": job.period.total_seconds() / 3600,
-                "last_run_at": last.isoformat() if last else None,
+                "last_run_at": iso_utc(last),
                 "last_status": run.last_status if run else None,
                 "detail": run.detail if run else "",
-                "next_due_at": max(next_due(job, last, now), now).isoformat() if last else None,
+                "next_due_at": iso_utc(max(next_due(job, last, now), now)) if last else None,
             }
         )
     return rows
@@ -291,7 +288,7 @@ class BenchScheduler:
         for name in JOBS:
             job = self._clock.get_job(name)
             if job is not None and job.next_run_time is not None:
-                runs[name] = job.next_run_time.isoformat()
+                runs[name] = iso_utc(job.next_run_time)
         return runs
 
     async def settled(self) -> None:

@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "benchwarmers.cli.collections",
     "benchwarmers.cli.serve",
     "benchwarmers.cli.keys",
+    "benchwarmers.cli.settings",
     "benchwarmers.cli.fake_provider",
     "benchwarmers.cli.limits",
     "benchwarmers.cli.onboard",

@@ -1,8 +1,9 @@
 """`benchwarmers model show ALIAS`: one model, and why it sits or does not.
 
-Status and catalog facts, recent probes, its record per collection and
-shape (with the 90% credible interval the decisions use), its suite
-results, and the decisions' reasons in words. Registered into the `model`
+Status and catalog facts, recent probes (health is whether they were
+answered; whether the answers passed their checks is shown beside it), its
+record per collection and shape (with the 90% credible interval the
+decisions use), its suite results, and the decisions' reasons in words. Registered into the `model`
 group that `cli/models.py` owns.
 """
 
@@ -21,6 +22,7 @@ from benchwarmers.cli.context import console, with_runtime
 from benchwarmers.cli.models import model_app
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
+from benchwarmers.store.times import utc
 
 
 def register(_app: typer.Typer) -> None:
@@ -44,9 +46,11 @@ def show(alias: Annotated[str, typer.Argument(help="The model's alias.")]) -> No
     )
     probes = facts["probes"]
     if probes:
-        ok = sum(p.ok for p in probes)
+        answered = [p for p in probes if p.answered]
+        passed = sum(p.ok for p in answered)
         console.print(
-            f"  probes: {ok} of {len(probes)} recent ones passed, last {probes[0].at:%Y-%m-%d %H:%M}"
+            f"  probes: answered {len(answered)} of {len(probes)} recent ones"
+            f" ({passed} of those passed their check), last {utc(probes[0].at):%Y-%m-%d %H:%M} UTC"
         )
     table = Table("collection", "shape", "score", "usefulness", "90% interval", "judged", title="Record")
     for row in facts["record"]:

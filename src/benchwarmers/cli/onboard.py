@@ -118,12 +118,12 @@ def probe(
     if not report.probed:
         console.print("Nothing to probe: no available or unavailable models that are not ad hoc.")
         return
-    table = Table("alias", "probe", "ok", "seconds", "answer / error")
+    table = Table("alias", "probe", "answered", "seconds", "answer / error")
     for row in latest:
         table.add_row(
             escape(row.alias),
             row.kind,
-            "[green]yes[/]" if row.ok else "[red]no[/]",
+            "[green]yes[/]" if row.answered else "[red]no[/]",
             f"{row.seconds:.2f}",
             escape((row.answer or row.error)[:60]),
         )

@@ -1,2 +1,2 @@
 """Where things live outside the store: the data folder, endpoint keys, and
-the settings the dashboard and CLI change."""
+the settings the CLI and `/bench/settings` change."""

@@ -8,7 +8,8 @@ Routes never look at keys themselves; they ask:
     if not caller_may_call(caller, collection):
         raise Refused(f"this key may not call bench/{collection}", status=403)
 
-and `GET /v1/models`-style listings filter with the same function.
+and `GET /v1/models`-style listings filter with the same function. Routes
+that change the bench or the settings ask `caller_may_administer(caller)`.
 
 The per-key request rate is checked through `RateCheck`, one small async
 function, so the limits layer can swap the in-process counter for a shared
@@ -29,7 +30,7 @@ from benchwarmers.server.gatewaykeys import KeyInfo, collection_name
 @dataclass(frozen=True, slots=True)
 class Caller:
     """`name` is the key's name, or "owner" for the person running the server
-    (loopback without keys, or the dashboard). Empty `collections` = all."""
+    (loopback without keys). Empty `collections` = all."""
 
     name: str
     collections: frozenset[str] = frozenset()
@@ -47,6 +48,13 @@ def caller_may_call(caller: Caller, collection: str) -> bool:
     """Whether `caller` may ask `collection` (`trio`, `bench/trio` or
     `bench/trio:merged` all name the same collection)."""
     return caller.owner or not caller.collections or collection_name(collection) in caller.collections
+
+
+def caller_may_administer(caller: Caller) -> bool:
+    """Whether `caller` may change the bench and the server's settings: the
+    owner, or a key not limited to some collections (a key handed out for
+    one collection must not be able to widen its own door)."""
+    return caller.owner or not caller.collections
 
 
 def caller_of(request: Any) -> Caller:

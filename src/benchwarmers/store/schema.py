@@ -307,6 +307,9 @@ class Probe(Base):
     kind: Mapped[str] = mapped_column(String(16))  # "onboard", "daily", "speed", "confirm"
     name: Mapped[str] = mapped_column(String(32))  # which prompt: "word", "sum", "json", "format", "short", "long"
     at: Mapped[datetime]
+    # Health is `answered` (a reply came back); `ok` is answered AND the reply passed
+    # the probe's check, a quality signal only: a wrong sum is no outage.
+    answered: Mapped[bool] = mapped_column(Boolean, default=True)
     ok: Mapped[bool] = mapped_column(Boolean)
     seconds: Mapped[float] = mapped_column(Float, default=0.0)
     first_byte_seconds: Mapped[float | None] = mapped_column(Float)

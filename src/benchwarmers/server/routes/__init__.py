@@ -35,6 +35,7 @@ ROUTERS: tuple[str, ...] = (
     "benchwarmers.server.routes.bench_api",
     "benchwarmers.server.routes.quotas",
     "benchwarmers.server.routes.bench_ops",
+    "benchwarmers.server.routes.settings",
     "benchwarmers.server.routes.decisions",
     "benchwarmers.server.routes.mcp",
 )

@@ -1,4 +1,4 @@
-"""The bench's operations over HTTP, for the dashboard (and scripts).
+"""The bench's operations over HTTP, for scripts (and the dashboard, once built).
 
     POST /bench/ops/onboard            {"endpoint", "models": ["id" | {"served", "alias", "role"}], "mode"}
     GET  /bench/ops/queue              the onboarding queue with each item's step and progress
@@ -6,7 +6,8 @@
     GET  /bench/ops/alerts?all=1       went paid, retired, unlisted
     POST /bench/ops/alerts/{id}/dismiss
     POST /bench/ops/models/{alias}/probe     probe now (one call; a failure is confirmed once)
-    GET  /bench/ops/models/{alias}/probes    probe history, newest first
+    GET  /bench/ops/models/{alias}/probes    probe history, newest first: each probe `answered` (health)
+                                             and `passed` its check (quality)
     POST /bench/ops/models/{alias}/retire    {"reason"?}
     POST /bench/ops/models/{alias}/restore
     POST /bench/ops/models/{alias}/role      {"role"}
@@ -35,11 +36,12 @@ from benchwarmers.bench import discover, onboarding, probes, retirement, schedul
 from benchwarmers.bench.onboarding import OnboardRequest
 from benchwarmers.config.settings import SCHEDULER
 from benchwarmers.errors import NotFound, Refused, StoreError, UserError
-from benchwarmers.server.callers import caller_of
+from benchwarmers.server.callers import caller_may_administer, caller_of
 from benchwarmers.server.deps import runtime_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.store import registry, schema
 from benchwarmers.store.registry import ModelView
+from benchwarmers.store.times import iso_utc
 
 
 @dataclass
@@ -79,8 +81,7 @@ def services_of(request: Request) -> BenchServices:
     services = getattr(request.app.state, "bench", None)
     if services is None:
         raise StoreError("the server is not started")
-    who = caller_of(request)
-    if not who.owner and who.collections:
+    if not caller_may_administer(caller_of(request)):
         raise Refused("this key is limited to some collections and may not change the bench", status=403)
     return services
 
@@ -159,7 +160,7 @@ async def alerts(request: Request, all: bool = False) -> dict[str, Any]:
                 "kind": a.kind,
                 "subject": a.subject,
                 "message": a.message,
-                "at": a.at.isoformat(),
+                "at": iso_utc(a.at),
                 "dismissed": a.dismissed,
             }
             for a in rows
@@ -209,10 +210,11 @@ async def probe_now(request: Request, alias: str) -> dict[str, Any]:
 
 def _probe(p: schema.Probe) -> dict[str, Any]:
     return {
-        "at": p.at.isoformat(),
+        "at": iso_utc(p.at),
         "kind": p.kind,
         "name": p.name,
-        "ok": p.ok,
+        "answered": p.answered,
+        "passed": p.ok,
         "call": p.call_id,
         "seconds": round(p.seconds, 3),
         "first_byte_seconds": p.first_byte_seconds,
@@ -293,4 +295,4 @@ async def run_job(request: Request, job: str) -> dict[str, Any]:
     if job not in scheduler.JOBS:
         raise NotFound(f"no job {job!r}; jobs: {', '.join(scheduler.JOBS)}")
     row = await scheduler.run_job(services.jobs, job)
-    return {"job": job, "status": row.last_status, "detail": row.detail, "at": row.last_run_at.isoformat()}
+    return {"job": job, "status": row.last_status, "detail": row.detail, "at": iso_utc(row.last_run_at)}

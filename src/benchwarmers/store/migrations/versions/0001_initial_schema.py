@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: (none)
-Create Date: 2026-11-30 00:27:37.932156
+Create Date: 2026-11-30 01:19:16.113720
 """
 
 from collections.abc import Sequence
@@ -181,6 +181,7 @@ def upgrade() -> None:
         sa.Column("kind", sa.String(length=16), nullable=False),
         sa.Column("name", sa.String(length=32), nullable=False),
         sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("answered", sa.Boolean(), nullable=False),
         sa.Column("ok", sa.Boolean(), nullable=False),
         sa.Column("seconds", sa.Float(), nullable=False),
         sa.Column("first_byte_seconds", sa.Float(), nullable=True),
