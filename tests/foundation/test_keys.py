@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -70,3 +71,43 @@ def test_malformed_keys_json_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "keys.json").write_text("{not json")
     with pytest.raises(StoreError, match="not valid JSON"):
         endpoint_key("hub", {"LLM_USER_PATH": str(tmp_path)})
+
+
+def _rewrite_keeping_stat(path: Path, text: str) -> None:
+    """Change the file's bytes in place while its inode, size and time stay."""
+    before = path.stat()
+    assert len(text.encode()) == before.st_size
+    with path.open("r+", encoding="utf-8") as handle:
+        handle.write(text)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (path.stat().st_ino, path.stat().st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def test_an_unchanged_keys_json_is_not_parsed_again(tmp_path: Path) -> None:
+    """Seats ask for keys all the time: one stat each, a parse only on change.
+    (Bytes changed behind an unchanged stat prove the file was not re-read.)"""
+    env = {"LLM_USER_PATH": str(tmp_path)}
+    path = tmp_path / "keys.json"
+    path.write_text(json.dumps({"hub": "key-aaaa"}))
+    assert endpoint_key("hub", env) == "key-aaaa"
+    _rewrite_keeping_stat(path, json.dumps({"hub": "key-bbbb"}))
+    assert endpoint_key("hub", env) == "key-aaaa"
+    assert key_source("other", env) is None
+
+
+def test_a_changed_keys_json_is_seen(tmp_path: Path) -> None:
+    env = {"LLM_USER_PATH": str(tmp_path)}
+    path = tmp_path / "keys.json"
+    path.write_text(json.dumps({"hub": "key-aaaa"}))
+    assert endpoint_key("hub", env) == "key-aaaa"
+    stamp = path.stat().st_mtime_ns
+    path.write_text(json.dumps({"hub": "key-bbbb"}))  # same size, in place: only the time tells
+    os.utime(path, ns=(stamp + 1_000_000, stamp + 1_000_000))
+    assert endpoint_key("hub", env) == "key-bbbb"
+    path.write_text(json.dumps({"hub": "key-cccccc"}))  # a new size
+    os.utime(path, ns=(stamp + 1_000_000, stamp + 1_000_000))
+    assert endpoint_key("hub", env) == "key-cccccc"
+    set_key("hub", "key-dddddd", env)  # replaced: a new file
+    assert endpoint_key("hub", env) == "key-dddddd"
+    path.unlink()
+    assert endpoint_key("hub", env) is None

@@ -113,6 +113,13 @@ def test_retry_after_ms_wins_over_retry_after() -> None:
     assert learn(429, {"retry-after": "3", "retry-after-ms": "1500"}, "", NOW).retry_at == NOW + 1.5
 
 
+def test_the_transports_wait_counts_when_no_header_says_one() -> None:
+    """The caller passes `ProviderError.retry_after`, read from a body the
+    limiter never sees whole (Gemini's RetryInfo)."""
+    assert learn(429, {}, "You exceeded your current quota.", NOW, retry_after=20).retry_at == NOW + 20
+    assert learn(429, {"retry-after": "3"}, "", NOW, retry_after=20).retry_at == NOW + 3
+
+
 def test_openai_per_day_body() -> None:
     body = (
         "Rate limit reached for gpt-4o-mini in organization org-x on requests per day (RPD): "

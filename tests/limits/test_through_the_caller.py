@@ -58,6 +58,7 @@ async def test_three_a_minute_sends_three_and_limits_the_fourth_unsent(
         ("openai", "openai"),
         ("anthropic", "anthropic"),
         ("gemini", "gemini"),
+        ("gemini", "gemini-details"),  # the wait is only in the body's RetryInfo
         ("openai", "retry-after"),
         ("openai", "retry-after-date"),
         ("openai", "retry-after-ms"),

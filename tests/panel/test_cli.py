@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import re
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 from benchwarmers.cli.main import app
+from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
+
+from .conftest import register
 
 MODELS = [
     FakeModel("one", answer="first answer", ttfb=0.02),
@@ -71,3 +78,26 @@ def test_ask_in_process_when_no_server_answers(
     assert refused.exit_code != 0 and "nope" in refused.output
     no_choice = CliRunner().invoke(app, ["verdict", calls[0]])
     assert no_choice.exit_code != 0 and "--useful" in no_choice.output
+
+
+def test_an_in_process_ask_exits_without_a_traceback(fake_provider: FakeProvider, tmp_path: Path) -> None:
+    """The panel's last writes (the seating history, after the reply) are
+    done before the command closes the store: no "Exception during reset",
+    no CancelledError on the way out. An explorer seat makes the seating, and
+    so the history write, change from one ask to the next."""
+    home = tmp_path / "home"
+    spares = [FakeModel(alias, answer=f"{alias} answer", ttfb=0.02) for alias in ("three", "four", "five")]
+    asyncio.run(
+        register(
+            home, fake_provider, [*MODELS, *spares], {"duo": {"members": ["one", "two"], "explorer_seats": 1}}
+        )
+    )
+    env = {**os.environ, "BENCHWARMERS_HOME": str(home), "BENCHWARMERS_URL": "http://127.0.0.1:9"}
+    command = [sys.executable, "-c", "from benchwarmers.cli.main import run; run()", "ask", "duo"]
+    for attempt in range(3):
+        done = subprocess.run(
+            [*command, f"question {attempt}"], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        assert "first answer" in done.stdout and "second answer" in done.stdout
+        assert done.stderr == ""

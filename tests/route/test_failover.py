@@ -105,7 +105,8 @@ def test_no_first_byte_in_time_fails_over(route_server: Any, fake_provider: Fake
         # The abandoned call is in the log too, as a failed route call of this turn.
         abandoned = call_row(server.home, failed["call"])
         assert (abandoned["kind"], abandoned["alias"]) == ("route", "alpha")
-        assert abandoned["status"] in ("error", "timeout") and abandoned["ask_id"]
+        assert (abandoned["status"], abandoned["error"]) == ("timeout", "no first byte within 0.3 s")
+        assert abandoned["ask_id"] and abandoned["first_byte_seconds"] is None
 
 
 def test_every_member_failing_is_one_error_in_the_agents_format(

@@ -17,7 +17,9 @@ TOOLS: list[dict[str, Any]] = [
     {"name": "Bash", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}},
     {"name": "Read", "input_schema": {"type": "object", "properties": {"file_path": {"type": "string"}}}},
 ]
-SHADOW_LATENCY = 0.8
+# The shadow's whole reply takes this long (scripted after the warm-up); the
+# driver answers at once, so its turn ends an order of magnitude sooner.
+SHADOW_LATENCY = 1.0
 
 
 def members() -> list[tuple[Any, FakeModel]]:
@@ -25,9 +27,7 @@ def members() -> list[tuple[Any, FakeModel]]:
         ("openai", FakeModel("driver", tool_calls=[FakeToolCall("Bash", {"command": "make test"})])),
         (
             "gemini",
-            FakeModel(
-                "shadow", latency=SHADOW_LATENCY, tool_calls=[FakeToolCall("Read", {"file_path": "a"})]
-            ),
+            FakeModel("shadow", tool_calls=[FakeToolCall("Read", {"file_path": "a"})]),
         ),
         ("ollama", FakeModel("bystander", answer="not asked")),
     ]
@@ -56,13 +56,14 @@ def test_shadow_seats_are_recorded_and_cost_the_agent_nothing(
     with route_server(members(), collections) as server:
         turn(server, "warm-up")  # first-use costs of a fresh server out of the way
         assert wait_for(lambda: len(shadow_rows(server)) == 1)
+        fake_provider.models["shadow"].latency = SHADOW_LATENCY  # from now on the shadow is slow
 
         started = time.monotonic()
         message, headers = turn(server, "session-1")
         elapsed = time.monotonic() - started
         recorded_by_then = len(shadow_rows(server))
 
-        # The agent got the driver's reply, whole, long before the shadow could answer.
+        # The agent got the driver's reply, whole, while its shadow was still answering.
         assert elapsed < SHADOW_LATENCY, f"the turn took {elapsed:.2f} s: it waited for its shadow"
         assert recorded_by_then == 1  # the warm-up's shadow only: this turn's is still answering
         assert message.stop_reason == "tool_use"
@@ -75,6 +76,7 @@ def test_shadow_seats_are_recorded_and_cost_the_agent_nothing(
         )
         (shadow,) = shadows
         assert (shadow["alias"], shadow["status"], shadow["seat"]) == ("shadow", "ok", "shadow")
+        assert shadow["seconds"] >= SHADOW_LATENCY * 0.95  # it was slow: the turn did not wait for it
         assert shadow["conversation"] == route["conversation"]
         assert shadow["task"] == "shadow seat; tool calls: Read (bench/agents, short)"
         # Asked the same turn with the same tools; the bystander beyond the shadow seats never was.

@@ -7,12 +7,16 @@ meet them, in every API format's path space.
 - `start(**kwargs)`: start one with options (`acting_as="0.0.0.0"`).
 - `setting(home, setting, value)`, `new_key(home, name, ...)`: write to the
   store before (or while) a server runs.
+- `shared_redis`: servers started after it count in the Redis on
+  127.0.0.1:6379 (skipped when there is none); it gives a key name of the
+  test's own and removes that key's counters afterwards.
 """
 
 from __future__ import annotations
 
 import asyncio
 import socket
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,7 +29,7 @@ from pydantic import BaseModel
 
 from benchwarmers.config.settings import Setting, Settings
 from benchwarmers.formats.base import require_object
-from benchwarmers.runtime import Runtime
+from benchwarmers.runtime import REDIS_URL_ENV, Runtime
 from benchwarmers.server.callers import caller_may_call, caller_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.gatewaykeys import create_key
@@ -34,6 +38,7 @@ from benchwarmers.testing.live_server import LiveServer
 # Only this package's routes beside the probes: other packages' routes are
 # tested by their owners, and are not what these tests are about.
 OWN_ROUTERS = ("benchwarmers.server.routes.health",)
+REDIS_URL = "redis://127.0.0.1:6379/0"
 
 probe = APIRouter()
 
@@ -117,6 +122,27 @@ def start(home: Path) -> Iterator[Callable[..., LiveServer]]:
     yield starter
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def shared_redis(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    from redis import Redis
+
+    redis = Redis.from_url(REDIS_URL, socket_connect_timeout=0.5)
+    try:
+        redis.ping()
+    except Exception as exc:  # whatever the reason, there is no Redis to test against
+        redis.close()
+        pytest.skip(f"no Redis on 127.0.0.1:6379 ({type(exc).__name__}: {exc})")
+    monkeypatch.setenv(REDIS_URL_ENV, REDIS_URL)
+    name = f"shared-{uuid.uuid4().hex[:12]}"  # Redis outlives the test: a key name of its own
+    try:
+        yield name
+    finally:
+        leftovers = list(redis.scan_iter(match=f"*gateway-key|{name}|*"))
+        if leftovers:
+            redis.delete(*leftovers)
+        redis.close()
 
 
 @pytest.fixture(scope="module")

@@ -42,7 +42,10 @@ def test_loopback_names_pass(server: LiveServer, host: str, client: httpx.Client
 def test_rebinding_hosts_are_refused(server: LiveServer, host: str, client: httpx.Client) -> None:
     reply = client.get(f"{server.url}/healthz", headers={"host": host})
     assert reply.status_code == 421
-    assert "is not this server" in reply.json()["error"]["message"]
+    message = reply.json()["error"]["message"]
+    assert "is not this server" in message
+    name = host.partition(":")[0]
+    assert f"`benchwarmers settings set allowed_hosts {name}`" in message
 
 
 @pytest.mark.parametrize("host", ["[::1", "localhost:port", "a:b:c", "localhost:123456"])
@@ -103,7 +106,9 @@ def test_foreign_origin_post_is_refused(server: LiveServer, origin: str, client:
         f"{server.url}/v1/probe/typed", json={"name": "a", "count": 1}, headers={"origin": origin}
     )
     assert reply.status_code == 403
-    assert "another origin" in reply.json()["error"]["message"]
+    message = reply.json()["error"]["message"]
+    assert "another origin" in message and "(use an API client)" in message
+    assert "dashboard" not in message  # there is none to send people to
 
 
 @pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE"])
@@ -144,6 +149,7 @@ def test_content_length_over_the_limit_is_413_naming_it(home: Path, start) -> No
     assert status == 413
     message = json.loads(body)["error"]["message"]
     assert "1 MB" in message and "1048576 bytes" in message
+    assert "`benchwarmers settings set max_body_mb <MB>`" in message
 
 
 def test_streamed_bytes_over_the_limit_are_413(home: Path, start) -> None:

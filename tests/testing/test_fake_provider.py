@@ -5,10 +5,13 @@ scripts the CLI runs load as documented."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from pathlib import Path
 
 import anthropic
+import httpx
 import ollama
 import openai
 import pytest
@@ -19,6 +22,7 @@ from typer.testing import CliRunner
 from benchwarmers.cli.main import app
 from benchwarmers.testing import FakeModel, FakeProvider, FakeToolCall
 from benchwarmers.testing.script import RateLimit, go_duration, models_from_json
+from benchwarmers.types import API_KINDS
 
 ANSWER = "hello from the fake"
 WEATHER = {
@@ -173,3 +177,65 @@ def test_cli_refuses_an_unreadable_models_file_in_one_line(tmp_path: Path) -> No
         assert result.exit_code != 0
         assert "Traceback" not in result.output
         assert str(path) in result.output
+
+
+LATENCY = 0.3
+OPENAI_TOOLS = [{"type": "function", "function": WEATHER}]
+
+
+def _asking(api: str, served: str, stream: bool) -> tuple[str, dict[str, object], dict[str, str]]:
+    """A raw request of one API (path, body, headers), offering the weather tool."""
+    messages = [{"role": "user", "content": "weather?"}]
+    if api == "openai":
+        return (
+            "/v1/chat/completions",
+            {"model": served, "messages": messages, "stream": stream, "tools": OPENAI_TOOLS},
+            {},
+        )
+    if api == "anthropic":
+        tool = {"name": WEATHER["name"], "input_schema": WEATHER["parameters"]}
+        body = {"model": served, "max_tokens": 100, "messages": messages, "stream": stream, "tools": [tool]}
+        return "/v1/messages", body, {"anthropic-version": "2023-06-01"}
+    if api == "gemini":
+        method = "streamGenerateContent?alt=sse" if stream else "generateContent"
+        body = {
+            "contents": [{"role": "user", "parts": [{"text": "weather?"}]}],
+            "tools": [{"functionDeclarations": [WEATHER]}],
+        }
+        return f"/v1beta/models/{served}:{method}", body, {}
+    return "/api/chat", {"model": served, "messages": messages, "stream": stream, "tools": OPENAI_TOOLS}, {}
+
+
+async def test_latency_holds_for_every_reply_shape(fake_provider: FakeProvider) -> None:
+    """One piece of text, a single tool call, streamed or whole, on every
+    API: the reply takes the scripted `latency`, and its first byte `ttfb`."""
+    fake_provider.add(FakeModel("one-word", answer="hello", latency=LATENCY, ttfb=0.1))
+    fake_provider.add(
+        FakeModel("one-call", tool_calls=[FakeToolCall("get_weather", {"city": "Oslo"})], latency=LATENCY)
+    )
+
+    async def timed(
+        client: httpx.AsyncClient, api: str, served: str, stream: bool
+    ) -> tuple[str, float, float]:
+        path, body, headers = _asking(api, served, stream)
+        started = time.monotonic()
+        async with client.stream("POST", fake_provider.url + path, json=body, headers=headers) as reply:
+            first_byte = time.monotonic() - started
+            content = await reply.aread()
+            assert reply.status_code == 200, content
+        return f"{api} {served} {'stream' if stream else 'whole'}", first_byte, time.monotonic() - started
+
+    async with httpx.AsyncClient(timeout=5) as client:
+        timings = await asyncio.gather(
+            *(
+                timed(client, api, served, stream)
+                for api in API_KINDS
+                for served in ("one-word", "one-call")
+                for stream in (False, True)
+            )
+        )
+    too_quick = [(shape, round(took, 3)) for shape, _first, took in timings if took < LATENCY * 0.95]
+    assert too_quick == []
+    early = [shape for shape, first, _took in timings if "one-word" in shape and first < 0.1 * 0.95]
+    assert early == []
+    assert fake_provider.calls["one-call"] == 8 and fake_provider.last("one-call").tools == ["get_weather"]

@@ -23,7 +23,10 @@ Two ways in:
 
 Deadlines are enforced per chunk (`timeout` is the whole call's budget,
 limiter wait included), never with a timeout scope around a `yield`, which
-would cancel the consumer's own work instead of the call.
+would cancel the consumer's own work instead of the call. A stream may also
+have a `first_byte_timeout` (route mode's failover budget, limiter wait
+included): a call with no text or tool-call piece by then ends as a
+`timeout`, recorded as one, not as a consumer that stopped waiting.
 """
 
 from __future__ import annotations
@@ -142,9 +145,17 @@ class Caller:
         timeout: float,
         context: CallContext = CallContext(),
         stream: bool = True,
+        first_byte_timeout: float | None = None,
     ) -> CallStream:
         return CallStream(
-            self.runtime, model, request, kind=kind, timeout=timeout, context=context, stream=stream
+            self.runtime,
+            model,
+            request,
+            kind=kind,
+            timeout=timeout,
+            context=context,
+            stream=stream,
+            first_byte_timeout=first_byte_timeout,
         )
 
     async def call(
@@ -183,12 +194,14 @@ class CallStream:
         timeout: float,
         context: CallContext,
         stream: bool,
+        first_byte_timeout: float | None = None,
     ) -> None:
         self.runtime = runtime
         self.model = model
         self.request = request
         self.kind = kind
         self.timeout = timeout
+        self.first_byte_timeout = first_byte_timeout
         self.context = context
         self.upstream_stream = stream
         self.call_id = new_call_id()
@@ -218,7 +231,11 @@ class CallStream:
         served = self.model.served
         limiter = self.runtime.limiter
         started = time.monotonic()
-        deadline = started + self.timeout
+        # Both deadlines on the loop's clock, reckoned once for the whole call.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        first_byte_wait = min(self.first_byte_timeout or self.timeout, self.timeout)
+        first_byte_deadline = loop.time() + first_byte_wait
         first_byte: float | None = None
         text: list[str] = []
         tools: dict[int, list[str]] = {}
@@ -233,7 +250,7 @@ class CallStream:
         try:
             try:
                 await limiter.admit(
-                    endpoint.name, served, tokens=total_tokens(self.request), max_wait=self.timeout
+                    endpoint.name, served, tokens=total_tokens(self.request), max_wait=first_byte_wait
                 )
                 target = Target(
                     endpoint=endpoint.name,
@@ -244,19 +261,23 @@ class CallStream:
                 )
                 adapter = adapter_for(endpoint.api, self.runtime.http)
                 sent = True
-                remaining = max(deadline - time.monotonic(), 0.001)
+                remaining = max(deadline - loop.time(), 0.001)
                 chunks = adapter.execute(target, self.request, stream=self.upstream_stream, timeout=remaining)
                 try:
                     while True:
+                        waiting_for_first = first_byte is None
                         try:
-                            async with asyncio.timeout_at(_loop_deadline(deadline)):
+                            async with asyncio.timeout_at(
+                                first_byte_deadline if waiting_for_first else deadline
+                            ):
                                 chunk = await anext(chunks)
                         except StopAsyncIteration:
                             break
                         except TimeoutError as exc:
+                            if waiting_for_first and first_byte_wait < self.timeout:
+                                raise ProviderTimeout(f"no first byte within {first_byte_wait:g} s") from exc
                             raise ProviderTimeout(
-                                f"no answer within {self.timeout:g} s",
-                                after_first_byte=first_byte is not None,
+                                f"no answer within {self.timeout:g} s", after_first_byte=not waiting_for_first
                             ) from exc
                         if isinstance(chunk, ResponseHeaders):
                             learned = True
@@ -298,7 +319,12 @@ class CallStream:
                     status = "error"
                 if exc.status is not None and not learned:
                     await limiter.learn(
-                        endpoint.name, served, status=exc.status, headers=exc.headers, body=error
+                        endpoint.name,
+                        served,
+                        status=exc.status,
+                        headers=exc.headers,
+                        body=error,
+                        retry_after=exc.retry_after,
                     )
                 raise
             reply = Reply(text="".join(text), tool_calls=_tool_calls(tools), finish=finish, usage=usage)
@@ -362,12 +388,6 @@ class CallStream:
             )
         else:
             await record
-
-
-def _loop_deadline(deadline: float) -> float:
-    """`time.monotonic()` deadline -> the running loop's clock."""
-    loop = asyncio.get_running_loop()
-    return loop.time() + (deadline - time.monotonic())
 
 
 def _add_tool_delta(tools: dict[int, list[str]], delta: ToolCallDelta) -> None:

@@ -20,6 +20,7 @@ from sqlalchemy import select
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import Call, Verdict
+from benchwarmers.store.times import utc
 
 COLLECTION_PREFIX = "bench/"
 NOTE_LIMIT = 2000
@@ -79,7 +80,7 @@ async def record_verdict(store: Store, call_id: str, useful: bool, note: str = "
             raise NotFound(f"no call {call_id!r} in the call log")
         verdict = await session.get(Verdict, call_id)
         if verdict is not None and verdict.useful == useful and verdict.note == note:
-            return Recorded(call_id, call.alias, call.kind, useful, note, _aware(verdict.at), changed=False)
+            return Recorded(call_id, call.alias, call.kind, useful, note, utc(verdict.at), changed=False)
         now = datetime.now(UTC)
         if verdict is None:
             session.add(Verdict(call_id=call_id, useful=useful, note=note, at=now))
@@ -112,7 +113,7 @@ async def record(store: Store, collection: str, task: str = "") -> dict[str, Any
             tally = merged if kind == "merge" else aliases.setdefault(alias, _tally())
             tally["useful" if useful else "notUseful"] += 1
             tally["judged"] += 1
-            tally["lastAt"] = max(tally["lastAt"], _aware(at).isoformat(timespec="seconds"))
+            tally["lastAt"] = max(tally["lastAt"], utc(at).isoformat(timespec="seconds"))
     out: dict[str, Any] = {"collection": COLLECTION_PREFIX + name, "task": task, "aliases": aliases}
     if merged["judged"]:
         out["merged"] = merged
@@ -150,7 +151,3 @@ def check_pending_body(body: object) -> list[str]:
 
 def _tally() -> dict[str, Any]:
     return {"useful": 0, "notUseful": 0, "judged": 0, "lastAt": ""}
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -1,19 +1,20 @@
 """`benchwarmers ask` and `benchwarmers verdict`: a panel from the terminal.
 
-Both talk to a running server first (`BENCHWARMERS_URL`, default
-http://127.0.0.1:8122, with `BENCHWARMERS_KEY` if keys are on), so the
-server's limits, guard and call log are the ones in force; with no server
-answering they run in-process on the data folder, the same engine and the
-same call log. `ask` prints each seat the moment it finishes, with the call
-id a verdict names.
+Both talk to a running server first (`client_env`: `BENCHWARMERS_URL`,
+default http://127.0.0.1:8122, with `BENCHWARMERS_KEY` if keys are on), so
+the server's limits, guard and call log are the ones in force; with no
+server answering they run in-process on the data folder, through the same
+core API (`benchwarmers.gateway`) the server's routes use, as the owner.
+`ask` prints each seat the moment it finishes, with the call id a verdict
+names.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Annotated, Any
 
 import httpx
@@ -22,18 +23,18 @@ from rich.markdown import Markdown
 from rich.rule import Rule
 from rich.table import Table
 
+from benchwarmers import client_env
 from benchwarmers.calls import verdicts
 from benchwarmers.cli.context import console, with_runtime
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import model_name, parse_model_name
 from benchwarmers.formats.panel_text import bench_object, seat_object
-from benchwarmers.panel.engine import PanelEngine
+from benchwarmers.gateway import Gateway, finish_background
 from benchwarmers.runtime import Runtime
 from benchwarmers.types import Ask, PanelDone, PanelStarted, Request, SeatDone, user
 
-URL_ENV, KEY_ENV, TIMEOUT_ENV = "BENCHWARMERS_URL", "BENCHWARMERS_KEY", "BENCHWARMERS_TIMEOUT"
-DEFAULT_URL = "http://127.0.0.1:8122"
-DEFAULT_TIMEOUT = 900.0
+# Connecting to a server that is not there should fail at once: then the command runs in-process.
+CONNECT_TIMEOUT = 3.0
 
 
 def register(app: typer.Typer) -> None:
@@ -75,7 +76,7 @@ def ask(
         if extras:
             body["bench"] = {"with": list(extras)}
         bench: dict[str, Any] | None = None
-        async for chunk in _sse(_url() + "/v1/chat/completions", body):
+        async for chunk in _sse(client_env.server_url() + "/v1/chat/completions", body):
             if "bench_seat" in chunk:
                 show.seat(chunk["bench_seat"])
             if "bench" in chunk:
@@ -85,14 +86,20 @@ def ask(
     async def in_process(runtime: Runtime) -> dict[str, Any] | None:
         request = Request(messages=(user(prompt),), system=system)
         the_ask = Ask(name, mode, request, stream=True, extra_aliases=extras)
-        async for event in PanelEngine(runtime).run(the_ask):
-            if isinstance(event, PanelStarted):
-                show.started(event.seats)
-            elif isinstance(event, SeatDone):
-                show.seat(seat_object(event.seat))
-            elif isinstance(event, PanelDone):
-                return bench_object(event.reply)
-        return None
+        try:
+            async with aclosing(await Gateway(runtime).panel(the_ask)) as events:
+                async for event in events:
+                    if isinstance(event, PanelStarted):
+                        show.started(event.seats)
+                    elif isinstance(event, SeatDone):
+                        show.seat(seat_object(event.seat))
+                    elif isinstance(event, PanelDone):
+                        return bench_object(event.reply)
+            return None
+        finally:
+            # The panel's last writes (its seating history) come after the
+            # reply: the runtime closes only once they are done.
+            pass
 
     try:
         bench = asyncio.run(over_http())
@@ -122,12 +129,13 @@ def verdict(
     async def over_http() -> dict[str, Any]:
         async with _client() as client:
             response = await client.post(
-                _url() + "/bench/verdict", json={"call": call, "useful": useful, "note": note}
+                client_env.server_url() + "/bench/verdict",
+                json={"call": call, "useful": useful, "note": note},
             )
         return _json_or_error(response)["recorded"]
 
     async def in_process(runtime: Runtime) -> dict[str, Any]:
-        return (await verdicts.record_verdict(runtime.store, call, useful, note)).as_json()
+        return (await Gateway(runtime).verdict(call, useful, note)).as_json()
 
     try:
         recorded = asyncio.run(over_http())
@@ -141,15 +149,11 @@ def verdict(
 # --------------------------------------------------------------- plumbing
 
 
-def _url() -> str:
-    return os.environ.get(URL_ENV, "").strip().rstrip("/") or DEFAULT_URL
-
-
 def _client() -> httpx.AsyncClient:
-    key = os.environ.get(KEY_ENV, "").strip()
-    timeout = float(os.environ.get(TIMEOUT_ENV, "") or DEFAULT_TIMEOUT)
+    key = client_env.server_key()
     headers = {"authorization": f"Bearer {key}"} if key else {}
-    return httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout, connect=3.0))
+    timeout = httpx.Timeout(client_env.server_timeout(), connect=CONNECT_TIMEOUT)
+    return httpx.AsyncClient(headers=headers, timeout=timeout)
 
 
 def _json_or_error(response: httpx.Response) -> dict[str, Any]:

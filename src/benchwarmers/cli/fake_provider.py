@@ -17,8 +17,8 @@ header. Each model:
       "tokens_per_second": 20,            pace of a streamed reply (a token is a word)
       "error": {"status": 500, "message": "boom"},
       "rate_limit": {"style": "openai", "retry": 20, "limit": 100, "remaining": 0},
-                                          styles: openai, anthropic, gemini, retry-after,
-                                          retry-after-date, retry-after-ms, body, day
+                                          styles: openai, anthropic, gemini, gemini-details,
+                                          retry-after, retry-after-date, retry-after-ms, body, day
       "headers": {"x-ratelimit-remaining-requests": "99"},   added to every success
       "cut_after": 3, "cut_mode": "close",  a stream stops after 3 pieces ("abort" breaks the
                                           connection, "error" sends an in-stream error)

@@ -9,6 +9,12 @@ which people back up, copy and attach to bug reports.
 
 Nothing here logs, prints or returns a key except `endpoint_key`; callers that
 show where a key comes from use `key_source`, which names the place only.
+
+`endpoint_key` runs for every seat of every panel, so the file is parsed
+only when it changed: each read costs one `stat`, and the parsed file is
+kept (in memory only) under its identity, inode, modification time and
+size. An edit in place changes the time or the size, and `set_key` (like
+llm) replaces the file, which changes the inode.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
@@ -33,6 +40,11 @@ _NOTE_KEY = "// Note"
 _NOTE = "This file stores secret API credentials. Do not share!"
 
 KeySource = Literal["env", "keys.json"]
+# What identifies one version of the file: (inode, mtime_ns, size).
+FileVersion = tuple[int, int, int]
+
+_parsed: dict[Path, tuple[FileVersion, dict[str, object]]] = {}
+_parsed_lock = threading.Lock()  # seats run on several threads (the CLI's, the server's)
 
 
 def env_var_name(endpoint: str) -> str:
@@ -56,7 +68,7 @@ def endpoint_key(endpoint: str, environ: Mapping[str, str] | None = None) -> str
     from_env = env.get(env_var_name(endpoint), "").strip()
     if from_env:
         return from_env
-    stored = _read_keys(keys_path(env)).get(endpoint)
+    stored = _stored_keys(keys_path(env)).get(endpoint)
     return (stored.strip() or None) if isinstance(stored, str) else None
 
 
@@ -65,7 +77,7 @@ def key_source(endpoint: str, environ: Mapping[str, str] | None = None) -> KeySo
     env = os.environ if environ is None else environ
     if env.get(env_var_name(endpoint), "").strip():
         return "env"
-    stored = _read_keys(keys_path(env)).get(endpoint)
+    stored = _stored_keys(keys_path(env)).get(endpoint)
     return "keys.json" if isinstance(stored, str) and stored.strip() else None
 
 
@@ -83,6 +95,25 @@ def set_key(endpoint: str, key: str, environ: Mapping[str, str] | None = None) -
     keys[endpoint] = key
     _write_private_json(path, keys)
     return path
+
+
+def _stored_keys(path: Path) -> Mapping[str, object]:
+    """The key file's contents, parsed again only when the file changed."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise StoreError(f"cannot read the key file {path}: {exc.strerror or exc}") from exc
+    version = (info.st_ino, info.st_mtime_ns, info.st_size)
+    with _parsed_lock:
+        cached = _parsed.get(path)
+    if cached is not None and cached[0] == version:
+        return cached[1]
+    keys = _read_keys(path)
+    with _parsed_lock:
+        _parsed[path] = (version, keys)
+    return keys
 
 
 def _read_keys(path: Path) -> dict[str, object]:

@@ -222,14 +222,15 @@ def _extras(value: object) -> tuple[str, ...]:
 
 def _conversation(obj: Mapping[str, Any]) -> str:
     """A conversation key the client gave, for route mode's stickiness:
-    `metadata.conversation_id`/`session_id`, else `user`."""
+    `metadata.conversation_id`/`session_id`, else `user`. Whole: route mode
+    stores only its digest, so two ids that differ anywhere stay apart."""
     metadata = obj.get("metadata")
     if isinstance(metadata, Mapping):
         for key in ("conversation_id", "session_id"):
             if isinstance(metadata.get(key), str) and metadata[key]:
-                return str(metadata[key])[:80]
+                return str(metadata[key])
     user = obj.get("user")
-    return user[:80] if isinstance(user, str) else ""
+    return user if isinstance(user, str) else ""
 
 
 # ---------------------------------------------------------------- rendering

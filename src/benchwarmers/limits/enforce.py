@@ -3,7 +3,7 @@
 The caller (`calls/caller.py`) asks three things of it, in order:
 
     await limiter.admit(endpoint, served, tokens=estimate, max_wait=timeout)
-    await limiter.learn(endpoint, served, status=..., headers=..., body=...)
+    await limiter.learn(endpoint, served, status=..., headers=..., body=..., retry_after=...)
     await limiter.spent(endpoint, served, usage=usage)
 
 `admit` counts the request and its estimated tokens against every limit
@@ -225,10 +225,17 @@ class Limiter:
     # ------------------------------------------------------------------ learn
 
     async def learn(
-        self, endpoint: str, served: str, *, status: int, headers: Mapping[str, str], body: str = ""
+        self,
+        endpoint: str,
+        served: str,
+        *,
+        status: int,
+        headers: Mapping[str, str],
+        body: str = "",
+        retry_after: float | None = None,
     ) -> None:
         now = self.clock()
-        learned = learn(status, headers, body, now)
+        learned = learn(status, headers, body, now, retry_after=retry_after)
         known = self._known.setdefault(endpoint, {})
         for limit in learned.limits:
             if limit.remaining is None or limit.resets_at is None or limit.resets_at <= now:

@@ -49,11 +49,18 @@ class Learned:
         return not self.limits and self.retry_at is None
 
 
-def learn(status: int, headers: Mapping[str, str], body: str, now: float) -> Learned:
-    """Everything a reply says about limits. `headers` may use any case."""
+def learn(
+    status: int, headers: Mapping[str, str], body: str, now: float, *, retry_after: float | None = None
+) -> Learned:
+    """Everything a reply says about limits. `headers` may use any case.
+    `retry_after` is the wait the transport already read off the reply
+    (`ProviderError.retry_after`: it also reads Gemini's `RetryInfo`, which
+    only the raw error body carries); a `retry-after` header still wins."""
     lowered = {k.lower(): v for k, v in headers.items()}
     limits = [*_openai_style(lowered, now), *_anthropic_style(lowered, now)]
     retry_at = _retry_after(lowered, now)
+    if retry_at is None and retry_after is not None:
+        retry_at = now + max(retry_after, 0.0)
     if status == 429 and body:
         from_body = _from_body(body, now)
         limits.extend(from_body.limits)

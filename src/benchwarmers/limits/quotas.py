@@ -20,10 +20,11 @@ from sqlalchemy.orm import selectinload
 
 from benchwarmers.limits import ledger
 from benchwarmers.limits.ledger import LedgerRow, Spent
-from benchwarmers.limits.rest import as_utc, wake_rested
+from benchwarmers.limits.rest import wake_rested
 from benchwarmers.limits.user_limits import UserLimit, list_limits
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import Call, LearnedLimit, Model
+from benchwarmers.store.times import utc
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +110,7 @@ async def _oldest_call_since(store: Store, since: datetime, endpoint: str, serve
         query = query.where(Call.served == served)
     async with store.read() as session:
         oldest = await session.scalar(query)
-    return as_utc(oldest) if oldest is not None else None
+    return utc(oldest) if oldest is not None else None
 
 
 async def _learned_quotas(store: Store, now: datetime) -> list[Quota]:
@@ -120,7 +121,7 @@ async def _learned_quotas(store: Store, now: datetime) -> list[Quota]:
         )
     quotas = []
     for row in rows:
-        resets_at = as_utc(row.resets_at) if row.resets_at is not None else None
+        resets_at = utc(row.resets_at) if row.resets_at is not None else None
         remaining = row.remaining
         if resets_at is not None and resets_at <= now and row.limit is not None:
             remaining = row.limit
@@ -154,7 +155,7 @@ async def _resting(store: Store) -> list[Resting]:
                 alias=row.alias,
                 endpoint=row.endpoint.name,
                 served=row.served,
-                until=as_utc(row.resting_until) if row.resting_until else None,
+                until=utc(row.resting_until) if row.resting_until else None,
                 reason=row.status_reason,
             )
             for row in rows

@@ -20,6 +20,7 @@ from sqlalchemy import select, update
 
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import Endpoint, Model
+from benchwarmers.store.times import utc
 
 RESTABLE = ("available", "resting")
 
@@ -29,9 +30,8 @@ class HasRest(Protocol):
     resting_until: datetime | None
 
 
-def as_utc(when: datetime) -> datetime:
-    """SQLite hands back naive datetimes; every time we store is UTC."""
-    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+# Kept only for limits/enforce.py's import until it imports `store.times.utc` itself.
+as_utc = utc
 
 
 def is_resting(model: HasRest, now: datetime | None = None) -> bool:
@@ -40,7 +40,7 @@ def is_resting(model: HasRest, now: datetime | None = None) -> bool:
         return False
     if model.resting_until is None:
         return True
-    return as_utc(model.resting_until) > (now or datetime.now(UTC))
+    return utc(model.resting_until) > (now or datetime.now(UTC))
 
 
 async def rest_model(store: Store, endpoint: str, served: str, until: datetime, reason: str) -> bool:
@@ -54,7 +54,7 @@ async def rest_model(store: Store, endpoint: str, served: str, until: datetime, 
         if model is None or model.status not in RESTABLE:
             return False
         if model.status == "resting" and is_resting(model, now) and model.resting_until is not None:
-            until = max(until, as_utc(model.resting_until))
+            until = max(until, utc(model.resting_until))
         model.status = "resting"
         model.resting_until = until
         model.status_reason = reason

@@ -2,9 +2,9 @@
 implementations, so the tools are written once:
 
 - `InProcessBackend` serves `/mcp` on the server itself: it answers through
-  the same functions as the gateway routes (`panel_events`, `/v1/models`,
-  the verdict core), on the request the guard already admitted, so a
-  gateway key's collections hold through MCP exactly as through `/v1`.
+  the core API the gateway routes use (`benchwarmers.gateway`), as the
+  caller the guard already admitted, so a gateway key's collections hold
+  through MCP exactly as through `/v1`.
 - `remote.HttpBackend` serves `benchwarmers mcp` (stdio): it calls a
   running server over HTTP with the user's key.
 
@@ -18,12 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from starlette.requests import Request
-
-from benchwarmers.calls import verdicts
 from benchwarmers.formats.panel_text import bench_object, seat_object
-from benchwarmers.server.deps import runtime_of
-from benchwarmers.server.routes.openai_chat import models, panel_events
+from benchwarmers.gateway import Gateway, collection_entry
 from benchwarmers.types import Ask, PanelDone, PanelStarted, SeatDone
 
 
@@ -67,20 +63,19 @@ class Backend(Protocol):
 
 
 class InProcessBackend:
-    """The backend on the server, bound to one admitted HTTP request (its
-    app's runtime, its caller)."""
+    """The backend on the server: the core API as one admitted caller sees
+    it (`server.deps.gateway_of(request)`)."""
 
-    def __init__(self, request: Request) -> None:
-        self.request = request
+    def __init__(self, core: Gateway) -> None:
+        self.core = core
 
     async def collections(self) -> list[dict[str, Any]]:
-        listing: list[dict[str, Any]] = (await models(self.request))["data"]
-        return listing
+        return [collection_entry(view) for view in await self.core.collections()]
 
     async def ask(self, ask: Ask, watch: PanelWatch) -> dict[str, Any]:
         # The engine runs the panel in a task of its own: if this call is
         # cancelled (the client left), the panel still finishes and records.
-        async for event in await panel_events(self.request, ask):
+        async for event in await self.core.panel(ask):
             if isinstance(event, PanelStarted):
                 watch.seated = [alias for _label, alias in event.seats]
             elif isinstance(event, SeatDone):
@@ -90,11 +85,7 @@ class InProcessBackend:
         raise RuntimeError("the panel ended without a reply")
 
     async def verdict(self, call: str, useful: bool, note: str) -> dict[str, Any]:
-        call, useful, note = verdicts.check_verdict_body({"call": call, "useful": useful, "note": note})
-        recorded = await verdicts.record_verdict(runtime_of(self.request).store, call, useful, note)
-        return recorded.as_json()
+        return (await self.core.verdict(call, useful, note)).as_json()
 
     async def pending(self, calls: list[str]) -> list[str]:
-        return await verdicts.pending(
-            runtime_of(self.request).store, verdicts.check_pending_body({"calls": calls})
-        )
+        return await self.core.pending(calls)

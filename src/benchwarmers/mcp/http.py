@@ -3,8 +3,9 @@
 `McpEndpoint` is a plain ASGI endpoint the router mounts at `POST /mcp`
 and `POST /v1/mcp`, so every MCP request has already passed the guard
 (Host, Origin, gateway key, its rate, body size) and carries its `Caller`;
-the tools answer through an `InProcessBackend` bound to that request, so a
-key limited to some collections is limited the same way here.
+the tools answer through an `InProcessBackend` over the core API as that
+request's caller, so a key limited to some collections is limited the
+same way here.
 
 The SDK runs stateless (each POST stands alone; Claude Code keeps no
 session id) and answers in SSE when the client accepts it. The SDK's own
@@ -35,6 +36,7 @@ from starlette.types import Message, Receive, Scope, Send
 from benchwarmers.formats.errors import error_bytes
 from benchwarmers.mcp.backend import InProcessBackend
 from benchwarmers.mcp.server import build_server, progress_seconds
+from benchwarmers.server.deps import gateway_of
 
 STATE_KEY = "mcp_sessions"
 KEEP_ALIVE = b": keep-alive\n\n"
@@ -44,7 +46,7 @@ def in_process_backend(ctx: Context) -> InProcessBackend:
     request = ctx.request_context.request
     if not isinstance(request, Request):
         raise RuntimeError("an MCP tool on the server ran outside an HTTP request")
-    return InProcessBackend(request)
+    return InProcessBackend(gateway_of(request))
 
 
 @asynccontextmanager

@@ -12,21 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
 
+from benchwarmers import client_env
+from benchwarmers.client_env import DEFAULT_TIMEOUT, DEFAULT_URL, TIMEOUT_ENV, URL_ENV
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import model_name
 from benchwarmers.mcp.backend import PanelWatch
 from benchwarmers.types import Ask
 
-URL_ENV, KEY_ENV, TIMEOUT_ENV = "BENCHWARMERS_URL", "BENCHWARMERS_KEY", "BENCHWARMERS_TIMEOUT"
-DEFAULT_URL = "http://127.0.0.1:8122"
-DEFAULT_TIMEOUT = 900.0
 CONNECT_TIMEOUT = 5.0
 
 
@@ -38,18 +36,9 @@ class HttpBackend:
 
     @classmethod
     def from_environment(cls) -> HttpBackend:
-        """`BENCHWARMERS_URL`, `BENCHWARMERS_KEY`, `BENCHWARMERS_TIMEOUT` (seconds)."""
-        raw_timeout = os.environ.get(TIMEOUT_ENV, "").strip()
-        try:
-            timeout = float(raw_timeout) if raw_timeout else DEFAULT_TIMEOUT
-        except ValueError:
-            raise UserError(f"{TIMEOUT_ENV} must be a number of seconds, not {raw_timeout!r}") from None
-        if timeout <= 0:
-            raise UserError(f"{TIMEOUT_ENV} must be more than 0 seconds")
+        """`BENCHWARMERS_URL`, `BENCHWARMERS_KEY`, `BENCHWARMERS_TIMEOUT` (`client_env`)."""
         return cls(
-            url=os.environ.get(URL_ENV, "").strip() or DEFAULT_URL,
-            key=os.environ.get(KEY_ENV, "").strip(),
-            timeout=timeout,
+            url=client_env.server_url(), key=client_env.server_key(), timeout=client_env.server_timeout()
         )
 
     async def collections(self) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -68,7 +68,7 @@ class PanelEngine:
         self.ranker = ranker
         self.rng = rng
 
-    async def run(self, ask: Ask) -> AsyncIterator[PanelEvent]:
+    async def run(self, ask: Ask) -> AsyncGenerator[PanelEvent, None]:
         """Seat first (an unknown collection or alias raises here, before any
         event, so a route can answer 404), then stream the panel."""
         plan = await self.plan(ask)
@@ -160,12 +160,21 @@ class PanelEngine:
                     merged=plan.merged,
                 )
             )
-            pending = {asyncio.create_task(self._seat(plan, planned)): planned for planned in seating.seats}
+            seat_tasks = [asyncio.create_task(self._seat(plan, planned)) for planned in seating.seats]
             done_seats: dict[str, Seat] = {}
-            for finished in asyncio.as_completed(pending):
-                seat = await finished
-                done_seats[seat.seat] = seat
-                queue.put_nowait(SeatDone(seat))
+            try:
+                for finished in asyncio.as_completed(seat_tasks):
+                    seat = await finished
+                    done_seats[seat.seat] = seat
+                    queue.put_nowait(SeatDone(seat))
+            except asyncio.CancelledError:
+                # Stopped (a process closing): stop the seats too, and wait
+                # while each writes its call-log row, so none is left
+                # holding the store.
+                for task in seat_tasks:
+                    task.cancel()
+                await asyncio.gather(*seat_tasks, return_exceptions=True)
+                raise
             seats = tuple(done_seats[s.label] for s in seating.seats)
             merged: Merged | None = None
             if plan.merged:
@@ -293,6 +302,22 @@ class PanelEngine:
         outside = [m for m in fit if m.alias not in status]
         answered = [m for m in fit if status.get(m.alias) == "ok"]
         return outside + answered
+
+
+async def finish_panels(grace: float) -> None:
+    """Let the panels running on this event loop finish, for up to `grace`
+    seconds; cancel the rest and wait until they have unwound. For a
+    process about to close its runtime: a panel outlives its client, and
+    its last writes (the seating history, after the reply) must not find
+    the store closed."""
+    loop = asyncio.get_running_loop()
+    running = {task for task in _RUNNING if task.get_loop() is loop}
+    if not running:
+        return
+    _finished, late = await asyncio.wait(running, timeout=grace)
+    for task in late:
+        task.cancel()
+    await asyncio.gather(*running, return_exceptions=True)
 
 
 @dataclass(frozen=True, slots=True)

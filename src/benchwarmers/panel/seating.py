@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from benchwarmers.calls.tokens import context_needed
 from benchwarmers.errors import NotFound
+from benchwarmers.store.times import utc
 from benchwarmers.types import LeftOff, Request
 
 SEAT_LABEL = "Seat {n}"
@@ -155,11 +156,9 @@ def unfit_reason(model: SeatableModel, request: Request, needed: int, now: datet
         return "image model: makes images, never seated on a panel"
     if model.status == "retired":
         return "retired" + (f": {model.status_reason}" if model.status_reason else "")
-    if model.status == "resting" and (model.resting_until is None or _aware(model.resting_until) > now):
+    if model.status == "resting" and (model.resting_until is None or utc(model.resting_until) > now):
         until = (
-            f" until {_aware(model.resting_until).isoformat(timespec='seconds')}"
-            if model.resting_until
-            else ""
+            f" until {utc(model.resting_until).isoformat(timespec='seconds')}" if model.resting_until else ""
         )
         return f"resting{until} (rate limited)"
     if model.status == "unavailable":
@@ -180,8 +179,3 @@ def _may_explore(model: SeatableModel) -> bool:
     """Explorer seats are the bench's own choice: never a model the user
     keeps out of it (ad hoc) or one that is not plainly available."""
     return not model.ad_hoc and model.status == "available"
-
-
-def _aware(moment: datetime) -> datetime:
-    """SQLite hands datetimes back naive; they were written as UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -146,14 +146,18 @@ class RouteEngine:
         attempts = list(earlier)
         for candidate in order:
             call_stream = self.caller.stream(
-                candidate.model, candidate.request, kind="route", timeout=budget, context=context
+                candidate.model,
+                candidate.request,
+                kind="route",
+                timeout=budget,
+                context=context,
+                first_byte_timeout=collection.seat_timeout,
             )
             try:
-                async with asyncio.timeout(collection.seat_timeout):
-                    head = await _until_first_byte(call_stream)
-            except (ProviderError, TimeoutError) as exc:
+                head = await _until_first_byte(call_stream)
+            except ProviderError as exc:
                 await call_stream.aclose()
-                attempts.append(_attempt(candidate.alias, call_stream, exc, collection.seat_timeout))
+                attempts.append(_attempt(candidate.alias, call_stream, exc))
                 continue
             await stick(store, key, collection.name, candidate.alias)
             failed = {a.alias for a in attempts}
@@ -265,11 +269,7 @@ async def _until_first_byte(call_stream: CallStream) -> list[Chunk]:
     return head
 
 
-def _attempt(alias: str, call_stream: CallStream, exc: BaseException, first_byte_seconds: float) -> Attempt:
-    if isinstance(exc, TimeoutError):
-        return Attempt(
-            alias, call_stream.call_id, "timeout", f"no first byte within {first_byte_seconds:g} s"
-        )
+def _attempt(alias: str, call_stream: CallStream, exc: ProviderError) -> Attempt:
     result = call_stream.result
     if result is None:
         return Attempt(alias, call_stream.call_id, "error", str(exc))

@@ -6,7 +6,8 @@ There is no web page yet: `GET /` is a 404 until the dashboard is built
     app = create_app(lambda: Runtime.open(home, database_url), bind_host="127.0.0.1")
 
 The app's lifespan opens the runtime (store migrated, pooled http client,
-settings) and closes it on shutdown; routes reach it through
+settings) and closes it on shutdown, once running panels have finished
+(`gateway.finish_background`); routes reach it through
 `deps.runtime_of(request)`. Routers are listed in `routes/__init__.py`, one
 line each. In front of everything sit `errors.CatchAll` (no traceback ever
 reaches a client) and `guard.Guard` (Host, Origin, gateway keys, body size
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING
 from fastapi import APIRouter, FastAPI
 
 from benchwarmers import __version__
+from benchwarmers.gateway import finish_background
 from benchwarmers.server import DEFAULT_HOST
 from benchwarmers.server.errors import CatchAll, install_error_handlers
 from benchwarmers.server.guard import Guard, GuardState
@@ -49,18 +51,19 @@ def create_app(
     """The app, not yet started. `bind_host` is the address the server
     listens on: beyond loopback, the guard requires gateway keys. `routers`
     are dotted module names (each with a `router`) or routers themselves
-    (tests add their own). `app.state.guard` is the guard's state (its
-    `rate_check` is swappable)."""
+    (tests add their own). `app.state.guard` is the guard's state."""
     guard_state = GuardState(bind_host=bind_host)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with open_runtime() as runtime:
             app.state.runtime = runtime
-            guard_state.attach(runtime.store)
+            guard_state.attach(runtime.store, runtime.counters)
             try:
                 yield
             finally:
+                # Panels whose clients left are still writing: let them, before the store closes.
+                await finish_background()
                 app.state.runtime = None
 
     app = FastAPI(

@@ -10,19 +10,12 @@ Routes never look at keys themselves; they ask:
 
 and `GET /v1/models`-style listings filter with the same function. Routes
 that change the bench or the settings ask `caller_may_administer(caller)`.
-
-The per-key request rate is checked through `RateCheck`, one small async
-function, so the limits layer can swap the in-process counter for a shared
-(Redis) one without touching the guard: set `app.state.gateway_rate_check`.
 """
 
 from __future__ import annotations
 
-import time
-from collections import deque
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any
 
 from benchwarmers.server.gatewaykeys import KeyInfo, collection_name
 
@@ -66,28 +59,3 @@ def caller_of(request: Any) -> Caller:
     if isinstance(caller, Caller):
         return caller
     return Caller(name="unauthenticated", collections=frozenset({""}))
-
-
-# Given a key's name and its limit per minute, count one request and return
-# 0 when it may go, else the seconds until it may.
-RateCheck: TypeAlias = Callable[[str, int], Awaitable[float]]
-
-
-class InProcessRate:
-    """A sliding one-minute window per key, in this process's memory."""
-
-    WINDOW = 60.0
-
-    def __init__(self) -> None:
-        self._seen: dict[str, deque[float]] = {}
-
-    async def __call__(self, key: str, per_minute: int) -> float:
-        # No await inside: one event loop runs this whole body at once.
-        now = time.monotonic()
-        seen = self._seen.setdefault(key, deque())
-        while seen and now - seen[0] >= self.WINDOW:
-            seen.popleft()
-        if len(seen) >= per_minute:
-            return self.WINDOW - (now - seen[0])
-        seen.append(now)
-        return 0.0

@@ -5,6 +5,13 @@ its SHA-256 (to recognise it) and its first characters (so a list can tell
 keys apart). Keys are high-entropy random tokens, so a plain hash is the
 right tool (a slow password hash buys nothing and costs every request).
 
+Revoked keys stay in the table (hash and all), so a revoked key is told
+apart from one we never made: on loopback without required keys an unknown
+key is the local owner (clients insist on sending some key), but a revoked
+one is refused. Reusing a revoked key's name therefore keeps the old row,
+renamed `<name>@<id>` (`@` is never in a name we accept); a list shows it
+under its old name, revoked.
+
 Lookups go through `KeyCache`, which reloads the (small) table at most every
 few seconds: a request costs one hash and a dict lookup, a revocation takes
 effect at once in this process and within `KeyCache.ttl` in other replicas.
@@ -19,15 +26,18 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import delete, select
+from sqlalchemy import select
 
 from benchwarmers.errors import Conflict, NotFound, UserError
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import GatewayKey
+from benchwarmers.store.times import utc
 
 SECRET_PREFIX = "bw-"
 SHOWN_PREFIX_LENGTH = 10
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+NAME_LENGTH = 64  # the column's width
+RETIRED_MARK = "@"  # joins a replaced revoked key's name and its row id
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +72,8 @@ async def create_key(
     store: Store, name: str, *, collections: tuple[str, ...] = (), requests_per_minute: int | None = None
 ) -> tuple[KeyInfo, str]:
     """Make a key; returns its info and the secret, which is never stored.
-    A revoked key's name may be reused (the old row goes)."""
+    A revoked key's name may be reused (the old row is kept, renamed, so
+    the revoked key is still recognised)."""
     if not _NAME.match(name):
         raise UserError(f"key name {name!r}: use letters, digits, '.', '_' or '-' (at most 64)")
     if requests_per_minute is not None and requests_per_minute < 1:
@@ -83,16 +94,17 @@ async def create_key(
         if existing is not None:
             if existing.revoked_at is None:
                 raise Conflict(f"a gateway key named {name!r} exists; revoke it first or pick another name")
-            await session.execute(delete(GatewayKey).where(GatewayKey.id == existing.id))
+            existing.name = _retired_name(existing.name, existing.id)
             await session.flush()
         session.add(row)
     return _info(row), secret
 
 
 async def list_keys(store: Store) -> list[KeyInfo]:
+    """Every key, active and revoked, by name (a reused name's active key first)."""
     async with store.read() as session:
-        rows = (await session.scalars(select(GatewayKey).order_by(GatewayKey.name))).all()
-    return [_info(r) for r in rows]
+        rows = (await session.scalars(select(GatewayKey))).all()
+    return sorted((_info(r) for r in rows), key=lambda k: (k.name, not k.active, k.created_at))
 
 
 async def revoke_key(store: Store, name: str) -> KeyInfo:
@@ -105,15 +117,15 @@ async def revoke_key(store: Store, name: str) -> KeyInfo:
         return _info(row)
 
 
-async def active_keys(store: Store) -> dict[str, KeyInfo]:
-    """Every active key by its hash."""
+async def keys_by_hash(store: Store) -> dict[str, KeyInfo]:
+    """Every key, revoked ones too, by its hash."""
     async with store.read() as session:
-        rows = (await session.scalars(select(GatewayKey).where(GatewayKey.revoked_at.is_(None)))).all()
+        rows = (await session.scalars(select(GatewayKey))).all()
     return {r.key_hash: _info(r) for r in rows}
 
 
 class KeyCache:
-    """Active keys by hash, reloaded at most every `ttl` seconds."""
+    """Keys (active and revoked) by hash, reloaded at most every `ttl` seconds."""
 
     def __init__(self, store: Store, ttl: float = 3.0) -> None:
         self.store = store
@@ -123,7 +135,7 @@ class KeyCache:
 
     async def find(self, secret: str) -> KeyInfo | None:
         if time.monotonic() - self._loaded_at > self.ttl:
-            self._keys = await active_keys(self.store)
+            self._keys = await keys_by_hash(self.store)
             self._loaded_at = time.monotonic()
         return self._keys.get(hash_secret(secret))
 
@@ -132,12 +144,17 @@ class KeyCache:
         self._loaded_at = float("-inf")
 
 
+def _retired_name(name: str, row_id: int) -> str:
+    mark = f"{RETIRED_MARK}{row_id}"
+    return name[: NAME_LENGTH - len(mark)] + mark
+
+
 def _info(row: GatewayKey) -> KeyInfo:
     return KeyInfo(
-        name=row.name,
+        name=row.name.partition(RETIRED_MARK)[0],
         prefix=row.prefix,
         collections=tuple(row.collections or ()),
         requests_per_minute=row.requests_per_minute,
-        created_at=row.created_at,
-        revoked_at=row.revoked_at,
+        created_at=utc(row.created_at),
+        revoked_at=None if row.revoked_at is None else utc(row.revoked_at),
     )

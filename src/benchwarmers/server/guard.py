@@ -17,19 +17,24 @@ microseconds), in this order, each refusal in the caller's API format
 3. **Gateway key** on gateway paths (`/v1`, `/v1beta`, `/api`, `/bench`,
    `/mcp`): required when the server listens beyond loopback or the
    `require_key` setting is on (401 without one); sent as `Authorization:
-   Bearer`, `x-api-key`, `x-goog-api-key` or `?key=`. When not required, a
-   key that matches still narrows the caller to its scope; anything else is
-   the local owner (clients insist on sending some key). A key's rate per
-   minute is checked here (429 with Retry-After). The result is a `Caller`
-   on `scope["state"]["caller"]` (see `server/callers.py`).
+   Bearer`, `x-api-key`, `x-goog-api-key` or `?key=`. A revoked key is
+   always refused (401), so `key revoke` locks its holder out even where keys
+   are not required. When not required, a key that matches still narrows
+   the caller to its scope; an unknown key is the local owner (clients
+   insist on sending some key). A key's rate per minute is checked here
+   (429 with Retry-After) in the runtime's counters: in this process, or in
+   Redis when `BENCHWARMERS_REDIS_URL` is set, so replicas share one rate.
+   The result is a `Caller` on `scope["state"]["caller"]` (see
+   `server/callers.py`).
 4. **Body**: over the limit (`max_body_mb`, default 20 MB) by Content-Length
    or by the bytes actually received -> 413 naming the limit; a JSON body
    nested deeper than `MAX_JSON_DEPTH` -> 400 (a parser would otherwise
    recurse until it crashes). The body is read whole here and replayed to
    the app, so routes read it as usual.
 
-Settings are re-read at most every `POLICY_TTL` seconds, so a change in the
-dashboard applies within that time without a per-request query.
+Settings are re-read at most every `POLICY_TTL` seconds, so a change made
+with `benchwarmers settings set` or over HTTP (`/bench/settings`) applies
+within that time without a per-request query.
 """
 
 from __future__ import annotations
@@ -49,7 +54,8 @@ from urllib.parse import parse_qsl, urlsplit
 from benchwarmers.config import settings as settings_module
 from benchwarmers.errors import Refused, StoreError
 from benchwarmers.formats.errors import error_bytes, format_for_path
-from benchwarmers.server.callers import OWNER, Caller, InProcessRate, RateCheck
+from benchwarmers.limits.counters import Charge, Counters, MemoryCounters
+from benchwarmers.server.callers import OWNER, Caller
 from benchwarmers.server.gatewaykeys import KeyCache, KeyInfo
 from benchwarmers.store.db import Store
 
@@ -70,6 +76,7 @@ ALLOWED_HOSTS_ENV = "BENCHWARMERS_ALLOWED_HOSTS"
 MAX_JSON_DEPTH = 64
 POLICY_TTL = 2.0
 MB = 1024 * 1024
+RATE_WINDOW = 60.0  # a key's rate is per minute, a sliding window
 
 # A JSON string, escapes included (unrolled, so it runs in linear time).
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
@@ -95,20 +102,21 @@ class Policy:
 
 @dataclass
 class GuardState:
-    """What the guard needs beyond the request: where we listen, the store
-    (attached by the app's lifespan), the key cache and the rate check.
-    The limits layer may replace `rate_check` with a shared counter."""
+    """What the guard needs beyond the request: where we listen, and what
+    the app's lifespan attaches: the store, the key cache and the counters
+    that keep keys' rates (the runtime's, shared through Redis when set)."""
 
     bind_host: str = "127.0.0.1"
-    rate_check: RateCheck = field(default_factory=InProcessRate)
     store: Store | None = None
     keys: KeyCache | None = None
+    counters: Counters = field(default_factory=MemoryCounters)
     _policy: Policy = field(default_factory=Policy)
     _policy_at: float = float("-inf")
 
-    def attach(self, store: Store) -> None:
+    def attach(self, store: Store, counters: Counters) -> None:
         self.store = store
         self.keys = KeyCache(store)
+        self.counters = counters
         self._policy_at = float("-inf")
 
     @property
@@ -183,7 +191,8 @@ class Guard:
             return
         raise Refused(
             f"Host {host!r} is not this server (a DNS-rebinding page looks like this); if you reach "
-            f"the server by that name, add it to allowed hosts in Settings or {ALLOWED_HOSTS_ENV}",
+            f"the server by that name, allow it with `benchwarmers settings set allowed_hosts "
+            f"{name or '<host>'}` (naming any hosts already allowed too) or {ALLOWED_HOSTS_ENV}",
             status=421,
         )
 
@@ -203,6 +212,13 @@ class Guard:
         required = self.state.exposed or policy.require_key
         sent = _sent_keys(headers, scope.get("query_string", b""))
         key = await self._find_key(sent)
+        if key is not None and not key.active:
+            raise Refused(
+                f"the gateway key {key.name!r} was revoked; ask the server's owner for a new one "
+                "(`benchwarmers key add NAME`)",
+                status=401,
+                headers={"www-authenticate": "Bearer"},
+            )
         if key is None:
             if not required:
                 return OWNER
@@ -214,12 +230,12 @@ class Guard:
                     headers={"www-authenticate": "Bearer"},
                 )
             raise Refused(
-                "the gateway key is not valid (unknown or revoked)",
+                "the gateway key is not valid: this server never made it",
                 status=401,
                 headers={"www-authenticate": "Bearer"},
             )
         if key.requests_per_minute:
-            wait = await self.state.rate_check(key.name, key.requests_per_minute)
+            wait = await self._rate_wait(key, key.requests_per_minute)
             if wait > 0:
                 seconds = max(1, math.ceil(wait))
                 raise Refused(
@@ -231,12 +247,26 @@ class Guard:
         return Caller.from_key(key)
 
     async def _find_key(self, sent: list[str]) -> KeyInfo | None:
+        """The first active key sent, else the first revoked one, else None."""
         assert self.state.keys is not None  # policy() proved the store is attached
+        revoked: KeyInfo | None = None
         for secret in sent:
             key = await self.state.keys.find(secret)
-            if key is not None:
+            if key is not None and key.active:
                 return key
-        return None
+            revoked = revoked or key
+        return revoked
+
+    async def _rate_wait(self, key: KeyInfo, per_minute: int) -> float:
+        """Count one request of `key`; 0 when it may go, else the seconds
+        until it may. Wall-clock time, so replicas sharing Redis agree; the
+        counter is named by the key's prefix too, so a reused name starts afresh."""
+        now = time.time()
+        charge = Charge.sliding(f"gateway-key|{key.name}|{key.prefix}", 1, per_minute, RATE_WINDOW)
+        admission = await self.state.counters.take([charge], now)
+        if admission.admitted:
+            return 0.0
+        return RATE_WINDOW if admission.frees_at is None else max(admission.frees_at - now, 0.001)
 
 
 # ----------------------------------------------------------------- pieces
@@ -295,7 +325,7 @@ def _check_origin(origin: bytes | None, host: str) -> None:
         return
     raise Refused(
         f"requests from the web page at {text!r} are refused: a page of another origin may not "
-        "call this server (use an API client, or this server's own dashboard)",
+        "call this server (use an API client)",
         status=403,
     )
 
@@ -374,7 +404,7 @@ async def _read_body(headers: dict[bytes, bytes], receive: Receive, limit: int) 
 def _too_big(limit: int) -> Refused:
     return Refused(
         f"the request body is larger than the limit of {limit // MB} MB ({limit} bytes); "
-        "send less, or raise max_body_mb in Settings",
+        "send less, or raise it: `benchwarmers settings set max_body_mb <MB>`",
         status=413,
         headers={"connection": "close"},
     )

@@ -38,6 +38,7 @@ from benchwarmers.errors import Conflict, NotFound, UserError
 from benchwarmers.store import schema
 from benchwarmers.store.changes import Cached
 from benchwarmers.store.db import Store
+from benchwarmers.store.times import utc
 from benchwarmers.types import (
     API_KINDS,
     MODEL_ROLES,
@@ -627,15 +628,6 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _utc(moment: datetime) -> datetime:
-    """SQLite hands back naive datetimes; everything we store is UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _utc_or_none(moment: datetime | None) -> datetime | None:
-    return None if moment is None else _utc(moment)
-
-
 def _endpoint_view(row: schema.Endpoint) -> EndpointView:
     return EndpointView(
         name=row.name,
@@ -643,7 +635,7 @@ def _endpoint_view(row: schema.Endpoint) -> EndpointView:
         api=cast(ApiKind, row.api),
         simulated=row.simulated,
         needs_key=row.needs_key,
-        created_at=_utc(row.created_at),
+        created_at=utc(row.created_at),
     )
 
 
@@ -661,10 +653,10 @@ def _model_view(row: schema.Model) -> ModelView:
         tools=row.tools,
         price_in=row.price_in,
         price_out=row.price_out,
-        resting_until=_utc_or_none(row.resting_until),
+        resting_until=None if row.resting_until is None else utc(row.resting_until),
         status_reason=row.status_reason,
-        status_changed_at=_utc_or_none(row.status_changed_at),
-        created_at=_utc(row.created_at),
+        status_changed_at=None if row.status_changed_at is None else utc(row.status_changed_at),
+        created_at=utc(row.created_at),
     )
 
 
@@ -680,5 +672,5 @@ def _collection_view(row: schema.Collection, members: list[str]) -> CollectionVi
         system_prompt=row.system_prompt,
         seat_timeout=row.seat_timeout,
         shadow_seats=row.shadow_seats,
-        created_at=_utc(row.created_at),
+        created_at=utc(row.created_at),
     )

@@ -304,7 +304,7 @@ class FakeProvider:
             )
         if faulty and model.rate_limit:
             limit = model.rate_limit
-            retry = limit.retry if limit.style == "gemini" else None
+            retry = limit.retry if limit.style in ("gemini", "gemini-details") else None
             return JSONResponse(
                 error_body(api, 429, limit.message(), retry=retry), status_code=429, headers=limit.headers()
             )
@@ -358,12 +358,14 @@ class FakeProvider:
         self, api: ApiKind, model: FakeModel, reply: FakeReply, frames: list[Frame], faulty: bool
     ) -> AsyncIterator[bytes]:
         content_count = sum(1 for f in frames if f.content) or 1
-        if model.tokens_per_second:
-            gap = 1 / model.tokens_per_second
-        else:
-            gap = max(0.0, model.latency - model.ttfb) / content_count
+        rest = max(0.0, model.latency - model.ttfb)
+        gap = 1 / model.tokens_per_second if model.tokens_per_second else rest / content_count
+        # The pieces go out one `gap` apart from the first byte on; whatever of
+        # `latency` that leaves (one piece, a single tool call, no content at
+        # all) is spent before the end marker, so every reply shape takes it.
+        ends_at = asyncio.get_running_loop().time() + rest
         sent = 0
-        for frame in frames:
+        for number, frame in enumerate(frames, start=1):
             if faulty and model.cut_after is not None and frame.content and sent >= model.cut_after:
                 if model.cut_mode == "abort":
                     raise StreamAborted("the fake model broke the stream on purpose")
@@ -380,6 +382,8 @@ class FakeProvider:
                     yield filler_frame(api, model.served).data
                     await asyncio.sleep(max(gap, 0.05))
                 return
+            if number == len(frames):
+                await _sleep_until(ends_at)
             yield frame.data
             if faulty and model.malformed_json and frame.content:
                 yield malformed_frame(api).data
@@ -389,3 +393,10 @@ class FakeProvider:
         """Hang, as a stuck provider does, until this fake is stopped."""
         while not self._stopping.is_set():
             await asyncio.sleep(0.05)
+
+
+async def _sleep_until(when: float) -> None:
+    """Sleep until the running loop's clock reads `when` (not at all if it has)."""
+    loop = asyncio.get_running_loop()
+    if when > loop.time():
+        await asyncio.sleep(when - loop.time())

@@ -26,12 +26,21 @@ from typing import Any, Literal
 from benchwarmers.types import API_KINDS, ApiKind
 
 RateLimitStyle = Literal[
-    "openai", "anthropic", "gemini", "retry-after", "retry-after-date", "retry-after-ms", "body", "day"
+    "openai",
+    "anthropic",
+    "gemini",
+    "gemini-details",
+    "retry-after",
+    "retry-after-date",
+    "retry-after-ms",
+    "body",
+    "day",
 ]
 RATE_LIMIT_STYLES: tuple[str, ...] = (
     "openai",
     "anthropic",
     "gemini",
+    "gemini-details",
     "retry-after",
     "retry-after-date",
     "retry-after-ms",
@@ -123,7 +132,9 @@ class RateLimit:
     `retry` is seconds until the limit resets. Styles: `openai`
     (`x-ratelimit-*`, durations like `6m0s`, "try again in" body), `anthropic`
     (`anthropic-ratelimit-*` RFC 3339 times and `retry-after`), `gemini`
-    (RetryInfo and "Please retry in 1.5s"), `retry-after` (seconds),
+    (RetryInfo and "Please retry in 1.5s"), `gemini-details` (RetryInfo in
+    the error's details only, the message saying nothing of when, as older
+    Gemini replies do), `retry-after` (seconds),
     `retry-after-date` (HTTP date), `retry-after-ms`, `body` ("try again in
     20s", no headers) and `day` (a per-day quota message, no retry time)."""
 
@@ -169,6 +180,8 @@ class RateLimit:
             return f"Rate limit reached for requests. Please try again in {go_duration(self.retry)}."
         if self.style == "gemini":
             return f"Resource has been exhausted (e.g. check quota). Please retry in {self.retry:g}s."
+        if self.style == "gemini-details":
+            return "You exceeded your current quota, please check your plan and billing details."
         if self.style == "body":
             return f"Rate limit exceeded, try again in {self.retry:g}s"
         if self.style == "day":

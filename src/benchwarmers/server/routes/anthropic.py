@@ -2,9 +2,9 @@
 Messages face of the gateway.
 
 Glue only: `formats.anthropic` reads the body and writes the message or
-its SSE events; `panel_events` (shared with the chat completions route)
-checks the collection and the caller's key and starts the panel before the
-first byte. A whole reply carries the `bench` object twice: as the
+its SSE events; the core API (`benchwarmers.gateway`) checks the
+collection and the caller's key and starts the panel before the first
+byte. A whole reply carries the `bench` object twice: as the
 message's extra key and as the `x-bench` header (for clients that hand
 back only typed fields).
 
@@ -22,15 +22,15 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, Response
 
 from benchwarmers.calls.tokens import prompt_tokens
 from benchwarmers.formats import anthropic, anthropic_route
 from benchwarmers.formats.base import bench_header, parse_model_name
+from benchwarmers.server.deps import gateway_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.route_mode import route_response
-from benchwarmers.server.routes.openai_chat import SSE_HEADERS, check_collection, panel_events
-from benchwarmers.types import PanelDone
+from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
 
 router = APIRouter()
 
@@ -38,18 +38,15 @@ router = APIRouter()
 @router.post("/v1/messages")
 async def messages(request: Request) -> Response:
     ask = anthropic.parse_ask(await read_json(request))
+    core = gateway_of(request)
     if ask.mode == "route":
-        await check_collection(request, ask.collection)
-        return await route_response(request, ask, anthropic_route, stream_headers=SSE_HEADERS)
-    events = await panel_events(request, ask)
+        await core.check_collection(ask.collection)
+        return await route_response(request, ask, anthropic_route, stream_headers=STREAM_HEADERS)
     if ask.stream:
-        return StreamingResponse(
-            anthropic.render_stream(events, ask), media_type=anthropic.MEDIA_TYPE_STREAM, headers=SSE_HEADERS
-        )
-    async for event in events:
-        if isinstance(event, PanelDone):
-            return JSONResponse(anthropic.render_reply(event.reply, ask), headers=bench_header(event.reply))
-    raise RuntimeError("the panel ended without a reply")
+        events = await core.panel(ask)
+        return stream_response(anthropic.render_stream(events, ask), anthropic.MEDIA_TYPE_STREAM)
+    reply = await core.answer(ask)
+    return JSONResponse(anthropic.render_reply(reply, ask), headers=bench_header(reply))
 
 
 @router.post("/v1/messages/count_tokens")
@@ -57,5 +54,5 @@ async def count_tokens(request: Request) -> dict[str, Any]:
     body = await read_json(request)
     counted = anthropic.parse_count(body)
     collection, _mode = parse_model_name(body["model"])
-    await check_collection(request, collection)
+    await gateway_of(request).check_collection(collection)
     return anthropic.render_count(prompt_tokens(counted))

@@ -18,18 +18,15 @@ import dataclasses
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, Response
 
 from benchwarmers.calls.tokens import prompt_tokens
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats import gemini
 from benchwarmers.formats.base import bench_header, parse_model_name
-from benchwarmers.server.callers import caller_may_call, caller_of
-from benchwarmers.server.deps import runtime_of
+from benchwarmers.server.deps import gateway_of
 from benchwarmers.server.errors import read_json
-from benchwarmers.server.routes.openai_chat import SSE_HEADERS, check_collection, panel_events
-from benchwarmers.store import registry
-from benchwarmers.types import PanelDone
+from benchwarmers.server.streaming import stream_response
 
 router = APIRouter()
 
@@ -42,11 +39,9 @@ METHODS_FORM = (
 async def list_models(request: Request) -> dict[str, Any]:
     """The collections this caller may call, each as its panel and its
     merged name."""
-    caller = caller_of(request)
     models = [
         gemini.model_object(c.name, mode, description=c.purpose)
-        for c in await registry.list_collections(runtime_of(request).store)
-        if caller_may_call(caller, c.name)
+        for c in await gateway_of(request).collections()
         for mode in ("panel", "merged")
     ]
     return {"models": models}
@@ -60,8 +55,7 @@ async def get_model(request: Request, target: str) -> dict[str, Any]:
     collection, mode = parse_model_name(name)
     if mode == "route":
         raise NotFound(gemini.ROUTE_ELSEWHERE)
-    await check_collection(request, collection)
-    view = await registry.get_collection(runtime_of(request).store, collection)
+    view = await gateway_of(request).collection(collection)
     return gemini.model_object(collection, mode, description=view.purpose)
 
 
@@ -72,21 +66,17 @@ async def generate(request: Request, target: str) -> Response:
     if not method:
         raise NotFound(f"no method on {target!r}: {METHODS_FORM}")
     body = await read_json(request)
+    core = gateway_of(request)
     if method == "countTokens":
         counted = gemini.parse_count(body, model=name)
-        await check_collection(request, parse_model_name(name)[0])
+        await core.check_collection(parse_model_name(name)[0])
         return JSONResponse(gemini.render_count(prompt_tokens(counted)))
     ask = gemini.parse_ask(body, model=name)
     if method == "streamGenerateContent":
         ask = dataclasses.replace(ask, stream=True)
-        events = await panel_events(request, ask)
+        events = await core.panel(ask)
         sse = request.query_params.get("alt") == "sse"
         media_type = gemini.MEDIA_TYPE_STREAM if sse else gemini.MEDIA_TYPE_ARRAY_STREAM
-        return StreamingResponse(
-            gemini.render_stream(events, ask, sse=sse), media_type=media_type, headers=SSE_HEADERS
-        )
-    events = await panel_events(request, ask)
-    async for event in events:
-        if isinstance(event, PanelDone):
-            return JSONResponse(gemini.render_reply(event.reply, ask), headers=bench_header(event.reply))
-    raise RuntimeError("the panel ended without a reply")
+        return stream_response(gemini.render_stream(events, ask, sse=sse), media_type)
+    reply = await core.answer(ask)
+    return JSONResponse(gemini.render_reply(reply, ask), headers=bench_header(reply))

@@ -1,0 +1,38 @@
+"""Where a client of a running server finds it: the environment that
+`benchwarmers ask`, `benchwarmers verdict` and `benchwarmers mcp` (stdio)
+read, in one place so they cannot drift apart.
+
+- `BENCHWARMERS_URL`: the server (default http://127.0.0.1:8122).
+- `BENCHWARMERS_KEY`: a gateway key, when the server asks for keys.
+- `BENCHWARMERS_TIMEOUT`: seconds to wait for a whole answer (default 900).
+"""
+
+from __future__ import annotations
+
+import os
+
+from benchwarmers.errors import UserError
+
+URL_ENV, KEY_ENV, TIMEOUT_ENV = "BENCHWARMERS_URL", "BENCHWARMERS_KEY", "BENCHWARMERS_TIMEOUT"
+DEFAULT_URL = "http://127.0.0.1:8122"
+DEFAULT_TIMEOUT = 900.0
+
+
+def server_url() -> str:
+    return os.environ.get(URL_ENV, "").strip().rstrip("/") or DEFAULT_URL
+
+
+def server_key() -> str:
+    return os.environ.get(KEY_ENV, "").strip()
+
+
+def server_timeout() -> float:
+    """Seconds, more than 0; a clear error for anything else."""
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    try:
+        timeout = float(raw) if raw else DEFAULT_TIMEOUT
+    except ValueError:
+        raise UserError(f"{TIMEOUT_ENV} must be a number of seconds, not {raw!r}") from None
+    if timeout <= 0:
+        raise UserError(f"{TIMEOUT_ENV} must be more than 0 seconds")
+    return timeout

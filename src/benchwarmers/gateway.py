@@ -1,0 +1,154 @@
+"""The core API: what the gateway does for one caller, whatever the front end.
+
+The HTTP routes (every vendor format), the MCP tools and the CLI are thin
+front ends over this one module, so a rule holds the same through each:
+which collections a caller sees, the 404 that lists them, the 403 for a
+key that does not cover one, how a panel is started, who may judge a seat.
+
+    core = Gateway(runtime, caller)       # server: deps.gateway_of(request)
+    await core.check_collection("trio")   # NotFound / Refused
+    async for event in await core.panel(ask): ...
+
+A front end translates (a body into an `Ask`, events into its stream);
+it decides nothing. The caller identity is `server.callers.Caller`, a small
+module with no HTTP in it: the guard builds it from a gateway key, the CLI
+is the owner.
+
+Panels outlive their clients (the engine runs each in a task of its own),
+so a process that closes its runtime first calls `finish_background` to let
+them write what they owe the store, rather than pulling the store from
+under them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
+
+from benchwarmers.calls import verdicts
+from benchwarmers.calls.log import get_call
+from benchwarmers.errors import NotFound, Refused
+from benchwarmers.formats.base import model_name
+from benchwarmers.panel.engine import PanelEngine, finish_panels
+from benchwarmers.server.callers import OWNER, Caller, caller_may_call
+from benchwarmers.store import registry
+from benchwarmers.types import Ask, PanelDone, PanelEvent, PanelReply
+
+if TYPE_CHECKING:
+    from benchwarmers.runtime import Runtime
+
+# How long a closing process lets running panels finish before cancelling
+# them (a cancelled seat is still recorded, as stopped).
+FINISH_GRACE_SECONDS = 10.0
+
+__all__ = ["OWNER", "Caller", "Gateway", "collection_entry", "finish_background"]
+
+
+class Gateway:
+    """One caller's view of the bench, over one open runtime."""
+
+    def __init__(self, runtime: Runtime, caller: Caller = OWNER) -> None:
+        self.runtime = runtime
+        self.caller = caller
+
+    # ---------------------------------------------------------- collections
+
+    async def collections(self) -> list[registry.CollectionView]:
+        """The collections this caller may call, in the registry's order."""
+        views = await registry.list_collections(self.runtime.store)
+        return [view for view in views if caller_may_call(self.caller, view.name)]
+
+    async def check_collection(self, collection: str) -> None:
+        """NotFound (listing the collections this caller may call) for an
+        unknown name; Refused (403) for one the caller's key does not cover."""
+        names = [view.name for view in await registry.list_collections(self.runtime.store)]
+        if collection not in names:
+            callable_names = [model_name(n) for n in names if caller_may_call(self.caller, n)]
+            there = ", ".join(callable_names) if callable_names else "none yet (benchwarmers collection add)"
+            raise NotFound(f"no collection {model_name(collection)!r}; collections here: {there}")
+        if not caller_may_call(self.caller, collection):
+            raise Refused(f"this key may not call {model_name(collection)}", status=403)
+
+    async def collection(self, collection: str) -> registry.CollectionView:
+        """One collection this caller may call (checked as `check_collection`)."""
+        await self.check_collection(collection)
+        return await registry.get_collection(self.runtime.store, collection)
+
+    # ---------------------------------------------------------------- asks
+
+    async def panel(self, ask: Ask) -> AsyncGenerator[PanelEvent, None]:
+        """The panel's events, with the first already taken: the collection
+        check and the seating run before this returns, so their errors come
+        before a front end starts its reply, and a stream that starts is one
+        that finishes. The panel itself runs in the engine's own task: a
+        caller that stops listening leaves it to finish and be recorded."""
+        await self.check_collection(ask.collection)
+        events = PanelEngine(self.runtime).run(ask)
+        first = await anext(events)
+
+        async def chained() -> AsyncGenerator[PanelEvent, None]:
+            try:
+                yield first
+                async for event in events:
+                    yield event
+            finally:
+                await events.aclose()
+
+        return chained()
+
+    async def answer(self, ask: Ask) -> PanelReply:
+        """The whole reply at once, for front ends that do not stream."""
+        async with aclosing(await self.panel(ask)) as events:
+            async for event in events:
+                if isinstance(event, PanelDone):
+                    return event.reply
+        raise RuntimeError("the panel ended without a reply")
+
+    # ------------------------------------------------------------ verdicts
+
+    async def verdict(self, call: str, useful: bool, note: str = "") -> verdicts.Recorded:
+        """Record a verdict on a seat or a merge; a key may judge only the
+        seats of collections it may call."""
+        call, useful, note = verdicts.check_verdict_body({"call": call, "useful": useful, "note": note})
+        store = self.runtime.store
+        logged = await get_call(store, call)
+        if logged is not None and logged.collection and not caller_may_call(self.caller, logged.collection):
+            raise Refused(f"this key may not judge seats of bench/{logged.collection}", status=403)
+        return await verdicts.record_verdict(store, call, useful, note)
+
+    async def record(self, collection: str, task: str = "") -> dict[str, Any]:
+        """What the verdicts on a collection's seats add up to."""
+        if not caller_may_call(self.caller, collection):
+            raise Refused(f"this key may not read the record of {collection}", status=403)
+        return await verdicts.record(self.runtime.store, collection, task)
+
+    async def pending(self, calls: Sequence[str]) -> list[str]:
+        """Of these call ids, the answered seats that have no verdict yet."""
+        return await verdicts.pending(self.runtime.store, verdicts.check_pending_body({"calls": list(calls)}))
+
+
+def collection_entry(view: registry.CollectionView) -> dict[str, Any]:
+    """A collection as `GET /v1/models` lists it and the MCP tools show it:
+    the OpenAI model object, with extra keys describing the collection
+    (clients ignore keys they do not know; an agent picks by purpose)."""
+    return {
+        "id": model_name(view.name),
+        "object": "model",
+        "created": int(view.created_at.timestamp()),
+        "owned_by": "benchwarmers",
+        "purpose": view.purpose,
+        "members": list(view.members),
+        "reply": view.reply,
+        "seats": view.seats or len(view.members),
+        "explorerSeats": view.explorer_seats,
+        "modes": [model_name(view.name), model_name(view.name, "merged"), model_name(view.name, "route")],
+    }
+
+
+async def finish_background(grace: float = FINISH_GRACE_SECONDS) -> None:
+    """Before a runtime closes: let the panels still running on this event
+    loop finish (seats, merge, seating history), for up to `grace` seconds,
+    then cancel the rest and wait until they have unwound (each cancelled
+    seat still writes its call-log row)."""
+    await finish_panels(grace)
