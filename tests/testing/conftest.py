@@ -1,2 +1,1 @@
 """The fake provider's fixtures, as any test module would use them."""
-

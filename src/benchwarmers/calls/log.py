@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, select
+from sqlalchemy import Table, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -212,6 +212,15 @@ def _call_values(row: CallRow) -> dict[str, Any]:
         "error": row.error[:ERROR_LIMIT],
         "explorer": row.explorer,
     }
+
+
+async def set_call_task(store: Store, call_id: str, task: str) -> None:
+    """Say what a finished call was for, when only its reply could tell
+    (route mode names the tools a turn called). The row must be in: call
+    this after `record_call` returned for it. Like the task `record_call`
+    writes, `task` names things, never prompt or reply text."""
+    async with store.write() as session:
+        await session.execute(update(Call).where(Call.id == call_id).values(task=task))
 
 
 async def get_call(store: Store, call_id: str) -> Call | None:

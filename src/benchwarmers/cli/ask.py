@@ -99,7 +99,7 @@ def ask(
         finally:
             # The panel's last writes (its seating history) come after the
             # reply: the runtime closes only once they are done.
-            pass
+            await finish_background()
 
     try:
         bench = asyncio.run(over_http())

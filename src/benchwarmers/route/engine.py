@@ -36,12 +36,12 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from benchwarmers.calls.caller import CallContext, Caller, CallResult, CallStream
-from benchwarmers.calls.log import new_ask_id
+from benchwarmers.calls.log import new_ask_id, set_call_task
 from benchwarmers.errors import LimitExceeded, ProviderError, ProviderTimeout, UserError
 from benchwarmers.panel.shapes import shape_of
 from benchwarmers.route.conversation import conversation_key, stick, sticky_alias
 from benchwarmers.route.members import route_order
-from benchwarmers.route.record import note_task, spawn, turn_task
+from benchwarmers.route.record import spawn, turn_task
 from benchwarmers.route.shadow import start_shadows
 from benchwarmers.store import registry
 from benchwarmers.types import (
@@ -235,7 +235,7 @@ class RouteTurn:
         result = self._stream.result
         if result is not None and result.reply.tool_calls:
             task = turn_task(self.collection, self.shape, "route turn", result.reply)
-            spawn(note_task(self.runtime.store, self.call, task), name=f"note route turn {self.call}")
+            spawn(set_call_task(self.runtime.store, self.call, task), name=f"note route turn {self.call}")
 
     @property
     def result(self) -> CallResult | None:

@@ -4,8 +4,9 @@ A turn's call-log row is written by the caller the moment the call ends.
 What the caller cannot know is the route-mode meaning of the reply: which
 tools the member asked for. For the driving member that is what the agent
 went on to run; for a shadow seat it is what it *would* have run (never
-executed). Both are named on the row's task, by tool name only: arguments
-carry the user's files and commands, which the call log never keeps.
+executed). Both are named on the row's task (`calls.log.set_call_task`,
+the call log's one writer), by tool name only: arguments carry the user's
+files and commands, which the call log never keeps.
 
 The writes happen in background tasks kept referenced here (a task nobody
 references can be collected mid-flight), so neither a client that hangs up
@@ -19,11 +20,7 @@ import logging
 from collections.abc import Coroutine
 from typing import Any
 
-from sqlalchemy import update
-
 from benchwarmers.calls.log import panel_task
-from benchwarmers.store.db import Store
-from benchwarmers.store.schema import Call
 from benchwarmers.types import Reply
 
 log = logging.getLogger(__name__)
@@ -50,10 +47,3 @@ def turn_task(collection: str, shape: str, what: str, reply: Reply | None = None
     `shadow seat; tool calls: bash, read_file (bench/c, code)`."""
     names = ", ".join(call.name for call in reply.tool_calls) if reply is not None else ""
     return panel_task(collection, shape, f"{what}; tool calls: {names}" if names else what)
-
-
-async def note_task(store: Store, call_id: str, task: str) -> None:
-    """Rewrite a finished call's task (the row exists: the caller wrote it
-    before handing back the result)."""
-    async with store.write() as session:
-        await session.execute(update(Call).where(Call.id == call_id).values(task=task))

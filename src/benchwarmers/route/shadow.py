@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from benchwarmers.calls.caller import CallContext, Caller
+from benchwarmers.calls.log import set_call_task
 from benchwarmers.route.members import Candidate
-from benchwarmers.route.record import note_task, spawn, turn_task
+from benchwarmers.route.record import spawn, turn_task
 
 SHADOW_SEAT = "shadow"
 
@@ -69,6 +70,6 @@ async def _shadow(
         stream=True,
     )
     if result.reply.tool_calls:
-        await note_task(
+        await set_call_task(
             caller.runtime.store, result.call, turn_task(collection, shape, "shadow seat", result.reply)
         )
