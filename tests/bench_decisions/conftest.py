@@ -1,5 +1,5 @@
 """A bench in a real store, and a way to write seats and verdicts as the
-panel would (rows in `calls` and `verdicts`)."""
+panel would (rows in `calls`, verdicts through `record_verdict`)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from datetime import UTC, datetime
 
 import pytest
 
+from benchwarmers.calls.verdicts import record_verdict
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
-from benchwarmers.store.schema import Call, Verdict
+from benchwarmers.store.schema import Call
 
 Seat = Callable[..., Awaitable[str]]
 
@@ -49,9 +50,8 @@ def seat(bench: Runtime) -> Seat:
                     explorer=explorer,
                 )
             )
-            await session.flush()
-            if useful is not None:
-                session.add(Verdict(call_id=call_id, useful=useful, note="", at=now))
+        if useful is not None:
+            await record_verdict(bench.store, call_id, useful)
         return call_id
 
     return add

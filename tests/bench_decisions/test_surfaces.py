@@ -11,10 +11,11 @@ import httpx
 from typer.testing import CliRunner
 
 from benchwarmers.bench import decisions
+from benchwarmers.calls.verdicts import record_verdict
 from benchwarmers.cli.main import app
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
-from benchwarmers.store.schema import Call, Probe, SuiteResult, Verdict
+from benchwarmers.store.schema import Call, Probe, SuiteResult
 from benchwarmers.testing.live_server import live_server
 
 
@@ -57,9 +58,8 @@ def prepare(home: Path) -> None:
                             confidently_wrong=i == 0,
                         )
                     )
-                await session.flush()
-                for i in range(4):
-                    session.add(Verdict(call_id=f"c{i}", useful=True, note="secret note", at=now))
+            for i in range(4):
+                await record_verdict(rt.store, f"c{i}", True, "secret note")
             await decisions.record_seating(
                 rt.store, "duo", "short", ["a", "b", "spare"], "a leads; spare explores"
             )

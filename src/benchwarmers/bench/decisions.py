@@ -36,7 +36,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, literal, select, union_all
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from benchwarmers.bench.rating import Evidence, Ranking, SeatStats, Tally, explorer_order, rank_evidence
 from benchwarmers.calls.verdicts import collection_name
@@ -56,6 +57,8 @@ from benchwarmers.store.times import utc
 # Verdicts on these calls say how useful a model's own answer was.
 ANSWER_KINDS = ("seat", "route", "shadow")
 HEALTH_WINDOW = timedelta(days=7)
+# Answers whose first byte stands in for a missing speed probe: the newest this many.
+FIRST_BYTE_SAMPLE = 50
 NEAR_LIMIT_SHARE = 0.1
 SHAPES = ("short", "long", "code", "vision")
 
@@ -96,20 +99,35 @@ async def pick_explorers(
     ]
     if not eligible:
         return []
+    # Both counts come from an index alone (`ix_calls_seats`, `ix_verdicts_tally`): no call row
+    # is read, and no other collection, shape or alias is walked.
     async with store.read() as session:
-        rows = await session.execute(
-            select(Call.alias, func.count(Call.id), func.count(Verdict.call_id), func.max(Call.at))
-            .outerjoin(Verdict, Verdict.call_id == Call.id)
+        seated = await session.execute(
+            select(Call.alias, func.count(), func.max(Call.at))
             .where(
                 Call.collection == name, Call.shape == shape, Call.kind == "seat", Call.alias.in_(eligible)
             )
             .group_by(Call.alias)
         )
-        seen = {alias: (int(seats), int(judged), utc(at).timestamp()) for alias, seats, judged, at in rows}
+        seen = {alias: (int(seats), utc(at).timestamp()) for alias, seats, at in seated}
+        judged = dict(
+            (
+                await session.execute(
+                    select(Verdict.alias, func.count())
+                    .where(
+                        Verdict.alias.in_(eligible),
+                        Verdict.kind == "seat",
+                        Verdict.collection == name,
+                        Verdict.shape == shape,
+                    )
+                    .group_by(Verdict.alias)
+                )
+            ).all()
+        )
     stats = []
     for alias in eligible:
-        seats, judged, last = seen.get(alias, (0, 0, 0.0))
-        stats.append(SeatStats(alias, judged, seats, last))
+        seats, last = seen.get(alias, (0, 0.0))
+        stats.append(SeatStats(alias, int(judged.get(alias, 0)), seats, last))
     return explorer_order(stats)[:n]
 
 
@@ -261,11 +279,12 @@ async def _evidence(
     suite_other: dict[str, Tally] = defaultdict(Tally)
     probes: dict[str, list[Probe]] = defaultdict(list)
     async with store.read() as session:
+        # The judged call's facts are on the verdict, so the tally reads `ix_verdicts_tally`
+        # alone: its cost follows these aliases' verdicts, not the size of the call log.
         verdict_rows = await session.execute(
-            select(Call.alias, Call.collection, Call.shape, Verdict.useful, func.count())
-            .join(Verdict, Verdict.call_id == Call.id)
-            .where(Call.alias.in_(aliases), Call.kind.in_(ANSWER_KINDS))
-            .group_by(Call.alias, Call.collection, Call.shape, Verdict.useful)
+            select(Verdict.alias, Verdict.collection, Verdict.shape, Verdict.useful, func.count())
+            .where(Verdict.alias.in_(aliases), Verdict.kind.in_(ANSWER_KINDS))
+            .group_by(Verdict.alias, Verdict.kind, Verdict.collection, Verdict.shape, Verdict.useful)
         )
         for alias, coll, shp, useful, count in verdict_rows:
             one = Tally(float(count), 0.0) if useful else Tally(0.0, float(count))
@@ -295,20 +314,7 @@ async def _evidence(
         ).all():
             probes[probe.alias].append(probe)
         # Without a speed probe yet, the first byte of its recent answers says how quick it is.
-        answered_first_byte: dict[str, float] = dict(
-            (
-                await session.execute(
-                    select(Call.alias, func.avg(Call.first_byte_seconds))
-                    .where(
-                        Call.alias.in_(aliases),
-                        Call.at >= now - HEALTH_WINDOW,
-                        Call.status == "ok",
-                        Call.first_byte_seconds.is_not(None),
-                    )
-                    .group_by(Call.alias)
-                )
-            ).all()
-        )
+        answered_first_byte = await _recent_first_byte(session, aliases, now)
         limits = (await session.scalars(select(LearnedLimit))).all()
     near = {lim.endpoint for lim in limits if _near(lim, now)}
     out = {}
@@ -334,6 +340,33 @@ async def _evidence(
             near_limit=model.endpoint in near,
         )
     return out
+
+
+async def _recent_first_byte(
+    session: AsyncSession, aliases: Sequence[str], now: datetime
+) -> dict[str, float]:
+    """Each alias's mean first byte over its last `FIRST_BYTE_SAMPLE` answers
+    of the health window: newest first down `ix_calls_alias_at`, so a busy
+    bench reads a bounded number of rows, however long its log."""
+    if not aliases:
+        return {}
+    per_alias = []
+    for alias in aliases:
+        recent = (
+            select(Call.first_byte_seconds.label("first_byte"))
+            .where(
+                Call.alias == alias,
+                Call.at >= now - HEALTH_WINDOW,
+                Call.status == "ok",
+                Call.first_byte_seconds.is_not(None),
+            )
+            .order_by(Call.at.desc())
+            .limit(FIRST_BYTE_SAMPLE)
+            .subquery()
+        )
+        per_alias.append(select(literal(alias).label("alias"), func.avg(recent.c.first_byte)))
+    rows = await session.execute(union_all(*per_alias))
+    return {alias: float(mean) for alias, mean in rows if mean is not None}
 
 
 def _ineligible(model: _Facts, shape: str, now: datetime) -> str:

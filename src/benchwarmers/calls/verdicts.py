@@ -83,7 +83,18 @@ async def record_verdict(store: Store, call_id: str, useful: bool, note: str = "
             return Recorded(call_id, call.alias, call.kind, useful, note, utc(verdict.at), changed=False)
         now = datetime.now(UTC)
         if verdict is None:
-            session.add(Verdict(call_id=call_id, useful=useful, note=note, at=now))
+            session.add(
+                Verdict(
+                    call_id=call_id,
+                    useful=useful,
+                    note=note,
+                    at=now,
+                    alias=call.alias,
+                    kind=call.kind,
+                    collection=call.collection,
+                    shape=call.shape,
+                )
+            )
         else:
             verdict.useful, verdict.note, verdict.at = useful, note, now
         return Recorded(call_id, call.alias, call.kind, useful, note, now, changed=True)

@@ -1,4 +1,4 @@
-"""`benchwarmers suite run|list|import`: the private benchmark.
+"""`benchwarmers suite run|list|import|fetch`: the private benchmark.
 
 `suite run` without an alias runs every model the bench may call on its
 own (available, not ad hoc, not an image model), one after another, paced.
@@ -15,6 +15,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from benchwarmers.bench.suite.rebench import import_jsonl
+from benchwarmers.bench.suite.rebench_fetch import (
+    DEFAULT_DATASET,
+    DEFAULT_LIMIT,
+    DEFAULT_SPLIT,
+    Fetched,
+    fetch_tasks,
+)
 from benchwarmers.bench.suite.runner import DEFAULT_GAP, SuiteRun, run_suite, tasks_for
 from benchwarmers.bench.suite.tasks import SHAPES, load_tasks
 from benchwarmers.cli.context import console, with_runtime
@@ -107,3 +114,41 @@ def import_(
     imported = import_jsonl(file, resolve_home())
     skipped = f", {imported.skipped} rows skipped" if imported.skipped else ""
     console.print(f"Imported {imported.tasks} tasks into {escape(str(imported.path))}{skipped}.")
+
+
+@suite_app.command("fetch")
+def fetch(
+    dataset: Annotated[
+        str, typer.Option("--dataset", help="A public Hugging Face dataset of SWE-rebench rows.")
+    ] = DEFAULT_DATASET,
+    split: Annotated[str, typer.Option("--split", help="The dataset's split.")] = DEFAULT_SPLIT,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Read at most this many rows.")] = (
+        DEFAULT_LIMIT
+    ),
+    offset: Annotated[int, typer.Option("--offset", min=0, help="Start at this row.")] = 0,
+) -> None:
+    """Fetch real-bug tasks from a public SWE-rebench dataset online; already imported ones are kept."""
+    fetched = with_runtime(lambda rt: _fetch(rt, dataset, split, limit, offset))
+    notes = [f"{fetched.already} already imported"] if fetched.already else []
+    notes += [f"{fetched.skipped} rows skipped"] if fetched.skipped else []
+    where = f" into {escape(str(fetched.path))}" if fetched.new else ""
+    tail = f" ({', '.join(notes)})" if notes else ""
+    console.print(f"Fetched {fetched.new} new tasks{where}{tail}; the split has {fetched.available} rows.")
+
+
+async def _fetch(rt: Runtime, dataset: str, split: str, limit: int, offset: int) -> Fetched:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    ) as bar:
+        line = bar.add_task(escape(f"{dataset} ({split})"), total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(line, completed=done, total=total)
+
+        return await fetch_tasks(
+            rt.http, rt.home, dataset=dataset, split=split, offset=offset, limit=limit, progress=progress
+        )

@@ -26,7 +26,11 @@ success. `after_first_byte` is set by the adapter (`providers/base.py`),
 which alone knows whether any content reached its caller.
 
 `timeout` is one deadline for the whole call, streaming or not: a seat's
-time is what the caller has, however the provider spends it.
+time is what the caller has, however the provider spends it. It is reckoned
+once, on the loop's clock, and each wait on the provider is bounded by it
+with a timeout scope (a timer, no task): a long stream's lines cost no task
+each, and no scope is ever open across a `yield`, which would cancel the
+consumer's work instead of the call.
 """
 
 from __future__ import annotations
@@ -101,27 +105,25 @@ class Transport:
         )
         response = await _sending(self.http.send(request, stream=True), deadline)
         try:
-            if response.status_code >= 400:
-                raw = await _reading(response.aread(), deadline, response)
-                raise status_error(response.status_code, _headers(response), raw)
-            yield ResponseHeaders(response.status_code, tuple(_headers(response).items()))
+            found = _headers(response)
+            status = response.status_code
+            if status >= 400:
+                raw = await _reading(response.aread(), deadline, status, found)
+                raise status_error(status, found, raw)
+            yield ResponseHeaders(status, tuple(found.items()))
             lines = response.aiter_lines()
             texts = sse_events(lines) if framing == "sse" else _as_events(ndjson_lines(lines))
             ended = False
             while True:
                 try:
-                    item = await _reading(anext(texts), deadline, response)
+                    item = await _reading(anext(texts), deadline, status, found)
                 except StopAsyncIteration:
                     break
-                event = _parse_event(item.name, item.data, response)
+                event = _parse_event(item.name, item.data, status, found)
                 ended = ended or is_end(event)
                 yield event
             if not ended:
-                raise ProviderBadReply(
-                    "the stream ended before its end marker",
-                    status=response.status_code,
-                    headers=_headers(response),
-                )
+                raise ProviderBadReply("the stream ended before its end marker", status=status, headers=found)
         finally:
             await response.aclose()
 
@@ -138,11 +140,11 @@ class Transport:
             method, url, json=body, headers=headers, timeout=_httpx_timeout(timeout)
         )
         response = await _sending(self.http.send(request, stream=True), deadline)
+        found = _headers(response)
         try:
-            raw = await _reading(response.aread(), deadline, response)
+            raw = await _reading(response.aread(), deadline, response.status_code, found)
         finally:
             await response.aclose()
-        found = _headers(response)
         if response.status_code >= 400:
             raise status_error(response.status_code, found, raw)
         try:
@@ -293,21 +295,20 @@ async def _as_events(lines: AsyncIterator[str]) -> AsyncIterator[SseEvent]:
         yield SseEvent("", line)
 
 
-def _parse_event(name: str, data: str, response: httpx.Response) -> StreamEvent:
+def _parse_event(name: str, data: str, status: int, headers: dict[str, str]) -> StreamEvent:
     if data.strip() == DONE:
         return StreamEvent(name, None)
     try:
         return StreamEvent(name, json.loads(data))
     except ValueError:
         raise ProviderBadReply(
-            f"a stream event is not JSON: {_snippet(data)}",
-            status=response.status_code,
-            headers=_headers(response),
+            f"a stream event is not JSON: {_snippet(data)}", status=status, headers=headers
         ) from None
 
 
 def _deadline(timeout: float | None) -> float | None:
-    return None if timeout is None else time.monotonic() + timeout
+    """The call's deadline on the running loop's clock (what `timeout_at` takes)."""
+    return None if timeout is None else asyncio.get_running_loop().time() + timeout
 
 
 def _httpx_timeout(timeout: float | None) -> httpx.Timeout | httpx._client.UseClientDefault:
@@ -317,7 +318,8 @@ def _httpx_timeout(timeout: float | None) -> httpx.Timeout | httpx._client.UseCl
 async def _within(step: Awaitable[T], deadline: float | None) -> T:
     if deadline is None:
         return await step
-    return await asyncio.wait_for(step, max(0.0, deadline - time.monotonic()))
+    async with asyncio.timeout_at(deadline):
+        return await step
 
 
 async def _sending(step: Awaitable[httpx.Response], deadline: float | None) -> httpx.Response:
@@ -332,20 +334,17 @@ async def _sending(step: Awaitable[httpx.Response], deadline: float | None) -> h
         raise ProviderConnectError(f"could not connect: {error or type(error).__name__}") from None
 
 
-async def _reading(step: Awaitable[T], deadline: float | None, response: httpx.Response) -> T:
+async def _reading(step: Awaitable[T], deadline: float | None, status: int, headers: dict[str, str]) -> T:
     """Read more of a body: failures here mean a reply began and broke."""
-    found = _headers(response)
     try:
         return await _within(step, deadline)
     except (TimeoutError, httpx.TimeoutException):
         raise ProviderTimeout(
-            "the reply stalled before the deadline", status=response.status_code, headers=found
+            "the reply stalled before the deadline", status=status, headers=headers
         ) from None
     except httpx.TransportError as error:
         raise ProviderBadReply(
-            f"the reply broke off: {error or type(error).__name__}",
-            status=response.status_code,
-            headers=found,
+            f"the reply broke off: {error or type(error).__name__}", status=status, headers=headers
         ) from None
 
 

@@ -31,6 +31,8 @@ from benchwarmers.store.db import Store, _redacted
 MIGRATIONS = Path(__file__).with_name("migrations")
 # Any fixed number: the key of the PostgreSQL advisory lock taken while migrating.
 _PG_LOCK_KEY = 0x42E4C4
+# Index entries SQLite samples per index when refreshing statistics at start.
+ANALYSIS_ROWS = 1000
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
@@ -72,3 +74,14 @@ def _upgrade(connection: Connection) -> None:
             "(was it written by a newer version?)"
         )
     command.upgrade(alembic_config(connection), "head")
+    if connection.dialect.name == "sqlite":
+        _refresh_statistics(connection)
+
+
+def _refresh_statistics(connection: Connection) -> None:
+    """Fresh planner statistics on every start. Without them SQLite guesses
+    join orders and index choices, and with a long call log a wrong guess
+    reads every call. A bounded sample (`analysis_limit`) keeps this to
+    milliseconds however big the log; PostgreSQL's autovacuum does its own."""
+    connection.exec_driver_sql(f"PRAGMA analysis_limit={ANALYSIS_ROWS}")
+    connection.exec_driver_sql("ANALYZE")

@@ -159,6 +159,8 @@ class Call(Base):
     __table_args__ = (
         Index("ix_calls_alias_at", "alias", "at"),
         Index("ix_calls_collection_shape", "collection", "shape"),
+        # Seats per alias on one collection and shape, counted from the index alone (bench/decisions.py).
+        Index("ix_calls_seats", "collection", "shape", "kind", "alias", "at"),
     )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)  # the call id, opaque
@@ -189,11 +191,19 @@ class Verdict(Base):
     different one replaces it."""
 
     __tablename__ = "verdicts"
+    # The record per alias, collection and shape, tallied from this index alone (bench/decisions.py).
+    __table_args__ = (Index("ix_verdicts_tally", "alias", "kind", "collection", "shape", "useful"),)
 
     call_id: Mapped[str] = mapped_column(ForeignKey("calls.id", ondelete="CASCADE"), primary_key=True)
     useful: Mapped[bool] = mapped_column(Boolean)
     note: Mapped[str] = mapped_column(Text, default="")
     at: Mapped[datetime]
+    # The judged call's own facts, copied when the verdict is written (a call never changes), so
+    # ranking reads verdicts without joining the whole call log.
+    alias: Mapped[str] = mapped_column(String(128), default="")
+    kind: Mapped[str] = mapped_column(String(16), default="")
+    collection: Mapped[str] = mapped_column(String(64), default="")
+    shape: Mapped[str] = mapped_column(String(32), default="")
 
 
 class UsageMonth(Base):

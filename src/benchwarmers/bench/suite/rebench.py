@@ -20,7 +20,9 @@ real fix changed. The mapping:
 Every task has role `code` and shape `code`. Rows without an
 `instance_id`, a `problem_statement` or a `patch` that changes a file are
 skipped and counted. Tasks are written to `<home>/tasks/rebench-<file>.json`;
-importing the same file again replaces that file's tasks.
+importing the same file again replaces that file's tasks. Online,
+`rebench_fetch.py` reads the same rows from the Hugging Face datasets
+server and maps them with `task_from_row`.
 """
 
 from __future__ import annotations

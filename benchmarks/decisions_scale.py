@@ -1,0 +1,153 @@
+"""Does ranking get slower as the call log grows?
+
+`bench.decisions.rank` runs on every seat-by-record panel ask, merged reply
+and route turn, so its cost must follow the bench (members, verdicts), not
+the months of calls behind it. For each call-log size this builds a fresh
+store (through the real migration, so with the statistics refreshed at
+start), the way `vs_litellm.py --history` fills one: seats of `bench/trio`
+(alpha, beta, gamma) over the last 90 days, one in 20 with a verdict, plus
+as many calls again of other aliases and collections that ranking must not
+read. Then per operation it prints the median CPU time of this process
+(`time.process_time`: other people's load on the machine does not count)
+and the SQL statements it ran.
+
+    .venv/bin/python benchmarks/decisions_scale.py [--sizes 1000,10000,100000] [--repeat 40]
+
+To compare with another version of `bench/decisions.py`, run the same
+script with `PYTHONPATH` pointing at that version's `src`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event, insert
+
+from benchwarmers.bench import decisions
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry, schema
+
+THREE = ("alpha", "beta", "gamma")
+OTHERS = ("delta", "epsilon")
+BATCH = 20_000
+
+
+async def fill(runtime: Runtime, calls: int) -> None:
+    """`calls` seats of bench/trio and `calls` calls of other aliases; a
+    verdict on one in 20 of each, written as `record_verdict` writes it."""
+    now = datetime.now(UTC)
+    rows: list[dict[str, Any]] = []
+    verdicts: list[dict[str, Any]] = []
+    for index in range(2 * calls):
+        ours = index < calls
+        alias = THREE[index % 3] if ours else OTHERS[index % 2]
+        collection, shape = ("trio", "short") if ours else ("other", ("short", "code")[index % 2])
+        call_id = f"c{index:09d}"
+        at = now - timedelta(seconds=(index % calls) * 90 * 86400 / calls)
+        rows.append(
+            {
+                "id": call_id,
+                "at": at,
+                "kind": "seat",
+                "alias": alias,
+                "endpoint": "instant",
+                "served": alias,
+                "task": f"panel seat (bench/{collection}, {shape})",
+                "collection": collection,
+                "shape": shape,
+                "status": "ok",
+                "seconds": 1.0,
+                "first_byte_seconds": 0.1 + (index % 7) / 100,
+            }
+        )
+        if index % 20 == 0:
+            verdicts.append(
+                {
+                    "call_id": call_id,
+                    "useful": index % 40 == 0,
+                    "note": "",
+                    "at": at,
+                    "alias": alias,
+                    "kind": "seat",
+                    "collection": collection,
+                    "shape": shape,
+                }
+            )
+    async with runtime.store.write() as session:
+        for start in range(0, len(rows), BATCH):
+            await session.execute(insert(schema.Call), rows[start : start + BATCH])
+        for start in range(0, len(verdicts), BATCH):
+            await session.execute(insert(schema.Verdict), verdicts[start : start + BATCH])
+
+
+async def measure(
+    operation: Callable[[], Awaitable[Any]], runtime: Runtime, repeat: int
+) -> tuple[float, int]:
+    """Median CPU milliseconds of one run, and the statements one run sends."""
+    statements = 0
+
+    def count(*_: Any) -> None:
+        nonlocal statements
+        statements += 1
+
+    await operation()  # warm: compiled statements cached, pages in memory
+    event.listen(runtime.store.engine.sync_engine, "before_cursor_execute", count)
+    await operation()
+    event.remove(runtime.store.engine.sync_engine, "before_cursor_execute", count)
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        await operation()
+        times.append((time.process_time() - start) * 1000)
+    return statistics.median(times), statements
+
+
+async def one_size(calls: int, repeat: int) -> list[tuple[str, float, int]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) / "home"
+        async with Runtime.open(home) as runtime:
+            await registry.add_endpoint(
+                runtime.store, "instant", "http://127.0.0.1:9/v1", "openai", needs_key=False
+            )
+            for alias in THREE + OTHERS:
+                await registry.add_model(runtime.store, alias, "instant", alias)
+            await registry.add_collection(runtime.store, "trio", list(THREE), seats=2, explorer_seats=1)
+            await fill(runtime, calls)
+        # Reopen, as a restart would: the store refreshes its statistics at start.
+        async with Runtime.open(home) as runtime:
+            store = runtime.store
+            operations: dict[str, Callable[[], Awaitable[Any]]] = {
+                "rank (3 members)": lambda: decisions.rank(store, "trio", "short", list(THREE)),
+                "rank (whole bench)": lambda: decisions.rank(store, "trio", "short"),
+                "pick_explorers": lambda: decisions.pick_explorers(store, "trio", "short", 1),
+            }
+            return [(name, *await measure(op, runtime, repeat)) for name, op in operations.items()]
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--sizes", default="1000,10000,100000", help="bench/trio seats in the log (as many again of others)"
+    )
+    parser.add_argument("--repeat", type=int, default=40)
+    args = parser.parse_args()
+    print(f"bench/decisions.py from {decisions.__file__}")
+    print("| bench/trio seats in the log | operation | CPU ms (median) | SQL statements |")
+    print("|--:|---|--:|--:|")
+    for size in (int(s) for s in args.sizes.split(",")):
+        for name, cpu_ms, statements in await one_size(size, args.repeat):
+            print(f"| {size:,} | {name} | {cpu_ms:.2f} | {statements} |", flush=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
