@@ -46,6 +46,7 @@ async def fill(runtime: Runtime, calls: int) -> None:
     now = datetime.now(UTC)
     rows: list[dict[str, Any]] = []
     verdicts: list[dict[str, Any]] = []
+    verdict_columns = set(schema.Verdict.__table__.columns.keys())
     for index in range(2 * calls):
         ours = index < calls
         alias = THREE[index % 3] if ours else OTHERS[index % 2]
@@ -69,18 +70,10 @@ async def fill(runtime: Runtime, calls: int) -> None:
             }
         )
         if index % 20 == 0:
-            verdicts.append(
-                {
-                    "call_id": call_id,
-                    "useful": index % 40 == 0,
-                    "note": "",
-                    "at": at,
-                    "alias": alias,
-                    "kind": "seat",
-                    "collection": collection,
-                    "shape": shape,
-                }
-            )
+            verdict = {"call_id": call_id, "useful": index % 40 == 0, "note": "", "at": at}
+            facts = {"alias": alias, "kind": "seat", "collection": collection, "shape": shape}
+            # A version from before verdicts carried their call's facts has no such columns.
+            verdicts.append(verdict | {k: v for k, v in facts.items() if k in verdict_columns})
     async with runtime.store.write() as session:
         for start in range(0, len(rows), BATCH):
             await session.execute(insert(schema.Call), rows[start : start + BATCH])
