@@ -69,15 +69,17 @@ async def sticky_alias(store: Store, key: str) -> str | None:
 
 
 async def stick(store: Store, key: str, collection: str, alias: str) -> None:
-    """This member answers the conversation from now on (one more turn)."""
+    """This member answers the conversation from now on. Written only when
+    the member changes (a new conversation, or a failover), never per turn:
+    the write would sit between the member's first byte and the agent's.
+    Turns are counted where they are recorded, in the call log."""
     now = datetime.now(UTC)
     insert = sqlite_insert if store.is_sqlite else pg_insert
     statement = insert(Conversation).values(
-        key=key, collection=collection, alias=alias, turns=1, created_at=now, updated_at=now
+        key=key, collection=collection, alias=alias, created_at=now, updated_at=now
     )
     statement = statement.on_conflict_do_update(
-        index_elements=["key"],
-        set_={"alias": alias, "turns": Conversation.turns + 1, "updated_at": now},
+        index_elements=["key"], set_={"alias": alias, "updated_at": now}
     )
     async with store.write() as session:
         await session.execute(statement)

@@ -40,7 +40,7 @@ from benchwarmers.calls.log import new_ask_id, set_call_task
 from benchwarmers.errors import LimitExceeded, ProviderError, ProviderTimeout, UserError
 from benchwarmers.panel.shapes import shape_of
 from benchwarmers.route.conversation import conversation_key, stick, sticky_alias
-from benchwarmers.route.members import route_order
+from benchwarmers.route.members import route_fit, turn_order
 from benchwarmers.route.record import spawn, turn_task
 from benchwarmers.route.shadow import start_shadows
 from benchwarmers.store import registry
@@ -123,17 +123,16 @@ class RouteEngine:
         request = _with_system(ask.request, collection.system_prompt)
         shape = shape_of(request)
         key = conversation_key(collection.name, ask.request, header=header, client=ask.conversation)
-        order, left_off = await route_order(store, collection, request, shape, {m.alias: m for m in bench})
-        if not order:
+        fit, left_off = route_fit(collection, request, {m.alias: m for m in bench})
+        if not fit:
             reasons = "; ".join(f"{m.alias}: {m.reason}" for m in left_off) or "it has no members"
             raise UserError(
                 f"no member of {_bench_name(collection.name)} can drive this conversation ({reasons})",
                 status=422,
             )
         tried = {a.alias for a in earlier}
-        order = [c for c in order if c.alias not in tried]
+        fit = [c for c in fit if c.alias not in tried]
         sticky = await sticky_alias(store, key)
-        order.sort(key=lambda c: c.alias != sticky)  # stable: the sticky member first, the rest in order
         context = CallContext(
             task=turn_task(collection.name, shape, "route turn"),
             collection=collection.name,
@@ -144,7 +143,7 @@ class RouteEngine:
         )
         budget = max(collection.seat_timeout, ROUTE_TURN_SECONDS)
         attempts = list(earlier)
-        for candidate in order:
+        async for candidate in turn_order(store, collection, shape, fit, sticky):
             call_stream = self.caller.stream(
                 candidate.model,
                 candidate.request,
@@ -159,9 +158,10 @@ class RouteEngine:
                 await call_stream.aclose()
                 attempts.append(_attempt(candidate.alias, call_stream, exc))
                 continue
-            await stick(store, key, collection.name, candidate.alias)
+            if candidate.alias != sticky:  # a new conversation, or failover moved it
+                await stick(store, key, collection.name, candidate.alias)
             failed = {a.alias for a in attempts}
-            others = [c for c in order if c.alias != candidate.alias and c.alias not in failed]
+            others = [c for c in fit if c.alias != candidate.alias and c.alias not in failed]
             shadows = start_shadows(
                 self.caller,
                 [] if earlier else others[: max(collection.shadow_seats, 0)],

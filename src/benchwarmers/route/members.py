@@ -12,13 +12,16 @@ lowered to what it can write: its output limit, and what its context
 window leaves after the prompt. A member with no room at all left is left
 off, as on a panel.
 
-Order: best record on this collection and shape first
-(`bench.decisions.rank`), member order breaking ties, so a new collection
-with no record drives with its first member.
+Order: the conversation's sticky member first, when it can take the turn;
+then best record on this collection and shape (`bench.decisions.rank`),
+member order breaking ties, so a new collection with no record drives with
+its first member. Ranking reads the record, so it is left until it is
+needed: a conversation that keeps its member (most turns) never ranks.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -43,10 +46,10 @@ class Candidate:
         return self.model.alias
 
 
-async def route_order(
-    store: Store, collection: CollectionView, request: Request, shape: str, bench: dict[str, ModelView]
+def route_fit(
+    collection: CollectionView, request: Request, bench: dict[str, ModelView]
 ) -> tuple[list[Candidate], tuple[LeftOff, ...]]:
-    """The members that can take this request, best first, and why the
+    """The members that can take this request, in member order, and why the
     others cannot."""
     now = datetime.now(UTC)
     needs_tools = bool(request.tools) or any(m.tool_calls or m.tool_results for m in request.messages)
@@ -65,12 +68,24 @@ async def route_order(
             left_off.append(LeftOff(alias, why))
         else:
             fit.append(Candidate(model, asked))
-    if len(fit) > 1:
-        rankings = await decisions.rank(store, collection.name, shape, [c.alias for c in fit])
+    return fit, tuple(left_off)
+
+
+async def turn_order(
+    store: Store, collection: CollectionView, shape: str, fit: list[Candidate], sticky: str | None
+) -> AsyncIterator[Candidate]:
+    """The candidates in the order they are tried: the sticky one first,
+    unranked; the rest ranked only when the turn gets that far."""
+    rest = [c for c in fit if c.alias != sticky]
+    if len(rest) < len(fit):
+        yield next(c for c in fit if c.alias == sticky)
+    if len(rest) > 1:
+        rankings = await decisions.rank(store, collection.name, shape, [c.alias for c in rest])
         score = {r.alias: r.score for r in rankings}
         position = {alias: i for i, alias in enumerate(collection.members)}
-        fit.sort(key=lambda c: (-round(score.get(c.alias, 0.0), 9), position[c.alias]))
-    return fit, tuple(left_off)
+        rest.sort(key=lambda c: (-round(score.get(c.alias, 0.0), 9), position[c.alias]))
+    for candidate in rest:
+        yield candidate
 
 
 def fitted(request: Request, model: Any) -> Request:

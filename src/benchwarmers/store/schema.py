@@ -397,6 +397,6 @@ class Conversation(Base):
     key: Mapped[str] = mapped_column(String(80), primary_key=True)
     collection: Mapped[str] = mapped_column(String(64))
     alias: Mapped[str] = mapped_column(String(128))
-    turns: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime]
+    # When the member last changed (a new conversation, or a failover).
     updated_at: Mapped[datetime]

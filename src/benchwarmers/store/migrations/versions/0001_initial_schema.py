@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: (none)
-Create Date: 2026-11-30 01:40:45.191968
+Create Date: 2026-11-30 01:45:21.922320
 """
 
 from collections.abc import Sequence
@@ -89,7 +89,6 @@ def upgrade() -> None:
         sa.Column("key", sa.String(length=80), nullable=False),
         sa.Column("collection", sa.String(length=64), nullable=False),
         sa.Column("alias", sa.String(length=128), nullable=False),
-        sa.Column("turns", sa.Integer(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("key", name=op.f("pk_conversations")),
