@@ -95,3 +95,11 @@ def test_beta_quantiles() -> None:
     assert abs(beta_quantile(0.05, 1, 1) - 0.05) < 1e-6
     assert abs(beta_quantile(0.5, 2, 3) - 0.3857275681) < 1e-6
     assert abs(beta_quantile(0.05, 10, 2) - 0.6356405) < 1e-5
+
+
+def test_a_bench_where_every_verdict_was_useful_still_ranks() -> None:
+    """Hundreds of useful verdicts and no other kind pull the population base
+    toward 1; a model with no bad verdict must still get an interval."""
+    ranked = rank_evidence([Evidence("liked", here=Tally(500, 0)), Evidence("new")])
+    assert [r.alias for r in ranked] == ["liked", "new"]
+    assert all(0 < r.interval[0] < r.interval[1] <= 1 for r in ranked)

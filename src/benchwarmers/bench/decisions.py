@@ -14,9 +14,9 @@ server runs. For the panel and route helpers:
     The same, as `panel.engine.Ranker` wants it: `PanelEngine(rt, ranker=rank_aliases)`.
 ``await pick_explorers(store, collection, shape, n, exclude=()) -> list[str]``
     The eligible bench models with the fewest judged seats on this collection
-    and shape (then fewest seats, then seated longest ago): never ad hoc,
-    retired, resting, unavailable, onboarding or image models; vision-role
-    models only for the `vision` shape.
+    and shape (then fewest seats, counted up to `SEAT_COUNT_CAP`, then seated
+    longest ago): never ad hoc, retired, resting, unavailable, onboarding or
+    image models; vision-role models only for the `vision` shape.
 ``await pick_mergers(store, collection, shape, candidates) -> list[str]``
 ``await pick_route_member(store, collection, candidates, shape="code", exclude=()) -> list[str]``
     Best first; the route member must take tools.
@@ -59,6 +59,8 @@ ANSWER_KINDS = ("seat", "route", "shadow")
 HEALTH_WINDOW = timedelta(days=7)
 # Answers whose first byte stands in for a missing speed probe: the newest this many.
 FIRST_BYTE_SAMPLE = 50
+# Explorer rotation counts a model's seats on a collection and shape up to this many.
+SEAT_COUNT_CAP = 1000
 NEAR_LIMIT_SHARE = 0.1
 SHAPES = ("short", "long", "code", "vision")
 
@@ -99,17 +101,10 @@ async def pick_explorers(
     ]
     if not eligible:
         return []
-    # Both counts come from an index alone (`ix_calls_seats`, `ix_verdicts_tally`): no call row
-    # is read, and no other collection, shape or alias is walked.
+    # Both come from an index alone (`ix_calls_seats`, `ix_verdicts_tally`), and the seats
+    # read stop at SEAT_COUNT_CAP per alias: no call row is read, however long the log.
     async with store.read() as session:
-        seated = await session.execute(
-            select(Call.alias, func.count(), func.max(Call.at))
-            .where(
-                Call.collection == name, Call.shape == shape, Call.kind == "seat", Call.alias.in_(eligible)
-            )
-            .group_by(Call.alias)
-        )
-        seen = {alias: (int(seats), utc(at).timestamp()) for alias, seats, at in seated}
+        seen = await _recent_seats(session, name, shape, eligible)
         judged = dict(
             (
                 await session.execute(
@@ -340,6 +335,30 @@ async def _evidence(
             near_limit=model.endpoint in near,
         )
     return out
+
+
+async def _recent_seats(
+    session: AsyncSession, collection: str, shape: str, aliases: Sequence[str]
+) -> dict[str, tuple[int, float]]:
+    """alias -> (seats here, capped at SEAT_COUNT_CAP; Unix time of the last
+    one). Newest first down `ix_calls_seats`, so each alias costs at most the
+    cap in index entries. Past the cap more seats no longer tell models
+    apart, and explorer order falls to the one seated longest ago: the same
+    rotation the count would give."""
+    per_alias = []
+    for alias in aliases:
+        recent = (
+            select(Call.at)
+            .where(
+                Call.collection == collection, Call.shape == shape, Call.kind == "seat", Call.alias == alias
+            )
+            .order_by(Call.at.desc())
+            .limit(SEAT_COUNT_CAP)
+            .subquery()
+        )
+        per_alias.append(select(literal(alias).label("alias"), func.count(), func.max(recent.c.at)))
+    rows = await session.execute(union_all(*per_alias))
+    return {alias: (int(seats), utc(last).timestamp()) for alias, seats, last in rows if seats}
 
 
 async def _recent_first_byte(

@@ -47,6 +47,8 @@ POOL_COLLECTION_CAP = 2.0
 POOL_ELSEWHERE_PER_VERDICT = 0.5
 POOL_ELSEWHERE_CAP = 3.0
 POPULATION_STRENGTH = 2.0
+# The population base stays within [1 - BASE_MAX, BASE_MAX].
+BASE_MAX = 0.99
 
 # Optimism: the share of the interval's upper half added to the mean.
 OPTIMISM = 0.4
@@ -144,11 +146,13 @@ class Posterior:
 
 def population_mean(evidence: Sequence[Evidence]) -> float:
     """The candidates' pooled usefulness here (smoothed toward one half), the
-    base every model's prior starts from."""
+    base every model's prior starts from. Kept off 0 and 1: a prior with no
+    weight on one side has no interval (Beta(a, 0)), and a bench where every
+    verdict so far was useful must still rank."""
     pooled = Tally()
     for e in evidence:
         pooled = pooled + e.here + e.same_collection.weighted(0.5, 50) + e.elsewhere.weighted(0.5, 50)
-    return round((pooled.good + 1) / (pooled.total + 2), 2)
+    return min(BASE_MAX, max(1 - BASE_MAX, round((pooled.good + 1) / (pooled.total + 2), 2)))
 
 
 def posterior(e: Evidence, base: float = 0.5) -> Posterior:
@@ -197,7 +201,7 @@ class SeatStats:
 
     alias: str
     judged: int  # judged seats on this collection
-    seats: int  # seats on this collection, judged or not
+    seats: int  # seats on this collection, judged or not (decisions.py counts up to a cap)
     last_seated: float = 0.0  # Unix time of its last seat here, 0 if never
 
 
