@@ -142,7 +142,19 @@ async def add_history(runtime: Runtime, calls: int) -> None:
             }
         )
         if index % 20 == 0:
-            verdicts.append({"call_id": call_id, "useful": index % 40 == 0, "note": "", "at": at})
+            verdicts.append(
+                {
+                    "call_id": call_id,
+                    "useful": index % 40 == 0,
+                    "note": "",
+                    "at": at,
+                    # The judged call's facts, as `record_verdict` copies them.
+                    "alias": THREE[index % 3],
+                    "kind": "seat",
+                    "collection": "trio",
+                    "shape": "short",
+                }
+            )
     async with runtime.store.write() as session:
         for start in range(0, calls, 20_000):
             await session.execute(insert(schema.Call), rows[start : start + 20_000])

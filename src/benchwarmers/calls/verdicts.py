@@ -110,10 +110,9 @@ async def record(store: Store, collection: str, task: str = "") -> dict[str, Any
     counts and the last verdict's date. `task` keeps verdicts whose note
     holds it. Counts only: never a prompt, an answer or a note."""
     name = collection_name(collection)
-    query = (
-        select(Call.kind, Call.alias, Verdict.useful, Verdict.at)
-        .join(Verdict, Verdict.call_id == Call.id)
-        .where(Call.collection == name, Call.kind.in_(JUDGEABLE_KINDS))
+    # The verdict carries its call's facts, so the call log is not walked.
+    query = select(Verdict.kind, Verdict.alias, Verdict.useful, Verdict.at).where(
+        Verdict.collection == name, Verdict.kind.in_(JUDGEABLE_KINDS)
     )
     if task:
         query = query.where(Verdict.note.contains(task, autoescape=True))
