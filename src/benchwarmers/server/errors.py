@@ -77,9 +77,7 @@ def _refuse_lone_surrogates(body: Any) -> None:
     try:
         json.dumps(body, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
-        raise UserError(
-            "malformed JSON: a \\u escape names a lone surrogate (no character)"
-        ) from None
+        raise UserError("malformed JSON: a \\u escape names a lone surrogate (no character)") from None
 
 
 def _not_json(constant: str) -> Any:

@@ -14,7 +14,7 @@ Times are timezone-aware UTC. JSON columns hold small structured facts
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
@@ -33,7 +33,11 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
 class Base(DeclarativeBase):
-    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON, datetime: DateTime(timezone=True)}
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        dict[str, Any]: JSON,
+        list[Any]: JSON,
+        datetime: DateTime(timezone=True),
+    }
     # Named constraints, so later migrations can drop or alter them (SQLite batch mode needs names).
     metadata = MetaData(
         naming_convention={
@@ -125,7 +129,9 @@ class CollectionMember(Base):
 
     __tablename__ = "collection_members"
 
-    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"), primary_key=True)
+    collection_id: Mapped[int] = mapped_column(
+        ForeignKey("collections.id", ondelete="CASCADE"), primary_key=True
+    )
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), primary_key=True)
     position: Mapped[int] = mapped_column(Integer, default=0)
 
@@ -315,7 +321,9 @@ class Probe(Base):
     alias: Mapped[str] = mapped_column(String(128), index=True)
     call_id: Mapped[str] = mapped_column(String(40), default="")
     kind: Mapped[str] = mapped_column(String(16))  # "onboard", "daily", "speed", "confirm"
-    name: Mapped[str] = mapped_column(String(32))  # which prompt: "word", "sum", "json", "format", "short", "long"
+    name: Mapped[str] = mapped_column(
+        String(32)
+    )  # which prompt: "word", "sum", "json", "format", "short", "long"
     at: Mapped[datetime]
     # Health is `answered` (a reply came back); `ok` is answered AND the reply passed
     # the probe's check, a quality signal only: a wrong sum is no outage.
