@@ -102,7 +102,7 @@ async def record_verdict(store: Store, call_id: str, useful: bool, note: str = "
 
 def collection_name(value: str) -> str:
     """`bench/trio` (the form clients use) or `trio` -> `trio`."""
-    return value[len(COLLECTION_PREFIX) :] if value.startswith(COLLECTION_PREFIX) else value
+    return value.removeprefix(COLLECTION_PREFIX)
 
 
 async def record(store: Store, collection: str, task: str = "") -> dict[str, Any]:

@@ -268,16 +268,16 @@ def _message_body(ask: Ask, message_id: str, text: str | None, usage: Usage) -> 
 
 
 def render_reply(reply: PanelReply, ask: Ask) -> dict[str, Any]:
-    body = _message_body(ask, _message_id(), reply_text(reply), total_usage(reply))
+    body = _message_body(ask, new_message_id(), reply_text(reply), total_usage(reply))
     body["bench"] = bench_object(reply)
     return body
 
 
-def _message_id() -> str:
+def new_message_id() -> str:
     return "msg_" + uuid.uuid4().hex
 
 
-def _event(kind: str, **fields: Any) -> bytes:
+def sse_event(kind: str, **fields: Any) -> bytes:
     data = json.dumps({"type": kind, **fields}, ensure_ascii=False)
     return f"event: {kind}\ndata: {data}\n\n".encode()
 
@@ -287,21 +287,21 @@ async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIte
     async for event in events:
         piece = stream_text.piece(event)
         if isinstance(event, PanelStarted):
-            yield _event("message_start", message=_message_body(ask, _message_id(), None, Usage()))
-            yield _event("content_block_start", index=0, content_block={"type": "text", "text": ""})
-            yield _event("ping")
+            yield sse_event("message_start", message=_message_body(ask, new_message_id(), None, Usage()))
+            yield sse_event("content_block_start", index=0, content_block={"type": "text", "text": ""})
+            yield sse_event("ping")
         if isinstance(event, SeatDone) and stream_text.merged:
-            yield _event("ping")  # seats are held back for the merger; keep the connection alive
+            yield sse_event("ping")  # seats are held back for the merger; keep the connection alive
         if piece:
-            yield _event("content_block_delta", index=0, delta={"type": "text_delta", "text": piece})
+            yield sse_event("content_block_delta", index=0, delta={"type": "text_delta", "text": piece})
         if isinstance(event, PanelDone):
             usage = total_usage(event.reply)
             bench = bench_object(event.reply)
-            yield _event("content_block_stop", index=0)
-            yield _event(
+            yield sse_event("content_block_stop", index=0)
+            yield sse_event(
                 "message_delta",
                 delta={"stop_reason": "end_turn", "stop_sequence": None},
                 usage={"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
                 bench=bench,
             )
-            yield _event("message_stop", bench=bench)
+            yield sse_event("message_stop", bench=bench)

@@ -28,6 +28,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from benchwarmers.errors import ProviderBadReply, ProviderError, ProviderRateLimited
+from benchwarmers.formats.anthropic import new_message_id, sse_event
 from benchwarmers.formats.base import model_name
 from benchwarmers.types import (
     Ask,
@@ -55,7 +56,7 @@ def render_route_reply(reply: Reply, ask: Ask, bench: dict[str, Any]) -> dict[st
     content: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text else []
     content += [_tool_use(call.id, call.name, _input(call)) for call in reply.tool_calls]
     return {
-        "id": _message_id(),
+        "id": new_message_id(),
         "type": "message",
         "role": "assistant",
         "model": model_name(ask.collection, ask.mode),
@@ -70,10 +71,10 @@ def render_route_reply(reply: Reply, ask: Ask, bench: dict[str, Any]) -> dict[st
 async def render_route_stream(
     chunks: AsyncIterator[Chunk], ask: Ask, bench: dict[str, Any]
 ) -> AsyncIterator[bytes]:
-    yield _event(
+    yield sse_event(
         "message_start",
         message={
-            "id": _message_id(),
+            "id": new_message_id(),
             "type": "message",
             "role": "assistant",
             "model": model_name(ask.collection, ask.mode),
@@ -99,17 +100,17 @@ async def render_route_stream(
     except ProviderError as exc:
         kind = "rate_limit_error" if isinstance(exc, ProviderRateLimited) else "api_error"
         message = f"the model's provider failed mid-reply: {exc}"
-        yield _event("error", error={"type": kind, "message": message})
+        yield sse_event("error", error={"type": kind, "message": message})
         return
     for event in blocks.close():
         yield event
-    yield _event(
+    yield sse_event(
         "message_delta",
         delta={"stop_reason": stop_reason(finish, blocks.called_tools), "stop_sequence": None},
         usage={"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
         bench=bench,
     )
-    yield _event("message_stop")
+    yield sse_event("message_stop")
 
 
 class _Blocks:
@@ -146,7 +147,7 @@ class _Blocks:
         if self.open is None:
             return []
         self.open = None
-        return [_event("content_block_stop", index=self.index)]
+        return [sse_event("content_block_stop", index=self.index)]
 
     def _switch(self, block: tuple[str, int], start: dict[str, Any]) -> list[bytes]:
         if self.open == block:
@@ -154,10 +155,10 @@ class _Blocks:
         events = self.close()
         self.index += 1
         self.open = block
-        return [*events, _event("content_block_start", index=self.index, content_block=start)]
+        return [*events, sse_event("content_block_start", index=self.index, content_block=start)]
 
     def _delta(self, delta: dict[str, Any]) -> bytes:
-        return _event("content_block_delta", index=self.index, delta=delta)
+        return sse_event("content_block_delta", index=self.index, delta=delta)
 
 
 def _tool_use(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -172,12 +173,3 @@ def _input(call: ToolCall) -> dict[str, Any]:
     except ValueError:
         return {"_raw": call.arguments}
     return parsed if isinstance(parsed, dict) else {"_raw": call.arguments}
-
-
-def _message_id() -> str:
-    return "msg_" + uuid.uuid4().hex
-
-
-def _event(kind: str, **fields: Any) -> bytes:
-    data = json.dumps({"type": kind, **fields}, ensure_ascii=False)
-    return f"event: {kind}\ndata: {data}\n\n".encode()

@@ -236,7 +236,7 @@ def _conversation(obj: Mapping[str, Any]) -> str:
 # ---------------------------------------------------------------- rendering
 
 
-def _usage(usage: Usage) -> dict[str, int]:
+def chat_usage(usage: Usage) -> dict[str, int]:
     return {
         "prompt_tokens": usage.input_tokens,
         "completion_tokens": usage.output_tokens,
@@ -244,13 +244,13 @@ def _usage(usage: Usage) -> dict[str, int]:
     }
 
 
-def _completion_id() -> str:
+def new_chat_id() -> str:
     return "chatcmpl-" + secrets.token_urlsafe(18)
 
 
 def render_reply(reply: PanelReply, ask: Ask) -> dict[str, Any]:
     return {
-        "id": _completion_id(),
+        "id": new_chat_id(),
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model_name(ask.collection, ask.mode),
@@ -262,13 +262,13 @@ def render_reply(reply: PanelReply, ask: Ask) -> dict[str, Any]:
                 "logprobs": None,
             }
         ],
-        "usage": _usage(total_usage(reply)),
+        "usage": chat_usage(total_usage(reply)),
         "bench": bench_object(reply),
     }
 
 
 async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIterator[bytes]:
-    completion_id, created, model = _completion_id(), int(time.time()), model_name(ask.collection, ask.mode)
+    completion_id, created, model = new_chat_id(), int(time.time()), model_name(ask.collection, ask.mode)
 
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
         body = {
@@ -294,5 +294,7 @@ async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIte
         if piece:
             yield chunk({"content": piece})
         if isinstance(event, PanelDone):
-            yield chunk({}, "stop", usage=_usage(total_usage(event.reply)), bench=bench_object(event.reply))
+            yield chunk(
+                {}, "stop", usage=chat_usage(total_usage(event.reply)), bench=bench_object(event.reply)
+            )
             yield b"data: [DONE]\n\n"

@@ -20,7 +20,6 @@ the stream ends with an `error` chunk, which the official client raises.
 from __future__ import annotations
 
 import json
-import secrets
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -28,6 +27,7 @@ from typing import Any
 from benchwarmers.errors import ProviderError
 from benchwarmers.formats.base import model_name
 from benchwarmers.formats.errors import error_body
+from benchwarmers.formats.openai_chat import chat_usage, new_chat_id
 from benchwarmers.types import (
     Ask,
     Chunk,
@@ -51,18 +51,6 @@ def finish_reason(finish: FinishReason, called_tools: bool) -> str:
     return {"length": "length", "content_filter": "content_filter"}.get(finish, "stop")
 
 
-def _usage(usage: Usage) -> dict[str, int]:
-    return {
-        "prompt_tokens": usage.input_tokens,
-        "completion_tokens": usage.output_tokens,
-        "total_tokens": usage.input_tokens + usage.output_tokens,
-    }
-
-
-def _completion_id() -> str:
-    return "chatcmpl-" + secrets.token_urlsafe(18)
-
-
 def render_route_reply(reply: Reply, ask: Ask, bench: dict[str, Any]) -> dict[str, Any]:
     content = reply.text or (None if reply.tool_calls else "")
     message: dict[str, Any] = {"role": "assistant", "content": content}
@@ -72,7 +60,7 @@ def render_route_reply(reply: Reply, ask: Ask, bench: dict[str, Any]) -> dict[st
             for c in reply.tool_calls
         ]
     return {
-        "id": _completion_id(),
+        "id": new_chat_id(),
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model_name(ask.collection, ask.mode),
@@ -84,7 +72,7 @@ def render_route_reply(reply: Reply, ask: Ask, bench: dict[str, Any]) -> dict[st
                 "logprobs": None,
             }
         ],
-        "usage": _usage(reply.usage),
+        "usage": chat_usage(reply.usage),
         "bench": bench,
     }
 
@@ -92,7 +80,7 @@ def render_route_reply(reply: Reply, ask: Ask, bench: dict[str, Any]) -> dict[st
 async def render_route_stream(
     chunks: AsyncIterator[Chunk], ask: Ask, bench: dict[str, Any]
 ) -> AsyncIterator[bytes]:
-    completion_id, created, model = _completion_id(), int(time.time()), model_name(ask.collection, ask.mode)
+    completion_id, created, model = new_chat_id(), int(time.time()), model_name(ask.collection, ask.mode)
 
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
         body = {
@@ -125,7 +113,7 @@ async def render_route_stream(
         message = f"the model's provider failed mid-reply: {exc}"
         yield _data(error_body("openai_chat", MID_STREAM_STATUS, message))
         return
-    yield chunk({}, finish_reason(finish, bool(started)), usage=_usage(usage), bench=bench)
+    yield chunk({}, finish_reason(finish, bool(started)), usage=chat_usage(usage), bench=bench)
     yield b"data: [DONE]\n\n"
 
 

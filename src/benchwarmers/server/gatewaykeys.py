@@ -62,10 +62,7 @@ def hash_secret(secret: str) -> str:
 
 def collection_name(name: str) -> str:
     """`bench/trio:merged` and `trio` both name the collection `trio`."""
-    name = name.strip()
-    if name.startswith("bench/"):
-        name = name[len("bench/") :]
-    return name.split(":", 1)[0]
+    return name.strip().removeprefix("bench/").split(":", 1)[0]
 
 
 async def create_key(

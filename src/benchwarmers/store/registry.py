@@ -500,7 +500,7 @@ async def list_collections(store: Store) -> list[CollectionView]:
 
 async def get_collection(store: Store, name: str) -> CollectionView:
     """By name, with or without the `bench/` prefix."""
-    bare = name[len("bench/") :] if name.startswith("bench/") else name
+    bare = name.removeprefix("bench/")
     for collection in await _COLLECTIONS.get(store, lambda: _read_collections(store)):
         if collection.name == bare:
             return collection
@@ -614,8 +614,7 @@ async def _model_row(session: AsyncSession, alias: str) -> schema.Model:
 
 
 async def _collection_row(session: AsyncSession, name: str) -> schema.Collection:
-    if name.startswith("bench/"):
-        name = name[len("bench/") :]
+    name = name.removeprefix("bench/")
     row = await session.scalar(
         select(schema.Collection).where(schema.Collection.name == name).options(*_member_loads())
     )

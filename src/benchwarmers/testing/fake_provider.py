@@ -85,18 +85,6 @@ class FakeProvider:
     def openai_base(self) -> str:
         return self.url + "/v1"
 
-    @property
-    def anthropic_base(self) -> str:
-        return self.url
-
-    @property
-    def gemini_base(self) -> str:
-        return self.url
-
-    @property
-    def ollama_base(self) -> str:
-        return self.url
-
     def base_for(self, api: ApiKind | str) -> str:
         return self.openai_base if api == "openai" else self.url
 

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from benchwarmers.types import API_KINDS, ApiKind
 
@@ -36,17 +36,7 @@ RateLimitStyle = Literal[
     "body",
     "day",
 ]
-RATE_LIMIT_STYLES: tuple[str, ...] = (
-    "openai",
-    "anthropic",
-    "gemini",
-    "gemini-details",
-    "retry-after",
-    "retry-after-date",
-    "retry-after-ms",
-    "body",
-    "day",
-)
+RATE_LIMIT_STYLES: tuple[str, ...] = get_args(RateLimitStyle)
 
 
 def count_tokens(text: str) -> int:
