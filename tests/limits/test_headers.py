@@ -7,7 +7,8 @@ from email.utils import format_datetime
 
 import pytest
 
-from benchwarmers.limits.headers import learn, parse_duration
+from benchwarmers.durations import parse_duration
+from benchwarmers.limits.headers import learn
 
 NOW = 1_800_000_000.0  # a whole second, so HTTP dates (second resolution) compare exactly
 

@@ -9,9 +9,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from benchwarmers.durations import parse_duration
 from benchwarmers.errors import ProviderAuthError, ProviderError, ProviderRateLimited
 from benchwarmers.providers.sse import SseEvent, ndjson_lines, sse_events
-from benchwarmers.providers.transport import error_message, parse_duration, retry_after_seconds, status_error
+from benchwarmers.providers.transport import error_message, retry_after_seconds, status_error
 
 
 @pytest.mark.parametrize(

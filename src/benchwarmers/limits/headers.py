@@ -23,6 +23,8 @@ from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Literal, TypeAlias
 
+from benchwarmers.durations import UNIT_PATTERN, parse_duration
+
 Unit: TypeAlias = Literal["requests", "tokens"]
 # "" when the provider did not say (OpenAI's headers never name the window).
 Window: TypeAlias = Literal["minute", "day", ""]
@@ -70,28 +72,6 @@ def learn(
 
 
 # ------------------------------------------------------------ durations, dates
-
-_GO_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
-_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-
-
-def parse_duration(text: str) -> float | None:
-    """Seconds in `6m0s`, `1m30.5s`, `20ms`, `1h2m`, or a bare number of
-    seconds (`12`, `0.5`). None when it is neither."""
-    text = text.strip().lower()
-    if not text:
-        return None
-    try:
-        return max(0.0, float(text))
-    except ValueError:
-        pass
-    pos, total = 0, 0.0
-    for match in _GO_DURATION.finditer(text):
-        if match.start() != pos:
-            return None
-        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-        pos = match.end()
-    return total if pos == len(text) and pos > 0 else None
 
 
 def parse_time(text: str) -> float | None:
@@ -191,47 +171,16 @@ def _retry_after(headers: Mapping[str, str], now: float) -> float | None:
 # ------------------------------------------------------------------ 429 bodies
 
 _TRY_AGAIN = re.compile(
-    r"(?:try again|retry)\s+(?:in|after)\s+(?:about\s+)?"
-    r"((?:\d+(?:\.\d+)?\s*(?:ms|milliseconds?|seconds?|secs?|minutes?|mins?|hours?|h|m|s)\s*)+)",
+    rf"(?:try again|retry)\s+(?:in|after)\s+(?:about\s+)?((?:\d+(?:\.\d+)?\s*{UNIT_PATTERN}\s*)+)",
     re.IGNORECASE,
 )
 _RETRY_DELAY = re.compile(r'"retryDelay"\s*:\s*"([^"]+)"')
-_WORDY_UNIT = {
-    "millisecond": "ms",
-    "milliseconds": "ms",
-    "second": "s",
-    "seconds": "s",
-    "sec": "s",
-    "secs": "s",
-    "minute": "m",
-    "minutes": "m",
-    "min": "m",
-    "mins": "m",
-    "hour": "h",
-    "hours": "h",
-}
-_WORDY = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)", re.IGNORECASE)
 _PER_WINDOW = re.compile(
     r"(requests|tokens)\s+per\s+(min(?:ute)?|day)\b(?:[^:.]*?:\s*limit\s+(\d+))?",
     re.IGNORECASE,
 )
 # Gemini names the quota instead: "GenerateRequestsPerDayPerProjectPerModel-FreeTier".
 _QUOTA_ID = re.compile(r"(Requests|Tokens)PerMinute|(Requests|Tokens)PerDay", re.IGNORECASE)
-
-
-def _wordy_duration(text: str) -> float | None:
-    """`20s`, `1.5 seconds`, `2 minutes 3 seconds`, `6m0s` as seconds."""
-    go = parse_duration(text.replace(" ", ""))
-    if go is not None:
-        return go
-    total, any_part = 0.0, False
-    for number, word in _WORDY.findall(text):
-        unit = _WORDY_UNIT.get(word.lower(), word.lower())
-        if unit not in _UNIT_SECONDS:
-            return None
-        total += float(number) * _UNIT_SECONDS[unit]
-        any_part = True
-    return total if any_part else None
 
 
 def _unit(word: str) -> Unit:
@@ -251,7 +200,7 @@ def _from_body(body: str, now: float) -> Learned:
     retry_at = None
     match = _TRY_AGAIN.search(body) or _RETRY_DELAY.search(body)
     if match:
-        seconds = _wordy_duration(match.group(1).strip().rstrip("."))
+        seconds = parse_duration(match.group(1).strip().rstrip("."))
         if seconds is not None:
             retry_at = now + seconds
     # (unit, window, limit) as the body names them; a 429 means none is left.

@@ -46,6 +46,7 @@ from typing import Any, Literal, TypeVar
 
 import httpx
 
+from benchwarmers.durations import UNIT_PATTERN, parse_duration
 from benchwarmers.errors import (
     ProviderAuthError,
     ProviderBadReply,
@@ -203,49 +204,10 @@ def _is_rate_limit_code(body: Any) -> bool:
 
 # -------------------------------------------------------------- retry-after
 
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-_UNIT_WORDS = {
-    "ms": "ms",
-    "millisecond": "ms",
-    "milliseconds": "ms",
-    "s": "s",
-    "sec": "s",
-    "secs": "s",
-    "second": "s",
-    "seconds": "s",
-    "m": "m",
-    "min": "m",
-    "mins": "m",
-    "minute": "m",
-    "minutes": "m",
-    "h": "h",
-    "hr": "h",
-    "hrs": "h",
-    "hour": "h",
-    "hours": "h",
-}
-_PIECE = re.compile(
-    r"(\d+(?:\.\d+)?)\s*(milliseconds?|ms|seconds?|secs?|minutes?|mins?|hours?|hrs?|h|m|s)(?![a-z])", re.I
-)
 _PHRASE = re.compile(
-    r"(?:try again|retry)\s+(?:in|after)\s+((?:\d+(?:\.\d+)?\s*"
-    r"(?:milliseconds?|ms|seconds?|secs?|minutes?|mins?|hours?|hrs?|h|m|s)\s*)+)",
+    rf"(?:try again|retry)\s+(?:in|after)\s+((?:\d+(?:\.\d+)?\s*{UNIT_PATTERN}\s*)+)",
     re.I,
 )
-
-
-def parse_duration(text: str) -> float | None:
-    """Seconds in a duration as providers write them: `6m0s`, `1.5s`, `20ms`,
-    `1h2m`, `30 seconds`; a bare number is seconds. None if unreadable."""
-    text = text.strip()
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    pieces = _PIECE.findall(text)
-    if not pieces or _PIECE.sub("", text).strip():
-        return None
-    return sum(float(number) * _UNIT_SECONDS[_UNIT_WORDS[unit.lower()]] for number, unit in pieces)
 
 
 def retry_after_seconds(headers: dict[str, str], message: str = "", body: Any = None) -> float | None:
