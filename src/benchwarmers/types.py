@@ -20,7 +20,7 @@ of this shape.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
 # --------------------------------------------------------------------- words
@@ -150,6 +150,14 @@ class Request:
     # "auto", "none", "required", or a tool's name.
     tool_choice: str = ""
     sampling: Sampling = Sampling()
+
+    def under_system(self, collection_system: str) -> Request:
+        """This request with a collection's system prompt first and the
+        client's own after it (both panel and route mode seat it so)."""
+        if not collection_system:
+            return self
+        system = collection_system + ("\n\n" + self.system if self.system else "")
+        return replace(self, system=system)
 
     @property
     def has_images(self) -> bool:

@@ -18,7 +18,7 @@ import asyncio
 import random
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -102,7 +102,7 @@ class PanelEngine:
         collection, bench = await asyncio.gather(
             registry.get_collection(store, ask.collection), registry.list_models(store)
         )
-        request = _with_system(ask.request, collection.system_prompt)
+        request = ask.request.under_system(collection.system_prompt)
         shape = shape_of(request)
         ranked: list[str] = []
         if collection.seats > 0 and len(collection.members) > collection.seats:
@@ -346,14 +346,6 @@ def seat_of(result: CallResult, planned: PlannedSeat) -> Seat:
         frees_at=result.frees_at_iso,
         explorer=planned.explorer,
     )
-
-
-def _with_system(request: Request, collection_system: str) -> Request:
-    """The collection's system prompt comes first, the client's after it."""
-    if not collection_system:
-        return request
-    system = collection_system + ("\n\n" + request.system if request.system else "")
-    return replace(request, system=system)
 
 
 def _unfit(model: Any, request: Request) -> bool:

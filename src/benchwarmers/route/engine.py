@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from benchwarmers.calls.caller import CallContext, Caller, CallResult, CallStream
@@ -49,7 +49,6 @@ from benchwarmers.types import (
     Chunk,
     LeftOff,
     Reply,
-    Request,
     ResponseHeaders,
     SeatStatus,
     TextDelta,
@@ -120,7 +119,7 @@ class RouteEngine:
         collection, bench = await asyncio.gather(
             registry.get_collection(store, ask.collection), registry.list_models(store)
         )
-        request = _with_system(ask.request, collection.system_prompt)
+        request = ask.request.under_system(collection.system_prompt)
         shape = shape_of(request)
         key = conversation_key(collection.name, ask.request, header=header, client=ask.conversation)
         fit, left_off = route_fit(collection, request, {m.alias: m for m in bench})
@@ -289,10 +288,3 @@ def _all_failed(collection: str, attempts: Sequence[Attempt]) -> ProviderError:
 
 def _bench_name(collection: str) -> str:
     return f"bench/{collection}"
-
-
-def _with_system(request: Request, collection_system: str) -> Request:
-    """The collection's system prompt first, the agent's after it."""
-    if not collection_system:
-        return request
-    return replace(request, system=collection_system + ("\n\n" + request.system if request.system else ""))
