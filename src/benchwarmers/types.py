@@ -38,6 +38,9 @@ SeatStatus: TypeAlias = Literal["ok", "empty", "error", "timeout", "limited"]
 SEAT_STATUSES: tuple[SeatStatus, ...] = ("ok", "empty", "error", "timeout", "limited")
 
 ReplyMode: TypeAlias = Literal["panel", "merged"]
+# Whom a provider's rate limits count: every model behind one key, or each model.
+LimitScope: TypeAlias = Literal["key", "model"]
+LIMIT_SCOPES: tuple[LimitScope, ...] = ("key", "model")
 AskMode: TypeAlias = Literal["panel", "merged", "route"]
 
 # What a call in the call log was for.

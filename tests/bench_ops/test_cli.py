@@ -12,6 +12,7 @@ from benchwarmers.cli.main import app
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider
+from benchwarmers.testing.script import RateLimit
 
 
 def add_endpoint(home: Path, fake: FakeProvider) -> None:
@@ -42,6 +43,26 @@ def test_onboard_quick_ad_hoc_then_probe(
     assert result.exit_code == 0, result.output
     assert "1 probed, 0 retired" in result.output
     assert fake_provider.calls["vendor/Model-X"] == 5
+
+
+def test_probe_over_the_bench_shows_progress_and_rests_rate_limited_models(
+    home: Path, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    add_fake("steady")
+    add_fake("busy", rate_limit=RateLimit("retry-after", retry=30))
+    add_endpoint(home, fake_provider)
+
+    async def bench() -> None:
+        async with Runtime.open(home=home) as rt:
+            for name in ("steady", "busy"):
+                await registry.add_model(rt.store, name, "fake", name)
+
+    asyncio.run(bench())
+    result = CliRunner().invoke(app, ["probe"])
+    assert result.exit_code == 0, result.output
+    assert "2/2" in result.output  # the bar, at its end
+    assert "busy rests, not retired" in result.output
+    assert "2 probed, 0 retired, 0 back, 1 resting (rate limited)" in result.output
 
 
 def test_onboard_errors_are_one_line(

@@ -5,7 +5,7 @@ back and clears the flags."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
 
@@ -114,7 +114,7 @@ async def test_ad_hoc_image_and_resting_models_are_left_alone(
     await registry.add_model(bench.store, "adhoc", "fake", "adhoc", ad_hoc=True)
     await registry.add_model(bench.store, "painter", "fake", "painter", role="image")
     await registry.add_model(bench.store, "tired", "fake", "tired")
-    await registry.set_status(bench.store, "tired", "resting", resting_until=NOW)
+    await registry.set_status(bench.store, "tired", "resting", resting_until=NOW + timedelta(hours=1))
     fake_provider.remove("adhoc")
     assert (await health(bench)).probed == []
     assert sum(fake_provider.calls.values()) == 0

@@ -165,3 +165,13 @@ def test_unusable_data_folder_is_one_line(tmp_path: Path, monkeypatch: pytest.Mo
 def test_broken_store_is_one_line(home: Path) -> None:
     (home / "benchwarmers.db").write_bytes(b"this is not a database" * 100)
     fails("model", "list", contains="store")
+
+
+def test_endpoint_limit_scope_is_set_and_shown() -> None:
+    ok("endpoint", "add", "groq", "https://api.groq.com/openai/v1")
+    ok("endpoint", "add", "hub", "http://127.0.0.1:9/v1", "--limit-scope", "model")
+    assert "groq per model, hub per model (set)" in ok("endpoint", "list")
+    assert "limits per key" in ok("endpoint", "scope", "hub", "key")
+    assert "hub per key (set)" in ok("endpoint", "list")
+    result = bench("endpoint", "scope", "hub", "team")
+    assert result.exit_code != 0 and "unknown limit scope 'team'" in result.stderr

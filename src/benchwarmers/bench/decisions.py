@@ -16,7 +16,10 @@ server runs. For the panel and route helpers:
     The eligible bench models with the fewest judged seats on this collection
     and shape (then fewest seats, counted up to `SEAT_COUNT_CAP`, then seated
     longest ago): never ad hoc, retired, resting, unavailable, onboarding or
-    image models; vision-role models only for the `vision` shape.
+    image models, nor models whose endpoint the last call could not reach;
+    on a collection that is `free_only`, only models that cost nothing (a
+    model that went paid is priced now); vision-role models only for the
+    `vision` shape.
 ``await pick_mergers(store, collection, shape, candidates) -> list[str]``
 ``await pick_route_member(store, collection, candidates, shape="code", exclude=()) -> list[str]``
     Best first; the route member must take tools.
@@ -44,6 +47,7 @@ from benchwarmers.calls.verdicts import collection_name
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import (
     Call,
+    Collection,
     Endpoint,
     LearnedLimit,
     Model,
@@ -96,9 +100,15 @@ async def pick_explorers(
     name = collection_name(collection)
     now = datetime.now(UTC)
     models = await _models(store, None)
+    async with store.read() as session:
+        free_only = bool(await session.scalar(select(Collection.free_only).where(Collection.name == name)))
     eligible = [
-        a for a, m in models.items() if a not in exclude and not m.ad_hoc and not _ineligible(m, shape, now)
+        a
+        for a, m in models.items()
+        if a not in exclude and not m.ad_hoc and not _ineligible(m, shape, now) and not m.unreachable
     ]
+    if free_only:
+        eligible = [a for a in eligible if not models[a].priced]
     if not eligible:
         return []
     # Both come from an index alone (`ix_calls_seats`, `ix_verdicts_tally`), and the seats
@@ -239,25 +249,46 @@ class _Facts:
 
     alias: str
     endpoint: str
+    served: str
     role: str
     status: str
     ad_hoc: bool
     vision: bool
     tools: bool
+    price_in: float | None
     price_out: float | None
     resting_until: datetime | None
+    unreachable: bool  # the endpoint's last call could not connect (`calls/reach.py`)
+
+    @property
+    def priced(self) -> bool:
+        """Costs something (an unknown price is not taken for one)."""
+        return bool(self.price_in) or bool(self.price_out)
 
 
 async def _models(store: Store, candidates: Sequence[str] | None) -> dict[str, _Facts]:
     async with store.read() as session:
-        query = select(Model, Endpoint.name).join(Endpoint, Endpoint.id == Model.endpoint_id)
+        query = select(Model, Endpoint.name, Endpoint.unreachable_since).join(
+            Endpoint, Endpoint.id == Model.endpoint_id
+        )
         if candidates is not None:
             query = query.where(Model.alias.in_(list(candidates)))
         rows = {
             m.alias: _Facts(
-                m.alias, endpoint, m.role, m.status, m.ad_hoc, m.vision, m.tools, m.price_out, m.resting_until
+                m.alias,
+                endpoint,
+                m.served,
+                m.role,
+                m.status,
+                m.ad_hoc,
+                m.vision,
+                m.tools,
+                m.price_in,
+                m.price_out,
+                m.resting_until,
+                unreachable is not None,
             )
-            for m, endpoint in (await session.execute(query)).all()
+            for m, endpoint, unreachable in (await session.execute(query)).all()
         }
     order = list(candidates) if candidates is not None else sorted(rows)
     return {a: rows[a] for a in dict.fromkeys(order) if a in rows}
@@ -311,11 +342,13 @@ async def _evidence(
         # Without a speed probe yet, the first byte of its recent answers says how quick it is.
         answered_first_byte = await _recent_first_byte(session, aliases, now)
         limits = (await session.scalars(select(LearnedLimit))).all()
-    near = {lim.endpoint for lim in limits if _near(lim, now)}
+    # (endpoint, served) near a limit; served "" when the endpoint's limits are per key.
+    near = {(lim.endpoint, lim.served) for lim in limits if _near(lim, now)}
     out = {}
     for alias in aliases:
         model = models[alias]
-        health = [p for p in probes[alias] if p.kind in ("daily", "onboard", "confirm")]
+        # A rate-limited probe says the model rests, not whether it answers.
+        health = [p for p in probes[alias] if p.kind in ("daily", "onboard", "confirm") and not p.limited]
         speed = [p for p in probes[alias] if p.kind == "speed"]
         checks = [p for p in health if p.kind == "onboard" and p.answered]
         out[alias] = Evidence(
@@ -332,7 +365,7 @@ async def _evidence(
             or answered_first_byte.get(alias),
             tokens_per_second=_median([p.tokens_per_second for p in speed]),
             price_per_mtok=model.price_out,
-            near_limit=model.endpoint in near,
+            near_limit=(model.endpoint, "") in near or (model.endpoint, model.served) in near,
         )
     return out
 

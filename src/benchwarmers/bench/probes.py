@@ -15,6 +15,12 @@ only a model that does not reply at all is unavailable. Both facts are kept
 per probe (`answered`, and `ok` for answered and passed): health, retirement
 and the decisions' health term read `answered`; the checks' results are a
 weak quality signal beside the suite.
+
+A rate limit is a third thing, `limited`: a 429, or our limiter refusing
+the call, says the model is resting, not that it stopped answering. The
+daily and confirming probes never wait on the limiter (`limit_wait=0`): a
+wait could eat the probe's time and end as a timeout, which would read as
+silence. Health and retirement skip limited probes.
 """
 
 from __future__ import annotations
@@ -109,6 +115,9 @@ class ProbeOutcome:
     error: str
     first_byte_seconds: float | None = None
     tokens_per_second: float | None = None
+    limited: bool = False
+    # When limited: the Unix time the limit frees, if known.
+    frees_at: float | None = None
 
 
 async def probe_once(
@@ -122,9 +131,11 @@ async def probe_once(
     now: datetime,
     stream: bool = False,
     timeout: float = PROBE_TIMEOUT,
+    limit_wait: float | None = None,
 ) -> ProbeOutcome:
     """One probe call, recorded in the call log (by the caller) and in
-    `probes` (here) with its answer."""
+    `probes` (here) with its answer. `limit_wait` caps the wait on the
+    limiter (the caller's default: the probe's timeout)."""
     request = Request(
         messages=(user(spec.prompt),), sampling=Sampling(max_tokens=spec.max_tokens, temperature=0)
     )
@@ -135,6 +146,7 @@ async def probe_once(
         timeout=timeout,
         stream=stream,
         context=CallContext(task=f"{probe_kind} probe: {spec.name}"),
+        limit_wait=limit_wait,
     )
     outcome = _outcome(spec, result)
     async with store.write() as session:
@@ -146,6 +158,7 @@ async def probe_once(
                 name=spec.name,
                 at=now,
                 answered=outcome.answered,
+                limited=outcome.limited,
                 ok=outcome.passed,
                 seconds=outcome.seconds,
                 first_byte_seconds=outcome.first_byte_seconds,
@@ -176,6 +189,8 @@ def _outcome(spec: ProbeSpec, result: CallResult) -> ProbeOutcome:
         error=error,
         first_byte_seconds=result.first_byte_seconds,
         tokens_per_second=tps,
+        limited=result.status == "limited",
+        frees_at=result.frees_at,
     )
 
 
@@ -198,7 +213,9 @@ async def onboarding_probe(
 
 
 async def daily_probe(caller: Caller, store: Store, model: ModelView, now: datetime) -> ProbeOutcome:
-    return await probe_once(caller, store, model, DAILY_PROBE, probe_kind="daily", call_kind="probe", now=now)
+    return await probe_once(
+        caller, store, model, DAILY_PROBE, probe_kind="daily", call_kind="probe", now=now, limit_wait=0.0
+    )
 
 
 async def speed_probe(caller: Caller, store: Store, model: ModelView, now: datetime) -> list[ProbeOutcome]:
@@ -220,9 +237,10 @@ async def speed_probe(caller: Caller, store: Store, model: ModelView, now: datet
 
 
 async def confirm_probe(caller: Caller, store: Store, model: ModelView, now: datetime) -> ProbeOutcome:
-    """The one confirming call before a retirement."""
+    """The one confirming call before a retirement, made only if the limiter
+    lets it go now (a wait would eat the probe's time and read as silence)."""
     return await probe_once(
-        caller, store, model, DAILY_PROBE, probe_kind="confirm", call_kind="confirm", now=now
+        caller, store, model, DAILY_PROBE, probe_kind="confirm", call_kind="confirm", now=now, limit_wait=0.0
     )
 
 

@@ -15,23 +15,33 @@ list may be incomplete (local proxies, paginated lists), so a model that
 still answers the confirming call is kept, with an alert that it is
 unlisted; one that does not is retired.
 
+A rate limit is never evidence: a probe or confirming call that meets a
+429, or that our limiter will not let go now (a rest after a 429, an
+endpoint's limit used up: `probes.py` never waits on the limiter), leaves
+the model as it is and reports it resting until the limit frees; it is
+probed again on the next pass. So a free-tier model whose day is used up is
+not retired by the daily pass, and comes back when its day resets.
+
 Ad hoc models are never touched here: the bench never calls them on its
 own. Resting models (rate-limited) and image models (they make images, a
-text probe proves nothing) are skipped too.
+text probe proves nothing) are skipped too; rests that are over end first.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Literal
 
 import httpx
 
-from benchwarmers.bench.probes import confirm_probe, daily_probe
+from benchwarmers.bench.probes import ProbeOutcome, confirm_probe, daily_probe
 from benchwarmers.calls.caller import Caller
 from benchwarmers.config.keys import endpoint_key
 from benchwarmers.errors import ProviderError
+from benchwarmers.limits.rest import wake_rested
 from benchwarmers.providers.base import Target, adapter_for
 from benchwarmers.store import registry, schema
 from benchwarmers.store.db import Store
@@ -46,6 +56,9 @@ UNLISTED = "unlisted"
 # they come back by themselves once they answer.
 WATCHED = ("available", "unavailable")
 
+# `progress(done, total, alias)` before each model of a pass.
+Progress = Callable[[int, int, str], None]
+
 
 @dataclass(slots=True)
 class HealthReport:
@@ -53,13 +66,24 @@ class HealthReport:
     retired: list[str] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)
     unlisted_but_answering: list[str] = field(default_factory=list)
+    # alias -> why it rests (rate limited: not evidence; probed again next pass).
+    resting: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
         return (
             f"{len(self.probed)} probed, {len(self.retired)} retired"
             + (f" ({', '.join(self.retired)})" if self.retired else "")
             + f", {len(self.recovered)} back"
+            + (f", {len(self.resting)} resting (rate limited)" if self.resting else "")
         )
+
+    def rests(self, alias: str, outcome: ProbeOutcome) -> None:
+        when = (
+            datetime.fromtimestamp(outcome.frees_at, UTC).isoformat(timespec="seconds")
+            if outcome.frees_at
+            else "its limit resets"
+        )
+        self.resting[alias] = f"rate limited until {when}: {outcome.error}"
 
 
 async def scheduled_models(store: Store, statuses: tuple[str, ...] = WATCHED) -> list[ModelView]:
@@ -88,15 +112,27 @@ async def endpoint_lists(http: httpx.AsyncClient, endpoint: EndpointView) -> set
         return None
 
 
-async def daily_health(caller: Caller, store: Store, http: httpx.AsyncClient, now: datetime) -> HealthReport:
+async def daily_health(
+    caller: Caller,
+    store: Store,
+    http: httpx.AsyncClient,
+    now: datetime,
+    progress: Progress | None = None,
+) -> HealthReport:
     """The daily pass: listing check per endpoint, one-word probe per model,
     one confirming call before any retirement."""
     report = HealthReport()
     listings: dict[str, set[str] | None] = {}
-    for model in await scheduled_models(store):
+    await wake_rested(store, now)
+    models = await scheduled_models(store)
+    for done, model in enumerate(models):
+        if progress:
+            progress(done, len(models), model.alias)
         if model.endpoint.name not in listings:
             listings[model.endpoint.name] = await endpoint_lists(http, model.endpoint)
         await check_model(caller, store, model, listings[model.endpoint.name], now, report)
+    if progress:
+        progress(len(models), len(models), "")
     return report
 
 
@@ -114,6 +150,9 @@ async def check_model(
         await _confirm_unlisted(caller, store, model, now, report)
         return
     outcome = await daily_probe(caller, store, model, now)
+    if outcome.limited:
+        report.rests(model.alias, outcome)
+        return
     if outcome.answered:
         if model.status == "unavailable":
             await registry.set_status(store, model.alias, "available", reason="answered the probe")
@@ -121,8 +160,7 @@ async def check_model(
         return
     if model.status != "available":
         return  # not answering yet: stays as it is, still probed tomorrow
-    if await confirm_or_retire(caller, store, model, f"probe failed: {outcome.error}", now):
-        report.retired.append(model.alias)
+    await confirm_or_retire(caller, store, model, f"probe failed: {outcome.error}", now, report)
 
 
 async def probe_now(
@@ -140,24 +178,29 @@ async def _confirm_unlisted(
     caller: Caller, store: Store, model: ModelView, now: datetime, report: HealthReport
 ) -> None:
     reason = f"{model.endpoint.name} no longer lists {model.served}"
-    if await confirm_or_retire(caller, store, model, reason, now):
-        report.retired.append(model.alias)
+    if await confirm_or_retire(caller, store, model, reason, now, report) != "answered":
         return
     report.unlisted_but_answering.append(model.alias)
     await raise_alert(store, UNLISTED, model.alias, f"{reason}, but it still answers; kept on the bench", now)
 
 
 async def confirm_or_retire(
-    caller: Caller, store: Store, model: ModelView, reason: str, now: datetime
-) -> bool:
-    """One confirming call; retire when it fails too. Returns whether retired."""
+    caller: Caller, store: Store, model: ModelView, reason: str, now: datetime, report: HealthReport
+) -> Literal["answered", "resting", "retired"]:
+    """One confirming call; retire when it fails too. A confirming call that
+    is rate limited (refused by our limiter without waiting, or a 429)
+    proves nothing: the model rests and the question waits for the next pass."""
     confirm = await confirm_probe(caller, store, model, now)
+    if confirm.limited:
+        report.rests(model.alias, confirm)
+        return "resting"
     if confirm.answered:
-        return False
+        return "answered"
     full_reason = f"{reason}; confirming call {confirm.call} failed: {confirm.error}"
     await registry.retire(store, model.alias, full_reason)
     await raise_alert(store, RETIRED, model.alias, f"{model.alias} retired: {full_reason}", now)
-    return True
+    report.retired.append(model.alias)
+    return "retired"
 
 
 async def raise_alert(store: Store, kind: str, subject: str, message: str, now: datetime) -> None:

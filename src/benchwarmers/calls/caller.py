@@ -26,7 +26,12 @@ limiter wait included), never with a timeout scope around a `yield`, which
 would cancel the consumer's own work instead of the call. A stream may also
 have a `first_byte_timeout` (route mode's failover budget, limiter wait
 included): a call with no text or tool-call piece by then ends as a
-`timeout`, recorded as one, not as a consumer that stopped waiting.
+`timeout`, recorded as one, not as a consumer that stopped waiting. A call
+may also cap its wait on the limiter (`limit_wait`): a probe passes 0, so
+it goes only when the limiter allows it now and is `limited` otherwise,
+never a timeout eaten by a wait.
+
+Every call tells `reach.py` whether its endpoint answered at all.
 """
 
 from __future__ import annotations
@@ -38,11 +43,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
+from benchwarmers.calls import reach
 from benchwarmers.calls.log import CallRow, new_call_id, record_call
 from benchwarmers.calls.tokens import total_tokens
 from benchwarmers.config.keys import endpoint_key
 from benchwarmers.errors import (
     LimitExceeded,
+    ProviderConnectError,
     ProviderError,
     ProviderRateLimited,
     ProviderTimeout,
@@ -146,6 +153,7 @@ class Caller:
         context: CallContext = CallContext(),
         stream: bool = True,
         first_byte_timeout: float | None = None,
+        limit_wait: float | None = None,
     ) -> CallStream:
         return CallStream(
             self.runtime,
@@ -156,6 +164,7 @@ class Caller:
             context=context,
             stream=stream,
             first_byte_timeout=first_byte_timeout,
+            limit_wait=limit_wait,
         )
 
     async def call(
@@ -167,10 +176,11 @@ class Caller:
         timeout: float,
         context: CallContext = CallContext(),
         stream: bool = False,
+        limit_wait: float | None = None,
     ) -> CallResult:
         """The whole reply, recorded; a provider's failure is the status."""
         async with self.stream(
-            model, request, kind=kind, timeout=timeout, context=context, stream=stream
+            model, request, kind=kind, timeout=timeout, context=context, stream=stream, limit_wait=limit_wait
         ) as call_stream:
             try:
                 async for _chunk in call_stream:
@@ -195,8 +205,10 @@ class CallStream:
         context: CallContext,
         stream: bool,
         first_byte_timeout: float | None = None,
+        limit_wait: float | None = None,
     ) -> None:
         self.runtime = runtime
+        self.limit_wait = limit_wait
         self.model = model
         self.request = request
         self.kind = kind
@@ -249,8 +261,12 @@ class CallStream:
         learned = False
         try:
             try:
+                limit_wait = first_byte_wait if self.limit_wait is None else self.limit_wait
                 await limiter.admit(
-                    endpoint.name, served, tokens=total_tokens(self.request), max_wait=first_byte_wait
+                    endpoint.name,
+                    served,
+                    tokens=total_tokens(self.request),
+                    max_wait=min(limit_wait, first_byte_wait),
                 )
                 target = Target(
                     endpoint=endpoint.name,
@@ -281,6 +297,7 @@ class CallStream:
                             ) from exc
                         if isinstance(chunk, ResponseHeaders):
                             learned = True
+                            await reach.note(self.runtime.store, endpoint.name, reachable=True)
                             await limiter.learn(
                                 endpoint.name,
                                 served,
@@ -317,6 +334,8 @@ class CallStream:
                     status = "timeout"
                 else:
                     status = "error"
+                if exc.status is not None or isinstance(exc, ProviderConnectError):
+                    await reach.note(self.runtime.store, endpoint.name, reachable=exc.status is not None)
                 if exc.status is not None and not learned:
                     await limiter.learn(
                         endpoint.name,

@@ -28,6 +28,12 @@ Seats = Annotated[int | None, typer.Option("--seats", min=0, help="Seats in all;
 Explorer = Annotated[
     int | None, typer.Option("--explorer", min=0, help="Explorer seats for unproven models.")
 ]
+FreeOnly = Annotated[
+    bool | None,
+    typer.Option(
+        "--free-only/--any-price", help="Explorer seats only for models that cost nothing (or any price)."
+    ),
+]
 System = Annotated[str | None, typer.Option("--system", help="System prompt given to every seat.")]
 Timeout = Annotated[float | None, typer.Option("--timeout", help="Seconds each seat may take.")]
 Shadow = Annotated[
@@ -48,6 +54,7 @@ def add(
     purpose: Purpose = None,
     seats: Seats = None,
     explorer: Explorer = None,
+    free_only: FreeOnly = None,
     system: System = None,
     timeout: Timeout = None,
     shadow: Shadow = None,
@@ -59,6 +66,7 @@ def add(
         "purpose": purpose,
         "seats": seats,
         "explorer_seats": explorer,
+        "free_only": free_only,
         "system_prompt": system,
         "seat_timeout": timeout,
         "shadow_seats": shadow,
@@ -77,6 +85,7 @@ def set_(
     purpose: Purpose = None,
     seats: Seats = None,
     explorer: Explorer = None,
+    free_only: FreeOnly = None,
     system: System = None,
     timeout: Timeout = None,
     shadow: Shadow = None,
@@ -92,6 +101,7 @@ def set_(
             purpose=purpose,
             seats=seats,
             explorer_seats=explorer,
+            free_only=free_only,
             system_prompt=system,
             seat_timeout=timeout,
             shadow_seats=shadow,
@@ -157,4 +167,7 @@ def _show(collection: registry.CollectionView) -> None:
 
 def _seats_label(collection: registry.CollectionView) -> str:
     seats = str(collection.seats) if collection.seats else f"all {len(collection.members)}"
-    return seats + (f" + {collection.explorer_seats} explorer" if collection.explorer_seats else "")
+    if not collection.explorer_seats:
+        return seats
+    free = " (free only)" if collection.free_only else ""
+    return seats + f" + {collection.explorer_seats} explorer{free}"

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from benchwarmers.cli.context import console, read_secret, with_runtime
 from benchwarmers.config import keys
+from benchwarmers.limits.scope import scopes_in_words
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 
@@ -35,14 +36,26 @@ def add(
     keyless: Annotated[
         bool, typer.Option("--keyless", help="The endpoint needs no key (a local server).")
     ] = False,
+    limit_scope: Annotated[
+        str,
+        typer.Option(
+            "--limit-scope",
+            help="Whom its rate limits count: key, model, or auto (known providers, headers).",
+        ),
+    ] = "auto",
 ) -> None:
     """Add an endpoint."""
     registry.check_endpoint_name(name)
     registry.check_base_url(base_url)
     registry.check_api(api)
+    registry.check_scope(limit_scope)
     key = read_secret(f"Key for {name}") if ask_key else None
     needs_key = False if keyless else None
-    added = with_runtime(lambda rt: registry.add_endpoint(rt.store, name, base_url, api, needs_key=needs_key))
+    added = with_runtime(
+        lambda rt: registry.add_endpoint(
+            rt.store, name, base_url, api, needs_key=needs_key, limit_scope=limit_scope
+        )
+    )
     console.print(f"Added endpoint [bold]{escape(added.name)}[/] ({added.api}, {escape(added.base_url)}).")
     if key is not None:
         path = keys.set_key(name, key)
@@ -51,14 +64,29 @@ def add(
         console.print(f"No key yet: set {keys.env_var_name(name)} or run this again with --key.")
 
 
+@endpoint_app.command("scope")
+def scope_(
+    name: Annotated[str, typer.Argument(help="The endpoint's name.")],
+    scope: Annotated[str, typer.Argument(help="key (models share limits), model (each its own), auto.")],
+) -> None:
+    """Say whom the endpoint's rate limits count (a server picks it up within seconds)."""
+    registry.check_scope(scope)
+    changed = with_runtime(lambda rt: registry.set_limit_scope(rt.store, name, scope))
+    console.print(f"[bold]{escape(changed.name)}[/]: limits per {changed.limit_scope or 'auto'}.")
+
+
 @endpoint_app.command("list")
 def list_() -> None:
-    """List endpoints, their models and where each key comes from."""
+    """List endpoints, their models, where each key comes from and whom its limits count."""
 
-    async def load(rt: Runtime) -> tuple[list[registry.EndpointView], dict[str, int]]:
-        return await registry.list_endpoints(rt.store), await registry.count_models(rt.store)
+    async def load(rt: Runtime) -> tuple[list[registry.EndpointView], dict[str, int], dict[str, str]]:
+        return (
+            await registry.list_endpoints(rt.store),
+            await registry.count_models(rt.store),
+            await scopes_in_words(rt.store),
+        )
 
-    endpoints, counts = with_runtime(load)
+    endpoints, counts, scopes = with_runtime(load)
     if not endpoints:
         console.print("No endpoints yet: [bold]benchwarmers endpoint add NAME BASE_URL --api KIND --key[/]")
         return
@@ -73,6 +101,8 @@ def list_() -> None:
             str(counts.get(endpoint.name, 0)),
         )
     console.print(table)
+    words = ", ".join(f"{escape(name)} per {scopes[name]}" for name in sorted(scopes))
+    console.print(f"Rate limits count: {words}.")
 
 
 @endpoint_app.command("remove")

@@ -9,7 +9,9 @@ two processes never spend the same calls twice.
 
 `probe` runs the health check now: for one model (even an ad hoc one: the
 user asked), or the daily pass over the bench (which may retire a model
-after one confirming call, exactly as the scheduled run would).
+after one confirming call, exactly as the scheduled run would) with a bar
+that names the model being probed. Rate-limited models are shown resting,
+never retired (`bench/retirement.py`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from benchwarmers.bench import onboarding, probes, retirement, scheduler
@@ -110,7 +112,22 @@ def probe(
         if alias:
             report = await retirement.probe_now(caller, rt.store, rt.http, alias)
         else:
-            report = await retirement.daily_health(caller, rt.store, rt.http, scheduler.now_utc())
+            with Progress(
+                TextColumn("probing"),
+                BarColumn(bar_width=24),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("{task.fields[model]}"),
+                console=console,
+            ) as bar:
+                line = bar.add_task("probe", total=None, model="")
+
+                def show(done: int, total: int, model: str) -> None:
+                    bar.update(line, completed=done, total=total, model=escape(model))
+
+                report = await retirement.daily_health(
+                    caller, rt.store, rt.http, scheduler.now_utc(), progress=show
+                )
         latest = [(await probes.probe_history(rt.store, a, limit=1))[0] for a in report.probed]
         return report, latest
 
@@ -120,12 +137,15 @@ def probe(
         return
     table = Table("alias", "probe", "answered", "seconds", "answer / error")
     for row in latest:
+        answered = "[green]yes[/]" if row.answered else "[red]no[/]"
         table.add_row(
             escape(row.alias),
             row.kind,
-            "[green]yes[/]" if row.answered else "[red]no[/]",
+            "[yellow]resting[/]" if row.limited else answered,
             f"{row.seconds:.2f}",
             escape((row.answer or row.error)[:60]),
         )
     console.print(table)
+    for resting, why in report.resting.items():
+        console.print(f"[yellow]{escape(resting)}[/] rests, not retired: {escape(why)}")
     console.print(report.summary())

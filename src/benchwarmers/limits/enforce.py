@@ -13,10 +13,12 @@ limit is full it waits, without blocking the loop, if room frees within
 `max_wait`, else it raises `LimitExceeded` with the time it frees, so the
 call is never sent. Waiters on one model queue first come, first served.
 
-`learn` keeps what headers and 429 bodies say, per endpoint (models behind
-one key share its limits), in the counters and in `learned_limits` for the
-quotas view (when they are news: see `_worth_keeping`); a 429 rests the
-model until the reset (`rest.py`): its row says `resting` (seating skips
+`learn` keeps what headers and 429 bodies say, per endpoint when its
+limits count per key (models behind one key share them) or per model when
+they count per model (`scope.py` says which, and learns it from the
+headers), in the counters and in `learned_limits` for the quotas view (when
+they are news: see `_worth_keeping`); a 429 rests the model until the reset
+(`rest.py`): its row says `resting` (seating skips
 it: `rest.is_resting(model)`), this limiter refuses calls to it meanwhile,
 and it is made `available` again the moment the rest ends. What was
 learned and who rests is read back from the store on an endpoint's first
@@ -40,7 +42,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -49,6 +51,7 @@ from benchwarmers.limits import ledger
 from benchwarmers.limits.counters import Admission, Charge, Counters
 from benchwarmers.limits.headers import LearnedLimit, learn
 from benchwarmers.limits.rest import as_utc, rest_model, wake_rested
+from benchwarmers.limits.scope import Scope, effective_scope, endpoint_scopes
 from benchwarmers.limits.user_limits import UserLimit, limits_for
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import Endpoint, Model
@@ -61,16 +64,26 @@ DEFAULT_REST = 60.0
 # At most how often the limits every reply's headers repeat are written to the store.
 KEEP_EVERY = 1.0
 
+# Counter keys of what providers said start so (`_learned_key`).
+LEARNED = "learned|"
+
 # (endpoint, served) -> tokens estimated at admit, for `spent` to correct.
 _estimates: ContextVar[dict[tuple[str, str], int] | None] = ContextVar("limit_estimates", default=None)
 
 
 @dataclass(frozen=True, slots=True)
 class _Known:
-    """A provider's limit as the limiter enforces it until `resets_at`."""
+    """A provider's limit as the limiter enforces it until `resets_at`:
+    `limit` is the ceiling counted against (what is left, when the provider
+    named no limit), `stated` the limit the provider named, if it did."""
 
     limit: int
     resets_at: float
+    stated: int | None
+
+
+# What a learned limit is keyed by on its endpoint: (served, or "" when per key; unit; window).
+_Who = tuple[str, str, str]
 
 
 def _iso(when: float) -> str:
@@ -90,14 +103,53 @@ class Limiter:
         self.counters = counters
         self.clock = clock
         self.default_rest = default_rest
-        self._known: dict[str, dict[tuple[str, str], _Known]] = {}
+        self._known: dict[str, dict[_Who, _Known]] = {}
+        # Endpoints whose models reported different ceilings for one limit: per model.
+        self._per_model: set[str] = set()
+        # endpoint -> (unit, window) -> served -> the ceiling it reported.
+        self._ceilings: dict[str, dict[tuple[str, str], dict[str, int]]] = {}
         self._rests: dict[tuple[str, str], float] = {}
         self._queues: dict[tuple[str, str], asyncio.Lock] = {}
         self._restored: set[str] = set()
         self._recalled: set[str] = set()
         self._wakers: set[asyncio.Task[None]] = set()
         # endpoint -> when its learned limits were last written, and their ceilings then.
-        self._kept: dict[str, tuple[float, frozenset[tuple[str, str, int | None]]]] = {}
+        self._kept: dict[tuple[str, str], tuple[float, frozenset[tuple[str, str, int | None]]]] = {}
+
+    # ------------------------------------------------------------------ scope
+
+    async def scope(self, endpoint: str) -> Scope:
+        """Whom `endpoint`'s provider limits count (`scope.py`)."""
+        chosen, base_url = (await endpoint_scopes(self.store)).get(endpoint, ("", ""))
+        return effective_scope(chosen, base_url, endpoint in self._per_model)
+
+    def learned_per_model(self, endpoint: str) -> bool:
+        return endpoint in self._per_model
+
+    async def _who(self, endpoint: str, served: str) -> str:
+        return served if await self.scope(endpoint) == "model" else ""
+
+    async def _compare_ceilings(self, endpoint: str, served: str, limits: tuple[LearnedLimit, ...]) -> None:
+        """Two models stating different ceilings for one limit cannot share a
+        counter: the endpoint counts per model from now on, and what was kept
+        for the whole key is dropped (it was one model's count)."""
+        seen = self._ceilings.setdefault(endpoint, {})
+        for limit in limits:
+            if limit.limit is None:
+                continue
+            by_model = seen.setdefault((limit.unit, limit.window), {})
+            by_model[served] = limit.limit
+            if len(set(by_model.values())) > 1 and endpoint not in self._per_model:
+                self._per_model.add(endpoint)
+                known = self._known.get(endpoint, {})
+                for key in [k for k in known if not k[0]]:
+                    del known[key]
+                async with self.store.write() as session:
+                    await session.execute(
+                        delete(LearnedLimitRow).where(
+                            LearnedLimitRow.endpoint == endpoint, LearnedLimitRow.served == ""
+                        )
+                    )
 
     # ------------------------------------------------------------------ admit
 
@@ -128,9 +180,14 @@ class Limiter:
                 return None
             blocked = admission.blocked_by
             limit = described.get(blocked.key, "a limit") if blocked else "a limit"
-            if admission.frees_at is None:  # only a token count bigger than the limit never fits
+            frees_at = admission.frees_at
+            if frees_at is None and blocked is not None and blocked.key.startswith(LEARNED):
+                # What a provider said is used up frees when it resets, whatever the call needs.
+                frees_at = blocked.resets_at
+            if frees_at is None:  # only a token count bigger than the user's limit never fits
                 raise LimitExceeded(f"this call needs about {tokens} tokens, more than {limit} allows")
-            reached = f"{limit} is reached"
+            admission = Admission(False, frees_at, blocked)
+            reached = f"{limit} is used up"
         assert admission.frees_at is not None
         if admission.frees_at > deadline:
             raise LimitExceeded(
@@ -158,17 +215,19 @@ class Limiter:
                 )
             ).all()
         known = self._known.setdefault(endpoint, {})
+        if any(row.served for row in learned):  # kept per model: that is what was learned
+            self._per_model.add(endpoint)
         for row in learned:
             if row.remaining is None or row.resets_at is None or as_utc(row.resets_at).timestamp() <= now:
                 continue
             resets_at = as_utc(row.resets_at).timestamp()
             ceiling = row.limit if row.limit is not None else row.remaining
-            key = (row.unit, row.window)
+            key = (row.served, row.unit, row.window)
             if key not in known:
-                known[key] = _Known(ceiling, resets_at)
+                known[key] = _Known(ceiling, resets_at, row.limit)
                 used = max(ceiling - row.remaining, 0)
                 await self.counters.put(
-                    _learned_key(endpoint, row.unit, row.window), used, resets_at, now, only_if_absent=True
+                    _learned_key(endpoint, *key), used, resets_at, now, only_if_absent=True
                 )
         for served, until in resting:  # the query only finds rests with an end
             rest = as_utc(until).timestamp() if until is not None else now
@@ -183,13 +242,13 @@ class Limiter:
             charge = await self._user_charge(limit, 1 if limit.unit == "requests" else tokens, now)
             charges.append(charge)
             described[charge.key] = f"the limit of {limit.describe}"
-        for (unit, window), known in self._known.get(endpoint, {}).items():
-            if known.resets_at > now:
-                key = _learned_key(endpoint, unit, window)
+        who = await self._who(endpoint, served)
+        for (owner, unit, window), known in self._known.get(endpoint, {}).items():
+            if owner == who and known.resets_at > now:
+                key = _learned_key(endpoint, owner, unit, window)
                 amount = 1 if unit == "requests" else tokens
                 charges.append(Charge.fixed(key, amount, known.limit, known.resets_at))
-                per = f" a {window}" if window else ""
-                described[key] = f"{endpoint}'s limit of {known.limit} {unit}{per} (from the provider)"
+                described[key] = _describe_learned(endpoint, owner, unit, window, known.stated)
         return charges, described
 
     async def _user_charge(self, limit: UserLimit, amount: int, now: float) -> Charge:
@@ -236,18 +295,21 @@ class Limiter:
     ) -> None:
         now = self.clock()
         learned = learn(status, headers, body, now, retry_after=retry_after)
+        await self._recall(endpoint, now)
+        await self._compare_ceilings(endpoint, served, learned.limits)
+        who = await self._who(endpoint, served)
         known = self._known.setdefault(endpoint, {})
         for limit in learned.limits:
             if limit.remaining is None or limit.resets_at is None or limit.resets_at <= now:
                 continue
             ceiling = limit.limit if limit.limit is not None else limit.remaining
             used = max(ceiling - limit.remaining, 0)
-            known[(limit.unit, limit.window)] = _Known(ceiling, limit.resets_at)
+            known[(who, limit.unit, limit.window)] = _Known(ceiling, limit.resets_at, limit.limit)
             await self.counters.put(
-                _learned_key(endpoint, limit.unit, limit.window), used, limit.resets_at, now
+                _learned_key(endpoint, who, limit.unit, limit.window), used, limit.resets_at, now
             )
-        if learned.limits and self._worth_keeping(endpoint, learned.limits, status, now):
-            await self._keep(endpoint, learned.limits, now)
+        if learned.limits and self._worth_keeping((endpoint, who), learned.limits, status, now):
+            await self._keep(endpoint, who, learned.limits, now)
         if status == 429:
             await self._rest(endpoint, served, learned.retry_at, learned.limits, now)
 
@@ -273,7 +335,7 @@ class Limiter:
         await wake_rested(self.store)
 
     def _worth_keeping(
-        self, endpoint: str, limits: tuple[LearnedLimit, ...], status: int, now: float
+        self, endpoint: tuple[str, str], limits: tuple[LearnedLimit, ...], status: int, now: float
     ) -> bool:
         """Providers repeat their limits on every reply, and a write per call
         would sit in front of each seat's first byte. The store (the quotas
@@ -293,8 +355,9 @@ class Limiter:
             self._kept[endpoint] = (now, ceilings)
         return news
 
-    async def _keep(self, endpoint: str, limits: tuple[LearnedLimit, ...], now: float) -> None:
-        """Write what was learned to `learned_limits`, for the quotas view."""
+    async def _keep(self, endpoint: str, who: str, limits: tuple[LearnedLimit, ...], now: float) -> None:
+        """Write what was learned to `learned_limits`, for the quotas view
+        (`who` is the model when the endpoint's limits count per model)."""
         seen = datetime.fromtimestamp(now, UTC)
         insert = sqlite_insert if self.store.is_sqlite else pg_insert
         async with self.store.write() as session:
@@ -307,11 +370,11 @@ class Limiter:
                     "seen_at": seen,
                 }
                 statement = insert(LearnedLimitRow).values(
-                    endpoint=endpoint, unit=limit.unit, window=limit.window, **values
+                    endpoint=endpoint, served=who, unit=limit.unit, window=limit.window, **values
                 )
                 await session.execute(
                     statement.on_conflict_do_update(
-                        index_elements=["endpoint", "unit", "window"], set_=values
+                        index_elements=["endpoint", "served", "unit", "window"], set_=values
                     )
                 )
 
@@ -338,5 +401,16 @@ class Limiter:
         await self.counters.close()
 
 
-def _learned_key(endpoint: str, unit: str, window: str) -> str:
-    return f"learned|{endpoint}|{unit}|{window or 'any'}"
+def _learned_key(endpoint: str, who: str, unit: str, window: str) -> str:
+    owner = f"{endpoint}|{who}" if who else endpoint
+    return f"{LEARNED}{owner}|{unit}|{window or 'any'}"
+
+
+def _describe_learned(endpoint: str, who: str, unit: str, window: str, stated: int | None) -> str:
+    """A provider's limit in words, naming what it counts: "groq's limit of
+    30 requests a minute for llama-3 (from the provider)"."""
+    per = f" a {window}" if window else ""
+    owner = f" for {who}" if who else ""
+    if stated is None:
+        return f"{endpoint}'s {unit}{per} limit{owner} (from the provider)"
+    return f"{endpoint}'s limit of {stated} {unit}{per}{owner} (from the provider)"

@@ -114,22 +114,26 @@ async def _oldest_call_since(store: Store, since: datetime, endpoint: str, serve
 
 
 async def _learned_quotas(store: Store, now: datetime) -> list[Quota]:
-    """What providers last said; a window that has since reset shows whole."""
+    """What providers last said and is still in force: a limit whose window
+    has reset is gone (what it said no longer holds, and the provider says
+    it again on the next reply). Per model where the endpoint counts so."""
     async with store.read() as session:
         rows = list(
-            await session.scalars(select(LearnedLimit).order_by(LearnedLimit.endpoint, LearnedLimit.unit))
+            await session.scalars(
+                select(LearnedLimit).order_by(LearnedLimit.endpoint, LearnedLimit.served, LearnedLimit.unit)
+            )
         )
     quotas = []
     for row in rows:
         resets_at = utc(row.resets_at) if row.resets_at is not None else None
+        if resets_at is not None and resets_at <= now:
+            continue
         remaining = row.remaining
-        if resets_at is not None and resets_at <= now and row.limit is not None:
-            remaining = row.limit
         used = row.limit - remaining if row.limit is not None and remaining is not None else None
         quotas.append(
             Quota(
                 endpoint=row.endpoint,
-                served="",
+                served=row.served,
                 unit=row.unit,
                 window=row.window,
                 source=row.source,

@@ -41,6 +41,7 @@ from benchwarmers.store.db import Store
 from benchwarmers.store.times import utc
 from benchwarmers.types import (
     API_KINDS,
+    LIMIT_SCOPES,
     MODEL_ROLES,
     MODEL_STATUSES,
     ApiKind,
@@ -73,6 +74,7 @@ class EndpointView:
     simulated: bool
     needs_key: bool
     created_at: datetime
+    limit_scope: str = ""  # the user's choice; "" lets `limits/scope.py` decide
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +108,7 @@ class CollectionView:
     purpose: str
     seats: int
     explorer_seats: int
+    free_only: bool  # explorer seats only for models that cost nothing
     reply: ReplyMode
     merger: str
     system_prompt: str
@@ -140,6 +143,15 @@ def check_base_url(url: str) -> str:
     return url.rstrip("/")
 
 
+def check_scope(scope: str) -> str:
+    """A limit scope as stored: "" (auto: `limits/scope.py` decides) or one of
+    `LIMIT_SCOPES`; the CLI's word "auto" is taken for ""."""
+    value = "" if scope in ("", "auto") else scope
+    if value and value not in LIMIT_SCOPES:
+        raise UserError(f"unknown limit scope {scope!r}; use key, model or auto")
+    return value
+
+
 def check_api(api: str) -> ApiKind:
     if api not in API_KINDS:
         raise UserError(f"API kind {api!r} is not known; use one of: {', '.join(API_KINDS)}")
@@ -154,10 +166,13 @@ async def add_endpoint(
     *,
     simulated: bool = False,
     needs_key: bool | None = None,
+    limit_scope: str = "",
 ) -> EndpointView:
     """Register an endpoint. `needs_key` defaults to True except for Ollama,
-    which usually runs locally without one."""
+    which usually runs locally without one; `limit_scope` "" lets the
+    limiter decide (`limits/scope.py`)."""
     check_endpoint_name(name)
+    scope = check_scope(limit_scope)
     url = check_base_url(base_url)
     kind = check_api(api)
     async with store.write() as session:
@@ -175,10 +190,20 @@ async def add_endpoint(
             api=kind,
             simulated=simulated,
             needs_key=(kind != "ollama") if needs_key is None else needs_key,
+            limit_scope=scope,
             created_at=_now(),
         )
         session.add(row)
         await session.flush()
+        return _endpoint_view(row)
+
+
+async def set_limit_scope(store: Store, name: str, scope: str) -> EndpointView:
+    """Say whom the endpoint's provider limits count: "key", "model", or "auto"."""
+    value = check_scope(scope)
+    async with store.write() as session:
+        row = await _endpoint_row(session, name)
+        row.limit_scope = value
         return _endpoint_view(row)
 
 
@@ -425,6 +450,7 @@ async def add_collection(
     system_prompt: str = "",
     seat_timeout: float = 120.0,
     shadow_seats: int = 0,
+    free_only: bool = False,
 ) -> CollectionView:
     check_collection_name(name)
     fields = _collection_fields(
@@ -432,6 +458,7 @@ async def add_collection(
         purpose=purpose,
         seats=seats,
         explorer_seats=explorer_seats,
+        free_only=free_only,
         system_prompt=system_prompt,
         seat_timeout=seat_timeout,
         shadow_seats=shadow_seats,
@@ -464,6 +491,7 @@ async def update_collection(
     system_prompt: str | None = None,
     seat_timeout: float | None = None,
     shadow_seats: int | None = None,
+    free_only: bool | None = None,
 ) -> CollectionView:
     """Change what is given (None leaves a field as it is)."""
     async with store.write() as session:
@@ -473,6 +501,7 @@ async def update_collection(
             purpose=row.purpose if purpose is None else purpose,
             seats=row.seats if seats is None else seats,
             explorer_seats=row.explorer_seats if explorer_seats is None else explorer_seats,
+            free_only=row.free_only if free_only is None else free_only,
             system_prompt=row.system_prompt if system_prompt is None else system_prompt,
             seat_timeout=row.seat_timeout if seat_timeout is None else seat_timeout,
             shadow_seats=row.shadow_seats if shadow_seats is None else shadow_seats,
@@ -530,6 +559,7 @@ def _collection_fields(
     purpose: str,
     seats: int,
     explorer_seats: int,
+    free_only: bool,
     system_prompt: str,
     seat_timeout: float,
     shadow_seats: int,
@@ -550,6 +580,7 @@ def _collection_fields(
         "purpose": purpose.strip(),
         "seats": seats,
         "explorer_seats": explorer_seats,
+        "free_only": free_only,
         "system_prompt": system_prompt,
         "seat_timeout": float(seat_timeout),
         "shadow_seats": shadow_seats,
@@ -635,6 +666,7 @@ def _endpoint_view(row: schema.Endpoint) -> EndpointView:
         simulated=row.simulated,
         needs_key=row.needs_key,
         created_at=utc(row.created_at),
+        limit_scope=row.limit_scope,
     )
 
 
@@ -666,6 +698,7 @@ def _collection_view(row: schema.Collection, members: list[str]) -> CollectionVi
         purpose=row.purpose,
         seats=row.seats,
         explorer_seats=row.explorer_seats,
+        free_only=row.free_only,
         reply=cast(ReplyMode, row.reply),
         merger=row.merger_alias,
         system_prompt=row.system_prompt,

@@ -66,6 +66,11 @@ class Endpoint(Base):
     simulated: Mapped[bool] = mapped_column(Boolean, default=False)
     # Whether the endpoint needs a key at all (local Ollama does not).
     needs_key: Mapped[bool] = mapped_column(Boolean, default=True)
+    # Whom the provider's limits count: "key" (every model behind it shares them), "model"
+    # (each its own), or "" to let `limits/scope.py` decide (known providers, then the headers).
+    limit_scope: Mapped[str] = mapped_column(String(8), default="")
+    # Since when no call could connect to it (None: the last call did); explorers skip it.
+    unreachable_since: Mapped[datetime | None]
     created_at: Mapped[datetime]
 
     models: Mapped[list[Model]] = relationship(back_populates="endpoint")
@@ -111,6 +116,8 @@ class Collection(Base):
     # Seats in all (members beyond `seats` are chosen by record); 0 = all members.
     seats: Mapped[int] = mapped_column(Integer, default=0)
     explorer_seats: Mapped[int] = mapped_column(Integer, default=0)
+    # Explorer seats only for models that cost nothing (priced at zero, or price unknown).
+    free_only: Mapped[bool] = mapped_column(Boolean, default=False)
     reply: Mapped[str] = mapped_column(String(16), default="panel")  # types.ReplyMode
     merger_alias: Mapped[str] = mapped_column(String(128), default="")
     system_prompt: Mapped[str] = mapped_column(Text, default="")
@@ -249,10 +256,12 @@ class LearnedLimit(Base):
     """What a provider last said about a limit (headers or a 429 body)."""
 
     __tablename__ = "learned_limits"
-    __table_args__ = (UniqueConstraint("endpoint", "unit", "window"),)
+    __table_args__ = (UniqueConstraint("endpoint", "served", "unit", "window"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     endpoint: Mapped[str] = mapped_column(String(64))
+    # The model it counts for when the endpoint's limits are per model; "" when per key.
+    served: Mapped[str] = mapped_column(String(256), default="")
     unit: Mapped[str] = mapped_column(String(8))  # "requests", "tokens"
     window: Mapped[str] = mapped_column(String(8))  # "minute", "day", "" when unknown
     limit: Mapped[int | None] = mapped_column(Integer)
@@ -328,6 +337,9 @@ class Probe(Base):
     # Health is `answered` (a reply came back); `ok` is answered AND the reply passed
     # the probe's check, a quality signal only: a wrong sum is no outage.
     answered: Mapped[bool] = mapped_column(Boolean, default=True)
+    # Rate limited (a 429, or our limiter would not let it go now): the model rests,
+    # which says nothing of whether it answers, so health and retirement ignore it.
+    limited: Mapped[bool] = mapped_column(Boolean, default=False)
     ok: Mapped[bool] = mapped_column(Boolean)
     seconds: Mapped[float] = mapped_column(Float, default=0.0)
     first_byte_seconds: Mapped[float | None] = mapped_column(Float)

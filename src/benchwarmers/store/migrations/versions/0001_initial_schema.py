@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: (none)
-Create Date: 2026-11-30 01:45:21.922320
+Create Date: 2026-12-01 08:57:06.225898
 """
 
 from collections.abc import Sequence
@@ -75,6 +75,7 @@ def upgrade() -> None:
         sa.Column("purpose", sa.Text(), nullable=False),
         sa.Column("seats", sa.Integer(), nullable=False),
         sa.Column("explorer_seats", sa.Integer(), nullable=False),
+        sa.Column("free_only", sa.Boolean(), nullable=False),
         sa.Column("reply", sa.String(length=16), nullable=False),
         sa.Column("merger_alias", sa.String(length=128), nullable=False),
         sa.Column("system_prompt", sa.Text(), nullable=False),
@@ -101,6 +102,8 @@ def upgrade() -> None:
         sa.Column("api", sa.String(length=16), nullable=False),
         sa.Column("simulated", sa.Boolean(), nullable=False),
         sa.Column("needs_key", sa.Boolean(), nullable=False),
+        sa.Column("limit_scope", sa.String(length=8), nullable=False),
+        sa.Column("unreachable_since", sa.DateTime(timezone=True), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_endpoints")),
         sa.UniqueConstraint("name", name=op.f("uq_endpoints_name")),
@@ -131,6 +134,7 @@ def upgrade() -> None:
         "learned_limits",
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("endpoint", sa.String(length=64), nullable=False),
+        sa.Column("served", sa.String(length=256), nullable=False),
         sa.Column("unit", sa.String(length=8), nullable=False),
         sa.Column("window", sa.String(length=8), nullable=False),
         sa.Column("limit", sa.Integer(), nullable=True),
@@ -140,7 +144,7 @@ def upgrade() -> None:
         sa.Column("seen_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_learned_limits")),
         sa.UniqueConstraint(
-            "endpoint", "unit", "window", name=op.f("uq_learned_limits_endpoint_unit_window")
+            "endpoint", "served", "unit", "window", name=op.f("uq_learned_limits_endpoint_served_unit_window")
         ),
     )
     op.create_table(
@@ -182,6 +186,7 @@ def upgrade() -> None:
         sa.Column("name", sa.String(length=32), nullable=False),
         sa.Column("at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("answered", sa.Boolean(), nullable=False),
+        sa.Column("limited", sa.Boolean(), nullable=False),
         sa.Column("ok", sa.Boolean(), nullable=False),
         sa.Column("seconds", sa.Float(), nullable=False),
         sa.Column("first_byte_seconds", sa.Float(), nullable=True),

@@ -1,0 +1,39 @@
+"""Whether an endpoint can be reached: its last call connected, or not.
+
+An explorer seat given to a model whose endpoint cannot be reached (a local
+server that is off, a provider's outage) is a seat wasted on every ask, so
+the caller notes it: a call that could not connect marks the endpoint
+`unreachable_since`, any reply (even an error or a 429: something answered)
+clears it. Only changes are written, remembered per store in this process,
+so an answering endpoint costs no write per call.
+"""
+
+from __future__ import annotations
+
+import weakref
+from datetime import UTC, datetime
+
+from sqlalchemy import update
+
+from benchwarmers.store.db import Store
+from benchwarmers.store.schema import Endpoint
+
+# store -> endpoint -> reachable, as this process last wrote it.
+_written: weakref.WeakKeyDictionary[Store, dict[str, bool]] = weakref.WeakKeyDictionary()
+
+
+async def note(store: Store, endpoint: str, *, reachable: bool) -> None:
+    """Record that a call to `endpoint` connected (or could not), if that is news."""
+    seen = _written.setdefault(store, {})
+    if seen.get(endpoint) == reachable:
+        return
+    statement = update(Endpoint).where(Endpoint.name == endpoint)
+    if reachable:
+        statement = statement.where(Endpoint.unreachable_since.is_not(None)).values(unreachable_since=None)
+    else:
+        statement = statement.where(Endpoint.unreachable_since.is_(None)).values(
+            unreachable_since=datetime.now(UTC)
+        )
+    async with store.write() as session:
+        await session.execute(statement)
+    seen[endpoint] = reachable
