@@ -12,9 +12,10 @@ from typing import Any
 
 import httpx
 import pytest
-from formats_support import Gateway
 
 from benchwarmers.testing.sdk_types import check, check_all, ndjson_lines, sse_events
+
+from .formats_support import Gateway
 
 MODELS = ["bench/trio", "bench/trio:merged"]
 USER = "Which is bigger, 3 or 4?"
