@@ -11,12 +11,9 @@ from sqlalchemy import select
 
 from benchwarmers.bench import decisions
 from benchwarmers.bench.rating import HEALTH_MAX
-from benchwarmers.calls import reach
-from benchwarmers.calls.caller import Caller
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.store.schema import LearnedLimit, Probe, SeatingHistory, SuiteResult
-from benchwarmers.types import Request, Sampling, user
 
 from .conftest import Seat
 
@@ -211,25 +208,3 @@ async def test_speed_price_and_limits_break_equal_records(offline: Runtime, seat
     assert "first byte 9.0s" in reasons["slow"]
     assert "$30 per million output tokens" in reasons["dear"]
     assert "near its rate limit" in reasons["crowded"]
-
-
-async def test_explorers_are_reachable_and_free_where_the_collection_asks_for_free(offline: Runtime) -> None:
-    # `local` points at a closed port: a call through the caller cannot connect.
-    await registry.add_endpoint(offline.store, "other", "http://127.0.0.1:9/v2", "openai", needs_key=False)
-    await add(offline, "stranded")
-    await registry.add_model(offline.store, "free", "other", "free-served", price_in=0.0, price_out=0.0)
-    await registry.add_model(offline.store, "went-paid", "other", "paid-served", price_in=0.1, price_out=0.4)
-    await registry.add_model(offline.store, "member", "other", "member-served")
-    await registry.add_collection(offline.store, "thrifty", ["member"], explorer_seats=1, free_only=True)
-    await registry.add_collection(offline.store, "open", ["member"], explorer_seats=1)
-    stranded = await registry.get_model(offline.store, "stranded")
-    request = Request(messages=(user("hi"),), sampling=Sampling(max_tokens=5))
-    result = await Caller(offline).call(stranded, request, kind="seat", timeout=2.0)
-    assert result.status == "error"
-    members = ["member"]
-    explorers = await decisions.pick_explorers(offline.store, "open", "short", 5, exclude=members)
-    assert set(explorers) == {"free", "went-paid"}
-    assert await decisions.pick_explorers(offline.store, "thrifty", "short", 5, exclude=members) == ["free"]
-    # Any reply from the endpoint makes it reachable again.
-    await reach.note(offline.store, "local", reachable=True)
-    assert "stranded" in await decisions.pick_explorers(offline.store, "open", "short", 5, exclude=members)
