@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agents_support import AGENT_TIMEOUT, Bench
 
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
@@ -26,6 +25,8 @@ from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.live_server import live_server
 from benchwarmers.testing.script import FakeModel
 from benchwarmers.types import ApiKind
+
+from .agents_support import AGENT_TIMEOUT, Bench
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

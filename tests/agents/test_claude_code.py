@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agents_support import Bench, agent_binary
-
 from benchwarmers.mcp.server import INSTRUCTIONS
 from benchwarmers.testing.script import FakeModel, FakeRequest, FakeToolCall
+
+from .agents_support import Bench, agent_binary
 
 ROUTE = "bench/agents:route"
 

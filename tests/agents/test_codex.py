@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agents_support import Bench, agent_binary
-
 from benchwarmers.testing.script import FakeModel, FakeRequest, FakeToolCall
+
+from .agents_support import Bench, agent_binary
 
 CONFIG = """\
 model = "bench/agents:route"

@@ -12,11 +12,12 @@ from typing import Any
 
 import openai
 import pytest
-from route_support import call_row, rows
 
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeError, FakeModel, FakeToolCall
 from benchwarmers.types import ApiKind
+
+from .route_support import call_row, rows
 
 AGENTS = {"agents": {"members": ["alpha"]}}
 PAIR = {"agents": {"members": ["alpha", "beta"]}}
