@@ -37,7 +37,7 @@ from benchwarmers.calls.caller import CallContext, Caller, CallResult
 from benchwarmers.store import schema
 from benchwarmers.store.db import Store
 from benchwarmers.store.registry import ModelView
-from benchwarmers.types import CallKind, Request, Sampling, user
+from benchwarmers.types import NOT_SERVED, CallKind, Request, Sampling, user
 
 PROBE_TIMEOUT = 60.0
 SPEED_TIMEOUT = 180.0
@@ -189,7 +189,7 @@ def _outcome(spec: ProbeSpec, result: CallResult) -> ProbeOutcome:
         error=error,
         first_byte_seconds=result.first_byte_seconds,
         tokens_per_second=tps,
-        limited=result.status == "limited",
+        limited=result.status in NOT_SERVED,
         frees_at=result.frees_at,
     )
 
