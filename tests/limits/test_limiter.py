@@ -118,7 +118,7 @@ async def test_waiters_go_first_come_first_served_without_blocking_the_loop(benc
         headers={
             "x-ratelimit-limit-requests": "5",
             "x-ratelimit-remaining-requests": "0",
-            "x-ratelimit-reset-requests": "200ms",
+            "x-ratelimit-reset-requests": "1s",
         },
     )
     order: list[int] = []

@@ -38,7 +38,7 @@ async def test_per_key_one_models_used_up_limit_blocks_the_endpoint(
     runtime: Runtime, fake_provider: FakeProvider
 ) -> None:
     spent, fresh = await two_models(runtime, fake_provider, "key")
-    assert (await ask(runtime, spent)).status == "limited"
+    assert (await ask(runtime, spent)).status == "rate_limited"
     refused = await ask(runtime, fresh)
     assert refused.status == "limited" and fake_provider.calls["fresh"] == 0
     # The refusal names the limit that was hit, with what it counts.
@@ -47,7 +47,7 @@ async def test_per_key_one_models_used_up_limit_blocks_the_endpoint(
 
 async def test_per_model_it_blocks_only_that_model(runtime: Runtime, fake_provider: FakeProvider) -> None:
     spent, fresh = await two_models(runtime, fake_provider, "model")
-    assert (await ask(runtime, spent)).status == "limited"
+    assert (await ask(runtime, spent)).status == "rate_limited"
     assert (await ask(runtime, fresh)).status == "ok"
     assert fake_provider.calls["fresh"] == 1
     assert await runtime.limiter.scope("fake") == "model"
@@ -71,7 +71,7 @@ async def test_per_model_is_learned_when_models_report_different_ceilings(
     assert await runtime.limiter.scope("fake") == "model"
     # Now a 429 with nothing left on one model leaves the other alone.
     fake_provider.models["small"].rate_limit = RateLimit("openai", retry=30, limit=30, remaining=0)
-    assert (await ask(runtime, small)).status == "limited"
+    assert (await ask(runtime, small)).status == "rate_limited"
     assert (await ask(runtime, big)).status == "ok"
     # The quotas view shows each model's own limit.
     from benchwarmers.limits.quotas import quotas_view

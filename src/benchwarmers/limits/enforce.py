@@ -295,7 +295,6 @@ class Limiter:
     ) -> None:
         now = self.clock()
         learned = learn(status, headers, body, now, retry_after=retry_after)
-        await self._recall(endpoint, now)
         await self._compare_ceilings(endpoint, served, learned.limits)
         who = await self._who(endpoint, served)
         known = self._known.setdefault(endpoint, {})
