@@ -220,6 +220,8 @@ class CallStream:
         self.upstream_stream = stream
         self.call_id = new_call_id()
         self.result: CallResult | None = None
+        # Whether the endpoint answered at all (None: the call never learned it).
+        self._reached: bool | None = None
         self._iterator: AsyncIterator[Chunk] | None = None
 
     def __aiter__(self) -> AsyncIterator[Chunk]:
@@ -300,7 +302,7 @@ class CallStream:
                             ) from exc
                         if isinstance(chunk, ResponseHeaders):
                             learned = True
-                            await reach.note(self.runtime.store, endpoint.name, reachable=True)
+                            self._reached = True
                             await limiter.learn(
                                 endpoint.name,
                                 served,
@@ -338,7 +340,7 @@ class CallStream:
                 else:
                     status = "error"
                 if exc.status is not None or isinstance(exc, ProviderConnectError):
-                    await reach.note(self.runtime.store, endpoint.name, reachable=exc.status is not None)
+                    self._reached = exc.status is not None
                 if exc.status is not None and not learned:
                     await limiter.learn(
                         endpoint.name,
@@ -404,12 +406,12 @@ class CallStream:
                 sent=sent,
             ),
         )
+        work = [record]
         if sent:
-            await asyncio.gather(
-                self.runtime.limiter.spent(endpoint.name, self.model.served, usage=usage), record
-            )
-        else:
-            await record
+            work.append(self.runtime.limiter.spent(endpoint.name, self.model.served, usage=usage))
+        if self._reached is not None:
+            work.append(reach.note(self.runtime.store, endpoint.name, reachable=self._reached))
+        await asyncio.gather(*work)
 
 
 def _add_tool_delta(tools: dict[int, list[str]], delta: ToolCallDelta) -> None:

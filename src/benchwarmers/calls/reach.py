@@ -5,11 +5,14 @@ server that is off, a provider's outage) is a seat wasted on every ask, so
 the caller notes it: a call that could not connect marks the endpoint
 `unreachable_since`, any reply (even an error or a 429: something answered)
 clears it. Only changes are written, remembered per store in this process,
-so an answering endpoint costs no write per call.
+so an answering endpoint costs no write per call; it is written as the call
+ends, beside its log row, and a failure to write it is logged, never the
+call's failure.
 """
 
 from __future__ import annotations
 
+import logging
 import weakref
 from datetime import UTC, datetime
 
@@ -17,6 +20,8 @@ from sqlalchemy import update
 
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import Endpoint
+
+log = logging.getLogger(__name__)
 
 # store -> endpoint -> reachable, as this process last wrote it.
 _written: weakref.WeakKeyDictionary[Store, dict[str, bool]] = weakref.WeakKeyDictionary()
@@ -34,6 +39,10 @@ async def note(store: Store, endpoint: str, *, reachable: bool) -> None:
         statement = statement.where(Endpoint.unreachable_since.is_(None)).values(
             unreachable_since=datetime.now(UTC)
         )
-    async with store.write() as session:
-        await session.execute(statement)
+    try:
+        async with store.write() as session:
+            await session.execute(statement)
+    except Exception:  # the call's own record matters more than this note
+        log.exception("could not note whether %s is reachable", endpoint)
+        return
     seen[endpoint] = reachable
