@@ -108,9 +108,9 @@ def probe(
     async def work(rt: Runtime) -> tuple[retirement.HealthReport, list[schema.Probe]]:
         caller = scheduler.bench_jobs(rt).caller
         if alias:
-            report = await retirement.probe_now(caller, rt.store, rt.http, alias)
+            report = await retirement.probe_now(caller, rt.store, rt.outbound, alias)
         else:
-            report = await retirement.daily_health(caller, rt.store, rt.http, scheduler.now_utc())
+            report = await retirement.daily_health(caller, rt.store, rt.outbound, scheduler.now_utc())
         latest = [(await probes.probe_history(rt.store, a, limit=1))[0] for a in report.probed]
         return report, latest
 

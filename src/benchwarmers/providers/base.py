@@ -20,9 +20,8 @@ from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import httpx
-
 from benchwarmers.errors import ProviderBadReply, ProviderError
+from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.providers.transport import Framing, StreamEvent, Transport
 from benchwarmers.types import (
     ApiKind,
@@ -90,8 +89,8 @@ class Adapter(ABC):
     supports_images: ClassVar[bool] = True
     framing: ClassVar[Framing] = "sse"
 
-    def __init__(self, http: httpx.AsyncClient) -> None:
-        self.transport = Transport(http)
+    def __init__(self, outbound: OutboundClient) -> None:
+        self.transport = Transport(outbound)
 
     async def execute(
         self, target: Target, request: Request, *, stream: bool, timeout: float | None = None
@@ -185,7 +184,7 @@ _MODULES: dict[str, str] = {
 }
 
 
-def adapter_for(api: ApiKind | str, http: httpx.AsyncClient) -> Adapter:
+def adapter_for(api: ApiKind | str, outbound: OutboundClient) -> Adapter:
     """The adapter for an endpoint's API kind, on the shared client. The
     adapter modules import this one, so they are looked up by name."""
     try:
@@ -193,7 +192,7 @@ def adapter_for(api: ApiKind | str, http: httpx.AsyncClient) -> Adapter:
     except KeyError:
         raise ValueError(f"unknown API kind {api!r} (known: {', '.join(_MODULES)})") from None
     adapter_class: type[Adapter] = getattr(importlib.import_module(module_name), class_name)
-    return adapter_class(http)
+    return adapter_class(outbound)
 
 
 # ------------------------------------------------------------------- gather
