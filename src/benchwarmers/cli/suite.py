@@ -23,6 +23,7 @@ from benchwarmers.bench.suite.rebench_fetch import (
     fetch_tasks,
 )
 from benchwarmers.bench.suite.runner import DEFAULT_GAP, SuiteRun, run_suite, tasks_for
+from benchwarmers.bench.suite.sandbox import unavailable as sandbox_unavailable
 from benchwarmers.bench.suite.tasks import SHAPES, load_tasks
 from benchwarmers.cli.context import console, with_runtime
 from benchwarmers.config.home import resolve_home
@@ -60,6 +61,9 @@ def run(
     for one in runs:
         table.add_row(escape(one.alias), str(one.passed), str(len(one.results)), str(one.confidently_wrong))
     console.print(table)
+    reason = sandbox_unavailable()
+    if reason is not None:
+        console.print(f"Code tasks were skipped: {escape(reason)}")
 
 
 async def _run_all(
