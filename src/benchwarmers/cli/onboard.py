@@ -116,7 +116,7 @@ async def _check_it_can_work(rt: Runtime, target: registry.EndpointView, served:
             f"endpoint {target.name!r} has no key yet: run `benchwarmers endpoint key set {target.name}` "
             f"(or set {keys.env_var_name(target.name)}) first"
         )
-    listed = await retirement.endpoint_lists(rt.http, target)
+    listed = await retirement.endpoint_lists(rt.outbound, target)
     if listed is None or served in listed:
         return
     close = difflib.get_close_matches(served, sorted(listed), n=5, cutoff=0.5)
