@@ -89,7 +89,7 @@ def bench_jobs(runtime: Runtime) -> BenchJobs:
 
 
 async def daily_probe(jobs: BenchJobs, now: datetime) -> str:
-    report = await retirement.daily_health(jobs.caller, jobs.store, jobs.runtime.http, now)
+    report = await retirement.daily_health(jobs.caller, jobs.store, jobs.runtime.outbound, now)
     return report.summary()
 
 

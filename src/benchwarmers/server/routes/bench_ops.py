@@ -199,7 +199,7 @@ def _model(view: ModelView) -> dict[str, Any]:
 async def probe_now(request: Request, alias: str) -> dict[str, Any]:
     services = services_of(request)
     report = await retirement.probe_now(
-        services.jobs.caller, services.jobs.store, services.jobs.runtime.http, alias
+        services.jobs.caller, services.jobs.store, services.jobs.runtime.outbound, alias
     )
     latest = await probes.probe_history(services.jobs.store, alias, limit=2)
     return {
