@@ -1,24 +1,75 @@
-"""Shared fixtures: every test gets its own data folder and its own llm key
-folder, so no test reads or writes the real ones, and no two tests (or
-xdist workers) share a store.
+"""Shared fixtures and the two test tiers.
+
+Every test gets its own data folder and its own llm key folder, so no test
+reads or writes the real ones, and no two tests (or xdist workers) share a
+store. The folders under tests/ mirror the packages under src/benchwarmers.
 
 - `home`: an empty data folder (also `BENCHWARMERS_HOME`).
 - `runtime`: an opened `Runtime` on SQLite in `home`.
+- `postgres_url`, `shared_postgres`: a throwaway PostgreSQL database (of the
+  test's own, or one per session emptied by its user); skipped, with the
+  reason, when PostgreSQL is not running.
+- `add_fake(served, **script)`: a fake model on the fake provider that
+  answers the onboarding probes the way a capable model would.
 - `fake_provider`, `fake_provider_server`: the fake provider's fixtures, for
   every test dir (pytest accepts `pytest_plugins` only here, in the root conftest).
+
+Tiers: a module that needs no server, no network and no database but SQLite
+declares `pytestmark = pytest.mark.unit` (`pytest -m unit` runs them in
+seconds); every other test is marked `integration` here (real servers on
+loopback, PostgreSQL, Redis). A unit test that opens a network connection
+fails, so the tier cannot silently grow slow.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import AsyncIterator
+import re
+import socket
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
+import asyncpg
 import pytest
 
 from benchwarmers.runtime import Runtime
+from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
 
 pytest_plugins = ["benchwarmers.testing.pytest_plugin"]
+
+POSTGRES_URL = os.environ.get("BENCHWARMERS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "unit: no server, no network, no database but SQLite (fast)")
+    config.addinivalue_line("markers", "integration: real servers on loopback, PostgreSQL or Redis")
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects on the markers
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("unit") is None:
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(autouse=True)
+def _no_network_in_unit_tests(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.node.get_closest_marker("unit") is None:
+        return
+    real_connect = socket.socket.connect
+
+    def connect(sock: socket.socket, address: Any) -> None:
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            raise AssertionError(f"a unit test connected to {address}: mark its module integration")
+        real_connect(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect)
 
 
 @pytest.fixture(autouse=True)
@@ -42,3 +93,76 @@ def home(tmp_path: Path) -> Path:
 async def runtime(home: Path) -> AsyncIterator[Runtime]:
     async with Runtime.open(home=home) as rt:
         yield rt
+
+
+@asynccontextmanager
+async def throwaway_postgres() -> AsyncIterator[str]:
+    """A fresh, empty database on the local PostgreSQL, dropped afterwards."""
+    try:
+        admin = await asyncpg.connect(POSTGRES_URL, timeout=3)
+    except (TimeoutError, OSError, asyncpg.PostgresError) as exc:
+        pytest.skip(f"PostgreSQL is not reachable at {POSTGRES_URL}: {exc}")
+    name = f"bw_test_{uuid.uuid4().hex[:12]}"
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+@pytest.fixture
+async def postgres_url() -> AsyncIterator[str]:
+    async with throwaway_postgres() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def shared_postgres() -> Iterator[str]:
+    """One database for the session (per xdist worker); created and dropped
+    on a private event loop in a thread, so any test (sync or async) may ask
+    for it. Creating a database costs a second or more."""
+    name = f"bw_shared_{uuid.uuid4().hex[:12]}"
+
+    async def admin(statement: str) -> None:
+        connection = await asyncpg.connect(POSTGRES_URL, timeout=3)
+        try:
+            await connection.execute(statement)
+        finally:
+            await connection.close()
+
+    def run(statement: str) -> None:
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, admin(statement)).result()
+
+    try:
+        run(f'CREATE DATABASE "{name}"')
+    except (TimeoutError, OSError, asyncpg.PostgresError) as exc:
+        pytest.skip(f"PostgreSQL is not reachable at {POSTGRES_URL}: {exc}")
+    yield POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
+    run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def capable(request: FakeRequest) -> str:
+    """Answers the onboarding probes right, and anything else in one line."""
+    prompt = request.messages[-1].text if request.messages else ""
+    if "colour of a clear" in prompt:
+        return "Blue"
+    if "17 + 25" in prompt:
+        return "42"
+    if "JSON object" in prompt:
+        return '{"name": "bench", "count": 3}'
+    if "ANSWER:" in prompt:
+        return "ANSWER: Paris"
+    if re.search(r"\bone word\b", prompt):
+        return "ready"
+    return "A short answer from a capable model."
+
+
+@pytest.fixture
+def add_fake(fake_provider: FakeProvider) -> Callable[..., FakeModel]:
+    def add(served: str, **script: object) -> FakeModel:
+        script.setdefault("answer", capable)
+        return fake_provider.add(FakeModel(served, **script))  # type: ignore[arg-type]
+
+    return add

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
-from formats_support import REPLY, Gateway, event_stream, start_gateway
 
 from benchwarmers.types import PanelEvent, PanelReply
+
+from .formats_support import REPLY, Gateway, event_stream, start_gateway
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """Counters for the limits tests: the in-process ones, and Redis on
 127.0.0.1:6379 under a prefix unique to the test, removed afterwards; and
-the fake provider."""
+`bench`, two models on an endpoint nothing answers (limits are decided
+before a call goes)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from contextlib import asynccontextmanager
 import pytest
 
 from benchwarmers.limits.counters import Counters, MemoryCounters, RedisCounters
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
@@ -50,3 +53,11 @@ async def counters(request: pytest.FixtureRequest) -> AsyncIterator[Counters]:
     else:
         async with redis_under_a_test_prefix() as redis:
             yield redis
+
+
+@pytest.fixture
+async def bench(runtime: Runtime) -> Runtime:
+    await registry.add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai")
+    await registry.add_model(runtime.store, "one", "fake", "model-one")
+    await registry.add_model(runtime.store, "two", "fake", "model-two")
+    return runtime

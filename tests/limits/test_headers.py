@@ -10,6 +10,8 @@ import pytest
 from benchwarmers.durations import parse_duration
 from benchwarmers.limits.headers import learn
 
+pytestmark = pytest.mark.unit
+
 NOW = 1_800_000_000.0  # a whole second, so HTTP dates (second resolution) compare exactly
 
 

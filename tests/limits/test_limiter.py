@@ -1,34 +1,27 @@
-"""The limiter on a real store: user limits, learned limits, rests, waits."""
+"""The limiter on a real store: user limits, learned limits, rests, waits
+(sharing them through Redis: test_limiter_redis.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
 from benchwarmers.calls.log import CallRow, new_call_id, record_call
 from benchwarmers.errors import LimitExceeded
-from benchwarmers.limits.counters import MemoryCounters, RedisCounters
+from benchwarmers.limits.counters import MemoryCounters
 from benchwarmers.limits.enforce import Limiter
 from benchwarmers.limits.ledger import next_day
 from benchwarmers.limits.rest import is_resting
 from benchwarmers.limits.user_limits import set_limits
-from benchwarmers.runtime import REDIS_URL_ENV, Runtime
+from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.types import Usage
+from tests.waiting import back_from_rest
 
-from .conftest import REDIS_URL
-
-
-@pytest.fixture
-async def bench(runtime: Runtime) -> Runtime:
-    await registry.add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai")
-    await registry.add_model(runtime.store, "one", "fake", "model-one")
-    await registry.add_model(runtime.store, "two", "fake", "model-two")
-    return runtime
+pytestmark = pytest.mark.unit
 
 
 async def outcomes(
@@ -52,7 +45,7 @@ async def test_three_a_minute_lets_three_go_and_refuses_the_fourth(bench: Runtim
     started = time.time()
     with pytest.raises(LimitExceeded) as refused:
         await limiter.admit("fake", "model-one", tokens=10, max_wait=5.0)
-    assert time.time() - started < 1.0  # refused at once, no pointless wait
+    assert time.time() - started < 4.0  # refused at once, not after waiting its 5 s out
     assert refused.value.frees_at == pytest.approx(started + 60, abs=2)
     assert "3 requests a minute on fake" in str(refused.value)
 
@@ -101,7 +94,7 @@ async def test_a_learned_limit_waits_when_the_wait_fits(bench: Runtime) -> None:
     assert refused.value.frees_at is not None and refused.value.frees_at - time.time() < 0.35
     started = time.monotonic()
     await limiter.admit("fake", "model-one", tokens=1, max_wait=2.0)
-    assert 0.15 < time.monotonic() - started < 1.5
+    assert time.monotonic() - started > 0.15  # it waited (for less than its 2 s, or it would have raised)
     async with bench.store.read() as session:
         from sqlalchemy import select
 
@@ -161,8 +154,7 @@ async def test_a_429_rests_the_model_and_it_comes_back_after_the_reset(bench: Ru
         await limiter.admit("fake", "model-one", tokens=1, max_wait=0)
     assert "resting" in str(refused.value)
     await limiter.admit("fake", "model-two", tokens=1, max_wait=0)  # only the model rests
-    await asyncio.sleep(1.2)
-    model = await registry.get_model(bench.store, "one")
+    model = await back_from_rest(bench, "one")
     assert model.status == "available" and model.resting_until is None and not is_resting(model)
     await limiter.admit("fake", "model-one", tokens=1, max_wait=0)
 
@@ -196,29 +188,6 @@ async def test_day_counters_restart_from_the_call_log(bench: Runtime) -> None:
     with pytest.raises(LimitExceeded) as refused:
         await fresh.admit("fake", "model-two", tokens=1, max_wait=0)
     assert refused.value.frees_at == next_day(datetime.now(UTC)).timestamp()
-
-
-async def test_two_servers_on_one_redis_share_the_limits(
-    bench: Runtime, redis_counters: RedisCounters
-) -> None:
-    await set_limits(bench.store, "fake", "", {"rpm": 3, "rpd": 100})
-    other = RedisCounters(REDIS_URL, prefix=redis_counters.prefix)
-    servers = [Limiter(bench.store, redis_counters), Limiter(bench.store, other)]
-    try:
-        admitted = await asyncio.gather(*(outcomes(servers[n % 2], "model-one", 1) for n in range(10)))
-        assert sum(sum(a) for a in admitted) == 3
-    finally:
-        await other.close()
-
-
-async def test_the_runtime_uses_redis_when_told(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(REDIS_URL_ENV, REDIS_URL)
-    async with Runtime.open(home=home) as runtime:
-        assert isinstance(runtime.counters, RedisCounters)
-        assert runtime.limiter.counters is runtime.counters
-    monkeypatch.delenv(REDIS_URL_ENV)
-    async with Runtime.open(home=home) as runtime:
-        assert isinstance(runtime.counters, MemoryCounters)
 
 
 async def test_a_restarted_limiter_remembers_what_providers_said(bench: Runtime) -> None:

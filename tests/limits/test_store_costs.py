@@ -18,6 +18,8 @@ from benchwarmers.store import registry
 from benchwarmers.store.schema import LearnedLimit
 from benchwarmers.types import Usage
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.fixture
 async def bench(runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> Runtime:

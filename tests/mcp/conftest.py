@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_support import TRIO, register, run_sync, trio_models
 
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.live_server import LiveServer, live_server
 from benchwarmers.testing.script import FakeModel
+
+from .mcp_support import TRIO, register, run_sync, trio_models
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
-from mcp_support import (
+
+from .mcp_support import (
     TRIO,
     call_rows,
     http_client,

@@ -16,9 +16,10 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from mcp_support import free_port, http_client, sample_transcript, seat_calls, tool_text
 
 from benchwarmers import __version__
+
+from .mcp_support import free_port, http_client, sample_transcript, seat_calls, tool_text
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "plugin"

@@ -7,12 +7,13 @@ import time
 from typing import Any
 
 import pytest
-from mcp_support import call_rows, trio_models
 
 from benchwarmers.errors import UserError
 from benchwarmers.mcp.backend import PanelWatch
 from benchwarmers.mcp.remote import HttpBackend
 from benchwarmers.types import Ask, Request, user
+
+from .mcp_support import call_rows, trio_models
 
 
 def trio_ask() -> Ask:

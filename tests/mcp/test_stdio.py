@@ -8,7 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mcp_support import (
+from benchwarmers.testing.fake_provider import FakeProvider
+
+from .mcp_support import (
     TRIO,
     call_rows,
     free_port,
@@ -19,8 +21,6 @@ from mcp_support import (
     tool_text,
     trio_models,
 )
-
-from benchwarmers.testing.fake_provider import FakeProvider
 
 
 async def test_list_ask_verdict_and_pending_over_stdio(

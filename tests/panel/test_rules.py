@@ -17,6 +17,8 @@ from benchwarmers.panel.seating import seat_panel
 from benchwarmers.panel.shapes import shape_of
 from benchwarmers.types import Image, Message, Request, Seat, Text, user
 
+pytestmark = pytest.mark.unit
+
 
 @dataclass
 class M:

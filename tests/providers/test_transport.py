@@ -14,6 +14,8 @@ from benchwarmers.errors import ProviderAuthError, ProviderError, ProviderRateLi
 from benchwarmers.providers.sse import SseEvent, ndjson_lines, sse_events
 from benchwarmers.providers.transport import error_message, retry_after_seconds, status_error
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize(
     ("text", "seconds"),

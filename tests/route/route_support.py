@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +17,3 @@ def call_row(home: Path, call_id: str) -> dict[str, Any]:
     found = rows(home, "SELECT * FROM calls WHERE id = ?", call_id)
     assert found, f"call {call_id} is not in the call log"
     return found[0]
-
-
-def wait_for(check: Callable[[], Any], timeout: float = 5.0) -> Any:
-    """Poll until `check()` is truthy (work the server finishes in the
-    background: shadow seats, notes on finished calls)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.02)

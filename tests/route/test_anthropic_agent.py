@@ -11,10 +11,12 @@ from typing import Any
 
 import anthropic
 import pytest
-from route_support import call_row, rows, wait_for
 
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel, FakeToolCall
+from tests.waiting import wait_for
+
+from .route_support import call_row, rows
 
 TOOLS: list[dict[str, Any]] = [
     {

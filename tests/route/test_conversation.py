@@ -11,6 +11,8 @@ from benchwarmers.formats import anthropic as anthropic_format
 from benchwarmers.formats import openai_chat
 from benchwarmers.route.conversation import conversation_key
 
+pytestmark = pytest.mark.unit
+
 SHARED_PREFIX = "tenant-42/workspace-7/" + "x" * 100
 
 

@@ -8,10 +8,11 @@ from typing import Any
 
 import openai
 import pytest
-from route_support import call_row, rows
 
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeError, FakeModel, RateLimit
+
+from .route_support import call_row, rows
 
 AGENTS = {"agents": {"members": ["alpha", "beta"]}}
 

@@ -9,10 +9,11 @@ import json
 from typing import Any
 
 import openai
-from route_support import call_row, rows
 
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel, FakeToolCall
+
+from .route_support import call_row, rows
 
 TOOLS: list[dict[str, Any]] = [
     {

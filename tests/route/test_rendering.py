@@ -8,6 +8,8 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+import pytest
+
 from benchwarmers.errors import ProviderBadReply
 from benchwarmers.formats import anthropic, anthropic_route, openai_route
 from benchwarmers.route.conversation import conversation_key
@@ -23,6 +25,8 @@ from benchwarmers.types import (
     UsageReport,
     user,
 )
+
+pytestmark = pytest.mark.unit
 
 ASK = Ask("agents", "route", Request((user("hi"),)), stream=True)
 BENCH = {"call": "c_test", "alias": "alpha"}

@@ -95,11 +95,16 @@ def render_count(tokens: int) -> dict[str, Any]:
 
 
 def _request(obj: Mapping[str, Any]) -> Request:
-    messages = tuple(
-        _message(raw, f"messages[{i}]") for i, raw in enumerate(require_list(obj.get("messages"), "messages"))
-    )
+    system = [_system(obj.get("system"), "system")]
+    messages: list[Message] = []
+    for i, raw in enumerate(require_list(obj.get("messages"), "messages")):
+        where = f"messages[{i}]"
+        if require_object(raw, where).get("role") == "system":
+            system.append(_system(raw.get("content"), f"{where}.content"))
+        else:
+            messages.append(_message(raw, where))
     if not messages:
-        raise UserError("messages must hold at least one message")
+        raise UserError("messages must hold at least one user or assistant message")
     sampling = Sampling(
         temperature=optional_float(obj, "temperature"),
         top_p=optional_float(obj, "top_p"),
@@ -110,32 +115,57 @@ def _request(obj: Mapping[str, Any]) -> Request:
     tools = tuple(
         _tool(raw, f"tools[{i}]") for i, raw in enumerate(require_list(obj.get("tools") or [], "tools"))
     )
+    _refuse_uncarried(obj)
     return Request(
-        messages=messages,
-        system=_system(obj.get("system")),
+        messages=tuple(messages),
+        system="\n\n".join(s for s in system if s),
         tools=tools,
         tool_choice=_tool_choice(obj.get("tool_choice")),
         sampling=sampling,
     )
 
 
-def _system(value: object) -> str:
+def _system(value: object, where: str) -> str:
+    """System text: the top-level `system`, or the content of a `role:
+    "system"` entry inside `messages` (Claude Code 2.1 sends its
+    environment, agent and skill lists and every MCP server's instructions
+    so; the anthropic SDK 2.x types them `SystemMessageParam`). Each joins
+    the system prompt in the order it stands: no API we call takes a system
+    turn mid-conversation, and dropping it would lose the agent's
+    instructions."""
     if value is None or isinstance(value, str):
         return value or ""
     texts = []
-    for i, raw in enumerate(require_list(value, "system")):
-        block = require_object(raw, f"system[{i}]")
+    for i, raw in enumerate(require_list(value, where)):
+        block = require_object(raw, f"{where}[{i}]")
         if block.get("type") != "text":
-            raise UserError(f"system[{i}].type must be 'text', not {block.get('type')!r}")
-        texts.append(require_str(block.get("text"), f"system[{i}].text"))
+            raise UserError(f"{where}[{i}].type must be 'text', not {block.get('type')!r}")
+        texts.append(require_str(block.get("text"), f"{where}[{i}].text"))
     return "\n\n".join(texts)
+
+
+# Request fields whose work happens on Anthropic's servers, which no other
+# model can do for us: refused with the reason rather than silently dropped.
+# Everything else a current client sends (`thinking`, `context_management`,
+# `output_config`, `service_tier`, `cache_control` on any block) is a hint
+# for Anthropic's own serving and is ignored (docs/formats.md lists them).
+_SERVER_SIDE = {
+    "mcp_servers": "the MCP connector runs on Anthropic's servers; add the MCP server to your client",
+    "container": "code-execution containers live on Anthropic's servers; no other model can reach them",
+}
+
+
+def _refuse_uncarried(obj: Mapping[str, Any]) -> None:
+    for key, why in _SERVER_SIDE.items():
+        if obj.get(key) is not None:
+            raise UserError(f"{key}: {why}")
 
 
 def _message(raw: object, where: str) -> Message:
     obj = require_object(raw, where)
     role = obj.get("role")
     if role not in ("user", "assistant"):
-        raise UserError(f"{where}.role must be 'user' or 'assistant', not {role!r} (system goes in 'system')")
+        raise UserError(f"{where}.role must be 'user', 'assistant' or 'system', not {role!r}")
     content = obj.get("content")
     if isinstance(content, str):
         return Message(role, (Text(content),))
@@ -192,28 +222,35 @@ def _image(raw: object, where: str) -> Image:
 
 
 def _tool_result_text(value: object, where: str) -> str:
-    """A tool result as text. An image in it (Claude Code's Read of a
-    screenshot) becomes a note: tool results travel as text to every API,
-    and refusing it would refuse every later turn of the conversation,
-    which resends it."""
+    """A tool result as text. Blocks other than text become a short note
+    (an image from Claude Code's Read of a screenshot, a `tool_reference`
+    from its ToolSearch): tool results travel as text to every API, and
+    refusing one would refuse every later turn of the conversation, which
+    resends it."""
     if value is None or isinstance(value, str):
         return value or ""
     texts = []
     for i, raw in enumerate(require_list(value, where)):
         block = require_object(raw, f"{where}[{i}]")
-        if block.get("type") == "image":
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(require_str(block.get("text"), f"{where}[{i}].text"))
+        elif kind == "image":
             texts.append("[the tool returned an image, which is not carried to this model]")
-            continue
-        if block.get("type") != "text":
-            raise UserError(f"{where}[{i}].type {block.get('type')!r}: a tool result is carried as text only")
-        texts.append(require_str(block.get("text"), f"{where}[{i}].text"))
+        elif kind == "tool_reference":
+            texts.append(f"[tool {block.get('tool_name')!s} is now available]")
+        else:
+            texts.append(f"[the tool returned a {kind!s} block, which is not carried to this model]")
     return "\n".join(texts)
 
 
 def _tool(raw: object, where: str) -> Tool:
     obj = require_object(raw, where)
     if obj.get("type") not in (None, "custom"):
-        raise UserError(f"{where}.type {obj.get('type')!r}: server tools cannot be carried to other models")
+        raise UserError(
+            f"{where}.type {obj.get('type')!r}: Anthropic runs this tool on its own servers, "
+            "so it cannot be carried to other models; define it as a client tool (name, input_schema)"
+        )
     schema = obj.get("input_schema", {"type": "object", "properties": {}})
     description = obj.get("description")
     return Tool(

@@ -1,7 +1,8 @@
 """The one ASGI app: gateway, MCP, verdicts, bench operations and settings on one port.
 
-There is no web page yet: `GET /` is a 404 until the dashboard is built
-(README, "Not built yet"); it will mount here, outside the gateway paths.
+There is no dashboard yet: `GET /` is a short page saying what is served
+where (`routes/home.py`) until the dashboard replaces it, outside the
+gateway paths.
 
     app = create_app(lambda: Runtime.open(home, database_url), bind_host="127.0.0.1")
 

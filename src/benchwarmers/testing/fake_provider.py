@@ -68,6 +68,9 @@ class FakeProvider:
         self.calls: Counter[str] = Counter()
         self.calls_by_api: Counter[tuple[str, str]] = Counter()
         self.requests: list[FakeRequest] = []
+        # ("asked" | "answered", served) in the order they happened: tests
+        # assert concurrency and streaming by order of events, never by clock.
+        self.timeline: list[tuple[str, str]] = []
         # Token usage the fake reported, per served id: what a ledger should sum to.
         self.reported: dict[str, list[int]] = {}
         self._lock = threading.Lock()
@@ -158,6 +161,7 @@ class FakeProvider:
             self.calls_by_api.clear()
             self.requests.clear()
             self.reported.clear()
+            self.timeline.clear()
 
     # --------------------------------------------------------------- server
 
@@ -282,10 +286,14 @@ class FakeProvider:
             self.calls[served] += 1
             self.calls_by_api[(api, served)] += 1
             self.requests.append(asked)
+            self.timeline.append(("asked", served))
             number = self.calls[served]
         faulty = model.faulty(number)
         if model.ttfb:
             await asyncio.sleep(model.ttfb)
+        if model.hold is not None:
+            while not model.hold.is_set() and not self._stopping.is_set():
+                await asyncio.sleep(0.01)
         if faulty and model.error:
             return JSONResponse(
                 error_body(api, model.error.status, model.error.message), status_code=model.error.status
@@ -326,6 +334,7 @@ class FakeProvider:
 
     def _report(self, served: str, reply: FakeReply) -> None:
         with self._lock:
+            self.timeline.append(("answered", served))
             totals = self.reported.setdefault(served, [0, 0])
             totals[0] += reply.input_tokens
             totals[1] += reply.output_tokens

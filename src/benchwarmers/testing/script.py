@@ -17,6 +17,7 @@ from __future__ import annotations
 import email.utils
 import json
 import math
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -221,6 +222,9 @@ class FakeModel:
     never_ending: bool = False
     fail_first: int | None = None
     listed: set[ApiKind] = field(default_factory=lambda: set(API_KINDS))
+    # The reply waits (after `ttfb`) until the test sets this event: a model
+    # still answering for exactly as long as a test needs, whatever the clock.
+    hold: threading.Event | None = None
 
     def faulty(self, call_number: int) -> bool:
         """Whether the scripted faults apply to this call (1-based)."""

@@ -1,0 +1,210 @@
+"""Decisions against a real store: verdicts move the ranking, ineligible
+models are never picked, the explorer seat rotates, seating history is
+written on change with its reason, and the reasons reach the API."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import select
+
+from benchwarmers.bench import decisions
+from benchwarmers.bench.rating import HEALTH_MAX
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.store.schema import LearnedLimit, Probe, SeatingHistory, SuiteResult
+
+from .conftest import Seat
+
+pytestmark = pytest.mark.unit
+
+
+async def add(rt: Runtime, alias: str, **kw: object) -> None:
+    await registry.add_model(rt.store, alias, "local", alias + "-served", **kw)  # type: ignore[arg-type]
+
+
+async def test_useful_verdicts_rise_and_not_useful_fall(offline: Runtime, seat: Seat) -> None:
+    for alias in ("a", "b", "c"):
+        await add(offline, alias)
+    before = {r.alias: r for r in await decisions.rank(offline.store, "bench/trio", "short")}
+    assert len({r.mean for r in before.values()}) == 1
+    for _ in range(6):
+        await seat("a", useful=True)
+        await seat("c", useful=False)
+    after = {r.alias: r for r in await decisions.rank(offline.store, "bench/trio", "short")}
+    assert [r for r in await decisions.rank_aliases(offline.store, "trio", "short", ["c", "b", "a"])] == [
+        "a",
+        "b",
+        "c",
+    ]
+    assert after["a"].mean > before["a"].mean and after["c"].mean < before["c"].mean
+    assert after["a"].judged == 6 and after["b"].judged == 0
+    width = lambda r: r.interval[1] - r.interval[0]  # noqa: E731
+    assert width(after["a"]) < width(before["a"])
+    # Verdicts on another collection count only a little, on the other shape of this one a little too.
+    for _ in range(6):
+        await seat("b", collection="other", useful=True)
+    moved = {r.alias: r for r in await decisions.rank(offline.store, "trio", "short")}
+    assert before["b"].mean < moved["b"].mean < after["a"].mean
+
+
+async def test_suite_health_and_limits_feed_the_ranking(offline: Runtime) -> None:
+    for alias in ("solid", "flaky", "failing"):
+        await add(offline, alias)
+    now = datetime.now(UTC)
+    async with offline.store.write() as session:
+        for i in range(6):
+            session.add(
+                SuiteResult(run_id="r", alias="solid", task=f"t{i}", shape="code", at=now, passed=True)
+            )
+            session.add(
+                SuiteResult(run_id="r", alias="failing", task=f"t{i}", shape="code", at=now, passed=False)
+            )
+            session.add(
+                SuiteResult(run_id="r", alias="flaky", task=f"t{i}", shape="code", at=now, passed=True)
+            )
+        for ok in (True, False, False):
+            session.add(Probe(alias="flaky", kind="daily", name="word", at=now, answered=ok, ok=ok))
+    ranked = await decisions.rank(offline.store, "trio", "code")
+    assert [r.alias for r in ranked] == ["solid", "flaky", "failing"]
+    flaky = ranked[1]
+    assert any("2 of 3 recent probes went unanswered" in reason for reason in flaky.reasons)
+    assert "suite 6/6 on this shape" in ranked[0].reasons[0]
+
+
+async def test_wrong_probe_answers_are_quality_not_health(offline: Runtime) -> None:
+    """A model that answered all four onboarding probes, wrongly, is healthy:
+    no health penalty; its failed checks only lower its prior a little."""
+    for alias in ("right", "wrong"):
+        await add(offline, alias)
+    now = datetime.now(UTC)
+    async with offline.store.write() as session:
+        for name in ("word", "sum", "json", "format"):
+            session.add(Probe(alias="right", kind="onboard", name=name, at=now, answered=True, ok=True))
+            session.add(Probe(alias="wrong", kind="onboard", name=name, at=now, answered=True, ok=False))
+    ranked = {r.alias: r for r in await decisions.rank(offline.store, "trio", "short")}
+    wrong, right = ranked["wrong"], ranked["right"]
+    assert not any(reason.startswith("health") for reason in wrong.reasons)
+    assert "passed 0 of 4 onboarding probe checks" in wrong.reasons[0]
+    assert "passed 4 of 4 onboarding probe checks" in right.reasons[0]
+    assert wrong.mean < right.mean and right.mean - wrong.mean <= 0.25
+    assert right.score - wrong.score < HEALTH_MAX  # less than four unanswered probes would cost
+
+
+async def test_ineligible_models_go_last_with_the_reason(offline: Runtime, seat: Seat) -> None:
+    await add(offline, "ok")
+    await add(offline, "gone")
+    await add(offline, "tired")
+    await add(offline, "painter", role="image")
+    await registry.retire(offline.store, "gone", "stopped answering")
+    await registry.set_status(
+        offline.store, "tired", "resting", resting_until=datetime.now(UTC) + timedelta(hours=1)
+    )
+    for alias in ("gone", "tired", "painter"):
+        for _ in range(5):
+            await seat(alias, useful=True)
+    ranked = await decisions.rank(offline.store, "trio", "short")
+    assert ranked[0].alias == "ok"
+    assert {r.alias: r.reasons[0] for r in ranked[1:]} == {
+        "gone": "not seated: retired",
+        "tired": "not seated: resting (rate limited)",
+        "painter": "not seated: image model",
+    }
+    assert await decisions.pick_mergers(offline.store, "trio", "short", ["gone", "ok", "painter"]) == ["ok"]
+
+
+async def test_explorer_rotates_among_least_judged_eligible(offline: Runtime, seat: Seat) -> None:
+    for alias in ("member", "x", "y", "judged"):
+        await add(offline, alias)
+    await add(offline, "adhoc", ad_hoc=True)
+    await add(offline, "gone")
+    await add(offline, "tired")
+    await add(offline, "painter", role="image")
+    await add(offline, "eye", role="vision")
+    await add(offline, "new", status="onboarding")
+    await registry.retire(offline.store, "gone")
+    await registry.set_status(
+        offline.store, "tired", "resting", resting_until=datetime.now(UTC) + timedelta(hours=1)
+    )
+    await seat("judged", useful=True)
+
+    picks = []
+    for _ in range(4):
+        (pick,) = await decisions.pick_explorers(offline.store, "trio", "short", 1, exclude=["member"])
+        picks.append(pick)
+        await seat(pick, explorer=True)  # seated, nobody judged it
+    assert picks == ["x", "y", "x", "y"]
+    every = await decisions.pick_explorers(offline.store, "trio", "short", 10, exclude=["member"])
+    assert set(every) == {"x", "y", "judged"} and every[-1] == "judged"
+    # The vision model explores only image asks; text-only models never do.
+    assert await decisions.pick_explorers(offline.store, "trio", "vision", 10) == ["eye"]
+
+
+async def test_route_member_takes_tools(offline: Runtime, seat: Seat) -> None:
+    await add(offline, "talker", tools=False)
+    await add(offline, "agent")
+    for _ in range(5):
+        await seat("talker", shape="code", useful=True)
+    assert await decisions.pick_route_member(offline.store, "trio", ["talker", "agent"]) == ["agent"]
+
+
+async def test_seating_history_written_on_change_with_reason(offline: Runtime, seat: Seat) -> None:
+    for alias in ("a", "b", "c"):
+        await add(offline, alias)
+    ranked = await decisions.rank(offline.store, "trio", "short")
+    reason = decisions.seating_reason(ranked, ["a", "b", "c"], explorers=["c"])
+    assert "c (explorer" in reason and "a score" in reason
+    assert await decisions.record_seating(offline.store, "bench/trio", "short", ["a", "b", "c"], reason)
+    assert not await decisions.record_seating(offline.store, "trio", "short", ["a", "b", "c"], "same again")
+    assert await decisions.record_seating(offline.store, "trio", "short", ["a", "c"], "b fell behind")
+    assert await decisions.record_seating(offline.store, "trio", "long", ["a", "c"], "another shape")
+    async with offline.store.read() as session:
+        rows = (await session.scalars(select(SeatingHistory).order_by(SeatingHistory.id))).all()
+    assert [(r.collection, r.shape, r.seated) for r in rows] == [
+        ("trio", "short", ["a", "b", "c"]),
+        ("trio", "short", ["a", "c"]),
+        ("trio", "long", ["a", "c"]),
+    ]
+    history = await decisions.seating_history(offline.store, "trio")
+    assert history[0]["reason"] == "another shape" and history[-1]["reason"] == reason
+
+
+async def test_reports_for_model_show_and_the_api(offline: Runtime, seat: Seat) -> None:
+    await add(offline, "a")
+    await add(offline, "b")
+    await seat("a", useful=True)
+    await seat("a", shape="code", useful=False)
+    report = await decisions.decisions_report(offline.store, "trio", ["a", "b"])
+    assert report["collection"] == "bench/trio"
+    assert set(report["shapes"]) == {"short", "long", "code", "vision"}
+    short = report["shapes"]["short"]
+    assert short[0]["alias"] == "a" and short[0]["judged"] == 1 and len(short[0]["interval"]) == 2
+    assert all(
+        not row["eligible"] and row["reasons"][0].startswith("not seated")
+        for row in report["shapes"]["vision"]
+    )
+    mine = await decisions.model_report(offline.store, "a")
+    assert [(r["collection"], r["shape"]) for r in mine] == [("bench/trio", "code"), ("bench/trio", "short")]
+
+
+async def test_speed_price_and_limits_break_equal_records(offline: Runtime, seat: Seat) -> None:
+    await registry.add_endpoint(offline.store, "busy", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+    await add(offline, "quick", price_out=0.0)
+    await add(offline, "slow")
+    await add(offline, "dear", price_out=30.0)
+    await registry.add_model(offline.store, "crowded", "busy", "crowded")
+    now = datetime.now(UTC)
+    async with offline.store.write() as session:
+        session.add(Probe(alias="slow", kind="speed", name="short", at=now, ok=True, first_byte_seconds=9.0))
+        session.add(
+            LearnedLimit(
+                endpoint="busy", unit="requests", window="day", limit=1000, remaining=20, seen_at=now
+            )
+        )
+    ranked = await decisions.rank(offline.store, "trio", "short")
+    assert ranked[0].alias == "quick"
+    reasons = {r.alias: " ".join(r.reasons) for r in ranked}
+    assert "first byte 9.0s" in reasons["slow"]
+    assert "$30 per million output tokens" in reasons["dear"]
+    assert "near its rate limit" in reasons["crowded"]

@@ -1,0 +1,150 @@
+"""End to end: calls go through the caller to the fake provider over real
+HTTP; the fake's own counts prove what was (and was not) sent."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import UTC, datetime
+
+import pytest
+
+from benchwarmers.calls.caller import Caller, CallResult
+from benchwarmers.limits.ledger import ledger, month_of, next_day
+from benchwarmers.limits.quotas import quotas_view
+from benchwarmers.limits.user_limits import set_limits
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.store.registry import ModelView
+from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.script import FakeModel, RateLimit
+from benchwarmers.types import Request, Sampling, user
+from tests.waiting import back_from_rest
+
+
+async def bench_on(
+    runtime: Runtime, fake: FakeProvider, *served: str, api: str = "openai"
+) -> list[ModelView]:
+    await registry.add_endpoint(runtime.store, "fake", fake.base_for(api), api, needs_key=False)
+    return [await registry.add_model(runtime.store, s, "fake", s) for s in served]
+
+
+async def ask(
+    runtime: Runtime, model: ModelView, *, timeout: float = 2.0, stream: bool = False
+) -> CallResult:
+    request = Request(messages=(user("say something short"),), sampling=Sampling(max_tokens=50))
+    return await Caller(runtime).call(model, request, kind="seat", timeout=timeout, stream=stream)
+
+
+async def test_three_a_minute_sends_three_and_limits_the_fourth_unsent(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    fake_provider.add(FakeModel("m1", answer="fine"))
+    (model,) = await bench_on(runtime, fake_provider, "m1")
+    await set_limits(runtime.store, "fake", "", {"rpm": 3})
+    results = await asyncio.gather(*(ask(runtime, model) for _ in range(4)))
+    statuses = sorted(r.status for r in results)
+    assert statuses == ["limited", "ok", "ok", "ok"]
+    assert fake_provider.calls["m1"] == 3  # the fourth never reached the provider
+    (limited,) = [r for r in results if r.status == "limited"]
+    assert limited.frees_at is not None and limited.frees_at > time.time() + 50
+    assert limited.frees_at_iso
+    usage = await ledger(runtime.store, month_of(datetime.now(UTC)))
+    assert [(row.served, row.spent.requests) for row in usage] == [("m1", 3)]
+
+
+@pytest.mark.parametrize(
+    ("api", "style"),
+    [
+        ("openai", "openai"),
+        ("anthropic", "anthropic"),
+        ("gemini", "gemini"),
+        ("gemini", "gemini-details"),  # the wait is only in the body's RetryInfo
+        ("openai", "retry-after"),
+        ("openai", "retry-after-date"),
+        ("openai", "retry-after-ms"),
+        ("ollama", "body"),
+    ],
+)
+async def test_a_429_rests_the_model_until_the_reset_whatever_the_style(
+    runtime: Runtime, fake_provider: FakeProvider, api: str, style: str
+) -> None:
+    # An HTTP date drops the fraction of a second, so it is asked for two to rest at least one.
+    retry = 2.0 if style == "retry-after-date" else 1.0
+    fake_provider.add(FakeModel("m1", answer="back", rate_limit=RateLimit(style, retry=retry), fail_first=1))
+    (model,) = await bench_on(runtime, fake_provider, "m1", api=api)
+    before = time.time()
+    first = await ask(runtime, model)
+    after = time.time()
+    assert first.status == "limited"
+    resting = await registry.get_model(runtime.store, "m1")
+    assert resting.status == "resting" and resting.resting_until is not None
+    until = resting.resting_until.replace(tzinfo=UTC).timestamp()
+    assert before + retry - 1.05 < until < after + retry + 1.1  # as long as was said, however it was said
+    second = await ask(runtime, model, timeout=0.1)
+    assert second.status == "limited" or time.time() > until  # not sent while resting
+    assert fake_provider.calls["m1"] == 1 or time.time() > until
+    assert (await back_from_rest(runtime, "m1")).status == "available"
+    third = await ask(runtime, model)
+    assert third.status == "ok" and fake_provider.calls["m1"] == 2
+
+
+async def test_a_per_day_quota_rests_the_model_until_utc_midnight(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    fake_provider.add(FakeModel("m1", rate_limit=RateLimit("day")))
+    (model,) = await bench_on(runtime, fake_provider, "m1")
+    assert (await ask(runtime, model)).status == "limited"
+    resting = await registry.get_model(runtime.store, "m1")
+    assert resting.resting_until is not None
+    assert resting.resting_until.replace(tzinfo=UTC) == next_day(datetime.now(UTC))
+    assert "429" in resting.status_reason
+
+
+async def test_a_waiting_call_goes_when_the_learned_limit_resets(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    headers = RateLimit("openai", retry=0.4, limit=10, remaining=0).headers()
+    fake_provider.add(FakeModel("m1", answer="fine", headers=headers))
+    (model,) = await bench_on(runtime, fake_provider, "m1")
+    assert (await ask(runtime, model)).status == "ok"  # it says: none left for 0.4 s
+    assert (await ask(runtime, model, timeout=0.1)).status == "limited"
+    assert fake_provider.calls["m1"] == 1
+    started = time.monotonic()
+    assert (await ask(runtime, model, timeout=3.0)).status == "ok"  # waited, then went
+    assert time.monotonic() - started > 0.2
+    assert fake_provider.calls["m1"] == 2
+
+
+async def test_the_ledger_sums_what_the_provider_reported(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    fake_provider.add(FakeModel("m1", answer="one two three four five"))
+    fake_provider.add(FakeModel("m2", answer=lambda r: "echo " + r.prompt))
+    m1, m2 = await bench_on(runtime, fake_provider, "m1", "m2")
+    results = await asyncio.gather(
+        *(ask(runtime, m, stream=stream) for m in (m1, m2, m1) for stream in (False, True))
+    )
+    assert {r.status for r in results} == {"ok"}
+    rows = {row.served: row.spent for row in await ledger(runtime.store, month_of(datetime.now(UTC)))}
+    for served in ("m1", "m2"):
+        tokens_in, tokens_out = fake_provider.reported[served]
+        assert (rows[served].tokens_in, rows[served].tokens_out) == (tokens_in, tokens_out)
+        assert rows[served].requests == fake_provider.calls[served]
+        assert tokens_in > 0 and tokens_out > 0
+    view = await quotas_view(runtime.store)
+    assert {(u.served, u.spent.tokens) for u in view.usage} == {
+        (s, sum(fake_provider.reported[s])) for s in ("m1", "m2")
+    }
+
+
+async def test_real_tokens_replace_the_estimate(runtime: Runtime, fake_provider: FakeProvider) -> None:
+    """Each call is estimated at its prompt plus 50 reply tokens, but uses
+    far fewer: with a tokens-per-minute limit of 150, the correction is
+    what lets the later calls through."""
+    fake_provider.add(FakeModel("m1", answer="ok"))
+    (model,) = await bench_on(runtime, fake_provider, "m1")
+    await set_limits(runtime.store, "fake", "", {"tpm": 150})
+    statuses = [(await ask(runtime, model, timeout=0.1)).status for _ in range(6)]
+    assert statuses == ["ok"] * 6
+    assert sum(fake_provider.reported["m1"]) <= 150

@@ -1,0 +1,102 @@
+"""`benchwarmers ask` and `verdict`, against a running server and in-process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from benchwarmers.cli.main import app
+from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.script import FakeModel
+from tests.panel.conftest import register
+
+MODELS = [
+    FakeModel("one", answer="first answer", ttfb=0.02),
+    FakeModel("two", answer="second answer", ttfb=0.15),
+]
+DUO = {"duo": {"members": ["one", "two"]}}
+CALL_ID = re.compile(r"c_[A-Za-z0-9_-]{20}")
+
+
+def verdict_count(home: Path) -> int:
+    with sqlite3.connect(home / "benchwarmers.db") as db:
+        return db.execute("SELECT count(*) FROM verdicts").fetchone()[0]
+
+
+def run(*args: str) -> Any:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_ask_and_verdict_against_a_running_server(panel_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    with panel_server(MODELS, DUO) as server:
+        monkeypatch.setenv("BENCHWARMERS_URL", server.url)
+        shown = run("ask", "duo", "which?").output
+        assert "first answer" in shown and "second answer" in shown
+        calls = CALL_ID.findall(shown)
+        assert len(set(calls)) == 2
+        # Seats print as they finish: the faster one first.
+        assert shown.index("first answer") < shown.index("second answer")
+
+        as_json = json.loads(run("ask", "bench/duo", "again?", "--json").output)
+        assert [s["alias"] for s in as_json["seats"]] == ["one", "two"]
+
+        said = run("verdict", calls[0], "--useful", "--note", "spot on").output
+        assert calls[0] in said and "useful" in said
+        again = run("verdict", calls[0], "--useful", "--note", "spot on").output
+        assert "nothing changed" in again
+        assert verdict_count(server.home) == 1
+
+
+def test_ask_in_process_when_no_server_answers(
+    panel_server: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with panel_server(MODELS, DUO) as server:
+        home = server.home
+    # The server is gone; nothing listens on port 9 of loopback.
+    monkeypatch.setenv("BENCHWARMERS_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("BENCHWARMERS_HOME", str(home))
+    shown = run("ask", "duo", "which?", "--system", "be brief").output
+    calls = CALL_ID.findall(shown)
+    assert "first answer" in shown and len(set(calls)) == 2
+    run("verdict", calls[1], "--not-useful")
+    assert verdict_count(home) == 1
+
+    refused = CliRunner().invoke(app, ["ask", "nope", "hi"])
+    assert refused.exit_code != 0 and "nope" in refused.output
+    no_choice = CliRunner().invoke(app, ["verdict", calls[0]])
+    assert no_choice.exit_code != 0 and "--useful" in no_choice.output
+
+
+def test_an_in_process_ask_exits_without_a_traceback(fake_provider: FakeProvider, tmp_path: Path) -> None:
+    """The panel's last writes (the seating history, after the reply) are
+    done before the command closes the store: no "Exception during reset",
+    no CancelledError on the way out. An explorer seat makes the seating, and
+    so the history write, change from one ask to the next."""
+    home = tmp_path / "home"
+    spares = [FakeModel(alias, answer=f"{alias} answer", ttfb=0.02) for alias in ("three", "four", "five")]
+    asyncio.run(
+        register(
+            home, fake_provider, [*MODELS, *spares], {"duo": {"members": ["one", "two"], "explorer_seats": 1}}
+        )
+    )
+    env = {**os.environ, "BENCHWARMERS_HOME": str(home), "BENCHWARMERS_URL": "http://127.0.0.1:9"}
+    command = [sys.executable, "-c", "from benchwarmers.cli.main import run; run()", "ask", "duo"]
+    for attempt in range(3):
+        done = subprocess.run(
+            [*command, f"question {attempt}"], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        assert "first answer" in done.stdout and "second answer" in done.stdout
+        assert done.stderr == ""

@@ -1,0 +1,107 @@
+"""`/bench/verdict`, `/bench/pending`, `/bench/record`, `/bench/quotas` and
+`/bench/decisions` under random and malformed bodies and query strings:
+never a 5xx, every 4xx in the OpenAI error shape these paths speak."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from .hardening_support import (
+    FUZZ,
+    Bench,
+    as_bytes,
+    check_reply,
+    json_values,
+    odd_text,
+    perturbed,
+    seat_calls,
+)
+
+POSTS = ("/bench/verdict", "/bench/pending")
+GETS = ("/bench/record", "/bench/decisions", "/bench/quotas")
+
+
+@pytest.fixture(scope="module")
+def call_id(client: httpx.Client) -> str:
+    return seat_calls(client)[0]
+
+
+@FUZZ
+@given(body=perturbed({"call": "c_x", "useful": True, "note": "short"}), use_real=st.booleans())
+def test_verdict_bodies(client: httpx.Client, call_id: str, body: Any, use_real: bool) -> None:
+    if use_real and isinstance(body, dict) and "call" in body:
+        body["call"] = call_id
+    reply = client.post(
+        "/bench/verdict", content=as_bytes(body), headers={"content-type": "application/json"}
+    )
+    check_reply(reply, "/bench/verdict", body)
+
+
+@FUZZ
+@given(body=perturbed({"calls": ["c_x", "c_y"]}))
+def test_pending_bodies(client: httpx.Client, body: Any) -> None:
+    reply = client.post(
+        "/bench/pending", content=as_bytes(body), headers={"content-type": "application/json"}
+    )
+    check_reply(reply, "/bench/pending", body)
+
+
+@FUZZ
+@given(path=st.sampled_from(POSTS), content=st.binary(max_size=80))
+def test_bytes_that_are_not_json(client: httpx.Client, path: str, content: bytes) -> None:
+    reply = client.post(path, content=content, headers={"content-type": "application/json"})
+    check_reply(reply, path, content)
+
+
+QUERY_KEYS = st.sampled_from(["collection", "task", "shape", "all", "free", "limit", "key", "x"])
+
+
+@FUZZ
+@given(
+    path=st.sampled_from(GETS),
+    query=st.lists(st.tuples(QUERY_KEYS, odd_text), max_size=4),
+)
+def test_query_strings(client: httpx.Client, path: str, query: list[tuple[str, str]]) -> None:
+    url = f"{path}?{urlencode(query)}" if query else path
+    check_reply(client.get(url), url)
+
+
+@FUZZ
+@given(path=st.sampled_from(GETS), raw=st.binary(max_size=40))
+def test_raw_query_bytes(client: httpx.Client, path: str, raw: bytes) -> None:
+    """Query strings that are not even well-formed percent-encoding."""
+    query = "".join(chr(b) if 0x21 <= b < 0x7F and chr(b) not in "#" else f"%{b:02X}" for b in raw)
+    url = f"{path}?collection={query}&shape={query}&task={query}"
+    check_reply(client.get(url), url)
+
+
+@FUZZ
+@given(path=st.sampled_from(POSTS + GETS), method=st.sampled_from(["PUT", "DELETE", "PATCH", "GET", "POST"]))
+def test_wrong_methods(
+    client: httpx.Client,
+    path: str,
+    method: str,
+) -> None:
+    check_reply(client.request(method, path, content=b"{}"), path)
+
+
+def test_verdict_on_a_real_call_then_junk_keeps_it(bench: Bench, client: httpx.Client, call_id: str) -> None:
+    reply = client.post("/bench/verdict", json={"call": call_id, "useful": False, "note": "kept"})
+    assert reply.status_code == 200, reply.text
+    for junk in ({"call": call_id, "useful": "yes"}, {"call": call_id, "useful": True, "note": 7}):
+        check_reply(client.post("/bench/verdict", json=junk), "/bench/verdict", junk)
+    record = client.get("/bench/record", params={"collection": "bench/trio"}).json()
+    assert sum(a["judged"] for a in record["aliases"].values()) >= 1
+
+
+@FUZZ
+@given(value=json_values)
+def test_any_json_to_pending(client: httpx.Client, value: Any) -> None:
+    reply = client.post("/bench/pending", content=as_bytes({"calls": value}))
+    check_reply(reply, "/bench/pending", value)
