@@ -1,4 +1,4 @@
-"""Fixtures for the dashboard's tests: one headless Chromium per session
+"""Fixtures for the dashboard's tests: one headless Chromium per test module
 (Debian's `chromium`, driven by Playwright; browsers are never downloaded),
 a folder for screenshots, and a fake bench whose suite runs without its
 pause between calls.
@@ -42,8 +42,11 @@ def chromium_path() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One browser for a test module. Not per session: Playwright's sync API
+    keeps an event loop running on this thread while it is open, and every
+    other test's `asyncio.run` would then refuse to start."""
     executable = chromium_path()
     if executable is None:
         pytest.skip("no chromium on PATH (apt-get install -y chromium; .ci/run does)")

@@ -53,9 +53,7 @@ class Watch:
                 self.problems.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None
             ),
         )
-        page.on(
-            "requestfailed", lambda req: self.problems.append(f"failed: {req.method} {req.url} {req.failure}")
-        )
+        page.on("requestfailed", self.failed)
         page.on(
             "response",
             lambda res: (
@@ -64,6 +62,13 @@ class Watch:
                 else None
             ),
         )
+
+    def failed(self, request: Any) -> None:
+        # Leaving a page cancels its polls in flight (GET, net::ERR_ABORTED): the browser's doing,
+        # not a failure. Any other failure, and any cancelled change (POST), counts.
+        if request.method == "GET" and request.failure == "net::ERR_ABORTED":
+            return
+        self.problems.append(f"failed: {request.method} {request.url} {request.failure}")
 
     def console(self, kind: str, text: str) -> None:
         if kind == "error":

@@ -245,9 +245,7 @@ async def change_settings(request: Request) -> dict[str, Any]:
     if not isinstance(name, str) or name not in ("allowed_hosts", "login_user", "login_password"):
         raise UserError("the dashboard changes allowed_hosts, login_user and login_password")
     await backend_of(request).change(name, body.get("value", ""))
-    guard = getattr(request.app.state, "guard", None)
-    if guard is not None:
-        guard.forget()  # the new allowed hosts apply now
+    apply_now(request)
     return {"settings": await backend_of(request).settings()}
 
 
@@ -266,4 +264,14 @@ async def create_key(request: Request) -> dict[str, Any]:
 
 @router.post("/keys/{name}/revoke")
 async def revoke_key(request: Request, name: str) -> dict[str, Any]:
-    return {"key": await backend_of(request).revoke_gateway_key(name)}
+    revoked = await backend_of(request).revoke_gateway_key(name)
+    apply_now(request)
+    return {"key": revoked}
+
+
+def apply_now(request: Request) -> None:
+    """The guard forgets the settings and keys it read, so a change (an
+    allowed host, a revoked key) holds from the next request on."""
+    guard = getattr(request.app.state, "guard", None)
+    if guard is not None:
+        guard.forget()

@@ -105,8 +105,12 @@ async def admitted(request: Request) -> Response | None:
     return RedirectResponse("/login?next=" + quote(request.url.path), status_code=303)
 
 
-@router.get("/")
+@router.api_route("/", methods=["GET", "HEAD"])
 async def home(request: Request) -> Response:
+    """`HEAD /` is 200 (Claude Code sends one on start: a redirect or a 404
+    would look like a wrong base URL); `GET /` goes to the right page."""
+    if request.method == "HEAD":
+        return Response(media_type="text/html")
     if (away := await admitted(request)) is not None:
         return away
     has = await backend_of(request).has_endpoints()
@@ -261,10 +265,7 @@ async def login(request: Request) -> Response:
 @router.post("/logout")
 async def logout(request: Request) -> Response:
     submitted = await request.form()
-    try:
-        auth.check_csrf(request, str(submitted.get(auth.CSRF_FIELD, "")))
-    except UserError as exc:
-        return Response(str(exc), status_code=exc.status, media_type="text/plain")
+    auth.check_csrf(request, str(submitted.get(auth.CSRF_FIELD, "")))
     response = RedirectResponse("/login", status_code=303)
     auth.log_out(response)
     return response
@@ -284,6 +285,6 @@ def _local(target: str) -> str:
 @router.get("/ui/static/{name}")
 async def static(name: str) -> Response:
     if name not in STATIC:
-        return Response("not found", status_code=404, media_type="text/plain")
+        raise NotFound(f"no file {name!r} here; the dashboard serves {', '.join(STATIC)}")
     body = resources.files("benchwarmers.dashboard").joinpath("static", name).read_bytes()
     return Response(body, media_type=STATIC[name], headers={"cache-control": "no-cache"})
