@@ -16,8 +16,10 @@ import asyncio
 import os
 import shutil
 import tempfile
+from functools import partial
 from pathlib import Path
 
+from benchwarmers import client_env
 from benchwarmers.cli.context import console
 from benchwarmers.cli.serve import base_url, bind_socket, run_server
 from benchwarmers.config.home import HOME_ENV
@@ -130,27 +132,35 @@ def _explain(url: str, home: Path, key: str) -> None:
     api_key = key or "demo"
     auth = f" -H 'authorization: Bearer {key}'" if key else ""
     body = f'{{"model": "bench/{COLLECTION}", "messages": [{{"role": "user", "content": "{QUESTION}"}}]}}'
-    console.print(
-        f"[bold]Benchwarmers demo[/] on {url}: a throwaway bench in {home}, deleted when you stop it."
-    )
-    console.print(
+    say = partial(console.print, soft_wrap=True)  # no wrapping mid-path when not on a terminal
+    say(f"[bold]Benchwarmers demo[/] on {url}: a throwaway bench in {home}, deleted when you stop it.")
+    say(
         f"Endpoint [bold]{ENDPOINT}[/] is a fake provider in this process serving three SIMULATED models "
         f"({', '.join(ALIASES.values())}); collection [bold]{COLLECTION}[/] seats all three."
     )
     if key:
-        console.print(f"Listening beyond loopback, so calls need this demo gateway key: {key}")
-    console.print("\nAsk the panel with curl:")
-    console.print(
+        say(f"Listening beyond loopback, so calls need this demo gateway key: {key}")
+    say("\nAsk the panel with curl:")
+    say(
         f"  curl -s {url}/v1/chat/completions -H 'content-type: application/json'{auth} -d '{body}'",
-        soft_wrap=True,
         markup=False,
     )
-    console.print("or with the openai client:")
-    console.print(
+    say("or with the openai client:")
+    say(
         f'  python -c \'from openai import OpenAI; c = OpenAI(base_url="{url}/v1", api_key="{api_key}"); '
         f'print(c.chat.completions.create(model="bench/{COLLECTION}", messages=[{{"role": "user", '
         f'"content": "{QUESTION}"}}]).choices[0].message.content)\'',
-        soft_wrap=True,
         markup=False,
     )
-    console.print("\nStop with Ctrl-C.\n")
+    say("or from another terminal:")
+    say(f"  {_client_env(url, key)}benchwarmers ask {COLLECTION} '{QUESTION}'", markup=False)
+    say("\nStop with Ctrl-C.\n")
+
+
+def _client_env(url: str, key: str) -> str:
+    """What `benchwarmers ask` needs set to find this server: nothing on the
+    default URL, else `BENCHWARMERS_URL` (and the key beyond loopback)."""
+    words = [] if url == client_env.DEFAULT_URL else [f"{client_env.URL_ENV}={url}"]
+    if key:
+        words.append(f"{client_env.KEY_ENV}={key}")
+    return "".join(f"{word} " for word in words)

@@ -18,9 +18,9 @@ import typer
 from rich.markup import escape
 
 from benchwarmers.cli.context import console, read_secret, with_runtime
+from benchwarmers.cli.endpoints import add_or_keep, say_if_no_key, write_key
 from benchwarmers.cli.errors import print_warning
 from benchwarmers.config import home as home_config
-from benchwarmers.config import keys
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
@@ -68,36 +68,16 @@ def init(
 
     key = read_secret(f"Key for {endpoint[0]}") if endpoint and ask_key else None
 
-    async def setup(rt: Runtime) -> None:
+    async def setup(rt: Runtime) -> registry.EndpointView | None:
         console.print(f"Data folder: [bold]{escape(str(rt.home))}[/]")
         console.print(f"Store: {escape(_redacted(rt.store.url))} (migrated)")
-        if endpoint is None:
-            return
-        name, base_url = endpoint
-        existing = {e.name: e for e in await registry.list_endpoints(rt.store)}
-        if name in existing:
-            same = existing[name]
-            if (same.base_url, same.api) != (registry.check_base_url(base_url), api):
-                raise UserError(
-                    f"endpoint {name!r} already exists with {same.api} at {same.base_url}; "
-                    f"remove it first to change it"
-                )
-            console.print(f"Endpoint [bold]{escape(name)}[/] was already there.")
-        else:
-            added = await registry.add_endpoint(rt.store, name, base_url, api)
-            console.print(
-                f"Added endpoint [bold]{escape(added.name)}[/] ({added.api}, {escape(added.base_url)})."
-            )
+        return await add_or_keep(rt, endpoint[0], endpoint[1], api) if endpoint is not None else None
 
-    with_runtime(setup, home=folder)
-    if endpoint is not None and key is not None:
-        path = keys.set_key(endpoint[0], key)
-        console.print(f"Key for [bold]{escape(endpoint[0])}[/] written to {escape(str(path))} (mode 0600).")
-    elif endpoint is not None and keys.key_source(endpoint[0]) is None and api != "ollama":
-        console.print(
-            f"No key yet for {escape(endpoint[0])}: set {keys.env_var_name(endpoint[0])} "
-            f"or run [bold]benchwarmers init --endpoint {escape(endpoint[0])} URL --key[/]."
-        )
+    added = with_runtime(setup, home=folder)
+    if added is not None and key is not None:
+        write_key(added.name, key)
+    elif added is not None:
+        say_if_no_key(added)
     console.print(
         "Next: [bold]benchwarmers serve[/] (or [bold]benchwarmers serve --demo[/] to try it offline)."
     )

@@ -15,6 +15,7 @@ after one confirming call, exactly as the scheduled run would).
 from __future__ import annotations
 
 import asyncio
+import difflib
 from typing import Annotated
 
 import typer
@@ -25,6 +26,7 @@ from rich.table import Table
 from benchwarmers.bench import onboarding, probes, retirement, scheduler
 from benchwarmers.bench.onboarding import OnboardRequest
 from benchwarmers.cli.context import console, with_runtime
+from benchwarmers.config import keys
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry, schema
@@ -50,11 +52,23 @@ def onboard(
         bool,
         typer.Option("--ad-hoc", help="Probe only; the bench never calls it on its own (implies --quick)."),
     ] = False,
+    keep: Annotated[
+        bool,
+        typer.Option(
+            "--keep", help="Register it even if the endpoint does not list it or it does not answer."
+        ),
+    ] = False,
 ) -> None:
     """Register a model, probe it with four short calls and (unless --quick) run the suite."""
     mode = onboarding.mode_for(quick, ad_hoc)
+    new = True
 
     async def work(rt: Runtime) -> schema.OnboardingItem:
+        nonlocal new
+        target = await registry.get_endpoint(rt.store, endpoint)
+        new = not any(m.served == served for m in await registry.list_models(rt.store, endpoint=endpoint))
+        if new and not keep:
+            await _check_it_can_work(rt, target, served)
         jobs = scheduler.bench_jobs(rt)
         [item_id] = await onboarding.enqueue(
             rt.store, [OnboardRequest(endpoint=endpoint, served=served, mode=mode, alias=alias, role=role)]
@@ -83,7 +97,45 @@ def onboard(
     if item.state == "failed":
         raise UserError(f"onboarding {served} failed: {item.error}")
     model = with_runtime(lambda rt: registry.get_model(rt.store, item.alias))
+    if model.status == "unavailable" and new and not keep:
+        with_runtime(lambda rt: registry.remove_model(rt.store, model.alias))
+        raise UserError(
+            f"{served} on {endpoint} did not answer ({model.status_reason.split(': ', 1)[-1]}), "
+            f"so it is not kept{_url_hint(model.endpoint)}; add --keep to register it anyway"
+        )
     console.print(f"[bold]{escape(model.alias)}[/] is {model.status}: {escape(item.step)}")
+
+
+async def _check_it_can_work(rt: Runtime, target: registry.EndpointView, served: str) -> None:
+    """Refuse what cannot work before anything is registered: an endpoint
+    with no key, or a served id the endpoint's own list does not have (with
+    the closest ids it does serve). An endpoint that cannot list its models
+    is given the benefit of the doubt: the probe decides."""
+    if target.needs_key and keys.key_source(target.name) is None:
+        raise UserError(
+            f"endpoint {target.name!r} has no key yet: run `benchwarmers endpoint key set {target.name}` "
+            f"(or set {keys.env_var_name(target.name)}) first"
+        )
+    listed = await retirement.endpoint_lists(rt.http, target)
+    if listed is None or served in listed:
+        return
+    close = difflib.get_close_matches(served, sorted(listed), n=5, cutoff=0.5)
+    some = close or sorted(listed)[:5]
+    label = "close ids it serves" if close else f"it serves {len(listed)}, e.g."
+    raise UserError(
+        f"{target.name} does not serve {served!r} ({label}: {', '.join(some) or 'none'}); "
+        "fix the id, or add --keep to register it anyway"
+    )
+
+
+def _url_hint(target: registry.EndpointView) -> str:
+    """The usual cause of "Not Found" from an OpenAI-compatible endpoint."""
+    if target.api == "openai" and not target.base_url.rstrip("/").endswith("/v1"):
+        return (
+            f"; OpenAI-compatible base URLs usually end in /v1 ({target.base_url}/v1?): "
+            f"`benchwarmers endpoint remove {target.name}` and add it again with that URL"
+        )
+    return ""
 
 
 async def _follow(rt: Runtime, item_id: int, show: onboarding.Progress) -> schema.OnboardingItem:

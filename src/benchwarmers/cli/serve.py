@@ -14,6 +14,7 @@ import errno
 import logging
 import signal
 import socket
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Annotated
@@ -27,6 +28,7 @@ from benchwarmers.runtime import Runtime
 from benchwarmers.server import DEFAULT_HOST, DEFAULT_PORT
 from benchwarmers.server.gatewaykeys import list_keys
 from benchwarmers.server.guard import is_loopback
+from benchwarmers.store import registry
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -56,21 +58,33 @@ def serve(
         return
     from benchwarmers.server.app import app_for_home  # FastAPI only for the command that serves
 
-    home, active_keys = with_runtime(_preflight)
+    home, active_keys, endpoints = with_runtime(_preflight)
     app = app_for_home(home, bind_host=host)
     sock = bind_socket(host, port)
-    console.print(f"Benchwarmers on {base_url(host, sock.getsockname()[1])} (data folder {home})")
-    if not is_loopback(host) and not active_keys:
-        print_warning(
-            f"listening on {host}, beyond loopback: gateway calls need a key, and none exists yet; "
-            "make one with `benchwarmers key add NAME`"
+    say = partial(console.print, soft_wrap=True)  # no wrapping mid-path when not on a terminal
+    say(f"Benchwarmers on {listening_on(host, sock.getsockname()[1])} (data folder {home})", markup=False)
+    if not is_loopback(host):
+        say(
+            "Listening beyond loopback: every gateway call now needs a gateway key "
+            "(clients send it as `Authorization: Bearer KEY`).",
+            markup=False,
+        )
+        if not active_keys:
+            print_warning("no gateway key exists yet; make one with `benchwarmers key add NAME`")
+    if not endpoints:
+        say(
+            "No endpoint yet, so the bench is empty: add one with "
+            "`benchwarmers endpoint add NAME BASE_URL --key` (or run `benchwarmers quickstart`), "
+            "or try `benchwarmers serve --demo`.",
+            markup=False,
         )
     run_server(app, sock)
 
 
-async def _preflight(runtime: Runtime) -> tuple[Path, int]:
+async def _preflight(runtime: Runtime) -> tuple[Path, int, int]:
     keys = await list_keys(runtime.store)
-    return runtime.home, sum(1 for k in keys if k.active)
+    endpoints = await registry.list_endpoints(runtime.store)
+    return runtime.home, sum(1 for k in keys if k.active), len(endpoints)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -97,8 +111,38 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 
 def base_url(host: str, port: int) -> str:
+    """The URL a client on this machine uses (a wildcard address is reached on loopback)."""
     shown = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
-    return f"http://{'[' + shown + ']' if ':' in shown else shown}:{port}"
+    return _url(shown, port)
+
+
+def listening_on(host: str, port: int) -> str:
+    """What the banner names: the URL, and for a wildcard address, the
+    address others reach it on as well as the loopback one used here."""
+    if host not in ("0.0.0.0", "::", ""):
+        return base_url(host, port)
+    outside = _outward_address(socket.AF_INET6 if host == "::" else socket.AF_INET)
+    elsewhere = f"{_url(outside, port)} from other machines, " if outside else ""
+    return (
+        f"every address of this machine ({host or '0.0.0.0'}:{port}): {elsewhere}{base_url(host, port)} here"
+    )
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+
+
+def _outward_address(family: socket.AddressFamily) -> str:
+    """This machine's address on its default route ("" when there is none).
+    A UDP socket's connect sends nothing; it only picks the source address."""
+    probe = ("192.0.2.1", 9) if family == socket.AF_INET else ("2001:db8::1", 9)
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as udp:
+            udp.connect(probe)
+            address: str = udp.getsockname()[0]
+    except OSError:
+        return ""
+    return "" if is_loopback(address) else address
 
 
 class _Stopped(Exception):

@@ -58,14 +58,6 @@ async def test_numeric_tolerance_absolute_and_relative() -> None:
     assert not (await check(task("numeric", expected=3), "three")).passed
 
 
-async def test_patch_files_needs_every_gold_file() -> None:
-    t = task("patch_files", files=["src/a.py", "src/b.py"])
-    diff = "diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@\n-x\n+y\n"
-    assert not (await check(t, diff)).passed
-    both = diff + diff.replace("a.py", "b.py")
-    assert (await check(t, both)).passed
-
-
 async def test_confidence_and_certainty_phrases() -> None:
     assert split_confidence("42\nConfidence: 85%") == ("42", pytest.approx(0.85))
     assert split_confidence("42\n**Confidence:** 7/10")[1] == pytest.approx(0.7)
@@ -107,14 +99,14 @@ async def test_unit_tests_over_memory() -> None:
     assert not hog.passed and "memory limit" in hog.detail
 
 
-async def test_unit_tests_see_no_keys_and_leave_no_files(
+async def test_unit_tests_see_no_keys_and_run_in_their_folder(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("BENCHWARMERS_KEY_SECRET", "sk-should-not-leak")
     probe = (
         "import os, pathlib\n\ndef add(a, b):\n"
         "    assert not any(k.startswith('BENCHWARMERS') for k in os.environ)\n"
-        "    assert pathlib.Path.cwd().name.startswith('bench-suite-')\n"
+        "    assert str(pathlib.Path.cwd()) == '/work'\n"
         "    return a + b\n"
     )
     outcome = await check(task("unit_tests", tests=TESTS), f"```python\n{probe}```")
