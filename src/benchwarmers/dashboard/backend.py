@@ -171,7 +171,7 @@ class Backend:
             key=(keys.endpoint_key(endpoint.name) or "") if endpoint.needs_key else "",
         )
         try:
-            listed = await adapter_for(endpoint.api, self.runtime.http).list_models(target)
+            listed = await adapter_for(endpoint.api, self.runtime.outbound).list_models(target)
         except ProviderError as exc:
             return {"endpoint": name, "ok": False, "error": str(exc), "models": []}
         on_bench = {m.served: m.alias for m in await registry.list_models(self.store, endpoint=name)}
@@ -239,7 +239,7 @@ class Backend:
 
     async def probe(self, alias: str) -> dict[str, Any]:
         jobs = self.bench.jobs
-        await retirement.probe_now(jobs.caller, self.store, self.runtime.http, alias)
+        await retirement.probe_now(jobs.caller, self.store, self.runtime.outbound, alias)
         return model_json(await registry.get_model(self.store, alias))
 
     async def alerts(self) -> list[dict[str, Any]]:
