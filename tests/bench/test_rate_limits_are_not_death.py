@@ -19,7 +19,7 @@ from benchwarmers.testing.script import RateLimit
 
 
 async def health(rt: Runtime) -> retirement.HealthReport:
-    return await retirement.daily_health(Caller(rt), rt.store, rt.http, datetime.now(UTC))
+    return await retirement.daily_health(Caller(rt), rt.store, rt.outbound, datetime.now(UTC))
 
 
 async def test_a_model_that_answers_only_429s_rests_and_comes_back(
@@ -101,6 +101,6 @@ async def test_probe_progress_is_reported_per_model(
         await registry.add_model(bench.store, name, "fake", name)
     seen: list[tuple[int, int, str]] = []
     await retirement.daily_health(
-        Caller(bench), bench.store, bench.http, datetime.now(UTC), lambda d, t, a: seen.append((d, t, a))
+        Caller(bench), bench.store, bench.outbound, datetime.now(UTC), lambda d, t, a: seen.append((d, t, a))
     )
     assert seen == [(0, 2, "a"), (1, 2, "b"), (2, 2, "")]

@@ -35,14 +35,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
-import httpx
-
 from benchwarmers.bench.probes import ProbeOutcome, confirm_probe, daily_probe
 from benchwarmers.calls.caller import Caller
 from benchwarmers.config.keys import endpoint_key
 from benchwarmers.errors import ProviderError
 from benchwarmers.limits.rest import wake_rested
 from benchwarmers.providers.base import Target, adapter_for
+from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.store import registry, schema
 from benchwarmers.store.db import Store
 from benchwarmers.store.registry import EndpointView, ModelView
@@ -95,7 +94,7 @@ async def scheduled_models(store: Store, statuses: tuple[str, ...] = WATCHED) ->
     ]
 
 
-async def endpoint_lists(http: httpx.AsyncClient, endpoint: EndpointView) -> set[str] | None:
+async def endpoint_lists(outbound: OutboundClient, endpoint: EndpointView) -> set[str] | None:
     """The served ids an endpoint lists now; None when it could not say
     (unreachable, no list route): no answer is not evidence of absence."""
     target = Target(
@@ -106,7 +105,7 @@ async def endpoint_lists(http: httpx.AsyncClient, endpoint: EndpointView) -> set
         key=endpoint_key(endpoint.name) if endpoint.needs_key else "",
     )
     try:
-        return set(await adapter_for(endpoint.api, http).list_models(target))
+        return set(await adapter_for(endpoint.api, outbound).list_models(target))
     except ProviderError as exc:
         log.info("listing %s failed (%s); not taken as evidence", endpoint.name, exc)
         return None
@@ -115,7 +114,7 @@ async def endpoint_lists(http: httpx.AsyncClient, endpoint: EndpointView) -> set
 async def daily_health(
     caller: Caller,
     store: Store,
-    http: httpx.AsyncClient,
+    outbound: OutboundClient,
     now: datetime,
     progress: Progress | None = None,
 ) -> HealthReport:
@@ -129,7 +128,7 @@ async def daily_health(
         if progress:
             progress(done, len(models), model.alias)
         if model.endpoint.name not in listings:
-            listings[model.endpoint.name] = await endpoint_lists(http, model.endpoint)
+            listings[model.endpoint.name] = await endpoint_lists(outbound, model.endpoint)
         await check_model(caller, store, model, listings[model.endpoint.name], now, report)
     if progress:
         progress(len(models), len(models), "")
@@ -158,20 +157,20 @@ async def check_model(
             await registry.set_status(store, model.alias, "available", reason="answered the probe")
             report.recovered.append(model.alias)
         return
-    if model.status != "available":
-        return  # not answering yet: stays as it is, still probed tomorrow
+    if model.status != "available" or not outcome.evidence:
+        return  # not answering yet, or the call never went out: stays as it is
     if model.endpoint.needs_key and endpoint_key(model.endpoint.name) is None:
         return  # a missing key is the user's to fix (the probe row says how), not a model gone
     await confirm_or_retire(caller, store, model, f"probe failed: {outcome.error}", now, report)
 
 
 async def probe_now(
-    caller: Caller, store: Store, http: httpx.AsyncClient, alias: str, now: datetime | None = None
+    caller: Caller, store: Store, outbound: OutboundClient, alias: str, now: datetime | None = None
 ) -> HealthReport:
     """ "Probe now" for one model, asked for by the user (so ad hoc models too)."""
     model = await registry.get_model(store, alias)
     report = HealthReport()
-    listed = await endpoint_lists(http, model.endpoint)
+    listed = await endpoint_lists(outbound, model.endpoint)
     await check_model(caller, store, model, listed, now or datetime.now(UTC), report)
     return report
 
@@ -188,7 +187,7 @@ async def _confirm_unlisted(
 
 async def confirm_or_retire(
     caller: Caller, store: Store, model: ModelView, reason: str, now: datetime, report: HealthReport
-) -> Literal["answered", "resting", "retired"]:
+) -> Literal["answered", "resting", "inconclusive", "retired"]:
     """One confirming call; retire when it fails too. A confirming call that
     is rate limited (refused by our limiter without waiting, or a 429)
     proves nothing: the model rests and the question waits for the next pass."""
@@ -198,6 +197,8 @@ async def confirm_or_retire(
         return "resting"
     if confirm.answered:
         return "answered"
+    if not confirm.evidence:
+        return "inconclusive"  # the call never went out (a busy pool): nothing learned
     full_reason = f"{reason}; confirming call {confirm.call} failed: {confirm.error}"
     await registry.retire(store, model.alias, full_reason)
     await raise_alert(store, RETIRED, model.alias, f"{model.alias} retired: {full_reason}", now)
