@@ -178,8 +178,8 @@ async def test_reports_for_model_show_and_the_api(offline: Runtime, seat: Seat) 
     report = await decisions.decisions_report(offline.store, "trio", ["a", "b"])
     assert report["collection"] == "bench/trio"
     assert set(report["shapes"]) == {"short", "long", "code", "vision"}
-    short = report["shapes"]["short"]
-    assert short[0]["alias"] == "a" and short[0]["judged"] == 1 and len(short[0]["interval"]) == 2
+    short = {row["alias"]: row for row in report["shapes"]["short"]}
+    assert short["a"]["judged"] == 1 and len(short["a"]["interval"]) == 2 and short["b"]["judged"] == 0
     assert all(
         not row["eligible"] and row["reasons"][0].startswith("not seated")
         for row in report["shapes"]["vision"]

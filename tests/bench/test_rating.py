@@ -3,10 +3,14 @@ shrinks with data, weaker evidence only nudges, penalties say why."""
 
 from __future__ import annotations
 
+import random
+from collections import Counter
+
 import pytest
 
 from benchwarmers.bench.rating import (
     Evidence,
+    Posterior,
     SeatStats,
     Tally,
     beta_quantile,
@@ -61,14 +65,26 @@ def test_suite_is_a_prior_worth_a_few_verdicts() -> None:
     # A much larger suite weighs no more than the cap.
     assert (
         posterior(Evidence("a", suite_shape=Tally(600, 0))).alpha
-        == posterior(Evidence("a", suite_shape=Tally(8, 0))).alpha
+        == posterior(Evidence("a", suite_shape=Tally(12, 0))).alpha
+        > posterior(Evidence("a", suite_shape=Tally(6, 0))).alpha
     )
 
 
-def test_other_shapes_pool_partially() -> None:
-    good_elsewhere = rate(Evidence("m", same_collection=Tally(30, 0)))
-    assert 0.5 < good_elsewhere.mean < 0.85
+def test_other_shapes_pool_as_hard_as_the_models_shapes_agree() -> None:
+    # Good elsewhere: a prior here, worth a few verdicts at most, that ten real ones outweigh.
+    good_elsewhere = rate(Evidence("m", same_collection=Tally(30, 0), other_shapes=(Tally(30, 0),)))
+    assert good_elsewhere.mean > 0.8
     assert rate(Evidence("m", same_collection=Tally(30, 0), here=Tally(0, 10))).mean < 0.35
+    # An all-rounder (its shapes agree) is pooled harder than a specialist (they differ).
+    steady = Evidence("s", here=Tally(3, 1), same_collection=Tally(30, 10), other_shapes=(Tally(15, 5),) * 2)
+    special = Evidence("p", here=Tally(3, 1), same_collection=Tally(4, 36), other_shapes=(Tally(2, 18),) * 2)
+    steady_post, special_post = posterior(steady), posterior(special)
+    own_weight = 4.0
+    assert (
+        steady_post.alpha + steady_post.beta - own_weight
+        > special_post.alpha + special_post.beta - own_weight
+    )
+    assert special_post.mean > 0.4  # its three good answers here are not drowned by its other shapes
 
 
 def test_penalties_lower_the_score_and_say_why() -> None:
@@ -88,11 +104,39 @@ def test_explorer_order_rotates_when_nobody_judges() -> None:
     stats = {"a": SeatStats("a", 0, 0), "b": SeatStats("b", 0, 0), "c": SeatStats("c", 2, 5)}
     picks = []
     for turn in range(4):
-        first = explorer_order(list(stats.values()))[0]
+        first, why = explorer_order(list(stats.values()), random.Random(turn))[0]
         picks.append(first)
+        assert "few verdicts" in why
         s = stats[first]
         stats[first] = SeatStats(first, s.judged, s.seats + 1, float(turn + 1))
     assert picks == ["a", "b", "a", "b"]
+
+
+def test_explorers_are_drawn_where_a_verdict_can_change_the_panel() -> None:
+    """Past MIN_TRIES, Thompson sampling: a model that may be among the best
+    is explored far more often than one everyone knows is weak, and a model
+    with a wide posterior more than a settled one of the same mean."""
+    rng = random.Random(7)
+    contender = SeatStats("contender", 10, 10, posterior=Posterior(7, 3))
+    weak = SeatStats("weak", 10, 10, posterior=Posterior(2, 8))
+    firsts = Counter(explorer_order([contender, weak], rng)[0][0] for _ in range(400))
+    assert firsts["contender"] > 20 * max(firsts["weak"], 1)
+    unsure = SeatStats("unsure", 3, 3, posterior=Posterior(1.5, 1.5))
+    settled = SeatStats("settled", 300, 300, posterior=Posterior(150, 150))
+    top = [explorer_order([unsure, settled], rng)[0] for _ in range(400)]
+    assert {alias for alias, _ in top} == {"unsure", "settled"}
+    assert all("Thompson draw" in why for _, why in top)
+
+
+def test_a_seated_model_keeps_its_seat_until_clearly_beaten() -> None:
+    seated = Evidence("seated", here=Tally(14, 6))
+    lucky = Evidence("lucky", here=Tally(15, 5))
+    assert [r.alias for r in rank_evidence([seated, lucky])] == ["lucky", "seated"]
+    held = rank_evidence([seated, lucky], seated={"seated"})
+    assert [r.alias for r in held] == ["seated", "lucky"]
+    assert any("seated now" in reason for reason in held[0].reasons)
+    clearly = Evidence("clearly", here=Tally(19, 1))
+    assert rank_evidence([seated, clearly], seated={"seated"})[0].alias == "clearly"
 
 
 def test_beta_quantiles() -> None:

@@ -13,13 +13,14 @@ server runs. For the panel and route helpers:
 ``await rank_aliases(store, collection, shape, aliases) -> list[str]``
     The same, as `panel.engine.Ranker` wants it: `PanelEngine(rt, ranker=rank_aliases)`.
 ``await pick_explorers(store, collection, shape, n, exclude=()) -> list[str]``
-    The eligible bench models with the fewest judged seats on this collection
-    and shape (then fewest seats, counted up to `SEAT_COUNT_CAP`, then seated
-    longest ago): never ad hoc, retired, resting, unavailable, onboarding or
-    image models, nor models whose endpoint the last call could not reach;
-    on a collection that is `free_only`, only models that cost nothing (a
-    model that went paid is priced now); vision-role models only for the
-    `vision` shape.
+    The eligible bench models in `rating.explorer_order`: those with fewer
+    than `MIN_TRIES` judged seats on this collection and shape first (then
+    fewest seats, counted up to `SEAT_COUNT_CAP`, then seated longest ago),
+    then by a Thompson draw from each one's posterior here: never ad hoc,
+    retired, resting, unavailable, onboarding or image models, nor models
+    whose endpoint the last call could not reach; on a collection that is
+    `free_only`, only models that cost nothing (a model that went paid is
+    priced now); vision-role models only for the `vision` shape.
 ``await pick_mergers(store, collection, shape, candidates) -> list[str]``
 ``await pick_route_member(store, collection, candidates, shape="code", exclude=()) -> list[str]``
     Best first; the route member must take tools.
@@ -33,6 +34,7 @@ server runs. For the panel and route helpers:
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -42,8 +44,20 @@ from typing import Any
 from sqlalchemy import func, literal, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from benchwarmers.bench.rating import Evidence, Ranking, SeatStats, Tally, explorer_order, rank_evidence
+from benchwarmers.bench.rating import (
+    OPTIMISM,
+    Evidence,
+    Ranking,
+    SeatStats,
+    Tally,
+    explorer_order,
+    population_mean,
+    posterior,
+    rank_evidence,
+)
 from benchwarmers.calls.verdicts import collection_name
+from benchwarmers.errors import NotFound
+from benchwarmers.store import registry
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import (
     Call,
@@ -58,6 +72,8 @@ from benchwarmers.store.schema import (
 )
 from benchwarmers.store.times import utc
 
+# Explorer seats' Thompson draws (a draw is a coin, not a secret: `random` is right).
+_EXPLORER_DRAWS = random.Random()
 # Verdicts on these calls say how useful a model's own answer was.
 ANSWER_KINDS = ("seat", "route", "shadow")
 HEALTH_WINDOW = timedelta(days=7)
@@ -76,7 +92,11 @@ async def rank(
     now = datetime.now(UTC)
     models = await _models(store, candidates)
     evidence = await _evidence(store, name, shape, models, now)
-    ranked = rank_evidence([evidence[a] for a in models])
+    ranked = rank_evidence(
+        [evidence[a] for a in models],
+        seated=await _seated_now(store, name, shape),
+        optimism=0.0 if await _explores(store, name) else OPTIMISM,
+    )
     out: list[Ranking] = []
     benched: list[Ranking] = []
     for r in ranked:
@@ -111,29 +131,18 @@ async def pick_explorers(
         eligible = [a for a in eligible if not models[a].priced]
     if not eligible:
         return []
-    # Both come from an index alone (`ix_calls_seats`, `ix_verdicts_tally`), and the seats
-    # read stop at SEAT_COUNT_CAP per alias: no call row is read, however long the log.
+    # The seats come from an index alone (`ix_calls_seats`) and stop at SEAT_COUNT_CAP per
+    # alias; the evidence is tallies (`_evidence`): no call row is read, however long the log.
     async with store.read() as session:
         seen = await _recent_seats(session, name, shape, eligible)
-        judged = dict(
-            (
-                await session.execute(
-                    select(Verdict.alias, func.count())
-                    .where(
-                        Verdict.alias.in_(eligible),
-                        Verdict.kind == "seat",
-                        Verdict.collection == name,
-                        Verdict.shape == shape,
-                    )
-                    .group_by(Verdict.alias)
-                )
-            ).all()
-        )
+    evidence = await _evidence(store, name, shape, {a: models[a] for a in eligible}, now)
+    base = population_mean(list(evidence.values()))
     stats = []
     for alias in eligible:
         seats, last = seen.get(alias, (0, 0.0))
-        stats.append(SeatStats(alias, int(judged.get(alias, 0)), seats, last))
-    return explorer_order(stats)[:n]
+        e = evidence[alias]
+        stats.append(SeatStats(alias, int(e.here.total), seats, last, posterior(e, base)))
+    return [alias for alias, _why in explorer_order(stats, _EXPLORER_DRAWS)[:n]]
 
 
 async def pick_mergers(store: Store, collection: str, shape: str, candidates: Sequence[str]) -> list[str]:
@@ -180,12 +189,32 @@ def seating_reason(rankings: Sequence[Ranking], seated: Sequence[str], explorers
     for alias in seated:
         r = by_alias.get(alias)
         if alias in explorers:
-            parts.append(f"{alias} (explorer: fewest judged seats)")
+            parts.append(f"{alias} (explorer: few verdicts here, or a Thompson draw among the best)")
         elif r is not None:
             parts.append(f"{alias} score {r.score:.2f}, usefulness {r.interval[0]:.0%}-{r.interval[1]:.0%}")
         else:
             parts.append(f"{alias} (member)")
     return "; ".join(parts)
+
+
+async def _explores(store: Store, collection: str) -> bool:
+    """Whether the collection has explorer seats (then they explore, not optimism)."""
+    try:
+        return (await registry.get_collection(store, collection)).explorer_seats > 0
+    except NotFound:  # ranking for no collection (`model show` of an unseated model)
+        return False
+
+
+async def _seated_now(store: Store, collection: str, shape: str) -> tuple[str, ...]:
+    """Who sits on this collection and shape now: its newest seating line."""
+    async with store.read() as session:
+        seated = await session.scalar(
+            select(SeatingHistory.seated)
+            .where(SeatingHistory.collection == collection, SeatingHistory.shape == shape)
+            .order_by(SeatingHistory.id.desc())
+            .limit(1)
+        )
+    return tuple(seated or ())
 
 
 async def seating_history(store: Store, collection: str, limit: int = 50) -> list[dict[str, Any]]:
@@ -300,6 +329,7 @@ async def _evidence(
     aliases = list(models)
     here: dict[str, Tally] = defaultdict(Tally)
     same: dict[str, Tally] = defaultdict(Tally)
+    by_shape: dict[str, dict[str, Tally]] = defaultdict(lambda: defaultdict(Tally))
     elsewhere: dict[str, Tally] = defaultdict(Tally)
     suite_shape: dict[str, Tally] = defaultdict(Tally)
     suite_other: dict[str, Tally] = defaultdict(Tally)
@@ -318,6 +348,7 @@ async def _evidence(
                 here[alias] += one
             elif coll == collection:
                 same[alias] += one
+                by_shape[alias][shp] += one
             elif shp == shape:
                 elsewhere[alias] += one
         latest: dict[tuple[str, str], SuiteResult] = {}
@@ -355,6 +386,7 @@ async def _evidence(
             alias,
             here=here[alias],
             same_collection=same[alias],
+            other_shapes=tuple(by_shape[alias].values()),
             elsewhere=elsewhere[alias],
             suite_shape=suite_shape[alias],
             suite_other=suite_other[alias],

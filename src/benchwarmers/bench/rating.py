@@ -7,20 +7,29 @@ very same code, or the simulation proves nothing about the product.
 The model, per model x collection x shape:
 
 - Usefulness is a Beta posterior. Verdicts on this collection and shape
-  count one each. The prior is built from weaker evidence, each source
-  worth a few pseudo-observations at most, so real verdicts soon outweigh
-  it: the suite's pass rate on tasks of this shape (and, less, on the
-  others, and the onboarding probes' checks), verdicts on other shapes of
-  this collection and on this shape elsewhere (hierarchical pooling: a model good at short questions is
-  probably not useless at long ones), and under all of it the average
-  usefulness of the candidates, so an unknown model starts where models
-  usually are rather than at a coin toss.
+  count one each, and so do the suite's tasks of this shape at half weight.
+  The prior is hierarchical: the model's own record everywhere else (other
+  shapes of this collection, this shape elsewhere at half weight, the
+  suite's other shapes, the onboarding probes' checks), over the average
+  usefulness of the candidates, with a strength learned from how much this
+  model's shapes differ (empirical Bayes): a model good at everything is
+  pooled hard, a code specialist hardly at all. So an unknown model starts
+  where models usually are, and a model good at short questions is probably
+  not useless at long ones until its verdicts say otherwise.
 - Its mean and a 90% credible interval say how good and how sure.
 - The score seating sorts by is the mean, nudged up by a share of the
-  interval's upper half (optimism under uncertainty: an untried model gets
-  looked at, a model with a long record is taken at its word), and pushed
+  interval's upper half (optimism under uncertainty, only on collections
+  with no explorer seat: where there is one, it does the exploring, and the
+  record seats go to the best estimates), held up for a model seated now by `INCUMBENCY` of its
+  posterior spread (a challenger takes a seat when it is clearly better,
+  not on one lucky verdict: a panel that settles stays settled), and pushed
   down by health (unanswered probes), speed (slow first byte, few tokens per
   second), cost (price) and limits (near a rate limit).
+- Explorer seats (`explorer_order`) go first to models tried fewer than
+  `MIN_TRIES` times here, then by Thompson sampling: a draw from each
+  posterior, highest first. A model is explored as often as it might be
+  among the best, so seats go where a verdict can change the panel, not to
+  a model everyone already knows is weak.
 
 Every term that moves the score leaves a reason in plain words.
 """
@@ -28,30 +37,37 @@ Every term that moves the score leaves a reason in plain words.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import random
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 CONFIDENCE = 0.90
 
-# How much each weaker source may weigh, in verdicts.
-SUITE_SHAPE_PER_TASK = 1.0
-SUITE_SHAPE_CAP = 6.0
-SUITE_OTHER_PER_TASK = 0.25
-SUITE_OTHER_CAP = 1.5
+# A suite task is worth this many verdicts (its tasks are few and not the user's asks).
+SUITE_PER_TASK = 0.5
+SUITE_CAP = 6.0
 # The onboarding probes' checks (a sum, a JSON object...) say little about usefulness.
 PROBE_CHECK_PER_ITEM = 0.125
 PROBE_CHECK_CAP = 0.5
-POOL_COLLECTION_PER_VERDICT = 0.5
-POOL_COLLECTION_CAP = 2.0
-POOL_ELSEWHERE_PER_VERDICT = 0.5
-POOL_ELSEWHERE_CAP = 3.0
+# Verdicts on this shape in other collections: other users, other asks.
+ELSEWHERE_PER_VERDICT = 0.5
 POPULATION_STRENGTH = 2.0
 # The population base stays within [1 - BASE_MAX, BASE_MAX].
 BASE_MAX = 0.99
+# Pooling: how far a model's shapes usually differ (a variance of usefulness), worth
+# SPREAD_WEIGHT verdicts against the model's own, and the prior's strength bounds.
+POPULATION_SPREAD = 0.03
+SPREAD_WEIGHT = 30.0
+POOL_MIN = 0.5
+POOL_MAX = 6.0
 
 # Optimism: the share of the interval's upper half added to the mean.
 OPTIMISM = 0.4
+# A seated model keeps its seat until a challenger is better by this many posterior sds.
+INCUMBENCY = 1.0
+# Explorer seats try every model this often here before Thompson sampling chooses.
+MIN_TRIES = 2
 
 # Penalties, each at most this much of the 0..1 usefulness scale.
 HEALTH_MAX = 0.30
@@ -89,6 +105,8 @@ class Evidence:
     alias: str
     here: Tally = Tally()  # verdicts on this collection and shape
     same_collection: Tally = Tally()  # verdicts on this collection, other shapes
+    # The same verdicts shape by shape: how much this model's shapes differ (empty: unknown).
+    other_shapes: tuple[Tally, ...] = ()
     elsewhere: Tally = Tally()  # verdicts on this shape, other collections
     suite_shape: Tally = Tally()  # suite tasks of this shape, passed/failed
     suite_other: Tally = Tally()  # suite tasks of other shapes
@@ -139,6 +157,11 @@ class Posterior:
     def mean(self) -> float:
         return self.alpha / (self.alpha + self.beta)
 
+    @property
+    def sd(self) -> float:
+        total = self.alpha + self.beta
+        return math.sqrt(self.alpha * self.beta / (total * total * (total + 1)))
+
     def interval(self, confidence: float = CONFIDENCE) -> tuple[float, float]:
         tail = (1 - confidence) / 2
         return beta_quantile(tail, self.alpha, self.beta), beta_quantile(1 - tail, self.alpha, self.beta)
@@ -155,62 +178,104 @@ def population_mean(evidence: Sequence[Evidence]) -> float:
     return min(BASE_MAX, max(1 - BASE_MAX, round((pooled.good + 1) / (pooled.total + 2), 2)))
 
 
+def _estimate(tally: Tally, a0: float, b0: float) -> tuple[float, float]:
+    """A group's smoothed mean and its sampling variance."""
+    n = tally.total + a0 + b0
+    mean = (tally.good + a0) / n
+    return mean, mean * (1 - mean) / (n + 1)
+
+
 def posterior(e: Evidence, base: float = 0.5) -> Posterior:
-    """The Beta posterior of usefulness from all sources, strongest last."""
-    alpha, beta = base * POPULATION_STRENGTH, (1 - base) * POPULATION_STRENGTH
-    for tally, per_item, cap in (
-        (e.suite_shape, SUITE_SHAPE_PER_TASK, SUITE_SHAPE_CAP),
-        (e.suite_other, SUITE_OTHER_PER_TASK, SUITE_OTHER_CAP),
-        (e.probe_checks, PROBE_CHECK_PER_ITEM, PROBE_CHECK_CAP),
-        (e.same_collection, POOL_COLLECTION_PER_VERDICT, POOL_COLLECTION_CAP),
-        (e.elsewhere, POOL_ELSEWHERE_PER_VERDICT, POOL_ELSEWHERE_CAP),
-        (e.here, 1.0, math.inf),
-    ):
-        total = tally.good + tally.bad
-        if total > 0:
-            scale = min(per_item, cap / total)
-            alpha += tally.good * scale
-            beta += tally.bad * scale
-    return Posterior(alpha, beta)
+    """The Beta posterior of usefulness here: this shape's verdicts and suite
+    tasks over a prior pooled from the model's record elsewhere (the module
+    docstring says how hard)."""
+    a0, b0 = base * POPULATION_STRENGTH, (1 - base) * POPULATION_STRENGTH
+    own = e.here + e.suite_shape.weighted(SUITE_PER_TASK, SUITE_CAP)
+    rest = (
+        e.same_collection
+        + e.elsewhere.weighted(ELSEWHERE_PER_VERDICT, math.inf)
+        + e.suite_other.weighted(SUITE_PER_TASK, SUITE_CAP)
+        + e.probe_checks.weighted(PROBE_CHECK_PER_ITEM, PROBE_CHECK_CAP)
+    )
+    # The model's mean over everything it did, this shape included (as the
+    # prior's centre only: the strength below keeps it from outweighing verdicts).
+    pooled, _ = _estimate(own + rest, a0, b0)
+    # How much this model's shapes differ, beyond what sampling alone would give,
+    # shrunk toward how much models' shapes usually differ.
+    groups = [_estimate(t, a0, b0) for t in (own, *e.other_shapes) if t.total > 0]
+    seen = sum(t.total for t in (own, *e.other_shapes))
+    spread = POPULATION_SPREAD
+    if len(groups) > 1:
+        means = [m for m, _ in groups]
+        centre = sum(means) / len(means)
+        between = sum((m - centre) ** 2 for m in means) / len(means)
+        sampling = sum(v for _, v in groups) / len(groups)
+        spread = (max(between - sampling, 0.0) * seen + POPULATION_SPREAD * SPREAD_WEIGHT) / (
+            seen + SPREAD_WEIGHT
+        )
+    strength = min(POOL_MAX, max(POOL_MIN, pooled * (1 - pooled) / max(spread, 1e-4) - 1))
+    if rest.total <= 0:  # nothing elsewhere: the population base alone
+        pooled, strength = base, POPULATION_STRENGTH
+    return Posterior(pooled * strength + own.good, (1 - pooled) * strength + own.bad)
 
 
-def rate(e: Evidence, base: float = 0.5) -> Ranking:
-    """One model's ranking: posterior, optimism, penalties, and the reasons."""
+def rate(e: Evidence, base: float = 0.5, seated: bool = False, optimism: float = OPTIMISM) -> Ranking:
+    """One model's ranking: posterior, optimism, incumbency, penalties, and
+    the reasons. `seated`: it holds a seat now (see `INCUMBENCY`)."""
     post = posterior(e, base)
     lo, hi = post.interval()
     mean = post.mean
     reasons = [_record_reason(e, mean, lo, hi)]
-    score = mean + OPTIMISM * (hi - mean)
+    score = mean + optimism * (hi - mean)
+    if seated:
+        score += INCUMBENCY * post.sd
+        reasons.append("seated now: a challenger must be clearly better to take its seat")
     for penalty, reason in _penalties(e):
         score -= penalty
         reasons.append(reason)
     return Ranking(e.alias, score, mean, (lo, hi), int(e.here.total), tuple(reasons))
 
 
-def rank_evidence(evidence: Sequence[Evidence]) -> list[Ranking]:
+def rank_evidence(
+    evidence: Sequence[Evidence], seated: Collection[str] = (), optimism: float = OPTIMISM
+) -> list[Ranking]:
     """Rate every candidate against the same population base, best first;
-    ties keep the given order (a collection's member order)."""
+    ties keep the given order (a collection's member order). `seated`: who
+    holds a record seat now (incumbency); `optimism`: 0 where explorer seats
+    do the exploring."""
     base = population_mean(evidence)
-    rankings = [rate(e, base) for e in evidence]
+    rankings = [rate(e, base, e.alias in seated, optimism) for e in evidence]
     return sorted(rankings, key=lambda r: -r.score)
 
 
 @dataclass(frozen=True, slots=True)
 class SeatStats:
-    """What explorer rotation needs about one eligible model."""
+    """What explorer seats need about one eligible model."""
 
     alias: str
     judged: int  # judged seats on this collection
     seats: int  # seats on this collection, judged or not (decisions.py counts up to a cap)
     last_seated: float = 0.0  # Unix time of its last seat here, 0 if never
+    posterior: Posterior | None = None  # its usefulness here (None: the population's)
 
 
-def explorer_order(stats: Sequence[SeatStats]) -> list[str]:
-    """Fewest judged seats first; among equals, fewest seats, then the one
-    seated longest ago. Counting unjudged seats too is what makes the seat
-    rotate when nobody judges."""
-    ordered = sorted(stats, key=lambda s: (s.judged, s.seats, s.last_seated, s.alias))
-    return [s.alias for s in ordered]
+def explorer_order(stats: Sequence[SeatStats], rng: random.Random) -> list[tuple[str, str]]:
+    """(alias, why) in explorer order. Models judged fewer than `MIN_TRIES`
+    times here first (fewest judged, then fewest seats, then seated longest
+    ago: counting unjudged seats too is what makes the seat rotate when
+    nobody judges); then the rest by a Thompson draw, highest first."""
+    untried = sorted(
+        (s for s in stats if s.judged < MIN_TRIES), key=lambda s: (s.judged, s.seats, s.last_seated, s.alias)
+    )
+    draws = {
+        s.alias: rng.betavariate(s.posterior.alpha, s.posterior.beta) if s.posterior else rng.random()
+        for s in stats
+        if s.judged >= MIN_TRIES
+    }
+    tried = sorted(draws, key=lambda alias: -draws[alias])
+    return [(s.alias, "explorer: few verdicts here yet") for s in untried] + [
+        (alias, f"explorer: Thompson draw {draws[alias]:.0%}") for alias in tried
+    ]
 
 
 # ------------------------------------------------------------------ reasons
