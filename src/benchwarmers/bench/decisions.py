@@ -56,8 +56,6 @@ from benchwarmers.bench.rating import (
     rank_evidence,
 )
 from benchwarmers.calls.verdicts import collection_name
-from benchwarmers.errors import NotFound
-from benchwarmers.store import registry
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import (
     Call,
@@ -92,10 +90,9 @@ async def rank(
     now = datetime.now(UTC)
     models = await _models(store, candidates)
     evidence = await _evidence(store, name, shape, models, now)
+    seated, explores = await _seating(store, name, shape)
     ranked = rank_evidence(
-        [evidence[a] for a in models],
-        seated=await _seated_now(store, name, shape),
-        optimism=0.0 if await _explores(store, name) else OPTIMISM,
+        [evidence[a] for a in models], seated=seated, optimism=0.0 if explores else OPTIMISM
     )
     out: list[Ranking] = []
     benched: list[Ranking] = []
@@ -197,16 +194,9 @@ def seating_reason(rankings: Sequence[Ranking], seated: Sequence[str], explorers
     return "; ".join(parts)
 
 
-async def _explores(store: Store, collection: str) -> bool:
-    """Whether the collection has explorer seats (then they explore, not optimism)."""
-    try:
-        return (await registry.get_collection(store, collection)).explorer_seats > 0
-    except NotFound:  # ranking for no collection (`model show` of an unseated model)
-        return False
-
-
-async def _seated_now(store: Store, collection: str, shape: str) -> tuple[str, ...]:
-    """Who sits on this collection and shape now: its newest seating line."""
+async def _seating(store: Store, collection: str, shape: str) -> tuple[tuple[str, ...], bool]:
+    """Who sits on this collection and shape now (its newest seating line),
+    and whether it has explorer seats (then they explore, not optimism)."""
     async with store.read() as session:
         seated = await session.scalar(
             select(SeatingHistory.seated)
@@ -214,7 +204,10 @@ async def _seated_now(store: Store, collection: str, shape: str) -> tuple[str, .
             .order_by(SeatingHistory.id.desc())
             .limit(1)
         )
-    return tuple(seated or ())
+        explorers = await session.scalar(
+            select(Collection.explorer_seats).where(Collection.name == collection)
+        )
+    return tuple(seated or ()), bool(explorers)
 
 
 async def seating_history(store: Store, collection: str, limit: int = 50) -> list[dict[str, Any]]:

@@ -64,7 +64,8 @@ POOL_MAX = 6.0
 
 # Optimism: the share of the interval's upper half added to the mean.
 OPTIMISM = 0.4
-# A seated model keeps its seat until a challenger is better by this many posterior sds.
+# A seated model with a record here (MIN_TRIES verdicts) keeps its seat until a
+# challenger is better by this many of its posterior sds.
 INCUMBENCY = 1.0
 # Explorer seats try every model this often here before Thompson sampling chooses.
 MIN_TRIES = 2
@@ -227,7 +228,7 @@ def rate(e: Evidence, base: float = 0.5, seated: bool = False, optimism: float =
     mean = post.mean
     reasons = [_record_reason(e, mean, lo, hi)]
     score = mean + optimism * (hi - mean)
-    if seated:
+    if seated and e.here.total >= MIN_TRIES:  # an untried seat-holder has no record to protect
         score += INCUMBENCY * post.sd
         reasons.append("seated now: a challenger must be clearly better to take its seat")
     for penalty, reason in _penalties(e):
