@@ -27,6 +27,7 @@ _PREFIXES: tuple[tuple[str, FormatName], ...] = (
     ("/v1/mcp", "jsonrpc"),
     ("/mcp", "jsonrpc"),
     ("/v1beta/", "gemini"),
+    ("/models/", "gemini"),
     ("/api/", "ollama"),
 )
 

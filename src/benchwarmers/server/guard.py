@@ -69,7 +69,9 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 WILDCARD_ADDRESSES = frozenset({"0.0.0.0", "::", ""})
-GATEWAY_PREFIXES = ("/v1/", "/v1beta/", "/api/", "/bench/", "/mcp/")
+# `/models/`: Gemini generation without a version, as LiteLLM's `gemini/`
+# provider posts it when given an api_base.
+GATEWAY_PREFIXES = ("/v1/", "/v1beta/", "/models/", "/api/", "/bench/", "/mcp/")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 KEY_HEADERS = (b"x-api-key", b"x-goog-api-key")
 ALLOWED_HOSTS_ENV = "BENCHWARMERS_ALLOWED_HOSTS"

@@ -7,7 +7,9 @@ The official client sends `bench/trio` as `/v1beta/models/bench/trio:...`
 its last colon (`formats.gemini.split_model_path`). Keys come as
 `x-goog-api-key` or `?key=`, both read by the guard. google-genai given a
 custom base URL speaks API version `v1`, so generation is answered under
-`/v1/models/...` too (a POST there means nothing to OpenAI's API). A whole reply carries
+`/v1/models/...` too (a POST there means nothing to OpenAI's API), and
+LiteLLM's `gemini/` provider given an `api_base` posts to
+`/models/...` with no version at all, so there too. A whole reply carries
 `bench` in the body and in the `x-bench` header, since google-genai keeps
 only the fields it knows (the header is on `sdk_http_response.headers`).
 """
@@ -61,6 +63,7 @@ async def get_model(request: Request, target: str) -> dict[str, Any]:
 
 @router.post("/v1beta/models/{target:path}")
 @router.post("/v1/models/{target:path}")
+@router.post("/models/{target:path}")
 async def generate(request: Request, target: str) -> Response:
     name, method = gemini.split_model_path(target)
     if not method:
