@@ -83,4 +83,3 @@ async def turn_order(
         rest.sort(key=lambda c: (-round(score.get(c.alias, 0.0), 9), position[c.alias]))
     for candidate in rest:
         yield candidate
-
