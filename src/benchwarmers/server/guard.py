@@ -53,7 +53,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from benchwarmers.config import settings as settings_module
 from benchwarmers.errors import Refused, StoreError
-from benchwarmers.formats.errors import error_bytes, format_for_path
+from benchwarmers.formats.errors import error_bytes, format_for_path, is_unversioned_gemini
 from benchwarmers.limits.counters import Charge, Counters, MemoryCounters
 from benchwarmers.server.callers import OWNER, Caller
 from benchwarmers.server.gatewaykeys import KeyCache, KeyInfo
@@ -69,9 +69,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 WILDCARD_ADDRESSES = frozenset({"0.0.0.0", "::", ""})
-# `/models/`: Gemini generation without a version, as LiteLLM's `gemini/`
-# provider posts it when given an api_base.
-GATEWAY_PREFIXES = ("/v1/", "/v1beta/", "/models/", "/api/", "/bench/", "/mcp/")
+GATEWAY_PREFIXES = ("/v1/", "/v1beta/", "/api/", "/bench/", "/mcp/")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 KEY_HEADERS = (b"x-api-key", b"x-goog-api-key")
 ALLOWED_HOSTS_ENV = "BENCHWARMERS_ALLOWED_HOSTS"
@@ -90,7 +88,10 @@ def is_loopback(host: str) -> bool:
 
 
 def is_gateway_path(path: str) -> bool:
-    return path.startswith(GATEWAY_PREFIXES) or path == "/mcp"
+    """Also Gemini generation without a version (`/models/...:generateContent`,
+    as LiteLLM's `gemini/` provider posts it); the dashboard's own
+    `/models` pages are not gateway paths."""
+    return path.startswith(GATEWAY_PREFIXES) or path == "/mcp" or is_unversioned_gemini(path)
 
 
 @dataclass(slots=True)
