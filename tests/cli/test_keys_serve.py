@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from benchwarmers.cli.main import app
-from benchwarmers.cli.serve import bind_socket
 from benchwarmers.errors import UserError
+from benchwarmers.server.run import bind_socket
 
 runner = CliRunner()
 

@@ -14,8 +14,8 @@ import httpx
 import openai
 import pytest
 
+from benchwarmers.identity.keys import create_key
 from benchwarmers.limits.user_limits import set_limits
-from benchwarmers.server.gatewaykeys import create_key
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeError, FakeModel, RateLimit
 

@@ -4,7 +4,7 @@ Both talk to a running server first (`client_env`: `BENCHWARMERS_URL`,
 default http://127.0.0.1:8122, with `BENCHWARMERS_KEY` if keys are on), so
 the server's limits, guard and call log are the ones in force; with no
 server answering they run in-process on the data folder, through the same
-core API (`benchwarmers.gateway`) the server's routes use, as the owner.
+core API (`benchwarmers.core.panels`) the server's routes use, as the owner.
 `ask` prints each seat the moment it finishes, with the call id a verdict
 names.
 """
@@ -24,13 +24,11 @@ from rich.rule import Rule
 from rich.table import Table
 
 from benchwarmers import client_env
-from benchwarmers.calls import verdicts
-from benchwarmers.cli.context import console, with_runtime
+from benchwarmers.cli.context import console, with_core
+from benchwarmers.core import Core, check_verdict_body
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import model_name, parse_model_name
 from benchwarmers.formats.panel_text import bench_object, seat_object
-from benchwarmers.gateway import Gateway, finish_background
-from benchwarmers.runtime import Runtime
 from benchwarmers.types import Ask, PanelDone, PanelStarted, Request, SeatDone, user
 
 # Connecting to a server that is not there should fail at once: then the command runs in-process.
@@ -83,28 +81,25 @@ def ask(
                 bench = chunk["bench"]
         return bench
 
-    async def in_process(runtime: Runtime) -> dict[str, Any] | None:
+    async def in_process(core: Core) -> dict[str, Any] | None:
+        # The panel's last writes (its seating history) come after the reply:
+        # closing `core` waits for them before the runtime closes.
         request = Request(messages=(user(prompt),), system=system)
         the_ask = Ask(name, mode, request, stream=True, extra_aliases=extras)
-        try:
-            async with aclosing(await Gateway(runtime).panel(the_ask)) as events:
-                async for event in events:
-                    if isinstance(event, PanelStarted):
-                        show.started(event.seats)
-                    elif isinstance(event, SeatDone):
-                        show.seat(seat_object(event.seat))
-                    elif isinstance(event, PanelDone):
-                        return bench_object(event.reply)
-            return None
-        finally:
-            # The panel's last writes (its seating history) come after the
-            # reply: the runtime closes only once they are done.
-            await finish_background()
+        async with aclosing(await core.panels.panel(the_ask)) as events:
+            async for event in events:
+                if isinstance(event, PanelStarted):
+                    show.started(event.seats)
+                elif isinstance(event, SeatDone):
+                    show.seat(seat_object(event.seat))
+                elif isinstance(event, PanelDone):
+                    return bench_object(event.reply)
+        return None
 
     try:
         bench = asyncio.run(over_http())
     except httpx.ConnectError:
-        bench = with_runtime(in_process)
+        bench = with_core(in_process)
     if bench is None:
         raise UserError("the panel ended without a reply")
     show.finish(bench)
@@ -124,23 +119,26 @@ def verdict(
     """Say whether one seat's (or merge's) answer was useful."""
     if useful is None:
         raise UserError("say --useful or --not-useful")
-    call, useful, note = verdicts.check_verdict_body({"call": call, "useful": useful, "note": note})
+    # The command's own arguments, checked before either path, so a mistake is
+    # the same one line whether a server runs or not.
+    call, useful, note = check_verdict_body({"call": call, "useful": useful, "note": note})
+    body = {"call": call, "useful": useful, "note": note}
 
     async def over_http() -> dict[str, Any]:
         async with _client() as client:
             response = await client.post(
                 client_env.server_url() + "/bench/verdict",
-                json={"call": call, "useful": useful, "note": note},
+                json=body,
             )
         return _json_or_error(response)["recorded"]
 
-    async def in_process(runtime: Runtime) -> dict[str, Any]:
-        return (await Gateway(runtime).verdict(call, useful, note)).as_json()
+    async def in_process(core: Core) -> dict[str, Any]:
+        return (await core.panels.verdict(body)).as_json()
 
     try:
         recorded = asyncio.run(over_http())
     except httpx.ConnectError:
-        recorded = with_runtime(in_process)
+        recorded = with_core(in_process)
     said = "useful" if recorded["useful"] else "not useful"
     changed = "" if recorded.get("changed", True) else " (already recorded; nothing changed)"
     console.print(f"{recorded['call']} · {recorded['alias']}: {said}{changed}")

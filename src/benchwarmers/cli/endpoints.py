@@ -12,10 +12,15 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from benchwarmers.cli.context import console, read_secret, with_runtime
-from benchwarmers.config import keys
-from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.cli.context import console, read_secret, with_core
+from benchwarmers.core import (
+    Core,
+    EndpointView,
+    check_endpoint,
+    endpoint_key_source,
+    endpoint_key_variable,
+    set_endpoint_key,
+)
 
 endpoint_app = typer.Typer(help="Connections to providers: name, base URL, API kind.", no_args_is_help=True)
 
@@ -37,28 +42,26 @@ def add(
     ] = False,
 ) -> None:
     """Add an endpoint."""
-    registry.check_endpoint_name(name)
-    registry.check_base_url(base_url)
-    registry.check_api(api)
+    check_endpoint(name, base_url, api)
     key = read_secret(f"Key for {name}") if ask_key else None
     needs_key = False if keyless else None
-    added = with_runtime(lambda rt: registry.add_endpoint(rt.store, name, base_url, api, needs_key=needs_key))
+    added = with_core(lambda core: core.admin.add_endpoint(name, base_url, api, needs_key=needs_key))
     console.print(f"Added endpoint [bold]{escape(added.name)}[/] ({added.api}, {escape(added.base_url)}).")
     if key is not None:
-        path = keys.set_key(name, key)
+        path = set_endpoint_key(name, key)
         console.print(f"Key written to {escape(str(path))} (mode 0600).")
-    elif added.needs_key and keys.key_source(name) is None:
-        console.print(f"No key yet: set {keys.env_var_name(name)} or run this again with --key.")
+    elif added.needs_key and endpoint_key_source(name) is None:
+        console.print(f"No key yet: set {endpoint_key_variable(name)} or run this again with --key.")
 
 
 @endpoint_app.command("list")
 def list_() -> None:
     """List endpoints, their models and where each key comes from."""
 
-    async def load(rt: Runtime) -> tuple[list[registry.EndpointView], dict[str, int]]:
-        return await registry.list_endpoints(rt.store), await registry.count_models(rt.store)
+    async def load(core: Core) -> tuple[list[EndpointView], dict[str, int]]:
+        return await core.admin.endpoints(), await core.admin.model_counts()
 
-    endpoints, counts = with_runtime(load)
+    endpoints, counts = with_core(load)
     if not endpoints:
         console.print("No endpoints yet: [bold]benchwarmers endpoint add NAME BASE_URL --api KIND --key[/]")
         return
@@ -78,16 +81,16 @@ def list_() -> None:
 @endpoint_app.command("remove")
 def remove(name: Annotated[str, typer.Argument(help="The endpoint's name.")]) -> None:
     """Remove an endpoint that no model uses (its key stays in keys.json)."""
-    with_runtime(lambda rt: registry.remove_endpoint(rt.store, name))
+    with_core(lambda core: core.admin.remove_endpoint(name))
     console.print(f"Removed endpoint [bold]{escape(name)}[/].")
 
 
-def _key_label(endpoint: registry.EndpointView) -> str:
+def _key_label(endpoint: EndpointView) -> str:
     if not endpoint.needs_key:
         return "not needed"
-    source = keys.key_source(endpoint.name)
+    source = endpoint_key_source(endpoint.name)
     if source == "env":
-        return keys.env_var_name(endpoint.name)
+        return endpoint_key_variable(endpoint.name)
     if source == "keys.json":
         return "keys.json"
     return "[red]missing[/]"

@@ -17,14 +17,20 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from benchwarmers.cli.context import console, read_secret, with_runtime
+from benchwarmers.cli.context import console, read_secret, with_core
 from benchwarmers.cli.errors import print_warning
-from benchwarmers.config import home as home_config
-from benchwarmers.config import keys
+from benchwarmers.core import (
+    HOME_ENV,
+    Core,
+    check_endpoint,
+    endpoint_key_source,
+    endpoint_key_variable,
+    ensure_home,
+    resolve_home,
+    set_endpoint_key,
+    write_pointer,
+)
 from benchwarmers.errors import UserError
-from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
-from benchwarmers.store.db import _redacted
 
 
 def register(app: typer.Typer) -> None:
@@ -51,51 +57,48 @@ def init(
     if ask_key and endpoint is None:
         raise UserError("--key needs --endpoint NAME BASE_URL")
     if endpoint is not None:
-        name, base_url = endpoint
-        registry.check_endpoint_name(name)
-        registry.check_base_url(base_url)
-        registry.check_api(api)
+        check_endpoint(*endpoint, api)
 
     if directory is not None:
-        folder = home_config.ensure_home(directory.expanduser().absolute())
-        pointer = home_config.write_pointer(Path.cwd(), folder)
+        folder = ensure_home(directory.expanduser().absolute())
+        pointer = write_pointer(Path.cwd(), folder)
         console.print(f"Pointed {escape(str(pointer))} at the data folder.")
-        overriding = os.environ.get(home_config.HOME_ENV, "").strip()
+        overriding = os.environ.get(HOME_ENV, "").strip()
         if overriding and Path(overriding).expanduser().absolute() != folder:
-            print_warning(f"{home_config.HOME_ENV} is set ({overriding}) and wins over {pointer.name}")
+            print_warning(f"{HOME_ENV} is set ({overriding}) and wins over {pointer.name}")
     else:
-        folder = home_config.ensure_home(home_config.resolve_home())
+        folder = ensure_home(resolve_home())
 
     key = read_secret(f"Key for {endpoint[0]}") if endpoint and ask_key else None
 
-    async def setup(rt: Runtime) -> None:
-        console.print(f"Data folder: [bold]{escape(str(rt.home))}[/]")
-        console.print(f"Store: {escape(_redacted(rt.store.url))} (migrated)")
+    async def setup(core: Core) -> None:
+        console.print(f"Data folder: [bold]{escape(str(core.home))}[/]")
+        console.print(f"Store: {escape(core.store_url)} (migrated)")
         if endpoint is None:
             return
         name, base_url = endpoint
-        existing = {e.name: e for e in await registry.list_endpoints(rt.store)}
+        existing = {e.name: e for e in await core.admin.endpoints()}
         if name in existing:
             same = existing[name]
-            if (same.base_url, same.api) != (registry.check_base_url(base_url), api):
+            if (same.base_url, same.api) != (check_endpoint(name, base_url, api), api):
                 raise UserError(
                     f"endpoint {name!r} already exists with {same.api} at {same.base_url}; "
                     f"remove it first to change it"
                 )
             console.print(f"Endpoint [bold]{escape(name)}[/] was already there.")
         else:
-            added = await registry.add_endpoint(rt.store, name, base_url, api)
+            added = await core.admin.add_endpoint(name, base_url, api)
             console.print(
                 f"Added endpoint [bold]{escape(added.name)}[/] ({added.api}, {escape(added.base_url)})."
             )
 
-    with_runtime(setup, home=folder)
+    with_core(setup, home=folder)
     if endpoint is not None and key is not None:
-        path = keys.set_key(endpoint[0], key)
+        path = set_endpoint_key(endpoint[0], key)
         console.print(f"Key for [bold]{escape(endpoint[0])}[/] written to {escape(str(path))} (mode 0600).")
-    elif endpoint is not None and keys.key_source(endpoint[0]) is None and api != "ollama":
+    elif endpoint is not None and endpoint_key_source(endpoint[0]) is None and api != "ollama":
         console.print(
-            f"No key yet for {escape(endpoint[0])}: set {keys.env_var_name(endpoint[0])} "
+            f"No key yet for {escape(endpoint[0])}: set {endpoint_key_variable(endpoint[0])} "
             f"or run [bold]benchwarmers init --endpoint {escape(endpoint[0])} URL --key[/]."
         )
     console.print(

@@ -14,7 +14,6 @@ after one confirming call, exactly as the scheduled run would).
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 import typer
@@ -22,15 +21,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from benchwarmers.bench import onboarding, probes, retirement, scheduler
-from benchwarmers.bench.onboarding import OnboardRequest
-from benchwarmers.cli.context import console, with_runtime
+from benchwarmers.cli.context import console, with_core
+from benchwarmers.core import Core, HealthReport, OnboardingItem, OnboardRequest, Probe, mode_for
 from benchwarmers.errors import UserError
-from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry, schema
 from benchwarmers.types import MODEL_ROLES
-
-POLL_SECONDS = 0.5
 
 
 def register(app: typer.Typer) -> None:
@@ -52,13 +46,11 @@ def onboard(
     ] = False,
 ) -> None:
     """Register a model, probe it with four short calls and (unless --quick) run the suite."""
-    mode = onboarding.mode_for(quick, ad_hoc)
+    request = OnboardRequest(
+        endpoint=endpoint, served=served, mode=mode_for(quick, ad_hoc), alias=alias, role=role
+    )
 
-    async def work(rt: Runtime) -> schema.OnboardingItem:
-        jobs = scheduler.bench_jobs(rt)
-        [item_id] = await onboarding.enqueue(
-            rt.store, [OnboardRequest(endpoint=endpoint, served=served, mode=mode, alias=alias, role=role)]
-        )
+    async def work(core: Core) -> OnboardingItem:
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(bar_width=24),
@@ -72,30 +64,13 @@ def onboard(
             def show(_item: int, step: str, fraction: float) -> None:
                 bar.update(task, completed=fraction, step=escape(step.split(";", 1)[0]))
 
-            done = await onboarding.work_items(
-                rt, jobs.caller, {item_id}, suite=jobs.run_suite, progress=show
-            )
-            if done:
-                return done[0]
-            return await _follow(rt, item_id, show)
+            return await core.ops.onboard(request, show)
 
-    item = with_runtime(work)
+    item = with_core(work)
     if item.state == "failed":
         raise UserError(f"onboarding {served} failed: {item.error}")
-    model = with_runtime(lambda rt: registry.get_model(rt.store, item.alias))
+    model = with_core(lambda core: core.admin.model(item.alias))
     console.print(f"[bold]{escape(model.alias)}[/] is {model.status}: {escape(item.step)}")
-
-
-async def _follow(rt: Runtime, item_id: int, show: onboarding.Progress) -> schema.OnboardingItem:
-    """Another process (the server) claimed the item: follow it in the store."""
-    while True:
-        async with rt.store.read() as session:
-            item = await session.get(schema.OnboardingItem, item_id)
-        assert item is not None
-        show(item_id, item.step, item.progress)
-        if item.state in ("done", "failed"):
-            return item
-        await asyncio.sleep(POLL_SECONDS)
 
 
 def probe(
@@ -105,16 +80,12 @@ def probe(
 ) -> None:
     """Probe now: one-word health check, a failure confirmed once before retiring."""
 
-    async def work(rt: Runtime) -> tuple[retirement.HealthReport, list[schema.Probe]]:
-        caller = scheduler.bench_jobs(rt).caller
-        if alias:
-            report = await retirement.probe_now(caller, rt.store, rt.http, alias)
-        else:
-            report = await retirement.daily_health(caller, rt.store, rt.http, scheduler.now_utc())
-        latest = [(await probes.probe_history(rt.store, a, limit=1))[0] for a in report.probed]
+    async def work(core: Core) -> tuple[HealthReport, list[Probe]]:
+        report = await core.ops.probe(alias)
+        latest = [(await core.ops.probes(a, limit=1))[0] for a in report.probed]
         return report, latest
 
-    report, latest = with_runtime(work)
+    report, latest = with_core(work)
     if not report.probed:
         console.print("Nothing to probe: no available or unavailable models that are not ad hoc.")
         return

@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from benchwarmers.config import passwords
-from benchwarmers.config.settings import LOGIN_PASSWORD_HASH, SETTINGS, Settings
 from benchwarmers.errors import UserError
+from benchwarmers.identity import passwords
+from benchwarmers.store.settings import LOGIN_PASSWORD_HASH, SETTINGS, Settings
 
 LOGIN_PASSWORD = "login_password"
 
