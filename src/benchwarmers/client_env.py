@@ -10,6 +10,7 @@ read, in one place so they cannot drift apart.
 from __future__ import annotations
 
 import os
+from urllib.parse import urlsplit
 
 from benchwarmers.errors import UserError
 
@@ -19,7 +20,22 @@ DEFAULT_TIMEOUT = 900.0
 
 
 def server_url() -> str:
-    return os.environ.get(URL_ENV, "").strip().rstrip("/") or DEFAULT_URL
+    """The server's base URL: an http(s) URL with a host, or a clear error
+    naming the variable (a bare `localhost:8122` is the usual slip)."""
+    url = os.environ.get(URL_ENV, "").strip().rstrip("/") or DEFAULT_URL
+    parts = urlsplit(url)
+    try:
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        port_ok = False
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        raise UserError(f"{URL_ENV} must be the server's URL, such as {DEFAULT_URL}, not {url!r}")
+    return url
+
+
+def no_server(url: str) -> str:
+    """What to say when nothing answers at `url`: how to start one, or point at yours."""
+    return f"no server at {url}; start one with `benchwarmers serve`, or set {URL_ENV} to yours"
 
 
 def server_key() -> str:

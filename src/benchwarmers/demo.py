@@ -16,15 +16,15 @@ import asyncio
 import os
 import shutil
 import tempfile
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
 
+from benchwarmers import client_env
 from benchwarmers.core import HOME_ENV, Admin, Core, Runtime, sqlite_url
 from benchwarmers.server.run import base_url, bind_socket, create_app, is_loopback, run_server
 from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
-
-console = Console(highlight=False)
 
 ENDPOINT = "simulated"
 COLLECTION = "demo"
@@ -93,8 +93,9 @@ async def seed(admin: Admin, openai_base: str) -> None:
     )
 
 
-def run_demo(host: str, port: int) -> None:
-    """Seed a throwaway bench, serve it until Ctrl-C, then delete it."""
+def run_demo(host: str, port: int, console: Console) -> None:
+    """Seed a throwaway bench, serve it until Ctrl-C, then delete it; what
+    it serves is said on `console` (the CLI's)."""
     home = Path(tempfile.mkdtemp(prefix="benchwarmers-demo-"))
     database_url = sqlite_url(home)
     os.environ[HOME_ENV] = str(home)  # anything that resolves the data folder finds the demo's
@@ -103,7 +104,7 @@ def run_demo(host: str, port: int) -> None:
             key = asyncio.run(_prepare(home, database_url, fake.openai_base, exposed=not is_loopback(host)))
             sock = bind_socket(host, port)
             app = create_app(lambda: Runtime.open(home, database_url), bind_host=host)
-            _explain(base_url(host, sock.getsockname()[1]), home, key)
+            _explain(console, base_url(host, sock.getsockname()[1]), home, key)
             run_server(app, sock)
     finally:
         shutil.rmtree(home, ignore_errors=True)
@@ -119,31 +120,39 @@ async def _prepare(home: Path, database_url: str, openai_base: str, *, exposed: 
         return secret
 
 
-def _explain(url: str, home: Path, key: str) -> None:
+def _explain(console: Console, url: str, home: Path, key: str) -> None:
     api_key = key or "demo"
     auth = f" -H 'authorization: Bearer {key}'" if key else ""
     body = f'{{"model": "bench/{COLLECTION}", "messages": [{{"role": "user", "content": "{QUESTION}"}}]}}'
-    console.print(
-        f"[bold]Benchwarmers demo[/] on {url}: a throwaway bench in {home}, deleted when you stop it."
-    )
-    console.print(
+    say = partial(console.print, soft_wrap=True)  # no wrapping mid-path when not on a terminal
+    say(f"[bold]Benchwarmers demo[/] on {url}: a throwaway bench in {home}, deleted when you stop it.")
+    say(
         f"Endpoint [bold]{ENDPOINT}[/] is a fake provider in this process serving three SIMULATED models "
         f"({', '.join(ALIASES.values())}); collection [bold]{COLLECTION}[/] seats all three."
     )
     if key:
-        console.print(f"Listening beyond loopback, so calls need this demo gateway key: {key}")
-    console.print("\nAsk the panel with curl:")
-    console.print(
+        say(f"Listening beyond loopback, so calls need this demo gateway key: {key}")
+    say("\nAsk the panel with curl:")
+    say(
         f"  curl -s {url}/v1/chat/completions -H 'content-type: application/json'{auth} -d '{body}'",
-        soft_wrap=True,
         markup=False,
     )
-    console.print("or with the openai client:")
-    console.print(
+    say("or with the openai client:")
+    say(
         f'  python -c \'from openai import OpenAI; c = OpenAI(base_url="{url}/v1", api_key="{api_key}"); '
         f'print(c.chat.completions.create(model="bench/{COLLECTION}", messages=[{{"role": "user", '
         f'"content": "{QUESTION}"}}]).choices[0].message.content)\'',
-        soft_wrap=True,
         markup=False,
     )
-    console.print("\nStop with Ctrl-C.\n")
+    say("or from another terminal:")
+    say(f"  {_client_env(url, key)}benchwarmers ask {COLLECTION} '{QUESTION}'", markup=False)
+    say("\nStop with Ctrl-C.\n")
+
+
+def _client_env(url: str, key: str) -> str:
+    """What `benchwarmers ask` needs set to find this server: nothing on the
+    default URL, else `BENCHWARMERS_URL` (and the key beyond loopback)."""
+    words = [] if url == client_env.DEFAULT_URL else [f"{client_env.URL_ENV}={url}"]
+    if key:
+        words.append(f"{client_env.KEY_ENV}={key}")
+    return "".join(f"{word} " for word in words)

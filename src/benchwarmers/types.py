@@ -34,8 +34,12 @@ MODEL_ROLES: tuple[ModelRole, ...] = ("general", "code", "light", "vision", "ima
 ModelStatus: TypeAlias = Literal["onboarding", "available", "unavailable", "resting", "retired"]
 MODEL_STATUSES: tuple[ModelStatus, ...] = ("onboarding", "available", "unavailable", "resting", "retired")
 
-SeatStatus: TypeAlias = Literal["ok", "empty", "error", "timeout", "limited"]
-SEAT_STATUSES: tuple[SeatStatus, ...] = ("ok", "empty", "error", "timeout", "limited")
+# `limited`: our own limits refused the call before it went out; `rate_limited`:
+# it went out and the provider answered 429 (or a quota body).
+SeatStatus: TypeAlias = Literal["ok", "empty", "error", "timeout", "limited", "rate_limited"]
+SEAT_STATUSES: tuple[SeatStatus, ...] = ("ok", "empty", "error", "timeout", "limited", "rate_limited")
+# Statuses of calls that did not use a provider's quota: refused by us, or by the provider's 429.
+NOT_SERVED: tuple[SeatStatus, ...] = ("limited", "rate_limited")
 
 ReplyMode: TypeAlias = Literal["panel", "merged"]
 AskMode: TypeAlias = Literal["panel", "merged", "route"]

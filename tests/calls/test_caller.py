@@ -76,7 +76,7 @@ async def test_a_429_rests_the_model_until_the_reset_whatever_the_style(
     before = time.time()
     first = await ask(runtime, model)
     after = time.time()
-    assert first.status == "limited"
+    assert first.status == "rate_limited"  # the provider's 429, not our refusal
     resting = await registry.get_model(runtime.store, "m1")
     assert resting.status == "resting" and resting.resting_until is not None
     until = resting.resting_until.replace(tzinfo=UTC).timestamp()
@@ -94,7 +94,7 @@ async def test_a_per_day_quota_rests_the_model_until_utc_midnight(
 ) -> None:
     fake_provider.add(FakeModel("m1", rate_limit=RateLimit("day")))
     (model,) = await bench_on(runtime, fake_provider, "m1")
-    assert (await ask(runtime, model)).status == "limited"
+    assert (await ask(runtime, model)).status == "rate_limited"
     resting = await registry.get_model(runtime.store, "m1")
     assert resting.resting_until is not None
     assert resting.resting_until.replace(tzinfo=UTC) == next_day(datetime.now(UTC))

@@ -50,9 +50,11 @@ def test_onboard_errors_are_one_line(
     add_endpoint(home, fake_provider)
     runner = CliRunner()
     result = runner.invoke(app, ["onboard", "m", "--endpoint", "elsewhere", "--quick"])
-    assert result.exit_code != 0 and "no endpoint 'elsewhere'" in result.output
+    assert result.exit_code != 0 and "no endpoint named 'elsewhere'" in result.output
     add_fake("down", error=FakeError(status=500))
     result = runner.invoke(app, ["onboard", "down", "--endpoint", "fake", "--quick"])
+    assert result.exit_code == 1 and "did not answer" in result.output and "--keep" in result.output
+    result = runner.invoke(app, ["onboard", "down", "--endpoint", "fake", "--quick", "--keep"])
     assert result.exit_code == 0, result.output
     assert "down is unavailable" in result.output
 

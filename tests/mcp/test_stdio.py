@@ -91,6 +91,5 @@ async def test_no_server_is_a_clear_tool_error(tmp_path: Path) -> None:
     assert "ask" in tools
     assert result.is_error
     assert tool_text(result).endswith(
-        f"no Benchwarmers server answers at {url}: start one with `benchwarmers serve`, "
-        "or point BENCHWARMERS_URL at yours"
+        f"no server at {url}; start one with `benchwarmers serve`, or set BENCHWARMERS_URL to yours"
     )

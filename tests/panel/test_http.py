@@ -185,7 +185,7 @@ def test_failing_seats_leave_the_others_intact(panel_server: Any, stream: bool) 
             "good": "ok",
             "broken": "error",
             "sleepy": "timeout",
-            "limited": "limited",
+            "limited": "rate_limited",  # the provider's 429; `limited` is our own refusal
             "cut": "error",
         }
         by_alias = {s["alias"]: s for s in bench["seats"]}

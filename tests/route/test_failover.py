@@ -54,7 +54,7 @@ def test_a_failing_member_is_replaced_and_keeps_being_replaced(
         assert bench["alias"] == "beta"
         (failed,) = bench["failover"]
         assert failed["alias"] == "alpha"
-        assert failed["status"] == ("error" if fault == "500" else "limited")
+        assert failed["status"] == ("error" if fault == "500" else "rate_limited")
         failed_row, answered_row = call_row(server.home, failed["call"]), call_row(server.home, bench["call"])
         assert (failed_row["kind"], failed_row["status"]) == ("route", failed["status"])
         assert failed_row["ask_id"] == answered_row["ask_id"]  # one turn, two attempts

@@ -116,6 +116,13 @@ async def enqueue(store: Store, requests: list[OnboardRequest], now: datetime | 
                 other = await session.scalar(select(schema.Model).where(schema.Model.alias == req.alias))
                 if other is not None and (other.endpoint_id, other.served) != (endpoint.id, req.served):
                     raise Conflict(f"alias {req.alias!r} is already {other.served} on another entry")
+            existing = await session.scalar(
+                select(schema.Model).where(
+                    schema.Model.endpoint_id == endpoint.id, schema.Model.served == req.served.strip()
+                )
+            )
+            if existing is not None:
+                _check_again(existing, req)
             item = schema.OnboardingItem(
                 endpoint=req.endpoint,
                 served=req.served.strip(),
@@ -130,6 +137,20 @@ async def enqueue(store: Store, requests: list[OnboardRequest], now: datetime | 
             await session.flush()
             ids.append(item.id)
     return ids
+
+
+def _check_again(existing: schema.Model, req: OnboardRequest) -> None:
+    """Onboarding a model already on the bench runs it again as it is: an
+    alias other than its own, or `--ad-hoc` on a model the bench calls on
+    its own, would be ignored or would change it quietly, so both are refused."""
+    where = f"{req.served} on {req.endpoint} is already on the bench as {existing.alias!r}"
+    if req.alias and req.alias != existing.alias:
+        raise Conflict(f"{where}; onboard it again without --alias, or give the new alias to another id")
+    if req.mode == "quick_ad_hoc" and not existing.ad_hoc:
+        raise Conflict(
+            f"{where} and the bench calls it on its own; --ad-hoc would stop that: "
+            f"onboard it without --ad-hoc, or retire it (`benchwarmers model retire {existing.alias}`)"
+        )
 
 
 async def queue_items(

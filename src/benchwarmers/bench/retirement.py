@@ -121,6 +121,8 @@ async def check_model(
         return
     if model.status != "available":
         return  # not answering yet: stays as it is, still probed tomorrow
+    if model.endpoint.needs_key and endpoint_key(model.endpoint.name) is None:
+        return  # a missing key is the user's to fix (the probe row says how), not a model gone
     if await confirm_or_retire(caller, store, model, f"probe failed: {outcome.error}", now):
         report.retired.append(model.alias)
 

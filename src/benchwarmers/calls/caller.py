@@ -3,10 +3,11 @@ turns, shadow seats, probes and the suite all call models through `Caller`.
 
 Putting every call through one place is what makes the bench trustworthy:
 each call is admitted by the limiter (or refused before it goes out, status
-`limited`), teaches the limiter what the provider's headers and 429 bodies
-said, counts against the limits, and lands in the call log and the usage
-ledger the moment it ends, however it ends (an answer, an error, a
-timeout, a client that walked away).
+`limited`; a provider's own 429 is `rate_limited`), teaches the limiter
+what the provider's headers and 429 bodies said, counts against the
+limits, and lands in the call log and the usage ledger the moment it
+ends, however it ends (an answer, an error, a timeout, a client that
+walked away).
 
 Two ways in:
 
@@ -40,9 +41,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from benchwarmers.calls.log import CallRow, new_call_id, record_call
 from benchwarmers.calls.tokens import total_tokens
-from benchwarmers.config.keys import endpoint_key
+from benchwarmers.config.keys import endpoint_key, env_var_name
 from benchwarmers.errors import (
     LimitExceeded,
+    ProviderAuthError,
     ProviderError,
     ProviderRateLimited,
     ProviderTimeout,
@@ -249,6 +251,7 @@ class CallStream:
         learned = False
         try:
             try:
+                key = _key_of(endpoint)  # a missing key is refused before the limiter counts the call
                 await limiter.admit(
                     endpoint.name, served, tokens=total_tokens(self.request), max_wait=first_byte_wait
                 )
@@ -257,7 +260,7 @@ class CallStream:
                     api=endpoint.api,
                     base_url=endpoint.base_url,
                     served=served,
-                    key=endpoint_key(endpoint.name) if endpoint.needs_key else None,
+                    key=key,
                 )
                 adapter = adapter_for(endpoint.api, self.runtime.http)
                 sent = True
@@ -310,7 +313,7 @@ class CallStream:
                 failure = exc
                 error = exc.message
                 if isinstance(exc, ProviderRateLimited):
-                    status = "limited"
+                    status = "rate_limited"
                     if exc.retry_after is not None:
                         frees_at = time.time() + exc.retry_after
                 elif isinstance(exc, ProviderTimeout):
@@ -401,3 +404,18 @@ def _add_tool_delta(tools: dict[int, list[str]], delta: ToolCallDelta) -> None:
 
 def _tool_calls(tools: dict[int, list[str]]) -> tuple[ToolCall, ...]:
     return tuple(ToolCall(id=i, name=n, arguments=a or "{}") for _k, (i, n, a) in sorted(tools.items()))
+
+
+def _key_of(endpoint: EndpointLike) -> str | None:
+    """The endpoint's key; a call whose endpoint needs one and has none is
+    refused here, before it goes out, with what to do about it (the
+    provider's own "invalid API key" says neither whose key nor where)."""
+    if not endpoint.needs_key:
+        return None
+    key = endpoint_key(endpoint.name)
+    if key is None:
+        raise ProviderAuthError(
+            f"no key for endpoint {endpoint.name!r}: set {env_var_name(endpoint.name)}, "
+            f"or run `benchwarmers endpoint key set {endpoint.name}`"
+        )
+    return key

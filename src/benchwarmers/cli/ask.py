@@ -2,20 +2,24 @@
 
 Both talk to a running server first (`client_env`: `BENCHWARMERS_URL`,
 default http://127.0.0.1:8122, with `BENCHWARMERS_KEY` if keys are on), so
-the server's limits, guard and call log are the ones in force; with no
-server answering they run in-process on the data folder, through the same
-core API (`benchwarmers.core.panels`) the server's routes use, as the owner.
-`ask` prints each seat the moment it finishes, with the call id a verdict
-names.
+the server's limits, guard and call log are the ones in force. When no
+server answers they say so (a warning line naming the URL and how to start
+one or point at yours) and run in-process on the data folder, through the
+same core service (`core.Panels`) the server's routes use, as the
+owner, but only when the data folder has what was asked for (the
+collection, the call); else that is the error, with the missing server in
+the same line, so `serve --demo --port 8123` without `BENCHWARMERS_URL`
+never ends as a bare "no collection". `ask` prints each seat the moment it
+finishes, with the call id a verdict names.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, Awaitable, Coroutine
 from contextlib import aclosing
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import httpx
 import typer
@@ -25,8 +29,9 @@ from rich.table import Table
 
 from benchwarmers import client_env
 from benchwarmers.cli.context import console, with_core
+from benchwarmers.cli.errors import print_warning
 from benchwarmers.core import Core, check_verdict_body
-from benchwarmers.errors import UserError
+from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats.base import model_name, parse_model_name
 from benchwarmers.formats.panel_text import bench_object, seat_object
 from benchwarmers.types import Ask, PanelDone, PanelStarted, Request, SeatDone, user
@@ -63,6 +68,7 @@ def ask(
     mode = "merged" if merged else mode
     extras = tuple(with_ or ())
     show = _Printer(quiet=as_json)
+    url = client_env.server_url()
 
     async def over_http() -> dict[str, Any] | None:
         body: dict[str, Any] = {
@@ -74,11 +80,12 @@ def ask(
         if extras:
             body["bench"] = {"with": list(extras)}
         bench: dict[str, Any] | None = None
-        async for chunk in _sse(client_env.server_url() + "/v1/chat/completions", body):
-            if "bench_seat" in chunk:
-                show.seat(chunk["bench_seat"])
-            if "bench" in chunk:
-                bench = chunk["bench"]
+        async with aclosing(_sse(url + "/v1/chat/completions", body)) as chunks:
+            async for chunk in chunks:
+                if "bench_seat" in chunk:
+                    show.seat(chunk["bench_seat"])
+                if "bench" in chunk:
+                    bench = chunk["bench"]
         return bench
 
     async def in_process(core: Core) -> dict[str, Any] | None:
@@ -86,6 +93,7 @@ def ask(
         # closing `core` waits for them before the runtime closes.
         request = Request(messages=(user(prompt),), system=system)
         the_ask = Ask(name, mode, request, stream=True, extra_aliases=extras)
+        await _here_or_no_server(url, core.panels.check_collection(name))
         async with aclosing(await core.panels.panel(the_ask)) as events:
             async for event in events:
                 if isinstance(event, PanelStarted):
@@ -97,8 +105,8 @@ def ask(
         return None
 
     try:
-        bench = asyncio.run(over_http())
-    except httpx.ConnectError:
+        bench = _over_http(url, over_http())
+    except _NoServer:
         bench = with_core(in_process)
     if bench is None:
         raise UserError("the panel ended without a reply")
@@ -124,20 +132,20 @@ def verdict(
     call, useful, note = check_verdict_body({"call": call, "useful": useful, "note": note})
     body = {"call": call, "useful": useful, "note": note}
 
+    url = client_env.server_url()
+
     async def over_http() -> dict[str, Any]:
         async with _client() as client:
-            response = await client.post(
-                client_env.server_url() + "/bench/verdict",
-                json=body,
-            )
+            response = await client.post(url + "/bench/verdict", json=body)
         return _json_or_error(response)["recorded"]
 
     async def in_process(core: Core) -> dict[str, Any]:
-        return (await core.panels.verdict(body)).as_json()
+        recorded = await _here_or_no_server(url, core.panels.verdict(body))
+        return recorded.as_json()
 
     try:
-        recorded = asyncio.run(over_http())
-    except httpx.ConnectError:
+        recorded = _over_http(url, over_http())
+    except _NoServer:
         recorded = with_core(in_process)
     said = "useful" if recorded["useful"] else "not useful"
     changed = "" if recorded.get("changed", True) else " (already recorded; nothing changed)"
@@ -145,6 +153,39 @@ def verdict(
 
 
 # --------------------------------------------------------------- plumbing
+
+R = TypeVar("R")
+
+
+class _NoServer(Exception):
+    """Nothing listens at the server's URL: the command may run in-process."""
+
+
+def _over_http(url: str, work: Coroutine[Any, Any, R]) -> R:
+    """Run `work` against the server; `_NoServer` when nothing answers at
+    `url`, one clear line for any other failure of the conversation."""
+    try:
+        return asyncio.run(work)
+    except httpx.ConnectError:
+        raise _NoServer from None
+    except httpx.TimeoutException:
+        raise UserError(
+            f"the server at {url} did not answer in time ({client_env.TIMEOUT_ENV}); "
+            "a panel still finishes there and its seats are recorded"
+        ) from None
+    except httpx.HTTPError as exc:
+        raise UserError(f"talking to the server at {url} failed: {exc}") from None
+
+
+async def _here_or_no_server(url: str, lookup: Awaitable[R]) -> R:
+    """The in-process fallback, taken only when the data folder has what was
+    asked for; either way the user hears that no server answered."""
+    try:
+        found = await lookup
+    except NotFound as exc:
+        raise NotFound(f"{client_env.no_server(url)}; and in this data folder: {exc}") from None
+    print_warning(f"{client_env.no_server(url)}; running in this process on the data folder")
+    return found
 
 
 def _client() -> httpx.AsyncClient:
@@ -166,7 +207,7 @@ def _json_or_error(response: httpx.Response) -> dict[str, Any]:
     return body
 
 
-async def _sse(url: str, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+async def _sse(url: str, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
     async with _client() as client, client.stream("POST", url, json=body) as response:
         if response.status_code >= 400:
             await response.aread()

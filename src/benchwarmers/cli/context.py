@@ -17,12 +17,25 @@ from typing import TypeVar
 import typer
 from rich.console import Console
 
+from benchwarmers.cli.errors import ReaderGone, stop_writing
 from benchwarmers.core import Core
 from benchwarmers.errors import UserError
 
 T = TypeVar("T")
 
-console = Console(highlight=False)
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """The reader left (`| head`): an ordinary exception, so async work
+        below unwinds and closes as usual (rich's own SystemExit does not)."""
+        self.quiet = True
+        stop_writing()
+        raise ReaderGone
+
+
+# Not a terminal (a pipe, a file, a test): lines are not wrapped at 80
+# columns, so a message, a path or a command stays on one line.
+console = _Console(highlight=False, soft_wrap=not sys.stdout.isatty())
 
 
 def with_core(work: Callable[[Core], Awaitable[T]], home: Path | None = None) -> T:

@@ -1,7 +1,11 @@
-"""`benchwarmers endpoint add|list|remove`: connections to providers.
+"""`benchwarmers endpoint add|list|remove` and `endpoint key set`:
+connections to providers.
 
 The list says where each key comes from (the environment variable or
-keys.json) or that it is missing, never the key itself.
+keys.json) or that it is missing, never the key itself. `add` is safe to
+run again: the same name, URL and API keep the endpoint (with `--key`, its
+key is set), so "run this again with --key" works; `key set` does the same
+for an endpoint however it was added.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchwarmers.cli.context import console, read_secret, with_core
+from benchwarmers.cli.errors import print_warning
 from benchwarmers.core import (
     Core,
     EndpointView,
@@ -23,6 +28,8 @@ from benchwarmers.core import (
 )
 
 endpoint_app = typer.Typer(help="Connections to providers: name, base URL, API kind.", no_args_is_help=True)
+key_app = typer.Typer(help="An endpoint's key (kept in llm's keys.json, never shown).", no_args_is_help=True)
+endpoint_app.add_typer(key_app, name="key")
 
 
 def register(app: typer.Typer) -> None:
@@ -41,17 +48,53 @@ def add(
         bool, typer.Option("--keyless", help="The endpoint needs no key (a local server).")
     ] = False,
 ) -> None:
-    """Add an endpoint."""
+    """Add an endpoint (again with --key on an existing one: set its key)."""
     check_endpoint(name, base_url, api)
     key = read_secret(f"Key for {name}") if ask_key else None
     needs_key = False if keyless else None
-    added = with_core(lambda core: core.admin.add_endpoint(name, base_url, api, needs_key=needs_key))
-    console.print(f"Added endpoint [bold]{escape(added.name)}[/] ({added.api}, {escape(added.base_url)}).")
+    endpoint = with_core(lambda core: add_or_keep(core, name, base_url, api, needs_key=needs_key))
     if key is not None:
-        path = set_endpoint_key(name, key)
-        console.print(f"Key written to {escape(str(path))} (mode 0600).")
-    elif added.needs_key and endpoint_key_source(name) is None:
-        console.print(f"No key yet: set {endpoint_key_variable(name)} or run this again with --key.")
+        write_key(name, key)
+    else:
+        say_if_no_key(endpoint)
+
+
+async def add_or_keep(
+    core: Core, name: str, base_url: str, api: str, *, needs_key: bool | None = None
+) -> EndpointView:
+    """Add the endpoint, or keep it when one of that name is already there
+    with this URL and API (so `add ... --key` again sets the key), saying which."""
+    endpoint, added = await core.admin.add_or_keep_endpoint(name, base_url, api, needs_key=needs_key)
+    where = f"({endpoint.api}, {escape(endpoint.base_url)})"
+    if added:
+        console.print(f"Added endpoint [bold]{escape(endpoint.name)}[/] {where}.")
+    else:
+        console.print(f"Endpoint [bold]{escape(name)}[/] is already there {where}.")
+    return endpoint
+
+
+def write_key(name: str, key: str) -> None:
+    path = set_endpoint_key(name, key)
+    console.print(f"Key for [bold]{escape(name)}[/] written to {escape(str(path))} (mode 0600).")
+
+
+def say_if_no_key(endpoint: EndpointView) -> None:
+    """The next step when an endpoint that needs a key has none."""
+    name = endpoint.name
+    if endpoint.needs_key and endpoint_key_source(name) is None:
+        console.print(
+            f"No key yet for {escape(name)}: set {endpoint_key_variable(name)}, "
+            f"or run [bold]benchwarmers endpoint key set {escape(name)}[/]."
+        )
+
+
+@key_app.command("set")
+def key_set(name: Annotated[str, typer.Argument(help="The endpoint's name.")]) -> None:
+    """Set an endpoint's key: typed without echo, or piped in (`pass show hub | ...`)."""
+    endpoint = with_core(lambda core: core.admin.endpoint(name))
+    write_key(endpoint.name, read_secret(f"Key for {endpoint.name}"))
+    if endpoint_key_source(name) == "env":
+        print_warning(f"{endpoint_key_variable(name)} is set and wins over keys.json")
 
 
 @endpoint_app.command("list")

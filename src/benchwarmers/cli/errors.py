@@ -3,6 +3,10 @@ exit: our own errors, usage mistakes, files we cannot read, a store we cannot
 open. A traceback is for us, not for the person at the terminal; set
 `BENCHWARMERS_DEBUG=1` to get it anyway.
 
+A reader that goes away (`benchwarmers ask ... | head`) is not an error:
+the command stops printing, lets its work finish (a panel's seats are
+still recorded) and exits 0 without a word.
+
 `OneLineErrors` is the app's group class: it runs the command line in
 click's non-standalone mode and turns whatever escapes into that line, so it
 covers every command group registered under the app, and typer's CliRunner
@@ -28,6 +32,18 @@ DEBUG_ENV = "BENCHWARMERS_DEBUG"
 _stderr = Console(stderr=True, soft_wrap=True, highlight=False)
 
 
+class ReaderGone(Exception):
+    """Standard output's reader closed the pipe; nothing more will be read."""
+
+
+def stop_writing() -> None:
+    """Point standard output at /dev/null, so the interpreter's last flush
+    cannot fail again on the closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 class OneLineErrors(TyperGroup):
     def main(  # type: ignore[override]
         self,
@@ -43,6 +59,9 @@ class OneLineErrors(TyperGroup):
             outcome = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except SystemExit:
             raise
+        except (ReaderGone, BrokenPipeError):
+            stop_writing()
+            sys.exit(0)
         except BaseException as exc:
             if os.environ.get(DEBUG_ENV) and not isinstance(exc, TyperException | Abort):
                 raise

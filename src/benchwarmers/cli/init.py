@@ -18,16 +18,15 @@ import typer
 from rich.markup import escape
 
 from benchwarmers.cli.context import console, read_secret, with_core
+from benchwarmers.cli.endpoints import add_or_keep, say_if_no_key, write_key
 from benchwarmers.cli.errors import print_warning
 from benchwarmers.core import (
     HOME_ENV,
     Core,
+    EndpointView,
     check_endpoint,
-    endpoint_key_source,
-    endpoint_key_variable,
     ensure_home,
     resolve_home,
-    set_endpoint_key,
     write_pointer,
 )
 from benchwarmers.errors import UserError
@@ -71,36 +70,16 @@ def init(
 
     key = read_secret(f"Key for {endpoint[0]}") if endpoint and ask_key else None
 
-    async def setup(core: Core) -> None:
+    async def setup(core: Core) -> EndpointView | None:
         console.print(f"Data folder: [bold]{escape(str(core.home))}[/]")
         console.print(f"Store: {escape(core.store_url)} (migrated)")
-        if endpoint is None:
-            return
-        name, base_url = endpoint
-        existing = {e.name: e for e in await core.admin.endpoints()}
-        if name in existing:
-            same = existing[name]
-            if (same.base_url, same.api) != (check_endpoint(name, base_url, api), api):
-                raise UserError(
-                    f"endpoint {name!r} already exists with {same.api} at {same.base_url}; "
-                    f"remove it first to change it"
-                )
-            console.print(f"Endpoint [bold]{escape(name)}[/] was already there.")
-        else:
-            added = await core.admin.add_endpoint(name, base_url, api)
-            console.print(
-                f"Added endpoint [bold]{escape(added.name)}[/] ({added.api}, {escape(added.base_url)})."
-            )
+        return await add_or_keep(core, endpoint[0], endpoint[1], api) if endpoint is not None else None
 
-    with_core(setup, home=folder)
-    if endpoint is not None and key is not None:
-        path = set_endpoint_key(endpoint[0], key)
-        console.print(f"Key for [bold]{escape(endpoint[0])}[/] written to {escape(str(path))} (mode 0600).")
-    elif endpoint is not None and endpoint_key_source(endpoint[0]) is None and api != "ollama":
-        console.print(
-            f"No key yet for {escape(endpoint[0])}: set {endpoint_key_variable(endpoint[0])} "
-            f"or run [bold]benchwarmers init --endpoint {escape(endpoint[0])} URL --key[/]."
-        )
+    added = with_core(setup, home=folder)
+    if added is not None and key is not None:
+        write_key(added.name, key)
+    elif added is not None:
+        say_if_no_key(added)
     console.print(
         "Next: [bold]benchwarmers serve[/] (or [bold]benchwarmers serve --demo[/] to try it offline)."
     )

@@ -21,6 +21,7 @@ import typer
 
 from benchwarmers import __version__
 from benchwarmers.cli.errors import OneLineErrors
+from benchwarmers.cli.help import use_plain_metavars
 
 COMMAND_MODULES = (
     "benchwarmers.cli.init",
@@ -39,6 +40,7 @@ COMMAND_MODULES = (
     "benchwarmers.cli.mcp",
 )
 
+use_plain_metavars()
 app = typer.Typer(
     cls=OneLineErrors,
     name="benchwarmers",

@@ -22,7 +22,15 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from benchwarmers.cli.context import console, with_core
-from benchwarmers.core import Core, HealthReport, OnboardingItem, OnboardRequest, Probe, mode_for
+from benchwarmers.core import (
+    Core,
+    EndpointView,
+    HealthReport,
+    OnboardingItem,
+    OnboardRequest,
+    Probe,
+    mode_for,
+)
 from benchwarmers.errors import UserError
 from benchwarmers.types import MODEL_ROLES
 
@@ -44,13 +52,21 @@ def onboard(
         bool,
         typer.Option("--ad-hoc", help="Probe only; the bench never calls it on its own (implies --quick)."),
     ] = False,
+    keep: Annotated[
+        bool,
+        typer.Option(
+            "--keep", help="Register it even if the endpoint does not list it or it does not answer."
+        ),
+    ] = False,
 ) -> None:
     """Register a model, probe it with four short calls and (unless --quick) run the suite."""
-    request = OnboardRequest(
-        endpoint=endpoint, served=served, mode=mode_for(quick, ad_hoc), alias=alias, role=role
-    )
+    mode = mode_for(quick, ad_hoc)
+    request = OnboardRequest(endpoint=endpoint, served=served, mode=mode, alias=alias, role=role)
+    new = True
 
     async def work(core: Core) -> OnboardingItem:
+        nonlocal new
+        new = await core.ops.check_onboard(endpoint, served, keep=keep)
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(bar_width=24),
@@ -70,7 +86,23 @@ def onboard(
     if item.state == "failed":
         raise UserError(f"onboarding {served} failed: {item.error}")
     model = with_core(lambda core: core.admin.model(item.alias))
+    if model.status == "unavailable" and new and not keep:
+        with_core(lambda core: core.admin.remove_model(model.alias))
+        raise UserError(
+            f"{served} on {endpoint} did not answer ({model.status_reason.split(': ', 1)[-1]}), "
+            f"so it is not kept{_url_hint(model.endpoint)}; add --keep to register it anyway"
+        )
     console.print(f"[bold]{escape(model.alias)}[/] is {model.status}: {escape(item.step)}")
+
+
+def _url_hint(target: EndpointView) -> str:
+    """The usual cause of "Not Found" from an OpenAI-compatible endpoint."""
+    if target.api == "openai" and not target.base_url.rstrip("/").endswith("/v1"):
+        return (
+            f"; OpenAI-compatible base URLs usually end in /v1 ({target.base_url}/v1?): "
+            f"`benchwarmers endpoint remove {target.name}` and add it again with that URL"
+        )
+    return ""
 
 
 def probe(

@@ -3,11 +3,12 @@
 The store is opened (and migrated) once before the server starts, so a bad
 data folder or database fails as one line here rather than as a traceback
 from inside uvicorn; the socket and uvicorn are `server/run.py`'s (shared
-with the demo), imported only here, when the command runs.
+with the demo), imported only when the command runs.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -37,22 +38,35 @@ def serve(
     if demo:
         from benchwarmers.demo import run_demo
 
-        run_demo(host, port)
+        run_demo(host, port, console)
         return
-    from benchwarmers.server.run import app_for_home, base_url, bind_socket, is_loopback, run_server
+    # FastAPI and uvicorn only for the command that serves.
+    from benchwarmers.server.run import app_for_home, bind_socket, is_loopback, listening_on, run_server
 
-    home, active_keys = with_core(_preflight)
+    home, active_keys, endpoints = with_core(_preflight)
     app = app_for_home(home, bind_host=host)
     sock = bind_socket(host, port)
-    console.print(f"Benchwarmers on {base_url(host, sock.getsockname()[1])} (data folder {home})")
-    if not is_loopback(host) and not active_keys:
-        print_warning(
-            f"listening on {host}, beyond loopback: gateway calls need a key, and none exists yet; "
-            "make one with `benchwarmers key add NAME`"
+    say = partial(console.print, soft_wrap=True)  # no wrapping mid-path when not on a terminal
+    say(f"Benchwarmers on {listening_on(host, sock.getsockname()[1])} (data folder {home})", markup=False)
+    if not is_loopback(host):
+        say(
+            "Listening beyond loopback: every gateway call now needs a gateway key "
+            "(clients send it as `Authorization: Bearer KEY`).",
+            markup=False,
+        )
+        if not active_keys:
+            print_warning("no gateway key exists yet; make one with `benchwarmers key add NAME`")
+    if not endpoints:
+        say(
+            "No endpoint yet, so the bench is empty: add one with "
+            "`benchwarmers endpoint add NAME BASE_URL --key` (or run `benchwarmers quickstart`), "
+            "or try `benchwarmers serve --demo`.",
+            markup=False,
         )
     run_server(app, sock)
 
 
-async def _preflight(core: Core) -> tuple[Path, int]:
+async def _preflight(core: Core) -> tuple[Path, int, int]:
     keys = await core.admin.keys()
-    return core.home, sum(1 for k in keys if k.active)
+    endpoints = await core.admin.endpoints()
+    return core.home, sum(1 for k in keys if k.active), len(endpoints)

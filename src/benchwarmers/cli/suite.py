@@ -25,6 +25,7 @@ from benchwarmers.core import (
     Fetched,
     SuiteRun,
     import_tasks,
+    sandbox_unavailable,
     suite_tasks,
 )
 from benchwarmers.errors import UserError
@@ -59,6 +60,9 @@ def run(
     for one in runs:
         table.add_row(escape(one.alias), str(one.passed), str(len(one.results)), str(one.confidently_wrong))
     console.print(table)
+    reason = sandbox_unavailable()
+    if reason is not None:
+        console.print(f"Code tasks were skipped: {escape(reason)}")
 
 
 async def _run_all(

@@ -23,6 +23,7 @@ from benchwarmers.bench.onboarding import OnboardRequest, mode_for
 from benchwarmers.bench.retirement import HealthReport
 from benchwarmers.bench.suite.rebench_fetch import DEFAULT_DATASET, DEFAULT_LIMIT, DEFAULT_SPLIT, Fetched
 from benchwarmers.bench.suite.runner import DEFAULT_GAP, SuiteRun
+from benchwarmers.bench.suite.sandbox import unavailable as sandbox_unavailable
 from benchwarmers.bench.suite.tasks import SHAPES as SUITE_SHAPES
 from benchwarmers.calls.log import CALL_ID_PREFIX
 from benchwarmers.calls.verdicts import check_verdict_body
@@ -109,6 +110,7 @@ __all__ = [
     "probe_json",
     "quotas_json",
     "resolve_home",
+    "sandbox_unavailable",
     "set_endpoint_key",
     "sqlite_url",
     "suite_tasks",

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchwarmers.config import keys as endpoint_keys
 from benchwarmers.core.settings import SettingRow, change_setting, setting_row, setting_rows
-from benchwarmers.errors import Refused
+from benchwarmers.errors import Conflict, Refused
 from benchwarmers.identity import keys as gateway_keys
 from benchwarmers.identity.scope import OWNER, Identity, may_administer
 from benchwarmers.limits import quotas, user_limits
@@ -98,6 +98,25 @@ class Admin:
         return await registry.add_endpoint(
             self._store(), name, base_url, api, needs_key=needs_key, simulated=simulated
         )
+
+    async def add_or_keep_endpoint(
+        self, name: str, base_url: str, api: str = "openai", *, needs_key: bool | None = None
+    ) -> tuple[EndpointView, bool]:
+        """Add the endpoint (True), or keep it (False) when one of that name is
+        already there with this URL and API, so adding again is safe (and
+        sets a key); another URL or API under the name is a Conflict that
+        says how to change it."""
+        store = self._store()
+        for same in await registry.list_endpoints(store):
+            if same.name != name:
+                continue
+            if (same.base_url, same.api) != (registry.check_base_url(base_url), api):
+                raise Conflict(
+                    f"endpoint {name!r} already exists with {same.api} at {same.base_url}; "
+                    f"remove it first to change it (`benchwarmers endpoint remove {name}`)"
+                )
+            return same, False
+        return await registry.add_endpoint(store, name, base_url, api, needs_key=needs_key), True
 
     async def endpoints(self) -> list[EndpointView]:
         return await registry.list_endpoints(self._store())

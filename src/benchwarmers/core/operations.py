@@ -19,6 +19,7 @@ this process follows it in the store.
 from __future__ import annotations
 
 import asyncio
+import difflib
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from benchwarmers.bench import decisions, discover, onboarding, probes, retireme
 from benchwarmers.bench.onboarding import OnboardRequest
 from benchwarmers.bench.suite import rebench, rebench_fetch, runner
 from benchwarmers.bench.suite.tasks import Task, load_tasks
+from benchwarmers.config import keys as endpoint_keys
 from benchwarmers.config.home import resolve_home
 from benchwarmers.errors import NotFound, Refused, UserError
 from benchwarmers.identity.scope import OWNER, Identity, may_administer
@@ -134,6 +136,35 @@ class Operations:
         if self.services is not None:
             self.services.worker.wake()
         return ids
+
+    async def check_onboard(self, endpoint: str, served: str, *, keep: bool = False) -> bool:
+        """Whether `served` is new on `endpoint` (NotFound for an unknown
+        endpoint); a new one is refused, unless `keep`, when it cannot work:
+        an endpoint with no key, or a served id the endpoint's own list does
+        not have (naming the closest ids it does serve). An endpoint that
+        cannot list its models is given the benefit of the doubt: the probe
+        decides."""
+        self.check_allowed()
+        store = self.runtime.store
+        target = await registry.get_endpoint(store, endpoint)
+        new = not any(m.served == served for m in await registry.list_models(store, endpoint=endpoint))
+        if not new or keep:
+            return new
+        if target.needs_key and endpoint_keys.key_source(target.name) is None:
+            raise UserError(
+                f"endpoint {target.name!r} has no key yet: run `benchwarmers endpoint key set {target.name}` "
+                f"(or set {endpoint_keys.env_var_name(target.name)}) first"
+            )
+        listed = await retirement.endpoint_lists(self.runtime.http, target)
+        if listed is None or served in listed:
+            return new
+        close = difflib.get_close_matches(served, sorted(listed), n=5, cutoff=0.5)
+        some = close or sorted(listed)[:5]
+        label = "close ids it serves" if close else f"it serves {len(listed)}, e.g."
+        raise UserError(
+            f"{target.name} does not serve {served!r} ({label}: {', '.join(some) or 'none'}); "
+            "fix the id, or add --keep to register it anyway"
+        )
 
     async def onboard(self, request: OnboardRequest, progress: onboarding.Progress) -> schema.OnboardingItem:
         """Queue one model and see it through, in this process; or, when a

@@ -44,7 +44,11 @@ def seat_text(seat: Seat) -> str:
         body = "_(answered with nothing)_"
     elif seat.status == "limited":
         until = f" until {seat.frees_at}" if seat.frees_at else ""
-        body = f"_(not asked: rate limit{until}{': ' + seat.error if seat.error else ''})_"
+        body = f"_(not asked: a rate limit here{until}{': ' + seat.error if seat.error else ''})_"
+    elif seat.status == "rate_limited":
+        until = f"; rests until {seat.frees_at}" if seat.frees_at else ""
+        why = f": {seat.error}" if seat.error else ""
+        body = f"_(the provider refused it: rate limited, HTTP 429{until}{why})_"
     elif seat.status == "timeout":
         body = f"_(no answer in time{': ' + seat.error if seat.error else ''})_"
     else:

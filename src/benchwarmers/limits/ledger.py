@@ -20,6 +20,7 @@ from sqlalchemy import func, select
 
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import Call, UsageMonth
+from benchwarmers.types import NOT_SERVED
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +101,7 @@ async def spent_since(store: Store, since: datetime, endpoint: str, served: str 
         func.count(Call.id),
         func.coalesce(func.sum(Call.tokens_in), 0),
         func.coalesce(func.sum(Call.tokens_out), 0),
-    ).where(Call.endpoint == endpoint, Call.at >= since, Call.status != "limited")
+    ).where(Call.endpoint == endpoint, Call.at >= since, Call.status.notin_(NOT_SERVED))
     if served:
         query = query.where(Call.served == served)
     async with store.read() as session:

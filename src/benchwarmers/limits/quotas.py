@@ -25,6 +25,7 @@ from benchwarmers.limits.user_limits import UserLimit, list_limits
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import Call, LearnedLimit, Model
 from benchwarmers.store.times import utc
+from benchwarmers.types import NOT_SERVED
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +105,7 @@ def _amount(spent: Spent, unit: str) -> int:
 
 async def _oldest_call_since(store: Store, since: datetime, endpoint: str, served: str) -> datetime | None:
     query = select(func.min(Call.at)).where(
-        Call.endpoint == endpoint, Call.at >= since, Call.status != "limited"
+        Call.endpoint == endpoint, Call.at >= since, Call.status.notin_(NOT_SERVED)
     )
     if served:
         query = query.where(Call.served == served)

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from benchwarmers import client_env
-from benchwarmers.client_env import DEFAULT_TIMEOUT, DEFAULT_URL, TIMEOUT_ENV, URL_ENV
+from benchwarmers.client_env import DEFAULT_TIMEOUT, DEFAULT_URL, TIMEOUT_ENV
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import model_name
 from benchwarmers.mcp.backend import PanelWatch
@@ -101,10 +101,7 @@ class HttpBackend:
             async with httpx.AsyncClient(base_url=self.url, headers=headers, timeout=timeout) as client:
                 yield client
         except httpx.ConnectError:
-            raise UserError(
-                f"no Benchwarmers server answers at {self.url}: start one with `benchwarmers serve`, "
-                f"or point {URL_ENV} at yours"
-            ) from None
+            raise UserError(client_env.no_server(self.url)) from None
         except (httpx.TimeoutException, TimeoutError):
             raise UserError(
                 f"the server at {self.url} did not answer within {self.timeout:g} s ({TIMEOUT_ENV}); "

@@ -278,7 +278,7 @@ def _attempt(alias: str, call_stream: CallStream, exc: ProviderError) -> Attempt
 def _all_failed(collection: str, attempts: Sequence[Attempt]) -> ProviderError:
     detail = "; ".join(f"{a.alias}: {a.error or a.status}" for a in attempts)
     message = f"every member of {_bench_name(collection)} failed this turn ({detail})"
-    if attempts and all(a.status == "limited" for a in attempts):
+    if attempts and all(a.status in ("limited", "rate_limited") for a in attempts):
         known = [a.frees_at for a in attempts if a.frees_at is not None]
         return LimitExceeded(message, frees_at=min(known) if known else None)
     if attempts and all(a.status == "timeout" for a in attempts):

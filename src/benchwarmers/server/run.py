@@ -25,7 +25,15 @@ from benchwarmers.server.guard import is_loopback
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-__all__ = ["app_for_home", "base_url", "bind_socket", "create_app", "is_loopback", "run_server"]
+__all__ = [
+    "app_for_home",
+    "base_url",
+    "bind_socket",
+    "create_app",
+    "is_loopback",
+    "listening_on",
+    "run_server",
+]
 
 GRACEFUL_SHUTDOWN_SECONDS = 10
 
@@ -54,8 +62,38 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 
 def base_url(host: str, port: int) -> str:
+    """The URL a client on this machine uses (a wildcard address is reached on loopback)."""
     shown = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
-    return f"http://{'[' + shown + ']' if ':' in shown else shown}:{port}"
+    return _url(shown, port)
+
+
+def listening_on(host: str, port: int) -> str:
+    """What the banner names: the URL, and for a wildcard address, the
+    address others reach it on as well as the loopback one used here."""
+    if host not in ("0.0.0.0", "::", ""):
+        return base_url(host, port)
+    outside = _outward_address(socket.AF_INET6 if host == "::" else socket.AF_INET)
+    elsewhere = f"{_url(outside, port)} from other machines, " if outside else ""
+    return (
+        f"every address of this machine ({host or '0.0.0.0'}:{port}): {elsewhere}{base_url(host, port)} here"
+    )
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+
+
+def _outward_address(family: socket.AddressFamily) -> str:
+    """This machine's address on its default route ("" when there is none).
+    A UDP socket's connect sends nothing; it only picks the source address."""
+    probe = ("192.0.2.1", 9) if family == socket.AF_INET else ("2001:db8::1", 9)
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as udp:
+            udp.connect(probe)
+            address: str = udp.getsockname()[0]
+    except OSError:
+        return ""
+    return "" if is_loopback(address) else address
 
 
 class _Stopped(Exception):

@@ -38,6 +38,7 @@ from typing import Any
 
 import jsonschema
 
+from benchwarmers.bench.suite import sandbox
 from benchwarmers.bench.suite.sandbox import run_unit_tests
 from benchwarmers.bench.suite.tasks import Task
 
@@ -67,6 +68,16 @@ class CheckResult:
     @property
     def confidently_wrong(self) -> bool:
         return not self.passed and self.certain
+
+
+RUNS_CODE = frozenset({"unit_tests"})
+
+
+def cannot_run(task: Task) -> str | None:
+    """Why this task cannot be checked here (code tasks need the sandbox), or None."""
+    if task.checker["kind"] in RUNS_CODE:
+        return sandbox.unavailable()
+    return None
 
 
 async def check(task: Task, answer: str) -> CheckResult:

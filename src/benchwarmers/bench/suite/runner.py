@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import func, select
 
-from benchwarmers.bench.suite.checkers import CheckResult, check
+from benchwarmers.bench.suite.checkers import CheckResult, cannot_run, check
 from benchwarmers.bench.suite.tasks import Task, load_tasks
 from benchwarmers.calls.caller import CallContext, Caller
 from benchwarmers.errors import UserError
@@ -57,6 +57,7 @@ class SuiteRun:
     run_id: str
     alias: str
     results: tuple[TaskResult, ...] = field(default=())
+    skipped: tuple[tuple[str, str], ...] = field(default=())  # (task, why it cannot run here)
 
     @property
     def passed(self) -> int:
@@ -70,6 +71,7 @@ class SuiteRun:
         return (
             f"{self.alias}: {self.passed}/{len(self.results)} passed, "
             f"{self.confidently_wrong} confidently wrong"
+            + (f", {len(self.skipped)} skipped ({self.skipped[0][1]})" if self.skipped else "")
         )
 
 
@@ -82,10 +84,14 @@ def fits(task: Task, role: str, vision: bool) -> bool:
 
 
 async def tasks_for(runtime: Runtime, alias: str) -> list[Task]:
+    """The tasks this model takes that can be checked here (code tasks need
+    the sandbox: without it they are left out, never run unisolated)."""
     model = await registry.get_model(runtime.store, alias)
     if model.role == "image":
         raise UserError(f"{alias} makes images; the suite has no tasks for it")
-    return [t for t in load_tasks(runtime.home) if fits(t, model.role, model.vision)]
+    return [
+        t for t in load_tasks(runtime.home) if fits(t, model.role, model.vision) and cannot_run(t) is None
+    ]
 
 
 async def next_tasks_for(runtime: Runtime, alias: str, n: int) -> list[Task]:
@@ -121,6 +127,8 @@ async def run_suite(
         chosen = await _unrun_first(runtime, alias, await tasks_for(runtime, alias))
     else:
         chosen = list(tasks)
+    skipped = tuple((t.id, reason) for t in chosen if (reason := cannot_run(t)) is not None)
+    chosen = [t for t in chosen if cannot_run(t) is None]
     if limit is not None:
         chosen = chosen[: max(0, limit)]
     caller = caller or Caller(runtime)
@@ -157,7 +165,7 @@ async def run_suite(
         await _record(runtime, run_id, alias, outcome, result.reply.text)
         if progress:
             progress(len(results), len(chosen))
-    return SuiteRun(run_id, alias, tuple(results))
+    return SuiteRun(run_id, alias, tuple(results), skipped)
 
 
 def _request(task: Task) -> Request:

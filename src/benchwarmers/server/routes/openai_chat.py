@@ -2,7 +2,7 @@
 completions face of the gateway.
 
 The route is glue: the format reads the body into an `Ask`, the core API
-(`benchwarmers.core`, as `deps.gateway_of` hands it for this caller)
+(`core.Panels`, as `deps.panels_of` hands it for this identity)
 checks the collection and starts the panel before the first byte, so an
 unknown collection or an unseatable request still gets its 4xx, and a
 stream that starts is one that will finish; the format writes the reply

@@ -1,0 +1,403 @@
+"""The test runner that runs INSIDE the sandbox, beside code it cannot trust.
+
+This file is not imported by the package: `sandbox.py` runs it with the
+sandbox's own Python (`python -I -S -B`, standard library only) through a
+bootstrap that `exec`s it in a fresh namespace with a private copy of the
+builtins. Nothing refers to that namespace except its own functions, it is
+not `__main__` and not in `sys.modules`, so the code under test has no
+handle on the runner's functions or state.
+
+Why the verdict cannot be forged from inside:
+
+- The parent decides, not the exit code, not stdout, not a file: it accepts
+  only a record written to a pipe and sealed with an HMAC under a per-run
+  secret the runner reads from stdin before any code under test is loaded.
+  The secret lives only in the closure of an audit hook (`sys.addaudithook`;
+  a hook cannot be listed or removed), which also does the sealing, once,
+  and only for the runner's own `finish` function (checked by code object
+  identity). So writing result files, printing a pass line, `os._exit(0)`
+  before the end or `sys.exit` in an `atexit` handler all leave no sealed
+  record, or a record that says what really happened.
+- The hook closes the ways to reach the runner from inside the process:
+  frames (`sys._getframe`, `tb_frame`, `gi_frame`, ... raise ValueError,
+  which the standard library treats as "no frames here", except for a few
+  standard functions, by identity, that never hand a frame on), `gc`'s
+  object walks, `ctypes` calls, tracing and profiling hooks, and starting
+  programs. The sandbox mounts no `/proc`, and the runner makes itself
+  non-dumpable before any model code runs, so no process it starts can read
+  its memory. Forks stay allowed (the parent limits their number).
+- Patching the harness is seen: the builtins, every `unittest` module and
+  class, and each test module's test objects are snapshotted before the
+  tests run and compared, by identity, after each test and before sealing.
+  Any change fails the whole run as tampered.
+
+Plan (read from the file named in argv[1]): {"work": folder, "tests": [ids],
+"fd": result pipe}. A test id is pytest-style: `path.py`, `path.py::name`
+or `path.py::Class::method`. The record is one line per requested id,
+`status<TAB>id<TAB>ran<TAB>failed<TAB>detail`, status `passed` (it ran at least one
+test and every one passed) or `failed`, and a first line `tampered` or
+`clean`; then the hex HMAC-SHA256 of those bytes on its own line.
+"""
+
+import builtins
+import hashlib
+import json
+import os
+import sys
+import threading
+import traceback
+import types
+import typing
+import unittest
+
+DETAIL = 300
+BLOCKED = frozenset(
+    {
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "sys.settrace",
+        "sys.setprofile",
+        "sys._current_frames",
+        "sys._current_exceptions",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.system",
+        "subprocess.Popen",
+        "pty.spawn",
+    }
+)
+FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
+SEAL = "benchwarmers.seal"
+
+
+def _codes_using_frames() -> frozenset[types.CodeType]:
+    """Standard functions that look at frames and keep them to themselves
+    (assertRaises clears its traceback's frames; typing and namedtuple ask
+    for the caller's module name; traceback formatting reads line numbers)."""
+    extract = traceback.StackSummary.extract.__func__.__code__  # type: ignore[attr-defined]
+    nested = [c for c in extract.co_consts if isinstance(c, types.CodeType)]
+    return frozenset(
+        [
+            traceback.clear_frames.__code__,
+            traceback.walk_tb.__code__,
+            typing._caller.__code__,  # type: ignore[attr-defined]
+            __import__("collections").namedtuple.__code__,
+            *nested,
+        ]
+    )
+
+
+def _install_hook(secret: bytes, fd: int, finish_code: types.CodeType) -> None:
+    """The one trusted object: it holds the secret and seals the record."""
+    getframe = sys._getframe
+    get_ident = threading.get_ident
+    sha256 = hashlib.sha256
+    write = os.write
+    allowed = _codes_using_frames()
+    walk_tb = traceback.walk_tb.__code__
+    busy: set[int] = set()
+    sealed: list[bool] = []
+    inner = bytes(b ^ 0x36 for b in secret.ljust(64, b"\0"))
+    outer = bytes(b ^ 0x5C for b in secret.ljust(64, b"\0"))
+
+    def hook(event: str, args: tuple[object, ...]) -> None:
+        me = get_ident()
+        if me in busy:
+            return
+        if event in BLOCKED or event.startswith("ctypes."):
+            raise PermissionError(f"{event} is not allowed in the sandbox")
+        frames = event == "sys._getframe" or (
+            event == "object.__getattr__" and len(args) == 2 and args[1] in FRAME_ATTRIBUTES
+        )
+        if not frames and event != SEAL:
+            return
+        busy.add(me)
+        try:
+            caller = getframe(1)
+            code = caller.f_code
+            if frames:
+                # walk_tb hands frames to whoever iterates it: only to traceback's own code.
+                ok = code in allowed and (
+                    code is not walk_tb or (caller.f_back is not None and caller.f_back.f_code in allowed)
+                )
+                if not ok:
+                    raise ValueError("frames are not available in the sandbox")
+                return
+            if code is not finish_code or sealed or len(args) != 1 or type(args[0]) is not bytes:
+                raise PermissionError("only the harness seals a result, once")
+            sealed.append(True)
+            payload = args[0]
+            mac = sha256(outer + sha256(inner + payload).digest()).hexdigest()
+            data = payload + b"\n" + mac.encode() + b"\n"
+            while data:
+                data = data[write(fd, data) :]
+        finally:
+            busy.discard(me)
+
+    sys.addaudithook(hook)
+
+
+def _snapshot() -> dict[str, dict[str, object]]:
+    """What the harness relies on: builtins and every unittest module and class."""
+    taken: dict[str, dict[str, object]] = {"builtins": dict(vars(builtins))}
+    for name, module in list(sys.modules.items()):
+        if name == "unittest" or name.startswith("unittest."):
+            taken[name] = dict(vars(module))
+            for attr, value in vars(module).items():
+                if isinstance(value, type) and value.__module__ == name:
+                    taken[f"{name}.{attr}"] = dict(vars(value))
+    return taken
+
+
+def _changed(before: dict[str, dict[str, object]], now: dict[str, dict[str, object]]) -> str:
+    for where, items in before.items():
+        current = now.get(where)
+        if current is None:
+            return f"{where} was removed"
+        for key in set(items) | set(current):
+            if items.get(key, _changed) is not current.get(key, _changed):
+                return f"{where}.{key} was changed"
+    return ""
+
+
+def _text(value: object) -> str:
+    """A detail as a plain one-line string, whatever the exception's __str__ does."""
+    try:
+        said = str(value)
+    except BaseException:
+        said = "(unprintable)"
+    if type(said) is not str:
+        said = "(unprintable)"
+    return said.replace("\t", " ").replace("\r", " ").replace("\n", " ")[:DETAIL]
+
+
+def _failure(exc: BaseException) -> str:
+    return _text(type(exc).__name__) + ": " + _text(exc)
+
+
+class _Result(unittest.TestResult):
+    """Collects unittest outcomes by test id (method name)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.outcomes: dict[str, str] = {}
+        self.fixture = ""  # setUpClass or tearDownClass failed
+
+    def _put(self, test: object, outcome: str) -> None:
+        name = getattr(test, "_testMethodName", None)
+        if type(name) is not str:
+            self.fixture = self.fixture or outcome
+        elif name not in self.outcomes or outcome:
+            self.outcomes[name] = outcome
+
+    def addSuccess(self, test: unittest.TestCase) -> None:
+        self._put(test, "")
+
+    def addFailure(self, test: unittest.TestCase, err: typing.Any) -> None:
+        self._put(test, _failure(err[1]))
+
+    def addError(self, test: unittest.TestCase, err: typing.Any) -> None:
+        self._put(test, _failure(err[1]))
+
+    def addSubTest(self, test: typing.Any, subtest: typing.Any, err: typing.Any) -> None:
+        if err is not None:
+            self._put(test.test_case, _failure(err[1]))
+
+    def addSkip(self, test: unittest.TestCase, reason: str) -> None:
+        self._put(test, "skipped: " + _text(reason))
+
+    def addExpectedFailure(self, test: unittest.TestCase, err: typing.Any) -> None:
+        self._put(test, "")
+
+    def addUnexpectedSuccess(self, test: unittest.TestCase) -> None:
+        self._put(test, "passed but was expected to fail")
+
+
+def _load(work: str, relative: str, source: str) -> types.ModuleType:
+    """Execute one test file as a module named by its path (so its relative
+    imports work), from the source read before any model code ran."""
+    dotted = relative[: -len(".py")].replace("/", ".")
+    module = types.ModuleType(dotted)
+    module.__file__ = os.path.join(work, relative)
+    module.__package__ = dotted.rpartition(".")[0]
+    sys.modules[dotted] = module
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    return module
+
+
+def _run_unittest(cls: type, names: list[str]) -> dict[str, str]:
+    suite = unittest.TestSuite([cls(name) for name in names])
+    result = _Result()
+    suite.run(result)
+    outcomes = result.outcomes
+    for name in names:
+        outcomes.setdefault(name, "did not run")
+        if result.fixture:
+            outcomes[name] = outcomes[name] or "class fixture failed: " + result.fixture
+    return outcomes
+
+
+def _run_plain(function: typing.Any, instance: object = None) -> str:
+    """A pytest-style test: a function, or a method of a plain Test* class."""
+    code = getattr(function, "__code__", None)
+    wanted = (code.co_argcount - (1 if instance is not None else 0)) if code is not None else 0
+    if wanted > len(getattr(function, "__defaults__", None) or ()):
+        return "needs pytest fixtures, which this runner does not provide"
+    try:
+        if instance is None:
+            function()
+            return ""
+        setup, teardown = getattr(instance, "setup_method", None), getattr(instance, "teardown_method", None)
+        if setup is not None:
+            setup(function)
+        try:
+            function(instance)
+        finally:
+            if teardown is not None:
+                teardown(function)
+        return ""
+    except unittest.SkipTest as exc:
+        return "skipped: " + _text(exc)
+    except BaseException as exc:
+        return _failure(exc)
+
+
+def _tests_in(module: types.ModuleType, parts: list[str]) -> list[tuple[str, typing.Any, list[str]]]:
+    """(name, object, method names) of the tests an id names inside a module."""
+    found: list[tuple[str, typing.Any, list[str]]] = []
+    for name, value in list(vars(module).items()):
+        if parts and name != parts[0]:
+            continue
+        if isinstance(value, type) and (issubclass(value, unittest.TestCase) or name.startswith("Test")):
+            methods = sorted(m for m in dir(value) if m.startswith("test") and callable(getattr(value, m)))
+            if len(parts) > 1:
+                methods = [m for m in methods if m == parts[1]]
+            if methods:
+                found.append((name, value, methods))
+        elif name.startswith("test") and callable(value) and len(parts) < 2:
+            found.append((name, value, []))
+    return found
+
+
+def _run_id(
+    module: types.ModuleType, parts: list[str], check: typing.Callable[[], str]
+) -> tuple[int, int, str]:
+    """Run the tests an id names: (how many ran, how many failed, first failure or "")."""
+    if parts and "[" in parts[-1]:
+        return 0, 0, "parametrized tests need pytest, which this runner does not provide"
+    ran = failed = 0
+    first = ""
+    for name, value, methods in _tests_in(module, parts):
+        if isinstance(value, type) and issubclass(value, unittest.TestCase):
+            outcomes = _run_unittest(value, methods)
+        elif isinstance(value, type):
+            outcomes = {}
+            for method in methods:
+                try:
+                    instance = value()
+                except BaseException as exc:
+                    outcomes[method] = _failure(exc)
+                    continue
+                outcomes[method] = _run_plain(getattr(value, method), instance)
+        else:
+            outcomes = {name: _run_plain(value)}
+        tampered = check()
+        if tampered:
+            return ran, failed, tampered
+        for test, outcome in outcomes.items():
+            ran += 1
+            if outcome:
+                failed += 1
+                first = first or f"{test}: {outcome}"
+    if ran == 0 and not first:
+        first = "no such test"
+    return ran, failed, first
+
+
+FIXTURES = frozenset(
+    {"setUp", "tearDown", "setUpClass", "tearDownClass", "run", "__call__", "setup_method", "teardown_method"}
+)
+
+
+def _test_objects(modules: dict[str, types.ModuleType]) -> dict[str, dict[str, object]]:
+    """The tests themselves: each module's test functions and classes, and
+    each class's test methods and fixtures (other attributes may change)."""
+    taken: dict[str, dict[str, object]] = {}
+    for relative, module in modules.items():
+        names = [name for name, _value, _methods in _tests_in(module, [])]
+        taken[relative] = {name: vars(module)[name] for name in names}
+        for name in names:
+            value = vars(module)[name]
+            if isinstance(value, type):
+                taken[f"{relative}::{name}"] = {
+                    k: v for k, v in vars(value).items() if k in FIXTURES or k.startswith("test")
+                }
+    return taken
+
+
+def _not_dumpable() -> None:
+    """No other process of the sandbox's user may read this one's memory
+    (ptrace, /proc/PID/mem): prctl(PR_SET_DUMPABLE, 0)."""
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE) failed")
+
+
+def finish(lines: list[str]) -> None:
+    sys.audit(SEAL, "\n".join(lines).encode("utf-8", "replace"))
+
+
+def main() -> None:
+    secret = bytes.fromhex(sys.stdin.readline().strip())
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        plan = json.load(handle)
+    work, ids, fd = plan["work"], list(plan["tests"]), int(plan["fd"])
+    os.set_inheritable(fd, False)
+    sources: dict[str, str] = {}
+    for test_id in ids:
+        relative = test_id.split("::")[0]
+        if relative not in sources:
+            with open(os.path.join(work, relative), encoding="utf-8") as handle:
+                sources[relative] = handle.read()
+    if any("IsolatedAsyncioTestCase" in source for source in sources.values()):
+        unittest.IsolatedAsyncioTestCase  # noqa: B018 - imported lazily; load it before the snapshot
+    _not_dumpable()
+    _install_hook(secret, fd, finish.__code__)
+    del secret
+    before = _snapshot()
+    sys.path.insert(0, work)
+    os.chdir(work)
+    modules: dict[str, types.ModuleType] = {}
+    broken: dict[str, str] = {}
+    for relative, source in sources.items():
+        try:
+            modules[relative] = _load(work, relative, source)
+        except BaseException as exc:
+            broken[relative] = "could not import the tests: " + _failure(exc)
+    tests = _test_objects(modules)
+
+    def check() -> str:
+        changed = _changed(before, _snapshot()) or _changed(tests, _test_objects(modules))
+        return "the code changed the test harness: " + changed if changed else ""
+
+    lines: list[str] = []
+    tampered = ""
+    for test_id in ids:
+        relative, *parts = test_id.split("::")
+        if relative in broken:
+            lines.append(f"failed\t{test_id}\t0\t0\t{_text(broken[relative])}")
+            continue
+        ran, failed, first = _run_id(modules[relative], parts, check)
+        if first.startswith("the code changed the test harness"):
+            tampered = tampered or first
+        status = "passed" if ran and not first else "failed"
+        lines.append(f"{status}\t{test_id}\t{ran}\t{failed}\t{_text(first)}")
+    tampered = tampered or check()
+    finish([("tampered\t" + _text(tampered)) if tampered else "clean", *lines])
+
+
+if __name__ == "benchwarmers_harness":
+    main()

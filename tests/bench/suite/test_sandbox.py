@@ -1,0 +1,229 @@
+"""The sandbox holds against code that tries to get out or to lie.
+
+Each run spawns a sandbox (a fifth of a second here), so the isolation
+checks share one run, with one test id per property; each way of forging a
+pass gets a run of its own, since each ends or spoils its run.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from benchwarmers.bench.suite import sandbox
+from benchwarmers.bench.suite.checkers import cannot_run
+from benchwarmers.bench.suite.sandbox import Interpreter, Limits, SandboxUnavailable, run_tests
+from benchwarmers.bench.suite.tasks import Task
+
+pytestmark = pytest.mark.skipif(sandbox.unavailable() is not None, reason=str(sandbox.unavailable()))
+
+PROCESSES = 4
+
+ISOLATION = """
+import os, socket, sys, gc, time
+
+def test_no_socket_to_loopback():
+    try:
+        socket.create_connection(("127.0.0.1", {port}), timeout=2).close()
+    except OSError:
+        return
+    raise AssertionError("connected to the host's loopback")
+
+def test_no_network_beyond():
+    try:
+        socket.create_connection(("1.1.1.1", 53), timeout=2).close()
+    except OSError:
+        return
+    raise AssertionError("reached the internet")
+
+def test_no_data_folder_or_keys():
+    for path in ({home!r} + "/bench.db", {keys!r}, "/etc/passwd"):
+        try:
+            open(path).read()
+        except OSError:
+            continue
+        raise AssertionError("read " + path)
+
+def test_no_keys_in_the_environment():
+    assert set(os.environ) <= {{"PATH", "HOME", "TMPDIR", "LANG", "PWD"}}, sorted(os.environ)
+
+def test_no_write_outside_its_folder():
+    for path in ("/usr/evil", "/evil", {outside!r}, "/harness/harness.py"):
+        try:
+            open(path, "w").write("x")
+        except OSError:
+            continue
+        raise AssertionError("wrote " + path)
+    open("/work/mine", "w").write("fine")
+    open("/tmp/mine", "w").write("fine")
+
+def test_fork_limit():
+    children = []
+    try:
+        for _ in range(50):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(5)
+                os._exit(0)
+            children.append(pid)
+    except OSError:
+        pass
+    finally:
+        for pid in children:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+    assert 0 < len(children) <= {processes}, len(children)
+
+def test_no_way_to_the_runner():
+    for attempt in (lambda: sys._getframe(1), lambda: gc.get_objects(), lambda: sys.settrace(None)):
+        try:
+            attempt()
+        except (ValueError, PermissionError):
+            continue
+        raise AssertionError("reached the runner")
+    try:
+        raise KeyError
+    except KeyError as exc:
+        try:
+            exc.__traceback__.tb_frame
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("got a frame")
+    try:
+        import ctypes
+        ctypes.CDLL(None)
+    except PermissionError:
+        pass
+    else:
+        raise AssertionError("loaded a library")
+    try:
+        os.execv("/usr/bin/true", ["true"])
+    except PermissionError:
+        pass
+"""
+ISOLATION_IDS = [
+    "tests.py::test_no_socket_to_loopback",
+    "tests.py::test_no_network_beyond",
+    "tests.py::test_no_data_folder_or_keys",
+    "tests.py::test_no_keys_in_the_environment",
+    "tests.py::test_no_write_outside_its_folder",
+    "tests.py::test_fork_limit",
+    "tests.py::test_no_way_to_the_runner",
+]
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.setblocking(False)
+    yield server
+    server.close()
+
+
+async def test_code_cannot_get_out(
+    listener: socket.socket, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, llm = tmp_path / "home", tmp_path / "llm"
+    home.mkdir()
+    llm.mkdir()
+    (home / "bench.db").write_text("secret rows")
+    (llm / "keys.json").write_text('{"groq": "sk-live"}')
+    monkeypatch.setenv("BENCHWARMERS_HOME", str(home))
+    monkeypatch.setenv("LLM_USER_PATH", str(llm))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-should-not-leak")
+    tests = ISOLATION.format(
+        port=listener.getsockname()[1],
+        home=str(home),
+        keys=str(llm / "keys.json"),
+        outside=str(tmp_path / "outside"),
+        processes=PROCESSES,
+    )
+    outcome = await run_tests({"tests.py": tests}, ISOLATION_IDS, limits=Limits(processes=PROCESSES))
+    assert outcome.results == dict.fromkeys(ISOLATION_IDS, True), outcome.detail
+    assert outcome.passed
+    with pytest.raises(BlockingIOError):
+        listener.accept()  # nothing ever connected
+    assert not (tmp_path / "outside").exists()
+
+
+WRONG = "def add(a, b):\n    return a - b\n"
+TESTS = "from solution import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+UNITTEST = (
+    "import unittest\nfrom solution import add\n\n"
+    "class TestAdd(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"
+)
+
+
+async def _forged(prelude: str, tests: str = TESTS) -> sandbox.TestOutcome:
+    files = {"solution.py": prelude + "\n" + WRONG, "tests.py": tests}
+    return await run_tests(files, ["tests.py"])
+
+
+async def test_writing_results_printing_and_sealing_do_not_pass() -> None:
+    outcome = await _forged(
+        "import atexit, json, os, sys\n"
+        "for name in ('result.json', '/tmp/result.json', '/work/results.txt'):\n"
+        "    open(name, 'w').write(json.dumps({'passed': ['test_add'], 'failed': {}, 'error': ''}))\n"
+        "print('1 tests passed'); print('OK'); print('clean\\npassed\\ttests.py\\t1\\t0\\t')\n"
+        "for fd in range(3, 40):\n"
+        "    try:\n"
+        "        os.write(fd, b'clean\\npassed\\ttests.py\\t1\\t0\\t\\n' + b'0' * 64 + b'\\n')\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "try:\n"
+        "    sys.audit('benchwarmers.seal', b'clean\\npassed\\ttests.py\\t1\\t0\\t')\n"
+        "except PermissionError:\n"
+        "    pass\n"
+        "atexit.register(sys.exit, 0)\n"
+    )
+    assert not outcome.passed
+    assert "1 of 1 tests failed" in outcome.detail
+
+
+async def test_exiting_zero_early_does_not_pass() -> None:
+    outcome = await _forged("import os\nos._exit(0)\n")
+    assert not outcome.passed
+    assert "ended before the tests finished (exit 0)" in outcome.detail
+
+
+async def test_patching_the_harness_does_not_pass() -> None:
+    outcome = await _forged(
+        "import unittest\nunittest.TestCase.assertEqual = lambda self, a, b, msg=None: None\n", UNITTEST
+    )
+    assert not outcome.passed
+    assert "changed the test harness: unittest.case.TestCase.assertEqual" in outcome.detail
+
+
+async def test_patching_builtins_does_not_pass() -> None:
+    outcome = await _forged(
+        "import sys, builtins\nbuiltins.AssertionError = type('Quiet', (Exception,), {})\n",
+    )
+    assert not outcome.passed and "changed the test harness: builtins.AssertionError" in outcome.detail
+
+
+def test_data_folder_under_a_mounted_folder_is_covered(tmp_path: Path) -> None:
+    python = Interpreter("/usr/bin/python3", "/usr")
+    argv = sandbox._bwrap_argv(tmp_path, python, [Path("/usr/share"), tmp_path / "elsewhere"], [])
+    assert argv[argv.index("/usr/share") - 1] == "--tmpfs"
+    assert str(tmp_path / "elsewhere") not in argv  # never mounted, nothing to cover
+
+
+async def test_no_isolation_means_no_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name, path=None: None)
+    sandbox.unavailable.cache_clear()
+    try:
+        assert "bubblewrap" in str(sandbox.unavailable())
+        with pytest.raises(SandboxUnavailable, match="bubblewrap"):
+            await run_tests({"tests.py": TESTS}, ["tests.py"])
+        code = Task("t", "code", "code", "p", {"kind": "unit_tests", "tests": TESTS})
+        assert "bubblewrap" in str(cannot_run(code))
+        assert cannot_run(Task("e", "general", "short", "p", {"kind": "exact", "expected": "x"})) is None
+    finally:
+        monkeypatch.undo()
+        sandbox.unavailable.cache_clear()
