@@ -80,7 +80,7 @@ def test_serve_demo_starts_explains_and_cleans_up(tmp_path: Path) -> None:
                 time.sleep(0.05)
     finally:
         process.send_signal(signal.SIGTERM)
-        output = process.communicate(timeout=20)[0]
+        output = process.communicate(timeout=60)[0]
     assert "SIMULATED" in output and "bench/demo" in output
     assert f"curl -s http://127.0.0.1:{port}/v1/chat/completions" in output
     assert "from openai import OpenAI" in output

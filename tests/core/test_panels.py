@@ -84,7 +84,7 @@ async def test_a_panel_past_the_grace_is_stopped_and_its_seats_still_recorded(
     await bench(runtime, fake_provider, FakeModel("one"), FakeModel("two", never_ending=True))
     events = await Panels(runtime).panel(Ask("duo", "panel", HELLO))
     await events.aclose()
-    await asyncio.wait_for(finish_background(grace=0.3), timeout=10)
+    await asyncio.wait_for(finish_background(grace=0.3), timeout=60)
 
     async with runtime.store.read() as session:
         rows = {c.alias: c for c in (await session.execute(select(Call))).scalars()}

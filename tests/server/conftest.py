@@ -157,14 +157,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 @pytest.fixture(scope="module")
 def client() -> Iterator[httpx.Client]:
     """One client (making one costs more than a request does)."""
-    with httpx.Client(timeout=10) as client:
+    with httpx.Client(timeout=60) as client:
         yield client
 
 
 def raw_http(port: int, head: str, chunks: Sequence[bytes] = ()) -> tuple[int, dict[str, str], bytes]:
     """Send a hand-written request (for what httpx will not send: a lying
     Content-Length, a chunked body of our choosing) and read the reply."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
         sock.sendall(head.replace("\n", "\r\n").encode() + b"\r\n")
         for chunk in chunks:
             sock.sendall(chunk)
