@@ -100,9 +100,13 @@ def suite_tasks(home: Path | None = None) -> list[Task]:
     return load_tasks(home if home is not None else resolve_home())
 
 
-def import_tasks(source: Path, home: Path | None = None) -> rebench.Imported:
-    """Real-bug tasks from a SWE-rebench-style JSONL file, into the data folder's tasks/."""
-    return rebench.import_jsonl(source, home if home is not None else resolve_home())
+async def import_tasks(
+    source: Path, checkout: Path | None = None, home: Path | None = None
+) -> rebench.Imported:
+    """Real-bug tasks from a SWE-rebench-style JSONL file, into the data
+    folder's tasks/; with `checkout` (a clone of the rows' repository) their
+    code and tests come from it, and only rows whose own fix passes are kept."""
+    return await rebench.import_jsonl(source, home if home is not None else resolve_home(), checkout)
 
 
 class Operations:
@@ -155,7 +159,7 @@ class Operations:
                 f"endpoint {target.name!r} has no key yet: run `benchwarmers endpoint key set {target.name}` "
                 f"(or set {endpoint_keys.env_var_name(target.name)}) first"
             )
-        listed = await retirement.endpoint_lists(self.runtime.http, target)
+        listed = await retirement.endpoint_lists(self.runtime.outbound, target)
         if listed is None or served in listed:
             return new
         close = difflib.get_close_matches(served, sorted(listed), n=5, cutoff=0.5)
@@ -195,7 +199,8 @@ class Operations:
 
     async def discover(self, *, free_only: bool = False) -> list[dict[str, Any]]:
         """models.dev and FreeLLMAPI merged, marked reachable and on the bench."""
-        return [e.as_dict() for e in await discover.discover(self.runtime.store, free_only=free_only)]
+        found = await discover.discover(self.runtime.store, free_only=free_only, home=self.runtime.home)
+        return [e.as_dict() for e in found]
 
     async def alerts(self, *, include_dismissed: bool = False) -> list[dict[str, Any]]:
         """Went paid, retired, unlisted: the newest 200."""
@@ -233,8 +238,10 @@ class Operations:
         self.check_allowed()
         jobs = self._jobs
         if alias:
-            return await retirement.probe_now(jobs.caller, jobs.store, jobs.runtime.http, alias)
-        return await retirement.daily_health(jobs.caller, jobs.store, jobs.runtime.http, scheduler.now_utc())
+            return await retirement.probe_now(jobs.caller, jobs.store, jobs.runtime.outbound, alias)
+        return await retirement.daily_health(
+            jobs.caller, jobs.store, jobs.runtime.outbound, scheduler.now_utc()
+        )
 
     async def probes(self, alias: str, limit: int = 50) -> list[schema.Probe]:
         """A model's probe history, newest first (NotFound for an unknown alias)."""

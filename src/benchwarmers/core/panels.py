@@ -21,7 +21,7 @@ under them.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +31,7 @@ from benchwarmers.calls.log import get_call
 from benchwarmers.calls.tokens import prompt_tokens
 from benchwarmers.errors import NotFound, Refused, UserError
 from benchwarmers.formats.base import model_name
-from benchwarmers.identity.scope import OWNER, Identity, may_call
+from benchwarmers.identity.scope import OWNER, Identity, may_administer, may_call
 from benchwarmers.panel.engine import PanelEngine, finish_panels
 from benchwarmers.store import registry
 from benchwarmers.types import Ask, PanelDone, PanelEvent, PanelReply, Request
@@ -84,6 +84,8 @@ class Panels:
         that finishes. The panel itself runs in the engine's own task: a
         caller that stops listening leaves it to finish and be recorded."""
         await self.check_collection(ask.collection)
+        if ask.extra_aliases:
+            await self._check_extras(ask.extra_aliases)
         events = PanelEngine(self.runtime).run(ask)
         first = await anext(events)
 
@@ -96,6 +98,22 @@ class Panels:
                 await events.aclose()
 
         return chained()
+
+    async def _check_extras(self, extras: Sequence[str]) -> None:
+        """A key limited to some collections may seat only their members:
+        anything else is refused with one answer, whether or not such an
+        alias exists (no 404-vs-200 oracle for a key's holder to probe with)."""
+        if may_administer(self.identity):
+            return
+        views = await registry.list_collections(self.runtime.store)
+        allowed = {m for view in views if may_call(self.identity, view.name) for m in view.members}
+        outside = [alias for alias in extras if alias not in allowed]
+        if outside:
+            raise Refused(
+                f"this key may seat only the members of its collections in bench.with; "
+                f"{', '.join(repr(a) for a in outside)} is not one",
+                status=403,
+            )
 
     async def answer(self, ask: Ask) -> PanelReply:
         """The whole reply at once, for front ends that do not stream."""
