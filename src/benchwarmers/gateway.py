@@ -28,9 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from benchwarmers.calls import verdicts
 from benchwarmers.calls.log import get_call
+from benchwarmers.config.settings import MAX_PANELS, MAX_PANELS_PER_KEY, Settings
 from benchwarmers.errors import NotFound, Refused
 from benchwarmers.formats.base import model_name
 from benchwarmers.panel.engine import PanelEngine, finish_panels
+from benchwarmers.panel.slots import Slot
 from benchwarmers.server.callers import OWNER, Caller, caller_may_administer, caller_may_call
 from benchwarmers.store import registry
 from benchwarmers.types import Ask, PanelDone, PanelEvent, PanelReply
@@ -86,8 +88,13 @@ class Gateway:
         await self.check_collection(ask.collection)
         if ask.extra_aliases:
             await self._check_extras(ask.extra_aliases)
-        events = PanelEngine(self.runtime).run(ask)
-        first = await anext(events)
+        slot = await self._panel_slot()
+        try:
+            events = PanelEngine(self.runtime).run(ask, on_done=slot.release)
+            first = await anext(events)
+        except BaseException:
+            slot.release()  # seating failed: no panel runs
+            raise
 
         async def chained() -> AsyncGenerator[PanelEvent, None]:
             try:
@@ -98,6 +105,15 @@ class Gateway:
                 await events.aclose()
 
         return chained()
+
+    async def _panel_slot(self) -> Slot:
+        """A running panel's place under the caps (`panel/slots.py`), else 429."""
+        caps = await Settings(self.runtime.store).all()
+        return self.runtime.panel_slots.take(
+            None if self.caller.owner else self.caller.name,
+            total=caps[MAX_PANELS.name],
+            per_holder=caps[MAX_PANELS_PER_KEY.name],
+        )
 
     async def _check_extras(self, extras: Sequence[str]) -> None:
         """A key limited to some collections may seat only their members:

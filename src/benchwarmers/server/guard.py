@@ -27,7 +27,10 @@ microseconds), in this order, each refusal in the caller's API format
    The result is a `Caller` on `scope["state"]["caller"]` (see
    `server/callers.py`).
 4. **Body**: over the limit (`max_body_mb`, default 20 MB) by Content-Length
-   or by the bytes actually received -> 413 naming the limit; a JSON body
+   or by the bytes actually received -> 413 naming the limit; a body that
+   stalls for `BODY_IDLE_SECONDS`, or is not all in after `BODY_SECONDS`
+   (slowloris on the body) -> 408 and the connection closed (the head has
+   its own deadline: `server/protocol.py`); a JSON body
    nested deeper than `MAX_JSON_DEPTH` -> 400 (a parser would otherwise
    recurse until it crashes). The body is read whole here and replayed to
    the app, so routes read it as usual.
@@ -39,6 +42,7 @@ within that time without a per-request query.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 import math
@@ -77,6 +81,8 @@ MAX_JSON_DEPTH = 64
 POLICY_TTL = 2.0
 MB = 1024 * 1024
 RATE_WINDOW = 60.0  # a key's rate is per minute, a sliding window
+BODY_IDLE_SECONDS = 10.0  # no byte of the body for this long: the client stalled
+BODY_SECONDS = 120.0  # the whole body, however it trickles
 
 # A JSON string, escapes included (unrolled, so it runs in linear time).
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
@@ -375,8 +381,19 @@ async def _read_body(headers: dict[bytes, bytes], receive: Receive, limit: int) 
         return receive
     chunks: list[bytes] = []
     size = 0
+    loop = asyncio.get_running_loop()
+    whole = loop.time() + BODY_SECONDS
     while True:
-        message = await receive()
+        try:
+            async with asyncio.timeout_at(min(whole, loop.time() + BODY_IDLE_SECONDS)):
+                message = await receive()
+        except TimeoutError:
+            raise Refused(
+                f"the request body did not arrive in time (no byte for {BODY_IDLE_SECONDS:g} s, or not "
+                f"all of it within {BODY_SECONDS:g} s)",
+                status=408,
+                headers={"connection": "close"},
+            ) from None
         if message["type"] == "http.disconnect":
             raise _ClientGone
         chunk = message.get("body", b"")
