@@ -140,7 +140,8 @@ async def queue(request: Request, all: bool = True) -> dict[str, Any]:
 
 @router.get("/discover")
 async def discover_list(request: Request, free: bool = False) -> dict[str, Any]:
-    entries = await discover.discover(runtime_of(request).store, free_only=free)
+    runtime = runtime_of(request)
+    entries = await discover.discover(runtime.store, free_only=free, home=runtime.home)
     return {"models": [e.as_dict() for e in entries]}
 
 
