@@ -4,10 +4,11 @@ One pure ASGI middleware (no per-request Starlette objects, so it costs
 microseconds), in this order, each refusal in the caller's API format
 (`formats.errors`):
 
-1. **Host** must name this server: a loopback name (`127.0.0.1`, `localhost`,
-   `[::1]`, any port), the address the server is bound to, or a host the
-   settings (or `BENCHWARMERS_ALLOWED_HOSTS`) allow. A DNS-rebinding page
-   reaches us under its own name, so it fails here (421). Bound to a wildcard
+1. **Host** must be one header naming a host (else 400, RFC 9112) and name
+   this server: a loopback name (`127.0.0.1`, `localhost`, `[::1]`, any
+   port), the address the server is bound to, or a host the settings (or
+   `BENCHWARMERS_ALLOWED_HOSTS`) allow. A DNS-rebinding page reaches us
+   under its own name, so it fails here (421). Bound to a wildcard
    address (`0.0.0.0`, `::`, as in a container) the machine's own name and
    any IP literal are accepted too: an IP literal cannot be rebound. An
    allowed host `*` turns the check off (behind a proxy that does it).
@@ -181,6 +182,8 @@ class Guard:
         """Check the request; return the `receive` the app should read from."""
         policy = await self.state.policy()
         headers = _headers(scope)
+        if sum(1 for name, _ in scope["headers"] if name.lower() == b"host") > 1:
+            raise Refused("the request has more than one Host header (RFC 9112: one, exactly)", status=400)
         host = headers.get(b"host", b"").decode("latin-1")
         self._check_host(host, policy)
         method: str = scope["method"]
@@ -193,12 +196,14 @@ class Guard:
         if not host:
             raise Refused("the request has no Host header", status=400)
         name, port = _split_host(host)
-        if name is not None and self._host_allowed(name, port, policy):
+        if name is None:
+            raise Refused(f"the Host header {host!r} is not a host name (RFC 9112: host[:port])", status=400)
+        if self._host_allowed(name, port, policy):
             return
         raise Refused(
             f"Host {host!r} is not this server (a DNS-rebinding page looks like this); if you reach "
             f"the server by that name, allow it with `benchwarmers settings set allowed_hosts "
-            f"{name or '<host>'}` (naming any hosts already allowed too) or {ALLOWED_HOSTS_ENV}",
+            f"{name}` (naming any hosts already allowed too) or {ALLOWED_HOSTS_ENV}",
             status=421,
         )
 
@@ -309,6 +314,8 @@ def _split_host(value: str) -> tuple[str | None, int | None]:
     else:
         name = value
     name = name.rstrip(".")
+    if ":" in name and not _is_ip(name):
+        return None, None  # colons only in an IPv6 literal
     if not name or (port_text and not (port_text.isdigit() and len(port_text) <= 5)):
         return None, None
     return name, int(port_text) if port_text else None

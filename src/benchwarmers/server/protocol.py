@@ -11,7 +11,10 @@ only once the head is complete. So here:
 - a request's head (request line and headers) must arrive within
   `HEAD_SECONDS` of the connection opening or of the previous response
   ending, else the server answers 408 and closes;
-- a head larger than `MAX_HEAD_BYTES` is answered 431 and closed.
+- a head larger than `MAX_HEAD_BYTES` is answered 431 and closed;
+- an absolute-form target (`GET http://host/path`, what a client sends a
+  proxy) is answered 400: this is no proxy, and such a target would carry
+  a second authority beside the Host header the guard checks.
 
 The body has its own deadlines in the guard (`guard.BODY_IDLE_SECONDS`,
 `guard.BODY_SECONDS`), which reads it whole before any route runs.
@@ -35,13 +38,14 @@ _REPLIES = {
 }
 
 
-class _HeadTooLarge(Exception):
-    pass
+class _Refusal(Exception):
+    """Raised from a parser callback: the parser stops and says 400 (see `send_400_response`)."""
 
 
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
     _head_timer: asyncio.TimerHandle | None = None
     _head_bytes = 0
+    _absolute = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -56,12 +60,18 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         # callback) or the parser's own (uvicorn's 400).
         if self._head_bytes > MAX_HEAD_BYTES:
             self._refuse(431)
+        elif self._absolute:
+            self._absolute = False
+            super().send_400_response("absolute-form request targets are refused: this server is not a proxy")
         else:
             super().send_400_response(msg)
 
     def on_url(self, url: bytes) -> None:
         self._count(len(url))
         super().on_url(url)
+        if b"://" in self.url[:10]:
+            self._absolute = True
+            raise _Refusal
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._count(len(name) + len(value) + 4)
@@ -82,7 +92,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def _count(self, size: int) -> None:
         self._head_bytes += size
         if self._head_bytes > MAX_HEAD_BYTES:
-            raise _HeadTooLarge
+            raise _Refusal
 
     def _arm_head(self) -> None:
         self._disarm_head()
