@@ -158,8 +158,11 @@ class Gateway:
         return await verdicts.record(self.runtime.store, collection, task)
 
     async def pending(self, calls: Sequence[str]) -> list[str]:
-        """Of these call ids, the answered seats that have no verdict yet."""
-        return await verdicts.pending(self.runtime.store, verdicts.check_pending_body({"calls": list(calls)}))
+        """Of these call ids, the answered seats that have no verdict yet (of
+        the caller's collections only: a key learns nothing of other ids)."""
+        wanted = verdicts.check_pending_body({"calls": list(calls)})
+        scope = None if caller_may_administer(self.caller) else self.caller.collections
+        return await verdicts.pending(self.runtime.store, wanted, collections=scope)
 
 
 def collection_entry(view: registry.CollectionView) -> dict[str, Any]:

@@ -22,9 +22,11 @@ def test_healthz(server: LiveServer, client: httpx.Client) -> None:
     assert client.head(f"{server.url}/healthz").status_code == 200
 
 
-def test_docs_routes_are_off(server: LiveServer, client: httpx.Client) -> None:
-    for path in ("/docs", "/redoc", "/openapi.json"):
+def test_docs_pages_are_off_and_the_schema_is_served(server: LiveServer, client: httpx.Client) -> None:
+    for path in ("/docs", "/redoc"):
         assert client.get(f"{server.url}{path}").status_code == 404
+    schema = client.get(f"{server.url}/openapi.json")
+    assert schema.status_code == 200 and schema.json()["openapi"].startswith("3.")
 
 
 # ------------------------------------------------------------------- Host
