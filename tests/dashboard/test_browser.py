@@ -132,6 +132,13 @@ def test_a_new_user_runs_the_bench_from_the_dashboard(
         page.click("#add-endpoint button[type=submit]")
         page.wait_for_url(re.compile(r"/onboard\?endpoint=fake$"))
 
+        # Discover: the long list is searched, not scrolled.
+        page.fill("#discover-search", "gemini flash")
+        expect(page.locator("#discover-state")).to_contain_text("match")
+        expect(page.locator("#discover-list")).to_contain_text("Gemini")
+        assert 0 < page.locator("#discover-list li").count() <= 30
+        page.fill("#discover-search", "")
+
         # Onboard two models: alpha Full, beta Quick; the queue and the chip follow them.
         page.locator('#listed input[value="alpha"]').check()
         page.click('#onboard button[value="full"]')
@@ -168,6 +175,7 @@ def test_a_new_user_runs_the_bench_from_the_dashboard(
         assert cards.count() == 2
         answers = sorted(cards.locator(".answer").all_inner_texts())
         assert answers == ["An answer from alpha.", "An answer from beta."]
+        page.screenshot(path=str(artifacts / "ask-answered.png"), full_page=True)
 
         # And from the official openai client.
         client = openai.OpenAI(base_url=base + "/v1", api_key="anything")

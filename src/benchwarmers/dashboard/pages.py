@@ -166,16 +166,11 @@ async def model_page(request: Request, alias: str) -> Response:
 async def onboard_page(request: Request) -> Response:
     if (away := await admitted(request)) is not None:
         return away
-    backend = backend_of(request)
-    endpoints = await backend.endpoints()
-    found = await backend.discover()
     return render(
         request,
         "onboard.html",
         "onboard",
-        endpoints=endpoints,
-        discover=found["models"],
-        dismissed=found["dismissed"],
+        endpoints=await backend_of(request).endpoints(),
         modes=[(m, MODE_LABELS[m]) for m in MODES],
     )
 

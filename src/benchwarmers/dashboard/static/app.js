@@ -25,6 +25,11 @@
     return { ok: response.ok, status: response.status, data };
   }
 
+  // "2026-12-01T09:12:36.257+00:00" -> "2026-12-01 09:12:36 UTC" (as the pages' own times read).
+  function readable(iso) {
+    return iso.replace('T', ' ').replace(/\.\d+/, '').replace('+00:00', ' UTC');
+  }
+
   function message(result) {
     return result.data?.error?.message || `the server answered ${result.status}`;
   }
@@ -87,6 +92,7 @@
     reload: () => location.reload(),
     queue: (form) => {
       for (const box of form.querySelectorAll('input[type="checkbox"]:checked')) box.checked = false;
+      ticked.clear();
       refreshQueue();
       document.getElementById('queue')?.scrollIntoView({ block: 'start' });
     },
@@ -166,22 +172,6 @@
     out.textContent = data.ok ? `connected: lists ${data.models.length} model(s)` : `failed: ${data.error}`;
   });
 
-  // Search and "free only" over a rendered list.
-  function filterList(list) {
-    const search = document.querySelector(`[data-filter="#${list.id}"]`);
-    const free = document.querySelector(`[data-filter-free="#${list.id}"]`);
-    const words = (search?.value || '').toLowerCase().split(/\s+/).filter(Boolean);
-    for (const item of list.children) {
-      const text = item.dataset.text || '';
-      const shown = words.every((w) => text.includes(w)) && (!free?.checked || item.dataset.free === 'yes');
-      item.hidden = !shown;
-    }
-  }
-  document.addEventListener('input', (event) => {
-    const selector = event.target.dataset?.filter || event.target.dataset?.filterFree;
-    if (selector) filterList(document.querySelector(selector));
-  });
-
   // ------------------------------------------------- the onboarding chip
 
   let queueTimer = null;
@@ -250,6 +240,71 @@
     if (wanted && [...endpointSelect.options].some((o) => o.value === wanted)) endpointSelect.value = wanted;
     endpointSelect.addEventListener('change', () => loadListed(endpointSelect));
     loadListed(endpointSelect);
+  }
+
+  // ------------------------------------------------ Onboard: Discover
+
+  // The list is long (all of models.dev): it is fetched once and drawn here,
+  // the first DISCOVER_SHOWN matches of the search, ticked entries always kept.
+  const DISCOVER_SHOWN = 30;
+  let discovered = null; // until the list has come
+  const ticked = new Set();
+
+  function discoverRow(d) {
+    const tags = [];
+    if (d.free) tags.push(el('span', { class: 'tag good', text: 'free' }));
+    else if (d.free_tier) tags.push(el('span', { class: 'tag good', text: 'free tier' }));
+    if (d.reachable.length) tags.push(el('span', { class: 'tag', text: `via ${d.reachable.join(', ')}` }));
+    if (d.on_bench) tags.push(el('span', { class: 'tag', text: `on the bench as ${d.on_bench}` }));
+    const box = el('input', { type: 'checkbox', name: 'models', value: d.model, disabled: Boolean(d.on_bench), checked: ticked.has(d.model) });
+    box.addEventListener('change', () => { if (box.checked) ticked.add(d.model); else ticked.delete(d.model); });
+    return el('li', {},
+      el('label', {}, box, ' ' + d.name + ' ', el('small', { text: d.id }), ...tags),
+      el('button', { type: 'button', class: 'small', 'data-dismiss': d.id, text: 'Dismiss', 'aria-label': `Dismiss ${d.name}` }));
+  }
+
+  function drawDiscover() {
+    const list = document.getElementById('discover-list');
+    if (!list || !discovered) return;
+    const words = document.getElementById('discover-search').value.toLowerCase().split(/\s+/).filter(Boolean);
+    const freeOnly = document.getElementById('discover-free').checked;
+    const matches = discovered.models.filter((d) => {
+      const text = `${d.name} ${d.id}`.toLowerCase();
+      return words.every((w) => text.includes(w)) && (!freeOnly || d.free || d.free_tier);
+    });
+    const shown = matches.slice(0, DISCOVER_SHOWN);
+    const kept = discovered.models.filter((d) => ticked.has(d.model) && !shown.includes(d));
+    list.replaceChildren(...kept.concat(shown).map(discoverRow));
+    document.getElementById('discover-state').textContent = matches.length > shown.length
+      ? `${matches.length} match; the first ${shown.length} are shown: search to narrow them.`
+      : `${matches.length} match.`;
+    const box = document.getElementById('dismissed-box');
+    box.hidden = !discovered.dismissed.length;
+    document.getElementById('dismissed-count').textContent = discovered.dismissed.length;
+    document.getElementById('dismissed').replaceChildren(...discovered.dismissed.map((d) => el('li', {},
+      d.name + ' ', el('small', { text: d.id }), ' ',
+      el('button', { type: 'button', class: 'small', 'data-undismiss': d.id, text: 'Show again' }))));
+  }
+
+  async function loadDiscover() {
+    const result = await api('GET', '/ui/api/discover');
+    if (!result.ok) { document.getElementById('discover-state').textContent = message(result); return; }
+    discovered = result.data;
+    drawDiscover();
+  }
+
+  if (document.getElementById('discover-list')) {
+    document.getElementById('discover-search').addEventListener('input', drawDiscover);
+    document.getElementById('discover-free').addEventListener('change', drawDiscover);
+    document.addEventListener('click', async (event) => {
+      const button = event.target.closest('button[data-dismiss], button[data-undismiss]');
+      if (!button) return;
+      const undo = button.hasAttribute('data-undismiss');
+      const id = undo ? button.dataset.undismiss : button.dataset.dismiss;
+      const result = await api('POST', undo ? '/ui/api/discover/restore' : '/ui/api/discover/dismiss', { id });
+      if (result.ok) await loadDiscover();
+    });
+    loadDiscover();
   }
 
   // ------------------------------------------------- seats and verdicts
@@ -336,7 +391,7 @@
         const asks = result.data.asks;
         box.replaceChildren(...(asks.length ? asks.map((ask) => el('article', { class: 'ask', 'data-ask': ask.ask },
           el('header', {}, el('strong', { text: `bench/${ask.collection}` }), ' ', el('span', { class: 'tag', text: ask.shape }), ' ',
-            el('time', { datetime: ask.at, text: ask.at.replace('T', ' ').replace('+00:00', ' UTC') })),
+            el('time', { datetime: ask.at, text: readable(ask.at) })),
           el('div', { class: 'seat-row' }, ...ask.seats.map((s) => seatButton(s, ask.collection)))))
           : [el('p', { class: 'hint', text: 'No asks yet: try the Ask page, or any client pointed at this server.' })]));
       }
