@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Any
 
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import RawTestServer
 
-from benchwarmers.errors import ProviderBusy, ProviderError
+from benchwarmers.errors import ProviderBadReply, ProviderBusy, ProviderError
+from benchwarmers.providers import transport
 from benchwarmers.providers.base import Target, adapter_for
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.testing import FakeModel, FakeProvider
@@ -73,3 +77,36 @@ async def test_a_call_that_cannot_get_a_connection_is_busy_not_a_model_timeout(
         with pytest.raises(ProviderBusy, match=r"all 1 outbound connections to 127\.0\.0\.1 were busy"):
             await adapter.execute(target, ASK, stream=False, timeout=0.2).__anext__()
         holder.cancel()
+
+
+async def _on(handler: Any, api: str, stream: bool) -> ProviderError:
+    async with RawTestServer(handler, host="127.0.0.1") as server, OutboundClient() as outbound:
+        base = str(server.make_url("/v1" if api == "openai" else "")).rstrip("/")
+        chunks = adapter_for(api, outbound).execute(
+            Target("x", api, base, "m1"), ASK, stream=stream, timeout=10
+        )  # type: ignore[arg-type]
+        with pytest.raises(ProviderError) as caught:
+            _ = [c async for c in chunks]
+    return caught.value
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+async def test_a_redirect_is_not_followed_and_says_where_it_points(stream: bool) -> None:
+    async def handle(_: web.BaseRequest) -> web.Response:
+        return web.Response(status=307, headers={"location": "https://elsewhere.example/v1/chat/completions"})
+
+    error = await _on(handle, "openai", stream)
+    assert error.status == 307 and "redirected" in error.message and "elsewhere.example" in error.message
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+async def test_a_reply_larger_than_any_sane_one_is_refused(
+    stream: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(transport, "MAX_REPLY_BYTES", 4096)
+
+    async def handle(_: web.BaseRequest) -> web.Response:
+        return web.Response(body=b"data: " + b"x" * 10_000 + b"\n\n", content_type="text/event-stream")
+
+    error = await _on(handle, "openai", stream)
+    assert isinstance(error, ProviderBadReply) and "larger than" in error.message
