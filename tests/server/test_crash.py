@@ -7,12 +7,7 @@ client is in the call log."""
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import socket
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -23,24 +18,18 @@ import asyncpg
 import httpx
 import pytest
 
-from benchwarmers.runtime import DATABASE_URL_ENV, Runtime
+from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.store.db import SQLITE_FILE
 from benchwarmers.testing import FakeModel, FakeProvider
 
 from ..conftest import throwaway_postgres
+from .child_server import Child
 
 KILLS = 3
 CLIENTS = 8
 PROGRESS = 5  # verdicts acknowledged in each run before the kill
 MAX_LOAD_SECONDS = 60.0
-BENCHWARMERS = str(Path(sys.executable).parent / "benchwarmers")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def _register(home: Path, url: str | None, fake: FakeProvider) -> None:
@@ -50,46 +39,6 @@ async def _register(home: Path, url: str | None, fake: FakeProvider) -> None:
             fake.add(FakeModel(alias, answer=f"{alias} answers", latency=0.02))
             await registry.add_model(runtime.store, alias, "fake", alias)
         await registry.add_collection(runtime.store, "trio", ["a", "b", "c"])
-
-
-class Child:
-    """`benchwarmers serve` on a port of its own, killed with SIGKILL."""
-
-    def __init__(self, home: Path, url: str | None) -> None:
-        self.port = _free_port()
-        self.env = {**os.environ, "BENCHWARMERS_HOME": str(home)}
-        if url:
-            self.env[DATABASE_URL_ENV] = url
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        command = [BENCHWARMERS, "serve", "--port", str(self.port)]
-        self.process = subprocess.Popen(
-            command, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        for _ in range(600):
-            try:
-                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            if self.process.poll() is not None:
-                raise RuntimeError("the server exited on start")
-            time.sleep(0.05)
-        raise RuntimeError("the server did not start")
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(30)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.kill()
 
 
 class Load:
