@@ -89,6 +89,11 @@ def _register(home: Path, fake: FakeProvider) -> None:
                     store, f"f-{kind}", ["good-a", "good-b", alias], seat_timeout=SEAT_SECONDS
                 )
 
+            # Route mode with every member refused by a quota that says not when.
+            fake.add(FakeModel("quota", rate_limit=RateLimit("day")))
+            await registry.add_model(store, "quota", "fake", "quota")
+            await registry.add_collection(store, "all-limited", ["quota"], seat_timeout=SEAT_SECONDS)
+
     asyncio.run(work())
 
 
@@ -145,3 +150,10 @@ def test_the_server_keeps_serving_and_memory_stays_near_its_level(server: LiveSe
     after = _rss_mb()
     print(f"fault matrix: {len(CASES)} faulty panels more, RSS {before:.0f} -> {after:.0f} MB")
     assert after - before < 300
+
+
+def test_a_429_with_no_time_from_upstream_still_carries_retry_after(server: LiveServer) -> None:
+    body: dict[str, Any] = {"model": "bench/all-limited:route", "messages": MESSAGES}
+    reply = httpx.post(server.url + "/v1/chat/completions", json=body, timeout=SEAT_SECONDS * 10)
+    assert reply.status_code == 429, reply.text
+    assert int(reply.headers["retry-after"]) >= 1
