@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -58,7 +58,7 @@ def _ask(server: Child) -> str:
 
 @pytest.mark.parametrize("kill_one", [False, True], ids=["both-up", "one-killed"])
 def test_two_processes_on_one_redis_let_exactly_the_limit_through(
-    home: Path, redis_url: str, kill_one: bool
+    home: Path, redis_url: str, kill_one: bool, counts: Callable[[str], None]
 ) -> None:
     endpoint = f"shared-{uuid.uuid4().hex[:10]}"  # Redis outlives the test: counters of its own
     with FakeProvider() as fake:
@@ -77,7 +77,7 @@ def test_two_processes_on_one_redis_let_exactly_the_limit_through(
             second.stop()
         sent = fake.calls["m"]
     through = statuses.count("ok")
-    print(
+    counts(
         f"shared counters ({'one killed' if kill_one else 'both up'}): {ASKS} asks, {through} through, "
         f"{statuses.count('limited')} limited, {sent} reached the provider; limit {LIMIT}/min"
     )

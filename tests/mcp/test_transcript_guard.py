@@ -5,6 +5,7 @@ existence oracle), a size cap, and the read off the event loop."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,9 @@ def _refusal(path: Path | str) -> str:
     return str(caught.value)
 
 
-def test_every_refusal_reads_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_refusal_reads_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counts: Callable[[str], None]
+) -> None:
     root = tmp_path / "agent"
     root.mkdir()
     monkeypatch.setenv(transcript.TRANSCRIPT_DIRS_ENV, str(root))
@@ -44,7 +47,7 @@ def test_every_refusal_reads_the_same(tmp_path: Path, monkeypatch: pytest.Monkey
         "dot-dot": _refusal(f"{root}/../secret.jsonl"),
         "system file": _refusal("/etc/passwd"),
     }
-    print(f"transcript refusals: {len(refusals)} cases, {len(set(refusals.values()))} distinct answer")
+    counts(f"transcript refusals: {len(refusals)} cases, {len(set(refusals.values()))} distinct answer")
     assert set(refusals.values()) == {UNREADABLE}
     inside = root / "session.jsonl"
     inside.write_text(f'{{"text": "{ID}"}}\n')

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -28,6 +29,7 @@ FLOOD = 100
 
 async def test_a_flood_of_timeouts_and_cancellations_never_wedges_the_pool(
     fake_provider: FakeProvider,
+    counts: Callable[[str], None],
 ) -> None:
     fake_provider.add(FakeModel("fast", answer="hi"))
     fake_provider.add(FakeModel("hang", never_ending=True))
@@ -57,7 +59,7 @@ async def test_a_flood_of_timeouts_and_cancellations_never_wedges_the_pool(
                     jobs.append(one(served, 0.1 + 0.05 * (i % 4), stream=bool(i % 2)))
             outcomes += await asyncio.gather(*jobs)
         busy = sum(isinstance(o, ProviderBusy) for o in outcomes)
-        print(f"flood: {ROUNDS * FLOOD} calls, {busy} busy, in flight after: {outbound.in_flight}")
+        counts(f"flood: {ROUNDS * FLOOD} calls, {busy} busy, in flight after: {outbound.in_flight}")
         assert outbound.in_flight == 0
         answers = await asyncio.gather(*(one("fast", 5.0, stream=False) for _ in range(POOL * 3)))
         failed = [a for a in answers if isinstance(a, Exception)]

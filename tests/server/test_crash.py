@@ -10,7 +10,7 @@ import asyncio
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -107,7 +107,7 @@ async def _postgres_check(url: str, told: set[str], acked: set[str]) -> tuple[in
     return len(told & calls), len(acked & verdicts)
 
 
-def _crash_cycles(home: Path, url: str | None) -> None:
+def _crash_cycles(home: Path, url: str | None, counts: Callable[[str], None]) -> None:
     child = Child(home, url)
     load = Load(child.url)
     try:
@@ -129,7 +129,7 @@ def _crash_cycles(home: Path, url: str | None) -> None:
                 found_seats, found_verdicts = _sqlite_check(home, load.told, load.acked)
             else:
                 found_seats, found_verdicts = asyncio.run(_postgres_check(url, load.told, load.acked))
-            print(
+            counts(
                 f"crash {kill + 1}/{KILLS} ({'postgres' if url else 'sqlite'}): {load.sent} requests sent, "
                 f"{load.server_errors} 5xx, seats told/found {len(load.told)}/{found_seats}, "
                 f"verdicts acked/found {len(load.acked)}/{found_verdicts}"
@@ -148,12 +148,16 @@ def fake() -> Iterator[FakeProvider]:
         yield provider
 
 
-def test_sigkill_under_load_loses_nothing_on_sqlite(home: Path, fake: FakeProvider) -> None:
+def test_sigkill_under_load_loses_nothing_on_sqlite(
+    home: Path, fake: FakeProvider, counts: Callable[[str], None]
+) -> None:
     asyncio.run(_register(home, None, fake))
-    _crash_cycles(home, None)
+    _crash_cycles(home, None, counts)
 
 
-async def test_sigkill_under_load_loses_nothing_on_postgres(home: Path, fake: FakeProvider) -> None:
+async def test_sigkill_under_load_loses_nothing_on_postgres(
+    home: Path, fake: FakeProvider, counts: Callable[[str], None]
+) -> None:
     async with throwaway_postgres() as url:
         await _register(home, url, fake)
-        await asyncio.to_thread(_crash_cycles, home, url)
+        await asyncio.to_thread(_crash_cycles, home, url, counts)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
@@ -101,7 +101,9 @@ def _slow_connections(server: LiveServer, count: int) -> Iterator[socket.socket]
         yield sock
 
 
-def test_hundreds_of_slow_clients_do_not_stop_the_others(server: LiveServer) -> None:
+def test_hundreds_of_slow_clients_do_not_stop_the_others(
+    server: LiveServer, counts: Callable[[str], None]
+) -> None:
     hanging = list(_slow_connections(server, 300))
     try:
         with httpx.Client(timeout=PATIENCE) as client:
@@ -110,5 +112,5 @@ def test_hundreds_of_slow_clients_do_not_stop_the_others(server: LiveServer) -> 
     finally:
         for sock in hanging:
             sock.close()
-    print(f"slow clients: {len(hanging)} opened, {closed} cut off with 408")
+    counts(f"slow clients: {len(hanging)} opened, {closed} cut off with 408")
     assert closed == len(hanging)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import resource
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -142,13 +142,15 @@ def test_one_faulty_seat_leaves_the_others_answering(
     assert httpx.get(server.url + "/healthz", timeout=10).status_code == 200
 
 
-def test_the_server_keeps_serving_and_memory_stays_near_its_level(server: LiveServer) -> None:
+def test_the_server_keeps_serving_and_memory_stays_near_its_level(
+    server: LiveServer, counts: Callable[[str], None]
+) -> None:
     before = _rss_mb()
     for kind, stream, fmt in CASES:
         path, body = _request(fmt, f"f-{kind}", stream)
         assert httpx.post(server.url + path, json=body, timeout=SEAT_SECONDS * 10).status_code == 200
     after = _rss_mb()
-    print(f"fault matrix: {len(CASES)} faulty panels more, RSS {before:.0f} -> {after:.0f} MB")
+    counts(f"fault matrix: {len(CASES)} faulty panels more, RSS {before:.0f} -> {after:.0f} MB")
     assert after - before < 300
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -45,13 +46,15 @@ def _flood(bench: Bench, headers: dict[str, str], path: str = "/v1/chat/completi
         return list(pool.map(one, range(FLOOD)))
 
 
-def test_a_key_past_its_cap_gets_429_with_retry_after_and_its_slots_come_back(bench: Bench) -> None:
+def test_a_key_past_its_cap_gets_429_with_retry_after_and_its_slots_come_back(
+    bench: Bench, counts: Callable[[str], None]
+) -> None:
     secret = _configure(bench, total=100, per_key=2)
     headers = {"authorization": f"Bearer {secret}"}
     replies = _flood(bench, headers)
     refused = [r for r in replies if r.status_code == 429]
     answered = [r for r in replies if r.status_code == 200]
-    print(f"panel caps (key): {len(replies)} asks, {len(answered)} answered, {len(refused)} refused")
+    counts(f"panel caps (key): {len(replies)} asks, {len(answered)} answered, {len(refused)} refused")
     assert len(answered) + len(refused) == FLOOD and answered and refused
     for reply in refused:
         assert reply.headers["retry-after"].isdigit()
@@ -73,12 +76,14 @@ def test_a_key_past_its_cap_gets_429_with_retry_after_and_its_slots_come_back(be
     assert statuses == [200, 200, 200]
 
 
-def test_the_server_wide_cap_holds_for_the_owner_too_in_the_callers_format(bench: Bench) -> None:
+def test_the_server_wide_cap_holds_for_the_owner_too_in_the_callers_format(
+    bench: Bench, counts: Callable[[str], None]
+) -> None:
     _configure(bench, total=2, per_key=100)
     try:
         replies = _flood(bench, {}, path="/v1/messages")
         refused = [r for r in replies if r.status_code == 429]
-        print(f"panel caps (server): {len(replies)} asks, {len(refused)} refused")
+        counts(f"panel caps (server): {len(replies)} asks, {len(refused)} refused")
         assert refused and all(r.headers.get("retry-after") for r in refused)
         error = refused[0].json()
         assert error["type"] == "error" and "limit of 2 panels" in error["error"]["message"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +115,9 @@ async def _soak(url: str) -> dict[str, Any]:
     return {"statuses": statuses, "told": told, "acked": acked}
 
 
-def test_a_soak_of_mixed_requests_gives_no_5xx_and_loses_nothing(server: LiveServer) -> None:
+def test_a_soak_of_mixed_requests_gives_no_5xx_and_loses_nothing(
+    server: LiveServer, counts: Callable[[str], None]
+) -> None:
     result = asyncio.run(_soak(server.url))
     statuses: Counter[int] = result["statuses"]
     calls = {r["id"] for r in rows(server.home, "SELECT id FROM calls")}
@@ -123,7 +125,7 @@ def test_a_soak_of_mixed_requests_gives_no_5xx_and_loses_nothing(server: LiveSer
     found_seats = len(result["told"] & calls)
     found_verdicts = len(result["acked"] & verdicts)
     server_errors = sum(n for status, n in statuses.items() if status >= 500)
-    print(
+    counts(
         f"soak: {sum(statuses.values())} requests sent ({REQUESTS} asks, {CLIENTS} clients), "
         f"statuses {dict(sorted(statuses.items()))}, {server_errors} 5xx, "
         f"seats told/found {len(result['told'])}/{found_seats}, "
