@@ -25,14 +25,14 @@ from pathlib import Path
 import httpx
 
 from benchwarmers.config.home import ensure_home, resolve_home
-from benchwarmers.config.settings import Settings
 from benchwarmers.limits.counters import Counters, MemoryCounters, open_counters
 from benchwarmers.limits.enforce import Limiter
-from benchwarmers.panel.slots import PanelSlots
+from benchwarmers.limits.panels import PanelSlots
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.store import changes
 from benchwarmers.store.db import Store, sqlite_url
 from benchwarmers.store.migrate import migrate
+from benchwarmers.store.settings import Settings
 
 DATABASE_URL_ENV = "BENCHWARMERS_DATABASE_URL"
 # Counters in Redis, so several servers share rate limits; else in this process.
@@ -53,7 +53,7 @@ class Runtime:
         self.store = store
         self.http = http
         self.outbound = outbound
-        # Panels running in this process, under the max_panels caps (panel/slots.py).
+        # Panels running in this process, under the max_panels caps (limits/panels.py).
         self.panel_slots = PanelSlots()
         self.settings = settings
         self.limiter = limiter or Limiter(store, MemoryCounters())

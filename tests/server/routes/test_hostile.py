@@ -10,8 +10,8 @@ import asyncio
 import httpx
 import pytest
 
+from benchwarmers.identity.keys import create_key, revoke_key
 from benchwarmers.runtime import Runtime
-from benchwarmers.server.gatewaykeys import create_key, revoke_key
 
 from .hardening_support import POST_ROUTES, Bench, check_reply, headers_for
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import httpx
 
-from benchwarmers.config.settings import MAX_PANELS, MAX_PANELS_PER_KEY, Settings
+from benchwarmers.identity.keys import create_key
 from benchwarmers.runtime import Runtime
-from benchwarmers.server.gatewaykeys import create_key
+from benchwarmers.store.settings import MAX_PANELS, MAX_PANELS_PER_KEY, Settings
 
 from .hardening_support import Bench, ask_body
 

@@ -1,7 +1,7 @@
 """Typed settings over the `settings` table.
 
 Each setting is declared once, here, with its type and default, so the
-CLI and `/bench/settings` (both through `settings_view.py`) and the guard
+CLI and `/bench/settings` (both through `core/settings.py`) and the guard
 agree on what a value means and a fresh install behaves safely without
 any row: the scheduler is off (it spends no calls until the user switches
 it on), only loopback hosts are allowed, and gateway keys are required only
@@ -104,7 +104,7 @@ MAX_PANELS_PER_KEY: Setting[int] = Setting(
     "max_panels_per_key", 8, _positive_int, "panels one gateway key may run at once; past it 429"
 )
 LOGIN_USER: Setting[str] = Setting("login_user", "", _text, "dashboard login name (empty: no login)")
-# A password hash (`config/passwords.py`), never the password; never shown (`settings_view.py`).
+# A password hash (`identity/passwords.py`), never the password; never shown (`core/settings.py`).
 LOGIN_PASSWORD_HASH: Setting[str] = Setting("login_password_hash", "", _text, "dashboard login password hash")
 
 # Discover entries ("provider/model") the user dismissed on the Onboard page: hidden from the list.

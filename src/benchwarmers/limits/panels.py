@@ -1,4 +1,5 @@
-"""How many panels may run at once: in all, and per gateway key.
+"""How many panels may run at once: in all, and per gateway key (a limit of
+our own, like the rate limits beside it).
 
 A panel fans out to every seat of its collection and outlives its client
 (it runs in a task of its own until its seats are in), so one caller firing
