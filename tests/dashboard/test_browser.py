@@ -114,6 +114,7 @@ def test_a_new_user_runs_the_bench_from_the_dashboard(
         page.goto(base + "/")
         assert page.url.endswith("/endpoints?add=1")
         assert page.evaluate("document.activeElement.name") == "name"
+        page.screenshot(path=str(artifacts / "first-visit.png"), full_page=True)
 
         # Bad input: a message beside the field, nothing saved.
         page.fill("#f-name", "Not A Name")
