@@ -10,13 +10,14 @@ for an endpoint however it was added.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from benchwarmers.cli.context import console, read_secret, with_runtime
+from benchwarmers.cli.context import JsonFlag, console, print_json, read_secret, with_runtime
 from benchwarmers.cli.errors import print_warning
 from benchwarmers.config import keys
 from benchwarmers.errors import Conflict
@@ -105,13 +106,21 @@ def key_set(name: Annotated[str, typer.Argument(help="The endpoint's name.")]) -
 
 
 @endpoint_app.command("list")
-def list_() -> None:
+def list_(as_json: JsonFlag = False) -> None:
     """List endpoints, their models and where each key comes from."""
 
     async def load(rt: Runtime) -> tuple[list[registry.EndpointView], dict[str, int]]:
         return await registry.list_endpoints(rt.store), await registry.count_models(rt.store)
 
     endpoints, counts = with_runtime(load)
+    if as_json:
+        print_json(
+            [
+                {**dataclasses.asdict(e), "key": _key_text(e), "models": counts.get(e.name, 0)}
+                for e in endpoints
+            ]
+        )
+        return
     if not endpoints:
         console.print("No endpoints yet: [bold]benchwarmers endpoint add NAME BASE_URL --api KIND --key[/]")
         return
@@ -136,11 +145,15 @@ def remove(name: Annotated[str, typer.Argument(help="The endpoint's name.")]) ->
 
 
 def _key_label(endpoint: registry.EndpointView) -> str:
+    text = _key_text(endpoint)
+    return "[red]missing[/]" if text == "missing" else text
+
+
+def _key_text(endpoint: registry.EndpointView) -> str:
+    """Where the key comes from (never the key): not needed, the variable, keys.json, missing."""
     if not endpoint.needs_key:
         return "not needed"
     source = keys.key_source(endpoint.name)
     if source == "env":
         return keys.env_var_name(endpoint.name)
-    if source == "keys.json":
-        return "keys.json"
-    return "[red]missing[/]"
+    return "keys.json" if source == "keys.json" else "missing"

@@ -7,13 +7,14 @@ sees a new or revoked key within a few seconds.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from benchwarmers.cli.context import console, with_runtime
+from benchwarmers.cli.context import JsonFlag, console, print_json, with_runtime
 from benchwarmers.cli.errors import print_warning
 from benchwarmers.runtime import Runtime
 from benchwarmers.server.gatewaykeys import KeyInfo, collection_name, create_key, list_keys, revoke_key
@@ -56,9 +57,12 @@ def add(
 
 
 @key_app.command("list")
-def list_command() -> None:
+def list_command(as_json: JsonFlag = False) -> None:
     """List gateway keys (their first characters, never the keys)."""
     keys = with_runtime(lambda rt: list_keys(rt.store))
+    if as_json:
+        print_json([{**dataclasses.asdict(info), "active": info.active} for info in keys])
+        return
     if not keys:
         console.print("No gateway keys. Make one with: benchwarmers key add NAME")
         return

@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from benchwarmers.cli.context import console, with_runtime
+from benchwarmers.cli.context import JsonFlag, console, print_json, with_runtime
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.types import MODEL_ROLES
@@ -55,6 +55,7 @@ def list_(
     endpoint: Annotated[
         str | None, typer.Option("--endpoint", "-e", help="Only this endpoint's models.")
     ] = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """List the bench: alias, endpoint, served id, role, status."""
 
@@ -64,6 +65,9 @@ def list_(
         return await registry.list_models(rt.store, endpoint=endpoint)
 
     models = with_runtime(load)
+    if as_json:
+        print_json(models)
+        return
     if not models:
         console.print("No models yet: [bold]benchwarmers model add ALIAS --endpoint E --served ID[/]")
         return

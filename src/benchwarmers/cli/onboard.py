@@ -60,7 +60,24 @@ def onboard(
     ] = False,
 ) -> None:
     """Register a model, probe it with four short calls and (unless --quick) run the suite."""
-    mode = onboarding.mode_for(quick, ad_hoc)
+    model, step = onboard_model(
+        served, endpoint, mode=onboarding.mode_for(quick, ad_hoc), alias=alias, role=role, keep=keep
+    )
+    console.print(f"[bold]{escape(model.alias)}[/] is {model.status}: {escape(step)}")
+
+
+def onboard_model(
+    served: str,
+    endpoint: str,
+    *,
+    mode: onboarding.Mode,
+    alias: str = "",
+    role: str = "",
+    keep: bool = False,
+) -> tuple[registry.ModelView, str]:
+    """Onboard one model with a progress bar (`onboard`, `quickstart`): the
+    model as it ended and the item's last step, or a `UserError` saying
+    why nothing was kept."""
     new = True
 
     async def work(rt: Runtime) -> schema.OnboardingItem:
@@ -101,9 +118,9 @@ def onboard(
         with_runtime(lambda rt: registry.remove_model(rt.store, model.alias))
         raise UserError(
             f"{served} on {endpoint} did not answer ({model.status_reason.split(': ', 1)[-1]}), "
-            f"so it is not kept{_url_hint(model.endpoint)}; add --keep to register it anyway"
+            f"so it is not kept{url_hint(model.endpoint)}; add --keep to register it anyway"
         )
-    console.print(f"[bold]{escape(model.alias)}[/] is {model.status}: {escape(item.step)}")
+    return model, item.step
 
 
 async def _check_it_can_work(rt: Runtime, target: registry.EndpointView, served: str) -> None:
@@ -128,7 +145,7 @@ async def _check_it_can_work(rt: Runtime, target: registry.EndpointView, served:
     )
 
 
-def _url_hint(target: registry.EndpointView) -> str:
+def url_hint(target: registry.EndpointView) -> str:
     """The usual cause of "Not Found" from an OpenAI-compatible endpoint."""
     if target.api == "openai" and not target.base_url.rstrip("/").endswith("/v1"):
         return (

@@ -20,7 +20,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from benchwarmers.cli.context import console, read_secret, with_runtime
+from benchwarmers.cli.context import JsonFlag, console, print_json, read_secret, with_runtime
 from benchwarmers.config.settings_view import LOGIN_PASSWORD, change_setting, setting_row, setting_rows
 from benchwarmers.errors import UserError
 
@@ -35,9 +35,12 @@ def register(app: typer.Typer) -> None:
 
 
 @settings_app.command("list")
-def list_command() -> None:
+def list_command(as_json: JsonFlag = False) -> None:
     """List every setting with its value, default and meaning."""
     rows = with_runtime(lambda rt: setting_rows(rt.settings))
+    if as_json:
+        print_json([row.as_dict() for row in rows])
+        return
     table = Table("name", "value", "default", "meaning")
     for row in rows:
         table.add_row(

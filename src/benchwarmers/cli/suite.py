@@ -25,7 +25,7 @@ from benchwarmers.bench.suite.rebench_fetch import (
 from benchwarmers.bench.suite.runner import DEFAULT_GAP, SuiteRun, run_suite, tasks_for
 from benchwarmers.bench.suite.sandbox import unavailable as sandbox_unavailable
 from benchwarmers.bench.suite.tasks import SHAPES, load_tasks
-from benchwarmers.cli.context import console, with_runtime
+from benchwarmers.cli.context import JsonFlag, console, print_json, with_runtime
 from benchwarmers.config.home import resolve_home
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
@@ -99,12 +99,22 @@ async def _run_all(
 
 
 @suite_app.command("list")
-def list_(shape: Annotated[str | None, typer.Option("--shape", help=", ".join(SHAPES))] = None) -> None:
+def list_(
+    shape: Annotated[str | None, typer.Option("--shape", help=", ".join(SHAPES))] = None,
+    as_json: JsonFlag = False,
+) -> None:
     """List the tasks: shipped ones and yours (in the data folder's tasks/)."""
+    tasks = [t for t in load_tasks(resolve_home()) if shape is None or t.shape == shape]
+    if as_json:
+        rows = [
+            {"id": t.id, "role": t.role, "shape": t.shape, "checker": t.checker["kind"], "source": t.source}
+            for t in tasks
+        ]
+        print_json(rows)
+        return
     table = Table("id", "role", "shape", "checker", "source")
-    for task in load_tasks(resolve_home()):
-        if shape is None or task.shape == shape:
-            table.add_row(escape(task.id), task.role, task.shape, task.checker["kind"], task.source)
+    for task in tasks:
+        table.add_row(escape(task.id), task.role, task.shape, task.checker["kind"], task.source)
     console.print(table)
 
 
