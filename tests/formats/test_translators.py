@@ -84,7 +84,6 @@ def test_responses_reads_items_instructions_images_and_sampling() -> None:
         ({"input": [{"role": "user", "content": [{"type": "input_file", "file_id": "f"}]}]}, "input_file"),
         ({"previous_response_id": "resp_1"}, "previous_response_id"),
         ({"text": {"format": {"type": "json_schema"}}}, "json_schema"),
-        ({"model": "bench/trio:route"}, "chat completions"),
         ({"input": 3}, "input must be an array"),
     ],
 )

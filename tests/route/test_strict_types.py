@@ -46,6 +46,31 @@ def bodies() -> dict[str, tuple[str, str, str, dict[str, Any], str]]:
             },
             "sse",
         ),
+        "responses": (
+            "responses",
+            "responses_event",
+            "/v1/responses",
+            {
+                "model": ROUTE,
+                "input": USER,
+                "tools": [{"type": "function", "name": "read", "parameters": SCHEMA, "strict": False}],
+            },
+            "sse",
+        ),
+        "responses-custom": (
+            "responses",
+            "responses_event",
+            "/v1/responses",
+            {
+                "model": ROUTE,
+                "input": USER,
+                "tools": [
+                    {"type": "custom", "name": "read", "format": {"type": "text"}},
+                    {"type": "web_search", "external_web_access": False},
+                ],
+            },
+            "sse",
+        ),
     }
 
 

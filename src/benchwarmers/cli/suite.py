@@ -6,6 +6,7 @@ own (available, not ad hoc, not an image model), one after another, paced.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Annotated
 
@@ -123,11 +124,27 @@ def import_(
     file: Annotated[
         Path, typer.Argument(help="A SWE-rebench-style JSONL file.", exists=True, dir_okay=False)
     ],
+    checkout: Annotated[
+        Path | None,
+        typer.Option(
+            "--checkout",
+            help="A git clone of the rows' repository: their code and tests are read from it, "
+            "and only rows whose own fix passes their tests here are kept.",
+            exists=True,
+            file_okay=False,
+        ),
+    ] = None,
 ) -> None:
     """Import real-bug tasks from a SWE-rebench-style JSONL file into your tasks."""
-    imported = import_jsonl(file, resolve_home())
+    imported = asyncio.run(import_jsonl(file, resolve_home(), checkout))
     skipped = f", {imported.skipped} rows skipped" if imported.skipped else ""
     console.print(f"Imported {imported.tasks} tasks into {escape(str(imported.path))}{skipped}.")
+    for reason in imported.reasons[:10]:
+        console.print(f"  skipped {escape(reason)}")
+    if checkout is None:
+        console.print(
+            "Without --checkout the tasks carry no code: the suite skips them until imported with it."
+        )
 
 
 @suite_app.command("fetch")

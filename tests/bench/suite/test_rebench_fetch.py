@@ -157,7 +157,8 @@ async def test_fetch_pages_maps_and_writes(runtime: Runtime, hub: FakeDatasetsSe
     task = tasks["rebench-acme__pkg-12"]
     # The local importer's mapping: the same checker, meta and prompt.
     assert (task.role, task.shape, task.source) == ("code", "code", "user")
-    assert task.checker == {"kind": "patch_files", "files": ["pkg/m12.py"]}
+    assert task.checker["kind"] == "patch_tests" and task.checker["files"] == {}  # no code fetched
+    assert task.checker["fail_to_pass"] == ["tests/test_m12.py::test_empty"]
     assert task.meta["fail_to_pass"] == ["tests/test_m12.py::test_empty"]
     assert "Bug 12" in task.prompt and "acme/pkg" in task.prompt and "test_m12" not in task.prompt
 
@@ -187,7 +188,7 @@ async def test_rows_imported_locally_are_not_fetched_again(
 ) -> None:
     local = tmp_path / "mine.jsonl"
     local.write_text(json.dumps(rebench_row(0)) + "\n")
-    import_jsonl(local, runtime.home)
+    await import_jsonl(local, runtime.home)
     fetched = await fetch_tasks(runtime.http, runtime.home, dataset=DATASET, limit=3)
     assert (fetched.new, fetched.already) == (2, 1)
     assert sum(t.id == "rebench-acme__pkg-0" for t in load_tasks(runtime.home)) == 1

@@ -26,6 +26,7 @@ def test_shipped_suite_is_broad() -> None:
     assert set(roles) == {"general", "code", "light", "vision"}
     assert {"exact", "regex", "json_schema", "numeric", "unit_tests"} <= set(checkers)
     assert checkers["unit_tests"] >= 5
+    assert checkers["patch_tests"] >= 5
     assert all(t.image is not None and t.image.is_file() for t in tasks if t.shape == "vision")
 
 

@@ -20,8 +20,9 @@ Checker specs (the task file's `checker` object):
 - ``unit_tests``: ``tests`` (Python with `test_*` functions that import the
   answer's code as ``module``, default "solution"), ``timeout`` seconds
   (10), ``memory_mb`` (256); run by `sandbox.py`.
-- ``patch_files``: ``files`` (paths a fix must touch): passes when the
-  answer's diff (or, without a diff, its text) touches every one of them.
+- ``patch_tests``: a real bug (see `patches.py`): the answer's patch is
+  applied to the code before the fix and the task's FAIL_TO_PASS and
+  PASS_TO_PASS tests run in the sandbox; it passes when all of them pass.
 
 Confidence: the suite asks every answer to end with "Confidence: N%"; a
 stated confidence of 80% or more, or a phrase like "definitely" or "I am
@@ -39,7 +40,8 @@ from typing import Any
 import jsonschema
 
 from benchwarmers.bench.suite import sandbox
-from benchwarmers.bench.suite.sandbox import run_unit_tests
+from benchwarmers.bench.suite.patches import PatchError, apply_answer
+from benchwarmers.bench.suite.sandbox import Limits, run_tests, run_unit_tests
 from benchwarmers.bench.suite.tasks import Task
 
 CERTAIN_AT = 0.8
@@ -56,7 +58,6 @@ ANSWER_MARKER = re.compile(r"(?:final answer|answer)\s*[:=]\s*(.+)", re.IGNORECA
 FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+")
 BOLD = re.compile(r"\*\*([^*\n]+)\*\*")
-DIFF_PATH = re.compile(r"^(?:diff --git a/(\S+)|\+\+\+ b/(\S+)|--- a/(\S+))", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,14 +71,18 @@ class CheckResult:
         return not self.passed and self.certain
 
 
-RUNS_CODE = frozenset({"unit_tests"})
+RUNS_CODE = frozenset({"unit_tests", "patch_tests"})
+NO_CODE = "it carries no code to patch (import its rows with --checkout and a clone of the repository)"
 
 
 def cannot_run(task: Task) -> str | None:
-    """Why this task cannot be checked here (code tasks need the sandbox), or None."""
-    if task.checker["kind"] in RUNS_CODE:
-        return sandbox.unavailable()
-    return None
+    """Why this task cannot be checked here (code tasks need the sandbox,
+    real-bug tasks their code), or None."""
+    if task.checker["kind"] not in RUNS_CODE:
+        return None
+    if task.checker["kind"] == "patch_tests" and not task.checker.get("files"):
+        return NO_CODE
+    return sandbox.unavailable()
 
 
 async def check(task: Task, answer: str) -> CheckResult:
@@ -89,6 +94,8 @@ async def check(task: Task, answer: str) -> CheckResult:
         return CheckResult(False, "empty answer", certain)
     if kind == "unit_tests":
         passed, detail = await _unit_tests(spec, body)
+    elif kind == "patch_tests":
+        passed, detail = await _patch_tests(spec, body)
     else:
         passed, detail = CHECKS[kind](spec, body)
     return CheckResult(passed, detail, certain)
@@ -185,17 +192,6 @@ def _numeric(spec: dict[str, Any], body: str) -> tuple[bool, str]:
     return False, f"{got:g} is not within {allowed:g} of {expected:g}"
 
 
-def _patch_files(spec: dict[str, Any], body: str) -> tuple[bool, str]:
-    wanted = set(spec["files"])
-    touched = {next(p for p in groups if p) for groups in DIFF_PATH.findall(body)}
-    if not touched:
-        touched = {path for path in wanted if path in body}
-    missing = sorted(wanted - touched)
-    if missing:
-        return False, f"does not touch {', '.join(missing)}"
-    return True, f"touches {', '.join(sorted(wanted))}"
-
-
 def extract_code(body: str) -> str:
     """The last fenced Python block (or any fenced block), else the whole answer."""
     blocks = FENCE.findall(body)
@@ -218,10 +214,23 @@ async def _unit_tests(spec: dict[str, Any], body: str) -> tuple[bool, str]:
     return outcome.passed, outcome.detail
 
 
+async def _patch_tests(spec: dict[str, Any], body: str) -> tuple[bool, str]:
+    try:
+        patched = apply_answer(spec["files"], body)
+    except PatchError as exc:
+        return False, str(exc)
+    fail_to_pass, pass_to_pass = list(spec.get("fail_to_pass", [])), list(spec.get("pass_to_pass", []))
+    limits = Limits(timeout=float(spec.get("timeout", 20)), memory_mb=int(spec.get("memory_mb", 256)))
+    outcome = await run_tests({**patched, **spec["tests"]}, fail_to_pass + pass_to_pass, limits=limits)
+    fixed = sum(outcome.results.get(t, False) for t in fail_to_pass)
+    kept = sum(outcome.results.get(t, False) for t in pass_to_pass)
+    counts = f"FAIL_TO_PASS {fixed}/{len(fail_to_pass)}, PASS_TO_PASS {kept}/{len(pass_to_pass)}"
+    return outcome.passed, counts + ("" if outcome.passed else f": {outcome.detail}")
+
+
 CHECKS = {
     "exact": _exact,
     "regex": _regex,
     "json_schema": _json_schema,
     "numeric": _numeric,
-    "patch_files": _patch_files,
 }

@@ -12,9 +12,13 @@ object or a list of them:
      "system": "",                   optional
      "image": "cat.png",             optional, relative to the task file: the task is sent with it
      "max_tokens": 1024,             optional
-     "checker": {"kind": "exact" | "regex" | "json_schema" | "numeric" | "unit_tests" | "patch_files", ...}}
+     "checker": {"kind": "exact" | "regex" | "json_schema" | "numeric" | "unit_tests" | "patch_tests", ...}}
 
-Checker fields are described in `checkers.py`.
+Checker fields are described in `checkers.py` (and `patches.py` for
+`patch_tests`, whose prompt is the issue followed by the files it shows).
+A `patch_files` task (what earlier imports of SWE-rebench rows wrote: file
+names only) loads as a `patch_tests` task without code, which the suite
+skips with the reason.
 """
 
 from __future__ import annotations
@@ -26,13 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchwarmers.bench.suite.patches import prompt_for
 from benchwarmers.errors import UserError
 
 SHIPPED = Path(__file__).parent / "tasks"
 USER_FOLDER = "tasks"
 ROLES = ("general", "code", "light", "vision")
 SHAPES = ("short", "long", "code", "vision")
-CHECKERS = ("exact", "regex", "json_schema", "numeric", "unit_tests", "patch_files")
+CHECKERS = ("exact", "regex", "json_schema", "numeric", "unit_tests", "patch_tests")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +78,10 @@ def parse_task(raw: object, *, where: Path, source: str) -> Task:
     if shape not in SHAPES:
         raise UserError(f"{where}: task {task_id}: shape must be one of {', '.join(SHAPES)}")
     checker = raw.get("checker")
+    meta = raw.get("meta", {})
+    meta = meta if isinstance(meta, dict) else {}
+    if isinstance(checker, dict) and checker.get("kind") == "patch_files":
+        checker = {"kind": "patch_tests", "files": {}, "tests": {}, **_rebench_ids(meta)}
     if not isinstance(checker, dict) or checker.get("kind") not in CHECKERS:
         raise UserError(f"{where}: task {task_id}: checker.kind must be one of {', '.join(CHECKERS)}")
     image = None
@@ -83,19 +92,32 @@ def parse_task(raw: object, *, where: Path, source: str) -> Task:
     max_tokens = raw.get("max_tokens", 1024)
     if not isinstance(max_tokens, int) or max_tokens <= 0:
         raise UserError(f"{where}: task {task_id}: max_tokens must be a positive integer")
-    meta = raw.get("meta", {})
+    prompt = text("prompt")
+    if checker["kind"] == "patch_tests":
+        for key in ("files", "tests"):
+            value = checker.get(key, {})
+            if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+                raise UserError(f"{where}: task {task_id}: checker.{key} must map paths to file texts")
+        prompt = prompt_for(prompt, checker) if checker.get("files") else prompt
     return Task(
         task_id,
         role,
         shape,
-        text("prompt"),
+        prompt,
         checker,
         system=text("system", ""),
         image=image,
         max_tokens=max_tokens,
         source=source,
-        meta=meta if isinstance(meta, dict) else {},
+        meta=meta,
     )
+
+
+def _rebench_ids(meta: dict[str, Any]) -> dict[str, list[str]]:
+    return {
+        "fail_to_pass": [str(t) for t in meta.get("fail_to_pass") or []],
+        "pass_to_pass": [str(t) for t in meta.get("pass_to_pass") or []],
+    }
 
 
 def load_file(path: Path, source: str) -> list[Task]:

@@ -4,6 +4,10 @@ Glue only: `formats.responses` reads the body and writes the reply or its
 SSE events; the core API (`benchwarmers.gateway`) checks the collection
 and the caller's key and starts the panel before the first byte, so a
 wrong name is a 4xx, never a broken stream.
+
+Route mode (`bench/<collection>:route`, what Codex CLI drives) goes to
+`server.route_mode`: one member answers each turn, with the agent's tools,
+rendered by `formats.responses_route` in the kinds the client declared them.
 """
 
 from __future__ import annotations
@@ -12,17 +16,24 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
 from benchwarmers.formats import responses
+from benchwarmers.formats.responses_route import ResponsesRoute
 from benchwarmers.server.deps import gateway_of
 from benchwarmers.server.errors import read_json
-from benchwarmers.server.streaming import stream_response
+from benchwarmers.server.route_mode import route_response
+from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
 
 router = APIRouter()
 
 
 @router.post("/v1/responses")
 async def create_response(request: Request) -> Response:
-    ask = responses.parse_ask(await read_json(request))
+    body = await read_json(request)
+    ask = responses.parse_ask(body)
     core = gateway_of(request)
+    if ask.mode == "route":
+        await core.check_collection(ask.collection)
+        route = ResponsesRoute(responses.tool_names(body))
+        return await route_response(request, ask, route, stream_headers=STREAM_HEADERS)
     if ask.stream:
         events = await core.panel(ask)
         return stream_response(responses.render_stream(events, ask), responses.MEDIA_TYPE_STREAM)
