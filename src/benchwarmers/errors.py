@@ -10,6 +10,7 @@ ever sees an `httpx` exception or a provider's error body.
     ├── StoreError                 the data folder or database cannot be used
     └── ProviderError              an outbound call failed (status, message, retry_after)
         ├── ProviderTimeout        no answer, or no first byte, in time
+        │   └── ProviderBusy       never went out: our outbound connections were all busy
         ├── ProviderConnectError   could not connect at all
         ├── ProviderRateLimited    429, or a quota body; retry_after when the provider said
         ├── ProviderAuthError      401/403: the key is missing, wrong or revoked
@@ -83,6 +84,12 @@ class ProviderError(BenchwarmersError):
 
 class ProviderTimeout(ProviderError):
     pass
+
+
+class ProviderBusy(ProviderTimeout):
+    """The call never left this process: every outbound connection its
+    origin may have was busy until its deadline (`providers/outbound.py`). It
+    says nothing about the model, so health checks do not count it."""
 
 
 class ProviderConnectError(ProviderError):

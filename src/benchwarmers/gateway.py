@@ -31,7 +31,7 @@ from benchwarmers.calls.log import get_call
 from benchwarmers.errors import NotFound, Refused
 from benchwarmers.formats.base import model_name
 from benchwarmers.panel.engine import PanelEngine, finish_panels
-from benchwarmers.server.callers import OWNER, Caller, caller_may_call
+from benchwarmers.server.callers import OWNER, Caller, caller_may_administer, caller_may_call
 from benchwarmers.store import registry
 from benchwarmers.types import Ask, PanelDone, PanelEvent, PanelReply
 
@@ -84,6 +84,8 @@ class Gateway:
         that finishes. The panel itself runs in the engine's own task: a
         caller that stops listening leaves it to finish and be recorded."""
         await self.check_collection(ask.collection)
+        if ask.extra_aliases:
+            await self._check_extras(ask.extra_aliases)
         events = PanelEngine(self.runtime).run(ask)
         first = await anext(events)
 
@@ -96,6 +98,22 @@ class Gateway:
                 await events.aclose()
 
         return chained()
+
+    async def _check_extras(self, extras: Sequence[str]) -> None:
+        """A key limited to some collections may seat only their members:
+        anything else is refused with one answer, whether or not such an
+        alias exists (no 404-vs-200 oracle for a key's holder to probe with)."""
+        if caller_may_administer(self.caller):
+            return
+        views = await registry.list_collections(self.runtime.store)
+        allowed = {m for view in views if caller_may_call(self.caller, view.name) for m in view.members}
+        outside = [alias for alias in extras if alias not in allowed]
+        if outside:
+            raise Refused(
+                f"this key may seat only the members of its collections in bench.with; "
+                f"{', '.join(repr(a) for a in outside)} is not one",
+                status=403,
+            )
 
     async def answer(self, ask: Ask) -> PanelReply:
         """The whole reply at once, for front ends that do not stream."""

@@ -28,6 +28,7 @@ from benchwarmers.config.home import ensure_home, resolve_home
 from benchwarmers.config.settings import Settings
 from benchwarmers.limits.counters import Counters, MemoryCounters, open_counters
 from benchwarmers.limits.enforce import Limiter
+from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.store import changes
 from benchwarmers.store.db import Store, sqlite_url
 from benchwarmers.store.migrate import migrate
@@ -36,10 +37,6 @@ DATABASE_URL_ENV = "BENCHWARMERS_DATABASE_URL"
 # Counters in Redis, so several servers share rate limits; else in this process.
 REDIS_URL_ENV = "BENCHWARMERS_REDIS_URL"
 
-# A panel fans out to many seats at once, often on one provider: a generous pool.
-# No default timeout: every call passes its own (the seat's time), and streams may run long.
-HTTP_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50, keepalive_expiry=30.0)
-
 
 class Runtime:
     def __init__(
@@ -47,12 +44,14 @@ class Runtime:
         home: Path,
         store: Store,
         http: httpx.AsyncClient,
+        outbound: OutboundClient,
         settings: Settings,
         limiter: Limiter | None = None,
     ) -> None:
         self.home = home
         self.store = store
         self.http = http
+        self.outbound = outbound
         self.settings = settings
         self.limiter = limiter or Limiter(store, MemoryCounters())
         self.counters: Counters = self.limiter.counters
@@ -70,8 +69,18 @@ class Runtime:
         limiter = Limiter(store, open_counters(os.environ.get(REDIS_URL_ENV, "").strip() or None))
         try:
             await migrate(store)
-            async with httpx.AsyncClient(limits=HTTP_LIMITS, timeout=None, http1=True, http2=False) as http:
-                yield cls(home=folder, store=store, http=http, settings=Settings(store), limiter=limiter)
+            # Model calls on `outbound` (a panel fans out to hundreds of streams per
+            # endpoint: aiohttp, gated, providers/outbound.py); other fetches (catalog,
+            # datasets) on `http`, no default timeout (each passes its own).
+            async with OutboundClient() as outbound, httpx.AsyncClient(timeout=None) as http:
+                yield cls(
+                    home=folder,
+                    store=store,
+                    http=http,
+                    outbound=outbound,
+                    settings=Settings(store),
+                    limiter=limiter,
+                )
         finally:
             await limiter.close()
             await store.close()

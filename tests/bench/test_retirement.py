@@ -4,22 +4,28 @@ back and clears the flags."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+import pytest
 from sqlalchemy import select
 
 from benchwarmers.bench import probes, retirement
 from benchwarmers.calls.caller import Caller
+from benchwarmers.providers.base import Target, adapter_for
+from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry, schema
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider
+from benchwarmers.types import Request, user
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+ASK = Request((user("hello"),))
 
 
 async def health(rt: Runtime) -> retirement.HealthReport:
-    return await retirement.daily_health(Caller(rt), rt.store, rt.http, NOW)
+    return await retirement.daily_health(Caller(rt), rt.store, rt.outbound, NOW)
 
 
 async def alerts(rt: Runtime) -> list[schema.Alert]:
@@ -126,5 +132,37 @@ async def test_probe_now_works_for_one_model_even_ad_hoc(
 ) -> None:
     add_fake("asked")
     await registry.add_model(bench.store, "asked", "fake", "asked", ad_hoc=True)
-    report = await retirement.probe_now(Caller(bench), bench.store, bench.http, "asked", NOW)
+    report = await retirement.probe_now(Caller(bench), bench.store, bench.outbound, "asked", NOW)
     assert report.probed == ["asked"] and fake_provider.calls["asked"] == 1
+
+
+async def test_a_busy_outbound_pool_never_retires_a_healthy_model(
+    bench: Runtime,
+    fake_provider: FakeProvider,
+    add_fake: Callable[..., FakeModel],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A flood that fills every outbound connection (the old pool wedge) makes
+    probes time out locally: no evidence against the model, so it stays."""
+    add_fake("healthy")
+    add_fake("hang", never_ending=True)
+    await registry.add_model(bench.store, "healthy", "fake", "healthy")
+    monkeypatch.setattr(probes, "PROBE_TIMEOUT", 0.3)
+    async with OutboundClient(per_origin=1, total=4) as outbound:
+        monkeypatch.setattr(bench, "outbound", outbound)
+        target = Target("fake", "openai", fake_provider.openai_base, "hang")
+        holder = asyncio.ensure_future(
+            adapter_for("openai", outbound).execute(target, ASK, stream=False, timeout=30).__anext__()
+        )
+        while outbound.in_flight == 0:
+            await asyncio.sleep(0.01)
+        report = retirement.HealthReport()
+        model = await registry.get_model(bench.store, "healthy")
+        await retirement.check_model(Caller(bench), bench.store, model, None, NOW, report)
+        holder.cancel()
+    assert report.retired == []
+    assert fake_provider.calls["healthy"] == 0  # nothing went out: the gate held every call
+    model = await registry.get_model(bench.store, "healthy")
+    assert model.status == "available"
+    history = await probes.probe_history(bench.store, "healthy")
+    assert [p.kind for p in history] == ["daily"] and "busy" in history[0].error

@@ -1,15 +1,15 @@
 """Adapters against the fake provider over real loopback HTTP: one fake per
-module, one pooled client per test, and a `call` helper that runs a request
+module, one outbound client per test, and a `call` helper that runs a request
 through an adapter and returns every chunk."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-import httpx
 import pytest
 
 from benchwarmers.providers.base import Target, adapter_for
+from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.testing import FakeProvider
 from benchwarmers.types import Chunk, Request
 
@@ -17,8 +17,8 @@ Call = Callable[..., Awaitable[list[Chunk]]]
 
 
 @pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as client:
+async def outbound() -> AsyncIterator[OutboundClient]:
+    async with OutboundClient() as client:
         yield client
 
 
@@ -27,7 +27,7 @@ def target(fake: FakeProvider, api: str, served: str = "m1", key: str | None = N
 
 
 @pytest.fixture
-def call(http: httpx.AsyncClient, fake_provider: FakeProvider) -> Call:
+def call(outbound: OutboundClient, fake_provider: FakeProvider) -> Call:
     async def run(
         api: str,
         request: Request,
@@ -37,7 +37,7 @@ def call(http: httpx.AsyncClient, fake_provider: FakeProvider) -> Call:
         key: str | None = None,
         timeout: float | None = 10.0,
     ) -> list[Chunk]:
-        adapter = adapter_for(api, http)
+        adapter = adapter_for(api, outbound)
         chunks = adapter.execute(
             target(fake_provider, api, served, key), request, stream=stream, timeout=timeout
         )

@@ -277,10 +277,10 @@ async def test_tool_choice_in_each_apis_shape(
 
 
 @APIS
-async def test_list_models_follows_the_fakes_list(http, fake_provider: FakeProvider, api: str) -> None:
+async def test_list_models_follows_the_fakes_list(outbound, fake_provider: FakeProvider, api: str) -> None:
     fake_provider.add(FakeModel("m1"))
     fake_provider.add(FakeModel("m2"))
-    adapter = adapter_for(api, http)
+    adapter = adapter_for(api, outbound)
     assert await adapter.list_models(target(fake_provider, api)) == ["m1", "m2"]
     fake_provider.hide("m2", api)  # type: ignore[arg-type]
     assert await adapter.list_models(target(fake_provider, api)) == ["m1"]

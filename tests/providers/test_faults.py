@@ -7,7 +7,6 @@ from __future__ import annotations
 import socket
 import time
 
-import httpx
 import pytest
 
 from benchwarmers.errors import (
@@ -19,6 +18,7 @@ from benchwarmers.errors import (
     ProviderTimeout,
 )
 from benchwarmers.providers.base import Target, adapter_for
+from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider, RateLimit
 from benchwarmers.types import API_KINDS, Request, TextDelta, user
 
@@ -132,11 +132,11 @@ async def test_malformed_json_is_a_bad_reply(
 @APIS
 @pytest.mark.parametrize("mode", ["close", "abort"])
 async def test_stream_cut_midway_is_a_bad_reply_after_the_first_byte(
-    http: httpx.AsyncClient, fake_provider: FakeProvider, api: str, mode: str
+    outbound: OutboundClient, fake_provider: FakeProvider, api: str, mode: str
 ) -> None:
     fake_provider.add(FakeModel("m1", answer=LONG, cut_after=3, cut_mode=mode))  # type: ignore[arg-type]
     received: list[str] = []
-    adapter = adapter_for(api, http)
+    adapter = adapter_for(api, outbound)
     target = Target("fake", api, fake_provider.base_for(api), "m1")  # type: ignore[arg-type]
     with pytest.raises(ProviderBadReply) as caught:
         async for chunk in adapter.execute(target, ASK, stream=True, timeout=10):
@@ -215,11 +215,11 @@ async def test_fail_first_calls_then_answer(
 
 
 @APIS
-async def test_nothing_listening_is_a_connect_error(http: httpx.AsyncClient, api: str) -> None:
+async def test_nothing_listening_is_a_connect_error(outbound: OutboundClient, api: str) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     target = Target("gone", api, f"http://127.0.0.1:{port}", "m1")  # type: ignore[arg-type]
     with pytest.raises(ProviderConnectError) as caught:
-        [c async for c in adapter_for(api, http).execute(target, ASK, stream=False, timeout=5)]
+        [c async for c in adapter_for(api, outbound).execute(target, ASK, stream=False, timeout=5)]
     assert caught.value.status is None and not caught.value.after_first_byte

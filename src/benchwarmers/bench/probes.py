@@ -11,7 +11,10 @@ answers, kept as evidence for whoever wonders why a model was benched.
 
 "Answered" and "passed" differ on purpose: a model that replies but gets the
 sum wrong is reachable (it stays on the bench, its record will show it);
-only a model that does not reply at all is unavailable. Both facts are kept
+only a model that does not reply at all is unavailable. A call that never
+went out (our own limits refused it, or every outbound connection was busy:
+`ProviderBusy`) is no evidence either way: `evidence` is false on it, and
+health never benches a model on it. Both facts are kept
 per probe (`answered`, and `ok` for answered and passed): health, retirement
 and the decisions' health term read `answered`; the checks' results are a
 weak quality signal beside the suite.
@@ -28,6 +31,7 @@ from datetime import datetime
 from sqlalchemy import select
 
 from benchwarmers.calls.caller import CallContext, Caller, CallResult
+from benchwarmers.errors import LimitExceeded, ProviderBusy
 from benchwarmers.store import schema
 from benchwarmers.store.db import Store
 from benchwarmers.store.registry import ModelView
@@ -109,6 +113,8 @@ class ProbeOutcome:
     error: str
     first_byte_seconds: float | None = None
     tokens_per_second: float | None = None
+    # Whether a failure says anything about the model (False when the call never went out).
+    evidence: bool = True
 
 
 async def probe_once(
@@ -121,7 +127,7 @@ async def probe_once(
     call_kind: CallKind,
     now: datetime,
     stream: bool = False,
-    timeout: float = PROBE_TIMEOUT,
+    timeout: float | None = None,
 ) -> ProbeOutcome:
     """One probe call, recorded in the call log (by the caller) and in
     `probes` (here) with its answer."""
@@ -132,7 +138,7 @@ async def probe_once(
         model,
         request,
         kind=call_kind,
-        timeout=timeout,
+        timeout=timeout or PROBE_TIMEOUT,
         stream=stream,
         context=CallContext(task=f"{probe_kind} probe: {spec.name}"),
     )
@@ -176,6 +182,7 @@ def _outcome(spec: ProbeSpec, result: CallResult) -> ProbeOutcome:
         error=error,
         first_byte_seconds=result.first_byte_seconds,
         tokens_per_second=tps,
+        evidence=not isinstance(result.failure, ProviderBusy | LimitExceeded),
     )
 
 

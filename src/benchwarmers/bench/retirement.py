@@ -26,13 +26,12 @@ import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-import httpx
-
 from benchwarmers.bench.probes import confirm_probe, daily_probe
 from benchwarmers.calls.caller import Caller
 from benchwarmers.config.keys import endpoint_key
 from benchwarmers.errors import ProviderError
 from benchwarmers.providers.base import Target, adapter_for
+from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.store import registry, schema
 from benchwarmers.store.db import Store
 from benchwarmers.store.registry import EndpointView, ModelView
@@ -71,7 +70,7 @@ async def scheduled_models(store: Store, statuses: tuple[str, ...] = WATCHED) ->
     ]
 
 
-async def endpoint_lists(http: httpx.AsyncClient, endpoint: EndpointView) -> set[str] | None:
+async def endpoint_lists(outbound: OutboundClient, endpoint: EndpointView) -> set[str] | None:
     """The served ids an endpoint lists now; None when it could not say
     (unreachable, no list route): no answer is not evidence of absence."""
     target = Target(
@@ -82,20 +81,20 @@ async def endpoint_lists(http: httpx.AsyncClient, endpoint: EndpointView) -> set
         key=endpoint_key(endpoint.name) if endpoint.needs_key else "",
     )
     try:
-        return set(await adapter_for(endpoint.api, http).list_models(target))
+        return set(await adapter_for(endpoint.api, outbound).list_models(target))
     except ProviderError as exc:
         log.info("listing %s failed (%s); not taken as evidence", endpoint.name, exc)
         return None
 
 
-async def daily_health(caller: Caller, store: Store, http: httpx.AsyncClient, now: datetime) -> HealthReport:
+async def daily_health(caller: Caller, store: Store, outbound: OutboundClient, now: datetime) -> HealthReport:
     """The daily pass: listing check per endpoint, one-word probe per model,
     one confirming call before any retirement."""
     report = HealthReport()
     listings: dict[str, set[str] | None] = {}
     for model in await scheduled_models(store):
         if model.endpoint.name not in listings:
-            listings[model.endpoint.name] = await endpoint_lists(http, model.endpoint)
+            listings[model.endpoint.name] = await endpoint_lists(outbound, model.endpoint)
         await check_model(caller, store, model, listings[model.endpoint.name], now, report)
     return report
 
@@ -119,8 +118,8 @@ async def check_model(
             await registry.set_status(store, model.alias, "available", reason="answered the probe")
             report.recovered.append(model.alias)
         return
-    if model.status != "available":
-        return  # not answering yet: stays as it is, still probed tomorrow
+    if model.status != "available" or not outcome.evidence:
+        return  # not answering yet, or the call never went out: stays as it is
     if model.endpoint.needs_key and endpoint_key(model.endpoint.name) is None:
         return  # a missing key is the user's to fix (the probe row says how), not a model gone
     if await confirm_or_retire(caller, store, model, f"probe failed: {outcome.error}", now):
@@ -128,12 +127,12 @@ async def check_model(
 
 
 async def probe_now(
-    caller: Caller, store: Store, http: httpx.AsyncClient, alias: str, now: datetime | None = None
+    caller: Caller, store: Store, outbound: OutboundClient, alias: str, now: datetime | None = None
 ) -> HealthReport:
     """ "Probe now" for one model, asked for by the user (so ad hoc models too)."""
     model = await registry.get_model(store, alias)
     report = HealthReport()
-    listed = await endpoint_lists(http, model.endpoint)
+    listed = await endpoint_lists(outbound, model.endpoint)
     await check_model(caller, store, model, listed, now or datetime.now(UTC), report)
     return report
 
@@ -154,7 +153,7 @@ async def confirm_or_retire(
 ) -> bool:
     """One confirming call; retire when it fails too. Returns whether retired."""
     confirm = await confirm_probe(caller, store, model, now)
-    if confirm.answered:
+    if confirm.answered or not confirm.evidence:
         return False
     full_reason = f"{reason}; confirming call {confirm.call} failed: {confirm.error}"
     await registry.retire(store, model.alias, full_reason)

@@ -35,7 +35,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 from sqlalchemy import select
 
-from benchwarmers.bench import catalog, probes, retirement, suite
+from benchwarmers.bench import catalog, discover, probes, retirement, suite
 from benchwarmers.bench.leases import Lease
 from benchwarmers.bench.suite import SuiteRun, Task
 from benchwarmers.calls.caller import Caller
@@ -69,6 +69,7 @@ class BenchJobs:
     run_suite: Callable[..., Awaitable[SuiteRun]] = suite.run_suite
     next_tasks_for: Callable[[Runtime, str, int], Awaitable[list[Task]]] = suite.next_tasks_for
     catalog_url: str = catalog.MODELS_DEV_URL
+    freellmapi_url: str = ""  # FreeLLMAPI publishes no feed; a copy's URL when one is set
 
     @property
     def store(self) -> Store:
@@ -77,16 +78,18 @@ class BenchJobs:
 
 def bench_jobs(runtime: Runtime) -> BenchJobs:
     """The jobs' dependencies as the server and the CLI build them
-    (`BENCHWARMERS_MODELS_DEV_URL` points the catalog at a mirror)."""
+    (`BENCHWARMERS_MODELS_DEV_URL` points the catalog at a mirror,
+    `BENCHWARMERS_FREELLMAPI_URL` at a copy of FreeLLMAPI's catalogue)."""
     url = os.environ.get(MODELS_DEV_URL_ENV, "").strip() or catalog.MODELS_DEV_URL
-    return BenchJobs(runtime=runtime, caller=Caller(runtime), catalog_url=url)
+    freellmapi = os.environ.get(discover.FREELLMAPI_URL_ENV, "").strip()
+    return BenchJobs(runtime=runtime, caller=Caller(runtime), catalog_url=url, freellmapi_url=freellmapi)
 
 
 # ------------------------------------------------------------------- jobs
 
 
 async def daily_probe(jobs: BenchJobs, now: datetime) -> str:
-    report = await retirement.daily_health(jobs.caller, jobs.store, jobs.runtime.http, now)
+    report = await retirement.daily_health(jobs.caller, jobs.store, jobs.runtime.outbound, now)
     return report.summary()
 
 
@@ -98,7 +101,9 @@ async def weekly_speed(jobs: BenchJobs, now: datetime) -> str:
 
 
 async def daily_catalog(jobs: BenchJobs, now: datetime) -> str:
-    return await catalog.refresh(jobs.store, jobs.runtime.http, now, url=jobs.catalog_url)
+    models_dev = await catalog.refresh(jobs.store, jobs.runtime.http, now, url=jobs.catalog_url)
+    freellmapi = await discover.refresh_freellmapi(jobs.runtime.http, jobs.runtime.home, jobs.freellmapi_url)
+    return f"{models_dev}; {freellmapi}"
 
 
 async def suite_pass(jobs: BenchJobs, now: datetime) -> str:
@@ -131,7 +136,12 @@ JOBS: dict[str, Job] = {
             "one-word probe per model; retire after one confirming call",
         ),
         Job("weekly_speed", timedelta(days=7), weekly_speed, "time to first token and tokens per second"),
-        Job("daily_catalog", timedelta(days=1), daily_catalog, "models.dev facts and went-paid alerts"),
+        Job(
+            "daily_catalog",
+            timedelta(days=1),
+            daily_catalog,
+            "models.dev facts, went-paid alerts, FreeLLMAPI where it publishes",
+        ),
         Job(
             "suite_pass", timedelta(hours=6), suite_pass, f"{SUITE_TASKS_PER_RUN} suite tasks per Quick model"
         ),

@@ -262,7 +262,7 @@ class CallStream:
                     served=served,
                     key=key,
                 )
-                adapter = adapter_for(endpoint.api, self.runtime.http)
+                adapter = adapter_for(endpoint.api, self.runtime.outbound)
                 sent = True
                 remaining = max(deadline - loop.time(), 0.001)
                 chunks = adapter.execute(target, self.request, stream=self.upstream_stream, timeout=remaining)

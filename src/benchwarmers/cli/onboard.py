@@ -133,7 +133,7 @@ async def _check_it_can_work(rt: Runtime, target: registry.EndpointView, served:
             f"endpoint {target.name!r} has no key yet: run `benchwarmers endpoint key set {target.name}` "
             f"(or set {keys.env_var_name(target.name)}) first"
         )
-    listed = await retirement.endpoint_lists(rt.http, target)
+    listed = await retirement.endpoint_lists(rt.outbound, target)
     if listed is None or served in listed:
         return
     close = difflib.get_close_matches(served, sorted(listed), n=5, cutoff=0.5)
@@ -177,9 +177,9 @@ def probe(
     async def work(rt: Runtime) -> tuple[retirement.HealthReport, list[schema.Probe]]:
         caller = scheduler.bench_jobs(rt).caller
         if alias:
-            report = await retirement.probe_now(caller, rt.store, rt.http, alias)
+            report = await retirement.probe_now(caller, rt.store, rt.outbound, alias)
         else:
-            report = await retirement.daily_health(caller, rt.store, rt.http, scheduler.now_utc())
+            report = await retirement.daily_health(caller, rt.store, rt.outbound, scheduler.now_utc())
         latest = [(await probes.probe_history(rt.store, a, limit=1))[0] for a in report.probed]
         return report, latest
 

@@ -15,14 +15,14 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import urllib.parse
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import httpx
-
 from benchwarmers.errors import ProviderBadReply, ProviderError
+from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.providers.transport import Framing, StreamEvent, Transport
 from benchwarmers.types import (
     ApiKind,
@@ -90,8 +90,8 @@ class Adapter(ABC):
     supports_images: ClassVar[bool] = True
     framing: ClassVar[Framing] = "sse"
 
-    def __init__(self, http: httpx.AsyncClient) -> None:
-        self.transport = Transport(http)
+    def __init__(self, outbound: OutboundClient) -> None:
+        self.transport = Transport(outbound)
 
     async def execute(
         self, target: Target, request: Request, *, stream: bool, timeout: float | None = None
@@ -131,14 +131,17 @@ class Adapter(ABC):
                 yield chunk
         except ProviderError as error:
             error.after_first_byte = content_sent
-            raise
+            raise scrubbed(error, target.key) from None
 
     async def list_models(self, target: Target, *, timeout: float | None = 30.0) -> list[str]:
         """The served ids the endpoint lists now (for discovery and for
         retiring a model its endpoint stopped listing)."""
         url, headers = self.models_call(target)
-        body = await self.transport.get_json(url, headers=headers, timeout=timeout)
-        return _reading(lambda: self.read_models(body), 200)
+        try:
+            body = await self.transport.get_json(url, headers=headers, timeout=timeout)
+            return _reading(lambda: self.read_models(body), 200)
+        except ProviderError as error:
+            raise scrubbed(error, target.key) from None
 
     @abstractmethod
     def prepare(self, target: Target, request: Request, *, stream: bool) -> Outbound:
@@ -160,6 +163,30 @@ class Adapter(ABC):
     @abstractmethod
     def read_models(self, body: Any) -> list[str]:
         """Served ids from the model-list body."""
+
+
+REDACTED = "[endpoint key redacted]"
+MIN_SCRUBBED = 4
+
+
+def scrubbed(error: ProviderError, key: str | None) -> ProviderError:
+    """The error with the endpoint's key cut out of everything it says: a
+    provider's 401 often quotes the key it was sent, and the message goes on
+    to the call log, every format's reply and MCP. Plain and URL-encoded
+    (Gemini's `?key=`) forms both go."""
+    if not key or len(key) < MIN_SCRUBBED:
+        return error  # shorter is no secret, and would cut ordinary words
+    forms = {key, urllib.parse.quote(key, safe=""), urllib.parse.quote_plus(key)}
+    error.message = _replace_all(error.message, forms)
+    error.args = (error.message,)
+    error.headers = {name: _replace_all(value, forms) for name, value in error.headers.items()}
+    return error
+
+
+def _replace_all(text: str, forms: set[str]) -> str:
+    for form in forms:
+        text = text.replace(form, REDACTED)
+    return text
 
 
 def _reading(read: Any, status: int) -> Any:
@@ -185,7 +212,7 @@ _MODULES: dict[str, str] = {
 }
 
 
-def adapter_for(api: ApiKind | str, http: httpx.AsyncClient) -> Adapter:
+def adapter_for(api: ApiKind | str, outbound: OutboundClient) -> Adapter:
     """The adapter for an endpoint's API kind, on the shared client. The
     adapter modules import this one, so they are looked up by name."""
     try:
@@ -193,7 +220,7 @@ def adapter_for(api: ApiKind | str, http: httpx.AsyncClient) -> Adapter:
     except KeyError:
         raise ValueError(f"unknown API kind {api!r} (known: {', '.join(_MODULES)})") from None
     adapter_class: type[Adapter] = getattr(importlib.import_module(module_name), class_name)
-    return adapter_class(http)
+    return adapter_class(outbound)
 
 
 # ------------------------------------------------------------------- gather

@@ -1,12 +1,14 @@
-"""The one httpx seam every adapter goes through, and the one place upstream
+"""The one HTTP seam every adapter goes through, and the one place upstream
 failures become our errors.
 
 Adapters build URLs, headers and bodies; this module sends them on the
-shared pooled client and maps every way a call can fail, once:
+shared pooled client (`outbound.OutboundClient`, aiohttp) and maps every way a
+call can fail, once:
 
     what happened                                   raised
     ──────────────────────────────────────────────  ─────────────────────────────────────
     no answer / no next byte before the deadline    ProviderTimeout
+    no free outbound connection before it           ProviderBusy (the call never went out)
     connection refused, DNS, TLS, bad URL           ProviderConnectError
     HTTP 429 (or a RESOURCE_EXHAUSTED /             ProviderRateLimited, retry_after from
       rate_limit error code on another status)        retry-after-ms, retry-after (seconds
@@ -16,7 +18,9 @@ shared pooled client and maps every way a call can fail, once:
     any other HTTP >= 400                           ProviderError (message read from the
                                                       OpenAI, Anthropic, Gemini or Ollama
                                                       error body)
+    HTTP 3xx (we never follow a redirect)           ProviderError naming where it points
     a 200 whose body is not JSON                    ProviderBadReply
+    a reply larger than MAX_REPLY_BYTES             ProviderBadReply
     a stream that breaks, or ends before its end    ProviderBadReply
       marker, or carries a line that is not JSON
 
@@ -36,25 +40,29 @@ consumer's work instead of the call.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import email.utils
 import json
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-import httpx
+import aiohttp
 
 from benchwarmers.durations import UNIT_PATTERN, parse_duration
 from benchwarmers.errors import (
     ProviderAuthError,
     ProviderBadReply,
+    ProviderBusy,
     ProviderConnectError,
     ProviderError,
     ProviderRateLimited,
     ProviderTimeout,
 )
+from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.providers.sse import SseEvent, ndjson_lines, sse_events
 from benchwarmers.types import ResponseHeaders
 
@@ -63,6 +71,8 @@ T = TypeVar("T")
 
 # OpenAI-style streams end with this data line instead of a JSON document.
 DONE = "[DONE]"
+# No sane reply is larger (a long answer is well under 1 MB; images come as URLs or base64 in).
+MAX_REPLY_BYTES = 32 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +85,8 @@ class StreamEvent:
 
 
 class Transport:
-    def __init__(self, http: httpx.AsyncClient) -> None:
-        self.http = http
+    def __init__(self, outbound: OutboundClient) -> None:
+        self.outbound = outbound
 
     async def get_json(self, url: str, *, headers: dict[str, str], timeout: float | None) -> Any:
         _, body = await self._call("GET", url, None, headers, timeout)
@@ -101,18 +111,14 @@ class Transport:
         body (Gemini sends its usage after the finish) and raises
         `ProviderBadReply` if no event satisfied `is_end`."""
         deadline = _deadline(timeout)
-        request = self.http.build_request(
-            "POST", url, json=body, headers=headers, timeout=_httpx_timeout(timeout)
-        )
-        response = await _sending(self.http.send(request, stream=True), deadline)
-        try:
+        async with _sending(self.outbound, "POST", url, body, headers, deadline) as response:
             found = _headers(response)
-            status = response.status_code
-            if status >= 400:
-                raw = await _reading(response.aread(), deadline, status, found)
+            status = response.status
+            if status >= 300:
+                raw = await _reading(_read_capped(response), deadline, status, found)
                 raise status_error(status, found, raw)
             yield ResponseHeaders(status, tuple(found.items()))
-            lines = response.aiter_lines()
+            lines = _lines(response)
             texts = sse_events(lines) if framing == "sse" else _as_events(ndjson_lines(lines))
             ended = False
             while True:
@@ -125,8 +131,6 @@ class Transport:
                 yield event
             if not ended:
                 raise ProviderBadReply("the stream ended before its end marker", status=status, headers=found)
-        finally:
-            await response.aclose()
 
     async def _call(
         self,
@@ -137,24 +141,19 @@ class Transport:
         timeout: float | None,
     ) -> tuple[ResponseHeaders, Any]:
         deadline = _deadline(timeout)
-        request = self.http.build_request(
-            method, url, json=body, headers=headers, timeout=_httpx_timeout(timeout)
-        )
-        response = await _sending(self.http.send(request, stream=True), deadline)
-        found = _headers(response)
-        try:
-            raw = await _reading(response.aread(), deadline, response.status_code, found)
-        finally:
-            await response.aclose()
-        if response.status_code >= 400:
-            raise status_error(response.status_code, found, raw)
+        async with _sending(self.outbound, method, url, body, headers, deadline) as response:
+            status = response.status
+            found = _headers(response)
+            raw = await _reading(_read_capped(response), deadline, status, found)
+        if status >= 300:
+            raise status_error(status, found, raw)
         try:
             parsed = json.loads(raw)
         except ValueError:
             raise ProviderBadReply(
-                f"the reply is not JSON: {_snippet(raw)}", status=response.status_code, headers=found
+                f"the reply is not JSON: {_snippet(raw)}", status=status, headers=found
             ) from None
-        return ResponseHeaders(response.status_code, tuple(found.items())), parsed
+        return ResponseHeaders(status, tuple(found.items())), parsed
 
 
 # ------------------------------------------------------------ error mapping
@@ -163,6 +162,13 @@ class Transport:
 def status_error(status: int, headers: dict[str, str], raw: bytes | str | Any) -> ProviderError:
     """The error for an HTTP error status, or for an error object an API sent
     inside a 200 stream (`raw` may then be the already parsed JSON)."""
+    if 300 <= status < 400:
+        where = headers.get("location", "somewhere it did not say")
+        return ProviderError(
+            f"the endpoint redirected (HTTP {status}) to {where}: set its base URL to where it points",
+            status=status,
+            headers=headers,
+        )
     body = _loads(raw) if isinstance(raw, bytes | str) else raw
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw if isinstance(raw, str) else ""
     message = error_message(body) or _snippet(text) or f"HTTP {status}"
@@ -273,10 +279,6 @@ def _deadline(timeout: float | None) -> float | None:
     return None if timeout is None else asyncio.get_running_loop().time() + timeout
 
 
-def _httpx_timeout(timeout: float | None) -> httpx.Timeout | httpx._client.UseClientDefault:
-    return httpx.USE_CLIENT_DEFAULT if timeout is None else httpx.Timeout(timeout)
-
-
 async def _within(step: Awaitable[T], deadline: float | None) -> T:
     if deadline is None:
         return await step
@@ -284,33 +286,90 @@ async def _within(step: Awaitable[T], deadline: float | None) -> T:
         return await step
 
 
-async def _sending(step: Awaitable[httpx.Response], deadline: float | None) -> httpx.Response:
+@asynccontextmanager
+async def _sending(
+    outbound: OutboundClient,
+    method: str,
+    url: str,
+    body: dict[str, Any] | None,
+    headers: dict[str, str],
+    deadline: float | None,
+) -> AsyncIterator[aiohttp.ClientResponse]:
     """Send and wait for the status line: failures here mean no reply at all."""
+    stack = AsyncExitStack()
     try:
-        return await _within(step, deadline)
-    except (TimeoutError, httpx.TimeoutException):
+        response = await stack.enter_async_context(outbound.exchange(method, url, body, headers, deadline))
+    except ProviderBusy:
+        raise
+    except TimeoutError:
         raise ProviderTimeout("no reply before the deadline") from None
-    except (httpx.InvalidURL, httpx.UnsupportedProtocol) as error:
+    except (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError, ValueError) as error:
         raise ProviderConnectError(f"bad URL: {error}") from None
-    except httpx.TransportError as error:
+    except (aiohttp.ClientError, OSError) as error:
         raise ProviderConnectError(f"could not connect: {error or type(error).__name__}") from None
+    async with stack:
+        yield response
 
 
 async def _reading(step: Awaitable[T], deadline: float | None, status: int, headers: dict[str, str]) -> T:
     """Read more of a body: failures here mean a reply began and broke."""
     try:
         return await _within(step, deadline)
-    except (TimeoutError, httpx.TimeoutException):
+    except TimeoutError:
         raise ProviderTimeout(
             "the reply stalled before the deadline", status=status, headers=headers
         ) from None
-    except httpx.TransportError as error:
+    except (aiohttp.ClientError, OSError) as error:
         raise ProviderBadReply(
             f"the reply broke off: {error or type(error).__name__}", status=status, headers=headers
         ) from None
 
 
-def _headers(response: httpx.Response) -> dict[str, str]:
+async def _read_capped(response: aiohttp.ClientResponse) -> bytes:
+    """The whole body, refused past `MAX_REPLY_BYTES` (no sane reply is that big)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_any():
+        size += len(chunk)
+        if size > MAX_REPLY_BYTES:
+            raise _too_big(response)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
+    """The body's lines (split at CR, LF or CRLF, as SSE says), decoded as
+    UTF-8, the stream refused past `MAX_REPLY_BYTES` in all."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    pending = ""
+    size = 0
+    async for chunk in response.content.iter_any():
+        size += len(chunk)
+        if size > MAX_REPLY_BYTES:
+            raise _too_big(response)
+        pending += decoder.decode(chunk)
+        # A CR at the end may be half of a CRLF: keep it for the next chunk.
+        complete, held = (pending[:-1], "\r") if pending.endswith("\r") else (pending, "")
+        lines = complete.splitlines(keepends=True)
+        if lines and not lines[-1].endswith(("\n", "\r")):
+            held = lines.pop() + held
+        for line in lines:
+            yield line.rstrip("\r\n")
+        pending = held
+    pending += decoder.decode(b"", final=True)
+    for line in pending.splitlines():
+        yield line
+
+
+def _too_big(response: aiohttp.ClientResponse) -> ProviderBadReply:
+    return ProviderBadReply(
+        f"the reply is larger than {MAX_REPLY_BYTES // (1024 * 1024)} MB: no sane reply is; refused",
+        status=response.status,
+        headers=_headers(response),
+    )
+
+
+def _headers(response: aiohttp.ClientResponse) -> dict[str, str]:
     return {name.lower(): value for name, value in response.headers.items()}
 
 

@@ -31,7 +31,7 @@ from collections.abc import AsyncIterator, Iterable
 
 import uvicorn
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
@@ -249,7 +249,9 @@ class FakeProvider:
         }[api]
         if given == self.key:
             return None
-        return JSONResponse(error_body(api, 401, "invalid API key"), status_code=401)
+        # As real providers do, the refusal quotes the key it was sent: what the
+        # gateway must never pass on (providers/base.py `scrubbed`).
+        return JSONResponse(error_body(api, 401, f"invalid API key: {given}"), status_code=401)
 
     # ------------------------------------------------------------ answering
 
@@ -264,6 +266,8 @@ class FakeProvider:
     ) -> Response:
         try:
             body = json.loads(await request.body())
+        except ClientDisconnect:
+            return Response(status_code=499)  # the caller gave up while sending: nobody to answer
         except ValueError:
             return JSONResponse(error_body(api, 400, "the request body is not JSON"), status_code=400)
         refused = self._refuse_key(api, request)

@@ -140,7 +140,8 @@ async def queue(request: Request, all: bool = True) -> dict[str, Any]:
 
 @router.get("/discover")
 async def discover_list(request: Request, free: bool = False) -> dict[str, Any]:
-    entries = await discover.discover(runtime_of(request).store, free_only=free)
+    runtime = runtime_of(request)
+    entries = await discover.discover(runtime.store, free_only=free, home=runtime.home)
     return {"models": [e.as_dict() for e in entries]}
 
 
@@ -198,7 +199,7 @@ def _model(view: ModelView) -> dict[str, Any]:
 async def probe_now(request: Request, alias: str) -> dict[str, Any]:
     services = services_of(request)
     report = await retirement.probe_now(
-        services.jobs.caller, services.jobs.store, services.jobs.runtime.http, alias
+        services.jobs.caller, services.jobs.store, services.jobs.runtime.outbound, alias
     )
     latest = await probes.probe_history(services.jobs.store, alias, limit=2)
     return {

@@ -1,0 +1,142 @@
+"""The pooled outbound client every model call shares: aiohttp, gated.
+
+Why aiohttp and not httpx (`benchmarks/outbound.py`, loopback, one
+process, a loaded 2-core box): at 20 concurrent calls httpx's pool did 185
+calls/s (p99 477 ms), ours 2,269 (p99 42 ms); at 200 concurrent httpx did
+73 (p99 11 s), ours 2,159 (p99 222 ms). And httpcore's pool leaks a slot for
+good when a request is cancelled while it waits for a connection the pool
+has just assigned it (httpcore #1093, open): a flood with some seats timing
+out wedged it (0 of 30 calls answered after it, on every run), so every
+call on every endpoint timed out while the upstreams answered at once.
+A panel fans out to hundreds of concurrent streams per
+endpoint: that is the load this client is for.
+
+Our own gates stand in front of aiohttp's connector: a semaphore per origin
+(`PER_ORIGIN`) and one for all (`TOTAL`), each the size of the connector's
+limit, so the connector never queues a request and a call that cannot get a
+connection before its deadline fails here, clean, as `ProviderBusy`: it
+never went out, which says nothing about the model (health checks do not
+count it). Redirects are not followed: an endpoint that redirects is
+misconfigured and is told so (`transport.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import aiohttp
+from yarl import URL
+
+from benchwarmers.errors import ProviderBusy
+
+PER_ORIGIN = 512
+TOTAL = 1024
+KEEPALIVE_SECONDS = 30.0
+# The gates give up this long before a call's deadline, so that the call's own
+# timeout (the caller's, at the deadline) does not hide why it never went out.
+GATE_MARGIN = 0.05
+
+
+class OutboundClient:
+    """The session and its gates. Open it inside the loop that will use it:
+
+    async with OutboundClient() as outbound:
+        async with outbound.exchange("POST", url, body, headers, deadline) as response: ...
+    """
+
+    def __init__(self, *, per_origin: int = PER_ORIGIN, total: int = TOTAL) -> None:
+        self.per_origin = min(per_origin, total)
+        self.total = total
+        self._session: aiohttp.ClientSession | None = None
+        self._all: asyncio.Semaphore | None = None
+        self._origins: dict[tuple[str, str | None, int | None], asyncio.Semaphore] = {}
+
+    async def __aenter__(self) -> OutboundClient:
+        connector = aiohttp.TCPConnector(
+            limit=self.total, limit_per_host=self.per_origin, keepalive_timeout=KEEPALIVE_SECONDS
+        )
+        # No default timeout: every call passes its own deadline (the seat's time).
+        self._session = aiohttp.ClientSession(
+            connector=connector, timeout=aiohttp.ClientTimeout(total=None), auto_decompress=True
+        )
+        self._all = asyncio.Semaphore(self.total)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    @property
+    def in_flight(self) -> int:
+        """Calls holding a connection now."""
+        return 0 if self._all is None else self.total - self._all._value
+
+    @asynccontextmanager
+    async def exchange(
+        self,
+        method: str,
+        url: str,
+        body: dict[str, Any] | None,
+        headers: dict[str, str],
+        deadline: float | None,
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """The response (status and headers read, body not), released when
+        the block ends. Raises `ProviderBusy` when no connection frees up
+        before `deadline` (loop clock), `TimeoutError` when no status line
+        came by then, aiohttp's errors otherwise."""
+        if self._session is None or self._all is None:
+            raise RuntimeError("the outbound client is not open")
+        parsed = URL(url)
+        taken = await self._enter(parsed, deadline)
+        try:
+            if deadline is None:
+                response = await self._send(method, parsed, body, headers)
+            else:
+                async with asyncio.timeout_at(deadline):
+                    response = await self._send(method, parsed, body, headers)
+            try:
+                yield response
+            finally:
+                response.release()
+        finally:
+            for gate in taken:
+                gate.release()
+
+    async def _send(
+        self, method: str, url: URL, body: dict[str, Any] | None, headers: dict[str, str]
+    ) -> aiohttp.ClientResponse:
+        assert self._session is not None
+        return await self._session.request(method, url, json=body, headers=headers, allow_redirects=False)
+
+    async def _enter(self, url: URL, deadline: float | None) -> tuple[asyncio.Semaphore, ...]:
+        assert self._all is not None
+        key = (url.scheme, url.host, url.port)
+        origin = self._origins.get(key)
+        if origin is None:
+            origin = self._origins[key] = asyncio.Semaphore(self.per_origin)
+        taken: list[asyncio.Semaphore] = []
+        try:
+            for gate in (origin, self._all):
+                if deadline is None:
+                    await gate.acquire()
+                else:
+                    async with asyncio.timeout_at(deadline - GATE_MARGIN):
+                        await gate.acquire()
+                taken.append(gate)
+        except TimeoutError:
+            for gate in taken:
+                gate.release()
+            limit, where = (self.per_origin, f"to {url.host}") if not taken else (self.total, "in all")
+            raise ProviderBusy(
+                f"the call did not go out: all {limit} outbound connections {where} were busy "
+                "until its deadline"
+            ) from None
+        except BaseException:
+            for gate in taken:
+                gate.release()
+            raise
+        return tuple(taken)
