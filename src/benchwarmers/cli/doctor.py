@@ -158,7 +158,7 @@ async def _endpoint(rt: Runtime, endpoint: registry.EndpointView) -> Check:
     )
     try:
         async with asyncio.timeout(HTTP_TIMEOUT):
-            listed = await adapter_for(endpoint.api, rt.http).list_models(target)
+            listed = await adapter_for(endpoint.api, rt.outbound).list_models(target)
     except (ProviderError, TimeoutError) as exc:
         said = str(exc) or "no answer in time"
         hint = url_hint(endpoint).lstrip("; ")

@@ -120,7 +120,7 @@ def _pick_models(endpoint: registry.EndpointView) -> list[str]:
     """Free models this endpoint lists, Discover's first; the user picks."""
 
     async def look(rt: Runtime) -> tuple[set[str] | None, list[str]]:
-        listed = await retirement.endpoint_lists(rt.http, endpoint)
+        listed = await retirement.endpoint_lists(rt.outbound, endpoint)
         entries = await discover.discover(rt.store, free_only=True)
         free = [e.model for e in entries if endpoint.name in e.reachable and not e.on_bench]
         return listed, free
