@@ -58,6 +58,7 @@ def test_the_owner_lists_and_changes_settings_and_they_apply_at_once(
         "max_body_mb",
         "login_user",
         "login_password",
+        "discover_dismissed",
     }
     assert rows["max_body_mb"] == {
         "name": "max_body_mb",

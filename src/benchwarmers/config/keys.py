@@ -81,14 +81,20 @@ def key_source(endpoint: str, environ: Mapping[str, str] | None = None) -> KeySo
     return "keys.json" if isinstance(stored, str) and stored.strip() else None
 
 
-def set_key(endpoint: str, key: str, environ: Mapping[str, str] | None = None) -> Path:
-    """Write the key into keys.json (created with mode 0600, replaced
-    atomically so a crash never leaves half a file) and return its path."""
+def check_key(key: str) -> str:
+    """A pasted key, stripped; refused when empty or holding whitespace (a paste gone wrong)."""
     key = key.strip()
     if not key:
         raise UserError("the key is empty")
     if any(c.isspace() for c in key):
         raise UserError("the key contains whitespace; paste it again")
+    return key
+
+
+def set_key(endpoint: str, key: str, environ: Mapping[str, str] | None = None) -> Path:
+    """Write the key into keys.json (created with mode 0600, replaced
+    atomically so a crash never leaves half a file) and return its path."""
+    key = check_key(key)
     path = keys_path(environ)
     keys = _read_keys(path)
     keys.setdefault(_NOTE_KEY, _NOTE)

@@ -65,6 +65,14 @@ def _hosts(value: Any) -> list[str]:
     return list(dict.fromkeys(hosts))
 
 
+def _names(value: Any) -> list[str]:
+    if isinstance(value, str):
+        value = value.replace(",", " ").split()
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError("expected a list of names")
+    return list(dict.fromkeys(item.strip() for item in value if item.strip()))
+
+
 def _positive_int(value: Any) -> int:
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value.strip())
@@ -93,8 +101,22 @@ LOGIN_USER: Setting[str] = Setting("login_user", "", _text, "dashboard login nam
 # A password hash (`config/passwords.py`), never the password; never shown (`settings_view.py`).
 LOGIN_PASSWORD_HASH: Setting[str] = Setting("login_password_hash", "", _text, "dashboard login password hash")
 
+# Discover entries ("provider/model") the user dismissed on the Onboard page: hidden from the list.
+DISCOVER_DISMISSED: Setting[list[str]] = Setting(
+    "discover_dismissed", [], _names, "Discover entries (provider/model) hidden on the Onboard page"
+)
+
 SETTINGS: dict[str, Setting[Any]] = {
-    s.name: s for s in (SCHEDULER, ALLOWED_HOSTS, REQUIRE_KEY, MAX_BODY_MB, LOGIN_USER, LOGIN_PASSWORD_HASH)
+    s.name: s
+    for s in (
+        SCHEDULER,
+        ALLOWED_HOSTS,
+        REQUIRE_KEY,
+        MAX_BODY_MB,
+        LOGIN_USER,
+        LOGIN_PASSWORD_HASH,
+        DISCOVER_DISMISSED,
+    )
 }
 
 

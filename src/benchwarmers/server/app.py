@@ -1,8 +1,7 @@
 """The one ASGI app: gateway, MCP, verdicts, bench operations and settings on one port.
 
-There is no dashboard yet: `GET /` is a short page saying what is served
-where (`routes/home.py`) until the dashboard replaces it, outside the
-gateway paths.
+The dashboard (`benchwarmers.dashboard`) answers `/` and its pages, outside
+the gateway paths, behind its own login.
 
     app = create_app(lambda: Runtime.open(home, database_url), bind_host="127.0.0.1")
 

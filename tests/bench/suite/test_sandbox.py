@@ -7,6 +7,8 @@ pass gets a run of its own, since each ends or spoils its run.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -205,6 +207,48 @@ async def test_patching_builtins_does_not_pass() -> None:
         "import sys, builtins\nbuiltins.AssertionError = type('Quiet', (Exception,), {})\n",
     )
     assert not outcome.passed and "changed the test harness: builtins.AssertionError" in outcome.detail
+
+
+async def test_reaching_the_runner_through_a_traceback_does_not_pass() -> None:
+    """An exception's own code runs when the runner describes it: by then its
+    traceback (whose frames begin in the runner) is gone, and the runner's
+    `finish` seals only for the frame of `main` that started the run."""
+    evil = (
+        "import linecache, traceback\n"
+        "class Evil(Exception):\n"
+        "    def __str__(self):\n"
+        "        seen = []\n"
+        "        linecache.lazycache = lambda name, module_globals: seen.append(module_globals) or False\n"
+        "        traceback.StackSummary.extract(traceback.walk_tb(self.__traceback__), capture_locals=True)\n"
+        "        for found in seen:\n"
+        "            if '_run_id' in found:\n"
+        "                found['_run_id'] = lambda *args: (1, 0, '')\n"
+        "            if 'finish' in found:\n"
+        "                try:\n"
+        "                    found['finish'](['clean', 'passed\\ttests.py::test_b\\t1\\t0\\t'])\n"
+        "                except PermissionError:\n"
+        "                    pass\n"
+        "        return 'evil'\n"
+        "def add(a, b):\n"
+        "    raise Evil()\n"
+    )
+    tests = TESTS.replace("def test_add", "def test_a") + "\n\ndef test_b():\n    assert add(1, 1) == 2\n"
+    outcome = await run_tests(
+        {"solution.py": evil, "tests.py": tests}, ["tests.py::test_a", "tests.py::test_b"]
+    )
+    assert outcome.results == {"tests.py::test_a": False, "tests.py::test_b": False}, outcome.detail
+
+
+def test_only_a_sealed_record_naming_every_test_passes() -> None:
+    secret = b"k" * 32
+    payload = "clean\npassed\ttests.py::test_b\t1\t0\t"
+    mac = hmac.new(secret, payload.encode(), hashlib.sha256).hexdigest()
+    sealed = f"junk the code wrote\n{payload}\n{mac}\n".encode()
+    limits, both = Limits(), ["tests.py::test_b"]
+    assert sandbox.verdict(sealed, secret, "", 0, False, limits, both).passed
+    missing = sandbox.verdict(sealed, secret, "", 0, False, limits, ["tests.py::test_a", *both])
+    assert not missing.passed and "does not name tests.py::test_a" in missing.detail
+    assert not sandbox.verdict(sealed, b"other" * 8, "", 0, False, limits, both).passed
 
 
 def test_data_folder_under_a_mounted_folder_is_covered(tmp_path: Path) -> None:

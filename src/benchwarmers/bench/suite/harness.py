@@ -14,10 +14,13 @@ Why the verdict cannot be forged from inside:
   secret the runner reads from stdin before any code under test is loaded.
   The secret lives only in the closure of an audit hook (`sys.addaudithook`;
   a hook cannot be listed or removed), which also does the sealing, once,
-  and only for the runner's own `finish` function (checked by code object
-  identity). So writing result files, printing a pass line, `os._exit(0)`
-  before the end or `sys.exit` in an `atexit` handler all leave no sealed
-  record, or a record that says what really happened.
+  and only for the runner's own `finish` called from the very frame of
+  `main` that installed it (frame identity cannot be forged). So writing
+  result files, printing a pass line, `os._exit(0)` before the end or
+  `sys.exit` in an `atexit` handler all leave no sealed record, or a
+  record that says what really happened. Exceptions the runner catches
+  lose their traceback before their own code runs, so no frame of the
+  runner (nor its namespace) reaches the code under test that way.
 - The hook closes the ways to reach the runner from inside the process:
   frames (`sys._getframe`, `tb_frame`, `gi_frame`, ... raise ValueError,
   which the standard library treats as "no frames here", except for a few
@@ -72,31 +75,37 @@ FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 SEAL = "benchwarmers.seal"
 
 
-def _codes_using_frames() -> frozenset[types.CodeType]:
-    """Standard functions that look at frames and keep them to themselves
-    (assertRaises clears its traceback's frames; typing and namedtuple ask
-    for the caller's module name; traceback formatting reads line numbers)."""
-    extract = traceback.StackSummary.extract.__func__.__code__  # type: ignore[attr-defined]
+def _codes_using_frames() -> tuple[frozenset[types.CodeType], frozenset[types.CodeType]]:
+    """(standard functions that look at frames and keep them to themselves,
+    generators that hand frames on and may do so only to traceback's own
+    summary code). assertRaises clears its traceback's frames; typing and
+    namedtuple ask for the caller's module name; formatting a traceback
+    reads each frame's line and, if asked, its locals' reprs."""
+    summary = traceback.StackSummary
+    extract = summary.extract.__func__.__code__  # type: ignore[attr-defined]
     nested = [c for c in extract.co_consts if isinstance(c, types.CodeType)]
-    return frozenset(
-        [
-            traceback.clear_frames.__code__,
-            traceback.walk_tb.__code__,
-            typing._caller.__code__,  # type: ignore[attr-defined]
-            __import__("collections").namedtuple.__code__,
-            *nested,
-        ]
-    )
+    consumers = [*nested, summary._extract_from_extended_frame_gen.__func__.__code__]  # type: ignore[attr-defined]
+    handing = [traceback.walk_tb.__code__]
+    if hasattr(traceback, "_walk_tb_with_full_positions"):
+        handing.append(traceback._walk_tb_with_full_positions.__code__)
+    keeping = [
+        traceback.clear_frames.__code__,
+        typing._caller.__code__,  # type: ignore[attr-defined]
+        __import__("collections").namedtuple.__code__,
+    ]
+    return frozenset(keeping + consumers), frozenset(handing)
 
 
 def _install_hook(secret: bytes, fd: int, finish_code: types.CodeType) -> None:
-    """The one trusted object: it holds the secret and seals the record."""
+    """The one trusted object: it holds the secret and seals the record, once,
+    for `finish` called from this very frame of `main` (a frame is not
+    forged: calling `finish` or `main` again makes new ones)."""
     getframe = sys._getframe
+    main_frame = getframe(1)
     get_ident = threading.get_ident
     sha256 = hashlib.sha256
     write = os.write
-    allowed = _codes_using_frames()
-    walk_tb = traceback.walk_tb.__code__
+    keeping, handing = _codes_using_frames()
     busy: set[int] = set()
     sealed: list[bool] = []
     inner = bytes(b ^ 0x36 for b in secret.ljust(64, b"\0"))
@@ -118,14 +127,20 @@ def _install_hook(secret: bytes, fd: int, finish_code: types.CodeType) -> None:
             caller = getframe(1)
             code = caller.f_code
             if frames:
-                # walk_tb hands frames to whoever iterates it: only to traceback's own code.
-                ok = code in allowed and (
-                    code is not walk_tb or (caller.f_back is not None and caller.f_back.f_code in allowed)
-                )
+                # A generator that hands frames on, only to traceback's own summary code.
+                consumer = caller.f_back.f_code if caller.f_back is not None else None
+                ok = code in keeping or (code in handing and consumer in keeping)
                 if not ok:
                     raise ValueError("frames are not available in the sandbox")
                 return
-            if code is not finish_code or sealed or len(args) != 1 or type(args[0]) is not bytes:
+            from_main = caller.f_back is main_frame
+            if (
+                code is not finish_code
+                or not from_main
+                or sealed
+                or len(args) != 1
+                or type(args[0]) is not bytes
+            ):
                 raise PermissionError("only the harness seals a result, once")
             sealed.append(True)
             payload = args[0]
@@ -157,6 +172,10 @@ def _changed(before: dict[str, dict[str, object]], now: dict[str, dict[str, obje
         if current is None:
             return f"{where} was removed"
         for key in set(items) | set(current):
+            if key == "__warningregistry__" or (
+                key not in items and isinstance(current[key], types.ModuleType)
+            ):
+                continue  # what `warnings` records, a submodule imported since (`from unittest import mock`)
             if items.get(key, _changed) is not current.get(key, _changed):
                 return f"{where}.{key} was changed"
     return ""
@@ -174,6 +193,10 @@ def _text(value: object) -> str:
 
 
 def _failure(exc: BaseException) -> str:
+    """An exception as one line. Its traceback goes first, before any of its
+    own code (`__str__`) runs: its frames begin in the runner, and their
+    globals are the runner's namespace."""
+    BaseException.with_traceback(exc, None)
     return _text(type(exc).__name__) + ": " + _text(exc)
 
 
@@ -346,6 +369,21 @@ def _not_dumpable() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE) failed")
 
 
+def _async_without_debug() -> None:
+    """Load IsolatedAsyncioTestCase before the snapshot (unittest imports it
+    lazily), running its loop out of asyncio's debug mode: debug mode takes
+    the caller's frame for every callback, which the sandbox refuses."""
+    import asyncio
+
+    case = unittest.IsolatedAsyncioTestCase
+
+    def setup_runner(self: typing.Any) -> None:
+        assert self._asyncioRunner is None, "asyncio runner is already initialized"
+        self._asyncioRunner = asyncio.Runner(debug=False)
+
+    case._setupAsyncioRunner = setup_runner  # type: ignore[attr-defined]
+
+
 def finish(lines: list[str]) -> None:
     sys.audit(SEAL, "\n".join(lines).encode("utf-8", "replace"))
 
@@ -363,7 +401,7 @@ def main() -> None:
             with open(os.path.join(work, relative), encoding="utf-8") as handle:
                 sources[relative] = handle.read()
     if any("IsolatedAsyncioTestCase" in source for source in sources.values()):
-        unittest.IsolatedAsyncioTestCase  # noqa: B018 - imported lazily; load it before the snapshot
+        _async_without_debug()
     _not_dumpable()
     _install_hook(secret, fd, finish.__code__)
     del secret
@@ -390,7 +428,10 @@ def main() -> None:
         if relative in broken:
             lines.append(f"failed\t{test_id}\t0\t0\t{_text(broken[relative])}")
             continue
-        ran, failed, first = _run_id(modules[relative], parts, check)
+        try:
+            ran, failed, first = _run_id(modules[relative], parts, check)
+        except BaseException as exc:  # the runner itself was made to fail: the id fails
+            ran, failed, first = 0, 0, "the tests could not be run: " + _failure(exc)
         if first.startswith("the code changed the test harness"):
             tampered = tampered or first
         status = "passed" if ran and not first else "failed"

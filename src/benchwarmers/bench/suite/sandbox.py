@@ -157,7 +157,7 @@ async def run_tests(
             json.dumps({"work": "/work", "tests": list(tests), "fd": write_end}), encoding="utf-8"
         )
         try:
-            outcome = await _run(root, interpreter, hidden, limits, uid, secret, read_end, write_end)
+            outcome = await _run(root, interpreter, hidden, limits, uid, secret, (read_end, write_end), tests)
         finally:
             for fd in (read_end, write_end):
                 with contextlib.suppress(OSError):
@@ -182,9 +182,10 @@ async def _run(
     limits: Limits,
     uid: int | None,
     secret: bytes,
-    read_end: int,
-    write_end: int,
+    pipe: tuple[int, int],
+    tests: Sequence[str],
 ) -> TestOutcome:
+    read_end, write_end = pipe
     argv = _bwrap_argv(
         root,
         interpreter,
@@ -218,13 +219,20 @@ async def _run(
         await process.wait()
     data = await record
     said = (await stderr).decode(errors="replace")
-    return verdict(data, secret, said, process.returncode, timed_out, limits)
+    return verdict(data, secret, said, process.returncode, timed_out, limits, tests)
 
 
 def verdict(
-    data: bytes, secret: bytes, stderr: str, returncode: int | None, timed_out: bool, limits: Limits
+    data: bytes,
+    secret: bytes,
+    stderr: str,
+    returncode: int | None,
+    timed_out: bool,
+    limits: Limits,
+    tests: Sequence[str],
 ) -> TestOutcome:
-    """The outcome from what came back: only a validly sealed record counts."""
+    """The outcome from what came back: only a validly sealed record that
+    names every test asked for counts."""
     record = _unseal(data, secret)
     if record is None:
         if timed_out:
@@ -248,6 +256,9 @@ def verdict(
         ran, failed = ran + int(count or 0), failed + int(bad or 0)
         if status != "passed" and not first:
             first = f"{test_id}: {detail}" if len(lines) > 1 else detail
+    missing = [t for t in tests if t not in results]
+    if missing:
+        return TestOutcome(False, f"the record does not name {missing[0]}", results=results)
     oom = "MemoryError" in record
     if oom and not all(results.values()):
         return TestOutcome(False, f"over the memory limit ({limits.memory_mb} MB)", out_of_memory=True)

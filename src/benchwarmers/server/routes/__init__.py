@@ -27,7 +27,6 @@ the dashboard must live elsewhere (it has its own login).
 
 ROUTERS: tuple[str, ...] = (
     "benchwarmers.server.routes.health",
-    "benchwarmers.server.routes.home",
     "benchwarmers.server.routes.openai_chat",
     "benchwarmers.server.routes.responses",
     "benchwarmers.server.routes.anthropic",
@@ -39,4 +38,7 @@ ROUTERS: tuple[str, ...] = (
     "benchwarmers.server.routes.settings",
     "benchwarmers.server.routes.decisions",
     "benchwarmers.server.routes.mcp",
+    "benchwarmers.dashboard.pages",
+    "benchwarmers.dashboard.api",
+    "benchwarmers.dashboard.signin",
 )

@@ -1,0 +1,277 @@
+"""The dashboard's JSON routes, under `/ui/api/` (listed in docs/http-api.md).
+
+Each is a few lines over `backend.Backend`. Every route here passes the
+dashboard's door first (`DoorRoute`): a login when one is needed (401
+otherwise) and, for anything but GET, the CSRF token in `X-CSRF-Token`
+(403 otherwise). A refusal is `{"error": {"message", "field"}}` with its
+4xx status, `field` naming the form field it is about ("" for none), so
+the page can put the message beside that field.
+
+These are not gateway paths: a gateway key opens nothing here, the login does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.routing import APIRoute
+
+from benchwarmers.dashboard import auth
+from benchwarmers.dashboard.backend import Backend
+from benchwarmers.dashboard.fields import FieldError
+from benchwarmers.errors import Refused, UserError
+from benchwarmers.server.deps import runtime_of
+from benchwarmers.server.errors import read_json
+
+
+class DoorRoute(APIRoute):
+    """A dashboard JSON route: login, CSRF, and refusals with their field."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def guarded(request: Request) -> Response:
+            try:
+                door = await auth.door(request)
+                if not door.open:
+                    raise Refused("sign in first (the dashboard asks a login here)", status=401)
+                if request.method not in auth.SAFE_METHODS:
+                    auth.check_csrf(request, request.headers.get(auth.CSRF_HEADER, ""))
+                return await handler(request)
+            except UserError as exc:
+                return refusal(exc)
+
+        return guarded
+
+
+def refusal(exc: UserError) -> JSONResponse:
+    body = {"error": {"message": str(exc), "field": exc.field if isinstance(exc, FieldError) else ""}}
+    headers = exc.headers if isinstance(exc, Refused) else {}
+    return JSONResponse(body, status_code=exc.status, headers=headers)
+
+
+router = APIRouter(prefix="/ui/api", route_class=DoorRoute)
+
+
+def backend_of(request: Request) -> Backend:
+    return Backend(runtime_of(request), getattr(request.app.state, "bench", None))
+
+
+async def form(request: Request) -> dict[str, Any]:
+    body = await read_json(request) if (await request.body()).strip() else {}
+    if not isinstance(body, dict):
+        raise UserError("send a JSON object")
+    return body
+
+
+# ------------------------------------------------------------ endpoints
+
+
+@router.get("/endpoints")
+async def endpoints(request: Request) -> dict[str, Any]:
+    backend = backend_of(request)
+    return {
+        "endpoints": [e.as_json() for e in await backend.endpoints()],
+        "ollama": await backend.local_ollama(),
+    }
+
+
+@router.post("/endpoints")
+async def add_endpoint(request: Request) -> dict[str, Any]:
+    return {"endpoint": (await backend_of(request).add_endpoint(await form(request))).as_json()}
+
+
+@router.post("/endpoints/{name}/key")
+async def set_key(request: Request, name: str) -> dict[str, Any]:
+    return {"endpoint": (await backend_of(request).set_endpoint_key(name, await form(request))).as_json()}
+
+
+@router.post("/endpoints/{name}/remove")
+async def remove_endpoint(request: Request, name: str) -> dict[str, Any]:
+    await backend_of(request).remove_endpoint(name)
+    return {"ok": True}
+
+
+@router.get("/endpoints/{name}/models")
+async def endpoint_models(request: Request, name: str) -> dict[str, Any]:
+    return await backend_of(request).endpoint_models(name)
+
+
+# --------------------------------------------------------------- models
+
+
+@router.get("/models")
+async def models(request: Request) -> dict[str, Any]:
+    backend = backend_of(request)
+    return {"models": await backend.models(), "alerts": await backend.alerts()}
+
+
+@router.get("/models/{alias}")
+async def model(request: Request, alias: str) -> dict[str, Any]:
+    return await backend_of(request).model(alias)
+
+
+@router.post("/models/{alias}/retire")
+async def retire(request: Request, alias: str) -> dict[str, Any]:
+    return {"model": await backend_of(request).retire(alias)}
+
+
+@router.post("/models/{alias}/restore")
+async def restore(request: Request, alias: str) -> dict[str, Any]:
+    return {"model": await backend_of(request).restore(alias)}
+
+
+@router.post("/models/{alias}/role")
+async def set_role(request: Request, alias: str) -> dict[str, Any]:
+    return {"model": await backend_of(request).set_role(alias, await form(request))}
+
+
+@router.post("/models/{alias}/probe")
+async def probe(request: Request, alias: str) -> dict[str, Any]:
+    return {"model": await backend_of(request).probe(alias)}
+
+
+# ----------------------------------------------------------- onboarding
+
+
+@router.get("/discover")
+async def discover(request: Request) -> dict[str, Any]:
+    return await backend_of(request).discover()
+
+
+@router.post("/discover/dismiss")
+async def dismiss(request: Request) -> dict[str, Any]:
+    return {"dismissed": await backend_of(request).dismiss(await form(request))}
+
+
+@router.post("/discover/restore")
+async def undismiss(request: Request) -> dict[str, Any]:
+    return {"dismissed": await backend_of(request).dismiss(await form(request), undo=True)}
+
+
+@router.post("/onboard")
+async def onboard(request: Request) -> dict[str, Any]:
+    return {"queued": await backend_of(request).onboard(await form(request))}
+
+
+@router.get("/queue")
+async def queue(request: Request) -> dict[str, Any]:
+    return await backend_of(request).queue()
+
+
+# ---------------------------------------------------------- collections
+
+
+@router.get("/collections")
+async def collections(request: Request) -> dict[str, Any]:
+    return {"collections": await backend_of(request).collections()}
+
+
+@router.post("/collections")
+async def add_collection(request: Request) -> dict[str, Any]:
+    return {"collection": await backend_of(request).save_collection(await form(request))}
+
+
+@router.post("/collections/{name}")
+async def edit_collection(request: Request, name: str) -> dict[str, Any]:
+    return {"collection": await backend_of(request).save_collection(await form(request), existing=name)}
+
+
+@router.post("/collections/{name}/remove")
+async def remove_collection(request: Request, name: str) -> dict[str, Any]:
+    await backend_of(request).remove_collection(name)
+    return {"ok": True}
+
+
+@router.get("/collections/{name}/record")
+async def collection_record(request: Request, name: str) -> dict[str, Any]:
+    return await backend_of(request).collection_record(name)
+
+
+@router.get("/asks")
+async def asks(request: Request, collection: str = "") -> dict[str, Any]:
+    return {"asks": await backend_of(request).recent_asks(collection.removeprefix("bench/"))}
+
+
+@router.post("/ask")
+async def ask(request: Request) -> StreamingResponse:
+    """The playground's stream: one JSON object per line, as the panel sends events."""
+    events = await backend_of(request).ask(await form(request))
+
+    async def lines() -> AsyncIterator[bytes]:
+        async for event in events:
+            yield json.dumps(event).encode() + b"\n"
+
+    return StreamingResponse(
+        lines(), media_type="application/x-ndjson", headers={"cache-control": "no-cache"}
+    )
+
+
+@router.post("/verdict")
+async def verdict(request: Request) -> dict[str, Any]:
+    return await backend_of(request).verdict(await form(request))
+
+
+# --------------------------------------------------------------- quotas
+
+
+@router.get("/quotas")
+async def quotas(request: Request) -> dict[str, Any]:
+    return await backend_of(request).quotas()
+
+
+# ------------------------------------------------------------- settings
+
+
+@router.get("/settings")
+async def settings(request: Request) -> dict[str, Any]:
+    backend = backend_of(request)
+    return {
+        "settings": await backend.settings(),
+        "scheduler": await backend.scheduler(),
+        "keys": await backend.gateway_keys(),
+    }
+
+
+@router.post("/settings")
+async def change_settings(request: Request) -> dict[str, Any]:
+    """`{"name", "value"}`: one setting, checked by the settings' own rules."""
+    body = await form(request)
+    name = body.get("name")
+    if not isinstance(name, str) or name not in ("allowed_hosts", "login_user", "login_password"):
+        raise UserError("the dashboard changes allowed_hosts, login_user and login_password")
+    await backend_of(request).change(name, body.get("value", ""))
+    apply_now(request)
+    return {"settings": await backend_of(request).settings()}
+
+
+@router.post("/scheduler")
+async def scheduler(request: Request) -> dict[str, Any]:
+    enabled = (await form(request)).get("enabled")
+    if not isinstance(enabled, bool):
+        raise FieldError("enabled", "the scheduler is on or off")
+    return await backend_of(request).switch_scheduler(enabled)
+
+
+@router.post("/keys")
+async def create_key(request: Request) -> dict[str, Any]:
+    return await backend_of(request).create_gateway_key(await form(request))
+
+
+@router.post("/keys/{name}/revoke")
+async def revoke_key(request: Request, name: str) -> dict[str, Any]:
+    revoked = await backend_of(request).revoke_gateway_key(name)
+    apply_now(request)
+    return {"key": revoked}
+
+
+def apply_now(request: Request) -> None:
+    """The guard forgets the settings and keys it read, so a change (an
+    allowed host, a revoked key) holds from the next request on."""
+    guard = getattr(request.app.state, "guard", None)
+    if guard is not None:
+        guard.forget()

@@ -1,0 +1,285 @@
+"""The dashboard's pages: Jinja2 templates filled from `backend.Backend`.
+
+    GET /                  Endpoints when there is none yet, else the Bench
+    GET /endpoints         add (paste a key, or sign in), test, set a key, remove
+    GET /models            the Bench: status, role, last probe, alerts; retire, restore, role
+    GET /models/{alias}    one model: record with intervals and reasons, probes, suite
+    GET /onboard           the endpoint's own list, Discover, modes, the live queue
+    GET /collections       create and edit; recent asks with their seats; the verdict dialog
+    GET /ask               the playground
+    GET /quotas            limits, usage, resets, and the month's chart
+    GET /settings          scheduler, gateway keys, login, allowed hosts
+    GET /login, POST /login, POST /logout
+    GET /ui/static/{file}  our JS and CSS, from the package
+
+A page renders what it shows; its forms post JSON to `/ui/api/` (our
+`app.js`), and its live parts poll those routes. Pages are not gateway
+paths (README, "Dashboard"): the dashboard's own login guards them
+(`auth.py`), so a page asks for it by redirecting to `/login`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from benchwarmers import __version__
+from benchwarmers.bench.onboarding import MODES
+from benchwarmers.dashboard import auth, chart, signin
+from benchwarmers.dashboard.api import backend_of
+from benchwarmers.errors import NotFound, UserError
+from benchwarmers.types import API_KINDS, MODEL_ROLES
+
+router = APIRouter(include_in_schema=False)
+
+NAV = (
+    ("endpoints", "Endpoints"),
+    ("models", "Bench"),
+    ("onboard", "Onboard"),
+    ("collections", "Collections"),
+    ("ask", "Ask"),
+    ("quotas", "Quotas"),
+    ("settings", "Settings"),
+)
+STATIC = {"app.js": "text/javascript", "app.css": "text/css"}
+MODE_LABELS = {"full": "Full", "quick": "Quick", "quick_ad_hoc": "Quick + ad hoc"}
+
+_env = Environment(
+    loader=PackageLoader("benchwarmers.dashboard", "templates"),
+    autoescape=select_autoescape(("html",)),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def when(value: str | None) -> str:
+    """An ISO 8601 UTC time as people read it: `2026-12-01 09:10 UTC`."""
+    if not value:
+        return "—"
+    try:
+        moment = datetime.fromisoformat(value).astimezone(UTC)
+    except ValueError:
+        return value
+    return f"{moment:%Y-%m-%d %H:%M} UTC"
+
+
+_env.filters["when"] = when
+
+
+def render(request: Request, template: str, page: str, **values: Any) -> HTMLResponse:
+    response = HTMLResponse("")
+    token = auth.csrf_token(request, response)
+    door: auth.Door | None = getattr(request.state, "door", None)
+    body = _env.get_template(template).render(
+        page=page,
+        nav=NAV,
+        csrf=token,
+        version=__version__,
+        user=door.user if door is not None else "",
+        **values,
+    )
+    response.body = response.render(body)
+    response.headers["content-length"] = str(len(response.body))
+    response.headers["cache-control"] = "no-store"
+    response.headers["content-security-policy"] = (
+        "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+        "frame-ancestors 'none'; form-action 'self'"
+    )
+    response.headers["x-frame-options"] = "DENY"
+    response.headers["referrer-policy"] = "same-origin"
+    return response
+
+
+async def admitted(request: Request) -> Response | None:
+    """None when the page may be shown; else the way to the login."""
+    door = await auth.door(request)
+    request.state.door = door
+    if door.open:
+        return None
+    return RedirectResponse("/login?next=" + quote(request.url.path), status_code=303)
+
+
+@router.api_route("/", methods=["GET", "HEAD"])
+async def home(request: Request) -> Response:
+    """`HEAD /` is 200 (Claude Code sends one on start: a redirect or a 404
+    would look like a wrong base URL); `GET /` goes to the right page."""
+    if request.method == "HEAD":
+        return Response(media_type="text/html")
+    if (away := await admitted(request)) is not None:
+        return away
+    has = await backend_of(request).has_endpoints()
+    return RedirectResponse("/models" if has else "/endpoints?add=1", status_code=303)
+
+
+@router.get("/endpoints")
+async def endpoints_page(request: Request) -> Response:
+    if (away := await admitted(request)) is not None:
+        return away
+    backend = backend_of(request)
+    rows = await backend.endpoints()
+    return render(
+        request,
+        "endpoints.html",
+        "endpoints",
+        endpoints=rows,
+        apis=API_KINDS,
+        ollama=await backend.local_ollama(),
+        providers=signin.PROVIDERS.values(),
+        adding=not rows or request.query_params.get("add") == "1",
+        signed_in=request.query_params.get("signed_in", ""),
+    )
+
+
+@router.get("/models")
+async def models_page(request: Request) -> Response:
+    if (away := await admitted(request)) is not None:
+        return away
+    backend = backend_of(request)
+    return render(
+        request,
+        "models.html",
+        "models",
+        models=await backend.models(),
+        alerts=await backend.alerts(),
+        roles=MODEL_ROLES,
+    )
+
+
+@router.get("/models/{alias}")
+async def model_page(request: Request, alias: str) -> Response:
+    if (away := await admitted(request)) is not None:
+        return away
+    try:
+        facts = await backend_of(request).model(alias)
+    except NotFound as exc:
+        return render(request, "missing.html", "models", message=str(exc))
+    return render(request, "model.html", "models", roles=MODEL_ROLES, **facts)
+
+
+@router.get("/onboard")
+async def onboard_page(request: Request) -> Response:
+    if (away := await admitted(request)) is not None:
+        return away
+    return render(
+        request,
+        "onboard.html",
+        "onboard",
+        endpoints=await backend_of(request).endpoints(),
+        modes=[(m, MODE_LABELS[m]) for m in MODES],
+    )
+
+
+@router.get("/collections")
+async def collections_page(request: Request) -> Response:
+    if (away := await admitted(request)) is not None:
+        return away
+    backend = backend_of(request)
+    collections = await backend.collections()
+    records = {c["name"]: await backend.collection_record(c["name"]) for c in collections}
+    return render(
+        request,
+        "collections.html",
+        "collections",
+        collections=collections,
+        records=records,
+        models=await backend.models(),
+    )
+
+
+@router.get("/ask")
+async def ask_page(request: Request) -> Response:
+    if (away := await admitted(request)) is not None:
+        return away
+    return render(request, "ask.html", "ask", collections=await backend_of(request).collections())
+
+
+@router.get("/quotas")
+async def quotas_page(request: Request) -> Response:
+    if (away := await admitted(request)) is not None:
+        return away
+    view = await backend_of(request).quotas()
+    return render(request, "quotas.html", "quotas", view=view, chart=chart.usage_chart(view["days"]))
+
+
+@router.get("/settings")
+async def settings_page(request: Request) -> Response:
+    if (away := await admitted(request)) is not None:
+        return away
+    backend = backend_of(request)
+    return render(
+        request,
+        "settings.html",
+        "settings",
+        settings=await backend.settings(),
+        scheduler=await backend.scheduler(),
+        keys=await backend.gateway_keys(),
+        collections=await backend.collections(),
+    )
+
+
+# ------------------------------------------------------------------ login
+
+
+@router.get("/login")
+async def login_page(request: Request) -> Response:
+    door = await auth.door(request)
+    return render(
+        request,
+        "login.html",
+        "login",
+        door=door,
+        next=_local(request.query_params.get("next", "/")),
+        error="",
+    )
+
+
+@router.post("/login")
+async def login(request: Request) -> Response:
+    submitted = await request.form()
+    name, password = str(submitted.get("user", "")), str(submitted.get("password", ""))
+    target = _local(str(submitted.get("next", "/")))
+    try:
+        auth.check_csrf(request, str(submitted.get(auth.CSRF_FIELD, "")))
+        response = RedirectResponse(target, status_code=303)
+        await auth.log_in(request, response, name, password)
+        return response
+    except UserError as exc:
+        page = render(
+            request, "login.html", "login", door=await auth.door(request), next=target, error=str(exc)
+        )
+        page.status_code = exc.status
+        return page
+
+
+@router.post("/logout")
+async def logout(request: Request) -> Response:
+    submitted = await request.form()
+    auth.check_csrf(request, str(submitted.get(auth.CSRF_FIELD, "")))
+    response = RedirectResponse("/login", status_code=303)
+    auth.log_out(response)
+    return response
+
+
+def _local(target: str) -> str:
+    """Only a path on this server is a place to go after the login."""
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):
+        return "/"
+    return target
+
+
+# ----------------------------------------------------------------- static
+
+
+@router.get("/ui/static/{name}")
+async def static(name: str) -> Response:
+    if name not in STATIC:
+        raise NotFound(f"no file {name!r} here; the dashboard serves {', '.join(STATIC)}")
+    body = resources.files("benchwarmers.dashboard").joinpath("static", name).read_bytes()
+    return Response(body, media_type=STATIC[name], headers={"cache-control": "no-cache"})

@@ -1,0 +1,501 @@
+// The dashboard's script: our own, small, no library. Pages render on the
+// server; this posts their forms as JSON to /ui/api/ (with the CSRF token),
+// puts a refusal beside the field it names, and keeps the live parts live
+// by polling small JSON routes (the onboarding chip and queue, recent asks)
+// or reading a stream (the Ask playground).
+(() => {
+  'use strict';
+
+  const csrf = document.querySelector('meta[name="csrf"]')?.content || '';
+  const page = document.body.dataset.page;
+
+  // ------------------------------------------------------------ requests
+
+  async function api(method, url, body) {
+    const init = { method, headers: { accept: 'application/json' }, credentials: 'same-origin' };
+    if (method !== 'GET') {
+      init.headers['content-type'] = 'application/json';
+      init.headers['x-csrf-token'] = csrf;
+      init.body = JSON.stringify(body || {});
+    }
+    const response = await fetch(url, init);
+    let data = null;
+    try { data = await response.json(); } catch (e) { data = null; }
+    if (response.status === 401) { location.href = '/login?next=' + encodeURIComponent(location.pathname); }
+    return { ok: response.ok, status: response.status, data };
+  }
+
+  // "2026-12-01T09:12:36.257+00:00" -> "2026-12-01 09:12:36 UTC" (as the pages' own times read).
+  function readable(iso) {
+    return iso.replace('T', ' ').replace(/\.\d+/, '').replace('+00:00', ' UTC');
+  }
+
+  function message(result) {
+    return result.data?.error?.message || `the server answered ${result.status}`;
+  }
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === false || value === null || value === undefined) continue;
+      if (key === 'class') node.className = value;
+      else if (key === 'text') node.textContent = value;
+      else if (key.startsWith('data-') || key.startsWith('aria-') || key === 'type' || key === 'name' || key === 'value' || key === 'href' || key === 'id' || key === 'for' || key === 'title' || key === 'datetime') node.setAttribute(key, value);
+      else node[key] = value;
+    }
+    for (const child of children) if (child !== null && child !== undefined) node.append(child);
+    return node;
+  }
+
+  // --------------------------------------------------------------- forms
+
+  function formBody(form, submitter) {
+    const body = {};
+    const lists = new Set();
+    for (const input of form.querySelectorAll('input[name], select[name], textarea[name]')) {
+      if (input.disabled) continue;
+      const name = input.name;
+      if (input.type === 'checkbox') {
+        const group = form.querySelectorAll(`input[type="checkbox"][name="${name}"]`);
+        if (group.length > 1 || input.hasAttribute('value')) {
+          lists.add(name);
+          body[name] = body[name] || [];
+          if (input.checked) body[name].push(input.value);
+        } else {
+          body[name] = input.checked;
+        }
+      } else if (input.type === 'radio') {
+        if (input.checked) body[name] = input.value;
+      } else {
+        body[name] = input.value;
+      }
+    }
+    if (submitter && submitter.name) body[submitter.name] = submitter.value;
+    return body;
+  }
+
+  function clearErrors(form) {
+    for (const slot of form.querySelectorAll('[data-error-for]')) slot.textContent = '';
+    for (const bad of form.querySelectorAll('[aria-invalid]')) bad.removeAttribute('aria-invalid');
+  }
+
+  function showError(form, result) {
+    const field = result.data?.error?.field || '';
+    let slot = field ? form.querySelector(`[data-error-for="${CSS.escape(field)}"]`) : null;
+    if (!slot) slot = form.querySelector('[data-error-for=""]') || form.querySelector('[data-error-for]');
+    if (slot) slot.textContent = message(result);
+    const input = field ? form.querySelector(`[name="${CSS.escape(field)}"]`) : null;
+    if (input) { input.setAttribute('aria-invalid', 'true'); input.focus(); }
+  }
+
+  const done = {
+    reload: () => location.reload(),
+    queue: (form) => {
+      for (const box of form.querySelectorAll('input[type="checkbox"]:checked')) box.checked = false;
+      ticked.clear();
+      refreshQueue();
+      document.getElementById('queue')?.scrollIntoView({ block: 'start' });
+    },
+    secret: (form, data) => {
+      sessionStorage.setItem('bw-new-secret', data.secret);
+      location.reload();
+    },
+  };
+
+  document.addEventListener('submit', async (event) => {
+    const form = event.target.closest('form[data-api]');
+    if (!form) return;
+    event.preventDefault();
+    clearErrors(form);
+    const buttons = form.querySelectorAll('button');
+    buttons.forEach((b) => { b.disabled = true; });
+    try {
+      const result = await api('POST', form.dataset.api, formBody(form, event.submitter));
+      if (!result.ok) { showError(form, result); return; }
+      const then = form.dataset.done || 'reload';
+      if (then.startsWith('/')) {
+        const extra = form.dataset.doneField ? encodeURIComponent(form.elements[form.dataset.doneField].value.trim()) : '';
+        location.href = then + extra;
+      } else {
+        done[then](form, result.data);
+      }
+    } finally {
+      buttons.forEach((b) => { b.disabled = false; });
+    }
+  });
+
+  for (const form of document.querySelectorAll('form[data-api]')) form.noValidate = true;
+  document.querySelector('form[data-focus] input')?.focus();
+
+  document.addEventListener('change', (event) => {
+    const form = event.target.closest('form[data-submit-on-change]');
+    if (form) form.requestSubmit();
+  });
+
+  // A button that posts and reloads: retire, restore, remove, dismiss, revoke.
+  document.addEventListener('click', async (event) => {
+    const button = event.target.closest('button[data-post]');
+    if (!button) return;
+    if (button.dataset.confirm && !confirm(button.dataset.confirm)) return;
+    button.disabled = true;
+    const result = await api('POST', button.dataset.post, button.dataset.body ? JSON.parse(button.dataset.body) : {});
+    button.disabled = false;
+    if (result.ok) { location.reload(); return; }
+    const note = button.parentElement.querySelector('.error[data-post-error]') || el('small', { class: 'error', 'data-post-error': '1', role: 'alert' });
+    note.textContent = message(result);
+    button.after(note);
+  });
+
+  // "Use it" for a found local Ollama: fill the add form.
+  document.addEventListener('click', (event) => {
+    const button = event.target.closest('button[data-fill]');
+    if (!button) return;
+    const form = document.getElementById(button.dataset.fillForm);
+    for (const [name, value] of Object.entries(JSON.parse(button.dataset.fill))) {
+      const input = form.elements[name];
+      if (input.type === 'checkbox') input.checked = Boolean(value); else input.value = value;
+    }
+    form.elements.name.focus();
+  });
+
+  // Test a connection: what the endpoint lists now.
+  document.addEventListener('click', async (event) => {
+    const button = event.target.closest('button[data-test-endpoint]');
+    if (!button) return;
+    const name = button.dataset.testEndpoint;
+    const out = document.querySelector(`[data-test-result="${CSS.escape(name)}"]`);
+    out.textContent = 'testing…';
+    const result = await api('GET', `/ui/api/endpoints/${encodeURIComponent(name)}/models`);
+    if (!result.ok) { out.textContent = message(result); out.className = 'test-result bad'; return; }
+    const data = result.data;
+    out.className = 'test-result ' + (data.ok ? 'good' : 'bad');
+    out.textContent = data.ok ? `connected: lists ${data.models.length} model(s)` : `failed: ${data.error}`;
+  });
+
+  // ------------------------------------------------- the onboarding chip
+
+  let queueTimer = null;
+  async function refreshQueue() {
+    clearTimeout(queueTimer);
+    const result = await api('GET', '/ui/api/queue');
+    if (!result.ok) return;
+    const queue = result.data;
+    const chip = document.getElementById('onboard-chip');
+    const active = queue.running || queue.queued > 0;
+    if (chip) {
+      chip.hidden = !active;
+      if (active) {
+        const running = queue.running;
+        const pct = running ? Math.round(running.progress * 100) : 0;
+        chip.textContent = running
+          ? `Onboarding ${running.alias || running.served}: ${running.step} ${pct}%` + (queue.queued ? ` · ${queue.queued} waiting` : '')
+          : `Onboarding: ${queue.queued} waiting`;
+      }
+    }
+    renderQueue(queue);
+    queueTimer = setTimeout(refreshQueue, active ? 1000 : 8000);
+  }
+
+  function renderQueue(queue) {
+    const body = document.querySelector('#queue-table tbody');
+    if (!body) return;
+    const rows = queue.items.slice().reverse().map((item) => el('tr', { 'data-item': item.id, 'data-state': item.state },
+      el('th', { scope: 'row', text: item.alias || item.served }),
+      el('td', { text: item.endpoint }),
+      el('td', { text: item.mode }),
+      el('td', {}, el('span', { class: `status q-${item.state}`, text: item.state })),
+      el('td', { text: item.error ? `${item.step}: ${item.error}` : item.step }),
+      el('td', {}, el('progress', { max: 1, value: item.progress, 'aria-label': `${Math.round(item.progress * 100)}%` })),
+    ));
+    if (!rows.length) rows.push(el('tr', {}, el('td', { colSpan: 6, text: 'Nothing queued.' })));
+    body.replaceChildren(...rows);
+  }
+
+  if (page !== 'login') refreshQueue();
+
+  // ---------------------------------------- Onboard: the endpoint's list
+
+  async function loadListed(select) {
+    const list = document.getElementById(select.dataset.listsModels);
+    const state = document.getElementById('listed-state');
+    state.textContent = `Asking ${select.value} what it lists…`;
+    list.replaceChildren();
+    const result = await api('GET', `/ui/api/endpoints/${encodeURIComponent(select.value)}/models`);
+    if (!result.ok || !result.data.ok) {
+      state.textContent = result.ok ? `Could not list: ${result.data.error}` : message(result);
+      return;
+    }
+    const models = result.data.models;
+    state.textContent = models.length ? `${models.length} model(s). Tick the ones to onboard.` : 'The endpoint lists no models.';
+    list.replaceChildren(...models.map((m) => el('li', {},
+      el('label', {},
+        el('input', { type: 'checkbox', name: 'models', value: m.served, disabled: Boolean(m.alias) }),
+        ' ' + m.served + ' ',
+        m.alias ? el('span', { class: 'tag', text: `on the bench as ${m.alias}` }) : null))));
+  }
+
+  const endpointSelect = document.querySelector('select[data-lists-models]');
+  if (endpointSelect) {
+    const wanted = new URLSearchParams(location.search).get('endpoint');
+    if (wanted && [...endpointSelect.options].some((o) => o.value === wanted)) endpointSelect.value = wanted;
+    endpointSelect.addEventListener('change', () => loadListed(endpointSelect));
+    loadListed(endpointSelect);
+  }
+
+  // ------------------------------------------------ Onboard: Discover
+
+  // The list is long (all of models.dev): it is fetched once and drawn here,
+  // the first DISCOVER_SHOWN matches of the search, ticked entries always kept.
+  const DISCOVER_SHOWN = 30;
+  let discovered = null; // until the list has come
+  const ticked = new Set();
+
+  function discoverRow(d) {
+    const tags = [];
+    if (d.free) tags.push(el('span', { class: 'tag good', text: 'free' }));
+    else if (d.free_tier) tags.push(el('span', { class: 'tag good', text: 'free tier' }));
+    if (d.reachable.length) tags.push(el('span', { class: 'tag', text: `via ${d.reachable.join(', ')}` }));
+    if (d.on_bench) tags.push(el('span', { class: 'tag', text: `on the bench as ${d.on_bench}` }));
+    const box = el('input', { type: 'checkbox', name: 'models', value: d.model, disabled: Boolean(d.on_bench), checked: ticked.has(d.model) });
+    box.addEventListener('change', () => { if (box.checked) ticked.add(d.model); else ticked.delete(d.model); });
+    return el('li', {},
+      el('label', {}, box, ' ' + d.name + ' ', el('small', { text: d.id }), ...tags),
+      el('button', { type: 'button', class: 'small', 'data-dismiss': d.id, text: 'Dismiss', 'aria-label': `Dismiss ${d.name}` }));
+  }
+
+  function drawDiscover() {
+    const list = document.getElementById('discover-list');
+    if (!list || !discovered) return;
+    const words = document.getElementById('discover-search').value.toLowerCase().split(/\s+/).filter(Boolean);
+    const freeOnly = document.getElementById('discover-free').checked;
+    const matches = discovered.models.filter((d) => {
+      const text = `${d.name} ${d.id}`.toLowerCase();
+      return words.every((w) => text.includes(w)) && (!freeOnly || d.free || d.free_tier);
+    });
+    const shown = matches.slice(0, DISCOVER_SHOWN);
+    const kept = discovered.models.filter((d) => ticked.has(d.model) && !shown.includes(d));
+    list.replaceChildren(...kept.concat(shown).map(discoverRow));
+    document.getElementById('discover-state').textContent = matches.length > shown.length
+      ? `${matches.length} match; the first ${shown.length} are shown: search to narrow them.`
+      : `${matches.length} match.`;
+    const box = document.getElementById('dismissed-box');
+    box.hidden = !discovered.dismissed.length;
+    document.getElementById('dismissed-count').textContent = discovered.dismissed.length;
+    document.getElementById('dismissed').replaceChildren(...discovered.dismissed.map((d) => el('li', {},
+      d.name + ' ', el('small', { text: d.id }), ' ',
+      el('button', { type: 'button', class: 'small', 'data-undismiss': d.id, text: 'Show again' }))));
+  }
+
+  async function loadDiscover() {
+    const result = await api('GET', '/ui/api/discover');
+    if (!result.ok) { document.getElementById('discover-state').textContent = message(result); return; }
+    discovered = result.data;
+    drawDiscover();
+  }
+
+  if (document.getElementById('discover-list')) {
+    document.getElementById('discover-search').addEventListener('input', drawDiscover);
+    document.getElementById('discover-free').addEventListener('change', drawDiscover);
+    document.addEventListener('click', async (event) => {
+      const button = event.target.closest('button[data-dismiss], button[data-undismiss]');
+      if (!button) return;
+      const undo = button.hasAttribute('data-undismiss');
+      const id = undo ? button.dataset.undismiss : button.dataset.dismiss;
+      const result = await api('POST', undo ? '/ui/api/discover/restore' : '/ui/api/discover/dismiss', { id });
+      if (result.ok) await loadDiscover();
+    });
+    loadDiscover();
+  }
+
+  // ------------------------------------------------- seats and verdicts
+
+  function seatButton(seat, collection) {
+    const verdict = seat.verdict ? (seat.verdict.useful ? ' ✓ useful' : ' ✗ not useful') : '';
+    return el('button', {
+      type: 'button', class: `seat s-${seat.status}` + (seat.verdict ? ' judged' : ''),
+      'data-call': seat.call, 'data-collection': collection, 'data-alias': seat.alias,
+      'aria-label': `${seat.seat || seat.kind} ${seat.alias}, ${seat.status}, ${seat.seconds} seconds${verdict}: open the verdict dialog`,
+    },
+    el('strong', { text: seat.alias }),
+    el('span', { text: `${seat.seat || seat.kind} · ${seat.status} · ${seat.seconds} s` }),
+    el('small', { text: `${seat.tokens_in}→${seat.tokens_out} tokens${verdict}` }));
+  }
+
+  const dialog = document.getElementById('verdict-dialog');
+  function openVerdict(call, label) {
+    const form = document.getElementById('verdict-form');
+    clearErrors(form);
+    form.elements.call.value = call;
+    form.elements.note.value = '';
+    document.getElementById('verdict-seat').textContent = label;
+    dialog.showModal();
+  }
+
+  document.addEventListener('click', (event) => {
+    const seat = event.target.closest('button[data-call]');
+    if (seat && dialog) openVerdict(seat.dataset.call, `${seat.dataset.alias} · ${seat.dataset.call}`);
+  });
+
+  if (dialog) {
+    document.getElementById('verdict-form').addEventListener('submit', async (event) => {
+      const form = event.target;
+      const choice = event.submitter?.value;
+      if (choice === 'cancel' || !choice) return;
+      event.preventDefault();
+      clearErrors(form);
+      const result = await api('POST', '/ui/api/verdict', {
+        call: form.elements.call.value, useful: choice === 'useful', note: form.elements.note.value,
+      });
+      if (!result.ok) { showError(form, result); return; }
+      dialog.close();
+      applyVerdict(result.data);
+    });
+  }
+
+  function applyVerdict(data) {
+    const call = data.recorded.call;
+    for (const button of document.querySelectorAll(`button[data-call="${CSS.escape(call)}"]`)) {
+      button.classList.add('judged');
+      const mark = button.querySelector('small') || button;
+      mark.textContent = mark.textContent.replace(/ [✓✗].*$/, '') + (data.recorded.useful ? ' ✓ useful' : ' ✗ not useful');
+    }
+    if (data.record) renderRecord(data.record);
+    lastAsks = '';
+    if (page === 'collections') refreshAsks();
+  }
+
+  function renderRecord(record) {
+    const name = record.collection.replace(/^bench\//, '');
+    const table = document.querySelector(`table[data-record="${CSS.escape(name)}"] tbody`);
+    if (!table) return;
+    const rows = Object.entries(record.aliases).sort().map(([alias, r]) => el('tr', { 'data-alias': alias },
+      el('th', { scope: 'row', text: alias }),
+      el('td', { class: 'useful', text: r.useful }),
+      el('td', { class: 'not-useful', text: r.notUseful }),
+      el('td', { class: 'judged', text: r.judged })));
+    if (rows.length) table.replaceChildren(...rows);
+  }
+
+  // -------------------------------------------- Collections: recent asks
+
+  let lastAsks = '';
+  let asksTimer = null;
+  async function refreshAsks() {
+    clearTimeout(asksTimer);
+    const box = document.getElementById('asks');
+    const result = await api('GET', '/ui/api/asks');
+    if (result.ok) {
+      const text = JSON.stringify(result.data.asks);
+      if (text !== lastAsks && !box.contains(document.activeElement)) {
+        lastAsks = text;
+        const asks = result.data.asks;
+        box.replaceChildren(...(asks.length ? asks.map((ask) => el('article', { class: 'ask', 'data-ask': ask.ask },
+          el('header', {}, el('strong', { text: `bench/${ask.collection}` }), ' ', el('span', { class: 'tag', text: ask.shape }), ' ',
+            el('time', { datetime: ask.at, text: readable(ask.at) })),
+          el('div', { class: 'seat-row' }, ...ask.seats.map((s) => seatButton(s, ask.collection)))))
+          : [el('p', { class: 'hint', text: 'No asks yet: try the Ask page, or any client pointed at this server.' })]));
+      }
+    }
+    asksTimer = setTimeout(refreshAsks, 3000);
+  }
+  if (page === 'collections') refreshAsks();
+
+  // ------------------------------------------------------ Ask playground
+
+  const askForm = document.getElementById('ask-form');
+  if (askForm) {
+    askForm.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) askForm.requestSubmit();
+    });
+    askForm.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      clearErrors(askForm);
+      const seats = document.getElementById('seats');
+      const merged = document.getElementById('merged');
+      const state = document.getElementById('ask-state');
+      const leftOff = document.getElementById('left-off');
+      seats.replaceChildren();
+      leftOff.replaceChildren();
+      merged.hidden = true;
+      const button = askForm.querySelector('button[type="submit"]');
+      button.disabled = true;
+      state.textContent = 'Asking…';
+      try {
+        const response = await fetch('/ui/api/ask', {
+          method: 'POST', credentials: 'same-origin',
+          headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
+          body: JSON.stringify(formBody(askForm)),
+        });
+        if (!response.ok) {
+          let data = null;
+          try { data = await response.json(); } catch (e) { data = null; }
+          showError(askForm, { status: response.status, data });
+          state.textContent = '';
+          return;
+        }
+        const reader = response.body.getReader();
+        const decoder = new TextDecoder();
+        let buffer = '';
+        for (;;) {
+          const { value, done: finished } = await reader.read();
+          if (finished) break;
+          buffer += decoder.decode(value, { stream: true });
+          let newline;
+          while ((newline = buffer.indexOf('\n')) >= 0) {
+            const line = buffer.slice(0, newline);
+            buffer = buffer.slice(newline + 1);
+            if (line.trim()) onAskEvent(JSON.parse(line), askForm.elements.collection.value);
+          }
+        }
+        // Said once the stream has closed, not at its last event: the request is over.
+        state.textContent = 'Done. Say which seats were useful: their verdicts decide the next panel.';
+      } catch (error) {
+        state.textContent = `The stream broke: ${error.message}`;
+      } finally {
+        button.disabled = false;
+      }
+    });
+  }
+
+  function seatCard(seat, collection) {
+    return el('article', { class: `seat-card s-${seat.status}`, 'data-seat': seat.seat, 'data-alias': seat.alias },
+      el('header', {}, el('strong', { text: seat.alias }), ' ', el('span', { class: 'tag', text: seat.seat }), ' ',
+        el('span', { class: `status s-${seat.status}`, text: seat.status }), ' ', el('small', { text: `${seat.seconds} s` })),
+      el('div', { class: 'answer', text: seat.error ? seat.error : seat.content }),
+      seat.call ? el('footer', {}, el('button', { type: 'button', 'data-call': seat.call, 'data-collection': collection, 'data-alias': seat.alias, text: 'Verdict…' }), ' ', el('small', { text: seat.call })) : null);
+  }
+
+  function onAskEvent(event, collection) {
+    const state = document.getElementById('ask-state');
+    const seats = document.getElementById('seats');
+    if (event.event === 'started') {
+      state.textContent = `${event.seats.length} seat(s) on ${event.collection}, shape ${event.shape}` + (event.merged ? ', then a merge' : '') + '…';
+      seats.replaceChildren(...event.seats.map((s) => el('article', { class: 'seat-card waiting', 'data-seat': s.seat, 'data-alias': s.alias },
+        el('header', {}, el('strong', { text: s.alias }), ' ', el('span', { class: 'tag', text: s.seat })),
+        el('div', { class: 'answer hint', text: 'waiting…' }))));
+      document.getElementById('left-off').replaceChildren(...event.left_off.map((x) => el('li', { class: 'hint', text: `${x.alias} left off: ${x.reason}` })));
+    } else if (event.event === 'seat') {
+      const seat = event.seat;
+      const card = seats.querySelector(`[data-seat="${CSS.escape(seat.seat)}"]`);
+      const fresh = seatCard(seat, collection);
+      if (card) card.replaceWith(fresh); else seats.append(fresh);
+    } else if (event.event === 'merged') {
+      const box = document.getElementById('merged');
+      box.hidden = false;
+      const m = event.merged;
+      document.getElementById('merged-card').replaceWith(Object.assign(seatCard({ ...m, seat: 'merged' }, collection), { id: 'merged-card' }));
+    }
+  }
+
+  // ------------------------------------------------ a new key, shown once
+
+  const secret = sessionStorage.getItem('bw-new-secret');
+  if (secret && page === 'settings') {
+    sessionStorage.removeItem('bw-new-secret');
+    document.getElementById('new-secret-value').textContent = secret;
+    document.getElementById('new-secret').hidden = false;
+  }
+
+  // The page's script is wired up (tests wait for this; it names the page as the navigation does).
+  document.body.dataset.ready = document.querySelector('nav a[aria-current="page"]')?.textContent || page;
+})();

@@ -1,0 +1,109 @@
+"""The dashboard's JSON routes over plain HTTP: what the pages do without a
+browser (the browser test walks the main path; this checks the rest)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from benchwarmers.dashboard import auth
+from benchwarmers.testing import FakeModel, FakeProvider
+from benchwarmers.testing.live_server import live_server
+
+
+@pytest.fixture
+def dashboard(home: Path) -> Iterator[httpx.Client]:
+    with live_server(home) as server, httpx.Client(base_url=server.url) as client:
+        client.get("/endpoints")
+        client.headers["x-csrf-token"] = client.cookies[auth.CSRF_COOKIE]
+        yield client
+
+
+def server_url(client: httpx.Client) -> str:
+    return str(client.base_url).rstrip("/")
+
+
+def test_a_local_ollama_is_offered_until_an_endpoint_points_at_it(
+    dashboard: httpx.Client, fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", fake_provider.url)
+    offered = dashboard.get("/ui/api/endpoints").json()["ollama"]
+    assert offered is not None and offered["base_url"] == fake_provider.url
+    assert "A local Ollama" in dashboard.get("/endpoints").text
+    added = dashboard.post(
+        "/ui/api/endpoints", json={"name": "ollama", "api": "ollama", "base_url": fake_provider.url}
+    )
+    assert added.status_code == 200, added.text
+    assert added.json()["endpoint"]["key"] == "not needed"
+    assert dashboard.get("/ui/api/endpoints").json()["ollama"] is None
+    monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:9")  # nothing listens there
+    assert dashboard.get("/ui/api/endpoints").json()["ollama"] is None
+
+
+def test_testing_an_endpoint_lists_its_models_or_says_why_not(
+    dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    fake_provider.key = "sk-right"
+    fake_provider.add(FakeModel("m1"))
+    body = {"name": "fake", "api": "openai", "base_url": fake_provider.openai_base, "key": "sk-wrong"}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    failed = dashboard.get("/ui/api/endpoints/fake/models").json()
+    assert failed["ok"] is False and failed["error"] and failed["models"] == []
+    assert dashboard.post("/ui/api/endpoints/fake/key", json={"key": "sk-right"}).status_code == 200
+    listed = dashboard.get("/ui/api/endpoints/fake/models").json()
+    assert listed == {"endpoint": "fake", "ok": True, "error": "", "models": [{"served": "m1", "alias": ""}]}
+    assert "sk-right" not in dashboard.get("/endpoints").text
+    assert dashboard.post("/ui/api/endpoints/fake/remove").json() == {"ok": True}
+    assert dashboard.get("/ui/api/endpoints").json()["endpoints"] == []
+    assert dashboard.get("/ui/api/endpoints/fake/models").status_code == 404
+
+
+def test_a_gateway_key_is_shown_once_and_revoked_keys_are_refused(dashboard: httpx.Client) -> None:
+    made = dashboard.post("/ui/api/keys", json={"name": "laptop", "rate": "30"}).json()
+    secret = made["secret"]
+    assert made["key"]["rate"] == 30 and made["key"]["active"] is True
+    page = dashboard.get("/settings").text
+    listed = dashboard.get("/ui/api/settings").json()["keys"]
+    assert secret not in page and secret not in str(listed)
+    assert [k["name"] for k in listed] == ["laptop"]
+    models = httpx.get(f"{server_url(dashboard)}/v1/models", headers={"authorization": f"Bearer {secret}"})
+    assert models.status_code == 200
+    assert dashboard.post("/ui/api/keys/laptop/revoke").json()["key"]["active"] is False
+    refused = httpx.get(f"{server_url(dashboard)}/v1/models", headers={"authorization": f"Bearer {secret}"})
+    assert refused.status_code == 401
+
+
+def test_discover_entries_are_dismissed_and_shown_again(dashboard: httpx.Client) -> None:
+    entries = dashboard.get("/ui/api/discover").json()
+    first = entries["models"][0]["id"]
+    assert dashboard.post("/ui/api/discover/dismiss", json={"id": first}).json()["dismissed"] == [first]
+    after = dashboard.get("/ui/api/discover").json()
+    assert first not in [m["id"] for m in after["models"]]
+    assert [m["id"] for m in after["dismissed"]] == [first]
+    assert dashboard.post("/ui/api/discover/restore", json={"id": first}).json()["dismissed"] == []
+    assert dashboard.post("/ui/api/discover/dismiss", json={}).status_code == 400
+
+
+def test_settings_and_the_scheduler_from_the_dashboard(dashboard: httpx.Client) -> None:
+    hosts = dashboard.post("/ui/api/settings", json={"name": "allowed_hosts", "value": "bench.example, a.b"})
+    assert hosts.json()["settings"]["allowed_hosts"] == ["bench.example", "a.b"]
+    assert httpx.get(f"{server_url(dashboard)}/healthz", headers={"host": "bench.example"}).status_code == 200
+    refused = dashboard.post("/ui/api/settings", json={"name": "max_body_mb", "value": 1})
+    assert refused.status_code == 400
+    on = dashboard.post("/ui/api/scheduler", json={"enabled": True}).json()
+    assert on["enabled"] is True and all(job["next_run_at"] for job in on["jobs"])
+    assert "Switch off" in dashboard.get("/settings").text
+    assert dashboard.post("/ui/api/scheduler", json={"enabled": False}).json()["enabled"] is False
+    assert dashboard.post("/ui/api/scheduler", json={"enabled": "yes"}).json()["error"]["field"] == "enabled"
+
+
+def test_head_and_unknown_files(dashboard: httpx.Client) -> None:
+    assert dashboard.head("/").status_code == 200
+    missing = dashboard.get("/ui/static/nothing.js")
+    assert missing.status_code == 404 and missing.headers["content-type"].startswith("application/json")
+    page = dashboard.get("/endpoints")
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    assert page.headers["x-frame-options"] == "DENY"
