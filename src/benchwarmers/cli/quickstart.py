@@ -29,16 +29,21 @@ import typer
 from rich.markup import escape
 
 from benchwarmers import client_env
-from benchwarmers.bench import discover, retirement
-from benchwarmers.cli.context import console, read_secret, with_runtime
+from benchwarmers.cli.context import console, read_secret, with_core
 from benchwarmers.cli.endpoints import add_or_keep, write_key
 from benchwarmers.cli.errors import print_warning
-from benchwarmers.cli.onboard import onboard_model, url_hint
-from benchwarmers.config import home as home_config
-from benchwarmers.config import keys
-from benchwarmers.errors import UserError
-from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.cli.onboard import onboard_model
+from benchwarmers.core import (
+    Core,
+    EndpointView,
+    OnboardRequest,
+    check_endpoint,
+    endpoint_key_source,
+    ensure_home,
+    resolve_home,
+    url_hint,
+)
+from benchwarmers.errors import ProviderError, UserError
 
 OLLAMA_HOST_ENV = "OLLAMA_HOST"  # Ollama's own variable for where it listens
 DEFAULT_OLLAMA = "http://127.0.0.1:11434"
@@ -67,26 +72,27 @@ def quickstart(
     ] = "",
 ) -> None:
     """Set up a first endpoint, two or three free models and a collection, step by step."""
-    folder = home_config.ensure_home(home_config.resolve_home())
+    folder = ensure_home(resolve_home())
     console.print(f"Data folder: [bold]{escape(str(folder))}[/]")
     endpoint = _first_endpoint(ollama or _ollama_url())
     served = _pick_models(endpoint)
     aliases: list[str] = []
     for model_id in served:
         try:
-            model, step = onboard_model(model_id, endpoint.name, mode="quick")
+            model, step = onboard_model(OnboardRequest(endpoint=endpoint.name, served=model_id, mode="quick"))
         except UserError as exc:
             print_warning(str(exc))
             continue
         console.print(f"[bold]{escape(model.alias)}[/] is {model.status}: {escape(step)}")
         aliases.append(model.alias)
     if not aliases:
+        hint = url_hint(endpoint)
         raise UserError(
-            f"none of the models on {endpoint.name} answered{url_hint(endpoint)}; "
-            f"check it with `benchwarmers doctor`"
+            f"none of the models on {endpoint.name} answered{'; ' + hint if hint else ''}; "
+            "check it with `benchwarmers doctor`"
         )
     name = _ask("Name of your first collection", "first")
-    with_runtime(lambda rt: registry.add_collection(rt.store, name, aliases, purpose="my first panel"))
+    with_core(lambda core: core.admin.add_collection(name, aliases, purpose="my first panel"))
     console.print(f"Collection [bold]bench/{escape(name)}[/] seats {', '.join(aliases)}.")
     _how_to_ask(name)
 
@@ -94,41 +100,43 @@ def quickstart(
 # ---------------------------------------------------------------- steps
 
 
-def _first_endpoint(ollama_url: str) -> registry.EndpointView:
+def _first_endpoint(ollama_url: str) -> EndpointView:
     """An endpoint already here with its key, a local Ollama, or one typed in."""
-    existing = with_runtime(lambda rt: registry.list_endpoints(rt.store))
-    usable = [e for e in existing if not e.simulated and (not e.needs_key or keys.key_source(e.name))]
+    existing = with_core(lambda core: core.admin.endpoints())
+    usable = [e for e in existing if not e.simulated and (not e.needs_key or endpoint_key_source(e.name))]
     if usable:
         console.print(f"Using endpoint [bold]{escape(usable[0].name)}[/] ({escape(usable[0].base_url)}).")
         return usable[0]
     if _answers(ollama_url + "/api/tags") and _yes(f"A local Ollama answers at {ollama_url}. Use it?"):
-        return with_runtime(lambda rt: add_or_keep(rt, "ollama", ollama_url, "ollama", needs_key=False))
+        return with_core(lambda core: add_or_keep(core, "ollama", ollama_url, "ollama", needs_key=False))
     name = _ask("Endpoint name (a provider, e.g. openrouter, groq, gemini)", "openrouter")
     known_url, known_api = KNOWN_URLS.get(name.lower(), ("", "openai"))
     base_url = _ask("Its base URL", known_url)
     api = _ask("Its API: openai, anthropic, gemini or ollama", known_api)
-    registry.check_endpoint_name(name)
-    registry.check_base_url(base_url)
-    registry.check_api(api)
-    endpoint = with_runtime(lambda rt: add_or_keep(rt, name, base_url, api))
-    if endpoint.needs_key and keys.key_source(name) is None:
+    check_endpoint(name, base_url, api)
+    endpoint = with_core(lambda core: add_or_keep(core, name, base_url, api))
+    if endpoint.needs_key and endpoint_key_source(name) is None:
         write_key(name, read_secret(f"Key for {name} (not shown)"))
     return endpoint
 
 
-def _pick_models(endpoint: registry.EndpointView) -> list[str]:
+def _pick_models(endpoint: EndpointView) -> list[str]:
     """Free models this endpoint lists, Discover's first; the user picks."""
 
-    async def look(rt: Runtime) -> tuple[set[str] | None, list[str]]:
-        listed = await retirement.endpoint_lists(rt.outbound, endpoint)
-        entries = await discover.discover(rt.store, free_only=True)
-        free = [e.model for e in entries if endpoint.name in e.reachable and not e.on_bench]
+    async def look(core: Core) -> tuple[set[str] | None, list[str]]:
+        try:
+            listed: set[str] | None = set(await core.admin.endpoint_models(endpoint.name))
+        except (ProviderError, TimeoutError):
+            listed = None
+        entries = await core.ops.discover(free_only=True)
+        free = [e["model"] for e in entries if endpoint.name in e["reachable"] and not e["on_bench"]]
         return listed, free
 
-    listed, free = with_runtime(look)
+    listed, free = with_core(look)
     if listed is None:
+        hint = url_hint(endpoint)
         raise UserError(
-            f"{endpoint.name} at {endpoint.base_url} did not list its models{url_hint(endpoint)}; "
+            f"{endpoint.name} at {endpoint.base_url} did not list its models{'; ' + hint if hint else ''}; "
             f"check the URL and the key (`benchwarmers endpoint key set {endpoint.name}`), then again"
         )
     offered = [m for m in free if m in listed]
