@@ -43,7 +43,7 @@ from benchwarmers.core import (
     resolve_home,
     url_hint,
 )
-from benchwarmers.errors import ProviderError, UserError
+from benchwarmers.errors import UserError
 
 OLLAMA_HOST_ENV = "OLLAMA_HOST"  # Ollama's own variable for where it listens
 DEFAULT_OLLAMA = "http://127.0.0.1:11434"
@@ -124,10 +124,8 @@ def _pick_models(endpoint: EndpointView) -> list[str]:
     """Free models this endpoint lists, Discover's first; the user picks."""
 
     async def look(core: Core) -> tuple[set[str] | None, list[str]]:
-        try:
-            listed: set[str] | None = set(await core.admin.endpoint_models(endpoint.name))
-        except (ProviderError, TimeoutError):
-            listed = None
+        listing = await core.admin.endpoint_listing(endpoint.name)
+        listed = {m["served"] for m in listing["models"]} if listing["ok"] else None
         entries = await core.ops.discover(free_only=True)
         free = [e["model"] for e in entries if endpoint.name in e["reachable"] and not e["on_bench"]]
         return listed, free

@@ -29,6 +29,9 @@ CONNECT_TIMEOUT = 5.0
 
 
 class HttpBackend:
+    # `benchwarmers mcp` runs as the agent's user, on the agent's machine: its own files.
+    reads_transcripts = True
+
     def __init__(self, url: str = DEFAULT_URL, key: str = "", timeout: float = DEFAULT_TIMEOUT) -> None:
         self.url = url.rstrip("/")
         self.key = key
