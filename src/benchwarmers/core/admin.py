@@ -266,8 +266,10 @@ class Admin:
         return {"month": ledger.month_of(now), "days_in_month": (end - start).days, "series": series}
 
     async def quotas(self) -> quotas.QuotasView:
-        """Every limit with what is used, left and when it resets; any
-        admitted identity may read it (it names no secret and spends nothing)."""
+        """Every limit with what is used, left and when it resets: every
+        endpoint's usage, so not for a key limited to some collections (it
+        would learn what other collections' endpoints spend)."""
+        self.check_allowed()
         return await quotas.quotas_view(self.runtime.store)
 
     # ------------------------------------------------------------- settings

@@ -34,9 +34,11 @@ from benchwarmers.calls.tokens import prompt_tokens
 from benchwarmers.errors import NotFound, Refused, UserError
 from benchwarmers.formats.base import model_name
 from benchwarmers.identity.scope import OWNER, Identity, may_administer, may_call
+from benchwarmers.limits.panels import Slot
 from benchwarmers.panel.engine import PanelEngine, finish_panels
 from benchwarmers.store import registry
 from benchwarmers.store.schema import Call, Verdict
+from benchwarmers.store.settings import MAX_PANELS, MAX_PANELS_PER_KEY, Settings
 from benchwarmers.store.times import iso_utc
 from benchwarmers.types import Ask, PanelDone, PanelEvent, PanelReply, Request
 
@@ -91,8 +93,13 @@ class Panels:
         await self.check_collection(ask.collection)
         if ask.extra_aliases:
             await self._check_extras(ask.extra_aliases)
-        events = PanelEngine(self.runtime).run(ask)
-        first = await anext(events)
+        slot = await self._panel_slot()
+        try:
+            events = PanelEngine(self.runtime).run(ask, on_done=slot.release)
+            first = await anext(events)
+        except BaseException:
+            slot.release()  # seating failed: no panel runs
+            raise
 
         async def chained() -> AsyncGenerator[PanelEvent, None]:
             try:
@@ -103,6 +110,15 @@ class Panels:
                 await events.aclose()
 
         return chained()
+
+    async def _panel_slot(self) -> Slot:
+        """A running panel's place under the caps (`limits/panels.py`), else 429."""
+        caps = await Settings(self.runtime.store).all()
+        return self.runtime.panel_slots.take(
+            None if self.identity.owner else self.identity.name,
+            total=caps[MAX_PANELS.name],
+            per_holder=caps[MAX_PANELS_PER_KEY.name],
+        )
 
     async def _check_extras(self, extras: Sequence[str]) -> None:
         """A key limited to some collections may seat only their members:
@@ -150,8 +166,12 @@ class Panels:
 
     async def pending(self, body: object) -> list[str]:
         """Of the call ids in `body` (`{"calls": [...]}`, checked here), the
-        answered seats that have no verdict yet."""
-        return await verdicts.pending(self.runtime.store, verdicts.check_pending_body(body))
+        answered seats that have no verdict yet (of the identity's
+        collections only: a key learns nothing of other ids)."""
+        scope = None if may_administer(self.identity) else self.identity.collections
+        return await verdicts.pending(
+            self.runtime.store, verdicts.check_pending_body(body), collections=scope
+        )
 
     async def seat_record(self, call: str) -> dict[str, Any] | None:
         """The record of the collection whose seat `call` was (None for a

@@ -23,6 +23,9 @@ from benchwarmers.types import Ask
 
 
 class HttpBackend:
+    # `benchwarmers mcp` runs as the agent's user, on the agent's machine: its own files.
+    reads_transcripts = True
+
     def __init__(self, url: str = DEFAULT_URL, key: str = "", timeout: float = DEFAULT_TIMEOUT) -> None:
         self.url = url.rstrip("/")
         self.key = key

@@ -108,6 +108,8 @@ def run_server(app: FastAPI, sock: socket.socket) -> None:
     """Serve `app` on `sock` until Ctrl-C (uvloop and httptools)."""
     import uvicorn
 
+    from benchwarmers.server.protocol import GuardedHttpToolsProtocol
+
     logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(name)s: %(message)s")
     # Their INFO lines are noise here, and httpx's would print every outbound URL.
     for chatty in ("alembic", "httpx", "httpcore", "apscheduler"):
@@ -115,7 +117,7 @@ def run_server(app: FastAPI, sock: socket.socket) -> None:
     config = uvicorn.Config(
         app,
         loop="uvloop",
-        http="httptools",
+        http=GuardedHttpToolsProtocol,  # head deadline and size (server/protocol.py)
         ws="none",
         lifespan="on",
         access_log=False,

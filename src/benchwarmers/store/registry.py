@@ -247,6 +247,15 @@ def check_status(status: str) -> ModelStatus:
     return status
 
 
+def check_served(served: str) -> str:
+    """A served model id, stripped, or a UserError (no spaces or control
+    characters, up to 256 characters): what an endpoint could be asked for."""
+    served = served.strip()
+    if not served or any(ch.isspace() or not ch.isprintable() for ch in served) or len(served) > 256:
+        raise UserError(f"served model id {served[:300]!r} is not valid: no spaces, up to 256 characters")
+    return served
+
+
 async def add_model(
     store: Store,
     alias: str,
@@ -265,9 +274,7 @@ async def add_model(
 ) -> ModelView:
     """Register a model without probing it (onboarding probes; this only records)."""
     check_alias(alias)
-    served = served.strip()
-    if not served or any(ch.isspace() or not ch.isprintable() for ch in served) or len(served) > 256:
-        raise UserError(f"served model id {served!r} is not valid: no spaces, up to 256 characters")
+    served = check_served(served)
     kind = check_role(role)
     check_status(status)
     async with store.write() as session:
