@@ -37,6 +37,7 @@ from benchwarmers.core.admin import (
     endpoint_key_variable,
     set_endpoint_key,
 )
+from benchwarmers.core.diagnostics import Check, diagnose, url_hint
 from benchwarmers.core.login import LoginPolicy, check_login, login_policy
 from benchwarmers.core.operations import (
     BenchServices,
@@ -79,6 +80,7 @@ __all__ = [
     "SUITE_SHAPES",
     "Admin",
     "BenchServices",
+    "Check",
     "CollectionView",
     "Core",
     "EndpointView",
@@ -108,6 +110,7 @@ __all__ = [
     "check_login",
     "check_verdict_body",
     "collection_entry",
+    "diagnose",
     "endpoint_key_source",
     "endpoint_key_variable",
     "ensure_home",
@@ -123,6 +126,7 @@ __all__ = [
     "set_endpoint_key",
     "sqlite_url",
     "suite_tasks",
+    "url_hint",
     "utc",
     "write_pointer",
 ]
