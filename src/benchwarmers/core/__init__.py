@@ -38,6 +38,7 @@ from benchwarmers.core.admin import (
     endpoint_key_variable,
     set_endpoint_key,
 )
+from benchwarmers.core.diagnostics import Check, diagnose, url_hint
 from benchwarmers.core.login import LoginPolicy, check_login, login_policy
 from benchwarmers.core.operations import (
     BenchServices,
@@ -80,6 +81,7 @@ __all__ = [
     "SUITE_SHAPES",
     "Admin",
     "BenchServices",
+    "Check",
     "CollectionView",
     "Core",
     "EndpointView",
@@ -110,6 +112,7 @@ __all__ = [
     "check_scope",
     "check_verdict_body",
     "collection_entry",
+    "diagnose",
     "endpoint_key_source",
     "endpoint_key_variable",
     "ensure_home",
@@ -125,6 +128,7 @@ __all__ = [
     "set_endpoint_key",
     "sqlite_url",
     "suite_tasks",
+    "url_hint",
     "utc",
     "write_pointer",
 ]

@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, select
 
 from benchwarmers.config import keys as endpoint_keys
+from benchwarmers.core import diagnostics
 from benchwarmers.core.settings import SettingRow, change_setting, setting_row, setting_rows
 from benchwarmers.errors import Conflict, ProviderError, Refused
 from benchwarmers.identity import keys as gateway_keys
 from benchwarmers.identity.scope import OWNER, Identity, may_administer
 from benchwarmers.limits import ledger, quotas, user_limits
 from benchwarmers.limits.scope import scopes_in_words
-from benchwarmers.providers.base import Target, adapter_for
 from benchwarmers.store import registry
 from benchwarmers.store.db import Store
 from benchwarmers.store.registry import CollectionView, EndpointView, ModelView
@@ -174,17 +174,10 @@ class Admin:
         with its alias on the bench ("" when not there), or why it could not say."""
         store = self._store()
         endpoint = await registry.get_endpoint(store, name)
-        target = Target(
-            endpoint=endpoint.name,
-            api=endpoint.api,
-            base_url=endpoint.base_url,
-            served="",
-            key=(endpoint_keys.endpoint_key(endpoint.name) or "") if endpoint.needs_key else "",
-        )
         try:
-            listed = await adapter_for(endpoint.api, self.runtime.outbound).list_models(target)
-        except ProviderError as exc:
-            return {"endpoint": name, "ok": False, "error": str(exc), "models": []}
+            listed = await diagnostics.endpoint_models(self.runtime, endpoint)
+        except (ProviderError, TimeoutError) as exc:
+            return {"endpoint": name, "ok": False, "error": str(exc) or "no answer in time", "models": []}
         on_bench = {m.served: m.alias for m in await registry.list_models(store, endpoint=name)}
         return {
             "endpoint": name,

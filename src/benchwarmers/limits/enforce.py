@@ -51,12 +51,12 @@ from benchwarmers.limits import ledger
 from benchwarmers.limits.counters import Admission, Charge, Counters
 from benchwarmers.limits.headers import LearnedLimit, learn
 from benchwarmers.limits.rest import as_utc, rest_model, wake_rested
-from benchwarmers.limits.scope import Scope, effective_scope, endpoint_scopes
+from benchwarmers.limits.scope import effective_scope, endpoint_scopes
 from benchwarmers.limits.user_limits import UserLimit, limits_for
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import Endpoint, Model
 from benchwarmers.store.schema import LearnedLimit as LearnedLimitRow
-from benchwarmers.types import Usage
+from benchwarmers.types import LimitScope, Usage
 
 MINUTE = 60.0
 # How long a 429 that says nothing about when to come back rests a model.
@@ -118,7 +118,7 @@ class Limiter:
 
     # ------------------------------------------------------------------ scope
 
-    async def scope(self, endpoint: str) -> Scope:
+    async def scope(self, endpoint: str) -> LimitScope:
         """Whom `endpoint`'s provider limits count (`scope.py`)."""
         chosen, base_url = (await endpoint_scopes(self.store)).get(endpoint, ("", ""))
         return effective_scope(chosen, base_url, endpoint in self._per_model)

@@ -155,7 +155,7 @@ def check_scope(scope: str) -> str:
 def check_api(api: str) -> ApiKind:
     if api not in API_KINDS:
         raise UserError(f"API kind {api!r} is not known; use one of: {', '.join(API_KINDS)}")
-    return cast(ApiKind, api)
+    return api
 
 
 async def add_endpoint(
@@ -263,13 +263,13 @@ def check_alias(alias: str) -> str:
 def check_role(role: str) -> ModelRole:
     if role not in MODEL_ROLES:
         raise UserError(f"role {role!r} is not known; use one of: {', '.join(MODEL_ROLES)}")
-    return cast(ModelRole, role)
+    return role
 
 
 def check_status(status: str) -> ModelStatus:
     if status not in MODEL_STATUSES:
         raise UserError(f"status {status!r} is not known; use one of: {', '.join(MODEL_STATUSES)}")
-    return cast(ModelStatus, status)
+    return status
 
 
 def check_served(served: str) -> str:
