@@ -270,6 +270,8 @@ class Seat:
     # When the seat is `limited`: when the limit frees (ISO 8601), if known.
     frees_at: str = ""
     explorer: bool = False
+    # What the gateway changed for this seat ("max_tokens 64000 lowered to 8192, ...").
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,9 @@ def claude_env(bench: Bench) -> dict[str, str]:
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_TELEMETRY": "1",
         "DISABLE_AUTOUPDATER": "1",
+        # How long it waits for an MCP server to connect (ms; its default
+        # is short for a loaded machine, and a server that is late is left out).
+        "MCP_TIMEOUT": "120000",
     }
 
 

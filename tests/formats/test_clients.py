@@ -244,6 +244,23 @@ def test_gemini_client_default_api_version(gateway: Gateway) -> None:
     assert_every_seat(gateway, response.text, "Gemini on v1")
 
 
+def test_gemini_without_a_version_as_litellm_posts_it(gateway: Gateway) -> None:
+    """LiteLLM's `gemini/` provider, given an api_base, posts to
+    `{api_base}/models/{model}:generateContent` (key in `?key=`)."""
+    body = {"contents": [{"role": "user", "parts": [{"text": "LiteLLM asks"}]}]}
+    url = f"{gateway.url}/models/bench/trio:generateContent"
+    reply = httpx.post(url, params={"key": "any"}, json=body)
+    assert reply.status_code == 200, reply.text
+    text = "".join(p["text"] for p in reply.json()["candidates"][0]["content"]["parts"])
+    assert_every_seat(gateway, text, "LiteLLM asks")
+    stream = httpx.post(
+        url.replace(":generate", ":streamGenerate"), params={"alt": "sse", "key": "any"}, json=body
+    )
+    assert stream.status_code == 200 and "LiteLLM asks" in stream.text
+    missing = httpx.post(f"{gateway.url}/models/bench/nope:generateContent", json=body)
+    assert missing.status_code == 404 and missing.json()["error"]["status"] == "NOT_FOUND"
+
+
 def test_gemini_raw_stream_carries_bench_last(gateway: Gateway) -> None:
     body = {"contents": [{"role": "user", "parts": [{"text": "Raw"}]}]}
     url = f"{gateway.url}/v1beta/models/bench/trio:streamGenerateContent"

@@ -18,8 +18,9 @@ from .formats_support import Gateway
 GEMINI_BODY = {"contents": [{"parts": [{"text": "keyed"}]}]}
 
 
-def test_gemini_key_as_header_or_query(exposed_gateway: Gateway) -> None:
-    url = f"{exposed_gateway.url}/v1beta/models/bench/trio:generateContent"
+@pytest.mark.parametrize("version", ["/v1beta", ""], ids=["v1beta", "litellm-no-version"])
+def test_gemini_key_as_header_or_query(exposed_gateway: Gateway, version: str) -> None:
+    url = f"{exposed_gateway.url}{version}/models/bench/trio:generateContent"
     key = exposed_gateway.trio_key
     assert httpx.post(url, json=GEMINI_BODY, headers={"x-goog-api-key": key}).status_code == 200
     assert httpx.post(url, json=GEMINI_BODY, params={"key": key}).status_code == 200

@@ -456,3 +456,24 @@ def test_the_explorer_seat_rotates_and_never_goes_to_an_ad_hoc_model(panel_serve
             explorers.append(seats[1]["alias"])
         assert sorted(explorers) == ["new1", "new2"]  # fewest seats first: it rotates
         assert call_rows(server.home)[seats[1]["call"]]["explorer"] == 1
+
+
+@pytest.mark.parametrize("mode", ["", ":merged"])
+def test_a_big_max_tokens_is_clamped_per_member_and_bench_says_so(
+    panel_server: Any, fake_provider: FakeProvider, mode: str
+) -> None:
+    """64000 (the openai SDK's agents) against members that write 4096 and
+    16384: each is asked for what it can write, none is left off."""
+    models = [FakeModel("small", answer="small answers"), FakeModel("big", answer="big answers")]
+    facts = {"small": {"output_limit": 4096}, "big": {"output_limit": 16384, "context_window": 200_000}}
+    with panel_server(models, {"pair": {"members": ["small", "big"]}}, facts) as server:
+        reply = client(server).chat.completions.create(
+            model=f"bench/pair{mode}", max_tokens=64_000, messages=[{"role": "user", "content": "hi"}]
+        )
+    seats = {s["alias"]: s for s in reply.model_extra["bench"]["seats"]}
+    assert {a: s["status"] for a, s in seats.items()} == {"small": "ok", "big": "ok"}
+    assert seats["small"]["note"] == "max_tokens 64000 lowered to 4096, its output limit"
+    assert seats["big"]["note"] == "max_tokens 64000 lowered to 16384, its output limit"
+    seat_asks = [r for r in fake_provider.requests if r.prompt == "hi"]
+    assert sorted(r.max_tokens for r in seat_asks if r.model == "small") == [4096]
+    assert max(r.max_tokens or 0 for r in fake_provider.requests) <= 16384  # the merger too

@@ -13,9 +13,9 @@ import pytest
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats.base import parse_model_name
 from benchwarmers.panel.merge import anonymise, merge_request, parse_merge
-from benchwarmers.panel.seating import seat_panel
+from benchwarmers.panel.seating import fitted_note, seat_panel
 from benchwarmers.panel.shapes import shape_of
-from benchwarmers.types import Image, Message, Request, Seat, Text, user
+from benchwarmers.types import Image, Message, Request, Sampling, Seat, Text, user
 
 pytestmark = pytest.mark.unit
 
@@ -27,6 +27,7 @@ class M:
     status: str = "available"
     ad_hoc: bool = False
     context_window: int | None = None
+    output_limit: int | None = None
     vision: bool = False
     resting_until: datetime | None = None
     status_reason: str = ""
@@ -95,6 +96,28 @@ def test_seating_rules() -> None:
     assert "images" in reasons["eyes"]
     assert "image model" in reasons["paint"]
     assert reasons["tiny"].startswith("context window 100 < ")
+
+
+def test_a_big_max_tokens_is_lowered_per_member_not_a_reason_to_leave_it_off() -> None:
+    """The openai SDK's agents ask 64000, LiteLLM's `anthropic/` its own
+    default: each member is asked for what it can write instead."""
+    bench = [
+        M("writes-8k", context_window=128_000, output_limit=8192),
+        M("small-window", context_window=16_000),
+        M("no-room", context_window=300),
+        M("unknown"),
+    ]
+    collection = C("c", ("writes-8k", "small-window", "no-room", "unknown"))
+    request = Request((user("hi " * 200),), sampling=Sampling(max_tokens=64_000))
+    seating = seat_panel(collection, request, bench=bench)
+    assert [s.model.alias for s in seating.seats] == ["writes-8k", "small-window", "unknown"]
+    assert seating.left_off[0].alias == "no-room" and "context window 300" in seating.left_off[0].reason
+    asked, note = fitted_note(request, bench[0])
+    assert asked.sampling.max_tokens == 8192
+    assert note == "max_tokens 64000 lowered to 8192, its output limit"
+    asked, note = fitted_note(request, bench[1])
+    assert asked.sampling.max_tokens < 16_000 and note.endswith("what its context window leaves")
+    assert fitted_note(request, bench[3]) == (request, "")
 
 
 def test_seat_cap_extras_and_explorer_never_ad_hoc() -> None:

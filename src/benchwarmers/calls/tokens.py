@@ -9,6 +9,9 @@ a token, a fixed allowance per image, plus the reply the request allows.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Protocol
+
 from benchwarmers.types import Image, Request, Text, ToolCall, ToolResult
 
 CHARS_PER_TOKEN = 4
@@ -53,3 +56,34 @@ def context_needed(request: Request) -> int:
     """What a context window must hold: the prompt and the reply asked for,
     or, when none was asked for, room for a short one."""
     return prompt_tokens(request) + (request.sampling.max_tokens or REPLY_ROOM_TOKENS)
+
+
+class Sized(Protocol):
+    """What fitting reads of a model: how much it may write and hold."""
+
+    @property
+    def output_limit(self) -> int | None: ...
+    @property
+    def context_window(self) -> int | None: ...
+
+
+def fitted(request: Request, model: Sized) -> Request:
+    """The request with its `max_tokens` lowered to what this model can
+    write, when the client asked for more; unchanged otherwise. Clients ask
+    big by default (Claude Code 32000, the openai SDK's agents 64000,
+    LiteLLM's `anthropic/` its own default), which many good models cannot
+    give: asked so, their provider refuses the call. The cap is the model's
+    output limit and what its context window leaves after the prompt; with
+    less than `REPLY_ROOM_TOKENS` left the request is left as it is, for
+    seating to leave the model off. Panel seats, mergers and route turns
+    are all fitted so."""
+    asked = request.sampling.max_tokens
+    if asked is None:
+        return request
+    caps = [model.output_limit] if model.output_limit else []
+    if model.context_window:
+        caps.append(model.context_window - prompt_tokens(request))
+    cap = min(caps, default=asked)
+    if asked <= cap or cap < REPLY_ROOM_TOKENS:
+        return request
+    return replace(request, sampling=replace(request.sampling, max_tokens=cap))

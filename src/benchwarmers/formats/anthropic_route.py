@@ -22,14 +22,13 @@ official client raises.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 from benchwarmers.errors import ProviderBadReply, ProviderError, ProviderRateLimited
 from benchwarmers.formats.anthropic import new_message_id, sse_event
-from benchwarmers.formats.base import model_name
+from benchwarmers.formats.base import arguments_object, model_name
 from benchwarmers.types import (
     Ask,
     Chunk,
@@ -37,7 +36,6 @@ from benchwarmers.types import (
     FinishReason,
     Reply,
     TextDelta,
-    ToolCall,
     ToolCallDelta,
     Usage,
     UsageReport,
@@ -54,7 +52,7 @@ def stop_reason(finish: FinishReason, called_tools: bool) -> str:
 
 def render_route_reply(reply: Reply, ask: Ask, bench: dict[str, Any]) -> dict[str, Any]:
     content: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text else []
-    content += [_tool_use(call.id, call.name, _input(call)) for call in reply.tool_calls]
+    content += [_tool_use(call.id, call.name, arguments_object(call.arguments)) for call in reply.tool_calls]
     return {
         "id": new_message_id(),
         "type": "message",
@@ -163,13 +161,3 @@ class _Blocks:
 
 def _tool_use(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"type": "tool_use", "id": call_id, "name": name, "input": arguments}
-
-
-def _input(call: ToolCall) -> dict[str, Any]:
-    """Anthropic wants the arguments as an object; text that is not one is
-    kept under `_raw` rather than lost."""
-    try:
-        parsed = json.loads(call.arguments or "{}")
-    except ValueError:
-        return {"_raw": call.arguments}
-    return parsed if isinstance(parsed, dict) else {"_raw": call.arguments}

@@ -65,7 +65,7 @@ from typing import Any
 
 from benchwarmers.errors import UserError
 from benchwarmers.formats.panel_text import bench_object
-from benchwarmers.types import AskMode, PanelReply
+from benchwarmers.types import AskMode, Message, PanelReply, Part, ToolCall, ToolResult
 
 MODEL_PREFIX = "bench/"
 MODES: tuple[AskMode, ...] = ("panel", "merged", "route")
@@ -187,6 +187,46 @@ def data_url_image(url: str) -> tuple[str, str] | None:
     None for a remote URL."""
     match = re.match(r"^data:([\w.+-]+/[\w.+-]+);base64,(.*)$", url, re.DOTALL)
     return (match.group(1), match.group(2)) if match else None
+
+
+def pair_tool_ids(messages: list[Message]) -> list[Message]:
+    """Ids for tool calls and results of APIs whose history may carry none
+    (Gemini, Ollama): a call without one gets `call_<n>` by its place in the
+    conversation (the same on every turn, since the history is resent), and
+    a result without one answers the earliest unanswered call of its
+    tool's name. Members on APIs that need ids (OpenAI, Anthropic) then get
+    calls and results that match."""
+    count = 0
+    waiting: dict[str, list[str]] = {}
+    paired: list[Message] = []
+    for message in messages:
+        parts: list[Part] = []
+        for part in message.parts:
+            if isinstance(part, ToolCall):
+                count += 1
+                part = part if part.id else ToolCall(f"call_{count}", part.name, part.arguments)
+                waiting.setdefault(part.name, []).append(part.id)
+            elif isinstance(part, ToolResult):
+                pending = waiting.get(part.name, [])
+                if not part.call_id:
+                    call_id = pending.pop(0) if pending else f"call_{part.name or 'unknown'}"
+                    part = ToolResult(call_id, part.content, part.name, part.is_error)
+                elif part.call_id in pending:
+                    pending.remove(part.call_id)
+            parts.append(part)
+        paired.append(Message(message.role, tuple(parts)))
+    return paired
+
+
+def arguments_object(arguments: str) -> dict[str, Any]:
+    """Tool-call arguments as an object, for APIs that carry them so
+    (Anthropic `input`, Ollama, Gemini `args`); text that is not a JSON
+    object is kept under `_raw` rather than lost."""
+    try:
+        parsed = json.loads(arguments or "{}")
+    except ValueError:
+        return {"_raw": arguments}
+    return parsed if isinstance(parsed, dict) else {"_raw": arguments}
 
 
 # Response headers are small by custom: httpx-based clients (all four

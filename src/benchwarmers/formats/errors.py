@@ -71,10 +71,17 @@ _GEMINI_STATUS = {
 _JSONRPC_PARSE_ERROR = -32700
 
 
+def is_unversioned_gemini(path: str) -> bool:
+    """Gemini generation under `/v1/models/...` (google-genai's default API
+    version given a base URL) or `/models/...` (LiteLLM's `gemini/` with an
+    api_base): told from other paths there by the method after the colon."""
+    return path.startswith(("/v1/models/", "/models/")) and path.rpartition(":")[2] in _GEMINI_METHODS
+
+
 def format_for_path(path: str) -> FormatName:
     """The API format a request path speaks (`/v1/messages` -> "anthropic")."""
-    if path.startswith("/v1/models/") and path.rpartition(":")[2] in _GEMINI_METHODS:
-        return "gemini"  # google-genai's default API version is v1, not v1beta
+    if is_unversioned_gemini(path):
+        return "gemini"
     for prefix, name in _PREFIXES:
         stem = prefix.rstrip("/")
         if path == stem or path.startswith(stem + "/"):

@@ -13,6 +13,14 @@ the `x-bench` response header as well as in the body (and in the last
 chunk of a stream, where raw REST readers find it); the seat headings in
 the text carry the call ids either way.
 
+Route mode (`bench/<c>:route`) reads function calling as google-genai
+sends it: `tools[].functionDeclarations` (OpenAPI-style schemas with
+upper-case types, or `parametersJsonSchema`), `toolConfig`'s function
+calling mode, and `functionCall`/`functionResponse` parts (paired by id, or
+by place when they carry none); `gemini_route` renders the member's reply.
+Tools Google runs itself (`googleSearch`, `codeExecution`, `urlContext`)
+are refused: no member can run them.
+
 What a panel cannot honour is refused: tools and function parts, cached
 content, structured output (JSON mime types, schemas), more than one
 candidate, non-image inline data, and any generation setting we cannot pass
@@ -30,6 +38,8 @@ from typing import Any
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import (
     model_name,
+    optional_str,
+    pair_tool_ids,
     parse_model_name,
     require_list,
     require_object,
@@ -41,6 +51,7 @@ from benchwarmers.formats.base import optional_int as _int
 from benchwarmers.formats.panel_text import StreamText, bench_object, reply_text, total_usage
 from benchwarmers.types import (
     Ask,
+    AskMode,
     Image,
     Message,
     PanelDone,
@@ -52,6 +63,9 @@ from benchwarmers.types import (
     Sampling,
     SeatDone,
     Text,
+    Tool,
+    ToolCall,
+    ToolResult,
     Usage,
 )
 
@@ -60,10 +74,7 @@ MEDIA_TYPE_STREAM = "text/event-stream"
 MEDIA_TYPE_ARRAY_STREAM = "application/json"
 
 GENERATION_METHODS = ("generateContent", "streamGenerateContent", "countTokens")
-ROUTE_ELSEWHERE = (
-    "route mode is served over OpenAI chat completions (/v1/chat/completions) "
-    "and Anthropic Messages (/v1/messages), not the Gemini API"
-)
+_TOOL_MODES = {"AUTO": "auto", "VALIDATED": "auto", "ANY": "required", "NONE": "none"}
 # generationConfig keys we cannot pass on but that do not change what is
 # asked: a thinking budget is a hint each member reads its own way.
 _HARMLESS_CONFIG = {"thinkingConfig"}
@@ -123,25 +134,23 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
     (`:streamGenerateContent`), since Gemini says so in the path."""
     obj = _camel_keys(body, "body")
     collection, mode = parse_model_name(model)
-    if mode == "route":
-        raise UserError(ROUTE_ELSEWHERE)
-    return Ask(collection=collection, mode=mode, request=_request(obj))
+    return Ask(collection=collection, mode=mode, request=_request(obj, route=mode == "route"))
 
 
 def parse_count(body: object, *, model: str) -> Request:
     """The body of `:countTokens`: `contents`, or a whole
     `generateContentRequest`."""
-    parse_model_name(model)
+    route = parse_model_name(model)[1] == "route"
     obj = _camel_keys(body, "body")
     inner = obj.get("generateContentRequest")
-    return _request(_camel_keys(inner, "generateContentRequest") if inner is not None else obj)
+    return _request(_camel_keys(inner, "generateContentRequest") if inner is not None else obj, route=route)
 
 
 def render_count(tokens: int) -> dict[str, Any]:
     return {"totalTokens": tokens}
 
 
-def _request(obj: Mapping[str, Any]) -> Request:
+def _request(obj: Mapping[str, Any], *, route: bool = False) -> Request:
     for key, why in _REFUSED_TOP.items():
         if obj.get(key) is not None:
             raise UserError(f"{key}: {why}")
@@ -151,19 +160,73 @@ def _request(obj: Mapping[str, Any]) -> Request:
             f"unknown field {unknown[0]!r}; a request holds contents, systemInstruction, generationConfig"
         )
     tools = obj.get("tools")
-    if (tools is not None and require_list(tools, "tools")) or obj.get("toolConfig") is not None:
+    if not route and (
+        (tools is not None and require_list(tools, "tools")) or obj.get("toolConfig") is not None
+    ):
         raise tools_refused()
     contents = require_list(obj.get("contents"), "contents")
-    messages = tuple(
-        m for i, raw in enumerate(contents) if (m := _content(raw, f"contents[{i}]")) is not None
-    )
+    messages = [
+        m for i, raw in enumerate(contents) if (m := _content(raw, f"contents[{i}]", route)) is not None
+    ]
     if not messages:
         raise UserError("contents must hold at least one content with parts")
     return Request(
-        messages=messages,
+        messages=tuple(pair_tool_ids(messages)),
         system=_system(obj.get("systemInstruction")),
+        tools=_tools(tools) if route else (),
+        tool_choice=_tool_choice(obj.get("toolConfig")) if route else "",
         sampling=_sampling(obj.get("generationConfig")),
     )
+
+
+def _tools(value: object) -> tuple[Tool, ...]:
+    found: list[Tool] = []
+    for i, raw in enumerate(require_list(value or [], "tools")):
+        tool = _camel_keys(raw, f"tools[{i}]")
+        hosted = sorted(k for k in tool if k != "functionDeclarations")
+        if hosted:
+            raise UserError(f"tools[{i}].{hosted[0]}: Google runs that tool itself; no member can")
+        declarations = require_list(
+            tool.get("functionDeclarations") or [], f"tools[{i}].functionDeclarations"
+        )
+        for j, declared in enumerate(declarations):
+            where = f"tools[{i}].functionDeclarations[{j}]"
+            function = _camel_keys(declared, where)
+            schema = function.get("parametersJsonSchema") or _json_schema(function.get("parameters"))
+            found.append(
+                Tool(
+                    name=require_str(function.get("name"), f"{where}.name"),
+                    description=optional_str(function, "description", f"{where}.description"),
+                    parameters=dict(require_object(schema or {"type": "object", "properties": {}}, where)),
+                )
+            )
+    return tuple(found)
+
+
+def _json_schema(value: object) -> object:
+    """Gemini's OpenAPI-style schema (`"type": "OBJECT"`) as JSON Schema
+    (`"object"`), which every other API takes."""
+    if isinstance(value, Mapping):
+        out = {_camel(k): _json_schema(v) for k, v in value.items()}
+        if isinstance(out.get("type"), str):
+            out["type"] = str(out["type"]).lower()
+        return out
+    if isinstance(value, list):
+        return [_json_schema(v) for v in value]
+    return value
+
+
+def _tool_choice(value: object) -> str:
+    if value is None:
+        return ""
+    config = _camel_keys(_camel_keys(value, "toolConfig").get("functionCallingConfig") or {}, "toolConfig")
+    mode = str(config.get("mode") or "AUTO").upper()
+    if mode not in _TOOL_MODES:
+        raise UserError(f"toolConfig.functionCallingConfig.mode must be AUTO, ANY or NONE, not {mode!r}")
+    names = require_list(config.get("allowedFunctionNames") or [], "allowedFunctionNames")
+    if mode == "ANY" and len(names) == 1:
+        return require_str(names[0], "allowedFunctionNames[0]")
+    return _TOOL_MODES[mode]
 
 
 def _system(value: object) -> str:
@@ -176,24 +239,27 @@ def _system(value: object) -> str:
     return "\n\n".join(p.text for p in parts if isinstance(p, Text))
 
 
-def _content(raw: object, where: str) -> Message | None:
+def _content(raw: object, where: str, route: bool) -> Message | None:
     content = _camel_keys(raw, where)
     role = content.get("role") or "user"
-    if role not in ("user", "model"):
+    if role not in ("user", "model", "function", "tool"):
         raise UserError(f"{where}.role must be 'user' or 'model', not {role!r}")
-    parts = _parts(content.get("parts"), f"{where}.parts", role)
+    parts = _parts(content.get("parts"), f"{where}.parts", role, route)
     if not parts:
         return None
-    return Message("user" if role == "user" else "assistant", parts)
+    return Message("assistant" if role == "model" else "user", parts)
 
 
-def _parts(value: object, where: str, role: str) -> tuple[Part, ...]:
+def _parts(value: object, where: str, role: str, route: bool = False) -> tuple[Part, ...]:
     parts: list[Part] = []
     for i, raw in enumerate(require_list(value, where)):
         here = f"{where}[{i}]"
         part = _camel_keys(raw, here)
         if part.get("functionCall") is not None or part.get("functionResponse") is not None:
-            raise tools_refused()
+            if not route:
+                raise tools_refused()
+            parts.append(_function_part(part, here))
+            continue
         if part.get("thought") is True and role == "model":
             continue  # a model's own reasoning: no other model could read it
         if "text" in part:
@@ -208,6 +274,22 @@ def _parts(value: object, where: str, role: str) -> tuple[Part, ...]:
                 f"{here} holds {known}, which cannot be carried; send text, inlineData or fileData"
             )
     return tuple(parts)
+
+
+def _function_part(part: Mapping[str, Any], where: str) -> Part:
+    if part.get("functionCall") is not None:
+        call = _camel_keys(part["functionCall"], f"{where}.functionCall")
+        arguments = json.dumps(require_object(call.get("args") or {}, f"{where}.functionCall.args"))
+        name = require_str(call.get("name"), f"{where}.functionCall.name")
+        return ToolCall(optional_str(call, "id", f"{where}.functionCall.id"), name, arguments)
+    result = _camel_keys(part["functionResponse"], f"{where}.functionResponse")
+    response = require_object(result.get("response") or {}, f"{where}.functionResponse.response")
+    values = list(response.values())
+    # {"result": "..."} (or "output") is how most code answers: its text;
+    # anything else travels as JSON.
+    text = values[0] if len(values) == 1 and isinstance(values[0], str) else json.dumps(response)
+    name = require_str(result.get("name"), f"{where}.functionResponse.name")
+    return ToolResult(optional_str(result, "id", f"{where}.functionResponse.id"), text, name)
 
 
 def _image_type(value: object, where: str) -> str:
@@ -267,9 +349,9 @@ def _sampling(value: object) -> Sampling:
 # ---------------------------------------------------------------- rendering
 
 
-def model_object(collection: str, mode: str = "panel", *, description: str = "") -> dict[str, Any]:
+def model_object(collection: str, mode: AskMode = "panel", *, description: str = "") -> dict[str, Any]:
     """One entry of `GET /v1beta/models`, and the body of a model get."""
-    name = model_name(collection, "merged" if mode == "merged" else "panel")
+    name = model_name(collection, mode)
     return {
         "name": "models/" + name,
         "baseModelId": name,

@@ -11,6 +11,9 @@ threads...) are meaningless to a panel and ignored; sampling options we can
 pass on are carried; any other option is refused, as are tools, structured
 `format`, `suffix`, raw templates and old-style `context` arrays.
 
+Route mode (`bench/<c>:route` over `/api/chat`) reads `tools`, assistant
+`tool_calls` and `tool` messages; `ollama_route` renders the member's reply.
+
 Ollama's client drops keys it does not know, so the `bench` object goes in
 the `x-bench` header too; the seat headings in the text carry the call ids.
 An empty chat or prompt is Ollama's way to load a model: it is answered at
@@ -34,6 +37,7 @@ from benchwarmers.formats.base import (
     optional_float,
     optional_int,
     optional_str,
+    pair_tool_ids,
     parse_model_name,
     require_list,
     require_object,
@@ -41,6 +45,7 @@ from benchwarmers.formats.base import (
     stop_sequences,
     tools_refused,
 )
+from benchwarmers.formats.openai_chat import function_tools
 from benchwarmers.formats.panel_text import StreamText, bench_object, reply_text, total_usage
 from benchwarmers.types import (
     Ask,
@@ -56,6 +61,8 @@ from benchwarmers.types import (
     Sampling,
     SeatDone,
     Text,
+    ToolCall,
+    ToolResult,
 )
 
 NAME = "ollama"
@@ -63,10 +70,7 @@ MEDIA_TYPE_STREAM = "application/x-ndjson"
 # The Ollama version we answer `/api/version` with: recent enough that
 # clients checking for features (images, `think`) talk to us normally.
 OLLAMA_VERSION = "0.12.0"
-ROUTE_ELSEWHERE = (
-    "route mode is served over OpenAI chat completions (/v1/chat/completions) "
-    "and Anthropic Messages (/v1/messages), not the Ollama API"
-)
+ROUTE_ELSEWHERE = "route mode is served over /api/chat, not /api/generate: send the conversation as messages"
 
 _RUNTIME_OPTIONS = {
     "num_ctx",
@@ -96,14 +100,15 @@ _IMAGE_MAGIC = (
 # ------------------------------------------------------------------ parsing
 
 
-def ask_model(body: Mapping[str, Any]) -> tuple[str, AskMode]:
+def ask_model(body: Mapping[str, Any], *, route: bool = False) -> tuple[str, AskMode]:
     """The collection and mode named by `body["model"]`, Ollama's `:latest`
-    tag read as no tag."""
+    tag read as no tag. `route`: whether route mode may be named (it is
+    served over `/api/chat` only)."""
     name = body.get("model")
     if isinstance(name, str):
         name = name.removesuffix(":latest")
     collection, mode = parse_model_name(name)
-    if mode == "route":
+    if mode == "route" and not route:
         raise UserError(ROUTE_ELSEWHERE)
     return collection, mode
 
@@ -118,17 +123,21 @@ def is_load(body: object, *, generate: bool = False) -> bool:
 
 
 def parse_ask(body: object, *, model: str | None = None) -> Ask:
-    """An `/api/chat` body."""
+    """An `/api/chat` body. Route mode reads `tools`, assistant
+    `tool_calls` (arguments as an object) and `tool` messages (`tool_name`,
+    or the older `name`); Ollama sends no call ids, so they are paired by
+    place (`pair_tool_ids`)."""
     obj = require_object(body)
-    collection, mode = ask_model({"model": model} if model is not None else obj)
-    _refuse_uncarried(obj)
+    collection, mode = ask_model({"model": model} if model is not None else obj, route=True)
+    route = mode == "route"
+    _refuse_uncarried(obj, route=route)
     system: list[str] = []
     messages: list[Message] = []
     for i, raw in enumerate(require_list(obj.get("messages"), "messages")):
         where = f"messages[{i}]"
         message = require_object(raw, where)
         role = message.get("role")
-        if role == "tool" or message.get("tool_calls"):
+        if (role == "tool" or message.get("tool_calls")) and not route:
             raise tools_refused()
         content = optional_str(message, "content", f"{where}.content")
         images = _images(message.get("images"), f"{where}.images")
@@ -136,15 +145,44 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
             if images:
                 raise UserError(f"{where}: a system message holds text only")
             system.append(content)
+        elif role == "tool":
+            name = optional_str(message, "tool_name", f"{where}.tool_name") or optional_str(message, "name")
+            result = ToolResult(optional_str(message, "tool_call_id", f"{where}.tool_call_id"), content, name)
+            if messages and messages[-1].role == "user" and messages[-1].tool_results:
+                messages[-1] = Message("user", (*messages[-1].parts, result))
+            else:
+                messages.append(Message("user", (result,)))
         elif role in ("user", "assistant"):
             parts: tuple[Part, ...] = ((Text(content),) if content else ()) + images
+            parts += _tool_calls(message.get("tool_calls"), f"{where}.tool_calls")
             messages.append(Message(role, parts))
         else:
             raise UserError(f"{where}.role must be system, user, assistant or tool, not {role!r}")
     if not messages:
         raise UserError("messages must hold at least one user or assistant message")
-    request = Request(messages=tuple(messages), system="\n\n".join(system), sampling=_sampling(obj))
+    request = Request(
+        messages=tuple(pair_tool_ids(messages)),
+        system="\n\n".join(system),
+        tools=function_tools(obj.get("tools")) if route else (),
+        sampling=_sampling(obj),
+    )
     return Ask(collection=collection, mode=mode, request=request, stream=_stream(obj))
+
+
+def _tool_calls(value: object, where: str) -> tuple[ToolCall, ...]:
+    calls = []
+    for i, raw in enumerate(require_list(value or [], where)):
+        call = require_object(raw, f"{where}[{i}]")
+        function = require_object(call.get("function"), f"{where}[{i}].function")
+        arguments = function.get("arguments")
+        text = (
+            arguments
+            if isinstance(arguments, str)
+            else json.dumps(arguments if arguments is not None else {})
+        )
+        name = require_str(function.get("name"), f"{where}[{i}].function.name")
+        calls.append(ToolCall(optional_str(call, "id", f"{where}[{i}].id"), name, text))
+    return tuple(calls)
 
 
 def parse_generate(body: object) -> Ask:
@@ -176,9 +214,9 @@ def _stream(obj: Mapping[str, Any]) -> bool:
     return True if obj.get("stream") is None else optional_bool(obj, "stream")
 
 
-def _refuse_uncarried(obj: Mapping[str, Any]) -> None:
+def _refuse_uncarried(obj: Mapping[str, Any], *, route: bool = False) -> None:
     tools = obj.get("tools")
-    if tools is not None and require_list(tools, "tools"):
+    if tools is not None and require_list(tools, "tools") and not route:
         raise tools_refused()
     fmt = obj.get("format")
     if fmt not in (None, ""):
@@ -225,12 +263,12 @@ def _sampling(obj: Mapping[str, Any]) -> Sampling:
 # ---------------------------------------------------------------- rendering
 
 
-def _now() -> str:
+def now() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
 def _head(ask_name: str) -> dict[str, Any]:
-    return {"model": ask_name, "created_at": _now()}
+    return {"model": ask_name, "created_at": now()}
 
 
 def _text_fields(text: str, *, generate: bool) -> dict[str, Any]:
@@ -270,7 +308,7 @@ def render_reply(reply: PanelReply, ask: Ask, *, generate: bool = False) -> dict
 
 def render_load(body: Mapping[str, Any], *, generate: bool = False) -> dict[str, Any]:
     """The answer to a load request: the model is ready (a panel always is)."""
-    collection, mode = ask_model(body)
+    collection, mode = ask_model(body, route=not generate)
     return {
         **_head(model_name(collection, mode)),
         **_text_fields("", generate=generate),
@@ -279,7 +317,7 @@ def render_load(body: Mapping[str, Any], *, generate: bool = False) -> dict[str,
     }
 
 
-def _line(obj: dict[str, Any]) -> bytes:
+def line(obj: dict[str, Any]) -> bytes:
     return (json.dumps(obj, ensure_ascii=False) + "\n").encode()
 
 
@@ -292,15 +330,15 @@ async def render_stream(
     async for event in events:
         piece = stream_text.piece(event)
         if isinstance(event, PanelStarted):
-            yield _line({**_head(name), **_text_fields("", generate=generate), "done": False})
+            yield line({**_head(name), **_text_fields("", generate=generate), "done": False})
         if isinstance(event, SeatDone) and stream_text.merged:
             # Held back for the merger; an empty line of text keeps the connection alive.
-            yield _line({**_head(name), **_text_fields("", generate=generate), "done": False})
+            yield line({**_head(name), **_text_fields("", generate=generate), "done": False})
         if piece:
-            yield _line({**_head(name), **_text_fields(piece, generate=generate), "done": False})
+            yield line({**_head(name), **_text_fields(piece, generate=generate), "done": False})
         if isinstance(event, PanelDone):
             nanoseconds = int((time.monotonic() - started) * 1e9)
-            yield _line(
+            yield line(
                 {
                     **_head(name),
                     **_text_fields("", generate=generate),
@@ -332,7 +370,7 @@ def tag_object(name: str, modified_at: str = "") -> dict[str, Any]:
     return {
         "name": name,
         "model": name,
-        "modified_at": modified_at or _now(),
+        "modified_at": modified_at or now(),
         "size": 0,
         "digest": _digest(name),
         "details": _details(),
@@ -353,7 +391,7 @@ def show_object(name: str, *, description: str = "", modified_at: str = "") -> d
             "general.description": description,
         },
         "capabilities": ["completion", "vision"],
-        "modified_at": modified_at or _now(),
+        "modified_at": modified_at or now(),
     }
 
 

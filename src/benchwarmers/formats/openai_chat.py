@@ -118,7 +118,7 @@ def _request(obj: Mapping[str, Any]) -> Request:
     return Request(
         messages=tuple(messages),
         system="\n\n".join(s for s in system if s),
-        tools=_tools(obj.get("tools")),
+        tools=function_tools(obj.get("tools")),
         tool_choice=_tool_choice(obj.get("tool_choice")),
         sampling=sampling,
     )
@@ -182,7 +182,9 @@ def _append_user_part(messages: list[Message], part: Part) -> None:
         messages.append(Message("user", (part,)))
 
 
-def _tools(value: object) -> tuple[Tool, ...]:
+def function_tools(value: object) -> tuple[Tool, ...]:
+    """`tools` as OpenAI chat completions (and Ollama) declare them:
+    `{"type": "function", "function": {name, description, parameters}}`."""
     tools: list[Tool] = []
     for i, raw in enumerate(require_list(value or [], "tools")):
         tool = require_object(raw, f"tools[{i}]")

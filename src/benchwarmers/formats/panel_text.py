@@ -143,6 +143,8 @@ def seat_object(seat: Seat) -> dict[str, Any]:
         out["explorer"] = True
     if seat.frees_at:
         out["freesAt"] = seat.frees_at
+    if seat.note:
+        out["note"] = seat.note
     return out
 
 

@@ -26,11 +26,11 @@ from benchwarmers import metrics
 from benchwarmers.bench import decisions
 from benchwarmers.calls.caller import CallContext, Caller, CallResult
 from benchwarmers.calls.log import new_ask_id, panel_task
-from benchwarmers.calls.tokens import context_needed
+from benchwarmers.calls.tokens import fitted
 from benchwarmers.errors import UserError
 from benchwarmers.panel import history
 from benchwarmers.panel.merge import anonymise, merge_request, parse_merge
-from benchwarmers.panel.seating import PlannedSeat, Seating, seat_panel, unfit_reason
+from benchwarmers.panel.seating import PlannedSeat, Seating, fitted_note, fitted_unfit_reason, seat_panel
 from benchwarmers.panel.shapes import shape_of
 from benchwarmers.store import registry
 from benchwarmers.types import (
@@ -215,10 +215,11 @@ class PanelEngine:
             ask_id=plan.ask_id,
             explorer=planned.explorer,
         )
+        request, note = fitted_note(plan.request, planned.model)
         try:
             result = await self.caller.call(
                 planned.model,
-                plan.request,
+                request,
                 kind="seat",
                 timeout=plan.collection.seat_timeout,
                 context=context,
@@ -233,8 +234,9 @@ class PanelEngine:
                 time.monotonic() - started,
                 error=f"{type(exc).__name__}: {exc}",
                 explorer=planned.explorer,
+                note=note,
             )
-        return seat_of(result, planned)
+        return seat_of(result, planned, note)
 
     async def _merge(self, plan: Plan, seats: Sequence[Seat]) -> Merged:
         answered = [s for s in seats if s.status == "ok"]
@@ -253,7 +255,7 @@ class PanelEngine:
         for model in await self._merger_candidates(plan, seats):
             result = await self.caller.call(
                 model,
-                request,
+                fitted(request, model),
                 kind="merge",
                 timeout=plan.collection.seat_timeout,
                 context=CallContext(
@@ -338,7 +340,7 @@ class Plan:
     merged: bool
 
 
-def seat_of(result: CallResult, planned: PlannedSeat) -> Seat:
+def seat_of(result: CallResult, planned: PlannedSeat, note: str = "") -> Seat:
     return Seat(
         call=result.call,
         seat=planned.label,
@@ -350,8 +352,9 @@ def seat_of(result: CallResult, planned: PlannedSeat) -> Seat:
         usage=result.reply.usage,
         frees_at=result.frees_at_iso,
         explorer=planned.explorer,
+        note=note,
     )
 
 
 def _unfit(model: Any, request: Request) -> bool:
-    return bool(unfit_reason(model, request, context_needed(request), datetime.now(UTC)))
+    return bool(fitted_unfit_reason(model, request, datetime.now(UTC)))

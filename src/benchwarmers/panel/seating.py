@@ -8,7 +8,9 @@ reason the client sees in `bench.leftOff`:
 * members are seated in their order unless their status keeps them off
   (onboarding, unavailable, resting, retired) or the request does not fit
   them (no image reader for an image, a vision model for plain text, a
-  context window too small);
+  context window too small for the prompt and the reply room it can give:
+  a `max_tokens` above a member's output limit is lowered for that member,
+  `calls.tokens.fitted`, not a reason to leave it off);
 * `image` models make images and never sit on a text panel;
 * when the collection caps its seats, the eligible members the ranking puts
   first are seated and the rest are left off, saying so;
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from benchwarmers.calls.tokens import context_needed
+from benchwarmers.calls.tokens import context_needed, fitted
 from benchwarmers.errors import NotFound
 from benchwarmers.store.times import utc
 from benchwarmers.types import LeftOff, Request
@@ -46,6 +48,8 @@ class SeatableModel(Protocol):
     def ad_hoc(self) -> bool: ...
     @property
     def context_window(self) -> int | None: ...
+    @property
+    def output_limit(self) -> int | None: ...
     @property
     def vision(self) -> bool: ...
     @property
@@ -97,12 +101,11 @@ def seat_panel(
     now: datetime | None = None,
 ) -> Seating:
     now = now or datetime.now(UTC)
-    needed = context_needed(request)
     by_alias = {m.alias: m for m in bench}
     left_off: list[LeftOff] = []
     eligible: list[SeatableModel] = []
     for member in (by_alias[alias] for alias in collection.members):
-        reason = unfit_reason(member, request, needed, now)
+        reason = fitted_unfit_reason(member, request, now)
         if reason:
             left_off.append(LeftOff(member.alias, reason))
         else:
@@ -130,7 +133,7 @@ def seat_panel(
             raise NotFound(f"no model {alias!r} on the bench to seat beside the collection")
         model = by_alias[alias]
         taken.add(alias)
-        reason = unfit_reason(model, request, needed, now)
+        reason = fitted_unfit_reason(model, request, now)
         if reason:
             left_off.append(LeftOff(alias, reason))
         else:
@@ -143,11 +146,29 @@ def seat_panel(
             if alias in by_alias
             and alias not in taken
             and _may_explore(by_alias[alias])
-            and not unfit_reason(by_alias[alias], request, needed, now)
+            and not fitted_unfit_reason(by_alias[alias], request, now)
         ]
         for model in explorers[: collection.explorer_seats]:
             seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model, explorer=True))
     return Seating(tuple(seated), tuple(left_off))
+
+
+def fitted_unfit_reason(model: SeatableModel, request: Request, now: datetime) -> str:
+    """Why this model cannot answer this request, asked with `max_tokens`
+    fitted to it; "" when it can."""
+    asked = fitted(request, model)
+    return unfit_reason(model, asked, context_needed(asked), now)
+
+
+def fitted_note(request: Request, model: SeatableModel) -> tuple[Request, str]:
+    """The request as this model is asked it, and what `bench` says when
+    its `max_tokens` was lowered ("" when not)."""
+    asked = fitted(request, model)
+    before, after = request.sampling.max_tokens, asked.sampling.max_tokens
+    if before == after:
+        return request, ""
+    why = "its output limit" if after == model.output_limit else "what its context window leaves"
+    return asked, f"max_tokens {before} lowered to {after}, {why}"
 
 
 def unfit_reason(model: SeatableModel, request: Request, needed: int, now: datetime) -> str:

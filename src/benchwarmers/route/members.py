@@ -4,13 +4,11 @@ The rules are the panel's (`panel.seating.unfit_reason`: status, role,
 images, context window) plus one of route mode's own: a turn that carries
 tools, or tool calls in its history, needs a member that takes tools.
 
-One difference from a panel is deliberate: an agent asks for room to write
-(Claude Code sends `max_tokens` 32000 on every turn), which many good
-members cannot give. Rather than leaving those off, or sending a limit
-their provider rejects, each member is asked with the agent's limit
-lowered to what it can write: its output limit, and what its context
-window leaves after the prompt. A member with no room at all left is left
-off, as on a panel.
+An agent asks for room to write (Claude Code sends `max_tokens` 32000 on
+every turn), which many good members cannot give. Rather than leaving those
+off, or sending a limit their provider rejects, each member is asked with
+the agent's limit lowered to what it can write (`calls.tokens.fitted`, as
+on a panel). A member with no room at all left is left off.
 
 Order: the conversation's sticky member first, when it can take the turn;
 then best record on this collection and shape (`bench.decisions.rank`),
@@ -22,12 +20,11 @@ needed: a conversation that keeps its member (most turns) never ranks.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from benchwarmers.bench import decisions
-from benchwarmers.calls.tokens import REPLY_ROOM_TOKENS, context_needed, prompt_tokens
+from benchwarmers.calls.tokens import context_needed, fitted
 from benchwarmers.panel.seating import unfit_reason
 from benchwarmers.store.db import Store
 from benchwarmers.store.registry import CollectionView, ModelView
@@ -86,18 +83,3 @@ async def turn_order(
         rest.sort(key=lambda c: (-round(score.get(c.alias, 0.0), 9), position[c.alias]))
     for candidate in rest:
         yield candidate
-
-
-def fitted(request: Request, model: Any) -> Request:
-    """The request with its `max_tokens` lowered to what this member can
-    write, when the agent asked for more; unchanged otherwise."""
-    asked = request.sampling.max_tokens
-    if asked is None:
-        return request
-    caps = [model.output_limit] if model.output_limit else []
-    if model.context_window:
-        caps.append(model.context_window - prompt_tokens(request))
-    cap = min(caps, default=asked)
-    if asked <= cap or cap < REPLY_ROOM_TOKENS:
-        return request
-    return replace(request, sampling=replace(request.sampling, max_tokens=cap))

@@ -54,7 +54,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from benchwarmers.config import settings as settings_module
 from benchwarmers.errors import Refused, StoreError
-from benchwarmers.formats.errors import error_bytes, format_for_path
+from benchwarmers.formats.errors import error_bytes, format_for_path, is_unversioned_gemini
 from benchwarmers.limits.counters import Charge, Counters, MemoryCounters
 from benchwarmers.server.callers import OWNER, Caller
 from benchwarmers.server.gatewaykeys import KeyCache, KeyInfo
@@ -89,7 +89,10 @@ def is_loopback(host: str) -> bool:
 
 
 def is_gateway_path(path: str) -> bool:
-    return path.startswith(GATEWAY_PREFIXES) or path in ("/mcp", "/metrics")
+    """Also Gemini generation without a version (`/models/...:generateContent`,
+    as LiteLLM's `gemini/` provider posts it); the dashboard's own
+    `/models` pages are not gateway paths."""
+    return path.startswith(GATEWAY_PREFIXES) or path in ("/mcp", "/metrics") or is_unversioned_gemini(path)
 
 
 @dataclass(slots=True)

@@ -20,7 +20,8 @@ A router that needs start-up and shut-down work passes `lifespan=` to its
 `APIRouter`; FastAPI runs it inside the app's own lifespan, so the runtime
 is already open (`app.state.runtime`) when it starts.
 
-Paths under `/v1/`, `/v1beta/`, `/api/`, `/bench/` and `/mcp` are gateway
+Paths under `/v1/`, `/v1beta/`, `/api/`, `/bench/` and `/mcp` (and Gemini
+generation without a version, `/models/...:generateContent`) are gateway
 paths: the guard asks those for a gateway key where keys are required, so
 the dashboard must live elsewhere (it has its own login).
 """

@@ -7,9 +7,14 @@ The official client sends `bench/trio` as `/v1beta/models/bench/trio:...`
 its last colon (`formats.gemini.split_model_path`). Keys come as
 `x-goog-api-key` or `?key=`, both read by the guard. google-genai given a
 custom base URL speaks API version `v1`, so generation is answered under
-`/v1/models/...` too (a POST there means nothing to OpenAI's API). A whole reply carries
+`/v1/models/...` too (a POST there means nothing to OpenAI's API), and
+LiteLLM's `gemini/` provider given an `api_base` posts to
+`/models/...` with no version at all, so there too. A whole reply carries
 `bench` in the body and in the `x-bench` header, since google-genai keeps
 only the fields it knows (the header is on `sdk_http_response.headers`).
+
+Route mode (`bench/<collection>:route`) goes to `server.route_mode`,
+rendered by `formats.gemini_route` in the request's stream framing.
 """
 
 from __future__ import annotations
@@ -24,9 +29,11 @@ from benchwarmers.calls.tokens import prompt_tokens
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats import gemini
 from benchwarmers.formats.base import bench_header, parse_model_name
+from benchwarmers.formats.gemini_route import GeminiRoute
 from benchwarmers.server.deps import gateway_of
 from benchwarmers.server.errors import read_json
-from benchwarmers.server.streaming import stream_response
+from benchwarmers.server.route_mode import route_response
+from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
 
 router = APIRouter()
 
@@ -53,14 +60,13 @@ async def get_model(request: Request, target: str) -> dict[str, Any]:
     if method:
         raise UserError(f"{method} is a POST: {METHODS_FORM}", status=405)
     collection, mode = parse_model_name(name)
-    if mode == "route":
-        raise NotFound(gemini.ROUTE_ELSEWHERE)
     view = await gateway_of(request).collection(collection)
     return gemini.model_object(collection, mode, description=view.purpose)
 
 
 @router.post("/v1beta/models/{target:path}")
 @router.post("/v1/models/{target:path}")
+@router.post("/models/{target:path}")
 async def generate(request: Request, target: str) -> Response:
     name, method = gemini.split_model_path(target)
     if not method:
@@ -72,10 +78,14 @@ async def generate(request: Request, target: str) -> Response:
         await core.check_collection(parse_model_name(name)[0])
         return JSONResponse(gemini.render_count(prompt_tokens(counted)))
     ask = gemini.parse_ask(body, model=name)
+    sse = request.query_params.get("alt") == "sse"
+    if ask.mode == "route":
+        await core.check_collection(ask.collection)
+        ask = dataclasses.replace(ask, stream=method == "streamGenerateContent")
+        return await route_response(request, ask, GeminiRoute(sse=sse), stream_headers=STREAM_HEADERS)
     if method == "streamGenerateContent":
         ask = dataclasses.replace(ask, stream=True)
         events = await core.panel(ask)
-        sse = request.query_params.get("alt") == "sse"
         media_type = gemini.MEDIA_TYPE_STREAM if sse else gemini.MEDIA_TYPE_ARRAY_STREAM
         return stream_response(gemini.render_stream(events, ask, sse=sse), media_type)
     reply = await core.answer(ask)

@@ -7,6 +7,9 @@ carries `bench` in the body and in the `x-bench` header, since Ollama's
 client keeps only the fields it knows. An empty chat or prompt is Ollama's
 "load the model" and is answered at once, asking no one, once the
 collection is known to exist.
+
+Route mode (`bench/<collection>:route` on `/api/chat`) goes to
+`server.route_mode`, rendered by `formats.ollama_route`.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from benchwarmers.formats import ollama
+from benchwarmers.formats import ollama, ollama_route
 from benchwarmers.formats.base import bench_header, model_name
 from benchwarmers.server.deps import gateway_of
 from benchwarmers.server.errors import read_json
-from benchwarmers.server.streaming import stream_response
+from benchwarmers.server.route_mode import route_response
+from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
 from benchwarmers.types import Ask
 
 router = APIRouter()
@@ -40,10 +44,13 @@ async def _answer(request: Request, *, generate: bool) -> Response:
     body = await read_json(request)
     core = gateway_of(request)
     if ollama.is_load(body, generate=generate):
-        collection, _mode = ollama.ask_model(body)
+        collection, _mode = ollama.ask_model(body, route=not generate)
         await core.check_collection(collection)
         return JSONResponse(ollama.render_load(body, generate=generate))
     ask: Ask = ollama.parse_generate(body) if generate else ollama.parse_ask(body)
+    if ask.mode == "route":
+        await core.check_collection(ask.collection)
+        return await route_response(request, ask, ollama_route, stream_headers=STREAM_HEADERS)
     if ask.stream:
         events = await core.panel(ask)
         return stream_response(ollama.render_stream(events, ask, generate=generate), ollama.MEDIA_TYPE_STREAM)

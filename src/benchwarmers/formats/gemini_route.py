@@ -1,0 +1,124 @@
+"""Route mode in the Gemini API: one member's reply as google-genai
+expects it, whatever API the member spoke upstream.
+
+Parsing is `gemini.parse_ask` (function declarations, function calling
+mode, `functionCall`/`functionResponse` parts). The reply is one candidate
+whose parts are the member's text and a `functionCall` part per tool call
+(`id` the member's call id, `args` an object), finish reason `STOP` (as
+Gemini says after function calls too) or `MAX_TOKENS`. Streamed, text
+pieces go out as chunks as they arrive, each function call in one chunk
+once its arguments are whole (Gemini never splits a call), and the last
+chunk carries the finish reason, usage and `bench`. Framing follows the
+request: SSE with `?alt=sse`, else one JSON array. A failure after the
+first byte ends the stream with Gemini's `{"error": ...}` object.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from benchwarmers.errors import ProviderError
+from benchwarmers.formats.base import arguments_object, model_name
+from benchwarmers.formats.errors import error_body
+from benchwarmers.types import (
+    Ask,
+    Chunk,
+    Finish,
+    FinishReason,
+    Reply,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+    UsageReport,
+)
+
+# A member that failed mid-reply: the provider's failure, not the caller's.
+MID_STREAM_STATUS = 502
+
+
+class GeminiRoute:
+    """The route renderer for one request, in its stream framing."""
+
+    def __init__(self, *, sse: bool) -> None:
+        self.sse = sse
+        self.MEDIA_TYPE_STREAM = "text/event-stream" if sse else "application/json"
+
+    def render_route_reply(self, reply: Reply, ask: Ask, bench: dict[str, Any]) -> dict[str, Any]:
+        parts: list[dict[str, Any]] = [{"text": reply.text}] if reply.text else []
+        parts += [_function_call(call) for call in reply.tool_calls]
+        body = _chunk(ask, uuid.uuid4().hex, parts, finish=reply.finish, usage=reply.usage)
+        return {**body, "bench": bench}
+
+    async def render_route_stream(
+        self, chunks: AsyncIterator[Chunk], ask: Ask, bench: dict[str, Any]
+    ) -> AsyncIterator[bytes]:
+        response_id = uuid.uuid4().hex
+        first = True
+
+        def frame(chunk: dict[str, Any]) -> bytes:
+            nonlocal first
+            data = json.dumps(chunk, ensure_ascii=False)
+            if self.sse:
+                return f"data: {data}\r\n\r\n".encode()
+            lead = "[" if first else ",\r\n"
+            first = False
+            return (lead + data).encode()
+
+        calls: dict[int, dict[str, str]] = {}
+        usage = Usage()
+        finish: FinishReason = "stop"
+        try:
+            async for piece in chunks:
+                if isinstance(piece, TextDelta) and piece.text:
+                    yield frame(_chunk(ask, response_id, [{"text": piece.text}]))
+                elif isinstance(piece, ToolCallDelta):
+                    call = calls.setdefault(piece.index, {"id": "", "name": "", "arguments": ""})
+                    call["id"] = call["id"] or piece.id
+                    call["name"] = call["name"] or piece.name
+                    call["arguments"] += piece.arguments
+                elif isinstance(piece, UsageReport):
+                    usage = usage + piece.usage
+                elif isinstance(piece, Finish):
+                    finish = piece.reason
+        except ProviderError as exc:
+            yield frame(
+                error_body("gemini", MID_STREAM_STATUS, f"the model's provider failed mid-reply: {exc}")
+            )
+            if not self.sse:
+                yield b"]"
+            return
+        parts = [
+            _function_call(ToolCall(c["id"], c["name"], c["arguments"])) for _, c in sorted(calls.items())
+        ]
+        yield frame({**_chunk(ask, response_id, parts, finish=finish, usage=usage), "bench": bench})
+        if not self.sse:
+            yield b"]"
+
+
+def _function_call(call: ToolCall) -> dict[str, Any]:
+    return {"functionCall": {"id": call.id, "name": call.name, "args": arguments_object(call.arguments)}}
+
+
+def _chunk(
+    ask: Ask,
+    response_id: str,
+    parts: list[dict[str, Any]],
+    *,
+    finish: FinishReason | None = None,
+    usage: Usage | None = None,
+) -> dict[str, Any]:
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+    if finish is not None:
+        candidate["finishReason"] = "MAX_TOKENS" if finish == "length" else "STOP"
+    out: dict[str, Any] = {"candidates": [candidate]}
+    if usage is not None:
+        out["usageMetadata"] = {
+            "promptTokenCount": usage.input_tokens,
+            "candidatesTokenCount": usage.output_tokens,
+            "totalTokenCount": usage.input_tokens + usage.output_tokens,
+        }
+    return {**out, "modelVersion": model_name(ask.collection, ask.mode), "responseId": response_id}

@@ -1,0 +1,104 @@
+"""Route mode in Ollama's `/api/chat`: one member's reply as an Ollama
+client (an agent on the `ollama` package) expects it, whatever API the
+member spoke upstream.
+
+Parsing is `ollama.parse_ask`. The reply is one assistant `message`: its
+`content`, and `tool_calls` as Ollama writes them (`function.name`,
+`function.arguments` as an object; the member's call id as `id`, which
+newer clients send back as `tool_call_id`), `done_reason` "stop" (Ollama
+says "stop" after tool calls too; the client looks for `tool_calls`) or
+"length". Streamed (NDJSON, Ollama's default), text pieces go out as they
+arrive, each tool call in one line once its arguments are whole (Ollama
+never splits one), then the `"done": true` line with the counts and
+`bench`. A failure after the first byte ends the stream with an
+`{"error": ...}` line, which the official client raises.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from benchwarmers.errors import ProviderError
+from benchwarmers.formats.base import arguments_object, model_name
+from benchwarmers.formats.ollama import line, now
+from benchwarmers.types import (
+    Ask,
+    Chunk,
+    Finish,
+    FinishReason,
+    Reply,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+    UsageReport,
+)
+
+MEDIA_TYPE_STREAM = "application/x-ndjson"
+
+
+def render_route_reply(reply: Reply, ask: Ask, bench: dict[str, Any]) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+    if reply.tool_calls:
+        message["tool_calls"] = [_tool_call(call, i) for i, call in enumerate(reply.tool_calls)]
+    head = {"model": model_name(ask.collection, ask.mode), "created_at": now(), "message": message}
+    return {**head, **_done(reply.finish, reply.usage, 0), "bench": bench}
+
+
+async def render_route_stream(
+    chunks: AsyncIterator[Chunk], ask: Ask, bench: dict[str, Any]
+) -> AsyncIterator[bytes]:
+    name = model_name(ask.collection, ask.mode)
+    started = time.monotonic()
+
+    def message(body: dict[str, Any]) -> bytes:
+        return line({"model": name, "created_at": now(), "message": body, "done": False})
+
+    calls: dict[int, dict[str, str]] = {}
+    usage = Usage()
+    finish: FinishReason = "stop"
+    try:
+        async for piece in chunks:
+            if isinstance(piece, TextDelta) and piece.text:
+                yield message({"role": "assistant", "content": piece.text})
+            elif isinstance(piece, ToolCallDelta):
+                call = calls.setdefault(piece.index, {"id": "", "name": "", "arguments": ""})
+                call["id"] = call["id"] or piece.id
+                call["name"] = call["name"] or piece.name
+                call["arguments"] += piece.arguments
+            elif isinstance(piece, UsageReport):
+                usage = usage + piece.usage
+            elif isinstance(piece, Finish):
+                finish = piece.reason
+    except ProviderError as exc:
+        yield line({"error": f"the model's provider failed mid-reply: {exc}"})
+        return
+    if calls:
+        whole = [ToolCall(c["id"], c["name"], c["arguments"] or "{}") for _, c in sorted(calls.items())]
+        tool_calls = [_tool_call(call, i) for i, call in enumerate(whole)]
+        yield message({"role": "assistant", "content": "", "tool_calls": tool_calls})
+    done = _done(finish, usage, int((time.monotonic() - started) * 1e9))
+    last = {"model": name, "created_at": now(), "message": {"role": "assistant", "content": ""}}
+    yield line({**last, **done, "bench": bench})
+
+
+def _tool_call(call: ToolCall, index: int) -> dict[str, Any]:
+    return {
+        "id": call.id,
+        "function": {"index": index, "name": call.name, "arguments": arguments_object(call.arguments)},
+    }
+
+
+def _done(finish: FinishReason, usage: Usage, nanoseconds: int) -> dict[str, Any]:
+    return {
+        "done": True,
+        "done_reason": "length" if finish == "length" else "stop",
+        "total_duration": nanoseconds,
+        "load_duration": 0,
+        "prompt_eval_count": usage.input_tokens,
+        "prompt_eval_duration": 0,
+        "eval_count": usage.output_tokens,
+        "eval_duration": nanoseconds,
+    }
