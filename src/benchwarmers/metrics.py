@@ -28,7 +28,9 @@ route templates), never text a client sent, so label sets stay bounded.
 Several worker processes (`serve --workers N`) share one set of figures
 through prometheus-client's multiprocess mode: `serve` points
 `PROMETHEUS_MULTIPROC_DIR` at a fresh folder before the workers start, and a
-scrape of any worker sums them all (`render`).
+scrape of any worker sums them all (`render`). A worker that dies mid-panel
+leaves its in-flight count behind until `serve` restarts (uvicorn has no hook
+to mark a dead worker's gauge files).
 """
 
 from __future__ import annotations

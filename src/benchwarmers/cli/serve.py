@@ -1,11 +1,11 @@
-"""`benchwarmers serve [--host 127.0.0.1] [--port 8122] [--demo]`.
+"""`benchwarmers serve [--host 127.0.0.1] [--port 8122] [--demo] [--workers N]`.
 
 The store is opened (and migrated) once before the server starts, so a bad
 data folder or database fails as one line here rather than as a traceback
 from inside uvicorn; the port is bound by us for the same reason ("port
 8122 is in use" instead of an errno). uvicorn's access log is off: Gemini
 clients put their key in the query string (`?key=`), and keys never reach a
-log.
+log. `--workers N` is `cli/serve_workers.py`.
 """
 
 from __future__ import annotations
@@ -17,12 +17,13 @@ import socket
 from functools import partial
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from benchwarmers.cli.context import console, with_runtime
 from benchwarmers.cli.errors import print_warning
+from benchwarmers.cli.serve_workers import check_workers, run_workers
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.server import DEFAULT_HOST, DEFAULT_PORT
@@ -49,8 +50,16 @@ def serve(
         bool,
         typer.Option("--demo", help="Try it with no key: a throwaway bench of three simulated models."),
     ] = False,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers", min=1, help="Server processes on the one port; above 1 needs PostgreSQL and Redis."
+        ),
+    ] = 1,
 ) -> None:
     """Run the gateway (every API format), the verdict API and the MCP server on one port."""
+    if demo and workers > 1:
+        raise UserError("--demo runs one process (its bench is SQLite); drop --workers")
     if demo:
         from benchwarmers.demo import run_demo
 
@@ -58,8 +67,7 @@ def serve(
         return
     from benchwarmers.server.app import app_for_home  # FastAPI only for the command that serves
 
-    home, active_keys, endpoints = with_runtime(_preflight)
-    app = app_for_home(home, bind_host=host)
+    home, active_keys, endpoints = with_runtime(partial(_preflight, workers=workers))
     sock = bind_socket(host, port)
     say = partial(console.print, soft_wrap=True)  # no wrapping mid-path when not on a terminal
     say(f"Benchwarmers on {listening_on(host, sock.getsockname()[1])} (data folder {home})", markup=False)
@@ -78,10 +86,16 @@ def serve(
             "or try `benchwarmers serve --demo`.",
             markup=False,
         )
-    run_server(app, sock)
+    if workers > 1:
+        say(f"{workers} worker processes on the one port (PostgreSQL and Redis shared).", markup=False)
+        quiet_loggers()
+        run_workers(str(home), host, sock, workers, server_options())
+        return
+    run_server(app_for_home(home, bind_host=host), sock)
 
 
-async def _preflight(runtime: Runtime) -> tuple[Path, int, int]:
+async def _preflight(runtime: Runtime, workers: int = 1) -> tuple[Path, int, int]:
+    check_workers(runtime, workers)
     keys = await list_keys(runtime.store)
     endpoints = await registry.list_endpoints(runtime.store)
     return runtime.home, sum(1 for k in keys if k.active), len(endpoints)
@@ -153,25 +167,33 @@ def _stopped(_signum: int, _frame: FrameType | None) -> None:
     raise _Stopped
 
 
-def run_server(app: FastAPI, sock: socket.socket) -> None:
-    """Serve `app` on `sock` until Ctrl-C (uvloop and httptools)."""
-    import uvicorn
-
+def quiet_loggers() -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(name)s: %(message)s")
     # Their INFO lines are noise here, and httpx's would print every outbound URL.
     for chatty in ("alembic", "httpx", "httpcore", "apscheduler"):
         logging.getLogger(chatty).setLevel(logging.WARNING)
-    config = uvicorn.Config(
-        app,
-        loop="uvloop",
-        http="httptools",
-        ws="none",
-        lifespan="on",
-        access_log=False,
-        server_header=False,
-        log_level="info",
-        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
-    )
+
+
+def server_options() -> dict[str, Any]:
+    """uvicorn's settings for one worker or many (uvloop and httptools)."""
+    return {
+        "loop": "uvloop",
+        "http": "httptools",
+        "ws": "none",
+        "lifespan": "on",
+        "access_log": False,
+        "server_header": False,
+        "log_level": "info",
+        "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_SECONDS,
+    }
+
+
+def run_server(app: FastAPI, sock: socket.socket) -> None:
+    """Serve `app` on `sock` until Ctrl-C."""
+    import uvicorn
+
+    quiet_loggers()
+    config = uvicorn.Config(app, **server_options())
     server = uvicorn.Server(config)
     # uvicorn shuts down gracefully on TERM and INT, then raises the signal
     # again for the previous handler: ours turns that into a normal return,
