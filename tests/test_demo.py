@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import openai
 
+from benchwarmers.core import Admin
 from benchwarmers.demo import ALIASES, COLLECTION, ENDPOINT, seed, simulated_models
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
@@ -22,7 +23,7 @@ from benchwarmers.testing.live_server import live_server
 
 
 async def test_seed_labels_everything_simulated(runtime: Runtime) -> None:
-    await seed(runtime, "http://127.0.0.1:9/v1")
+    await seed(Admin(runtime), "http://127.0.0.1:9/v1")
     (endpoint,) = await registry.list_endpoints(runtime.store)
     assert endpoint.name == ENDPOINT and endpoint.simulated and not endpoint.needs_key
     models = await registry.list_models(runtime.store)
@@ -37,7 +38,7 @@ def test_the_demo_bench_answers_a_panel(home: Path) -> None:
 
         async def prepare() -> None:
             async with Runtime.open(home) as runtime:
-                await seed(runtime, fake.openai_base)
+                await seed(Admin(runtime), fake.openai_base)
 
         import asyncio
 
@@ -79,7 +80,7 @@ def test_serve_demo_starts_explains_and_cleans_up(tmp_path: Path) -> None:
                 time.sleep(0.05)
     finally:
         process.send_signal(signal.SIGTERM)
-        output = process.communicate(timeout=20)[0]
+        output = process.communicate(timeout=60)[0]
     assert "SIMULATED" in output and "bench/demo" in output
     assert f"curl -s http://127.0.0.1:{port}/v1/chat/completions" in output
     assert "from openai import OpenAI" in output

@@ -19,16 +19,11 @@ import tempfile
 from functools import partial
 from pathlib import Path
 
+from rich.console import Console
+
 from benchwarmers import client_env
-from benchwarmers.cli.context import console
-from benchwarmers.cli.serve import base_url, bind_socket, run_server
-from benchwarmers.config.home import HOME_ENV
-from benchwarmers.runtime import Runtime
-from benchwarmers.server.app import create_app
-from benchwarmers.server.gatewaykeys import create_key
-from benchwarmers.server.guard import is_loopback
-from benchwarmers.store import registry
-from benchwarmers.store.db import sqlite_url
+from benchwarmers.core import HOME_ENV, Admin, Core, Runtime, sqlite_url
+from benchwarmers.server.run import base_url, bind_socket, create_app, is_loopback, run_server
 from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
 
 ENDPOINT = "simulated"
@@ -85,16 +80,12 @@ def simulated_models(pace: float = 1.0) -> list[FakeModel]:
 ALIASES = {"simulated-fast": "sim-fast", "simulated-steady": "sim-steady", "simulated-slow": "sim-slow"}
 
 
-async def seed(runtime: Runtime, openai_base: str) -> None:
+async def seed(admin: Admin, openai_base: str) -> None:
     """The simulated endpoint, its three models and the `demo` collection."""
-    store = runtime.store
-    await registry.add_endpoint(store, ENDPOINT, openai_base, "openai", simulated=True, needs_key=False)
+    await admin.add_endpoint(ENDPOINT, openai_base, "openai", simulated=True, needs_key=False)
     for served, alias in ALIASES.items():
-        await registry.add_model(
-            store, alias, ENDPOINT, served, context_window=32768, price_in=0, price_out=0
-        )
-    await registry.add_collection(
-        store,
+        await admin.add_model(alias, ENDPOINT, served, context_window=32768, price_in=0, price_out=0)
+    await admin.add_collection(
         COLLECTION,
         list(ALIASES.values()),
         purpose="A simulated panel (no real model): try Benchwarmers with no key",
@@ -102,8 +93,9 @@ async def seed(runtime: Runtime, openai_base: str) -> None:
     )
 
 
-def run_demo(host: str, port: int) -> None:
-    """Seed a throwaway bench, serve it until Ctrl-C, then delete it."""
+def run_demo(host: str, port: int, console: Console) -> None:
+    """Seed a throwaway bench, serve it until Ctrl-C, then delete it; what
+    it serves is said on `console` (the CLI's)."""
     home = Path(tempfile.mkdtemp(prefix="benchwarmers-demo-"))
     database_url = sqlite_url(home)
     os.environ[HOME_ENV] = str(home)  # anything that resolves the data folder finds the demo's
@@ -112,7 +104,7 @@ def run_demo(host: str, port: int) -> None:
             key = asyncio.run(_prepare(home, database_url, fake.openai_base, exposed=not is_loopback(host)))
             sock = bind_socket(host, port)
             app = create_app(lambda: Runtime.open(home, database_url), bind_host=host)
-            _explain(base_url(host, sock.getsockname()[1]), home, key)
+            _explain(console, base_url(host, sock.getsockname()[1]), home, key)
             run_server(app, sock)
     finally:
         shutil.rmtree(home, ignore_errors=True)
@@ -120,15 +112,15 @@ def run_demo(host: str, port: int) -> None:
 
 async def _prepare(home: Path, database_url: str, openai_base: str, *, exposed: bool) -> str:
     """Seed the store; beyond loopback, also make the key the demo needs."""
-    async with Runtime.open(home, database_url) as runtime:
-        await seed(runtime, openai_base)
+    async with Core.open(home, database_url) as core:
+        await seed(core.admin, openai_base)
         if not exposed:
             return ""
-        _, secret = await create_key(runtime.store, "demo")
+        _, secret, _ = await core.admin.create_key("demo")
         return secret
 
 
-def _explain(url: str, home: Path, key: str) -> None:
+def _explain(console: Console, url: str, home: Path, key: str) -> None:
     api_key = key or "demo"
     auth = f" -H 'authorization: Bearer {key}'" if key else ""
     body = f'{{"model": "bench/{COLLECTION}", "messages": [{{"role": "user", "content": "{QUESTION}"}}]}}'

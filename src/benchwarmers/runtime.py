@@ -25,13 +25,13 @@ from pathlib import Path
 import httpx
 
 from benchwarmers.config.home import ensure_home, resolve_home
-from benchwarmers.config.settings import Settings
 from benchwarmers.limits.counters import Counters, MemoryCounters, open_counters
 from benchwarmers.limits.enforce import Limiter
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.store import changes
 from benchwarmers.store.db import Store, sqlite_url
 from benchwarmers.store.migrate import migrate
+from benchwarmers.store.settings import Settings
 
 DATABASE_URL_ENV = "BENCHWARMERS_DATABASE_URL"
 # Counters in Redis, so several servers share rate limits; else in this process.

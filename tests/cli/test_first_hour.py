@@ -100,7 +100,7 @@ def serving(*args: str) -> Iterator[tuple[int, list[str]]]:
         yield port, output
     finally:
         process.terminate()
-        output.extend(process.communicate(timeout=20)[0].splitlines())
+        output.extend(process.communicate(timeout=60)[0].splitlines())
 
 
 def hub(fake: FakeProvider, *models: FakeModel, base: str = "") -> None:

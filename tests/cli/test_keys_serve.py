@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from benchwarmers.cli.main import app
-from benchwarmers.cli.serve import bind_socket
 from benchwarmers.errors import UserError
+from benchwarmers.server.run import bind_socket
 
 runner = CliRunner()
 
@@ -82,5 +82,5 @@ def test_serve_runs_the_server(home: Path) -> None:
         assert "server" not in reply.headers  # no uvicorn banner header
     finally:
         process.terminate()
-        output = process.communicate(timeout=15)[0]
+        output = process.communicate(timeout=60)[0]
     assert f"Benchwarmers on http://127.0.0.1:{port}" in output

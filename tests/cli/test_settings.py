@@ -8,9 +8,9 @@ import asyncio
 import json
 from pathlib import Path
 
-from benchwarmers.config.passwords import verify_password
-from benchwarmers.config.settings import LOGIN_PASSWORD_HASH, Settings
+from benchwarmers.identity.passwords import verify_password
 from benchwarmers.runtime import Runtime
+from benchwarmers.store.settings import LOGIN_PASSWORD_HASH, Settings
 
 from .test_main import bench, fails, ok
 

@@ -13,10 +13,10 @@ import httpx
 import pytest
 
 from benchwarmers.config import keys
-from benchwarmers.config.settings import LOGIN_PASSWORD_HASH
-from benchwarmers.config.settings_view import change_setting
+from benchwarmers.core.settings import change_setting
 from benchwarmers.dashboard import auth
 from benchwarmers.runtime import Runtime
+from benchwarmers.store.settings import LOGIN_PASSWORD_HASH
 from benchwarmers.testing.fake_oauth import FakeAuthServer
 from benchwarmers.testing.live_server import live_server
 

@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchwarmers.identity.keys import create_key
 from benchwarmers.runtime import Runtime
-from benchwarmers.server.gatewaykeys import create_key
 from benchwarmers.store import registry
 from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
 from benchwarmers.testing.live_server import LiveServer, live_server

@@ -18,8 +18,8 @@ from typing import Any
 import httpx2
 from mcp.client.stdio import stdio_client
 
+from benchwarmers.identity import keys as gatewaykeys
 from benchwarmers.runtime import Runtime
-from benchwarmers.server import gatewaykeys
 from benchwarmers.store import registry
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel

@@ -21,7 +21,7 @@ def test_verdict_record_pending_round_trip(panel_server: Any) -> None:
         asked = httpx.post(
             f"{base}/v1/chat/completions",
             json={"model": "bench/trio", "messages": [{"role": "user", "content": "hi"}]},
-            timeout=10,
+            timeout=60,
         ).json()
         seats = {s["alias"]: s for s in asked["bench"]["seats"]}
         assert {a: s["status"] for a, s in seats.items()} == {"one": "ok", "two": "empty", "bad": "error"}

@@ -35,7 +35,7 @@ def call(outbound: OutboundClient, fake_provider: FakeProvider) -> Call:
         stream: bool,
         served: str = "m1",
         key: str | None = None,
-        timeout: float | None = 10.0,
+        timeout: float | None = 60.0,  # a deadline for a stuck call, not a measure of speed
     ) -> list[Chunk]:
         adapter = adapter_for(api, outbound)
         chunks = adapter.execute(

@@ -139,7 +139,7 @@ async def test_stream_cut_midway_is_a_bad_reply_after_the_first_byte(
     adapter = adapter_for(api, outbound)
     target = Target("fake", api, fake_provider.base_for(api), "m1")  # type: ignore[arg-type]
     with pytest.raises(ProviderBadReply) as caught:
-        async for chunk in adapter.execute(target, ASK, stream=True, timeout=10):
+        async for chunk in adapter.execute(target, ASK, stream=True, timeout=60):
             if isinstance(chunk, TextDelta):
                 received.append(chunk.text)
     assert "".join(received) == "one two three "

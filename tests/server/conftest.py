@@ -27,12 +27,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
-from benchwarmers.config.settings import Setting, Settings
 from benchwarmers.formats.base import require_object
+from benchwarmers.identity.keys import create_key
+from benchwarmers.identity.scope import may_call
 from benchwarmers.runtime import REDIS_URL_ENV, Runtime
-from benchwarmers.server.callers import caller_may_call, caller_of
+from benchwarmers.server.deps import identity_of
 from benchwarmers.server.errors import read_json
-from benchwarmers.server.gatewaykeys import create_key
+from benchwarmers.store.settings import Setting, Settings
 from benchwarmers.testing.live_server import LiveServer
 
 # Only this package's routes beside the probes: other packages' routes are
@@ -69,8 +70,8 @@ async def parse(request: Request) -> dict[str, Any]:
 
 @probe.api_route("/bench/probe/caller", methods=["GET", "POST"])
 async def who(request: Request, collection: str = "trio") -> dict[str, Any]:
-    caller = caller_of(request)
-    return {"name": caller.name, "owner": caller.owner, "may": caller_may_call(caller, collection)}
+    caller = identity_of(request)
+    return {"name": caller.name, "owner": caller.owner, "may": may_call(caller, collection)}
 
 
 @probe.post("/api/probe/bug")
@@ -156,14 +157,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 @pytest.fixture(scope="module")
 def client() -> Iterator[httpx.Client]:
     """One client (making one costs more than a request does)."""
-    with httpx.Client(timeout=10) as client:
+    with httpx.Client(timeout=60) as client:
         yield client
 
 
 def raw_http(port: int, head: str, chunks: Sequence[bytes] = ()) -> tuple[int, dict[str, str], bytes]:
     """Send a hand-written request (for what httpx will not send: a lying
     Content-Length, a chunked body of our choosing) and read the reply."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
         sock.sendall(head.replace("\n", "\r\n").encode() + b"\r\n")
         for chunk in chunks:
             sock.sendall(chunk)

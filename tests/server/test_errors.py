@@ -17,8 +17,8 @@ import pytest
 from google import genai
 from google.genai import errors as genai_errors
 
-from benchwarmers.config.settings import MAX_BODY_MB
 from benchwarmers.formats.errors import error_body, format_for_path
+from benchwarmers.store.settings import MAX_BODY_MB
 from benchwarmers.testing.live_server import LiveServer
 
 from .conftest import new_key, raw_http, setting

@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from benchwarmers.config.settings import ALLOWED_HOSTS, MAX_BODY_MB
 from benchwarmers.server.guard import MAX_JSON_DEPTH, json_too_deep
+from benchwarmers.store.settings import ALLOWED_HOSTS, MAX_BODY_MB
 from benchwarmers.testing.live_server import LiveServer
 
 from .conftest import raw_http, setting

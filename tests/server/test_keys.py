@@ -9,12 +9,12 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from benchwarmers.config.settings import REQUIRE_KEY
 from benchwarmers.errors import Conflict, NotFound, UserError
+from benchwarmers.identity.keys import create_key, hash_secret, keys_by_hash, list_keys, revoke_key
+from benchwarmers.identity.scope import OWNER, Identity, may_call
 from benchwarmers.runtime import REDIS_URL_ENV, Runtime
-from benchwarmers.server.callers import OWNER, Caller, caller_may_call
-from benchwarmers.server.gatewaykeys import create_key, hash_secret, keys_by_hash, list_keys, revoke_key
 from benchwarmers.store.schema import GatewayKey
+from benchwarmers.store.settings import REQUIRE_KEY
 
 from .conftest import new_key, run, setting
 
@@ -86,12 +86,12 @@ async def test_the_secret_is_never_stored(home: Path, runtime: Runtime) -> None:
 
 
 def test_caller_may_call() -> None:
-    scoped = Caller("laptop", frozenset({"trio"}))
-    assert caller_may_call(scoped, "trio")
-    assert caller_may_call(scoped, "bench/trio:merged")
-    assert not caller_may_call(scoped, "duo")
-    assert caller_may_call(Caller("all"), "duo")
-    assert caller_may_call(OWNER, "anything")
+    scoped = Identity("laptop", frozenset({"trio"}))
+    assert may_call(scoped, "trio")
+    assert may_call(scoped, "bench/trio:merged")
+    assert not may_call(scoped, "duo")
+    assert may_call(Identity("all"), "duo")
+    assert may_call(OWNER, "anything")
 
 
 # ------------------------------------------------------- against the server

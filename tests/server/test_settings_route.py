@@ -11,9 +11,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from benchwarmers.config.passwords import verify_password
-from benchwarmers.config.settings import LOGIN_PASSWORD_HASH, Settings
+from benchwarmers.identity.passwords import verify_password
 from benchwarmers.runtime import Runtime
+from benchwarmers.store.settings import LOGIN_PASSWORD_HASH, Settings
 from benchwarmers.testing.live_server import LiveServer
 
 from .conftest import new_key

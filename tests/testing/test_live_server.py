@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from benchwarmers.identity.keys import create_key, list_keys
 from benchwarmers.runtime import Runtime
-from benchwarmers.server.gatewaykeys import create_key, list_keys
 from benchwarmers.testing.live_server import LiveServer, live_server
 from tests.server.conftest import OWN_ROUTERS
 

@@ -39,10 +39,10 @@ from benchwarmers.bench import catalog, discover, probes, retirement, suite
 from benchwarmers.bench.leases import Lease
 from benchwarmers.bench.suite import SuiteRun, Task
 from benchwarmers.calls.caller import Caller
-from benchwarmers.config.settings import SCHEDULER
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import schema
 from benchwarmers.store.db import Store
+from benchwarmers.store.settings import SCHEDULER
 from benchwarmers.store.times import iso_utc, utc
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ default http://127.0.0.1:8122, with `BENCHWARMERS_KEY` if keys are on), so
 the server's limits, guard and call log are the ones in force. When no
 server answers they say so (a warning line naming the URL and how to start
 one or point at yours) and run in-process on the data folder, through the
-same core API (`benchwarmers.gateway`) the server's routes use, as the
+same core service (`core.Panels`) the server's routes use, as the
 owner, but only when the data folder has what was asked for (the
 collection, the call); else that is the error, with the missing server in
 the same line, so `serve --demo --port 8123` without `BENCHWARMERS_URL`
@@ -28,14 +28,12 @@ from rich.rule import Rule
 from rich.table import Table
 
 from benchwarmers import client_env
-from benchwarmers.calls import verdicts
-from benchwarmers.cli.context import console, with_runtime
+from benchwarmers.cli.context import console, with_core
 from benchwarmers.cli.errors import print_warning
+from benchwarmers.core import Core, check_verdict_body
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats.base import model_name, parse_model_name
 from benchwarmers.formats.panel_text import bench_object, seat_object
-from benchwarmers.gateway import Gateway, finish_background
-from benchwarmers.runtime import Runtime
 from benchwarmers.types import Ask, PanelDone, PanelStarted, Request, SeatDone, user
 
 # Connecting to a server that is not there should fail at once: then the command runs in-process.
@@ -90,30 +88,26 @@ def ask(
                     bench = chunk["bench"]
         return bench
 
-    async def in_process(runtime: Runtime) -> dict[str, Any] | None:
+    async def in_process(core: Core) -> dict[str, Any] | None:
+        # The panel's last writes (its seating history) come after the reply:
+        # closing `core` waits for them before the runtime closes.
         request = Request(messages=(user(prompt),), system=system)
         the_ask = Ask(name, mode, request, stream=True, extra_aliases=extras)
-        gateway = Gateway(runtime)
-        await _here_or_no_server(url, gateway.check_collection(name))
-        try:
-            async with aclosing(await gateway.panel(the_ask)) as events:
-                async for event in events:
-                    if isinstance(event, PanelStarted):
-                        show.started(event.seats)
-                    elif isinstance(event, SeatDone):
-                        show.seat(seat_object(event.seat))
-                    elif isinstance(event, PanelDone):
-                        return bench_object(event.reply)
-            return None
-        finally:
-            # The panel's last writes (its seating history) come after the
-            # reply: the runtime closes only once they are done.
-            await finish_background()
+        await _here_or_no_server(url, core.panels.check_collection(name))
+        async with aclosing(await core.panels.panel(the_ask)) as events:
+            async for event in events:
+                if isinstance(event, PanelStarted):
+                    show.started(event.seats)
+                elif isinstance(event, SeatDone):
+                    show.seat(seat_object(event.seat))
+                elif isinstance(event, PanelDone):
+                    return bench_object(event.reply)
+        return None
 
     try:
         bench = _over_http(url, over_http())
     except _NoServer:
-        bench = with_runtime(in_process)
+        bench = with_core(in_process)
     if bench is None:
         raise UserError("the panel ended without a reply")
     show.finish(bench)
@@ -133,25 +127,26 @@ def verdict(
     """Say whether one seat's (or merge's) answer was useful."""
     if useful is None:
         raise UserError("say --useful or --not-useful")
-    call, useful, note = verdicts.check_verdict_body({"call": call, "useful": useful, "note": note})
+    # The command's own arguments, checked before either path, so a mistake is
+    # the same one line whether a server runs or not.
+    call, useful, note = check_verdict_body({"call": call, "useful": useful, "note": note})
+    body = {"call": call, "useful": useful, "note": note}
 
     url = client_env.server_url()
 
     async def over_http() -> dict[str, Any]:
         async with _client() as client:
-            response = await client.post(
-                url + "/bench/verdict", json={"call": call, "useful": useful, "note": note}
-            )
+            response = await client.post(url + "/bench/verdict", json=body)
         return _json_or_error(response)["recorded"]
 
-    async def in_process(runtime: Runtime) -> dict[str, Any]:
-        recorded = await _here_or_no_server(url, Gateway(runtime).verdict(call, useful, note))
+    async def in_process(core: Core) -> dict[str, Any]:
+        recorded = await _here_or_no_server(url, core.panels.verdict(body))
         return recorded.as_json()
 
     try:
         recorded = _over_http(url, over_http())
     except _NoServer:
-        recorded = with_runtime(in_process)
+        recorded = with_core(in_process)
     said = "useful" if recorded["useful"] else "not useful"
     changed = "" if recorded.get("changed", True) else " (already recorded; nothing changed)"
     console.print(f"{recorded['call']} · {recorded['alias']}: {said}{changed}")

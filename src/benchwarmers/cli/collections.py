@@ -9,8 +9,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from benchwarmers.cli.context import console, with_runtime
-from benchwarmers.store import registry
+from benchwarmers.cli.context import console, with_core
+from benchwarmers.core import CollectionView
 
 collection_app = typer.Typer(help="Named panels, asked as bench/<name>.", no_args_is_help=True)
 
@@ -64,7 +64,7 @@ def add(
         "shadow_seats": shadow,
     }
     options: dict[str, Any] = {key: value for key, value in given.items() if value is not None}
-    collection = with_runtime(lambda rt: registry.add_collection(rt.store, name, members or [], **options))
+    collection = with_core(lambda core: core.admin.add_collection(name, members or [], **options))
     _show(collection)
 
 
@@ -82,9 +82,8 @@ def set_(
     shadow: Shadow = None,
 ) -> None:
     """Change a collection (--member replaces the member list; --merger '' clears the merger)."""
-    collection = with_runtime(
-        lambda rt: registry.update_collection(
-            rt.store,
+    collection = with_core(
+        lambda core: core.admin.update_collection(
             name,
             members=members,
             reply=reply,
@@ -103,7 +102,7 @@ def set_(
 @collection_app.command("list")
 def list_() -> None:
     """List collections and their members."""
-    collections = with_runtime(lambda rt: registry.list_collections(rt.store))
+    collections = with_core(lambda core: core.admin.collections())
     if not collections:
         console.print("No collections yet: [bold]benchwarmers collection add NAME --member ALIAS ...[/]")
         return
@@ -122,17 +121,17 @@ def list_() -> None:
 @collection_app.command("show")
 def show(name: Annotated[str, typer.Argument(help="The collection's name (bench/ optional).")]) -> None:
     """Show one collection."""
-    _show(with_runtime(lambda rt: registry.get_collection(rt.store, name)))
+    _show(with_core(lambda core: core.admin.collection(name)))
 
 
 @collection_app.command("remove")
 def remove(name: Annotated[str, typer.Argument(help="The collection's name.")]) -> None:
     """Remove a collection (its calls and verdicts stay in the log)."""
-    with_runtime(lambda rt: registry.remove_collection(rt.store, name))
+    with_core(lambda core: core.admin.remove_collection(name))
     console.print(f"Removed collection [bold]{escape(name)}[/].")
 
 
-def _show(collection: registry.CollectionView) -> None:
+def _show(collection: CollectionView) -> None:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
@@ -155,6 +154,6 @@ def _show(collection: registry.CollectionView) -> None:
     console.print(table)
 
 
-def _seats_label(collection: registry.CollectionView) -> str:
+def _seats_label(collection: CollectionView) -> str:
     seats = str(collection.seats) if collection.seats else f"all {len(collection.members)}"
     return seats + (f" + {collection.explorer_seats} explorer" if collection.explorer_seats else "")

@@ -1,8 +1,9 @@
-"""What a command needs around it: the console it prints to, a Runtime
-opened for the length of one command, and a way to read a secret.
+"""What a command needs around it: the console it prints to, the core
+services opened for the length of one command (as the owner), and a way to
+read a secret.
 
     def list_things() -> None:
-        rows = with_runtime(lambda rt: registry.list_models(rt.store))
+        rows = with_core(lambda core: core.admin.models())
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import typer
 from rich.console import Console
 
 from benchwarmers.cli.errors import ReaderGone, stop_writing
+from benchwarmers.core import Core
 from benchwarmers.errors import UserError
-from benchwarmers.runtime import Runtime
 
 T = TypeVar("T")
 
@@ -37,13 +38,14 @@ class _Console(Console):
 console = _Console(highlight=False, soft_wrap=not sys.stdout.isatty())
 
 
-def with_runtime(work: Callable[[Runtime], Awaitable[T]], home: Path | None = None) -> T:
-    """Open the Runtime (data folder and database from the environment unless
-    `home` is given), run `work` in it, close it."""
+def with_core(work: Callable[[Core], Awaitable[T]], home: Path | None = None) -> T:
+    """Open the core services (data folder and database from the
+    environment unless `home` is given), run `work` with them, close them
+    (letting any panel still running finish first)."""
 
     async def main() -> T:
-        async with Runtime.open(home=home) as runtime:
-            return await work(runtime)
+        async with Core.open(home=home) as core:
+            return await work(core)
 
     return asyncio.run(main())
 

@@ -16,12 +16,16 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from benchwarmers.cli.context import console, read_secret, with_runtime
+from benchwarmers.cli.context import console, read_secret, with_core
 from benchwarmers.cli.errors import print_warning
-from benchwarmers.config import keys
-from benchwarmers.errors import Conflict
-from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.core import (
+    Core,
+    EndpointView,
+    check_endpoint,
+    endpoint_key_source,
+    endpoint_key_variable,
+    set_endpoint_key,
+)
 
 endpoint_app = typer.Typer(help="Connections to providers: name, base URL, API kind.", no_args_is_help=True)
 key_app = typer.Typer(help="An endpoint's key (kept in llm's keys.json, never shown).", no_args_is_help=True)
@@ -45,12 +49,10 @@ def add(
     ] = False,
 ) -> None:
     """Add an endpoint (again with --key on an existing one: set its key)."""
-    registry.check_endpoint_name(name)
-    registry.check_base_url(base_url)
-    registry.check_api(api)
+    check_endpoint(name, base_url, api)
     key = read_secret(f"Key for {name}") if ask_key else None
     needs_key = False if keyless else None
-    endpoint = with_runtime(lambda rt: add_or_keep(rt, name, base_url, api, needs_key=needs_key))
+    endpoint = with_core(lambda core: add_or_keep(core, name, base_url, api, needs_key=needs_key))
     if key is not None:
         write_key(name, key)
     else:
@@ -58,39 +60,30 @@ def add(
 
 
 async def add_or_keep(
-    rt: Runtime, name: str, base_url: str, api: str, *, needs_key: bool | None = None
-) -> registry.EndpointView:
+    core: Core, name: str, base_url: str, api: str, *, needs_key: bool | None = None
+) -> EndpointView:
     """Add the endpoint, or keep it when one of that name is already there
-    with this URL and API (so `add ... --key` again sets the key); another
-    URL or API under the name is refused with how to change it."""
-    for same in await registry.list_endpoints(rt.store):
-        if same.name != name:
-            continue
-        if (same.base_url, same.api) != (registry.check_base_url(base_url), api):
-            raise Conflict(
-                f"endpoint {name!r} already exists with {same.api} at {same.base_url}; "
-                f"remove it first to change it (`benchwarmers endpoint remove {name}`)"
-            )
-        console.print(
-            f"Endpoint [bold]{escape(name)}[/] is already there ({same.api}, {escape(same.base_url)})."
-        )
-        return same
-    added = await registry.add_endpoint(rt.store, name, base_url, api, needs_key=needs_key)
-    console.print(f"Added endpoint [bold]{escape(added.name)}[/] ({added.api}, {escape(added.base_url)}).")
-    return added
+    with this URL and API (so `add ... --key` again sets the key), saying which."""
+    endpoint, added = await core.admin.add_or_keep_endpoint(name, base_url, api, needs_key=needs_key)
+    where = f"({endpoint.api}, {escape(endpoint.base_url)})"
+    if added:
+        console.print(f"Added endpoint [bold]{escape(endpoint.name)}[/] {where}.")
+    else:
+        console.print(f"Endpoint [bold]{escape(name)}[/] is already there {where}.")
+    return endpoint
 
 
 def write_key(name: str, key: str) -> None:
-    path = keys.set_key(name, key)
+    path = set_endpoint_key(name, key)
     console.print(f"Key for [bold]{escape(name)}[/] written to {escape(str(path))} (mode 0600).")
 
 
-def say_if_no_key(endpoint: registry.EndpointView) -> None:
+def say_if_no_key(endpoint: EndpointView) -> None:
     """The next step when an endpoint that needs a key has none."""
     name = endpoint.name
-    if endpoint.needs_key and keys.key_source(name) is None:
+    if endpoint.needs_key and endpoint_key_source(name) is None:
         console.print(
-            f"No key yet for {escape(name)}: set {keys.env_var_name(name)}, "
+            f"No key yet for {escape(name)}: set {endpoint_key_variable(name)}, "
             f"or run [bold]benchwarmers endpoint key set {escape(name)}[/]."
         )
 
@@ -98,20 +91,20 @@ def say_if_no_key(endpoint: registry.EndpointView) -> None:
 @key_app.command("set")
 def key_set(name: Annotated[str, typer.Argument(help="The endpoint's name.")]) -> None:
     """Set an endpoint's key: typed without echo, or piped in (`pass show hub | ...`)."""
-    endpoint = with_runtime(lambda rt: registry.get_endpoint(rt.store, name))
+    endpoint = with_core(lambda core: core.admin.endpoint(name))
     write_key(endpoint.name, read_secret(f"Key for {endpoint.name}"))
-    if keys.key_source(name) == "env":
-        print_warning(f"{keys.env_var_name(name)} is set and wins over keys.json")
+    if endpoint_key_source(name) == "env":
+        print_warning(f"{endpoint_key_variable(name)} is set and wins over keys.json")
 
 
 @endpoint_app.command("list")
 def list_() -> None:
     """List endpoints, their models and where each key comes from."""
 
-    async def load(rt: Runtime) -> tuple[list[registry.EndpointView], dict[str, int]]:
-        return await registry.list_endpoints(rt.store), await registry.count_models(rt.store)
+    async def load(core: Core) -> tuple[list[EndpointView], dict[str, int]]:
+        return await core.admin.endpoints(), await core.admin.model_counts()
 
-    endpoints, counts = with_runtime(load)
+    endpoints, counts = with_core(load)
     if not endpoints:
         console.print("No endpoints yet: [bold]benchwarmers endpoint add NAME BASE_URL --api KIND --key[/]")
         return
@@ -131,16 +124,16 @@ def list_() -> None:
 @endpoint_app.command("remove")
 def remove(name: Annotated[str, typer.Argument(help="The endpoint's name.")]) -> None:
     """Remove an endpoint that no model uses (its key stays in keys.json)."""
-    with_runtime(lambda rt: registry.remove_endpoint(rt.store, name))
+    with_core(lambda core: core.admin.remove_endpoint(name))
     console.print(f"Removed endpoint [bold]{escape(name)}[/].")
 
 
-def _key_label(endpoint: registry.EndpointView) -> str:
+def _key_label(endpoint: EndpointView) -> str:
     if not endpoint.needs_key:
         return "not needed"
-    source = keys.key_source(endpoint.name)
+    source = endpoint_key_source(endpoint.name)
     if source == "env":
-        return keys.env_var_name(endpoint.name)
+        return endpoint_key_variable(endpoint.name)
     if source == "keys.json":
         return "keys.json"
     return "[red]missing[/]"

@@ -17,14 +17,19 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from benchwarmers.cli.context import console, read_secret, with_runtime
+from benchwarmers.cli.context import console, read_secret, with_core
 from benchwarmers.cli.endpoints import add_or_keep, say_if_no_key, write_key
 from benchwarmers.cli.errors import print_warning
-from benchwarmers.config import home as home_config
+from benchwarmers.core import (
+    HOME_ENV,
+    Core,
+    EndpointView,
+    check_endpoint,
+    ensure_home,
+    resolve_home,
+    write_pointer,
+)
 from benchwarmers.errors import UserError
-from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
-from benchwarmers.store.db import _redacted
 
 
 def register(app: typer.Typer) -> None:
@@ -51,29 +56,26 @@ def init(
     if ask_key and endpoint is None:
         raise UserError("--key needs --endpoint NAME BASE_URL")
     if endpoint is not None:
-        name, base_url = endpoint
-        registry.check_endpoint_name(name)
-        registry.check_base_url(base_url)
-        registry.check_api(api)
+        check_endpoint(*endpoint, api)
 
     if directory is not None:
-        folder = home_config.ensure_home(directory.expanduser().absolute())
-        pointer = home_config.write_pointer(Path.cwd(), folder)
+        folder = ensure_home(directory.expanduser().absolute())
+        pointer = write_pointer(Path.cwd(), folder)
         console.print(f"Pointed {escape(str(pointer))} at the data folder.")
-        overriding = os.environ.get(home_config.HOME_ENV, "").strip()
+        overriding = os.environ.get(HOME_ENV, "").strip()
         if overriding and Path(overriding).expanduser().absolute() != folder:
-            print_warning(f"{home_config.HOME_ENV} is set ({overriding}) and wins over {pointer.name}")
+            print_warning(f"{HOME_ENV} is set ({overriding}) and wins over {pointer.name}")
     else:
-        folder = home_config.ensure_home(home_config.resolve_home())
+        folder = ensure_home(resolve_home())
 
     key = read_secret(f"Key for {endpoint[0]}") if endpoint and ask_key else None
 
-    async def setup(rt: Runtime) -> registry.EndpointView | None:
-        console.print(f"Data folder: [bold]{escape(str(rt.home))}[/]")
-        console.print(f"Store: {escape(_redacted(rt.store.url))} (migrated)")
-        return await add_or_keep(rt, endpoint[0], endpoint[1], api) if endpoint is not None else None
+    async def setup(core: Core) -> EndpointView | None:
+        console.print(f"Data folder: [bold]{escape(str(core.home))}[/]")
+        console.print(f"Store: {escape(core.store_url)} (migrated)")
+        return await add_or_keep(core, endpoint[0], endpoint[1], api) if endpoint is not None else None
 
-    added = with_runtime(setup, home=folder)
+    added = with_core(setup, home=folder)
     if added is not None and key is not None:
         write_key(added.name, key)
     elif added is not None:

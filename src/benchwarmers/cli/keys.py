@@ -13,11 +13,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from benchwarmers.cli.context import console, with_runtime
+from benchwarmers.cli.context import console, with_core
 from benchwarmers.cli.errors import print_warning
-from benchwarmers.runtime import Runtime
-from benchwarmers.server.gatewaykeys import KeyInfo, collection_name, create_key, list_keys, revoke_key
-from benchwarmers.store import registry
+from benchwarmers.core import KeyInfo
 
 key_app = typer.Typer(
     help="Gateway keys: who may call the gateway, which collections, how often.", no_args_is_help=True
@@ -40,14 +38,9 @@ def add(
     ] = None,
 ) -> None:
     """Make a gateway key and print it (once)."""
-    scoped = tuple(collections or ())
-
-    async def work(runtime: Runtime) -> tuple[KeyInfo, str, list[str]]:
-        known = {c.name for c in await registry.list_collections(runtime.store)}
-        info, secret = await create_key(runtime.store, name, collections=scoped, requests_per_minute=rate)
-        return info, secret, [c for c in info.collections if c not in known]
-
-    info, secret, unknown = with_runtime(work)
+    info, secret, unknown = with_core(
+        lambda core: core.admin.create_key(name, collections=collections or (), requests_per_minute=rate)
+    )
     console.print(f"Gateway key [bold]{escape(info.name)}[/]: {_scope(info)}, {_rate(info)}.")
     console.print(f"  {secret}")
     console.print("Shown once: copy it now. Clients send it as 'Authorization: Bearer <key>'.")
@@ -58,7 +51,7 @@ def add(
 @key_app.command("list")
 def list_command() -> None:
     """List gateway keys (their first characters, never the keys)."""
-    keys = with_runtime(lambda rt: list_keys(rt.store))
+    keys = with_core(lambda core: core.admin.keys())
     if not keys:
         console.print("No gateway keys. Make one with: benchwarmers key add NAME")
         return
@@ -79,14 +72,14 @@ def list_command() -> None:
 @key_app.command("revoke")
 def revoke(name: Annotated[str, typer.Argument(help="The key's name.")]) -> None:
     """Revoke a gateway key: clients using it are refused from now on."""
-    info = with_runtime(lambda rt: revoke_key(rt.store, name))
+    info = with_core(lambda core: core.admin.revoke_key(name))
     console.print(f"Revoked gateway key [bold]{escape(info.name)}[/] ({escape(info.prefix)}…).")
 
 
 def _scope(info: KeyInfo) -> str:
     if not info.collections:
         return "all collections"
-    return ", ".join(f"bench/{collection_name(c)}" for c in info.collections)
+    return ", ".join(f"bench/{c}" for c in info.collections)  # stored as bare names
 
 
 def _rate(info: KeyInfo) -> str:

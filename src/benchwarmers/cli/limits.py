@@ -15,12 +15,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from benchwarmers.cli.context import console, with_runtime
+from benchwarmers.cli.context import console, with_core
+from benchwarmers.core import LIMIT_KINDS, Quota, QuotasView
 from benchwarmers.errors import UserError
-from benchwarmers.limits.quotas import Quota, QuotasView, quotas_view
-from benchwarmers.limits.user_limits import KINDS, UserLimit, clear_limits, list_limits, set_limits
-from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
 
 limit_app = typer.Typer(
     help="Limits you set per endpoint or model (requests and tokens).", no_args_is_help=True
@@ -50,18 +47,14 @@ def set_(
     if not amounts:
         raise UserError("give at least one of --rpm, --rpd, --rpmonth, --tpm, --tpd")
 
-    async def work(rt: Runtime) -> list[UserLimit]:
-        await registry.get_endpoint(rt.store, endpoint)  # a clear NotFound for a typo
-        return await set_limits(rt.store, endpoint, model, amounts)
-
-    for limit in with_runtime(work):
+    for limit in with_core(lambda core: core.admin.set_limits(endpoint, model, amounts)):
         console.print(f"{limit.kind}: {escape(limit.describe)}")
 
 
 @limit_app.command("list")
 def list_() -> None:
     """List the limits you set."""
-    limits = with_runtime(lambda rt: list_limits(rt.store))
+    limits = with_core(lambda core: core.admin.limits())
     if not limits:
         console.print("No limits set. Providers' own limits still apply: see `benchwarmers quotas`.")
         return
@@ -78,11 +71,11 @@ def clear(
     endpoint: Annotated[str, typer.Argument(help="The endpoint whose limits to remove.")],
     model: Annotated[str, typer.Option("--model", help="Only this served model's limits.")] = "",
     kind: Annotated[
-        list[str] | None, typer.Option("--kind", help=f"Only these: {', '.join(KINDS)} (repeatable).")
+        list[str] | None, typer.Option("--kind", help=f"Only these: {', '.join(LIMIT_KINDS)} (repeatable).")
     ] = None,
 ) -> None:
     """Remove limits you set (all of the endpoint's or model's, or the named kinds)."""
-    removed = with_runtime(lambda rt: clear_limits(rt.store, endpoint, model, tuple(kind or ())))
+    removed = with_core(lambda core: core.admin.clear_limits(endpoint, model, kind or ()))
     scope = f"{endpoint}/{model}" if model else endpoint
     console.print(f"Removed {removed} limit{'' if removed == 1 else 's'} on {escape(scope)}.")
 
@@ -104,7 +97,7 @@ def _resets(quota: Quota) -> str:
 
 def quotas() -> None:
     """Limits with what is used, left and when they reset; this month's usage."""
-    view: QuotasView = with_runtime(lambda rt: quotas_view(rt.store))
+    view: QuotasView = with_core(lambda core: core.admin.quotas())
     limits = Table("endpoint", "model", "limit", "source", "used", "left", "resets", title="Limits")
     for q in view.quotas:
         per = f"{_number(q.limit)} {q.unit}" + (f"/{q.window}" if q.window else "")

@@ -6,7 +6,7 @@ e.g. `app.add_typer(endpoint_app, name="endpoint")` or
 `app.command("serve")(serve)`. Registering a new module is one line in
 `COMMAND_MODULES` below.
 
-Commands open a Runtime through `cli.context.with_runtime`, print with
+Commands open the core services through `cli.context.with_core`, print with
 `cli.context.console`, and raise our errors (`errors.UserError`, ...):
 `cli.errors.OneLineErrors` turns anything that escapes into one line on
 stderr and a non-zero exit.

@@ -9,20 +9,15 @@ group that `cli/models.py` owns.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from benchwarmers.bench.decisions import model_report
-from benchwarmers.bench.probes import probe_history
-from benchwarmers.bench.suite.runner import suite_summary
-from benchwarmers.cli.context import console, with_runtime
+from benchwarmers.cli.context import console, with_core
 from benchwarmers.cli.models import model_app
-from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
-from benchwarmers.store.times import utc
+from benchwarmers.core import utc
 
 
 def register(_app: typer.Typer) -> None:
@@ -31,7 +26,7 @@ def register(_app: typer.Typer) -> None:
 
 def show(alias: Annotated[str, typer.Argument(help="The model's alias.")]) -> None:
     """Status, catalog facts, record per collection and shape, suite results, and the decisions' reasons."""
-    facts = with_runtime(lambda rt: _gather(rt, alias))
+    facts = with_core(lambda core: core.ops.model_report(alias))
     model = facts["model"]
     status = model.status + (f" ({model.status_reason})" if model.status_reason else "")
     console.print(f"[bold]{escape(model.alias)}[/]: {escape(model.served)} on {escape(model.endpoint.name)}")
@@ -78,16 +73,6 @@ def show(alias: Annotated[str, typer.Argument(help="The model's alias.")]) -> No
         console.print(f"  {escape(row['collection'])} / {row['shape']}:")
         for reason in row["reasons"]:
             console.print(f"    - {escape(reason)}")
-
-
-async def _gather(rt: Runtime, alias: str) -> dict[str, Any]:
-    model = await registry.get_model(rt.store, alias)
-    return {
-        "model": model,
-        "probes": await probe_history(rt.store, alias, limit=20),
-        "record": await model_report(rt.store, alias),
-        "suite": await suite_summary(rt, alias),
-    }
 
 
 def _price(price_in: float | None, price_out: float | None) -> str:

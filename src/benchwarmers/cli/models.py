@@ -13,9 +13,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from benchwarmers.cli.context import console, with_runtime
-from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.cli.context import console, with_core
 from benchwarmers.types import MODEL_ROLES
 
 model_app = typer.Typer(
@@ -43,7 +41,7 @@ def add(
     role: Annotated[str, typer.Option("--role", help=", ".join(MODEL_ROLES))] = "general",
 ) -> None:
     """Register a model without probing it."""
-    model = with_runtime(lambda rt: registry.add_model(rt.store, alias, endpoint, served, role))
+    model = with_core(lambda core: core.admin.add_model(alias, endpoint, served, role))
     console.print(
         f"Added [bold]{escape(model.alias)}[/] ({escape(model.served)} on {escape(model.endpoint.name)}, "
         f"role {model.role})."
@@ -58,12 +56,7 @@ def list_(
 ) -> None:
     """List the bench: alias, endpoint, served id, role, status."""
 
-    async def load(rt: Runtime) -> list[registry.ModelView]:
-        if endpoint is not None:
-            await registry.get_endpoint(rt.store, endpoint)  # an unknown name is an error, not an empty list
-        return await registry.list_models(rt.store, endpoint=endpoint)
-
-    models = with_runtime(load)
+    models = with_core(lambda core: core.admin.models(endpoint=endpoint))
     if not models:
         console.print("No models yet: [bold]benchwarmers model add ALIAS --endpoint E --served ID[/]")
         return
@@ -94,14 +87,14 @@ def retire(
     reason: Annotated[str, typer.Option("--reason", help="Why, shown beside it.")] = "retired by the user",
 ) -> None:
     """Bench a model for good (its evidence stays; `restore` undoes it)."""
-    with_runtime(lambda rt: registry.retire(rt.store, alias, reason))
+    with_core(lambda core: core.ops.retire(alias, reason))
     console.print(f"Retired [bold]{escape(alias)}[/].")
 
 
 @model_app.command("restore")
 def restore(alias: Annotated[str, typer.Argument(help="The model's alias.")]) -> None:
     """Make a retired, resting or unavailable model available again."""
-    with_runtime(lambda rt: registry.restore(rt.store, alias))
+    with_core(lambda core: core.ops.restore(alias))
     console.print(f"Restored [bold]{escape(alias)}[/]: available.")
 
 
@@ -111,12 +104,12 @@ def role(
     new_role: Annotated[str, typer.Argument(metavar="ROLE", help=", ".join(MODEL_ROLES))],
 ) -> None:
     """Set a model's role."""
-    model = with_runtime(lambda rt: registry.set_role(rt.store, alias, new_role))
+    model = with_core(lambda core: core.ops.set_role(alias, new_role))
     console.print(f"[bold]{escape(model.alias)}[/] is now {model.role}.")
 
 
 @model_app.command("remove")
 def remove(alias: Annotated[str, typer.Argument(help="The model's alias.")]) -> None:
     """Take a model off the bench entirely (its past calls stay in the log)."""
-    with_runtime(lambda rt: registry.remove_model(rt.store, alias))
+    with_core(lambda core: core.admin.remove_model(alias))
     console.print(f"Removed [bold]{escape(alias)}[/].")

@@ -14,8 +14,6 @@ after one confirming call, exactly as the scheduled run would).
 
 from __future__ import annotations
 
-import asyncio
-import difflib
 from typing import Annotated
 
 import typer
@@ -23,16 +21,18 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from benchwarmers.bench import onboarding, probes, retirement, scheduler
-from benchwarmers.bench.onboarding import OnboardRequest
-from benchwarmers.cli.context import console, with_runtime
-from benchwarmers.config import keys
+from benchwarmers.cli.context import console, with_core
+from benchwarmers.core import (
+    Core,
+    EndpointView,
+    HealthReport,
+    OnboardingItem,
+    OnboardRequest,
+    Probe,
+    mode_for,
+)
 from benchwarmers.errors import UserError
-from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry, schema
 from benchwarmers.types import MODEL_ROLES
-
-POLL_SECONDS = 0.5
 
 
 def register(app: typer.Typer) -> None:
@@ -60,19 +60,13 @@ def onboard(
     ] = False,
 ) -> None:
     """Register a model, probe it with four short calls and (unless --quick) run the suite."""
-    mode = onboarding.mode_for(quick, ad_hoc)
+    mode = mode_for(quick, ad_hoc)
+    request = OnboardRequest(endpoint=endpoint, served=served, mode=mode, alias=alias, role=role)
     new = True
 
-    async def work(rt: Runtime) -> schema.OnboardingItem:
+    async def work(core: Core) -> OnboardingItem:
         nonlocal new
-        target = await registry.get_endpoint(rt.store, endpoint)
-        new = not any(m.served == served for m in await registry.list_models(rt.store, endpoint=endpoint))
-        if new and not keep:
-            await _check_it_can_work(rt, target, served)
-        jobs = scheduler.bench_jobs(rt)
-        [item_id] = await onboarding.enqueue(
-            rt.store, [OnboardRequest(endpoint=endpoint, served=served, mode=mode, alias=alias, role=role)]
-        )
+        new = await core.ops.check_onboard(endpoint, served, keep=keep)
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(bar_width=24),
@@ -86,19 +80,14 @@ def onboard(
             def show(_item: int, step: str, fraction: float) -> None:
                 bar.update(task, completed=fraction, step=escape(step.split(";", 1)[0]))
 
-            done = await onboarding.work_items(
-                rt, jobs.caller, {item_id}, suite=jobs.run_suite, progress=show
-            )
-            if done:
-                return done[0]
-            return await _follow(rt, item_id, show)
+            return await core.ops.onboard(request, show)
 
-    item = with_runtime(work)
+    item = with_core(work)
     if item.state == "failed":
         raise UserError(f"onboarding {served} failed: {item.error}")
-    model = with_runtime(lambda rt: registry.get_model(rt.store, item.alias))
+    model = with_core(lambda core: core.admin.model(item.alias))
     if model.status == "unavailable" and new and not keep:
-        with_runtime(lambda rt: registry.remove_model(rt.store, model.alias))
+        with_core(lambda core: core.admin.remove_model(model.alias))
         raise UserError(
             f"{served} on {endpoint} did not answer ({model.status_reason.split(': ', 1)[-1]}), "
             f"so it is not kept{_url_hint(model.endpoint)}; add --keep to register it anyway"
@@ -106,29 +95,7 @@ def onboard(
     console.print(f"[bold]{escape(model.alias)}[/] is {model.status}: {escape(item.step)}")
 
 
-async def _check_it_can_work(rt: Runtime, target: registry.EndpointView, served: str) -> None:
-    """Refuse what cannot work before anything is registered: an endpoint
-    with no key, or a served id the endpoint's own list does not have (with
-    the closest ids it does serve). An endpoint that cannot list its models
-    is given the benefit of the doubt: the probe decides."""
-    if target.needs_key and keys.key_source(target.name) is None:
-        raise UserError(
-            f"endpoint {target.name!r} has no key yet: run `benchwarmers endpoint key set {target.name}` "
-            f"(or set {keys.env_var_name(target.name)}) first"
-        )
-    listed = await retirement.endpoint_lists(rt.outbound, target)
-    if listed is None or served in listed:
-        return
-    close = difflib.get_close_matches(served, sorted(listed), n=5, cutoff=0.5)
-    some = close or sorted(listed)[:5]
-    label = "close ids it serves" if close else f"it serves {len(listed)}, e.g."
-    raise UserError(
-        f"{target.name} does not serve {served!r} ({label}: {', '.join(some) or 'none'}); "
-        "fix the id, or add --keep to register it anyway"
-    )
-
-
-def _url_hint(target: registry.EndpointView) -> str:
+def _url_hint(target: EndpointView) -> str:
     """The usual cause of "Not Found" from an OpenAI-compatible endpoint."""
     if target.api == "openai" and not target.base_url.rstrip("/").endswith("/v1"):
         return (
@@ -138,18 +105,6 @@ def _url_hint(target: registry.EndpointView) -> str:
     return ""
 
 
-async def _follow(rt: Runtime, item_id: int, show: onboarding.Progress) -> schema.OnboardingItem:
-    """Another process (the server) claimed the item: follow it in the store."""
-    while True:
-        async with rt.store.read() as session:
-            item = await session.get(schema.OnboardingItem, item_id)
-        assert item is not None
-        show(item_id, item.step, item.progress)
-        if item.state in ("done", "failed"):
-            return item
-        await asyncio.sleep(POLL_SECONDS)
-
-
 def probe(
     alias: Annotated[
         str | None, typer.Argument(help="One model; without it, the daily pass over the bench.")
@@ -157,16 +112,12 @@ def probe(
 ) -> None:
     """Probe now: one-word health check, a failure confirmed once before retiring."""
 
-    async def work(rt: Runtime) -> tuple[retirement.HealthReport, list[schema.Probe]]:
-        caller = scheduler.bench_jobs(rt).caller
-        if alias:
-            report = await retirement.probe_now(caller, rt.store, rt.outbound, alias)
-        else:
-            report = await retirement.daily_health(caller, rt.store, rt.outbound, scheduler.now_utc())
-        latest = [(await probes.probe_history(rt.store, a, limit=1))[0] for a in report.probed]
+    async def work(core: Core) -> tuple[HealthReport, list[Probe]]:
+        report = await core.ops.probe(alias)
+        latest = [(await core.ops.probes(a, limit=1))[0] for a in report.probed]
         return report, latest
 
-    report, latest = with_runtime(work)
+    report, latest = with_core(work)
     if not report.probed:
         console.print("Nothing to probe: no available or unavailable models that are not ad hoc.")
         return

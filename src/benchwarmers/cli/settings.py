@@ -8,7 +8,8 @@ a running server sees a change within seconds, without a restart.
 The password is write-only: `settings set login_password` asks for it
 without echo (or reads it from standard input), keeps only its hash, and
 `list` shows only whether one is set. What each setting looks like from
-outside is `config/settings_view.py`, shared with `/bench/settings`.
+outside is `core/settings.py` (through `core.Admin`), shared with
+`/bench/settings`.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from benchwarmers.cli.context import console, read_secret, with_runtime
-from benchwarmers.config.settings_view import LOGIN_PASSWORD, change_setting, setting_row, setting_rows
+from benchwarmers.cli.context import console, read_secret, with_core
+from benchwarmers.core import LOGIN_PASSWORD
 from benchwarmers.errors import UserError
 
 settings_app = typer.Typer(
@@ -37,7 +38,7 @@ def register(app: typer.Typer) -> None:
 @settings_app.command("list")
 def list_command() -> None:
     """List every setting with its value, default and meaning."""
-    rows = with_runtime(lambda rt: setting_rows(rt.settings))
+    rows = with_core(lambda core: core.admin.settings())
     table = Table("name", "value", "default", "meaning")
     for row in rows:
         table.add_row(
@@ -49,7 +50,7 @@ def list_command() -> None:
 @settings_app.command("get")
 def get(name: Annotated[str, typer.Argument(help="The setting's name (see `settings list`).")]) -> None:
     """Print one setting's value as JSON."""
-    row = with_runtime(lambda rt: setting_row(rt.settings, name))
+    row = with_core(lambda core: core.admin.setting(name))
     typer.echo(json.dumps(row.value))
 
 
@@ -70,7 +71,7 @@ def set_command(
             raise UserError(f"give the new value: benchwarmers settings set {name} VALUE")
         value = read_secret("Dashboard password")
     new = value
-    row = with_runtime(lambda rt: change_setting(rt.settings, name, new))
+    row = with_core(lambda core: core.admin.change_setting(name, new))
     console.print(f"{escape(row.name)} = {escape(_shown(row.value))}")
 
 

@@ -15,22 +15,21 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from benchwarmers.bench.suite.rebench import import_jsonl
-from benchwarmers.bench.suite.rebench_fetch import (
+from benchwarmers.cli.context import console, with_core
+from benchwarmers.core import (
     DEFAULT_DATASET,
+    DEFAULT_GAP,
     DEFAULT_LIMIT,
     DEFAULT_SPLIT,
+    SUITE_SHAPES,
+    Core,
     Fetched,
-    fetch_tasks,
+    SuiteRun,
+    import_tasks,
+    sandbox_unavailable,
+    suite_tasks,
 )
-from benchwarmers.bench.suite.runner import DEFAULT_GAP, SuiteRun, run_suite, tasks_for
-from benchwarmers.bench.suite.sandbox import unavailable as sandbox_unavailable
-from benchwarmers.bench.suite.tasks import SHAPES, load_tasks
-from benchwarmers.cli.context import console, with_runtime
-from benchwarmers.config.home import resolve_home
 from benchwarmers.errors import UserError
-from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
 
 suite_app = typer.Typer(
     help="The private benchmark: run it, list its tasks, import real-bug tasks.", no_args_is_help=True
@@ -46,7 +45,7 @@ def run(
     alias: Annotated[
         str | None, typer.Argument(help="One model; default: every model the bench may call.")
     ] = None,
-    shape: Annotated[str | None, typer.Option("--shape", help=", ".join(SHAPES))] = None,
+    shape: Annotated[str | None, typer.Option("--shape", help=", ".join(SUITE_SHAPES))] = None,
     limit: Annotated[
         int | None, typer.Option("--limit", "-n", min=1, help="At most this many tasks per model.")
     ] = None,
@@ -55,9 +54,9 @@ def run(
     ] = DEFAULT_GAP,
 ) -> None:
     """Run the suite against one model or the whole bench, with progress."""
-    if shape is not None and shape not in SHAPES:
-        raise UserError(f"shape {shape!r} is not known; use one of: {', '.join(SHAPES)}")
-    runs = with_runtime(lambda rt: _run_all(rt, alias, shape, limit, gap))
+    if shape is not None and shape not in SUITE_SHAPES:
+        raise UserError(f"shape {shape!r} is not known; use one of: {', '.join(SUITE_SHAPES)}")
+    runs = with_core(lambda core: _run_all(core, alias, shape, limit, gap))
     table = Table("model", "passed", "tasks", "confidently wrong")
     for one in runs:
         table.add_row(escape(one.alias), str(one.passed), str(len(one.results)), str(one.confidently_wrong))
@@ -68,18 +67,9 @@ def run(
 
 
 async def _run_all(
-    rt: Runtime, alias: str | None, shape: str | None, limit: int | None, gap: float
+    core: Core, alias: str | None, shape: str | None, limit: int | None, gap: float
 ) -> list[SuiteRun]:
-    if alias is not None:
-        aliases = [(await registry.get_model(rt.store, alias)).alias]
-    else:
-        aliases = [
-            m.alias
-            for m in await registry.list_models(rt.store, include_retired=False)
-            if m.status == "available" and not m.ad_hoc and m.role != "image"
-        ]
-        if not aliases:
-            raise UserError("no model the bench may call on its own: add or onboard one first")
+    aliases = await core.ops.suite_models(alias)
     runs = []
     with Progress(
         TextColumn("{task.description}"),
@@ -89,21 +79,21 @@ async def _run_all(
         console=console,
     ) as bar:
         for name in aliases:
-            tasks = [t for t in await tasks_for(rt, name) if shape is None or t.shape == shape]
+            tasks = await core.ops.suite_tasks_for(name, shape)
             line = bar.add_task(escape(name), total=min(len(tasks), limit or len(tasks)))
 
             def progress(done: int, total: int, line: TaskID = line) -> None:
                 bar.update(line, completed=done, total=total)
 
-            runs.append(await run_suite(rt, name, tasks=tasks, limit=limit, progress=progress, gap=gap))
+            runs.append(await core.ops.run_suite(name, tasks, limit=limit, progress=progress, gap=gap))
     return runs
 
 
 @suite_app.command("list")
-def list_(shape: Annotated[str | None, typer.Option("--shape", help=", ".join(SHAPES))] = None) -> None:
+def list_(shape: Annotated[str | None, typer.Option("--shape", help=", ".join(SUITE_SHAPES))] = None) -> None:
     """List the tasks: shipped ones and yours (in the data folder's tasks/)."""
     table = Table("id", "role", "shape", "checker", "source")
-    for task in load_tasks(resolve_home()):
+    for task in suite_tasks():
         if shape is None or task.shape == shape:
             table.add_row(escape(task.id), task.role, task.shape, task.checker["kind"], task.source)
     console.print(table)
@@ -126,7 +116,7 @@ def import_(
     ] = None,
 ) -> None:
     """Import real-bug tasks from a SWE-rebench-style JSONL file into your tasks."""
-    imported = asyncio.run(import_jsonl(file, resolve_home(), checkout))
+    imported = asyncio.run(import_tasks(file, checkout))
     skipped = f", {imported.skipped} rows skipped" if imported.skipped else ""
     console.print(f"Imported {imported.tasks} tasks into {escape(str(imported.path))}{skipped}.")
     for reason in imported.reasons[:10]:
@@ -149,7 +139,7 @@ def fetch(
     offset: Annotated[int, typer.Option("--offset", min=0, help="Start at this row.")] = 0,
 ) -> None:
     """Fetch real-bug tasks from a public SWE-rebench dataset online; already imported ones are kept."""
-    fetched = with_runtime(lambda rt: _fetch(rt, dataset, split, limit, offset))
+    fetched = with_core(lambda core: _fetch(core, dataset, split, limit, offset))
     notes = [f"{fetched.already} already imported"] if fetched.already else []
     notes += [f"{fetched.skipped} rows skipped"] if fetched.skipped else []
     where = f" into {escape(str(fetched.path))}" if fetched.new else ""
@@ -157,7 +147,7 @@ def fetch(
     console.print(f"Fetched {fetched.new} new tasks{where}{tail}; the split has {fetched.available} rows.")
 
 
-async def _fetch(rt: Runtime, dataset: str, split: str, limit: int, offset: int) -> Fetched:
+async def _fetch(core: Core, dataset: str, split: str, limit: int, offset: int) -> Fetched:
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -170,6 +160,6 @@ async def _fetch(rt: Runtime, dataset: str, split: str, limit: int, offset: int)
         def progress(done: int, total: int) -> None:
             bar.update(line, completed=done, total=total)
 
-        return await fetch_tasks(
-            rt.http, rt.home, dataset=dataset, split=split, offset=offset, limit=limit, progress=progress
+        return await core.ops.fetch_tasks(
+            dataset=dataset, split=split, offset=offset, limit=limit, progress=progress
         )

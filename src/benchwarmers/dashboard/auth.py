@@ -36,10 +36,10 @@ from dataclasses import dataclass
 
 from fastapi import Request, Response
 
-from benchwarmers.config.passwords import verify_password
-from benchwarmers.config.settings import LOGIN_PASSWORD_HASH, LOGIN_USER
 from benchwarmers.errors import Refused
+from benchwarmers.identity.passwords import verify_password
 from benchwarmers.limits.counters import Charge
+from benchwarmers.store.settings import LOGIN_PASSWORD_HASH, LOGIN_USER
 
 SESSION_COOKIE = "bw_session"
 CSRF_COOKIE = "bw_csrf"

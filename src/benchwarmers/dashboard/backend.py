@@ -4,7 +4,7 @@ Pages and JSON routes (`pages.py`, `api.py`) call only this class, so the
 dashboard has one place that knows where each rule lives. The rules
 themselves are never restated here: a name is checked by `store.registry`,
 a key by `config.keys`, a setting by `config.settings_view`, a verdict by
-the core API (`gateway.Gateway`), onboarding by `bench.onboarding`. What
+the core API (`core.Panels`), onboarding by `bench.onboarding`. What
 this module adds is the attribution of a refusal to a form field
 (`fields.field`) and the order that leaves nothing half-saved (every check
 first, then the writes).
@@ -30,17 +30,17 @@ from benchwarmers.bench.decisions import model_report
 from benchwarmers.bench.suite.runner import suite_summary
 from benchwarmers.calls import verdicts
 from benchwarmers.config import keys
-from benchwarmers.config.settings import DISCOVER_DISMISSED, LOGIN_USER, SCHEDULER
-from benchwarmers.config.settings_view import LOGIN_PASSWORD, change_setting, setting_rows
+from benchwarmers.core import Panels, collection_entry
+from benchwarmers.core.settings import LOGIN_PASSWORD, change_setting, setting_rows
 from benchwarmers.dashboard.fields import FieldError, field, names, number, text
 from benchwarmers.errors import ProviderError, StoreError, UserError
 from benchwarmers.formats.panel_text import merged_object, seat_object
-from benchwarmers.gateway import Gateway, collection_entry
+from benchwarmers.identity.keys import KeyInfo, create_key, list_keys, revoke_key
 from benchwarmers.limits import quotas
 from benchwarmers.limits.ledger import month_of, month_start, next_month
 from benchwarmers.providers.base import Target, adapter_for
-from benchwarmers.server.gatewaykeys import KeyInfo, create_key, list_keys, revoke_key
 from benchwarmers.store import registry, schema
+from benchwarmers.store.settings import DISCOVER_DISMISSED, LOGIN_USER, SCHEDULER
 from benchwarmers.store.times import iso_utc
 from benchwarmers.types import (
     Ask,
@@ -55,8 +55,8 @@ from benchwarmers.types import (
 )
 
 if TYPE_CHECKING:
+    from benchwarmers.core import BenchServices
     from benchwarmers.runtime import Runtime
-    from benchwarmers.server.routes.bench_ops import BenchServices
 
 # Where a local Ollama answers unless `OLLAMA_HOST` (Ollama's own variable) says otherwise.
 OLLAMA_DEFAULT = "http://127.0.0.1:11434"
@@ -94,7 +94,7 @@ class Backend:
     def __init__(self, runtime: Runtime, bench: BenchServices | None) -> None:
         self.runtime = runtime
         self.store = runtime.store
-        self.core = Gateway(runtime)
+        self.core = Panels(runtime)
         self._bench = bench
 
     @property
@@ -412,7 +412,7 @@ class Backend:
 
     async def verdict(self, body: dict[str, Any]) -> dict[str, Any]:
         call, useful, note = verdicts.check_verdict_body(body)
-        recorded = await self.core.verdict(call, useful, note)
+        recorded = await self.core.verdict({"call": call, "useful": useful, "note": note})
         logged = await self.record(recorded.call)
         return {"recorded": recorded.as_json(), "record": logged}
 

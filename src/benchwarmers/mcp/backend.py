@@ -2,7 +2,7 @@
 implementations, so the tools are written once:
 
 - `InProcessBackend` serves `/mcp` on the server itself: it answers through
-  the core API the gateway routes use (`benchwarmers.gateway`), as the
+  the core API the gateway routes use (`benchwarmers.core.panels`), as the
   caller the guard already admitted, so a gateway key's collections hold
   through MCP exactly as through `/v1`.
 - `remote.HttpBackend` serves `benchwarmers mcp` (stdio): it calls a
@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from benchwarmers.core import Panels, collection_entry
 from benchwarmers.formats.panel_text import bench_object, seat_object
-from benchwarmers.gateway import Gateway, collection_entry
 from benchwarmers.types import Ask, PanelDone, PanelStarted, SeatDone
 
 
@@ -63,10 +63,10 @@ class Backend(Protocol):
 
 
 class InProcessBackend:
-    """The backend on the server: the core API as one admitted caller sees
-    it (`server.deps.gateway_of(request)`)."""
+    """The backend on the server: `core.Panels` as one admitted identity
+    sees it."""
 
-    def __init__(self, core: Gateway) -> None:
+    def __init__(self, core: Panels) -> None:
         self.core = core
 
     async def collections(self) -> list[dict[str, Any]]:
@@ -85,7 +85,7 @@ class InProcessBackend:
         raise RuntimeError("the panel ended without a reply")
 
     async def verdict(self, call: str, useful: bool, note: str) -> dict[str, Any]:
-        return (await self.core.verdict(call, useful, note)).as_json()
+        return (await self.core.verdict({"call": call, "useful": useful, "note": note})).as_json()
 
     async def pending(self, calls: list[str]) -> list[str]:
-        return await self.core.pending(calls)
+        return await self.core.pending({"calls": calls})

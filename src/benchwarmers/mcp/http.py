@@ -2,10 +2,10 @@
 
 `McpEndpoint` is a plain ASGI endpoint the router mounts at `POST /mcp`
 and `POST /v1/mcp`, so every MCP request has already passed the guard
-(Host, Origin, gateway key, its rate, body size) and carries its `Caller`;
-the tools answer through an `InProcessBackend` over the core API as that
-request's caller, so a key limited to some collections is limited the
-same way here.
+(Host, Origin, gateway key, its rate, body size) and carries its identity;
+the tools answer through an `InProcessBackend` over `core.Panels` as that
+request's identity (the server hands `mcp_lifespan` its `panels_of`), so a
+key limited to some collections is limited the same way here.
 
 The SDK runs stateless (each POST stands alone; Claude Code keeps no
 session id) and answers in SSE when the client accepts it. The SDK's own
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import Any
 
 import anyio
@@ -33,40 +33,46 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
+from benchwarmers.core import Panels
 from benchwarmers.formats.errors import error_bytes
 from benchwarmers.mcp.backend import InProcessBackend
 from benchwarmers.mcp.server import build_server, progress_seconds
-from benchwarmers.server.deps import gateway_of
 
 STATE_KEY = "mcp_sessions"
 KEEP_ALIVE = b": keep-alive\n\n"
 
 
-def in_process_backend(ctx: Context) -> InProcessBackend:
-    request = ctx.request_context.request
-    if not isinstance(request, Request):
-        raise RuntimeError("an MCP tool on the server ran outside an HTTP request")
-    return InProcessBackend(gateway_of(request))
+def mcp_lifespan(
+    panels_for: Callable[[Request], Panels],
+) -> Callable[[Any], AbstractAsyncContextManager[None]]:
+    """The lifespan that runs the MCP session manager for as long as the app
+    runs; each tool call answers through `panels_for(its request)`."""
 
+    def in_process_backend(ctx: Context) -> InProcessBackend:
+        request = ctx.request_context.request
+        if not isinstance(request, Request):
+            raise RuntimeError("an MCP tool on the server ran outside an HTTP request")
+        return InProcessBackend(panels_for(request))
 
-@asynccontextmanager
-async def lifespan(app: Any) -> AsyncIterator[None]:
-    """Run the MCP session manager for as long as the app runs."""
-    # The SDK logs every stateless request at INFO ("Terminating session"):
-    # noise in a server log where each MCP call is one request.
-    logging.getLogger("mcp.server").setLevel(logging.WARNING)
-    server = build_server(in_process_backend)
-    server.streamable_http_app(
-        stateless_http=True,
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-    )
-    manager = server.session_manager
-    async with manager.run():
-        setattr(app.state, STATE_KEY, manager)
-        try:
-            yield
-        finally:
-            setattr(app.state, STATE_KEY, None)
+    @asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        # The SDK logs every stateless request at INFO ("Terminating session"):
+        # noise in a server log where each MCP call is one request.
+        logging.getLogger("mcp.server").setLevel(logging.WARNING)
+        server = build_server(in_process_backend)
+        server.streamable_http_app(
+            stateless_http=True,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        manager = server.session_manager
+        async with manager.run():
+            setattr(app.state, STATE_KEY, manager)
+            try:
+                yield
+            finally:
+                setattr(app.state, STATE_KEY, None)
+
+    return lifespan
 
 
 class McpEndpoint:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from benchwarmers.calls.log import CALL_ID_PREFIX
+from benchwarmers.core import CALL_ID_PREFIX
 from benchwarmers.errors import UserError
 
 # `c_` and 20 URL-safe characters (`calls.log.new_call_id`), standing alone.

@@ -7,7 +7,7 @@ the gateway paths, behind its own login.
 
 The app's lifespan opens the runtime (store migrated, pooled http client,
 settings) and closes it on shutdown, once running panels have finished
-(`gateway.finish_background`); routes reach it through
+(`core.finish_background`); routes reach it through
 `deps.runtime_of(request)`. Routers are listed in `routes/__init__.py`, one
 line each. In front of everything sit `errors.CatchAll` (no traceback ever
 reaches a client) and `guard.Guard` (Host, Origin, gateway keys, body size
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from fastapi import APIRouter, FastAPI
 
 from benchwarmers import __version__
-from benchwarmers.gateway import finish_background
+from benchwarmers.core import finish_background
 from benchwarmers.server import BIND_HOST_ENV, DEFAULT_HOST
 from benchwarmers.server.errors import CatchAll, install_error_handlers
 from benchwarmers.server.guard import Guard, GuardState

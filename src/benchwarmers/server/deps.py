@@ -1,18 +1,19 @@
 """What a route gets from the app besides its request: the open runtime,
-and the core API as the request's caller sees it."""
+the identity the guard admitted, and the core services as that identity
+sees them.
+
+    panels = panels_of(request)        # core.Panels for this request's identity
+    admin = admin_of(request)          # core.Admin
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from fastapi import Request
 
+from benchwarmers.core import NOBODY, Admin, Identity, Operations, Panels, RouteMode, Runtime
 from benchwarmers.errors import StoreError
-from benchwarmers.gateway import Gateway
-from benchwarmers.server.callers import caller_of
-
-if TYPE_CHECKING:
-    from benchwarmers.runtime import Runtime
 
 
 def runtime_of(request: Request) -> Runtime:
@@ -23,6 +24,27 @@ def runtime_of(request: Request) -> Runtime:
     return runtime
 
 
-def gateway_of(request: Request) -> Gateway:
-    """The core API for this request's caller (the guard admitted it)."""
-    return Gateway(runtime_of(request), caller_of(request))
+def identity_of(request: Any) -> Identity:
+    """The identity the guard put on this request (a Starlette `Request` or a
+    raw ASGI scope). A request the guard never saw (an app built without it)
+    gets no rights rather than all of them."""
+    scope = request if isinstance(request, dict) else request.scope
+    identity = scope.get("state", {}).get("identity")
+    return identity if isinstance(identity, Identity) else NOBODY
+
+
+def panels_of(request: Request) -> Panels:
+    return Panels(runtime_of(request), identity_of(request))
+
+
+def route_mode_of(request: Request) -> RouteMode:
+    return RouteMode(runtime_of(request), identity_of(request))
+
+
+def admin_of(request: Request) -> Admin:
+    return Admin(runtime_of(request), identity_of(request))
+
+
+def operations_of(request: Request) -> Operations:
+    """With the bench's background services when the app runs them."""
+    return Operations(runtime_of(request), identity_of(request), getattr(request.app.state, "bench", None))

@@ -25,8 +25,8 @@ microseconds), in this order, each refusal in the caller's API format
    insist on sending some key). A key's rate per minute is checked here
    (429 with Retry-After) in the runtime's counters: in this process, or in
    Redis when `BENCHWARMERS_REDIS_URL` is set, so replicas share one rate.
-   The result is a `Caller` on `scope["state"]["caller"]` (see
-   `server/callers.py`).
+   The result is an `Identity` on `scope["state"]["identity"]` (see
+   `identity/scope.py`).
 4. **Body**: over the limit (`max_body_mb`, default 20 MB) by Content-Length
    or by the bytes actually received -> 413 naming the limit; a JSON body
    nested deeper than `MAX_JSON_DEPTH` -> 400 (a parser would otherwise
@@ -52,12 +52,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from benchwarmers.config import settings as settings_module
 from benchwarmers.errors import Refused, StoreError
 from benchwarmers.formats.errors import error_bytes, format_for_path, is_unversioned_gemini
+from benchwarmers.identity.keys import KeyCache, KeyInfo
+from benchwarmers.identity.scope import OWNER, Identity
 from benchwarmers.limits.counters import Charge, Counters, MemoryCounters
-from benchwarmers.server.callers import OWNER, Caller
-from benchwarmers.server.gatewaykeys import KeyCache, KeyInfo
+from benchwarmers.store import settings as settings_module
 from benchwarmers.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -184,7 +184,7 @@ class Guard:
         method: str = scope["method"]
         if method not in SAFE_METHODS:
             _check_origin(headers.get(b"origin"), host)
-        scope.setdefault("state", {})["caller"] = await self._caller(scope, headers, policy)
+        scope.setdefault("state", {})["identity"] = await self._identity(scope, headers, policy)
         return await _read_body(headers, receive, policy.max_body_bytes)
 
     def _check_host(self, host: str, policy: Policy) -> None:
@@ -210,7 +210,7 @@ class Guard:
             return name in self._machine_names or _is_ip(name)
         return False
 
-    async def _caller(self, scope: Scope, headers: dict[bytes, bytes], policy: Policy) -> Caller:
+    async def _identity(self, scope: Scope, headers: dict[bytes, bytes], policy: Policy) -> Identity:
         if not is_gateway_path(scope["path"]):
             return OWNER
         required = self.state.exposed or policy.require_key
@@ -248,7 +248,7 @@ class Guard:
                     status=429,
                     headers={"retry-after": str(seconds)},
                 )
-        return Caller.from_key(key)
+        return Identity.from_key(key)
 
     async def _find_key(self, sent: list[str]) -> KeyInfo | None:
         """The first active key sent, else the first revoked one, else None."""

@@ -1,7 +1,7 @@
 """Route mode's HTTP glue, shared by the chat completions and Messages routes.
 
-The route has already read the body into an `Ask` (mode `route`) and
-checked the collection and the caller's key. Here the route engine picks
+The route has already read the body into an `Ask` (mode `route`). Here
+`core.RouteMode` checks the collection and the identity's key, then picks
 the member and waits for its first byte, failing over as needed, *before*
 the response starts: so a turn whose every member failed is a plain error
 reply in the caller's format (429 when all were rate limited, 502 else),
@@ -22,9 +22,8 @@ from typing import Any, Protocol
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from benchwarmers.route.conversation import CONVERSATION_HEADER
-from benchwarmers.route.engine import RouteEngine, RouteTurn
-from benchwarmers.server.deps import runtime_of
+from benchwarmers.core import CONVERSATION_HEADER, RouteTurn
+from benchwarmers.server.deps import route_mode_of
 from benchwarmers.types import Ask, Chunk, Reply
 
 CALL_HEADER = "x-bench-call"
@@ -47,16 +46,16 @@ class RouteFormat(Protocol):
 async def route_response(
     request: Request, ask: Ask, fmt: RouteFormat, *, stream_headers: Mapping[str, str]
 ) -> Response:
-    engine = RouteEngine(runtime_of(request))
+    route = route_mode_of(request)
     conversation = request.headers.get(CONVERSATION_HEADER, "")
     if ask.stream:
-        turn = await engine.start(ask, header=conversation)
+        turn = await route.start(ask, conversation=conversation)
         return StreamingResponse(
             fmt.render_route_stream(turn.chunks(), ask, turn.bench_object()),
             media_type=fmt.MEDIA_TYPE_STREAM,
             headers={**stream_headers, **_call_headers(turn)},
         )
-    turn, reply = await engine.answer(ask, header=conversation)
+    turn, reply = await route.answer(ask, conversation=conversation)
     return JSONResponse(fmt.render_route_reply(reply, ask, turn.bench_object()), headers=_call_headers(turn))
 
 

@@ -78,7 +78,7 @@ class Store:
             async with self.read() as session:
                 await session.execute(text("SELECT 1"))
         except Exception as exc:  # any driver error means the same thing to the user
-            raise StoreError(f"cannot open the store at {_redacted(self.url)}: {exc}") from exc
+            raise StoreError(f"cannot open the store at {redacted_url(self.url)}: {exc}") from exc
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -90,7 +90,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def _redacted(url: str) -> str:
+def redacted_url(url: str) -> str:
     """A database URL without its password, for messages."""
     if "@" in url and "://" in url:
         scheme, rest = url.split("://", 1)

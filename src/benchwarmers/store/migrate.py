@@ -26,7 +26,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, text
 
 from benchwarmers.errors import StoreError
-from benchwarmers.store.db import Store, _redacted
+from benchwarmers.store.db import Store, redacted_url
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 # Any fixed number: the key of the PostgreSQL advisory lock taken while migrating.
@@ -55,7 +55,7 @@ async def migrate(store: Store) -> None:
     except StoreError:
         raise
     except Exception as exc:  # alembic and driver errors all mean "cannot migrate" to the user
-        raise StoreError(f"cannot migrate the store at {_redacted(store.url)}: {exc}") from exc
+        raise StoreError(f"cannot migrate the store at {redacted_url(store.url)}: {exc}") from exc
 
 
 async def current_revision(store: Store) -> str | None:

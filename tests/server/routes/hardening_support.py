@@ -28,12 +28,12 @@ import httpx
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from benchwarmers.config.settings import MAX_BODY_MB, Settings
 from benchwarmers.formats.errors import format_for_path
+from benchwarmers.identity.keys import create_key
 from benchwarmers.runtime import Runtime
-from benchwarmers.server.gatewaykeys import create_key
 from benchwarmers.store import registry
 from benchwarmers.store.db import SQLITE_FILE
+from benchwarmers.store.settings import MAX_BODY_MB, Settings
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import LiveServer, live_server
 

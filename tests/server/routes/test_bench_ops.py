@@ -41,7 +41,7 @@ async def test_onboard_queue_models_and_scheduler_over_http(
         await registry.add_endpoint(rt.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
 
     def scenario() -> None:
-        with live_server(home) as server, httpx.Client(timeout=10) as client:
+        with live_server(home) as server, httpx.Client(timeout=60) as client:
             base = server.url
             answer = client.post(
                 f"{base}/bench/ops/onboard",

@@ -69,7 +69,7 @@ def prepare(home: Path) -> None:
 
 def test_decisions_over_http(home: Path) -> None:
     prepare(home)
-    with live_server(home) as server, httpx.Client(timeout=10) as client:
+    with live_server(home) as server, httpx.Client(timeout=60) as client:
         answer = client.get(
             f"{server.url}/bench/decisions", params={"collection": "bench/duo", "shape": "short"}
         )

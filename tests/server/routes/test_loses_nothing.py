@@ -130,7 +130,9 @@ def test_concurrent_asks_and_verdicts_among_junk_all_land(
             reply = own.post("/v1/chat/completions", json=ask_body(prompt=f"question {what}"))
             assert reply.status_code == 200, reply.text
             seats = reply.json()["bench"]["seats"]
-            assert all(seat["status"] == "ok" for seat in seats), seats
+            assert all(seat["status"] == "ok" for seat in seats), [
+                (seat["alias"], seat["status"], seat.get("error")) for seat in seats
+            ]
             return [seat["call"] for seat in seats]
 
     with ThreadPoolExecutor(16) as pool:

@@ -6,12 +6,12 @@ answers; keep paths from overlapping). That line is the whole registration.
 
 In a route:
 
-- the open store, the pooled http client and the settings come from
-  `runtime_of(request)` (`server/deps.py`);
-- who is calling comes from `caller_of(request)`, and whether they may ask a
-  collection from `caller_may_call(caller, collection)` (`server/callers.py`);
-  the guard has already checked Host, Origin, the key, its rate and the
-  body's size and depth;
+- everything a route does goes through a core service for the request's
+  identity: `panels_of(request)`, `route_mode_of`, `admin_of`,
+  `operations_of` (`server/deps.py`); each service enforces its own access
+  rule. The guard has already checked Host, Origin, the key, its rate and
+  the body's size and depth. A route imports `core`, `formats`, `types`,
+  `errors` and the server's own helpers only (`lint-imports` holds it);
 - read a raw JSON body with `read_json(request)` (`server/errors.py`); raise
   `UserError` (or `NotFound`, `Conflict`, `Refused`) for anything the caller
   got wrong: it becomes a 4xx in the caller's API format, never a 500.

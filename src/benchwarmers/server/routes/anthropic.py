@@ -2,7 +2,7 @@
 Messages face of the gateway.
 
 Glue only: `formats.anthropic` reads the body and writes the message or
-its SSE events; the core API (`benchwarmers.gateway`) checks the
+its SSE events; the core API (`benchwarmers.core`) checks the
 collection and the caller's key and starts the panel before the first
 byte. A whole reply carries the `bench` object twice: as the
 message's extra key and as the `x-bench` header (for clients that hand
@@ -12,7 +12,7 @@ Route mode (`bench/<collection>:route`, what Claude Code drives) goes to
 `server.route_mode`: one member answers each turn, with the agent's tools,
 rendered by `formats.anthropic_route`.
 
-`count_tokens` is an estimate (`calls.tokens.prompt_tokens`: about four
+`count_tokens` is an estimate (`Panels.count_tokens`: about four
 characters a token plus a fixed allowance per image), the same number the
 limiter and seating use; no member is asked, since each counts its own way.
 """
@@ -24,10 +24,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from benchwarmers.calls.tokens import prompt_tokens
 from benchwarmers.formats import anthropic, anthropic_route
 from benchwarmers.formats.base import bench_header, parse_model_name
-from benchwarmers.server.deps import gateway_of
+from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
@@ -38,14 +37,13 @@ router = APIRouter()
 @router.post("/v1/messages")
 async def messages(request: Request) -> Response:
     ask = anthropic.parse_ask(await read_json(request))
-    core = gateway_of(request)
+    panels = panels_of(request)
     if ask.mode == "route":
-        await core.check_collection(ask.collection)
         return await route_response(request, ask, anthropic_route, stream_headers=STREAM_HEADERS)
     if ask.stream:
-        events = await core.panel(ask)
+        events = await panels.panel(ask)
         return stream_response(anthropic.render_stream(events, ask), anthropic.MEDIA_TYPE_STREAM)
-    reply = await core.answer(ask)
+    reply = await panels.answer(ask)
     return JSONResponse(anthropic.render_reply(reply, ask), headers=bench_header(reply))
 
 
@@ -54,5 +52,4 @@ async def count_tokens(request: Request) -> dict[str, Any]:
     body = await read_json(request)
     counted = anthropic.parse_count(body)
     collection, _mode = parse_model_name(body["model"])
-    await gateway_of(request).check_collection(collection)
-    return anthropic.render_count(prompt_tokens(counted))
+    return anthropic.render_count(await panels_of(request).count_tokens(collection, counted))

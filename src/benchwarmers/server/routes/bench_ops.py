@@ -15,75 +15,44 @@
     POST /bench/ops/scheduler          {"enabled": true|false}
     POST /bench/ops/scheduler/run/{job}      run one job now
 
-The router's lifespan starts the bench's background work inside the server:
-the single onboarding worker (which resumes items a restart interrupted)
-and the scheduler (which does nothing until Settings switches it on).
+The router's lifespan starts the bench's background work inside the server
+(`core.bench_services`: the single onboarding worker, which resumes items a
+restart interrupted, and the scheduler, which does nothing until Settings
+switches it on).
 
-These change the bench and spend calls, so a gateway key limited to some
-collections may not use them; the owner (and unscoped keys) may.
+Glue over `core.Operations`, which holds the rule: what changes the bench
+or spends calls is refused to a gateway key limited to some collections;
+the owner (and unscoped keys) may.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, Path, Query, Request
 
-from benchwarmers.bench import discover, onboarding, probes, retirement, scheduler
-from benchwarmers.bench.onboarding import OnboardRequest
-from benchwarmers.config.settings import SCHEDULER
-from benchwarmers.errors import NotFound, Refused, StoreError, UserError
-from benchwarmers.server.callers import caller_may_administer, caller_of
-from benchwarmers.server.deps import runtime_of
+from benchwarmers.core import ONBOARDING_MODES, ModelView, OnboardRequest, bench_services, probe_json
+from benchwarmers.errors import UserError
+from benchwarmers.server.deps import admin_of, operations_of
 from benchwarmers.server.errors import read_json
-from benchwarmers.store import registry, schema
-from benchwarmers.store.registry import ModelView
-from benchwarmers.store.times import iso_utc
-
-
-@dataclass
-class BenchServices:
-    jobs: scheduler.BenchJobs
-    worker: onboarding.OnboardingWorker
-    clock: scheduler.BenchScheduler
 
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    runtime = app.state.runtime
-    jobs = scheduler.bench_jobs(runtime)
-    services = BenchServices(
-        jobs=jobs,
-        worker=onboarding.OnboardingWorker(runtime, jobs.caller, suite=jobs.run_suite),
-        clock=scheduler.BenchScheduler(jobs),
-    )
-    await services.worker.start()
-    await services.clock.start()
-    app.state.bench = services
-    try:
-        yield
-    finally:
-        app.state.bench = None
-        await services.clock.shutdown()
-        await services.worker.stop()
+    async with bench_services(app.state.runtime) as services:
+        app.state.bench = services
+        try:
+            yield
+        finally:
+            app.state.bench = None
 
 
 router = APIRouter(prefix="/bench/ops", lifespan=lifespan)
 
 # The largest id a database integer holds: a bigger one is the caller's mistake (400), not a crash.
 SQL_INT_MAX = 2**63 - 1
-
-
-def services_of(request: Request) -> BenchServices:
-    services = getattr(request.app.state, "bench", None)
-    if services is None:
-        raise StoreError("the server is not started")
-    if not caller_may_administer(caller_of(request)):
-        raise Refused("this key is limited to some collections and may not change the bench", status=403)
-    return services
 
 
 async def _object(request: Request) -> dict[str, Any]:
@@ -98,13 +67,14 @@ async def _object(request: Request) -> dict[str, Any]:
 
 @router.post("/onboard")
 async def onboard(request: Request) -> dict[str, Any]:
-    services = services_of(request)
+    ops = operations_of(request)
+    ops.check_allowed()
     body = await _object(request)
     endpoint, mode, models = body.get("endpoint"), body.get("mode", "full"), body.get("models")
     if not isinstance(endpoint, str) or not endpoint:
         raise UserError('"endpoint" (the endpoint\'s name) is required')
-    if mode not in onboarding.MODES:
-        raise UserError(f'"mode" must be one of {", ".join(onboarding.MODES)}')
+    if mode not in ONBOARDING_MODES:
+        raise UserError(f'"mode" must be one of {", ".join(ONBOARDING_MODES)}')
     if not isinstance(models, list) or not models:
         raise UserError(
             '"models" must be a non-empty list of served ids or {"served", "alias", "role"} objects'
@@ -121,18 +91,12 @@ async def onboard(request: Request) -> dict[str, Any]:
         requests.append(
             OnboardRequest(endpoint=endpoint, served=entry["served"], mode=mode, alias=alias, role=role)
         )
-    ids = await onboarding.enqueue(services.jobs.store, requests)
-    services.worker.wake()
-    return {"queued": ids, "mode": mode}
+    return {"queued": await ops.enqueue(requests), "mode": mode}
 
 
 @router.get("/queue")
 async def queue(request: Request, all: bool = True) -> dict[str, Any]:
-    items = await onboarding.queue_items(runtime_of(request).store, include_finished=all)
-    views = [onboarding.item_view(item) for item in items]
-    running = next((v for v in views if v["state"] == "running"), None)
-    waiting = sum(v["state"] == "queued" for v in views)
-    return {"items": views, "running": running, "queued": waiting}
+    return await operations_of(request).queue(include_finished=all)
 
 
 # --------------------------------------------------------- discover, alerts
@@ -140,43 +104,17 @@ async def queue(request: Request, all: bool = True) -> dict[str, Any]:
 
 @router.get("/discover")
 async def discover_list(request: Request, free: bool = False) -> dict[str, Any]:
-    runtime = runtime_of(request)
-    entries = await discover.discover(runtime.store, free_only=free, home=runtime.home)
-    return {"models": [e.as_dict() for e in entries]}
+    return {"models": await operations_of(request).discover(free_only=free)}
 
 
 @router.get("/alerts")
 async def alerts(request: Request, all: bool = False) -> dict[str, Any]:
-    from sqlalchemy import select
-
-    query = select(schema.Alert).order_by(schema.Alert.at.desc()).limit(200)
-    if not all:
-        query = query.where(schema.Alert.dismissed.is_(False))
-    async with runtime_of(request).store.read() as session:
-        rows = (await session.scalars(query)).all()
-    return {
-        "alerts": [
-            {
-                "id": a.id,
-                "kind": a.kind,
-                "subject": a.subject,
-                "message": a.message,
-                "at": iso_utc(a.at),
-                "dismissed": a.dismissed,
-            }
-            for a in rows
-        ]
-    }
+    return {"alerts": await operations_of(request).alerts(include_dismissed=all)}
 
 
 @router.post("/alerts/{alert_id}/dismiss")
 async def dismiss(request: Request, alert_id: Annotated[int, Path(ge=1, le=SQL_INT_MAX)]) -> dict[str, Any]:
-    services = services_of(request)
-    async with services.jobs.store.write() as session:
-        alert = await session.get(schema.Alert, alert_id)
-        if alert is None:
-            raise NotFound(f"no alert {alert_id}")
-        alert.dismissed = True
+    await operations_of(request).dismiss_alert(alert_id)
     return {"ok": True}
 
 
@@ -197,103 +135,66 @@ def _model(view: ModelView) -> dict[str, Any]:
 
 @router.post("/models/{alias}/probe")
 async def probe_now(request: Request, alias: str) -> dict[str, Any]:
-    services = services_of(request)
-    report = await retirement.probe_now(
-        services.jobs.caller, services.jobs.store, services.jobs.runtime.outbound, alias
-    )
-    latest = await probes.probe_history(services.jobs.store, alias, limit=2)
+    ops = operations_of(request)
+    report = await ops.probe(alias)
     return {
-        "model": _model(await registry.get_model(services.jobs.store, alias)),
+        "model": _model(await admin_of(request).model(alias)),
         "retired": alias in report.retired,
-        "probes": [_probe(p) for p in latest],
-    }
-
-
-def _probe(p: schema.Probe) -> dict[str, Any]:
-    return {
-        "at": iso_utc(p.at),
-        "kind": p.kind,
-        "name": p.name,
-        "answered": p.answered,
-        "passed": p.ok,
-        "call": p.call_id,
-        "seconds": round(p.seconds, 3),
-        "first_byte_seconds": p.first_byte_seconds,
-        "tokens_per_second": p.tokens_per_second,
-        "answer": p.answer,
-        "error": p.error,
+        "probes": [probe_json(p) for p in await ops.probes(alias, limit=2)],
     }
 
 
 @router.get("/models/{alias}/probes")
 async def probe_list(request: Request, alias: str, limit: Annotated[int, Query(ge=1)] = 50) -> dict[str, Any]:
-    store = runtime_of(request).store
-    await registry.get_model(store, alias)
-    return {"probes": [_probe(p) for p in await probes.probe_history(store, alias, limit=min(limit, 500))]}
+    return {
+        "probes": [probe_json(p) for p in await operations_of(request).probes(alias, limit=min(limit, 500))]
+    }
 
 
 @router.post("/models/{alias}/retire")
 async def retire(request: Request, alias: str) -> dict[str, Any]:
-    services = services_of(request)
+    ops = operations_of(request)
+    ops.check_allowed()
     body = await _object(request) if (await request.body()).strip() else {}
     reason = body.get("reason")
     if reason is not None and not isinstance(reason, str):
         raise UserError('"reason" is text')
-    return {
-        "model": _model(await registry.retire(services.jobs.store, alias, reason or "retired by the user"))
-    }
+    return {"model": _model(await ops.retire(alias, reason or "retired by the user"))}
 
 
 @router.post("/models/{alias}/restore")
 async def restore(request: Request, alias: str) -> dict[str, Any]:
-    services = services_of(request)
-    return {"model": _model(await registry.restore(services.jobs.store, alias))}
+    return {"model": _model(await operations_of(request).restore(alias))}
 
 
 @router.post("/models/{alias}/role")
 async def set_role(request: Request, alias: str) -> dict[str, Any]:
-    services = services_of(request)
+    ops = operations_of(request)
+    ops.check_allowed()
     role = (await _object(request)).get("role")
     if not isinstance(role, str):
         raise UserError('"role" is required')
-    return {"model": _model(await registry.set_role(services.jobs.store, alias, role))}
+    return {"model": _model(await ops.set_role(alias, role))}
 
 
 # --------------------------------------------------------------- scheduler
 
 
-async def _scheduler_view(services: BenchServices) -> dict[str, Any]:
-    """`active`: this replica runs the jobs (on, and holding the lease)."""
-    jobs = await scheduler.job_status(services.jobs.store)
-    next_runs = services.clock.next_runs()
-    for job in jobs:
-        job["next_run_at"] = next_runs.get(job["job"])
-    return {
-        "enabled": await services.jobs.runtime.settings.get(SCHEDULER),
-        "active": services.clock.active,
-        "jobs": jobs,
-    }
-
-
 @router.get("/scheduler")
 async def scheduler_status(request: Request) -> dict[str, Any]:
-    return await _scheduler_view(services_of(request))
+    return await operations_of(request).scheduler()
 
 
 @router.post("/scheduler")
 async def scheduler_switch(request: Request) -> dict[str, Any]:
-    services = services_of(request)
+    ops = operations_of(request)
+    ops.check_allowed()
     enabled = (await _object(request)).get("enabled")
     if not isinstance(enabled, bool):
         raise UserError('"enabled" must be true or false')
-    await services.clock.set_enabled(enabled)
-    return await _scheduler_view(services)
+    return await ops.switch_scheduler(enabled)
 
 
 @router.post("/scheduler/run/{job}")
 async def run_job(request: Request, job: str) -> dict[str, Any]:
-    services = services_of(request)
-    if job not in scheduler.JOBS:
-        raise NotFound(f"no job {job!r}; jobs: {', '.join(scheduler.JOBS)}")
-    row = await scheduler.run_job(services.jobs, job)
-    return {"job": job, "status": row.last_status, "detail": row.detail, "at": iso_utc(row.last_run_at)}
+    return await operations_of(request).run_job(job)

@@ -25,12 +25,11 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from benchwarmers.calls.tokens import prompt_tokens
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats import gemini
 from benchwarmers.formats.base import bench_header, parse_model_name
 from benchwarmers.formats.gemini_route import GeminiRoute
-from benchwarmers.server.deps import gateway_of
+from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
@@ -48,7 +47,7 @@ async def list_models(request: Request) -> dict[str, Any]:
     merged name."""
     models = [
         gemini.model_object(c.name, mode, description=c.purpose)
-        for c in await gateway_of(request).collections()
+        for c in await panels_of(request).collections()
         for mode in ("panel", "merged")
     ]
     return {"models": models}
@@ -60,7 +59,7 @@ async def get_model(request: Request, target: str) -> dict[str, Any]:
     if method:
         raise UserError(f"{method} is a POST: {METHODS_FORM}", status=405)
     collection, mode = parse_model_name(name)
-    view = await gateway_of(request).collection(collection)
+    view = await panels_of(request).collection(collection)
     return gemini.model_object(collection, mode, description=view.purpose)
 
 
@@ -72,21 +71,20 @@ async def generate(request: Request, target: str) -> Response:
     if not method:
         raise NotFound(f"no method on {target!r}: {METHODS_FORM}")
     body = await read_json(request)
-    core = gateway_of(request)
+    panels = panels_of(request)
     if method == "countTokens":
         counted = gemini.parse_count(body, model=name)
-        await core.check_collection(parse_model_name(name)[0])
-        return JSONResponse(gemini.render_count(prompt_tokens(counted)))
+        tokens = await panels.count_tokens(parse_model_name(name)[0], counted)
+        return JSONResponse(gemini.render_count(tokens))
     ask = gemini.parse_ask(body, model=name)
     sse = request.query_params.get("alt") == "sse"
     if ask.mode == "route":
-        await core.check_collection(ask.collection)
         ask = dataclasses.replace(ask, stream=method == "streamGenerateContent")
         return await route_response(request, ask, GeminiRoute(sse=sse), stream_headers=STREAM_HEADERS)
     if method == "streamGenerateContent":
         ask = dataclasses.replace(ask, stream=True)
-        events = await core.panel(ask)
+        events = await panels.panel(ask)
         media_type = gemini.MEDIA_TYPE_STREAM if sse else gemini.MEDIA_TYPE_ARRAY_STREAM
         return stream_response(gemini.render_stream(events, ask, sse=sse), media_type)
-    reply = await core.answer(ask)
+    reply = await panels.answer(ask)
     return JSONResponse(gemini.render_reply(reply, ask), headers=bench_header(reply))

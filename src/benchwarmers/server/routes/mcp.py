@@ -12,11 +12,12 @@ from __future__ import annotations
 from fastapi import APIRouter
 from starlette.routing import Route
 
-from benchwarmers.mcp.http import McpEndpoint, lifespan
+from benchwarmers.mcp.http import McpEndpoint, mcp_lifespan
+from benchwarmers.server.deps import panels_of
 
 MCP_PATHS = ("/mcp", "/v1/mcp")
 
-router = APIRouter(lifespan=lifespan)
+router = APIRouter(lifespan=mcp_lifespan(panels_of))
 for _path in MCP_PATHS:
     # A Route whose endpoint is an ASGI app (not a function) hands it the raw request.
     router.routes.append(Route(_path, McpEndpoint(), methods=["POST"], include_in_schema=False))

@@ -3,9 +3,10 @@
 Guarded like the bench routes: the guard treats `/metrics` as a gateway path
 (Host check; a gateway key wherever keys are required, i.e. beyond loopback
 or with `require_key`), and the figures name every collection and member,
-so only a caller who may administer the bench reads them: the owner on
-loopback, or a key not limited to some collections (a scoped key gets 403).
-Under `serve --workers N` any worker answers with every worker's figures summed.
+so only an identity that may administer the bench reads them
+(`core.Operations.queue_depth`): the owner on loopback, or a key not limited
+to some collections (a scoped key gets 403). Under `serve --workers N` any
+worker answers with every worker's figures summed.
 """
 
 from __future__ import annotations
@@ -14,19 +15,14 @@ from fastapi import APIRouter, Request, Response
 from prometheus_client import CollectorRegistry, Gauge
 
 from benchwarmers import metrics
-from benchwarmers.bench.onboarding import queue_depth
-from benchwarmers.errors import Refused
-from benchwarmers.server.callers import caller_may_administer, caller_of
-from benchwarmers.server.deps import runtime_of
+from benchwarmers.server.deps import operations_of
 
 router = APIRouter()
 
 
 @router.get("/metrics")
 async def scrape(request: Request) -> Response:
-    if not caller_may_administer(caller_of(request)):
-        raise Refused("this key may not read the server's metrics (they name every collection)", status=403)
-    depth = await queue_depth(runtime_of(request).store)
+    depth = await operations_of(request).queue_depth()  # refuses a scoped key first
     read_now = CollectorRegistry()  # figures from the store: the same whichever worker is asked
     gauge = Gauge(
         "benchwarmers_onboarding_queue_depth",

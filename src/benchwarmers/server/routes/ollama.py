@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse, Response
 
 from benchwarmers.formats import ollama, ollama_route
 from benchwarmers.formats.base import bench_header, model_name
-from benchwarmers.server.deps import gateway_of
+from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
@@ -42,19 +42,18 @@ async def generate(request: Request) -> Response:
 
 async def _answer(request: Request, *, generate: bool) -> Response:
     body = await read_json(request)
-    core = gateway_of(request)
+    panels = panels_of(request)
     if ollama.is_load(body, generate=generate):
         collection, _mode = ollama.ask_model(body, route=not generate)
-        await core.check_collection(collection)
+        await panels.check_collection(collection)
         return JSONResponse(ollama.render_load(body, generate=generate))
     ask: Ask = ollama.parse_generate(body) if generate else ollama.parse_ask(body)
     if ask.mode == "route":
-        await core.check_collection(ask.collection)
         return await route_response(request, ask, ollama_route, stream_headers=STREAM_HEADERS)
     if ask.stream:
-        events = await core.panel(ask)
+        events = await panels.panel(ask)
         return stream_response(ollama.render_stream(events, ask, generate=generate), ollama.MEDIA_TYPE_STREAM)
-    reply = await core.answer(ask)
+    reply = await panels.answer(ask)
     return JSONResponse(ollama.render_reply(reply, ask, generate=generate), headers=bench_header(reply))
 
 
@@ -64,7 +63,7 @@ async def tags(request: Request) -> dict[str, Any]:
     merged name."""
     models = [
         ollama.tag_object(model_name(c.name, mode), c.created_at.isoformat())
-        for c in await gateway_of(request).collections()
+        for c in await panels_of(request).collections()
         for mode in ("panel", "merged")
     ]
     return {"models": models}
@@ -73,7 +72,7 @@ async def tags(request: Request) -> dict[str, Any]:
 @router.post("/api/show")
 async def show(request: Request) -> dict[str, Any]:
     collection, mode = ollama.show_model(await read_json(request))
-    view = await gateway_of(request).collection(collection)
+    view = await panels_of(request).collection(collection)
     return ollama.show_object(
         model_name(collection, mode), description=view.purpose, modified_at=view.created_at.isoformat()
     )

@@ -2,7 +2,7 @@
 completions face of the gateway.
 
 The route is glue: the format reads the body into an `Ask`, the core API
-(`benchwarmers.gateway`, as `deps.gateway_of` hands it for this caller)
+(`core.Panels`, as `deps.panels_of` hands it for this identity)
 checks the collection and starts the panel before the first byte, so an
 unknown collection or an unseatable request still gets its 4xx, and a
 stream that starts is one that will finish; the format writes the reply
@@ -20,9 +20,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
+from benchwarmers.core import collection_entry
 from benchwarmers.formats import openai_chat, openai_route
-from benchwarmers.gateway import collection_entry
-from benchwarmers.server.deps import gateway_of
+from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
@@ -33,19 +33,18 @@ router = APIRouter()
 @router.post("/v1/chat/completions")
 async def chat_completions(request: Request) -> Response:
     ask = openai_chat.parse_ask(await read_json(request))
-    core = gateway_of(request)
+    panels = panels_of(request)
     if ask.mode == "route":
-        await core.check_collection(ask.collection)
         return await route_response(request, ask, openai_route, stream_headers=STREAM_HEADERS)
     if ask.stream:
-        events = await core.panel(ask)
+        events = await panels.panel(ask)
         return stream_response(openai_chat.render_stream(events, ask), openai_chat.MEDIA_TYPE_STREAM)
-    return JSONResponse(openai_chat.render_reply(await core.answer(ask), ask))
+    return JSONResponse(openai_chat.render_reply(await panels.answer(ask), ask))
 
 
 @router.get("/v1/models")
 async def models(request: Request) -> dict[str, Any]:
     """The collections this caller may call, with extra keys describing
-    them (`gateway.collection_entry`)."""
-    collections = await gateway_of(request).collections()
+    them (`core.collection_entry`)."""
+    collections = await panels_of(request).collections()
     return {"object": "list", "data": [collection_entry(view) for view in collections]}

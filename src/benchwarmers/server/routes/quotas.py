@@ -9,12 +9,12 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from benchwarmers.limits.quotas import as_json, quotas_view
-from benchwarmers.server.deps import runtime_of
+from benchwarmers.core import quotas_json
+from benchwarmers.server.deps import admin_of
 
 router = APIRouter()
 
 
 @router.get("/bench/quotas")
 async def quotas(request: Request) -> dict[str, Any]:
-    return as_json(await quotas_view(runtime_of(request).store))
+    return quotas_json(await admin_of(request).quotas())

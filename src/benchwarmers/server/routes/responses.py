@@ -1,9 +1,9 @@
 """`POST /v1/responses`: the OpenAI Responses face of the gateway.
 
 Glue only: `formats.responses` reads the body and writes the reply or its
-SSE events; the core API (`benchwarmers.gateway`) checks the collection
-and the caller's key and starts the panel before the first byte, so a
-wrong name is a 4xx, never a broken stream.
+SSE events; the core (`core.Panels`, `core.RouteMode`) checks the
+collection and the caller's key and starts the panel before the first
+byte, so a wrong name is a 4xx, never a broken stream.
 
 Route mode (`bench/<collection>:route`, what Codex CLI drives) goes to
 `server.route_mode`: one member answers each turn, with the agent's tools,
@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse, Response
 
 from benchwarmers.formats import responses
 from benchwarmers.formats.responses_route import ResponsesRoute
-from benchwarmers.server.deps import gateway_of
+from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
@@ -29,12 +29,11 @@ router = APIRouter()
 async def create_response(request: Request) -> Response:
     body = await read_json(request)
     ask = responses.parse_ask(body)
-    core = gateway_of(request)
+    panels = panels_of(request)
     if ask.mode == "route":
-        await core.check_collection(ask.collection)
         route = ResponsesRoute(responses.tool_names(body))
         return await route_response(request, ask, route, stream_headers=STREAM_HEADERS)
     if ask.stream:
-        events = await core.panel(ask)
+        events = await panels.panel(ask)
         return stream_response(responses.render_stream(events, ask), responses.MEDIA_TYPE_STREAM)
-    return JSONResponse(responses.render_reply(await core.answer(ask), ask))
+    return JSONResponse(responses.render_reply(await panels.answer(ask), ask))

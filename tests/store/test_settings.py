@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from benchwarmers.config.settings import ALLOWED_HOSTS, REQUIRE_KEY, SCHEDULER
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.runtime import Runtime
+from benchwarmers.store.settings import ALLOWED_HOSTS, REQUIRE_KEY, SCHEDULER
 
 pytestmark = pytest.mark.unit
 

@@ -1,18 +1,17 @@
-"""The core API: what the gateway does for one caller, whatever the front end.
+"""Panels and verdicts, for one identity: the service every front end asks.
 
 The HTTP routes (every vendor format), the MCP tools and the CLI are thin
-front ends over this one module, so a rule holds the same through each:
-which collections a caller sees, the 404 that lists them, the 403 for a
+front ends over this module, so a rule holds the same through each:
+which collections an identity sees, the 404 that lists them, the 403 for a
 key that does not cover one, how a panel is started, who may judge a seat.
 
-    core = Gateway(runtime, caller)       # server: deps.gateway_of(request)
-    await core.check_collection("trio")   # NotFound / Refused
-    async for event in await core.panel(ask): ...
+    panels = Panels(runtime, identity)      # server: deps.panels_of(request)
+    await panels.check_collection("trio")   # NotFound / Refused
+    async for event in await panels.panel(ask): ...
 
 A front end translates (a body into an `Ask`, events into its stream);
-it decides nothing. The caller identity is `server.callers.Caller`, a small
-module with no HTTP in it: the guard builds it from a gateway key, the CLI
-is the owner.
+it decides nothing. The identity is `identity.Identity`: the guard builds
+it from a gateway key, the CLI is the owner.
 
 Panels outlive their clients (the engine runs each in a task of its own),
 so a process that closes its runtime first calls `finish_background` to let
@@ -26,14 +25,16 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
+from benchwarmers.bench import decisions
 from benchwarmers.calls import verdicts
 from benchwarmers.calls.log import get_call
-from benchwarmers.errors import NotFound, Refused
+from benchwarmers.calls.tokens import prompt_tokens
+from benchwarmers.errors import NotFound, Refused, UserError
 from benchwarmers.formats.base import model_name
+from benchwarmers.identity.scope import OWNER, Identity, may_administer, may_call
 from benchwarmers.panel.engine import PanelEngine, finish_panels
-from benchwarmers.server.callers import OWNER, Caller, caller_may_administer, caller_may_call
 from benchwarmers.store import registry
-from benchwarmers.types import Ask, PanelDone, PanelEvent, PanelReply
+from benchwarmers.types import Ask, PanelDone, PanelEvent, PanelReply, Request
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
@@ -42,32 +43,31 @@ if TYPE_CHECKING:
 # them (a cancelled seat is still recorded, as stopped).
 FINISH_GRACE_SECONDS = 10.0
 
-__all__ = ["OWNER", "Caller", "Gateway", "collection_entry", "finish_background"]
 
+class Panels:
+    """One identity's view of the collections, its panels and its verdicts,
+    over one open runtime."""
 
-class Gateway:
-    """One caller's view of the bench, over one open runtime."""
-
-    def __init__(self, runtime: Runtime, caller: Caller = OWNER) -> None:
+    def __init__(self, runtime: Runtime, identity: Identity = OWNER) -> None:
         self.runtime = runtime
-        self.caller = caller
+        self.identity = identity
 
     # ---------------------------------------------------------- collections
 
     async def collections(self) -> list[registry.CollectionView]:
-        """The collections this caller may call, in the registry's order."""
+        """The collections this identity may call, in the registry's order."""
         views = await registry.list_collections(self.runtime.store)
-        return [view for view in views if caller_may_call(self.caller, view.name)]
+        return [view for view in views if may_call(self.identity, view.name)]
 
     async def check_collection(self, collection: str) -> None:
         """NotFound (listing the collections this caller may call) for an
         unknown name; Refused (403) for one the caller's key does not cover."""
         names = [view.name for view in await registry.list_collections(self.runtime.store)]
         if collection not in names:
-            callable_names = [model_name(n) for n in names if caller_may_call(self.caller, n)]
+            callable_names = [model_name(n) for n in names if may_call(self.identity, n)]
             there = ", ".join(callable_names) if callable_names else "none yet (benchwarmers collection add)"
             raise NotFound(f"no collection {model_name(collection)!r}; collections here: {there}")
-        if not caller_may_call(self.caller, collection):
+        if not may_call(self.identity, collection):
             raise Refused(f"this key may not call {model_name(collection)}", status=403)
 
     async def collection(self, collection: str) -> registry.CollectionView:
@@ -103,10 +103,10 @@ class Gateway:
         """A key limited to some collections may seat only their members:
         anything else is refused with one answer, whether or not such an
         alias exists (no 404-vs-200 oracle for a key's holder to probe with)."""
-        if caller_may_administer(self.caller):
+        if may_administer(self.identity):
             return
         views = await registry.list_collections(self.runtime.store)
-        allowed = {m for view in views if caller_may_call(self.caller, view.name) for m in view.members}
+        allowed = {m for view in views if may_call(self.identity, view.name) for m in view.members}
         outside = [alias for alias in extras if alias not in allowed]
         if outside:
             raise Refused(
@@ -125,25 +125,59 @@ class Gateway:
 
     # ------------------------------------------------------------ verdicts
 
-    async def verdict(self, call: str, useful: bool, note: str = "") -> verdicts.Recorded:
-        """Record a verdict on a seat or a merge; a key may judge only the
-        seats of collections it may call."""
-        call, useful, note = verdicts.check_verdict_body({"call": call, "useful": useful, "note": note})
+    async def verdict(self, body: object) -> verdicts.Recorded:
+        """Record a verdict on a seat or a merge. `body` is what a client
+        sends (`{"call", "useful", "note"?}`), checked here, once, whichever
+        front end it came through; a key may judge only the seats of
+        collections it may call."""
+        call, useful, note = verdicts.check_verdict_body(body)
         store = self.runtime.store
         logged = await get_call(store, call)
-        if logged is not None and logged.collection and not caller_may_call(self.caller, logged.collection):
+        if logged is not None and logged.collection and not may_call(self.identity, logged.collection):
             raise Refused(f"this key may not judge seats of bench/{logged.collection}", status=403)
         return await verdicts.record_verdict(store, call, useful, note)
 
     async def record(self, collection: str, task: str = "") -> dict[str, Any]:
         """What the verdicts on a collection's seats add up to."""
-        if not caller_may_call(self.caller, collection):
+        if not may_call(self.identity, collection):
             raise Refused(f"this key may not read the record of {collection}", status=403)
         return await verdicts.record(self.runtime.store, collection, task)
 
-    async def pending(self, calls: Sequence[str]) -> list[str]:
-        """Of these call ids, the answered seats that have no verdict yet."""
-        return await verdicts.pending(self.runtime.store, verdicts.check_pending_body({"calls": list(calls)}))
+    async def pending(self, body: object) -> list[str]:
+        """Of the call ids in `body` (`{"calls": [...]}`, checked here), the
+        answered seats that have no verdict yet."""
+        return await verdicts.pending(self.runtime.store, verdicts.check_pending_body(body))
+
+    # --------------------------------------------------- estimates, reasons
+
+    async def count_tokens(self, collection: str, request: Request) -> int:
+        """The prompt's size as the limiter and seating estimate it (about
+        four characters a token, a fixed allowance per image); no member is
+        asked, since each counts its own way."""
+        await self.check_collection(collection)
+        return prompt_tokens(request)
+
+    async def decisions(self, collection: str, shape: str = "") -> dict[str, Any]:
+        """Why who sits: per shape (or the one asked) the members best first
+        with their scores, intervals and reasons, the models next in line for
+        the explorer seats, and the dated history of who sat. Counts and
+        reasons only, never a prompt, an answer or a note."""
+        if shape and shape not in decisions.SHAPES:
+            raise UserError(f"shape {shape!r} is not known; shapes: {', '.join(decisions.SHAPES)}")
+        if not may_call(self.identity, collection):
+            raise Refused(f"this key may not read the decisions of {collection}", status=403)
+        store = self.runtime.store
+        found = await registry.get_collection(store, collection.removeprefix("bench/"))
+        report = await decisions.decisions_report(
+            store, found.name, list(found.members), shapes=(shape,) if shape else decisions.SHAPES
+        )
+        report["explorers"] = {
+            s: await decisions.pick_explorers(
+                store, found.name, s, max(found.explorer_seats, 1), exclude=found.members
+            )
+            for s in report["shapes"]
+        }
+        return report
 
 
 def collection_entry(view: registry.CollectionView) -> dict[str, Any]:

@@ -6,7 +6,7 @@ line and the HTTP API cannot drift apart:
 - every declared setting is listed with its value, default and description;
 - the login password is write-only: it is listed as `login_password` with
   `true`/`false` (set or not), set from the password itself (hashed here,
-  see `config/passwords.py`), and the stored hash never leaves the store and
+  see `identity/passwords.py`), and the stored hash never leaves the store and
   cannot be written directly;
 - a name nobody declared, or a value that does not parse, is the caller's
   mistake (`UserError`, a 400 over HTTP) with the reason in words.
@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from benchwarmers.config import passwords
-from benchwarmers.config.settings import LOGIN_PASSWORD_HASH, SETTINGS, Settings
 from benchwarmers.errors import UserError
+from benchwarmers.identity import passwords
+from benchwarmers.store.settings import LOGIN_PASSWORD_HASH, SETTINGS, Settings
 
 LOGIN_PASSWORD = "login_password"
 

@@ -1,7 +1,7 @@
 """Typed settings over the `settings` table.
 
 Each setting is declared once, here, with its type and default, so the
-CLI and `/bench/settings` (both through `settings_view.py`) and the guard
+CLI and `/bench/settings` (both through `core/settings.py`) and the guard
 agree on what a value means and a fresh install behaves safely without
 any row: the scheduler is off (it spends no calls until the user switches
 it on), only loopback hosts are allowed, and gateway keys are required only
@@ -98,7 +98,7 @@ MAX_BODY_MB: Setting[int] = Setting(
     "max_body_mb", 20, _positive_int, "largest request body the server reads, in megabytes"
 )
 LOGIN_USER: Setting[str] = Setting("login_user", "", _text, "dashboard login name (empty: no login)")
-# A password hash (`config/passwords.py`), never the password; never shown (`settings_view.py`).
+# A password hash (`identity/passwords.py`), never the password; never shown (`core/settings.py`).
 LOGIN_PASSWORD_HASH: Setting[str] = Setting("login_password_hash", "", _text, "dashboard login password hash")
 
 # Discover entries ("provider/model") the user dismissed on the Onboard page: hidden from the list.

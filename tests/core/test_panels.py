@@ -1,5 +1,5 @@
-"""The core API (`benchwarmers.gateway`) every front end shares: a caller's
-view of the collections, its refusals, and a panel that outlives the caller
+"""The panels service (`benchwarmers.core.Panels`) every front end shares: an
+identity's view of the collections, its refusals, and a panel that outlives the caller
 until the process lets it finish."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import asyncio
 import pytest
 from sqlalchemy import func, select
 
+from benchwarmers.core import Identity, Panels, collection_entry, finish_background
 from benchwarmers.errors import NotFound, Refused
-from benchwarmers.gateway import Caller, Gateway, collection_entry, finish_background
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.store.schema import Call, SeatingHistory
@@ -40,7 +40,7 @@ async def test_a_scoped_caller_sees_and_judges_only_its_collections(
     runtime: Runtime, fake_provider: FakeProvider
 ) -> None:
     await bench(runtime, fake_provider, FakeModel("one", answer="first"), FakeModel("two", answer="second"))
-    owner, scoped = Gateway(runtime), Gateway(runtime, Caller("ci", frozenset({"solo"})))
+    owner, scoped = Panels(runtime), Panels(runtime, Identity("ci", frozenset({"solo"})))
 
     assert [v.name for v in await owner.collections()] == ["duo", "solo"]
     assert [v.name for v in await scoped.collections()] == ["solo"]
@@ -56,19 +56,19 @@ async def test_a_scoped_caller_sees_and_judges_only_its_collections(
     assert [s.content for s in reply.seats] == ["first", "second"]
     seat = reply.seats[0].call
     with pytest.raises(Refused, match="may not judge seats of bench/duo"):
-        await scoped.verdict(seat, True, "")
+        await scoped.verdict({"call": seat, "useful": True})
     with pytest.raises(Refused, match="record of duo"):
         await scoped.record("duo")
-    assert await owner.pending([seat]) == [seat]
-    recorded = await owner.verdict(seat, True, "right")
-    assert recorded.alias == "one" and await owner.pending([seat]) == []
+    assert await owner.pending({"calls": [seat]}) == [seat]
+    recorded = await owner.verdict({"call": seat, "useful": True, "note": "right"})
+    assert recorded.alias == "one" and await owner.pending({"calls": [seat]}) == []
 
 
 async def test_a_panel_whose_caller_left_is_finished_before_the_process_closes(
     runtime: Runtime, fake_provider: FakeProvider
 ) -> None:
     await bench(runtime, fake_provider, FakeModel("one", ttfb=0.05), FakeModel("two", ttfb=0.2))
-    events = await Gateway(runtime).panel(Ask("duo", "panel", HELLO))
+    events = await Panels(runtime).panel(Ask("duo", "panel", HELLO))
     assert isinstance(await anext(events), PanelStarted)
     await events.aclose()  # the caller leaves before any seat is in
     assert await count(runtime, Call) == 0
@@ -82,9 +82,9 @@ async def test_a_panel_past_the_grace_is_stopped_and_its_seats_still_recorded(
     runtime: Runtime, fake_provider: FakeProvider
 ) -> None:
     await bench(runtime, fake_provider, FakeModel("one"), FakeModel("two", never_ending=True))
-    events = await Gateway(runtime).panel(Ask("duo", "panel", HELLO))
+    events = await Panels(runtime).panel(Ask("duo", "panel", HELLO))
     await events.aclose()
-    await asyncio.wait_for(finish_background(grace=0.3), timeout=10)
+    await asyncio.wait_for(finish_background(grace=0.3), timeout=60)
 
     async with runtime.store.read() as session:
         rows = {c.alias: c for c in (await session.execute(select(Call))).scalars()}

@@ -1,0 +1,119 @@
+"""THE CORE API: the services every front end (HTTP routes, the dashboard's
+JSON routes, MCP, the CLI) answers through. Each takes the open runtime and
+the identity calling, and enforces its own access rule:
+
+- `Panels`: collections an identity may call, panels, verdicts, records,
+  pending seats, decisions (`panels.py`);
+- `RouteMode`: route-mode turns (`routing.py`);
+- `Admin`: endpoints and their keys, models, collections, gateway keys,
+  limits, quotas, settings (`admin.py`);
+- `Operations`: onboarding queue, probes, retire/restore, roles, the
+  scheduler, the suite, a model's report (`operations.py`).
+
+`Core` bundles the four for one identity over one runtime (`Core.open()`
+in a command). A front end imports this package, `formats` and `types` (and `errors`)
+only; the values it needs from below (the runtime to open, an identity,
+the views the services return) are re-exported here. docs/architecture.md
+lists every method.
+"""
+
+from benchwarmers.bench.decisions import SHAPES as DECISION_SHAPES
+from benchwarmers.bench.onboarding import MODES as ONBOARDING_MODES
+from benchwarmers.bench.onboarding import OnboardRequest, mode_for
+from benchwarmers.bench.retirement import HealthReport
+from benchwarmers.bench.suite.rebench_fetch import DEFAULT_DATASET, DEFAULT_LIMIT, DEFAULT_SPLIT, Fetched
+from benchwarmers.bench.suite.runner import DEFAULT_GAP, SuiteRun
+from benchwarmers.bench.suite.sandbox import unavailable as sandbox_unavailable
+from benchwarmers.bench.suite.tasks import SHAPES as SUITE_SHAPES
+from benchwarmers.calls.log import CALL_ID_PREFIX
+from benchwarmers.calls.verdicts import check_verdict_body
+from benchwarmers.config.home import HOME_ENV, ensure_home, resolve_home, write_pointer
+from benchwarmers.core.admin import (
+    Admin,
+    check_endpoint,
+    endpoint_key_source,
+    endpoint_key_variable,
+    set_endpoint_key,
+)
+from benchwarmers.core.operations import (
+    BenchServices,
+    Operations,
+    bench_services,
+    import_tasks,
+    probe_json,
+    suite_tasks,
+)
+from benchwarmers.core.panels import Panels, collection_entry, finish_background
+from benchwarmers.core.routing import CONVERSATION_HEADER, RouteMode, RouteTurn
+from benchwarmers.core.services import Core
+from benchwarmers.core.settings import LOGIN_PASSWORD, SettingRow
+from benchwarmers.identity.keys import KeyInfo
+from benchwarmers.identity.scope import NOBODY, OWNER, Identity
+from benchwarmers.limits.quotas import Quota, QuotasView
+from benchwarmers.limits.quotas import as_json as quotas_json
+from benchwarmers.limits.user_limits import KINDS as LIMIT_KINDS
+from benchwarmers.limits.user_limits import UserLimit
+from benchwarmers.runtime import Runtime
+from benchwarmers.store.db import sqlite_url
+from benchwarmers.store.registry import CollectionView, EndpointView, ModelView
+from benchwarmers.store.schema import OnboardingItem, Probe
+from benchwarmers.store.times import utc
+
+__all__ = [
+    "CALL_ID_PREFIX",
+    "CONVERSATION_HEADER",
+    "DECISION_SHAPES",
+    "DEFAULT_DATASET",
+    "DEFAULT_GAP",
+    "DEFAULT_LIMIT",
+    "DEFAULT_SPLIT",
+    "HOME_ENV",
+    "LIMIT_KINDS",
+    "LOGIN_PASSWORD",
+    "NOBODY",
+    "ONBOARDING_MODES",
+    "OWNER",
+    "SUITE_SHAPES",
+    "Admin",
+    "BenchServices",
+    "CollectionView",
+    "Core",
+    "EndpointView",
+    "Fetched",
+    "HealthReport",
+    "Identity",
+    "KeyInfo",
+    "ModelView",
+    "OnboardRequest",
+    "OnboardingItem",
+    "Operations",
+    "Panels",
+    "Probe",
+    "Quota",
+    "QuotasView",
+    "RouteMode",
+    "RouteTurn",
+    "Runtime",
+    "SettingRow",
+    "SuiteRun",
+    "UserLimit",
+    "bench_services",
+    "check_endpoint",
+    "check_verdict_body",
+    "collection_entry",
+    "endpoint_key_source",
+    "endpoint_key_variable",
+    "ensure_home",
+    "finish_background",
+    "import_tasks",
+    "mode_for",
+    "probe_json",
+    "quotas_json",
+    "resolve_home",
+    "sandbox_unavailable",
+    "set_endpoint_key",
+    "sqlite_url",
+    "suite_tasks",
+    "utc",
+    "write_pointer",
+]

@@ -1,0 +1,227 @@
+"""Administration, for one identity: endpoints (and their keys), models,
+collections, gateway keys, limits and settings.
+
+The CLI (as the owner) and the HTTP API (as the request's identity) change
+the bench through this one service, so its rule holds the same through
+each: only the owner, or a gateway key not limited to some collections,
+may read or change any of it (a key handed out for one collection must not
+widen its own door). The quotas view is the exception: every admitted
+identity may read what is used and left, as `GET /bench/quotas` always
+allowed.
+
+    admin = Admin(runtime)                         # the CLI: the owner
+    await admin.add_endpoint("hub", "https://hub.example/v1", "openai")
+    await admin.change_setting("max_body_mb", 50)
+
+The rules themselves live below (`store.registry` checks names and
+members, `identity.keys` makes keys, `limits.user_limits` checks amounts);
+this layer decides who may, and is the one door the front ends use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from benchwarmers.config import keys as endpoint_keys
+from benchwarmers.core.settings import SettingRow, change_setting, setting_row, setting_rows
+from benchwarmers.errors import Conflict, Refused
+from benchwarmers.identity import keys as gateway_keys
+from benchwarmers.identity.scope import OWNER, Identity, may_administer
+from benchwarmers.limits import quotas, user_limits
+from benchwarmers.store import registry
+from benchwarmers.store.db import Store
+from benchwarmers.store.registry import CollectionView, EndpointView, ModelView
+
+if TYPE_CHECKING:
+    from benchwarmers.runtime import Runtime
+
+
+def check_endpoint(name: str, base_url: str, api: str) -> str:
+    """An endpoint's name, URL and API checked before anything is asked of
+    the user (the CLI prompts for a key only for a valid endpoint); returns
+    the base URL as it will be stored."""
+    registry.check_endpoint_name(name)
+    registry.check_api(api)
+    return registry.check_base_url(base_url)
+
+
+def set_endpoint_key(name: str, key: str) -> Path:
+    """Keep an endpoint's key in llm's keys.json (mode 0600, never in the
+    data folder); returns the file's path. The user's own files: for the
+    CLI, which runs as the owner (no HTTP route writes a key)."""
+    return endpoint_keys.set_key(name, key)
+
+
+def endpoint_key_source(name: str) -> str | None:
+    """Where an endpoint's key comes from (`env` or `keys.json`), or None;
+    never the key itself."""
+    return endpoint_keys.key_source(name)
+
+
+def endpoint_key_variable(name: str) -> str:
+    """The environment variable an endpoint's key may come from."""
+    return endpoint_keys.env_var_name(name)
+
+
+class Admin:
+    """What an identity may administer, over one open runtime."""
+
+    def __init__(self, runtime: Runtime, identity: Identity = OWNER) -> None:
+        self.runtime = runtime
+        self.identity = identity
+
+    def check_allowed(self) -> None:
+        """Refused (403) unless this identity may administer the bench."""
+        if not may_administer(self.identity):
+            raise Refused(
+                "this key is limited to some collections and may not read or change the bench", status=403
+            )
+
+    def _store(self) -> Store:
+        """The store, once this identity may administer."""
+        self.check_allowed()
+        return self.runtime.store
+
+    # ------------------------------------------------------------ endpoints
+
+    async def add_endpoint(
+        self,
+        name: str,
+        base_url: str,
+        api: str = "openai",
+        *,
+        needs_key: bool | None = None,
+        simulated: bool = False,
+    ) -> EndpointView:
+        return await registry.add_endpoint(
+            self._store(), name, base_url, api, needs_key=needs_key, simulated=simulated
+        )
+
+    async def add_or_keep_endpoint(
+        self, name: str, base_url: str, api: str = "openai", *, needs_key: bool | None = None
+    ) -> tuple[EndpointView, bool]:
+        """Add the endpoint (True), or keep it (False) when one of that name is
+        already there with this URL and API, so adding again is safe (and
+        sets a key); another URL or API under the name is a Conflict that
+        says how to change it."""
+        store = self._store()
+        for same in await registry.list_endpoints(store):
+            if same.name != name:
+                continue
+            if (same.base_url, same.api) != (registry.check_base_url(base_url), api):
+                raise Conflict(
+                    f"endpoint {name!r} already exists with {same.api} at {same.base_url}; "
+                    f"remove it first to change it (`benchwarmers endpoint remove {name}`)"
+                )
+            return same, False
+        return await registry.add_endpoint(store, name, base_url, api, needs_key=needs_key), True
+
+    async def endpoints(self) -> list[EndpointView]:
+        return await registry.list_endpoints(self._store())
+
+    async def endpoint(self, name: str) -> EndpointView:
+        return await registry.get_endpoint(self._store(), name)
+
+    async def model_counts(self) -> dict[str, int]:
+        """How many models each endpoint serves, by endpoint name."""
+        return await registry.count_models(self._store())
+
+    async def remove_endpoint(self, name: str) -> None:
+        await registry.remove_endpoint(self._store(), name)
+
+    # --------------------------------------------------------------- models
+
+    async def add_model(
+        self, alias: str, endpoint: str, served: str, role: str = "general", **facts: Any
+    ) -> ModelView:
+        """`facts`: what `registry.add_model` takes besides (context window,
+        prices, vision, tools)."""
+        return await registry.add_model(self._store(), alias, endpoint, served, role, **facts)
+
+    async def models(self, *, endpoint: str | None = None, include_retired: bool = True) -> list[ModelView]:
+        """The bench by alias; an unknown endpoint is NotFound, not an empty list."""
+        store = self._store()
+        if endpoint is not None:
+            await registry.get_endpoint(store, endpoint)
+        return await registry.list_models(store, endpoint=endpoint, include_retired=include_retired)
+
+    async def model(self, alias: str) -> ModelView:
+        return await registry.get_model(self._store(), alias)
+
+    async def remove_model(self, alias: str) -> None:
+        await registry.remove_model(self._store(), alias)
+
+    # ---------------------------------------------------------- collections
+
+    async def add_collection(self, name: str, members: Sequence[str], **fields: Any) -> CollectionView:
+        return await registry.add_collection(self._store(), name, members, **fields)
+
+    async def update_collection(self, name: str, **fields: Any) -> CollectionView:
+        return await registry.update_collection(self._store(), name, **fields)
+
+    async def collections(self) -> list[CollectionView]:
+        return await registry.list_collections(self._store())
+
+    async def collection(self, name: str) -> CollectionView:
+        return await registry.get_collection(self._store(), name)
+
+    async def remove_collection(self, name: str) -> None:
+        await registry.remove_collection(self._store(), name)
+
+    # --------------------------------------------------------- gateway keys
+
+    async def create_key(
+        self, name: str, *, collections: Sequence[str] = (), requests_per_minute: int | None = None
+    ) -> tuple[gateway_keys.KeyInfo, str, list[str]]:
+        """Make a gateway key: its info, the secret (shown once, never
+        stored) and the scoped collections that do not exist (yet)."""
+        store = self._store()
+        known = {c.name for c in await registry.list_collections(store)}
+        info, secret = await gateway_keys.create_key(
+            store, name, collections=tuple(collections), requests_per_minute=requests_per_minute
+        )
+        return info, secret, [c for c in info.collections if c not in known]
+
+    async def keys(self) -> list[gateway_keys.KeyInfo]:
+        return await gateway_keys.list_keys(self._store())
+
+    async def revoke_key(self, name: str) -> gateway_keys.KeyInfo:
+        return await gateway_keys.revoke_key(self._store(), name)
+
+    # --------------------------------------------------------------- limits
+
+    async def set_limits(
+        self, endpoint: str, model: str, amounts: dict[str, int]
+    ) -> list[user_limits.UserLimit]:
+        store = self._store()
+        await registry.get_endpoint(store, endpoint)  # a clear NotFound for a typo
+        return await user_limits.set_limits(store, endpoint, model, amounts)
+
+    async def limits(self) -> list[user_limits.UserLimit]:
+        return await user_limits.list_limits(self._store())
+
+    async def clear_limits(self, endpoint: str, model: str = "", kinds: Sequence[str] = ()) -> int:
+        return await user_limits.clear_limits(self._store(), endpoint, model, tuple(kinds))
+
+    async def quotas(self) -> quotas.QuotasView:
+        """Every limit with what is used, left and when it resets; any
+        admitted identity may read it (it names no secret and spends nothing)."""
+        return await quotas.quotas_view(self.runtime.store)
+
+    # ------------------------------------------------------------- settings
+
+    async def settings(self) -> list[SettingRow]:
+        self.check_allowed()
+        return await setting_rows(self.runtime.settings)
+
+    async def setting(self, name: str) -> SettingRow:
+        self.check_allowed()
+        return await setting_row(self.runtime.settings, name)
+
+    async def change_setting(self, name: str, value: Any) -> SettingRow:
+        """Check and store one setting; it reads back as it now is (the
+        login password as set or not, never its hash)."""
+        self.check_allowed()
+        return await change_setting(self.runtime.settings, name, value)

@@ -1,0 +1,49 @@
+"""Route mode, for one identity: one member drives each turn of an agent's
+conversation (`bench/<collection>:route`).
+
+    route = RouteMode(runtime, identity)     # server: deps.route_mode_of(request)
+    turn = await route.start(ask, conversation=header)    # a member's first byte is in
+    async for chunk in turn.chunks(): ...
+    turn, reply = await route.answer(ask)                  # a whole turn
+
+Its rule is the panels' rule: the collection must exist and the identity's
+key must cover it (`Panels.check_collection`), checked before any member is
+asked. Who answers, stickiness and failover are the route engine's
+(`route/engine.py`); the HTTP glue (headers, the response) is the server's
+(`server/route_mode.py`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from benchwarmers.core.panels import Panels
+from benchwarmers.identity.scope import OWNER, Identity
+from benchwarmers.route.conversation import CONVERSATION_HEADER
+from benchwarmers.route.engine import RouteEngine, RouteTurn
+from benchwarmers.types import Ask, Reply
+
+if TYPE_CHECKING:
+    from benchwarmers.runtime import Runtime
+
+__all__ = ["CONVERSATION_HEADER", "RouteMode", "RouteTurn"]
+
+
+class RouteMode:
+    """One identity's route-mode turns, over one open runtime."""
+
+    def __init__(self, runtime: Runtime, identity: Identity = OWNER) -> None:
+        self.runtime = runtime
+        self.identity = identity
+
+    async def start(self, ask: Ask, *, conversation: str = "") -> RouteTurn:
+        """A turn whose member has sent its first byte (failing over until
+        one does); `conversation` is the client's `x-bench-conversation`."""
+        await Panels(self.runtime, self.identity).check_collection(ask.collection)
+        return await RouteEngine(self.runtime).start(ask, header=conversation)
+
+    async def answer(self, ask: Ask, *, conversation: str = "") -> tuple[RouteTurn, Reply]:
+        """A whole turn, for a client that did not stream (a member failing
+        mid-reply is replaced too)."""
+        await Panels(self.runtime, self.identity).check_collection(ask.collection)
+        return await RouteEngine(self.runtime).answer(ask, header=conversation)

@@ -1,0 +1,224 @@
+"""Running the server: the listening socket and uvicorn around the app.
+
+Shared by `benchwarmers serve` and `serve --demo` (`demo.py`), so neither
+imports the other; with the app and `is_loopback` beside them, it is all
+a launcher needs of the server (imported only by the command that serves).
+The port is bound here, before uvicorn starts, so a taken port is one
+clear line ("port 8122 is in use") instead of an errno; uvicorn's access
+log is off: Gemini clients put their key in the query string (`?key=`),
+and keys never reach a log. `--workers N` is at the end.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import shutil
+import signal
+import socket
+import tempfile
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from benchwarmers.config.home import HOME_ENV
+from benchwarmers.errors import UserError
+from benchwarmers.metrics import MULTIPROC_ENV
+from benchwarmers.runtime import DATABASE_URL_ENV, REDIS_URL_ENV
+from benchwarmers.server import BIND_HOST_ENV
+from benchwarmers.server.app import app_for_home, create_app
+from benchwarmers.server.guard import is_loopback
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+__all__ = [
+    "app_for_home",
+    "base_url",
+    "bind_socket",
+    "check_workers",
+    "create_app",
+    "is_loopback",
+    "listening_on",
+    "run_server",
+    "run_workers",
+]
+
+GRACEFUL_SHUTDOWN_SECONDS = 10
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port, or one clear `UserError` why not."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise UserError(
+                f"port {port} on {host} is already in use (another benchwarmers?); pick another with --port"
+            ) from None
+        if exc.errno == errno.EACCES:
+            raise UserError(f"not allowed to listen on port {port}; use a port above 1023") from None
+        if exc.errno == errno.EADDRNOTAVAIL or isinstance(exc, socket.gaierror):
+            raise UserError(f"{host} is not an address of this machine") from None
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock
+
+
+def base_url(host: str, port: int) -> str:
+    """The URL a client on this machine uses (a wildcard address is reached on loopback)."""
+    shown = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    return _url(shown, port)
+
+
+def listening_on(host: str, port: int) -> str:
+    """What the banner names: the URL, and for a wildcard address, the
+    address others reach it on as well as the loopback one used here."""
+    if host not in ("0.0.0.0", "::", ""):
+        return base_url(host, port)
+    outside = _outward_address(socket.AF_INET6 if host == "::" else socket.AF_INET)
+    elsewhere = f"{_url(outside, port)} from other machines, " if outside else ""
+    return (
+        f"every address of this machine ({host or '0.0.0.0'}:{port}): {elsewhere}{base_url(host, port)} here"
+    )
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+
+
+def _outward_address(family: socket.AddressFamily) -> str:
+    """This machine's address on its default route ("" when there is none).
+    A UDP socket's connect sends nothing; it only picks the source address."""
+    probe = ("192.0.2.1", 9) if family == socket.AF_INET else ("2001:db8::1", 9)
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as udp:
+            udp.connect(probe)
+            address: str = udp.getsockname()[0]
+    except OSError:
+        return ""
+    return "" if is_loopback(address) else address
+
+
+class _Stopped(Exception):
+    """SIGTERM arrived: stop like Ctrl-C does."""
+
+
+def _stopped(_signum: int, _frame: FrameType | None) -> None:
+    raise _Stopped
+
+
+def quiet_loggers() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(name)s: %(message)s")
+    # Their INFO lines are noise here, and httpx's would print every outbound URL.
+    for chatty in ("alembic", "httpx", "httpcore", "apscheduler"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)
+
+
+def server_options() -> dict[str, Any]:
+    """uvicorn's settings, for one process or many (uvloop and httptools)."""
+    return {
+        "loop": "uvloop",
+        "http": "httptools",
+        "ws": "none",
+        "lifespan": "on",
+        "access_log": False,
+        "server_header": False,
+        "log_level": "info",
+        "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_SECONDS,
+    }
+
+
+def run_server(app: FastAPI, sock: socket.socket) -> None:
+    """Serve `app` on `sock` until Ctrl-C."""
+    import uvicorn
+
+    quiet_loggers()
+    config = uvicorn.Config(app, **server_options())
+    server = uvicorn.Server(config)
+    # uvicorn shuts down gracefully on TERM and INT, then raises the signal
+    # again for the previous handler: ours turns that into a normal return,
+    # so callers' cleanup (the demo's throwaway folder) still runs.
+    previous = signal.signal(signal.SIGTERM, _stopped)
+    try:
+        server.run(sockets=[sock])
+    except (_Stopped, KeyboardInterrupt):
+        pass
+    except SystemExit:
+        pass  # uvicorn's exit when the app fails to start; said below in one line
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        sock.close()
+    if not server.started:
+        raise UserError("the server did not start (the reason is in the log above)")
+
+
+# ------------------------------------------------------------- --workers N
+#
+# uvicorn's own supervisor (`uvicorn.supervisors.Multiprocess`) starts the
+# workers on the socket `serve` bound, replaces one that dies, and stops them
+# all on Ctrl-C or SIGTERM; each worker builds its app with
+# `server.app.app_from_env` (the data folder and the address it listens on
+# come through the environment, which spawned workers inherit).
+#
+# Safe only where the processes share what one process would keep to itself,
+# so N > 1 needs both:
+#
+# - **PostgreSQL** (`BENCHWARMERS_DATABASE_URL`): SQLite's writes go through
+#   one writer *per process*, so two processes would fight over the database
+#   lock; PostgreSQL takes writers from every process. The scheduler and the
+#   onboarding queue still run in one worker at a time (their leases are
+#   PostgreSQL advisory locks, `bench/leases.py`).
+# - **Redis** (`BENCHWARMERS_REDIS_URL`): provider limits and gateway-key
+#   rates are counted there, so N workers spend one provider's limit once,
+#   not N times.
+#
+# On SQLite, or without Redis, `serve` refuses `--workers` above 1 and says
+# what to set. Cached reads (collections, keys, settings) are per worker and
+# see another worker's change within their few seconds' TTL, as replicas do.
+# `/metrics` sums every worker's figures (prometheus-client's multiprocess
+# mode, in a fresh folder per `serve`, `benchwarmers.metrics`).
+
+
+def check_workers(workers: int) -> None:
+    """Refuse N > 1 workers where they would not be safe (see above). The
+    database is the environment's, as every worker reads it."""
+    if workers <= 1:
+        return
+    if not os.environ.get(DATABASE_URL_ENV, "").strip().startswith("postgresql"):
+        raise UserError(
+            f"--workers {workers} needs PostgreSQL: SQLite has one writer per process, so several "
+            f"processes would fight over it; set {DATABASE_URL_ENV}=postgresql://... "
+            "(or serve with one worker)"
+        )
+    if not os.environ.get(REDIS_URL_ENV, "").strip():
+        raise UserError(
+            f"--workers {workers} needs Redis, so the workers count provider limits and key rates "
+            f"together: set {REDIS_URL_ENV}=redis://host:6379/0 (or serve with one worker)"
+        )
+
+
+def run_workers(home: Path, host: str, sock: socket.socket, workers: int) -> None:
+    """Serve on `sock` with `workers` processes until Ctrl-C or SIGTERM."""
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    quiet_loggers()
+    os.environ[HOME_ENV] = str(home)
+    os.environ[BIND_HOST_ENV] = host
+    metrics_dir = tempfile.mkdtemp(prefix="benchwarmers-metrics-")
+    os.environ[MULTIPROC_ENV] = metrics_dir
+    try:
+        config = uvicorn.Config(
+            "benchwarmers.server.app:app_from_env", factory=True, workers=workers, **server_options()
+        )
+        Multiprocess(config, sockets=[sock]).run()
+    finally:
+        sock.close()
+        shutil.rmtree(metrics_dir, ignore_errors=True)
