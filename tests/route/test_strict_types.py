@@ -96,3 +96,15 @@ def test_route_replies_fit_the_sdk_types(
         events = _events(stream.content, framing)
     check_all(streamed, events)
     assert ("notes.txt" in stream.text) == calls_tools
+
+
+def test_a_responses_stream_cut_mid_reply_fits_the_sdk_types(route_server: Any) -> None:
+    """`response.failed` too: what Codex reads when a member breaks off."""
+    members = [
+        ("openai", FakeModel("alpha", answer="one two three four five", cut_after=2, cut_mode="abort"))
+    ]
+    _whole, streamed, path, body, framing = bodies()["responses"]
+    with route_server(members, AGENTS) as server:
+        stream = httpx.post(server.url + path, json={**body, "stream": True}, timeout=30)
+    events = check_all(streamed, _events(stream.content, framing))
+    assert events[-1].type == "response.failed" and "mid-reply" in events[-1].response.error.message
