@@ -50,6 +50,35 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "integration: real servers on loopback, PostgreSQL or Redis")
 
 
+@pytest.fixture
+def counts(request: pytest.FixtureRequest) -> Callable[[str], None]:
+    """`counts("soak: 2312 requests sent, 0 5xx, ...")`: a line the run's
+    summary prints under "counts" (requests sent, 5xx, rows and verdicts
+    expected/found, fuzz cases), whether or not output is captured and
+    from whichever xdist worker."""
+
+    def say(line: str) -> None:
+        request.node.user_properties.append(("counts", line))
+        print(line)
+
+    return say
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    lines = [
+        value
+        for key in ("passed", "failed")
+        for report in terminalreporter.stats.get(key, [])
+        if report.when == "call"
+        for name, value in getattr(report, "user_properties", [])
+        if name == "counts"
+    ]
+    if lines:
+        terminalreporter.section("counts")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects on the markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:

@@ -27,6 +27,7 @@ import httpx
 from benchwarmers.config.home import ensure_home, resolve_home
 from benchwarmers.limits.counters import Counters, MemoryCounters, open_counters
 from benchwarmers.limits.enforce import Limiter
+from benchwarmers.limits.panels import PanelSlots
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.store import changes
 from benchwarmers.store.db import Store, sqlite_url
@@ -52,6 +53,8 @@ class Runtime:
         self.store = store
         self.http = http
         self.outbound = outbound
+        # Panels running in this process, under the max_panels caps (limits/panels.py).
+        self.panel_slots = PanelSlots()
         self.settings = settings
         self.limiter = limiter or Limiter(store, MemoryCounters())
         self.counters: Counters = self.limiter.counters

@@ -3,6 +3,7 @@ browser (the browser test walks the main path; this checks the rest)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from benchwarmers.dashboard import auth
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import live_server
+from tests.waiting import wait_for
 
 
 @pytest.fixture
@@ -107,3 +109,44 @@ def test_head_and_unknown_files(dashboard: httpx.Client) -> None:
     page = dashboard.get("/endpoints")
     assert "script-src 'self'" in page.headers["content-security-policy"]
     assert page.headers["x-frame-options"] == "DENY"
+
+
+def test_the_playground_streams_seats_then_the_merge(
+    dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    for served in ("m1", "m2"):
+        fake_provider.add(FakeModel(served, answer=f"{served} says yes"))
+    body = {"name": "fake", "api": "openai", "base_url": fake_provider.openai_base, "keyless": True}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    _register(dashboard, fake_provider, ("m1", "m2"))
+    made = dashboard.post(
+        "/ui/api/collections", json={"name": "duo", "members": ["m1", "m2"], "merger": "m1"}
+    )
+    assert made.status_code == 200, made.text
+    with dashboard.stream(
+        "POST", "/ui/api/ask", json={"collection": "duo", "prompt": "yes?", "merged": True}
+    ) as reply:
+        assert reply.status_code == 200 and reply.headers["content-type"] == "application/x-ndjson"
+        events = [json.loads(line) for line in reply.iter_lines() if line.strip()]
+    kinds = [e["event"] for e in events]
+    assert kinds == ["started", "seat", "seat", "merged", "done"]
+    assert events[0]["merged"] is True and [s["alias"] for s in events[0]["seats"]] == ["m1", "m2"]
+    assert {e["seat"]["content"] for e in events[1:3]} == {"m1 says yes", "m2 says yes"}
+    assert events[3]["merged"]["alias"] == "m1"
+    refused = dashboard.post("/ui/api/ask", json={"collection": "nope", "prompt": "x"})
+    assert refused.status_code == 404 and refused.json()["error"]["field"] == "collection"
+    empty = dashboard.post("/ui/api/ask", json={"collection": "duo", "prompt": " "})
+    assert empty.status_code == 400 and empty.json()["error"]["field"] == "prompt"
+    asks = dashboard.get("/ui/api/asks").json()["asks"]
+    assert [s["kind"] for s in asks[0]["seats"]] == ["seat", "seat", "merge"]
+
+
+def _register(dashboard: httpx.Client, fake: FakeProvider, served: tuple[str, ...]) -> None:
+    """Onboard (Quick + ad hoc: probes only) and wait for the queue to finish."""
+    queued = dashboard.post(
+        "/ui/api/onboard", json={"endpoint": "fake", "models": list(served), "mode": "quick_ad_hoc"}
+    )
+    assert queued.status_code == 200, queued.text
+    wait_for(lambda: not (q := dashboard.get("/ui/api/queue").json())["running"] and not q["queued"])
+    states = {i["alias"]: i["state"] for i in dashboard.get("/ui/api/queue").json()["items"]}
+    assert states == {s: "done" for s in served}, states

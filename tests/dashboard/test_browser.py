@@ -114,6 +114,7 @@ def test_a_new_user_runs_the_bench_from_the_dashboard(
         page.goto(base + "/")
         assert page.url.endswith("/endpoints?add=1")
         assert page.evaluate("document.activeElement.name") == "name"
+        page.screenshot(path=str(artifacts / "first-visit.png"), full_page=True)
 
         # Bad input: a message beside the field, nothing saved.
         page.fill("#f-name", "Not A Name")
@@ -192,12 +193,17 @@ def test_a_new_user_runs_the_bench_from_the_dashboard(
         assert asks.nth(0).locator("button.seat").count() == 2
         record = page.locator('table[data-record="trio"]')
         assert "No verdicts yet" in record.inner_text()
+        # By keyboard: focus the seat, Enter opens the dialog, type a note, Tab to "Useful", Enter.
         seat = asks.nth(0).locator('button.seat[data-alias="alpha"]')
-        seat.click()
+        seat.focus()
+        page.keyboard.press("Enter")
         dialog = page.locator("#verdict-dialog")
         dialog.wait_for(state="visible")
-        page.fill("#f-note", "clear and right")
-        dialog.locator('button[value="useful"]').click()
+        page.locator("#f-note").focus()
+        page.keyboard.type("clear and right")
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.value") == "useful"
+        page.keyboard.press("Enter")
         dialog.wait_for(state="hidden")
         page.locator('table[data-record="trio"] tr[data-alias="alpha"] td.useful >> text=1').wait_for()
         recorded = httpx.get(base + "/bench/record", params={"collection": "bench/trio"}).json()

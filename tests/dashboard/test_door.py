@@ -13,10 +13,8 @@ import httpx
 import pytest
 
 from benchwarmers.config import keys
-from benchwarmers.core.settings import change_setting
+from benchwarmers.core import Core
 from benchwarmers.dashboard import auth
-from benchwarmers.runtime import Runtime
-from benchwarmers.store.settings import LOGIN_PASSWORD_HASH
 from benchwarmers.testing.fake_oauth import FakeAuthServer
 from benchwarmers.testing.live_server import live_server
 
@@ -152,7 +150,7 @@ def test_the_login_holds_when_the_server_is_exposed(home: Path) -> None:
         assert 429 in statuses
         limited = client.post("/login", data={"password": "another horse", "csrf": csrf})
         assert limited.status_code == 429 and "too many" in limited.text
-        assert password_hash(home).startswith("scrypt$")
+        assert password_set(home)
 
 
 def test_the_login_is_asked_on_loopback_when_the_settings_name_one(home: Path) -> None:
@@ -218,15 +216,15 @@ def set_setting(home: Path, name: str, value: str) -> None:
     """As `benchwarmers settings set` does: its own runtime on the same store."""
 
     async def change() -> None:
-        async with Runtime.open(home=home) as runtime:
-            await change_setting(runtime.settings, name, value)
+        async with Core.open(home=home) as core:
+            await core.admin.change_setting(name, value)
 
     asyncio.run(change())
 
 
-def password_hash(home: Path) -> str:
-    async def read() -> str:
-        async with Runtime.open(home=home) as runtime:
-            return await runtime.settings.get(LOGIN_PASSWORD_HASH)
+def password_set(home: Path) -> bool:
+    async def read() -> bool:
+        async with Core.open(home=home) as core:
+            return bool((await core.admin.setting("login_password")).value)
 
     return asyncio.run(read())

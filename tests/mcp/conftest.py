@@ -10,11 +10,18 @@ from typing import Any
 
 import pytest
 
+from benchwarmers.mcp.transcript import TRANSCRIPT_DIRS_ENV
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.live_server import LiveServer, live_server
 from benchwarmers.testing.script import FakeModel
 
 from .mcp_support import TRIO, register, run_sync, trio_models
+
+
+@pytest.fixture(autouse=True)
+def _transcripts_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests' transcripts live in tmp_path: the folder transcripts may be read from."""
+    monkeypatch.setenv(TRANSCRIPT_DIRS_ENV, str(tmp_path))
 
 
 @pytest.fixture

@@ -220,8 +220,8 @@ MISTAKES: list[tuple[str, dict[str, Any], str]] = [
     ("verdict", {"call": "c_" + "y" * 20, "useful": True}, "no call"),
     ("verdict", {"call": " ", "useful": True}, '"call" must be a call id'),
     ("pending_verdicts", {}, "give transcript_path"),
-    ("pending_verdicts", {"transcript_path": "/etc/passwd"}, ".jsonl transcript file"),
-    ("pending_verdicts", {"transcript_path": "/nowhere/x.jsonl"}, "no transcript file"),
+    ("pending_verdicts", {"transcript_path": "/etc/passwd"}, "no readable transcript at that path"),
+    ("pending_verdicts", {"transcript_path": "/nowhere/x.jsonl"}, "no readable transcript at that path"),
 ]
 
 

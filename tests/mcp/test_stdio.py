@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchwarmers.mcp.transcript import TRANSCRIPT_DIRS_ENV
 from benchwarmers.testing.fake_provider import FakeProvider
 
 from .mcp_support import (
@@ -27,7 +28,7 @@ async def test_list_ask_verdict_and_pending_over_stdio(
     bench_server: Any, fake_provider: FakeProvider, tmp_path: Path
 ) -> None:
     with bench_server(trio_models(slow_ttfb=1.0)) as server:
-        env = {"BENCHWARMERS_MCP_PROGRESS_SECONDS": "0.2"}
+        env = {"BENCHWARMERS_MCP_PROGRESS_SECONDS": "0.2", TRANSCRIPT_DIRS_ENV: str(tmp_path)}
         async with stdio_session(server.url, tmp_path / "stderr.log", **env) as client:
             tools = {tool.name for tool in (await client.list_tools()).tools}
             assert tools == {"list_collections", "ask", "verdict", "pending_verdicts"}

@@ -56,6 +56,8 @@ def test_the_owner_lists_and_changes_settings_and_they_apply_at_once(
         "allowed_hosts",
         "require_key",
         "max_body_mb",
+        "max_panels",
+        "max_panels_per_key",
         "login_user",
         "login_password",
         "discover_dismissed",

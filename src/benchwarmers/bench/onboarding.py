@@ -107,6 +107,7 @@ async def enqueue(store: Store, requests: list[OnboardRequest], now: datetime | 
                 registry.check_alias(req.alias)
             if not req.served.strip():
                 raise UserError("a served model id is required")
+            registry.check_served(req.served)  # refused now, not as a traceback in the worker
             endpoint = await session.scalar(
                 select(schema.Endpoint).where(schema.Endpoint.name == req.endpoint)
             )

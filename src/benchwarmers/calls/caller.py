@@ -50,22 +50,18 @@ from benchwarmers.errors import (
     ProviderRateLimited,
     ProviderTimeout,
 )
-from benchwarmers.providers.base import Target, adapter_for
+from benchwarmers.providers.base import ReplyBuilder, Target, adapter_for
 from benchwarmers.types import (
     ApiKind,
     CallKind,
     Chunk,
-    Finish,
-    FinishReason,
     Reply,
     Request,
     ResponseHeaders,
     SeatStatus,
     TextDelta,
-    ToolCall,
     ToolCallDelta,
     Usage,
-    UsageReport,
 )
 
 if TYPE_CHECKING:
@@ -240,10 +236,7 @@ class CallStream:
         first_byte_wait = min(self.first_byte_timeout or self.timeout, self.timeout)
         first_byte_deadline = loop.time() + first_byte_wait
         first_byte: float | None = None
-        text: list[str] = []
-        tools: dict[int, list[str]] = {}
-        usage = Usage()
-        finish: FinishReason = "stop"
+        arrived = ReplyBuilder()  # what the reply is so far, recorded however the call ends
         status: SeatStatus = "error"
         error = ""
         frees_at: float | None = None
@@ -292,17 +285,9 @@ class CallStream:
                                 headers=dict(chunk.headers),
                                 body="",
                             )
-                        elif isinstance(chunk, TextDelta | ToolCallDelta):
-                            if first_byte is None:
-                                first_byte = time.monotonic() - started
-                            if isinstance(chunk, TextDelta):
-                                text.append(chunk.text)
-                            else:
-                                _add_tool_delta(tools, chunk)
-                        elif isinstance(chunk, UsageReport):
-                            usage = usage + chunk.usage
-                        elif isinstance(chunk, Finish):
-                            finish = chunk.reason
+                        elif isinstance(chunk, TextDelta | ToolCallDelta) and first_byte is None:
+                            first_byte = time.monotonic() - started
+                        arrived.add(chunk)
                         yield chunk
                 finally:
                     await chunks.aclose()  # type: ignore[attr-defined]
@@ -311,16 +296,8 @@ class CallStream:
                 sent = False
                 raise
             except ProviderError as exc:
-                failure = exc
-                error = exc.message
-                if isinstance(exc, ProviderRateLimited):
-                    status = "rate_limited"
-                    if exc.retry_after is not None:
-                        frees_at = time.time() + exc.retry_after
-                elif isinstance(exc, ProviderTimeout):
-                    status = "timeout"
-                else:
-                    status = "error"
+                failure, error = exc, exc.message
+                status, frees_at = _failed_status(exc)
                 if exc.status is not None and not learned:
                     await limiter.learn(
                         endpoint.name,
@@ -331,8 +308,7 @@ class CallStream:
                         retry_after=exc.retry_after,
                     )
                 raise
-            reply = Reply(text="".join(text), tool_calls=_tool_calls(tools), finish=finish, usage=usage)
-            status = reply_status(reply)
+            status = reply_status(arrived.reply())
         except (GeneratorExit, asyncio.CancelledError):
             status, error = "error", error or "the caller stopped waiting for the reply"
             raise
@@ -341,7 +317,7 @@ class CallStream:
                 status, error = "error", f"{type(exc).__name__}: {exc}"
             raise
         finally:
-            reply = Reply(text="".join(text), tool_calls=_tool_calls(tools), finish=finish, usage=usage)
+            reply = arrived.reply()
             self.result = CallResult(
                 call=self.call_id,
                 alias=self.model.alias,
@@ -353,7 +329,7 @@ class CallStream:
                 frees_at=frees_at,
                 failure=failure,
             )
-            await asyncio.shield(self._finish(sent=sent, usage=usage))
+            await asyncio.shield(self._finish(sent=sent, usage=reply.usage))
 
     async def _finish(self, *, sent: bool, usage: Usage) -> None:
         """Count the call (`metrics`), tell the limiter what was spent and
@@ -398,17 +374,13 @@ class CallStream:
             await record
 
 
-def _add_tool_delta(tools: dict[int, list[str]], delta: ToolCallDelta) -> None:
-    entry = tools.setdefault(delta.index, ["", "", ""])
-    if delta.id:
-        entry[0] = delta.id
-    if delta.name:
-        entry[1] = delta.name
-    entry[2] += delta.arguments
-
-
-def _tool_calls(tools: dict[int, list[str]]) -> tuple[ToolCall, ...]:
-    return tuple(ToolCall(id=i, name=n, arguments=a or "{}") for _k, (i, n, a) in sorted(tools.items()))
+def _failed_status(exc: ProviderError) -> tuple[SeatStatus, float | None]:
+    """How a provider's failure is recorded, and when a rate limit frees (Unix time)."""
+    if isinstance(exc, ProviderRateLimited):
+        return "rate_limited", (time.time() + exc.retry_after if exc.retry_after is not None else None)
+    if isinstance(exc, ProviderTimeout):
+        return "timeout", None
+    return "error", None
 
 
 def _key_of(endpoint: EndpointLike) -> str | None:

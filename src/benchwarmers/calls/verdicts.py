@@ -130,25 +130,30 @@ async def record(store: Store, collection: str, task: str = "") -> dict[str, Any
     return out
 
 
-async def pending(store: Store, calls: Sequence[str]) -> list[str]:
+async def pending(
+    store: Store, calls: Sequence[str], *, collections: frozenset[str] | None = None
+) -> list[str]:
     """Of these ids, those that are seats (or merges) that answered (ok or
     empty) and have no verdict yet, in the order given. Unknown ids are not
-    seats."""
+    seats; with `collections`, neither are seats of other collections (what
+    a key limited to those is told)."""
     wanted = list(dict.fromkeys(calls))
     if not wanted:
         return []
-    async with store.read() as session:
-        rows = await session.scalars(
-            select(Call.id)
-            .outerjoin(Verdict, Verdict.call_id == Call.id)
-            .where(
-                Call.id.in_(wanted),
-                Call.kind.in_(JUDGEABLE_KINDS),
-                Call.status.in_(ANSWERED),
-                Verdict.call_id.is_(None),
-            )
+    query = (
+        select(Call.id)
+        .outerjoin(Verdict, Verdict.call_id == Call.id)
+        .where(
+            Call.id.in_(wanted),
+            Call.kind.in_(JUDGEABLE_KINDS),
+            Call.status.in_(ANSWERED),
+            Verdict.call_id.is_(None),
         )
-        open_ids = set(rows)
+    )
+    if collections is not None:
+        query = query.where(Call.collection.in_(collections))
+    async with store.read() as session:
+        open_ids = set(await session.scalars(query))
     return [c for c in wanted if c in open_ids]
 
 

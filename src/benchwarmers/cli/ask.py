@@ -17,27 +17,24 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator, Awaitable, Coroutine
+from collections.abc import Awaitable
 from contextlib import aclosing
 from typing import Annotated, Any, TypeVar
 
-import httpx
 import typer
 from rich.markdown import Markdown
 from rich.rule import Rule
 from rich.table import Table
 
 from benchwarmers import client_env
+from benchwarmers.api_client import ApiClient, NoServer
 from benchwarmers.cli.context import console, with_core
 from benchwarmers.cli.errors import print_warning
 from benchwarmers.core import Core, check_verdict_body
 from benchwarmers.errors import NotFound, UserError
-from benchwarmers.formats.base import model_name, parse_model_name
+from benchwarmers.formats.base import parse_model_name
 from benchwarmers.formats.panel_text import bench_object, seat_object
 from benchwarmers.types import Ask, PanelDone, PanelStarted, Request, SeatDone, user
-
-# Connecting to a server that is not there should fail at once: then the command runs in-process.
-CONNECT_TIMEOUT = 3.0
 
 
 def register(app: typer.Typer) -> None:
@@ -69,18 +66,13 @@ def ask(
     extras = tuple(with_ or ())
     show = _Printer(quiet=as_json)
     url = client_env.server_url()
+    the_ask = Ask(
+        name, mode, Request(messages=(user(prompt),), system=system), stream=True, extra_aliases=extras
+    )
 
     async def over_http() -> dict[str, Any] | None:
-        body: dict[str, Any] = {
-            "model": model_name(name, mode),
-            "messages": ([{"role": "system", "content": system}] if system else [])
-            + [{"role": "user", "content": prompt}],
-            "stream": True,
-        }
-        if extras:
-            body["bench"] = {"with": list(extras)}
         bench: dict[str, Any] | None = None
-        async with aclosing(_sse(url + "/v1/chat/completions", body)) as chunks:
+        async with ApiClient.from_environment() as api, aclosing(api.panel(the_ask)) as chunks:
             async for chunk in chunks:
                 if "bench_seat" in chunk:
                     show.seat(chunk["bench_seat"])
@@ -91,8 +83,6 @@ def ask(
     async def in_process(core: Core) -> dict[str, Any] | None:
         # The panel's last writes (its seating history) come after the reply:
         # closing `core` waits for them before the runtime closes.
-        request = Request(messages=(user(prompt),), system=system)
-        the_ask = Ask(name, mode, request, stream=True, extra_aliases=extras)
         await _here_or_no_server(url, core.panels.check_collection(name))
         async with aclosing(await core.panels.panel(the_ask)) as events:
             async for event in events:
@@ -105,8 +95,8 @@ def ask(
         return None
 
     try:
-        bench = _over_http(url, over_http())
-    except _NoServer:
+        bench = asyncio.run(over_http())
+    except NoServer:
         bench = with_core(in_process)
     if bench is None:
         raise UserError("the panel ended without a reply")
@@ -135,17 +125,17 @@ def verdict(
     url = client_env.server_url()
 
     async def over_http() -> dict[str, Any]:
-        async with _client() as client:
-            response = await client.post(url + "/bench/verdict", json=body)
-        return _json_or_error(response)["recorded"]
+        async with ApiClient.from_environment() as api:
+            recorded: dict[str, Any] = (await api.post("/bench/verdict", body))["recorded"]
+        return recorded
 
     async def in_process(core: Core) -> dict[str, Any]:
         recorded = await _here_or_no_server(url, core.panels.verdict(body))
         return recorded.as_json()
 
     try:
-        recorded = _over_http(url, over_http())
-    except _NoServer:
+        recorded = asyncio.run(over_http())
+    except NoServer:
         recorded = with_core(in_process)
     said = "useful" if recorded["useful"] else "not useful"
     changed = "" if recorded.get("changed", True) else " (already recorded; nothing changed)"
@@ -157,26 +147,6 @@ def verdict(
 R = TypeVar("R")
 
 
-class _NoServer(Exception):
-    """Nothing listens at the server's URL: the command may run in-process."""
-
-
-def _over_http(url: str, work: Coroutine[Any, Any, R]) -> R:
-    """Run `work` against the server; `_NoServer` when nothing answers at
-    `url`, one clear line for any other failure of the conversation."""
-    try:
-        return asyncio.run(work)
-    except httpx.ConnectError:
-        raise _NoServer from None
-    except httpx.TimeoutException:
-        raise UserError(
-            f"the server at {url} did not answer in time ({client_env.TIMEOUT_ENV}); "
-            "a panel still finishes there and its seats are recorded"
-        ) from None
-    except httpx.HTTPError as exc:
-        raise UserError(f"talking to the server at {url} failed: {exc}") from None
-
-
 async def _here_or_no_server(url: str, lookup: Awaitable[R]) -> R:
     """The in-process fallback, taken only when the data folder has what was
     asked for; either way the user hears that no server answered."""
@@ -186,35 +156,6 @@ async def _here_or_no_server(url: str, lookup: Awaitable[R]) -> R:
         raise NotFound(f"{client_env.no_server(url)}; and in this data folder: {exc}") from None
     print_warning(f"{client_env.no_server(url)}; running in this process on the data folder")
     return found
-
-
-def _client() -> httpx.AsyncClient:
-    key = client_env.server_key()
-    headers = {"authorization": f"Bearer {key}"} if key else {}
-    timeout = httpx.Timeout(client_env.server_timeout(), connect=CONNECT_TIMEOUT)
-    return httpx.AsyncClient(headers=headers, timeout=timeout)
-
-
-def _json_or_error(response: httpx.Response) -> dict[str, Any]:
-    try:
-        body = response.json()
-    except ValueError:
-        body = {}
-    if response.status_code >= 400:
-        error = body.get("error") if isinstance(body, dict) else None
-        message = error.get("message") if isinstance(error, dict) else None
-        raise UserError(f"the server said {response.status_code}: {message or response.text[:200]}")
-    return body
-
-
-async def _sse(url: str, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
-    async with _client() as client, client.stream("POST", url, json=body) as response:
-        if response.status_code >= 400:
-            await response.aread()
-            _json_or_error(response)
-        async for line in response.aiter_lines():
-            if line.startswith("data: ") and line != "data: [DONE]":
-                yield json.loads(line[len("data: ") :])
 
 
 class _Printer:

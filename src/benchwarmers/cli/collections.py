@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from benchwarmers.cli.context import console, with_core
+from benchwarmers.cli.context import JsonFlag, console, print_json, with_core
 from benchwarmers.core import CollectionView
 
 collection_app = typer.Typer(help="Named panels, asked as bench/<name>.", no_args_is_help=True)
@@ -100,9 +100,12 @@ def set_(
 
 
 @collection_app.command("list")
-def list_() -> None:
+def list_(as_json: JsonFlag = False) -> None:
     """List collections and their members."""
     collections = with_core(lambda core: core.admin.collections())
+    if as_json:
+        print_json(collections)
+        return
     if not collections:
         console.print("No collections yet: [bold]benchwarmers collection add NAME --member ALIAS ...[/]")
         return

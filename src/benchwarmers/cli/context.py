@@ -9,10 +9,13 @@ read a secret.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -61,3 +64,27 @@ def read_secret(prompt: str) -> str:
     if not secret:
         raise UserError("no key given")
     return secret
+
+
+# `--json` on every listing command: the rows for scripts, in place of the table.
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print the list as JSON (for scripts).")]
+
+
+def print_json(data: Any) -> None:
+    """Rows as JSON on stdout: dataclasses as objects (their fields),
+    times as ISO 8601 in UTC, paths as strings."""
+    typer.echo(json.dumps(_plain(data), indent=2, ensure_ascii=False))
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_plain(v) for v in value]
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).isoformat()
+    if isinstance(value, Path):
+        return str(value)
+    return value

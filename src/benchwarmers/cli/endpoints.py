@@ -10,13 +10,14 @@ for an endpoint however it was added.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from benchwarmers.cli.context import console, read_secret, with_core
+from benchwarmers.cli.context import JsonFlag, console, print_json, read_secret, with_core
 from benchwarmers.cli.errors import print_warning
 from benchwarmers.core import (
     Core,
@@ -98,13 +99,19 @@ def key_set(name: Annotated[str, typer.Argument(help="The endpoint's name.")]) -
 
 
 @endpoint_app.command("list")
-def list_() -> None:
+def list_(as_json: JsonFlag = False) -> None:
     """List endpoints, their models and where each key comes from."""
 
     async def load(core: Core) -> tuple[list[EndpointView], dict[str, int]]:
         return await core.admin.endpoints(), await core.admin.model_counts()
 
     endpoints, counts = with_core(load)
+    if as_json:
+        rows = [
+            {**dataclasses.asdict(e), "key": _key_text(e), "models": counts.get(e.name, 0)} for e in endpoints
+        ]
+        print_json(rows)
+        return
     if not endpoints:
         console.print("No endpoints yet: [bold]benchwarmers endpoint add NAME BASE_URL --api KIND --key[/]")
         return
@@ -129,11 +136,15 @@ def remove(name: Annotated[str, typer.Argument(help="The endpoint's name.")]) ->
 
 
 def _key_label(endpoint: EndpointView) -> str:
+    text = _key_text(endpoint)
+    return "[red]missing[/]" if text == "missing" else text
+
+
+def _key_text(endpoint: EndpointView) -> str:
+    """Where the key comes from (never the key): not needed, the variable, keys.json, missing."""
     if not endpoint.needs_key:
         return "not needed"
     source = endpoint_key_source(endpoint.name)
     if source == "env":
         return endpoint_key_variable(endpoint.name)
-    if source == "keys.json":
-        return "keys.json"
-    return "[red]missing[/]"
+    return "keys.json" if source == "keys.json" else "missing"

@@ -7,13 +7,14 @@ sees a new or revoked key within a few seconds.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from benchwarmers.cli.context import console, with_core
+from benchwarmers.cli.context import JsonFlag, console, print_json, with_core
 from benchwarmers.cli.errors import print_warning
 from benchwarmers.core import KeyInfo
 
@@ -49,9 +50,12 @@ def add(
 
 
 @key_app.command("list")
-def list_command() -> None:
+def list_command(as_json: JsonFlag = False) -> None:
     """List gateway keys (their first characters, never the keys)."""
     keys = with_core(lambda core: core.admin.keys())
+    if as_json:
+        print_json([{**dataclasses.asdict(info), "active": info.active} for info in keys])
+        return
     if not keys:
         console.print("No gateway keys. Make one with: benchwarmers key add NAME")
         return

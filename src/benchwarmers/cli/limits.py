@@ -8,6 +8,7 @@ usage per model, and who is resting after a 429.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from typing import Annotated
 
@@ -15,8 +16,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from benchwarmers.cli.context import console, with_core
-from benchwarmers.core import LIMIT_KINDS, Quota, QuotasView
+from benchwarmers.cli.context import JsonFlag, console, print_json, with_core
+from benchwarmers.core import LIMIT_KINDS, Quota, QuotasView, quotas_json
 from benchwarmers.errors import UserError
 
 limit_app = typer.Typer(
@@ -52,9 +53,12 @@ def set_(
 
 
 @limit_app.command("list")
-def list_() -> None:
+def list_(as_json: JsonFlag = False) -> None:
     """List the limits you set."""
     limits = with_core(lambda core: core.admin.limits())
+    if as_json:
+        print_json([{**dataclasses.asdict(limit), "kind": limit.kind} for limit in limits])
+        return
     if not limits:
         console.print("No limits set. Providers' own limits still apply: see `benchwarmers quotas`.")
         return
@@ -95,9 +99,12 @@ def _resets(quota: Quota) -> str:
     return _when(quota.resets_at)
 
 
-def quotas() -> None:
+def quotas(as_json: JsonFlag = False) -> None:
     """Limits with what is used, left and when they reset; this month's usage."""
     view: QuotasView = with_core(lambda core: core.admin.quotas())
+    if as_json:
+        print_json(quotas_json(view))  # the same object as GET /bench/quotas
+        return
     limits = Table("endpoint", "model", "limit", "source", "used", "left", "resets", title="Limits")
     for q in view.quotas:
         per = f"{_number(q.limit)} {q.unit}" + (f"/{q.window}" if q.window else "")

@@ -25,6 +25,8 @@ from benchwarmers.cli.help import use_plain_metavars
 
 COMMAND_MODULES = (
     "benchwarmers.cli.init",
+    "benchwarmers.cli.quickstart",
+    "benchwarmers.cli.doctor",
     "benchwarmers.cli.endpoints",
     "benchwarmers.cli.models",
     "benchwarmers.cli.model_show",
@@ -46,7 +48,7 @@ app = typer.Typer(
     name="benchwarmers",
     help="Ask a panel of LLMs at once, judge the answers, and let the verdicts pick the next panel.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

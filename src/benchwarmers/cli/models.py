@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from benchwarmers.cli.context import console, with_core
+from benchwarmers.cli.context import JsonFlag, console, print_json, with_core
 from benchwarmers.types import MODEL_ROLES
 
 model_app = typer.Typer(
@@ -53,10 +53,14 @@ def list_(
     endpoint: Annotated[
         str | None, typer.Option("--endpoint", "-e", help="Only this endpoint's models.")
     ] = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """List the bench: alias, endpoint, served id, role, status."""
 
     models = with_core(lambda core: core.admin.models(endpoint=endpoint))
+    if as_json:
+        print_json(models)
+        return
     if not models:
         console.print("No models yet: [bold]benchwarmers model add ALIAS --endpoint E --served ID[/]")
         return

@@ -24,12 +24,13 @@ from rich.table import Table
 from benchwarmers.cli.context import console, with_core
 from benchwarmers.core import (
     Core,
-    EndpointView,
     HealthReport,
+    ModelView,
     OnboardingItem,
     OnboardRequest,
     Probe,
     mode_for,
+    url_hint,
 )
 from benchwarmers.errors import UserError
 from benchwarmers.types import MODEL_ROLES
@@ -60,13 +61,24 @@ def onboard(
     ] = False,
 ) -> None:
     """Register a model, probe it with four short calls and (unless --quick) run the suite."""
-    mode = mode_for(quick, ad_hoc)
-    request = OnboardRequest(endpoint=endpoint, served=served, mode=mode, alias=alias, role=role)
+    model, step = onboard_model(
+        OnboardRequest(
+            endpoint=endpoint, served=served, mode=mode_for(quick, ad_hoc), alias=alias, role=role
+        ),
+        keep=keep,
+    )
+    console.print(f"[bold]{escape(model.alias)}[/] is {model.status}: {escape(step)}")
+
+
+def onboard_model(request: OnboardRequest, *, keep: bool = False) -> tuple[ModelView, str]:
+    """Onboard one model with a progress bar (`onboard`, `quickstart`): the
+    model as it ended and the item's last step, or a `UserError` saying why
+    nothing was kept."""
     new = True
 
     async def work(core: Core) -> OnboardingItem:
         nonlocal new
-        new = await core.ops.check_onboard(endpoint, served, keep=keep)
+        new = await core.ops.check_onboard(request.endpoint, request.served, keep=keep)
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(bar_width=24),
@@ -75,7 +87,7 @@ def onboard(
             TextColumn("{task.fields[step]}"),
             console=console,
         ) as bar:
-            task = bar.add_task(escape(served), total=1.0, step="queued")
+            task = bar.add_task(escape(request.served), total=1.0, step="queued")
 
             def show(_item: int, step: str, fraction: float) -> None:
                 bar.update(task, completed=fraction, step=escape(step.split(";", 1)[0]))
@@ -84,25 +96,17 @@ def onboard(
 
     item = with_core(work)
     if item.state == "failed":
-        raise UserError(f"onboarding {served} failed: {item.error}")
+        raise UserError(f"onboarding {request.served} failed: {item.error}")
     model = with_core(lambda core: core.admin.model(item.alias))
     if model.status == "unavailable" and new and not keep:
         with_core(lambda core: core.admin.remove_model(model.alias))
+        hint = url_hint(model.endpoint)
         raise UserError(
-            f"{served} on {endpoint} did not answer ({model.status_reason.split(': ', 1)[-1]}), "
-            f"so it is not kept{_url_hint(model.endpoint)}; add --keep to register it anyway"
+            f"{request.served} on {request.endpoint} did not answer "
+            f"({model.status_reason.split(': ', 1)[-1]}), so it is not kept{'; ' + hint if hint else ''}; "
+            "add --keep to register it anyway"
         )
-    console.print(f"[bold]{escape(model.alias)}[/] is {model.status}: {escape(item.step)}")
-
-
-def _url_hint(target: EndpointView) -> str:
-    """The usual cause of "Not Found" from an OpenAI-compatible endpoint."""
-    if target.api == "openai" and not target.base_url.rstrip("/").endswith("/v1"):
-        return (
-            f"; OpenAI-compatible base URLs usually end in /v1 ({target.base_url}/v1?): "
-            f"`benchwarmers endpoint remove {target.name}` and add it again with that URL"
-        )
-    return ""
+    return model, item.step
 
 
 def probe(

@@ -21,7 +21,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from benchwarmers.cli.context import console, read_secret, with_core
+from benchwarmers.cli.context import JsonFlag, console, print_json, read_secret, with_core
 from benchwarmers.core import LOGIN_PASSWORD
 from benchwarmers.errors import UserError
 
@@ -36,9 +36,12 @@ def register(app: typer.Typer) -> None:
 
 
 @settings_app.command("list")
-def list_command() -> None:
+def list_command(as_json: JsonFlag = False) -> None:
     """List every setting with its value, default and meaning."""
     rows = with_core(lambda core: core.admin.settings())
+    if as_json:
+        print_json([row.as_dict() for row in rows])
+        return
     table = Table("name", "value", "default", "meaning")
     for row in rows:
         table.add_row(

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from benchwarmers.cli.context import console, with_core
+from benchwarmers.cli.context import JsonFlag, console, print_json, with_core
 from benchwarmers.core import (
     DEFAULT_DATASET,
     DEFAULT_GAP,
@@ -90,12 +90,22 @@ async def _run_all(
 
 
 @suite_app.command("list")
-def list_(shape: Annotated[str | None, typer.Option("--shape", help=", ".join(SUITE_SHAPES))] = None) -> None:
+def list_(
+    shape: Annotated[str | None, typer.Option("--shape", help=", ".join(SUITE_SHAPES))] = None,
+    as_json: JsonFlag = False,
+) -> None:
     """List the tasks: shipped ones and yours (in the data folder's tasks/)."""
+    tasks = [t for t in suite_tasks() if shape is None or t.shape == shape]
+    if as_json:
+        rows = [
+            {"id": t.id, "role": t.role, "shape": t.shape, "checker": t.checker["kind"], "source": t.source}
+            for t in tasks
+        ]
+        print_json(rows)
+        return
     table = Table("id", "role", "shape", "checker", "source")
-    for task in suite_tasks():
-        if shape is None or task.shape == shape:
-            table.add_row(escape(task.id), task.role, task.shape, task.checker["kind"], task.source)
+    for task in tasks:
+        table.add_row(escape(task.id), task.role, task.shape, task.checker["kind"], task.source)
     console.print(table)
 
 

@@ -30,11 +30,15 @@ from benchwarmers.calls.verdicts import check_verdict_body
 from benchwarmers.config.home import HOME_ENV, ensure_home, resolve_home, write_pointer
 from benchwarmers.core.admin import (
     Admin,
+    check_collection_name,
     check_endpoint,
+    check_endpoint_key,
     endpoint_key_source,
     endpoint_key_variable,
     set_endpoint_key,
 )
+from benchwarmers.core.diagnostics import Check, diagnose, url_hint
+from benchwarmers.core.login import LoginPolicy, check_login, login_policy
 from benchwarmers.core.operations import (
     BenchServices,
     Operations,
@@ -57,7 +61,7 @@ from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import sqlite_url
 from benchwarmers.store.registry import CollectionView, EndpointView, ModelView
 from benchwarmers.store.schema import OnboardingItem, Probe
-from benchwarmers.store.times import utc
+from benchwarmers.store.times import iso_utc, utc
 
 __all__ = [
     "CALL_ID_PREFIX",
@@ -76,6 +80,7 @@ __all__ = [
     "SUITE_SHAPES",
     "Admin",
     "BenchServices",
+    "Check",
     "CollectionView",
     "Core",
     "EndpointView",
@@ -83,6 +88,7 @@ __all__ = [
     "HealthReport",
     "Identity",
     "KeyInfo",
+    "LoginPolicy",
     "ModelView",
     "OnboardRequest",
     "OnboardingItem",
@@ -98,14 +104,20 @@ __all__ = [
     "SuiteRun",
     "UserLimit",
     "bench_services",
+    "check_collection_name",
     "check_endpoint",
+    "check_endpoint_key",
+    "check_login",
     "check_verdict_body",
     "collection_entry",
+    "diagnose",
     "endpoint_key_source",
     "endpoint_key_variable",
     "ensure_home",
     "finish_background",
     "import_tasks",
+    "iso_utc",
+    "login_policy",
     "mode_for",
     "probe_json",
     "quotas_json",
@@ -114,6 +126,7 @@ __all__ = [
     "set_endpoint_key",
     "sqlite_url",
     "suite_tasks",
+    "url_hint",
     "utc",
     "write_pointer",
 ]

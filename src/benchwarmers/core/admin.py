@@ -21,18 +21,23 @@ this layer decides who may, and is the one door the front ends use.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import func, select
+
 from benchwarmers.config import keys as endpoint_keys
+from benchwarmers.core import diagnostics
 from benchwarmers.core.settings import SettingRow, change_setting, setting_row, setting_rows
-from benchwarmers.errors import Conflict, Refused
+from benchwarmers.errors import Conflict, ProviderError, Refused
 from benchwarmers.identity import keys as gateway_keys
 from benchwarmers.identity.scope import OWNER, Identity, may_administer
-from benchwarmers.limits import quotas, user_limits
+from benchwarmers.limits import ledger, quotas, user_limits
 from benchwarmers.store import registry
 from benchwarmers.store.db import Store
 from benchwarmers.store.registry import CollectionView, EndpointView, ModelView
+from benchwarmers.store.schema import Call
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
@@ -47,10 +52,20 @@ def check_endpoint(name: str, base_url: str, api: str) -> str:
     return registry.check_base_url(base_url)
 
 
+def check_collection_name(name: str) -> str:
+    """A collection's name checked before its form is taken further."""
+    return registry.check_collection_name(name)
+
+
+def check_endpoint_key(key: str) -> str:
+    """A pasted key, stripped; refused when empty or holding whitespace."""
+    return endpoint_keys.check_key(key)
+
+
 def set_endpoint_key(name: str, key: str) -> Path:
     """Keep an endpoint's key in llm's keys.json (mode 0600, never in the
     data folder); returns the file's path. The user's own files: for the
-    CLI, which runs as the owner (no HTTP route writes a key)."""
+    CLI and the dashboard, which run as the owner (no gateway route writes a key)."""
     return endpoint_keys.set_key(name, key)
 
 
@@ -131,6 +146,23 @@ class Admin:
     async def remove_endpoint(self, name: str) -> None:
         await registry.remove_endpoint(self._store(), name)
 
+    async def endpoint_listing(self, name: str) -> dict[str, Any]:
+        """What the endpoint lists now (a connection test), each served id
+        with its alias on the bench ("" when not there), or why it could not say."""
+        store = self._store()
+        endpoint = await registry.get_endpoint(store, name)
+        try:
+            listed = await diagnostics.endpoint_models(self.runtime, endpoint)
+        except (ProviderError, TimeoutError) as exc:
+            return {"endpoint": name, "ok": False, "error": str(exc) or "no answer in time", "models": []}
+        on_bench = {m.served: m.alias for m in await registry.list_models(store, endpoint=name)}
+        return {
+            "endpoint": name,
+            "ok": True,
+            "error": "",
+            "models": [{"served": s, "alias": on_bench.get(s, "")} for s in sorted(set(listed))],
+        }
+
     # --------------------------------------------------------------- models
 
     async def add_model(
@@ -205,9 +237,32 @@ class Admin:
     async def clear_limits(self, endpoint: str, model: str = "", kinds: Sequence[str] = ()) -> int:
         return await user_limits.clear_limits(self._store(), endpoint, model, tuple(kinds))
 
+    async def usage_by_day(self, now: datetime | None = None) -> dict[str, Any]:
+        """Tokens and requests per endpoint per day of this month (UTC), from
+        the call log: what the Quotas page draws."""
+        now = now or datetime.now(UTC)
+        start, end = ledger.month_start(now), ledger.next_month(now)
+        day = func.date(Call.at)
+        query = (
+            select(Call.endpoint, day.label("day"), func.sum(Call.tokens_in + Call.tokens_out), func.count())
+            .where(Call.at >= start, Call.at < end, Call.endpoint != "")
+            .group_by(Call.endpoint, day)
+        )
+        async with self.runtime.store.read() as session:
+            rows = (await session.execute(query)).all()
+        series: dict[str, dict[str, dict[str, int]]] = {}
+        for endpoint, when, tokens, requests in rows:
+            series.setdefault(endpoint, {})[str(when)[:10]] = {
+                "tokens": int(tokens or 0),
+                "requests": int(requests),
+            }
+        return {"month": ledger.month_of(now), "days_in_month": (end - start).days, "series": series}
+
     async def quotas(self) -> quotas.QuotasView:
-        """Every limit with what is used, left and when it resets; any
-        admitted identity may read it (it names no secret and spends nothing)."""
+        """Every limit with what is used, left and when it resets: every
+        endpoint's usage, so not for a key limited to some collections (it
+        would learn what other collections' endpoints spend)."""
+        self.check_allowed()
         return await quotas.quotas_view(self.runtime.store)
 
     # ------------------------------------------------------------- settings

@@ -25,6 +25,8 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import desc, func, select
+
 from benchwarmers.bench import decisions
 from benchwarmers.calls import verdicts
 from benchwarmers.calls.log import get_call
@@ -32,8 +34,12 @@ from benchwarmers.calls.tokens import prompt_tokens
 from benchwarmers.errors import NotFound, Refused, UserError
 from benchwarmers.formats.base import model_name
 from benchwarmers.identity.scope import OWNER, Identity, may_administer, may_call
+from benchwarmers.limits.panels import Slot
 from benchwarmers.panel.engine import PanelEngine, finish_panels
 from benchwarmers.store import registry
+from benchwarmers.store.schema import Call, Verdict
+from benchwarmers.store.settings import MAX_PANELS, MAX_PANELS_PER_KEY, Settings
+from benchwarmers.store.times import iso_utc
 from benchwarmers.types import Ask, PanelDone, PanelEvent, PanelReply, Request
 
 if TYPE_CHECKING:
@@ -42,6 +48,7 @@ if TYPE_CHECKING:
 # How long a closing process lets running panels finish before cancelling
 # them (a cancelled seat is still recorded, as stopped).
 FINISH_GRACE_SECONDS = 10.0
+RECENT_ASKS = 20
 
 
 class Panels:
@@ -86,8 +93,13 @@ class Panels:
         await self.check_collection(ask.collection)
         if ask.extra_aliases:
             await self._check_extras(ask.extra_aliases)
-        events = PanelEngine(self.runtime).run(ask)
-        first = await anext(events)
+        slot = await self._panel_slot()
+        try:
+            events = PanelEngine(self.runtime).run(ask, on_done=slot.release)
+            first = await anext(events)
+        except BaseException:
+            slot.release()  # seating failed: no panel runs
+            raise
 
         async def chained() -> AsyncGenerator[PanelEvent, None]:
             try:
@@ -98,6 +110,15 @@ class Panels:
                 await events.aclose()
 
         return chained()
+
+    async def _panel_slot(self) -> Slot:
+        """A running panel's place under the caps (`limits/panels.py`), else 429."""
+        caps = await Settings(self.runtime.store).all()
+        return self.runtime.panel_slots.take(
+            None if self.identity.owner else self.identity.name,
+            total=caps[MAX_PANELS.name],
+            per_holder=caps[MAX_PANELS_PER_KEY.name],
+        )
 
     async def _check_extras(self, extras: Sequence[str]) -> None:
         """A key limited to some collections may seat only their members:
@@ -145,8 +166,57 @@ class Panels:
 
     async def pending(self, body: object) -> list[str]:
         """Of the call ids in `body` (`{"calls": [...]}`, checked here), the
-        answered seats that have no verdict yet."""
-        return await verdicts.pending(self.runtime.store, verdicts.check_pending_body(body))
+        answered seats that have no verdict yet (of the identity's
+        collections only: a key learns nothing of other ids)."""
+        scope = None if may_administer(self.identity) else self.identity.collections
+        return await verdicts.pending(
+            self.runtime.store, verdicts.check_pending_body(body), collections=scope
+        )
+
+    async def seat_record(self, call: str) -> dict[str, Any] | None:
+        """The record of the collection whose seat `call` was (None for a
+        call of no collection), as `record` reads it."""
+        logged = await get_call(self.runtime.store, call)
+        if logged is None or not logged.collection:
+            return None
+        return await self.record(logged.collection)
+
+    async def recent_asks(self, collection: str = "", limit: int = RECENT_ASKS) -> list[dict[str, Any]]:
+        """The gateway's latest asks (of the collections this identity may
+        call), newest first, each with its seats in seat order and the merge
+        last: call id, alias, status, time, tokens, verdict. The log keeps no
+        prompt or answer, so neither is here."""
+        where = [Call.kind.in_(("seat", "merge")), Call.ask_id != ""]
+        if collection:
+            where.append(Call.collection == collection)
+        latest = (
+            select(Call.ask_id, Call.collection, func.max(Call.at).label("last"))
+            .where(*where)
+            .group_by(Call.ask_id, Call.collection)
+            .order_by(desc("last"))
+            .limit(limit)
+        )
+        async with self.runtime.store.read() as session:
+            asks = [a for a in (await session.execute(latest)).all() if may_call(self.identity, a.collection)]
+            rows = (
+                await session.execute(
+                    select(Call, Verdict)
+                    .outerjoin(Verdict, Verdict.call_id == Call.id)
+                    .where(Call.ask_id.in_([a.ask_id for a in asks]))
+                    .order_by(Call.at)
+                )
+            ).all()
+        grouped: dict[str, dict[str, Any]] = {}
+        for call, verdict in rows:
+            ask = grouped.setdefault(
+                call.ask_id,
+                {"ask": call.ask_id, "collection": call.collection, "shape": call.shape, "seats": []},
+            )
+            ask["at"] = iso_utc(call.at)
+            ask["seats"].append(_seat_row(call, verdict))
+        for ask in grouped.values():
+            ask["seats"].sort(key=_seat_order)
+        return [grouped[a.ask_id] for a in asks if a.ask_id in grouped]
 
     # --------------------------------------------------- estimates, reasons
 
@@ -178,6 +248,30 @@ class Panels:
             for s in report["shapes"]
         }
         return report
+
+
+def _seat_row(call: Call, verdict: Verdict | None) -> dict[str, Any]:
+    return {
+        "call": call.id,
+        "kind": call.kind,
+        "seat": call.seat or ("merged" if call.kind == "merge" else ""),
+        "alias": call.alias,
+        "status": call.status,
+        "seconds": round(call.seconds, 2),
+        "tokens_in": call.tokens_in,
+        "tokens_out": call.tokens_out,
+        "error": call.error,
+        "explorer": call.explorer,
+        "verdict": None
+        if verdict is None
+        else {"useful": verdict.useful, "note": verdict.note, "at": iso_utc(verdict.at)},
+    }
+
+
+def _seat_order(seat: dict[str, Any]) -> tuple[bool, int, str]:
+    """Seats in seat order ("Seat 2" before "Seat 10"), the merge last."""
+    digits = "".join(c for c in seat["seat"] if c.isdigit())
+    return seat["kind"] == "merge", int(digits) if digits else 0, seat["seat"]
 
 
 def collection_entry(view: registry.CollectionView) -> dict[str, Any]:

@@ -1,13 +1,12 @@
-"""The dashboard's one seam onto the bench: everything its pages read and change.
+"""The dashboard's one seam onto the core API: everything its pages read and change.
 
-Pages and JSON routes (`pages.py`, `api.py`) call only this class, so the
-dashboard has one place that knows where each rule lives. The rules
-themselves are never restated here: a name is checked by `store.registry`,
-a key by `config.keys`, a setting by `config.settings_view`, a verdict by
-the core API (`core.Panels`), onboarding by `bench.onboarding`. What
-this module adds is the attribution of a refusal to a form field
-(`fields.field`) and the order that leaves nothing half-saved (every check
-first, then the writes).
+Pages and JSON routes (`pages.py`, `api.py`) call only this class, and it
+calls only `benchwarmers.core` (as the owner: the dashboard's login, not a
+gateway key, decides who that is), the same services the CLI, MCP and the
+HTTP API use, so no rule is restated here. What this module adds is the
+attribution of a refusal to a form field (`fields.field`), the order that
+leaves nothing half-saved (every check first, then the writes), and the
+JSON the pages read.
 
     backend = Backend(runtime, bench_services)     # api.backend_of(request)
     await backend.add_endpoint({"name": "hub", "api": "openai", "base_url": ..., "key": ...})
@@ -19,29 +18,36 @@ import os
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
-from sqlalchemy import desc, func, select
 
-from benchwarmers.bench import discover, onboarding, probes, retirement, scheduler
-from benchwarmers.bench.decisions import model_report
-from benchwarmers.bench.suite.runner import suite_summary
-from benchwarmers.calls import verdicts
-from benchwarmers.config import keys
-from benchwarmers.core import Panels, collection_entry
-from benchwarmers.core.settings import LOGIN_PASSWORD, change_setting, setting_rows
+from benchwarmers.core import (
+    LOGIN_PASSWORD,
+    ONBOARDING_MODES,
+    OWNER,
+    BenchServices,
+    CollectionView,
+    Core,
+    EndpointView,
+    KeyInfo,
+    ModelView,
+    OnboardRequest,
+    Runtime,
+    check_collection_name,
+    check_endpoint,
+    check_endpoint_key,
+    check_verdict_body,
+    collection_entry,
+    endpoint_key_source,
+    iso_utc,
+    probe_json,
+    quotas_json,
+    set_endpoint_key,
+)
 from benchwarmers.dashboard.fields import FieldError, field, names, number, text
-from benchwarmers.errors import ProviderError, StoreError, UserError
+from benchwarmers.errors import StoreError, UserError
 from benchwarmers.formats.panel_text import merged_object, seat_object
-from benchwarmers.identity.keys import KeyInfo, create_key, list_keys, revoke_key
-from benchwarmers.limits import quotas
-from benchwarmers.limits.ledger import month_of, month_start, next_month
-from benchwarmers.providers.base import Target, adapter_for
-from benchwarmers.store import registry, schema
-from benchwarmers.store.settings import DISCOVER_DISMISSED, LOGIN_USER, SCHEDULER
-from benchwarmers.store.times import iso_utc
 from benchwarmers.types import (
     Ask,
     AskMode,
@@ -54,17 +60,13 @@ from benchwarmers.types import (
     user,
 )
 
-if TYPE_CHECKING:
-    from benchwarmers.core import BenchServices
-    from benchwarmers.runtime import Runtime
-
 # Where a local Ollama answers unless `OLLAMA_HOST` (Ollama's own variable) says otherwise.
 OLLAMA_DEFAULT = "http://127.0.0.1:11434"
 OLLAMA_HOST_ENV = "OLLAMA_HOST"
 PROBE_TIMEOUT = 1.5  # a local server answers at once or is not there
 LIST_TIMEOUT = 15.0
-RECENT_ASKS = 20
-SEAT_KINDS = ("seat", "merge")
+DISCOVER_DISMISSED = "discover_dismissed"
+QUEUE_SHOWN = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,28 +90,20 @@ class EndpointRow:
 
 
 class Backend:
-    """The bench as the dashboard's owner sees it (the dashboard's login, not
-    a gateway key, decides who that is)."""
+    """The bench as the dashboard's owner sees it, through the core services."""
 
     def __init__(self, runtime: Runtime, bench: BenchServices | None) -> None:
         self.runtime = runtime
-        self.store = runtime.store
-        self.core = Panels(runtime)
-        self._bench = bench
-
-    @property
-    def bench(self) -> BenchServices:
-        if self._bench is None:
-            raise StoreError("the bench's services are not running in this server")
-        return self._bench
+        self.core = Core(runtime, OWNER, bench)
+        self.panels, self.admin, self.ops = self.core.panels, self.core.admin, self.core.ops
 
     # ------------------------------------------------------------ endpoints
 
     async def endpoints(self) -> list[EndpointRow]:
-        counts = await registry.count_models(self.store)
+        counts = await self.admin.model_counts()
         return [
             EndpointRow(e.name, e.api, e.base_url, key_label(e), counts.get(e.name, 0), e.simulated)
-            for e in await registry.list_endpoints(self.store)
+            for e in await self.admin.endpoints()
         ]
 
     async def add_endpoint(self, body: dict[str, Any]) -> EndpointRow:
@@ -121,66 +115,47 @@ class Backend:
         key = text(body, "key")
         keyless = bool(body.get("keyless")) or api == "ollama"
         with field("name"):
-            registry.check_endpoint_name(name)
+            self.admin.check_allowed()
+            check_endpoint(name, "http://x", "openai")
         with field("api"):
-            registry.check_api(api)
+            check_endpoint(name, "http://x", api)
         with field("base_url"):
-            base_url = registry.check_base_url(base_url)
+            base_url = check_endpoint(name, base_url, api)
         if key:
             with field("key"):
-                keys.check_key(key)
-        elif not keyless and keys.key_source(name) is None:
+                check_endpoint_key(key)
+        elif not keyless and endpoint_key_source(name) is None:
             raise FieldError("key", "paste the endpoint's key (or tick 'needs no key' for a local server)")
         with field("name"):
-            added = await registry.add_endpoint(self.store, name, base_url, api, needs_key=not keyless)
+            added = await self.admin.add_endpoint(name, base_url, api, needs_key=not keyless)
         if key:
             try:
-                keys.set_key(name, key)
+                set_endpoint_key(name, key)
             except (UserError, StoreError) as exc:
-                await registry.remove_endpoint(self.store, name)
+                await self.admin.remove_endpoint(name)
                 raise FieldError("key", str(exc)) from None
         return EndpointRow(added.name, added.api, added.base_url, key_label(added), 0, added.simulated)
 
     async def set_endpoint_key(self, name: str, body: dict[str, Any]) -> EndpointRow:
-        endpoint = await registry.get_endpoint(self.store, name)
+        endpoint = await self.admin.endpoint(name)
         key = text(body, "key", required=True, label="the key")
         with field("key"):
-            keys.set_key(endpoint.name, key)
+            set_endpoint_key(endpoint.name, key)
         return next(e for e in await self.endpoints() if e.name == endpoint.name)
 
     async def remove_endpoint(self, name: str) -> None:
-        await registry.remove_endpoint(self.store, name)
+        await self.admin.remove_endpoint(name)
 
     async def signed_in(self, name: str, base_url: str, api: str, key: str) -> None:
         """A provider's sign-in handed back `key`: stored like a pasted one,
         the endpoint added when it is not there yet."""
-        keys.check_key(key)
-        if name not in {e.name for e in await registry.list_endpoints(self.store)}:
-            await registry.add_endpoint(self.store, name, base_url, api)
-        keys.set_key(name, key)
+        check_endpoint_key(key)
+        await self.admin.add_or_keep_endpoint(name, base_url, api)
+        set_endpoint_key(name, key)
 
     async def endpoint_models(self, name: str) -> dict[str, Any]:
-        """What the endpoint lists now (a connection test), each marked with
-        the alias it has on the bench, if any."""
-        endpoint = await registry.get_endpoint(self.store, name)
-        target = Target(
-            endpoint=endpoint.name,
-            api=endpoint.api,
-            base_url=endpoint.base_url,
-            served="",
-            key=(keys.endpoint_key(endpoint.name) or "") if endpoint.needs_key else "",
-        )
-        try:
-            listed = await adapter_for(endpoint.api, self.runtime.outbound).list_models(target)
-        except ProviderError as exc:
-            return {"endpoint": name, "ok": False, "error": str(exc), "models": []}
-        on_bench = {m.served: m.alias for m in await registry.list_models(self.store, endpoint=name)}
-        return {
-            "endpoint": name,
-            "ok": True,
-            "error": "",
-            "models": [{"served": s, "alias": on_bench.get(s, "")} for s in sorted(set(listed))],
-        }
+        """What the endpoint lists now (the connection test)."""
+        return await self.admin.endpoint_listing(name)
 
     async def local_ollama(self) -> dict[str, Any] | None:
         """A local Ollama answering, offered when no endpoint points at it yet."""
@@ -188,7 +163,7 @@ class Backend:
         if "://" not in base:
             base = "http://" + base
         base = base.rstrip("/")
-        if any(e.base_url.rstrip("/") == base for e in await registry.list_endpoints(self.store)):
+        if any(e.base_url.rstrip("/") == base for e in await self.admin.endpoints()):
             return None
         try:
             reply = await self.runtime.http.get(base + "/api/version", timeout=PROBE_TIMEOUT)
@@ -203,10 +178,11 @@ class Backend:
         """Every model with its last probe, its last measured speed, and its
         record where it is judged most (the decisions' own figures)."""
         rows = []
-        for m in await registry.list_models(self.store):
-            history = await probes.probe_history(self.store, m.alias, limit=20)
+        for m in await self.admin.models():
+            report = await self.ops.model_report(m.alias)
+            history = report["probes"]
             timed = next((p for p in history if p.tokens_per_second), None)
-            standing = max(await model_report(self.store, m.alias), key=lambda r: r["judged"], default=None)
+            standing = max(report["record"], key=lambda r: r["judged"], default=None)
             rows.append(
                 {
                     **model_json(m),
@@ -218,82 +194,74 @@ class Backend:
         return rows
 
     async def model(self, alias: str) -> dict[str, Any]:
-        m = await registry.get_model(self.store, alias)
+        report = await self.ops.model_report(alias)
         return {
-            "model": model_json(m),
-            "probes": [probe_json(p) for p in await probes.probe_history(self.store, alias, limit=20)],
-            "record": await model_report(self.store, alias),
-            "suite": await suite_summary(self.runtime, alias),
+            "model": model_json(report["model"]),
+            "probes": [probe_json(p) for p in report["probes"]],
+            "record": report["record"],
+            "suite": report["suite"],
         }
 
     async def retire(self, alias: str) -> dict[str, Any]:
-        return model_json(await registry.retire(self.store, alias, "retired from the dashboard"))
+        return model_json(await self.ops.retire(alias, "retired from the dashboard"))
 
     async def restore(self, alias: str) -> dict[str, Any]:
-        return model_json(await registry.restore(self.store, alias))
+        return model_json(await self.ops.restore(alias))
 
     async def set_role(self, alias: str, body: dict[str, Any]) -> dict[str, Any]:
         role = text(body, "role", required=True, label="the role")
         with field("role"):
-            return model_json(await registry.set_role(self.store, alias, role))
+            return model_json(await self.ops.set_role(alias, role))
 
     async def probe(self, alias: str) -> dict[str, Any]:
-        jobs = self.bench.jobs
-        await retirement.probe_now(jobs.caller, self.store, self.runtime.outbound, alias)
-        return model_json(await registry.get_model(self.store, alias))
+        await self.ops.probe(alias)
+        return model_json(await self.admin.model(alias))
 
     async def alerts(self) -> list[dict[str, Any]]:
-        query = select(schema.Alert).where(schema.Alert.dismissed.is_(False)).order_by(desc(schema.Alert.at))
-        async with self.store.read() as session:
-            rows = (await session.scalars(query.limit(50))).all()
-        return [{"id": a.id, "kind": a.kind, "subject": a.subject, "message": a.message} for a in rows]
+        return (await self.ops.alerts())[:50]
 
     # ----------------------------------------------------------- onboarding
 
     async def discover(self) -> dict[str, Any]:
-        hidden_ids: list[str] = await self.runtime.settings.get(DISCOVER_DISMISSED)
-        dismissed = set(hidden_ids)
+        dismissed = set((await self.admin.setting(DISCOVER_DISMISSED)).value)
         shown: list[dict[str, Any]] = []
         hidden: list[dict[str, Any]] = []
-        for entry in await discover.discover(self.store):
-            row = entry.as_dict()
-            row["id"] = f"{entry.provider}/{entry.model}"
+        for row in await self.ops.discover():
+            row["id"] = f"{row['provider']}/{row['model']}"
             (hidden if row["id"] in dismissed else shown).append(row)
         return {"models": shown, "dismissed": hidden}
 
     async def dismiss(self, body: dict[str, Any], *, undo: bool = False) -> list[str]:
         entry = text(body, "id", required=True, label="the model")
-        dismissed = await self.runtime.settings.get(DISCOVER_DISMISSED)
+        dismissed: list[str] = (await self.admin.setting(DISCOVER_DISMISSED)).value
         dismissed = [d for d in dismissed if d != entry] if undo else [*dismissed, entry]
-        return await self.runtime.settings.set(DISCOVER_DISMISSED, dismissed)
+        changed: list[str] = (await self.admin.change_setting(DISCOVER_DISMISSED, dismissed)).value
+        return changed
 
     async def onboard(self, body: dict[str, Any]) -> list[int]:
         endpoint = text(body, "endpoint", required=True, label="the endpoint")
         mode = text(body, "mode") or "full"
         served = names(body, "models")
-        if mode not in onboarding.MODES:
-            raise FieldError("mode", f"the mode must be one of {', '.join(onboarding.MODES)}")
+        if mode not in ONBOARDING_MODES:
+            raise FieldError("mode", f"the mode must be one of {', '.join(ONBOARDING_MODES)}")
         if not served:
             raise FieldError("models", "tick at least one model")
         with field("endpoint"):
-            await registry.get_endpoint(self.store, endpoint)
-        requests = [onboarding.OnboardRequest(endpoint=endpoint, served=s, mode=mode) for s in served]
+            await self.admin.endpoint(endpoint)
+        requests = [OnboardRequest(endpoint=endpoint, served=s, mode=mode) for s in served]
         with field("models"):
-            ids = await onboarding.enqueue(self.store, requests)
-        self.bench.worker.wake()
-        return ids
+            return await self.ops.enqueue(requests)
 
     async def queue(self) -> dict[str, Any]:
         """The queue's unfinished items and the last few finished ones."""
-        items = [onboarding.item_view(i) for i in await onboarding.queue_items(self.store, limit=30)]
-        running = next((i for i in items if i["state"] == "running"), None)
-        waiting = sum(i["state"] == "queued" for i in items)
-        return {"items": items, "running": running, "queued": waiting}
+        view = await self.ops.queue()
+        view["items"] = view["items"][-QUEUE_SHOWN:]
+        return view
 
     # ---------------------------------------------------------- collections
 
     async def collections(self) -> list[dict[str, Any]]:
-        return [collection_json(c) for c in await self.core.collections()]
+        return [collection_json(c) for c in await self.panels.collections()]
 
     async def save_collection(self, body: dict[str, Any], *, existing: str = "") -> dict[str, Any]:
         """Create (or, with `existing`, change) a collection from its form."""
@@ -317,10 +285,10 @@ class Backend:
             options["seat_timeout"] = timeout
         if not existing:
             with field("name"):
-                registry.check_collection_name(name)
+                check_collection_name(name)
         if not members:
             raise FieldError("members", "tick at least one member")
-        known = {m.alias for m in await registry.list_models(self.store)}
+        known = {m.alias for m in await self.admin.models()}
         unknown = [m for m in members if m not in known]
         if unknown:
             raise FieldError("members", f"not on the bench: {', '.join(unknown)}")
@@ -330,65 +298,16 @@ class Backend:
             raise FieldError("reply", "the reply is panel or merged")
         with field("name"):
             if existing:
-                saved = await registry.update_collection(self.store, name, members=members, **options)
+                saved = await self.admin.update_collection(name, members=members, **options)
             else:
-                saved = await registry.add_collection(self.store, name, members, **options)
+                saved = await self.admin.add_collection(name, members, **options)
         return collection_json(saved)
 
     async def remove_collection(self, name: str) -> None:
-        await registry.remove_collection(self.store, name)
+        await self.admin.remove_collection(name)
 
-    async def recent_asks(self, collection: str = "", limit: int = RECENT_ASKS) -> list[dict[str, Any]]:
-        """The gateway's latest asks with their seats side by side: call ids,
-        aliases, status, time, tokens and verdicts (the log keeps no text)."""
-        where = [schema.Call.kind.in_(SEAT_KINDS), schema.Call.ask_id != ""]
-        if collection:
-            where.append(schema.Call.collection == collection)
-        latest = (
-            select(schema.Call.ask_id, func.max(schema.Call.at).label("at"))
-            .where(*where)
-            .group_by(schema.Call.ask_id)
-            .order_by(desc("at"))
-            .limit(limit)
-        )
-        async with self.store.read() as session:
-            asks = (await session.execute(latest)).all()
-            ask_ids = [row.ask_id for row in asks]
-            rows = (
-                await session.execute(
-                    select(schema.Call, schema.Verdict)
-                    .outerjoin(schema.Verdict, schema.Verdict.call_id == schema.Call.id)
-                    .where(schema.Call.ask_id.in_(ask_ids))
-                    .order_by(schema.Call.at)
-                )
-            ).all()
-        grouped: dict[str, dict[str, Any]] = {}
-        for call, verdict in rows:
-            ask = grouped.setdefault(
-                call.ask_id,
-                {"ask": call.ask_id, "collection": call.collection, "shape": call.shape, "seats": []},
-            )
-            ask["at"] = iso_utc(call.at)
-            ask["seats"].append(
-                {
-                    "call": call.id,
-                    "kind": call.kind,
-                    "seat": call.seat or ("merged" if call.kind == "merge" else ""),
-                    "alias": call.alias,
-                    "status": call.status,
-                    "seconds": round(call.seconds, 2),
-                    "tokens_in": call.tokens_in,
-                    "tokens_out": call.tokens_out,
-                    "error": call.error,
-                    "explorer": call.explorer,
-                    "verdict": None
-                    if verdict is None
-                    else {"useful": verdict.useful, "note": verdict.note, "at": iso_utc(verdict.at)},
-                }
-            )
-        for ask in grouped.values():
-            ask["seats"].sort(key=_seat_order)
-        return [grouped[a] for a in ask_ids if a in grouped]
+    async def recent_asks(self, collection: str = "") -> list[dict[str, Any]]:
+        return await self.panels.recent_asks(collection)
 
     async def ask(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
         """The playground: the panel's events as small JSON objects, in the
@@ -398,10 +317,10 @@ class Backend:
         prompt = text(body, "prompt", required=True, label="the question")
         merged = bool(body.get("merged"))
         with field("collection"):
-            found = await self.core.collection(collection.removeprefix("bench/"))
+            found = await self.panels.collection(collection.removeprefix("bench/"))
         mode: AskMode = "merged" if merged or found.reply == "merged" else "panel"
         the_ask = Ask(found.name, mode, Request(messages=(user(prompt),)), stream=True)
-        events = await self.core.panel(the_ask)
+        events = await self.panels.panel(the_ask)
 
         async def stream() -> AsyncGenerator[dict[str, Any], None]:
             async with aclosing(events):
@@ -411,88 +330,45 @@ class Backend:
         return stream()
 
     async def verdict(self, body: dict[str, Any]) -> dict[str, Any]:
-        call, useful, note = verdicts.check_verdict_body(body)
-        recorded = await self.core.verdict({"call": call, "useful": useful, "note": note})
-        logged = await self.record(recorded.call)
-        return {"recorded": recorded.as_json(), "record": logged}
-
-    async def record(self, call: str) -> dict[str, Any] | None:
-        """The record of the collection a call was a seat of (None for other calls)."""
-        async with self.store.read() as session:
-            row = await session.get(schema.Call, call)
-        if row is None or not row.collection:
-            return None
-        return await self.core.record(row.collection)
+        check_verdict_body(body)
+        recorded = await self.panels.verdict(body)
+        return {"recorded": recorded.as_json(), "record": await self.panels.seat_record(recorded.call)}
 
     async def collection_record(self, name: str) -> dict[str, Any]:
-        return await self.core.record(name)
+        return await self.panels.record(name)
 
     # --------------------------------------------------------------- quotas
 
     async def quotas(self) -> dict[str, Any]:
-        view = quotas.as_json(await quotas.quotas_view(self.store))
-        view["days"] = await self.usage_by_day()
+        view = quotas_json(await self.admin.quotas())
+        view["days"] = await self.admin.usage_by_day()
         return view
-
-    async def usage_by_day(self, now: datetime | None = None) -> dict[str, Any]:
-        """Tokens per endpoint per day of this month, for the chart."""
-        now = now or datetime.now(UTC)
-        start, end = month_start(now), next_month(now)
-        day = func.date(schema.Call.at)
-        query = (
-            select(
-                schema.Call.endpoint,
-                day.label("day"),
-                func.sum(schema.Call.tokens_in + schema.Call.tokens_out),
-                func.count(),
-            )
-            .where(schema.Call.at >= start, schema.Call.at < end, schema.Call.endpoint != "")
-            .group_by(schema.Call.endpoint, day)
-        )
-        async with self.store.read() as session:
-            rows = (await session.execute(query)).all()
-        series: dict[str, dict[str, dict[str, int]]] = {}
-        for endpoint, when, tokens, requests in rows:
-            series.setdefault(endpoint, {})[str(when)[:10]] = {
-                "tokens": int(tokens or 0),
-                "requests": int(requests),
-            }
-        return {"month": month_of(now), "days_in_month": (end - start).days, "series": series}
 
     # ------------------------------------------------------------- settings
 
     async def settings(self) -> dict[str, Any]:
-        rows = {r.name: r.value for r in await setting_rows(self.runtime.settings)}
+        rows = {r.name: r.value for r in await self.admin.settings()}
         return {
             "allowed_hosts": rows["allowed_hosts"],
             "require_key": rows["require_key"],
-            "login_user": rows[LOGIN_USER.name],
+            "login_user": rows["login_user"],
             "login_password_set": rows[LOGIN_PASSWORD],
         }
 
     async def change(self, name: str, value: Any) -> None:
         """One setting from its form (whose input is named `value`)."""
         with field("value"):
-            await change_setting(self.runtime.settings, name, value)
+            await self.admin.change_setting(name, value)
+        await self.ops.settings_changed()
 
     async def scheduler(self) -> dict[str, Any]:
-        bench = self.bench
-        jobs = await scheduler.job_status(self.store)
-        next_runs = bench.clock.next_runs()
-        for job in jobs:
-            job["next_run_at"] = next_runs.get(job["job"])
-        return {
-            "enabled": await self.runtime.settings.get(SCHEDULER),
-            "active": bench.clock.active,
-            "jobs": jobs,
-        }
+        return await self.ops.scheduler()
 
     async def switch_scheduler(self, enabled: bool) -> dict[str, Any]:
-        await self.bench.clock.set_enabled(enabled)
-        return await self.scheduler()
+        return await self.ops.switch_scheduler(enabled)
 
     async def gateway_keys(self) -> list[dict[str, Any]]:
-        return [key_json(k) for k in await list_keys(self.store)]
+        return [key_json(k) for k in await self.admin.keys()]
 
     async def create_gateway_key(self, body: dict[str, Any]) -> dict[str, Any]:
         name = text(body, "name", required=True, label="the key's name")
@@ -500,39 +376,33 @@ class Backend:
         rate = number(body, "rate", label="the rate")
         if rate is not None and rate < 1:
             raise FieldError("rate", "the rate is at least 1 request per minute (empty: no limit)")
-        known = {c.name for c in await registry.list_collections(self.store)}
+        known = {c.name for c in await self.admin.collections()}
         unknown = [c for c in scope if c.removeprefix("bench/") not in known]
         if unknown:
             raise FieldError("collections", f"no collection {', '.join(unknown)}")
         with field("name"):
-            info, secret = await create_key(
-                self.store, name, collections=tuple(scope), requests_per_minute=int(rate) if rate else None
+            info, secret, _missing = await self.admin.create_key(
+                name, collections=tuple(scope), requests_per_minute=int(rate) if rate else None
             )
         return {"key": key_json(info), "secret": secret}
 
     async def revoke_gateway_key(self, name: str) -> dict[str, Any]:
-        return key_json(await revoke_key(self.store, name))
+        return key_json(await self.admin.revoke_key(name))
 
     async def has_endpoints(self) -> bool:
-        return bool(await registry.list_endpoints(self.store))
+        return bool(await self.admin.endpoints())
 
 
 # ---------------------------------------------------------------- JSON views
 
 
-def _seat_order(seat: dict[str, Any]) -> tuple[bool, int, str]:
-    """Seats in seat order ("Seat 2" before "Seat 10"), the merge last."""
-    digits = "".join(c for c in seat["seat"] if c.isdigit())
-    return seat["kind"] == "merge", int(digits) if digits else 0, seat["seat"]
-
-
-def key_label(endpoint: registry.EndpointView) -> str:
+def key_label(endpoint: EndpointView) -> str:
     if not endpoint.needs_key:
         return "not needed"
-    return keys.key_source(endpoint.name) or "missing"
+    return endpoint_key_source(endpoint.name) or "missing"
 
 
-def model_json(m: registry.ModelView) -> dict[str, Any]:
+def model_json(m: ModelView) -> dict[str, Any]:
     return {
         "alias": m.alias,
         "endpoint": m.endpoint.name,
@@ -550,21 +420,7 @@ def model_json(m: registry.ModelView) -> dict[str, Any]:
     }
 
 
-def probe_json(p: schema.Probe) -> dict[str, Any]:
-    return {
-        "at": iso_utc(p.at),
-        "kind": p.kind,
-        "name": p.name,
-        "answered": p.answered,
-        "passed": p.ok,
-        "seconds": round(p.seconds, 2),
-        "first_byte_seconds": p.first_byte_seconds,
-        "tokens_per_second": p.tokens_per_second,
-        "error": p.error,
-    }
-
-
-def collection_json(c: registry.CollectionView) -> dict[str, Any]:
+def collection_json(c: CollectionView) -> dict[str, Any]:
     entry = collection_entry(c)
     return {
         "name": c.name,

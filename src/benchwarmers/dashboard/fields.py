@@ -1,12 +1,12 @@
 """Which form field a refusal belongs to, so the page can show it beside that field.
 
-The rules stay where they live (`store.registry`, `config.keys`,
-`config.settings_view`, ...): the dashboard never checks a value a second
-way. It only says which field it handed to a rule, so a `UserError` raised
-there becomes a `FieldError` naming the field:
+The rules stay where they live (behind `core`: the registry's names, the
+keys' form, the settings' values): the dashboard never checks a value a
+second way. It only says which field it handed to a rule, so a `UserError`
+raised there becomes a `FieldError` naming the field:
 
     with field("name"):
-        registry.check_endpoint_name(name)
+        check_endpoint(name, base_url, api)
 
 A page submits a form as JSON; a refusal comes back as
 `{"error": {"message", "field"}}` (see `api.py`), and `app.js` puts the

@@ -30,7 +30,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from benchwarmers import __version__
-from benchwarmers.bench.onboarding import MODES
+from benchwarmers.core import ONBOARDING_MODES as MODES
 from benchwarmers.dashboard import auth, chart, signin
 from benchwarmers.dashboard.api import backend_of
 from benchwarmers.errors import NotFound, UserError

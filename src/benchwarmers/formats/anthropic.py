@@ -268,7 +268,7 @@ def _tool_choice(value: object) -> str:
     if kind == "tool":
         return require_str(choice.get("name"), "tool_choice.name")
     if kind in ("auto", "none"):
-        return kind
+        return str(kind)
     if kind == "any":
         return "required"
     raise UserError(f"tool_choice.type must be auto, any, tool or none, not {kind!r}")

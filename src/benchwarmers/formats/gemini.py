@@ -241,7 +241,9 @@ def _system(value: object) -> str:
 
 def _content(raw: object, where: str, route: bool) -> Message | None:
     content = _camel_keys(raw, where)
-    role = content.get("role") or "user"
+    role = content.get("role")
+    if role is None or role == "":
+        role = "user"  # Gemini's default for a content without one
     if role not in ("user", "model", "function", "tool"):
         raise UserError(f"{where}.role must be 'user' or 'model', not {role!r}")
     parts = _parts(content.get("parts"), f"{where}.parts", role, route)

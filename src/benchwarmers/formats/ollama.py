@@ -117,8 +117,8 @@ def is_load(body: object, *, generate: bool = False) -> bool:
     """Whether this is Ollama's "load the model" request: nothing to say."""
     if not isinstance(body, Mapping):
         return False
-    if generate:
-        return not body.get("prompt") and not body.get("images")
+    if generate:  # only a missing or empty prompt loads: `prompt: {}` is a mistake (400)
+        return body.get("prompt") in (None, "") and not body.get("images")
     return isinstance(body.get("messages"), list | type(None)) and not body.get("messages")
 
 
@@ -139,6 +139,8 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
         role = message.get("role")
         if (role == "tool" or message.get("tool_calls")) and not route:
             raise tools_refused()
+        if "content" not in message and not message.get("images"):
+            raise UserError(f"{where}.content is missing (a message holds content, images, or both)")
         content = optional_str(message, "content", f"{where}.content")
         images = _images(message.get("images"), f"{where}.images")
         if role == "system":

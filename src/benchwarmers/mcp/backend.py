@@ -44,6 +44,11 @@ class PanelWatch:
 
 
 class Backend(Protocol):
+    # Whether `pending_verdicts` may read a transcript path: a path names a
+    # file where this backend runs, fine for the user's own process, on a
+    # server only for its local owner.
+    reads_transcripts: bool
+
     async def collections(self) -> list[dict[str, Any]]:
         """The collections this caller may ask, as `GET /v1/models` lists them."""
         ...
@@ -68,6 +73,7 @@ class InProcessBackend:
 
     def __init__(self, core: Panels) -> None:
         self.core = core
+        self.reads_transcripts = core.identity.owner
 
     async def collections(self) -> list[dict[str, Any]]:
         return [collection_entry(view) for view in await self.core.collections()]

@@ -193,7 +193,13 @@ class _Tools:
                 raise UserError("give transcript_path (your session's JSONL transcript) or calls (call ids)")
             wanted = list(calls or [])
             if transcript_path.strip():
-                wanted += call_ids_in_transcript(transcript_path.strip())
+                backend = self.backend_of(ctx)
+                if not backend.reads_transcripts:
+                    raise UserError(
+                        "transcript_path is read only for the server's local owner (a path names a file "
+                        "on the server); send `calls` (the call ids) instead"
+                    )
+                wanted += await asyncio.to_thread(call_ids_in_transcript, transcript_path.strip())
             found = await self.backend_of(ctx).pending(list(dict.fromkeys(wanted)))
         return _result(pending_text(found, checked=len(set(wanted))), {"pending": found})
 

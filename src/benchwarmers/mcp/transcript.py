@@ -6,11 +6,22 @@ result text). Any id-shaped string counts: the server then keeps only
 those that are answered seats without a verdict, so a stray match costs
 nothing. The plugin's Stop hook does the same scan with the standard
 library only (it must run where this package is not installed).
+
+A path names a file on the machine that reads it, so reading one is
+guarded: only `.jsonl` files, only under the agents' own folders
+(`transcript_roots`: Claude Code's and Codex's, or the folders in
+`BENCHWARMERS_TRANSCRIPT_DIRS`), symlinks resolved first, at most
+`MAX_TRANSCRIPT_BYTES`; a path refused for any of those reasons, missing or
+unreadable gets one and the same answer, so the tool tells nobody whether
+some file exists. The server's MCP tool reads paths only for its local
+owner (`mcp/server.py`), off the event loop.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from benchwarmers.core import CALL_ID_PREFIX
@@ -20,7 +31,12 @@ from benchwarmers.errors import UserError
 CALL_ID = re.compile(r"(?<![A-Za-z0-9_-])" + CALL_ID_PREFIX + r"[A-Za-z0-9_-]{20}(?![A-Za-z0-9_-])")
 TRANSCRIPT_SUFFIX = ".jsonl"
 # A long session's transcript runs to tens of megabytes; beyond this it is not one.
-MAX_TRANSCRIPT_BYTES = 200 * 1024 * 1024
+MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
+TRANSCRIPT_DIRS_ENV = "BENCHWARMERS_TRANSCRIPT_DIRS"
+UNREADABLE = (
+    "no readable transcript at that path: it must be a .jsonl file under an agent's own folder "
+    "(~/.claude, ~/.codex, or the folders in " + TRANSCRIPT_DIRS_ENV + "); or send `calls` instead"
+)
 
 
 def call_ids_in_text(text: str) -> list[str]:
@@ -28,21 +44,36 @@ def call_ids_in_text(text: str) -> list[str]:
     return list(dict.fromkeys(CALL_ID.findall(text)))
 
 
+def transcript_roots(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The folders transcripts may be read from, resolved."""
+    env = os.environ if environ is None else environ
+    listed = env.get(TRANSCRIPT_DIRS_ENV, "").strip()
+    if listed:
+        folders = [Path(p).expanduser() for p in listed.split(os.pathsep) if p.strip()]
+    else:
+        home = Path.home()
+        folders = [
+            Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude"),
+            Path(env.get("CODEX_HOME") or home / ".codex"),
+        ]
+    return [folder.resolve() for folder in folders]
+
+
 def call_ids_in_transcript(path: str) -> list[str]:
-    """The call ids in a JSONL transcript file, or a UserError saying why it
-    cannot be read. Only `.jsonl` files are read: the tool must not become
-    a way to read arbitrary files on the machine it runs on."""
-    file = Path(path).expanduser()
-    if file.suffix != TRANSCRIPT_SUFFIX:
-        raise UserError(f"transcript_path must be a {TRANSCRIPT_SUFFIX} transcript file, not {path!r}")
+    """The call ids in a JSONL transcript file under `transcript_roots`, or
+    `UserError(UNREADABLE)` (one answer for every reason it cannot be read).
+    Blocking file I/O: call it in a thread from async code."""
     try:
-        if not file.is_file():
-            raise UserError(f"no transcript file at {path!r}")
-        if file.stat().st_size > MAX_TRANSCRIPT_BYTES:
-            raise UserError(
-                f"{path!r} is larger than {MAX_TRANSCRIPT_BYTES // 2**20} MB; pass `calls` instead"
-            )
-        text = file.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise UserError(f"cannot read the transcript {path!r}: {exc.strerror or exc}") from None
-    return call_ids_in_text(text)
+        file = Path(path).expanduser().resolve()
+        allowed = file.suffix == TRANSCRIPT_SUFFIX and any(file.is_relative_to(r) for r in transcript_roots())
+        if not allowed or not file.is_file():
+            raise UserError(UNREADABLE)
+        with file.open("rb") as handle:
+            raw = handle.read(MAX_TRANSCRIPT_BYTES + 1)
+    except (OSError, RuntimeError, ValueError):
+        raise UserError(UNREADABLE) from None
+    if len(raw) > MAX_TRANSCRIPT_BYTES:
+        raise UserError(
+            f"the transcript is larger than {MAX_TRANSCRIPT_BYTES // 2**20} MB; send `calls` instead"
+        )
+    return call_ids_in_text(raw.decode("utf-8", errors="replace"))

@@ -69,14 +69,19 @@ class PanelEngine:
         self.ranker = ranker
         self.rng = rng
 
-    async def run(self, ask: Ask) -> AsyncGenerator[PanelEvent, None]:
+    async def run(
+        self, ask: Ask, *, on_done: Callable[[object], None] | None = None
+    ) -> AsyncGenerator[PanelEvent, None]:
         """Seat first (an unknown collection or alias raises here, before any
-        event, so a route can answer 404), then stream the panel."""
+        event, so a route can answer 404), then stream the panel. `on_done`
+        is called when the panel's own task ends (its client may be long gone)."""
         plan = await self.plan(ask)
         queue: asyncio.Queue[PanelEvent | BaseException] = asyncio.Queue()
         task = asyncio.create_task(self._work(plan, queue))
         _RUNNING.add(task)
         task.add_done_callback(_RUNNING.discard)
+        if on_done is not None:
+            task.add_done_callback(on_done)
         while True:
             item = await queue.get()
             if isinstance(item, BaseException):

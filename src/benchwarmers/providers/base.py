@@ -139,7 +139,8 @@ class Adapter(ABC):
         url, headers = self.models_call(target)
         try:
             body = await self.transport.get_json(url, headers=headers, timeout=timeout)
-            return _reading(lambda: self.read_models(body), 200)
+            served: list[str] = _reading(lambda: self.read_models(body), 200)
+            return served
         except ProviderError as error:
             raise scrubbed(error, target.key) from None
 
@@ -226,27 +227,44 @@ def adapter_for(api: ApiKind | str, outbound: OutboundClient) -> Adapter:
 # ------------------------------------------------------------------- gather
 
 
-async def gather(chunks: AsyncIterable[Chunk]) -> Reply:
-    """A whole reply from an adapter's chunks: text joined, tool calls
-    assembled from their pieces in index order, usage summed, the last finish."""
-    text: list[str] = []
-    calls: dict[int, dict[str, str]] = {}
-    usage = Usage()
-    finish: FinishReason = "stop"
-    async for chunk in chunks:
+class ReplyBuilder:
+    """A reply as its chunks arrive: text joined, tool calls assembled from
+    their pieces in index order, usage summed, the last finish. `reply()`
+    is the reply so far, whole or not (the caller records what arrived
+    even when a stream breaks)."""
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._calls: dict[int, dict[str, str]] = {}
+        self.usage = Usage()
+        self.finish: FinishReason = "stop"
+
+    def add(self, chunk: Chunk) -> None:
         if isinstance(chunk, TextDelta):
-            text.append(chunk.text)
+            self._text.append(chunk.text)
         elif isinstance(chunk, ToolCallDelta):
-            call = calls.setdefault(chunk.index, {"id": "", "name": "", "arguments": ""})
+            call = self._calls.setdefault(chunk.index, {"id": "", "name": "", "arguments": ""})
             call["id"] = call["id"] or chunk.id
             call["name"] = call["name"] or chunk.name
             call["arguments"] += chunk.arguments
         elif isinstance(chunk, UsageReport):
-            usage = usage + chunk.usage
+            self.usage = self.usage + chunk.usage
         elif isinstance(chunk, Finish):
-            finish = chunk.reason
-    tool_calls = tuple(ToolCall(c["id"], c["name"], c["arguments"] or "{}") for _, c in sorted(calls.items()))
-    return Reply(text="".join(text), tool_calls=tool_calls, finish=finish, usage=usage)
+            self.finish = chunk.reason
+
+    def reply(self) -> Reply:
+        calls = tuple(
+            ToolCall(c["id"], c["name"], c["arguments"] or "{}") for _, c in sorted(self._calls.items())
+        )
+        return Reply(text="".join(self._text), tool_calls=calls, finish=self.finish, usage=self.usage)
+
+
+async def gather(chunks: AsyncIterable[Chunk]) -> Reply:
+    """A whole reply from an adapter's chunks (`ReplyBuilder`)."""
+    builder = ReplyBuilder()
+    async for chunk in chunks:
+        builder.add(chunk)
+    return builder.reply()
 
 
 # ------------------------------------------------- helpers the adapters share

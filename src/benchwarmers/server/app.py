@@ -13,10 +13,10 @@ line each. In front of everything sit `errors.CatchAll` (no traceback ever
 reaches a client) and `guard.Guard` (Host, Origin, gateway keys, body size
 and depth).
 
-FastAPI's own docs (`/docs`, `/redoc`, `/openapi.json`) are off: the gateway
-speaks other vendors' APIs, documented by them, and an OpenAPI page would
-only advertise the attack surface of an exposed server. The README and the
-routes' docstrings are the documentation.
+`/openapi.json` is served (schema-driven fuzzing runs against it, and
+clients may read it; it carries no key, not even in an example); FastAPI's
+doc pages (`/docs`, `/redoc`) are off: the gateway speaks other vendors'
+APIs, documented by them (docs/api.md).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
-        openapi_url=None,
+        openapi_url="/openapi.json",
     )
     app.state.guard = guard_state
     app.state.runtime = None

@@ -18,7 +18,7 @@ from benchwarmers.errors import StoreError
 
 def runtime_of(request: Request) -> Runtime:
     """The runtime the app's lifespan opened (store, http client, settings)."""
-    runtime = getattr(request.app.state, "runtime", None)
+    runtime: Runtime | None = getattr(request.app.state, "runtime", None)
     if runtime is None:
         raise StoreError("the server is not started")
     return runtime

@@ -32,6 +32,7 @@ from benchwarmers.formats.errors import error_body, format_for_path
 from benchwarmers.server.guard import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger(__name__)
+UNKNOWN_RETRY_SECONDS = 60
 
 
 def error_response(
@@ -138,10 +139,9 @@ async def _unicode_error(request: Request, exc: UnicodeDecodeError) -> JSONRespo
 
 async def _provider_error(request: Request, exc: ProviderError) -> JSONResponse:
     if isinstance(exc, LimitExceeded):
-        headers = {}
-        if exc.frees_at is not None:
-            headers["retry-after"] = str(max(1, math.ceil(exc.frees_at - time.time())))
-        return error_response(request, 429, str(exc.message), headers)
+        # Every 429 we send says when to retry; when no limit said, a minute (the usual window).
+        wait = UNKNOWN_RETRY_SECONDS if exc.frees_at is None else math.ceil(exc.frees_at - time.time())
+        return error_response(request, 429, str(exc.message), {"retry-after": str(max(1, wait))})
     return error_response(request, 502, f"the model's provider failed: {exc}")
 
 

@@ -4,10 +4,11 @@ One pure ASGI middleware (no per-request Starlette objects, so it costs
 microseconds), in this order, each refusal in the caller's API format
 (`formats.errors`):
 
-1. **Host** must name this server: a loopback name (`127.0.0.1`, `localhost`,
-   `[::1]`, any port), the address the server is bound to, or a host the
-   settings (or `BENCHWARMERS_ALLOWED_HOSTS`) allow. A DNS-rebinding page
-   reaches us under its own name, so it fails here (421). Bound to a wildcard
+1. **Host** must be one header naming a host (else 400, RFC 9112) and name
+   this server: a loopback name (`127.0.0.1`, `localhost`, `[::1]`, any
+   port), the address the server is bound to, or a host the settings (or
+   `BENCHWARMERS_ALLOWED_HOSTS`) allow. A DNS-rebinding page reaches us
+   under its own name, so it fails here (421). Bound to a wildcard
    address (`0.0.0.0`, `::`, as in a container) the machine's own name and
    any IP literal are accepted too: an IP literal cannot be rebound. An
    allowed host `*` turns the check off (behind a proxy that does it).
@@ -28,7 +29,10 @@ microseconds), in this order, each refusal in the caller's API format
    The result is an `Identity` on `scope["state"]["identity"]` (see
    `identity/scope.py`).
 4. **Body**: over the limit (`max_body_mb`, default 20 MB) by Content-Length
-   or by the bytes actually received -> 413 naming the limit; a JSON body
+   or by the bytes actually received -> 413 naming the limit; a body that
+   stalls for `BODY_IDLE_SECONDS`, or is not all in after `BODY_SECONDS`
+   (slowloris on the body) -> 408 and the connection closed (the head has
+   its own deadline: `server/protocol.py`); a JSON body
    nested deeper than `MAX_JSON_DEPTH` -> 400 (a parser would otherwise
    recurse until it crashes). The body is read whole here and replayed to
    the app, so routes read it as usual.
@@ -40,6 +44,7 @@ within that time without a per-request query.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 import math
@@ -78,6 +83,8 @@ MAX_JSON_DEPTH = 64
 POLICY_TTL = 2.0
 MB = 1024 * 1024
 RATE_WINDOW = 60.0  # a key's rate is per minute, a sliding window
+BODY_IDLE_SECONDS = 10.0  # no byte of the body for this long: the client stalled
+BODY_SECONDS = 120.0  # the whole body, however it trickles
 
 # A JSON string, escapes included (unrolled, so it runs in linear time).
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
@@ -179,6 +186,8 @@ class Guard:
         """Check the request; return the `receive` the app should read from."""
         policy = await self.state.policy()
         headers = _headers(scope)
+        if sum(1 for name, _ in scope["headers"] if name.lower() == b"host") > 1:
+            raise Refused("the request has more than one Host header (RFC 9112: one, exactly)", status=400)
         host = headers.get(b"host", b"").decode("latin-1")
         self._check_host(host, policy)
         method: str = scope["method"]
@@ -191,12 +200,14 @@ class Guard:
         if not host:
             raise Refused("the request has no Host header", status=400)
         name, port = _split_host(host)
-        if name is not None and self._host_allowed(name, port, policy):
+        if name is None:
+            raise Refused(f"the Host header {host!r} is not a host name (RFC 9112: host[:port])", status=400)
+        if self._host_allowed(name, port, policy):
             return
         raise Refused(
             f"Host {host!r} is not this server (a DNS-rebinding page looks like this); if you reach "
             f"the server by that name, allow it with `benchwarmers settings set allowed_hosts "
-            f"{name or '<host>'}` (naming any hosts already allowed too) or {ALLOWED_HOSTS_ENV}",
+            f"{name}` (naming any hosts already allowed too) or {ALLOWED_HOSTS_ENV}",
             status=421,
         )
 
@@ -307,6 +318,8 @@ def _split_host(value: str) -> tuple[str | None, int | None]:
     else:
         name = value
     name = name.rstrip(".")
+    if ":" in name and not _is_ip(name):
+        return None, None  # colons only in an IPv6 literal
     if not name or (port_text and not (port_text.isdigit() and len(port_text) <= 5)):
         return None, None
     return name, int(port_text) if port_text else None
@@ -379,8 +392,19 @@ async def _read_body(headers: dict[bytes, bytes], receive: Receive, limit: int) 
         return receive
     chunks: list[bytes] = []
     size = 0
+    loop = asyncio.get_running_loop()
+    whole = loop.time() + BODY_SECONDS
     while True:
-        message = await receive()
+        try:
+            async with asyncio.timeout_at(min(whole, loop.time() + BODY_IDLE_SECONDS)):
+                message = await receive()
+        except TimeoutError:
+            raise Refused(
+                f"the request body did not arrive in time (no byte for {BODY_IDLE_SECONDS:g} s, or not "
+                f"all of it within {BODY_SECONDS:g} s)",
+                status=408,
+                headers={"connection": "close"},
+            ) from None
         if message["type"] == "http.disconnect":
             raise _ClientGone
         chunk = message.get("body", b"")

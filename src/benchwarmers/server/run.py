@@ -123,9 +123,11 @@ def quiet_loggers() -> None:
 
 def server_options() -> dict[str, Any]:
     """uvicorn's settings, for one process or many (uvloop and httptools)."""
+    from benchwarmers.server.protocol import GuardedHttpToolsProtocol
+
     return {
         "loop": "uvloop",
-        "http": "httptools",
+        "http": GuardedHttpToolsProtocol,  # head deadline and size (server/protocol.py)
         "ws": "none",
         "lifespan": "on",
         "access_log": False,

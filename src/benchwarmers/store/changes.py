@@ -111,7 +111,8 @@ def _info(conn: Any) -> dict[str, Any]:
     connection invalidated mid-transaction, say by a cancelled read, raises
     on `.info`, and an event handler must never raise)."""
     try:
-        return conn.info
+        info: dict[str, Any] = conn.info
+        return info
     except Exception:
         return {}
 

@@ -143,7 +143,7 @@ def check_base_url(url: str) -> str:
 def check_api(api: str) -> ApiKind:
     if api not in API_KINDS:
         raise UserError(f"API kind {api!r} is not known; use one of: {', '.join(API_KINDS)}")
-    return cast(ApiKind, api)
+    return api
 
 
 async def add_endpoint(
@@ -238,13 +238,22 @@ def check_alias(alias: str) -> str:
 def check_role(role: str) -> ModelRole:
     if role not in MODEL_ROLES:
         raise UserError(f"role {role!r} is not known; use one of: {', '.join(MODEL_ROLES)}")
-    return cast(ModelRole, role)
+    return role
 
 
 def check_status(status: str) -> ModelStatus:
     if status not in MODEL_STATUSES:
         raise UserError(f"status {status!r} is not known; use one of: {', '.join(MODEL_STATUSES)}")
-    return cast(ModelStatus, status)
+    return status
+
+
+def check_served(served: str) -> str:
+    """A served model id, stripped, or a UserError (no spaces or control
+    characters, up to 256 characters): what an endpoint could be asked for."""
+    served = served.strip()
+    if not served or any(ch.isspace() or not ch.isprintable() for ch in served) or len(served) > 256:
+        raise UserError(f"served model id {served[:300]!r} is not valid: no spaces, up to 256 characters")
+    return served
 
 
 async def add_model(
@@ -265,9 +274,7 @@ async def add_model(
 ) -> ModelView:
     """Register a model without probing it (onboarding probes; this only records)."""
     check_alias(alias)
-    served = served.strip()
-    if not served or any(ch.isspace() or not ch.isprintable() for ch in served) or len(served) > 256:
-        raise UserError(f"served model id {served!r} is not valid: no spaces, up to 256 characters")
+    served = check_served(served)
     kind = check_role(role)
     check_status(status)
     async with store.write() as session:

@@ -97,6 +97,12 @@ REQUIRE_KEY: Setting[bool] = Setting("require_key", False, _boolean, "require a 
 MAX_BODY_MB: Setting[int] = Setting(
     "max_body_mb", 20, _positive_int, "largest request body the server reads, in megabytes"
 )
+MAX_PANELS: Setting[int] = Setting(
+    "max_panels", 64, _positive_int, "panels the server runs at once; past it an ask gets 429"
+)
+MAX_PANELS_PER_KEY: Setting[int] = Setting(
+    "max_panels_per_key", 8, _positive_int, "panels one gateway key may run at once; past it 429"
+)
 LOGIN_USER: Setting[str] = Setting("login_user", "", _text, "dashboard login name (empty: no login)")
 # A password hash (`identity/passwords.py`), never the password; never shown (`core/settings.py`).
 LOGIN_PASSWORD_HASH: Setting[str] = Setting("login_password_hash", "", _text, "dashboard login password hash")
@@ -113,6 +119,8 @@ SETTINGS: dict[str, Setting[Any]] = {
         ALLOWED_HOSTS,
         REQUIRE_KEY,
         MAX_BODY_MB,
+        MAX_PANELS,
+        MAX_PANELS_PER_KEY,
         LOGIN_USER,
         LOGIN_PASSWORD_HASH,
         DISCOVER_DISMISSED,

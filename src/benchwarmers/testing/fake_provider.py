@@ -212,10 +212,10 @@ class FakeProvider:
                 }
             )
         refused = self._refuse_key("openai", request)
-        data = [
+        models = [
             {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self._listed("openai")
         ]
-        return refused or JSONResponse({"object": "list", "data": data})
+        return refused or JSONResponse({"object": "list", "data": models})
 
     async def _gemini_models(self, request: Request) -> Response:
         models = [

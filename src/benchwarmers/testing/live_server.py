@@ -38,6 +38,7 @@ from fastapi import APIRouter, FastAPI
 
 from benchwarmers.runtime import DATABASE_URL_ENV, Runtime
 from benchwarmers.server.app import create_app
+from benchwarmers.server.protocol import GuardedHttpToolsProtocol
 from benchwarmers.server.routes import ROUTERS
 from benchwarmers.store.db import SQLITE_FILE, sqlite_url
 
@@ -89,7 +90,7 @@ class LiveServer:
         config = uvicorn.Config(
             self.app,
             lifespan="on",
-            http="httptools",
+            http=GuardedHttpToolsProtocol,  # head deadline and size (server/protocol.py)
             ws="none",
             log_config=None,
             log_level="warning",

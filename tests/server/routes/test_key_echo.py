@@ -6,7 +6,7 @@ no reply of any format (streamed or not, MCP included) and not in
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -101,12 +101,14 @@ def test_mcp_ask_carries_no_endpoint_key(server: LiveServer) -> None:
     assert "fine says hi" in reply.text and WRONG not in reply.text
 
 
-def test_the_call_log_keeps_the_refusal_without_the_key(server: LiveServer) -> None:
+def test_the_call_log_keeps_the_refusal_without_the_key(
+    server: LiveServer, counts: Callable[[str], None]
+) -> None:
     httpx.post(server.url + ASKS[0][0], json=ASKS[0][1], timeout=30)
     failed = rows(server.home, "SELECT alias, error FROM calls WHERE alias LIKE 'bad-%'")
     assert {row["alias"] for row in failed} == {f"bad-{api}" for api in APIS}
     for row in failed:
         assert WRONG not in row["error"] and REDACTED in row["error"], row
-    print(f"key echo: {len(failed)} refused seats logged, 0 carry the key")
+    counts(f"key echo: {len(failed)} refused seats logged, 0 carry the key")
     dumped = json.dumps(rows(server.home, "SELECT * FROM calls"))
     assert WRONG not in dumped

@@ -197,9 +197,9 @@ def extract_code(body: str) -> str:
     blocks = FENCE.findall(body)
     python = [code for lang, code in blocks if lang.lower() in ("python", "py", "python3")]
     if python:
-        return python[-1]
+        return str(python[-1])
     if blocks:
-        return blocks[-1][1]
+        return str(blocks[-1][1])
     return body
 
 

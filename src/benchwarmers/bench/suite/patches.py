@@ -151,12 +151,20 @@ def apply_hunks(text: str, hunks: list[Hunk], path: str) -> str:
     return "\n".join(lines) + ("\n" if trailing or not text else "")
 
 
+def _exactly(a: str, b: str) -> bool:
+    return a == b
+
+
+def _loosely(a: str, b: str) -> bool:
+    return a.rstrip() == b.rstrip()
+
+
 def _find(lines: list[str], old: tuple[str, ...], hint: int) -> int | None:
     """Where `old` occurs, the nearest to `hint`; exact first, then ignoring
     trailing whitespace (models drop it)."""
     if not old:
         return min(max(hint, 0), len(lines))
-    for same in (lambda a, b: a == b, lambda a, b: a.rstrip() == b.rstrip()):
+    for same in (_exactly, _loosely):
         starts = [
             s
             for s in range(len(lines) - len(old) + 1)

@@ -1,0 +1,121 @@
+"""The HTTP protocol the server runs: uvicorn's httptools protocol with a
+deadline and a size limit on each request's head.
+
+uvicorn bounds only the idle time between requests (`timeout_keep_alive`),
+and only once a response is done: a client that opens a connection and
+sends its head a byte at a time (slowloris) holds the connection, its file
+descriptor and its memory for as long as it likes; thousands of them and
+normal asks fail. An ASGI middleware cannot help, since the app is called
+only once the head is complete. So here:
+
+- a request's head (request line and headers) must arrive within
+  `HEAD_SECONDS` of the connection opening or of the previous response
+  ending, else the server answers 408 and closes;
+- a head larger than `MAX_HEAD_BYTES` is answered 431 and closed;
+- an absolute-form target (`GET http://host/path`, what a client sends a
+  proxy) is answered 400: this is no proxy, and such a target would carry
+  a second authority beside the Host header the guard checks.
+
+The body has its own deadlines in the guard (`guard.BODY_IDLE_SECONDS`,
+`guard.BODY_SECONDS`), which reads it whole before any route runs.
+
+`cli/serve.py` and `testing/live_server.py` pass this class as uvicorn's
+`http` protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+HEAD_SECONDS = 10.0
+MAX_HEAD_BYTES = 64 * 1024
+
+_REPLIES = {
+    408: b"the request's head did not arrive in time",
+    431: b"the request's head is larger than 64 KB",
+}
+
+
+class _Refusal(Exception):
+    """Raised from a parser callback: the parser stops and says 400 (see `send_400_response`)."""
+
+
+class GuardedHttpToolsProtocol(HttpToolsProtocol):
+    _head_timer: asyncio.TimerHandle | None = None
+    _head_bytes = 0
+    _absolute = False
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm_head()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_head()
+        super().connection_lost(exc)
+
+    def send_400_response(self, msg: str) -> None:
+        # The parser's error path: ours (a head too large, raised from a
+        # callback) or the parser's own (uvicorn's 400).
+        if self._head_bytes > MAX_HEAD_BYTES:
+            self._refuse(431)
+        elif self._absolute:
+            self._absolute = False
+            super().send_400_response("absolute-form request targets are refused: this server is not a proxy")
+        else:
+            super().send_400_response(msg)
+
+    def on_url(self, url: bytes) -> None:
+        self._count(len(url))
+        super().on_url(url)
+        if b"://" in self.url[:10]:
+            self._absolute = True
+            raise _Refusal
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count(len(name) + len(value) + 4)
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self._disarm_head()
+        super().on_headers_complete()
+
+    def on_response_complete(self) -> None:
+        pipelined = bool(self.pipeline)  # its head is in already
+        super().on_response_complete()
+        if not pipelined and not self.transport.is_closing():
+            self._arm_head()  # the next request's head is due in time too
+
+    # ------------------------------------------------------------ internals
+
+    def _count(self, size: int) -> None:
+        self._head_bytes += size
+        if self._head_bytes > MAX_HEAD_BYTES:
+            raise _Refusal
+
+    def _arm_head(self) -> None:
+        self._disarm_head()
+        self._head_bytes = 0
+        self._head_timer = self.loop.call_later(HEAD_SECONDS, self._refuse, 408)
+
+    def _disarm_head(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _refuse(self, status: int) -> None:
+        """Answer a plain-text refusal and close (no route ever saw it)."""
+        self._disarm_head()
+        if self.transport.is_closing():
+            return
+        if self.cycle is not None and not self.cycle.response_complete:
+            self.transport.close()  # a response is under way: just close
+            return
+        reason = {408: b"Request Timeout", 431: b"Request Header Fields Too Large"}[status]
+        body = _REPLIES[status]
+        self.transport.write(
+            b"HTTP/1.1 %d %s\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
+            b"connection: close\r\n\r\n%s" % (status, reason, len(body), body)
+        )
+        self.transport.close()
