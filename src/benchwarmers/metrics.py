@@ -96,7 +96,7 @@ def render(extra: CollectorRegistry | None = None) -> bytes:
     in multiprocess mode, then `extra` (figures read at scrape time)."""
     if os.environ.get(MULTIPROC_ENV):
         registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
         body = generate_latest(registry)
     else:
         body = generate_latest(REGISTRY)
