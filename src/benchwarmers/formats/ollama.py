@@ -139,8 +139,8 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
         role = message.get("role")
         if (role == "tool" or message.get("tool_calls")) and not route:
             raise tools_refused()
-        if "content" not in message and not message.get("images"):
-            raise UserError(f"{where}.content is missing (a message holds content, images, or both)")
+        if "content" not in message and not message.get("images") and not message.get("tool_calls"):
+            raise UserError(f"{where}.content is missing (a message holds content, images or tool calls)")
         content = optional_str(message, "content", f"{where}.content")
         images = _images(message.get("images"), f"{where}.images")
         if role == "system":
