@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -283,7 +284,9 @@ def test_serve_banner_and_help(tmp_path: Path) -> None:
     assert "benchwarmers endpoint add NAME BASE_URL --key" in next_step and "serve --demo" in next_step
 
     shown = ok("serve", "--help", COLUMNS="200")
-    assert "--port          N [0<=x<=65535]" in shown and "--demo   " in shown
+    # The column widths follow the longest option (`--workers`), so match across them.
+    assert re.search(r"--port +N \[0<=x<=65535\]", shown) and "--demo   " in shown
+    assert re.search(r"--workers +N \[x>=1\]", shown)
     for command in (["serve"], ["ask"], ["onboard"], ["endpoint", "add"]):
         shown = given(*command, "--help", COLUMNS="200")
         assert "<bool>" not in shown and "<str>" not in shown and "<int" not in shown, shown

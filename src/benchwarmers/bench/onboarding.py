@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
 from benchwarmers.bench import catalog, probes
 from benchwarmers.bench.leases import Lease
@@ -162,6 +162,18 @@ async def queue_items(
         query = query.where(schema.OnboardingItem.state.in_(("queued", "running")))
     async with store.read() as session:
         return list(reversed((await session.scalars(query)).all()))
+
+
+async def queue_depth(store: Store) -> dict[str, int]:
+    """How many items are `queued` and `running` now (one small count, for `/metrics`)."""
+    query = (
+        select(schema.OnboardingItem.state, func.count())
+        .where(schema.OnboardingItem.state.in_(("queued", "running")))
+        .group_by(schema.OnboardingItem.state)
+    )
+    async with store.read() as session:
+        counted = {state: int(n) for state, n in (await session.execute(query)).all()}
+    return {state: counted.get(state, 0) for state in ("queued", "running")}
 
 
 def item_view(item: schema.OnboardingItem) -> dict[str, Any]:

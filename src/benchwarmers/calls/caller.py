@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
+from benchwarmers import metrics
 from benchwarmers.calls import reach
 from benchwarmers.calls.log import CallRow, new_call_id, record_call
 from benchwarmers.calls.tokens import total_tokens
@@ -352,12 +353,16 @@ class CallStream:
             await asyncio.shield(self._finish(sent=sent, usage=reply.usage))
 
     async def _finish(self, *, sent: bool, usage: Usage) -> None:
-        """Tell the limiter what was spent and write the log row and ledger,
-        side by side (neither waits for the other)."""
+        """Count the call (`metrics`), tell the limiter what was spent and
+        write the log row and ledger, side by side (neither waits for the other)."""
         result = self.result
         assert result is not None
         endpoint = self.model.endpoint
         context = self.context
+        metrics.CALLS.labels(self.kind, context.collection, result.alias, result.status).inc()
+        metrics.CALL_SECONDS.labels(context.collection, result.alias).observe(result.seconds)
+        if sent and result.failure is not None:  # it went out, and the provider failed it
+            metrics.UPSTREAM_ERRORS.labels(endpoint.name, result.status).inc()
         record = record_call(
             self.runtime.store,
             CallRow(

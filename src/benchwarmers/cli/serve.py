@@ -1,4 +1,4 @@
-"""`benchwarmers serve [--host 127.0.0.1] [--port 8122] [--demo]`.
+"""`benchwarmers serve [--host 127.0.0.1] [--port 8122] [--demo] [--workers N]`.
 
 The store is opened (and migrated) once before the server starts, so a bad
 data folder or database fails as one line here rather than as a traceback
@@ -17,6 +17,7 @@ import typer
 from benchwarmers.cli.context import console, with_core
 from benchwarmers.cli.errors import print_warning
 from benchwarmers.core import Core
+from benchwarmers.errors import UserError
 from benchwarmers.server import DEFAULT_HOST, DEFAULT_PORT
 
 
@@ -33,18 +34,34 @@ def serve(
         bool,
         typer.Option("--demo", help="Try it with no key: a throwaway bench of three simulated models."),
     ] = False,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers", min=1, help="Server processes on the one port; above 1 needs PostgreSQL and Redis."
+        ),
+    ] = 1,
 ) -> None:
     """Run the gateway (every API format), the verdict API and the MCP server on one port."""
+    if demo and workers > 1:
+        raise UserError("--demo runs one process (its bench is SQLite); drop --workers")
     if demo:
         from benchwarmers.demo import run_demo
 
         run_demo(host, port, console)
         return
     # FastAPI and uvicorn only for the command that serves.
-    from benchwarmers.server.run import app_for_home, bind_socket, is_loopback, listening_on, run_server
+    from benchwarmers.server.run import (
+        app_for_home,
+        bind_socket,
+        check_workers,
+        is_loopback,
+        listening_on,
+        run_server,
+        run_workers,
+    )
 
+    check_workers(workers)
     home, active_keys, endpoints = with_core(_preflight)
-    app = app_for_home(home, bind_host=host)
     sock = bind_socket(host, port)
     say = partial(console.print, soft_wrap=True)  # no wrapping mid-path when not on a terminal
     say(f"Benchwarmers on {listening_on(host, sock.getsockname()[1])} (data folder {home})", markup=False)
@@ -63,7 +80,11 @@ def serve(
             "or try `benchwarmers serve --demo`.",
             markup=False,
         )
-    run_server(app, sock)
+    if workers > 1:
+        say(f"{workers} worker processes on the one port (PostgreSQL and Redis shared).", markup=False)
+        run_workers(home, host, sock, workers)
+        return
+    run_server(app_for_home(home, bind_host=host), sock)
 
 
 async def _preflight(core: Core) -> tuple[Path, int, int]:

@@ -188,6 +188,15 @@ class Operations:
                 return item
             await asyncio.sleep(FOLLOW_SECONDS)
 
+    async def queue_depth(self) -> dict[str, int]:
+        """How many onboarding items are `queued` and `running` (for `/metrics`,
+        which names the whole bench: only an identity that may administer)."""
+        if not may_administer(self.identity):
+            raise Refused(
+                "this key is limited to some collections and may not read the server's metrics", status=403
+            )
+        return await onboarding.queue_depth(self.runtime.store)
+
     async def queue(self, *, include_finished: bool = True) -> dict[str, Any]:
         """The onboarding queue with each item's step and progress."""
         items = await onboarding.queue_items(self.runtime.store, include_finished=include_finished)

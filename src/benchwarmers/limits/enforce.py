@@ -46,6 +46,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from benchwarmers import metrics
 from benchwarmers.errors import LimitExceeded
 from benchwarmers.limits import ledger
 from benchwarmers.limits.counters import Admission, Charge, Counters
@@ -154,13 +155,23 @@ class Limiter:
     # ------------------------------------------------------------------ admit
 
     async def admit(self, endpoint: str, served: str, *, tokens: int, max_wait: float) -> None:
-        deadline = self.clock() + max(max_wait, 0.0)
+        started = self.clock()
+        deadline = started + max(max_wait, 0.0)
         # First come, first served: one model's admits take turns (a check
         # is one small read; seats of a panel are different models and do
         # not queue behind each other).
-        async with self._queues.setdefault((endpoint, served), asyncio.Lock()):
-            while (frees_at := await self._attempt(endpoint, served, tokens, deadline)) is not None:
-                await asyncio.sleep(max(frees_at - self.clock(), 0.0))
+        waited = False
+        try:
+            async with self._queues.setdefault((endpoint, served), asyncio.Lock()):
+                while (frees_at := await self._attempt(endpoint, served, tokens, deadline)) is not None:
+                    waited = True
+                    await asyncio.sleep(max(frees_at - self.clock(), 0.0))
+        except LimitExceeded:
+            metrics.LIMITER_REFUSALS.labels(endpoint).inc()
+            raise
+        if waited:
+            metrics.LIMITER_WAITS.labels(endpoint).inc()
+            metrics.LIMITER_WAIT_SECONDS.labels(endpoint).observe(self.clock() - started)
 
     async def _attempt(self, endpoint: str, served: str, tokens: int, deadline: float) -> float | None:
         """Count the call if it fits now (None), else say when room frees;

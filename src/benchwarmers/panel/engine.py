@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from benchwarmers import metrics
 from benchwarmers.bench import decisions
 from benchwarmers.calls.caller import CallContext, Caller, CallResult
 from benchwarmers.calls.log import new_ask_id, panel_task
@@ -154,6 +155,10 @@ class PanelEngine:
     # ----------------------------------------------------------------- work
 
     async def _work(self, plan: Plan, queue: asyncio.Queue[PanelEvent | BaseException]) -> None:
+        with metrics.PANELS_IN_FLIGHT.track_inprogress():
+            await self._work_counted(plan, queue)
+
+    async def _work_counted(self, plan: Plan, queue: asyncio.Queue[PanelEvent | BaseException]) -> None:
         try:
             seating = plan.seating
             queue.put_nowait(

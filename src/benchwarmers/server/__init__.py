@@ -6,3 +6,5 @@ importing FastAPI for every command."""
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8122
+# Where `serve --workers N` tells each worker the address it listens on (`server/workers.py`).
+BIND_HOST_ENV = "BENCHWARMERS_BIND_HOST"

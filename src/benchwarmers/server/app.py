@@ -22,6 +22,7 @@ APIs, documented by them (docs/api.md).
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -31,7 +32,7 @@ from fastapi import APIRouter, FastAPI
 
 from benchwarmers import __version__
 from benchwarmers.core import finish_background
-from benchwarmers.server import DEFAULT_HOST
+from benchwarmers.server import BIND_HOST_ENV, DEFAULT_HOST
 from benchwarmers.server.errors import CatchAll, install_error_handlers
 from benchwarmers.server.guard import Guard, GuardState
 from benchwarmers.server.routes import ROUTERS
@@ -83,6 +84,14 @@ def create_app(
     app.add_middleware(Guard, state=guard_state)
     app.add_middleware(CatchAll)
     return app
+
+
+def app_from_env() -> FastAPI:
+    """The app a `serve --workers N` worker builds (uvicorn's factory): the data
+    folder and database from the environment, as `Runtime.open` reads them."""
+    from benchwarmers.config.home import resolve_home
+
+    return app_for_home(resolve_home(), bind_host=os.environ.get(BIND_HOST_ENV, DEFAULT_HOST))
 
 
 def app_for_home(home: Path, database_url: str | None = None, *, bind_host: str = DEFAULT_HOST) -> FastAPI:

@@ -26,6 +26,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from benchwarmers import metrics
 from benchwarmers.errors import LimitExceeded, ProviderError, Refused, StoreError, UserError
 from benchwarmers.formats.errors import error_body, format_for_path
 from benchwarmers.server.guard import ASGIApp, Message, Receive, Scope, Send
@@ -168,6 +169,7 @@ class CatchAll:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
+                _count(scope, message["status"])
             await send(message)
 
         try:
@@ -180,6 +182,7 @@ class CatchAll:
             fmt = format_for_path(scope.get("path", "/"))
             body = json.dumps(error_body(fmt, 500, f"internal error {error_id}; the server log has it"))
             raw = body.encode()
+            _count(scope, 500)
             await send(
                 {
                     "type": "http.response.start",
@@ -191,3 +194,11 @@ class CatchAll:
                 }
             )
             await send({"type": "http.response.body", "body": raw, "more_body": False})
+
+
+def _count(scope: Scope, status: int) -> None:
+    """One reply in `metrics.REQUESTS`: by the route's template (set by the
+    router once it matched; "unmatched" for the guard's refusals and 404s),
+    never the raw path, so the label set stays bounded."""
+    route = getattr(scope.get("route"), "path", "unmatched")
+    metrics.REQUESTS.labels(route, format_for_path(scope.get("path", "/")), str(status)).inc()

@@ -16,9 +16,10 @@ microseconds), in this order, each refusal in the caller's API format
    a browser page of another origin is refused (403), so no web page can
    spend calls. Clients that are not browsers send no Origin and pass.
 3. **Gateway key** on gateway paths (`/v1`, `/v1beta`, `/api`, `/bench`,
-   `/mcp`): required when the server listens beyond loopback or the
-   `require_key` setting is on (401 without one); sent as `Authorization:
-   Bearer`, `x-api-key`, `x-goog-api-key` or `?key=`. A revoked key is
+   `/mcp`, and `/metrics`, which names the whole bench): required when the
+   server listens beyond loopback or the `require_key` setting is on (401
+   without one); sent as `Authorization: Bearer`, `x-api-key`,
+   `x-goog-api-key` or `?key=`. A revoked key is
    always refused (401), so `key revoke` locks its holder out even where keys
    are not required. When not required, a key that matches still narrows
    the caller to its scope; an unknown key is the local owner (clients
@@ -98,7 +99,7 @@ def is_gateway_path(path: str) -> bool:
     """Also Gemini generation without a version (`/models/...:generateContent`,
     as LiteLLM's `gemini/` provider posts it); the dashboard's own
     `/models` pages are not gateway paths."""
-    return path.startswith(GATEWAY_PREFIXES) or path == "/mcp" or is_unversioned_gemini(path)
+    return path.startswith(GATEWAY_PREFIXES) or path in ("/mcp", "/metrics") or is_unversioned_gemini(path)
 
 
 @dataclass(slots=True)

@@ -6,19 +6,27 @@ a launcher needs of the server (imported only by the command that serves).
 The port is bound here, before uvicorn starts, so a taken port is one
 clear line ("port 8122 is in use") instead of an errno; uvicorn's access
 log is off: Gemini clients put their key in the query string (`?key=`),
-and keys never reach a log.
+and keys never reach a log. `--workers N` is at the end.
 """
 
 from __future__ import annotations
 
 import errno
 import logging
+import os
+import shutil
 import signal
 import socket
+import tempfile
+from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from benchwarmers.config.home import HOME_ENV
 from benchwarmers.errors import UserError
+from benchwarmers.metrics import MULTIPROC_ENV
+from benchwarmers.runtime import DATABASE_URL_ENV, REDIS_URL_ENV
+from benchwarmers.server import BIND_HOST_ENV
 from benchwarmers.server.app import app_for_home, create_app
 from benchwarmers.server.guard import is_loopback
 
@@ -29,10 +37,12 @@ __all__ = [
     "app_for_home",
     "base_url",
     "bind_socket",
+    "check_workers",
     "create_app",
     "is_loopback",
     "listening_on",
     "run_server",
+    "run_workers",
 ]
 
 GRACEFUL_SHUTDOWN_SECONDS = 10
@@ -104,27 +114,35 @@ def _stopped(_signum: int, _frame: FrameType | None) -> None:
     raise _Stopped
 
 
-def run_server(app: FastAPI, sock: socket.socket) -> None:
-    """Serve `app` on `sock` until Ctrl-C (uvloop and httptools)."""
-    import uvicorn
-
-    from benchwarmers.server.protocol import GuardedHttpToolsProtocol
-
+def quiet_loggers() -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(name)s: %(message)s")
     # Their INFO lines are noise here, and httpx's would print every outbound URL.
     for chatty in ("alembic", "httpx", "httpcore", "apscheduler"):
         logging.getLogger(chatty).setLevel(logging.WARNING)
-    config = uvicorn.Config(
-        app,
-        loop="uvloop",
-        http=GuardedHttpToolsProtocol,  # head deadline and size (server/protocol.py)
-        ws="none",
-        lifespan="on",
-        access_log=False,
-        server_header=False,
-        log_level="info",
-        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
-    )
+
+
+def server_options() -> dict[str, Any]:
+    """uvicorn's settings, for one process or many (uvloop and httptools)."""
+    from benchwarmers.server.protocol import GuardedHttpToolsProtocol
+
+    return {
+        "loop": "uvloop",
+        "http": GuardedHttpToolsProtocol,  # head deadline and size (server/protocol.py)
+        "ws": "none",
+        "lifespan": "on",
+        "access_log": False,
+        "server_header": False,
+        "log_level": "info",
+        "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_SECONDS,
+    }
+
+
+def run_server(app: FastAPI, sock: socket.socket) -> None:
+    """Serve `app` on `sock` until Ctrl-C."""
+    import uvicorn
+
+    quiet_loggers()
+    config = uvicorn.Config(app, **server_options())
     server = uvicorn.Server(config)
     # uvicorn shuts down gracefully on TERM and INT, then raises the signal
     # again for the previous handler: ours turns that into a normal return,
@@ -141,3 +159,68 @@ def run_server(app: FastAPI, sock: socket.socket) -> None:
         sock.close()
     if not server.started:
         raise UserError("the server did not start (the reason is in the log above)")
+
+
+# ------------------------------------------------------------- --workers N
+#
+# uvicorn's own supervisor (`uvicorn.supervisors.Multiprocess`) starts the
+# workers on the socket `serve` bound, replaces one that dies, and stops them
+# all on Ctrl-C or SIGTERM; each worker builds its app with
+# `server.app.app_from_env` (the data folder and the address it listens on
+# come through the environment, which spawned workers inherit).
+#
+# Safe only where the processes share what one process would keep to itself,
+# so N > 1 needs both:
+#
+# - **PostgreSQL** (`BENCHWARMERS_DATABASE_URL`): SQLite's writes go through
+#   one writer *per process*, so two processes would fight over the database
+#   lock; PostgreSQL takes writers from every process. The scheduler and the
+#   onboarding queue still run in one worker at a time (their leases are
+#   PostgreSQL advisory locks, `bench/leases.py`).
+# - **Redis** (`BENCHWARMERS_REDIS_URL`): provider limits and gateway-key
+#   rates are counted there, so N workers spend one provider's limit once,
+#   not N times.
+#
+# On SQLite, or without Redis, `serve` refuses `--workers` above 1 and says
+# what to set. Cached reads (collections, keys, settings) are per worker and
+# see another worker's change within their few seconds' TTL, as replicas do.
+# `/metrics` sums every worker's figures (prometheus-client's multiprocess
+# mode, in a fresh folder per `serve`, `benchwarmers.metrics`).
+
+
+def check_workers(workers: int) -> None:
+    """Refuse N > 1 workers where they would not be safe (see above). The
+    database is the environment's, as every worker reads it."""
+    if workers <= 1:
+        return
+    if not os.environ.get(DATABASE_URL_ENV, "").strip().startswith("postgresql"):
+        raise UserError(
+            f"--workers {workers} needs PostgreSQL: SQLite has one writer per process, so several "
+            f"processes would fight over it; set {DATABASE_URL_ENV}=postgresql://... "
+            "(or serve with one worker)"
+        )
+    if not os.environ.get(REDIS_URL_ENV, "").strip():
+        raise UserError(
+            f"--workers {workers} needs Redis, so the workers count provider limits and key rates "
+            f"together: set {REDIS_URL_ENV}=redis://host:6379/0 (or serve with one worker)"
+        )
+
+
+def run_workers(home: Path, host: str, sock: socket.socket, workers: int) -> None:
+    """Serve on `sock` with `workers` processes until Ctrl-C or SIGTERM."""
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    quiet_loggers()
+    os.environ[HOME_ENV] = str(home)
+    os.environ[BIND_HOST_ENV] = host
+    metrics_dir = tempfile.mkdtemp(prefix="benchwarmers-metrics-")
+    os.environ[MULTIPROC_ENV] = metrics_dir
+    try:
+        config = uvicorn.Config(
+            "benchwarmers.server.app:app_from_env", factory=True, workers=workers, **server_options()
+        )
+        Multiprocess(config, sockets=[sock]).run()
+    finally:
+        sock.close()
+        shutil.rmtree(metrics_dir, ignore_errors=True)

@@ -39,6 +39,7 @@ ROUTERS: tuple[str, ...] = (
     "benchwarmers.server.routes.settings",
     "benchwarmers.server.routes.decisions",
     "benchwarmers.server.routes.mcp",
+    "benchwarmers.server.routes.metrics",
     "benchwarmers.dashboard.pages",
     "benchwarmers.dashboard.api",
     "benchwarmers.dashboard.signin",

@@ -1,8 +1,11 @@
 """`GET /healthz`: up, and the store answers. For load balancers, Docker's
-HEALTHCHECK and `testing.live_server`; it spends no model calls."""
+HEALTHCHECK and `testing.live_server`; it spends no model calls. It names
+the answering process (`pid`), so under `serve --workers N` one can see
+which worker answered."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -18,4 +21,4 @@ router = APIRouter()
 async def healthz(request: Request) -> dict[str, Any]:
     """200 when the store answers; a store that cannot be reached is a 503."""
     await runtime_of(request).store.check()
-    return {"ok": True, "version": __version__}
+    return {"ok": True, "version": __version__, "pid": os.getpid()}

@@ -1,0 +1,130 @@
+"""`benchwarmers serve --workers N`: several processes on one port, on
+PostgreSQL + Redis; refused, in one line, where it would not be safe."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import func, select
+from typer.testing import CliRunner
+
+from benchwarmers.cli.main import app
+from benchwarmers.runtime import DATABASE_URL_ENV, REDIS_URL_ENV, Runtime
+from benchwarmers.store import registry
+from benchwarmers.store.schema import Call
+from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.script import FakeModel
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+ASKS = 40
+
+
+def test_several_workers_on_sqlite_are_refused(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
+    result = CliRunner().invoke(app, ["serve", "--workers", "2", "--port", "0"])
+    assert result.exit_code == 1
+    assert "--workers 2 needs PostgreSQL" in result.output and "Traceback" not in result.output
+
+
+@pytest.fixture
+def redis_url() -> str:
+    from redis import Redis
+
+    client = Redis.from_url(REDIS_URL, socket_connect_timeout=0.5)
+    try:
+        client.ping()
+    except Exception as exc:  # whatever the reason, there is no Redis to serve with
+        pytest.skip(f"--workers needs Redis, and there is none on 127.0.0.1:6379 ({type(exc).__name__})")
+    finally:
+        client.close()
+    return REDIS_URL
+
+
+@pytest.fixture
+async def two_workers(
+    home: Path, postgres_url: str, redis_url: str, fake_provider: FakeProvider
+) -> AsyncIterator[tuple[str, str]]:
+    """`serve --workers 2` on PostgreSQL + Redis, one collection of one fake member; (URL, database URL)."""
+    async with Runtime.open(home, database_url=postgres_url) as runtime:
+        fake_provider.add(FakeModel("wk-one", answer="from a worker"))
+        await registry.add_endpoint(
+            runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False
+        )
+        await registry.add_model(runtime.store, "wk-one", "fake", "wk-one")
+        await registry.add_collection(runtime.store, "wk", members=["wk-one"])
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {
+        **os.environ,
+        "BENCHWARMERS_HOME": str(home),
+        DATABASE_URL_ENV: postgres_url,
+        REDIS_URL_ENV: redis_url,
+    }
+    run = "from benchwarmers.cli.main import run; run()"
+    command = [sys.executable, "-c", run, "serve", "--port", str(port), "--workers", "2"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        async with httpx.AsyncClient(timeout=2) as client:
+            while True:
+                try:
+                    if (await client.get(f"{url}/healthz")).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert process.poll() is None and time.monotonic() < deadline, process.stdout.read()  # type: ignore[union-attr]
+                await asyncio.sleep(0.1)
+        yield url, postgres_url
+    finally:
+        process.terminate()
+        output = process.communicate(timeout=30)[0]
+    assert "2 worker processes" in output, output
+    assert process.returncode == 0, output
+
+
+async def test_two_workers_answer_on_one_port_and_lose_nothing(two_workers: tuple[str, str]) -> None:
+    url, database_url = two_workers
+    # A fresh connection per request, so the kernel hands them to either worker.
+    fresh = httpx.Limits(max_keepalive_connections=0)
+    async with httpx.AsyncClient(timeout=30, limits=fresh) as client:
+        body = {"model": "bench/wk", "messages": [{"role": "user", "content": "hello"}]}
+        asks = [client.post(f"{url}/v1/chat/completions", json=body) for _ in range(ASKS)]
+        health = [client.get(f"{url}/healthz") for _ in range(ASKS)]
+        replies = await asyncio.gather(*asks, *health)
+        assert [r.status_code for r in replies] == [200] * (2 * ASKS)
+        assert all("from a worker" in r.text for r in replies[:ASKS])
+        pids = {r.json()["pid"] for r in replies[ASKS:]}
+        for _ in range(20):  # both are listening; a loaded machine may still favour one for a while
+            if len(pids) == 2:
+                break
+            pids |= {
+                r.json()["pid"]
+                for r in await asyncio.gather(*(client.get(f"{url}/healthz") for _ in range(10)))
+            }
+        assert len(pids) == 2, pids
+        # Every ask's call is in the shared database, and either worker's scrape counts all of them.
+        async with Runtime.open(database_url=database_url) as runtime, runtime.store.read() as session:
+            logged = await session.scalar(
+                select(func.count()).select_from(Call).where(Call.collection == "wk")
+            )
+        assert logged == ASKS
+        scraped = (await client.get(f"{url}/metrics")).text
+    calls = sum(
+        sample.value
+        for family in text_string_to_metric_families(scraped)
+        for sample in family.samples
+        if sample.name == "benchwarmers_calls_total" and sample.labels.get("collection") == "wk"
+    )
+    assert calls == ASKS
