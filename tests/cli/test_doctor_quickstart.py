@@ -120,7 +120,12 @@ def test_quickstart_stops_with_one_line_when_nothing_answers() -> None:
 def test_completion_installs_and_every_listing_has_json(fake_provider: FakeProvider) -> None:
     # The installed script, as a shell runs it (its name is what completion is keyed on).
     script = str(Path(sys.executable).parent / "benchwarmers")
-    shown = subprocess.run([script, "--show-completion", "bash"], capture_output=True, text=True, timeout=60)
+    # The shell named outright: typer otherwise detects it from the parent
+    # processes, which differ between a terminal, CI and an agent's shell.
+    named = {**os.environ, "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
+    shown = subprocess.run(
+        [script, "--show-completion", "bash"], env=named, capture_output=True, text=True, timeout=60
+    )
     assert shown.returncode == 0 and "_BENCHWARMERS_COMPLETE=complete_bash" in shown.stdout
     completion = {"COMP_WORDS": "benchwarmers endpoint k", "COMP_CWORD": "2"}
     completed = subprocess.run(
