@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import sqlite3
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from benchwarmers.identity.keys import create_key
 from benchwarmers.limits.user_limits import set_limits
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeError, FakeModel, RateLimit
+from tests.waiting import wait_for
 
 TRIO = {"trio": {"members": ["fast", "mid", "slow"], "purpose": "three opinions"}}
 
@@ -372,15 +374,27 @@ def test_left_off_for_images_and_context_window(panel_server: Any) -> None:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_a_client_that_hangs_up_still_gets_every_seat_recorded(panel_server: Any, stream: bool) -> None:
+def test_a_client_that_hangs_up_still_gets_every_seat_recorded(
+    panel_server: Any, fake_provider: FakeProvider, stream: bool
+) -> None:
     with panel_server(trio_models(), TRIO) as server:
         body = {"model": "bench/trio", "messages": [{"role": "user", "content": "hi"}], "stream": stream}
         if stream:
             with httpx.stream("POST", f"{server.url}/v1/chat/completions", json=body, timeout=60) as response:
                 next(response.iter_lines())  # the role chunk, then hang up
         else:
-            with pytest.raises(httpx.TimeoutException):
-                httpx.post(f"{server.url}/v1/chat/completions", json=body, timeout=0.15)
+            # Hang up once the seats are asked, not on a client timeout that a
+            # loaded machine can reach before the request is even read.
+            since = len(fake_provider.timeline)
+            port = httpx.URL(server.url).port
+            payload = json.dumps(body).encode()
+            head = (
+                f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                f"content-type: application/json\r\ncontent-length: {len(payload)}\r\n\r\n"
+            )
+            with socket.create_connection(("127.0.0.1", port), timeout=60) as raw:
+                raw.sendall(head.encode() + payload)
+                assert wait_for(lambda: any(event == "asked" for event, _ in fake_provider.timeline[since:]))
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             rows = [r for r in call_rows(server.home).values() if r["kind"] == "seat"]
