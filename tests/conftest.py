@@ -185,7 +185,7 @@ def capable(request: FakeRequest) -> str:
         return "ANSWER: Paris"
     if re.search(r"\bone word\b", prompt):
         return "ready"
-    return "A short answer from a capable model."
+    return f"An answer from {request.model}."
 
 
 @pytest.fixture

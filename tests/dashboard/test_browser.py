@@ -15,30 +15,15 @@ import httpx
 import openai
 import pytest
 
-from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
+from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import live_server
+from tests.conftest import capable
 
 expect = pytest.importorskip("playwright.sync_api").expect
 pytestmark = pytest.mark.timeout(240)
 
 NAV = ["Endpoints", "Bench", "Onboard", "Collections", "Ask", "Quotas", "Settings"]
 WAIT = 30_000  # ms: generous, for a loaded machine; nothing here asserts a duration
-
-
-def capable(request: FakeRequest) -> str:
-    """Answers the onboarding probes right, and anything else in a line."""
-    prompt = request.messages[-1].text if request.messages else ""
-    if "colour of a clear" in prompt:
-        return "Blue"
-    if "17 + 25" in prompt:
-        return "42"
-    if "JSON object" in prompt:
-        return '{"name": "bench", "count": 3}'
-    if "ANSWER:" in prompt:
-        return "ANSWER: Paris"
-    if re.search(r"\bone word\b", prompt):
-        return "ready"
-    return f"An answer from {request.model}."
 
 
 class Watch:
