@@ -1,4 +1,4 @@
-"""What one panel ask costs, counted rather than timed.
+"""What one panel ask (and one route turn) costs, counted rather than timed.
 
 Wall-clock overheads (`benchmarks/panel.py`) swing with whatever else the
 machine runs; counts do not. For a 3-seat panel against fake seats (no
@@ -7,7 +7,8 @@ delay: only our own work is left), this prints per ask:
 * SQL statements and transactions (SQLAlchemy engine events), split into
   the ask itself (until the reply is done) and what runs after it (the
   seating history), for the engine in-process and for a gateway request
-  (guard, route, engine, format) over HTTP;
+  (guard, route, engine, format) over HTTP; the same for a one-member
+  route-mode turn over HTTP (`bench/solo:route`, one conversation);
 * CPU seconds of our process per ask (`time.process_time`, which counts
   only this process, so other people's load on the machine does not show);
 * with `--profile`, the top of a cProfile of the in-process engine.
@@ -46,6 +47,7 @@ from benchwarmers.types import Ask, Request, user
 
 ALIASES = ("fast", "mid", "slow")
 BODY = {"model": "bench/trio", "messages": [{"role": "user", "content": "one word please"}]}
+ROUTE_BODY = {"model": "bench/solo:route", "messages": [{"role": "user", "content": "one word please"}]}
 
 
 class Tally:
@@ -86,6 +88,7 @@ async def set_up(home: Path, fake: FakeProvider) -> None:
             fake.add(FakeModel(alias, answer=f"{alias} says hello"))
             await registry.add_model(runtime.store, alias, "fake", alias)
         await registry.add_collection(runtime.store, "trio", list(ALIASES))
+        await registry.add_collection(runtime.store, "solo", [ALIASES[0]])
 
 
 async def settle() -> None:
@@ -126,16 +129,16 @@ async def engine_costs(home: Path, asks: int, profile: bool) -> tuple[Tally, Tal
     return during, after, cpu / asks, report
 
 
-def gateway_costs(home: Path, asks: int) -> tuple[Tally, float]:
+def gateway_costs(home: Path, asks: int, body: dict[str, Any]) -> tuple[Tally, float]:
     with live_server(home) as server, httpx.Client(timeout=30) as client:
         assert server.app is not None
-        client.post(f"{server.url}/v1/chat/completions", json=BODY).raise_for_status()
+        client.post(f"{server.url}/v1/chat/completions", json=body).raise_for_status()
         time.sleep(0.2)  # the warm-up's seating history
         store = server.app.state.runtime.store
         with counting(store) as tally:
             started = time.process_time()
             for _ in range(asks):
-                client.post(f"{server.url}/v1/chat/completions", json=BODY).raise_for_status()
+                client.post(f"{server.url}/v1/chat/completions", json=body).raise_for_status()
             cpu = time.process_time() - started
             time.sleep(0.2)
     return tally, cpu / asks
@@ -155,13 +158,17 @@ def main() -> int:
         home = Path(folder) / "home"
         asyncio.run(set_up(home, fake))
         during, after, engine_cpu, report = asyncio.run(engine_costs(home, args.asks, args.profile))
-        gateway, gateway_cpu = gateway_costs(home, args.asks)
+        gateway, gateway_cpu = gateway_costs(home, args.asks, BODY)
+        route, route_cpu = gateway_costs(home, args.asks, ROUTE_BODY)
     print(f"3-seat panel, {args.asks} asks, per ask:")
     print(f"  engine, until the reply:   {per_ask(during, args.asks)}")
     print(f"  engine, after the reply:   {per_ask(after, args.asks)}")
     print(f"  gateway request (all):     {per_ask(gateway, args.asks)}")
     print(f"  CPU per ask (this process, fake seats included): engine {engine_cpu * 1000:.1f} ms;", end=" ")
     print(f"gateway request {gateway_cpu * 1000:.1f} ms")
+    print(f"1-member route turn, {args.asks} turns of one conversation, per turn:")
+    print(f"  gateway request (all):     {per_ask(route, args.asks)}")
+    print(f"  CPU per turn (this process, fake member included): {route_cpu * 1000:.1f} ms")
     if report:
         print(report)
     return 0

@@ -5,22 +5,27 @@ Putting every call through one place is what makes the bench trustworthy:
 each call is admitted by the limiter (or refused before it goes out, status
 `limited`; a provider's own 429 is `rate_limited`), teaches the limiter
 what the provider's headers and 429 bodies said, counts against the
-limits, and lands in the call log and the usage ledger the moment it
+limits, and is handed to the call log and the usage ledger the moment it
 ends, however it ends (an answer, an error, a timeout, a client that
-walked away).
+walked away). The log's writer commits it with the other calls ending
+then (`log.submit_call`); `CallResult.recorded` says when.
 
 Two ways in:
 
 * `await caller.call(...) -> CallResult` gathers the whole reply and never
   raises for a provider's failure: the failure is the result's status. Panel
-  seats, merges, probes and the suite use it.
+  seats, merges, probes and the suite use it. It returns once the call's
+  row is committed, unless asked not to wait (`recorded=False`: the panel
+  builds its reply meanwhile and awaits `result.recorded` before the end).
 * `caller.stream(...) -> CallStream` hands over chunks as they arrive and
   records when the stream ends. A failure *before the first byte* raises the
   `ProviderError` (with `after_first_byte=False`) before anything was
   yielded, so route mode can fail over to the next member; a failure after it
   raises with `after_first_byte=True`. Either way `CallStream.result` holds
-  the recorded outcome. Consume it inside `async with` (or close it), so a
-  consumer that stops early still gets its call recorded.
+  the outcome, and `result.recorded` its commit, which the stream's end
+  does not wait for (route mode awaits it before the turn's last byte).
+  Consume it inside `async with` (or close it), so a consumer that stops
+  early still gets its call recorded.
 
 Deadlines are enforced per chunk (`timeout` is the whole call's budget,
 limiter wait included), never with a timeout scope around a `yield`, which
@@ -39,14 +44,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Iterable
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
 from benchwarmers import metrics
 from benchwarmers.calls import reach
-from benchwarmers.calls.log import CallRow, new_call_id, record_call
+from benchwarmers.calls.log import CallRow, new_call_id, submit_call
 from benchwarmers.calls.tokens import total_tokens
 from benchwarmers.config.keys import endpoint_key, env_var_name
 from benchwarmers.errors import (
@@ -122,6 +127,8 @@ class CallResult:
     # When the call was `limited`: the Unix time the limit frees, if known.
     frees_at: float | None = None
     failure: ProviderError | None = None
+    # Done when the call's row and ledger line are committed (`log.submit_call`).
+    recorded: asyncio.Future[None] | None = field(default=None, compare=False, repr=False)
 
     @property
     def answered(self) -> bool:
@@ -176,8 +183,11 @@ class Caller:
         context: CallContext = CallContext(),
         stream: bool = False,
         limit_wait: float | None = None,
+        recorded: bool = True,
     ) -> CallResult:
-        """The whole reply, recorded; a provider's failure is the status."""
+        """The whole reply; a provider's failure is the status. Returns once
+        the call is in the log, or at once with `recorded=False` (then await
+        `result.recorded` before telling anyone of the call: `await_recorded`)."""
         async with self.stream(
             model, request, kind=kind, timeout=timeout, context=context, stream=stream, limit_wait=limit_wait
         ) as call_stream:
@@ -187,6 +197,8 @@ class Caller:
             except ProviderError:
                 pass
         assert call_stream.result is not None
+        if recorded:
+            await await_recorded([call_stream.result])
         return call_stream.result
 
 
@@ -350,20 +362,17 @@ class CallStream:
                 frees_at=frees_at,
                 failure=failure,
             )
+            self._record(sent=sent, usage=reply.usage)  # at once, even if the wait below is cancelled
             await asyncio.shield(self._finish(sent=sent, usage=reply.usage))
 
-    async def _finish(self, *, sent: bool, usage: Usage) -> None:
-        """Count the call (`metrics`), tell the limiter what was spent and
-        write the log row and ledger, side by side (neither waits for the other)."""
+    def _record(self, *, sent: bool, usage: Usage) -> None:
+        """Hand the log row and ledger line to the log's writer; its commit
+        is `result.recorded`, not waited for here."""
         result = self.result
         assert result is not None
         endpoint = self.model.endpoint
         context = self.context
-        metrics.CALLS.labels(self.kind, context.collection, result.alias, result.status).inc()
-        metrics.CALL_SECONDS.labels(context.collection, result.alias).observe(result.seconds)
-        if sent and result.failure is not None:  # it went out, and the provider failed it
-            metrics.UPSTREAM_ERRORS.labels(endpoint.name, result.status).inc()
-        record = record_call(
+        recorded = submit_call(
             self.runtime.store,
             CallRow(
                 id=result.call,
@@ -387,12 +396,33 @@ class CallStream:
                 sent=sent,
             ),
         )
-        work = [record]
+        self.result = replace(result, recorded=recorded)
+
+    async def _finish(self, *, sent: bool, usage: Usage) -> None:
+        """Count the call (`metrics`) and tell the limiter what was spent."""
+        result = self.result
+        assert result is not None
+        endpoint = self.model.endpoint
+        context = self.context
+        metrics.CALLS.labels(self.kind, context.collection, result.alias, result.status).inc()
+        metrics.CALL_SECONDS.labels(context.collection, result.alias).observe(result.seconds)
+        if sent and result.failure is not None:  # it went out, and the provider failed it
+            metrics.UPSTREAM_ERRORS.labels(endpoint.name, result.status).inc()
+        work: list[Awaitable[None]] = []
         if sent:
             work.append(self.runtime.limiter.spent(endpoint.name, self.model.served, usage=usage))
         if self._reached is not None:
             work.append(reach.note(self.runtime.store, endpoint.name, reachable=self._reached))
         await asyncio.gather(*work)
+
+
+async def await_recorded(results: Iterable[CallResult | None]) -> None:
+    """Until these calls' rows are committed (before a reply that names them
+    ends). A row the store refused raises its error; a client that went
+    away meanwhile does not stop the write."""
+    pending = [r.recorded for r in results if r is not None and r.recorded is not None]
+    if pending:
+        await asyncio.shield(asyncio.gather(*pending))
 
 
 def _failed_status(exc: ProviderError) -> tuple[SeatStatus, float | None]:

@@ -1,7 +1,9 @@
 """The call log: one row per outbound model call, and the monthly usage
-ledger beside it, written together in one transaction the moment a call
-ends, so a crash after a seat finished cannot lose that seat, and the
-ledger can never count a call the log does not have.
+ledger beside it, written together in one transaction as a call ends, so
+the ledger can never count a call the log does not have. A call is handed
+to one writer that commits many calls' rows at once (`submit_call`), and a
+reply's last byte waits for its calls' commit, so a crash after a client
+was answered cannot lose what it was answered with.
 
 What a row holds is what decides the bench (who answered, how fast, with
 how many tokens, with what error), never what was asked or answered: no
@@ -13,11 +15,13 @@ from __future__ import annotations
 import asyncio
 import secrets
 import weakref
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, select, update
+from sqlalchemy import Engine, Executable, Table, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -75,37 +79,74 @@ class CallRow:
     at: datetime | None = None
 
 
-async def record_call(store: Store, row: CallRow) -> None:
-    """Write the call and add it to this month's ledger, in one transaction;
-    return once that is committed.
+def submit_call(store: Store, row: CallRow) -> asyncio.Future[None]:
+    """Hand the call to the log's writer and return at once: the future is
+    done when its row and ledger line are committed (or failed to be).
 
-    Calls that end while another write of the log is committing go into the
-    next transaction together (a group commit): seats of a panel that finish
-    at once share one commit instead of queueing for one each, and a call
-    still returns only when its own row is in."""
+    The writer batches: calls that end while a batch is committing go into
+    the next one together (a group commit), so seats of a panel, and turns
+    of many clients, share a transaction. Whoever ends a reply awaits these
+    futures before its last byte (`panel/engine.py`, `route/engine.py`):
+    the reply is built while its rows commit, and no client is told of a
+    call the log could still lose."""
     stamped = row if row.at is not None else replace(row, at=datetime.now(UTC))
+    return _writer_of(store).submit(stamped)
+
+
+async def record_call(store: Store, row: CallRow) -> None:
+    """`submit_call`, returning once the row is committed."""
+    await asyncio.shield(submit_call(store, row))
+
+
+async def settled(store: Store, call_ids: Sequence[str]) -> None:
+    """Wait while any of these calls is still on its way into the log (read
+    your writes: a verdict or `pending` that names a call this process has
+    handed to the writer but not committed yet finds it)."""
+    writer = _writers.get(store)
+    if writer is None or writer.loop is not asyncio.get_running_loop():
+        return
+    waiting = [done for call in call_ids if (done := writer.pending.get(call)) is not None]
+    if waiting:
+        await asyncio.gather(*(asyncio.shield(done) for done in waiting), return_exceptions=True)
+
+
+def _writer_of(store: Store) -> _LogWriter:
     loop = asyncio.get_running_loop()
     writer = _writers.get(store)
     if writer is None or writer.loop is not loop:
         writer = _writers[store] = _LogWriter(store, loop)
-    await writer.record(stamped)
+        store.on_close(writer.flush)
+    return writer
 
 
 class _LogWriter:
-    """The call log's group commit for one store (on one event loop)."""
+    """The call log's group commit for one store (on one event loop). On an
+    SQLite file it writes through a connection of its own in a thread of its
+    own (`_LogFile`): one hop to that thread per batch, where an async
+    session costs a hop per statement, its begin, commit and reset."""
 
     def __init__(self, store: Store, loop: asyncio.AbstractEventLoop) -> None:
         self.store = store
         self.loop = loop
         self._waiting: list[tuple[CallRow, asyncio.Future[None]]] = []
         self._draining: asyncio.Task[None] | None = None
+        # Calls handed over and not yet committed, by id (`settled`).
+        self.pending: dict[str, asyncio.Future[None]] = {}
 
-    async def record(self, row: CallRow) -> None:
+    def submit(self, row: CallRow) -> asyncio.Future[None]:
         done = self.loop.create_future()
         self._waiting.append((row, done))
+        self.pending[row.id] = done
+        done.add_done_callback(lambda _done: self.pending.pop(row.id, None))
         if self._draining is None:
-            self._draining = self.loop.create_task(self._drain())
-        await done
+            self._draining = self.loop.create_task(self._drain(), name="call log writer")
+        return done
+
+    async def flush(self) -> None:
+        """Let what is handed over reach the store (before it closes)."""
+        if self.loop is asyncio.get_running_loop():
+            while self._draining is not None:
+                await asyncio.shield(self._draining)
 
     async def _drain(self) -> None:
         """Commit what waits, then what came meanwhile, until none is left."""
@@ -122,14 +163,14 @@ class _LogWriter:
 
     async def _commit(self, batch: list[tuple[CallRow, asyncio.Future[None]]]) -> None:
         try:
-            await _write(self.store, [row for row, _done in batch])
+            await self._write([row for row, _done in batch])
         except Exception as exc:
             if len(batch) == 1:
                 _settle(batch[0][1], exc)
                 return
             for row, done in batch:  # one row the store refuses must not lose the others
                 try:
-                    await _write(self.store, [row])
+                    await self._write([row])
                 except Exception as one:
                     _settle(done, one)
                 else:
@@ -138,8 +179,50 @@ class _LogWriter:
             for _row, done in batch:
                 _settle(done, None)
 
+    async def _write(self, rows: list[CallRow]) -> None:
+        file = _log_file(self.store)
+        if file is None:
+            async with self.store.write() as session:
+                for statement, values in _statements(self.store, rows):
+                    await session.execute(statement, values)
+            return
+        async with self.store.writing():
+            await self.loop.run_in_executor(file.thread, file.write, _statements(self.store, rows))
+
 
 _writers: weakref.WeakKeyDictionary[Store, _LogWriter] = weakref.WeakKeyDictionary()
+
+
+class _LogFile:
+    """The thread the call log writes an SQLite file from, through the
+    store's `thread_engine`. Its transactions take the store's writer turn
+    (`Store.writing`), so they never meet another writer's."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.thread = ThreadPoolExecutor(1, thread_name_prefix="call-log")
+
+    def write(self, statements: list[tuple[Executable, list[dict[str, Any]]]]) -> None:
+        with self.engine.begin() as connection:
+            for statement, values in statements:
+                connection.execute(statement, values)
+
+    async def close(self) -> None:
+        self.thread.shutdown()
+
+
+_files: weakref.WeakKeyDictionary[Store, _LogFile] = weakref.WeakKeyDictionary()
+
+
+def _log_file(store: Store) -> _LogFile | None:
+    """The store's call-log thread (made on first use); None on PostgreSQL
+    (asyncpg is one round trip a statement already) and for an in-memory
+    SQLite database (a second connection would be another database)."""
+    file = _files.get(store)
+    if file is None and store.thread_engine is not None:
+        file = _files[store] = _LogFile(store.thread_engine)
+        store.on_close(file.close)
+    return file
 
 
 def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
@@ -149,10 +232,11 @@ def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
         done.set_result(None)
     else:
         done.set_exception(error)
+        done.exception()  # retrieved: a future nobody awaits (a client gone) is not an error to log
 
 
-async def _write(store: Store, rows: list[CallRow]) -> None:
-    """The rows and their ledger lines: two statements, one transaction."""
+def _statements(store: Store, rows: list[CallRow]) -> list[tuple[Executable, list[dict[str, Any]]]]:
+    """The rows and their ledger lines: two statements, for one transaction."""
     calls = cast(Table, Call.__table__)  # Core, not the ORM's unit of work: less work per row
     ledger = cast(Table, UsageMonth.__table__)
     sums: dict[tuple[str, str, str], list[int]] = {}
@@ -172,22 +256,18 @@ async def _write(store: Store, rows: list[CallRow]) -> None:
             "tokens_out": ledger.c.tokens_out + upsert.excluded.tokens_out,
         },
     )
-    async with store.write() as session:
-        await session.execute(calls.insert(), [_call_values(row) for row in rows])
-        await session.execute(
-            upsert,
-            [
-                {
-                    "month": month,
-                    "endpoint": endpoint,
-                    "served": served,
-                    "requests": n,
-                    "tokens_in": i,
-                    "tokens_out": o,
-                }
-                for (month, endpoint, served), (n, i, o) in sums.items()
-            ],
-        )
+    lines = [
+        {
+            "month": month,
+            "endpoint": endpoint,
+            "served": served,
+            "requests": n,
+            "tokens_in": i,
+            "tokens_out": o,
+        }
+        for (month, endpoint, served), (n, i, o) in sums.items()
+    ]
+    return [(calls.insert(), [_call_values(row) for row in rows]), (upsert, lines)]
 
 
 def _call_values(row: CallRow) -> dict[str, Any]:
@@ -216,14 +296,16 @@ def _call_values(row: CallRow) -> dict[str, Any]:
 
 async def set_call_task(store: Store, call_id: str, task: str) -> None:
     """Say what a finished call was for, when only its reply could tell
-    (route mode names the tools a turn called). The row must be in: call
-    this after `record_call` returned for it. Like the task `record_call`
-    writes, `task` names things, never prompt or reply text."""
+    (route mode names the tools a turn called): after the row, once it is
+    in (`settled`). Like the task `submit_call` writes, `task` names things,
+    never prompt or reply text."""
+    await settled(store, [call_id])
     async with store.write() as session:
         await session.execute(update(Call).where(Call.id == call_id).values(task=task))
 
 
 async def get_call(store: Store, call_id: str) -> Call | None:
+    await settled(store, [call_id])
     async with store.read() as session:
         return await session.get(Call, call_id)
 

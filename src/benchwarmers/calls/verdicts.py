@@ -3,7 +3,9 @@
 same way by the HTTP routes, the CLI and the MCP tools.
 
 A verdict belongs to a call id, so it needs nothing of the prompt or the
-answer; the record it feeds is counts only. Sending the same verdict twice
+answer. A call this process handed to the log's writer and has not
+committed yet is waited for (`log.settled`), so a verdict sent on a seat
+mid-stream finds it; the record it feeds is counts only. Sending the same verdict twice
 writes nothing (agents retry, hooks fire twice); a different one replaces
 the first (people change their minds).
 """
@@ -17,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from benchwarmers.calls.log import settled
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import Call, Verdict
@@ -74,6 +77,7 @@ def check_verdict_body(body: object) -> tuple[str, bool, str]:
 
 
 async def record_verdict(store: Store, call_id: str, useful: bool, note: str = "") -> Recorded:
+    await settled(store, [call_id])  # a call this process is still writing is found
     async with store.write() as session:
         call = await session.get(Call, call_id)
         if call is None:
@@ -152,6 +156,7 @@ async def pending(
     )
     if collections is not None:
         query = query.where(Call.collection.in_(collections))
+    await settled(store, wanted)
     async with store.read() as session:
         open_ids = set(await session.scalars(query))
     return [c for c in wanted if c in open_ids]

@@ -1,9 +1,10 @@
 """The panel engine: one `Ask` in, `PanelEvent`s out.
 
 It seats the collection, asks every seat at once, hands each seat on the
-moment it is in (already in the call log: the caller records before it
-returns), merges when asked, and ends with the whole reply. A seat's
-failure is that seat's status, never the request's.
+moment it is in (its call-log row on its way: the log's writer commits it
+meanwhile), merges when asked, and ends with the whole reply once every
+call it names is committed, so a client told of a call finds it, even
+after a crash. A seat's failure is that seat's status, never the request's.
 
 The work runs in a task of its own that the event stream only watches:
 when the client hangs up, the stream's consumer goes away but the panel
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchwarmers import metrics
 from benchwarmers.bench import decisions
-from benchwarmers.calls.caller import CallContext, Caller, CallResult
+from benchwarmers.calls.caller import CallContext, Caller, CallResult, await_recorded
 from benchwarmers.calls.log import new_ask_id, panel_task
 from benchwarmers.calls.tokens import fitted
 from benchwarmers.errors import UserError
@@ -170,7 +171,8 @@ class PanelEngine:
                     merged=plan.merged,
                 )
             )
-            seat_tasks = [asyncio.create_task(self._seat(plan, planned)) for planned in seating.seats]
+            calls: list[CallResult] = []  # every call the reply names, committed before it ends
+            seat_tasks = [asyncio.create_task(self._seat(plan, planned, calls)) for planned in seating.seats]
             done_seats: dict[str, Seat] = {}
             try:
                 for finished in asyncio.as_completed(seat_tasks):
@@ -188,9 +190,10 @@ class PanelEngine:
             seats = tuple(done_seats[s.label] for s in seating.seats)
             merged: Merged | None = None
             if plan.merged:
-                merged = await self._merge(plan, seats)
+                merged = await self._merge(plan, seats, calls)
                 queue.put_nowait(MergeDone(merged))
             reply = PanelReply(plan.collection.name, plan.shape, seats, seating.left_off, merged)
+            await await_recorded(calls)
             queue.put_nowait(PanelDone(reply))
             await self._record_seating(plan)
         except BaseException as exc:  # hand the failure to the stream, never lose it
@@ -210,7 +213,7 @@ class PanelEngine:
             plan.seating.left_off,
         )
 
-    async def _seat(self, plan: Plan, planned: PlannedSeat) -> Seat:
+    async def _seat(self, plan: Plan, planned: PlannedSeat, calls: list[CallResult]) -> Seat:
         started = time.monotonic()
         context = CallContext(
             task=panel_task(plan.collection.name, plan.shape),
@@ -229,7 +232,9 @@ class PanelEngine:
                 timeout=plan.collection.seat_timeout,
                 context=context,
                 stream=True,
+                recorded=False,
             )
+            calls.append(result)
         except Exception as exc:  # a bug in one seat's path must not sink the panel
             return Seat(
                 "",
@@ -243,7 +248,7 @@ class PanelEngine:
             )
         return seat_of(result, planned, note)
 
-    async def _merge(self, plan: Plan, seats: Sequence[Seat]) -> Merged:
+    async def _merge(self, plan: Plan, seats: Sequence[Seat], calls: list[CallResult]) -> Merged:
         answered = [s for s in seats if s.status == "ok"]
         if not answered:
             return Merged(
@@ -271,7 +276,9 @@ class PanelEngine:
                     ask_id=plan.ask_id,
                 ),
                 stream=True,
+                recorded=False,
             )
+            calls.append(result)
             if result.status == "ok":
                 content, agreement = parse_merge(result.reply.text, anonymised.label_of_letter)
                 if content:

@@ -25,7 +25,10 @@ Who answers:
 
 Every attempt is a call-log row of kind `route` sharing the turn's ask id,
 so a verdict can name the call that answered and the record shows who
-failed. Engines know no HTTP and no format.
+failed. The rows are committed while the reply streams; `chunks()` ends
+(and so the format writes its last event) only once they are in, so a
+client that was answered finds its calls, even after a crash. Engines know
+no HTTP and no format.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from benchwarmers.calls.caller import CallContext, Caller, CallResult, CallStream
+from benchwarmers.calls.caller import CallContext, Caller, CallResult, CallStream, await_recorded
 from benchwarmers.calls.log import new_ask_id, set_call_task
 from benchwarmers.errors import LimitExceeded, ProviderError, ProviderTimeout, UserError
 from benchwarmers.panel.shapes import shape_of
@@ -143,6 +146,7 @@ class RouteEngine:
         )
         budget = max(collection.seat_timeout, ROUTE_TURN_SECONDS)
         attempts = list(earlier)
+        failed_calls: list[CallResult | None] = []  # their rows, awaited before the turn ends
         async for candidate in turn_order(store, collection, shape, fit, sticky):
             call_stream = self.caller.stream(
                 candidate.model,
@@ -157,6 +161,7 @@ class RouteEngine:
             except ProviderError as exc:
                 await call_stream.aclose()
                 attempts.append(_attempt(candidate.alias, call_stream, exc))
+                failed_calls.append(call_stream.result)
                 continue
             if candidate.alias != sticky:  # a new conversation, or failover moved it
                 await self.runtime.conversations.put(key, collection.name, candidate.alias)
@@ -181,7 +186,9 @@ class RouteEngine:
                 attempts=tuple(attempts),
                 shadows=shadows,
                 left_off=left_off,
+                failed_calls=tuple(failed_calls),
             )
+        await await_recorded(failed_calls)  # the error names them
         raise _all_failed(collection.name, attempts)
 
 
@@ -201,6 +208,7 @@ class RouteTurn:
         attempts: tuple[Attempt, ...],
         shadows: tuple[str, ...],
         left_off: tuple[LeftOff, ...],
+        failed_calls: tuple[CallResult | None, ...] = (),
     ) -> None:
         self.runtime = runtime
         self.call = call_stream.call_id
@@ -213,11 +221,13 @@ class RouteTurn:
         self.left_off = left_off
         self._stream = call_stream
         self._head = head
+        self._failed_calls = failed_calls
 
     async def chunks(self) -> AsyncGenerator[Chunk, None]:
         """The member's reply as it arrives; raises the `ProviderError` of a
-        failure after the first byte. Leaving early (a client that hung up)
-        still ends the call, recorded."""
+        failure after the first byte. Ends once this turn's calls are in the
+        log. Leaving early (a client that hung up) still ends the call,
+        recorded."""
         try:
             for chunk in self._head:
                 if not isinstance(chunk, ResponseHeaders):
@@ -230,6 +240,7 @@ class RouteTurn:
                 await self._stream.aclose()
             finally:  # even when a hang-up cancels the close: the row is written regardless
                 self._note_tool_calls()
+        await await_recorded((*self._failed_calls, self._stream.result))
 
     def _note_tool_calls(self) -> None:
         result = self._stream.result

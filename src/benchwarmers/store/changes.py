@@ -60,12 +60,16 @@ def database_of(store: Store) -> str:
 
 
 def watch(store: Store) -> None:
-    """Start seeing the writes made through this store (idempotent)."""
-    engine = store.engine.sync_engine
-    if engine in _watched:
-        return
-    _watched.add(engine)
+    """Start seeing the writes made through this store, on its engine and on
+    its thread engine (the call log's), idempotent."""
     versions = _versions.setdefault(database_of(store), {})
+    for engine in (store.engine.sync_engine, store.thread_engine):
+        if engine is not None and engine not in _watched:
+            _watched.add(engine)
+            _watch_engine(engine, versions)
+
+
+def _watch_engine(engine: Engine, versions: dict[str, int]) -> None:
 
     def bump(tables: set[str]) -> None:
         for table in tables:

@@ -11,12 +11,12 @@ replicas it would not help anyway, so there the lock is not taken.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from benchwarmers.errors import StoreError
@@ -50,6 +50,13 @@ class Store:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         self._write_lock = asyncio.Lock()
+        self._closers: list[Callable[[], Awaitable[None]]] = []
+        # A plain engine on the same SQLite file, for a writer that runs in a thread of
+        # its own (the call log's, `calls/log.py`); None on PostgreSQL or in memory.
+        database = self.engine.url.database if self.is_sqlite else None
+        self.thread_engine: Engine | None = (
+            sqlite_sync_engine(database) if database and database != ":memory:" else None
+        )
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
@@ -67,8 +74,28 @@ class Store:
             async with self._sessions() as session, session.begin():
                 yield session
 
+    @asynccontextmanager
+    async def writing(self) -> AsyncIterator[None]:
+        """The one writer's turn without a session: for a writer with its own
+        connection (the call log's, `calls/log.py`), so its transactions never
+        interleave with `write()`'s on SQLite."""
+        if self.is_sqlite:
+            async with self._write_lock:
+                yield
+        else:
+            yield
+
+    def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
+        """Run `closer` first when the store closes (a writer finishing what it holds)."""
+        self._closers.append(closer)
+
     async def close(self) -> None:
+        closers, self._closers = self._closers, []
+        for closer in closers:
+            await closer()
         await self.engine.dispose()
+        if self.thread_engine is not None:
+            self.thread_engine.dispose()
 
     async def check(self) -> None:
         """Fail with one clear line when the database cannot be reached."""
@@ -79,6 +106,14 @@ class Store:
                 await session.execute(text("SELECT 1"))
         except Exception as exc:  # any driver error means the same thing to the user
             raise StoreError(f"cannot open the store at {redacted_url(self.url)}: {exc}") from exc
+
+
+def sqlite_sync_engine(file: str) -> Engine:
+    """A plain (threaded, not async) engine on the same SQLite file, with the
+    same pragmas: for a writer that runs in a thread of its own."""
+    engine = create_engine(f"sqlite:///{file}")
+    event.listen(engine, "connect", _sqlite_pragmas)
+    return engine
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

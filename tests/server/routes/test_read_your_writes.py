@@ -1,0 +1,112 @@
+"""A reply's calls are in the store by the time its last byte reaches the
+client: the call log's writer commits them while the reply is built, and
+the reply waits for that commit before it ends. Shown with a writer made
+slow on purpose (each batch waits before it writes): every format, streamed
+and not, panel and route, read back right after the reply, from another
+connection (as another worker or a restart would), and through
+`/bench/pending` and `/bench/verdict`."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sqlite3
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from benchwarmers.calls import log
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.testing import FakeModel, FakeProvider
+from benchwarmers.testing.live_server import LiveServer, live_server
+
+# How long each of the writer's batches waits before it writes: far longer
+# than rendering and sending a reply takes, so a reply that did not wait for
+# its commit would be read back before its rows exist.
+SLOW_COMMIT = 0.3
+CALL_ID = re.compile(r"\bc_[A-Za-z0-9_-]{20}\b")
+MESSAGES = [{"role": "user", "content": "hello there"}]
+
+
+def request_for(fmt: str, model: str, stream: bool) -> tuple[str, dict[str, Any]]:
+    """(path, body) of one ask in one format."""
+    if fmt == "chat":
+        return "/v1/chat/completions", {"model": model, "messages": MESSAGES, "stream": stream}
+    if fmt == "responses":
+        return "/v1/responses", {"model": model, "input": "hello there", "stream": stream}
+    if fmt == "anthropic":
+        return "/v1/messages", {"model": model, "max_tokens": 100, "messages": MESSAGES, "stream": stream}
+    if fmt == "gemini":
+        verb = "streamGenerateContent?alt=sse" if stream else "generateContent"
+        return f"/v1beta/models/{model}:{verb}", {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    if fmt == "ollama":
+        return "/api/chat", {"model": model, "messages": MESSAGES, "stream": stream}
+    raise AssertionError(fmt)
+
+
+async def _register(home: Path, fake: FakeProvider) -> None:
+    async with Runtime.open(home) as runtime:
+        await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
+        for alias in ("ryw-a", "ryw-b"):
+            fake.add(FakeModel(alias, answer=f"{alias} answers"))
+            await registry.add_model(runtime.store, alias, "fake", alias)
+        await registry.add_collection(runtime.store, "duo", ["ryw-a", "ryw-b"])
+        await registry.add_collection(runtime.store, "drive", ["ryw-a"])
+
+
+@pytest.fixture(scope="module")
+def slow_writer_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    from benchwarmers.testing.fake_provider import FakeProvider
+
+    home = tmp_path_factory.mktemp("ryw") / "home"
+    write = log._LogFile.write
+
+    def slow_write(self: log._LogFile, statements: Any) -> None:
+        time.sleep(SLOW_COMMIT)
+        write(self, statements)
+
+    with FakeProvider() as fake:
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, _register(home, fake)).result()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(log._LogFile, "write", slow_write)
+            with live_server(home) as server:
+                yield server
+
+
+def committed(home: Path, calls: list[str]) -> set[str]:
+    marks = ",".join("?" * len(calls))
+    with sqlite3.connect(home / "benchwarmers.db") as db:
+        return {row[0] for row in db.execute(f"SELECT id FROM calls WHERE id IN ({marks})", calls)}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("fmt", ["chat", "responses", "anthropic", "gemini", "ollama"])
+@pytest.mark.parametrize("mode", ["panel", "route"])
+def test_a_replys_calls_are_committed_before_its_last_byte(
+    slow_writer_server: LiveServer, fmt: str, stream: bool, mode: str
+) -> None:
+    server = slow_writer_server
+    model = "bench/duo" if mode == "panel" else "bench/drive:route"
+    path, body = request_for(fmt, model, stream)
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        reply = client.post(path, json=body, headers={"x-bench-conversation": f"{fmt}-{stream}"})
+        assert reply.status_code == 200, reply.text
+        # Read back at once, from a connection of our own: no waiting, no retry.
+        if mode == "route":
+            calls = [reply.headers["x-bench-call"]]
+        else:
+            calls = sorted(set(CALL_ID.findall(reply.text + reply.headers.get("x-bench", ""))))
+            assert len(calls) == 2, reply.text
+        assert committed(server.home, calls) == set(calls)
+        if mode == "panel":
+            pending = client.post("/bench/pending", json={"calls": calls})
+            assert sorted(pending.json()["pending"]) == calls, pending.text
+        verdict = client.post("/bench/verdict", json={"call": calls[0], "useful": True})
+        assert verdict.status_code == 200, verdict.text

@@ -1,0 +1,140 @@
+"""A call whose reply reached the client survives SIGKILL of the server
+sent the instant the reply is in: the real server (`benchwarmers serve`, a
+child process) is killed right after each reply, started again on the same
+data, and every call the reply named is in the call log. The child's
+call-log writer is made slow on purpose (each batch waits before it
+writes, through a `sitecustomize` on its path), so a reply that ended
+before its commit would lose its calls here. Panel and route, streamed and
+not, on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import asyncpg
+import httpx
+import pytest
+
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.store.db import SQLITE_FILE
+from benchwarmers.testing import FakeModel, FakeProvider
+
+from ..conftest import throwaway_postgres
+from .child_server import Child
+
+CALL_ID = re.compile(r"\bc_[A-Za-z0-9_-]{20}\b")
+SLOW_WRITER = """
+import asyncio
+from benchwarmers.calls import log
+
+_write = log._LogWriter._write
+
+
+async def _slow_write(self, rows):
+    await asyncio.sleep(0.5)
+    await _write(self, rows)
+
+
+log._LogWriter._write = _slow_write
+"""
+ASKS = [
+    # (path, body, whether the call ids come from the x-bench-call header)
+    ("/v1/chat/completions", {"model": "bench/duo", "messages": [{"role": "user", "content": "hi"}]}, False),
+    (
+        "/v1/messages",
+        {
+            "model": "bench/duo",
+            "max_tokens": 50,
+            "stream": True,
+            "messages": [{"role": "user", "content": "hi"}],
+        },
+        False,
+    ),
+    (
+        "/v1/chat/completions",
+        {"model": "bench/drive:route", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
+        True,
+    ),
+    (
+        "/api/chat",
+        {"model": "bench/drive:route", "stream": False, "messages": [{"role": "user", "content": "hi"}]},
+        True,
+    ),
+]
+
+
+async def _register(home: Path, url: str | None, fake: FakeProvider) -> None:
+    async with Runtime.open(home, url) as runtime:
+        await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
+        for alias in ("kill-a", "kill-b"):
+            fake.add(FakeModel(alias, answer=f"{alias} answers"))
+            await registry.add_model(runtime.store, alias, "fake", alias)
+        await registry.add_collection(runtime.store, "duo", ["kill-a", "kill-b"])
+        await registry.add_collection(runtime.store, "drive", ["kill-a"])
+
+
+def _kill_after_each_reply(home: Path, url: str | None, slow: Path) -> list[list[str]]:
+    """Each ask against a fresh start of the slow child, killed as soon as
+    the reply is read; the call ids each reply named."""
+    named: list[list[str]] = []
+    child = Child(home, url, PYTHONPATH=str(slow))
+    try:
+        for path, body, from_header in ASKS:
+            child.start()
+            reply = httpx.post(child.url + path, json=body, timeout=30)
+            child.kill()
+            assert reply.status_code == 200, reply.text
+            calls = (
+                [reply.headers["x-bench-call"]] if from_header else sorted(set(CALL_ID.findall(reply.text)))
+            )
+            assert calls, reply.text
+            named.append(calls)
+        child.env.pop("PYTHONPATH")
+        child.start()  # on the same data: the store opens after the kills
+    finally:
+        child.stop()
+    return named
+
+
+@pytest.fixture
+def slow(tmp_path: Path) -> Path:
+    folder = tmp_path / "slow-writer"
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(SLOW_WRITER)
+    return folder
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeProvider]:
+    with FakeProvider() as provider:
+        yield provider
+
+
+def test_a_replied_call_survives_sigkill_on_sqlite(home: Path, fake: FakeProvider, slow: Path) -> None:
+    asyncio.run(_register(home, None, fake))
+    named = _kill_after_each_reply(home, None, slow)
+    with sqlite3.connect(home / SQLITE_FILE) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        logged = {row[0] for row in db.execute("SELECT id FROM calls")}
+    for calls in named:
+        assert set(calls) <= logged
+
+
+async def test_a_replied_call_survives_sigkill_on_postgres(
+    home: Path, fake: FakeProvider, slow: Path
+) -> None:
+    async with throwaway_postgres() as url:
+        await _register(home, url, fake)
+        named = await asyncio.to_thread(_kill_after_each_reply, home, url, slow)
+        connection = await asyncpg.connect(url)
+        try:
+            logged = {row[0] for row in await connection.fetch("SELECT id FROM calls")}
+        finally:
+            await connection.close()
+    for calls in named:
+        assert set(calls) <= logged
