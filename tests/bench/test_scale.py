@@ -91,6 +91,10 @@ def _call(call_id: str, alias: str, at: datetime, collection: str, shape: str) -
 
 
 async def statements(rt: Runtime, operation: Callable[[], Awaitable[Any]]) -> list[tuple[str, Any]]:
+    """What `operation` sends with ranking's caches empty: the reads a
+    refresh of them makes (a warm rank sends none)."""
+    for cache in decisions.RANKING_CACHES:
+        cache.forget()
     sent: list[tuple[str, Any]] = []
 
     def keep(_conn: Any, _cursor: Any, statement: str, params: Any, *_: Any) -> None:
@@ -171,6 +175,27 @@ async def test_rank_and_explorers_read_the_same_however_long_the_log(
         assert steps_after[name] < 1.2 * steps_before[name] + 50, (name, steps_before, steps_after)
     assert [r.alias for r in await decisions.rank(ranked.store, "trio", "short", list(MEMBERS))] == decided
     assert decided[-1] == "c"
+
+
+async def test_a_warm_rank_reads_nothing_and_a_verdict_is_seen_at_once(ranked: Runtime, seat: Seat) -> None:
+    await decisions.rank(ranked.store, "trio", "short", list(MEMBERS))
+    await decisions.pick_explorers(ranked.store, "trio", "short", 2)
+    sent: list[str] = []
+
+    def keep(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        sent.append(statement)
+
+    engine = ranked.store.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", keep)
+    try:
+        warm = await decisions.rank(ranked.store, "trio", "short", list(MEMBERS))
+    finally:
+        event.remove(engine, "before_cursor_execute", keep)
+    assert sent == []
+    before = {r.alias: r.judged for r in warm}
+    await seat("c", useful=True)  # a verdict (through record_verdict) drops the tally at once
+    after = {r.alias: r.judged for r in await decisions.rank(ranked.store, "trio", "short", list(MEMBERS))}
+    assert after["c"] == before["c"] + 1 and after["a"] == before["a"]
 
 
 async def test_plans_use_indexes_with_or_without_statistics(ranked: Runtime) -> None:

@@ -27,7 +27,7 @@ from benchwarmers.testing import FakeModel, FakeProvider
 from ..conftest import throwaway_postgres
 from .child_server import Child
 
-CALL_ID = re.compile(r"\bc_[A-Za-z0-9_-]{20}\b")
+CALL_ID = re.compile(r"(?<![A-Za-z0-9_-])c_[A-Za-z0-9_-]{20}(?![A-Za-z0-9_-])")  # new_call_id()'s
 SLOW_WRITER = """
 import asyncio
 from benchwarmers.calls import log

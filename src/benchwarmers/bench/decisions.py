@@ -56,6 +56,7 @@ from benchwarmers.bench.rating import (
     rank_evidence,
 )
 from benchwarmers.calls.verdicts import collection_name
+from benchwarmers.store.changes import Cached
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import (
     Call,
@@ -81,6 +82,25 @@ FIRST_BYTE_SAMPLE = 50
 SEAT_COUNT_CAP = 1000
 NEAR_LIMIT_SHARE = 0.1
 SHAPES = ("short", "long", "code", "vision")
+
+# What ranking reads, each for the whole bench, kept until a write to its tables commits in
+# this process (`store/changes.py`) or DEFAULT_TTL seconds pass (another process's write):
+# ranking runs on every seat-by-record ask, merge and new route conversation, and these
+# change far less often than that. What is left per rank is arithmetic over a few rows per
+# model, however long the call log.
+_FACTS: Cached[dict[str, _Facts]] = Cached(("models", "endpoints"))
+# (alias, collection, shape, useful) -> verdicts on answers, from `ix_verdicts_tally` alone.
+_TALLIES: Cached[dict[str, list[tuple[str, str, bool, int]]]] = Cached(("verdicts", "models"))
+_SUITE: Cached[dict[str, list[tuple[str, bool]]]] = Cached(("suite_results",))
+_PROBES: Cached[dict[str, list[Probe]]] = Cached(("probes",))
+_LIMITS: Cached[tuple[LearnedLimit, ...]] = Cached(("learned_limits",))
+# The newest answers' first bytes move with every call: re-read when the bench changes or
+# the time-to-live passes, not per call (a stand-in for a speed probe: seconds of staleness
+# are no news to it).
+_FIRST_BYTES: Cached[dict[str, float]] = Cached(("models",))
+_SEATED: Cached[dict[tuple[str, str], tuple[str, ...]]] = Cached(("seating_history",))
+_EXPLORING: Cached[dict[str, tuple[int, bool]]] = Cached(("collections",))
+RANKING_CACHES = (_FACTS, _TALLIES, _SUITE, _PROBES, _LIMITS, _FIRST_BYTES, _SEATED, _EXPLORING)
 
 
 async def rank(
@@ -117,8 +137,7 @@ async def pick_explorers(
     name = collection_name(collection)
     now = datetime.now(UTC)
     models = await _models(store, None)
-    async with store.read() as session:
-        free_only = bool(await session.scalar(select(Collection.free_only).where(Collection.name == name)))
+    free_only = (await _collections(store)).get(name, (0, False))[1]
     eligible = [
         a
         for a, m in models.items()
@@ -197,17 +216,36 @@ def seating_reason(rankings: Sequence[Ranking], seated: Sequence[str], explorers
 async def _seating(store: Store, collection: str, shape: str) -> tuple[tuple[str, ...], bool]:
     """Who sits on this collection and shape now (its newest seating line),
     and whether it has explorer seats (then they explore, not optimism)."""
-    async with store.read() as session:
-        seated = await session.scalar(
-            select(SeatingHistory.seated)
-            .where(SeatingHistory.collection == collection, SeatingHistory.shape == shape)
-            .order_by(SeatingHistory.id.desc())
-            .limit(1)
+
+    async def load() -> dict[tuple[str, str], tuple[str, ...]]:
+        newest = (
+            select(func.max(SeatingHistory.id))
+            .group_by(SeatingHistory.collection, SeatingHistory.shape)
+            .scalar_subquery()
         )
-        explorers = await session.scalar(
-            select(Collection.explorer_seats).where(Collection.name == collection)
-        )
-    return tuple(seated or ()), bool(explorers)
+        async with store.read() as session:
+            rows = await session.execute(
+                select(SeatingHistory.collection, SeatingHistory.shape, SeatingHistory.seated).where(
+                    SeatingHistory.id.in_(newest)
+                )
+            )
+            return {(coll, shp): tuple(seated or ()) for coll, shp, seated in rows}
+
+    seated = (await _SEATED.get(store, load)).get((collection, shape), ())
+    return seated, bool((await _collections(store)).get(collection, (0, False))[0])
+
+
+async def _collections(store: Store) -> dict[str, tuple[int, bool]]:
+    """name -> (explorer seats, free only)."""
+
+    async def load() -> dict[str, tuple[int, bool]]:
+        async with store.read() as session:
+            rows = await session.execute(
+                select(Collection.name, Collection.explorer_seats, Collection.free_only)
+            )
+            return {name: (explorers or 0, bool(free)) for name, explorers, free in rows}
+
+    return await _EXPLORING.get(store, load)
 
 
 async def seating_history(store: Store, collection: str, limit: int = 50) -> list[dict[str, Any]]:
@@ -289,13 +327,17 @@ class _Facts:
 
 
 async def _models(store: Store, candidates: Sequence[str] | None) -> dict[str, _Facts]:
+    rows = await _FACTS.get(store, lambda: _load_facts(store))
+    order = list(candidates) if candidates is not None else sorted(rows)
+    return {a: rows[a] for a in dict.fromkeys(order) if a in rows}
+
+
+async def _load_facts(store: Store) -> dict[str, _Facts]:
     async with store.read() as session:
         query = select(Model, Endpoint.name, Endpoint.unreachable_since).join(
             Endpoint, Endpoint.id == Model.endpoint_id
         )
-        if candidates is not None:
-            query = query.where(Model.alias.in_(list(candidates)))
-        rows = {
+        return {
             m.alias: _Facts(
                 m.alias,
                 endpoint,
@@ -312,8 +354,6 @@ async def _models(store: Store, candidates: Sequence[str] | None) -> dict[str, _
             )
             for m, endpoint, unreachable in (await session.execute(query)).all()
         }
-    order = list(candidates) if candidates is not None else sorted(rows)
-    return {a: rows[a] for a in dict.fromkeys(order) if a in rows}
 
 
 async def _evidence(
@@ -326,16 +366,15 @@ async def _evidence(
     elsewhere: dict[str, Tally] = defaultdict(Tally)
     suite_shape: dict[str, Tally] = defaultdict(Tally)
     suite_other: dict[str, Tally] = defaultdict(Tally)
-    probes: dict[str, list[Probe]] = defaultdict(list)
-    async with store.read() as session:
-        # The judged call's facts are on the verdict, so the tally reads `ix_verdicts_tally`
-        # alone: its cost follows these aliases' verdicts, not the size of the call log.
-        verdict_rows = await session.execute(
-            select(Verdict.alias, Verdict.collection, Verdict.shape, Verdict.useful, func.count())
-            .where(Verdict.alias.in_(aliases), Verdict.kind.in_(ANSWER_KINDS))
-            .group_by(Verdict.alias, Verdict.kind, Verdict.collection, Verdict.shape, Verdict.useful)
-        )
-        for alias, coll, shp, useful, count in verdict_rows:
+    tallies, suite, probes, first_bytes, limits = (
+        await _TALLIES.get(store, lambda: _load_tallies(store)),
+        await _SUITE.get(store, lambda: _load_suite(store)),
+        await _PROBES.get(store, lambda: _load_probes(store)),
+        await _FIRST_BYTES.get(store, lambda: _load_first_bytes(store)),
+        await _LIMITS.get(store, lambda: _load_limits(store)),
+    )
+    for alias in aliases:
+        for coll, shp, useful, count in tallies.get(alias, ()):
             one = Tally(float(count), 0.0) if useful else Tally(0.0, float(count))
             if coll == collection and shp == shape:
                 here[alias] += one
@@ -344,36 +383,21 @@ async def _evidence(
                 by_shape[alias][shp] += one
             elif shp == shape:
                 elsewhere[alias] += one
-        latest: dict[tuple[str, str], SuiteResult] = {}
-        for row in (await session.scalars(select(SuiteResult).where(SuiteResult.alias.in_(aliases)))).all():
-            key = (row.alias, row.task)
-            if key not in latest or utc(row.at) >= utc(latest[key].at):
-                latest[key] = row
-        for row in latest.values():
-            one = Tally(1.0, 0.0) if row.passed else Tally(0.0, 1.0)
-            if row.shape == shape:
-                suite_shape[row.alias] += one
+        for task_shape, passed in suite.get(alias, ()):
+            one = Tally(1.0, 0.0) if passed else Tally(0.0, 1.0)
+            if task_shape == shape:
+                suite_shape[alias] += one
             else:
-                suite_other[row.alias] += one
-        for probe in (
-            await session.scalars(
-                select(Probe)
-                .where(Probe.alias.in_(aliases), Probe.at >= now - HEALTH_WINDOW)
-                .order_by(Probe.at)
-            )
-        ).all():
-            probes[probe.alias].append(probe)
-        # Without a speed probe yet, the first byte of its recent answers says how quick it is.
-        answered_first_byte = await _recent_first_byte(session, aliases, now)
-        limits = (await session.scalars(select(LearnedLimit))).all()
+                suite_other[alias] += one
     # (endpoint, served) near a limit; served "" when the endpoint's limits are per key.
     near = {(lim.endpoint, lim.served) for lim in limits if _near(lim, now)}
     out = {}
     for alias in aliases:
         model = models[alias]
         # A rate-limited probe says the model rests, not whether it answers.
-        health = [p for p in probes[alias] if p.kind in ("daily", "onboard", "confirm") and not p.limited]
-        speed = [p for p in probes[alias] if p.kind == "speed"]
+        recent = [p for p in probes.get(alias, ()) if utc(p.at) >= now - HEALTH_WINDOW]
+        health = [p for p in recent if p.kind in ("daily", "onboard", "confirm") and not p.limited]
+        speed = [p for p in recent if p.kind == "speed"]
         checks = [p for p in health if p.kind == "onboard" and p.answered]
         out[alias] = Evidence(
             alias,
@@ -386,13 +410,67 @@ async def _evidence(
             probes=len(health),
             probe_failures=sum(not p.answered for p in health),
             probe_checks=Tally(float(sum(p.ok for p in checks)), float(sum(not p.ok for p in checks))),
-            first_byte_seconds=_median([p.first_byte_seconds for p in speed])
-            or answered_first_byte.get(alias),
+            first_byte_seconds=_median([p.first_byte_seconds for p in speed]) or first_bytes.get(alias),
             tokens_per_second=_median([p.tokens_per_second for p in speed]),
             price_per_mtok=model.price_out,
             near_limit=(model.endpoint, "") in near or (model.endpoint, model.served) in near,
         )
     return out
+
+
+async def _load_tallies(store: Store) -> dict[str, list[tuple[str, str, bool, int]]]:
+    """Verdicts on answers per bench model, collection, shape and usefulness.
+    The judged call's facts are on the verdict, so this reads
+    `ix_verdicts_tally` alone (never the call log), for the models on the
+    bench now (not those long gone)."""
+    aliases = list(await _models(store, None))
+    out: dict[str, list[tuple[str, str, bool, int]]] = defaultdict(list)
+    async with store.read() as session:
+        rows = await session.execute(
+            select(Verdict.alias, Verdict.collection, Verdict.shape, Verdict.useful, func.count())
+            .where(Verdict.alias.in_(aliases), Verdict.kind.in_(ANSWER_KINDS))
+            .group_by(Verdict.alias, Verdict.kind, Verdict.collection, Verdict.shape, Verdict.useful)
+        )
+        for alias, coll, shp, useful, count in rows:
+            out[alias].append((coll, shp, bool(useful), int(count)))
+    return dict(out)
+
+
+async def _load_suite(store: Store) -> dict[str, list[tuple[str, bool]]]:
+    """Per alias, the shape and outcome of each suite task's latest result."""
+    latest: dict[tuple[str, str], SuiteResult] = {}
+    async with store.read() as session:
+        for row in (await session.scalars(select(SuiteResult))).all():
+            key = (row.alias, row.task)
+            if key not in latest or utc(row.at) >= utc(latest[key].at):
+                latest[key] = row
+    out: dict[str, list[tuple[str, bool]]] = defaultdict(list)
+    for row in latest.values():
+        out[row.alias].append((row.shape, bool(row.passed)))
+    return dict(out)
+
+
+async def _load_probes(store: Store) -> dict[str, list[Probe]]:
+    """Per alias, its probes of the health window, oldest first."""
+    out: dict[str, list[Probe]] = defaultdict(list)
+    since = datetime.now(UTC) - HEALTH_WINDOW
+    async with store.read() as session:
+        for probe in (await session.scalars(select(Probe).where(Probe.at >= since).order_by(Probe.at))).all():
+            out[probe.alias].append(probe)
+    return dict(out)
+
+
+async def _load_limits(store: Store) -> tuple[LearnedLimit, ...]:
+    async with store.read() as session:
+        return tuple((await session.scalars(select(LearnedLimit))).all())
+
+
+async def _load_first_bytes(store: Store) -> dict[str, float]:
+    """Without a speed probe yet, the first byte of its recent answers says
+    how quick a model is: for every bench model at once."""
+    aliases = list(await _models(store, None))
+    async with store.read() as session:
+        return await _recent_first_byte(session, aliases, datetime.now(UTC))
 
 
 async def _recent_seats(

@@ -45,28 +45,22 @@ _WRITE = re.compile(
 _PENDING = "benchwarmers_changed_tables"  # written, not yet committed
 _LANDING = "benchwarmers_committed_tables"  # committed, bumped again once the commit is surely in
 
-# database -> table -> version; only ever goes up.
+# database (`Store.database_key`: stores on one database share it) -> table -> version; only ever goes up.
 _versions: dict[str, dict[str, int]] = {}
 _watched: weakref.WeakSet[Engine] = weakref.WeakSet()
-
-
-def database_of(store: Store) -> str:
-    """Stores on one database share versions (a server and a CLI command in
-    one process, two runtimes in a test); an in-memory database is its own."""
-    url = store.engine.url
-    if url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:"):
-        return f"{url}#{id(store.engine)}"
-    return url.render_as_string(hide_password=True)
 
 
 def watch(store: Store) -> None:
     """Start seeing the writes made through this store, on its engine and on
     its thread engine (the call log's), idempotent."""
-    versions = _versions.setdefault(database_of(store), {})
+    if store.watched:
+        return
+    versions = _versions.setdefault(store.database_key, {})
     for engine in (store.engine.sync_engine, store.thread_engine):
         if engine is not None and engine not in _watched:
             _watched.add(engine)
             _watch_engine(engine, versions)
+    store.watched = True
 
 
 def _watch_engine(engine: Engine, versions: dict[str, int]) -> None:
@@ -122,7 +116,7 @@ def _info(conn: Any) -> dict[str, Any]:
 
 
 def stamp(store: Store, tables: tuple[str, ...]) -> tuple[int, ...]:
-    versions = _versions.get(database_of(store), {})
+    versions = _versions.get(store.database_key, {})
     return tuple(versions.get(table, 0) for table in tables)
 
 
@@ -145,7 +139,7 @@ class Cached(Generic[T]):
 
     async def get(self, store: Store, load: Callable[[], Awaitable[T]]) -> T:
         watch(store)
-        database = database_of(store)
+        database = store.database_key
         before = stamp(store, self.tables)
         now = time.monotonic()
         entry = self._entries.get(database)

@@ -49,6 +49,15 @@ class Store:
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        # Which database this is, for the caches (`store/changes.py`): stores on one database
+        # share it; an in-memory database is its own. Worked out once: rendering a URL is
+        # not free, and every cached read asks.
+        engine_url = self.engine.url
+        if self.is_sqlite and engine_url.database in (None, "", ":memory:"):
+            self.database_key = f"{engine_url}#{id(self.engine)}"
+        else:
+            self.database_key = engine_url.render_as_string(hide_password=True)
+        self.watched = False  # set once `store.changes.watch` sees its writes
         self._write_lock = asyncio.Lock()
         self._closers: list[Callable[[], Awaitable[None]]] = []
         # A plain engine on the same SQLite file, for a writer that runs in a thread of

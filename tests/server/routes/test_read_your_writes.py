@@ -30,7 +30,7 @@ from benchwarmers.testing.live_server import LiveServer, live_server
 # than rendering and sending a reply takes, so a reply that did not wait for
 # its commit would be read back before its rows exist.
 SLOW_COMMIT = 0.3
-CALL_ID = re.compile(r"\bc_[A-Za-z0-9_-]{20}\b")
+CALL_ID = re.compile(r"(?<![A-Za-z0-9_-])c_[A-Za-z0-9_-]{20}(?![A-Za-z0-9_-])")  # new_call_id()'s
 MESSAGES = [{"role": "user", "content": "hello there"}]
 
 
