@@ -9,7 +9,9 @@ start), the way `vs_litellm.py --history` fills one: seats of `bench/trio`
 as many calls again of other aliases and collections that ranking must not
 read. Then per operation it prints the median CPU time of this process
 (`time.process_time`: other people's load on the machine does not count)
-and the SQL statements it ran.
+and the SQL statements it ran. Ranking's reads are cached per bench, so a
+warm rank sends none; "caches emptied" is the refresh that runs after a
+write to what it reads (a verdict, a probe) or once per time-to-live.
 
     .venv/bin/python benchmarks/decisions_scale.py [--sizes 1000,10000,100000] [--repeat 40]
 
@@ -103,6 +105,15 @@ async def measure(
     return statistics.median(times), statements
 
 
+async def cold(operation: Awaitable[Any]) -> Any:
+    """`operation` after emptying ranking's caches (`decisions.RANKING_CACHES`;
+    a version without them reads the store every time anyway): what a refresh
+    costs, once per write to the tables read or per time-to-live."""
+    for cache in getattr(decisions, "RANKING_CACHES", ()):
+        cache.forget()
+    return await operation
+
+
 async def one_size(calls: int, repeat: int) -> list[tuple[str, float, int]]:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
@@ -121,6 +132,9 @@ async def one_size(calls: int, repeat: int) -> list[tuple[str, float, int]]:
                 "rank (3 members)": lambda: decisions.rank(store, "trio", "short", list(THREE)),
                 "rank (whole bench)": lambda: decisions.rank(store, "trio", "short"),
                 "pick_explorers": lambda: decisions.pick_explorers(store, "trio", "short", 1),
+                "rank (3 members), caches emptied": lambda: cold(
+                    decisions.rank(store, "trio", "short", list(THREE))
+                ),
             }
             return [(name, *await measure(op, runtime, repeat)) for name, op in operations.items()]
 

@@ -63,8 +63,9 @@ class Tally:
 
 @contextmanager
 def counting(store: Store) -> Iterator[Tally]:
+    """On the store's engine and on the call log's own (`thread_engine`, where a version has it)."""
     tally = Tally()
-    sync = store.engine.sync_engine
+    engines = [e for e in (store.engine.sync_engine, getattr(store, "thread_engine", None)) if e is not None]
 
     def on_execute(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
         tally.statements[statement.split(None, 1)[0].upper()] += 1
@@ -72,13 +73,15 @@ def counting(store: Store) -> Iterator[Tally]:
     def on_commit(_conn: Any) -> None:
         tally.transactions += 1
 
-    event.listen(sync, "before_cursor_execute", on_execute)
-    event.listen(sync, "commit", on_commit)
+    for sync in engines:
+        event.listen(sync, "before_cursor_execute", on_execute)
+        event.listen(sync, "commit", on_commit)
     try:
         yield tally
     finally:
-        event.remove(sync, "before_cursor_execute", on_execute)
-        event.remove(sync, "commit", on_commit)
+        for sync in engines:
+            event.remove(sync, "before_cursor_execute", on_execute)
+            event.remove(sync, "commit", on_commit)
 
 
 async def set_up(home: Path, fake: FakeProvider) -> None:

@@ -53,8 +53,10 @@ class Tally:
 
 @contextmanager
 def counting(store: Store) -> Iterator[Tally]:
+    """Statements and commits on the store's engine and on the call log's
+    own (`Store.thread_engine`, on an SQLite file)."""
     tally = Tally()
-    engine = store.engine.sync_engine
+    engines = [e for e in (store.engine.sync_engine, store.thread_engine) if e is not None]
 
     def on_execute(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
         tally.statements[statement.split(None, 1)[0].upper()] += 1
@@ -62,13 +64,15 @@ def counting(store: Store) -> Iterator[Tally]:
     def on_commit(_conn: Any) -> None:
         tally.commits += 1
 
-    event.listen(engine, "before_cursor_execute", on_execute)
-    event.listen(engine, "commit", on_commit)
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", on_execute)
+        event.listen(engine, "commit", on_commit)
     try:
         yield tally
     finally:
-        event.remove(engine, "before_cursor_execute", on_execute)
-        event.remove(engine, "commit", on_commit)
+        for engine in engines:
+            event.remove(engine, "before_cursor_execute", on_execute)
+            event.remove(engine, "commit", on_commit)
 
 
 async def trio(runtime: Runtime, fake: FakeProvider) -> None:
@@ -184,7 +188,7 @@ async def test_calls_that_end_together_share_one_commit(runtime: Runtime) -> Non
     ]
     with counting(runtime.store) as tally:
         await asyncio.gather(*(record_call(runtime.store, row) for row in rows))
-    assert tally.commits <= 2
+    assert 1 <= tally.commits <= 2
     async with runtime.store.read() as session:
         ledger = {u.served: u.requests for u in await session.scalars(select(UsageMonth))}
     assert ledger == {"m1": 3, "m2": 2}

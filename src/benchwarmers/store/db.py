@@ -120,7 +120,8 @@ class Store:
 def sqlite_sync_engine(file: str) -> Engine:
     """A plain (threaded, not async) engine on the same SQLite file, with the
     same pragmas: for a writer that runs in a thread of its own."""
-    engine = create_engine(f"sqlite:///{file}")
+    # Used from one thread at a time, but closed from the event loop's when the store closes.
+    engine = create_engine(f"sqlite:///{file}", connect_args={"check_same_thread": False})
     event.listen(engine, "connect", _sqlite_pragmas)
     return engine
 
