@@ -123,7 +123,10 @@ async def onboard(rt: Runtime, served: str) -> schema.OnboardingItem:
 
 
 async def test_onboarding_a_model_that_answers_only_429s_rests_and_is_tried_again_after_the_reset(
-    bench: Runtime, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel], monkeypatch: pytest.MonkeyPatch
+    bench: Runtime,
+    fake_provider: FakeProvider,
+    add_fake: Callable[..., FakeModel],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(probes, "ONBOARD_PAUSE_MAX", 0.0)  # no pause before trying a probe again
     model = add_fake("walled", rate_limit=RateLimit("openai", retry=0.5))
