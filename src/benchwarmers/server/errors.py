@@ -18,12 +18,12 @@ import math
 import re
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from benchwarmers import metrics
@@ -89,13 +89,8 @@ def _not_json(constant: str) -> Any:
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    app.add_exception_handler(UserError, _user_error)  # type: ignore[arg-type]
-    app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
-    app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
-    app.add_exception_handler(json.JSONDecodeError, _json_error)  # type: ignore[arg-type]
-    app.add_exception_handler(UnicodeDecodeError, _unicode_error)  # type: ignore[arg-type]
-    app.add_exception_handler(ProviderError, _provider_error)  # type: ignore[arg-type]
-    app.add_exception_handler(StoreError, _store_error)  # type: ignore[arg-type]
+    for exc_class, handler in HANDLERS.items():
+        app.add_exception_handler(exc_class, handler)
 
 
 async def _user_error(request: Request, exc: UserError) -> JSONResponse:
@@ -148,6 +143,19 @@ async def _provider_error(request: Request, exc: ProviderError) -> JSONResponse:
 async def _store_error(request: Request, exc: StoreError) -> JSONResponse:
     log.error("store error on %s %s: %s", request.method, request.url.path, exc)
     return error_response(request, 503, "the server's store is not available; try again shortly")
+
+
+# Every exception class the app answers as a reply, and how: installed on
+# the FastAPI app and used as they are by the hot lane (`server/hot.py`).
+HANDLERS: dict[type[Exception], Callable[[Request, Any], Awaitable[Response]]] = {
+    UserError: _user_error,
+    RequestValidationError: _validation_error,
+    StarletteHTTPException: _http_error,
+    json.JSONDecodeError: _json_error,
+    UnicodeDecodeError: _unicode_error,
+    ProviderError: _provider_error,
+    StoreError: _store_error,
+}
 
 
 class CatchAll:

@@ -28,6 +28,7 @@ from benchwarmers.formats import anthropic, anthropic_route
 from benchwarmers.formats.base import bench_header, parse_model_name
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
+from benchwarmers.server.hot import hot
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
 
@@ -35,6 +36,7 @@ router = APIRouter()
 
 
 @router.post("/v1/messages")
+@hot
 async def messages(request: Request) -> Response:
     ask = anthropic.parse_ask(await read_json(request))
     panels = panels_of(request)
