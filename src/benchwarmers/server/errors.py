@@ -209,4 +209,19 @@ def _count(scope: Scope, status: int) -> None:
     router once it matched; "unmatched" for the guard's refusals and 404s),
     never the raw path, so the label set stays bounded."""
     route = getattr(scope.get("route"), "path", "unmatched")
-    metrics.REQUESTS.labels(route, format_for_path(scope.get("path", "/")), str(status)).inc()
+    path = scope.get("path", "/")
+    key = (route, path if route == "unmatched" else "", status)
+    child = _counted.get(key)
+    if child is None:
+        child = metrics.REQUESTS.labels(route, format_for_path(path), str(status))
+        if len(_counted) < _COUNTED_CAP:
+            _counted[key] = child
+    child.inc()
+
+
+# The counter for each (route, status) seen, so a reply costs one dict lookup
+# rather than prometheus-client's label lookup (a lock, a tuple, a format
+# check). Unmatched paths are keyed by path (their format follows from it),
+# so the cap keeps a scan of random paths from growing it.
+_COUNTED_CAP = 4096
+_counted: dict[tuple[str, str, int], Any] = {}
