@@ -45,7 +45,7 @@ import email.utils
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -106,7 +106,7 @@ class Transport:
         timeout: float | None,
         framing: Framing,
         is_end: Callable[[StreamEvent], bool],
-    ) -> AsyncIterator[ResponseHeaders | StreamEvent]:
+    ) -> AsyncGenerator[ResponseHeaders | StreamEvent, None]:
         """`ResponseHeaders`, then the stream's events. Reads to the end of the
         body (Gemini sends its usage after the finish) and raises
         `ProviderBadReply` if no event satisfied `is_end`."""
