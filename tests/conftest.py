@@ -18,7 +18,10 @@ Tiers: a module that needs no server, no network and no database but SQLite
 declares `pytestmark = pytest.mark.unit` (`pytest -m unit` runs them in
 seconds); every other test is marked `integration` here (real servers on
 loopback, PostgreSQL, Redis). A unit test that opens a network connection
-fails, so the tier cannot silently grow slow.
+fails, so the tier cannot silently grow slow. `-m unit` does not even
+import the other modules (their SDKs, browsers and fuzzers cost most of a
+unit run): a module is of the tier when its source says `UNIT_MARK`, which
+is why the mark is declared per module and never per test.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
 pytest_plugins = ["benchwarmers.testing.pytest_plugin"]
 
 POSTGRES_URL = os.environ.get("BENCHWARMERS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+UNIT_MARK = "pytestmark = pytest.mark.unit"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -79,11 +83,32 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             terminalreporter.write_line(line)
 
 
+def _declares_unit(path: Path) -> bool:
+    if path.is_dir():
+        return any(_declares_unit(module) for module in path.rglob("test_*.py"))
+    return UNIT_MARK in path.read_text(encoding="utf-8")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under `-m unit` alone, folders and test modules that declare no unit
+    module are not collected (so not imported); any other selection collects
+    everything."""
+    if config.getoption("markexpr") != "unit":
+        return None
+    is_module = collection_path.name.startswith("test_") and collection_path.suffix == ".py"
+    if (collection_path.is_dir() or is_module) and not _declares_unit(collection_path):
+        return True
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects on the markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.get_closest_marker("unit") is None:
+        marker = item.get_closest_marker("unit")
+        if marker is None:
             item.add_marker(pytest.mark.integration)
+        elif UNIT_MARK not in item.path.read_text(encoding="utf-8"):
+            raise pytest.UsageError(f"{item.nodeid}: mark a whole module unit ({UNIT_MARK!r}), not one test")
 
 
 @pytest.fixture(autouse=True)
