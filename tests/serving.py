@@ -48,9 +48,10 @@ class Served:
         return self.log.read_text(errors="replace")
 
 
-def start(args: list[str], log: Path, env: Mapping[str, str] | None = None) -> Served:
-    """`benchwarmers serve ARGS --port P` started, not yet waited for."""
-    port = free_port()
+def start(args: list[str], log: Path, env: Mapping[str, str] | None = None, port: int = 0) -> Served:
+    """`benchwarmers serve ARGS --port P` started, not yet waited for (on
+    `port`, else a free one)."""
+    port = port or free_port()
     with log.open("wb") as sink:
         process = subprocess.Popen(
             [sys.executable, "-c", RUN, "serve", *args, "--port", str(port)],
