@@ -32,7 +32,15 @@ class Child:
 
     def start(self) -> None:
         """Started, and answering (on the same port each time)."""
+        self.launch()
+        self.until_serving()
+
+    def launch(self) -> None:
+        """Started, not yet waited for: several children start side by side."""
         self.served = start([], self.home.parent / f"child-{next(_logs)}.log", self.env, self.port)
+
+    def until_serving(self) -> None:
+        assert self.served is not None
         until_serving(self.served)
 
     def kill(self) -> None:
