@@ -18,8 +18,10 @@ import json
 import re
 import socket
 import sqlite3
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,6 +155,18 @@ class Bench:
     @property
     def home(self) -> Path:
         return self.server.home
+
+    @contextmanager
+    def slow_held(self) -> Iterator[None]:
+        """The `slow` seat answers only after the block (the fake's hold):
+        still running for exactly as long as a test needs, whatever the clock."""
+        slow = self.fake.models["slow"]
+        slow.hold = threading.Event()
+        try:
+            yield
+        finally:
+            slow.hold.set()
+            slow.hold = None
 
 
 async def _register(home: Path, fake: FakeProvider) -> str:

@@ -5,9 +5,6 @@ and the seats (or the route turn) still running end in the log too."""
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -88,24 +85,12 @@ def hang_up_when(
     return seen
 
 
-@contextmanager
-def slow_held(bench: Bench) -> Iterator[None]:
-    """The `slow` seat answers only after the block: still running, whatever the clock."""
-    slow = bench.fake.models["slow"]
-    slow.hold = threading.Event()
-    try:
-        yield
-    finally:
-        slow.hold.set()
-        slow.hold = None
-
-
 @pytest.mark.parametrize("name", sorted(PANEL_STREAMS))
 def test_a_panel_stream_hung_up_keeps_its_seats(bench: Bench, name: str) -> None:
     known = {row["id"] for row in rows(bench.home, "SELECT id FROM calls")}
     path, body = PANEL_STREAMS[name]
     with httpx.Client(base_url=bench.url, timeout=30) as client:
-        with slow_held(bench):
+        with bench.slow_held():
             hang_up_when(client, path, body, b"alpha says four")
             # The fast seat finished before the hang-up: it is in the log as it finished,
             # while the slow one is still held.
