@@ -9,6 +9,7 @@ import json
 import socket
 import sqlite3
 import sys
+import threading
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -28,11 +29,12 @@ from mcp import Client, StdioServerParameters
 TRIO = {"trio": {"members": ["fast", "mid", "slow"], "purpose": "three opinions"}}
 
 
-def trio_models(slow_ttfb: float = 0.15) -> list[FakeModel]:
+def trio_models(slow_ttfb: float = 0.15, hold: threading.Event | None = None) -> list[FakeModel]:
+    """Three seats; `hold` keeps the slow one answering until the test sets it."""
     return [
         FakeModel("fast", answer="fast answer", ttfb=0.02),
         FakeModel("mid", answer="mid answer", ttfb=0.05),
-        FakeModel("slow", answer="slow answer", ttfb=slow_ttfb),
+        FakeModel("slow", answer="slow answer", ttfb=slow_ttfb, hold=hold),
     ]
 
 
