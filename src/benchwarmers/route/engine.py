@@ -3,7 +3,8 @@
 `await RouteEngine(runtime).start(ask, header=...)` returns a `RouteTurn`
 once a member has sent its first byte; `turn.chunks()` then hands on the
 member's reply as it streams (text pieces, tool-call pieces, usage, the
-finish) and `turn.bench_object()` says who answered, with which call id.
+finish) and `turn.bench()` says who answered, with which call id (a
+`RouteBench`, which the formats write as the reply's `bench` object).
 `await engine.answer(ask)` is the same for a client that did not stream,
 with the whole reply.
 
@@ -33,7 +34,7 @@ import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from benchwarmers.calls.caller import CallContext, Caller, CallResult, CallStream
 from benchwarmers.calls.log import new_ask_id, set_call_task
@@ -50,6 +51,8 @@ from benchwarmers.types import (
     LeftOff,
     Reply,
     ResponseHeaders,
+    RouteBench,
+    RouteFailure,
     SeatStatus,
     TextDelta,
     ToolCallDelta,
@@ -77,8 +80,9 @@ class Attempt:
     # When rate limited: the Unix time the limit frees, if known.
     frees_at: float | None = None
 
-    def as_dict(self) -> dict[str, str]:
-        return {"alias": self.alias, "call": self.call, "status": self.status, "error": self.error}
+    def failure(self) -> RouteFailure:
+        """The attempt as the turn's `bench` object lists it (`failover`)."""
+        return RouteFailure(self.alias, self.call, self.status, self.error)
 
 
 class RouteEngine:
@@ -241,20 +245,19 @@ class RouteTurn:
         """The recorded outcome, once `chunks()` has ended."""
         return self._stream.result
 
-    def bench_object(self) -> dict[str, Any]:
+    def bench(self) -> RouteBench:
         """Who answered this turn and with which call id (the id a verdict
         names), who failed before it, who shadows it."""
-        return {
-            "collection": _bench_name(self.collection),
-            "mode": "route",
-            "shape": self.shape,
-            "call": self.call,
-            "alias": self.alias,
-            "conversation": self.conversation,
-            "failover": [a.as_dict() for a in self.attempts],
-            "shadows": list(self.shadows),
-            "leftOff": [{"alias": m.alias, "reason": m.reason} for m in self.left_off],
-        }
+        return RouteBench(
+            collection=self.collection,
+            shape=self.shape,
+            call=self.call,
+            alias=self.alias,
+            conversation=self.conversation,
+            failover=tuple(a.failure() for a in self.attempts),
+            shadows=self.shadows,
+            left_off=self.left_off,
+        )
 
 
 async def _until_first_byte(call_stream: CallStream) -> list[Chunk]:
