@@ -5,7 +5,8 @@ reads or writes the real ones, and no two tests (or xdist workers) share a
 store. The folders under tests/ mirror the packages under src/benchwarmers.
 
 - `home`: an empty data folder (also `BENCHWARMERS_HOME`).
-- `runtime`: an opened `Runtime` on SQLite in `home`.
+- `runtime`: an opened `Runtime` on SQLite in `home` (a copy of a store
+  migrated once per worker: `testing.live_server.copy_migrated_store`).
 - `postgres_url`, `shared_postgres`: a throwaway PostgreSQL database (of the
   test's own, or one per session emptied by its user); skipped, with the
   reason, when PostgreSQL is not running.
@@ -42,6 +43,7 @@ import pytest
 
 from benchwarmers.runtime import Runtime
 from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
+from benchwarmers.testing.live_server import copy_migrated_store
 
 pytest_plugins = ["benchwarmers.testing.pytest_plugin"]
 
@@ -145,6 +147,7 @@ def home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def runtime(home: Path) -> AsyncIterator[Runtime]:
+    copy_migrated_store(home)  # a store migrated once per worker: migrating costs more than most tests
     async with Runtime.open(home=home) as rt:
         yield rt
 

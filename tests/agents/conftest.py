@@ -22,7 +22,7 @@ import pytest
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing.fake_provider import FakeProvider
-from benchwarmers.testing.live_server import live_server
+from benchwarmers.testing.live_server import copy_migrated_store, live_server
 from benchwarmers.testing.script import FakeModel
 from benchwarmers.types import ApiKind
 
@@ -38,6 +38,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 async def _register(home: Path, fake: FakeProvider, members: list[tuple[ApiKind, FakeModel]]) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    copy_migrated_store(home)  # migrated once per worker, not per test
     async with Runtime.open(home) as runtime:
         for kind in {kind for kind, _ in members}:
             await registry.add_endpoint(runtime.store, kind, fake.base_for(kind), kind, needs_key=False)

@@ -23,6 +23,7 @@ from benchwarmers.identity import keys as gatewaykeys
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.live_server import copy_migrated_store
 from benchwarmers.testing.script import FakeModel
 from mcp import Client, StdioServerParameters
 
@@ -47,6 +48,8 @@ def run_sync(work: Any) -> Any:
 async def register(
     home: Path, fake: FakeProvider, models: list[FakeModel], collections: dict[str, dict[str, Any]]
 ) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    copy_migrated_store(home)  # migrated once per worker, not per test
     async with Runtime.open(home) as runtime:
         await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
         for model in models:

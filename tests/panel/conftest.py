@@ -16,7 +16,7 @@ import pytest
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing.fake_provider import FakeProvider
-from benchwarmers.testing.live_server import LiveServer, live_server
+from benchwarmers.testing.live_server import LiveServer, copy_migrated_store, live_server
 from benchwarmers.testing.script import FakeModel
 
 Bench = Callable[..., Any]
@@ -33,6 +33,8 @@ async def register(
     """Each fake model as a bench model of the same alias on endpoint `fake`,
     and the collections (name -> add_collection keywords); then `then(runtime)`,
     whose result is returned."""
+    home.mkdir(parents=True, exist_ok=True)
+    copy_migrated_store(home)  # migrated once per worker, not per test
     async with Runtime.open(home) as runtime:
         await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
         for model in models:

@@ -79,7 +79,7 @@ class LiveServer:
         if self._server is not None:
             raise RuntimeError("the live server is already running")
         if self.database_url is None and not os.environ.get(DATABASE_URL_ENV):
-            _copy_migrated_store(self.home)
+            copy_migrated_store(self.home)
         sock = _listening_socket(self.port)
         self.port = sock.getsockname()[1]
         self._startup_error = None
@@ -176,9 +176,10 @@ _template_lock = threading.Lock()
 _template: Path | None = None
 
 
-def _copy_migrated_store(home: Path) -> None:
+def copy_migrated_store(home: Path) -> None:
     """Give an empty data folder a copy of a store migrated once per
-    process: creating every table costs more than the rest of a start.
+    process: creating every table costs more than the rest of a start (and
+    of most tests: the `runtime` fixture and the register helpers use it).
     (Migrating from empty is the store's own tests' business.)"""
     global _template
     target = home / SQLITE_FILE
