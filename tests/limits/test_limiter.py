@@ -124,7 +124,8 @@ async def test_waiters_go_first_come_first_served_without_blocking_the_loop(benc
     order: list[int] = []
 
     async def waiter(n: int) -> None:
-        await limiter.admit("fake", "model-one", tokens=1, max_wait=2.0)
+        # Ten times the 1 s they wait: a loaded box makes them late, never refused.
+        await limiter.admit("fake", "model-one", tokens=1, max_wait=10.0)
         order.append(n)
 
     ticks = 0
@@ -146,7 +147,8 @@ async def test_waiters_go_first_come_first_served_without_blocking_the_loop(benc
 
 async def test_a_429_rests_the_model_and_it_comes_back_after_the_reset(bench: Runtime) -> None:
     limiter = bench.limiter
-    await limiter.learn("fake", "model-one", status=429, headers={"retry-after": "1"}, body="slow down")
+    # Three seconds: a loaded box can take more than one between the 429 and the refused admit.
+    await limiter.learn("fake", "model-one", status=429, headers={"retry-after": "3"}, body="slow down")
     model = await registry.get_model(bench.store, "one")
     assert model.status == "resting" and is_resting(model)
     assert "429" in model.status_reason
