@@ -40,6 +40,7 @@ from typing import Any
 
 import asyncpg
 import pytest
+from hypothesis import HealthCheck, settings
 
 from benchwarmers.runtime import Runtime
 from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
@@ -49,6 +50,12 @@ pytest_plugins = ["benchwarmers.testing.pytest_plugin"]
 
 POSTGRES_URL = os.environ.get("BENCHWARMERS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 UNIT_MARK = "pytestmark = pytest.mark.unit"
+
+
+# Generating examples on a loaded machine is slow, which says nothing about the code:
+# no test fails for it (tests that set their own health checks list too_slow too).
+settings.register_profile("steady", suppress_health_check=[HealthCheck.too_slow], deadline=None)
+settings.load_profile("steady")
 
 
 def pytest_configure(config: pytest.Config) -> None:

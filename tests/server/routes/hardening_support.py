@@ -39,7 +39,11 @@ from benchwarmers.store.settings import MAX_BODY_MB, Settings
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import LiveServer, live_server
 
-FUZZ = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=50,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 # alias -> API kind of its endpoint.
 MEMBERS = {"alpha": "openai", "beta": "anthropic", "gamma": "gemini", "delta": "ollama"}
