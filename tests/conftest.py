@@ -6,7 +6,7 @@ store. The folders under tests/ mirror the packages under src/benchwarmers.
 
 - `home`: an empty data folder (also `BENCHWARMERS_HOME`).
 - `runtime`: an opened `Runtime` on SQLite in `home` (a copy of a store
-  migrated once per worker: `testing.live_server.copy_migrated_store`).
+  migrated once per worker: `testing.store_template.copy_migrated_store`).
 - `postgres_url`, `shared_postgres`: a throwaway PostgreSQL database (of the
   test's own, or one per session emptied by its user); skipped, with the
   reason, when PostgreSQL is not running.
@@ -44,7 +44,7 @@ from hypothesis import HealthCheck, settings
 
 from benchwarmers.runtime import Runtime
 from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
-from benchwarmers.testing.live_server import copy_migrated_store
+from benchwarmers.testing.store_template import copy_migrated_store
 
 pytest_plugins = ["benchwarmers.testing.pytest_plugin"]
 

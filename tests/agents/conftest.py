@@ -22,8 +22,9 @@ import pytest
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing.fake_provider import FakeProvider
-from benchwarmers.testing.live_server import copy_migrated_store, live_server
+from benchwarmers.testing.live_server import live_server
 from benchwarmers.testing.script import FakeModel
+from benchwarmers.testing.store_template import copy_migrated_store
 from benchwarmers.types import ApiKind
 
 from .agents_support import AGENT_TIMEOUT, Bench

@@ -23,8 +23,8 @@ from benchwarmers.identity import keys as gatewaykeys
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing.fake_provider import FakeProvider
-from benchwarmers.testing.live_server import copy_migrated_store
 from benchwarmers.testing.script import FakeModel
+from benchwarmers.testing.store_template import copy_migrated_store
 from mcp import Client, StdioServerParameters
 
 TRIO = {"trio": {"members": ["fast", "mid", "slow"], "purpose": "three opinions"}}

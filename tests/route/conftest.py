@@ -16,9 +16,10 @@ import pytest
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing.fake_provider import FakeProvider
-from benchwarmers.testing.live_server import LiveServer, copy_migrated_store, live_server
+from benchwarmers.testing.live_server import LiveServer, live_server
 from benchwarmers.testing.pytest_plugin import fake_provider, fake_provider_server  # noqa: F401
 from benchwarmers.testing.script import FakeModel
+from benchwarmers.testing.store_template import copy_migrated_store
 from benchwarmers.types import API_KINDS, ApiKind
 
 RouteServer = Callable[..., Any]
