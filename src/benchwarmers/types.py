@@ -8,8 +8,9 @@ lets the layers import one way: everything imports `types`, `types` imports
 nothing.
 
 Messages are pure values (frozen dataclasses, tuples not lists): no ids, no
-storage, no HTTP. The one mutable class, `ReplyBuilder`, folds chunks into
-a `Reply` for every layer that reads a reply as it streams. Call ids and records live in the store, not on a message.
+storage, no HTTP. Call ids and records live in the store, not on a message.
+The one mutable class, `ReplyBuilder`, folds chunks into a `Reply` for
+every layer that reads a reply as it streams.
 
 Content is Anthropic-shaped because it is the richest of the four APIs:
 a message is a role and a tuple of parts; tool calls are parts of an
