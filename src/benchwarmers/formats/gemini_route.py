@@ -23,6 +23,7 @@ from typing import Any
 from benchwarmers.errors import ProviderError
 from benchwarmers.formats.base import arguments_object, model_name
 from benchwarmers.formats.errors import error_body
+from benchwarmers.formats.gemini import usage_metadata
 from benchwarmers.types import (
     Ask,
     Chunk,
@@ -105,9 +106,5 @@ def _chunk(
         candidate["finishReason"] = "MAX_TOKENS" if finish == "length" else "STOP"
     out: dict[str, Any] = {"candidates": [candidate]}
     if usage is not None:
-        out["usageMetadata"] = {
-            "promptTokenCount": usage.input_tokens,
-            "candidatesTokenCount": usage.output_tokens,
-            "totalTokenCount": usage.input_tokens + usage.output_tokens,
-        }
+        out["usageMetadata"] = usage_metadata(usage)
     return {**out, "modelVersion": model_name(ask.collection, ask.mode), "responseId": response_id}
