@@ -14,7 +14,8 @@ Who answers:
   first, member order breaking ties (`members.py`): the first drives a new
   conversation;
 * a conversation that already has a member keeps it while that member can
-  answer (its stickiness is in the store: see `conversation.py`);
+  answer (its stickiness is read from memory, with the store as the durable
+  copy: `store/conversations.py`);
 * a member that fails before its first byte (an error, a 429, our own
   limits, no first byte within the collection's seat timeout) is replaced
   by the next in order for this turn, and the replacement keeps the
@@ -40,7 +41,7 @@ from benchwarmers.calls.caller import CallContext, Caller, CallResult, CallStrea
 from benchwarmers.calls.log import new_ask_id, set_call_task
 from benchwarmers.errors import LimitExceeded, ProviderError, ProviderTimeout, UserError
 from benchwarmers.panel.shapes import shape_of
-from benchwarmers.route.conversation import conversation_key, stick, sticky_alias
+from benchwarmers.route.conversation import conversation_key
 from benchwarmers.route.members import route_fit, turn_order
 from benchwarmers.route.record import spawn, turn_task
 from benchwarmers.route.shadow import start_shadows
@@ -135,7 +136,7 @@ class RouteEngine:
             )
         tried = {a.alias for a in earlier}
         fit = [c for c in fit if c.alias not in tried]
-        sticky = await sticky_alias(store, key)
+        sticky = await self.runtime.conversations.get(key)
         context = CallContext(
             task=turn_task(collection.name, shape, "route turn"),
             collection=collection.name,
@@ -162,7 +163,7 @@ class RouteEngine:
                 attempts.append(_attempt(candidate.alias, call_stream, exc))
                 continue
             if candidate.alias != sticky:  # a new conversation, or failover moved it
-                await stick(store, key, collection.name, candidate.alias)
+                await self.runtime.conversations.put(key, collection.name, candidate.alias)
             failed = {a.alias for a in attempts}
             others = [c for c in fit if c.alias != candidate.alias and c.alias not in failed]
             shadows = start_shadows(
