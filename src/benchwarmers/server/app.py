@@ -29,12 +29,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, FastAPI
+from fastapi.routing import APIRoute
 
 from benchwarmers import __version__
 from benchwarmers.core import finish_background
 from benchwarmers.server import BIND_HOST_ENV, DEFAULT_HOST
-from benchwarmers.server.errors import CatchAll, install_error_handlers
-from benchwarmers.server.guard import Guard, GuardState
+from benchwarmers.server.errors import HANDLERS, CatchAll, install_error_handlers
+from benchwarmers.server.guard import Guard, GuardState, Receive, Scope, Send
+from benchwarmers.server.hot import HotLane, is_hot
 from benchwarmers.server.routes import ROUTERS
 
 if TYPE_CHECKING:
@@ -43,12 +45,27 @@ if TYPE_CHECKING:
 RuntimeFactory = Callable[[], AbstractAsyncContextManager["Runtime"]]
 
 
+class Gateway(FastAPI):
+    """FastAPI, but a request for a hot route (`server/hot.py`) is answered
+    by the hot lane before FastAPI's own stack sees it."""
+
+    hot_lane: HotLane | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        lane = self.hot_lane
+        if lane is not None and scope["type"] == "http" and lane.take(scope):
+            scope["app"] = self
+            await lane(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
 def create_app(
     open_runtime: RuntimeFactory,
     *,
     bind_host: str = DEFAULT_HOST,
     routers: Sequence[str | APIRouter] = ROUTERS,
-) -> FastAPI:
+) -> Gateway:
     """The app, not yet started. `bind_host` is the address the server
     listens on: beyond loopback, the guard requires gateway keys. `routers`
     are dotted module names (each with a `router`) or routers themselves
@@ -67,7 +84,7 @@ def create_app(
                 await finish_background()
                 app.state.runtime = None
 
-    app = FastAPI(
+    app = Gateway(
         title="Benchwarmers",
         version=__version__,
         lifespan=lifespan,
@@ -78,15 +95,19 @@ def create_app(
     app.state.guard = guard_state
     app.state.runtime = None
     install_error_handlers(app)
+    hot_routes: list[APIRoute] = []
     for dotted in routers:
-        app.include_router(_router(dotted))
+        router = _router(dotted)
+        app.include_router(router)
+        hot_routes.extend(route for route in router.routes if is_hot(route))
+    app.hot_lane = HotLane(hot_routes, guard_state, HANDLERS)
     # The last added is the outermost: CatchAll wraps the guard wraps the routes.
     app.add_middleware(Guard, state=guard_state)
     app.add_middleware(CatchAll)
     return app
 
 
-def app_from_env() -> FastAPI:
+def app_from_env() -> Gateway:
     """The app a `serve --workers N` worker builds (uvicorn's factory): the data
     folder and database from the environment, as `Runtime.open` reads them."""
     from benchwarmers.config.home import resolve_home
@@ -94,7 +115,7 @@ def app_from_env() -> FastAPI:
     return app_for_home(resolve_home(), bind_host=os.environ.get(BIND_HOST_ENV, DEFAULT_HOST))
 
 
-def app_for_home(home: Path, database_url: str | None = None, *, bind_host: str = DEFAULT_HOST) -> FastAPI:
+def app_for_home(home: Path, database_url: str | None = None, *, bind_host: str = DEFAULT_HOST) -> Gateway:
     """The app over a data folder (and optionally a database URL)."""
     from benchwarmers.runtime import Runtime
 

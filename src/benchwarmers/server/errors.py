@@ -18,12 +18,12 @@ import math
 import re
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from benchwarmers import metrics
@@ -89,13 +89,8 @@ def _not_json(constant: str) -> Any:
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    app.add_exception_handler(UserError, _user_error)  # type: ignore[arg-type]
-    app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
-    app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
-    app.add_exception_handler(json.JSONDecodeError, _json_error)  # type: ignore[arg-type]
-    app.add_exception_handler(UnicodeDecodeError, _unicode_error)  # type: ignore[arg-type]
-    app.add_exception_handler(ProviderError, _provider_error)  # type: ignore[arg-type]
-    app.add_exception_handler(StoreError, _store_error)  # type: ignore[arg-type]
+    for exc_class, handler in HANDLERS.items():
+        app.add_exception_handler(exc_class, handler)
 
 
 async def _user_error(request: Request, exc: UserError) -> JSONResponse:
@@ -150,6 +145,19 @@ async def _store_error(request: Request, exc: StoreError) -> JSONResponse:
     return error_response(request, 503, "the server's store is not available; try again shortly")
 
 
+# Every exception class the app answers as a reply, and how: installed on
+# the FastAPI app and used as they are by the hot lane (`server/hot.py`).
+HANDLERS: dict[type[Exception], Callable[[Request, Any], Awaitable[Response]]] = {
+    UserError: _user_error,
+    RequestValidationError: _validation_error,
+    StarletteHTTPException: _http_error,
+    json.JSONDecodeError: _json_error,
+    UnicodeDecodeError: _unicode_error,
+    ProviderError: _provider_error,
+    StoreError: _store_error,
+}
+
+
 class CatchAll:
     """The outermost middleware: a bug anywhere below answers a 500 in the
     caller's format with an id, and the traceback goes to the log only. If
@@ -201,4 +209,19 @@ def _count(scope: Scope, status: int) -> None:
     router once it matched; "unmatched" for the guard's refusals and 404s),
     never the raw path, so the label set stays bounded."""
     route = getattr(scope.get("route"), "path", "unmatched")
-    metrics.REQUESTS.labels(route, format_for_path(scope.get("path", "/")), str(status)).inc()
+    path = scope.get("path", "/")
+    key = (route, path if route == "unmatched" else "", status)
+    child = _counted.get(key)
+    if child is None:
+        child = metrics.REQUESTS.labels(route, format_for_path(path), str(status))
+        if len(_counted) < _COUNTED_CAP:
+            _counted[key] = child
+    child.inc()
+
+
+# The counter for each (route, status) seen, so a reply costs one dict lookup
+# rather than prometheus-client's label lookup (a lock, a tuple, a format
+# check). Unmatched paths are keyed by path (their format follows from it),
+# so the cap keeps a scan of random paths from growing it.
+_COUNTED_CAP = 4096
+_counted: dict[tuple[str, str, int], Any] = {}

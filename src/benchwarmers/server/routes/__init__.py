@@ -16,6 +16,11 @@ In a route:
   `UserError` (or `NotFound`, `Conflict`, `Refused`) for anything the caller
   got wrong: it becomes a 4xx in the caller's API format, never a 500.
 
+A model route whose endpoint takes only the request (and path parameters)
+and returns a `Response` is marked `@hot` (`server/hot.py`) under its
+`@router.post`: the app then answers it ahead of FastAPI's own stack, with
+the same guard, error handlers and metrics.
+
 A router that needs start-up and shut-down work passes `lifespan=` to its
 `APIRouter`; FastAPI runs it inside the app's own lifespan, so the runtime
 is already open (`app.state.runtime`) when it starts.

@@ -29,6 +29,7 @@ from benchwarmers.formats.base import parse_model_name
 from benchwarmers.formats.bench_json import bench_header
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
+from benchwarmers.server.hot import hot
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
 
@@ -36,6 +37,7 @@ router = APIRouter()
 
 
 @router.post("/v1/messages")
+@hot
 async def messages(request: Request) -> Response:
     ask = anthropic.parse_ask(await read_json(request))
     panels = panels_of(request)

@@ -32,6 +32,7 @@ from benchwarmers.formats.bench_json import bench_header
 from benchwarmers.formats.gemini_route import GeminiRoute
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
+from benchwarmers.server.hot import hot
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
 
@@ -67,6 +68,7 @@ async def get_model(request: Request, target: str) -> dict[str, Any]:
 @router.post("/v1beta/models/{target:path}")
 @router.post("/v1/models/{target:path}")
 @router.post("/models/{target:path}")
+@hot
 async def generate(request: Request, target: str) -> Response:
     name, method = gemini.split_model_path(target)
     if not method:

@@ -24,6 +24,7 @@ from benchwarmers.formats.base import model_name
 from benchwarmers.formats.bench_json import bench_header
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
+from benchwarmers.server.hot import hot
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
 from benchwarmers.types import Ask
@@ -32,11 +33,13 @@ router = APIRouter()
 
 
 @router.post("/api/chat")
+@hot
 async def chat(request: Request) -> Response:
     return await _answer(request, generate=False)
 
 
 @router.post("/api/generate")
+@hot
 async def generate(request: Request) -> Response:
     return await _answer(request, generate=True)
 

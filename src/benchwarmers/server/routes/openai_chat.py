@@ -24,6 +24,7 @@ from benchwarmers.core import collection_entry
 from benchwarmers.formats import openai_chat, openai_route
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
+from benchwarmers.server.hot import hot
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
 
@@ -31,6 +32,7 @@ router = APIRouter()
 
 
 @router.post("/v1/chat/completions")
+@hot
 async def chat_completions(request: Request) -> Response:
     ask = openai_chat.parse_ask(await read_json(request))
     panels = panels_of(request)

@@ -19,6 +19,7 @@ from benchwarmers.formats import responses
 from benchwarmers.formats.responses_route import ResponsesRoute
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
+from benchwarmers.server.hot import hot
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
 
@@ -26,6 +27,7 @@ router = APIRouter()
 
 
 @router.post("/v1/responses")
+@hot
 async def create_response(request: Request) -> Response:
     body = await read_json(request)
     ask = responses.parse_ask(body)
