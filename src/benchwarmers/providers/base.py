@@ -18,6 +18,7 @@ import json
 import urllib.parse
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable, AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -31,10 +32,10 @@ from benchwarmers.types import (
     FinishReason,
     Message,
     Reply,
+    ReplyBuilder,
     Request,
     ResponseHeaders,
     TextDelta,
-    ToolCall,
     ToolCallDelta,
     Usage,
     UsageReport,
@@ -112,21 +113,25 @@ class Adapter(ABC):
                 return
             decoder = self.decoder()
             status = 0
-            async for item in self.transport.stream(
+            events = self.transport.stream(
                 call.url,
                 call.body,
                 headers=call.headers,
                 timeout=timeout,
                 framing=self.framing,
                 is_end=decoder.is_end,
-            ):
-                if isinstance(item, ResponseHeaders):
-                    status = item.status
-                    yield item
-                    continue
-                for chunk in _reading(lambda event=item: decoder.feed(event), status):
-                    content_sent = content_sent or isinstance(chunk, TextDelta | ToolCallDelta)
-                    yield chunk
+            )
+            # Closed as soon as reading stops, an error in an event included: the
+            # connection goes back then, not when the stream is garbage collected.
+            async with aclosing(events):
+                async for item in events:
+                    if isinstance(item, ResponseHeaders):
+                        status = item.status
+                        yield item
+                        continue
+                    for chunk in _reading(lambda event=item: decoder.feed(event), status):
+                        content_sent = content_sent or isinstance(chunk, TextDelta | ToolCallDelta)
+                        yield chunk
             for chunk in _reading(decoder.close, status):
                 yield chunk
         except ProviderError as error:
@@ -227,40 +232,8 @@ def adapter_for(api: ApiKind | str, outbound: OutboundClient) -> Adapter:
 # ------------------------------------------------------------------- gather
 
 
-class ReplyBuilder:
-    """A reply as its chunks arrive: text joined, tool calls assembled from
-    their pieces in index order, usage summed, the last finish. `reply()`
-    is the reply so far, whole or not (the caller records what arrived
-    even when a stream breaks)."""
-
-    def __init__(self) -> None:
-        self._text: list[str] = []
-        self._calls: dict[int, dict[str, str]] = {}
-        self.usage = Usage()
-        self.finish: FinishReason = "stop"
-
-    def add(self, chunk: Chunk) -> None:
-        if isinstance(chunk, TextDelta):
-            self._text.append(chunk.text)
-        elif isinstance(chunk, ToolCallDelta):
-            call = self._calls.setdefault(chunk.index, {"id": "", "name": "", "arguments": ""})
-            call["id"] = call["id"] or chunk.id
-            call["name"] = call["name"] or chunk.name
-            call["arguments"] += chunk.arguments
-        elif isinstance(chunk, UsageReport):
-            self.usage = self.usage + chunk.usage
-        elif isinstance(chunk, Finish):
-            self.finish = chunk.reason
-
-    def reply(self) -> Reply:
-        calls = tuple(
-            ToolCall(c["id"], c["name"], c["arguments"] or "{}") for _, c in sorted(self._calls.items())
-        )
-        return Reply(text="".join(self._text), tool_calls=calls, finish=self.finish, usage=self.usage)
-
-
 async def gather(chunks: AsyncIterable[Chunk]) -> Reply:
-    """A whole reply from an adapter's chunks (`ReplyBuilder`)."""
+    """A whole reply from an adapter's chunks (`types.ReplyBuilder`)."""
     builder = ReplyBuilder()
     async for chunk in chunks:
         builder.add(chunk)
