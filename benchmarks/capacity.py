@@ -190,7 +190,11 @@ def history_table(folder: Path, history: int, seconds: float, rounds: int) -> st
         cells: dict[tuple[str, str], list[Cell]] = {}
         for _label, model in MODES:
             for server in (fresh, long):
-                asyncio.run(measure(Load(server.chat_url, [body(model)]), connections=2, seconds=1.5))
+                asyncio.run(
+                    measure(
+                        Load(server.chat_url, [body(model)]), connections=2, seconds=1.5, prefer_wrk=False
+                    )
+                )
         for round_number in range(rounds):
             for _label, model in MODES:
                 pair = [("fresh", fresh), ("long", long)]
