@@ -5,6 +5,7 @@ its replies, its errors and its streams the same way.
     async with ApiClient.from_environment() as api:     # client_env: URL, key, timeout
         listing = await api.get("/v1/models")
         async for chunk in api.events("/v1/chat/completions", body): ...
+        async for answer in api.panel(ask): ...              # each `Seat`, then the `PanelReply`
 
 Every failure is one `UserError` line: `NoServer` when nothing answers at
 the URL (the CLI then runs in-process), no whole answer within the
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from types import TracebackType
 from typing import Any
 
@@ -25,7 +27,8 @@ import httpx
 from benchwarmers import client_env
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import model_name
-from benchwarmers.types import Ask
+from benchwarmers.formats.bench_json import read_panel, read_seat
+from benchwarmers.types import Ask, PanelReply, Seat
 
 # Connecting to a server that is not there fails at once (then the CLI runs in-process).
 CONNECT_TIMEOUT = 3.0
@@ -93,9 +96,11 @@ class ApiClient:
         except (httpx.HTTPError, TimeoutError) as exc:
             raise self._failure(exc) from None
 
-    def panel(self, ask: Ask) -> AsyncGenerator[dict[str, Any], None]:
-        """Ask a panel over `POST /v1/chat/completions`, streamed: its chunks,
-        a `bench_seat` in each as a seat finishes, the `bench` object last."""
+    async def panel(self, ask: Ask) -> AsyncGenerator[Seat | PanelReply, None]:
+        """Ask a panel over `POST /v1/chat/completions`, streamed, read back
+        into typed values (`bench_json`, strictly): a `Seat` as each seat
+        finishes (a chunk's `bench_seat`), the whole `PanelReply` last (the
+        last chunk's `bench`). A stream that ends without it is a `UserError`."""
         messages = [{"role": "user", "content": ask.request.last_user_text}]
         if ask.request.system:
             messages.insert(0, {"role": "system", "content": ask.request.system})
@@ -106,7 +111,16 @@ class ApiClient:
         }
         if ask.extra_aliases:
             body["bench"] = {"with": list(ask.extra_aliases)}
-        return self.events("/v1/chat/completions", body)
+        answered = False
+        async with aclosing(self.events("/v1/chat/completions", body)) as chunks:
+            async for chunk in chunks:
+                if "bench_seat" in chunk:
+                    yield read_seat(chunk["bench_seat"])
+                if "bench" in chunk:
+                    answered = True
+                    yield read_panel(chunk["bench"])
+        if not answered:
+            raise UserError(f"the server at {self.url} ended the panel's stream without its seats")
 
     def _failure(self, exc: BaseException) -> UserError:
         if isinstance(exc, httpx.ConnectError):

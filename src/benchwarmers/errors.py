@@ -6,7 +6,8 @@ ever sees an `httpx` exception or a provider's error body.
     ├── UserError                  bad input from a person or a client: a 4xx, one clear line
     │   ├── NotFound               unknown collection, alias, endpoint, call id (404)
     │   ├── Conflict               duplicate alias or name (409)
-    │   └── Refused                the guard said no: host, origin, key, rate, size (status on it)
+    │   ├── Refused                the guard said no: host, origin, key, rate, size (status on it)
+    │   └── BadBenchObject         a `bench` object our own client could not read (where, and why)
     ├── StoreError                 the data folder or database cannot be used
     └── ProviderError              an outbound call failed (status, message, retry_after)
         ├── ProviderTimeout        no answer, or no first byte, in time
@@ -54,6 +55,15 @@ class Refused(UserError):
     def __init__(self, message: str, *, status: int = 403, headers: dict[str, str] | None = None) -> None:
         super().__init__(message, status=status)
         self.headers = headers or {}
+
+
+class BadBenchObject(UserError):
+    """A `bench` object (or a streamed `bench_seat`) that is not the shape
+    `formats/bench_json.py` writes: a missing key, a wrong type, an unknown
+    status. The message names the place (`bench.seats[1].status`). It is
+    the server's reply that is wrong, not the client's ask: 502."""
+
+    status = 502
 
 
 class StoreError(BenchwarmersError):

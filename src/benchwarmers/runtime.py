@@ -30,12 +30,14 @@ from benchwarmers.limits.enforce import Limiter
 from benchwarmers.limits.panels import PanelSlots
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.store import changes
+from benchwarmers.store.conversations import Conversations
 from benchwarmers.store.db import Store, sqlite_url
 from benchwarmers.store.migrate import migrate
 from benchwarmers.store.settings import Settings
 
 DATABASE_URL_ENV = "BENCHWARMERS_DATABASE_URL"
-# Counters in Redis, so several servers share rate limits; else in this process.
+# Counters in Redis, so several servers share rate limits (and drop each other's
+# stale route stickiness); else in this process.
 REDIS_URL_ENV = "BENCHWARMERS_REDIS_URL"
 
 
@@ -48,6 +50,7 @@ class Runtime:
         outbound: OutboundClient,
         settings: Settings,
         limiter: Limiter | None = None,
+        conversations: Conversations | None = None,
     ) -> None:
         self.home = home
         self.store = store
@@ -58,6 +61,8 @@ class Runtime:
         self.settings = settings
         self.limiter = limiter or Limiter(store, MemoryCounters())
         self.counters: Counters = self.limiter.counters
+        # Route stickiness, read from memory (store/conversations.py).
+        self.conversations = conversations or Conversations(store)
 
     @classmethod
     @asynccontextmanager
@@ -69,9 +74,12 @@ class Runtime:
         url = database_url or os.environ.get(DATABASE_URL_ENV, "").strip() or sqlite_url(folder)
         store = Store(url)
         changes.watch(store)  # its writes drop the cached reads at once (store/changes.py)
-        limiter = Limiter(store, open_counters(os.environ.get(REDIS_URL_ENV, "").strip() or None))
+        redis_url = os.environ.get(REDIS_URL_ENV, "").strip() or None
+        limiter = Limiter(store, open_counters(redis_url))
+        conversations = Conversations(store, redis_url)
         try:
             await migrate(store)
+            await conversations.start()
             # Model calls on `outbound` (a panel fans out to hundreds of streams per
             # endpoint: aiohttp, gated, providers/outbound.py); other fetches (catalog,
             # datasets) on `http`, no default timeout (each passes its own).
@@ -83,7 +91,9 @@ class Runtime:
                     outbound=outbound,
                     settings=Settings(store),
                     limiter=limiter,
+                    conversations=conversations,
                 )
         finally:
+            await conversations.close()
             await limiter.close()
             await store.close()

@@ -309,6 +309,10 @@ class Merged:
 
 @dataclass(frozen=True, slots=True)
 class PanelReply:
+    """A panel's whole answer, every seat and the merge: what a panel reply's
+    `bench` object carries (`formats/bench_json.py` writes it and reads it
+    back, the one place its JSON is spelled)."""
+
     collection: str
     shape: str
     seats: tuple[Seat, ...]
@@ -348,3 +352,34 @@ class PanelDone:
 
 
 PanelEvent: TypeAlias = PanelStarted | SeatDone | MergeDone | PanelDone
+
+
+# ------------------------------------------------------------- route mode
+
+
+@dataclass(frozen=True, slots=True)
+class RouteFailure:
+    """A member that failed a route-mode turn before the one that answered
+    (its own call id, so the record shows who failed, and why)."""
+
+    alias: str
+    call: str
+    status: SeatStatus
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RouteBench:
+    """Who answered one route-mode turn, as its `bench` object shows it: the
+    call id a verdict names, the member, the conversation it sticks to, who
+    failed over before it, who shadows it, who could not drive it. The
+    reply itself is the member's `Reply`, in the client's format."""
+
+    collection: str
+    shape: str
+    call: str
+    alias: str
+    conversation: str = ""
+    failover: tuple[RouteFailure, ...] = ()
+    shadows: tuple[str, ...] = ()
+    left_off: tuple[LeftOff, ...] = ()

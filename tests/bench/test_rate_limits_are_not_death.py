@@ -1,7 +1,9 @@
 """A rate limit is never evidence that a model stopped answering: through
 the real caller and the fake provider, a model that answers only 429s, or
 whose endpoint's limit is used up, or whose confirming call our limiter
-would make wait, is never retired by the daily pass; it rests and comes back."""
+would make wait, is never retired by the daily pass; it rests and comes back.
+Onboarding such a model never ends `unavailable`: it rests, and its item
+runs again after the reset."""
 
 from __future__ import annotations
 
@@ -9,11 +11,16 @@ import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from benchwarmers.bench import probes, retirement
+import pytest
+
+from benchwarmers.bench import onboarding, probes, retirement
+from benchwarmers.bench.onboarding import OnboardRequest
 from benchwarmers.calls.caller import Caller
+from benchwarmers.limits.rest import wake_rested
 from benchwarmers.limits.user_limits import set_limits
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store import registry, schema
+from benchwarmers.store.times import utc
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider
 from benchwarmers.testing.script import RateLimit
 
@@ -104,3 +111,81 @@ async def test_probe_progress_is_reported_per_model(
         Caller(bench), bench.store, bench.outbound, datetime.now(UTC), lambda d, t, a: seen.append((d, t, a))
     )
     assert seen == [(0, 2, "a"), (1, 2, "b"), (2, 2, "")]
+
+
+# ---------------------------------------------------------------- onboarding
+
+
+async def onboard(rt: Runtime, served: str) -> schema.OnboardingItem:
+    ids = await onboarding.enqueue(rt.store, [OnboardRequest("fake", served, "quick", alias=served)])
+    [item] = await onboarding.drain(rt, Caller(rt), suite=None, only=set(ids))
+    return item
+
+
+async def test_onboarding_a_model_that_answers_only_429s_rests_and_is_tried_again_after_the_reset(
+    bench: Runtime,
+    fake_provider: FakeProvider,
+    add_fake: Callable[..., FakeModel],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(probes, "ONBOARD_PAUSE_MAX", 0.0)  # no pause before trying a probe again
+    model = add_fake("walled", rate_limit=RateLimit("openai", retry=0.5))
+    item = await onboard(bench, "walled")
+    assert fake_provider.calls["walled"] == 1  # probing stops at the wall
+    rested = await registry.get_model(bench.store, "walled")
+    assert rested.status == "resting" and rested.resting_until is not None
+    assert "rate limited while onboarding" in rested.status_reason
+    assert item.state == "queued" and item.not_before is not None
+    assert item.step.startswith("rate limited until")
+
+    # Its rest ends by onboarding again, not by waking up `available` unheard.
+    await asyncio.sleep(0.6)
+    assert await wake_rested(bench.store) == 0
+    assert (await registry.get_model(bench.store, "walled")).status == "resting"
+
+    model.rate_limit = None  # the limit reset
+    [again] = await onboarding.drain(bench, Caller(bench), suite=None)
+    assert again.id == item.id and again.state == "done"
+    assert (await registry.get_model(bench.store, "walled")).status == "available"
+    assert fake_provider.calls["walled"] == 5
+
+
+async def test_an_onboarding_item_waiting_on_a_limit_is_not_run_before_it_frees(
+    bench: Runtime, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    add_fake("daily", rate_limit=RateLimit("day"))  # a per-day quota: no retry time said
+    item = await onboard(bench, "daily")
+    assert fake_provider.calls["daily"] == 1
+    assert item.state == "queued" and item.not_before is not None
+    assert utc(item.not_before) > datetime.now(UTC)
+    assert await onboarding.drain(bench, Caller(bench), suite=None) == []  # not due: left waiting
+    assert fake_provider.calls["daily"] == 1
+    assert (await registry.get_model(bench.store, "daily")).status == "resting"
+
+
+async def test_onboarding_refused_by_our_own_limiter_is_no_failure(
+    bench: Runtime, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    # The endpoint's requests (limited per key on this unknown provider) are used up.
+    add_fake("first", rate_limit=RateLimit("openai", retry=120, limit=100, remaining=0))
+    await registry.add_model(bench.store, "first", "fake", "first")
+    await health(bench)
+    add_fake("second")
+    item = await onboard(bench, "second")
+    assert fake_provider.calls["second"] == 0  # refused before it went out, and not waited for
+    second = await registry.get_model(bench.store, "second")
+    assert second.status == "resting" and "limit of 100 requests" in second.status_reason
+    assert item.state == "queued" and item.not_before is not None
+
+
+async def test_an_onboarding_probe_stopped_by_a_short_limit_waits_for_it_between_calls(
+    bench: Runtime, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    add_fake("blip", rate_limit=RateLimit("retry-after-ms", retry=0.3), fail_first=1)
+    item = await onboard(bench, "blip")
+    # The first probe met a 429 that frees in 0.3 s: tried again after it (not waited out
+    # inside a call), then the other three.
+    assert item.state == "done" and fake_provider.calls["blip"] == 5
+    rows = [(r.name, r.limited) for r in reversed(await probes.probe_history(bench.store, "blip"))]
+    assert rows == [("word", True), ("word", False), ("sum", False), ("json", False), ("format", False)]
+    assert (await registry.get_model(bench.store, "blip")).status == "available"

@@ -65,6 +65,24 @@ def test_probe_over_the_bench_shows_progress_and_rests_rate_limited_models(
     assert "2 probed, 0 retired, 0 back, 1 resting (rate limited)" in result.output
 
 
+def test_onboarding_a_rate_limited_model_keeps_it_resting_not_removed(
+    home: Path, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    add_fake("walled", rate_limit=RateLimit("retry-after", retry=3600))
+    add_endpoint(home, fake_provider)
+    result = CliRunner().invoke(app, ["onboard", "walled", "--endpoint", "fake", "--quick"])
+    assert result.exit_code == 0, result.output
+    assert "walled is resting: rate limited until" in result.output
+    assert "runs it again once the limit frees" in result.output
+    assert fake_provider.calls["walled"] == 1
+
+    async def kept() -> str:
+        async with Runtime.open(home=home) as rt:
+            return (await registry.get_model(rt.store, "walled")).status
+
+    assert asyncio.run(kept()) == "resting"
+
+
 def test_onboard_errors_are_one_line(
     home: Path, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
 ) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import openai
 import pytest
+from sqlalchemy import event
 
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeError, FakeModel, RateLimit
@@ -70,6 +71,30 @@ def test_a_failing_member_is_replaced_and_keeps_being_replaced(
             conversation["key"],
         )
         assert (conversation["alias"], turns[0]["n"]) == ("beta", 3)
+
+
+def test_a_turn_that_keeps_its_member_reads_no_stickiness_from_the_store(
+    route_server: Any, fake_provider: FakeProvider
+) -> None:
+    with route_server(two_members(), AGENTS) as server:
+        agent = client(server, conversation="ticket-9")
+        assert ask(agent, [{"role": "user", "content": "one"}]).model_extra["bench"]["alias"] == "alpha"
+        sent: list[str] = []
+
+        def note(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+            sent.append(statement)
+
+        engine = server.app.state.runtime.store.engine.sync_engine
+        event.listen(engine, "before_cursor_execute", note)
+        try:
+            for turn in ("two", "three"):
+                reply = ask(agent, [{"role": "user", "content": turn}])
+                assert reply.model_extra["bench"]["alias"] == "alpha"
+        finally:
+            event.remove(engine, "before_cursor_execute", note)
+        assert not [s for s in sent if "conversations" in s]
+        (conversation,) = rows(server.home, "SELECT alias FROM conversations")
+        assert conversation["alias"] == "alpha"
 
 
 def test_the_conversation_sticks_across_a_restart(route_server: Any, fake_provider: FakeProvider) -> None:

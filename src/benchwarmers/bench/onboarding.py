@@ -20,6 +20,11 @@ Modes, as the SPEC words them:
 
 A model that registered but did not answer any probe stays on the bench as
 `unavailable`, so the daily probe keeps watching it (unless it is ad hoc).
+A model whose probes a rate limit stopped before any answered (a 429, or
+our own limiter refusing the call) is not taken for silent: rate limits are
+never death. It rests until the limit frees, and its item waits in the
+queue (`not_before`) and runs again then; meanwhile the rest is not woken
+(`limits/rest.py`), so it is never seated before it has answered.
 Progress (step, fraction) is written on the item for the dashboard's chip
 and handed to a callback for the terminal's bar.
 """
@@ -30,12 +35,13 @@ import asyncio
 import contextlib
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, or_, select, update
 
 from benchwarmers.bench import catalog, probes
 from benchwarmers.bench.leases import Lease
@@ -191,6 +197,7 @@ def item_view(item: schema.OnboardingItem) -> dict[str, Any]:
         "created_at": iso_utc(item.created_at),
         "started_at": iso_utc(item.started_at),
         "finished_at": iso_utc(item.finished_at),
+        "not_before": iso_utc(item.not_before),
     }
 
 
@@ -207,9 +214,13 @@ async def resume_interrupted(store: Store) -> int:
 
 
 async def claim_next(store: Store, only: set[int] | None = None) -> int | None:
-    """The oldest queued item, marked running; None when there is none."""
+    """The oldest queued item that is due (a rate-limited one waits for its
+    `not_before`), marked running; None when there is none."""
     async with store.write() as session:
-        query = select(schema.OnboardingItem.id).where(schema.OnboardingItem.state == "queued")
+        query = select(schema.OnboardingItem.id).where(
+            schema.OnboardingItem.state == "queued",
+            or_(schema.OnboardingItem.not_before.is_(None), schema.OnboardingItem.not_before <= now_utc()),
+        )
         if only is not None:
             query = query.where(schema.OnboardingItem.id.in_(only))
         for item_id in (await session.scalars(query.order_by(schema.OnboardingItem.id))).all():
@@ -288,6 +299,9 @@ class ItemRun:
         outcomes = await probes.onboarding_probe(self.caller, self.store, model, now_utc(), probe_progress)
         answered = [o for o in outcomes if o.answered]
         passed = sum(o.passed for o in outcomes)
+        if not answered and (any(o.limited for o in outcomes) or not any(o.evidence for o in outcomes)):
+            await self._rest(alias, outcomes)
+            return
         if not answered:
             errors = "; ".join(sorted({o.error for o in outcomes if o.error}))
             await _set_model_status(
@@ -313,6 +327,32 @@ class ItemRun:
             self.runtime, alias, limit=self.suite_limit, progress=suite_progress, caller=self.caller
         )
         await self._finish("done", "", step=f"{summary}; suite {run.passed}/{len(run.results)} passed")
+
+    async def _rest(self, alias: str, outcomes: list[probes.ProbeOutcome]) -> None:
+        """Rate limited before it answered: a 429 or our own limiter proves
+        nothing about whether the model answers, so it is not `unavailable`.
+        It rests until the limit frees (the limiter's default rest when
+        nobody said when), and the item waits in the queue until then and
+        runs again from the start."""
+        frees = [o.frees_at for o in outcomes if o.frees_at is not None]
+        until = datetime.fromtimestamp(
+            max(frees) if frees else time.time() + self.runtime.limiter.default_rest, UTC
+        )
+        when = until.isoformat(timespec="seconds")
+        error = next((o.error for o in reversed(outcomes) if o.error), "rate limited")
+        await registry.set_status(
+            self.store,
+            alias,
+            "resting",
+            reason=f"rate limited while onboarding ({error}); onboarded again after {when}",
+            resting_until=until,
+        )
+        await asyncio.gather(*self._pending, return_exceptions=True)
+        self._pending.clear()
+        step = f"rate limited until {when}; tried again then"
+        if self.progress:
+            self.progress(self.item_id, step, 1.0)
+        await self._write(state="queued", not_before=until, step=step[:64], progress=0.0)
 
     def note(self, step: str, fraction: float) -> None:
         """Progress from inside a synchronous callback: written soon after."""

@@ -20,16 +20,18 @@ and the decisions' health term read `answered`; the checks' results are a
 weak quality signal beside the suite.
 
 A rate limit is a third thing, `limited`: a 429, or our limiter refusing
-the call, says the model is resting, not that it stopped answering. The
-daily and confirming probes never wait on the limiter (`limit_wait=0`): a
-wait could eat the probe's time and end as a timeout, which would read as
-silence. Health and retirement skip limited probes.
+the call, says the model is resting, not that it stopped answering. No
+probe waits on the limiter inside its call (`limit_wait=0`): a wait could
+eat the probe's time and end as a timeout, which would read as silence.
+Health, retirement and onboarding skip limited probes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -44,6 +46,8 @@ from benchwarmers.store.registry import ModelView
 from benchwarmers.types import NOT_SERVED, CallKind, Request, Sampling, user
 
 PROBE_TIMEOUT = 60.0
+# An onboarding probe stopped by a rate limit that frees within this long waits for it.
+ONBOARD_PAUSE_MAX = 60.0
 SPEED_TIMEOUT = 180.0
 
 
@@ -208,15 +212,40 @@ async def onboarding_probe(
     now: datetime,
     progress: Callable[[str, float], None] | None = None,
 ) -> list[ProbeOutcome]:
-    """The four short calls; `progress(step, fraction)` after each."""
+    """The four short calls; `progress(step, fraction)` after each.
+
+    No call waits on the limiter (a wait eats the call's own time and ends
+    as a timeout, which reads as silence). A probe the rate limit stops is
+    tried once more when the limit frees, if that is within
+    `ONBOARD_PAUSE_MAX` (the pause is taken between calls, not inside one);
+    when it stops a probe again, or frees later, probing stops there: the
+    rest would only call into the same wall, and `onboarding.py` rests the
+    model and tries it again after the reset."""
     outcomes = []
     for i, spec in enumerate(ONBOARD_PROBES):
         if progress:
             progress(f"probe {i + 1}/{len(ONBOARD_PROBES)}: {spec.name}", i / len(ONBOARD_PROBES))
-        outcomes.append(
-            await probe_once(caller, store, model, spec, probe_kind="onboard", call_kind="probe", now=now)
-        )
+        outcome = await _onboard_once(caller, store, model, spec, now)
+        if outcome.limited and outcome.frees_at is not None:
+            pause = outcome.frees_at - time.time()
+            if pause <= ONBOARD_PAUSE_MAX:
+                if progress:
+                    waiting = f"rate limited: waiting {max(pause, 0):.0f}s to try {spec.name} again"
+                    progress(waiting, i / len(ONBOARD_PROBES))
+                await asyncio.sleep(max(pause, 0.0))
+                outcome = await _onboard_once(caller, store, model, spec, now)
+        outcomes.append(outcome)
+        if outcome.limited:
+            break
     return outcomes
+
+
+async def _onboard_once(
+    caller: Caller, store: Store, model: ModelView, spec: ProbeSpec, now: datetime
+) -> ProbeOutcome:
+    return await probe_once(
+        caller, store, model, spec, probe_kind="onboard", call_kind="probe", now=now, limit_wait=0.0
+    )
 
 
 async def daily_probe(caller: Caller, store: Store, model: ModelView, now: datetime) -> ProbeOutcome:

@@ -93,6 +93,7 @@ async def record_verdict(store: Store, call_id: str, useful: bool, note: str = "
                     kind=call.kind,
                     collection=call.collection,
                     shape=call.shape,
+                    ask_id=call.ask_id,
                 )
             )
         else:

@@ -33,8 +33,8 @@ from benchwarmers.cli.errors import print_warning
 from benchwarmers.core import Core, check_verdict_body
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats.base import parse_model_name
-from benchwarmers.formats.panel_text import bench_object, seat_object
-from benchwarmers.types import Ask, PanelDone, PanelStarted, Request, SeatDone, user
+from benchwarmers.formats.bench_json import panel_json
+from benchwarmers.types import Ask, Merged, PanelDone, PanelReply, PanelStarted, Request, Seat, SeatDone, user
 
 
 def register(app: typer.Typer) -> None:
@@ -70,17 +70,17 @@ def ask(
         name, mode, Request(messages=(user(prompt),), system=system), stream=True, extra_aliases=extras
     )
 
-    async def over_http() -> dict[str, Any] | None:
-        bench: dict[str, Any] | None = None
-        async with ApiClient.from_environment() as api, aclosing(api.panel(the_ask)) as chunks:
-            async for chunk in chunks:
-                if "bench_seat" in chunk:
-                    show.seat(chunk["bench_seat"])
-                if "bench" in chunk:
-                    bench = chunk["bench"]
-        return bench
+    async def over_http() -> PanelReply | None:
+        reply: PanelReply | None = None
+        async with ApiClient.from_environment() as api, aclosing(api.panel(the_ask)) as answers:
+            async for answer in answers:
+                if isinstance(answer, Seat):
+                    show.seat(answer)
+                else:
+                    reply = answer
+        return reply
 
-    async def in_process(core: Core) -> dict[str, Any] | None:
+    async def in_process(core: Core) -> PanelReply | None:
         # The panel's last writes (its seating history) come after the reply:
         # closing `core` waits for them before the runtime closes.
         await _here_or_no_server(url, core.panels.check_collection(name))
@@ -89,20 +89,20 @@ def ask(
                 if isinstance(event, PanelStarted):
                     show.started(event.seats)
                 elif isinstance(event, SeatDone):
-                    show.seat(seat_object(event.seat))
+                    show.seat(event.seat)
                 elif isinstance(event, PanelDone):
-                    return bench_object(event.reply)
+                    return event.reply
         return None
 
     try:
-        bench = asyncio.run(over_http())
+        reply = asyncio.run(over_http())
     except NoServer:
-        bench = with_core(in_process)
-    if bench is None:
+        reply = with_core(in_process)
+    if reply is None:
         raise UserError("the panel ended without a reply")
-    show.finish(bench)
+    show.finish(reply)
     if as_json:
-        typer.echo(json.dumps(bench, indent=2, ensure_ascii=False))
+        typer.echo(json.dumps(panel_json(reply), indent=2, ensure_ascii=False))
 
 
 def verdict(
@@ -168,39 +168,38 @@ class _Printer:
         if not self.quiet:
             console.print(f"[dim]asking {', '.join(alias for _label, alias in seats)}…[/dim]")
 
-    def seat(self, seat: dict[str, Any]) -> None:
+    def seat(self, seat: Seat) -> None:
         if self.quiet:
             return
-        colour = "green" if seat["status"] == "ok" else "yellow" if seat["status"] == "empty" else "red"
-        flag = " · explorer" if seat.get("explorer") else ""
+        colour = "green" if seat.status == "ok" else "yellow" if seat.status == "empty" else "red"
+        flag = " · explorer" if seat.explorer else ""
         title = (
-            f"[bold]{seat['seat']}[/bold] · {seat['alias']} · [{colour}]{seat['status']}[/{colour}] "
-            f"· {seat['seconds']:.1f} s{flag} · call [cyan]{seat['call']}[/cyan]"
+            f"[bold]{seat.seat}[/bold] · {seat.alias} · [{colour}]{seat.status}[/{colour}] "
+            f"· {seat.seconds:.1f} s{flag} · call [cyan]{seat.call}[/cyan]"
         )
         console.print(Rule(title, align="left"))
-        if seat["content"]:
-            console.print(Markdown(seat["content"]))
-        elif seat["error"]:
-            console.print(f"[{colour}]{seat['error']}[/{colour}]")
+        if seat.content:
+            console.print(Markdown(seat.content))
+        elif seat.error:
+            console.print(f"[{colour}]{seat.error}[/{colour}]")
 
-    def finish(self, bench: dict[str, Any]) -> None:
+    def finish(self, reply: PanelReply) -> None:
         if self.quiet:
             return
-        merged = bench.get("merged")
-        if merged:
-            self._merged(merged)
-        for member in bench.get("leftOff", []):
-            console.print(f"[dim]left off: {member['alias']}: {member['reason']}[/dim]")
+        if reply.merged is not None:
+            self._merged(reply.merged)
+        for member in reply.left_off:
+            console.print(f"[dim]left off: {member.alias}: {member.reason}[/dim]")
         console.print("[dim]judge a seat: benchwarmers verdict CALL --useful|--not-useful[/dim]")
 
-    def _merged(self, merged: dict[str, Any]) -> None:
-        if merged["status"] != "ok":
-            console.print(f"[red]{merged.get('note') or merged['error']}[/red]")
+    def _merged(self, merged: Merged) -> None:
+        if merged.status != "ok":
+            console.print(f"[red]{merged.note or merged.error}[/red]")
             return
-        console.print(Rule(f"[bold]merged[/bold] · {merged['alias']} · call [cyan]{merged['call']}[/cyan]"))
-        console.print(Markdown(merged["content"]))
-        if merged["agreement"]:
+        console.print(Rule(f"[bold]merged[/bold] · {merged.alias} · call [cyan]{merged.call}[/cyan]"))
+        console.print(Markdown(merged.content))
+        if merged.agreement:
             table = Table("point", "held by", "contradicted by", show_lines=False)
-            for point in merged["agreement"]:
-                table.add_row(point["point"], ", ".join(point["heldBy"]), ", ".join(point["contradictedBy"]))
+            for point in merged.agreement:
+                table.add_row(point.point, ", ".join(point.held_by), ", ".join(point.contradicted_by))
             console.print(table)

@@ -70,6 +70,11 @@ def onboard(
         keep=keep,
     )
     console.print(f"[bold]{escape(model.alias)}[/] is {model.status}: {escape(step)}")
+    if model.status == "resting":
+        console.print(
+            "a rate limit is no failure: it stays queued, and the server's onboarding worker "
+            "(`benchwarmers serve`) runs it again once the limit frees"
+        )
 
 
 def onboard_model(request: OnboardRequest, *, keep: bool = False) -> tuple[ModelView, str]:

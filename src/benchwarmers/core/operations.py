@@ -23,6 +23,7 @@ import difflib
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +40,7 @@ from benchwarmers.identity.scope import OWNER, Identity, may_administer
 from benchwarmers.store import registry, schema
 from benchwarmers.store.registry import ModelView
 from benchwarmers.store.settings import SCHEDULER
-from benchwarmers.store.times import iso_utc
+from benchwarmers.store.times import iso_utc, utc
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
@@ -184,8 +185,9 @@ class Operations:
                 item = await session.get(schema.OnboardingItem, item_id)
             assert item is not None
             progress(item_id, item.step, item.progress)
-            if item.state in ("done", "failed"):
-                return item
+            waiting = item.not_before is not None and utc(item.not_before) > datetime.now(UTC)
+            if item.state in ("done", "failed") or (item.state == "queued" and waiting):
+                return item  # a rate-limited item runs again after its limit frees
             await asyncio.sleep(FOLLOW_SECONDS)
 
     async def queue_depth(self) -> dict[str, int]:

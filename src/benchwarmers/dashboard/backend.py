@@ -37,7 +37,6 @@ from benchwarmers.core import (
     check_collection_name,
     check_endpoint,
     check_endpoint_key,
-    check_verdict_body,
     collection_entry,
     endpoint_key_source,
     iso_utc,
@@ -47,7 +46,7 @@ from benchwarmers.core import (
 )
 from benchwarmers.dashboard.fields import FieldError, field, names, number, text
 from benchwarmers.errors import StoreError, UserError
-from benchwarmers.formats.panel_text import merged_object, seat_object
+from benchwarmers.formats.bench_json import left_off_json, merged_json, seat_json
 from benchwarmers.types import (
     Ask,
     AskMode,
@@ -330,7 +329,6 @@ class Backend:
         return stream()
 
     async def verdict(self, body: dict[str, Any]) -> dict[str, Any]:
-        check_verdict_body(body)
         recorded = await self.panels.verdict(body)
         return {"recorded": recorded.as_json(), "record": await self.panels.seat_record(recorded.call)}
 
@@ -455,13 +453,13 @@ def event_json(event: PanelEvent) -> dict[str, Any]:
             "collection": event.collection,
             "shape": event.shape,
             "seats": [{"seat": s, "alias": a} for s, a in event.seats],
-            "left_off": [{"alias": x.alias, "reason": x.reason} for x in event.left_off],
+            "left_off": left_off_json(event.left_off),
             "merged": event.merged,
         }
     if isinstance(event, SeatDone):
-        return {"event": "seat", "seat": seat_object(event.seat)}
+        return {"event": "seat", "seat": seat_json(event.seat)}
     if isinstance(event, MergeDone):
-        return {"event": "merged", "merged": merged_object(event.merged)}
+        return {"event": "merged", "merged": merged_json(event.merged)}
     if isinstance(event, PanelDone):
         return {"event": "done", "shape": event.reply.shape}
     raise TypeError(f"unknown panel event {type(event).__name__}")

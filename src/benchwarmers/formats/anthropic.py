@@ -39,7 +39,8 @@ from benchwarmers.formats.base import (
     stop_sequences,
     tools_refused,
 )
-from benchwarmers.formats.panel_text import StreamText, bench_object, reply_text, total_usage
+from benchwarmers.formats.bench_json import panel_json
+from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
 from benchwarmers.types import (
     Ask,
     Image,
@@ -306,7 +307,7 @@ def _message_body(ask: Ask, message_id: str, text: str | None, usage: Usage) -> 
 
 def render_reply(reply: PanelReply, ask: Ask) -> dict[str, Any]:
     body = _message_body(ask, new_message_id(), reply_text(reply), total_usage(reply))
-    body["bench"] = bench_object(reply)
+    body["bench"] = panel_json(reply)
     return body
 
 
@@ -333,7 +334,7 @@ async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIte
             yield sse_event("content_block_delta", index=0, delta={"type": "text_delta", "text": piece})
         if isinstance(event, PanelDone):
             usage = total_usage(event.reply)
-            bench = bench_object(event.reply)
+            bench = panel_json(event.reply)
             yield sse_event("content_block_stop", index=0)
             yield sse_event(
                 "message_delta",

@@ -3,8 +3,9 @@
 A *format* translates one API's wire shape (OpenAI chat completions, OpenAI
 Responses, Anthropic Messages, Gemini, Ollama) into our one internal `Ask`
 and translates the panel's answer back. Formats know `types`, `errors` and
-this module (plus `formats.panel_text` and `formats.errors`); they never
-import an engine, the store, the server or httpx. The server route for a
+this module (plus `formats.panel_text`, `formats.bench_json` and
+`formats.errors`); they never import an engine, the store, the server or
+httpx. The server route for a
 format is the glue: it reads the body, calls the format's parser, runs the
 engine, and hands the reply or the event stream back to the format.
 
@@ -30,9 +31,9 @@ A format module exposes, at module level:
     The whole non-streamed reply body. The text content is
     `panel_text.reply_text(reply)` (the merger's answer when merged, every
     seat under its heading otherwise); the `bench` object is
-    `panel_text.bench_object(reply)`, put in the body where the format has
-    room for an extra key, else returned by `bench_header(reply)` for the
-    route to send as the `x-bench` response header.
+    `bench_json.panel_json(reply)`, put in the body where the format has
+    room for an extra key, else returned by `bench_json.bench_header(reply)`
+    for the route to send as the `x-bench` response header.
 
 ``render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIterator[bytes]``
     The streamed reply, in the format's own framing (SSE for OpenAI,
@@ -64,8 +65,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchwarmers.errors import UserError
-from benchwarmers.formats.panel_text import bench_object
-from benchwarmers.types import AskMode, Message, PanelReply, Part, ToolCall, ToolResult
+from benchwarmers.types import AskMode, Message, Part, ToolCall, ToolResult
 
 MODEL_PREFIX = "bench/"
 MODES: tuple[AskMode, ...] = ("panel", "merged", "route")
@@ -117,19 +117,19 @@ def tools_refused() -> UserError:
 
 def require_object(value: object, where: str = "body") -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        raise UserError(f"{where} must be a JSON object, not {_json_type(value)}")
+        raise UserError(f"{where} must be a JSON object, not {json_type(value)}")
     return value
 
 
 def require_list(value: object, where: str) -> list[Any]:
     if not isinstance(value, list):
-        raise UserError(f"{where} must be an array, not {_json_type(value)}")
+        raise UserError(f"{where} must be an array, not {json_type(value)}")
     return value
 
 
 def require_str(value: object, where: str) -> str:
     if not isinstance(value, str):
-        raise UserError(f"{where} must be a string, not {_json_type(value)}")
+        raise UserError(f"{where} must be a string, not {json_type(value)}")
     return value
 
 
@@ -143,7 +143,7 @@ def optional_bool(body: Mapping[str, Any], key: str, where: str = "") -> bool:
     if value is None:
         return False
     if not isinstance(value, bool):
-        raise UserError(f"{where or key} must be true or false, not {_json_type(value)}")
+        raise UserError(f"{where or key} must be true or false, not {json_type(value)}")
     return value
 
 
@@ -152,7 +152,7 @@ def optional_int(body: Mapping[str, Any], key: str, where: str = "", *, minimum:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise UserError(f"{where or key} must be an integer, not {_json_type(value)}")
+        raise UserError(f"{where or key} must be an integer, not {json_type(value)}")
     if value < minimum:
         raise UserError(f"{where or key} must be at least {minimum}")
     return value
@@ -163,7 +163,7 @@ def optional_float(body: Mapping[str, Any], key: str, where: str = "") -> float 
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise UserError(f"{where or key} must be a number, not {_json_type(value)}")
+        raise UserError(f"{where or key} must be a number, not {json_type(value)}")
     # Python's JSON reader takes NaN, Infinity and integers too big for a
     # float; none of them is a setting a model can be sent.
     number = float(value) if isinstance(value, float) or abs(value) < 2**53 else math.inf
@@ -229,29 +229,8 @@ def arguments_object(arguments: str) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {"_raw": arguments}
 
 
-# Response headers are small by custom: httpx-based clients (all four
-# official SDKs) refuse a header block over 100 KB, nginx's default proxy
-# buffer is 4-8 KB. The answers are in the body's text anyway.
-BENCH_HEADER_BUDGET = 8192
-
-
-def bench_header(reply: PanelReply) -> dict[str, str]:
-    """The `bench` object as a response header, for formats whose reply body
-    has no room for an extra key (compact JSON, ASCII only). Over
-    `BENCH_HEADER_BUDGET` the answers' `content` is left out (marked
-    `"contentOmitted": true`): call ids, statuses and usage always fit."""
-    bench = bench_object(reply)
-    text = json.dumps(bench, separators=(",", ":"), ensure_ascii=True)
-    if len(text) > BENCH_HEADER_BUDGET:
-        bench["seats"] = [{k: v for k, v in seat.items() if k != "content"} for seat in bench["seats"]]
-        if "merged" in bench:
-            bench["merged"] = {k: v for k, v in bench["merged"].items() if k != "content"}
-        bench["contentOmitted"] = True
-        text = json.dumps(bench, separators=(",", ":"), ensure_ascii=True)
-    return {"x-bench": text}
-
-
-def _json_type(value: object) -> str:
+def json_type(value: object) -> str:
+    """How a message names a JSON value's type ("a string", "null")."""
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -48,7 +48,8 @@ from benchwarmers.formats.base import (
 )
 from benchwarmers.formats.base import optional_float as _float
 from benchwarmers.formats.base import optional_int as _int
-from benchwarmers.formats.panel_text import StreamText, bench_object, reply_text, total_usage
+from benchwarmers.formats.bench_json import panel_json
+from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
 from benchwarmers.types import (
     Ask,
     AskMode,
@@ -384,7 +385,7 @@ def _chunk(
 
 def render_reply(reply: PanelReply, ask: Ask) -> dict[str, Any]:
     body = _chunk(ask, _response_id(), reply_text(reply), finished=True, usage=total_usage(reply))
-    body["bench"] = bench_object(reply)
+    body["bench"] = panel_json(reply)
     return body
 
 
@@ -421,7 +422,7 @@ async def render_stream(
             yield frame(_chunk(ask, response_id, piece, finished=False))
         if isinstance(event, PanelDone):
             last = _chunk(ask, response_id, "", finished=True, usage=total_usage(event.reply))
-            last["bench"] = bench_object(event.reply)
+            last["bench"] = panel_json(event.reply)
             yield frame(last)
             if not sse:
                 yield b"]"

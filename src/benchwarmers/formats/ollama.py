@@ -45,8 +45,9 @@ from benchwarmers.formats.base import (
     stop_sequences,
     tools_refused,
 )
+from benchwarmers.formats.bench_json import panel_json
 from benchwarmers.formats.openai_chat import function_tools
-from benchwarmers.formats.panel_text import StreamText, bench_object, reply_text, total_usage
+from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
 from benchwarmers.types import (
     Ask,
     AskMode,
@@ -288,7 +289,7 @@ def _done_fields(reply: PanelReply, nanoseconds: int) -> dict[str, Any]:
         "prompt_eval_duration": 0,
         "eval_count": usage.output_tokens,
         "eval_duration": nanoseconds,
-        "bench": bench_object(reply),
+        "bench": panel_json(reply),
     }
 
 

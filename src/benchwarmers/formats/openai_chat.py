@@ -35,7 +35,8 @@ from benchwarmers.formats.base import (
     stop_sequences,
     tools_refused,
 )
-from benchwarmers.formats.panel_text import StreamText, bench_object, reply_text, seat_object, total_usage
+from benchwarmers.formats.bench_json import panel_json, seat_json
+from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
 from benchwarmers.types import (
     Ask,
     Image,
@@ -265,7 +266,7 @@ def render_reply(reply: PanelReply, ask: Ask) -> dict[str, Any]:
             }
         ],
         "usage": chat_usage(total_usage(reply)),
-        "bench": bench_object(reply),
+        "bench": panel_json(reply),
     }
 
 
@@ -291,12 +292,10 @@ async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIte
         elif isinstance(event, SeatDone):
             # The seat as data beside its text (clients ignore the extra key;
             # the CLI prints from it). When merging, its text is held back.
-            yield chunk({"content": piece} if piece else {}, bench_seat=seat_object(event.seat))
+            yield chunk({"content": piece} if piece else {}, bench_seat=seat_json(event.seat))
             continue
         if piece:
             yield chunk({"content": piece})
         if isinstance(event, PanelDone):
-            yield chunk(
-                {}, "stop", usage=chat_usage(total_usage(event.reply)), bench=bench_object(event.reply)
-            )
+            yield chunk({}, "stop", usage=chat_usage(total_usage(event.reply)), bench=panel_json(event.reply))
             yield b"data: [DONE]\n\n"

@@ -3,17 +3,14 @@
 Any chat client shows a message's text and ignores keys it does not know,
 so the text carries every seat's answer, each under a heading naming its
 seat, model and status; the `bench` object carries the same seats as data
-(call ids for verdicts, timings, usage), for clients that read it. Keeping
-both builders here means the five formats cannot drift apart in what a
-panel looks like.
+(call ids for verdicts, timings, usage), for clients that read it
+(`bench_json.py` writes it). Building the text here, once, means the five
+formats cannot drift apart in what a panel looks like.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from benchwarmers.types import (
-    AgreementPoint,
     LeftOff,
     Merged,
     MergeDone,
@@ -25,8 +22,6 @@ from benchwarmers.types import (
     SeatDone,
     Usage,
 )
-
-COLLECTION_PREFIX = "bench/"
 
 
 def seat_heading(seat: Seat) -> str:
@@ -119,70 +114,6 @@ class StreamText:
 def _seat_order(started: PanelStarted | None, seat: Seat) -> int:
     labels = [label for label, _alias in started.seats] if started else []
     return labels.index(seat.seat) if seat.seat in labels else len(labels)
-
-
-# ------------------------------------------------------------ bench object
-
-
-def usage_object(usage: Usage) -> dict[str, int]:
-    return {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens}
-
-
-def seat_object(seat: Seat) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "call": seat.call,
-        "seat": seat.seat,
-        "alias": seat.alias,
-        "status": seat.status,
-        "seconds": round(seat.seconds, 3),
-        "content": seat.content,
-        "error": seat.error,
-        "usage": usage_object(seat.usage),
-    }
-    if seat.explorer:
-        out["explorer"] = True
-    if seat.frees_at:
-        out["freesAt"] = seat.frees_at
-    if seat.note:
-        out["note"] = seat.note
-    return out
-
-
-def agreement_object(point: AgreementPoint) -> dict[str, Any]:
-    return {
-        "point": point.point,
-        "heldBy": list(point.held_by),
-        "contradictedBy": list(point.contradicted_by),
-    }
-
-
-def merged_object(merged: Merged) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "call": merged.call,
-        "alias": merged.alias,
-        "status": merged.status,
-        "seconds": round(merged.seconds, 3),
-        "content": merged.content,
-        "error": merged.error,
-        "usage": usage_object(merged.usage),
-        "agreement": [agreement_object(p) for p in merged.agreement],
-    }
-    if merged.note:
-        out["note"] = merged.note
-    return out
-
-
-def bench_object(reply: PanelReply) -> dict[str, Any]:
-    """`{"collection", "shape", "seats": [...], "leftOff": [...], "merged"?}`."""
-    out: dict[str, Any] = {
-        "collection": COLLECTION_PREFIX + reply.collection,
-        "shape": reply.shape,
-        "seats": [seat_object(s) for s in reply.seats],
-        "leftOff": [{"alias": m.alias, "reason": m.reason} for m in reply.left_off],
-    }
-    if reply.merged is not None:
-        out["merged"] = merged_object(reply.merged)
-    return out
 
 
 def total_usage(reply: PanelReply) -> Usage:

@@ -53,7 +53,8 @@ from benchwarmers.formats.base import (
     require_str,
     tools_refused,
 )
-from benchwarmers.formats.panel_text import StreamText, bench_object, reply_text, total_usage
+from benchwarmers.formats.bench_json import panel_json
+from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
 from benchwarmers.types import (
     Ask,
     Image,
@@ -468,7 +469,7 @@ def _usage(usage: Usage) -> dict[str, Any]:
 def render_reply(reply: PanelReply, ask: Ask) -> dict[str, Any]:
     ids = ResponseIds()
     output = [message_item(ids, reply_text(reply), "completed")]
-    usage, bench = total_usage(reply), bench_object(reply)
+    usage, bench = total_usage(reply), panel_json(reply)
     return response_body(ask, ids, status="completed", output=output, usage=usage, bench=bench)
 
 
@@ -506,6 +507,6 @@ async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIte
                 status="completed",
                 output=[done],
                 usage=total_usage(reply),
-                bench=bench_object(reply),
+                bench=panel_json(reply),
             )
             yield event("response.completed", response=final)

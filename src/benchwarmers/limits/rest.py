@@ -8,7 +8,11 @@ rests back to `available`, which the limiter schedules for the moment each
 rest ends and the quotas view runs whenever it is read.
 
 Only an `available` (or already resting) model is rested: a model being
-onboarded or retired keeps its status, which says more.
+onboarded or retired keeps its status, which says more. A model that a rate
+limit stopped before it answered its onboarding probes rests too, but its
+rest is ended by its onboarding item running again (`bench/onboarding.py`),
+not woken here: it has not answered yet, so it must not come back
+`available` on its own.
 """
 
 from __future__ import annotations
@@ -16,10 +20,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Protocol
 
-from sqlalchemy import select, update
+from sqlalchemy import exists, select, update
 
 from benchwarmers.store.db import Store
-from benchwarmers.store.schema import Endpoint, Model
+from benchwarmers.store.schema import Endpoint, Model, OnboardingItem
 from benchwarmers.store.times import utc
 
 RESTABLE = ("available", "resting")
@@ -63,12 +67,16 @@ async def rest_model(store: Store, endpoint: str, served: str, until: datetime, 
 
 
 async def wake_rested(store: Store, now: datetime | None = None) -> int:
-    """Return every model whose rest is over to `available`; how many."""
+    """Return every model whose rest is over to `available`, but those
+    waiting to be onboarded again; how many."""
     now = now or datetime.now(UTC)
+    onboarding = exists().where(
+        OnboardingItem.alias == Model.alias, OnboardingItem.state.in_(("queued", "running"))
+    )
     async with store.write() as session:
         result = await session.execute(
             update(Model)
-            .where(Model.status == "resting", Model.resting_until <= now)
+            .where(Model.status == "resting", Model.resting_until <= now, ~onboarding)
             .values(status="available", resting_until=None, status_reason="", status_changed_at=now)
         )
         return int(result.rowcount or 0)  # type: ignore[attr-defined]

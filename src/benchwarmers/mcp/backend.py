@@ -8,9 +8,11 @@ implementations, so the tools are written once:
 - `remote.HttpBackend` serves `benchwarmers mcp` (stdio): it calls a
   running server over HTTP with the user's key.
 
-Both speak JSON shapes the HTTP API already defines (the `/v1/models`
-entries, the `bench` object, the verdict's `recorded`), so a tool cannot
-tell which one it has.
+Both answer in the same shapes, so a tool cannot tell which one it has: a
+panel as the typed `PanelReply` (the stdio one reads the server's `bench`
+object back into it, `formats/bench_json.py`), and the JSON the HTTP API
+already defines for the rest (the `/v1/models` entries, the verdict's
+`recorded`).
 """
 
 from __future__ import annotations
@@ -19,17 +21,22 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from benchwarmers.core import Panels, collection_entry
-from benchwarmers.formats.panel_text import bench_object, seat_object
-from benchwarmers.types import Ask, PanelDone, PanelStarted, SeatDone
+from benchwarmers.formats.bench_json import seat_json
+from benchwarmers.types import Ask, PanelDone, PanelReply, PanelStarted, Seat, SeatDone
 
 
 @dataclass
 class PanelWatch:
     """What a running panel has done so far, for progress notifications.
-    `seated` is known only when the backend learns it (in-process)."""
+    `seated` is known only when the backend learns it (in-process);
+    `answered` holds each seat in as the chat stream's `bench_seat` shows it
+    (`bench_json.seat_json`), the same from either backend."""
 
     seated: list[str] = field(default_factory=list)
     answered: list[dict[str, Any]] = field(default_factory=list)
+
+    def seat_done(self, seat: Seat) -> None:
+        self.answered.append(seat_json(seat))
 
     def summary(self) -> str:
         done = [f"{s['alias']} ({s['status']})" for s in self.answered]
@@ -53,9 +60,9 @@ class Backend(Protocol):
         """The collections this caller may ask, as `GET /v1/models` lists them."""
         ...
 
-    async def ask(self, ask: Ask, watch: PanelWatch) -> dict[str, Any]:
+    async def ask(self, ask: Ask, watch: PanelWatch) -> PanelReply:
         """Run the panel; note seats in `watch` as they finish; return the
-        `bench` object."""
+        whole reply (what its `bench` object holds)."""
         ...
 
     async def verdict(self, call: str, useful: bool, note: str) -> dict[str, Any]:
@@ -78,16 +85,16 @@ class InProcessBackend:
     async def collections(self) -> list[dict[str, Any]]:
         return [collection_entry(view) for view in await self.core.collections()]
 
-    async def ask(self, ask: Ask, watch: PanelWatch) -> dict[str, Any]:
+    async def ask(self, ask: Ask, watch: PanelWatch) -> PanelReply:
         # The engine runs the panel in a task of its own: if this call is
         # cancelled (the client left), the panel still finishes and records.
         async for event in await self.core.panel(ask):
             if isinstance(event, PanelStarted):
                 watch.seated = [alias for _label, alias in event.seats]
             elif isinstance(event, SeatDone):
-                watch.answered.append(seat_object(event.seat))
+                watch.seat_done(event.seat)
             elif isinstance(event, PanelDone):
-                return bench_object(event.reply)
+                return event.reply
         raise RuntimeError("the panel ended without a reply")
 
     async def verdict(self, call: str, useful: bool, note: str) -> dict[str, Any]:

@@ -4,7 +4,8 @@ over its HTTP API.
 Going through the server rather than opening the data folder here keeps
 one process in charge of limits, the guard and the call log, and lets the
 stdio transport reach a server on another machine. It speaks through
-`api_client.ApiClient` (the CLI's client too), so every failure is one
+`api_client.ApiClient` (the CLI's client too), which reads the panel's
+seats and `bench` object back into typed values, so every failure is one
 `UserError` line the tool shows the agent: no server answering, no answer
 in time, or the server's own 4xx message.
 """
@@ -19,7 +20,7 @@ from benchwarmers.api_client import ApiClient
 from benchwarmers.client_env import DEFAULT_TIMEOUT, DEFAULT_URL
 from benchwarmers.errors import UserError
 from benchwarmers.mcp.backend import PanelWatch
-from benchwarmers.types import Ask
+from benchwarmers.types import Ask, PanelReply, Seat
 
 
 class HttpBackend:
@@ -47,14 +48,13 @@ class HttpBackend:
         data: list[dict[str, Any]] = listing.get("data", [])
         return data
 
-    async def ask(self, ask: Ask, watch: PanelWatch) -> dict[str, Any]:
-        async with self._api() as api, aclosing(api.panel(ask)) as chunks:
-            async for chunk in chunks:
-                if "bench_seat" in chunk:
-                    watch.answered.append(chunk["bench_seat"])
-                if "bench" in chunk:
-                    bench: dict[str, Any] = chunk["bench"]
-                    return bench
+    async def ask(self, ask: Ask, watch: PanelWatch) -> PanelReply:
+        async with self._api() as api, aclosing(api.panel(ask)) as answers:
+            async for answer in answers:
+                if isinstance(answer, Seat):
+                    watch.seat_done(answer)
+                else:
+                    return answer
         raise UserError(f"the server at {self.url} ended the panel's stream without its seats")
 
     async def verdict(self, call: str, useful: bool, note: str) -> dict[str, Any]:

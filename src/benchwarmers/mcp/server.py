@@ -32,6 +32,7 @@ from pydantic import Field
 from benchwarmers import __version__
 from benchwarmers.errors import BenchwarmersError, UserError
 from benchwarmers.formats.base import MODEL_PREFIX, parse_model_name
+from benchwarmers.formats.bench_json import panel_json
 from benchwarmers.mcp.backend import Backend, PanelWatch
 from benchwarmers.mcp.text import ask_text, collections_text, pending_text, verdict_text
 from benchwarmers.mcp.transcript import call_ids_in_transcript
@@ -166,8 +167,8 @@ class _Tools:
             the_ask = _ask_of(collection, prompt, merged=merged, extras=with_ or [], system=system)
             watch = PanelWatch()
             label = MODEL_PREFIX + the_ask.collection
-            bench = await self._with_progress(ctx, self.backend_of(ctx).ask(the_ask, watch), watch, label)
-        return _result(ask_text(bench), {"bench": bench})
+            reply = await self._with_progress(ctx, self.backend_of(ctx).ask(the_ask, watch), watch, label)
+        return _result(ask_text(reply), {"bench": panel_json(reply)})
 
     async def verdict(
         self,

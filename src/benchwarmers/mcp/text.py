@@ -1,31 +1,33 @@
 """The text of each tool's result: what an agent reads (the structured
 content carries the same as data).
 
-Written from the HTTP API's JSON shapes (the `bench` object, `/v1/models`
-entries, `recorded`), which both backends return, so stdio and HTTP read
-the same words. Every seat shows its call id beside its seat label and
-alias, so the agent can name the seat and send its verdict from the text
-alone.
+Written from what both backends return (a panel as the typed
+`PanelReply`; `/v1/models` entries and `recorded` as the HTTP API's JSON),
+so stdio and HTTP read the same words. Every seat shows its call id beside
+its seat label and alias, so the agent can name the seat and send its
+verdict from the text alone.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from benchwarmers.formats.base import model_name
+from benchwarmers.types import Merged, PanelReply, Seat
 
-def ask_text(bench: dict[str, Any]) -> str:
-    seats = bench.get("seats", [])
-    lines = [f"{bench.get('collection', '')} · shape {bench.get('shape', '')} · {len(seats)} seats", ""]
-    merged = bench.get("merged")
-    if merged:
+
+def ask_text(reply: PanelReply) -> str:
+    seats, merged = reply.seats, reply.merged
+    lines = [f"{model_name(reply.collection)} · shape {reply.shape} · {len(seats)} seats", ""]
+    if merged is not None:
         lines += _merged_section(merged)
     for seat in seats:
         lines += _seat_section(seat)
-    for member in bench.get("leftOff", []):
-        lines.append(f"Left off: {member['alias']}: {member['reason']}")
-    calls = [s["call"] for s in seats if s.get("call") and s.get("status") in ("ok", "empty")]
-    if merged and merged.get("call"):
-        calls.append(merged["call"])
+    for member in reply.left_off:
+        lines.append(f"Left off: {member.alias}: {member.reason}")
+    calls = [s.call for s in seats if s.call and s.status in ("ok", "empty")]
+    if merged is not None and merged.call:
+        calls.append(merged.call)
     if calls:
         lines += [
             "Verify before acting on any answer. Name every seat (label and model) when you report, "
@@ -35,38 +37,33 @@ def ask_text(bench: dict[str, Any]) -> str:
     return "\n".join(lines).strip() + "\n"
 
 
-def _seat_section(seat: dict[str, Any]) -> list[str]:
-    flag = " · explorer" if seat.get("explorer") else ""
+def _seat_section(seat: Seat) -> list[str]:
+    flag = " · explorer" if seat.explorer else ""
     heading = (
-        f"## {seat['seat']} · {seat['alias']} · {seat['status']} · {float(seat.get('seconds', 0)):.1f} s"
-        f"{flag} · call {seat.get('call') or '(none)'}"
+        f"## {seat.seat} · {seat.alias} · {seat.status} · {seat.seconds:.1f} s"
+        f"{flag} · call {seat.call or '(none)'}"
     )
-    if seat["status"] == "ok":
-        body = seat.get("content", "").strip()
-    elif seat["status"] == "empty":
+    if seat.status == "ok":
+        body = seat.content.strip()
+    elif seat.status == "empty":
         body = "(answered with nothing)"
     else:
-        until = f" until {seat['freesAt']}" if seat.get("freesAt") else ""
-        body = f"({seat['status']}{until}: {seat.get('error') or 'no answer'})"
+        until = f" until {seat.frees_at}" if seat.frees_at else ""
+        body = f"({seat.status}{until}: {seat.error or 'no answer'})"
     return [heading, "", body, ""]
 
 
-def _merged_section(merged: dict[str, Any]) -> list[str]:
-    if merged.get("status") != "ok":
-        return [f"(No merged answer: {merged.get('note') or merged.get('error') or 'the merge failed'})", ""]
-    lines = [
-        f"## Merged · {merged['alias']} · call {merged['call']}",
-        "",
-        merged.get("content", "").strip(),
-        "",
-    ]
-    for point in merged.get("agreement", []):
-        held = ", ".join(point.get("heldBy", [])) or "none"
-        against = ", ".join(point.get("contradictedBy", []))
+def _merged_section(merged: Merged) -> list[str]:
+    if merged.status != "ok":
+        return [f"(No merged answer: {merged.note or merged.error or 'the merge failed'})", ""]
+    lines = [f"## Merged · {merged.alias} · call {merged.call}", "", merged.content.strip(), ""]
+    for point in merged.agreement:
+        held = ", ".join(point.held_by) or "none"
+        against = ", ".join(point.contradicted_by)
         lines.append(
-            f"- {point['point']} (held by {held}" + (f"; contradicted by {against})" if against else ")")
+            f"- {point.point} (held by {held}" + (f"; contradicted by {against})" if against else ")")
         )
-    return lines + ([""] if merged.get("agreement") else [])
+    return lines + ([""] if merged.agreement else [])
 
 
 def collections_text(listing: list[dict[str, Any]]) -> str:

@@ -15,23 +15,17 @@ Keys are digests, never the raw ids or text: a client's user id or its
 first message is not ours to store. The key also folds in the collection,
 so one session asking two collections is two conversations.
 
-Stickiness lives in the store's `conversations` table, so it survives a
-restart and, on PostgreSQL, holds across replicas. (The limits layer's
-counters offer no shared key-value store to put it in Redis; the database
-is shared already wherever Redis would be.)
+Which member a key sticks to is kept by `store/conversations.py`
+(`Runtime.conversations`): in memory for the turns, in the store's
+`conversations` table for a restart and for other replicas, with Redis
+telling replicas when a member changed.
 """
 
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
 from typing import Literal
 
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-from benchwarmers.store.db import Store
-from benchwarmers.store.schema import Conversation
 from benchwarmers.types import Request
 
 KeySource = Literal["header", "client", "prompt"]
@@ -59,27 +53,3 @@ def _opening(request: Request) -> str:
     text = first.text if first is not None else ""
     images = len(first.images) if first is not None else 0
     return f"{request.system}\0{text}\0{images}"
-
-
-async def sticky_alias(store: Store, key: str) -> str | None:
-    """The member that answered this conversation last, if any."""
-    async with store.read() as session:
-        row = await session.get(Conversation, key)
-        return row.alias if row is not None else None
-
-
-async def stick(store: Store, key: str, collection: str, alias: str) -> None:
-    """This member answers the conversation from now on. Written only when
-    the member changes (a new conversation, or a failover), never per turn:
-    the write would sit between the member's first byte and the agent's.
-    Turns are counted where they are recorded, in the call log."""
-    now = datetime.now(UTC)
-    insert = sqlite_insert if store.is_sqlite else pg_insert
-    statement = insert(Conversation).values(
-        key=key, collection=collection, alias=alias, created_at=now, updated_at=now
-    )
-    statement = statement.on_conflict_do_update(
-        index_elements=["key"], set_={"alias": alias, "updated_at": now}
-    )
-    async with store.write() as session:
-        await session.execute(statement)

@@ -3,7 +3,8 @@
 `await RouteEngine(runtime).start(ask, header=...)` returns a `RouteTurn`
 once a member has sent its first byte; `turn.chunks()` then hands on the
 member's reply as it streams (text pieces, tool-call pieces, usage, the
-finish) and `turn.bench_object()` says who answered, with which call id.
+finish) and `turn.bench()` says who answered, with which call id (a
+`RouteBench`, which the formats write as the reply's `bench` object).
 `await engine.answer(ask)` is the same for a client that did not stream,
 with the whole reply.
 
@@ -13,7 +14,8 @@ Who answers:
   first, member order breaking ties (`members.py`): the first drives a new
   conversation;
 * a conversation that already has a member keeps it while that member can
-  answer (its stickiness is in the store: see `conversation.py`);
+  answer (its stickiness is read from memory, with the store as the durable
+  copy: `store/conversations.py`);
 * a member that fails before its first byte (an error, a 429, our own
   limits, no first byte within the collection's seat timeout) is replaced
   by the next in order for this turn, and the replacement keeps the
@@ -33,13 +35,13 @@ import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from benchwarmers.calls.caller import CallContext, Caller, CallResult, CallStream
 from benchwarmers.calls.log import new_ask_id, set_call_task
 from benchwarmers.errors import LimitExceeded, ProviderError, ProviderTimeout, UserError
 from benchwarmers.panel.shapes import shape_of
-from benchwarmers.route.conversation import conversation_key, stick, sticky_alias
+from benchwarmers.route.conversation import conversation_key
 from benchwarmers.route.members import route_fit, turn_order
 from benchwarmers.route.record import spawn, turn_task
 from benchwarmers.route.shadow import start_shadows
@@ -50,6 +52,8 @@ from benchwarmers.types import (
     LeftOff,
     Reply,
     ResponseHeaders,
+    RouteBench,
+    RouteFailure,
     SeatStatus,
     TextDelta,
     ToolCallDelta,
@@ -77,8 +81,9 @@ class Attempt:
     # When rate limited: the Unix time the limit frees, if known.
     frees_at: float | None = None
 
-    def as_dict(self) -> dict[str, str]:
-        return {"alias": self.alias, "call": self.call, "status": self.status, "error": self.error}
+    def failure(self) -> RouteFailure:
+        """The attempt as the turn's `bench` object lists it (`failover`)."""
+        return RouteFailure(self.alias, self.call, self.status, self.error)
 
 
 class RouteEngine:
@@ -131,7 +136,7 @@ class RouteEngine:
             )
         tried = {a.alias for a in earlier}
         fit = [c for c in fit if c.alias not in tried]
-        sticky = await sticky_alias(store, key)
+        sticky = await self.runtime.conversations.get(key)
         context = CallContext(
             task=turn_task(collection.name, shape, "route turn"),
             collection=collection.name,
@@ -158,7 +163,7 @@ class RouteEngine:
                 attempts.append(_attempt(candidate.alias, call_stream, exc))
                 continue
             if candidate.alias != sticky:  # a new conversation, or failover moved it
-                await stick(store, key, collection.name, candidate.alias)
+                await self.runtime.conversations.put(key, collection.name, candidate.alias)
             failed = {a.alias for a in attempts}
             others = [c for c in fit if c.alias != candidate.alias and c.alias not in failed]
             shadows = start_shadows(
@@ -241,20 +246,19 @@ class RouteTurn:
         """The recorded outcome, once `chunks()` has ended."""
         return self._stream.result
 
-    def bench_object(self) -> dict[str, Any]:
+    def bench(self) -> RouteBench:
         """Who answered this turn and with which call id (the id a verdict
         names), who failed before it, who shadows it."""
-        return {
-            "collection": _bench_name(self.collection),
-            "mode": "route",
-            "shape": self.shape,
-            "call": self.call,
-            "alias": self.alias,
-            "conversation": self.conversation,
-            "failover": [a.as_dict() for a in self.attempts],
-            "shadows": list(self.shadows),
-            "leftOff": [{"alias": m.alias, "reason": m.reason} for m in self.left_off],
-        }
+        return RouteBench(
+            collection=self.collection,
+            shape=self.shape,
+            call=self.call,
+            alias=self.alias,
+            conversation=self.conversation,
+            failover=tuple(a.failure() for a in self.attempts),
+            shadows=self.shadows,
+            left_off=self.left_off,
+        )
 
 
 async def _until_first_byte(call_stream: CallStream) -> list[Chunk]:

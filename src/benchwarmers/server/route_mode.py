@@ -23,6 +23,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers.core import CONVERSATION_HEADER, RouteTurn
+from benchwarmers.formats.bench_json import route_json
 from benchwarmers.server.deps import route_mode_of
 from benchwarmers.types import Ask, Chunk, Reply
 
@@ -31,8 +32,9 @@ MEMBER_HEADER = "x-bench-member"
 
 
 class RouteFormat(Protocol):
-    """What a format module offers route mode (`formats/openai_route.py`,
-    `formats/anthropic_route.py`)."""
+    """What a format module offers route mode (`formats/*_route.py`). `bench`
+    is the turn's `bench` object, written once here by `bench_json.route_json`
+    from the engine's typed `RouteBench`, for the format to place."""
 
     MEDIA_TYPE_STREAM: str
 
@@ -51,12 +53,13 @@ async def route_response(
     if ask.stream:
         turn = await route.start(ask, conversation=conversation)
         return StreamingResponse(
-            fmt.render_route_stream(turn.chunks(), ask, turn.bench_object()),
+            fmt.render_route_stream(turn.chunks(), ask, route_json(turn.bench())),
             media_type=fmt.MEDIA_TYPE_STREAM,
             headers={**stream_headers, **_call_headers(turn)},
         )
     turn, reply = await route.answer(ask, conversation=conversation)
-    return JSONResponse(fmt.render_route_reply(reply, ask, turn.bench_object()), headers=_call_headers(turn))
+    bench = route_json(turn.bench())
+    return JSONResponse(fmt.render_route_reply(reply, ask, bench), headers=_call_headers(turn))
 
 
 def _call_headers(turn: RouteTurn) -> dict[str, str]:

@@ -205,7 +205,11 @@ class Verdict(Base):
 
     __tablename__ = "verdicts"
     # The record per alias, collection and shape, tallied from this index alone (bench/decisions.py).
-    __table_args__ = (Index("ix_verdicts_tally", "alias", "kind", "collection", "shape", "useful"),)
+    # Within-ask comparisons pair the verdicts of one ask's seats from the second index alone.
+    __table_args__ = (
+        Index("ix_verdicts_tally", "alias", "kind", "collection", "shape", "useful"),
+        Index("ix_verdicts_pairs", "collection", "shape", "ask_id", "kind", "alias", "useful"),
+    )
 
     call_id: Mapped[str] = mapped_column(ForeignKey("calls.id", ondelete="CASCADE"), primary_key=True)
     useful: Mapped[bool] = mapped_column(Boolean)
@@ -217,6 +221,7 @@ class Verdict(Base):
     kind: Mapped[str] = mapped_column(String(16), default="")
     collection: Mapped[str] = mapped_column(String(64), default="")
     shape: Mapped[str] = mapped_column(String(32), default="")
+    ask_id: Mapped[str] = mapped_column(String(40), default="")
 
 
 class UsageMonth(Base):
@@ -313,6 +318,8 @@ class OnboardingItem(Base):
     role: Mapped[str] = mapped_column(String(16), default="")
     mode: Mapped[str] = mapped_column(String(16))  # "full", "quick", "quick_ad_hoc"
     state: Mapped[str] = mapped_column(String(16), default="queued")  # queued, running, done, failed
+    # A rate-limited item waits in the queue until its limit frees, then runs again.
+    not_before: Mapped[datetime | None]
     step: Mapped[str] = mapped_column(String(64), default="")
     progress: Mapped[float] = mapped_column(Float, default=0.0)
     error: Mapped[str] = mapped_column(Text, default="")

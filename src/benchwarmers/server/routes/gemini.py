@@ -27,7 +27,8 @@ from fastapi.responses import JSONResponse, Response
 
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats import gemini
-from benchwarmers.formats.base import bench_header, parse_model_name
+from benchwarmers.formats.base import parse_model_name
+from benchwarmers.formats.bench_json import bench_header
 from benchwarmers.formats.gemini_route import GeminiRoute
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json

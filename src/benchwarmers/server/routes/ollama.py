@@ -20,7 +20,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
 from benchwarmers.formats import ollama, ollama_route
-from benchwarmers.formats.base import bench_header, model_name
+from benchwarmers.formats.base import model_name
+from benchwarmers.formats.bench_json import bench_header
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot

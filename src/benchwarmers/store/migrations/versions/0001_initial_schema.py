@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: (none)
-Create Date: 2026-12-01 08:57:06.225898
+Create Date: 2026-12-01 11:51:24.115224
 """
 
 from collections.abc import Sequence
@@ -169,6 +169,7 @@ def upgrade() -> None:
         sa.Column("role", sa.String(length=16), nullable=False),
         sa.Column("mode", sa.String(length=16), nullable=False),
         sa.Column("state", sa.String(length=16), nullable=False),
+        sa.Column("not_before", sa.DateTime(timezone=True), nullable=True),
         sa.Column("step", sa.String(length=64), nullable=False),
         sa.Column("progress", sa.Float(), nullable=False),
         sa.Column("error", sa.Text(), nullable=False),
@@ -290,12 +291,16 @@ def upgrade() -> None:
         sa.Column("kind", sa.String(length=16), nullable=False),
         sa.Column("collection", sa.String(length=64), nullable=False),
         sa.Column("shape", sa.String(length=32), nullable=False),
+        sa.Column("ask_id", sa.String(length=40), nullable=False),
         sa.ForeignKeyConstraint(
             ["call_id"], ["calls.id"], name=op.f("fk_verdicts_call_id_calls"), ondelete="CASCADE"
         ),
         sa.PrimaryKeyConstraint("call_id", name=op.f("pk_verdicts")),
     )
     with op.batch_alter_table("verdicts", schema=None) as batch_op:
+        batch_op.create_index(
+            "ix_verdicts_pairs", ["collection", "shape", "ask_id", "kind", "alias", "useful"], unique=False
+        )
         batch_op.create_index(
             "ix_verdicts_tally", ["alias", "kind", "collection", "shape", "useful"], unique=False
         )
@@ -327,6 +332,7 @@ def downgrade() -> None:
     op.drop_table("collection_members")
     with op.batch_alter_table("verdicts", schema=None) as batch_op:
         batch_op.drop_index("ix_verdicts_tally")
+        batch_op.drop_index("ix_verdicts_pairs")
 
     op.drop_table("verdicts")
     op.drop_table("models")

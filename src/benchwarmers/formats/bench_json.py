@@ -1,0 +1,319 @@
+"""The `bench` object's JSON, written and read in one place.
+
+A panel reply's `bench` object (`PanelReply`: seats, `leftOff`, `merged`)
+and a route-mode turn's (`RouteBench`: the call, the member, `failover`,
+`shadows`) are typed values in `types.py`; this module is the only code
+that spells their JSON (camelCase keys, `bench/<collection>`, seconds to
+the millisecond), so every format, the MCP tools, the dashboard and the
+CLI write the same keys, and a key renamed here is renamed everywhere.
+
+Writing: `panel_json(reply)`, `seat_json(seat)` (the chat stream's
+`bench_seat`), `merged_json(merged)`, `route_json(bench)`, and
+`bench_header(reply)` (the `x-bench` header, for formats whose body has no
+room). Optional keys are written only when set (`explorer`, `freesAt`,
+`note`, `merged`).
+
+Reading, for our own client (`api_client`, which hands the CLI and the
+stdio MCP server typed values, not dicts): `read_panel`, `read_seat`,
+`read_route`. Reading is strict: every key this module writes always must
+be there with its JSON type (a number where a number is written, never a
+boolean for one), statuses must be known ones, and the first thing wrong is
+a `BadBenchObject` naming its place (`bench.seats[1].status: expected one
+of ok, empty, ...`). Keys it does not know are passed over, so a newer
+server may add one without breaking an older client. What is written reads
+back to the same value (`read_panel(panel_json(r)) == r` for seconds at
+the millisecond the wire keeps; the tests check it with hypothesis).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, cast
+
+from benchwarmers.errors import BadBenchObject
+from benchwarmers.formats.base import MODEL_PREFIX, json_type
+from benchwarmers.types import (
+    SEAT_STATUSES,
+    AgreementPoint,
+    LeftOff,
+    Merged,
+    PanelReply,
+    RouteBench,
+    RouteFailure,
+    Seat,
+    SeatStatus,
+    Usage,
+)
+
+ROUTE_MODE = "route"
+# Seconds go out to the millisecond: enough for any reader, and stable text.
+SECONDS_DIGITS = 3
+
+
+# ------------------------------------------------------------------ writing
+
+
+def usage_json(usage: Usage) -> dict[str, int]:
+    return {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens}
+
+
+def left_off_json(left_off: tuple[LeftOff, ...]) -> list[dict[str, str]]:
+    return [{"alias": m.alias, "reason": m.reason} for m in left_off]
+
+
+def seat_json(seat: Seat, *, content: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "call": seat.call,
+        "seat": seat.seat,
+        "alias": seat.alias,
+        "status": seat.status,
+        "seconds": round(seat.seconds, SECONDS_DIGITS),
+        "content": seat.content,
+        "error": seat.error,
+        "usage": usage_json(seat.usage),
+    }
+    if not content:
+        del out["content"]
+    if seat.explorer:
+        out["explorer"] = True
+    if seat.frees_at:
+        out["freesAt"] = seat.frees_at
+    if seat.note:
+        out["note"] = seat.note
+    return out
+
+
+def agreement_json(point: AgreementPoint) -> dict[str, Any]:
+    return {
+        "point": point.point,
+        "heldBy": list(point.held_by),
+        "contradictedBy": list(point.contradicted_by),
+    }
+
+
+def merged_json(merged: Merged, *, content: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "call": merged.call,
+        "alias": merged.alias,
+        "status": merged.status,
+        "seconds": round(merged.seconds, SECONDS_DIGITS),
+        "content": merged.content,
+        "error": merged.error,
+        "usage": usage_json(merged.usage),
+        "agreement": [agreement_json(p) for p in merged.agreement],
+    }
+    if not content:
+        del out["content"]
+    if merged.note:
+        out["note"] = merged.note
+    return out
+
+
+def panel_json(reply: PanelReply, *, content: bool = True) -> dict[str, Any]:
+    """`{"collection", "shape", "seats": [...], "leftOff": [...], "merged"?}`;
+    `content=False` leaves the answers out (the `x-bench` header's budget)."""
+    out: dict[str, Any] = {
+        "collection": MODEL_PREFIX + reply.collection,
+        "shape": reply.shape,
+        "seats": [seat_json(s, content=content) for s in reply.seats],
+        "leftOff": left_off_json(reply.left_off),
+    }
+    if reply.merged is not None:
+        out["merged"] = merged_json(reply.merged, content=content)
+    return out
+
+
+def route_json(bench: RouteBench) -> dict[str, Any]:
+    """`{"collection", "mode": "route", "shape", "call", "alias",
+    "conversation", "failover": [...], "shadows": [...], "leftOff": [...]}`."""
+    return {
+        "collection": MODEL_PREFIX + bench.collection,
+        "mode": ROUTE_MODE,
+        "shape": bench.shape,
+        "call": bench.call,
+        "alias": bench.alias,
+        "conversation": bench.conversation,
+        "failover": [
+            {"alias": f.alias, "call": f.call, "status": f.status, "error": f.error} for f in bench.failover
+        ],
+        "shadows": list(bench.shadows),
+        "leftOff": left_off_json(bench.left_off),
+    }
+
+
+# Response headers are small by custom: httpx-based clients (all four
+# official SDKs) refuse a header block over 100 KB, nginx's default proxy
+# buffer is 4-8 KB. The answers are in the body's text anyway.
+BENCH_HEADER_BUDGET = 8192
+
+
+def bench_header(reply: PanelReply) -> dict[str, str]:
+    """The `bench` object as a response header, for formats whose reply body
+    has no room for an extra key (compact JSON, ASCII only). Over
+    `BENCH_HEADER_BUDGET` the answers' `content` is left out (marked
+    `"contentOmitted": true`): call ids, statuses and usage always fit."""
+    text = json.dumps(panel_json(reply), separators=(",", ":"), ensure_ascii=True)
+    if len(text) > BENCH_HEADER_BUDGET:
+        short = {**panel_json(reply, content=False), "contentOmitted": True}
+        text = json.dumps(short, separators=(",", ":"), ensure_ascii=True)
+    return {"x-bench": text}
+
+
+# ------------------------------------------------------------------ reading
+
+
+def read_panel(value: object, where: str = "bench") -> PanelReply:
+    """A panel's `bench` object back into its `PanelReply`."""
+    obj = _Object(value, where)
+    merged = obj.get("merged")
+    return PanelReply(
+        collection=obj.collection(),
+        shape=obj.text("shape"),
+        seats=tuple(read_seat(s, w) for s, w in obj.items("seats")),
+        left_off=_read_left_off(obj),
+        merged=None if merged is None else _read_merged(merged, f"{where}.merged"),
+    )
+
+
+def read_seat(value: object, where: str = "bench_seat") -> Seat:
+    """One seat (`bench.seats[i]`, or the chat stream's `bench_seat`)."""
+    obj = _Object(value, where)
+    return Seat(
+        call=obj.text("call"),
+        seat=obj.text("seat"),
+        alias=obj.text("alias"),
+        status=obj.status("status"),
+        seconds=obj.number("seconds"),
+        content=obj.text("content"),
+        error=obj.text("error"),
+        usage=_read_usage(obj),
+        frees_at=obj.text("freesAt", optional=True),
+        explorer=obj.flag("explorer", optional=True),
+        note=obj.text("note", optional=True),
+    )
+
+
+def read_route(value: object, where: str = "bench") -> RouteBench:
+    """A route-mode turn's `bench` object back into its `RouteBench`."""
+    obj = _Object(value, where)
+    mode = obj.text("mode")
+    if mode != ROUTE_MODE:
+        raise BadBenchObject(f"{where}.mode: expected {ROUTE_MODE!r}, got {mode!r}")
+    failover = []
+    for item, at in obj.items("failover"):
+        failed = _Object(item, at)
+        failover.append(
+            RouteFailure(
+                failed.text("alias"), failed.text("call"), failed.status("status"), failed.text("error")
+            )
+        )
+    return RouteBench(
+        collection=obj.collection(),
+        shape=obj.text("shape"),
+        call=obj.text("call"),
+        alias=obj.text("alias"),
+        conversation=obj.text("conversation"),
+        failover=tuple(failover),
+        shadows=obj.strings("shadows"),
+        left_off=_read_left_off(obj),
+    )
+
+
+def _read_merged(value: object, where: str) -> Merged:
+    obj = _Object(value, where)
+    agreement = []
+    for item, at in obj.items("agreement"):
+        point = _Object(item, at)
+        agreement.append(
+            AgreementPoint(point.text("point"), point.strings("heldBy"), point.strings("contradictedBy"))
+        )
+    return Merged(
+        call=obj.text("call"),
+        alias=obj.text("alias"),
+        status=obj.status("status"),
+        seconds=obj.number("seconds"),
+        content=obj.text("content"),
+        error=obj.text("error"),
+        usage=_read_usage(obj),
+        agreement=tuple(agreement),
+        note=obj.text("note", optional=True),
+    )
+
+
+def _read_usage(obj: _Object) -> Usage:
+    usage = _Object(obj.get("usage", required=True), f"{obj.where}.usage")
+    return Usage(usage.count("inputTokens"), usage.count("outputTokens"))
+
+
+def _read_left_off(obj: _Object) -> tuple[LeftOff, ...]:
+    out = []
+    for item, at in obj.items("leftOff"):
+        member = _Object(item, at)
+        out.append(LeftOff(member.text("alias"), member.text("reason")))
+    return tuple(out)
+
+
+class _Object:
+    """One JSON object being read, with its place for error messages."""
+
+    def __init__(self, value: object, where: str) -> None:
+        if not isinstance(value, Mapping):
+            raise BadBenchObject(f"{where}: expected an object, got {json_type(value)}")
+        self.value = cast(Mapping[str, Any], value)
+        self.where = where
+
+    def get(self, key: str, *, required: bool = False) -> Any:
+        if required and key not in self.value:
+            raise BadBenchObject(f"{self.where}: the key {key!r} is missing")
+        return self.value.get(key)
+
+    def _typed(self, key: str, kind: type | tuple[type, ...], expected: str, optional: bool) -> Any:
+        if optional and key not in self.value:
+            return None
+        found = self.get(key, required=True)
+        if isinstance(found, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+            raise BadBenchObject(f"{self.where}.{key}: expected {expected}, got a boolean")
+        if not isinstance(found, kind):
+            raise BadBenchObject(f"{self.where}.{key}: expected {expected}, got {json_type(found)}")
+        return found
+
+    def text(self, key: str, *, optional: bool = False) -> str:
+        found = self._typed(key, str, "a string", optional)
+        return "" if found is None else cast(str, found)
+
+    def flag(self, key: str, *, optional: bool = False) -> bool:
+        return bool(self._typed(key, bool, "true or false", optional))
+
+    def count(self, key: str) -> int:
+        return cast(int, self._typed(key, int, "an integer", False))
+
+    def number(self, key: str) -> float:
+        return float(self._typed(key, (int, float), "a number", False))
+
+    def status(self, key: str) -> SeatStatus:
+        found = self.text(key)
+        if found not in SEAT_STATUSES:
+            raise BadBenchObject(
+                f"{self.where}.{key}: expected one of {', '.join(SEAT_STATUSES)}, got {found!r}"
+            )
+        return found
+
+    def collection(self) -> str:
+        name = self.text("collection")
+        if not name.startswith(MODEL_PREFIX):
+            raise BadBenchObject(f"{self.where}.collection: expected {MODEL_PREFIX}<name>, got {name!r}")
+        return name.removeprefix(MODEL_PREFIX)
+
+    def items(self, key: str) -> list[tuple[object, str]]:
+        """A list's items, each with its place (`bench.seats[2]`)."""
+        found = self._typed(key, list, "an array", False)
+        return [(item, f"{self.where}.{key}[{i}]") for i, item in enumerate(found)]
+
+    def strings(self, key: str) -> tuple[str, ...]:
+        out = []
+        for item, at in self.items(key):
+            if not isinstance(item, str):
+                raise BadBenchObject(f"{at}: expected a string, got {json_type(item)}")
+            out.append(item)
+        return tuple(out)

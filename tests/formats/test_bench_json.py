@@ -1,0 +1,230 @@
+"""The `bench` object's one codec (`formats/bench_json.py`): what it writes
+reads back to the same typed value (hypothesis), its keys are the spec's,
+the examples in the docs read strictly, and anything else is refused with
+the place it went wrong."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchwarmers.errors import BadBenchObject
+from benchwarmers.formats.bench_json import (
+    BENCH_HEADER_BUDGET,
+    bench_header,
+    panel_json,
+    read_panel,
+    read_route,
+    read_seat,
+    route_json,
+    seat_json,
+)
+from benchwarmers.types import (
+    SEAT_STATUSES,
+    AgreementPoint,
+    LeftOff,
+    Merged,
+    PanelReply,
+    RouteBench,
+    RouteFailure,
+    Seat,
+    Usage,
+)
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# SPEC.md, "The panel reply": `{"collection", "shape", "seats": [{"call", "seat",
+# "alias", "status", "seconds", "content", "error", "usage"}], "merged"?}`.
+SPEC_PANEL_KEYS = {"collection", "shape", "seats"}
+SPEC_SEAT_KEYS = {"call", "seat", "alias", "status", "seconds", "content", "error", "usage"}
+
+texts = st.text(max_size=12)
+statuses = st.sampled_from(SEAT_STATUSES)
+# The wire keeps seconds to the millisecond: values at that precision read back exactly.
+seconds = st.integers(min_value=0, max_value=10**7).map(lambda ms: ms / 1000)
+usages = st.builds(Usage, st.integers(0, 10**9), st.integers(0, 10**9))
+left_offs = st.lists(st.builds(LeftOff, texts, texts), max_size=3).map(tuple)
+names = st.lists(texts, max_size=3).map(tuple)
+seats = st.builds(
+    Seat,
+    call=texts,
+    seat=texts,
+    alias=texts,
+    status=statuses,
+    seconds=seconds,
+    content=texts,
+    error=texts,
+    usage=usages,
+    frees_at=texts,
+    explorer=st.booleans(),
+    note=texts,
+)
+merges = st.builds(
+    Merged,
+    call=texts,
+    alias=texts,
+    status=statuses,
+    seconds=seconds,
+    content=texts,
+    error=texts,
+    usage=usages,
+    agreement=st.lists(st.builds(AgreementPoint, texts, names, names), max_size=3).map(tuple),
+    note=texts,
+)
+panels = st.builds(
+    PanelReply,
+    collection=texts,
+    shape=texts,
+    seats=st.lists(seats, max_size=4).map(tuple),
+    left_off=left_offs,
+    merged=st.none() | merges,
+)
+routes = st.builds(
+    RouteBench,
+    collection=texts,
+    shape=texts,
+    call=texts,
+    alias=texts,
+    conversation=texts,
+    failover=st.lists(st.builds(RouteFailure, texts, texts, statuses, texts), max_size=3).map(tuple),
+    shadows=names,
+    left_off=left_offs,
+)
+
+
+def over_the_wire(obj: dict[str, Any]) -> Any:
+    """What a client receives: the object as JSON text, parsed again."""
+    return json.loads(json.dumps(obj, ensure_ascii=False))
+
+
+@settings(max_examples=200, deadline=None)
+@given(panels)
+def test_a_panel_reads_back_to_the_same_value(reply: PanelReply) -> None:
+    assert read_panel(over_the_wire(panel_json(reply))) == reply
+
+
+@settings(max_examples=200, deadline=None)
+@given(routes)
+def test_a_route_turn_reads_back_to_the_same_value(bench: RouteBench) -> None:
+    assert read_route(over_the_wire(route_json(bench))) == bench
+
+
+@settings(max_examples=100, deadline=None)
+@given(seats)
+def test_a_streamed_seat_reads_back_to_the_same_value(seat: Seat) -> None:
+    assert read_seat(over_the_wire(seat_json(seat))) == seat
+
+
+@settings(max_examples=100, deadline=None)
+@given(panels)
+def test_what_is_read_writes_back_to_the_same_json(reply: PanelReply) -> None:
+    wire = over_the_wire(panel_json(reply))
+    assert panel_json(read_panel(wire)) == wire
+
+
+def test_the_wire_keys_are_the_specs() -> None:
+    """A seat with nothing optional set carries exactly SPEC.md's keys; the
+    object's own are SPEC.md's plus `leftOff` (the left-off members' reasons,
+    which the spec puts "in bench"); `merged` only when merged."""
+    seat = Seat("c_1", "Seat 1", "alpha", "ok", 1.25, "hi", "", Usage(5, 7))
+    bench = panel_json(PanelReply("trio", "short", (seat,)))
+    assert set(bench) == SPEC_PANEL_KEYS | {"leftOff"}
+    assert set(bench["seats"][0]) == SPEC_SEAT_KEYS
+    assert bench["collection"] == "bench/trio"
+    assert bench["seats"][0]["usage"] == {"inputTokens": 5, "outputTokens": 7}
+    merged = Merged("c_2", "beta", "ok", 2.0, "one answer", agreement=(AgreementPoint("x", ("Seat 1",)),))
+    with_merge = panel_json(PanelReply("trio", "short", (seat,), merged=merged))
+    assert set(with_merge) == SPEC_PANEL_KEYS | {"leftOff", "merged"}
+    assert set(with_merge["merged"]) == SPEC_SEAT_KEYS - {"seat"} | {"agreement"}
+    assert with_merge["merged"]["agreement"] == [{"point": "x", "heldBy": ["Seat 1"], "contradictedBy": []}]
+    # Optional keys appear only when set, under their camelCase names.
+    flagged = seat_json(
+        Seat("c_3", "Seat 2", "g", "limited", 0, frees_at="2026-01-01T00:00:00Z", explorer=True, note="n")
+    )
+    assert set(flagged) - SPEC_SEAT_KEYS == {"explorer", "freesAt", "note"}
+
+
+def _doc_json(page: str, holding: str) -> Any:
+    """The first ```json block of a page (README.md, docs/*.md) that holds `holding`."""
+    blocks = re.findall(r"```json\n(.*?)```", (ROOT / page).read_text(), flags=re.S)
+    return json.loads(next(block for block in blocks if holding in block))
+
+
+def test_the_documented_bench_objects_read_strictly() -> None:
+    for page in ("README.md", "docs/api.md"):
+        panel = _doc_json(page, '"seats": [')
+        assert panel_json(read_panel(panel)) == panel
+    route = _doc_json("docs/route-mode.md", '"mode": "route"')
+    assert route_json(read_route(route)) == route
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda b: b.pop("shape"), r"^bench: the key 'shape' is missing$"),
+        (lambda b: b.update(collection="trio"), r"^bench\.collection: expected bench/<name>, got 'trio'$"),
+        (lambda b: b["seats"][0].update(status="fine"), r"^bench\.seats\[0\]\.status: expected one of ok, "),
+        (
+            lambda b: b["seats"][0].update(seconds=True),
+            r"^bench\.seats\[0\]\.seconds: expected a number, got a boolean$",
+        ),
+        (
+            lambda b: b["seats"][0].update(seconds="1"),
+            r"^bench\.seats\[0\]\.seconds: expected a number, got a string$",
+        ),
+        (
+            lambda b: b["seats"][0]["usage"].update(inputTokens=1.5),
+            r"^bench\.seats\[0\]\.usage\.inputTokens: expected an integer",
+        ),
+        (
+            lambda b: b["seats"][0].update(explorer="yes"),
+            r"^bench\.seats\[0\]\.explorer: expected true or false",
+        ),
+        (lambda b: b.update(seats={}), r"^bench\.seats: expected an array, got an object$"),
+        (lambda b: b["leftOff"].append("tiny"), r"^bench\.leftOff\[0\]: expected an object, got a string$"),
+        (
+            lambda b: b["merged"]["agreement"][0].update(heldBy=[1]),
+            r"^bench\.merged\.agreement\[0\]\.heldBy\[0\]: expected a string",
+        ),
+    ],
+)
+def test_a_wrong_bench_object_names_the_place(change: Any, message: str) -> None:
+    seat = Seat("c_1", "Seat 1", "alpha", "ok", 1.0, "hi")
+    merged = Merged("c_2", "beta", "ok", 2.0, agreement=(AgreementPoint("x", ("Seat 1",)),))
+    bench = over_the_wire(panel_json(PanelReply("trio", "short", (seat,), merged=merged)))
+    change(bench)
+    with pytest.raises(BadBenchObject, match=message):
+        read_panel(bench)
+
+
+def test_keys_a_newer_server_adds_are_passed_over() -> None:
+    seat = Seat("c_1", "Seat 1", "alpha", "ok", 1.0, "hi")
+    bench = {**panel_json(PanelReply("trio", "short", (seat,))), "futureKey": 1}
+    assert read_panel(bench) == PanelReply("trio", "short", (seat,))
+
+
+def test_a_route_object_must_say_route() -> None:
+    bench = route_json(RouteBench("agents", "code", "c_1", "alpha"))
+    with pytest.raises(BadBenchObject, match=r"^bench\.mode: expected 'route', got 'panel'$"):
+        read_route({**bench, "mode": "panel"})
+
+
+def test_the_header_leaves_the_answers_out_past_its_budget() -> None:
+    seat = Seat("c_1", "Seat 1", "alpha", "ok", 1.0, "x" * BENCH_HEADER_BUDGET)
+    merged = Merged("c_2", "beta", "ok", 2.0, "y")
+    header = json.loads(bench_header(PanelReply("trio", "short", (seat,), merged=merged))["x-bench"])
+    assert header["contentOmitted"] is True
+    assert "content" not in header["seats"][0] and "content" not in header["merged"]
+    assert header["seats"][0]["call"] == "c_1"
+    small = json.loads(
+        bench_header(PanelReply("trio", "short", (Seat("c_1", "Seat 1", "a", "ok", 1.0, "hi"),)))["x-bench"]
+    )
+    assert "contentOmitted" not in small and small["seats"][0]["content"] == "hi"

@@ -1,0 +1,67 @@
+"""A route-mode turn's `bench` object, as the server sends it in every
+format a turn can be asked in, reads strictly into the typed `RouteBench`
+(`formats/bench_json.py`): the call id the headers name, the member, who
+failed over before it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from benchwarmers.formats.bench_json import read_route
+from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.script import FakeError, FakeModel
+from benchwarmers.types import RouteBench
+
+AGENTS = {"agents": {"members": ["alpha", "beta"]}}
+HELLO = [{"role": "user", "content": "hello"}]
+
+
+def _sse(text: str) -> list[dict[str, Any]]:
+    return [
+        json.loads(line[len("data: ") :])
+        for line in text.splitlines()
+        if line.startswith("data: ") and line != "data: [DONE]"
+    ]
+
+
+def test_every_route_reply_carries_a_bench_object_that_reads_back(
+    route_server: Any, fake_provider: FakeProvider
+) -> None:
+    members = [
+        ("openai", FakeModel("alpha", answer="alpha answers")),
+        ("anthropic", FakeModel("beta", answer="beta answers")),
+    ]
+    with route_server(members, AGENTS) as server, httpx.Client(base_url=server.url, timeout=30) as http:
+        fake_provider.models["alpha"].error = FakeError(500, "alpha broke")
+        found: list[tuple[RouteBench, str]] = []
+
+        # A conversation each, so each turn starts on alpha and fails over.
+        whole = http.post(
+            "/v1/chat/completions",
+            json={"model": "bench/agents:route", "messages": HELLO},
+            headers={"x-bench-conversation": "one"},
+        )
+        found.append((read_route(whole.json()["bench"]), whole.headers["x-bench-call"]))
+
+        streamed = http.post(
+            "/v1/chat/completions",
+            json={"model": "bench/agents:route", "messages": HELLO, "stream": True},
+            headers={"x-bench-conversation": "two"},
+        )
+        last = [chunk for chunk in _sse(streamed.text) if "bench" in chunk][-1]
+        found.append((read_route(last["bench"]), streamed.headers["x-bench-call"]))
+
+        message = http.post(
+            "/v1/messages",
+            json={"model": "bench/agents:route", "max_tokens": 64, "messages": HELLO},
+            headers={"x-bench-conversation": "three"},
+        )
+        found.append((read_route(message.json()["bench"]), message.headers["x-bench-call"]))
+
+        for bench, call in found:
+            assert (bench.collection, bench.alias, bench.call) == ("agents", "beta", call)
+            (failed,) = bench.failover
+            assert (failed.alias, failed.status) == ("alpha", "error")
