@@ -9,6 +9,8 @@ nothing.
 
 Messages are pure values (frozen dataclasses, tuples not lists): no ids, no
 storage, no HTTP. Call ids and records live in the store, not on a message.
+The one mutable class, `ReplyBuilder`, folds chunks into a `Reply` for
+every layer that reads a reply as it streams.
 
 Content is Anthropic-shaped because it is the richest of the four APIs:
 a message is a role and a tuple of parts; tool calls are parts of an
@@ -253,6 +255,44 @@ class Reply:
     tool_calls: tuple[ToolCall, ...] = ()
     finish: FinishReason = "stop"
     usage: Usage = Usage()
+
+
+class ReplyBuilder:
+    """A reply as its chunks arrive: text joined, tool calls assembled from
+    their pieces in index order, usage summed, the last finish. `reply()`
+    is the reply so far, whole or not (the caller records what arrived
+    even when a stream breaks).
+
+    The one mutable thing here, because it is the one fold of chunks into
+    a `Reply` and three layers need it: the caller's seam (what arrived,
+    recorded however the call ends), `providers.gather` (a whole reply) and
+    the route renderers in `formats` (a turn's usage, finish and whole tool
+    calls), which sit below the providers."""
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._calls: dict[int, dict[str, str]] = {}
+        self.usage = Usage()
+        self.finish: FinishReason = "stop"
+
+    def add(self, chunk: Chunk) -> None:
+        if isinstance(chunk, TextDelta):
+            self._text.append(chunk.text)
+        elif isinstance(chunk, ToolCallDelta):
+            call = self._calls.setdefault(chunk.index, {"id": "", "name": "", "arguments": ""})
+            call["id"] = call["id"] or chunk.id
+            call["name"] = call["name"] or chunk.name
+            call["arguments"] += chunk.arguments
+        elif isinstance(chunk, UsageReport):
+            self.usage = self.usage + chunk.usage
+        elif isinstance(chunk, Finish):
+            self.finish = chunk.reason
+
+    def reply(self) -> Reply:
+        calls = tuple(
+            ToolCall(c["id"], c["name"], c["arguments"] or "{}") for _, c in sorted(self._calls.items())
+        )
+        return Reply(text="".join(self._text), tool_calls=calls, finish=self.finish, usage=self.usage)
 
 
 # ---------------------------------------------------------------- the panel

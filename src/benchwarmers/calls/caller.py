@@ -57,12 +57,13 @@ from benchwarmers.errors import (
     ProviderRateLimited,
     ProviderTimeout,
 )
-from benchwarmers.providers.base import ReplyBuilder, Target, adapter_for
+from benchwarmers.providers.base import Target, adapter_for
 from benchwarmers.types import (
     ApiKind,
     CallKind,
     Chunk,
     Reply,
+    ReplyBuilder,
     Request,
     ResponseHeaders,
     SeatStatus,
@@ -259,21 +260,7 @@ class CallStream:
         learned = False
         try:
             try:
-                key = _key_of(endpoint)  # a missing key is refused before the limiter counts the call
-                limit_wait = first_byte_wait if self.limit_wait is None else self.limit_wait
-                await limiter.admit(
-                    endpoint.name,
-                    served,
-                    tokens=total_tokens(self.request),
-                    max_wait=min(limit_wait, first_byte_wait),
-                )
-                target = Target(
-                    endpoint=endpoint.name,
-                    api=endpoint.api,
-                    base_url=endpoint.base_url,
-                    served=served,
-                    key=key,
-                )
+                target = await self._admitted(first_byte_wait)
                 adapter = adapter_for(endpoint.api, self.runtime.outbound)
                 sent = True
                 remaining = max(deadline - loop.time(), 0.001)
@@ -351,6 +338,27 @@ class CallStream:
                 failure=failure,
             )
             await asyncio.shield(self._finish(sent=sent, usage=reply.usage))
+
+    async def _admitted(self, first_byte_wait: float) -> Target:
+        """Where the call goes, once the limiter lets it go: waiting at most
+        `limit_wait`, never past the first-byte wait. A missing key is
+        refused first, before the limiter counts the call."""
+        endpoint = self.model.endpoint
+        key = _key_of(endpoint)
+        limit_wait = first_byte_wait if self.limit_wait is None else self.limit_wait
+        await self.runtime.limiter.admit(
+            endpoint.name,
+            self.model.served,
+            tokens=total_tokens(self.request),
+            max_wait=min(limit_wait, first_byte_wait),
+        )
+        return Target(
+            endpoint=endpoint.name,
+            api=endpoint.api,
+            base_url=endpoint.base_url,
+            served=self.model.served,
+            key=key,
+        )
 
     async def _finish(self, *, sent: bool, usage: Usage) -> None:
         """Count the call (`metrics`), tell the limiter what was spent and

@@ -32,13 +32,11 @@ from benchwarmers.formats.base import arguments_object, model_name
 from benchwarmers.types import (
     Ask,
     Chunk,
-    Finish,
     FinishReason,
     Reply,
+    ReplyBuilder,
     TextDelta,
     ToolCallDelta,
-    Usage,
-    UsageReport,
 )
 
 MEDIA_TYPE_STREAM = "text/event-stream"
@@ -84,17 +82,13 @@ async def render_route_stream(
         },
     )
     blocks = _Blocks()
-    usage = Usage()
-    finish: FinishReason = "stop"
+    so_far = ReplyBuilder()  # usage and the finish, as they come
     try:
         async for piece in chunks:
+            so_far.add(piece)
             if isinstance(piece, TextDelta | ToolCallDelta):
                 for event in blocks.feed(piece):
                     yield event
-            elif isinstance(piece, UsageReport):
-                usage = usage + piece.usage
-            elif isinstance(piece, Finish):
-                finish = piece.reason
     except ProviderError as exc:
         kind = "rate_limit_error" if isinstance(exc, ProviderRateLimited) else "api_error"
         message = f"the model's provider failed mid-reply: {exc}"
@@ -102,10 +96,11 @@ async def render_route_stream(
         return
     for event in blocks.close():
         yield event
+    reply = so_far.reply()
     yield sse_event(
         "message_delta",
-        delta={"stop_reason": stop_reason(finish, blocks.called_tools), "stop_sequence": None},
-        usage={"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+        delta={"stop_reason": stop_reason(reply.finish, blocks.called_tools), "stop_sequence": None},
+        usage={"input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens},
         bench=bench,
     )
     yield sse_event("message_stop")

@@ -365,6 +365,15 @@ def model_object(collection: str, mode: AskMode = "panel", *, description: str =
     }
 
 
+def usage_metadata(usage: Usage) -> dict[str, int]:
+    """Gemini's `usageMetadata`, for panel and route replies alike."""
+    return {
+        "promptTokenCount": usage.input_tokens,
+        "candidatesTokenCount": usage.output_tokens,
+        "totalTokenCount": usage.input_tokens + usage.output_tokens,
+    }
+
+
 def _chunk(
     ask: Ask, response_id: str, text: str, *, finished: bool, usage: Usage | None = None
 ) -> dict[str, Any]:
@@ -373,11 +382,7 @@ def _chunk(
         candidate["finishReason"] = "STOP"
     out: dict[str, Any] = {"candidates": [candidate]}
     if usage is not None:
-        out["usageMetadata"] = {
-            "promptTokenCount": usage.input_tokens,
-            "candidatesTokenCount": usage.output_tokens,
-            "totalTokenCount": usage.input_tokens + usage.output_tokens,
-        }
+        out["usageMetadata"] = usage_metadata(usage)
     out["modelVersion"] = model_name(ask.collection, ask.mode)
     out["responseId"] = response_id
     return out

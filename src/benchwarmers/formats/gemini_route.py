@@ -23,17 +23,16 @@ from typing import Any
 from benchwarmers.errors import ProviderError
 from benchwarmers.formats.base import arguments_object, model_name
 from benchwarmers.formats.errors import error_body
+from benchwarmers.formats.gemini import usage_metadata
 from benchwarmers.types import (
     Ask,
     Chunk,
-    Finish,
     FinishReason,
     Reply,
+    ReplyBuilder,
     TextDelta,
     ToolCall,
-    ToolCallDelta,
     Usage,
-    UsageReport,
 )
 
 # A member that failed mid-reply: the provider's failure, not the caller's.
@@ -68,22 +67,12 @@ class GeminiRoute:
             first = False
             return (lead + data).encode()
 
-        calls: dict[int, dict[str, str]] = {}
-        usage = Usage()
-        finish: FinishReason = "stop"
+        so_far = ReplyBuilder()  # tool calls made whole, usage, the finish
         try:
             async for piece in chunks:
+                so_far.add(piece)
                 if isinstance(piece, TextDelta) and piece.text:
                     yield frame(_chunk(ask, response_id, [{"text": piece.text}]))
-                elif isinstance(piece, ToolCallDelta):
-                    call = calls.setdefault(piece.index, {"id": "", "name": "", "arguments": ""})
-                    call["id"] = call["id"] or piece.id
-                    call["name"] = call["name"] or piece.name
-                    call["arguments"] += piece.arguments
-                elif isinstance(piece, UsageReport):
-                    usage = usage + piece.usage
-                elif isinstance(piece, Finish):
-                    finish = piece.reason
         except ProviderError as exc:
             yield frame(
                 error_body("gemini", MID_STREAM_STATUS, f"the model's provider failed mid-reply: {exc}")
@@ -91,10 +80,11 @@ class GeminiRoute:
             if not self.sse:
                 yield b"]"
             return
-        parts = [
-            _function_call(ToolCall(c["id"], c["name"], c["arguments"])) for _, c in sorted(calls.items())
-        ]
-        yield frame({**_chunk(ask, response_id, parts, finish=finish, usage=usage), "bench": bench})
+        reply = so_far.reply()
+        parts = [_function_call(call) for call in reply.tool_calls]
+        yield frame(
+            {**_chunk(ask, response_id, parts, finish=reply.finish, usage=reply.usage), "bench": bench}
+        )
         if not self.sse:
             yield b"]"
 
@@ -116,9 +106,5 @@ def _chunk(
         candidate["finishReason"] = "MAX_TOKENS" if finish == "length" else "STOP"
     out: dict[str, Any] = {"candidates": [candidate]}
     if usage is not None:
-        out["usageMetadata"] = {
-            "promptTokenCount": usage.input_tokens,
-            "candidatesTokenCount": usage.output_tokens,
-            "totalTokenCount": usage.input_tokens + usage.output_tokens,
-        }
+        out["usageMetadata"] = usage_metadata(usage)
     return {**out, "modelVersion": model_name(ask.collection, ask.mode), "responseId": response_id}

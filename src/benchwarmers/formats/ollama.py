@@ -51,6 +51,7 @@ from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
 from benchwarmers.types import (
     Ask,
     AskMode,
+    FinishReason,
     Image,
     Message,
     PanelDone,
@@ -64,6 +65,7 @@ from benchwarmers.types import (
     Text,
     ToolCall,
     ToolResult,
+    Usage,
 )
 
 NAME = "ollama"
@@ -278,19 +280,23 @@ def _text_fields(text: str, *, generate: bool) -> dict[str, Any]:
     return {"response": text} if generate else {"message": {"role": "assistant", "content": text}}
 
 
-def _done_fields(reply: PanelReply, nanoseconds: int) -> dict[str, Any]:
-    usage = total_usage(reply)
+def done_fields(finish: FinishReason, usage: Usage, nanoseconds: int) -> dict[str, Any]:
+    """The last line's `done` keys (the counts and durations Ollama reports),
+    for panel and route replies alike."""
     return {
         "done": True,
-        "done_reason": "stop",
+        "done_reason": "length" if finish == "length" else "stop",
         "total_duration": nanoseconds,
         "load_duration": 0,
         "prompt_eval_count": usage.input_tokens,
         "prompt_eval_duration": 0,
         "eval_count": usage.output_tokens,
         "eval_duration": nanoseconds,
-        "bench": panel_json(reply),
     }
+
+
+def _done_fields(reply: PanelReply, nanoseconds: int) -> dict[str, Any]:
+    return {**done_fields("stop", total_usage(reply), nanoseconds), "bench": panel_json(reply)}
 
 
 def _panel_nanoseconds(reply: PanelReply) -> int:

@@ -22,18 +22,14 @@ from typing import Any
 
 from benchwarmers.errors import ProviderError
 from benchwarmers.formats.base import arguments_object, model_name
-from benchwarmers.formats.ollama import line, now
+from benchwarmers.formats.ollama import done_fields, line, now
 from benchwarmers.types import (
     Ask,
     Chunk,
-    Finish,
-    FinishReason,
     Reply,
+    ReplyBuilder,
     TextDelta,
     ToolCall,
-    ToolCallDelta,
-    Usage,
-    UsageReport,
 )
 
 MEDIA_TYPE_STREAM = "application/x-ndjson"
@@ -44,7 +40,7 @@ def render_route_reply(reply: Reply, ask: Ask, bench: dict[str, Any]) -> dict[st
     if reply.tool_calls:
         message["tool_calls"] = [_tool_call(call, i) for i, call in enumerate(reply.tool_calls)]
     head = {"model": model_name(ask.collection, ask.mode), "created_at": now(), "message": message}
-    return {**head, **_done(reply.finish, reply.usage, 0), "bench": bench}
+    return {**head, **done_fields(reply.finish, reply.usage, 0), "bench": bench}
 
 
 async def render_route_stream(
@@ -56,30 +52,20 @@ async def render_route_stream(
     def message(body: dict[str, Any]) -> bytes:
         return line({"model": name, "created_at": now(), "message": body, "done": False})
 
-    calls: dict[int, dict[str, str]] = {}
-    usage = Usage()
-    finish: FinishReason = "stop"
+    so_far = ReplyBuilder()  # tool calls made whole, usage, the finish
     try:
         async for piece in chunks:
+            so_far.add(piece)
             if isinstance(piece, TextDelta) and piece.text:
                 yield message({"role": "assistant", "content": piece.text})
-            elif isinstance(piece, ToolCallDelta):
-                call = calls.setdefault(piece.index, {"id": "", "name": "", "arguments": ""})
-                call["id"] = call["id"] or piece.id
-                call["name"] = call["name"] or piece.name
-                call["arguments"] += piece.arguments
-            elif isinstance(piece, UsageReport):
-                usage = usage + piece.usage
-            elif isinstance(piece, Finish):
-                finish = piece.reason
     except ProviderError as exc:
         yield line({"error": f"the model's provider failed mid-reply: {exc}"})
         return
-    if calls:
-        whole = [ToolCall(c["id"], c["name"], c["arguments"] or "{}") for _, c in sorted(calls.items())]
-        tool_calls = [_tool_call(call, i) for i, call in enumerate(whole)]
+    reply = so_far.reply()
+    if reply.tool_calls:
+        tool_calls = [_tool_call(call, i) for i, call in enumerate(reply.tool_calls)]
         yield message({"role": "assistant", "content": "", "tool_calls": tool_calls})
-    done = _done(finish, usage, int((time.monotonic() - started) * 1e9))
+    done = done_fields(reply.finish, reply.usage, int((time.monotonic() - started) * 1e9))
     last = {"model": name, "created_at": now(), "message": {"role": "assistant", "content": ""}}
     yield line({**last, **done, "bench": bench})
 
@@ -88,17 +74,4 @@ def _tool_call(call: ToolCall, index: int) -> dict[str, Any]:
     return {
         "id": call.id,
         "function": {"index": index, "name": call.name, "arguments": arguments_object(call.arguments)},
-    }
-
-
-def _done(finish: FinishReason, usage: Usage, nanoseconds: int) -> dict[str, Any]:
-    return {
-        "done": True,
-        "done_reason": "length" if finish == "length" else "stop",
-        "total_duration": nanoseconds,
-        "load_duration": 0,
-        "prompt_eval_count": usage.input_tokens,
-        "prompt_eval_duration": 0,
-        "eval_count": usage.output_tokens,
-        "eval_duration": nanoseconds,
     }

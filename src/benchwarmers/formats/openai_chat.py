@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from benchwarmers.errors import UserError
@@ -270,7 +270,11 @@ def render_reply(reply: PanelReply, ask: Ask) -> dict[str, Any]:
     }
 
 
-async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIterator[bytes]:
+def chunk_writer(ask: Ask) -> Callable[..., bytes]:
+    """The `data:` line of each chunk of one streamed completion (its id,
+    time and model fixed), for panel and route streams alike:
+    `chunk(delta, finish=None, **extra)`, `extra` being top-level keys
+    (`usage`, `bench`, `bench_seat`)."""
     completion_id, created, model = new_chat_id(), int(time.time()), model_name(ask.collection, ask.mode)
 
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
@@ -284,6 +288,11 @@ async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIte
         }
         return b"data: " + json.dumps(body, ensure_ascii=False).encode() + b"\n\n"
 
+    return chunk
+
+
+async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIterator[bytes]:
+    chunk = chunk_writer(ask)
     text = StreamText()
     async for event in events:
         piece = text.piece(event)

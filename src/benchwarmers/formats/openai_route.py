@@ -27,17 +27,15 @@ from typing import Any
 from benchwarmers.errors import ProviderError
 from benchwarmers.formats.base import model_name
 from benchwarmers.formats.errors import error_body
-from benchwarmers.formats.openai_chat import chat_usage, new_chat_id
+from benchwarmers.formats.openai_chat import chat_usage, chunk_writer, new_chat_id
 from benchwarmers.types import (
     Ask,
     Chunk,
-    Finish,
     FinishReason,
     Reply,
+    ReplyBuilder,
     TextDelta,
     ToolCallDelta,
-    Usage,
-    UsageReport,
 )
 
 MEDIA_TYPE_STREAM = "text/event-stream"
@@ -80,40 +78,25 @@ def render_route_reply(reply: Reply, ask: Ask, bench: dict[str, Any]) -> dict[st
 async def render_route_stream(
     chunks: AsyncIterator[Chunk], ask: Ask, bench: dict[str, Any]
 ) -> AsyncIterator[bytes]:
-    completion_id, created, model = new_chat_id(), int(time.time()), model_name(ask.collection, ask.mode)
-
-    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
-        body = {
-            "id": completion_id,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
-            **extra,
-        }
-        return _data(body)
-
+    chunk = chunk_writer(ask)
     yield chunk({"role": "assistant", "content": ""})
     started: set[int] = set()
-    usage = Usage()
-    finish: FinishReason = "stop"
+    so_far = ReplyBuilder()  # usage and the finish, as they come
     try:
         async for piece in chunks:
+            so_far.add(piece)
             if isinstance(piece, TextDelta):
                 if piece.text:
                     yield chunk({"content": piece.text})
             elif isinstance(piece, ToolCallDelta):
                 yield chunk({"tool_calls": [_tool_call_delta(piece, first=piece.index not in started)]})
                 started.add(piece.index)
-            elif isinstance(piece, UsageReport):
-                usage = usage + piece.usage
-            elif isinstance(piece, Finish):
-                finish = piece.reason
     except ProviderError as exc:
         message = f"the model's provider failed mid-reply: {exc}"
         yield _data(error_body("openai_chat", MID_STREAM_STATUS, message))
         return
-    yield chunk({}, finish_reason(finish, bool(started)), usage=chat_usage(usage), bench=bench)
+    reply = so_far.reply()
+    yield chunk({}, finish_reason(reply.finish, bool(started)), usage=chat_usage(reply.usage), bench=bench)
     yield b"data: [DONE]\n\n"
 
 

@@ -40,14 +40,12 @@ from benchwarmers.formats.responses import (
 from benchwarmers.types import (
     Ask,
     Chunk,
-    Finish,
     FinishReason,
     Reply,
+    ReplyBuilder,
     TextDelta,
     ToolCall,
     ToolCallDelta,
-    Usage,
-    UsageReport,
 )
 
 MEDIA_TYPE_STREAM = "text/event-stream"
@@ -79,18 +77,15 @@ class ResponsesRoute:
         yield ids.event("response.created", response=opening)
         yield ids.event("response.in_progress", response=opening)
         items = _Items(ids, self)
-        usage = Usage()
-        finish: FinishReason = "stop"
+        so_far = ReplyBuilder()  # usage and the finish, as they come
         try:
             async for piece in chunks:
+                so_far.add(piece)
                 if isinstance(piece, TextDelta | ToolCallDelta):
                     for event in items.feed(piece):
                         yield event
-                elif isinstance(piece, UsageReport):
-                    usage = usage + piece.usage
-                elif isinstance(piece, Finish):
-                    finish = piece.reason
         except ProviderError as exc:
+            usage = so_far.usage
             failed = response_body(ask, ids, status="failed", output=items.done, usage=usage, bench=bench)
             failed["error"] = {
                 "code": "server_error",
@@ -100,9 +95,9 @@ class ResponsesRoute:
             return
         for event in items.close():
             yield event
-        status, incomplete = _status(finish, items.called_tools)
+        status, incomplete = _status(so_far.finish, items.called_tools)
         final = response_body(
-            ask, ids, status=status, output=items.done, usage=usage, bench=bench, incomplete=incomplete
+            ask, ids, status=status, output=items.done, usage=so_far.usage, bench=bench, incomplete=incomplete
         )
         yield ids.event("response.incomplete" if incomplete else "response.completed", response=final)
 

@@ -31,10 +31,10 @@ from benchwarmers.types import (
     FinishReason,
     Message,
     Reply,
+    ReplyBuilder,
     Request,
     ResponseHeaders,
     TextDelta,
-    ToolCall,
     ToolCallDelta,
     Usage,
     UsageReport,
@@ -227,40 +227,8 @@ def adapter_for(api: ApiKind | str, outbound: OutboundClient) -> Adapter:
 # ------------------------------------------------------------------- gather
 
 
-class ReplyBuilder:
-    """A reply as its chunks arrive: text joined, tool calls assembled from
-    their pieces in index order, usage summed, the last finish. `reply()`
-    is the reply so far, whole or not (the caller records what arrived
-    even when a stream breaks)."""
-
-    def __init__(self) -> None:
-        self._text: list[str] = []
-        self._calls: dict[int, dict[str, str]] = {}
-        self.usage = Usage()
-        self.finish: FinishReason = "stop"
-
-    def add(self, chunk: Chunk) -> None:
-        if isinstance(chunk, TextDelta):
-            self._text.append(chunk.text)
-        elif isinstance(chunk, ToolCallDelta):
-            call = self._calls.setdefault(chunk.index, {"id": "", "name": "", "arguments": ""})
-            call["id"] = call["id"] or chunk.id
-            call["name"] = call["name"] or chunk.name
-            call["arguments"] += chunk.arguments
-        elif isinstance(chunk, UsageReport):
-            self.usage = self.usage + chunk.usage
-        elif isinstance(chunk, Finish):
-            self.finish = chunk.reason
-
-    def reply(self) -> Reply:
-        calls = tuple(
-            ToolCall(c["id"], c["name"], c["arguments"] or "{}") for _, c in sorted(self._calls.items())
-        )
-        return Reply(text="".join(self._text), tool_calls=calls, finish=self.finish, usage=self.usage)
-
-
 async def gather(chunks: AsyncIterable[Chunk]) -> Reply:
-    """A whole reply from an adapter's chunks (`ReplyBuilder`)."""
+    """A whole reply from an adapter's chunks (`types.ReplyBuilder`)."""
     builder = ReplyBuilder()
     async for chunk in chunks:
         builder.add(chunk)
