@@ -5,7 +5,8 @@ reads or writes the real ones, and no two tests (or xdist workers) share a
 store. The folders under tests/ mirror the packages under src/benchwarmers.
 
 - `home`: an empty data folder (also `BENCHWARMERS_HOME`).
-- `runtime`: an opened `Runtime` on SQLite in `home`.
+- `runtime`: an opened `Runtime` on SQLite in `home` (a copy of a store
+  migrated once per worker: `testing.store_template.copy_migrated_store`).
 - `postgres_url`, `shared_postgres`: a throwaway PostgreSQL database (of the
   test's own, or one per session emptied by its user); skipped, with the
   reason, when PostgreSQL is not running.
@@ -18,7 +19,10 @@ Tiers: a module that needs no server, no network and no database but SQLite
 declares `pytestmark = pytest.mark.unit` (`pytest -m unit` runs them in
 seconds); every other test is marked `integration` here (real servers on
 loopback, PostgreSQL, Redis). A unit test that opens a network connection
-fails, so the tier cannot silently grow slow.
+fails, so the tier cannot silently grow slow. `-m unit` does not even
+import the other modules (their SDKs, browsers and fuzzers cost most of a
+unit run): a module is of the tier when its source says `UNIT_MARK`, which
+is why the mark is declared per module and never per test.
 """
 
 from __future__ import annotations
@@ -36,13 +40,22 @@ from typing import Any
 
 import asyncpg
 import pytest
+from hypothesis import HealthCheck, settings
 
 from benchwarmers.runtime import Runtime
 from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
+from benchwarmers.testing.store_template import copy_migrated_store
 
 pytest_plugins = ["benchwarmers.testing.pytest_plugin"]
 
 POSTGRES_URL = os.environ.get("BENCHWARMERS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+UNIT_MARK = "pytestmark = pytest.mark.unit"
+
+
+# Generating examples on a loaded machine is slow, which says nothing about the code:
+# no test fails for it (tests that set their own health checks list too_slow too).
+settings.register_profile("steady", suppress_health_check=[HealthCheck.too_slow], deadline=None)
+settings.load_profile("steady")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -79,11 +92,32 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             terminalreporter.write_line(line)
 
 
+def _declares_unit(path: Path) -> bool:
+    if path.is_dir():
+        return any(_declares_unit(module) for module in path.rglob("test_*.py"))
+    return UNIT_MARK in path.read_text(encoding="utf-8")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under `-m unit` alone, folders and test modules that declare no unit
+    module are not collected (so not imported); any other selection collects
+    everything."""
+    if config.getoption("markexpr") != "unit":
+        return None
+    is_module = collection_path.name.startswith("test_") and collection_path.suffix == ".py"
+    if (collection_path.is_dir() or is_module) and not _declares_unit(collection_path):
+        return True
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects on the markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.get_closest_marker("unit") is None:
+        marker = item.get_closest_marker("unit")
+        if marker is None:
             item.add_marker(pytest.mark.integration)
+        elif UNIT_MARK not in item.path.read_text(encoding="utf-8"):
+            raise pytest.UsageError(f"{item.nodeid}: mark a whole module unit ({UNIT_MARK!r}), not one test")
 
 
 @pytest.fixture(autouse=True)
@@ -120,6 +154,7 @@ def home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def runtime(home: Path) -> AsyncIterator[Runtime]:
+    copy_migrated_store(home)  # a store migrated once per worker: migrating costs more than most tests
     async with Runtime.open(home=home) as rt:
         yield rt
 

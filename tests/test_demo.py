@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-import httpx
 import openai
 
 from benchwarmers.core import Admin
@@ -20,6 +14,7 @@ from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing import FakeProvider
 from benchwarmers.testing.live_server import live_server
+from tests.serving import served
 
 
 async def test_seed_labels_everything_simulated(runtime: Runtime) -> None:
@@ -57,30 +52,9 @@ def test_the_demo_bench_answers_a_panel(home: Path) -> None:
 
 
 def test_serve_demo_starts_explains_and_cleans_up(tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    run = "from benchwarmers.cli.main import run; run()"
-    env = {**os.environ, "COLUMNS": "300"}
-    process = subprocess.Popen(
-        [sys.executable, "-c", run, "serve", "--demo", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200
-                break
-            except httpx.TransportError:
-                assert process.poll() is None and time.monotonic() < deadline
-                time.sleep(0.05)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        output = process.communicate(timeout=60)[0]
+    with served("--demo", log=tmp_path / "serve.log", env={**os.environ, "COLUMNS": "300"}) as child:
+        port = child.port
+    output = child.output()
     assert "SIMULATED" in output and "bench/demo" in output
     assert f"curl -s http://127.0.0.1:{port}/v1/chat/completions" in output
     assert "from openai import OpenAI" in output

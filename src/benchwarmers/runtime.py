@@ -17,7 +17,9 @@ after the store, e.g. `limiter`), build it in `open` and close it in the
 
 from __future__ import annotations
 
+import functools
 import os
+import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -83,7 +85,7 @@ class Runtime:
             # Model calls on `outbound` (a panel fans out to hundreds of streams per
             # endpoint: aiohttp, gated, providers/outbound.py); other fetches (catalog,
             # datasets) on `http`, no default timeout (each passes its own).
-            async with OutboundClient() as outbound, httpx.AsyncClient(timeout=None) as http:
+            async with OutboundClient() as outbound, httpx.AsyncClient(timeout=None, verify=_tls()) as http:
                 yield cls(
                     home=folder,
                     store=store,
@@ -97,3 +99,11 @@ class Runtime:
             await conversations.close()
             await limiter.close()
             await store.close()
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """The fetch client's TLS settings (httpx's own defaults), built once per
+    process: loading the CA bundle costs tens of milliseconds, which every
+    CLI command and every test opening a runtime paid again."""
+    return httpx.create_ssl_context()

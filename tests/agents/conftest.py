@@ -24,6 +24,7 @@ from benchwarmers.store import registry
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.live_server import live_server
 from benchwarmers.testing.script import FakeModel
+from benchwarmers.testing.store_template import copy_migrated_store
 from benchwarmers.types import ApiKind
 
 from .agents_support import AGENT_TIMEOUT, Bench
@@ -38,6 +39,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 async def _register(home: Path, fake: FakeProvider, members: list[tuple[ApiKind, FakeModel]]) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    copy_migrated_store(home)  # migrated once per worker, not per test
     async with Runtime.open(home) as runtime:
         for kind in {kind for kind, _ in members}:
             await registry.add_endpoint(runtime.store, kind, fake.base_for(kind), kind, needs_key=False)

@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from benchwarmers.bench import probes, retirement
 from benchwarmers.calls.caller import Caller
+from benchwarmers.providers import outbound as outbound_module
 from benchwarmers.providers.base import Target, adapter_for
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.runtime import Runtime
@@ -143,11 +144,18 @@ async def test_a_busy_outbound_pool_never_retires_a_healthy_model(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A flood that fills every outbound connection (the old pool wedge) makes
-    probes time out locally: no evidence against the model, so it stays."""
+    probes time out locally: no evidence against the model, so it stays.
+
+    The gate gives up `GATE_MARGIN` before the probe's deadline, so the
+    call fails as busy rather than as the caller's timeout; here that margin
+    is 2.5 s of a 3 s probe (the gate gives up after 0.5 s), so a loaded
+    loop would have to stall for seconds to let the caller's deadline come
+    first."""
     add_fake("healthy")
     add_fake("hang", never_ending=True)
     await registry.add_model(bench.store, "healthy", "fake", "healthy")
-    monkeypatch.setattr(probes, "PROBE_TIMEOUT", 0.3)
+    monkeypatch.setattr(probes, "PROBE_TIMEOUT", 3.0)
+    monkeypatch.setattr(outbound_module, "GATE_MARGIN", 2.5)
     async with OutboundClient(per_origin=1, total=4) as outbound:
         monkeypatch.setattr(bench, "outbound", outbound)
         target = Target("fake", "openai", fake_provider.openai_base, "hang")

@@ -14,6 +14,8 @@ from typer.main import get_command
 
 from benchwarmers.cli.main import app
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).parents[2]
 README = ROOT / "README.md"
 CLI_DOC = ROOT / "docs" / "cli.md"

@@ -6,15 +6,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
-import time
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 from typer.testing import CliRunner
 
 from benchwarmers.cli.main import app
@@ -22,6 +20,7 @@ from benchwarmers.formats.panel_text import seat_text
 from benchwarmers.testing import FakeModel, FakeProvider, RateLimit
 from benchwarmers.testing.live_server import live_server
 from benchwarmers.types import Seat
+from tests.serving import free_port, served
 
 RUN = "from benchwarmers.cli.main import run; run()"
 
@@ -64,13 +63,6 @@ def one_error(done: subprocess.CompletedProcess[str], *parts: str) -> str:
     return line
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 def dead_url() -> str:
     return f"http://127.0.0.1:{free_port()}"
 
@@ -79,28 +71,14 @@ def dead_url() -> str:
 def serving(*args: str) -> Iterator[tuple[int, list[str]]]:
     """`benchwarmers serve ARGS --port P` until it answers /healthz; then
     stopped, and its output (not a terminal) is in the list yielded."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-c", RUN, "serve", *args, "--port", str(port)],
-        env={k: v for k, v in os.environ.items() if k != "COLUMNS"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
     output: list[str] = []
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None and time.monotonic() < deadline
-                time.sleep(0.05)
-        yield port, output
-    finally:
-        process.terminate()
-        output.extend(process.communicate(timeout=60)[0].splitlines())
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            with served(*args, log=Path(folder) / "serve.log", env=env) as child:
+                yield child.port, output
+        finally:
+            output.extend((Path(folder) / "serve.log").read_text().splitlines())
 
 
 def hub(fake: FakeProvider, *models: FakeModel, base: str = "") -> None:

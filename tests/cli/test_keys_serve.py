@@ -5,9 +5,6 @@ from __future__ import annotations
 import os
 import re
 import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -17,6 +14,7 @@ from typer.testing import CliRunner
 from benchwarmers.cli.main import app
 from benchwarmers.errors import UserError
 from benchwarmers.server.run import bind_socket
+from tests.serving import served
 
 runner = CliRunner()
 
@@ -61,26 +59,10 @@ def test_a_taken_port_is_one_clear_line(home: Path) -> None:
     assert "already in use" in result.output and "Traceback" not in result.output
 
 
-def test_serve_runs_the_server(home: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    run = "from benchwarmers.cli.main import run; run()"
-    command = [sys.executable, "-c", run, "serve", "--port", str(port)]
+def test_serve_runs_the_server(home: Path, tmp_path: Path) -> None:
     env = {**os.environ, "BENCHWARMERS_HOME": str(home)}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                reply = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None and time.monotonic() < deadline, process.stdout.read()
-                time.sleep(0.05)
+    with served(log=tmp_path / "serve.log", env=env) as child:
+        reply = httpx.get(f"{child.url}/healthz", timeout=30)
         assert reply.json()["ok"] is True
         assert "server" not in reply.headers  # no uvicorn banner header
-    finally:
-        process.terminate()
-        output = process.communicate(timeout=60)[0]
-    assert f"Benchwarmers on http://127.0.0.1:{port}" in output
+    assert f"Benchwarmers on {child.url}" in child.output()

@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -24,6 +20,7 @@ from benchwarmers.store import registry
 from benchwarmers.store.schema import Call
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
+from tests.serving import served
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 ASKS = 40
@@ -62,36 +59,17 @@ async def two_workers(
         )
         await registry.add_model(runtime.store, "wk-one", "fake", "wk-one")
         await registry.add_collection(runtime.store, "wk", members=["wk-one"])
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     env = {
         **os.environ,
         "BENCHWARMERS_HOME": str(home),
         DATABASE_URL_ENV: postgres_url,
         REDIS_URL_ENV: redis_url,
     }
-    run = "from benchwarmers.cli.main import run; run()"
-    command = [sys.executable, "-c", run, "serve", "--port", str(port), "--workers", "2"]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        async with httpx.AsyncClient(timeout=2) as client:
-            while True:
-                try:
-                    if (await client.get(f"{url}/healthz")).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert process.poll() is None and time.monotonic() < deadline, process.stdout.read()  # type: ignore[union-attr]
-                await asyncio.sleep(0.1)
-        yield url, postgres_url
-    finally:
-        process.terminate()
-        output = process.communicate(timeout=30)[0]
+    with served("--workers", "2", log=home.parent / "serve.log", env=env) as child:
+        yield child.url, postgres_url
+    output = child.output()
     assert "2 worker processes" in output, output
-    assert process.returncode == 0, output
+    assert child.process.returncode == 0, output
 
 
 async def test_two_workers_answer_on_one_port_and_lose_nothing(two_workers: tuple[str, str]) -> None:

@@ -18,7 +18,11 @@ from hypothesis import strategies as st
 
 from .formats_support import PNG_DATA, Gateway
 
-FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 json_values = st.recursive(
     st.none()

@@ -65,8 +65,10 @@ def test_two_processes_on_one_redis_let_exactly_the_limit_through(
         asyncio.run(_register(home, fake, endpoint))
         first, second = Child(home, **{REDIS_URL_ENV: redis_url}), Child(home, **{REDIS_URL_ENV: redis_url})
         try:
-            first.start()
-            second.start()
+            first.launch()
+            second.launch()
+            first.until_serving()
+            second.until_serving()
             statuses = [_ask(first), _ask(second), _ask(first)]
             if kill_one:
                 first.kill()  # mid-window: what it counted must still count

@@ -9,6 +9,7 @@ import json
 import socket
 import sqlite3
 import sys
+import threading
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -23,16 +24,18 @@ from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
+from benchwarmers.testing.store_template import copy_migrated_store
 from mcp import Client, StdioServerParameters
 
 TRIO = {"trio": {"members": ["fast", "mid", "slow"], "purpose": "three opinions"}}
 
 
-def trio_models(slow_ttfb: float = 0.15) -> list[FakeModel]:
+def trio_models(slow_ttfb: float = 0.15, hold: threading.Event | None = None) -> list[FakeModel]:
+    """Three seats; `hold` keeps the slow one answering until the test sets it."""
     return [
         FakeModel("fast", answer="fast answer", ttfb=0.02),
         FakeModel("mid", answer="mid answer", ttfb=0.05),
-        FakeModel("slow", answer="slow answer", ttfb=slow_ttfb),
+        FakeModel("slow", answer="slow answer", ttfb=slow_ttfb, hold=hold),
     ]
 
 
@@ -45,6 +48,8 @@ def run_sync(work: Any) -> Any:
 async def register(
     home: Path, fake: FakeProvider, models: list[FakeModel], collections: dict[str, dict[str, Any]]
 ) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    copy_migrated_store(home)  # migrated once per worker, not per test
     async with Runtime.open(home) as runtime:
         await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
         for model in models:

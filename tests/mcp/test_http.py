@@ -5,6 +5,7 @@ the initialize handshake Claude Code speaks ("legacy")."""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -100,12 +101,17 @@ async def test_slow_panel_sends_progress_before_the_result(
     bench_server: Any, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
     monkeypatch.setenv("BENCHWARMERS_MCP_PROGRESS_SECONDS", "0.2")
-    with bench_server(trio_models(slow_ttfb=1.0)) as server:
+    # The slow seat answers once progress has said two seats are in: an order of
+    # events, so a loaded machine cannot let it finish before the notes come.
+    release = threading.Event()
+    with bench_server(trio_models(hold=release)) as server:
         async with http_client(server.url + "/mcp", mode=mode) as client:
             notes: list[tuple[float, float, str | None]] = []
 
             async def on_progress(progress: float, total: float | None, message: str | None) -> None:
                 notes.append((time.monotonic(), progress, message))
+                if len(notes) >= 2 and "2 of 3 seats in" in (message or ""):
+                    release.set()
 
             asked = await client.call_tool(
                 "ask", {"collection": "trio", "prompt": "hi"}, progress_callback=on_progress
@@ -127,13 +133,18 @@ async def test_keep_alive_comments_without_a_progress_token(
 ) -> None:
     """A client that sends no progress token still sees bytes while the panel runs."""
     monkeypatch.setenv("BENCHWARMERS_MCP_PROGRESS_SECONDS", "0.2")
-    with bench_server(trio_models(slow_ttfb=0.8)) as server:
+    release = threading.Event()  # the slow seat answers once a keep-alive has come
+    with bench_server(trio_models(hold=release)) as server:
         async with httpx.AsyncClient(timeout=30) as http:
             body = raw_call(1, "ask", {"collection": "trio", "prompt": "hi"})
             async with http.stream("POST", server.url + "/mcp", json=body, headers=SSE_HEADERS) as reply:
                 assert reply.status_code == 200
                 assert reply.headers["content-type"].startswith("text/event-stream")
-                raw = b"".join([chunk async for chunk in reply.aiter_raw()])
+                raw = b""
+                async for chunk in reply.aiter_raw():
+                    raw += chunk
+                    if b": keep-alive" in raw:
+                        release.set()
     text = raw.decode()
     assert ": keep-alive" in text
     assert text.index(": keep-alive") < text.index('"result"')

@@ -4,6 +4,7 @@ records, the same key scope."""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,9 @@ from .mcp_support import (
 async def test_list_ask_verdict_and_pending_over_stdio(
     bench_server: Any, fake_provider: FakeProvider, tmp_path: Path
 ) -> None:
-    with bench_server(trio_models(slow_ttfb=1.0)) as server:
+    # The slow seat answers once progress has said two seats are in (an order of events).
+    release = threading.Event()
+    with bench_server(trio_models(hold=release)) as server:
         env = {"BENCHWARMERS_MCP_PROGRESS_SECONDS": "0.2", TRANSCRIPT_DIRS_ENV: str(tmp_path)}
         async with stdio_session(server.url, tmp_path / "stderr.log", **env) as client:
             tools = {tool.name for tool in (await client.list_tools()).tools}
@@ -39,12 +42,14 @@ async def test_list_ask_verdict_and_pending_over_stdio(
 
             async def on_progress(progress: float, total: float | None, message: str | None) -> None:
                 notes.append((time.monotonic(), message))
+                if len(notes) >= 2 and "2 seats in" in (message or ""):
+                    release.set()
 
             arguments = {"collection": "trio", "prompt": "hi", "system": "be brief"}
             asked = await client.call_tool("ask", arguments, progress_callback=on_progress)
             finished = time.monotonic()
             assert not asked.is_error, tool_text(asked)
-            # The slow seat took a second: progress came meanwhile, saying who was in.
+            # The slow seat was held: progress came meanwhile, saying who was in.
             assert len(notes) >= 2 and all(at < finished for at, _ in notes)
             messages = [message or "" for _, message in notes]
             assert any("2 seats in" in m and "fast (ok)" in m and "mid (ok)" in m for m in messages), messages

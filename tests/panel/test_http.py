@@ -7,7 +7,10 @@ import asyncio
 import json
 import socket
 import sqlite3
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +33,44 @@ def trio_models() -> list[FakeModel]:
         FakeModel("mid", answer="mid answer", ttfb=0.4),
         FakeModel("slow", answer="slow answer", ttfb=0.6),
     ]
+
+
+class HeldTrio:
+    """The trio with each seat held (the fake's hold event) until the test
+    lets it answer: concurrency and streaming shown by order of events, not
+    by 0.2 s between seats, which a loaded machine can swallow. A watchdog
+    lets every seat answer after `SAFETY` seconds, so a panel that does not
+    do what the test waits for fails it instead of hanging."""
+
+    SAFETY = 30.0
+
+    def __init__(self) -> None:
+        self.holds = {name: threading.Event() for name in ("fast", "mid", "slow")}
+        self.models = [FakeModel(name, answer=f"{name} answer", hold=self.holds[name]) for name in self.holds]
+
+    def release(self, *names: str) -> None:
+        for name in names or tuple(self.holds):
+            self.holds[name].set()
+
+    @contextmanager
+    def unheld(self) -> Iterator[None]:
+        """Every seat answers at once (a warm-up ask)."""
+        self.release()
+        try:
+            yield
+        finally:
+            for hold in self.holds.values():
+                hold.clear()
+
+    @contextmanager
+    def watched(self) -> Iterator[None]:
+        watchdog = threading.Timer(self.SAFETY, self.release)
+        watchdog.start()
+        try:
+            yield
+        finally:
+            watchdog.cancel()
+            self.release()
 
 
 def call_rows(home: Path) -> dict[str, dict[str, Any]]:
@@ -60,13 +101,25 @@ def asked_before_any_answer(fake: FakeProvider, since: int) -> list[str]:
 
 
 def test_three_seats_answer_together_sync(panel_server: Any, fake_provider: FakeProvider) -> None:
-    with panel_server(trio_models(), TRIO) as server:
-        warm_up(server)
+    trio = HeldTrio()
+    with panel_server(trio.models, TRIO) as server:
+        with trio.unheld():
+            warm_up(server)
         since = len(fake_provider.timeline)
-        reply = client(server).chat.completions.create(
-            model="bench/trio", messages=[{"role": "user", "content": "what is up?"}]
-        )
-        # One after the other, the fast seat would answer before the slow one is asked.
+
+        def release_once_all_are_asked() -> None:
+            wait_for(lambda: len(asked_before_any_answer(fake_provider, since)) == 3, timeout=trio.SAFETY)
+            trio.release()
+
+        releaser = threading.Thread(target=release_once_all_are_asked)
+        releaser.start()
+        with trio.watched():
+            reply = client(server).chat.completions.create(
+                model="bench/trio", messages=[{"role": "user", "content": "what is up?"}]
+            )
+        releaser.join()
+        # One after the other, the first seat (held until all three are asked) would
+        # answer before the others are asked.
         assert sorted(asked_before_any_answer(fake_provider, since)) == ["fast", "mid", "slow"], (
             "not concurrent"
         )
@@ -94,30 +147,43 @@ def test_three_seats_answer_together_sync(panel_server: Any, fake_provider: Fake
 
 
 async def test_three_seats_stream_async(panel_server: Any, fake_provider: FakeProvider) -> None:
-    with panel_server(trio_models(), TRIO) as server:
-        await asyncio.to_thread(warm_up, server)
+    trio = HeldTrio()
+    with panel_server(trio.models, TRIO) as server:
+        with trio.unheld():
+            await asyncio.to_thread(warm_up, server)
         since = len(fake_provider.timeline)
         aclient = openai.AsyncOpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0)
-        stream = await aclient.chat.completions.create(
-            model="bench/trio", messages=[{"role": "user", "content": "hi"}], stream=True
-        )
         # What the fake had answered when each piece arrived: order of events, not a clock.
         answered_by: list[tuple[list[str], str]] = []
         bench = None
         first_chunk_after: list[str] | None = None
+        # Each seat may answer once the one before it has reached the client.
+        after = {"fast": "mid", "mid": "slow"}
 
         def answered() -> list[str]:
             return [served for event, served in fake_provider.timeline[since:] if event == "answered"]
 
-        async for chunk in stream:
-            if first_chunk_after is None:
-                first_chunk_after = answered()
-                assert chunk.choices[0].delta.role == "assistant"
-            content = chunk.choices[0].delta.content if chunk.choices else None
-            if content:
-                answered_by.append((answered(), content))
-            if chunk.model_extra.get("bench"):
-                bench = chunk.model_extra["bench"]
+        def all_asked() -> bool:
+            return len(asked_before_any_answer(fake_provider, since)) == 3
+
+        with trio.watched():
+            stream = await aclient.chat.completions.create(
+                model="bench/trio", messages=[{"role": "user", "content": "hi"}], stream=True
+            )
+            async for chunk in stream:
+                if first_chunk_after is None:
+                    first_chunk_after = answered()
+                    assert chunk.choices[0].delta.role == "assistant"
+                    await asyncio.to_thread(wait_for, all_asked, trio.SAFETY)
+                    trio.release("fast")
+                content = chunk.choices[0].delta.content if chunk.choices else None
+                if content:
+                    answered_by.append((answered(), content))
+                    seat = content.split(" · ")[1].split(" ")[0] if " · " in content else ""
+                    if seat in after:
+                        trio.release(after[seat])
+                if chunk.model_extra.get("bench"):
+                    bench = chunk.model_extra["bench"]
         assert sorted(asked_before_any_answer(fake_provider, since)) == ["fast", "mid", "slow"], (
             "not concurrent"
         )

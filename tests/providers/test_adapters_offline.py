@@ -1,8 +1,10 @@
 """Each adapter on a bare in-process handler (aiohttp's `RawTestServer`, no
 app, no fake provider): it answers with the same wire bodies the fake
 provider writes (`testing.wire`), so every API's translation is checked
-both ways in milliseconds (loopback, so the integration tier: aiohttp has
-no in-memory transport). The fake-provider versions
+both ways against the fake's independent reading of the wire, over a real
+socket (loopback, so the integration tier). The unit tier checks each
+adapter on the in-memory wire against literal wire JSON
+(test_openai.py and its siblings); the fake-provider versions
 (test_adapters.py, test_faults.py) check the whole provider behaviour."""
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.live_server import LiveServer, live_server
 from benchwarmers.testing.pytest_plugin import fake_provider, fake_provider_server  # noqa: F401
 from benchwarmers.testing.script import FakeModel
+from benchwarmers.testing.store_template import copy_migrated_store
 from benchwarmers.types import API_KINDS, ApiKind
 
 RouteServer = Callable[..., Any]
@@ -33,6 +34,8 @@ async def register(
 ) -> None:
     """An endpoint per API kind on the fake (named after the kind), each
     fake model as a bench model of the same alias on its kind's endpoint."""
+    home.mkdir(parents=True, exist_ok=True)
+    copy_migrated_store(home)  # migrated once per worker, not per test
     async with Runtime.open(home) as runtime:
         for kind in API_KINDS:
             await registry.add_endpoint(runtime.store, kind, fake.base_for(kind), kind, needs_key=False)

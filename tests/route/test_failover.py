@@ -4,6 +4,7 @@ no first byte in time) is replaced for the turn and for the turns after."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import openai
@@ -123,21 +124,27 @@ def test_the_conversation_sticks_across_a_restart(route_server: Any, fake_provid
 
 
 def test_no_first_byte_in_time_fails_over(route_server: Any, fake_provider: FakeProvider) -> None:
+    # Alpha's first byte never comes (held until the test ends); beta's comes at once, well
+    # inside the 1.5 s budget each member has, however loaded the machine.
+    never = threading.Event()
     members = [
-        ("openai", FakeModel("alpha", answer="too late", ttfb=2.0)),
+        ("openai", FakeModel("alpha", answer="too late", hold=never)),
         ("ollama", FakeModel("beta", answer="in time")),
     ]
-    with route_server(members, {"agents": {"members": ["alpha", "beta"], "seat_timeout": 0.3}}) as server:
-        reply = ask(client(server), [{"role": "user", "content": "quick"}])
-        assert reply.choices[0].message.content == "in time"
-        (failed,) = reply.model_extra["bench"]["failover"]
-        assert (failed["alias"], failed["status"]) == ("alpha", "timeout")
-        assert "no first byte within 0.3 s" in failed["error"]
-        # The abandoned call is in the log too, as a failed route call of this turn.
-        abandoned = call_row(server.home, failed["call"])
-        assert (abandoned["kind"], abandoned["alias"]) == ("route", "alpha")
-        assert (abandoned["status"], abandoned["error"]) == ("timeout", "no first byte within 0.3 s")
-        assert abandoned["ask_id"] and abandoned["first_byte_seconds"] is None
+    try:
+        with route_server(members, {"agents": {"members": ["alpha", "beta"], "seat_timeout": 1.5}}) as server:
+            reply = ask(client(server), [{"role": "user", "content": "quick"}])
+            assert reply.choices[0].message.content == "in time"
+            (failed,) = reply.model_extra["bench"]["failover"]
+            assert (failed["alias"], failed["status"]) == ("alpha", "timeout")
+            assert "no first byte within 1.5 s" in failed["error"]
+            # The abandoned call is in the log too, as a failed route call of this turn.
+            abandoned = call_row(server.home, failed["call"])
+            assert (abandoned["kind"], abandoned["alias"]) == ("route", "alpha")
+            assert (abandoned["status"], abandoned["error"]) == ("timeout", "no first byte within 1.5 s")
+            assert abandoned["ask_id"] and abandoned["first_byte_seconds"] is None
+    finally:
+        never.set()
 
 
 def test_every_member_failing_is_one_error_in_the_agents_format(

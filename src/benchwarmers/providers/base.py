@@ -18,6 +18,7 @@ import json
 import urllib.parse
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable, AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -112,21 +113,25 @@ class Adapter(ABC):
                 return
             decoder = self.decoder()
             status = 0
-            async for item in self.transport.stream(
+            events = self.transport.stream(
                 call.url,
                 call.body,
                 headers=call.headers,
                 timeout=timeout,
                 framing=self.framing,
                 is_end=decoder.is_end,
-            ):
-                if isinstance(item, ResponseHeaders):
-                    status = item.status
-                    yield item
-                    continue
-                for chunk in _reading(lambda event=item: decoder.feed(event), status):
-                    content_sent = content_sent or isinstance(chunk, TextDelta | ToolCallDelta)
-                    yield chunk
+            )
+            # Closed as soon as reading stops, an error in an event included: the
+            # connection goes back then, not when the stream is garbage collected.
+            async with aclosing(events):
+                async for item in events:
+                    if isinstance(item, ResponseHeaders):
+                        status = item.status
+                        yield item
+                        continue
+                    for chunk in _reading(lambda event=item: decoder.feed(event), status):
+                        content_sent = content_sent or isinstance(chunk, TextDelta | ToolCallDelta)
+                        yield chunk
             for chunk in _reading(decoder.close, status):
                 yield chunk
         except ProviderError as error:

@@ -18,14 +18,21 @@ connection before its deadline fails here, clean, as `ProviderBusy`: it
 never went out, which says nothing about the model (health checks do not
 count it). Redirects are not followed: an endpoint that redirects is
 misconfigured and is told so (`transport.py`).
+
+The transport reads a reply as a `Response` (status, headers, body chunks),
+not as aiohttp's object, so the sending step can be swapped: `_send` is the
+one place aiohttp is asked, and `providers/memory.py`'s `MemoryClient`
+answers there from a function instead (aiohttp has no in-memory transport
+like httpx's `MockTransport`), behind the same gates.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Self
 
 import aiohttp
 from yarl import URL
@@ -38,6 +45,22 @@ KEEPALIVE_SECONDS = 30.0
 # The gates give up this long before a call's deadline, so that the call's own
 # timeout (the caller's, at the deadline) does not hide why it never went out.
 GATE_MARGIN = 0.05
+
+
+def _nothing() -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A reply as the transport reads it: the status, the headers (names
+    lower-cased), the body's chunks as they arrive, and how to give the
+    connection back (the client calls it when the exchange ends)."""
+
+    status: int
+    headers: dict[str, str]
+    body: AsyncIterator[bytes]
+    release: Callable[[], None] = field(default=_nothing, repr=False)
 
 
 class OutboundClient:
@@ -54,18 +77,22 @@ class OutboundClient:
         self._all: asyncio.Semaphore | None = None
         self._origins: dict[tuple[str, str | None, int | None], asyncio.Semaphore] = {}
 
-    async def __aenter__(self) -> OutboundClient:
+    async def __aenter__(self) -> Self:
+        self._session = self._open_session()
+        self._all = asyncio.Semaphore(self.total)
+        return self
+
+    def _open_session(self) -> aiohttp.ClientSession | None:
         connector = aiohttp.TCPConnector(
             limit=self.total, limit_per_host=self.per_origin, keepalive_timeout=KEEPALIVE_SECONDS
         )
         # No default timeout: every call passes its own deadline (the seat's time).
-        self._session = aiohttp.ClientSession(
+        return aiohttp.ClientSession(
             connector=connector, timeout=aiohttp.ClientTimeout(total=None), auto_decompress=True
         )
-        self._all = asyncio.Semaphore(self.total)
-        return self
 
     async def __aexit__(self, *_: object) -> None:
+        self._all = None
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -83,12 +110,12 @@ class OutboundClient:
         body: dict[str, Any] | None,
         headers: dict[str, str],
         deadline: float | None,
-    ) -> AsyncIterator[aiohttp.ClientResponse]:
+    ) -> AsyncIterator[Response]:
         """The response (status and headers read, body not), released when
         the block ends. Raises `ProviderBusy` when no connection frees up
         before `deadline` (loop clock), `TimeoutError` when no status line
         came by then, aiohttp's errors otherwise."""
-        if self._session is None or self._all is None:
+        if self._all is None:
             raise RuntimeError("the outbound client is not open")
         parsed = URL(url)
         taken = await self._enter(parsed, deadline)
@@ -108,9 +135,13 @@ class OutboundClient:
 
     async def _send(
         self, method: str, url: URL, body: dict[str, Any] | None, headers: dict[str, str]
-    ) -> aiohttp.ClientResponse:
+    ) -> Response:
+        """Send, and wait for the status line and headers (the one step a
+        `MemoryClient` answers itself)."""
         assert self._session is not None
-        return await self._session.request(method, url, json=body, headers=headers, allow_redirects=False)
+        raw = await self._session.request(method, url, json=body, headers=headers, allow_redirects=False)
+        found = {name.lower(): value for name, value in raw.headers.items()}
+        return Response(raw.status, found, raw.content.iter_any(), raw.release)
 
     async def _enter(self, url: URL, deadline: float | None) -> tuple[asyncio.Semaphore, ...]:
         assert self._all is not None

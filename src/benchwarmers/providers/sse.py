@@ -2,7 +2,7 @@
 
 Three of the four APIs stream SSE (OpenAI, Anthropic, Gemini with
 `alt=sse`); Ollama streams one JSON object per line. Both readers take the
-body's lines (httpx already split them) and know nothing of any API, so the
+body's lines (the transport splits them) and know nothing of any API, so the
 transport can frame a stream once and each adapter only reads events.
 """
 

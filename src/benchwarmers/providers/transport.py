@@ -2,8 +2,8 @@
 failures become our errors.
 
 Adapters build URLs, headers and bodies; this module sends them on the
-shared pooled client (`outbound.OutboundClient`, aiohttp) and maps every way a
-call can fail, once:
+shared pooled client (`outbound.OutboundClient`, aiohttp, or in tests its
+in-memory twin `memory.MemoryClient`) and maps every way a call can fail, once:
 
     what happened                                   raised
     ──────────────────────────────────────────────  ─────────────────────────────────────
@@ -45,7 +45,7 @@ import email.utils
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -62,7 +62,7 @@ from benchwarmers.errors import (
     ProviderRateLimited,
     ProviderTimeout,
 )
-from benchwarmers.providers.outbound import OutboundClient
+from benchwarmers.providers.outbound import OutboundClient, Response
 from benchwarmers.providers.sse import SseEvent, ndjson_lines, sse_events
 from benchwarmers.types import ResponseHeaders
 
@@ -106,13 +106,13 @@ class Transport:
         timeout: float | None,
         framing: Framing,
         is_end: Callable[[StreamEvent], bool],
-    ) -> AsyncIterator[ResponseHeaders | StreamEvent]:
+    ) -> AsyncGenerator[ResponseHeaders | StreamEvent, None]:
         """`ResponseHeaders`, then the stream's events. Reads to the end of the
         body (Gemini sends its usage after the finish) and raises
         `ProviderBadReply` if no event satisfied `is_end`."""
         deadline = _deadline(timeout)
         async with _sending(self.outbound, "POST", url, body, headers, deadline) as response:
-            found = _headers(response)
+            found = response.headers
             status = response.status
             if status >= 300:
                 raw = await _reading(_read_capped(response), deadline, status, found)
@@ -143,7 +143,7 @@ class Transport:
         deadline = _deadline(timeout)
         async with _sending(self.outbound, method, url, body, headers, deadline) as response:
             status = response.status
-            found = _headers(response)
+            found = response.headers
             raw = await _reading(_read_capped(response), deadline, status, found)
         if status >= 300:
             raise status_error(status, found, raw)
@@ -294,7 +294,7 @@ async def _sending(
     body: dict[str, Any] | None,
     headers: dict[str, str],
     deadline: float | None,
-) -> AsyncIterator[aiohttp.ClientResponse]:
+) -> AsyncIterator[Response]:
     """Send and wait for the status line: failures here mean no reply at all."""
     stack = AsyncExitStack()
     try:
@@ -325,11 +325,11 @@ async def _reading(step: Awaitable[T], deadline: float | None, status: int, head
         ) from None
 
 
-async def _read_capped(response: aiohttp.ClientResponse) -> bytes:
+async def _read_capped(response: Response) -> bytes:
     """The whole body, refused past `MAX_REPLY_BYTES` (no sane reply is that big)."""
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.content.iter_any():
+    async for chunk in response.body:
         size += len(chunk)
         if size > MAX_REPLY_BYTES:
             raise _too_big(response)
@@ -337,13 +337,13 @@ async def _read_capped(response: aiohttp.ClientResponse) -> bytes:
     return b"".join(chunks)
 
 
-async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
+async def _lines(response: Response) -> AsyncIterator[str]:
     """The body's lines (split at CR, LF or CRLF, as SSE says), decoded as
     UTF-8, the stream refused past `MAX_REPLY_BYTES` in all."""
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     pending = ""
     size = 0
-    async for chunk in response.content.iter_any():
+    async for chunk in response.body:
         size += len(chunk)
         if size > MAX_REPLY_BYTES:
             raise _too_big(response)
@@ -361,16 +361,12 @@ async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
         yield line
 
 
-def _too_big(response: aiohttp.ClientResponse) -> ProviderBadReply:
+def _too_big(response: Response) -> ProviderBadReply:
     return ProviderBadReply(
         f"the reply is larger than {MAX_REPLY_BYTES // (1024 * 1024)} MB: no sane reply is; refused",
         status=response.status,
-        headers=_headers(response),
+        headers=response.headers,
     )
-
-
-def _headers(response: aiohttp.ClientResponse) -> dict[str, str]:
-    return {name.lower(): value for name, value in response.headers.items()}
 
 
 def _loads(raw: bytes | str) -> Any:

@@ -17,6 +17,7 @@ Regenerating the initial revision after `schema.py` changed:
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from alembic import command
@@ -42,8 +43,15 @@ def alembic_config(connection: Connection | None = None) -> Config:
     return config
 
 
+@functools.cache
+def _scripts() -> ScriptDirectory:
+    """The revisions shipped with this package, read once per process (reading
+    them runs each revision file: a good part of opening a store otherwise)."""
+    return ScriptDirectory.from_config(alembic_config())
+
+
 def head_revision() -> str | None:
-    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+    return _scripts().get_current_head()
 
 
 async def migrate(store: Store) -> None:
@@ -67,13 +75,14 @@ def _upgrade(connection: Connection) -> None:
     if connection.dialect.name == "postgresql":
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
     current = MigrationContext.configure(connection).get_current_revision()
-    known = {script.revision for script in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+    known = {script.revision for script in _scripts().walk_revisions()}
     if current is not None and current not in known:
         raise StoreError(
             f"the store is at schema revision {current}, which this version of benchwarmers does not know "
             "(was it written by a newer version?)"
         )
-    command.upgrade(alembic_config(connection), "head")
+    if current != head_revision():  # at head, an upgrade would only read the revisions again
+        command.upgrade(alembic_config(connection), "head")
     if connection.dialect.name == "sqlite":
         _refresh_statistics(connection)
 

@@ -21,11 +21,8 @@ rules for exposed servers without exposing anything.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import os
-import shutil
 import socket
-import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -40,7 +37,7 @@ from benchwarmers.runtime import DATABASE_URL_ENV, Runtime
 from benchwarmers.server.app import create_app
 from benchwarmers.server.protocol import GuardedHttpToolsProtocol
 from benchwarmers.server.routes import ROUTERS
-from benchwarmers.store.db import SQLITE_FILE, sqlite_url
+from benchwarmers.testing.store_template import copy_migrated_store
 
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 10.0
@@ -79,7 +76,7 @@ class LiveServer:
         if self._server is not None:
             raise RuntimeError("the live server is already running")
         if self.database_url is None and not os.environ.get(DATABASE_URL_ENV):
-            _copy_migrated_store(self.home)
+            copy_migrated_store(self.home)
         sock = _listening_socket(self.port)
         self.port = sock.getsockname()[1]
         self._startup_error = None
@@ -170,35 +167,6 @@ def live_server(
         yield server
     finally:
         server.stop()
-
-
-_template_lock = threading.Lock()
-_template: Path | None = None
-
-
-def _copy_migrated_store(home: Path) -> None:
-    """Give an empty data folder a copy of a store migrated once per
-    process: creating every table costs more than the rest of a start.
-    (Migrating from empty is the store's own tests' business.)"""
-    global _template
-    target = home / SQLITE_FILE
-    if not home.is_dir() or target.exists():
-        return  # a store to keep, or a folder Runtime.open should judge
-    with _template_lock:
-        if _template is None:
-            folder = Path(tempfile.mkdtemp(prefix="benchwarmers-template-"))
-            atexit.register(shutil.rmtree, folder, True)
-            # Its own thread: the caller may be inside a running event loop.
-            worker = threading.Thread(target=asyncio.run, args=(_migrate(folder),))
-            worker.start()
-            worker.join()
-            _template = folder / SQLITE_FILE
-    shutil.copyfile(_template, target)
-
-
-async def _migrate(folder: Path) -> None:
-    async with Runtime.open(folder, sqlite_url(folder)):
-        pass  # closing the last connection folds the WAL into the file
 
 
 def _listening_socket(port: int) -> socket.socket:

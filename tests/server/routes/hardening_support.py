@@ -18,8 +18,10 @@ import json
 import re
 import socket
 import sqlite3
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +39,11 @@ from benchwarmers.store.settings import MAX_BODY_MB, Settings
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import LiveServer, live_server
 
-FUZZ = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=50,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 # alias -> API kind of its endpoint.
 MEMBERS = {"alpha": "openai", "beta": "anthropic", "gamma": "gemini", "delta": "ollama"}
@@ -153,6 +159,18 @@ class Bench:
     @property
     def home(self) -> Path:
         return self.server.home
+
+    @contextmanager
+    def slow_held(self) -> Iterator[None]:
+        """The `slow` seat answers only after the block (the fake's hold):
+        still running for exactly as long as a test needs, whatever the clock."""
+        slow = self.fake.models["slow"]
+        slow.hold = threading.Event()
+        try:
+            yield
+        finally:
+            slow.hold.set()
+            slow.hold = None
 
 
 async def _register(home: Path, fake: FakeProvider) -> str:

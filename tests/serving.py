@@ -1,0 +1,97 @@
+"""`benchwarmers serve` as a child process, for the tests that run the real
+command (its banner, `--workers`, `--demo`, SIGKILL).
+
+Ready is an event, not a time: the child is polled at `/healthz` until it
+answers, and only its exit fails the wait (a loaded machine makes the start
+slower, never the test red; pytest's timeout bounds it). Its output goes to
+a file, never a pipe: a pipe nobody reads while the child runs can fill
+and stall it, and reading one before the child ends blocks the test.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+RUN = "from benchwarmers.cli.main import run; run()"
+STOP_WAIT = 60.0  # for a clean exit after SIGTERM: several times what a loaded machine takes
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class Served:
+    port: int
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def output(self) -> str:
+        """What the child printed so far (stdout and stderr, in order)."""
+        return self.log.read_text(errors="replace")
+
+
+def start(args: list[str], log: Path, env: Mapping[str, str] | None = None, port: int = 0) -> Served:
+    """`benchwarmers serve ARGS --port P` started, not yet waited for (on
+    `port`, else a free one)."""
+    port = port or free_port()
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-c", RUN, "serve", *args, "--port", str(port)],
+            env=dict(os.environ if env is None else env),
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    return Served(port, process, log)
+
+
+def until_serving(child: Served) -> None:
+    """Once `/healthz` answers 200; an AssertionError with the child's output
+    if it exits first."""
+    with httpx.Client(timeout=5) as client:  # one client: each new one loads the CA bundle again
+        while True:
+            try:
+                if client.get(f"{child.url}/healthz").status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            code = child.process.poll()
+            assert code is None, f"the server exited ({code}) before it answered:\n{child.output()}"
+            time.sleep(0.05)
+
+
+def stop(child: Served, how: signal.Signals = signal.SIGTERM) -> None:
+    if child.process.poll() is None:
+        child.process.send_signal(how)
+    child.process.wait(STOP_WAIT)
+
+
+@contextmanager
+def served(
+    *args: str, log: Path, env: Mapping[str, str] | None = None, how: signal.Signals = signal.SIGTERM
+) -> Iterator[Served]:
+    """The child, answering, for the block; stopped with `how` after it
+    (its whole output is then `child.output()`)."""
+    child = start(list(args), log, env)
+    try:
+        until_serving(child)
+        yield child
+    finally:
+        stop(child, how)
