@@ -6,9 +6,9 @@ answers `bench/trio` in front of them. Whatever the gateway costs (parsing,
 seating, the store, the fan-out, recording every seat, rendering) shows as:
 
 * panel overhead: the whole reply's wall time minus the slowest seat's delay
-  (goal: under 15 ms at p50);
+  (issue 15's goals: at most 5 ms at p50 and 15 ms at p99);
 * stream overhead: the first content byte of a stream (the fastest seat's
-  section) minus the fastest seat's delay (goal: under 10 ms at p50).
+  section) minus the fastest seat's delay (goal: at most 5 ms at p50).
 
 The engine alone (in-process, no gateway HTTP) and one direct call to a fake
 seat (the floor every seat pays: loopback HTTP and the fake's own work) are
@@ -22,6 +22,9 @@ own. The machine may be busy: compare runs made back to back, look at min
 as well as p50, and count what an ask does with `benchmarks/panel_costs.py`.
 
     .venv/bin/python benchmarks/panel.py [--runs 30] [--processes]
+
+With `--runs 100` or more the p99 is a real percentile; with fewer it is the
+slowest run.
 """
 
 from __future__ import annotations
@@ -118,18 +121,20 @@ async def engine_overheads(home: Path, runs: int) -> list[float]:
     return out
 
 
-def row(name: str, samples: list[float], goal_ms: float | None) -> str:
+def row(name: str, samples: list[float], p50_goal: float | None, p99_goal: float | None = None) -> str:
     """min shows what the code costs when nothing else gets in the way (the
-    machine may be busy with other work); p50 is what the goal is about."""
+    machine may be busy with other work); p50 and p99 are what the goals are about."""
     ordered = sorted(samples)
     low = ordered[0] * 1000
     p50 = statistics.median(ordered) * 1000
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] * 1000
-    goal = f"< {goal_ms:g} ms" if goal_ms is not None else "-"
-    met = "-" if goal_ms is None else ("met" if p50 < goal_ms else "MISSED")
-    return (
-        f"| {name:<44} | {len(samples):>4} | {low:>8.1f} | {p50:>8.1f} | {p95:>8.1f} | {goal:>9} | {met:>6} |"
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))] * 1000
+    goals = [(p50, p50_goal, "p50"), (p99, p99_goal, "p99")]
+    goal = ", ".join(f"{label} ≤ {g:g}" for _v, g, label in goals if g is not None) or "-"
+    met = (
+        ", ".join(f"{label} {'met' if v <= g else 'MISSED'}" for v, g, label in goals if g is not None) or "-"
     )
+    figures = f"{len(samples):>4} | {low:>8.1f} | {p50:>8.1f} | {p99:>8.1f}"
+    return f"| {name:<44} | {figures} | {goal:>18} | {met:>22} |"
 
 
 def main() -> int:
@@ -148,10 +153,10 @@ def main() -> int:
     print(
         f"3 seats, first byte after {delays}; {runs} runs each; load average {load} on {os.cpu_count()} CPUs"
     )
-    print(f"| {'measure':<44} | runs | min (ms) | p50 (ms) | p95 (ms) |      goal |    p50 |")
-    print(f"|{'-' * 46}|------|----------|----------|----------|-----------|--------|")
-    print(row("panel reply: wall time - slowest seat", panel, 15))
-    print(row("stream: first content byte - fastest seat", stream, 10))
+    print(f"| {'measure':<44} | runs | min (ms) | p50 (ms) | p99 (ms) | {'goal (ms)':>18} | {'':>22} |")
+    print(f"|{'-' * 46}|-----:|---------:|---------:|---------:|{'-' * 20}|{'-' * 24}|")
+    print(row("panel reply: wall time - slowest seat", panel, 5, 15))
+    print(row("stream: first content byte - fastest seat", stream, 5))
     print(row("engine alone (in-process): wall - slowest", engine, None))
     print(row("floor: one direct fake call - its delay", floor, None))
     return 0

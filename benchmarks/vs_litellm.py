@@ -7,9 +7,9 @@ absolute numbers noise; the ratios (ours / LiteLLM) are what to read.
 
 Scenarios, each at 1 and 10 connections (`--connections`):
 
-* passthrough: one model behind the gateway. Ours is route mode
-  `bench/solo:route` when this server has route mode, else a one-seat panel
-  `bench/solo`; LiteLLM's is its model `alpha`.
+* passthrough: one model behind the gateway, twice: route mode
+  `bench/solo:route` (one member) and a one-seat panel `bench/solo`;
+  LiteLLM's is its model `alpha`, the floor's any body.
 * panel of 3: our `bench/trio` (three seats on the upstream). LiteLLM has no
   panel; what a client would do instead is ask three models in turn, so a
   later row times exactly that (three sequential calls as one operation)
@@ -21,8 +21,16 @@ Scenarios, each at 1 and 10 connections (`--connections`):
   members by their record, which is where a long call log shows
   (`--history`).
 
-Every cell runs `--rounds` times, ours and LiteLLM's back to back (in
-alternating order), and the table shows medians, the ratios being medians
+Beside both runs **the floor** (`floor.py`: a raw Starlette app forwarding
+to the upstream through one aiohttp session, no routing, keys, formats or
+store), started in the same run on the same upstream: the passthrough rows
+also say how our CPU per request compares with the least a Python gateway
+on this stack can cost, and a last table holds issue 15's targets for them
+(≥10x LiteLLM's requests/s, ≤1/10 its CPU per request, ≤1/5 its p99, CPU
+within 3x of the floor), each ratio from this one run.
+
+Every cell runs `--rounds` times, ours, LiteLLM's and the floor's back to
+back (in rotating order), and the table shows medians, the ratios being medians
 of each round's ratio. Beside wall times it shows the server's own CPU per
 request (from /proc), which other people's load on the machine disturbs
 far less. Resident memory is read from /proc (the whole process tree)
@@ -30,6 +38,7 @@ after start-up and after all the load.
 
     .venv/bin/python benchmarks/vs_litellm.py [--seconds 4] [--rounds 3] [--connections 1,10]
         [--litellm /work/litellm-venv/bin/litellm | $LITELLM_BIN] [--history 300000] [--no-wrk]
+        [--only passthrough]
 
 LiteLLM runs from its own environment (it is not one of our dependencies):
 its column is skipped, saying so, when the command is not found.
@@ -53,7 +62,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 from common import Cell, Child, Load, free_port, measure, peak_rss_mb, rss_mb, wrk_path
 from sqlalchemy import insert
 
@@ -96,6 +104,7 @@ class Row:
     connections: int
     ours: list[Cell]  # one per round
     theirs: list[Cell] | None
+    floor: list[Cell] | None = None
 
 
 # ------------------------------------------------------------------ servers
@@ -205,6 +214,15 @@ def start_litellm(folder: Path, command: str, upstream: str) -> Server:
     return Server("litellm", child, base, ready)
 
 
+def start_floor(folder: Path, upstream: str) -> Server:
+    port = free_port()
+    argv = [sys.executable, str(HERE / "floor.py"), "--port", str(port), "--upstream", upstream]
+    child = Child("floor", argv, cwd=folder)
+    base = f"http://127.0.0.1:{port}"
+    ready = child.wait_ready(f"{base}/v1/chat/completions", body("alpha"), timeout=30)
+    return Server("floor", child, base, ready)
+
+
 def start_upstream(folder: Path, delay: float) -> tuple[Child, str]:
     port = free_port()
     argv = [sys.executable, str(HERE / "upstream.py"), "--port", str(port), "--delay", str(delay)]
@@ -212,11 +230,6 @@ def start_upstream(folder: Path, delay: float) -> tuple[Child, str]:
     base = f"http://127.0.0.1:{port}/v1"
     child.wait_ready(f"{base}/chat/completions", body("alpha"), timeout=30)
     return child, base
-
-
-def has_route_mode(server: Server) -> bool:
-    response = httpx.post(server.chat_url, json=body("bench/solo:route"), timeout=30)
-    return response.status_code == 200
 
 
 def litellm_version(command: str) -> str:
@@ -231,15 +244,30 @@ def litellm_version(command: str) -> str:
 # -------------------------------------------------------------------- runs
 
 
+PASSTHROUGH = "passthrough"
+
+
 def run_cells(
-    ours: Server, theirs: Server | None, seconds: float, connections: list[int], rounds: int, use_wrk: bool
+    ours: Server,
+    theirs: Server | None,
+    floor: Server | None,
+    seconds: float,
+    connections: list[int],
+    rounds: int,
+    use_wrk: bool,
+    only: str = "",
 ) -> list[Row]:
-    solo_model = "bench/solo:route" if has_route_mode(ours) else "bench/solo"
-    passthrough = f"passthrough ({solo_model} vs alpha)"
+    floor_load = Load(floor.chat_url, [body("alpha")]) if floor else None
     scenarios: list[tuple[str, Load, Load | None, bool]] = [
         (
-            passthrough,
-            Load(ours.chat_url, [body(solo_model)]),
+            f"{PASSTHROUGH}, route mode (bench/solo:route vs alpha)",
+            Load(ours.chat_url, [body("bench/solo:route")]),
+            Load(theirs.chat_url, [body("alpha")]) if theirs else None,
+            use_wrk,
+        ),
+        (
+            f"{PASSTHROUGH}, one-seat panel (bench/solo vs alpha)",
+            Load(ours.chat_url, [body("bench/solo")]),
             Load(theirs.chat_url, [body("alpha")]) if theirs else None,
             use_wrk,
         ),
@@ -269,13 +297,22 @@ def run_cells(
             False,
         ),
     ]
-    # Warm both up on every kind of request first: first calls pay imports and connection set-up.
+    scenarios = [s for s in scenarios if s[0].startswith(only)]
+    # Warm all up on every kind of request first: first calls pay imports and connection set-up.
     for _name, our_load, their_load, _wrk in scenarios:
-        asyncio.run(measure(our_load, connections=4, seconds=WARM_UP_SECONDS, prefer_wrk=False))
-        if their_load is not None:
-            asyncio.run(measure(their_load, connections=4, seconds=WARM_UP_SECONDS, prefer_wrk=False))
+        for load in (our_load, their_load):
+            if load is not None:
+                asyncio.run(measure(load, connections=4, seconds=WARM_UP_SECONDS, prefer_wrk=False))
+    if floor_load is not None:
+        asyncio.run(measure(floor_load, connections=4, seconds=WARM_UP_SECONDS, prefer_wrk=False))
     rows = {
-        (name, conns): Row(name, conns, [], [] if their_load else None)
+        (name, conns): Row(
+            name,
+            conns,
+            [],
+            [] if their_load else None,
+            [] if floor_load is not None and name.startswith(PASSTHROUGH) else None,
+        )
         for name, _ours, their_load, _wrk in scenarios
         for conns in connections
     }
@@ -283,12 +320,15 @@ def run_cells(
         for name, our_load, their_load, prefer_wrk in scenarios:
             for conns in connections:
                 row = rows[name, conns]
-                pairs: list[tuple[Load, Server, list[Cell]]] = [(our_load, ours, row.ours)]
+                group: list[tuple[Load, Server, list[Cell]]] = [(our_load, ours, row.ours)]
                 if their_load is not None and theirs is not None and row.theirs is not None:
-                    pairs.append((their_load, theirs, row.theirs))
-                # Each pair side by side in time, first one then the other first, so a
-                # burst of other work on the machine falls on both alike.
-                for load, server, cells in pairs if round_number % 2 == 0 else pairs[::-1]:
+                    group.append((their_load, theirs, row.theirs))
+                if floor_load is not None and floor is not None and row.floor is not None:
+                    group.append((floor_load, floor, row.floor))
+                # Side by side in time, each round starting with the next one, so a
+                # burst of other work on the machine falls on all alike.
+                shift = round_number % len(group)
+                for load, server, cells in group[shift:] + group[:shift]:
                     cells.append(
                         asyncio.run(
                             measure(
@@ -378,6 +418,40 @@ def render(rows: list[Row], ours: Server, theirs: Server | None) -> str:
     return "\n".join(out)
 
 
+# Issue 15's passthrough targets: (label, measure, against, bound, "min" when ours/theirs must reach it).
+TARGETS: tuple[tuple[str, Callable[[Cell], float], str, float, str], ...] = (
+    ("req/s vs LiteLLM", lambda c: c.rate, "theirs", 10.0, "min"),
+    ("CPU/req vs LiteLLM", lambda c: c.cpu_ms_per_op, "theirs", 0.1, "max"),
+    ("p99 vs LiteLLM", lambda c: c.p99_ms, "theirs", 0.2, "max"),
+    ("CPU/req vs floor", lambda c: c.cpu_ms_per_op, "floor", 3.0, "max"),
+)
+
+
+def render_targets(rows: list[Row]) -> str:
+    """The passthrough rows against issue 15's targets: each ratio the
+    median of its rounds' ratios, and whether it is met."""
+    head = ["scenario", "conns", "req/s ours", "req/s LiteLLM", "req/s floor"]
+    head += ["CPU ms/req ours", "CPU ms/req LiteLLM", "CPU ms/req floor", "p99 ms ours", "p99 ms LiteLLM"]
+    head += [f"{label} ({'≥' if kind == 'min' else '≤'}{bound:g}x)" for label, _g, _a, bound, kind in TARGETS]
+    out = ["| " + " | ".join(head) + " |", "|---|--:|" + "--:|" * (len(head) - 2)]
+    for row in rows:
+        if not row.scenario.startswith(PASSTHROUGH):
+            continue
+        cells = [row.scenario, str(row.connections)]
+        cells += [num(median_of(c, lambda c: c.rate)) for c in (row.ours, row.theirs, row.floor)]
+        cells += [num(median_of(c, lambda c: c.cpu_ms_per_op), 2) for c in (row.ours, row.theirs, row.floor)]
+        cells += [num(median_of(c, lambda c: c.p99_ms), 2) for c in (row.ours, row.theirs)]
+        for _label, get, against, bound, kind in TARGETS:
+            other = row.theirs if against == "theirs" else row.floor
+            text = median_ratio(row.ours, other, get)
+            if text != "-":
+                value = float(text.rstrip("x"))
+                text += " met" if (value >= bound if kind == "min" else value <= bound) else " MISSED"
+            cells.append(text)
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=4.0, help="per measured cell and round")
@@ -394,6 +468,8 @@ def main() -> int:
         help="past seat calls put in our call log first",
     )
     parser.add_argument("--no-wrk", action="store_true", help="use the httpx loader even if wrk is installed")
+    parser.add_argument("--no-floor", action="store_true", help="no raw Starlette+aiohttp floor")
+    parser.add_argument("--only", default="", help="only scenarios whose name starts so: passthrough")
     args = parser.parse_args()
     connections = [int(c) for c in args.connections.split(",") if c.strip()]
     litellm = shutil.which(args.litellm)
@@ -412,10 +488,13 @@ def main() -> int:
             else:
                 theirs = start_litellm(folder, litellm, upstream_base)
                 children.append(theirs.child)
+            floor = None if args.no_floor else start_floor(folder, upstream_base)
+            if floor is not None:
+                children.append(floor.child)
             servers = [s for s in (ours, theirs) if s is not None]
             for server in servers:
                 server.rss_start = rss_mb(server.child.pid)
-            rows = run_cells(ours, theirs, args.seconds, connections, args.rounds, use_wrk)
+            rows = run_cells(ours, theirs, floor, args.seconds, connections, args.rounds, use_wrk, args.only)
             for server in servers:
                 server.rss_end = rss_mb(server.child.pid)
                 server.rss_peak = peak_rss_mb(server.child.pid)
@@ -434,6 +513,9 @@ def main() -> int:
     )
     print()
     print(render(rows, ours, theirs))
+    if any(row.scenario.startswith(PASSTHROUGH) for row in rows):
+        print()
+        print(render_targets(rows))
     return 0
 
 

@@ -7,7 +7,10 @@ kind in turn on a fresh database and drives it with the same load; the
 table shows medians and the median of the rounds' ratios. The machine's
 other load disturbs the absolute numbers; the ratio is what to read, and
 it cannot beat the number of free cores (a 2-core machine shared with the
-load generator and the upstream leaves little for a second worker).
+load generator and the upstream leaves little for a second worker): the
+table says how many cores the server and the whole machine kept busy
+during each cell (from /proc), so a ratio capped by the machine shows as
+such.
 
     .venv/bin/python benchmarks/workers.py [--seconds 5] [--rounds 3] [--connections 10]
         [--postgres postgresql://postgres@127.0.0.1:5432/test] [--redis redis://127.0.0.1:6379/0]
@@ -56,7 +59,18 @@ def start_server(folder: Path, workers: int, database: str, redis: str) -> Child
     return child
 
 
-async def one_round(folder: Path, workers: int, args: argparse.Namespace, upstream: str) -> Cell:
+def busy_seconds() -> float:
+    """CPU seconds the whole machine has spent busy (all cores, from /proc/stat):
+    beside the server's own, it says whether a second worker had a core to run on."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+async def one_round(
+    folder: Path, workers: int, args: argparse.Namespace, upstream: str
+) -> tuple[Cell, float]:
+    """The cell, and how many cores the machine as a whole kept busy meanwhile."""
     name = f"bw_bench_{uuid.uuid4().hex[:10]}"
     await admin(args.postgres, f'CREATE DATABASE "{name}"')
     database = args.postgres.rsplit("/", 1)[0] + f"/{name}"
@@ -67,9 +81,11 @@ async def one_round(folder: Path, workers: int, args: argparse.Namespace, upstre
         try:
             load = Load(f"{child.base}/v1/chat/completions", [body(MODEL)])  # type: ignore[attr-defined]
             await measure(load, connections=args.connections, seconds=1.0)  # warm every worker
-            return await measure(
+            busy = busy_seconds()
+            cell = await measure(
                 load, connections=args.connections, seconds=args.seconds, server_pid=child.pid
             )
+            return cell, (busy_seconds() - busy) / cell.seconds
         finally:
             child.stop()
     finally:
@@ -81,13 +97,16 @@ async def run(args: argparse.Namespace) -> str:
     folder = Path(tempfile.mkdtemp(prefix="bw-workers-"))
     upstream_child, upstream = start_upstream(folder, 0.0)
     cells: dict[int, list[Cell]] = {1: [], 2: []}
+    machine: dict[int, list[float]] = {1: [], 2: []}
     try:
         for index in range(args.rounds):
             order = (1, 2) if index % 2 == 0 else (2, 1)
             for workers in order:
                 round_folder = folder / f"r{index}-w{workers}"
                 round_folder.mkdir()
-                cells[workers].append(await one_round(round_folder, workers, args, upstream))
+                cell, cores = await one_round(round_folder, workers, args, upstream)
+                cells[workers].append(cell)
+                machine[workers].append(cores)
     finally:
         upstream_child.stop()
         shutil.rmtree(folder, ignore_errors=True)
@@ -96,14 +115,19 @@ async def run(args: argparse.Namespace) -> str:
         f"passthrough ({MODEL}), {args.connections} connections, {args.rounds} rounds of {args.seconds:g} s,"
         f" {os.cpu_count()} cores, {cells[1][0].tool}",
         "",
-        "| workers | requests/s | p50 ms | p99 ms | server CPU ms/request | errors |",
-        "|---|---|---|---|---|---|",
+        "| workers | requests/s | p50 ms | p99 ms | server CPU ms/request | server cores busy "
+        f"| machine cores busy (of {os.cpu_count()}) | errors |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for workers, runs in cells.items():
         rate, cpu = statistics.median(c.rate for c in runs), statistics.median(c.cpu_ms_per_op for c in runs)
         p50, p99 = statistics.median(c.p50_ms for c in runs), statistics.median(c.p99_ms for c in runs)
+        server_cores = statistics.median(c.server_cpu_seconds / c.seconds for c in runs)
         errors = sum(c.errors for c in runs)
-        lines.append(f"| {workers} | {rate:.0f} | {p50:.1f} | {p99:.1f} | {cpu:.2f} | {errors} |")
+        lines.append(
+            f"| {workers} | {rate:.0f} | {p50:.1f} | {p99:.1f} | {cpu:.2f} | {server_cores:.2f} "
+            f"| {statistics.median(machine[workers]):.2f} | {errors} |"
+        )
     lines += ["", f"ratio 2 workers / 1 worker, requests/s: {statistics.median(ratios):.2f}x"]
     return "\n".join(lines)
 
