@@ -110,6 +110,14 @@ async def settled(store: Store, call_ids: Sequence[str]) -> None:
         await asyncio.gather(*(asyncio.shield(done) for done in waiting), return_exceptions=True)
 
 
+async def flush_log() -> None:
+    """Let every row handed over on this event loop reach its store: for
+    whoever stops background work and reads the log next (a cancelled seat
+    hands its row over as it unwinds; the writer commits it a moment later)."""
+    for writer in list(_writers.values()):
+        await writer.flush()
+
+
 def _writer_of(store: Store) -> _LogWriter:
     loop = asyncio.get_running_loop()
     writer = _writers.get(store)

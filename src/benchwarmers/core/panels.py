@@ -29,7 +29,7 @@ from sqlalchemy import desc, func, select
 
 from benchwarmers.bench import decisions
 from benchwarmers.calls import verdicts
-from benchwarmers.calls.log import get_call
+from benchwarmers.calls.log import flush_log, get_call
 from benchwarmers.calls.tokens import prompt_tokens
 from benchwarmers.errors import NotFound, Refused, UserError
 from benchwarmers.formats.base import model_name
@@ -296,5 +296,6 @@ async def finish_background(grace: float = FINISH_GRACE_SECONDS) -> None:
     """Before a runtime closes: let the panels still running on this event
     loop finish (seats, merge, seating history), for up to `grace` seconds,
     then cancel the rest and wait until they have unwound (each cancelled
-    seat still writes its call-log row)."""
+    seat still writes its call-log row, committed before this returns)."""
     await finish_panels(grace)
+    await flush_log()
