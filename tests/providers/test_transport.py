@@ -1,17 +1,16 @@
 """The pure parts of the error mapping: durations, retry-after sources,
-error messages from each API's body, and the SSE / NDJSON readers."""
+error messages from each API's body, and the SSE / NDJSON reader."""
 
 from __future__ import annotations
 
 import email.utils
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 
 from benchwarmers.durations import parse_duration
 from benchwarmers.errors import ProviderAuthError, ProviderError, ProviderRateLimited
-from benchwarmers.providers.sse import SseEvent, ndjson_lines, sse_events
+from benchwarmers.providers.sse import Frames, Framing, SseEvent
 from benchwarmers.providers.transport import error_message, retry_after_seconds, status_error
 
 pytestmark = pytest.mark.unit
@@ -77,18 +76,29 @@ def test_status_error_types_and_text_bodies() -> None:
     assert str(plain) == "HTTP 502: <html>Bad Gateway</html>"
 
 
-async def _lines(*lines: str) -> AsyncIterator[str]:
-    for line in lines:
-        yield line
+def _framed(framing: Framing, raw: bytes) -> list[SseEvent]:
+    """`raw` fed to one reader cut at every place in turn (a piece may end
+    anywhere: mid-line, mid-CRLF, mid-character), each cut read alike."""
+    seen = []
+    for cut in range(len(raw) + 1):
+        frames = Frames(framing)
+        seen.append([*frames.feed(raw[:cut]), *frames.feed(raw[cut:]), *frames.end()])
+    assert all(each == seen[0] for each in seen), seen
+    return seen[0]
 
 
-async def test_sse_events_dispatch_on_blank_lines_and_drop_a_cut_event() -> None:
-    lines = _lines("event: a", "data: {", "data: }", "", ": comment", "data:x", "", "data: cut")
-    assert [e async for e in sse_events(lines)] == [SseEvent("a", "{\n}"), SseEvent("", "x")]
+def test_sse_events_dispatch_on_blank_lines_and_drop_a_cut_event() -> None:
+    raw = b"event: a\ndata: {\ndata: }\n\n: comment\ndata:x\n\ndata: cut"
+    assert _framed("sse", raw) == [SseEvent("a", "{\n}"), SseEvent("", "x")]
 
 
-async def test_ndjson_skips_blank_lines() -> None:
-    assert [line async for line in ndjson_lines(_lines('{"a": 1}', "", '  {"b": 2} '))] == [
-        '{"a": 1}',
-        '{"b": 2}',
+def test_sse_lines_end_at_cr_lf_or_crlf_only() -> None:
+    raw = "event: a\r\ndata: {\r\ndata: }\r\n\r\n: c\rdata:é\u2028x\r\r".encode()
+    assert _framed("sse", raw) == [SseEvent("a", "{\n}"), SseEvent("", "é\u2028x")]
+
+
+def test_ndjson_skips_blank_lines() -> None:
+    assert _framed("ndjson", b'{"a": 1}\n\n  {"b": 2} ') == [
+        SseEvent("", '{"a": 1}'),
+        SseEvent("", '{"b": 2}'),
     ]

@@ -27,9 +27,10 @@ Two ways in:
   Consume it inside `async with` (or close it), so a consumer that stops
   early still gets its call recorded.
 
-Deadlines are enforced per chunk (`timeout` is the whole call's budget,
-limiter wait included), never with a timeout scope around a `yield`, which
-would cancel the consumer's own work instead of the call. A stream may also
+Deadlines bound each wait on the provider (`timeout` is the whole call's
+budget, limiter wait included: the transport bounds every wait by it),
+never with a timeout scope around a `yield`, which would cancel the
+consumer's own work instead of the call. A stream may also
 have a `first_byte_timeout` (route mode's failover budget, limiter wait
 included): a call with no text or tool-call piece by then ends as a
 `timeout`, recorded as one, not as a consumer that stopped waiting. A call
@@ -44,7 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
@@ -277,21 +278,30 @@ class CallStream:
                 sent = True
                 remaining = max(deadline - loop.time(), 0.001)
                 chunks = adapter.execute(target, self.request, stream=self.upstream_stream, timeout=remaining)
+                # The transport bounds every wait by the whole call's deadline;
+                # a scope of our own is needed only while a sooner first-byte
+                # deadline runs (route mode's failover), not per chunk after it.
+                first_byte_sooner = first_byte_wait < self.timeout
                 try:
                     while True:
-                        waiting_for_first = first_byte is None
                         try:
-                            async with asyncio.timeout_at(
-                                first_byte_deadline if waiting_for_first else deadline
-                            ):
+                            if first_byte_sooner and first_byte is None:
+                                async with asyncio.timeout_at(first_byte_deadline):
+                                    chunk = await anext(chunks)
+                            else:
                                 chunk = await anext(chunks)
                         except StopAsyncIteration:
                             break
-                        except TimeoutError as exc:
-                            if waiting_for_first and first_byte_wait < self.timeout:
-                                raise ProviderTimeout(f"no first byte within {first_byte_wait:g} s") from exc
+                        except TimeoutError as exc:  # our first-byte scope: nothing else raises it
+                            raise ProviderTimeout(f"no first byte within {first_byte_wait:g} s") from exc
+                        except ProviderTimeout as exc:
+                            if type(exc) is not ProviderTimeout:  # ProviderBusy: it never went out
+                                raise
                             raise ProviderTimeout(
-                                f"no answer within {self.timeout:g} s", after_first_byte=not waiting_for_first
+                                f"no answer within {self.timeout:g} s",
+                                status=exc.status,
+                                headers=exc.headers,
+                                after_first_byte=exc.after_first_byte,
                             ) from exc
                         if isinstance(chunk, ResponseHeaders):
                             learned = True
@@ -416,12 +426,12 @@ class CallStream:
         metrics.CALL_SECONDS.labels(context.collection, result.alias).observe(result.seconds)
         if sent and result.failure is not None:  # it went out, and the provider failed it
             metrics.UPSTREAM_ERRORS.labels(endpoint.name, result.status).inc()
-        work: list[Awaitable[None]] = []
+        # One after the other, not gathered: each is a check that is almost
+        # always done at once, and a gather would make a task of each.
         if sent:
-            work.append(self.runtime.limiter.spent(endpoint.name, self.model.served, usage=usage))
+            await self.runtime.limiter.spent(endpoint.name, self.model.served, usage=usage)
         if self._reached is not None:
-            work.append(reach.note(self.runtime.store, endpoint.name, reachable=self._reached))
-        await asyncio.gather(*work)
+            await reach.note(self.runtime.store, endpoint.name, reachable=self._reached)
 
 
 async def await_recorded(results: Iterable[CallResult | None]) -> None:

@@ -113,7 +113,7 @@ class Panels:
 
     async def _panel_slot(self) -> Slot:
         """A running panel's place under the caps (`limits/panels.py`), else 429."""
-        caps = await Settings(self.runtime.store).all()
+        caps = await Settings(self.runtime.store).current()
         return self.runtime.panel_slots.take(
             None if self.identity.owner else self.identity.name,
             total=caps[MAX_PANELS.name],

@@ -16,6 +16,7 @@ import hashlib
 import importlib
 import json
 import urllib.parse
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable, AsyncIterator
 from contextlib import aclosing
@@ -24,7 +25,8 @@ from typing import Any, ClassVar
 
 from benchwarmers.errors import ProviderBadReply, ProviderError
 from benchwarmers.providers.outbound import OutboundClient
-from benchwarmers.providers.transport import Framing, StreamEvent, Transport
+from benchwarmers.providers.sse import Framing
+from benchwarmers.providers.transport import StreamEvent, Transport
 from benchwarmers.types import (
     ApiKind,
     Chunk,
@@ -220,13 +222,21 @@ _MODULES: dict[str, str] = {
 
 def adapter_for(api: ApiKind | str, outbound: OutboundClient) -> Adapter:
     """The adapter for an endpoint's API kind, on the shared client. The
-    adapter modules import this one, so they are looked up by name."""
-    try:
-        module_name, class_name = _MODULES[api].split(":")
-    except KeyError:
-        raise ValueError(f"unknown API kind {api!r} (known: {', '.join(_MODULES)})") from None
-    adapter_class: type[Adapter] = getattr(importlib.import_module(module_name), class_name)
-    return adapter_class(outbound)
+    adapter modules import this one, so they are looked up by name, once
+    per client: an adapter keeps no state of a call, and every call asks."""
+    made = _made.setdefault(outbound, {})
+    adapter = made.get(api)
+    if adapter is None:
+        try:
+            module_name, class_name = _MODULES[api].split(":")
+        except KeyError:
+            raise ValueError(f"unknown API kind {api!r} (known: {', '.join(_MODULES)})") from None
+        adapter_class: type[Adapter] = getattr(importlib.import_module(module_name), class_name)
+        adapter = made[api] = adapter_class(outbound)
+    return adapter
+
+
+_made: weakref.WeakKeyDictionary[OutboundClient, dict[str, Adapter]] = weakref.WeakKeyDictionary()
 
 
 # ------------------------------------------------------------------- gather

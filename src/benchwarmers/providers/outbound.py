@@ -152,7 +152,7 @@ class OutboundClient:
         taken: list[asyncio.Semaphore] = []
         try:
             for gate in (origin, self._all):
-                if deadline is None:
+                if deadline is None or not gate.locked():  # free: taken at once, no timer needed
                     await gate.acquire()
                 else:
                     async with asyncio.timeout_at(deadline - GATE_MARGIN):

@@ -1,52 +1,97 @@
 """Line framings of streamed replies: Server-Sent Events and NDJSON.
 
 Three of the four APIs stream SSE (OpenAI, Anthropic, Gemini with
-`alt=sse`); Ollama streams one JSON object per line. Both readers take the
-body's lines (the transport splits them) and know nothing of any API, so the
-transport can frame a stream once and each adapter only reads events.
+`alt=sse`); Ollama streams one JSON object per line. `Frames` takes the
+body's bytes as they arrive and hands back the events each piece
+completes, knowing nothing of any API, so the transport frames a stream
+once and each adapter only reads events.
+
+It is synchronous on purpose: a piece off the socket usually holds several
+events (often the whole reply), and the transport awaits the socket once
+per piece rather than once per line and once per event through a chain of
+async generators, each with its own timeout scope.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import codecs
 from dataclasses import dataclass
+from typing import Literal
+
+Framing = Literal["sse", "ndjson"]
 
 
 @dataclass(frozen=True, slots=True)
 class SseEvent:
-    """One dispatched SSE event: its `event:` name ("" when none was sent)
-    and its `data:` lines joined by newlines."""
+    """One dispatched event: its SSE `event:` name ("" when none was sent,
+    and for NDJSON) and its `data:` lines joined by newlines (an NDJSON
+    line, stripped)."""
 
     name: str
     data: str
 
 
-async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[SseEvent]:
-    """Events as the SSE spec dispatches them: on a blank line, with `:`
-    comments ignored. An event still pending when the body ends is dropped,
-    as the spec says, so a cut stream never yields half an event."""
-    name = ""
-    data: list[str] = []
-    async for raw in lines:
-        line = raw.rstrip("\r\n")
-        if not line:
-            if data:
-                yield SseEvent(name, "\n".join(data))
-            name, data = "", []
-            continue
-        if line.startswith(":"):
-            continue
-        field, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if field == "event":
-            name = value
-        elif field == "data":
-            data.append(value)
+class Frames:
+    """One stream's reader: `feed` each piece of the body, `end` when it
+    ends. Lines split at CR, LF or CRLF, as SSE says, decoded as UTF-8.
+
+    SSE events dispatch on a blank line, `:` comments are ignored, and an
+    event still pending when the body ends is dropped, as the spec says, so
+    a cut stream never yields half an event. NDJSON yields every non-blank
+    line."""
+
+    def __init__(self, framing: Framing) -> None:
+        self._sse = framing == "sse"
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._pending = ""
+        self._name = ""
+        self._data: list[str] = []
+
+    def feed(self, piece: bytes) -> list[SseEvent]:
+        text = self._pending + self._decoder.decode(piece)
+        # A CR at the end may be half of a CRLF: keep it for the next piece.
+        complete, held = (text[:-1], "\r") if text.endswith("\r") else (text, "")
+        lines = _split(complete)
+        self._pending = lines.pop() + held  # the line not ended yet ("" when none)
+        return self._lines(lines)
+
+    def end(self) -> list[SseEvent]:
+        """What the last, unterminated line completes (NDJSON only: a
+        pending SSE event is dropped)."""
+        rest = self._pending + self._decoder.decode(b"", final=True)
+        self._pending = ""
+        events = self._lines(_split(rest)) if rest else []
+        self._data = []
+        return events
+
+    def _lines(self, lines: list[str]) -> list[SseEvent]:
+        events: list[SseEvent] = []
+        if not self._sse:
+            for raw in lines:
+                line = raw.strip()
+                if line:
+                    events.append(SseEvent("", line))
+            return events
+        for line in lines:
+            if not line:
+                if self._data:
+                    events.append(SseEvent(self._name, "\n".join(self._data)))
+                self._name, self._data = "", []
+                continue
+            if line[0] == ":":
+                continue
+            field, _, value = line.partition(":")
+            if value[:1] == " ":
+                value = value[1:]
+            if field == "data":
+                self._data.append(value)
+            elif field == "event":
+                self._name = value
+        return events
 
 
-async def ndjson_lines(lines: AsyncIterator[str]) -> AsyncIterator[str]:
-    """Non-blank lines, each one JSON document."""
-    async for raw in lines:
-        line = raw.strip()
-        if line:
-            yield line
+def _split(text: str) -> list[str]:
+    """Lines at CR, LF and CRLF only (not at the other breaks `splitlines`
+    knows, which JSON strings may hold); the last item is what follows the
+    last break."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")

@@ -40,7 +40,6 @@ consumer's work instead of the call.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import email.utils
 import json
 import re
@@ -48,7 +47,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import aiohttp
 
@@ -63,10 +62,9 @@ from benchwarmers.errors import (
     ProviderTimeout,
 )
 from benchwarmers.providers.outbound import OutboundClient, Response
-from benchwarmers.providers.sse import SseEvent, ndjson_lines, sse_events
+from benchwarmers.providers.sse import Frames, Framing
 from benchwarmers.types import ResponseHeaders
 
-Framing = Literal["sse", "ndjson"]
 T = TypeVar("T")
 
 # OpenAI-style streams end with this data line instead of a JSON document.
@@ -118,17 +116,28 @@ class Transport:
                 raw = await _reading(_read_capped(response), deadline, status, found)
                 raise status_error(status, found, raw)
             yield ResponseHeaders(status, tuple(found.items()))
-            lines = _lines(response)
-            texts = sse_events(lines) if framing == "sse" else _as_events(ndjson_lines(lines))
+            # One wait on the socket per piece of the body; the events a piece
+            # completes are read from it at once (`sse.Frames`).
+            frames = Frames(framing)
+            pieces = response.body
+            size = 0
             ended = False
-            while True:
+            done = False
+            while not done:
                 try:
-                    item = await _reading(anext(texts), deadline, status, found)
+                    piece = await _reading(anext(pieces), deadline, status, found)
                 except StopAsyncIteration:
-                    break
-                event = _parse_event(item.name, item.data, status, found)
-                ended = ended or is_end(event)
-                yield event
+                    done = True
+                    items = frames.end()
+                else:
+                    size += len(piece)
+                    if size > MAX_REPLY_BYTES:
+                        raise _too_big(response)
+                    items = frames.feed(piece)
+                for item in items:
+                    event = _parse_event(item.name, item.data, status, found)
+                    ended = ended or is_end(event)
+                    yield event
             if not ended:
                 raise ProviderBadReply("the stream ended before its end marker", status=status, headers=found)
 
@@ -257,12 +266,6 @@ def _gemini_retry_delay(body: Any) -> float | None:
 # ---------------------------------------------------------------- plumbing
 
 
-async def _as_events(lines: AsyncIterator[str]) -> AsyncIterator[SseEvent]:
-    """NDJSON lines as unnamed events, so both framings read alike."""
-    async for line in lines:
-        yield SseEvent("", line)
-
-
 def _parse_event(name: str, data: str, status: int, headers: dict[str, str]) -> StreamEvent:
     if data.strip() == DONE:
         return StreamEvent(name, None)
@@ -335,30 +338,6 @@ async def _read_capped(response: Response) -> bytes:
             raise _too_big(response)
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-async def _lines(response: Response) -> AsyncIterator[str]:
-    """The body's lines (split at CR, LF or CRLF, as SSE says), decoded as
-    UTF-8, the stream refused past `MAX_REPLY_BYTES` in all."""
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    pending = ""
-    size = 0
-    async for chunk in response.body:
-        size += len(chunk)
-        if size > MAX_REPLY_BYTES:
-            raise _too_big(response)
-        pending += decoder.decode(chunk)
-        # A CR at the end may be half of a CRLF: keep it for the next chunk.
-        complete, held = (pending[:-1], "\r") if pending.endswith("\r") else (pending, "")
-        lines = complete.splitlines(keepends=True)
-        if lines and not lines[-1].endswith(("\n", "\r")):
-            held = lines.pop() + held
-        for line in lines:
-            yield line.rstrip("\r\n")
-        pending = held
-    pending += decoder.decode(b"", final=True)
-    for line in pending.splitlines():
-        yield line
 
 
 def _too_big(response: Response) -> ProviderBadReply:
