@@ -12,11 +12,8 @@ when the server is exposed.
     await settings.set(ALLOWED_HOSTS, ["bench.example.org"])
     await settings.set_named("require_key", "true")   # from a form or the CLI
 
-Values are read from the store on every `get` and `all` (no cache), so
-several server replicas on one PostgreSQL see a change at once. The one
-read on every ask (a panel's caps) is `current()`: `all()` kept until a
-write to the table commits in this process, or `changes.DEFAULT_TTL`
-seconds for another's.
+Values are read from the store on every `get` (no cache), so several server
+replicas on one PostgreSQL see a change at once.
 
 Add a setting: declare a `Setting` below and put it in `SETTINGS`.
 """
@@ -32,7 +29,6 @@ from sqlalchemy import select
 
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.store import schema
-from benchwarmers.store.changes import Cached
 from benchwarmers.store.db import Store
 
 T = TypeVar("T")
@@ -182,15 +178,6 @@ class Settings:
             except ValueError:
                 values[name] = setting.default
         return values
-
-    async def current(self) -> dict[str, Any]:
-        """`all()` as of at most `changes.DEFAULT_TTL` seconds ago (at once
-        for a change made in this process), for reads on every ask; do not
-        mutate what it returns."""
-        return await _CURRENT.get(self.store, self.all)
-
-
-_CURRENT: Cached[dict[str, Any]] = Cached(("settings",))
 
 
 def _lookup(name: str) -> Setting[Any]:
