@@ -50,6 +50,23 @@ pytest_plugins = ["benchwarmers.testing.pytest_plugin"]
 
 POSTGRES_URL = os.environ.get("BENCHWARMERS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 UNIT_MARK = "pytestmark = pytest.mark.unit"
+TESTS = Path(__file__).parent
+# The modules whose tests take longest (`--durations`), longest first: they run first, so
+# xdist spreads them over its workers and the run does not end on one worker finishing a
+# long test alone while the other idles.
+LONG_FIRST = (
+    "server/routes/test_soak.py",
+    "server/test_crash.py",
+    "server/test_kill_after_reply.py",
+    "server/routes/test_fault_matrix.py",
+    "dashboard/test_browser.py",
+    "cli/test_first_hour.py",
+    "calls/test_caller.py",
+    "cli/test_ask.py",
+    "limits/test_shared_counters.py",
+    "cli/test_doctor_quickstart.py",
+    "cli/test_serve_workers.py",
+)
 
 
 # Generating examples on a loaded machine is slow, which says nothing about the code:
@@ -118,6 +135,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
         elif UNIT_MARK not in item.path.read_text(encoding="utf-8"):
             raise pytest.UsageError(f"{item.nodeid}: mark a whole module unit ({UNIT_MARK!r}), not one test")
+    rank = {TESTS / module: place for place, module in enumerate(LONG_FIRST)}
+    if gone := [str(path) for path in rank if not path.exists()]:
+        raise pytest.UsageError(f"LONG_FIRST names modules that are not there: {gone}")
+    items.sort(key=lambda item: rank.get(item.path, len(rank)))  # stable: the rest keep their order
 
 
 @pytest.fixture(autouse=True)

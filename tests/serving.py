@@ -11,6 +11,7 @@ and stall it, and reading one before the child ends blocks the test.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -24,6 +25,7 @@ from pathlib import Path
 import httpx
 
 RUN = "from benchwarmers.cli.main import run; run()"
+BANNER_PORT = re.compile(r"Benchwarmers on http://127\.0\.0\.1:(\d+)")
 STOP_WAIT = 60.0  # for a clean exit after SIGTERM: several times what a loaded machine takes
 
 
@@ -48,10 +50,12 @@ class Served:
         return self.log.read_text(errors="replace")
 
 
-def start(args: list[str], log: Path, env: Mapping[str, str] | None = None, port: int = 0) -> Served:
+def start(
+    args: list[str], log: Path, env: Mapping[str, str] | None = None, port: int | None = None
+) -> Served:
     """`benchwarmers serve ARGS --port P` started, not yet waited for (on
-    `port`, else a free one)."""
-    port = port or free_port()
+    `port`, else a free one; on 0, the child binds one itself)."""
+    port = free_port() if port is None else port
     with log.open("wb") as sink:
         process = subprocess.Popen(
             [sys.executable, "-c", RUN, "serve", *args, "--port", str(port)],
@@ -64,11 +68,14 @@ def start(args: list[str], log: Path, env: Mapping[str, str] | None = None, port
 
 def until_serving(child: Served) -> None:
     """Once `/healthz` answers 200; an AssertionError with the child's output
-    if it exits first."""
+    if it exits first. A child started on port 0 binds one itself: its port
+    is then read from its banner ("Benchwarmers on http://127.0.0.1:P")."""
     with httpx.Client(timeout=5) as client:  # one client: each new one loads the CA bundle again
         while True:
+            if not child.port and (banner := BANNER_PORT.search(child.output())):
+                child.port = int(banner.group(1))
             try:
-                if client.get(f"{child.url}/healthz").status_code == 200:
+                if child.port and client.get(f"{child.url}/healthz").status_code == 200:
                     return
             except httpx.TransportError:
                 pass

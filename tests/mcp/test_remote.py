@@ -25,7 +25,7 @@ async def test_a_panel_longer_than_the_timeout_is_a_clear_error_and_still_record
         watch = PanelWatch()
         with pytest.raises(UserError, match=r"did not answer within 0.8 s \(BENCHWARMERS_TIMEOUT\)"):
             await HttpBackend(server.url, timeout=0.8).ask(trio_ask(), watch)
-        assert "slow" not in [seat["alias"] for seat in watch.answered]
+        assert "slow" not in [seat.alias for seat in watch.answered]
         deadline = time.monotonic() + 30
         while len([r for r in call_rows(server.home).values() if r["kind"] == "seat"]) < 3:
             assert time.monotonic() < deadline, "the slow seat was never recorded"

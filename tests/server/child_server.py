@@ -10,7 +10,7 @@ from itertools import count
 from pathlib import Path
 
 from benchwarmers.runtime import DATABASE_URL_ENV
-from tests.serving import Served, free_port, start, stop, until_serving
+from tests.serving import Served, start, stop, until_serving
 
 _logs = count(1)
 
@@ -24,10 +24,11 @@ class Child:
         if url:
             self.env[DATABASE_URL_ENV] = url
         self.served: Served | None = None
-        self.port = free_port()
+        self.port = 0  # the first start binds a port itself (none to race for); later ones reuse it
 
     @property
     def url(self) -> str:
+        assert self.port, "not started yet: its port is the one its first start bound"
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
@@ -42,6 +43,7 @@ class Child:
     def until_serving(self) -> None:
         assert self.served is not None
         until_serving(self.served)
+        self.port = self.served.port
 
     def kill(self) -> None:
         assert self.served is not None

@@ -109,10 +109,10 @@ async def _postgres_check(url: str, told: set[str], acked: set[str]) -> tuple[in
 
 def _crash_cycles(home: Path, url: str | None, counts: Callable[[str], None]) -> None:
     child = Child(home, url)
-    load = Load(child.url)
     try:
+        child.start()
+        load = Load(child.url)
         for kill in range(KILLS):
-            child.start()
             load.stop.clear()
             with ThreadPoolExecutor(CLIENTS) as pool:
                 for _ in range(CLIENTS):
@@ -124,7 +124,7 @@ def _crash_cycles(home: Path, url: str | None, counts: Callable[[str], None]) ->
                     time.sleep(0.05)
                 child.kill()
                 load.stop.set()
-            child.start()  # the store opens (and recovers) after the kill
+            child.start()  # the store opens (and recovers) after the kill; the next round loads it
             if url is None:
                 found_seats, found_verdicts = _sqlite_check(home, load.told, load.acked)
             else:
@@ -136,7 +136,6 @@ def _crash_cycles(home: Path, url: str | None, counts: Callable[[str], None]) ->
             )
             assert load.server_errors == 0
             assert found_seats == len(load.told) and found_verdicts == len(load.acked)
-            child.kill()
         assert len(load.acked) >= KILLS * PROGRESS, "the load made too little progress to prove anything"
     finally:
         child.stop()

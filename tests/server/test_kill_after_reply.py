@@ -1,7 +1,7 @@
 """A call whose reply reached the client survives SIGKILL of the server
 sent the instant the reply is in: the real server (`benchwarmers serve`, a
-child process) is killed right after each reply, started again on the same
-data, and every call the reply named is in the call log. The child's
+child process per ask) is killed right after its reply, started again on the
+same data, and every call the reply named is in the call log. The child's
 call-log writer is made slow on purpose (each batch waits before it
 writes, through a `sitecustomize` on its path), so a reply that ended
 before its commit would lose its calls here. Panel and route, streamed and
@@ -79,13 +79,17 @@ async def _register(home: Path, url: str | None, fake: FakeProvider) -> None:
 
 
 def _kill_after_each_reply(home: Path, url: str | None, slow: Path) -> list[list[str]]:
-    """Each ask against a fresh start of the slow child, killed as soon as
-    the reply is read; the call ids each reply named."""
+    """Each ask against a slow child of its own (started side by side on the
+    same data, so their starts overlap), killed as soon as its reply is
+    read; the call ids each reply named. A child writes only its own calls,
+    so the others still running cannot save a killed one's."""
     named: list[list[str]] = []
-    child = Child(home, url, PYTHONPATH=str(slow))
+    children = [Child(home, url, PYTHONPATH=str(slow)) for _ in ASKS]
     try:
-        for path, body, from_header in ASKS:
-            child.start()
+        for child in children:
+            child.launch()
+        for child, (path, body, from_header) in zip(children, ASKS, strict=True):
+            child.until_serving()
             reply = httpx.post(child.url + path, json=body, timeout=30)
             child.kill()
             assert reply.status_code == 200, reply.text
@@ -94,10 +98,12 @@ def _kill_after_each_reply(home: Path, url: str | None, slow: Path) -> list[list
             )
             assert calls, reply.text
             named.append(calls)
-        child.env.pop("PYTHONPATH")
-        child.start()  # on the same data: the store opens after the kills
+        after = Child(home, url)
+        children.append(after)
+        after.start()  # on the same data: the store opens after the kills
     finally:
-        child.stop()
+        for child in children:
+            child.stop()
     return named
 
 

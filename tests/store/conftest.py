@@ -19,7 +19,14 @@ async def any_runtime(request: pytest.FixtureRequest, home: Path) -> AsyncIterat
     url = request.getfixturevalue("shared_postgres") if request.param == "postgresql" else None
     async with Runtime.open(home=home, database_url=url) as rt:
         if url is not None:
-            tables = ", ".join(f'"{table}"' for table in Base.metadata.tables)
+            # Emptied row by row, dependents first, and the ids restarted: what TRUNCATE ...
+            # RESTART IDENTITY does, in a tenth of its time on tables this small.
             async with rt.store.write() as session:
-                await session.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+                for table in reversed(Base.metadata.sorted_tables):
+                    await session.execute(text(f'DELETE FROM "{table.name}"'))
+                sequences = await session.execute(
+                    text("SELECT sequencename FROM pg_sequences WHERE schemaname = current_schema()")
+                )
+                for (sequence,) in sequences.all():
+                    await session.execute(text(f'ALTER SEQUENCE "{sequence}" RESTART'))
         yield rt

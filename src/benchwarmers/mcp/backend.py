@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from benchwarmers.core import Panels, collection_entry
-from benchwarmers.formats.bench_json import seat_json
 from benchwarmers.types import Ask, PanelDone, PanelReply, PanelStarted, Seat, SeatDone
 
 
@@ -29,19 +28,19 @@ from benchwarmers.types import Ask, PanelDone, PanelReply, PanelStarted, Seat, S
 class PanelWatch:
     """What a running panel has done so far, for progress notifications.
     `seated` is known only when the backend learns it (in-process);
-    `answered` holds each seat in as the chat stream's `bench_seat` shows it
-    (`bench_json.seat_json`), the same from either backend."""
+    `answered` holds each seat as it comes in, the typed `Seat` from either
+    backend (the stdio one reads the stream's `bench_seat` back into it)."""
 
     seated: list[str] = field(default_factory=list)
-    answered: list[dict[str, Any]] = field(default_factory=list)
+    answered: list[Seat] = field(default_factory=list)
 
     def seat_done(self, seat: Seat) -> None:
-        self.answered.append(seat_json(seat))
+        self.answered.append(seat)
 
     def summary(self) -> str:
-        done = [f"{s['alias']} ({s['status']})" for s in self.answered]
+        done = [f"{s.alias} ({s.status})" for s in self.answered]
         if self.seated:
-            done_aliases = {s["alias"] for s in self.answered}
+            done_aliases = {s.alias for s in self.answered}
             waiting = [a for a in self.seated if a not in done_aliases]
             head = f"{len(done)} of {len(self.seated)} seats in"
             tail = f"; waiting on {', '.join(waiting)}" if waiting else ""
