@@ -70,8 +70,10 @@ POOL_MAX = 6.0
 # Optimism: the share of the interval's upper half added to the mean.
 OPTIMISM = 0.4
 # A seated model with a record here (MIN_TRIES verdicts) keeps its seat until a
-# challenger is better by this many of its posterior sds.
-INCUMBENCY = 1.0
+# challenger is better by this many of its posterior sds: enough against a lucky verdict,
+# little enough that a wrong incumbent (seated on a lucky start) gives way (a whole sd
+# kept such ones longer in the simulation).
+INCUMBENCY = 0.5
 # Explorer seats try every model this often here before optimistic draws choose.
 MIN_TRIES = 2
 # Explorer draws come from the posterior above this quantile (an upper bound, drawn).
