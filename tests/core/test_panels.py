@@ -5,6 +5,7 @@ until the process lets it finish."""
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 from sqlalchemy import func, select
@@ -14,6 +15,7 @@ from benchwarmers.errors import NotFound, Refused
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.store.schema import Call, SeatingHistory
+from benchwarmers.store.settings import MAX_PANELS, Settings
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
 from benchwarmers.types import Ask, PanelStarted, Request, user
@@ -90,3 +92,25 @@ async def test_a_panel_past_the_grace_is_stopped_and_its_seats_still_recorded(
         rows = {c.alias: c for c in (await session.execute(select(Call))).scalars()}
     assert rows["one"].status == "ok"
     assert rows["two"].status == "error" and "stopped waiting" in rows["two"].error
+
+
+async def test_a_changed_panel_cap_applies_to_the_next_ask(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    """The caps are read from memory on every ask; a change made in this process
+    is seen at once, not after the cache's time-to-live."""
+    held = threading.Event()
+    await bench(runtime, fake_provider, FakeModel("one", answer="first", hold=held))
+    panels = Panels(runtime)
+    settings = Settings(runtime.store)
+    await settings.set(MAX_PANELS, 2)
+    first = await panels.panel(Ask("solo", "panel", HELLO))  # running until `held` is set
+    await settings.set(MAX_PANELS, 1)
+    with pytest.raises(Refused, match="limit of 1 panels"):
+        await panels.panel(Ask("solo", "panel", HELLO))
+    await settings.set(MAX_PANELS, 3)
+    second = await panels.panel(Ask("solo", "panel", HELLO))
+    held.set()
+    for events in (first, second):
+        async for _event in events:
+            pass

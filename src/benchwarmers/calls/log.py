@@ -13,6 +13,7 @@ prompt text of a gateway request, no image, no key.
 from __future__ import annotations
 
 import asyncio
+import functools
 import secrets
 import weakref
 from collections.abc import Sequence
@@ -246,7 +247,6 @@ def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
 def _statements(store: Store, rows: list[CallRow]) -> list[tuple[Executable, list[dict[str, Any]]]]:
     """The rows and their ledger lines: two statements, for one transaction."""
     calls = cast(Table, Call.__table__)  # Core, not the ORM's unit of work: less work per row
-    ledger = cast(Table, UsageMonth.__table__)
     sums: dict[tuple[str, str, str], list[int]] = {}
     for row in rows:
         assert row.at is not None
@@ -254,16 +254,6 @@ def _statements(store: Store, rows: list[CallRow]) -> list[tuple[Executable, lis
         line[0] += 1 if row.sent else 0
         line[1] += row.tokens_in
         line[2] += row.tokens_out
-    insert = sqlite_insert if store.is_sqlite else pg_insert
-    upsert = insert(ledger)
-    upsert = upsert.on_conflict_do_update(
-        index_elements=["month", "endpoint", "served"],
-        set_={
-            "requests": ledger.c.requests + upsert.excluded.requests,
-            "tokens_in": ledger.c.tokens_in + upsert.excluded.tokens_in,
-            "tokens_out": ledger.c.tokens_out + upsert.excluded.tokens_out,
-        },
-    )
     lines = [
         {
             "month": month,
@@ -275,7 +265,25 @@ def _statements(store: Store, rows: list[CallRow]) -> list[tuple[Executable, lis
         }
         for (month, endpoint, served), (n, i, o) in sums.items()
     ]
-    return [(calls.insert(), [_call_values(row) for row in rows]), (upsert, lines)]
+    return [(calls.insert(), [_call_values(row) for row in rows]), (_ledger_upsert(store.is_sqlite), lines)]
+
+
+@functools.cache
+def _ledger_upsert(sqlite: bool) -> Executable:
+    """The ledger's add-to-the-month upsert, built once per dialect: building
+    it (its `excluded` columns) cost more than the batch it writes, on the
+    panel's path between its last seat and its reply."""
+    ledger = cast(Table, UsageMonth.__table__)
+    insert = sqlite_insert if sqlite else pg_insert
+    upsert = insert(ledger)
+    return upsert.on_conflict_do_update(
+        index_elements=["month", "endpoint", "served"],
+        set_={
+            "requests": ledger.c.requests + upsert.excluded.requests,
+            "tokens_in": ledger.c.tokens_in + upsert.excluded.tokens_in,
+            "tokens_out": ledger.c.tokens_out + upsert.excluded.tokens_out,
+        },
+    )
 
 
 def _call_values(row: CallRow) -> dict[str, Any]:
