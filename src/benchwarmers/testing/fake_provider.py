@@ -35,6 +35,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from benchwarmers.testing.prompt_server import PromptServer
 from benchwarmers.testing.script import FakeModel, FakeRequest, count_tokens
 from benchwarmers.testing.wire import (
     FakeReply,
@@ -74,7 +75,7 @@ class FakeProvider:
         # Token usage the fake reported, per served id: what a ledger should sum to.
         self.reported: dict[str, list[int]] = {}
         self._lock = threading.Lock()
-        self._server: uvicorn.Server | None = None
+        self._server: PromptServer | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
 
@@ -97,7 +98,7 @@ class FakeProvider:
         sock.bind((self.host, self.port))
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(self.app(), log_level="warning", access_log=False, lifespan="off")
-        self._server = uvicorn.Server(config)
+        self._server = PromptServer(config)
         self._stopping.clear()
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
         self._thread.start()
@@ -119,8 +120,8 @@ class FakeProvider:
     def stop(self) -> None:
         self._stopping.set()
         if self._server is not None:
-            self._server.should_exit = True
             self._server.force_exit = True
+            self._server.stop_now()
         if self._thread is not None:
             self._thread.join(timeout=5)
         self._server = self._thread = None

@@ -37,6 +37,7 @@ from benchwarmers.runtime import DATABASE_URL_ENV, Runtime
 from benchwarmers.server.app import create_app
 from benchwarmers.server.protocol import GuardedHttpToolsProtocol
 from benchwarmers.server.routes import ROUTERS
+from benchwarmers.testing.prompt_server import PromptServer
 from benchwarmers.testing.store_template import copy_migrated_store
 
 START_TIMEOUT = 30.0
@@ -62,7 +63,7 @@ class LiveServer:
         self.acting_as = acting_as
         self.port = port
         self.app: FastAPI | None = None
-        self._server: uvicorn.Server | None = None
+        self._server: PromptServer | None = None
         self._thread: threading.Thread | None = None
         self._startup_error: BaseException | None = None
 
@@ -95,7 +96,7 @@ class LiveServer:
             server_header=False,
             timeout_graceful_shutdown=2,
         )
-        server = uvicorn.Server(config)
+        server = PromptServer(config)
         thread = threading.Thread(
             target=_serve, args=(server, sock), name=f"live-server-{self.port}", daemon=True
         )
@@ -117,7 +118,7 @@ class LiveServer:
         self._server = self._thread = None
         if server is None or thread is None:
             return
-        server.should_exit = True
+        server.stop_now()
         thread.join(STOP_TIMEOUT)
         if thread.is_alive():
             server.force_exit = True
