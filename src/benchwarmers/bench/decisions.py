@@ -16,7 +16,7 @@ server runs. For the panel and route helpers:
     The eligible bench models in `rating.explorer_order`: those with fewer
     than `MIN_TRIES` judged seats on this collection and shape first (then
     fewest seats, counted up to `SEAT_COUNT_CAP`, then seated longest ago),
-    then by a Thompson draw from each one's posterior here: never ad hoc,
+    then by an optimistic draw from each one's posterior here: never ad hoc,
     retired, resting, unavailable, onboarding or image models, nor models
     whose endpoint the last call could not reach; on a collection that is
     `free_only`, only models that cost nothing (a model that went paid is
@@ -71,7 +71,7 @@ from benchwarmers.store.schema import (
 )
 from benchwarmers.store.times import utc
 
-# Explorer seats' Thompson draws (a draw is a coin, not a secret: `random` is right).
+# Explorer seats' optimistic draws (a draw is a coin, not a secret: `random` is right).
 _EXPLORER_DRAWS = random.Random()
 # Verdicts on these calls say how useful a model's own answer was.
 ANSWER_KINDS = ("seat", "route", "shadow")
@@ -205,7 +205,7 @@ def seating_reason(rankings: Sequence[Ranking], seated: Sequence[str], explorers
     for alias in seated:
         r = by_alias.get(alias)
         if alias in explorers:
-            parts.append(f"{alias} (explorer: few verdicts here, or a Thompson draw among the best)")
+            parts.append(f"{alias} (explorer: few verdicts here, or it may be among the best)")
         elif r is not None:
             parts.append(f"{alias} score {r.score:.2f}, usefulness {r.interval[0]:.0%}-{r.interval[1]:.0%}")
         else:

@@ -26,10 +26,15 @@ The model, per model x collection x shape:
   down by health (unanswered probes), speed (slow first byte, few tokens per
   second), cost (price) and limits (near a rate limit).
 - Explorer seats (`explorer_order`) go first to models tried fewer than
-  `MIN_TRIES` times here, then by Thompson sampling: a draw from each
-  posterior, highest first. A model is explored as often as it might be
-  among the best, so seats go where a verdict can change the panel, not to
-  a model everyone already knows is weak.
+  `MIN_TRIES` times here, then by an optimistic Thompson draw: a draw from
+  the upper tail of each posterior (between its `EXPLORE_TAIL` quantile and
+  the top), highest first. A model is explored while its interval still
+  reaches above the others': a challenger measured well enough to be known
+  just short of the panel gives the seat to one whose few verdicts leave
+  room to be better (a plain Thompson draw kept sending the seat to the
+  well-known near-miss, and a true top model that started unlucky stayed
+  out for hundreds of asks). Still a draw, not a fixed bound, so close
+  challengers take turns while verdicts are slow to come.
 
 Every term that moves the score leaves a reason in plain words.
 """
@@ -65,10 +70,14 @@ POOL_MAX = 6.0
 # Optimism: the share of the interval's upper half added to the mean.
 OPTIMISM = 0.4
 # A seated model with a record here (MIN_TRIES verdicts) keeps its seat until a
-# challenger is better by this many of its posterior sds.
-INCUMBENCY = 1.0
-# Explorer seats try every model this often here before Thompson sampling chooses.
+# challenger is better by this many of its posterior sds: enough against a lucky verdict,
+# little enough that a wrong incumbent (seated on a lucky start) gives way (a whole sd
+# kept such ones longer in the simulation).
+INCUMBENCY = 0.5
+# Explorer seats try every model this often here before optimistic draws choose.
 MIN_TRIES = 2
+# Explorer draws come from the posterior above this quantile (an upper bound, drawn).
+EXPLORE_TAIL = 0.9
 
 # Penalties, each at most this much of the 0..1 usefulness scale.
 HEALTH_MAX = 0.30
@@ -264,19 +273,28 @@ def explorer_order(stats: Sequence[SeatStats], rng: random.Random) -> list[tuple
     """(alias, why) in explorer order. Models judged fewer than `MIN_TRIES`
     times here first (fewest judged, then fewest seats, then seated longest
     ago: counting unjudged seats too is what makes the seat rotate when
-    nobody judges); then the rest by a Thompson draw, highest first."""
+    nobody judges); then the rest by an optimistic draw (`optimistic_draw`),
+    highest first."""
     untried = sorted(
         (s for s in stats if s.judged < MIN_TRIES), key=lambda s: (s.judged, s.seats, s.last_seated, s.alias)
     )
     draws = {
-        s.alias: rng.betavariate(s.posterior.alpha, s.posterior.beta) if s.posterior else rng.random()
+        s.alias: optimistic_draw(s.posterior or Posterior(1.0, 1.0), rng)
         for s in stats
         if s.judged >= MIN_TRIES
     }
     tried = sorted(draws, key=lambda alias: -draws[alias])
     return [(s.alias, "explorer: few verdicts here yet") for s in untried] + [
-        (alias, f"explorer: Thompson draw {draws[alias]:.0%}") for alias in tried
+        (alias, f"explorer: might be among the best (optimistic draw {draws[alias]:.0%})") for alias in tried
     ]
+
+
+def optimistic_draw(post: Posterior, rng: random.Random) -> float:
+    """A draw from the posterior's upper tail: its quantile at a uniform
+    point above `EXPLORE_TAIL` (rounded to a thousandth, so quantiles are
+    reused across asks)."""
+    point = min(0.999, round(EXPLORE_TAIL + (1 - EXPLORE_TAIL) * rng.random(), 3))
+    return beta_quantile(point, post.alpha, post.beta)
 
 
 # ------------------------------------------------------------------ reasons
