@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchwarmers.bench import discover
@@ -37,12 +38,17 @@ def lines(text: str) -> list[str]:
 
 
 def test_doctor_says_what_is_wrong_and_how_to_fix_it(fake_provider: FakeProvider, home: Path) -> None:
-    missing = bw("doctor", BENCHWARMERS_HOME=str(home / "nowhere"), url=dead_url())
+    with ThreadPoolExecutor(1) as beside:  # a folder of its own: it runs while the bench is set up
+        asking = beside.submit(bw, "doctor", BENCHWARMERS_HOME=str(home / "nowhere"), url=dead_url())
+        _doctor_on_a_bench(fake_provider, home)
+        missing = asking.result()
     assert missing.returncode == 1
     assert lines(missing.stdout)[0].startswith(
         f"✗ data folder: {home / 'nowhere'} does not exist → benchwarmers init"
     )
 
+
+def _doctor_on_a_bench(fake_provider: FakeProvider, home: Path) -> None:
     fake_provider.add(FakeModel("m1", answer="ready"))
     given("endpoint", "add", "hub", fake_provider.openai_base, "--keyless")
     given("model", "add", "m1", "-e", "hub", "-s", "m1")
@@ -123,18 +129,26 @@ def test_completion_installs_and_every_listing_has_json(fake_provider: FakeProvi
     # The shell named outright: typer otherwise detects it from the parent
     # processes, which differ between a terminal, CI and an agent's shell.
     named = {**os.environ, "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
-    shown = subprocess.run(
-        [script, "--show-completion", "bash"], env=named, capture_output=True, text=True, timeout=60
-    )
-    assert shown.returncode == 0 and "_BENCHWARMERS_COMPLETE=complete_bash" in shown.stdout
     completion = {"COMP_WORDS": "benchwarmers endpoint k", "COMP_CWORD": "2"}
-    completed = subprocess.run(
-        [script],
-        env={**os.environ, **completion, "_BENCHWARMERS_COMPLETE": "complete_bash"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    with ThreadPoolExecutor(2) as side_by_side:  # two reads of the same script
+        showing = side_by_side.submit(
+            subprocess.run,
+            [script, "--show-completion", "bash"],
+            env=named,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        completing = side_by_side.submit(
+            subprocess.run,
+            [script],
+            env={**os.environ, **completion, "_BENCHWARMERS_COMPLETE": "complete_bash"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        shown, completed = showing.result(), completing.result()
+    assert shown.returncode == 0 and "_BENCHWARMERS_COMPLETE=complete_bash" in shown.stdout
     assert completed.stdout.split() == ["key"]
 
     given("endpoint", "add", "hub", fake_provider.openai_base)
