@@ -111,8 +111,11 @@ def app_from_env() -> Gateway:
     """The app a `serve --workers N` worker builds (uvicorn's factory): the data
     folder and database from the environment, as `Runtime.open` reads them."""
     from benchwarmers.config.home import resolve_home
+    from benchwarmers.server.heap import settle_for_serving
 
-    return app_for_home(resolve_home(), bind_host=os.environ.get(BIND_HOST_ENV, DEFAULT_HOST))
+    app = app_for_home(resolve_home(), bind_host=os.environ.get(BIND_HOST_ENV, DEFAULT_HOST))
+    settle_for_serving()  # the worker's app is built; it serves from here on
+    return app
 
 
 def app_for_home(home: Path, database_url: str | None = None, *, bind_host: str = DEFAULT_HOST) -> Gateway:

@@ -141,9 +141,12 @@ def run_server(app: FastAPI, sock: socket.socket) -> None:
     """Serve `app` on `sock` until Ctrl-C."""
     import uvicorn
 
+    from benchwarmers.server.heap import settle_for_serving
+
     quiet_loggers()
     config = uvicorn.Config(app, **server_options())
     server = uvicorn.Server(config)
+    settle_for_serving()
     # uvicorn shuts down gracefully on TERM and INT, then raises the signal
     # again for the previous handler: ours turns that into a normal return,
     # so callers' cleanup (the demo's throwaway folder) still runs.
