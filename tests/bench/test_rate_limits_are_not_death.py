@@ -24,6 +24,11 @@ from benchwarmers.store.times import utc
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider
 from benchwarmers.testing.script import RateLimit
 
+# How long a 429 asks to rest. A step before the reset must find the model
+# still resting, so this is many times what a step takes on a loaded box
+# (half a second was not: a loaded run saw a second probe after the reset).
+REST = 2.0
+
 
 async def health(rt: Runtime) -> retirement.HealthReport:
     return await retirement.daily_health(Caller(rt), rt.store, rt.outbound, datetime.now(UTC))
@@ -32,7 +37,7 @@ async def health(rt: Runtime) -> retirement.HealthReport:
 async def test_a_model_that_answers_only_429s_rests_and_comes_back(
     bench: Runtime, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
 ) -> None:
-    model = add_fake("busy", rate_limit=RateLimit("openai", retry=0.5))
+    model = add_fake("busy", rate_limit=RateLimit("openai", retry=REST))
     await registry.add_model(bench.store, "busy", "fake", "busy")
     report = await health(bench)
     assert report.retired == [] and list(report.resting) == ["busy"]
@@ -44,13 +49,13 @@ async def test_a_model_that_answers_only_429s_rests_and_comes_back(
     assert probe.limited and not probe.answered
 
     # Still 429ing after its rest: probed again, rests again, never retired.
-    await asyncio.sleep(0.6)
+    await asyncio.sleep(REST + 0.1)
     again = await health(bench)
     assert again.retired == [] and list(again.resting) == ["busy"]
     assert fake_provider.calls["busy"] == 2
 
     model.rate_limit = None  # its limit resets
-    await asyncio.sleep(0.6)
+    await asyncio.sleep(REST + 0.1)
     back = await health(bench)
     assert back.retired == [] and back.resting == {}
     assert fake_provider.calls["busy"] == 3
@@ -129,7 +134,7 @@ async def test_onboarding_a_model_that_answers_only_429s_rests_and_is_tried_agai
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(probes, "ONBOARD_PAUSE_MAX", 0.0)  # no pause before trying a probe again
-    model = add_fake("walled", rate_limit=RateLimit("openai", retry=0.5))
+    model = add_fake("walled", rate_limit=RateLimit("openai", retry=REST))
     item = await onboard(bench, "walled")
     assert fake_provider.calls["walled"] == 1  # probing stops at the wall
     rested = await registry.get_model(bench.store, "walled")
@@ -139,7 +144,7 @@ async def test_onboarding_a_model_that_answers_only_429s_rests_and_is_tried_agai
     assert item.step.startswith("rate limited until")
 
     # Its rest ends by onboarding again, not by waking up `available` unheard.
-    await asyncio.sleep(0.6)
+    await asyncio.sleep(REST + 0.1)
     assert await wake_rested(bench.store) == 0
     assert (await registry.get_model(bench.store, "walled")).status == "resting"
 
