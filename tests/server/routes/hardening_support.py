@@ -212,6 +212,28 @@ def ask_body(collection: str = "trio", prompt: str = "what is 2+2?", **extra: An
     return {"model": f"bench/{collection}", "messages": [{"role": "user", "content": prompt}], **extra}
 
 
+FORMATS = ("chat", "responses", "messages", "gemini", "ollama")
+
+
+def format_request(fmt: str, model: str, stream: bool, prompt: str = "hi") -> tuple[str, dict[str, Any]]:
+    """(path, body) of one ask for `model` in one of `FORMATS`, as its
+    official client would send it."""
+    messages = [{"role": "user", "content": prompt}]
+    if fmt == "chat":
+        return "/v1/chat/completions", {"model": model, "messages": messages, "stream": stream}
+    if fmt == "responses":
+        return "/v1/responses", {"model": model, "input": prompt, "stream": stream}
+    if fmt == "messages":
+        return "/v1/messages", {"model": model, "max_tokens": 50, "messages": messages, "stream": stream}
+    if fmt == "gemini":
+        method = "streamGenerateContent?alt=sse" if stream else "generateContent"
+        contents = [{"role": "user", "parts": [{"text": prompt}]}]
+        return f"/v1beta/models/{model}:{method}", {"contents": contents}
+    if fmt == "ollama":
+        return "/api/chat", {"model": model, "messages": messages, "stream": stream}
+    raise ValueError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+
+
 def seat_calls(client: httpx.Client, collection: str = "trio") -> list[str]:
     """Ask a panel (OpenAI format) and return its seats' call ids."""
     reply = client.post("/v1/chat/completions", json=ask_body(collection))

@@ -24,7 +24,7 @@ from benchwarmers.store import registry
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider, RateLimit
 from benchwarmers.testing.live_server import LiveServer, live_server
 
-from .hardening_support import rows
+from .hardening_support import FORMATS, format_request, rows
 
 SEAT_SECONDS = 2.0
 HUGE = 64 * 1024  # the reply cap while this module runs (the real one is 32 MB)
@@ -40,7 +40,6 @@ FAULTS: dict[str, tuple[dict[str, Any], str]] = {
     "refused": ({}, "error"),
     "huge": ({"answer": "word " * (HUGE // 4)}, "error"),
 }
-FORMATS = ["chat", "responses", "messages", "gemini", "ollama"]
 MESSAGES = [{"role": "user", "content": "hi"}]
 # Each fault streamed and not, the formats taken in turn: every format meets several faults.
 CASES = [
@@ -48,20 +47,6 @@ CASES = [
     for i, kind in enumerate(FAULTS)
     for stream in (False, True)
 ]
-
-
-def _request(fmt: str, collection: str, stream: bool) -> tuple[str, dict[str, Any]]:
-    model = f"bench/{collection}"
-    if fmt == "chat":
-        return "/v1/chat/completions", {"model": model, "messages": MESSAGES, "stream": stream}
-    if fmt == "responses":
-        return "/v1/responses", {"model": model, "input": "hi", "stream": stream}
-    if fmt == "messages":
-        return "/v1/messages", {"model": model, "max_tokens": 50, "messages": MESSAGES, "stream": stream}
-    if fmt == "gemini":
-        method = "streamGenerateContent?alt=sse" if stream else "generateContent"
-        return f"/v1beta/models/{model}:{method}", {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
-    return "/api/chat", {"model": model, "messages": MESSAGES, "stream": stream}
 
 
 def _closed_port() -> int:
@@ -119,7 +104,7 @@ def _rss_mb() -> float:
 def test_one_faulty_seat_leaves_the_others_answering(
     server: LiveServer, kind: str, stream: bool, fmt: str
 ) -> None:
-    path, body = _request(fmt, f"f-{kind}", stream)
+    path, body = format_request(fmt, f"bench/f-{kind}", stream)
     reply = httpx.post(server.url + path, json=body, timeout=SEAT_SECONDS * 10)
     assert reply.status_code == 200, reply.text
     assert "good-a says hi" in reply.text and "good-b says hi" in reply.text, reply.text[:500]
@@ -147,7 +132,7 @@ def test_the_server_keeps_serving_and_memory_stays_near_its_level(
 ) -> None:
     async def every_case_at_once() -> list[int]:  # side by side: the seats' timeouts overlap
         async with httpx.AsyncClient(base_url=server.url, timeout=SEAT_SECONDS * 10) as http:
-            asks = [_request(fmt, f"f-{kind}", stream) for kind, stream, fmt in CASES]
+            asks = [format_request(fmt, f"bench/f-{kind}", stream) for kind, stream, fmt in CASES]
             replies = await asyncio.gather(*(http.post(path, json=body) for path, body in asks))
         return [reply.status_code for reply in replies]
 

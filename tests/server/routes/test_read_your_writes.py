@@ -26,28 +26,13 @@ from benchwarmers.store import registry
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import LiveServer, live_server
 
+from .hardening_support import FORMATS, format_request
+
 # How long each of the writer's batches waits before it writes: far longer
 # than rendering and sending a reply takes, so a reply that did not wait for
 # its commit would be read back before its rows exist.
 SLOW_COMMIT = 0.3
 CALL_ID = re.compile(r"(?<![A-Za-z0-9_-])c_[A-Za-z0-9_-]{20}(?![A-Za-z0-9_-])")  # new_call_id()'s
-MESSAGES = [{"role": "user", "content": "hello there"}]
-
-
-def request_for(fmt: str, model: str, stream: bool) -> tuple[str, dict[str, Any]]:
-    """(path, body) of one ask in one format."""
-    if fmt == "chat":
-        return "/v1/chat/completions", {"model": model, "messages": MESSAGES, "stream": stream}
-    if fmt == "responses":
-        return "/v1/responses", {"model": model, "input": "hello there", "stream": stream}
-    if fmt == "anthropic":
-        return "/v1/messages", {"model": model, "max_tokens": 100, "messages": MESSAGES, "stream": stream}
-    if fmt == "gemini":
-        verb = "streamGenerateContent?alt=sse" if stream else "generateContent"
-        return f"/v1beta/models/{model}:{verb}", {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
-    if fmt == "ollama":
-        return "/api/chat", {"model": model, "messages": MESSAGES, "stream": stream}
-    raise AssertionError(fmt)
 
 
 async def _register(home: Path, fake: FakeProvider) -> None:
@@ -87,14 +72,14 @@ def committed(home: Path, calls: list[str]) -> set[str]:
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-@pytest.mark.parametrize("fmt", ["chat", "responses", "anthropic", "gemini", "ollama"])
+@pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("mode", ["panel", "route"])
 def test_a_replys_calls_are_committed_before_its_last_byte(
     slow_writer_server: LiveServer, fmt: str, stream: bool, mode: str
 ) -> None:
     server = slow_writer_server
     model = "bench/duo" if mode == "panel" else "bench/drive:route"
-    path, body = request_for(fmt, model, stream)
+    path, body = format_request(fmt, model, stream)
     with httpx.Client(base_url=server.url, timeout=30) as client:
         reply = client.post(path, json=body, headers={"x-bench-conversation": f"{fmt}-{stream}"})
         assert reply.status_code == 200, reply.text

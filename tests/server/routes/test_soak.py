@@ -21,11 +21,10 @@ from benchwarmers.store import registry
 from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
 from benchwarmers.testing.live_server import LiveServer, live_server
 
-from .hardening_support import rows
+from .hardening_support import format_request, rows
 
 REQUESTS = 2000
 CLIENTS = 20
-MESSAGES = [{"role": "user", "content": "hi"}]
 
 
 def _flaky(request: FakeRequest) -> str:
@@ -67,24 +66,8 @@ def _request(rng: random.Random) -> tuple[str, dict[str, Any], bool]:
     # Route mode is served over chat, Responses and Messages only (a 400 elsewhere, said so).
     modes = ["", "", ":merged", ":route"] if fmt in ("chat", "responses", "messages") else ["", ":merged"]
     model = f"bench/soak{rng.choice(modes)}"
-    if fmt == "chat":
-        return "/v1/chat/completions", {"model": model, "messages": MESSAGES, "stream": stream}, not stream
-    if fmt == "responses":
-        return "/v1/responses", {"model": model, "input": "hi", "stream": stream}, False
-    if fmt == "messages":
-        return (
-            "/v1/messages",
-            {"model": model, "max_tokens": 50, "messages": MESSAGES, "stream": stream},
-            False,
-        )
-    if fmt == "gemini":
-        method = "streamGenerateContent?alt=sse" if stream else "generateContent"
-        return (
-            f"/v1beta/models/{model}:{method}",
-            {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
-            False,
-        )
-    return "/api/chat", {"model": model, "messages": MESSAGES, "stream": stream}, False
+    path, body = format_request(fmt, model, stream)
+    return path, body, fmt == "chat" and not stream
 
 
 async def _soak(url: str) -> dict[str, Any]:
