@@ -37,8 +37,6 @@ from benchwarmers.identity.scope import OWNER, Identity, may_administer, may_cal
 from benchwarmers.limits.panels import Slot
 from benchwarmers.panel.engine import PanelEngine, finish_panels
 from benchwarmers.store import registry
-from benchwarmers.store.changes import Cached
-from benchwarmers.store.db import Store
 from benchwarmers.store.schema import Call, Verdict
 from benchwarmers.store.settings import MAX_PANELS, MAX_PANELS_PER_KEY, Settings
 from benchwarmers.store.times import iso_utc
@@ -51,14 +49,6 @@ if TYPE_CHECKING:
 # them (a cancelled seat is still recorded, as stopped).
 FINISH_GRACE_SECONDS = 10.0
 RECENT_ASKS = 20
-# The panel caps (max_panels, max_panels_per_key), read on every ask: from memory until the
-# settings change here, or within the cache's time-to-live when another process changes them.
-_CAPS: Cached[tuple[int, int]] = Cached(("settings",))
-
-
-async def _read_caps(store: Store) -> tuple[int, int]:
-    caps = await Settings(store).all()
-    return caps[MAX_PANELS.name], caps[MAX_PANELS_PER_KEY.name]
 
 
 class Panels:
@@ -123,10 +113,11 @@ class Panels:
 
     async def _panel_slot(self) -> Slot:
         """A running panel's place under the caps (`limits/panels.py`), else 429."""
-        store = self.runtime.store
-        total, per_holder = await _CAPS.get(store, lambda: _read_caps(store))
+        caps = await Settings(self.runtime.store).current()  # from memory: read on every ask
         return self.runtime.panel_slots.take(
-            None if self.identity.owner else self.identity.name, total=total, per_holder=per_holder
+            None if self.identity.owner else self.identity.name,
+            total=caps[MAX_PANELS.name],
+            per_holder=caps[MAX_PANELS_PER_KEY.name],
         )
 
     async def _check_extras(self, extras: Sequence[str]) -> None:

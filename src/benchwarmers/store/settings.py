@@ -12,8 +12,11 @@ when the server is exposed.
     await settings.set(ALLOWED_HOSTS, ["bench.example.org"])
     await settings.set_named("require_key", "true")   # from a form or the CLI
 
-Values are read from the store on every `get` (no cache), so several server
-replicas on one PostgreSQL see a change at once.
+`get` and `all` read the store every time, so several server replicas on
+one PostgreSQL see a change at once. `current` is `all` for the request
+path (the panel caps, read on every ask): from memory until the settings
+change in this process, or within the cache's few seconds when another
+process changes them (`store/changes.py`).
 
 Add a setting: declare a `Setting` below and put it in `SETTINGS`.
 """
@@ -29,6 +32,7 @@ from sqlalchemy import select
 
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.store import schema
+from benchwarmers.store.changes import Cached
 from benchwarmers.store.db import Store
 
 T = TypeVar("T")
@@ -178,6 +182,13 @@ class Settings:
             except ValueError:
                 values[name] = setting.default
         return values
+
+    async def current(self) -> dict[str, Any]:
+        """`all`, kept in memory (see above). Not to be mutated."""
+        return await _CURRENT.get(self.store, self.all)
+
+
+_CURRENT: Cached[dict[str, Any]] = Cached(("settings",))
 
 
 def _lookup(name: str) -> Setting[Any]:
