@@ -236,9 +236,8 @@ class _LogFile:
     The WAL is checkpointed here too, every `CHECKPOINT_EVERY` batches and
     when the log falls idle, and never inside a commit: SQLite's
     auto-checkpoint runs in the COMMIT that crosses its threshold, and a
-    reply waits for that commit (it was most of the passthrough's p99). A
-    checkpoint runs after its batch's reply is released, while the next
-    batch is still being gathered."""
+    reply waits for that commit. Here a checkpoint runs once its batch's
+    waiters are told, while the next batch is still being gathered."""
 
     def __init__(self, file: str) -> None:
         self.file = file
