@@ -31,7 +31,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.exc import DBAPIError
 
-from benchwarmers.store import changes
+from benchwarmers.store import changes, wal
 from benchwarmers.store.db import Store, sqlite_connect
 from benchwarmers.store.schema import Call, UsageMonth
 from benchwarmers.types import CallKind, SeatStatus
@@ -211,12 +211,13 @@ _writers: weakref.WeakKeyDictionary[Store, _LogWriter] = weakref.WeakKeyDictiona
 
 # The tables a batch writes (`changes.committed`: the caches learn of it).
 _TABLES = (Call.__tablename__, UsageMonth.__tablename__)
-# Batches between two checkpoints of the WAL: a one-call batch writes some eight
-# pages (its row, the row's five indexes, its ledger line), so this is about
-# SQLite's own auto-checkpoint of 1,000 pages.
+# Batches between two checkpoints of the WAL beside the writer (`store/wal.py`): a
+# one-call batch writes some eight pages (its row, the row's five indexes, its ledger
+# line), so this is about SQLite's own auto-checkpoint of 1,000 pages.
 CHECKPOINT_EVERY = 100
-# Seconds without a batch after which what was written since the last checkpoint is checkpointed.
-IDLE_CHECKPOINT = 1.0
+# Batches between two checkpoints by the writer itself, which the next batch waits
+# for: under a load that never pauses, the WAL starts over only after one of these.
+WRITER_CHECKPOINT_EVERY = 1000
 
 _Statements = list[tuple[Executable, list[dict[str, Any]]]]
 _Job = tuple[_Statements, asyncio.AbstractEventLoop, asyncio.Future[None]]
@@ -233,11 +234,11 @@ class _LogFile:
     Each statement is compiled once, here, and sent as the driver's own
     `executemany` with the values already in the columns' stored form.
 
-    The WAL is checkpointed here too, every `CHECKPOINT_EVERY` batches and
-    when the log falls idle, and never inside a commit: SQLite's
-    auto-checkpoint runs in the COMMIT that crosses its threshold, and a
-    reply waits for that commit. Here a checkpoint runs once its batch's
-    waiters are told, while the next batch is still being gathered."""
+    Its connection never checkpoints inside a commit (a reply waits for the
+    commit): a `wal.Checkpointer` beside it does, every `CHECKPOINT_EVERY`
+    batches, and this thread only every `WRITER_CHECKPOINT_EVERY` (once the
+    batch's waiters are told), so that the WAL starts over under a load
+    that never pauses."""
 
     def __init__(self, file: str) -> None:
         self.file = file
@@ -246,6 +247,7 @@ class _LogFile:
         self._compiled: dict[Executable, _Compiled] = {}
         self._connection = sqlite_connect(file)
         self._connection.execute("PRAGMA wal_autocheckpoint=0")
+        self._checkpointer = wal.Checkpointer(file)
         self._thread = threading.Thread(target=self._run, name="call-log", daemon=True)
         self._thread.start()
 
@@ -273,15 +275,8 @@ class _LogFile:
             raise DBAPIError.instance(None, None, exc, sqlite3.Error) from exc
 
     def _run(self) -> None:
-        unchecked = 0  # batches since the last checkpoint
-        while True:
-            try:
-                job = self._jobs.get(timeout=IDLE_CHECKPOINT if unchecked else None)
-            except queue.Empty:
-                unchecked = self._checkpoint()
-                continue
-            if job is None:
-                break
+        batches = 0
+        while (job := self._jobs.get()) is not None:
             statements, loop, done = job
             error: BaseException | None = None
             try:
@@ -290,18 +285,14 @@ class _LogFile:
                 error = exc
             with contextlib.suppress(RuntimeError):  # its loop is closed: nobody is waiting
                 loop.call_soon_threadsafe(_settle, done, error)
-            unchecked += 1
-            if unchecked >= CHECKPOINT_EVERY:
-                unchecked = self._checkpoint()
-        self._checkpoint()
+            batches += 1
+            if batches % WRITER_CHECKPOINT_EVERY == 0:
+                self._checkpointer.checkpoint_from(self._connection)
+            elif batches % CHECKPOINT_EVERY == 0:
+                self._checkpointer.ask()
+        self._checkpointer.stop()
+        wal.checkpoint(self._connection)
         self._connection.close()
-
-    def _checkpoint(self) -> int:
-        """Copy what the WAL holds into the database without waiting for
-        anyone (PASSIVE: a reader's snapshot keeps its pages for the next time)."""
-        with contextlib.suppress(sqlite3.Error):
-            self._connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        return 0
 
     def _compiled_for(self, statement: Executable, example: dict[str, Any]) -> _Compiled:
         compiled = self._compiled.get(statement)
