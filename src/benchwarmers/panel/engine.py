@@ -228,6 +228,7 @@ class PanelEngine:
         calls: list[CallResult],
         queue: asyncio.Queue[PanelEvent | BaseException],
     ) -> Seat:
+        """The seat, handed on by its own task the moment it is in."""
         seat = await self._seat(plan, planned, calls)
         queue.put_nowait(SeatDone(seat))
         return seat
