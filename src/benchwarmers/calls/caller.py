@@ -64,6 +64,7 @@ from benchwarmers.errors import (
     ProviderTimeout,
 )
 from benchwarmers.providers.base import Target, adapter_for
+from benchwarmers.providers.deadline import Deadline
 from benchwarmers.types import (
     ApiKind,
     CallKind,
@@ -262,7 +263,12 @@ class CallStream:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout
         first_byte_wait = min(self.first_byte_timeout or self.timeout, self.timeout)
-        first_byte_deadline = loop.time() + first_byte_wait
+        # The transport bounds every wait by the whole call's deadline; one of
+        # our own is needed only while a sooner first-byte deadline runs
+        # (route mode's failover), not per chunk after the first byte.
+        first_byte_deadline = (
+            Deadline(loop.time() + first_byte_wait) if first_byte_wait < self.timeout else None
+        )
         first_byte: float | None = None
         arrived = ReplyBuilder()  # what the reply is so far, recorded however the call ends
         status: SeatStatus = "error"
@@ -278,21 +284,17 @@ class CallStream:
                 sent = True
                 remaining = max(deadline - loop.time(), 0.001)
                 chunks = adapter.execute(target, self.request, stream=self.upstream_stream, timeout=remaining)
-                # The transport bounds every wait by the whole call's deadline;
-                # a scope of our own is needed only while a sooner first-byte
-                # deadline runs (route mode's failover), not per chunk after it.
-                first_byte_sooner = first_byte_wait < self.timeout
                 try:
                     while True:
                         try:
-                            if first_byte_sooner and first_byte is None:
-                                async with asyncio.timeout_at(first_byte_deadline):
+                            if first_byte_deadline is not None and first_byte is None:
+                                with first_byte_deadline:
                                     chunk = await anext(chunks)
                             else:
                                 chunk = await anext(chunks)
                         except StopAsyncIteration:
                             break
-                        except TimeoutError as exc:  # our first-byte scope: nothing else raises it
+                        except TimeoutError as exc:  # our first-byte deadline: nothing else raises it
                             raise ProviderTimeout(f"no first byte within {first_byte_wait:g} s") from exc
                         except ProviderTimeout as exc:
                             if type(exc) is not ProviderTimeout:  # ProviderBusy: it never went out
@@ -318,6 +320,8 @@ class CallStream:
                         arrived.add(chunk)
                         yield chunk
                 finally:
+                    if first_byte_deadline is not None:
+                        first_byte_deadline.close()
                     await chunks.aclose()  # type: ignore[attr-defined]
             except LimitExceeded as exc:
                 status, error, frees_at, failure = "limited", exc.message, exc.frees_at, exc
