@@ -46,9 +46,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
+
+from prometheus_client import Counter, Histogram
 
 from benchwarmers import metrics
 from benchwarmers.calls import reach
@@ -277,6 +279,7 @@ class CallStream:
         failure: ProviderError | None = None
         sent = False
         learned = False
+        answered = False  # the reply came to its end: its status is read from it
         try:
             try:
                 target = await self._admitted(first_byte_wait)
@@ -342,7 +345,7 @@ class CallStream:
                         retry_after=exc.retry_after,
                     )
                 raise
-            status = reply_status(arrived.reply())
+            answered = True
         except (GeneratorExit, asyncio.CancelledError):
             status, error = "error", error or "the caller stopped waiting for the reply"
             raise
@@ -352,18 +355,22 @@ class CallStream:
             raise
         finally:
             reply = arrived.reply()
+            if answered:
+                status = reply_status(reply)
+            seconds = time.monotonic() - started
             self.result = CallResult(
                 call=self.call_id,
                 alias=self.model.alias,
                 status=status,
                 reply=reply,
-                seconds=time.monotonic() - started,
+                seconds=seconds,
                 first_byte_seconds=first_byte,
                 error=error,
                 frees_at=frees_at,
                 failure=failure,
+                # Handed to the log's writer at once, even if the wait below is cancelled.
+                recorded=self._record(status, reply.usage, seconds, first_byte, error, sent=sent),
             )
-            self._record(sent=sent, usage=reply.usage)  # at once, even if the wait below is cancelled
             await asyncio.shield(self._finish(sent=sent, usage=reply.usage))
 
     async def _admitted(self, first_byte_wait: float) -> Target:
@@ -387,27 +394,34 @@ class CallStream:
             key=key,
         )
 
-    def _record(self, *, sent: bool, usage: Usage) -> None:
+    def _record(
+        self,
+        status: SeatStatus,
+        usage: Usage,
+        seconds: float,
+        first_byte: float | None,
+        error: str,
+        *,
+        sent: bool,
+    ) -> asyncio.Future[None]:
         """Hand the log row and ledger line to the log's writer; its commit
-        is `result.recorded`, not waited for here."""
-        result = self.result
-        assert result is not None
+        (`result.recorded`) is not waited for here."""
         endpoint = self.model.endpoint
         context = self.context
-        recorded = submit_call(
+        return submit_call(
             self.runtime.store,
             CallRow(
-                id=result.call,
+                id=self.call_id,
                 kind=self.kind,
                 alias=self.model.alias,
                 endpoint=endpoint.name,
                 served=self.model.served,
-                status=result.status,
-                seconds=result.seconds,
-                first_byte_seconds=result.first_byte_seconds,
+                status=status,
+                seconds=seconds,
+                first_byte_seconds=first_byte,
                 tokens_in=usage.input_tokens,
                 tokens_out=usage.output_tokens,
-                error=result.error,
+                error=error,
                 task=context.task,
                 collection=context.collection,
                 shape=context.shape,
@@ -418,7 +432,6 @@ class CallStream:
                 sent=sent,
             ),
         )
-        self.result = replace(result, recorded=recorded)
 
     async def _finish(self, *, sent: bool, usage: Usage) -> None:
         """Count the call (`metrics`) and tell the limiter what was spent."""
@@ -426,8 +439,15 @@ class CallStream:
         assert result is not None
         endpoint = self.model.endpoint
         context = self.context
-        metrics.CALLS.labels(self.kind, context.collection, result.alias, result.status).inc()
-        metrics.CALL_SECONDS.labels(context.collection, result.alias).observe(result.seconds)
+        key = (self.kind, context.collection, result.alias, result.status)
+        counters = _counted.get(key)
+        if counters is None:
+            seconds = metrics.CALL_SECONDS.labels(context.collection, result.alias)
+            counters = (metrics.CALLS.labels(*key), seconds)
+            if len(_counted) < _COUNTED_CAP:
+                _counted[key] = counters
+        counters[0].inc()
+        counters[1].observe(result.seconds)
         if sent and result.failure is not None:  # it went out, and the provider failed it
             metrics.UPSTREAM_ERRORS.labels(endpoint.name, result.status).inc()
         # One after the other, not gathered: each is a check that is almost
@@ -436,6 +456,14 @@ class CallStream:
             await self.runtime.limiter.spent(endpoint.name, self.model.served, usage=usage)
         if self._reached is not None:
             await reach.note(self.runtime.store, endpoint.name, reachable=self._reached)
+
+
+# The call counter and duration histogram of each (kind, collection, member,
+# status) seen, so a call's end costs one dict lookup rather than two of
+# prometheus-client's label lookups (a lock, a tuple, a format check each).
+# Label values are bench names, so the set is small; the cap is a backstop.
+_counted: dict[tuple[str, str, str, str], tuple[Counter, Histogram]] = {}
+_COUNTED_CAP = 4096
 
 
 async def await_recorded(results: Iterable[CallResult | None]) -> None:
