@@ -45,10 +45,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterable
+import types
+from collections.abc import AsyncIterator, Coroutine, Generator, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prometheus_client import Counter, Histogram
 
@@ -371,7 +372,7 @@ class CallStream:
                 # Handed to the log's writer at once, even if the wait below is cancelled.
                 recorded=self._record(status, reply.usage, seconds, first_byte, error, sent=sent),
             )
-            await asyncio.shield(self._finish(sent=sent, usage=reply.usage))
+            await _to_the_end(self._finish(sent=sent, usage=reply.usage))
 
     async def _admitted(self, first_byte_wait: float) -> Target:
         """Where the call goes, once the limiter lets it go: waiting at most
@@ -472,7 +473,38 @@ async def await_recorded(results: Iterable[CallResult | None]) -> None:
     away meanwhile does not stop the write."""
     pending = [r.recorded for r in results if r is not None and r.recorded is not None]
     if pending:
-        await asyncio.shield(asyncio.gather(*pending))
+        await asyncio.shield(pending[0] if len(pending) == 1 else asyncio.gather(*pending))
+
+
+async def _to_the_end(work: Coroutine[Any, Any, None]) -> None:
+    """`await asyncio.shield(work)`: a cancellation of the caller does not
+    stop `work`. But no task is made for a `work` that ends without waiting,
+    as a call's end almost always does (the limiter's and reach's checks are
+    answered from memory), and a shield's task is most of what that end
+    would cost: `work`'s first step runs here, and only if it has to wait is
+    the rest handed to a shielded task (`_resumed`)."""
+    try:
+        waiting = work.send(None)
+    except StopIteration:
+        return
+    await asyncio.shield(_resumed(work, waiting))
+
+
+@types.coroutine
+def _resumed(work: Coroutine[Any, Any, None], waiting: Any) -> Generator[Any, Any, None]:
+    """The rest of a coroutine whose first step ran elsewhere, from the
+    future it waits on: what its task yields and sends on (a wait's end,
+    a cancellation) goes to it, as `await` would pass them."""
+    try:
+        while True:
+            try:
+                sent = yield waiting
+            except BaseException as error:
+                waiting = work.throw(error)
+            else:
+                waiting = work.send(sent)
+    except StopIteration:
+        return
 
 
 def _failed_status(exc: ProviderError) -> tuple[SeatStatus, float | None]:
