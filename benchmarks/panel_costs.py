@@ -35,6 +35,7 @@ from typing import Any
 import httpx
 from sqlalchemy import event
 
+from benchwarmers.calls import log
 from benchwarmers.panel import engine as engine_module
 from benchwarmers.panel.engine import PanelEngine
 from benchwarmers.runtime import Runtime
@@ -63,9 +64,14 @@ class Tally:
 
 @contextmanager
 def counting(store: Store) -> Iterator[Tally]:
-    """On the store's engine and on the call log's own (`thread_engine`, where a version has it)."""
+    """On the store's engine and on the call log's own: its `thread_engine`
+    where a version has it, else its batches on a driver connection of its
+    own (`log._LogFile.write`: one transaction of its statements)."""
     tally = Tally()
-    engines = [e for e in (store.engine.sync_engine, getattr(store, "thread_engine", None)) if e is not None]
+    thread_engine = getattr(store, "thread_engine", None)
+    engines = [e for e in (store.engine.sync_engine, thread_engine) if e is not None]
+    log_file = getattr(log, "_LogFile", None) if thread_engine is None else None
+    write = log_file.write if log_file is not None else None
 
     def on_execute(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
         tally.statements[statement.split(None, 1)[0].upper()] += 1
@@ -73,15 +79,27 @@ def counting(store: Store) -> Iterator[Tally]:
     def on_commit(_conn: Any) -> None:
         tally.transactions += 1
 
+    def counted_write(file: Any, statements: Any) -> None:
+        assert write is not None
+        write(file, statements)
+        for statement, values in statements:
+            if values:
+                tally.statements[str(statement).split(None, 1)[0].upper()] += 1
+        tally.transactions += 1
+
     for sync in engines:
         event.listen(sync, "before_cursor_execute", on_execute)
         event.listen(sync, "commit", on_commit)
+    if log_file is not None:
+        log_file.write = counted_write
     try:
         yield tally
     finally:
         for sync in engines:
             event.remove(sync, "before_cursor_execute", on_execute)
             event.remove(sync, "commit", on_commit)
+        if log_file is not None:
+            log_file.write = write
 
 
 async def set_up(home: Path, fake: FakeProvider) -> None:

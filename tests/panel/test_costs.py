@@ -20,6 +20,7 @@ import pytest
 from sqlalchemy import event, select
 from sqlalchemy.exc import IntegrityError
 
+from benchwarmers.calls import log
 from benchwarmers.calls.log import CallRow, calls_of_ask, new_call_id, record_call
 from benchwarmers.errors import NotFound
 from benchwarmers.limits.rest import rest_model
@@ -53,10 +54,12 @@ class Tally:
 
 @contextmanager
 def counting(store: Store) -> Iterator[Tally]:
-    """Statements and commits on the store's engine and on the call log's
-    own (`Store.thread_engine`, on an SQLite file)."""
+    """Statements and commits on the store's engine, and the call log's
+    batches on the connection of its own (`log._LogFile`, on an SQLite
+    file): each one transaction of its statements."""
     tally = Tally()
-    engines = [e for e in (store.engine.sync_engine, store.thread_engine) if e is not None]
+    engine = store.engine.sync_engine
+    write = log._LogFile.write
 
     def on_execute(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
         tally.statements[statement.split(None, 1)[0].upper()] += 1
@@ -64,13 +67,20 @@ def counting(store: Store) -> Iterator[Tally]:
     def on_commit(_conn: Any) -> None:
         tally.commits += 1
 
-    for engine in engines:
-        event.listen(engine, "before_cursor_execute", on_execute)
-        event.listen(engine, "commit", on_commit)
-    try:
-        yield tally
-    finally:
-        for engine in engines:
+    def counted_write(file: log._LogFile, statements: Any) -> None:
+        write(file, statements)
+        for statement, values in statements:
+            if values:
+                tally.statements[str(statement).split(None, 1)[0].upper()] += 1
+        tally.commits += 1
+
+    event.listen(engine, "before_cursor_execute", on_execute)
+    event.listen(engine, "commit", on_commit)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(log._LogFile, "write", counted_write)
+        try:
+            yield tally
+        finally:
             event.remove(engine, "before_cursor_execute", on_execute)
             event.remove(engine, "commit", on_commit)
 

@@ -13,20 +13,26 @@ prompt text of a gateway request, no image, no key.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import queue
 import secrets
+import sqlite3
+import threading
 import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Engine, Executable, Table, select, update
+from sqlalchemy import Executable, Table, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
+from sqlalchemy.exc import DBAPIError
 
-from benchwarmers.store.db import Store
+from benchwarmers.store import changes, wal
+from benchwarmers.store.db import Store, sqlite_connect
 from benchwarmers.store.schema import Call, UsageMonth
 from benchwarmers.types import CallKind, SeatStatus
 
@@ -190,55 +196,121 @@ class _LogWriter:
 
     async def _write(self, rows: list[CallRow]) -> None:
         file = _log_file(self.store)
+        statements = _statements(self.store, rows)
         if file is None:
             async with self.store.write() as session:
-                for statement, values in _statements(self.store, rows):
+                for statement, values in statements:
                     await session.execute(statement, values)
             return
         async with self.store.writing():
-            await self.loop.run_in_executor(file.thread, file.write, _statements(self.store, rows))
+            await file.write_soon(statements)
+        changes.committed(self.store, _TABLES)
 
 
 _writers: weakref.WeakKeyDictionary[Store, _LogWriter] = weakref.WeakKeyDictionary()
 
+# The tables a batch writes (`changes.committed`: the caches learn of it).
+_TABLES = (Call.__tablename__, UsageMonth.__tablename__)
+# Batches between two checkpoints of the WAL beside the writer (`store/wal.py`): a
+# one-call batch writes some eight pages (its row, the row's five indexes, its ledger
+# line), so this is about SQLite's own auto-checkpoint of 1,000 pages.
+CHECKPOINT_EVERY = 100
+# Batches between two checkpoints by the writer itself, which the next batch waits
+# for: under a load that never pauses, the WAL starts over only after one of these.
+WRITER_CHECKPOINT_EVERY = 1000
+
+_Statements = list[tuple[Executable, list[dict[str, Any]]]]
+_Job = tuple[_Statements, asyncio.AbstractEventLoop, asyncio.Future[None]]
+
 
 class _LogFile:
-    """The thread the call log writes an SQLite file from, through the
-    store's `thread_engine`. Its transactions take the store's writer turn
-    (`Store.writing`), so they never meet another writer's.
+    """The thread the call log writes an SQLite file from, through a driver
+    connection of its own that lives as long as the thread: no pool checkout,
+    reset or SQLAlchemy execution per batch, which cost as much CPU as
+    SQLite's own work. Its transactions take the store's writer turn
+    (`Store.writing`), so they never meet another writer's; a batch is one
+    queue put there and one `call_soon_threadsafe` back.
 
     Each statement is compiled once, here, and sent as the driver's own
-    `executemany` with the values already in the columns' stored form:
-    SQLAlchemy's per-execution work (the cache key of the statement and of
-    every row's values, compiling parameters) cost more than SQLite's own
-    insert. The engine's events still see every statement (`changes.py`)."""
+    `executemany` with the values already in the columns' stored form.
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self.thread = ThreadPoolExecutor(1, thread_name_prefix="call-log")
+    Its connection never checkpoints inside a commit (a reply waits for the
+    commit): a `wal.Checkpointer` beside it does, every `CHECKPOINT_EVERY`
+    batches, and this thread only every `WRITER_CHECKPOINT_EVERY` (once the
+    batch's waiters are told), so that the WAL starts over under a load
+    that never pauses."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.closed = False
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._compiled: dict[Executable, _Compiled] = {}
+        self._connection = sqlite_connect(file)
+        self._connection.execute("PRAGMA wal_autocheckpoint=0")
+        self._checkpointer = wal.Checkpointer(file)
+        self._thread = threading.Thread(target=self._run, name="call-log", daemon=True)
+        self._thread.start()
 
-    def write(self, statements: list[tuple[Executable, list[dict[str, Any]]]]) -> None:
-        with self.engine.begin() as connection:
+    def write_soon(self, statements: _Statements) -> asyncio.Future[None]:
+        """Hand a batch to the thread: the future is done once it is committed."""
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        self._jobs.put((statements, loop, done))
+        return done
+
+    def write(self, statements: _Statements) -> None:
+        """One batch in one transaction (in the thread)."""
+        connection = self._connection
+        try:
+            connection.execute("BEGIN IMMEDIATE")
             for statement, values in statements:
                 if values:
                     compiled = self._compiled_for(statement, values[0])
-                    connection.exec_driver_sql(compiled.sql, [compiled.row(each) for each in values])
+                    connection.executemany(compiled.sql, [compiled.row(each) for each in values])
+            connection.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            # As SQLAlchemy would raise it (an IntegrityError for a row refused), like the PostgreSQL path.
+            raise DBAPIError.instance(None, None, exc, sqlite3.Error) from exc
+
+    def _run(self) -> None:
+        batches = 0
+        while (job := self._jobs.get()) is not None:
+            statements, loop, done = job
+            error: BaseException | None = None
+            try:
+                self.write(statements)
+            except Exception as exc:
+                error = exc
+            with contextlib.suppress(RuntimeError):  # its loop is closed: nobody is waiting
+                loop.call_soon_threadsafe(_settle, done, error)
+            batches += 1
+            if batches % WRITER_CHECKPOINT_EVERY == 0:
+                self._checkpointer.checkpoint_from(self._connection)
+            elif batches % CHECKPOINT_EVERY == 0:
+                self._checkpointer.ask()
+        self._checkpointer.stop()
+        wal.checkpoint(self._connection)
+        self._connection.close()
 
     def _compiled_for(self, statement: Executable, example: dict[str, Any]) -> _Compiled:
         compiled = self._compiled.get(statement)
         if compiled is None or compiled.keys != example.keys():
-            compiled = self._compiled[statement] = _Compiled.of(statement, example.keys(), self.engine)
+            compiled = self._compiled[statement] = _Compiled.of(statement, example.keys())
         return compiled
 
     async def close(self) -> None:
-        self.thread.shutdown()
+        """Let the thread finish what it holds, checkpoint and close its connection."""
+        self.closed = True
+        self._jobs.put(None)
+        await asyncio.to_thread(self._thread.join)
 
 
 @dataclass(frozen=True, slots=True)
 class _Compiled:
-    """A statement compiled for one dialect and one set of value names: its
-    SQL, and how each row's values become the driver's positional ones."""
+    """A statement compiled for SQLite and one set of value names: its SQL,
+    and how each row's values become the driver's positional ones."""
 
     sql: str
     keys: Any  # the value names it was compiled for (a dict's keys view)
@@ -246,8 +318,8 @@ class _Compiled:
     processors: tuple[Callable[[Any], Any] | None, ...]
 
     @classmethod
-    def of(cls, statement: Executable, keys: Any, engine: Engine) -> _Compiled:
-        dialect = engine.dialect
+    def of(cls, statement: Executable, keys: Any) -> _Compiled:
+        dialect = _SQLITE
         compiled = cast(Any, statement).compile(dialect=dialect, column_keys=list(keys))
         table = cast(Any, statement).table
         order = tuple(compiled.positiontup)
@@ -261,16 +333,18 @@ class _Compiled:
         )
 
 
+_SQLITE = SQLiteDialect_pysqlite()
 _files: weakref.WeakKeyDictionary[Store, _LogFile] = weakref.WeakKeyDictionary()
 
 
 def _log_file(store: Store) -> _LogFile | None:
-    """The store's call-log thread (made on first use); None on PostgreSQL
-    (asyncpg is one round trip a statement already) and for an in-memory
-    SQLite database (a second connection would be another database)."""
+    """The store's call-log thread (made on first use, and again after the
+    store closed); None on PostgreSQL (asyncpg is one round trip a statement
+    already) and for an in-memory SQLite database (a second connection would
+    be another database)."""
     file = _files.get(store)
-    if file is None and store.thread_engine is not None:
-        file = _files[store] = _LogFile(store.thread_engine)
+    if (file is None or file.closed) and store.sqlite_file is not None:
+        file = _files[store] = _LogFile(store.sqlite_file)
         store.on_close(file.close)
     return file
 

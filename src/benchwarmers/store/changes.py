@@ -12,7 +12,9 @@ How a write is seen: the store's engine reports every statement; an INSERT,
 UPDATE or DELETE marks its table on the connection, and the commit bumps
 that table's version for the database. The version is bumped again once the
 connection is back in the pool (the commit event fires just *before* the
-commit lands, and a read that started in between must not be kept).
+commit lands, and a read that started in between must not be kept). A
+writer that writes past SQLAlchemy (the call log's own connection) says
+which tables it wrote once its commit has landed (`committed`).
 
     BENCH = Cached(("models", "endpoints"))
     models = await BENCH.get(store, lambda: load_models(store))   # a fresh list each time
@@ -23,7 +25,7 @@ from __future__ import annotations
 import re
 import time
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -51,28 +53,35 @@ _watched: weakref.WeakSet[Engine] = weakref.WeakSet()
 
 
 def watch(store: Store) -> None:
-    """Start seeing the writes made through this store, on its engine and on
-    its thread engine (the call log's), idempotent."""
+    """Start seeing the writes made through this store's engine, idempotent."""
     if store.watched:
         return
     versions = _versions.setdefault(store.database_key, {})
-    for engine in (store.engine.sync_engine, store.thread_engine):
-        if engine is not None and engine not in _watched:
-            _watched.add(engine)
-            _watch_engine(engine, versions)
+    engine = store.engine.sync_engine
+    if engine not in _watched:
+        _watched.add(engine)
+        _watch_engine(engine, versions)
     store.watched = True
+
+
+def committed(store: Store, tables: tuple[str, ...]) -> None:
+    """A commit made past the store's engine has landed, writing `tables`:
+    on the event loop's thread, after the commit and before anyone is told
+    of it (a read that started before it landed is then not kept)."""
+    _bump(_versions.setdefault(store.database_key, {}), tables)
+
+
+def _bump(versions: dict[str, int], tables: Iterable[str]) -> None:
+    for table in tables:
+        versions[table] = versions.get(table, 0) + 1
 
 
 def _watch_engine(engine: Engine, versions: dict[str, int]) -> None:
 
-    def bump(tables: set[str]) -> None:
-        for table in tables:
-            versions[table] = versions.get(table, 0) + 1
-
     def land(info: dict[str, Any]) -> None:
         landed = info.pop(_LANDING, None)
         if landed:
-            bump(landed)
+            _bump(versions, landed)
 
     def on_execute(conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
         info = _info(conn)
@@ -86,7 +95,7 @@ def _watch_engine(engine: Engine, versions: dict[str, int]) -> None:
         land(info)
         written = info.pop(_PENDING, None)
         if written:
-            bump(written)
+            _bump(versions, written)
             info[_LANDING] = written
 
     def on_rollback(conn: Any) -> None:

@@ -11,12 +11,13 @@ replicas it would not help anyway, so there the lock is not taken.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from benchwarmers.errors import StoreError
@@ -60,12 +61,10 @@ class Store:
         self.watched = False  # set once `store.changes.watch` sees its writes
         self._write_lock = asyncio.Lock()
         self._closers: list[Callable[[], Awaitable[None]]] = []
-        # A plain engine on the same SQLite file, for a writer that runs in a thread of
-        # its own (the call log's, `calls/log.py`); None on PostgreSQL or in memory.
+        # The SQLite file, for a writer with a connection of its own in a thread of its own
+        # (the call log's, `calls/log.py`); None on PostgreSQL or in memory.
         database = self.engine.url.database if self.is_sqlite else None
-        self.thread_engine: Engine | None = (
-            sqlite_sync_engine(database) if database and database != ":memory:" else None
-        )
+        self.sqlite_file: str | None = database if database and database != ":memory:" else None
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
@@ -103,8 +102,6 @@ class Store:
         for closer in closers:
             await closer()
         await self.engine.dispose()
-        if self.thread_engine is not None:
-            self.thread_engine.dispose()
 
     async def check(self) -> None:
         """Fail with one clear line when the database cannot be reached."""
@@ -117,13 +114,14 @@ class Store:
             raise StoreError(f"cannot open the store at {redacted_url(self.url)}: {exc}") from exc
 
 
-def sqlite_sync_engine(file: str) -> Engine:
-    """A plain (threaded, not async) engine on the same SQLite file, with the
-    same pragmas: for a writer that runs in a thread of its own."""
-    # Used from one thread at a time, but closed from the event loop's when the store closes.
-    engine = create_engine(f"sqlite:///{file}", connect_args={"check_same_thread": False})
-    event.listen(engine, "connect", _sqlite_pragmas)
-    return engine
+def sqlite_connect(file: str) -> sqlite3.Connection:
+    """A plain driver connection on the store's SQLite file, with the same
+    pragmas, in autocommit mode (its owner says BEGIN and COMMIT): for a
+    writer that runs in a thread of its own (opened before that thread starts,
+    so it may be used from another thread than the one that opened it)."""
+    connection = sqlite3.connect(file, isolation_level=None, check_same_thread=False)
+    _sqlite_pragmas(connection, None)
+    return connection
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
