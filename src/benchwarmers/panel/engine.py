@@ -106,9 +106,10 @@ class PanelEngine:
                 "a panel answers with text and cannot run tools; use route mode: bench/<collection>:route"
             )
         store = self.runtime.store
-        collection, bench = await asyncio.gather(
-            registry.get_collection(store, ask.collection), registry.list_models(store)
-        )
+        # One after the other: both are read from memory on almost every ask,
+        # where a gather would cost a task and a turn of the loop for each.
+        collection = await registry.get_collection(store, ask.collection)
+        bench = await registry.list_models(store)
         request = ask.request.under_system(collection.system_prompt)
         shape = shape_of(request)
         ranked: list[str] = []
@@ -162,6 +163,16 @@ class PanelEngine:
     async def _work_counted(self, plan: Plan, queue: asyncio.Queue[PanelEvent | BaseException]) -> None:
         try:
             seating = plan.seating
+            calls: list[CallResult] = []  # every call the reply names, committed before it ends
+            # The seats' tasks are made before the first event is handed on,
+            # so their calls go out before the stream's first chunk is
+            # written; each seat hands its own `SeatDone` on the moment it is
+            # in (one wake-up, the consumer's, between a seat's end and its
+            # section on the wire).
+            seat_tasks = [
+                asyncio.create_task(self._seat_reported(plan, planned, calls, queue))
+                for planned in seating.seats
+            ]
             queue.put_nowait(
                 PanelStarted(
                     plan.collection.name,
@@ -171,14 +182,8 @@ class PanelEngine:
                     merged=plan.merged,
                 )
             )
-            calls: list[CallResult] = []  # every call the reply names, committed before it ends
-            seat_tasks = [asyncio.create_task(self._seat(plan, planned, calls)) for planned in seating.seats]
-            done_seats: dict[str, Seat] = {}
             try:
-                for finished in asyncio.as_completed(seat_tasks):
-                    seat = await finished
-                    done_seats[seat.seat] = seat
-                    queue.put_nowait(SeatDone(seat))
+                seats = tuple(await asyncio.gather(*seat_tasks))  # in seat order
             except asyncio.CancelledError:
                 # Stopped (a process closing): stop the seats too, and wait
                 # while each writes its call-log row, so none is left
@@ -187,7 +192,6 @@ class PanelEngine:
                     task.cancel()
                 await asyncio.gather(*seat_tasks, return_exceptions=True)
                 raise
-            seats = tuple(done_seats[s.label] for s in seating.seats)
             merged: Merged | None = None
             if plan.merged:
                 merged = await self._merge(plan, seats, calls)
@@ -195,6 +199,10 @@ class PanelEngine:
             reply = PanelReply(plan.collection.name, plan.shape, seats, seating.left_off, merged)
             await await_recorded(calls)
             queue.put_nowait(PanelDone(reply))
+            # One turn of the loop first: the consumer writes the reply's
+            # last bytes before the history's check (a cached read, a store
+            # read when that is stale) takes the loop or the interpreter.
+            await asyncio.sleep(0)
             await self._record_seating(plan)
         except BaseException as exc:  # hand the failure to the stream, never lose it
             queue.put_nowait(exc)
@@ -212,6 +220,18 @@ class PanelEngine:
             [s.model.alias for s in plan.seating.seats if s.explorer],
             plan.seating.left_off,
         )
+
+    async def _seat_reported(
+        self,
+        plan: Plan,
+        planned: PlannedSeat,
+        calls: list[CallResult],
+        queue: asyncio.Queue[PanelEvent | BaseException],
+    ) -> Seat:
+        """The seat, handed on by its own task the moment it is in."""
+        seat = await self._seat(plan, planned, calls)
+        queue.put_nowait(SeatDone(seat))
+        return seat
 
     async def _seat(self, plan: Plan, planned: PlannedSeat, calls: list[CallResult]) -> Seat:
         started = time.monotonic()

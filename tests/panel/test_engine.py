@@ -1,0 +1,67 @@
+"""The engine's events: the panel starts first, each seat is handed on by
+its own task the moment it is in (finish order), the reply ends in seat
+order once every call it names is in the log."""
+
+from __future__ import annotations
+
+import asyncio
+
+from benchwarmers.calls.log import get_call
+from benchwarmers.panel.engine import _RUNNING, PanelEngine
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.script import FakeModel
+from benchwarmers.types import Ask, PanelDone, PanelEvent, PanelStarted, Request, SeatDone, user
+
+ASK = Ask("trio", "panel", Request((user("hello"),)))
+
+
+async def _events(engine: PanelEngine) -> list[PanelEvent]:
+    events = [event async for event in engine.run(ASK)]
+    while _RUNNING:  # the seating history, after the reply
+        await asyncio.gather(*_RUNNING, return_exceptions=True)
+    return events
+
+
+async def test_seats_come_in_finish_order_and_the_reply_in_seat_order(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    # Seat 1 answers last, seat 3 first (each held until the one before it is in).
+    for alias, ttfb in (("late", 0.3), ("middle", 0.15), ("early", 0.0)):
+        fake_provider.add(FakeModel(alias, answer=f"{alias} here", ttfb=ttfb))
+        await registry.add_model(runtime.store, alias, "fake", alias)
+    await registry.add_collection(runtime.store, "trio", ["late", "middle", "early"])
+
+    events = await _events(PanelEngine(runtime))
+
+    assert isinstance(events[0], PanelStarted) and isinstance(events[-1], PanelDone)
+    done = [e.seat.alias for e in events if isinstance(e, SeatDone)]
+    assert done == ["early", "middle", "late"]
+    reply = events[-1].reply
+    assert [s.alias for s in reply.seats] == ["late", "middle", "early"]
+    assert [s.content for s in reply.seats] == ["late here", "middle here", "early here"]
+    for seat in reply.seats:  # every call the reply names is in the log by its end
+        assert await get_call(runtime.store, seat.call) is not None
+
+
+async def test_a_seat_that_fails_before_it_goes_out_still_comes_after_the_start(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    """A seat refused before any wait (no key for its endpoint) ends in its
+    task's first step; the stream still starts with `PanelStarted`."""
+    await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    await registry.add_endpoint(runtime.store, "keyless", fake_provider.openai_base, "openai", needs_key=True)
+    fake_provider.add(FakeModel("answers", answer="here"))
+    await registry.add_model(runtime.store, "answers", "fake", "answers")
+    await registry.add_model(runtime.store, "refused", "keyless", "answers")
+    await registry.add_collection(runtime.store, "trio", ["refused", "answers"])
+
+    events = await _events(PanelEngine(runtime))
+
+    assert isinstance(events[0], PanelStarted)
+    seats = [e.seat for e in events if isinstance(e, SeatDone)]
+    assert [s.alias for s in seats] == ["refused", "answers"]
+    assert seats[0].status == "error" and "no key for endpoint 'keyless'" in seats[0].error
+    assert isinstance(events[-1], PanelDone)
