@@ -38,6 +38,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).parent))
 from upstream import InstantUpstream
 
+from benchwarmers.providers.deadline import Deadline
 from benchwarmers.providers.outbound import OutboundClient
 
 BODY = {"model": "alpha", "messages": [{"role": "user", "content": "hi"}]}
@@ -52,11 +53,17 @@ async def ours(pool: int) -> Any:
     async with OutboundClient(per_origin=pool, total=pool) as client:
 
         async def send(url: str, timeout: float) -> int:
-            deadline = asyncio.get_running_loop().time() + timeout
-            async with client.exchange("POST", url, BODY, {}, deadline) as response:
+            deadline = Deadline.after(timeout)
+            try:
+                response = await client.open("POST", url, BODY, {}, deadline)
+            finally:
+                deadline.close()
+            try:
                 async for _ in response.body:
                     pass
                 return response.status
+            finally:
+                response.release()
 
         yield send
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
+from benchwarmers.calls import caller as caller_module
 from benchwarmers.calls.caller import Caller, CallResult
 from benchwarmers.limits.ledger import ledger, month_of, next_day
 from benchwarmers.limits.quotas import quotas_view
@@ -152,3 +154,52 @@ async def test_real_tokens_replace_the_estimate(runtime: Runtime, fake_provider:
     statuses = [(await ask(runtime, model, timeout=5.0)).status for _ in range(6)]
     assert statuses == ["ok"] * 6
     assert sum(fake_provider.reported["m1"]) <= 150
+
+
+async def test_a_calls_end_runs_to_its_end_without_a_task_unless_it_waits() -> None:
+    """`_to_the_end` is `asyncio.shield` for a call's closing bookkeeping:
+    what ends at once makes no task, what waits survives its caller's
+    cancellation, and an error comes out either way."""
+    done: list[str] = []
+    release = asyncio.Event()
+
+    async def at_once() -> None:
+        done.append("at once")
+
+    async def waiting() -> None:
+        await release.wait()
+        await asyncio.sleep(0)
+        done.append("after a wait")
+
+    async def failing(after_wait: bool) -> None:
+        if after_wait:
+            await asyncio.sleep(0)
+        raise ValueError("bookkeeping failed")
+
+    loop = asyncio.get_running_loop()
+    started: list[object] = []
+
+    def counting(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+        started.append(coro)
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    loop.set_task_factory(counting)
+    try:
+        await caller_module._to_the_end(at_once())
+    finally:
+        loop.set_task_factory(None)
+    assert done == ["at once"] and started == []
+
+    task = asyncio.ensure_future(caller_module._to_the_end(waiting()))
+    await asyncio.sleep(0)
+    task.cancel()  # the caller goes; the bookkeeping does not
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    release.set()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert done == ["at once", "after a wait"]
+
+    for after_wait in (False, True):
+        with pytest.raises(ValueError, match="bookkeeping failed"):
+            await caller_module._to_the_end(failing(after_wait))

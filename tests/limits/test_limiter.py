@@ -11,7 +11,7 @@ import pytest
 
 from benchwarmers.calls.log import CallRow, new_call_id, record_call
 from benchwarmers.errors import LimitExceeded
-from benchwarmers.limits.counters import MemoryCounters
+from benchwarmers.limits.counters import Admission, Charge, MemoryCounters
 from benchwarmers.limits.enforce import Limiter
 from benchwarmers.limits.ledger import next_day
 from benchwarmers.limits.rest import is_resting
@@ -70,6 +70,38 @@ async def test_tokens_are_estimated_then_corrected(bench: Runtime) -> None:
         await limiter.admit("fake", "model-one", tokens=200, max_wait=0)
     await limiter.spent("fake", "model-one", usage=Usage(60, 40))  # it took 100, not 900
     await limiter.admit("fake", "model-one", tokens=200, max_wait=0)
+
+
+class _Counting(MemoryCounters):
+    """In-process counters that count how often they are asked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = 0
+
+    async def take(self, charges: list[Charge], now: float) -> Admission:
+        self.asked += 1
+        return await super().take(charges, now)
+
+    async def put(
+        self, key: str, used: int, resets_at: float, now: float, *, only_if_absent: bool = False
+    ) -> None:
+        self.asked += 1
+        await super().put(key, used, resets_at, now, only_if_absent=only_if_absent)
+
+
+async def test_a_call_no_limit_applies_to_never_asks_the_counters(bench: Runtime) -> None:
+    # In Redis every ask is a round trip: a call with nothing to count, and a
+    # reply that says nothing of limits, make none.
+    counters = _Counting()
+    limiter = Limiter(bench.store, counters)
+    await limiter.admit("fake", "model-one", tokens=10, max_wait=0)
+    await limiter.learn("fake", "model-one", status=200, headers={"Content-Type": "application/json"})
+    await limiter.spent("fake", "model-one", usage=Usage(5, 5))
+    assert counters.asked == 0
+    await set_limits(bench.store, "fake", "", {"rpm": 3})
+    await limiter.admit("fake", "model-one", tokens=10, max_wait=0)
+    assert counters.asked == 1  # the limit set is counted
 
 
 async def test_a_call_bigger_than_the_limit_is_refused_for_good(bench: Runtime) -> None:

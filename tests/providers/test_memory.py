@@ -20,6 +20,7 @@ from benchwarmers.errors import (
 )
 from benchwarmers.providers import transport
 from benchwarmers.providers.base import REDACTED, Target, adapter_for
+from benchwarmers.providers.deadline import Deadline
 from benchwarmers.providers.memory import MemoryClient, WireRequest, WireResponse, broken
 from benchwarmers.types import API_KINDS, ApiKind, Request, Sampling, user
 
@@ -206,8 +207,7 @@ async def test_a_call_that_cannot_get_a_connection_is_busy_and_never_goes_out() 
 async def test_a_closed_client_refuses_to_send() -> None:
     client = MemoryClient(answering(WireResponse.json(COMPLETION)))
     with pytest.raises(RuntimeError, match="not open"):
-        async with client.exchange("GET", "https://api.example/", None, {}, None):
-            pass
+        await client.open("GET", "https://api.example/", None, {}, Deadline(None))
 
 
 @APIS

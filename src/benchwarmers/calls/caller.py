@@ -45,10 +45,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass, field, replace
+import types
+from collections.abc import AsyncIterator, Coroutine, Generator, Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+from prometheus_client import Counter, Histogram
 
 from benchwarmers import metrics
 from benchwarmers.calls import reach
@@ -64,6 +67,7 @@ from benchwarmers.errors import (
     ProviderTimeout,
 )
 from benchwarmers.providers.base import Target, adapter_for
+from benchwarmers.providers.deadline import Deadline
 from benchwarmers.types import (
     ApiKind,
     CallKind,
@@ -262,7 +266,12 @@ class CallStream:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout
         first_byte_wait = min(self.first_byte_timeout or self.timeout, self.timeout)
-        first_byte_deadline = loop.time() + first_byte_wait
+        # The transport bounds every wait by the whole call's deadline; one of
+        # our own is needed only while a sooner first-byte deadline runs
+        # (route mode's failover), not per chunk after the first byte.
+        first_byte_deadline = (
+            Deadline(loop.time() + first_byte_wait) if first_byte_wait < self.timeout else None
+        )
         first_byte: float | None = None
         arrived = ReplyBuilder()  # what the reply is so far, recorded however the call ends
         status: SeatStatus = "error"
@@ -271,6 +280,7 @@ class CallStream:
         failure: ProviderError | None = None
         sent = False
         learned = False
+        answered = False  # the reply came to its end: its status is read from it
         try:
             try:
                 target = await self._admitted(first_byte_wait)
@@ -278,21 +288,17 @@ class CallStream:
                 sent = True
                 remaining = max(deadline - loop.time(), 0.001)
                 chunks = adapter.execute(target, self.request, stream=self.upstream_stream, timeout=remaining)
-                # The transport bounds every wait by the whole call's deadline;
-                # a scope of our own is needed only while a sooner first-byte
-                # deadline runs (route mode's failover), not per chunk after it.
-                first_byte_sooner = first_byte_wait < self.timeout
                 try:
                     while True:
                         try:
-                            if first_byte_sooner and first_byte is None:
-                                async with asyncio.timeout_at(first_byte_deadline):
+                            if first_byte_deadline is not None and first_byte is None:
+                                with first_byte_deadline:
                                     chunk = await anext(chunks)
                             else:
                                 chunk = await anext(chunks)
                         except StopAsyncIteration:
                             break
-                        except TimeoutError as exc:  # our first-byte scope: nothing else raises it
+                        except TimeoutError as exc:  # our first-byte deadline: nothing else raises it
                             raise ProviderTimeout(f"no first byte within {first_byte_wait:g} s") from exc
                         except ProviderTimeout as exc:
                             if type(exc) is not ProviderTimeout:  # ProviderBusy: it never went out
@@ -318,6 +324,8 @@ class CallStream:
                         arrived.add(chunk)
                         yield chunk
                 finally:
+                    if first_byte_deadline is not None:
+                        first_byte_deadline.close()
                     await chunks.aclose()  # type: ignore[attr-defined]
             except LimitExceeded as exc:
                 status, error, frees_at, failure = "limited", exc.message, exc.frees_at, exc
@@ -338,7 +346,7 @@ class CallStream:
                         retry_after=exc.retry_after,
                     )
                 raise
-            status = reply_status(arrived.reply())
+            answered = True
         except (GeneratorExit, asyncio.CancelledError):
             status, error = "error", error or "the caller stopped waiting for the reply"
             raise
@@ -348,19 +356,23 @@ class CallStream:
             raise
         finally:
             reply = arrived.reply()
+            if answered:
+                status = reply_status(reply)
+            seconds = time.monotonic() - started
             self.result = CallResult(
                 call=self.call_id,
                 alias=self.model.alias,
                 status=status,
                 reply=reply,
-                seconds=time.monotonic() - started,
+                seconds=seconds,
                 first_byte_seconds=first_byte,
                 error=error,
                 frees_at=frees_at,
                 failure=failure,
+                # Handed to the log's writer at once, even if the wait below is cancelled.
+                recorded=self._record(status, reply.usage, seconds, first_byte, error, sent=sent),
             )
-            self._record(sent=sent, usage=reply.usage)  # at once, even if the wait below is cancelled
-            await asyncio.shield(self._finish(sent=sent, usage=reply.usage))
+            await _to_the_end(self._finish(sent=sent, usage=reply.usage))
 
     async def _admitted(self, first_byte_wait: float) -> Target:
         """Where the call goes, once the limiter lets it go: waiting at most
@@ -383,27 +395,34 @@ class CallStream:
             key=key,
         )
 
-    def _record(self, *, sent: bool, usage: Usage) -> None:
+    def _record(
+        self,
+        status: SeatStatus,
+        usage: Usage,
+        seconds: float,
+        first_byte: float | None,
+        error: str,
+        *,
+        sent: bool,
+    ) -> asyncio.Future[None]:
         """Hand the log row and ledger line to the log's writer; its commit
-        is `result.recorded`, not waited for here."""
-        result = self.result
-        assert result is not None
+        (`result.recorded`) is not waited for here."""
         endpoint = self.model.endpoint
         context = self.context
-        recorded = submit_call(
+        return submit_call(
             self.runtime.store,
             CallRow(
-                id=result.call,
+                id=self.call_id,
                 kind=self.kind,
                 alias=self.model.alias,
                 endpoint=endpoint.name,
                 served=self.model.served,
-                status=result.status,
-                seconds=result.seconds,
-                first_byte_seconds=result.first_byte_seconds,
+                status=status,
+                seconds=seconds,
+                first_byte_seconds=first_byte,
                 tokens_in=usage.input_tokens,
                 tokens_out=usage.output_tokens,
-                error=result.error,
+                error=error,
                 task=context.task,
                 collection=context.collection,
                 shape=context.shape,
@@ -414,7 +433,6 @@ class CallStream:
                 sent=sent,
             ),
         )
-        self.result = replace(result, recorded=recorded)
 
     async def _finish(self, *, sent: bool, usage: Usage) -> None:
         """Count the call (`metrics`) and tell the limiter what was spent."""
@@ -422,8 +440,15 @@ class CallStream:
         assert result is not None
         endpoint = self.model.endpoint
         context = self.context
-        metrics.CALLS.labels(self.kind, context.collection, result.alias, result.status).inc()
-        metrics.CALL_SECONDS.labels(context.collection, result.alias).observe(result.seconds)
+        key = (self.kind, context.collection, result.alias, result.status)
+        counters = _counted.get(key)
+        if counters is None:
+            seconds = metrics.CALL_SECONDS.labels(context.collection, result.alias)
+            counters = (metrics.CALLS.labels(*key), seconds)
+            if len(_counted) < _COUNTED_CAP:
+                _counted[key] = counters
+        counters[0].inc()
+        counters[1].observe(result.seconds)
         if sent and result.failure is not None:  # it went out, and the provider failed it
             metrics.UPSTREAM_ERRORS.labels(endpoint.name, result.status).inc()
         # One after the other, not gathered: each is a check that is almost
@@ -434,13 +459,52 @@ class CallStream:
             await reach.note(self.runtime.store, endpoint.name, reachable=self._reached)
 
 
+# The call counter and duration histogram of each (kind, collection, member,
+# status) seen, so a call's end costs one dict lookup rather than two of
+# prometheus-client's label lookups (a lock, a tuple, a format check each).
+# Label values are bench names, so the set is small; the cap is a backstop.
+_counted: dict[tuple[str, str, str, str], tuple[Counter, Histogram]] = {}
+_COUNTED_CAP = 4096
+
+
 async def await_recorded(results: Iterable[CallResult | None]) -> None:
     """Until these calls' rows are committed (before a reply that names them
     ends). A row the store refused raises its error; a client that went
     away meanwhile does not stop the write."""
     pending = [r.recorded for r in results if r is not None and r.recorded is not None]
     if pending:
-        await asyncio.shield(asyncio.gather(*pending))
+        await asyncio.shield(pending[0] if len(pending) == 1 else asyncio.gather(*pending))
+
+
+async def _to_the_end(work: Coroutine[Any, Any, None]) -> None:
+    """`await asyncio.shield(work)`: a cancellation of the caller does not
+    stop `work`. But no task is made for a `work` that ends without waiting,
+    as a call's end almost always does (the limiter's and reach's checks are
+    answered from memory), and a shield's task is most of what that end
+    would cost: `work`'s first step runs here, and only if it has to wait is
+    the rest handed to a shielded task (`_resumed`)."""
+    try:
+        waiting = work.send(None)
+    except StopIteration:
+        return
+    await asyncio.shield(_resumed(work, waiting))
+
+
+@types.coroutine
+def _resumed(work: Coroutine[Any, Any, None], waiting: Any) -> Generator[Any, Any, None]:
+    """The rest of a coroutine whose first step ran elsewhere, from the
+    future it waits on: what its task yields and sends on (a wait's end,
+    a cancellation) goes to it, as `await` would pass them."""
+    try:
+        while True:
+            try:
+                sent = yield waiting
+            except BaseException as error:
+                waiting = work.throw(error)
+            else:
+                waiting = work.send(sent)
+    except StopIteration:
+        return
 
 
 def _failed_status(exc: ProviderError) -> tuple[SeatStatus, float | None]:

@@ -68,6 +68,8 @@ KEEP_EVERY = 1.0
 # Counter keys of what providers said start so (`_learned_key`).
 LEARNED = "learned|"
 
+_ADMITTED = Admission(True)
+
 # (endpoint, served) -> tokens estimated at admit, for `spent` to correct.
 _estimates: ContextVar[dict[tuple[str, str], int] | None] = ContextVar("limit_estimates", default=None)
 
@@ -162,7 +164,10 @@ class Limiter:
         # not queue behind each other).
         waited = False
         try:
-            async with self._queues.setdefault((endpoint, served), asyncio.Lock()):
+            queue = self._queues.get((endpoint, served))
+            if queue is None:
+                queue = self._queues[(endpoint, served)] = asyncio.Lock()
+            async with queue:
                 while (frees_at := await self._attempt(endpoint, served, tokens, deadline)) is not None:
                     waited = True
                     await asyncio.sleep(max(frees_at - self.clock(), 0.0))
@@ -183,7 +188,8 @@ class Limiter:
             admission, reached = Admission(False, rest), f"{endpoint}/{served} is resting after a 429"
         else:
             charges, described = await self._charges(endpoint, served, tokens, now)
-            admission = await self.counters.take(charges, now)
+            # No limit applies (the usual call): nothing to count, not even in Redis.
+            admission = await self.counters.take(charges, now) if charges else _ADMITTED
             if admission.admitted:
                 estimates = dict(_estimates.get() or {})
                 estimates[(endpoint, served)] = tokens
@@ -306,6 +312,8 @@ class Limiter:
     ) -> None:
         now = self.clock()
         learned = learn(status, headers, body, now, retry_after=retry_after)
+        if not learned.limits and status != 429:
+            return  # the reply said nothing about limits (most replies of most providers)
         await self._compare_ceilings(endpoint, served, learned.limits)
         who = await self._who(endpoint, served)
         known = self._known.setdefault(endpoint, {})

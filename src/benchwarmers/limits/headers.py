@@ -58,7 +58,7 @@ def learn(
     `retry_after` is the wait the transport already read off the reply
     (`ProviderError.retry_after`: it also reads Gemini's `RetryInfo`, which
     only the raw error body carries); a `retry-after` header still wins."""
-    lowered = {k.lower(): v for k, v in headers.items()}
+    lowered = _limit_headers(headers)
     limits = [*_openai_style(lowered, now), *_anthropic_style(lowered, now)]
     retry_at = _retry_after(lowered, now)
     if retry_at is None and retry_after is not None:
@@ -69,6 +69,17 @@ def learn(
         if retry_at is None:
             retry_at = from_body.retry_at
     return Learned(tuple(limits), retry_at)
+
+
+def _limit_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The headers that can speak of limits (`*ratelimit*`, `retry-after*`),
+    by lower-cased name: every reply is read, and most carry none."""
+    kept = {}
+    for name, value in headers.items():
+        lowered = name.lower()
+        if "ratelimit" in lowered or lowered.startswith("retry-after"):
+            kept[lowered] = value
+    return kept
 
 
 # ------------------------------------------------------------ durations, dates

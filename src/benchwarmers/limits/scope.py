@@ -24,6 +24,7 @@ trouble, so per model is its default.
 
 from __future__ import annotations
 
+import functools
 from urllib.parse import urlsplit
 
 from sqlalchemy import select
@@ -55,8 +56,10 @@ KNOWN: dict[str, Scope] = {
 _ENDPOINTS: Cached[dict[str, tuple[str, str]]] = Cached(("endpoints",))
 
 
+@functools.lru_cache(maxsize=1024)
 def default_scope(base_url: str) -> Scope:
-    """The known provider's scope by host (or a parent domain), else `key`."""
+    """The known provider's scope by host (or a parent domain), else `key`.
+    Asked on every admit and every reply, of the same few base URLs: cached."""
     host = (urlsplit(base_url).hostname or "").lower()
     while host:
         if host in KNOWN:

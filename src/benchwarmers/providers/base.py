@@ -18,10 +18,10 @@ import json
 import urllib.parse
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from benchwarmers.errors import ProviderBadReply, ProviderError
 from benchwarmers.providers.outbound import OutboundClient
@@ -42,6 +42,8 @@ from benchwarmers.types import (
     Usage,
     UsageReport,
 )
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +111,7 @@ class Adapter(ABC):
                     call.url, call.body, headers=call.headers, timeout=timeout
                 )
                 yield headers
-                for chunk in _reading(lambda: self.read_reply(body), headers.status):
+                for chunk in _reading(self.read_reply, headers.status, body):
                     content_sent = content_sent or isinstance(chunk, TextDelta | ToolCallDelta)
                     yield chunk
                 return
@@ -131,7 +133,7 @@ class Adapter(ABC):
                         status = item.status
                         yield item
                         continue
-                    for chunk in _reading(lambda event=item: decoder.feed(event), status):
+                    for chunk in _reading(decoder.feed, status, item):
                         content_sent = content_sent or isinstance(chunk, TextDelta | ToolCallDelta)
                         yield chunk
             for chunk in _reading(decoder.close, status):
@@ -146,7 +148,7 @@ class Adapter(ABC):
         url, headers = self.models_call(target)
         try:
             body = await self.transport.get_json(url, headers=headers, timeout=timeout)
-            served: list[str] = _reading(lambda: self.read_models(body), 200)
+            served: list[str] = _reading(self.read_models, 200, body)
             return served
         except ProviderError as error:
             raise scrubbed(error, target.key) from None
@@ -197,11 +199,11 @@ def _replace_all(text: str, forms: set[str]) -> str:
     return text
 
 
-def _reading(read: Any, status: int) -> Any:
-    """Run a reply reader; a reply that lacks what its API promises (a
-    KeyError deep in a dict) is a bad reply, not a crash."""
+def _reading(read: Callable[..., T], status: int, *args: Any) -> T:
+    """Run a reply reader on `args`; a reply that lacks what its API
+    promises (a KeyError deep in a dict) is a bad reply, not a crash."""
     try:
-        return read()
+        return read(*args)
     except ProviderError:
         raise
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:

@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any, Self
 
 import aiohttp
 from yarl import URL
 
 from benchwarmers.errors import ProviderBusy
+from benchwarmers.providers.deadline import Deadline
 
 PER_ORIGIN = 512
 TOTAL = 1024
@@ -51,23 +50,43 @@ def _nothing() -> None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
 class Response:
     """A reply as the transport reads it: the status, the headers (names
-    lower-cased), the body's chunks as they arrive, and how to give the
-    connection back (the client calls it when the exchange ends)."""
+    lower-cased) and the body's chunks as they arrive. `release()` gives
+    back the connection and the gates it held (once; the transport calls it
+    when the exchange ends, however it ends)."""
 
-    status: int
-    headers: dict[str, str]
-    body: AsyncIterator[bytes]
-    release: Callable[[], None] = field(default=_nothing, repr=False)
+    __slots__ = ("_close", "body", "gates", "headers", "status")
+
+    def __init__(
+        self,
+        status: int,
+        headers: dict[str, str],
+        body: AsyncIterator[bytes],
+        close: Callable[[], object] = _nothing,
+    ) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self._close = close
+        self.gates: tuple[asyncio.Semaphore, ...] = ()
+
+    def release(self) -> None:
+        self._close()
+        self._close = _nothing
+        gates, self.gates = self.gates, ()
+        for gate in gates:
+            gate.release()
 
 
 class OutboundClient:
     """The session and its gates. Open it inside the loop that will use it:
 
     async with OutboundClient() as outbound:
-        async with outbound.exchange("POST", url, body, headers, deadline) as response: ...
+        response = await outbound.open("POST", url, body, headers, deadline)
+        try: ...
+        finally:
+            response.release()
     """
 
     def __init__(self, *, per_origin: int = PER_ORIGIN, total: int = TOTAL) -> None:
@@ -102,36 +121,31 @@ class OutboundClient:
         """Calls holding a connection now."""
         return 0 if self._all is None else self.total - self._all._value
 
-    @asynccontextmanager
-    async def exchange(
+    async def open(
         self,
         method: str,
         url: str,
         body: dict[str, Any] | None,
         headers: dict[str, str],
-        deadline: float | None,
-    ) -> AsyncIterator[Response]:
-        """The response (status and headers read, body not), released when
-        the block ends. Raises `ProviderBusy` when no connection frees up
-        before `deadline` (loop clock), `TimeoutError` when no status line
-        came by then, aiohttp's errors otherwise."""
+        deadline: Deadline,
+    ) -> Response:
+        """The response, status and headers read, body not: the caller must
+        `release()` it. Raises `ProviderBusy` when no connection frees up
+        before the deadline, `TimeoutError` when no status line came by then,
+        aiohttp's errors otherwise (having released what it took)."""
         if self._all is None:
             raise RuntimeError("the outbound client is not open")
         parsed = URL(url)
-        taken = await self._enter(parsed, deadline)
+        taken = await self._enter(parsed, deadline.when)
         try:
-            if deadline is None:
+            with deadline:
                 response = await self._send(method, parsed, body, headers)
-            else:
-                async with asyncio.timeout_at(deadline):
-                    response = await self._send(method, parsed, body, headers)
-            try:
-                yield response
-            finally:
-                response.release()
-        finally:
+        except BaseException:
             for gate in taken:
                 gate.release()
+            raise
+        response.gates = taken
+        return response
 
     async def _send(
         self, method: str, url: URL, body: dict[str, Any] | None, headers: dict[str, str]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 Framing = Literal["sse", "ndjson"]
+_UTF8 = codecs.getincrementaldecoder("utf-8")  # looked up once, not per stream
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +43,7 @@ class Frames:
 
     def __init__(self, framing: Framing) -> None:
         self._sse = framing == "sse"
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._decoder = _UTF8("replace")
         self._pending = ""
         self._name = ""
         self._data: list[str] = []

@@ -31,23 +31,24 @@ which alone knows whether any content reached its caller.
 
 `timeout` is one deadline for the whole call, streaming or not: a seat's
 time is what the caller has, however the provider spends it. It is reckoned
-once, on the loop's clock, and each wait on the provider is bounded by it
-with a timeout scope (a timer, no task): a long stream's lines cost no task
-each, and no scope is ever open across a `yield`, which would cancel the
-consumer's work instead of the call.
+once, on the loop's clock, as a `deadline.Deadline`: one timer for the
+call, and each wait on the provider (a connection, the status line, each
+piece of the body) bounded by it with no task and no timer of its own. No
+wait is ever open across a `yield`, which would cancel the consumer's work
+instead of the call. The response is released (its connection and gates
+given back) in a `finally` of the call itself, not through context managers
+stacked around it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import json
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import aiohttp
 
@@ -61,11 +62,10 @@ from benchwarmers.errors import (
     ProviderRateLimited,
     ProviderTimeout,
 )
+from benchwarmers.providers.deadline import Deadline
 from benchwarmers.providers.outbound import OutboundClient, Response
 from benchwarmers.providers.sse import Frames, Framing
 from benchwarmers.types import ResponseHeaders
-
-T = TypeVar("T")
 
 # OpenAI-style streams end with this data line instead of a JSON document.
 DONE = "[DONE]"
@@ -108,38 +108,48 @@ class Transport:
         """`ResponseHeaders`, then the stream's events. Reads to the end of the
         body (Gemini sends its usage after the finish) and raises
         `ProviderBadReply` if no event satisfied `is_end`."""
-        deadline = _deadline(timeout)
-        async with _sending(self.outbound, "POST", url, body, headers, deadline) as response:
-            found = response.headers
-            status = response.status
-            if status >= 300:
-                raw = await _reading(_read_capped(response), deadline, status, found)
-                raise status_error(status, found, raw)
-            yield ResponseHeaders(status, tuple(found.items()))
-            # One wait on the socket per piece of the body; the events a piece
-            # completes are read from it at once (`sse.Frames`).
-            frames = Frames(framing)
-            pieces = response.body
-            size = 0
-            ended = False
-            done = False
-            while not done:
-                try:
-                    piece = await _reading(anext(pieces), deadline, status, found)
-                except StopAsyncIteration:
-                    done = True
-                    items = frames.end()
-                else:
-                    size += len(piece)
-                    if size > MAX_REPLY_BYTES:
-                        raise _too_big(response)
-                    items = frames.feed(piece)
-                for item in items:
-                    event = _parse_event(item.name, item.data, status, found)
-                    ended = ended or is_end(event)
-                    yield event
-            if not ended:
-                raise ProviderBadReply("the stream ended before its end marker", status=status, headers=found)
+        deadline = Deadline.after(timeout)
+        try:
+            response = await _opened(self.outbound, "POST", url, body, headers, deadline)
+            try:
+                found = response.headers
+                status = response.status
+                if status >= 300:
+                    raise status_error(status, found, await _read_capped(response, deadline))
+                yield ResponseHeaders(status, tuple(found.items()))
+                # One wait on the socket per piece of the body; the events a piece
+                # completes are read from it at once (`sse.Frames`).
+                frames = Frames(framing)
+                pieces = response.body
+                size = 0
+                ended = False
+                done = False
+                while not done:
+                    try:
+                        with deadline:
+                            piece = await anext(pieces)
+                    except StopAsyncIteration:
+                        done = True
+                        items = frames.end()
+                    except (TimeoutError, aiohttp.ClientError, OSError) as error:
+                        raise _broke(error, response) from None
+                    else:
+                        size += len(piece)
+                        if size > MAX_REPLY_BYTES:
+                            raise _too_big(response)
+                        items = frames.feed(piece)
+                    for item in items:
+                        event = _parse_event(item.name, item.data, status, found)
+                        ended = ended or is_end(event)
+                        yield event
+                if not ended:
+                    raise ProviderBadReply(
+                        "the stream ended before its end marker", status=status, headers=found
+                    )
+            finally:
+                response.release()
+        finally:
+            deadline.close()
 
     async def _call(
         self,
@@ -149,11 +159,17 @@ class Transport:
         headers: dict[str, str],
         timeout: float | None,
     ) -> tuple[ResponseHeaders, Any]:
-        deadline = _deadline(timeout)
-        async with _sending(self.outbound, method, url, body, headers, deadline) as response:
-            status = response.status
-            found = response.headers
-            raw = await _reading(_read_capped(response), deadline, status, found)
+        deadline = Deadline.after(timeout)
+        try:
+            response = await _opened(self.outbound, method, url, body, headers, deadline)
+            try:
+                raw = await _read_capped(response, deadline)
+            finally:
+                response.release()
+        finally:
+            deadline.close()
+        status = response.status
+        found = response.headers
         if status >= 300:
             raise status_error(status, found, raw)
         try:
@@ -277,31 +293,17 @@ def _parse_event(name: str, data: str, status: int, headers: dict[str, str]) -> 
         ) from None
 
 
-def _deadline(timeout: float | None) -> float | None:
-    """The call's deadline on the running loop's clock (what `timeout_at` takes)."""
-    return None if timeout is None else asyncio.get_running_loop().time() + timeout
-
-
-async def _within(step: Awaitable[T], deadline: float | None) -> T:
-    if deadline is None:
-        return await step
-    async with asyncio.timeout_at(deadline):
-        return await step
-
-
-@asynccontextmanager
-async def _sending(
+async def _opened(
     outbound: OutboundClient,
     method: str,
     url: str,
     body: dict[str, Any] | None,
     headers: dict[str, str],
-    deadline: float | None,
-) -> AsyncIterator[Response]:
+    deadline: Deadline,
+) -> Response:
     """Send and wait for the status line: failures here mean no reply at all."""
-    stack = AsyncExitStack()
     try:
-        response = await stack.enter_async_context(outbound.exchange(method, url, body, headers, deadline))
+        return await outbound.open(method, url, body, headers, deadline)
     except ProviderBusy:
         raise
     except TimeoutError:
@@ -310,34 +312,36 @@ async def _sending(
         raise ProviderConnectError(f"bad URL: {error}") from None
     except (aiohttp.ClientError, OSError) as error:
         raise ProviderConnectError(f"could not connect: {error or type(error).__name__}") from None
-    async with stack:
-        yield response
 
 
-async def _reading(step: Awaitable[T], deadline: float | None, status: int, headers: dict[str, str]) -> T:
-    """Read more of a body: failures here mean a reply began and broke."""
-    try:
-        return await _within(step, deadline)
-    except TimeoutError:
-        raise ProviderTimeout(
-            "the reply stalled before the deadline", status=status, headers=headers
-        ) from None
-    except (aiohttp.ClientError, OSError) as error:
-        raise ProviderBadReply(
-            f"the reply broke off: {error or type(error).__name__}", status=status, headers=headers
-        ) from None
+def _broke(error: BaseException, response: Response) -> ProviderError:
+    """What a failed read of a body means: a reply began, then stalled or broke."""
+    status, headers = response.status, response.headers
+    if isinstance(error, TimeoutError):
+        return ProviderTimeout("the reply stalled before the deadline", status=status, headers=headers)
+    return ProviderBadReply(
+        f"the reply broke off: {error or type(error).__name__}", status=status, headers=headers
+    )
 
 
-async def _read_capped(response: Response) -> bytes:
-    """The whole body, refused past `MAX_REPLY_BYTES` (no sane reply is that big)."""
+async def _read_capped(response: Response, deadline: Deadline) -> bytes:
+    """The whole body within the deadline, refused past `MAX_REPLY_BYTES`
+    (no sane reply is that big)."""
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.body:
+    pieces = response.body
+    while True:
+        try:
+            with deadline:
+                chunk = await anext(pieces)
+        except StopAsyncIteration:
+            return b"".join(chunks)
+        except (TimeoutError, aiohttp.ClientError, OSError) as error:
+            raise _broke(error, response) from None
         size += len(chunk)
         if size > MAX_REPLY_BYTES:
             raise _too_big(response)
         chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _too_big(response: Response) -> ProviderBadReply:

@@ -34,7 +34,6 @@ no HTTP and no format.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -124,9 +123,10 @@ class RouteEngine:
         no member can take the request, `LimitExceeded` when every member was
         rate limited, `ProviderError` when every member failed."""
         store = self.runtime.store
-        collection, bench = await asyncio.gather(
-            registry.get_collection(store, ask.collection), registry.list_models(store)
-        )
+        # One after the other: both are cached reads that almost never wait,
+        # and `gather` would make each a task of its own.
+        collection = await registry.get_collection(store, ask.collection)
+        bench = await registry.list_models(store)
         request = ask.request.under_system(collection.system_prompt)
         shape = shape_of(request)
         key = conversation_key(collection.name, ask.request, header=header, client=ask.conversation)
@@ -151,47 +151,50 @@ class RouteEngine:
         budget = max(collection.seat_timeout, ROUTE_TURN_SECONDS)
         attempts = list(earlier)
         failed_calls: list[CallResult | None] = []  # their rows, awaited before the turn ends
-        async for candidate in turn_order(store, collection, shape, fit, sticky):
-            call_stream = self.caller.stream(
-                candidate.model,
-                candidate.request,
-                kind="route",
-                timeout=budget,
-                context=context,
-                first_byte_timeout=collection.seat_timeout,
-            )
-            try:
-                head = await _until_first_byte(call_stream)
-            except ProviderError as exc:
-                await call_stream.aclose()
-                attempts.append(_attempt(candidate.alias, call_stream, exc))
-                failed_calls.append(call_stream.result)
-                continue
-            if candidate.alias != sticky:  # a new conversation, or failover moved it
-                await self.runtime.conversations.put(key, collection.name, candidate.alias)
-            failed = {a.alias for a in attempts}
-            others = [c for c in fit if c.alias != candidate.alias and c.alias not in failed]
-            shadows = start_shadows(
-                self.caller,
-                [] if earlier else others[: max(collection.shadow_seats, 0)],
-                collection=collection.name,
-                shape=shape,
-                context=context,
-                timeout=collection.seat_timeout,
-            )
-            return RouteTurn(
-                self.runtime,
-                call_stream,
-                head,
-                collection=collection.name,
-                shape=shape,
-                conversation=key,
-                alias=candidate.alias,
-                attempts=tuple(attempts),
-                shadows=shadows,
-                left_off=left_off,
-                failed_calls=tuple(failed_calls),
-            )
+        # Closed here, not left to the loop's finalizer (a task per turn) when
+        # the first candidate answers and the loop returns from inside it.
+        async with aclosing(turn_order(store, collection, shape, fit, sticky)) as order:
+            async for candidate in order:
+                call_stream = self.caller.stream(
+                    candidate.model,
+                    candidate.request,
+                    kind="route",
+                    timeout=budget,
+                    context=context,
+                    first_byte_timeout=collection.seat_timeout,
+                )
+                try:
+                    head = await _until_first_byte(call_stream)
+                except ProviderError as exc:
+                    await call_stream.aclose()
+                    attempts.append(_attempt(candidate.alias, call_stream, exc))
+                    failed_calls.append(call_stream.result)
+                    continue
+                if candidate.alias != sticky:  # a new conversation, or failover moved it
+                    await self.runtime.conversations.put(key, collection.name, candidate.alias)
+                failed = {a.alias for a in attempts}
+                others = [c for c in fit if c.alias != candidate.alias and c.alias not in failed]
+                shadows = start_shadows(
+                    self.caller,
+                    [] if earlier else others[: max(collection.shadow_seats, 0)],
+                    collection=collection.name,
+                    shape=shape,
+                    context=context,
+                    timeout=collection.seat_timeout,
+                )
+                return RouteTurn(
+                    self.runtime,
+                    call_stream,
+                    head,
+                    collection=collection.name,
+                    shape=shape,
+                    conversation=key,
+                    alias=candidate.alias,
+                    attempts=tuple(attempts),
+                    shadows=shadows,
+                    left_off=left_off,
+                    failed_calls=tuple(failed_calls),
+                )
         await await_recorded(failed_calls)  # the error names them
         raise _all_failed(collection.name, attempts)
 

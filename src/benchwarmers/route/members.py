@@ -19,7 +19,7 @@ needed: a conversation that keeps its member (most turns) never ranks.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -70,7 +70,7 @@ def route_fit(
 
 async def turn_order(
     store: Store, collection: CollectionView, shape: str, fit: list[Candidate], sticky: str | None
-) -> AsyncIterator[Candidate]:
+) -> AsyncGenerator[Candidate, None]:
     """The candidates in the order they are tried: the sticky one first,
     unranked; the rest ranked only when the turn gets that far."""
     rest = [c for c in fit if c.alias != sticky]

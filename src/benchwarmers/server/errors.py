@@ -29,7 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from benchwarmers import metrics
 from benchwarmers.errors import LimitExceeded, ProviderError, Refused, StoreError, UserError
 from benchwarmers.formats.errors import error_body, format_for_path
-from benchwarmers.server.guard import ASGIApp, Message, Receive, Scope, Send
+from benchwarmers.server.guard import BODY_STATE, ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger(__name__)
 UNKNOWN_RETRY_SECONDS = 60
@@ -50,15 +50,22 @@ def error_response(
 
 async def read_json(request: Request) -> Any:
     """The request's body as JSON, or a 400 saying why it is not. Routes that
-    read the raw body use this instead of `request.json()`."""
-    raw = await request.body()
+    read the raw body use this instead of `request.json()`. The body is the
+    one the guard read (`guard.BODY_STATE`); an app built without the guard
+    (as some tests build theirs) reads it from the request."""
+    raw = request.scope.get("state", {}).get(BODY_STATE)
+    if raw is None:
+        raw = await request.body()
     if not raw.strip():
         raise UserError("the request body is empty; send a JSON object")
     try:
         # Decoded here, not by `json.loads(bytes)`, which would also take
         # UTF-16 and UTF-32: text the guard's depth check and the surrogate
         # check below (both reading UTF-8 bytes) would not see into.
-        body = json.loads(raw.decode("utf-8"), parse_constant=_not_json)
+        text = raw.decode("utf-8")
+        if text.startswith("\ufeff"):  # what `json.loads` says of it; a decoder says nothing
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        body = _DECODER.decode(text)
     except UnicodeDecodeError:
         raise UserError("the request body is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
@@ -86,6 +93,10 @@ def _not_json(constant: str) -> Any:
     """Python reads NaN and Infinity; JSON has neither, and a NaN passed on
     would fail later, inside a provider call, as our bug."""
     raise UserError(f"malformed JSON: {constant} is not a JSON value")
+
+
+# Built once: `json.loads` with any option builds a decoder on every call.
+_DECODER = json.JSONDecoder(parse_constant=_not_json)
 
 
 def install_error_handlers(app: FastAPI) -> None:

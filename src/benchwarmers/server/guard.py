@@ -35,7 +35,9 @@ microseconds), in this order, each refusal in the caller's API format
    its own deadline: `server/protocol.py`); a JSON body
    nested deeper than `MAX_JSON_DEPTH` -> 400 (a parser would otherwise
    recurse until it crashes). The body is read whole here and replayed to
-   the app, so routes read it as usual.
+   the app, so routes read it as usual; it is also left on
+   `scope["state"]["body"]`, where `errors.read_json` takes it without
+   reading it through Starlette's stream again.
 
 Settings are re-read at most every `POLICY_TTL` seconds, so a change made
 with `benchwarmers settings set` or over HTTP (`/bench/settings`) applies
@@ -85,6 +87,8 @@ MB = 1024 * 1024
 RATE_WINDOW = 60.0  # a key's rate is per minute, a sliding window
 BODY_IDLE_SECONDS = 10.0  # no byte of the body for this long: the client stalled
 BODY_SECONDS = 120.0  # the whole body, however it trickles
+# The body as read, on `scope["state"]`: `errors.read_json` takes it from there.
+BODY_STATE = "body"
 
 # A JSON string, escapes included (unrolled, so it runs in linear time).
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
@@ -167,16 +171,15 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        path: str = scope["path"]
-        fmt = format_for_path(path)
         try:
             receive = await self._admit(scope, receive)
         except Refused as refusal:
-            await _refuse(send, fmt, refusal.status, str(refusal), refusal.headers)
+            await _refuse(send, scope["path"], refusal.status, str(refusal), refusal.headers)
             return
         except StoreError as exc:
             log.warning("guard could not read settings: %s", exc)
-            await _refuse(send, fmt, 503, "the server's store is not available; try again shortly", {})
+            message = "the server's store is not available; try again shortly"
+            await _refuse(send, scope["path"], 503, message, {})
             return
         except _ClientGone:
             return
@@ -186,15 +189,15 @@ class Guard:
         """Check the request; return the `receive` the app should read from."""
         policy = await self.state.policy()
         headers = _headers(scope)
-        if sum(1 for name, _ in scope["headers"] if name.lower() == b"host") > 1:
-            raise Refused("the request has more than one Host header (RFC 9112: one, exactly)", status=400)
         host = headers.get(b"host", b"").decode("latin-1")
         self._check_host(host, policy)
         method: str = scope["method"]
         if method not in SAFE_METHODS:
             _check_origin(headers.get(b"origin"), host)
-        scope.setdefault("state", {})["identity"] = await self._identity(scope, headers, policy)
-        return await _read_body(headers, receive, policy.max_body_bytes)
+        state = scope.setdefault("state", {})
+        state["identity"] = await self._identity(scope, headers, policy)
+        receive, state[BODY_STATE] = await _read_body(headers, receive, policy.max_body_bytes)
+        return receive
 
     def _check_host(self, host: str, policy: Policy) -> None:
         if not host:
@@ -292,10 +295,17 @@ class _ClientGone(Exception):
 
 
 def _headers(scope: Scope) -> dict[bytes, bytes]:
-    """Header names lower-cased by the server; the first of repeats wins."""
+    """Header names lower-cased by the server; the first of repeats wins.
+    A second Host header is refused here, in the one pass over them all."""
     found: dict[bytes, bytes] = {}
     for name, value in scope["headers"]:
-        found.setdefault(name.lower(), value)
+        lowered = name.lower()
+        if lowered in found:
+            if lowered == b"host":
+                message = "the request has more than one Host header (RFC 9112: one, exactly)"
+                raise Refused(message, status=400)
+            continue
+        found[lowered] = value
     return found
 
 
@@ -376,20 +386,21 @@ def _sent_keys(headers: dict[bytes, bytes], query: bytes) -> list[str]:
     return sent
 
 
-async def _read_body(headers: dict[bytes, bytes], receive: Receive, limit: int) -> Receive:
-    """Read the whole body (refusing it past `limit`), check its JSON depth,
-    and return a `receive` that replays it and then hands on to the real one
-    (so a route still learns when the client disconnects)."""
+async def _read_body(headers: dict[bytes, bytes], receive: Receive, limit: int) -> tuple[Receive, bytes]:
+    """Read the whole body (refusing it past `limit`) and check its JSON
+    depth; return it, and a `receive` that replays it and then hands on to
+    the real one (so a route still learns when the client disconnects)."""
     length = headers.get(b"content-length")
     if length is not None:
         if not length.strip().isdigit():
             raise Refused("the Content-Length header is not a number", status=400)
-        if int(length) > limit:
+        size = int(length)
+        if size > limit:
             raise _too_big(limit)
-        if int(length) == 0:
-            return receive
+        if size == 0:
+            return receive, b""
     elif b"transfer-encoding" not in headers:
-        return receive
+        return receive, b""  # HTTP/1.1: no length, no chunks, no body
     chunks: list[bytes] = []
     size = 0
     loop = asyncio.get_running_loop()
@@ -426,7 +437,7 @@ async def _read_body(headers: dict[bytes, bytes], receive: Receive, limit: int) 
             return {"type": "http.request", "body": body, "more_body": False}
         return await receive()
 
-    return replay
+    return replay, body
 
 
 def _too_big(limit: int) -> Refused:
@@ -457,8 +468,9 @@ def json_too_deep(body: bytes, limit: int) -> bool:
     return False
 
 
-async def _refuse(send: Send, fmt: str, status: int, message: str, headers: dict[str, str]) -> None:
-    body = error_bytes(fmt, status, message)
+async def _refuse(send: Send, path: str, status: int, message: str, headers: dict[str, str]) -> None:
+    """A refusal in the format of the path's API (worked out only now: most requests pass)."""
+    body = error_bytes(format_for_path(path), status, message)
     raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     raw.extend((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items())
     await send({"type": "http.response.start", "status": status, "headers": raw})

@@ -68,13 +68,30 @@ class HotLane:
     def __init__(
         self, routes: Iterable[APIRoute], guard: GuardState, handlers: Mapping[type[Exception], Handler]
     ) -> None:
-        self._routes = [(_matcher(route), route) for route in routes]
+        matchers = [(_matcher(route), route) for route in routes]
+        # A path without parameters (all but Gemini's) is one dict lookup by
+        # (path, method); the rest, and any path under a root path, are
+        # matched as a router would.
+        self._exact: dict[tuple[str, str], APIRoute] = {}
+        for matcher, route in matchers:
+            if route.param_convertors:
+                continue
+            for method in matcher.methods or ():
+                self._exact.setdefault((route.path, method), route)  # the first listed wins, as in a router
+        self._routes = matchers
         self._handlers = dict[type, Handler](handlers)
         self._stack: ASGIApp = CatchAll(Guard(self._serve, state=guard))
 
     def take(self, scope: Scope) -> bool:
         """Whether a hot route answers this request; if so the scope now
         names it (`endpoint`, `path_params`, `route`), as a router would."""
+        if not scope.get("root_path"):  # else the route's path is not the scope's
+            route = self._exact.get((scope["path"], scope["method"]))
+            if route is not None:
+                scope["endpoint"] = route.endpoint
+                scope["path_params"] = dict(scope.get("path_params", {}))
+                scope["route"] = route
+                return True
         for matcher, route in self._routes:
             match, child = matcher.matches(scope)
             if match is Match.FULL:

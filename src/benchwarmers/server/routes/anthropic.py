@@ -40,9 +40,9 @@ router = APIRouter()
 @hot
 async def messages(request: Request) -> Response:
     ask = anthropic.parse_ask(await read_json(request))
-    panels = panels_of(request)
     if ask.mode == "route":
         return await route_response(request, ask, anthropic_route, stream_headers=STREAM_HEADERS)
+    panels = panels_of(request)
     if ask.stream:
         events = await panels.panel(ask)
         return stream_response(anthropic.render_stream(events, ask), anthropic.MEDIA_TYPE_STREAM)

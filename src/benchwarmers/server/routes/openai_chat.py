@@ -35,9 +35,9 @@ router = APIRouter()
 @hot
 async def chat_completions(request: Request) -> Response:
     ask = openai_chat.parse_ask(await read_json(request))
-    panels = panels_of(request)
     if ask.mode == "route":
         return await route_response(request, ask, openai_route, stream_headers=STREAM_HEADERS)
+    panels = panels_of(request)
     if ask.stream:
         events = await panels.panel(ask)
         return stream_response(openai_chat.render_stream(events, ask), openai_chat.MEDIA_TYPE_STREAM)

@@ -31,10 +31,10 @@ router = APIRouter()
 async def create_response(request: Request) -> Response:
     body = await read_json(request)
     ask = responses.parse_ask(body)
-    panels = panels_of(request)
     if ask.mode == "route":
         route = ResponsesRoute(responses.tool_names(body))
         return await route_response(request, ask, route, stream_headers=STREAM_HEADERS)
+    panels = panels_of(request)
     if ask.stream:
         events = await panels.panel(ask)
         return stream_response(responses.render_stream(events, ask), responses.MEDIA_TYPE_STREAM)
