@@ -1,0 +1,108 @@
+"""Cached reads: dropped by a write here, run out after their time to live,
+and read again behind the asks that use them late in that time."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import changes, registry
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    clock = Clock()
+    # The module's clock alone: the event loop's timers keep the real one.
+    monkeypatch.setattr(changes, "time", SimpleNamespace(monotonic=clock.monotonic))
+    return clock
+
+
+class Source:
+    """A load that counts its reads and can be held open or made to fail."""
+
+    def __init__(self) -> None:
+        self.value = "first"
+        self.reads = 0
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.failing = False
+
+    async def load(self) -> str:
+        self.reads += 1
+        await self.gate.wait()
+        if self.failing:
+            raise RuntimeError("the store is away")
+        return self.value
+
+
+async def test_an_entry_used_late_in_its_time_is_served_at_once_and_read_again_behind(
+    runtime: Runtime, clock: Clock
+) -> None:
+    cache: changes.Cached[str] = changes.Cached(("models",), ttl=2.0)
+    source = Source()
+    assert await cache.get(runtime.store, source.load) == "first"
+    clock.now += 1.0  # not yet late: served, not read again
+    assert await cache.get(runtime.store, source.load) == "first"
+    assert source.reads == 1
+
+    source.value, source.gate = "second", asyncio.Event()  # the next read is held open
+    clock.now += 0.6  # past REFRESH_AHEAD of 2 s
+    assert await cache.get(runtime.store, source.load) == "first"  # the ask did not wait for the read
+    assert await cache.get(runtime.store, source.load) == "first"  # one refresh at a time
+    await asyncio.sleep(0)
+    assert source.reads == 2
+    source.gate.set()
+    await changes._refreshes_of(runtime.store).finish()
+    clock.now += 1.9  # the refreshed entry's age counts from its read, not the old one's
+    assert await cache.get(runtime.store, source.load) == "second"
+    assert source.reads == 2
+
+
+async def test_a_refresh_that_fails_leaves_the_entry_to_run_out(runtime: Runtime, clock: Clock) -> None:
+    cache: changes.Cached[str] = changes.Cached(("models",), ttl=2.0)
+    source = Source()
+    await cache.get(runtime.store, source.load)
+    source.failing = True
+    clock.now += 1.8
+    assert await cache.get(runtime.store, source.load) == "first"
+    await changes._refreshes_of(runtime.store).finish()
+    assert source.reads == 2
+    clock.now += 0.3  # past its time: the ask reads itself, and hears of the failure
+    with pytest.raises(RuntimeError, match="away"):
+        await cache.get(runtime.store, source.load)
+
+
+async def test_a_write_here_is_still_read_while_the_ask_waits(runtime: Runtime, clock: Clock) -> None:
+    await registry.add_endpoint(runtime.store, "local", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+    await registry.add_model(runtime.store, "one", "local", "m1")
+    assert [m.alias for m in await registry.list_models(runtime.store)] == ["one"]
+    clock.now += 1.9  # late in its time, but a write makes it stale: no stale answer
+    await registry.add_model(runtime.store, "two", "local", "m2")
+    assert [m.alias for m in await registry.list_models(runtime.store)] == ["one", "two"]
+
+
+async def test_closing_the_store_lets_a_refresh_under_way_finish(home: Path, clock: Clock) -> None:
+    cache: changes.Cached[str] = changes.Cached(("models",), ttl=2.0)
+    source = Source()
+    async with Runtime.open(home=home) as runtime:
+        await cache.get(runtime.store, source.load)
+        source.value, source.gate = "second", asyncio.Event()
+        clock.now += 1.8
+        await cache.get(runtime.store, source.load)
+        await asyncio.sleep(0)
+        asyncio.get_running_loop().call_later(0.01, source.gate.set)
+    assert not changes._refreshes_of(runtime.store)  # done before the store closed
+    clock.now += 0.1
+    assert await cache.get(runtime.store, Source().load) == "second"
