@@ -69,18 +69,20 @@ class Panels:
     async def check_collection(self, collection: str) -> None:
         """NotFound (listing the collections this caller may call) for an
         unknown name; Refused (403) for one the caller's key does not cover."""
-        names = [view.name for view in await registry.list_collections(self.runtime.store)]
-        if collection not in names:
-            callable_names = [model_name(n) for n in names if may_call(self.identity, n)]
+        await self.collection(collection)
+
+    async def collection(self, collection: str) -> registry.CollectionView:
+        """One collection this caller may call (checked as `check_collection`),
+        from the one cached read that checks it."""
+        views = await registry.collections_by_name(self.runtime.store)
+        view = views.get(collection)
+        if view is None:
+            callable_names = [model_name(n) for n in views if may_call(self.identity, n)]
             there = ", ".join(callable_names) if callable_names else "none yet (benchwarmers collection add)"
             raise NotFound(f"no collection {model_name(collection)!r}; collections here: {there}")
         if not may_call(self.identity, collection):
             raise Refused(f"this key may not call {model_name(collection)}", status=403)
-
-    async def collection(self, collection: str) -> registry.CollectionView:
-        """One collection this caller may call (checked as `check_collection`)."""
-        await self.check_collection(collection)
-        return await registry.get_collection(self.runtime.store, collection)
+        return view
 
     # ---------------------------------------------------------------- asks
 
