@@ -92,16 +92,7 @@ class Panels:
         before a front end starts its reply, and a stream that starts is one
         that finishes. The panel itself runs in the engine's own task: a
         caller that stops listening leaves it to finish and be recorded."""
-        await self.check_collection(ask.collection)
-        if ask.extra_aliases:
-            await self._check_extras(ask.extra_aliases)
-        slot = await self._panel_slot()
-        try:
-            events = PanelEngine(self.runtime).run(ask, on_done=slot.release)
-            first = await anext(events)
-        except BaseException:
-            slot.release()  # seating failed: no panel runs
-            raise
+        events, first = await self._started(ask)
 
         async def chained() -> AsyncGenerator[PanelEvent, None]:
             try:
@@ -112,6 +103,21 @@ class Panels:
                 await events.aclose()
 
         return chained()
+
+    async def _started(self, ask: Ask) -> tuple[AsyncGenerator[PanelEvent, None], PanelEvent]:
+        """The engine's events, and the first of them, taken: the checks and
+        the seating have run."""
+        await self.check_collection(ask.collection)
+        if ask.extra_aliases:
+            await self._check_extras(ask.extra_aliases)
+        slot = await self._panel_slot()
+        try:
+            events = PanelEngine(self.runtime).run(ask, on_done=slot.release)
+            first = await anext(events)
+        except BaseException:
+            slot.release()  # seating failed: no panel runs
+            raise
+        return events, first
 
     async def _panel_slot(self) -> Slot:
         """A running panel's place under the caps (`limits/panels.py`), else 429."""
@@ -139,8 +145,12 @@ class Panels:
             )
 
     async def answer(self, ask: Ask) -> PanelReply:
-        """The whole reply at once, for front ends that do not stream."""
-        async with aclosing(await self.panel(ask)) as events:
+        """The whole reply at once, for front ends that do not stream (read
+        straight off the engine's events: no stream wraps them here)."""
+        events, first = await self._started(ask)
+        async with aclosing(events):
+            if isinstance(first, PanelDone):
+                return first.reply
             async for event in events:
                 if isinstance(event, PanelDone):
                     return event.reply
