@@ -2,7 +2,7 @@
 failures become our errors.
 
 Adapters build URLs, headers and bodies; this module sends them on the
-shared pooled client (`outbound.OutboundClient`, aiohttp, or in tests its
+shared pooled client (`outbound.OutboundClient`, `wire.py`, or in tests its
 in-memory twin `memory.MemoryClient`) and maps every way a call can fail, once:
 
     what happened                                   raised
@@ -49,8 +49,6 @@ import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Any
-
-import aiohttp
 
 from benchwarmers.durations import UNIT_PATTERN, parse_duration
 from benchwarmers.errors import (
@@ -131,7 +129,7 @@ class Transport:
                     except StopAsyncIteration:
                         done = True
                         items = frames.end()
-                    except (TimeoutError, aiohttp.ClientError, OSError) as error:
+                    except (TimeoutError, OSError) as error:
                         raise _broke(error, response) from None
                     else:
                         size += len(piece)
@@ -308,9 +306,9 @@ async def _opened(
         raise
     except TimeoutError:
         raise ProviderTimeout("no reply before the deadline") from None
-    except (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError, ValueError) as error:
+    except ValueError as error:
         raise ProviderConnectError(f"bad URL: {error}") from None
-    except (aiohttp.ClientError, OSError) as error:
+    except OSError as error:
         raise ProviderConnectError(f"could not connect: {error or type(error).__name__}") from None
 
 
@@ -336,7 +334,7 @@ async def _read_capped(response: Response, deadline: Deadline) -> bytes:
                 chunk = await anext(pieces)
         except StopAsyncIteration:
             return b"".join(chunks)
-        except (TimeoutError, aiohttp.ClientError, OSError) as error:
+        except (TimeoutError, OSError) as error:
             raise _broke(error, response) from None
         size += len(chunk)
         if size > MAX_REPLY_BYTES:
