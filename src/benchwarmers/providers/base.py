@@ -133,9 +133,10 @@ class Adapter(ABC):
                         status = item.status
                         yield item
                         continue
-                    for chunk in _reading(decoder.feed, status, item):
-                        content_sent = content_sent or isinstance(chunk, TextDelta | ToolCallDelta)
-                        yield chunk
+                    for event in item:
+                        for chunk in _reading(decoder.feed, status, event):
+                            content_sent = content_sent or isinstance(chunk, TextDelta | ToolCallDelta)
+                            yield chunk
             for chunk in _reading(decoder.close, status):
                 yield chunk
         except ProviderError as error:

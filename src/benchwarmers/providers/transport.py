@@ -102,10 +102,13 @@ class Transport:
         timeout: float | None,
         framing: Framing,
         is_end: Callable[[StreamEvent], bool],
-    ) -> AsyncGenerator[ResponseHeaders | StreamEvent, None]:
-        """`ResponseHeaders`, then the stream's events. Reads to the end of the
-        body (Gemini sends its usage after the finish) and raises
-        `ProviderBadReply` if no event satisfied `is_end`."""
+    ) -> AsyncGenerator[ResponseHeaders | list[StreamEvent], None]:
+        """`ResponseHeaders`, then the stream's events, a list per piece of
+        the body that completes any (one step of this generator for them
+        all: a piece usually holds several, often the whole reply). Reads
+        to the end of the body (Gemini sends its usage after the finish)
+        and raises `ProviderBadReply` if no event satisfied `is_end`; an
+        event that is not JSON raises after the events before it."""
         deadline = Deadline.after(timeout)
         try:
             response = await _opened(self.outbound, "POST", url, body, headers, deadline)
@@ -136,10 +139,22 @@ class Transport:
                         if size > MAX_REPLY_BYTES:
                             raise _too_big(response)
                         items = frames.feed(piece)
+                    if not items:
+                        continue
+                    events: list[StreamEvent] = []
+                    bad: ProviderBadReply | None = None
                     for item in items:
-                        event = _parse_event(item.name, item.data, status, found)
+                        try:
+                            event = _parse_event(item.name, item.data, status, found)
+                        except ProviderBadReply as error:
+                            bad = error
+                            break
                         ended = ended or is_end(event)
-                        yield event
+                        events.append(event)
+                    if events:
+                        yield events
+                    if bad is not None:
+                        raise bad
                 if not ended:
                     raise ProviderBadReply(
                         "the stream ended before its end marker", status=status, headers=found
