@@ -96,6 +96,8 @@ class OutboundClient:
         self._pool: Pool | None = None
         self._all: asyncio.Semaphore | None = None
         self._origins: dict[tuple[str, str | None, int | None], asyncio.Semaphore] = {}
+        # The adapters on this client, by API kind (`base.adapter_for`: made once, asked every call).
+        self.adapters: dict[str, Any] = {}
 
     async def __aenter__(self) -> Self:
         self._pool = self._open_pool()
