@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import ssl
 import zlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
+from benchwarmers.providers import wire
 from benchwarmers.providers.deadline import Deadline
 from benchwarmers.providers.outbound import OutboundClient, Response
 from benchwarmers.providers.wire import HIGH_WATER, Pool, WireError, parse_url
@@ -254,3 +258,59 @@ async def test_a_cancelled_wait_for_the_reply_closes_the_connection() -> None:
         assert outbound.in_flight == 0
         _, body = await fetch(outbound, url)
     assert body == b"late" and len(connections) == 2
+
+
+async def test_https_is_tls_to_the_host_named_checked_against_trusted_certificates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert, key = _self_signed(tmp_path, "localhost")
+    serving = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    serving.load_cert_chain(cert, key)
+    seen: list[bytes] = []
+    loop = asyncio.get_running_loop()
+    listening = await loop.create_server(
+        lambda: Scripted(lambda _r, _n: ok(b"secret"), seen, []), "127.0.0.1", 0, ssl=serving
+    )
+    url = f"https://localhost:{listening.sockets[0].getsockname()[1]}/v1/chat/completions"
+    try:
+        async with OutboundClient() as outbound:  # the system's certificates: ours is not among them
+            with pytest.raises(ssl.SSLCertVerificationError):
+                await fetch(outbound, url)
+        trusting = ssl.create_default_context(cafile=str(cert))
+        monkeypatch.setattr(wire, "_tls", lambda: trusting)
+        async with OutboundClient() as outbound:
+            _, body = await fetch(outbound, url)
+    finally:
+        listening.close()
+    assert body == b"secret" and seen[-1].startswith(b"POST /v1/chat/completions HTTP/1.1\r\n")
+
+
+def _self_signed(folder: Path, host: str) -> tuple[Path, Path]:
+    x509 = pytest.importorskip("cryptography.x509")
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
+    now = datetime.now(UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(days=1))
+        .not_valid_after(now + timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return cert_file, key_file
