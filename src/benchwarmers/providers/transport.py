@@ -47,8 +47,7 @@ import json
 import re
 import time
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from benchwarmers.durations import UNIT_PATTERN, parse_duration
 from benchwarmers.errors import (
@@ -71,10 +70,10 @@ DONE = "[DONE]"
 MAX_REPLY_BYTES = 32 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class StreamEvent:
+class StreamEvent(NamedTuple):
     """One event of a stream: the SSE event name ("" for NDJSON or unnamed
-    events) and its parsed JSON (None for the `[DONE]` sentinel)."""
+    events) and its parsed JSON (None for the `[DONE]` sentinel). A named
+    tuple, as `sse.SseEvent` is: one is made for every event."""
 
     name: str
     data: Any
