@@ -314,3 +314,17 @@ def _self_signed(folder: Path, host: str) -> tuple[Path, Path]:
         )
     )
     return cert_file, key_file
+
+
+async def test_a_reply_nobody_asked_for_closes_the_connection_not_the_next_call() -> None:
+    async with (
+        server(lambda _r, n: ok(b"first") + ok(b"unasked") if n == 1 else ok(b"second")) as (
+            url,
+            _,
+            connections,
+        ),
+        OutboundClient() as outbound,
+    ):
+        first = (await fetch(outbound, url))[1]
+        second = (await fetch(outbound, url))[1]
+    assert (first, second) == (b"first", b"second") and len(connections) == 2

@@ -156,6 +156,10 @@ class Connection(asyncio.Protocol):
 
     # ------------------------------------------------------ httptools callbacks
 
+    def on_message_begin(self) -> None:
+        if not self.exchanging:  # a second reply in the bytes of the first: nobody asked for it
+            raise WireError("the server sent a reply nobody asked for")
+
     def on_header(self, name: bytes, value: bytes) -> None:
         self.headers[name.decode("latin-1").lower()] = value.decode("latin-1")
 
