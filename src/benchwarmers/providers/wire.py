@@ -69,8 +69,7 @@ class Connection(asyncio.Protocol):
     parser reads the reply: `head` is done once the status and headers are
     in, the body's pieces wait in `pieces` for `Body` to take."""
 
-    def __init__(self, pool: Pool, origin: Origin) -> None:
-        self.pool = pool
+    def __init__(self, origin: Origin) -> None:
         self.origin = origin
         self.transport: asyncio.Transport | None = None
         self._parser = httptools.HttpResponseParser(self)
@@ -321,7 +320,7 @@ class Pool:
         scheme, host, port = origin
         tls = scheme == "https"
         _, connection = await loop.create_connection(
-            lambda: Connection(self, origin),
+            lambda: Connection(origin),
             host,
             port,
             ssl=_tls() if tls else None,
@@ -334,9 +333,11 @@ class Pool:
         self._sweep = None
         oldest = time.monotonic() - self.keepalive
         for origin, idle in list(self._idle.items()):
-            keep = [c for c in idle if c.idle_since > oldest and c.transport is not None]
+            keep = []
             for connection in idle:
-                if connection not in keep:
+                if connection.idle_since > oldest and connection.transport is not None:
+                    keep.append(connection)
+                else:
                     connection.close()
             if keep:
                 self._idle[origin] = keep
