@@ -44,6 +44,9 @@ class Scripted(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
 
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+
     def data_received(self, data: bytes) -> None:
         self.buffer += data
         head, found, rest = self.buffer.partition(b"\r\n\r\n")
@@ -328,3 +331,17 @@ async def test_a_reply_nobody_asked_for_closes_the_connection_not_the_next_call(
         first = (await fetch(outbound, url))[1]
         second = (await fetch(outbound, url))[1]
     assert (first, second) == (b"first", b"second") and len(connections) == 2
+
+
+async def test_connections_left_idle_are_closed_once_their_keepalive_is_up() -> None:
+    async with server(lambda _r, _n: ok(b"x")) as (url, _, connections), OutboundClient() as outbound:
+        pool = outbound._pool
+        assert isinstance(pool, Pool)
+        pool.keepalive = 0.05
+        await fetch(outbound, url)
+        assert connections[0].transport is not None  # kept for the next call
+        for _ in range(100):
+            if connections[0].transport is None:
+                break
+            await asyncio.sleep(0.02)
+        assert connections[0].transport is None, "the idle connection was never closed"
