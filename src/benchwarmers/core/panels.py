@@ -84,18 +84,19 @@ class Panels:
 
     # ---------------------------------------------------------------- asks
 
-    async def panel(self, ask: Ask) -> AsyncGenerator[PanelEvent, None]:
+    async def panel(self, ask: Ask, *, seats: bool = True) -> AsyncGenerator[PanelEvent, None]:
         """The panel's events, with the first already taken: the collection
         check and the seating run before this returns, so their errors come
         before a front end starts its reply, and a stream that starts is one
         that finishes. The panel itself runs in the engine's own task: a
-        caller that stops listening leaves it to finish and be recorded."""
+        caller that stops listening leaves it to finish and be recorded.
+        `seats=False`: no `SeatDone` (for a caller that waits for the reply)."""
         await self.check_collection(ask.collection)
         if ask.extra_aliases:
             await self._check_extras(ask.extra_aliases)
         slot = await self._panel_slot()
         try:
-            events = PanelEngine(self.runtime).run(ask, on_done=slot.release)
+            events = PanelEngine(self.runtime).run(ask, on_done=slot.release, seats=seats)
             first = await anext(events)
         except BaseException:
             slot.release()  # seating failed: no panel runs
@@ -138,7 +139,7 @@ class Panels:
 
     async def answer(self, ask: Ask) -> PanelReply:
         """The whole reply at once, for front ends that do not stream."""
-        async with aclosing(await self.panel(ask)) as events:
+        async with aclosing(await self.panel(ask, seats=False)) as events:
             async for event in events:
                 if isinstance(event, PanelDone):
                     return event.reply
