@@ -1,11 +1,14 @@
-"""The outbound client side by side: ours (`providers/outbound.py`: aiohttp
-behind our gates), bare aiohttp, and the httpx pool we used before, on the
-same loopback upstreams.
+"""The outbound client side by side: ours (`providers/outbound.py`: our own
+HTTP/1.1 connections, `providers/wire.py`, behind our gates), bare aiohttp
+(what ours was before), and the httpx pool we used before that, on the same
+loopback upstreams.
 
 Two measurements, printed as one table:
 
 - **throughput**: `--calls` chat completions at `--concurrency` against the
-  instant upstream (`upstream.py`), calls per second and p50/p99;
+  instant upstream (`upstream.py`), calls per second, p50/p99 and the
+  process's CPU per call (the upstream runs in this process too: the same
+  share for every client);
 - **wedge**: `--rounds` floods of `--flood` calls on a pool of `--pool`
   connections, two in three to an upstream that never answers (timeouts of
   0.1-0.25 s), one in four cancelled from outside as a panel gives up on a
@@ -94,7 +97,9 @@ async def aiohttp_client(pool: int) -> Any:
         yield send
 
 
-async def throughput(opener: Opener, url: str, calls: int, concurrency: int) -> tuple[float, float, float]:
+async def throughput(
+    opener: Opener, url: str, calls: int, concurrency: int
+) -> tuple[float, float, float, float]:
     times: list[float] = []
     async with opener(concurrency) as send:
         queue = iter(range(calls))
@@ -105,11 +110,12 @@ async def throughput(opener: Opener, url: str, calls: int, concurrency: int) -> 
                 await send(url, 30.0)
                 times.append(time.perf_counter() - started)
 
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     times.sort()
-    return calls / elapsed, statistics.median(times) * 1000, times[int(len(times) * 0.99)] * 1000
+    p50, p99 = statistics.median(times) * 1000, times[int(len(times) * 0.99)] * 1000
+    return calls / elapsed, p50, p99, cpu / calls * 1e6
 
 
 async def wedge(opener: Opener, fast: str, hang: str, pool: int, rounds: int, flood: int) -> int:
@@ -160,19 +166,21 @@ async def main() -> int:
     fast = f"http://127.0.0.1:{instant.sockets[0].getsockname()[1]}/v1/chat/completions"
     hang = f"http://127.0.0.1:{stuck.sockets[0].getsockname()[1]}/v1/chat/completions"
     clients: dict[str, Opener] = {
-        "ours (aiohttp, gated)": ours,
+        "ours (wire, gated)": ours,
         "aiohttp, bare": aiohttp_client,
         "httpx pool (before)": plain_httpx,
     }
     rows = []
     for name, opener in clients.items():
-        rate, p50, p99 = await throughput(opener, fast, args.calls, args.concurrency)
+        rate, p50, p99, cpu = await throughput(opener, fast, args.calls, args.concurrency)
         answered = await wedge(opener, fast, hang, args.pool, args.rounds, args.flood)
-        rows.append((name, rate, p50, p99, answered))
+        rows.append((name, rate, p50, p99, cpu, answered))
     print(json.dumps({"calls": args.calls, "concurrency": args.concurrency, "pool": args.pool}))
-    print(f"{'client':<22} {'calls/s':>8} {'p50 ms':>7} {'p99 ms':>7}  after the flood")
-    for name, rate, p50, p99, answered in rows:
-        print(f"{name:<22} {rate:8.0f} {p50:7.1f} {p99:7.1f}  {answered}/{args.pool * 3} answered")
+    print(f"{'client':<22} {'calls/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'CPU µs/call':>11}  after the flood")
+    for name, rate, p50, p99, cpu, answered in rows:
+        print(
+            f"{name:<22} {rate:8.0f} {p50:7.1f} {p99:7.1f} {cpu:11.0f}  {answered}/{args.pool * 3} answered"
+        )
     instant.close()
     stuck.close()
     return 0

@@ -103,21 +103,28 @@ class Message:
     role: Literal["user", "assistant"]
     parts: tuple[Part, ...]
 
+    # Read several times for every message of every call (formats, seating, each
+    # adapter): lists first, which are quicker to make than generators, and a
+    # message of one text part (most of them) answered without either.
+
     @property
     def text(self) -> str:
-        return "".join(p.text for p in self.parts if isinstance(p, Text))
+        parts = self.parts
+        if len(parts) == 1 and type(parts[0]) is Text:
+            return parts[0].text
+        return "".join([p.text for p in parts if isinstance(p, Text)])
 
     @property
     def images(self) -> tuple[Image, ...]:
-        return tuple(p for p in self.parts if isinstance(p, Image))
+        return tuple([p for p in self.parts if isinstance(p, Image)])
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
-        return tuple(p for p in self.parts if isinstance(p, ToolCall))
+        return tuple([p for p in self.parts if isinstance(p, ToolCall)])
 
     @property
     def tool_results(self) -> tuple[ToolResult, ...]:
-        return tuple(p for p in self.parts if isinstance(p, ToolResult))
+        return tuple([p for p in self.parts if isinstance(p, ToolResult)])
 
 
 def user(text: str) -> Message:

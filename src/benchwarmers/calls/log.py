@@ -15,13 +15,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import operator
 import queue
 import secrets
 import sqlite3
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -96,8 +97,7 @@ def submit_call(store: Store, row: CallRow) -> asyncio.Future[None]:
     futures before its last byte (`panel/engine.py`, `route/engine.py`):
     the reply is built while its rows commit, and no client is told of a
     call the log could still lose."""
-    stamped = row if row.at is not None else replace(row, at=datetime.now(UTC))
-    return _writer_of(store).submit(stamped)
+    return _writer_of(store).submit(row, row.at or datetime.now(UTC))
 
 
 async def record_call(store: Store, row: CallRow) -> None:
@@ -143,16 +143,15 @@ class _LogWriter:
     def __init__(self, store: Store, loop: asyncio.AbstractEventLoop) -> None:
         self.store = store
         self.loop = loop
-        self._waiting: list[tuple[CallRow, asyncio.Future[None]]] = []
+        self._waiting: list[_Submitted] = []
         self._draining: asyncio.Task[None] | None = None
         # Calls handed over and not yet committed, by id (`settled`).
         self.pending: dict[str, asyncio.Future[None]] = {}
 
-    def submit(self, row: CallRow) -> asyncio.Future[None]:
+    def submit(self, row: CallRow, at: datetime) -> asyncio.Future[None]:
         done = self.loop.create_future()
-        self._waiting.append((row, done))
+        self._waiting.append((row, at, done))
         self.pending[row.id] = done
-        done.add_done_callback(lambda _done: self.pending.pop(row.id, None))
         if self._draining is None:
             self._draining = self.loop.create_task(self._drain(), name="call log writer")
         return done
@@ -165,36 +164,42 @@ class _LogWriter:
 
     async def _drain(self) -> None:
         """Commit what waits, then what came meanwhile, until none is left."""
-        batch: list[tuple[CallRow, asyncio.Future[None]]] = []
+        batch: list[_Submitted] = []
         try:
             while self._waiting:
                 batch, self._waiting = self._waiting, []
                 await self._commit(batch)
         finally:
             self._draining = None
-            for _row, done in (*batch, *self._waiting):  # unsettled only if this task was cancelled
-                _settle(done, asyncio.CancelledError())
+            for submitted in (*batch, *self._waiting):  # unsettled only if this task was cancelled
+                self._settle(submitted, asyncio.CancelledError())
             self._waiting = []
 
-    async def _commit(self, batch: list[tuple[CallRow, asyncio.Future[None]]]) -> None:
+    async def _commit(self, batch: list[_Submitted]) -> None:
         try:
-            await self._write([row for row, _done in batch])
+            await self._write(batch)
         except Exception as exc:
             if len(batch) == 1:
-                _settle(batch[0][1], exc)
+                self._settle(batch[0], exc)
                 return
-            for row, done in batch:  # one row the store refuses must not lose the others
+            for submitted in batch:  # one row the store refuses must not lose the others
                 try:
-                    await self._write([row])
+                    await self._write([submitted])
                 except Exception as one:
-                    _settle(done, one)
+                    self._settle(submitted, one)
                 else:
-                    _settle(done, None)
+                    self._settle(submitted, None)
         else:
-            for _row, done in batch:
-                _settle(done, None)
+            for submitted in batch:
+                self._settle(submitted, None)
 
-    async def _write(self, rows: list[CallRow]) -> None:
+    def _settle(self, submitted: _Submitted, error: BaseException | None) -> None:
+        row, _at, done = submitted
+        if self.pending.get(row.id) is done:
+            del self.pending[row.id]
+        _settle(done, error)
+
+    async def _write(self, rows: list[_Submitted]) -> None:
         file = _log_file(self.store)
         statements = _statements(self.store, rows)
         if file is None:
@@ -208,6 +213,8 @@ class _LogWriter:
 
 
 _writers: weakref.WeakKeyDictionary[Store, _LogWriter] = weakref.WeakKeyDictionary()
+# A call handed to the writer: its row, when it ended, and the future its commit settles.
+_Submitted = tuple[CallRow, datetime, asyncio.Future[None]]
 
 # The tables a batch writes (`changes.committed`: the caches learn of it).
 _TABLES = (Call.__tablename__, UsageMonth.__tablename__)
@@ -310,12 +317,14 @@ class _LogFile:
 @dataclass(frozen=True, slots=True)
 class _Compiled:
     """A statement compiled for SQLite and one set of value names: its SQL,
-    and how each row's values become the driver's positional ones."""
+    and how each row's values become the driver's positional ones (picked
+    in their order at once, then the few that need it converted: a datetime
+    to its stored text, a bool to 0 or 1)."""
 
     sql: str
     keys: Any  # the value names it was compiled for (a dict's keys view)
-    order: tuple[str, ...]
-    processors: tuple[Callable[[Any], Any] | None, ...]
+    pick: Callable[[dict[str, Any]], tuple[Any, ...]]
+    processors: tuple[tuple[int, Callable[[Any], Any]], ...]
 
     @classmethod
     def of(cls, statement: Executable, keys: Any) -> _Compiled:
@@ -323,14 +332,19 @@ class _Compiled:
         compiled = cast(Any, statement).compile(dialect=dialect, column_keys=list(keys))
         table = cast(Any, statement).table
         order = tuple(compiled.positiontup)
-        processors = tuple(table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in order)
-        return cls(compiled.string, dict.fromkeys(keys).keys(), order, processors)
+        found = (table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in order)
+        processors = tuple((i, process) for i, process in enumerate(found) if process is not None)
+        pick = operator.itemgetter(*order) if len(order) > 1 else lambda values: (values[order[0]],)
+        return cls(compiled.string, dict.fromkeys(keys).keys(), pick, processors)
 
-    def row(self, values: dict[str, Any]) -> tuple[Any, ...]:
-        return tuple(
-            values[name] if process is None else process(values[name])
-            for name, process in zip(self.order, self.processors, strict=True)
-        )
+    def row(self, values: dict[str, Any]) -> Sequence[Any]:
+        picked = self.pick(values)
+        if not self.processors:
+            return picked
+        row = list(picked)
+        for i, process in self.processors:
+            row[i] = process(row[i])
+        return row
 
 
 _SQLITE = SQLiteDialect_pysqlite()
@@ -359,12 +373,11 @@ def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
         done.exception()  # retrieved: a future nobody awaits (a client gone) is not an error to log
 
 
-def _statements(store: Store, rows: list[CallRow]) -> list[tuple[Executable, list[dict[str, Any]]]]:
+def _statements(store: Store, rows: list[_Submitted]) -> list[tuple[Executable, list[dict[str, Any]]]]:
     """The rows and their ledger lines: two statements, for one transaction."""
     sums: dict[tuple[str, str, str], list[int]] = {}
-    for row in rows:
-        assert row.at is not None
-        line = sums.setdefault((row.at.strftime("%Y-%m"), row.endpoint, row.served), [0, 0, 0])
+    for row, at, _done in rows:
+        line = sums.setdefault((f"{at.year:04d}-{at.month:02d}", row.endpoint, row.served), [0, 0, 0])
         line[0] += 1 if row.sent else 0
         line[1] += row.tokens_in
         line[2] += row.tokens_out
@@ -379,7 +392,8 @@ def _statements(store: Store, rows: list[CallRow]) -> list[tuple[Executable, lis
         }
         for (month, endpoint, served), (n, i, o) in sums.items()
     ]
-    return [(_call_insert(), [_call_values(row) for row in rows]), (_ledger_upsert(store.is_sqlite), lines)]
+    calls = [_call_values(row, at) for row, at, _done in rows]
+    return [(_call_insert(), calls), (_ledger_upsert(store.is_sqlite), lines)]
 
 
 @functools.cache
@@ -406,10 +420,10 @@ def _ledger_upsert(sqlite: bool) -> Executable:
     )
 
 
-def _call_values(row: CallRow) -> dict[str, Any]:
+def _call_values(row: CallRow, at: datetime) -> dict[str, Any]:
     return {
         "id": row.id,
-        "at": row.at,
+        "at": at,
         "kind": row.kind,
         "alias": row.alias,
         "endpoint": row.endpoint,

@@ -16,7 +16,6 @@ import hashlib
 import importlib
 import json
 import urllib.parse
-import weakref
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from contextlib import aclosing
@@ -133,9 +132,10 @@ class Adapter(ABC):
                         status = item.status
                         yield item
                         continue
-                    for chunk in _reading(decoder.feed, status, item):
-                        content_sent = content_sent or isinstance(chunk, TextDelta | ToolCallDelta)
-                        yield chunk
+                    for event in item:
+                        for chunk in _reading(decoder.feed, status, event):
+                            content_sent = content_sent or isinstance(chunk, TextDelta | ToolCallDelta)
+                            yield chunk
             for chunk in _reading(decoder.close, status):
                 yield chunk
         except ProviderError as error:
@@ -226,7 +226,7 @@ def adapter_for(api: ApiKind | str, outbound: OutboundClient) -> Adapter:
     """The adapter for an endpoint's API kind, on the shared client. The
     adapter modules import this one, so they are looked up by name, once
     per client: an adapter keeps no state of a call, and every call asks."""
-    made = _made.setdefault(outbound, {})
+    made = outbound.adapters
     adapter = made.get(api)
     if adapter is None:
         try:
@@ -236,9 +236,6 @@ def adapter_for(api: ApiKind | str, outbound: OutboundClient) -> Adapter:
         adapter_class: type[Adapter] = getattr(importlib.import_module(module_name), class_name)
         adapter = made[api] = adapter_class(outbound)
     return adapter
-
-
-_made: weakref.WeakKeyDictionary[OutboundClient, dict[str, Adapter]] = weakref.WeakKeyDictionary()
 
 
 # ------------------------------------------------------------------- gather

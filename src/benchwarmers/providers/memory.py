@@ -1,8 +1,8 @@
 """The in-memory wire: an outbound client whose calls a function answers,
-with no socket, as httpx's `MockTransport` does for httpx (aiohttp has
-none). The adapters' unit tests run on it (tests/providers/test_openai.py
-and its siblings), so every API's request shape, reply parsing, streaming
-and error mapping is checked in milliseconds and without a network.
+with no socket, as httpx's `MockTransport` does for httpx. The adapters'
+unit tests run on it (tests/providers/test_openai.py and its siblings), so
+every API's request shape, reply parsing, streaming and error mapping is
+checked in milliseconds and without a network.
 
     def handler(request: WireRequest) -> WireResponse:
         assert request.json["model"] == "m1"
@@ -13,12 +13,12 @@ and error mapping is checked in milliseconds and without a network.
 
 Only the send is replaced (`OutboundClient._send`): the gates, the deadline
 and the transport's reading and error mapping are the real ones. The
-handler sees the body as it would go out (through JSON, as aiohttp's
-`json=` sends it) and the headers lower-cased. It may be sync or async; it
+handler sees the body as it would go out (through JSON, as `wire.py`
+sends it) and the headers lower-cased. It may be sync or async; it
 fails the send by raising (`ConnectionRefusedError` is a refused
 connection, and an awaited event that never comes is a provider that never
 answers). A reply's body is bytes, or chunks one by one: an exception
-among them breaks the stream there (`broken()` is the one aiohttp raises
+among them breaks the stream there (`broken()` is the one `wire.py` raises
 when a connection closes mid-body), and an async iterable may wait between
 chunks (a stall).
 """
@@ -31,17 +31,17 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, I
 from dataclasses import dataclass, field
 from typing import Any
 
-import aiohttp
 from yarl import URL
 
 from benchwarmers.providers.outbound import PER_ORIGIN, TOTAL, OutboundClient, Response
+from benchwarmers.providers.wire import WireError
 
 Body = bytes | Iterable[bytes | BaseException] | AsyncIterable[bytes]
 
 
-def broken() -> aiohttp.ClientPayloadError:
-    """What aiohttp raises when the connection closes mid-body."""
-    return aiohttp.ClientPayloadError("Response payload is not completed")
+def broken() -> WireError:
+    """What `wire.py` raises when the connection closes mid-body."""
+    return WireError("the connection closed before the reply ended")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,14 +97,12 @@ class MemoryClient(OutboundClient):
         self.handler = handler
         self.requests: list[WireRequest] = []
 
-    def _open_session(self) -> None:
-        return None  # no socket, no session
+    def _open_pool(self) -> None:
+        return None  # no socket, no connections
 
     async def _send(
         self, method: str, url: URL, body: dict[str, Any] | None, headers: dict[str, str]
     ) -> Response:
-        if url.scheme not in ("http", "https") or not url.host:
-            raise aiohttp.InvalidURL(url)  # as aiohttp refuses it
         sent = {name.lower(): value for name, value in headers.items()}
         if body is not None:
             sent.setdefault("content-type", "application/json")

@@ -1,29 +1,30 @@
-"""The pooled outbound client every model call shares: aiohttp, gated.
+"""The pooled outbound client every model call shares: our own HTTP/1.1
+keep-alive connections (`wire.py`), gated.
 
-Why aiohttp and not httpx (`benchmarks/outbound.py`, loopback, one
-process, a loaded 2-core box): at 20 concurrent calls httpx's pool did 185
-calls/s (p99 477 ms), ours 2,269 (p99 42 ms); at 200 concurrent httpx did
-73 (p99 11 s), ours 2,159 (p99 222 ms). And httpcore's pool leaks a slot for
-good when a request is cancelled while it waits for a connection the pool
-has just assigned it (httpcore #1093, open): a flood with some seats timing
-out wedged it (0 of 30 calls answered after it, on every run), so every
-call on every endpoint timed out while the upstreams answered at once.
-A panel fans out to hundreds of concurrent streams per
-endpoint: that is the load this client is for.
+Why not httpx (`benchmarks/outbound.py`, loopback, one process, a loaded
+2-core box): at 20 concurrent calls httpx's pool did 185 calls/s (p99 477
+ms), aiohttp's 2,269 (p99 42 ms); at 200 concurrent httpx did 73 (p99 11 s).
+And httpcore's pool leaks a slot for good when a request is cancelled while
+it waits for a connection the pool has just assigned it (httpcore #1093,
+open): a flood with some seats timing out wedged it (0 of 30 calls answered
+after it, on every run), so every call on every endpoint timed out while
+the upstreams answered at once. Why not aiohttp's client, which came next:
+its request machinery was most of a passthrough's own CPU (`wire.py`).
+A panel fans out to hundreds of concurrent streams per endpoint: that is
+the load this client is for.
 
-Our own gates stand in front of aiohttp's connector: a semaphore per origin
-(`PER_ORIGIN`) and one for all (`TOTAL`), each the size of the connector's
-limit, so the connector never queues a request and a call that cannot get a
-connection before its deadline fails here, clean, as `ProviderBusy`: it
-never went out, which says nothing about the model (health checks do not
-count it). Redirects are not followed: an endpoint that redirects is
-misconfigured and is told so (`transport.py`).
+Our own gates stand in front of the pool: a semaphore per origin
+(`PER_ORIGIN`) and one for all (`TOTAL`), so no more connections are ever
+open than they allow, and a call that cannot get one before its deadline
+fails here, clean, as `ProviderBusy`: it never went out, which says
+nothing about the model (health checks do not count it). Redirects are not
+followed: an endpoint that redirects is misconfigured and is told so
+(`transport.py`).
 
 The transport reads a reply as a `Response` (status, headers, body chunks),
-not as aiohttp's object, so the sending step can be swapped: `_send` is the
-one place aiohttp is asked, and `providers/memory.py`'s `MemoryClient`
-answers there from a function instead (aiohttp has no in-memory transport
-like httpx's `MockTransport`), behind the same gates.
+so the sending step can be swapped: `_send` is the one place the network
+is asked, and `providers/memory.py`'s `MemoryClient` answers there from a
+function instead, behind the same gates.
 """
 
 from __future__ import annotations
@@ -32,11 +33,11 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Self
 
-import aiohttp
 from yarl import URL
 
 from benchwarmers.errors import ProviderBusy
 from benchwarmers.providers.deadline import Deadline
+from benchwarmers.providers.wire import Pool, parse_url
 
 PER_ORIGIN = 512
 TOTAL = 1024
@@ -92,29 +93,25 @@ class OutboundClient:
     def __init__(self, *, per_origin: int = PER_ORIGIN, total: int = TOTAL) -> None:
         self.per_origin = min(per_origin, total)
         self.total = total
-        self._session: aiohttp.ClientSession | None = None
+        self._pool: Pool | None = None
         self._all: asyncio.Semaphore | None = None
         self._origins: dict[tuple[str, str | None, int | None], asyncio.Semaphore] = {}
+        # The adapters on this client, by API kind (`base.adapter_for`: made once, asked every call).
+        self.adapters: dict[str, Any] = {}
 
     async def __aenter__(self) -> Self:
-        self._session = self._open_session()
+        self._pool = self._open_pool()
         self._all = asyncio.Semaphore(self.total)
         return self
 
-    def _open_session(self) -> aiohttp.ClientSession | None:
-        connector = aiohttp.TCPConnector(
-            limit=self.total, limit_per_host=self.per_origin, keepalive_timeout=KEEPALIVE_SECONDS
-        )
-        # No default timeout: every call passes its own deadline (the seat's time).
-        return aiohttp.ClientSession(
-            connector=connector, timeout=aiohttp.ClientTimeout(total=None), auto_decompress=True
-        )
+    def _open_pool(self) -> Pool | None:
+        return Pool(KEEPALIVE_SECONDS)
 
     async def __aexit__(self, *_: object) -> None:
         self._all = None
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
     @property
     def in_flight(self) -> int:
@@ -132,10 +129,11 @@ class OutboundClient:
         """The response, status and headers read, body not: the caller must
         `release()` it. Raises `ProviderBusy` when no connection frees up
         before the deadline, `TimeoutError` when no status line came by then,
-        aiohttp's errors otherwise (having released what it took)."""
+        `ValueError` for a URL or header it cannot send, `OSError`s otherwise
+        (having released what it took)."""
         if self._all is None:
             raise RuntimeError("the outbound client is not open")
-        parsed = URL(url)
+        parsed = parse_url(url)
         taken = await self._enter(parsed, deadline.when)
         try:
             with deadline:
@@ -152,10 +150,10 @@ class OutboundClient:
     ) -> Response:
         """Send, and wait for the status line and headers (the one step a
         `MemoryClient` answers itself)."""
-        assert self._session is not None
-        raw = await self._session.request(method, url, json=body, headers=headers, allow_redirects=False)
-        found = {name.lower(): value for name, value in raw.headers.items()}
-        return Response(raw.status, found, raw.content.iter_any(), raw.release)
+        pool = self._pool
+        assert pool is not None
+        connection, body_of = await pool.exchange(method, url, body, headers)
+        return Response(connection.status, connection.headers, body_of, lambda: pool.give_back(connection))
 
     async def _enter(self, url: URL, deadline: float | None) -> tuple[asyncio.Semaphore, ...]:
         assert self._all is not None

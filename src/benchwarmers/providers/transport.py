@@ -2,7 +2,7 @@
 failures become our errors.
 
 Adapters build URLs, headers and bodies; this module sends them on the
-shared pooled client (`outbound.OutboundClient`, aiohttp, or in tests its
+shared pooled client (`outbound.OutboundClient`, `wire.py`, or in tests its
 in-memory twin `memory.MemoryClient`) and maps every way a call can fail, once:
 
     what happened                                   raised
@@ -47,10 +47,7 @@ import json
 import re
 import time
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass
-from typing import Any
-
-import aiohttp
+from typing import Any, NamedTuple
 
 from benchwarmers.durations import UNIT_PATTERN, parse_duration
 from benchwarmers.errors import (
@@ -73,10 +70,10 @@ DONE = "[DONE]"
 MAX_REPLY_BYTES = 32 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class StreamEvent:
+class StreamEvent(NamedTuple):
     """One event of a stream: the SSE event name ("" for NDJSON or unnamed
-    events) and its parsed JSON (None for the `[DONE]` sentinel)."""
+    events) and its parsed JSON (None for the `[DONE]` sentinel). A named
+    tuple, as `sse.SseEvent` is: one is made for every event."""
 
     name: str
     data: Any
@@ -104,10 +101,13 @@ class Transport:
         timeout: float | None,
         framing: Framing,
         is_end: Callable[[StreamEvent], bool],
-    ) -> AsyncGenerator[ResponseHeaders | StreamEvent, None]:
-        """`ResponseHeaders`, then the stream's events. Reads to the end of the
-        body (Gemini sends its usage after the finish) and raises
-        `ProviderBadReply` if no event satisfied `is_end`."""
+    ) -> AsyncGenerator[ResponseHeaders | list[StreamEvent], None]:
+        """`ResponseHeaders`, then the stream's events, a list per piece of
+        the body that completes any (one step of this generator for them
+        all: a piece usually holds several, often the whole reply). Reads
+        to the end of the body (Gemini sends its usage after the finish)
+        and raises `ProviderBadReply` if no event satisfied `is_end`; an
+        event that is not JSON raises after the events before it."""
         deadline = Deadline.after(timeout)
         try:
             response = await _opened(self.outbound, "POST", url, body, headers, deadline)
@@ -131,17 +131,29 @@ class Transport:
                     except StopAsyncIteration:
                         done = True
                         items = frames.end()
-                    except (TimeoutError, aiohttp.ClientError, OSError) as error:
+                    except (TimeoutError, OSError) as error:
                         raise _broke(error, response) from None
                     else:
                         size += len(piece)
                         if size > MAX_REPLY_BYTES:
                             raise _too_big(response)
                         items = frames.feed(piece)
+                    if not items:
+                        continue
+                    events: list[StreamEvent] = []
+                    bad: ProviderBadReply | None = None
                     for item in items:
-                        event = _parse_event(item.name, item.data, status, found)
+                        try:
+                            event = _parse_event(item.name, item.data, status, found)
+                        except ProviderBadReply as error:
+                            bad = error
+                            break
                         ended = ended or is_end(event)
-                        yield event
+                        events.append(event)
+                    if events:
+                        yield events
+                    if bad is not None:
+                        raise bad
                 if not ended:
                     raise ProviderBadReply(
                         "the stream ended before its end marker", status=status, headers=found
@@ -308,9 +320,9 @@ async def _opened(
         raise
     except TimeoutError:
         raise ProviderTimeout("no reply before the deadline") from None
-    except (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError, ValueError) as error:
+    except ValueError as error:
         raise ProviderConnectError(f"bad URL: {error}") from None
-    except (aiohttp.ClientError, OSError) as error:
+    except OSError as error:
         raise ProviderConnectError(f"could not connect: {error or type(error).__name__}") from None
 
 
@@ -336,7 +348,7 @@ async def _read_capped(response: Response, deadline: Deadline) -> bytes:
                 chunk = await anext(pieces)
         except StopAsyncIteration:
             return b"".join(chunks)
-        except (TimeoutError, aiohttp.ClientError, OSError) as error:
+        except (TimeoutError, OSError) as error:
             raise _broke(error, response) from None
         size += len(chunk)
         if size > MAX_REPLY_BYTES:

@@ -138,7 +138,7 @@ def _info(conn: Any) -> dict[str, Any]:
 
 def stamp(store: Store, tables: tuple[str, ...]) -> tuple[int, ...]:
     versions = _versions.get(store.database_key, {})
-    return tuple(versions.get(table, 0) for table in tables)
+    return tuple([versions.get(table, 0) for table in tables])  # a list first: quicker than a generator
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +162,8 @@ class Cached(Generic[T]):
         self._refreshing: set[str] = set()  # databases whose entry is being read again behind the asks
 
     async def get(self, store: Store, load: Callable[[], Awaitable[T]]) -> T:
-        watch(store)
+        if not store.watched:
+            watch(store)
         database = store.database_key
         before = stamp(store, self.tables)
         now = time.monotonic()

@@ -1,0 +1,369 @@
+"""HTTP/1.1 on our own keep-alive connections: the one way a model call
+reaches the network.
+
+Why not aiohttp's client, which this replaced (`benchmarks/outbound.py`,
+loopback, the instant upstream): a call through aiohttp's `ClientSession`
+cost 200-370 µs of CPU (its request object, payload, tracing, cookie jar,
+redirect and timer machinery, its connector's bookkeeping), the largest
+share of a passthrough's own work; the same exchange on an asyncio
+`Protocol` with httptools' C parser (llhttp, what uvicorn parses requests
+with) costs a quarter of that. A model call needs little of HTTP: one
+request at a time per connection, a JSON body of known length, a reply
+framed by `Content-Length`, chunks or the connection's close, maybe gzip.
+
+What it keeps of aiohttp's behaviour, on purpose: no redirect is followed
+(`transport.py` says where one points), no proxy from the environment, the
+system's certificates for TLS, `gzip` and `deflate` replies decoded, a
+connection idle for `keepalive` seconds closed. What it drops: cookies (no
+model API needs one). A connection goes back to its pool only when its
+reply was read to the end and the server did not say `close`; a reply
+given up half way (a consumer gone, a deadline, a cancellation) closes its
+connection, so no half-read reply is ever read as the next one's.
+
+Failures are `OSError`s (`WireError`, or the socket's own), which the
+transport maps once; a URL it cannot use is a `ValueError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+import time
+import zlib
+from functools import lru_cache
+from typing import Any
+
+import httptools
+from yarl import URL
+
+# Bytes of a reply held before its connection stops reading until the consumer catches up.
+HIGH_WATER = 1024 * 1024
+USER_AGENT = "benchwarmers"
+
+
+class WireError(ConnectionError):
+    """The exchange broke: the connection closed or the reply was not HTTP."""
+
+
+@lru_cache(maxsize=4096)
+def parse_url(url: str) -> URL:
+    """A URL the calls can use: http(s) with a host (parsed once per URL: the
+    same few are asked again and again). `ValueError` otherwise."""
+    parsed = URL(url)
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ValueError(f"not an http(s) URL with a host: {url!r}")
+    return parsed
+
+
+@lru_cache(maxsize=1)
+def _tls() -> ssl.SSLContext:
+    return ssl.create_default_context()
+
+
+Origin = tuple[str, str, int]
+
+
+class Connection(asyncio.Protocol):
+    """One keep-alive connection and the exchange on it now, as httptools'
+    parser reads the reply: `head` is done once the status and headers are
+    in, the body's pieces wait in `pieces` for `Body` to take."""
+
+    def __init__(self, origin: Origin) -> None:
+        self.origin = origin
+        self.transport: asyncio.Transport | None = None
+        self._parser = httptools.HttpResponseParser(self)
+        self.idle_since = 0.0
+        self._reset()
+
+    def _reset(self) -> None:
+        self.status = 0
+        self.headers: dict[str, str] = {}
+        self.head: asyncio.Future[None] | None = None
+        self.pieces: list[bytes] = []
+        self.buffered = 0
+        self.paused = False
+        self.complete = False
+        self.keep_alive = False  # what the reply said, read as it completed (the parser forgets it then)
+        self.error: BaseException | None = None
+        self.waiter: asyncio.Future[None] | None = None
+        self.exchanging = False
+
+    # -------------------------------------------------------------- the exchange
+
+    def send(self, request: bytes, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
+        """Write a request; the future is done when the reply's head is in."""
+        assert self.transport is not None
+        self._reset()
+        self.exchanging = True
+        self.head = loop.create_future()
+        self.transport.write(request)
+        return self.head
+
+    def taken(self, size: int) -> None:
+        """`Body` took what was buffered: read on if reading was paused."""
+        self.buffered -= size
+        if self.paused and self.buffered < HIGH_WATER and self.transport is not None:
+            self.paused = False
+            self.transport.resume_reading()
+
+    @property
+    def reusable(self) -> bool:
+        return (
+            self.complete
+            and self.error is None
+            and self.transport is not None
+            and not self.transport.is_closing()
+            and self.keep_alive
+        )
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.abort()
+            self.transport = None
+
+    # --------------------------------------------------------- asyncio.Protocol
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        if not self.exchanging:  # bytes nobody asked for: this connection cannot be trusted
+            self._fail(WireError("the server sent bytes outside any exchange"))
+            return
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserError as error:
+            self._fail(WireError(f"the reply is not valid HTTP: {error}"))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+        if not self.exchanging or self.complete:
+            return
+        if self.head is not None and self.head.done() and _ends_at_close(self.headers):
+            self.on_message_complete()  # a body framed by the connection's close
+            return
+        self._fail(
+            WireError(
+                "the server closed the connection before replying"
+                if self.head is None or not self.head.done()
+                else "the connection closed before the reply ended"
+            )
+            if exc is None
+            else exc
+        )
+
+    # ------------------------------------------------------ httptools callbacks
+
+    def on_message_begin(self) -> None:
+        if not self.exchanging:  # a second reply in the bytes of the first: nobody asked for it
+            raise WireError("the server sent a reply nobody asked for")
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers[name.decode("latin-1").lower()] = value.decode("latin-1")
+
+    def on_headers_complete(self) -> None:
+        status = self._parser.get_status_code()
+        if 100 <= status < 200:  # an interim reply (100 Continue): the real one follows
+            self.headers = {}
+            return
+        self.status = status
+        if self.head is not None and not self.head.done():
+            self.head.set_result(None)
+
+    def on_body(self, body: bytes) -> None:
+        if self.status < 200:
+            return
+        self.pieces.append(body)
+        self.buffered += len(body)
+        if self.buffered >= HIGH_WATER and not self.paused and self.transport is not None:
+            self.paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def on_message_complete(self) -> None:
+        if self.status < 200:
+            return
+        self.keep_alive = self._parser.should_keep_alive()
+        self.complete = True
+        self.exchanging = False
+        self._wake()
+
+    # ----------------------------------------------------------------- plumbing
+
+    def _fail(self, error: BaseException) -> None:
+        if self.error is None and not self.complete:
+            self.error = error
+        self.exchanging = False
+        self.close()
+        if self.head is not None and not self.head.done():
+            self.head.set_exception(error)
+            self.head.exception()  # retrieved: its waiter may be gone
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
+def _ends_at_close(headers: dict[str, str]) -> bool:
+    return "content-length" not in headers and "chunked" not in headers.get("transfer-encoding", "").lower()
+
+
+class Body:
+    """A reply's body as it arrives: each `anext` is what came since the
+    last one (joined, decoded), waiting only when nothing has."""
+
+    __slots__ = ("_connection", "_decoder", "_loop")
+
+    def __init__(self, connection: Connection, loop: asyncio.AbstractEventLoop) -> None:
+        self._connection = connection
+        self._loop = loop
+        encoding = connection.headers.get("content-encoding", "identity").lower()
+        if encoding in ("gzip", "x-gzip", "deflate"):
+            self._decoder: Any = zlib.decompressobj(32 + zlib.MAX_WBITS)  # gzip or zlib, by its header
+        elif encoding == "identity":
+            self._decoder = None
+        else:
+            raise WireError(f"the reply is encoded as {encoding!r}, which was not asked for")
+
+    def __aiter__(self) -> Body:
+        return self
+
+    async def __anext__(self) -> bytes:
+        connection = self._connection
+        while not connection.pieces:
+            if connection.error is not None:
+                raise connection.error
+            if connection.complete:
+                if self._decoder is not None:
+                    rest = self._decoder.flush()
+                    self._decoder = None
+                    if rest:
+                        return bytes(rest)
+                raise StopAsyncIteration
+            waiter = connection.waiter = self._loop.create_future()
+            try:
+                await waiter
+            finally:
+                connection.waiter = None
+        pieces = connection.pieces
+        piece = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        connection.pieces = []
+        connection.taken(len(piece))
+        if self._decoder is not None:
+            try:
+                piece = self._decoder.decompress(piece)
+            except zlib.error as error:
+                raise WireError(f"the reply's compressed body is corrupt: {error}") from None
+        return piece
+
+
+class Pool:
+    """Keep-alive connections by origin, the most recently used first. The
+    gates in front (`outbound.OutboundClient`) bound how many there are."""
+
+    def __init__(self, keepalive: float) -> None:
+        self.keepalive = keepalive
+        self._idle: dict[Origin, list[Connection]] = {}
+        self._sweep: asyncio.TimerHandle | None = None
+        self._closed = False
+
+    async def exchange(
+        self, method: str, url: URL, body: dict[str, Any] | None, headers: dict[str, str]
+    ) -> tuple[Connection, Body]:
+        """Send one request and wait for its reply's head; the caller gives
+        the connection back (`give_back`) however the exchange ends."""
+        loop = asyncio.get_running_loop()
+        request = _request(method, url, body, headers)
+        origin: Origin = (url.scheme, url.raw_host or "", url.port or 0)
+        connection = self._take(origin) or await self._connect(origin, loop)
+        try:
+            await connection.send(request, loop)
+            return connection, Body(connection, loop)
+        except BaseException:
+            connection.close()
+            raise
+
+    def give_back(self, connection: Connection) -> None:
+        if self._closed or not connection.reusable:
+            connection.close()
+            return
+        connection.idle_since = time.monotonic()
+        self._idle.setdefault(connection.origin, []).append(connection)
+        if self._sweep is None:
+            self._sweep = asyncio.get_running_loop().call_later(self.keepalive, self._swept)
+
+    def close(self) -> None:
+        self._closed = True
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
+        for idle in self._idle.values():
+            for connection in idle:
+                connection.close()
+        self._idle.clear()
+
+    def _take(self, origin: Origin) -> Connection | None:
+        idle = self._idle.get(origin)
+        oldest = time.monotonic() - self.keepalive
+        while idle:
+            connection = idle.pop()
+            alive = connection.transport is not None and not connection.transport.is_closing()
+            if alive and connection.idle_since > oldest:
+                return connection
+            connection.close()
+        return None
+
+    async def _connect(self, origin: Origin, loop: asyncio.AbstractEventLoop) -> Connection:
+        scheme, host, port = origin
+        tls = scheme == "https"
+        _, connection = await loop.create_connection(
+            lambda: Connection(origin),
+            host,
+            port,
+            ssl=_tls() if tls else None,
+            server_hostname=host if tls else None,
+        )
+        return connection
+
+    def _swept(self) -> None:
+        """Close what has idled past its time; come again while any idles."""
+        self._sweep = None
+        oldest = time.monotonic() - self.keepalive
+        for origin, idle in list(self._idle.items()):
+            keep = []
+            for connection in idle:
+                if connection.idle_since > oldest and connection.transport is not None:
+                    keep.append(connection)
+                else:
+                    connection.close()
+            if keep:
+                self._idle[origin] = keep
+            else:
+                del self._idle[origin]
+        if self._idle:
+            self._sweep = asyncio.get_running_loop().call_later(self.keepalive, self._swept)
+
+
+def _request(method: str, url: URL, body: dict[str, Any] | None, headers: dict[str, str]) -> bytes:
+    """The request's bytes: its line, headers and JSON body."""
+    lines = [f"{method} {url.raw_path_qs} HTTP/1.1", f"Host: {url.host_port_subcomponent}"]
+    sent = {name.lower() for name in headers}
+    for name, value in headers.items():
+        if "\r" in value or "\n" in value or "\r" in name or "\n" in name or ":" in name:
+            raise ValueError(f"header {name!r} holds a line break or a colon: refused")
+        lines.append(f"{name}: {value}")
+    payload = b"" if body is None else json.dumps(body).encode()
+    for name, value in _DEFAULTS:
+        if name not in sent:
+            lines.append(f"{name}: {value}")
+    if body is not None:
+        if "content-type" not in sent:
+            lines.append("content-type: application/json")
+        lines.append(f"content-length: {len(payload)}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload
+
+
+_DEFAULTS = (("accept", "*/*"), ("accept-encoding", "gzip, deflate"), ("user-agent", USER_AGENT))
