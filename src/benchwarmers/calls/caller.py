@@ -470,10 +470,15 @@ _COUNTED_CAP = 4096
 async def await_recorded(results: Iterable[CallResult | None]) -> None:
     """Until these calls' rows are committed (before a reply that names them
     ends). A row the store refused raises its error; a client that went
-    away meanwhile does not stop the write."""
-    pending = [r.recorded for r in results if r is not None and r.recorded is not None]
-    if pending:
-        await asyncio.shield(pending[0] if len(pending) == 1 else asyncio.gather(*pending))
+    away meanwhile does not stop the write. Only rows still on their way
+    are waited for, and one alone without a `gather` (a panel's last seat,
+    most often): each layer is another turn of the loop before the reply."""
+    recorded = [r.recorded for r in results if r is not None and r.recorded is not None]
+    waiting = [done for done in recorded if not done.done()]
+    if waiting:
+        await asyncio.shield(waiting[0] if len(waiting) == 1 else asyncio.gather(*waiting))
+    for done in recorded:
+        done.result()  # a row refused raises here, however early it was
 
 
 async def _to_the_end(work: Coroutine[Any, Any, None]) -> None:

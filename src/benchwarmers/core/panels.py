@@ -86,13 +86,14 @@ class Panels:
 
     # ---------------------------------------------------------------- asks
 
-    async def panel(self, ask: Ask) -> AsyncGenerator[PanelEvent, None]:
+    async def panel(self, ask: Ask, *, seats: bool = True) -> AsyncGenerator[PanelEvent, None]:
         """The panel's events, with the first already taken: the collection
         check and the seating run before this returns, so their errors come
         before a front end starts its reply, and a stream that starts is one
         that finishes. The panel itself runs in the engine's own task: a
-        caller that stops listening leaves it to finish and be recorded."""
-        events, first = await self._started(ask)
+        caller that stops listening leaves it to finish and be recorded.
+        `seats=False`: no `SeatDone` (for a caller that waits for the reply)."""
+        events, first = await self._started(ask, seats=seats)
 
         async def chained() -> AsyncGenerator[PanelEvent, None]:
             try:
@@ -104,7 +105,7 @@ class Panels:
 
         return chained()
 
-    async def _started(self, ask: Ask) -> tuple[AsyncGenerator[PanelEvent, None], PanelEvent]:
+    async def _started(self, ask: Ask, *, seats: bool) -> tuple[AsyncGenerator[PanelEvent, None], PanelEvent]:
         """The engine's events, and the first of them, taken: the checks and
         the seating have run."""
         await self.check_collection(ask.collection)
@@ -112,7 +113,7 @@ class Panels:
             await self._check_extras(ask.extra_aliases)
         slot = await self._panel_slot()
         try:
-            events = PanelEngine(self.runtime).run(ask, on_done=slot.release)
+            events = PanelEngine(self.runtime).run(ask, on_done=slot.release, seats=seats)
             first = await anext(events)
         except BaseException:
             slot.release()  # seating failed: no panel runs
@@ -146,8 +147,8 @@ class Panels:
 
     async def answer(self, ask: Ask) -> PanelReply:
         """The whole reply at once, for front ends that do not stream (read
-        straight off the engine's events: no stream wraps them here)."""
-        events, first = await self._started(ask)
+        straight off the engine's events, no `SeatDone`s: no stream wraps them)."""
+        events, first = await self._started(ask, seats=False)
         async with aclosing(events):
             if isinstance(first, PanelDone):
                 return first.reply

@@ -29,7 +29,7 @@ from benchwarmers.calls.caller import CallContext, Caller, CallResult, await_rec
 from benchwarmers.calls.log import new_ask_id, panel_task
 from benchwarmers.calls.tokens import fitted
 from benchwarmers.errors import UserError
-from benchwarmers.panel import history
+from benchwarmers.panel import history, pace
 from benchwarmers.panel.merge import anonymise, merge_request, parse_merge
 from benchwarmers.panel.seating import PlannedSeat, Seating, fitted_note, fitted_unfit_reason, seat_panel
 from benchwarmers.panel.shapes import shape_of
@@ -56,6 +56,9 @@ Ranker = Callable[[Any, str, str, list[str]], Awaitable[list[str]]]
 # Explorer candidates asked for beyond the seats, in case the first do not fit.
 EXPLORER_SPARES = 5
 
+# What a panel's task hands its stream: events, or the failure that ended it.
+_Events = asyncio.Queue[PanelEvent | BaseException]
+
 # Panels whose client left are still running here: a task nobody references
 # can be garbage-collected mid-flight.
 _RUNNING: set[asyncio.Task[None]] = set()
@@ -71,14 +74,17 @@ class PanelEngine:
         self.rng = rng
 
     async def run(
-        self, ask: Ask, *, on_done: Callable[[object], None] | None = None
+        self, ask: Ask, *, on_done: Callable[[object], None] | None = None, seats: bool = True
     ) -> AsyncGenerator[PanelEvent, None]:
         """Seat first (an unknown collection or alias raises here, before any
         event, so a route can answer 404), then stream the panel. `on_done`
-        is called when the panel's own task ends (its client may be long gone)."""
+        is called when the panel's own task ends (its client may be long gone).
+        With `seats=False` no `SeatDone` is handed on: a consumer that waits
+        for the whole reply is not woken once a seat, the last one's wake-up
+        included, which came between that seat's end and its commit."""
         plan = await self.plan(ask)
-        queue: asyncio.Queue[PanelEvent | BaseException] = asyncio.Queue()
-        task = asyncio.create_task(self._work(plan, queue))
+        queue: _Events = asyncio.Queue()
+        task = asyncio.create_task(self._work(plan, queue if seats else None, queue))
         _RUNNING.add(task)
         task.add_done_callback(_RUNNING.discard)
         if on_done is not None:
@@ -93,7 +99,7 @@ class PanelEngine:
 
     async def answer(self, ask: Ask) -> PanelReply:
         """The whole reply at once (non-streamed clients, the CLI, MCP)."""
-        async for event in self.run(ask):
+        async for event in self.run(ask, seats=False):
             if isinstance(event, PanelDone):
                 return event.reply
         raise RuntimeError("the panel ended without a reply")
@@ -152,27 +158,37 @@ class PanelEngine:
             shape=shape,
             seating=seating,
             merged=merged,
+            stream=ask.stream,
         )
 
     # ----------------------------------------------------------------- work
 
-    async def _work(self, plan: Plan, queue: asyncio.Queue[PanelEvent | BaseException]) -> None:
+    async def _work(self, plan: Plan, seats_to: _Events | None, queue: _Events) -> None:
         with metrics.PANELS_IN_FLIGHT.track_inprogress():
-            await self._work_counted(plan, queue)
+            await self._work_counted(plan, seats_to, queue)
 
-    async def _work_counted(self, plan: Plan, queue: asyncio.Queue[PanelEvent | BaseException]) -> None:
+    async def _work_counted(self, plan: Plan, seats_to: _Events | None, queue: _Events) -> None:
+        """The panel; each seat's `SeatDone` goes to `seats_to` (None: nowhere),
+        every other event to `queue`."""
         try:
             seating = plan.seating
             calls: list[CallResult] = []  # every call the reply names, committed before it ends
             # The seats' tasks are made before the first event is handed on,
             # so their calls go out before the stream's first chunk is
-            # written; each seat hands its own `SeatDone` on the moment it is
+            # written, in the order `pace` says (the seat the ask waits for
+            # first); each seat hands its own `SeatDone` on the moment it is
             # in (one wake-up, the consumer's, between a seat's end and its
             # section on the wire).
-            seat_tasks = [
-                asyncio.create_task(self._seat_reported(plan, planned, calls, queue))
-                for planned in seating.seats
-            ]
+            order = pace.send_order(
+                self.runtime.store,
+                [s.model.alias for s in seating.seats],
+                slowest_first=plan.merged or not plan.stream,
+            )
+            launched = {
+                i: asyncio.create_task(self._seat_reported(plan, seating.seats[i], calls, seats_to))
+                for i in order
+            }
+            seat_tasks = [launched[i] for i in range(len(seating.seats))]
             queue.put_nowait(
                 PanelStarted(
                     plan.collection.name,
@@ -226,11 +242,12 @@ class PanelEngine:
         plan: Plan,
         planned: PlannedSeat,
         calls: list[CallResult],
-        queue: asyncio.Queue[PanelEvent | BaseException],
+        seats_to: _Events | None,
     ) -> Seat:
         """The seat, handed on by its own task the moment it is in."""
         seat = await self._seat(plan, planned, calls)
-        queue.put_nowait(SeatDone(seat))
+        if seats_to is not None:
+            seats_to.put_nowait(SeatDone(seat))
         return seat
 
     async def _seat(self, plan: Plan, planned: PlannedSeat, calls: list[CallResult]) -> Seat:
@@ -255,6 +272,7 @@ class PanelEngine:
                 recorded=False,
             )
             calls.append(result)
+            pace.note(self.runtime.store, planned.model.alias, result.seconds)
         except Exception as exc:  # a bug in one seat's path must not sink the panel
             return Seat(
                 "",
@@ -370,6 +388,8 @@ class Plan:
     shape: str
     seating: Seating
     merged: bool
+    # The client reads the seats as they finish (else only the whole reply).
+    stream: bool = False
 
 
 def seat_of(result: CallResult, planned: PlannedSeat, note: str = "") -> Seat:
