@@ -123,6 +123,15 @@ def test_the_transports_wait_counts_when_no_header_says_one() -> None:
     assert learn(429, {"retry-after": "3"}, "", NOW, retry_after=20).retry_at == NOW + 3
 
 
+def test_a_reply_that_says_nothing_of_limits_learns_nothing() -> None:
+    plain = {"Content-Type": "application/json", "Date": "Mon, 30 Nov 2026 01:02:03 GMT"}
+    assert learn(200, plain, "", NOW).empty
+    assert learn(500, plain, "internal error", NOW).empty  # a body is read only on a 429
+    assert learn(200, plain, "", NOW, retry_after=2).retry_at == NOW + 2
+    limited = learn(429, plain, "Rate limit reached for requests per day (RPD): Limit 200, Used 200", NOW)
+    assert [(x.unit, x.window, x.limit) for x in limited.limits] == [("requests", "day", 200)]
+
+
 def test_openai_per_day_body() -> None:
     body = (
         "Rate limit reached for gpt-4o-mini in organization org-x on requests per day (RPD): "

@@ -72,6 +72,17 @@ async def test_tokens_are_estimated_then_corrected(bench: Runtime) -> None:
     await limiter.admit("fake", "model-one", tokens=200, max_wait=0)
 
 
+async def test_the_real_count_corrects_the_limits_the_estimate_was_counted_against(bench: Runtime) -> None:
+    limiter = bench.limiter
+    await set_limits(bench.store, "fake", "", {"tpm": 1000})
+    await limiter.admit("fake", "model-one", tokens=900, max_wait=0)
+    await set_limits(bench.store, "fake", "model-one", {"tpm": 500})  # set while the call runs
+    await limiter.spent("fake", "model-one", usage=Usage(60, 40))  # 100 on the first limit, none on the new
+    await limiter.admit("fake", "model-one", tokens=450, max_wait=0)  # 550 of 1000, 450 of 500
+    with pytest.raises(LimitExceeded):
+        await limiter.admit("fake", "model-one", tokens=100, max_wait=0)  # 550 of 500
+
+
 class _Counting(MemoryCounters):
     """In-process counters that count how often they are asked."""
 

@@ -85,6 +85,17 @@ def test_a_settings_change_applies_without_restart(home: Path, start, client: ht
     assert client.get(f"{server.url}/healthz", headers={"host": "late.lan"}).status_code == 200
 
 
+def test_a_host_that_passed_is_refused_once_settings_drop_it(home: Path, start, client: httpx.Client) -> None:
+    # Hosts that passed are remembered with the policy they passed under, never beyond it.
+    setting(home, ALLOWED_HOSTS, ["late.lan"])
+    server = start()
+    for _ in range(2):
+        assert client.get(f"{server.url}/healthz", headers={"host": "late.lan"}).status_code == 200
+    setting(home, ALLOWED_HOSTS, [])
+    server.app.state.guard.forget()
+    assert client.get(f"{server.url}/healthz", headers={"host": "late.lan"}).status_code == 421
+
+
 def test_wildcard_bind_accepts_ip_literals_not_names(start, client: httpx.Client) -> None:
     server = start(acting_as="0.0.0.0")
     assert client.get(f"{server.url}/healthz", headers={"host": "192.168.1.9:8122"}).status_code == 200

@@ -94,6 +94,20 @@ def test_a_keep_alive_connection_answers_then_must_send_its_next_head_in_time(se
     assert rest == b"" or rest.startswith(b"HTTP/1.1 408")
 
 
+def test_a_connection_whose_heads_keep_coming_in_time_is_never_cut_off(server: LiveServer) -> None:
+    # Each head is due HEAD_SECONDS after the reply before it, not after the
+    # connection opened: the deadline's one timer, set at the opening, fires
+    # meanwhile and must find the head now awaited not yet due.
+    with _connect(server) as sock:
+        for _ in range(8):  # 8 x 0.4 x SHORT: well past the first head's deadline
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+            time.sleep(SHORT * 0.4)
+        sock.sendall(b"GET /healthz HTTP/1.1\r\n")  # and no more: that one is cut off
+        rest = _read_to_close(sock)
+    assert rest == b"" or rest.startswith(b"HTTP/1.1 408")
+
+
 def _slow_connections(server: LiveServer, count: int) -> Iterator[socket.socket]:
     for _ in range(count):
         sock = _connect(server)

@@ -168,3 +168,31 @@ async def test_collection_names(bench: Runtime) -> None:
     await registry.add_collection(bench.store, "trio", ["alpha"])
     with pytest.raises(Conflict):
         await registry.add_collection(bench.store, "trio", ["beta"])
+
+
+async def test_the_indexes_by_name_follow_every_write_at_once(bench: Runtime) -> None:
+    # The cached read is indexed when it is loaded: a write here drops both together.
+    store = bench.store
+    models = await registry.models_by_alias(store)
+    assert sorted(models) == ["alpha", "beta"] and models["beta"].role == "code"
+    await registry.add_collection(store, "pair", ["alpha", "beta"])
+    collections = await registry.collections_by_name(store)
+    assert list(collections) == ["pair"] and collections["pair"].members == ("alpha", "beta")
+    with pytest.raises(TypeError):
+        collections["other"] = collections["pair"]  # type: ignore[index]  # shared by every ask: read-only
+
+    await registry.set_role(store, "beta", "general")
+    await registry.add_model(store, "gamma", "hub", "vendor/gamma")
+    await registry.update_collection(store, "pair", members=["gamma", "alpha"])
+    await registry.add_collection(store, "also", ["gamma"])
+    models = await registry.models_by_alias(store)
+    assert sorted(models) == ["alpha", "beta", "gamma"] and models["beta"].role == "general"
+    assert (await registry.get_model(store, "gamma")).served == "vendor/gamma"
+    collections = await registry.collections_by_name(store)
+    assert list(collections) == ["also", "pair"] and collections["pair"].members == ("gamma", "alpha")
+    assert (await registry.get_collection(store, "bench/also")).members == ("gamma",)
+
+    await registry.remove_collection(store, "also")
+    assert list(await registry.collections_by_name(store)) == ["pair"]
+    with pytest.raises(NotFound):
+        await registry.get_collection(store, "also")

@@ -69,18 +69,20 @@ class Panels:
     async def check_collection(self, collection: str) -> None:
         """NotFound (listing the collections this caller may call) for an
         unknown name; Refused (403) for one the caller's key does not cover."""
-        names = [view.name for view in await registry.list_collections(self.runtime.store)]
-        if collection not in names:
-            callable_names = [model_name(n) for n in names if may_call(self.identity, n)]
+        await self.collection(collection)
+
+    async def collection(self, collection: str) -> registry.CollectionView:
+        """One collection this caller may call (checked as `check_collection`),
+        from the one cached read that checks it."""
+        views = await registry.collections_by_name(self.runtime.store)
+        view = views.get(collection)
+        if view is None:
+            callable_names = [model_name(n) for n in views if may_call(self.identity, n)]
             there = ", ".join(callable_names) if callable_names else "none yet (benchwarmers collection add)"
             raise NotFound(f"no collection {model_name(collection)!r}; collections here: {there}")
         if not may_call(self.identity, collection):
             raise Refused(f"this key may not call {model_name(collection)}", status=403)
-
-    async def collection(self, collection: str) -> registry.CollectionView:
-        """One collection this caller may call (checked as `check_collection`)."""
-        await self.check_collection(collection)
-        return await registry.get_collection(self.runtime.store, collection)
+        return view
 
     # ---------------------------------------------------------------- asks
 
@@ -91,16 +93,7 @@ class Panels:
         that finishes. The panel itself runs in the engine's own task: a
         caller that stops listening leaves it to finish and be recorded.
         `seats=False`: no `SeatDone` (for a caller that waits for the reply)."""
-        await self.check_collection(ask.collection)
-        if ask.extra_aliases:
-            await self._check_extras(ask.extra_aliases)
-        slot = await self._panel_slot()
-        try:
-            events = PanelEngine(self.runtime).run(ask, on_done=slot.release, seats=seats)
-            first = await anext(events)
-        except BaseException:
-            slot.release()  # seating failed: no panel runs
-            raise
+        events, first = await self._started(ask, seats=seats)
 
         async def chained() -> AsyncGenerator[PanelEvent, None]:
             try:
@@ -111,6 +104,21 @@ class Panels:
                 await events.aclose()
 
         return chained()
+
+    async def _started(self, ask: Ask, *, seats: bool) -> tuple[AsyncGenerator[PanelEvent, None], PanelEvent]:
+        """The engine's events, and the first of them, taken: the checks and
+        the seating have run."""
+        await self.check_collection(ask.collection)
+        if ask.extra_aliases:
+            await self._check_extras(ask.extra_aliases)
+        slot = await self._panel_slot()
+        try:
+            events = PanelEngine(self.runtime).run(ask, on_done=slot.release, seats=seats)
+            first = await anext(events)
+        except BaseException:
+            slot.release()  # seating failed: no panel runs
+            raise
+        return events, first
 
     async def _panel_slot(self) -> Slot:
         """A running panel's place under the caps (`limits/panels.py`), else 429."""
@@ -138,8 +146,12 @@ class Panels:
             )
 
     async def answer(self, ask: Ask) -> PanelReply:
-        """The whole reply at once, for front ends that do not stream."""
-        async with aclosing(await self.panel(ask, seats=False)) as events:
+        """The whole reply at once, for front ends that do not stream (read
+        straight off the engine's events, no `SeatDone`s: no stream wraps them)."""
+        events, first = await self._started(ask, seats=False)
+        async with aclosing(events):
+            if isinstance(first, PanelDone):
+                return first.reply
             async for event in events:
                 if isinstance(event, PanelDone):
                     return event.reply

@@ -7,10 +7,10 @@ conversation (`bench/<collection>:route`).
     turn, reply = await route.answer(ask)                  # a whole turn
 
 Its rule is the panels' rule: the collection must exist and the identity's
-key must cover it (`Panels.check_collection`), checked before any member is
-asked. Who answers, stickiness and failover are the route engine's
-(`route/engine.py`); the HTTP glue (headers, the response) is the server's
-(`server/route_mode.py`).
+key must cover it (`Panels.collection`), checked before any member is
+asked; the view so checked is the one the engine routes over. Who answers,
+stickiness and failover are the route engine's (`route/engine.py`); the
+HTTP glue (headers, the response) is the server's (`server/route_mode.py`).
 """
 
 from __future__ import annotations
@@ -39,11 +39,11 @@ class RouteMode:
     async def start(self, ask: Ask, *, conversation: str = "") -> RouteTurn:
         """A turn whose member has sent its first byte (failing over until
         one does); `conversation` is the client's `x-bench-conversation`."""
-        await Panels(self.runtime, self.identity).check_collection(ask.collection)
-        return await RouteEngine(self.runtime).start(ask, header=conversation)
+        collection = await Panels(self.runtime, self.identity).collection(ask.collection)
+        return await RouteEngine(self.runtime).start(ask, header=conversation, collection=collection)
 
     async def answer(self, ask: Ask, *, conversation: str = "") -> tuple[RouteTurn, Reply]:
         """A whole turn, for a client that did not stream (a member failing
         mid-reply is replaced too)."""
-        await Panels(self.runtime, self.identity).check_collection(ask.collection)
-        return await RouteEngine(self.runtime).answer(ask, header=conversation)
+        collection = await Panels(self.runtime, self.identity).collection(ask.collection)
+        return await RouteEngine(self.runtime).answer(ask, header=conversation, collection=collection)

@@ -24,9 +24,11 @@ and it is made `available` again the moment the rest ends. What was
 learned and who rests is read back from the store on an endpoint's first
 call, so a restarted server keeps to it.
 
-`spent` corrects the token estimate with the provider's real count. The
-estimate is remembered in a context variable, so it must be called from the
-task that called `admit` (or one started from it), which the caller does.
+`spent` corrects the token estimate with the provider's real count, on
+the token limits the estimate was counted against. Both are remembered in a
+context variable, so it must be called from the task that called `admit`
+(or one started from it), which the caller does; a call that no token limit
+counted costs `spent` nothing.
 
 Counters are keyed so several servers sharing a Redis share them: the
 user's minute limits are sliding windows, day and month limits fixed
@@ -69,9 +71,12 @@ KEEP_EVERY = 1.0
 LEARNED = "learned|"
 
 _ADMITTED = Admission(True)
+_NO_ESTIMATE: tuple[int, tuple[UserLimit, ...]] = (0, ())
 
-# (endpoint, served) -> tokens estimated at admit, for `spent` to correct.
-_estimates: ContextVar[dict[tuple[str, str], int] | None] = ContextVar("limit_estimates", default=None)
+# (endpoint, served) -> tokens estimated at admit and the user's token limits
+# they were counted against, for `spent` to correct.
+_Estimate = tuple[int, tuple[UserLimit, ...]]
+_estimates: ContextVar[dict[tuple[str, str], _Estimate] | None] = ContextVar("limit_estimates", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,12 +192,13 @@ class Limiter:
         if rest > now:
             admission, reached = Admission(False, rest), f"{endpoint}/{served} is resting after a 429"
         else:
-            charges, described = await self._charges(endpoint, served, tokens, now)
+            limits = await limits_for(self.store, endpoint, served)
+            charges, described = await self._charges(endpoint, served, limits, tokens, now)
             # No limit applies (the usual call): nothing to count, not even in Redis.
             admission = await self.counters.take(charges, now) if charges else _ADMITTED
             if admission.admitted:
                 estimates = dict(_estimates.get() or {})
-                estimates[(endpoint, served)] = tokens
+                estimates[(endpoint, served)] = (tokens, tuple(x for x in limits if x.unit == "tokens"))
                 _estimates.set(estimates)
                 return None
             blocked = admission.blocked_by
@@ -251,16 +257,19 @@ class Limiter:
             self._rests[(endpoint, served)] = max(rest, self._rests.get((endpoint, served), 0.0))
 
     async def _charges(
-        self, endpoint: str, served: str, tokens: int, now: float
+        self, endpoint: str, served: str, limits: list[UserLimit], tokens: int, now: float
     ) -> tuple[list[Charge], dict[str, str]]:
         charges: list[Charge] = []
         described: dict[str, str] = {}
-        for limit in await limits_for(self.store, endpoint, served):
+        for limit in limits:
             charge = await self._user_charge(limit, 1 if limit.unit == "requests" else tokens, now)
             charges.append(charge)
             described[charge.key] = f"the limit of {limit.describe}"
+        learned = self._known.get(endpoint)
+        if not learned:  # no provider said anything of its limits here (whose they are does not matter)
+            return charges, described
         who = await self._who(endpoint, served)
-        for (owner, unit, window), known in self._known.get(endpoint, {}).items():
+        for (owner, unit, window), known in learned.items():
             if owner == who and known.resets_at > now:
                 key = _learned_key(endpoint, owner, unit, window)
                 amount = 1 if unit == "requests" else tokens
@@ -399,19 +408,15 @@ class Limiter:
     # ------------------------------------------------------------------ spent
 
     async def spent(self, endpoint: str, served: str, *, usage: Usage) -> None:
-        """Count the real tokens in place of the estimate made at admit."""
-        estimate = (_estimates.get() or {}).get((endpoint, served), 0)
+        """Count the real tokens in place of the estimate made at admit, on
+        the token limits that estimate was counted against."""
+        estimate, limits = (_estimates.get() or {}).get((endpoint, served), _NO_ESTIMATE)
         delta = usage.input_tokens + usage.output_tokens - estimate
-        if delta == 0:
+        if delta == 0 or not limits:
             return
         now = self.clock()
-        charges = [
-            await self._user_charge(limit, delta, now)
-            for limit in await limits_for(self.store, endpoint, served)
-            if limit.unit == "tokens"
-        ]
-        if charges:
-            await self.counters.adjust(charges, now)
+        charges = [await self._user_charge(limit, delta, now) for limit in limits]
+        await self.counters.adjust(charges, now)
 
     async def close(self) -> None:
         for task in list(self._wakers):

@@ -51,6 +51,9 @@ class Learned:
         return not self.limits and self.retry_at is None
 
 
+NOTHING = Learned()
+
+
 def learn(
     status: int, headers: Mapping[str, str], body: str, now: float, *, retry_after: float | None = None
 ) -> Learned:
@@ -59,6 +62,8 @@ def learn(
     (`ProviderError.retry_after`: it also reads Gemini's `RetryInfo`, which
     only the raw error body carries); a `retry-after` header still wins."""
     lowered = _limit_headers(headers)
+    if not lowered and retry_after is None and not (status == 429 and body):
+        return NOTHING  # most replies of most providers: not a word of limits
     limits = [*_openai_style(lowered, now), *_anthropic_style(lowered, now)]
     retry_at = _retry_after(lowered, now)
     if retry_at is None and retry_after is not None:

@@ -44,10 +44,11 @@ from benchwarmers.calls.log import new_ask_id, set_call_task
 from benchwarmers.errors import LimitExceeded, ProviderError, ProviderTimeout, UserError
 from benchwarmers.panel.shapes import shape_of
 from benchwarmers.route.conversation import conversation_key
-from benchwarmers.route.members import route_fit, turn_order
+from benchwarmers.route.members import TurnOrder, route_fit
 from benchwarmers.route.record import spawn, turn_task
 from benchwarmers.route.shadow import start_shadows
 from benchwarmers.store import registry
+from benchwarmers.store.registry import CollectionView
 from benchwarmers.types import (
     Ask,
     Chunk,
@@ -93,14 +94,16 @@ class RouteEngine:
         self.runtime = runtime
         self.caller = Caller(runtime)
 
-    async def answer(self, ask: Ask, *, header: str = "") -> tuple[RouteTurn, Reply]:
+    async def answer(
+        self, ask: Ask, *, header: str = "", collection: CollectionView | None = None
+    ) -> tuple[RouteTurn, Reply]:
         """A whole turn, for a client that did not ask to stream. Nothing
         reaches such a client before the reply is whole, so here even a
         member that fails mid-reply is replaced by the next."""
         failed: list[Attempt] = []
         ask_id = new_ask_id()
         while True:
-            turn = await self.start(ask, header=header, earlier=failed, ask_id=ask_id)
+            turn = await self.start(ask, header=header, earlier=failed, ask_id=ask_id, collection=collection)
             try:
                 async with aclosing(turn.chunks()) as chunks:
                     async for _chunk in chunks:
@@ -113,32 +116,41 @@ class RouteEngine:
             return turn, turn.result.reply
 
     async def start(
-        self, ask: Ask, *, header: str = "", earlier: Sequence[Attempt] = (), ask_id: str = ""
+        self,
+        ask: Ask,
+        *,
+        header: str = "",
+        earlier: Sequence[Attempt] = (),
+        ask_id: str = "",
+        collection: CollectionView | None = None,
     ) -> RouteTurn:
         """Pick, stick, fail over until a member's first byte. `earlier` are
         this turn's failed attempts so far and `ask_id` its id (`answer`):
         those members are not asked again, and shadow seats, already
-        started, are not started twice.
+        started, are not started twice. `collection` is the ask's, when the
+        caller has already looked it up (`core.RouteMode`, checking access).
         Raises `NotFound` for an unknown collection, `UserError` (422) when
         no member can take the request, `LimitExceeded` when every member was
         rate limited, `ProviderError` when every member failed."""
         store = self.runtime.store
         # One after the other: both are cached reads that almost never wait,
         # and `gather` would make each a task of its own.
-        collection = await registry.get_collection(store, ask.collection)
-        bench = await registry.list_models(store)
+        if collection is None:
+            collection = await registry.get_collection(store, ask.collection)
+        bench = await registry.models_by_alias(store)
         request = ask.request.under_system(collection.system_prompt)
         shape = shape_of(request)
         key = conversation_key(collection.name, ask.request, header=header, client=ask.conversation)
-        fit, left_off = route_fit(collection, request, {m.alias: m for m in bench})
+        fit, left_off = route_fit(collection, request, bench)
         if not fit:
             reasons = "; ".join(f"{m.alias}: {m.reason}" for m in left_off) or "it has no members"
             raise UserError(
                 f"no member of {_bench_name(collection.name)} can drive this conversation ({reasons})",
                 status=422,
             )
-        tried = {a.alias for a in earlier}
-        fit = [c for c in fit if c.alias not in tried]
+        if earlier:
+            tried = {a.alias for a in earlier}
+            fit = [c for c in fit if c.alias not in tried]
         sticky = await self.runtime.conversations.get(key)
         context = CallContext(
             task=turn_task(collection.name, shape, "route turn"),
@@ -151,50 +163,50 @@ class RouteEngine:
         budget = max(collection.seat_timeout, ROUTE_TURN_SECONDS)
         attempts = list(earlier)
         failed_calls: list[CallResult | None] = []  # their rows, awaited before the turn ends
-        # Closed here, not left to the loop's finalizer (a task per turn) when
-        # the first candidate answers and the loop returns from inside it.
-        async with aclosing(turn_order(store, collection, shape, fit, sticky)) as order:
-            async for candidate in order:
-                call_stream = self.caller.stream(
-                    candidate.model,
-                    candidate.request,
-                    kind="route",
-                    timeout=budget,
-                    context=context,
-                    first_byte_timeout=collection.seat_timeout,
-                )
-                try:
-                    head = await _until_first_byte(call_stream)
-                except ProviderError as exc:
-                    await call_stream.aclose()
-                    attempts.append(_attempt(candidate.alias, call_stream, exc))
-                    failed_calls.append(call_stream.result)
-                    continue
-                if candidate.alias != sticky:  # a new conversation, or failover moved it
-                    await self.runtime.conversations.put(key, collection.name, candidate.alias)
+        order = TurnOrder(store, collection, shape, fit, sticky)
+        while (candidate := await order.next()) is not None:
+            call_stream = self.caller.stream(
+                candidate.model,
+                candidate.request,
+                kind="route",
+                timeout=budget,
+                context=context,
+                first_byte_timeout=collection.seat_timeout,
+            )
+            try:
+                head = await _until_first_byte(call_stream)
+            except ProviderError as exc:
+                await call_stream.aclose()
+                attempts.append(_attempt(candidate.alias, call_stream, exc))
+                failed_calls.append(call_stream.result)
+                continue
+            if candidate.alias != sticky:  # a new conversation, or failover moved it
+                await self.runtime.conversations.put(key, collection.name, candidate.alias)
+            shadows: tuple[str, ...] = ()
+            if collection.shadow_seats > 0 and not earlier:
                 failed = {a.alias for a in attempts}
                 others = [c for c in fit if c.alias != candidate.alias and c.alias not in failed]
                 shadows = start_shadows(
                     self.caller,
-                    [] if earlier else others[: max(collection.shadow_seats, 0)],
+                    others[: collection.shadow_seats],
                     collection=collection.name,
                     shape=shape,
                     context=context,
                     timeout=collection.seat_timeout,
                 )
-                return RouteTurn(
-                    self.runtime,
-                    call_stream,
-                    head,
-                    collection=collection.name,
-                    shape=shape,
-                    conversation=key,
-                    alias=candidate.alias,
-                    attempts=tuple(attempts),
-                    shadows=shadows,
-                    left_off=left_off,
-                    failed_calls=tuple(failed_calls),
-                )
+            return RouteTurn(
+                self.runtime,
+                call_stream,
+                head,
+                collection=collection.name,
+                shape=shape,
+                conversation=key,
+                alias=candidate.alias,
+                attempts=tuple(attempts),
+                shadows=shadows,
+                left_off=left_off,
+                failed_calls=tuple(failed_calls),
+            )
         await await_recorded(failed_calls)  # the error names them
         raise _all_failed(collection.name, attempts)
 

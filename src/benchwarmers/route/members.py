@@ -19,7 +19,7 @@ needed: a conversation that keeps its member (most turns) never ranks.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -44,7 +44,7 @@ class Candidate:
 
 
 def route_fit(
-    collection: CollectionView, request: Request, bench: dict[str, ModelView]
+    collection: CollectionView, request: Request, bench: Mapping[str, ModelView]
 ) -> tuple[list[Candidate], tuple[LeftOff, ...]]:
     """The members that can take this request, in member order, and why the
     others cannot."""
@@ -68,18 +68,38 @@ def route_fit(
     return fit, tuple(left_off)
 
 
-async def turn_order(
-    store: Store, collection: CollectionView, shape: str, fit: list[Candidate], sticky: str | None
-) -> AsyncGenerator[Candidate, None]:
+class TurnOrder:
     """The candidates in the order they are tried: the sticky one first,
-    unranked; the rest ranked only when the turn gets that far."""
-    rest = [c for c in fit if c.alias != sticky]
-    if len(rest) < len(fit):
-        yield next(c for c in fit if c.alias == sticky)
-    if len(rest) > 1:
-        rankings = await decisions.rank(store, collection.name, shape, [c.alias for c in rest])
+    unranked; the rest ranked only when the turn gets that far.
+
+        order = TurnOrder(store, collection, shape, fit, sticky)
+        while (candidate := await order.next()) is not None: ...
+
+    An object, not an async generator: most turns stop at the first
+    candidate, and a generator left there must be closed (its `aclose`, or
+    a finalizer task on the loop), which cost every turn more than the
+    ordering itself."""
+
+    def __init__(
+        self, store: Store, collection: CollectionView, shape: str, fit: list[Candidate], sticky: str | None
+    ) -> None:
+        self._store = store
+        self._collection = collection
+        self._shape = shape
+        self._queue = [c for c in fit if c.alias == sticky]
+        self._unranked = [c for c in fit if c.alias != sticky]
+
+    async def next(self) -> Candidate | None:
+        """The next candidate to try, or None when every one was tried."""
+        if not self._queue and self._unranked:
+            rest, self._unranked = self._unranked, []
+            self._queue = await self._ranked(rest) if len(rest) > 1 else rest
+        return self._queue.pop(0) if self._queue else None
+
+    async def _ranked(self, rest: list[Candidate]) -> list[Candidate]:
+        """Best record on this collection and shape first, member order breaking ties."""
+        collection = self._collection
+        rankings = await decisions.rank(self._store, collection.name, self._shape, [c.alias for c in rest])
         score = {r.alias: r.score for r in rankings}
         position = {alias: i for i, alias in enumerate(collection.members)}
-        rest.sort(key=lambda c: (-round(score.get(c.alias, 0.0), 9), position[c.alias]))
-    for candidate in rest:
-        yield candidate
+        return sorted(rest, key=lambda c: (-round(score.get(c.alias, 0.0), 9), position[c.alias]))

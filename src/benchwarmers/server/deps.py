@@ -33,6 +33,17 @@ def identity_of(request: Any) -> Identity:
     return identity if isinstance(identity, Identity) else NOBODY
 
 
+def header_of(request: Request, name: bytes) -> str:
+    """The first value of a header (`name` lower-case), "" when absent: read
+    off the raw scope, where `request.headers` would build a `Headers` and
+    scan it through the generic `Mapping.get`, for one header, on every turn."""
+    raw: list[tuple[bytes, bytes]] = request.scope["headers"]
+    for key, value in raw:
+        if key == name:
+            return value.decode("latin-1")
+    return ""
+
+
 def panels_of(request: Request) -> Panels:
     return Panels(runtime_of(request), identity_of(request))
 

@@ -83,6 +83,7 @@ KEY_HEADERS = (b"x-api-key", b"x-goog-api-key")
 ALLOWED_HOSTS_ENV = "BENCHWARMERS_ALLOWED_HOSTS"
 MAX_JSON_DEPTH = 64
 POLICY_TTL = 2.0
+PASSED_HOSTS_CAP = 256
 MB = 1024 * 1024
 RATE_WINDOW = 60.0  # a key's rate is per minute, a sliding window
 BODY_IDLE_SECONDS = 10.0  # no byte of the body for this long: the client stalled
@@ -108,11 +109,14 @@ def is_gateway_path(path: str) -> bool:
 
 @dataclass(slots=True)
 class Policy:
-    """The settings the guard applies, as last read."""
+    """The settings the guard applies, as last read, and the Host headers
+    found to name this server under them (a client sends the same one on
+    every request; a new policy starts with none)."""
 
     allowed_hosts: frozenset[str] = frozenset()
     require_key: bool = False
     max_body_bytes: int = 20 * MB
+    passed_hosts: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -200,12 +204,16 @@ class Guard:
         return receive
 
     def _check_host(self, host: str, policy: Policy) -> None:
+        if host in policy.passed_hosts:
+            return
         if not host:
             raise Refused("the request has no Host header", status=400)
         name, port = _split_host(host)
         if name is None:
             raise Refused(f"the Host header {host!r} is not a host name (RFC 9112: host[:port])", status=400)
         if self._host_allowed(name, port, policy):
+            if len(policy.passed_hosts) < PASSED_HOSTS_CAP:  # a scan of made-up names cannot grow it
+                policy.passed_hosts.add(host)
             return
         raise Refused(
             f"Host {host!r} is not this server (a DNS-rebinding page looks like this); if you reach "

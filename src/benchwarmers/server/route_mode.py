@@ -24,11 +24,12 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from benchwarmers.core import CONVERSATION_HEADER, RouteTurn
 from benchwarmers.formats.bench_json import route_json
-from benchwarmers.server.deps import route_mode_of
+from benchwarmers.server.deps import header_of, route_mode_of
 from benchwarmers.types import Ask, Chunk, Reply
 
 CALL_HEADER = "x-bench-call"
 MEMBER_HEADER = "x-bench-member"
+_CONVERSATION = CONVERSATION_HEADER.encode("latin-1")
 
 
 class RouteFormat(Protocol):
@@ -49,7 +50,7 @@ async def route_response(
     request: Request, ask: Ask, fmt: RouteFormat, *, stream_headers: Mapping[str, str]
 ) -> Response:
     route = route_mode_of(request)
-    conversation = request.headers.get(CONVERSATION_HEADER, "")
+    conversation = header_of(request, _CONVERSATION)
     if ask.stream:
         turn = await route.start(ask, conversation=conversation)
         return StreamingResponse(

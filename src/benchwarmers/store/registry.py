@@ -17,16 +17,20 @@ Reads of the bench and the collections (`list_models`, `get_model`,
 `list_collections`, `get_collection`) come from a cache every ask shares:
 dropped the moment a write to these tables commits in this process, and
 re-read after `changes.DEFAULT_TTL` seconds anyway, so a change made by
-another process (the CLI beside a server) shows within that time.
+another process (the CLI beside a server) shows within that time. Each
+read is indexed once, when it is loaded (`models_by_alias`,
+`collections_by_name`), so an ask looks its collection and members up by
+name instead of building a dict or scanning a list of its own.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from types import MappingProxyType
+from typing import Any, Generic, TypeVar, cast
 from urllib.parse import urlsplit
 
 from sqlalchemy import func, select, update
@@ -56,11 +60,12 @@ ENDPOINT_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 # Aliases show in headings and `--with` lists; served ids may hold slashes and colons, so aliases may too.
 ALIAS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$")
+View = TypeVar("View")
 REPLY_MODES: tuple[ReplyMode, ...] = ("panel", "merged")
 
 # Every model (with its endpoint) and every collection (with its members), as last read.
-_BENCH: Cached[tuple[ModelView, ...]] = Cached(("endpoints", "models"))
-_COLLECTIONS: Cached[tuple[CollectionView, ...]] = Cached(("collections", "collection_members", "models"))
+_BENCH: Cached[_Indexed[ModelView]] = Cached(("endpoints", "models"))
+_COLLECTIONS: Cached[_Indexed[CollectionView]] = Cached(("collections", "collection_members", "models"))
 
 
 # ------------------------------------------------------------------ views
@@ -115,6 +120,19 @@ class CollectionView:
     seat_timeout: float
     shadow_seats: int
     created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class _Indexed(Generic[View]):
+    """One cached read: the views in order, and by name (read-only: every
+    ask shares it)."""
+
+    views: tuple[View, ...]
+    by_name: Mapping[str, View]
+
+    @classmethod
+    def of(cls, views: tuple[View, ...], name: Callable[[View], str]) -> _Indexed[View]:
+        return cls(views, MappingProxyType({name(view): view for view in views}))
 
 
 # -------------------------------------------------------------- endpoints
@@ -344,24 +362,34 @@ async def list_models(
     """By alias; from the shared cache (see the module's docstring)."""
     return [
         model
-        for model in await _BENCH.get(store, lambda: _read_models(store))
+        for model in (await _bench(store)).views
         if (endpoint is None or model.endpoint.name == endpoint)
         and (include_retired or model.status != "retired")
     ]
 
 
+async def models_by_alias(store: Store) -> Mapping[str, ModelView]:
+    """Every model by alias, retired ones too (read-only; from the same cache)."""
+    return (await _bench(store)).by_name
+
+
 async def get_model(store: Store, alias: str) -> ModelView:
-    for model in await _BENCH.get(store, lambda: _read_models(store)):
-        if model.alias == alias:
-            return model
+    model = (await _bench(store)).by_name.get(alias)
+    if model is not None:
+        return model
     async with store.read() as session:  # not cached yet (added elsewhere), or not there at all
         return _model_view(await _model_row(session, alias))
 
 
-async def _read_models(store: Store) -> tuple[ModelView, ...]:
+async def _bench(store: Store) -> _Indexed[ModelView]:
+    return await _BENCH.get(store, lambda: _read_models(store))
+
+
+async def _read_models(store: Store) -> _Indexed[ModelView]:
     async with store.read() as session:
         query = select(schema.Model).options(selectinload(schema.Model.endpoint)).order_by(schema.Model.alias)
-        return tuple(_model_view(row) for row in (await session.scalars(query)).all())
+        views = tuple(_model_view(row) for row in (await session.scalars(query)).all())
+    return _Indexed.of(views, lambda model: model.alias)
 
 
 async def set_status(
@@ -531,27 +559,36 @@ async def update_collection(
 
 async def list_collections(store: Store) -> list[CollectionView]:
     """By name; from the shared cache (see the module's docstring)."""
-    return list(await _COLLECTIONS.get(store, lambda: _read_collections(store)))
+    return list((await _collections(store)).views)
+
+
+async def collections_by_name(store: Store) -> Mapping[str, CollectionView]:
+    """Every collection by name, in name order (read-only; from the same cache)."""
+    return (await _collections(store)).by_name
 
 
 async def get_collection(store: Store, name: str) -> CollectionView:
     """By name, with or without the `bench/` prefix."""
-    bare = name.removeprefix("bench/")
-    for collection in await _COLLECTIONS.get(store, lambda: _read_collections(store)):
-        if collection.name == bare:
-            return collection
+    collection = (await _collections(store)).by_name.get(name.removeprefix("bench/"))
+    if collection is not None:
+        return collection
     async with store.read() as session:  # not cached yet (added elsewhere), or not there at all
         return await _collection_view_of(session, await _collection_row(session, name))
 
 
-async def _read_collections(store: Store) -> tuple[CollectionView, ...]:
+async def _collections(store: Store) -> _Indexed[CollectionView]:
+    return await _COLLECTIONS.get(store, lambda: _read_collections(store))
+
+
+async def _read_collections(store: Store) -> _Indexed[CollectionView]:
     async with store.read() as session:
         rows = (
             await session.scalars(
                 select(schema.Collection).options(*_member_loads()).order_by(schema.Collection.name)
             )
         ).all()
-        return tuple(_collection_view(row, [m.model.alias for m in row.members]) for row in rows)
+        views = tuple(_collection_view(row, [m.model.alias for m in row.members]) for row in rows)
+    return _Indexed.of(views, lambda collection: collection.name)
 
 
 async def remove_collection(store: Store, name: str) -> None:
