@@ -83,7 +83,8 @@ class Runtime:
             await migrate(store)
             await conversations.start()
             # Model calls on `outbound` (a panel fans out to hundreds of streams per
-            # endpoint: aiohttp, gated, providers/outbound.py); other fetches (catalog,
+            # endpoint: our own keep-alive HTTP/1.1, gated, providers/outbound.py and
+            # wire.py); other fetches (catalog,
             # datasets) on `http`, no default timeout (each passes its own).
             async with OutboundClient() as outbound, httpx.AsyncClient(timeout=None, verify=_tls()) as http:
                 yield cls(
