@@ -71,11 +71,11 @@ KEEP_EVERY = 1.0
 LEARNED = "learned|"
 
 _ADMITTED = Admission(True)
-_NO_ESTIMATE: tuple[int, tuple[UserLimit, ...]] = (0, ())
 
 # (endpoint, served) -> tokens estimated at admit and the user's token limits
 # they were counted against, for `spent` to correct.
 _Estimate = tuple[int, tuple[UserLimit, ...]]
+_NO_ESTIMATE: _Estimate = (0, ())
 _estimates: ContextVar[dict[tuple[str, str], _Estimate] | None] = ContextVar("limit_estimates", default=None)
 
 
