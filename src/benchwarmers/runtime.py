@@ -31,7 +31,7 @@ from benchwarmers.limits.counters import Counters, MemoryCounters, open_counters
 from benchwarmers.limits.enforce import Limiter
 from benchwarmers.limits.panels import PanelSlots
 from benchwarmers.providers.outbound import OutboundClient
-from benchwarmers.store import changes
+from benchwarmers.store import changes, journal
 from benchwarmers.store.conversations import Conversations
 from benchwarmers.store.db import Store, sqlite_url
 from benchwarmers.store.migrate import migrate
@@ -81,6 +81,7 @@ class Runtime:
         conversations = Conversations(store, redis_url)
         try:
             await migrate(store)
+            await journal.replay(store)  # calls a killed process told clients of, not yet committed
             await conversations.start()
             # Model calls on `outbound` (a panel fans out to hundreds of streams per
             # endpoint: our own keep-alive HTTP/1.1, gated, providers/outbound.py and

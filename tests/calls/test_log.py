@@ -5,18 +5,24 @@ commits though they pass by SQLAlchemy."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import func, select
+from sqlalchemy.exc import DBAPIError
 
 from benchwarmers.calls import log
 from benchwarmers.calls.log import CallRow, new_call_id, record_call
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import changes, wal
+from benchwarmers.store import changes, journal, wal
 from benchwarmers.store.db import SQLITE_FILE
+from benchwarmers.store.schema import Call, UsageMonth
+from benchwarmers.testing.store_template import copy_migrated_store
 
 from ..waiting import wait_for
 
@@ -80,3 +86,122 @@ async def test_a_store_closed_and_used_again_gets_a_log_thread_again(runtime: Ru
     row = a_row()
     await record_call(runtime.store, row)
     assert (await log.get_call(runtime.store, row.id)) is not None
+
+
+# ------------------------------------------------- the journal before the commit
+
+
+def journal_folder(runtime: Runtime) -> Path:
+    folder = journal.folder_of(runtime.store)
+    assert folder is not None
+    return folder
+
+
+def journaled_ids(runtime: Runtime) -> set[str]:
+    lines = (
+        line for path in journal_folder(runtime).glob("*.journal") for line in path.read_bytes().splitlines()
+    )
+    return {row[0]["id"] for line in lines if (row := journal.decode(line)) is not None}
+
+
+def in_file(runtime: Runtime, call_id: str) -> bool:
+    with sqlite3.connect(runtime.home / SQLITE_FILE) as db:
+        return db.execute("SELECT 1 FROM calls WHERE id = ?", (call_id,)).fetchone() is not None
+
+
+async def test_a_call_is_safe_once_journaled_and_committed_behind_in_one_batch_with_others(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batches: list[int] = []
+    write = log._LogFile.write
+
+    def counted(file: log._LogFile, statements: Any) -> None:
+        batches.append(len(statements[0][1]))
+        write(file, statements)
+
+    monkeypatch.setattr(log._LogFile, "write", counted)
+    rows = [a_row() for _ in range(5)]
+    safe = [log.submit_call(runtime.store, row) for row in rows]
+    assert all(done.done() for done in safe)  # a reply naming them may end now
+    assert journaled_ids(runtime) == {row.id for row in rows}
+    assert not any(in_file(runtime, row.id) for row in rows)  # lingering for company
+    await log.settled(runtime.store, [rows[0].id])  # a reader in this process cuts the linger short
+    assert batches == [5]
+    assert all(in_file(runtime, row.id) for row in rows)
+
+
+async def test_every_read_of_the_database_in_this_process_waits_for_journaled_calls(runtime: Runtime) -> None:
+    row = a_row()
+    log.submit_call(runtime.store, row)
+    # Another store object on the same file:
+    async with Runtime.open(runtime.home) as another, another.store.read() as session:
+        assert await session.get(Call, row.id) is not None
+    other_row = a_row()
+    log.submit_call(runtime.store, other_row)
+
+    async def from_another_loop() -> bool:  # as a test reads a server in a thread of its own
+        async with Runtime.open(runtime.home) as yet_another, yet_another.store.read() as session:
+            return await session.get(Call, other_row.id) is not None
+
+    assert await asyncio.to_thread(asyncio.run, from_another_loop())
+
+
+async def test_a_clean_close_leaves_no_journal_behind(home: Path) -> None:
+    copy_migrated_store(home)
+    async with Runtime.open(home) as runtime:
+        for _ in range(3):
+            log.submit_call(runtime.store, a_row())
+        folder = journal_folder(runtime)
+    assert folder.is_dir() and not any(folder.iterdir())
+
+
+async def test_a_segment_is_cut_as_it_grows_and_removed_once_its_calls_commit(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(journal, "SEGMENT_BYTES", 1000)  # some three rows a segment
+    rows = [a_row() for _ in range(13)]
+    for row in rows:
+        log.submit_call(runtime.store, row)
+        await log.settled(runtime.store, [row.id])
+    assert len(list(journal_folder(runtime).glob("*.journal"))) <= 1  # the one being written, if any
+    assert journaled_ids(runtime) <= {row.id for row in rows[-3:]}
+
+
+async def test_a_call_whose_commit_failed_is_kept_in_the_journal_and_written_at_the_next_start(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy_migrated_store(home)
+    write = log._LogFile.write
+    failures = iter([True])
+
+    def failing_once(file: log._LogFile, statements: Any) -> None:
+        if next(failures, False):
+            raise DBAPIError.instance(None, None, sqlite3.OperationalError("disk I/O error"), sqlite3.Error)
+        write(file, statements)
+
+    monkeypatch.setattr(log._LogFile, "write", failing_once)
+    lost, kept = a_row(), a_row()
+    async with Runtime.open(home) as runtime:
+        log.submit_call(runtime.store, lost)
+        await log.settled(runtime.store, [lost.id])
+        assert not in_file(runtime, lost.id)
+        await log.record_call(runtime.store, kept)
+        folder = journal_folder(runtime)
+    assert len(list(folder.glob("*.journal"))) == 1  # kept for the next start
+    async with Runtime.open(home) as runtime:
+        assert in_file(runtime, lost.id) and in_file(runtime, kept.id)
+        async with runtime.store.read() as session:
+            assert await session.scalar(select(func.sum(UsageMonth.requests))) == 2  # each counted once
+    assert not any(folder.glob("*.journal"))
+
+
+async def test_without_a_journal_to_write_a_reply_waits_for_the_commit(runtime: Runtime) -> None:
+    folder = journal_folder(runtime)
+    folder.rmdir() if folder.is_dir() else None
+    folder.write_text("not a folder")  # the journal cannot be made
+    row = a_row()
+    done = log.submit_call(runtime.store, row)
+    assert not done.done()
+    await done
+    assert in_file(runtime, row.id)
+    folder.unlink()

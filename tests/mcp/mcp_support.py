@@ -23,6 +23,7 @@ from benchwarmers.identity import keys as gatewaykeys
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.live_server import settle_logs
 from benchwarmers.testing.script import FakeModel
 from benchwarmers.testing.store_template import copy_migrated_store
 from mcp import Client, StdioServerParameters
@@ -95,6 +96,7 @@ def seat_calls(bench: dict[str, Any]) -> list[str]:
 
 def call_rows(home: Path) -> dict[str, dict[str, Any]]:
     """The call log, read straight from the SQLite file."""
+    settle_logs()  # replies do not wait for their calls' commit
     with sqlite3.connect(home / "benchwarmers.db") as db:
         db.row_factory = sqlite3.Row
         return {row["id"]: dict(row) for row in db.execute("SELECT * FROM calls")}

@@ -21,6 +21,7 @@ import pytest
 from benchwarmers.identity.keys import create_key
 from benchwarmers.limits.user_limits import set_limits
 from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.live_server import settle_logs
 from benchwarmers.testing.script import FakeError, FakeModel, RateLimit
 from tests.waiting import wait_for
 
@@ -74,6 +75,7 @@ class HeldTrio:
 
 
 def call_rows(home: Path) -> dict[str, dict[str, Any]]:
+    settle_logs()  # replies do not wait for their calls' commit
     with sqlite3.connect(home / "benchwarmers.db") as db:
         db.row_factory = sqlite3.Row
         return {row["id"]: dict(row) for row in db.execute("SELECT * FROM calls")}
@@ -138,6 +140,7 @@ def test_three_seats_answer_together_sync(panel_server: Any, fake_provider: Fake
             assert row["task"] == "panel seat (bench/trio, short)"
             assert row["tokens_out"] == 2
         assert len({s["call"] for s in bench["seats"]}) == 3
+        settle_logs()
         with sqlite3.connect(server.home / "benchwarmers.db") as db:
             ledger = {
                 row[0]: row[1:] for row in db.execute("SELECT served, requests, tokens_out FROM usage_ledger")
@@ -516,6 +519,7 @@ def test_our_own_limit_refuses_a_seat_before_it_goes_out(panel_server: Any, fake
         assert (seats["fast"]["status"], seats["mid"]["status"]) == ("ok", "ok")
         assert seats["slow"]["status"] == "limited" and seats["slow"]["freesAt"]
         assert fake_provider.calls["slow"] == 1  # the second never went out
+        settle_logs()
         with sqlite3.connect(server.home / "benchwarmers.db") as db:
             requests = db.execute("SELECT requests FROM usage_ledger WHERE served = 'slow'").fetchone()[0]
         assert requests == 1

@@ -6,8 +6,11 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from benchwarmers.testing.live_server import settle_logs
+
 
 def rows(home: Path, sql: str, *args: Any) -> list[dict[str, Any]]:
+    settle_logs()  # replies do not wait for their calls' commit
     with sqlite3.connect(home / "benchwarmers.db") as db:
         db.row_factory = sqlite3.Row
         return [dict(row) for row in db.execute(sql, args)]

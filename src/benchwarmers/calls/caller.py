@@ -133,7 +133,8 @@ class CallResult:
     # When the call was `limited`: the Unix time the limit frees, if known.
     frees_at: float | None = None
     failure: ProviderError | None = None
-    # Done when the call's row and ledger line are committed (`log.submit_call`).
+    # Done when the call's row and ledger line are safe: journaled on an SQLite file,
+    # committed elsewhere (`log.submit_call`).
     recorded: asyncio.Future[None] | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -192,7 +193,7 @@ class Caller:
         recorded: bool = True,
     ) -> CallResult:
         """The whole reply; a provider's failure is the status. Returns once
-        the call is in the log, or at once with `recorded=False` (then await
+        the call is safe in the log, or at once with `recorded=False` (then await
         `result.recorded` before telling anyone of the call: `await_recorded`)."""
         async with self.stream(
             model, request, kind=kind, timeout=timeout, context=context, stream=stream, limit_wait=limit_wait
@@ -468,8 +469,9 @@ _COUNTED_CAP = 4096
 
 
 async def await_recorded(results: Iterable[CallResult | None]) -> None:
-    """Until these calls' rows are committed (before a reply that names them
-    ends). A row the store refused raises its error; a client that went
+    """Until these calls' rows are safe (before a reply that names them
+    ends): journaled, which is done already, or committed where there is no
+    journal. A row the store refused raises its error; a client that went
     away meanwhile does not stop the write. Only rows still on their way
     are waited for, and one alone without a `gather` (a panel's last seat,
     most often): each layer is another turn of the loop before the reply."""

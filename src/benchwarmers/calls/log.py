@@ -2,8 +2,10 @@
 ledger beside it, written together in one transaction as a call ends, so
 the ledger can never count a call the log does not have. A call is handed
 to one writer that commits many calls' rows at once (`submit_call`), and a
-reply's last byte waits for its calls' commit, so a crash after a client
-was answered cannot lose what it was answered with.
+reply's last byte waits until its calls are safe, so a crash after a client
+was answered cannot lose what it was answered with: on an SQLite file, safe
+is appended to the journal (`store/journal.py`, replayed at the next start
+if the process dies before the commit); on PostgreSQL, committed.
 
 What a row holds is what decides the bench (who answered, how fast, with
 how many tokens, with what error), never what was asked or answered: no
@@ -14,28 +16,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
+import logging
 import operator
 import queue
 import secrets
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Executable, Table, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import Executable, select, update
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.exc import DBAPIError
 
-from benchwarmers.store import changes, wal
-from benchwarmers.store.db import Store, sqlite_connect
-from benchwarmers.store.schema import Call, UsageMonth
+from benchwarmers.store import call_rows, changes, journal, wal
+from benchwarmers.store.call_rows import Statements
+from benchwarmers.store.db import Store, sqlite_connect, wait_before_reads
+from benchwarmers.store.schema import Call
 from benchwarmers.types import CallKind, SeatStatus
+
+log = logging.getLogger(__name__)
 
 CALL_ID_PREFIX = "c_"
 ASK_ID_PREFIX = "a_"
@@ -89,20 +92,27 @@ class CallRow:
 
 def submit_call(store: Store, row: CallRow) -> asyncio.Future[None]:
     """Hand the call to the log's writer and return at once: the future is
-    done when its row and ledger line are committed (or failed to be).
+    done once the call is safe, which whoever ends a reply naming it awaits
+    before its last byte (`panel/engine.py`, `route/engine.py`): no client
+    is told of a call the log could still lose.
 
-    The writer batches: calls that end while a batch is committing go into
-    the next one together (a group commit), so seats of a panel, and turns
-    of many clients, share a transaction. Whoever ends a reply awaits these
-    futures before its last byte (`panel/engine.py`, `route/engine.py`):
-    the reply is built while its rows commit, and no client is told of a
-    call the log could still lose."""
+    On an SQLite file, safe is in the journal (`store/journal.py`): the
+    future is done on return, and the writer commits behind the reply,
+    waiting `LINGER` for more calls to share the transaction. Elsewhere,
+    safe is committed: the writer starts at once, and calls that end while
+    a batch commits go into the next one together (a group commit), so
+    seats of a panel, and turns of many clients, share a transaction."""
     return _writer_of(store).submit(row, row.at or datetime.now(UTC))
 
 
 async def record_call(store: Store, row: CallRow) -> None:
-    """`submit_call`, returning once the row is committed."""
-    await asyncio.shield(submit_call(store, row))
+    """Write the call and return once its row is committed (or raise the
+    store's refusal)."""
+    writer = _writer_of(store)
+    writer.submit(row, row.at or datetime.now(UTC))
+    committed = writer.pending[row.id]
+    writer.start()
+    await asyncio.shield(committed)
 
 
 async def settled(store: Store, call_ids: Sequence[str]) -> None:
@@ -114,6 +124,7 @@ async def settled(store: Store, call_ids: Sequence[str]) -> None:
         return
     waiting = [done for call in call_ids if (done := writer.pending.get(call)) is not None]
     if waiting:
+        writer.start()  # no lingering for others while someone waits
         await asyncio.gather(*(asyncio.shield(done) for done in waiting), return_exceptions=True)
 
 
@@ -130,7 +141,7 @@ def _writer_of(store: Store) -> _LogWriter:
     writer = _writers.get(store)
     if writer is None or writer.loop is not loop:
         writer = _writers[store] = _LogWriter(store, loop)
-        store.on_close(writer.flush)
+        store.on_close(writer.close)
     return writer
 
 
@@ -138,70 +149,168 @@ class _LogWriter:
     """The call log's group commit for one store (on one event loop). On an
     SQLite file it writes through a connection of its own in a thread of its
     own (`_LogFile`): one hop to that thread per batch, where an async
-    session costs a hop per statement, its begin, commit and reset."""
+    session costs a hop per statement, its begin, commit and reset; and
+    each call goes to the journal first (`store/journal.py`)."""
 
     def __init__(self, store: Store, loop: asyncio.AbstractEventLoop) -> None:
         self.store = store
         self.loop = loop
+        folder = journal.folder_of(store)
+        self.journal = None if folder is None else journal.Journal(folder)
         self._waiting: list[_Submitted] = []
         self._draining: asyncio.Task[None] | None = None
+        self._lingering: asyncio.TimerHandle | None = None
         # Calls handed over and not yet committed, by id (`settled`).
         self.pending: dict[str, asyncio.Future[None]] = {}
+        # The commit of the last call handed over: batches commit in order, so when it is
+        # done, every call before it is too (or refused).
+        self._last: asyncio.Future[None] | None = None
+        self._reads_wait = wait_before_reads(store, self.landing) if self.journal is not None else None
+        # What a journaled call's submitter is handed: safe already, the same for all.
+        self._safe = loop.create_future()
+        self._safe.set_result(None)
 
     def submit(self, row: CallRow, at: datetime) -> asyncio.Future[None]:
-        done = self.loop.create_future()
-        self._waiting.append((row, at, done))
-        self.pending[row.id] = done
-        if self._draining is None:
+        committed = self.loop.create_future()
+        values = _call_values(row, at)
+        self._waiting.append((values, row.sent, committed))
+        self.pending[row.id] = committed
+        self._last = committed
+        if self.journal is not None and self._journaled(values, row.sent):
+            if self._draining is None and self._lingering is None:
+                self._lingering = self.loop.call_later(LINGER, self.start)
+            return self._safe
+        self.start()
+        return committed
+
+    def _journaled(self, values: dict[str, Any], sent: bool) -> bool:
+        assert self.journal is not None
+        try:
+            self.journal.append(values, sent)
+        except OSError as exc:  # a full disk, a folder we may not write: the commit keeps the promise
+            log.warning(
+                "call journal %s not written (%s): replies wait for their commit", self.journal.folder, exc
+            )
+            self.journal = None
+            return False
+        return True
+
+    def landing(self) -> Awaitable[None] | None:
+        """What a read of this store's database waits for first (`wait_before_reads`):
+        every journaled call still on its way into the database, committed
+        now rather than after lingering; None when none is. A read on
+        another event loop of this process (a server in a thread of its
+        own) waits through this writer's loop."""
+        last = self._last
+        if last is None or last.done():
+            return None
+        if self.loop is asyncio.get_running_loop():
+            return self._land(last)
+        if self.loop.is_closed() or not self.loop.is_running():
+            return None  # nothing will commit it now: the store's close flushes what it can
+        return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._land(last), self.loop))
+
+    async def _land(self, last: asyncio.Future[None]) -> None:
+        """Until `last` is committed (whatever it ended in: a reader is not
+        the one to hear of a refused row), not cancelled with the reader."""
+        self.start()
+        with contextlib.suppress(Exception):
+            await asyncio.shield(last)
+
+    def start(self) -> None:
+        """Commit what waits now, not after lingering."""
+        if self._lingering is not None:
+            self._lingering.cancel()
+            self._lingering = None
+        if self._draining is None and self._waiting:
             self._draining = self.loop.create_task(self._drain(), name="call log writer")
-        return done
 
     async def flush(self) -> None:
-        """Let what is handed over reach the store (before it closes)."""
+        """Let what is handed over reach the store."""
         if self.loop is asyncio.get_running_loop():
+            self.start()
             while self._draining is not None:
                 await asyncio.shield(self._draining)
+
+    async def close(self) -> None:
+        """Before the store closes: everything committed, the journal's segment
+        removed (or kept, for the next start, if some call never committed:
+        refused, or handed over on an event loop that is gone)."""
+        await self.flush()
+        if self.journal is not None:
+            if self.pending:
+                self._keep(None)
+            self.journal.close()
+        if self._reads_wait is not None:
+            self._reads_wait()
 
     async def _drain(self) -> None:
         """Commit what waits, then what came meanwhile, until none is left."""
         batch: list[_Submitted] = []
+        segment: journal.Segment | None = None
         try:
             while self._waiting:
                 batch, self._waiting = self._waiting, []
-                await self._commit(batch)
+                segment = self.journal.cut() if self.journal is not None else None
+                if not await self._commit(batch):
+                    self._keep(segment)
+                if segment is not None:
+                    segment.finish()
+                    segment = None
         finally:
             self._draining = None
-            for submitted in (*batch, *self._waiting):  # unsettled only if this task was cancelled
+            # Any only if this task was cancelled.
+            unsettled = [submitted for submitted in (*batch, *self._waiting) if not submitted[2].done()]
+            for submitted in unsettled:
                 self._settle(submitted, asyncio.CancelledError())
             self._waiting = []
+            if segment is not None or unsettled:
+                self._keep(segment)
+                if segment is not None:
+                    segment.finish()
 
-    async def _commit(self, batch: list[_Submitted]) -> None:
+    def _keep(self, segment: journal.Segment | None) -> None:
+        """A row of this batch is not in the store: the segment that holds it
+        stays, for the next start to replay."""
+        holder = (
+            segment if segment is not None else self.journal.current if self.journal is not None else None
+        )
+        if holder is not None:
+            holder.kept = True
+
+    async def _commit(self, batch: list[_Submitted]) -> bool:
+        """Whether every row of the batch is committed."""
         try:
             await self._write(batch)
         except Exception as exc:
             if len(batch) == 1:
                 self._settle(batch[0], exc)
-                return
+                return False
+            every = True
             for submitted in batch:  # one row the store refuses must not lose the others
                 try:
                     await self._write([submitted])
                 except Exception as one:
                     self._settle(submitted, one)
+                    every = False
                 else:
                     self._settle(submitted, None)
-        else:
-            for submitted in batch:
-                self._settle(submitted, None)
+            return every
+        for submitted in batch:
+            self._settle(submitted, None)
+        return True
 
     def _settle(self, submitted: _Submitted, error: BaseException | None) -> None:
-        row, _at, done = submitted
-        if self.pending.get(row.id) is done:
-            del self.pending[row.id]
+        values, _sent, done = submitted
+        if self.pending.get(values["id"]) is done:
+            del self.pending[values["id"]]
         _settle(done, error)
 
     async def _write(self, rows: list[_Submitted]) -> None:
         file = _log_file(self.store)
-        statements = _statements(self.store, rows)
+        statements = call_rows.statements(
+            [(values, sent) for values, sent, _done in rows], self.store.is_sqlite
+        )
         if file is None:
             async with self.store.write() as session:
                 for statement, values in statements:
@@ -209,15 +318,15 @@ class _LogWriter:
             return
         async with self.store.writing():
             await file.write_soon(statements)
-        changes.committed(self.store, _TABLES)
+        changes.committed(self.store, call_rows.TABLES)
 
 
 _writers: weakref.WeakKeyDictionary[Store, _LogWriter] = weakref.WeakKeyDictionary()
-# A call handed to the writer: its row, when it ended, and the future its commit settles.
-_Submitted = tuple[CallRow, datetime, asyncio.Future[None]]
-
-# The tables a batch writes (`changes.committed`: the caches learn of it).
-_TABLES = (Call.__tablename__, UsageMonth.__tablename__)
+# A call handed to the writer: its row's values, whether it went out, and the future its commit settles.
+_Submitted = tuple[dict[str, Any], bool, asyncio.Future[None]]
+# Seconds a journaled call waits for others to share its commit: a reply does not wait
+# for it, and a reader in this process that does (`settled`) cuts it short.
+LINGER = 0.01
 # Batches between two checkpoints of the WAL beside the writer (`store/wal.py`): a
 # one-call batch writes some eight pages (its row, the row's five indexes, its ledger
 # line), so this is about SQLite's own auto-checkpoint of 1,000 pages.
@@ -226,8 +335,7 @@ CHECKPOINT_EVERY = 100
 # for: under a load that never pauses, the WAL starts over only after one of these.
 WRITER_CHECKPOINT_EVERY = 1000
 
-_Statements = list[tuple[Executable, list[dict[str, Any]]]]
-_Job = tuple[_Statements, asyncio.AbstractEventLoop, asyncio.Future[None]]
+_Job = tuple[Statements, asyncio.AbstractEventLoop, asyncio.Future[None]]
 
 
 class _LogFile:
@@ -258,14 +366,14 @@ class _LogFile:
         self._thread = threading.Thread(target=self._run, name="call-log", daemon=True)
         self._thread.start()
 
-    def write_soon(self, statements: _Statements) -> asyncio.Future[None]:
+    def write_soon(self, statements: Statements) -> asyncio.Future[None]:
         """Hand a batch to the thread: the future is done once it is committed."""
         loop = asyncio.get_running_loop()
         done = loop.create_future()
         self._jobs.put((statements, loop, done))
         return done
 
-    def write(self, statements: _Statements) -> None:
+    def write(self, statements: Statements) -> None:
         """One batch in one transaction (in the thread)."""
         connection = self._connection
         try:
@@ -371,53 +479,6 @@ def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
     else:
         done.set_exception(error)
         done.exception()  # retrieved: a future nobody awaits (a client gone) is not an error to log
-
-
-def _statements(store: Store, rows: list[_Submitted]) -> list[tuple[Executable, list[dict[str, Any]]]]:
-    """The rows and their ledger lines: two statements, for one transaction."""
-    sums: dict[tuple[str, str, str], list[int]] = {}
-    for row, at, _done in rows:
-        line = sums.setdefault((f"{at.year:04d}-{at.month:02d}", row.endpoint, row.served), [0, 0, 0])
-        line[0] += 1 if row.sent else 0
-        line[1] += row.tokens_in
-        line[2] += row.tokens_out
-    lines = [
-        {
-            "month": month,
-            "endpoint": endpoint,
-            "served": served,
-            "requests": n,
-            "tokens_in": i,
-            "tokens_out": o,
-        }
-        for (month, endpoint, served), (n, i, o) in sums.items()
-    ]
-    calls = [_call_values(row, at) for row, at, _done in rows]
-    return [(_call_insert(), calls), (_ledger_upsert(store.is_sqlite), lines)]
-
-
-@functools.cache
-def _call_insert() -> Executable:
-    """The log's insert, one object for good (so `_LogFile` compiles it once)."""
-    return cast(Table, Call.__table__).insert()  # Core, not the ORM's unit of work: less work per row
-
-
-@functools.cache
-def _ledger_upsert(sqlite: bool) -> Executable:
-    """The ledger's add-to-the-month upsert, built once per dialect: building
-    it (its `excluded` columns) cost more than the batch it writes, on the
-    panel's path between its last seat and its reply."""
-    ledger = cast(Table, UsageMonth.__table__)
-    insert = sqlite_insert if sqlite else pg_insert
-    upsert = insert(ledger)
-    return upsert.on_conflict_do_update(
-        index_elements=["month", "endpoint", "served"],
-        set_={
-            "requests": ledger.c.requests + upsert.excluded.requests,
-            "tokens_in": ledger.c.tokens_in + upsert.excluded.tokens_in,
-            "tokens_out": ledger.c.tokens_out + upsert.excluded.tokens_out,
-        },
-    )
 
 
 def _call_values(row: CallRow, at: datetime) -> dict[str, Any]:

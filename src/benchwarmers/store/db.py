@@ -68,6 +68,10 @@ class Store:
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
+        if _landings:
+            for landing in _landings.get(self.database_key, ()):
+                if (waiting := landing()) is not None:
+                    await waiting
         async with self._sessions() as session:
             yield session
 
@@ -112,6 +116,30 @@ class Store:
                 await session.execute(text("SELECT 1"))
         except Exception as exc:  # any driver error means the same thing to the user
             raise StoreError(f"cannot open the store at {redacted_url(self.url)}: {exc}") from exc
+
+
+# What a read of a database waits for first, by `Store.database_key`: writes this process
+# handed to a writer of its own and told a client of before they were committed (the call
+# log's on an SQLite file, `calls/log.py`), so that whatever reads it in this process, on
+# any store object or event loop, reads back what it said. Each returns what to await, or
+# None when nothing is on its way.
+Landing = Callable[[], Awaitable[None] | None]
+_landings: dict[str, list[Landing]] = {}
+
+
+def wait_before_reads(store: Store, landing: Landing) -> Callable[[], None]:
+    """Have every read of the store's database wait for `landing` first; the
+    function returned undoes it."""
+    _landings.setdefault(store.database_key, []).append(landing)
+
+    def undo() -> None:
+        waiting = _landings.get(store.database_key, [])
+        if landing in waiting:
+            waiting.remove(landing)
+        if not waiting:
+            _landings.pop(store.database_key, None)
+
+    return undo
 
 
 def sqlite_connect(file: str) -> sqlite3.Connection:

@@ -25,6 +25,7 @@ import os
 import socket
 import threading
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from pathlib import Path
@@ -33,6 +34,7 @@ from typing import Any
 import uvicorn
 from fastapi import APIRouter, FastAPI
 
+from benchwarmers.calls.log import flush_log
 from benchwarmers.runtime import DATABASE_URL_ENV, Runtime
 from benchwarmers.server.app import create_app
 from benchwarmers.server.protocol import GuardedHttpToolsProtocol
@@ -66,6 +68,7 @@ class LiveServer:
         self._server: PromptServer | None = None
         self._thread: threading.Thread | None = None
         self._startup_error: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def url(self) -> str:
@@ -124,6 +127,15 @@ class LiveServer:
             server.force_exit = True
             thread.join(STOP_TIMEOUT)
 
+    def settle_log(self) -> None:
+        """Until the server has committed every call it handed to its call
+        log: on SQLite its replies end once their calls are in the journal
+        (`store/journal.py`) and the commit follows them, so a test that
+        reads the log straight from the file calls this first."""
+        loop = self._loop
+        if self._server is not None and loop is not None and loop.is_running():
+            asyncio.run_coroutine_threadsafe(flush_log(), loop).result(STOP_TIMEOUT)
+
     def restart(self) -> LiveServer:
         """Stop and start again on the same data folder and port."""
         self.stop()
@@ -136,6 +148,8 @@ class LiveServer:
         @asynccontextmanager
         async def recording(app: Any) -> AsyncIterator[Any]:
             started = False
+            self._loop = asyncio.get_running_loop()
+            _running.add(self)
             try:
                 async with lifespan(app) as state:
                     started = True
@@ -146,6 +160,15 @@ class LiveServer:
                 raise
 
         return recording
+
+
+_running: weakref.WeakSet[LiveServer] = weakref.WeakSet()
+
+
+def settle_logs() -> None:
+    """`LiveServer.settle_log` for every live server of this process."""
+    for server in list(_running):
+        server.settle_log()
 
 
 @contextmanager

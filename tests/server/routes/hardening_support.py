@@ -37,7 +37,7 @@ from benchwarmers.store import registry
 from benchwarmers.store.db import SQLITE_FILE
 from benchwarmers.store.settings import MAX_BODY_MB, Settings
 from benchwarmers.testing import FakeModel, FakeProvider
-from benchwarmers.testing.live_server import LiveServer, live_server
+from benchwarmers.testing.live_server import LiveServer, live_server, settle_logs
 
 FUZZ = settings(
     max_examples=50,
@@ -121,6 +121,7 @@ def check_reply(reply: httpx.Response, path: str, sent: Any = None) -> None:
 
 
 def rows(home: Path, sql: str, *args: Any) -> list[dict[str, Any]]:
+    settle_logs()  # replies do not wait for their calls' commit
     with sqlite3.connect(home / SQLITE_FILE, timeout=10) as db:
         db.row_factory = sqlite3.Row
         return [dict(row) for row in db.execute(sql, args)]

@@ -1,0 +1,136 @@
+"""The call journal (`store/journal.py`): rows appended before a reply ends,
+replayed by the next process that opens the store when the one that wrote
+them died before committing them, each call once, its ledger line with it;
+a live process's journal never touched; a journal the store refuses kept
+aside, the others replayed."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from benchwarmers.calls.log import new_call_id
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import journal
+from benchwarmers.store.schema import Call, UsageMonth
+from benchwarmers.testing.store_template import copy_migrated_store
+
+AT = datetime(2026, 12, 1, 23, 30, 0, 250_000, tzinfo=UTC)
+
+
+def values(**changes: Any) -> dict[str, Any]:
+    row = {
+        "id": new_call_id(),
+        "at": AT,
+        "kind": "seat",
+        "alias": "a",
+        "endpoint": "e",
+        "served": "m",
+        "task": "panel seat (bench/duo, reply)",
+        "collection": "duo",
+        "shape": "reply",
+        "seat": "A",
+        "ask_id": "a_x",
+        "conversation": "",
+        "status": "ok",
+        "seconds": 0.5,
+        "first_byte_seconds": None,
+        "tokens_in": 3,
+        "tokens_out": 7,
+        "error": "",
+        "explorer": False,
+    }
+    return {**row, **changes}
+
+
+def dead_journal(home: Path, *rows: dict[str, Any], sent: bool = True) -> Path:
+    """A segment as a killed process leaves it: written, its lock gone with it."""
+    from benchwarmers.store.db import SQLITE_FILE
+
+    writer = journal.Journal(Path(f"{home / SQLITE_FILE}{journal.SUFFIX}"))
+    for row in rows:
+        writer.append(row, sent)
+    segment = writer.current
+    assert segment is not None
+    os.close(segment.fd)  # as the kernel does for a process killed: the file stays, the lock goes
+    return segment.path
+
+
+async def logged(runtime: Runtime) -> tuple[set[str], list[tuple[int, int, int]]]:
+    async with runtime.store.read() as session:
+        ids = set(await session.scalars(select(Call.id)))
+        ledger = (
+            await session.execute(select(UsageMonth.requests, UsageMonth.tokens_in, UsageMonth.tokens_out))
+        ).all()
+    return ids, [tuple(line) for line in ledger]
+
+
+def test_a_row_reads_back_as_it_was_written_and_a_cut_line_is_skipped() -> None:
+    row = values(error="a\nmulti-line error \u2603", first_byte_seconds=0.125, explorer=True)
+    line = journal.encode(row, sent=False)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert journal.decode(line.rstrip(b"\n")) == (row, False)
+    assert journal.decode(line[: len(line) // 2]) is None  # a crash in the middle of an append
+    assert (
+        journal.decode(b'{"id": "c_x", "at": "2026-12-01T00:00:00+00:00", "_sent": true, "nope": 1}') is None
+    )
+    assert journal.decode(b"[1, 2]") is None
+
+
+async def test_a_dead_processs_journal_is_replayed_once_with_its_ledger_lines(home: Path) -> None:
+    copy_migrated_store(home)
+    first, second = values(), values(tokens_in=10, tokens_out=20)
+    path = dead_journal(home, first, second)
+    with path.open("ab") as cut:
+        cut.write(journal.encode(values(), True)[:40])  # the last append, cut short by the kill
+    async with Runtime.open(home) as runtime:
+        ids, ledger = await logged(runtime)
+    assert ids == {first["id"], second["id"]}
+    assert ledger == [(2, 13, 27)]
+    assert not path.exists()
+    # A journal holding a row the log has already (its commit made it, the removal did not):
+    # written once, counted once.
+    again = dead_journal(home, first)
+    async with Runtime.open(home) as runtime:
+        assert await logged(runtime) == (ids, ledger)
+    assert not again.exists()
+
+
+async def test_a_call_that_never_went_out_is_logged_but_not_counted_as_a_request(home: Path) -> None:
+    copy_migrated_store(home)
+    refused = values(status="rate_limited", tokens_in=0, tokens_out=0)
+    dead_journal(home, refused, sent=False)
+    async with Runtime.open(home) as runtime:
+        assert await logged(runtime) == ({refused["id"]}, [(0, 0, 0)])
+
+
+async def test_a_live_processs_journal_is_left_alone(home: Path) -> None:
+    copy_migrated_store(home)
+    async with Runtime.open(home) as runtime:
+        from benchwarmers.store.db import SQLITE_FILE
+
+        live = journal.Journal(Path(f"{home / SQLITE_FILE}{journal.SUFFIX}"))
+        row = values()
+        live.append(row, True)  # locked by this process as long as it is open
+        assert await journal.replay(runtime.store) == 0
+        assert (await logged(runtime))[0] == set()
+        assert live.current is not None and live.current.path.exists()
+        live.close()  # a clean close: every row committed, so the segment goes
+        assert not any(live.folder.iterdir())
+
+
+async def test_a_journal_the_store_refuses_is_kept_aside_and_the_others_replayed(home: Path) -> None:
+    copy_migrated_store(home)
+    bad = dead_journal(home, values(alias=None))  # NOT NULL: the store will not take it
+    good_row = values()
+    dead_journal(home, good_row)
+    async with Runtime.open(home) as runtime:
+        assert (await logged(runtime))[0] == {good_row["id"]}
+    assert not bad.exists()
+    assert bad.with_suffix(journal.REFUSED).exists()
+    async with Runtime.open(home) as runtime:  # kept aside: not tried at every start
+        assert (await logged(runtime))[0] == {good_row["id"]}
