@@ -118,6 +118,12 @@ async def test_a_changed_panel_cap_applies_to_the_next_ask(
             pass
 
 
+async def _logged(runtime: Runtime) -> dict[str, tuple[str, str]]:
+    """alias -> (status, error) of every call in the log."""
+    async with runtime.store.read() as session:
+        return {c.alias: (c.status, c.error) for c in (await session.execute(select(Call))).scalars()}
+
+
 async def _asked(fake: FakeProvider, alias: str) -> None:
     """Until the fake provider has the seat's request: its call is in flight."""
     while ("asked", alias) not in fake.timeline:
@@ -137,9 +143,8 @@ async def test_a_one_seat_reply_stopped_mid_call_still_records_its_seat(
 
     with pytest.raises(asyncio.CancelledError):
         await waiting
-    async with runtime.store.read() as session:
-        rows = (await session.execute(select(Call))).scalars().all()
-    assert [(r.alias, r.status) for r in rows] == [("one", "error")] and "stopped waiting" in rows[0].error
+    logged = await _logged(runtime)
+    assert list(logged) == ["one"] and logged["one"][0] == "error" and "stopped waiting" in logged["one"][1]
     assert runtime.panel_slots.running == 0
 
 
@@ -157,9 +162,7 @@ async def test_a_one_seat_reply_whose_caller_left_finishes_and_keeps_its_slot_ti
     held.set()
 
     await finish_background()
-    async with runtime.store.read() as session:
-        rows = (await session.execute(select(Call))).scalars().all()
-    assert [(r.alias, r.status) for r in rows] == [("one", "ok")]
+    assert await _logged(runtime) == {"one": ("ok", "")}
     assert runtime.panel_slots.running == 0
 
 
@@ -214,7 +217,6 @@ async def test_a_panel_stopped_while_its_own_task_asks_a_seat_records_every_seat
     await events.aclose()
     await asyncio.wait_for(finish_background(grace=0.3), timeout=60)
 
-    async with runtime.store.read() as session:
-        rows = {c.alias: c for c in (await session.execute(select(Call))).scalars()}
-    assert rows["fast"].status == "ok"
-    assert rows["slow"].status == "error" and "stopped waiting" in rows["slow"].error
+    logged = await _logged(runtime)
+    assert logged["fast"] == ("ok", "")
+    assert logged["slow"][0] == "error" and "stopped waiting" in logged["slow"][1]
