@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -425,21 +426,25 @@ class Plan:
     stream: bool = False
 
 
-class _Hand:
+class _Hand(ABC):
     """Where a panel's task hands what it has: to a stream's queue
     (`_Stream`), or only the reply, to a caller waiting for it (`_Whole`)."""
 
+    @abstractmethod
     def event(self, event: PanelStarted | MergeDone) -> None:
         """The panel started, or its merge is in."""
 
+    @abstractmethod
     def seat(self, seat: Seat) -> None:
         """A seat is in."""
 
+    @abstractmethod
     def done(self, reply: PanelReply) -> None:
-        raise NotImplementedError
+        """The reply, its calls committed."""
 
+    @abstractmethod
     def failed(self, exc: BaseException) -> None:
-        raise NotImplementedError
+        """What ended the panel (a stop included)."""
 
 
 class _Stream(_Hand):
@@ -469,6 +474,12 @@ class _Whole(_Hand):
 
     def __init__(self, reply: asyncio.Future[PanelReply]) -> None:
         self.reply = reply
+
+    def event(self, event: PanelStarted | MergeDone) -> None:
+        """Not handed on: its caller reads them in the reply."""
+
+    def seat(self, seat: Seat) -> None:
+        """Not handed on: its caller reads them in the reply."""
 
     def done(self, reply: PanelReply) -> None:
         if not self.reply.done():
