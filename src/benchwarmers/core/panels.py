@@ -85,14 +85,14 @@ class Panels:
 
     # ---------------------------------------------------------------- asks
 
-    async def panel(self, ask: Ask, *, seats: bool = True) -> AsyncGenerator[PanelEvent, None]:
+    async def panel(self, ask: Ask) -> AsyncGenerator[PanelEvent, None]:
         """The panel's events, with the first already taken: the collection
         check and the seating run before this returns, so their errors come
         before a front end starts its reply, and a stream that starts is one
         that finishes. The panel itself runs in the engine's own task: a
         caller that stops listening leaves it to finish and be recorded.
-        `seats=False`: no `SeatDone` (for a caller that waits for the reply)."""
-        events, first = await self._started(ask, seats=seats)
+        A caller that waits for the whole reply asks `answer`."""
+        events, first = await self._started(ask)
 
         async def chained() -> AsyncGenerator[PanelEvent, None]:
             try:
@@ -104,13 +104,13 @@ class Panels:
 
         return chained()
 
-    async def _started(self, ask: Ask, *, seats: bool) -> tuple[AsyncGenerator[PanelEvent, None], PanelEvent]:
+    async def _started(self, ask: Ask) -> tuple[AsyncGenerator[PanelEvent, None], PanelEvent]:
         """The engine's events, and the first of them, taken: the checks and
         the seating have run."""
         view = await self._admitted(ask)
         slot = await self._panel_slot()
         try:
-            events = PanelEngine(self.runtime).run(ask, on_done=slot.release, seats=seats, collection=view)
+            events = PanelEngine(self.runtime).run(ask, on_done=slot.release, collection=view)
             first = await anext(events)
         except BaseException:
             slot.release()  # seating failed: no panel runs
