@@ -15,6 +15,7 @@ prompt text of a gateway request, no image, no key.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import operator
@@ -208,7 +209,7 @@ class _LogWriter:
             return self._land(last)
         if self.loop.is_closed() or not self.loop.is_running():
             return None  # nothing will commit it now: the store's close flushes what it can
-        return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._land(last), self.loop))
+        return _across(asyncio.run_coroutine_threadsafe(self._land(last), self.loop))
 
     async def _land(self, last: asyncio.Future[None]) -> None:
         """Until `last` is committed (whatever it ended in: a reader is not
@@ -327,6 +328,8 @@ _Submitted = tuple[dict[str, Any], bool, asyncio.Future[None]]
 # Seconds a journaled call waits for others to share its commit: a reply does not wait
 # for it, and a reader in this process that does (`settled`) cuts it short.
 LINGER = 0.01
+# Seconds a read on another event loop waits for this writer's loop to commit (`_across`).
+ACROSS_LOOPS = 5.0
 # Batches between two checkpoints of the WAL beside the writer (`store/wal.py`): a
 # one-call batch writes some eight pages (its row, the row's five indexes, its ledger
 # line), so this is about SQLite's own auto-checkpoint of 1,000 pages.
@@ -469,6 +472,14 @@ def _log_file(store: Store) -> _LogFile | None:
         file = _files[store] = _LogFile(store.sqlite_file)
         store.on_close(file.close)
     return file
+
+
+async def _across(landed: concurrent.futures.Future[None]) -> None:
+    """A landing on another loop, waited for at most `ACROSS_LOOPS` seconds:
+    a loop blocked on this one's thread would never run it, and a read a
+    moment stale is better than a read that never ends."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.wrap_future(landed), ACROSS_LOOPS)
 
 
 def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
