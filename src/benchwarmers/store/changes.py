@@ -50,6 +50,11 @@ T = TypeVar("T")
 DEFAULT_TTL = 2.0
 # The share of its time to live after which an entry in use is read again behind the ask.
 REFRESH_AHEAD = 0.75
+# Seconds a refresh waits before it reads: the ask that found the entry late goes first.
+# Its read's first step (building the session and the statement, 1-4 ms of CPU) would
+# otherwise run before the work that ask set going next, a panel's seats among it: the
+# slowest seat went out 2-12 ms late on about every other ask of `benchmarks/panel.py`.
+REFRESH_AFTER = 0.005
 
 # The table an INSERT / UPDATE / DELETE writes to ("INSERT OR REPLACE INTO x", "UPDATE x SET").
 _WRITE = re.compile(
@@ -198,6 +203,7 @@ class Cached(Generic[T]):
 
         async def refresh() -> None:
             try:
+                await asyncio.sleep(REFRESH_AFTER)
                 # A failed read leaves the entry to run out as before; the next ask's own read reports it.
                 with contextlib.suppress(Exception):
                     await self._load(store, database, load, stamp(store, self.tables), time.monotonic())
