@@ -62,6 +62,8 @@ async def test_an_entry_used_late_in_its_time_is_served_at_once_and_read_again_b
     assert await cache.get(runtime.store, source.load) == "first"  # the ask did not wait for the read
     assert await cache.get(runtime.store, source.load) == "first"  # one refresh at a time
     await asyncio.sleep(0)
+    assert source.reads == 1  # not read yet: what the ask set going next goes first
+    await asyncio.sleep(changes.REFRESH_AFTER * 2)  # a later timer than the refresh's
     assert source.reads == 2
     source.gate.set()
     await changes._refreshes_of(runtime.store).finish()
