@@ -10,17 +10,19 @@ import threading
 import pytest
 from sqlalchemy import func, select
 
+from benchwarmers.calls.log import get_call
 from benchwarmers.core import Identity, Panels, collection_entry, finish_background
-from benchwarmers.errors import NotFound, Refused
+from benchwarmers.errors import NotFound, Refused, UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.store.schema import Call, SeatingHistory
 from benchwarmers.store.settings import MAX_PANELS, Settings
 from benchwarmers.testing.fake_provider import FakeProvider
-from benchwarmers.testing.script import FakeModel
-from benchwarmers.types import Ask, PanelStarted, Request, user
+from benchwarmers.testing.script import FakeError, FakeModel
+from benchwarmers.types import Ask, PanelDone, PanelStarted, Request, SeatDone, Tool, user
 
 HELLO = Request((user("hello"),))
+TOOL = Tool("lookup", "looks a word up", {"type": "object"})
 
 
 async def bench(runtime: Runtime, fake: FakeProvider, *models: FakeModel) -> None:
@@ -114,3 +116,107 @@ async def test_a_changed_panel_cap_applies_to_the_next_ask(
     for events in (first, second):
         async for _event in events:
             pass
+
+
+async def _logged(runtime: Runtime) -> dict[str, tuple[str, str]]:
+    """alias -> (status, error) of every call in the log."""
+    async with runtime.store.read() as session:
+        return {c.alias: (c.status, c.error) for c in (await session.execute(select(Call))).scalars()}
+
+
+async def _asked(fake: FakeProvider, alias: str) -> None:
+    """Until the fake provider has the seat's request: its call is in flight."""
+    while ("asked", alias) not in fake.timeline:
+        await asyncio.sleep(0.01)
+
+
+async def test_a_one_seat_reply_stopped_mid_call_still_records_its_seat(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    """A lone seat is asked in the panel's own task, not one of its own:
+    stopping the panel (a process closing) stops its call, whose row is
+    still written, and the caller waiting for the reply is told it stopped."""
+    await bench(runtime, fake_provider, FakeModel("one", never_ending=True))
+    waiting = asyncio.create_task(Panels(runtime).answer(Ask("solo", "panel", HELLO)))
+    await _asked(fake_provider, "one")
+    await asyncio.wait_for(finish_background(grace=0.3), timeout=60)
+
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    logged = await _logged(runtime)
+    assert list(logged) == ["one"] and logged["one"][0] == "error" and "stopped waiting" in logged["one"][1]
+    assert runtime.panel_slots.running == 0
+
+
+async def test_a_one_seat_reply_whose_caller_left_finishes_and_keeps_its_slot_till_then(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    held = threading.Event()
+    await bench(runtime, fake_provider, FakeModel("one", answer="first", hold=held))
+    waiting = asyncio.create_task(Panels(runtime).answer(Ask("solo", "panel", HELLO)))
+    await _asked(fake_provider, "one")
+    waiting.cancel()  # the caller leaves mid-call
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert runtime.panel_slots.running == 1  # the panel runs on, under the caps
+    held.set()
+
+    await finish_background()
+    assert await _logged(runtime) == {"one": ("ok", "")}
+    assert runtime.panel_slots.running == 0
+
+
+@pytest.mark.parametrize(
+    "model",
+    [FakeModel("one", error=FakeError(503, "down for now")), FakeModel("one", answer="first")],
+    ids=["failing", "answering"],
+)
+async def test_a_one_seat_panel_answers_alike_whole_and_streamed(
+    runtime: Runtime, fake_provider: FakeProvider, model: FakeModel
+) -> None:
+    """The whole reply and the stream's `PanelDone` carry the same seat,
+    an upstream's failure included, each seat's row in the log."""
+    await bench(runtime, fake_provider, model)
+    panels = Panels(runtime)
+    whole = await panels.answer(Ask("solo", "panel", HELLO))
+    events = [e async for e in await panels.panel(Ask("solo", "panel", HELLO, stream=True))]
+
+    started, seat_done, done = events
+    assert (
+        isinstance(started, PanelStarted) and isinstance(seat_done, SeatDone) and isinstance(done, PanelDone)
+    )
+    streamed = done.reply
+    assert seat_done.seat == streamed.seats[0]
+    for reply in (whole, streamed):
+        (seat,) = reply.seats
+        assert (seat.seat, seat.alias, seat.status) == (whole.seats[0].seat, "one", whole.seats[0].status)
+        assert (seat.content, seat.error) == (whole.seats[0].content, whole.seats[0].error)
+        assert await get_call(runtime.store, seat.call) is not None
+    assert whole.seats[0].status == ("error" if model.error else "ok")
+    assert ("down for now" in whole.seats[0].error) == bool(model.error)
+    await finish_background()
+
+
+async def test_a_reply_whose_seating_fails_gives_its_slot_back(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    await bench(runtime, fake_provider, FakeModel("one"))
+    with pytest.raises(UserError, match="cannot run tools"):
+        await Panels(runtime).answer(Ask("solo", "panel", Request((user("hello"),), tools=(TOOL,))))
+    assert runtime.panel_slots.running == 0
+
+
+async def test_a_panel_stopped_while_its_own_task_asks_a_seat_records_every_seat(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    """The seat sent first is asked in the panel's task and the others in
+    theirs: stopped while the first is still out, the panel stops it, waits
+    for the others' rows, and every seat is in the log."""
+    await bench(runtime, fake_provider, FakeModel("slow", never_ending=True), FakeModel("fast"))
+    events = await Panels(runtime).panel(Ask("duo", "panel", HELLO))  # nothing known yet: seat order
+    await events.aclose()
+    await asyncio.wait_for(finish_background(grace=0.3), timeout=60)
+
+    logged = await _logged(runtime)
+    assert logged["fast"] == ("ok", "")
+    assert logged["slow"][0] == "error" and "stopped waiting" in logged["slow"][1]

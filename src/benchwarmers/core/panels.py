@@ -22,7 +22,6 @@ under them.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
-from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import desc, func, select
@@ -40,7 +39,7 @@ from benchwarmers.store import registry
 from benchwarmers.store.schema import Call, Verdict
 from benchwarmers.store.settings import MAX_PANELS, MAX_PANELS_PER_KEY, Settings
 from benchwarmers.store.times import iso_utc
-from benchwarmers.types import Ask, PanelDone, PanelEvent, PanelReply, Request
+from benchwarmers.types import Ask, PanelEvent, PanelReply, Request
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
@@ -86,14 +85,14 @@ class Panels:
 
     # ---------------------------------------------------------------- asks
 
-    async def panel(self, ask: Ask, *, seats: bool = True) -> AsyncGenerator[PanelEvent, None]:
+    async def panel(self, ask: Ask) -> AsyncGenerator[PanelEvent, None]:
         """The panel's events, with the first already taken: the collection
         check and the seating run before this returns, so their errors come
         before a front end starts its reply, and a stream that starts is one
         that finishes. The panel itself runs in the engine's own task: a
         caller that stops listening leaves it to finish and be recorded.
-        `seats=False`: no `SeatDone` (for a caller that waits for the reply)."""
-        events, first = await self._started(ask, seats=seats)
+        A caller that waits for the whole reply asks `answer`."""
+        events, first = await self._started(ask)
 
         async def chained() -> AsyncGenerator[PanelEvent, None]:
             try:
@@ -105,20 +104,26 @@ class Panels:
 
         return chained()
 
-    async def _started(self, ask: Ask, *, seats: bool) -> tuple[AsyncGenerator[PanelEvent, None], PanelEvent]:
+    async def _started(self, ask: Ask) -> tuple[AsyncGenerator[PanelEvent, None], PanelEvent]:
         """The engine's events, and the first of them, taken: the checks and
         the seating have run."""
-        await self.check_collection(ask.collection)
-        if ask.extra_aliases:
-            await self._check_extras(ask.extra_aliases)
+        view = await self._admitted(ask)
         slot = await self._panel_slot()
         try:
-            events = PanelEngine(self.runtime).run(ask, on_done=slot.release, seats=seats)
+            events = PanelEngine(self.runtime).run(ask, on_done=slot.release, collection=view)
             first = await anext(events)
         except BaseException:
             slot.release()  # seating failed: no panel runs
             raise
         return events, first
+
+    async def _admitted(self, ask: Ask) -> registry.CollectionView:
+        """The collection asked, once this caller may ask it (and seat its
+        extras); the engine seats from this view rather than reading it again."""
+        view = await self.collection(ask.collection)
+        if ask.extra_aliases:
+            await self._check_extras(ask.extra_aliases)
+        return view
 
     async def _panel_slot(self) -> Slot:
         """A running panel's place under the caps (`limits/panels.py`), else 429."""
@@ -146,16 +151,19 @@ class Panels:
             )
 
     async def answer(self, ask: Ask) -> PanelReply:
-        """The whole reply at once, for front ends that do not stream (read
-        straight off the engine's events, no `SeatDone`s: no stream wraps them)."""
-        events, first = await self._started(ask, seats=False)
-        async with aclosing(events):
-            if isinstance(first, PanelDone):
-                return first.reply
-            async for event in events:
-                if isinstance(event, PanelDone):
-                    return event.reply
-        raise RuntimeError("the panel ended without a reply")
+        """The whole reply at once, for front ends that do not stream: the
+        checks and the seating as in `panel`, then the engine's reply, with
+        no event on the way (no stream wraps them). The panel keeps its slot
+        until its task ends, even when this caller leaves first."""
+        view = await self._admitted(ask)
+        slot = await self._panel_slot()
+        engine = PanelEngine(self.runtime)
+        try:
+            plan = await engine.plan(ask, view)
+        except BaseException:
+            slot.release()  # seating failed: no panel runs
+            raise
+        return await engine.reply_to(plan, on_done=slot.release)
 
     # ------------------------------------------------------------ verdicts
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -74,21 +75,23 @@ class PanelEngine:
         self.rng = rng
 
     async def run(
-        self, ask: Ask, *, on_done: Callable[[object], None] | None = None, seats: bool = True
+        self,
+        ask: Ask,
+        *,
+        on_done: Callable[[object], None] | None = None,
+        seats: bool = True,
+        collection: registry.CollectionView | None = None,
     ) -> AsyncGenerator[PanelEvent, None]:
         """Seat first (an unknown collection or alias raises here, before any
         event, so a route can answer 404), then stream the panel. `on_done`
         is called when the panel's own task ends (its client may be long gone).
         With `seats=False` no `SeatDone` is handed on: a consumer that waits
         for the whole reply is not woken once a seat, the last one's wake-up
-        included, which came between that seat's end and its commit."""
-        plan = await self.plan(ask)
+        included, which came between that seat's end and its commit.
+        `collection`: its view, when the caller has just read it (`plan`)."""
+        plan = await self.plan(ask, collection)
         queue: _Events = asyncio.Queue()
-        task = asyncio.create_task(self._work(plan, queue if seats else None, queue))
-        _RUNNING.add(task)
-        task.add_done_callback(_RUNNING.discard)
-        if on_done is not None:
-            task.add_done_callback(on_done)
+        self._launch(plan, _Stream(queue, seats), on_done)
         while True:
             item = await queue.get()
             if isinstance(item, BaseException):
@@ -97,16 +100,39 @@ class PanelEngine:
             if isinstance(item, PanelDone):
                 return
 
-    async def answer(self, ask: Ask) -> PanelReply:
+    async def answer(self, ask: Ask, *, collection: registry.CollectionView | None = None) -> PanelReply:
         """The whole reply at once (non-streamed clients, the CLI, MCP)."""
-        async for event in self.run(ask, seats=False):
-            if isinstance(event, PanelDone):
-                return event.reply
-        raise RuntimeError("the panel ended without a reply")
+        return await self.reply_to(await self.plan(ask, collection))
+
+    async def reply_to(self, plan: Plan, *, on_done: Callable[[object], None] | None = None) -> PanelReply:
+        """The whole reply to a planned panel. No event is handed on: the
+        caller sleeps until the reply is in (a queue would wake it for the
+        panel's start). It waits on a future of its own, never on the
+        panel's task, so a caller that leaves does not stop the panel, which
+        still finishes and is recorded; `on_done` as in `run`."""
+        reply: asyncio.Future[PanelReply] = asyncio.get_running_loop().create_future()
+        self._launch(plan, _Whole(reply), on_done)
+        return await reply
+
+    def _launch(self, plan: Plan, hand: _Hand, on_done: Callable[[object], None] | None) -> None:
+        task = asyncio.create_task(self._work(plan, hand))
+        _RUNNING.add(task)
+        if on_done is None:
+            task.add_done_callback(_RUNNING.discard)
+            return
+
+        def ended(done: asyncio.Task[None]) -> None:  # one callback: each is a turn of the loop
+            _RUNNING.discard(done)
+            on_done(done)
+
+        task.add_done_callback(ended)
 
     # ----------------------------------------------------------------- plan
 
-    async def plan(self, ask: Ask) -> Plan:
+    async def plan(self, ask: Ask, collection: registry.CollectionView | None = None) -> Plan:
+        """Everything the panel needs, read before it starts. `collection`:
+        the view the caller has just checked (`Panels.collection`), not
+        looked up again."""
         if ask.request.tools:
             raise UserError(
                 "a panel answers with text and cannot run tools; use route mode: bench/<collection>:route"
@@ -114,8 +140,9 @@ class PanelEngine:
         store = self.runtime.store
         # One after the other: both are read from memory on almost every ask,
         # where a gather would cost a task and a turn of the loop for each.
-        collection = await registry.get_collection(store, ask.collection)
-        bench = await registry.list_models(store)
+        if collection is None:
+            collection = await registry.get_collection(store, ask.collection)
+        bench = await registry.models_by_alias(store)
         request = ask.request.under_system(collection.system_prompt)
         shape = shape_of(request)
         ranked: list[str] = []
@@ -153,7 +180,7 @@ class PanelEngine:
         return Plan(
             ask_id=new_ask_id(),
             collection=collection,
-            bench={m.alias: m for m in bench},
+            bench=bench,
             request=request,
             shape=shape,
             seating=seating,
@@ -163,67 +190,75 @@ class PanelEngine:
 
     # ----------------------------------------------------------------- work
 
-    async def _work(self, plan: Plan, seats_to: _Events | None, queue: _Events) -> None:
+    async def _work(self, plan: Plan, hand: _Hand) -> None:
+        """The panel's own task: the reply handed on once every call it
+        names is committed, then the seating history; a failure is handed
+        on too, never lost."""
         with metrics.PANELS_IN_FLIGHT.track_inprogress():
-            await self._work_counted(plan, seats_to, queue)
-
-    async def _work_counted(self, plan: Plan, seats_to: _Events | None, queue: _Events) -> None:
-        """The panel; each seat's `SeatDone` goes to `seats_to` (None: nowhere),
-        every other event to `queue`."""
-        try:
-            seating = plan.seating
-            calls: list[CallResult] = []  # every call the reply names, committed before it ends
-            # The seats' tasks are made before the first event is handed on,
-            # so their calls go out before the stream's first chunk is
-            # written, in the order `pace` says (the seat the ask waits for
-            # first); each seat hands its own `SeatDone` on the moment it is
-            # in (one wake-up, the consumer's, between a seat's end and its
-            # section on the wire).
-            order = pace.send_order(
-                self.runtime.store,
-                [s.model.alias for s in seating.seats],
-                slowest_first=plan.merged or not plan.stream,
-            )
-            launched = {
-                i: asyncio.create_task(self._seat_reported(plan, seating.seats[i], calls, seats_to))
-                for i in order
-            }
-            seat_tasks = [launched[i] for i in range(len(seating.seats))]
-            queue.put_nowait(
-                PanelStarted(
-                    plan.collection.name,
-                    plan.shape,
-                    tuple((s.label, s.model.alias) for s in seating.seats),
-                    seating.left_off,
-                    merged=plan.merged,
-                )
-            )
             try:
-                seats = tuple(await asyncio.gather(*seat_tasks))  # in seat order
-            except asyncio.CancelledError:
-                # Stopped (a process closing): stop the seats too, and wait
-                # while each writes its call-log row, so none is left
-                # holding the store.
-                for task in seat_tasks:
-                    task.cancel()
-                await asyncio.gather(*seat_tasks, return_exceptions=True)
-                raise
-            merged: Merged | None = None
-            if plan.merged:
-                merged = await self._merge(plan, seats, calls)
-                queue.put_nowait(MergeDone(merged))
-            reply = PanelReply(plan.collection.name, plan.shape, seats, seating.left_off, merged)
-            await await_recorded(calls)
-            queue.put_nowait(PanelDone(reply))
-            # One turn of the loop first: the consumer writes the reply's
-            # last bytes before the history's check (a cached read, a store
-            # read when that is stale) takes the loop or the interpreter.
-            await asyncio.sleep(0)
-            await self._record_seating(plan)
-        except BaseException as exc:  # hand the failure to the stream, never lose it
-            queue.put_nowait(exc)
-            if isinstance(exc, asyncio.CancelledError):
-                raise
+                hand.done(await self._panel(plan, hand))
+                # One turn of the loop first: the consumer writes the reply's
+                # last bytes before the history's check (a cached read, a store
+                # read when that is stale) takes the loop or the interpreter.
+                await asyncio.sleep(0)
+                await self._record_seating(plan)
+            except BaseException as exc:
+                hand.failed(exc)
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+
+    async def _panel(self, plan: Plan, hand: _Hand) -> PanelReply:
+        """Every seat at once, the merge when asked, the reply (its rows committed).
+
+        The seat sent first (`pace`: the one the ask waits for first) is
+        asked right here, in the panel's task; each other seat has a task of
+        its own, made before the first event is handed on, so every call
+        goes out before the stream's first chunk is written. A lone seat
+        (every one-seat panel) so costs no task, no `gather` and no wake-ups
+        between tasks; of several, the one the reply waits for longest is
+        the one that needs none. Each seat hands its own `SeatDone` on the
+        moment it is in (one wake-up, the consumer's, between a seat's end
+        and its section on the wire)."""
+        seating = plan.seating
+        calls: list[CallResult] = []  # every call the reply names, committed before it ends
+        first, *rest = pace.send_order(
+            self.runtime.store,
+            [s.model.alias for s in seating.seats],
+            slowest_first=plan.merged or not plan.stream,
+        )
+        others = {
+            i: asyncio.create_task(self._seat_reported(plan, seating.seats[i], calls, hand)) for i in rest
+        }
+        hand.event(
+            PanelStarted(
+                plan.collection.name,
+                plan.shape,
+                tuple((s.label, s.model.alias) for s in seating.seats),
+                seating.left_off,
+                merged=plan.merged,
+            )
+        )
+        answered: dict[int, Seat] = {}
+        try:
+            answered[first] = await self._seat_reported(plan, seating.seats[first], calls, hand)
+            for i, task in others.items():
+                answered[i] = await task  # most often done already: no wait
+        except asyncio.CancelledError:
+            # Stopped (a process closing): stop the seats too, and wait
+            # while each writes its call-log row, so none is left holding
+            # the store (the one asked here has written its own).
+            for task in others.values():
+                task.cancel()
+            await asyncio.gather(*others.values(), return_exceptions=True)
+            raise
+        seats = tuple(answered[i] for i in range(len(seating.seats)))  # in seat order
+        merged: Merged | None = None
+        if plan.merged:
+            merged = await self._merge(plan, seats, calls)
+            hand.event(MergeDone(merged))
+        reply = PanelReply(plan.collection.name, plan.shape, seats, seating.left_off, merged)
+        await await_recorded(calls)
+        return reply
 
     async def _record_seating(self, plan: Plan) -> None:
         """A dated line in the seating history when who sits changed; after
@@ -242,12 +277,11 @@ class PanelEngine:
         plan: Plan,
         planned: PlannedSeat,
         calls: list[CallResult],
-        seats_to: _Events | None,
+        hand: _Hand,
     ) -> Seat:
-        """The seat, handed on by its own task the moment it is in."""
+        """The seat, handed on the moment it is in."""
         seat = await self._seat(plan, planned, calls)
-        if seats_to is not None:
-            seats_to.put_nowait(SeatDone(seat))
+        hand.seat(seat)
         return seat
 
     async def _seat(self, plan: Plan, planned: PlannedSeat, calls: list[CallResult]) -> Seat:
@@ -383,13 +417,81 @@ class Plan:
 
     ask_id: str
     collection: registry.CollectionView
-    bench: dict[str, registry.ModelView]
+    bench: Mapping[str, registry.ModelView]
     request: Request
     shape: str
     seating: Seating
     merged: bool
     # The client reads the seats as they finish (else only the whole reply).
     stream: bool = False
+
+
+class _Hand(ABC):
+    """Where a panel's task hands what it has: to a stream's queue
+    (`_Stream`), or only the reply, to a caller waiting for it (`_Whole`)."""
+
+    @abstractmethod
+    def event(self, event: PanelStarted | MergeDone) -> None:
+        """The panel started, or its merge is in."""
+
+    @abstractmethod
+    def seat(self, seat: Seat) -> None:
+        """A seat is in."""
+
+    @abstractmethod
+    def done(self, reply: PanelReply) -> None:
+        """The reply, its calls committed."""
+
+    @abstractmethod
+    def failed(self, exc: BaseException) -> None:
+        """What ended the panel (a stop included)."""
+
+
+class _Stream(_Hand):
+    """Every event to the stream's queue (`SeatDone`s only with `seats`)."""
+
+    def __init__(self, queue: _Events, seats: bool) -> None:
+        self.queue = queue
+        self.seats = seats
+
+    def event(self, event: PanelStarted | MergeDone) -> None:
+        self.queue.put_nowait(event)
+
+    def seat(self, seat: Seat) -> None:
+        if self.seats:
+            self.queue.put_nowait(SeatDone(seat))
+
+    def done(self, reply: PanelReply) -> None:
+        self.queue.put_nowait(PanelDone(reply))
+
+    def failed(self, exc: BaseException) -> None:
+        self.queue.put_nowait(exc)
+
+
+class _Whole(_Hand):
+    """The reply (or the failure) to the future its caller awaits; nothing
+    when the caller has gone (its future cancelled)."""
+
+    def __init__(self, reply: asyncio.Future[PanelReply]) -> None:
+        self.reply = reply
+
+    def event(self, event: PanelStarted | MergeDone) -> None:
+        """Not handed on: its caller reads them in the reply."""
+
+    def seat(self, seat: Seat) -> None:
+        """Not handed on: its caller reads them in the reply."""
+
+    def done(self, reply: PanelReply) -> None:
+        if not self.reply.done():
+            self.reply.set_result(reply)
+
+    def failed(self, exc: BaseException) -> None:
+        if self.reply.done():
+            return
+        if isinstance(exc, asyncio.CancelledError):
+            self.reply.cancel()
+        else:
+            self.reply.set_exception(exc)
 
 
 def seat_of(result: CallResult, planned: PlannedSeat, note: str = "") -> Seat:

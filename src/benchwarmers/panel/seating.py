@@ -22,7 +22,7 @@ reason the client sees in `bench.leftOff`:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -94,14 +94,15 @@ def seat_panel(
     collection: SeatableCollection,
     request: Request,
     *,
-    bench: Iterable[SeatableModel],
+    bench: Mapping[str, SeatableModel] | Iterable[SeatableModel],
     extras: Sequence[str] = (),
     explorer_order: Sequence[str] = (),
     rank: Ranking = keep_order,
     now: datetime | None = None,
 ) -> Seating:
     now = now or datetime.now(UTC)
-    by_alias = {m.alias: m for m in bench}
+    # The bench by alias as the registry keeps it (the engine's), or a list of models.
+    by_alias = bench if isinstance(bench, Mapping) else {m.alias: m for m in bench}
     left_off: list[LeftOff] = []
     eligible: list[SeatableModel] = []
     for member in (by_alias[alias] for alias in collection.members):
