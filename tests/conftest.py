@@ -42,6 +42,7 @@ import asyncpg
 import pytest
 from hypothesis import HealthCheck, settings
 
+from benchwarmers.core import finish_background
 from benchwarmers.runtime import Runtime
 from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
 from benchwarmers.testing.store_template import copy_migrated_store
@@ -178,6 +179,10 @@ async def runtime(home: Path) -> AsyncIterator[Runtime]:
     copy_migrated_store(home)  # a store migrated once per worker: migrating costs more than most tests
     async with Runtime.open(home=home) as rt:
         yield rt
+        # As the server and `Core.open` do before the runtime closes: a panel still running in its
+        # own task would otherwise be cancelled by the loop's end inside a store session, and leave
+        # its connection to the garbage collector (SQLAlchemy's "non-checked-in connection").
+        await finish_background()
 
 
 @asynccontextmanager

@@ -4,6 +4,7 @@ Jobs are called directly with a fake "now"."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -123,3 +124,25 @@ async def test_speed_probe_measures_first_token_and_rate(
         assert row.kind == "speed" and row.ok
         assert row.first_byte_seconds is not None and row.first_byte_seconds >= 0.04
         assert row.tokens_per_second is not None and row.tokens_per_second > 0
+
+
+async def test_shutdown_waits_for_a_run_it_cancels_inside_a_store_session(jobs: BenchJobs) -> None:
+    """APScheduler cancels its runs on shutdown and waits for none; a run
+    cancelled in a session must close it before the store closes after the
+    scheduler (else the loop's end leaves its connection to the collector)."""
+    entered, unwound = asyncio.Event(), asyncio.Event()
+
+    async def held_read() -> None:
+        try:
+            async with jobs.store.read():
+                entered.set()
+                await asyncio.Event().wait()
+        finally:
+            unwound.set()
+
+    clock = BenchScheduler(jobs)
+    await clock.start()
+    clock._clock.add_job(clock._run, args=[held_read], next_run_time=datetime.now(UTC))
+    await asyncio.wait_for(entered.wait(), 10)
+    await clock.shutdown()
+    assert unwound.is_set()

@@ -11,6 +11,7 @@ import pytest
 
 from benchwarmers.calls.log import CallRow, new_call_id, record_call
 from benchwarmers.errors import LimitExceeded
+from benchwarmers.limits import enforce
 from benchwarmers.limits.counters import Admission, Charge, MemoryCounters
 from benchwarmers.limits.enforce import Limiter
 from benchwarmers.limits.ledger import next_day
@@ -18,6 +19,7 @@ from benchwarmers.limits.rest import is_resting
 from benchwarmers.limits.user_limits import set_limits
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
+from benchwarmers.store.db import Store
 from benchwarmers.types import Usage
 from tests.waiting import back_from_rest
 
@@ -256,3 +258,26 @@ async def test_a_restarted_limiter_remembers_what_providers_said(bench: Runtime)
         await fresh.admit("fake", "model-two", tokens=1, max_wait=0)
     assert "100 requests (from the provider)" in str(learned.value)
     assert learned.value.frees_at == pytest.approx(time.time() + 30, abs=2)
+
+
+async def test_closing_waits_for_a_waker_cancelled_inside_its_store_write(
+    bench: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runtime closes the store right after the limiter: a waker
+    cancelled mid-write must have closed its session by then (else the
+    loop's end leaves its connection to the garbage collector)."""
+    entered, unwound = asyncio.Event(), asyncio.Event()
+
+    async def wake(store: Store) -> None:
+        try:
+            async with store.write():
+                entered.set()
+                await asyncio.Event().wait()
+        finally:
+            unwound.set()
+
+    monkeypatch.setattr(enforce, "wake_rested", wake)
+    await bench.limiter.learn("fake", "model-one", status=429, headers={"retry-after": "0"}, body="")
+    await asyncio.wait_for(entered.wait(), 10)
+    await bench.limiter.close()
+    assert unwound.is_set()

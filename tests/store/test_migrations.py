@@ -6,15 +6,16 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import text
+from sqlalchemy import Connection, inspect, text
 
 from benchwarmers.errors import StoreError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.store.db import Store, sqlite_url
-from benchwarmers.store.migrate import current_revision, head_revision, migrate
+from benchwarmers.store.migrate import alembic_config, current_revision, head_revision, migrate
 from benchwarmers.store.schema import Base
 
 
@@ -28,7 +29,7 @@ async def _assert_matches_schema(store: Store) -> None:
                 MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata
             )
         )
-    assert drift == [], f"schema.py and the migration differ (run scripts/regen_migration.py): {drift}"
+    assert drift == [], f"schema.py and the migration differ (run scripts/new_migration.py): {drift}"
 
 
 async def test_sqlite_from_empty_to_head(tmp_path: Path) -> None:
@@ -41,6 +42,51 @@ async def test_sqlite_from_empty_to_head(tmp_path: Path) -> None:
         await _assert_matches_schema(store)
         async with store.read() as session:
             assert (await session.execute(text("PRAGMA journal_mode"))).scalar() == "wal"
+    finally:
+        await store.close()
+
+
+async def _call_indexes(store: Store) -> set[str]:
+    async with store.engine.connect() as connection:
+        found = await connection.run_sync(lambda conn: inspect(conn).get_indexes("calls"))
+    return {index["name"] for index in found if index["name"]}
+
+
+async def _round_trip(store: Store) -> None:
+    """Every revision down to the first and back up, on a store that holds a
+    call: each downgrade puts back what its upgrade took away, and the data
+    stays."""
+
+    def downgrade(conn: Connection) -> None:
+        command.downgrade(alembic_config(conn), "0001")
+
+    await migrate(store)
+    async with store.write() as session:
+        await session.execute(
+            text(
+                "INSERT INTO calls (id, at, kind, alias, endpoint, served, task, collection, shape, seat,"
+                " ask_id, conversation, status, seconds, tokens_in, tokens_out, error, explorer) VALUES"
+                " ('c_1', '2026-12-01 00:00:00', 'seat', 'a', '', '', '', 'trio', 'short', '', 'a_1', '',"
+                " 'ok', 1.0, 0, 0, '', false)"
+            )
+        )
+    at_head = await _call_indexes(store)
+    async with store.engine.begin() as connection:
+        await connection.run_sync(downgrade)
+    assert await current_revision(store) == "0001"
+    assert "ix_calls_collection_shape" in await _call_indexes(store)
+    await migrate(store)
+    await _assert_matches_schema(store)
+    assert await _call_indexes(store) == at_head
+    assert "ix_calls_collection_shape" not in at_head
+    async with store.read() as session:
+        assert (await session.execute(text("SELECT count(*) FROM calls"))).scalar() == 1
+
+
+async def test_sqlite_migrations_round_trip(tmp_path: Path) -> None:
+    store = Store(sqlite_url(tmp_path))
+    try:
+        await _round_trip(store)
     finally:
         await store.close()
 
@@ -72,6 +118,7 @@ async def test_postgresql_from_empty_to_head(
         # Two replicas starting at once: the advisory lock lets one migrate, the other finds it done.
         await asyncio.gather(migrate(store), migrate(replica))
         await _assert_matches_schema(store)
+        await _round_trip(store)
     finally:
         await store.close()
         await replica.close()

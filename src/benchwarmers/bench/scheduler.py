@@ -29,7 +29,7 @@ import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
@@ -233,11 +233,18 @@ class BenchScheduler:
         self._clock = AsyncIOScheduler(timezone=UTC)
         self.active = False
         self.catching_up: asyncio.Task[list[str]] | None = None
+        # The clock's runs under way: APScheduler cancels them on shutdown but waits for none.
+        self._running: set[asyncio.Task[Any]] = set()
 
     async def start(self) -> None:
         """Start watching the setting (from the server's lifespan)."""
         self._clock.add_job(
-            self.reconcile, IntervalTrigger(seconds=WATCH_SECONDS), id="watch", coalesce=True, max_instances=1
+            self._run,
+            IntervalTrigger(seconds=WATCH_SECONDS),
+            args=[self.reconcile],
+            id="watch",
+            coalesce=True,
+            max_instances=1,
         )
         self._clock.start()
         await self.reconcile()
@@ -247,7 +254,11 @@ class BenchScheduler:
             self.catching_up.cancel()
             await asyncio.gather(self.catching_up, return_exceptions=True)
         if self._clock.running:
-            self._clock.shutdown(wait=False)
+            self._clock.shutdown(wait=False)  # cancels the runs under way
+        # Let them unwind while the store is open: one cancelled in a read closes its session as it
+        # unwinds, and after the store's close and the loop's end it could not (the connection is
+        # then left to the garbage collector, SQLAlchemy's "non-checked-in connection" warning).
+        await asyncio.gather(*self._running, return_exceptions=True)
         await self.lease.release()
         self.active = False
 
@@ -280,9 +291,9 @@ class BenchScheduler:
             if first <= now:  # made up now, or overdue beyond the window: either way the rhythm resumes
                 first = now + job.period
             self._clock.add_job(
-                self._tick,
+                self._run,
                 IntervalTrigger(seconds=job.period.total_seconds(), start_date=first),
-                args=[job.name],
+                args=[self._tick, job.name],
                 id=job.name,
                 next_run_time=first,
                 coalesce=True,  # several runs missed while the machine slept run once
@@ -305,6 +316,15 @@ class BenchScheduler:
         """Wait until the missed runs found on activation are made up."""
         if self.catching_up is not None:
             await self.catching_up
+
+    async def _run(self, work: Callable[..., Awaitable[None]], *args: Any) -> None:
+        """One run of the clock's, known to `shutdown` until it ends."""
+        task = cast(asyncio.Task[Any], asyncio.current_task())  # APScheduler runs each in a task
+        self._running.add(task)
+        try:
+            await work(*args)
+        finally:
+            self._running.discard(task)
 
     async def _tick(self, name: str) -> None:
         if await self.jobs.runtime.settings.get(SCHEDULER) and self.lease.held:

@@ -419,8 +419,15 @@ class Limiter:
         await self.counters.adjust(charges, now)
 
     async def close(self) -> None:
-        for task in list(self._wakers):
+        """Stop the wakers and wait until they have unwound. A waker cancelled
+        inside its store write closes its session as it unwinds; left to do
+        so after the store has closed, the loop's end cancels that close too,
+        and the connection is left to the garbage collector (SQLAlchemy's
+        "non-checked-in connection" warning)."""
+        wakers = list(self._wakers)
+        for task in wakers:
             task.cancel()
+        await asyncio.gather(*wakers, return_exceptions=True)
         await self.counters.close()
 
 

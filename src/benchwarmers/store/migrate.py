@@ -11,8 +11,8 @@ advisory lock lets one of them migrate while the others wait and then find
 nothing to do. SQLite has one process per data folder in practice, and its
 write lock serialises the rest.
 
-Regenerating the initial revision after `schema.py` changed:
-`.venv/bin/python scripts/regen_migration.py` (see that script).
+After a change to `schema.py`, its revision on top of the last:
+`.venv/bin/python scripts/new_migration.py "what changed"` (see that script).
 """
 
 from __future__ import annotations

@@ -170,13 +170,17 @@ class Call(Base):
 
     __tablename__ = "calls"
     __table_args__ = (
+        # Every index is paid for on each insert by the call log's writer, so each one here is
+        # what some read needs (revision 0002 says which), and none is a leftmost prefix of another.
+        # An alias's recent answers, newest first (first byte, bench/decisions.py); its collections.
         Index("ix_calls_alias_at", "alias", "at"),
-        Index("ix_calls_collection_shape", "collection", "shape"),
-        # Seats per alias on one collection and shape, counted from the index alone (bench/decisions.py).
+        # Seats per alias on one collection and shape, counted from the index alone (bench/decisions.py);
+        # its (collection) prefix serves the dashboard's recent asks of one collection.
         Index("ix_calls_seats", "collection", "shape", "kind", "alias", "at"),
     )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)  # the call id, opaque
+    # Indexed for the limits' "served since" reads (limits/ledger.py, quotas.py) and the month's usage.
     at: Mapped[datetime] = mapped_column(index=True)
     kind: Mapped[str] = mapped_column(String(16))  # types.CallKind
     alias: Mapped[str] = mapped_column(String(128))
@@ -186,7 +190,7 @@ class Call(Base):
     collection: Mapped[str] = mapped_column(String(64), default="")
     shape: Mapped[str] = mapped_column(String(32), default="")
     seat: Mapped[str] = mapped_column(String(32), default="")  # seat label
-    # Calls of one gateway ask (seats and merge) share an ask id.
+    # Calls of one gateway ask (seats and merge) share an ask id (indexed: an ask's calls, read together).
     ask_id: Mapped[str] = mapped_column(String(40), default="", index=True)
     # Route mode: the conversation key the turn belongs to.
     conversation: Mapped[str] = mapped_column(String(80), default="")

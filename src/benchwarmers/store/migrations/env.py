@@ -1,5 +1,5 @@
 """Alembic environment for the store. It never builds an engine: the caller
-(`store/migrate.py`, or scripts/regen_migration.py) hands it a live
+(`store/migrate.py`, or scripts/new_migration.py) hands it a live
 connection in `config.attributes["connection"]`."""
 
 from alembic import context
