@@ -331,8 +331,10 @@ LINGER = 0.01
 # Seconds a read on another event loop waits for this writer's loop to commit (`_across`).
 ACROSS_LOOPS = 5.0
 # Batches between two checkpoints of the WAL beside the writer (`store/wal.py`): a
-# one-call batch writes some eight pages (its row, the row's five indexes, its ledger
-# line), so this is about SQLite's own auto-checkpoint of 1,000 pages.
+# one-call batch writes some eight pages (its row, its primary key and four indexes, its
+# ledger line and that line's index), so this is about SQLite's own auto-checkpoint of
+# 1,000 pages. (A batch under the journal's `LINGER` holds several calls, and the WAL
+# grows slower for it.)
 CHECKPOINT_EVERY = 100
 # Batches between two checkpoints by the writer itself, which the next batch waits
 # for: under a load that never pauses, the WAL starts over only after one of these.
