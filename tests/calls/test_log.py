@@ -205,3 +205,13 @@ async def test_without_a_journal_to_write_a_reply_waits_for_the_commit(runtime: 
     await done
     assert in_file(runtime, row.id)
     folder.unlink()
+
+
+async def test_a_read_inside_a_write_does_not_wait_for_the_log(runtime: Runtime) -> None:
+    row = a_row()
+    log.submit_call(runtime.store, row)  # journaled, lingering
+    # The writer it would wait for needs the write's turn: waiting would never end.
+    async with runtime.store.write(), asyncio.timeout(5), runtime.store.read() as session:
+        assert await session.get(Call, row.id) is None
+    async with runtime.store.read() as session:
+        assert await session.get(Call, row.id) is not None

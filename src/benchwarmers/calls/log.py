@@ -161,6 +161,7 @@ class _LogWriter:
         self._waiting: list[_Submitted] = []
         self._draining: asyncio.Task[None] | None = None
         self._lingering: asyncio.TimerHandle | None = None
+        self._committing = False  # holding the store's write turn for a batch
         # Calls handed over and not yet committed, by id (`settled`).
         self.pending: dict[str, asyncio.Future[None]] = {}
         # The commit of the last call handed over: batches commit in order, so when it is
@@ -204,6 +205,10 @@ class _LogWriter:
         own) waits through this writer's loop."""
         last = self._last
         if last is None or last.done():
+            return None
+        if self.store.write_turn_taken() and not self._committing:
+            # Another write holds the turn this writer's commit needs, perhaps the very
+            # task reading (a read inside a write): waiting could never end.
             return None
         if self.loop is asyncio.get_running_loop():
             return self._land(last)
@@ -318,7 +323,11 @@ class _LogWriter:
                     await session.execute(statement, values)
             return
         async with self.store.writing():
-            await file.write_soon(statements)
+            self._committing = True
+            try:
+                await file.write_soon(statements)
+            finally:
+                self._committing = False
         changes.committed(self.store, call_rows.TABLES)
 
 

@@ -97,6 +97,10 @@ class Store:
         else:
             yield
 
+    def write_turn_taken(self) -> bool:
+        """Whether someone in this process holds the writer's turn on SQLite now."""
+        return self._write_lock.locked()
+
     def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
         """Run `closer` first when the store closes (a writer finishing what it holds)."""
         self._closers.append(closer)
