@@ -3,7 +3,8 @@
 It seats the collection, asks every seat at once, hands each seat on the
 moment it is in (its call-log row on its way: the log's writer commits it
 meanwhile), merges when asked, and ends with the whole reply once every
-call it names is committed, so a client told of a call finds it, even
+call it names is safe in the log (`calls/log.py`: journaled on SQLite,
+committed on PostgreSQL), so a client told of a call finds it, even
 after a crash. A seat's failure is that seat's status, never the request's.
 
 The work runs in a task of its own that the event stream only watches:
@@ -192,7 +193,7 @@ class PanelEngine:
 
     async def _work(self, plan: Plan, hand: _Hand) -> None:
         """The panel's own task: the reply handed on once every call it
-        names is committed, then the seating history; a failure is handed
+        names is safe in the log, then the seating history; a failure is handed
         on too, never lost."""
         with metrics.PANELS_IN_FLIGHT.track_inprogress():
             try:
@@ -208,7 +209,7 @@ class PanelEngine:
                     raise
 
     async def _panel(self, plan: Plan, hand: _Hand) -> PanelReply:
-        """Every seat at once, the merge when asked, the reply (its rows committed).
+        """Every seat at once, the merge when asked, the reply (its rows safe in the log).
 
         The seat sent first (`pace`: the one the ask waits for first) is
         asked right here, in the panel's task; each other seat has a task of
@@ -220,7 +221,7 @@ class PanelEngine:
         moment it is in (one wake-up, the consumer's, between a seat's end
         and its section on the wire)."""
         seating = plan.seating
-        calls: list[CallResult] = []  # every call the reply names, committed before it ends
+        calls: list[CallResult] = []  # every call the reply names, safe before it ends
         first, *rest = pace.send_order(
             self.runtime.store,
             [s.model.alias for s in seating.seats],
@@ -440,7 +441,7 @@ class _Hand(ABC):
 
     @abstractmethod
     def done(self, reply: PanelReply) -> None:
-        """The reply, its calls committed."""
+        """The reply, its calls safe in the log."""
 
     @abstractmethod
     def failed(self, exc: BaseException) -> None:

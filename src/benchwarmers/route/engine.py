@@ -26,8 +26,9 @@ Who answers:
 
 Every attempt is a call-log row of kind `route` sharing the turn's ask id,
 so a verdict can name the call that answered and the record shows who
-failed. The rows are committed while the reply streams; `chunks()` ends
-(and so the format writes its last event) only once they are in, so a
+failed. The rows go to the log while the reply streams; `chunks()` ends
+(and so the format writes its last event) only once they are safe there
+(journaled on SQLite, committed on PostgreSQL: `calls/log.py`), so a
 client that was answered finds its calls, even after a crash. Engines know
 no HTTP and no format.
 """
