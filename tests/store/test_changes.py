@@ -108,3 +108,40 @@ async def test_closing_the_store_lets_a_refresh_under_way_finish(home: Path, clo
     assert not changes._refreshes_of(runtime.store)  # done before the store closed
     clock.now += 0.1
     assert await cache.get(runtime.store, Source().load) == "second"
+
+
+async def test_asks_that_find_the_entry_run_out_share_one_read(runtime: Runtime, clock: Clock) -> None:
+    cache: changes.Cached[str] = changes.Cached(("models",), ttl=2.0)
+    source = Source()
+    source.gate.clear()
+    asks = [asyncio.ensure_future(cache.get(runtime.store, source.load)) for _ in range(10)]
+    await asyncio.sleep(0.01)
+    assert source.reads == 1
+    asks[0].cancel()  # the ask that began the read stops waiting: the others still get it
+    source.gate.set()
+    assert await asyncio.gather(*asks[1:]) == ["first"] * 9
+    assert source.reads == 1
+    clock.now += 2.1  # run out: read again, once
+    source.value = "second"
+    assert await asyncio.gather(*(cache.get(runtime.store, source.load) for _ in range(5))) == ["second"] * 5
+    assert source.reads == 2
+
+
+async def test_an_ask_after_a_write_here_does_not_share_a_read_begun_before_it(
+    runtime: Runtime, clock: Clock
+) -> None:
+    cache: changes.Cached[str] = changes.Cached(("endpoints",), ttl=2.0)
+    source = Source()
+    source.gate.clear()
+    before = asyncio.ensure_future(cache.get(runtime.store, source.load))
+    await asyncio.sleep(0.01)
+    await registry.add_endpoint(runtime.store, "local", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+    source.value = "after the write"
+    after = asyncio.ensure_future(cache.get(runtime.store, source.load))
+    await asyncio.sleep(0.01)
+    assert source.reads == 2
+    source.gate.set()
+    assert await before == "after the write"  # both reads see the value now; only the second is kept
+    assert await after == "after the write"
+    assert await cache.get(runtime.store, source.load) == "after the write"
+    assert source.reads == 2
