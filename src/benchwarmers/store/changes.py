@@ -276,4 +276,5 @@ class _Refreshes(set[asyncio.Task[Any]]):
     async def finish(self) -> None:
         """Once each is done (a read's failure is its askers' to hear, not the closer's)."""
         loop = asyncio.get_running_loop()
-        await asyncio.gather(*(task for task in list(self) if task.get_loop() is loop), return_exceptions=True)
+        mine = [task for task in list(self) if task.get_loop() is loop]
+        await asyncio.gather(*mine, return_exceptions=True)
