@@ -81,7 +81,15 @@ def test_a_settings_change_applies_without_restart(home: Path, start, client: ht
     server = start()
     assert client.get(f"{server.url}/healthz", headers={"host": "late.lan"}).status_code == 421
     setting(home, ALLOWED_HOSTS, ["late.lan"])
-    server.app.state.guard.forget()  # what waiting POLICY_TTL seconds does
+    server.app.state.guard.forget()  # what the settings cache's time to live does
+    assert client.get(f"{server.url}/healthz", headers={"host": "late.lan"}).status_code == 200
+
+
+def test_a_settings_change_in_this_process_applies_at_once(home: Path, start, client: httpx.Client) -> None:
+    # The guard reads the settings cache, which a write in this process makes stale.
+    server = start()
+    assert client.get(f"{server.url}/healthz", headers={"host": "late.lan"}).status_code == 421
+    setting(home, ALLOWED_HOSTS, ["late.lan"])
     assert client.get(f"{server.url}/healthz", headers={"host": "late.lan"}).status_code == 200
 
 

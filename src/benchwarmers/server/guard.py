@@ -39,9 +39,15 @@ microseconds), in this order, each refusal in the caller's API format
    `scope["state"]["body"]`, where `errors.read_json` takes it without
    reading it through Starlette's stream again.
 
-Settings are re-read at most every `POLICY_TTL` seconds, so a change made
-with `benchwarmers settings set` or over HTTP (`/bench/settings`) applies
-within that time without a per-request query.
+Settings come from the settings cache (`Settings.current`,
+`store/changes.py`): a change made over HTTP (`/bench/settings`) applies
+at once, one made with `benchwarmers settings set` in another process
+within the cache's time to live, and under steady requests the cache is
+read again behind them, so no request waits for the store here. (The
+guard's own two-second timer made every request that found it run out
+read the settings, each on a session of its own and after the call log's
+pending commits: ten connections waited up to 130 ms together;
+docs/benchmarks.md, "The 10-connection tail".)
 """
 
 from __future__ import annotations
@@ -82,7 +88,6 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 KEY_HEADERS = (b"x-api-key", b"x-goog-api-key")
 ALLOWED_HOSTS_ENV = "BENCHWARMERS_ALLOWED_HOSTS"
 MAX_JSON_DEPTH = 64
-POLICY_TTL = 2.0
 PASSED_HOSTS_CAP = 256
 MB = 1024 * 1024
 RATE_WINDOW = 60.0  # a key's rate is per minute, a sliding window
@@ -130,13 +135,13 @@ class GuardState:
     keys: KeyCache | None = None
     counters: Counters = field(default_factory=MemoryCounters)
     _policy: Policy = field(default_factory=Policy)
-    _policy_at: float = float("-inf")
+    _policy_of: dict[str, Any] | None = None  # the settings `_policy` was made from
 
     def attach(self, store: Store, counters: Counters) -> None:
         self.store = store
         self.keys = KeyCache(store)
         self.counters = counters
-        self._policy_at = float("-inf")
+        self._policy_of = None
 
     @property
     def exposed(self) -> bool:
@@ -146,8 +151,8 @@ class GuardState:
     async def policy(self) -> Policy:
         if self.store is None:
             raise StoreError("the server is starting")
-        if time.monotonic() - self._policy_at > POLICY_TTL:
-            values = await settings_module.Settings(self.store).all()  # one read for the three
+        values = await settings_module.Settings(self.store).current()
+        if values is not self._policy_of:  # read again since: the policy is made again
             env_hosts = os.environ.get(ALLOWED_HOSTS_ENV, "").replace(",", " ").split()
             hosts = [*values[settings_module.ALLOWED_HOSTS.name], *env_hosts]
             self._policy = Policy(
@@ -155,12 +160,13 @@ class GuardState:
                 require_key=values[settings_module.REQUIRE_KEY.name],
                 max_body_bytes=values[settings_module.MAX_BODY_MB.name] * MB,
             )
-            self._policy_at = time.monotonic()
+            self._policy_of = values
         return self._policy
 
     def forget(self) -> None:
         """Re-read settings and keys on the next request."""
-        self._policy_at = float("-inf")
+        settings_module.forget_current()
+        self._policy_of = None
         if self.keys is not None:
             self.keys.forget()
 

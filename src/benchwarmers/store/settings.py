@@ -191,6 +191,12 @@ class Settings:
 _CURRENT: Cached[dict[str, Any]] = Cached(("settings",))
 
 
+def forget_current() -> None:
+    """Have `Settings.current` read the store again next time (a change made
+    behind this process's back, which its time to live would show later)."""
+    _CURRENT.forget()
+
+
 def _lookup(name: str) -> Setting[Any]:
     try:
         return SETTINGS[name]
