@@ -216,24 +216,18 @@ class Cached(Generic[T]):
         loop = asyncio.get_running_loop()
         reading = self._reading.get(database)
         if reading is None or reading.stamp != before or reading.task.get_loop() is not loop:
-            task = loop.create_task(self._read(store, database, load, before, began), name="cache read")
+
+            async def read() -> T:
+                value = await load()
+                if stamp(store, self.tables) == before:  # nothing committed meanwhile: safe to keep
+                    self._entries[database] = _Entry(before, began, value)
+                return value
+
+            task = loop.create_task(read(), name="cache read")
             reading = self._reading[database] = _Reading(before, task)
             task.add_done_callback(partial(self._read_done, database, reading))
             _refreshes_of(store).add(task)
         return await asyncio.shield(reading.task)
-
-    async def _read(
-        self,
-        store: Store,
-        database: str,
-        load: Callable[[], Awaitable[T]],
-        before: tuple[int, ...],
-        began: float,
-    ) -> T:
-        value = await load()
-        if stamp(store, self.tables) == before:  # nothing committed meanwhile: safe to keep
-            self._entries[database] = _Entry(before, began, value)
-        return value
 
     def _read_done(self, database: str, reading: _Reading[T], _task: asyncio.Task[T]) -> None:
         if self._reading.get(database) is reading:
