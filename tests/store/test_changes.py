@@ -108,3 +108,64 @@ async def test_closing_the_store_lets_a_refresh_under_way_finish(home: Path, clo
     assert not changes._refreshes_of(runtime.store)  # done before the store closed
     clock.now += 0.1
     assert await cache.get(runtime.store, Source().load) == "second"
+
+
+async def test_asks_that_find_no_entry_share_one_read(runtime: Runtime, clock: Clock) -> None:
+    cache: changes.Cached[str] = changes.Cached(("models",), ttl=2.0)
+    source = Source()
+    source.gate = asyncio.Event()
+    asks = [asyncio.create_task(cache.get(runtime.store, source.load)) for _ in range(10)]
+    await asyncio.sleep(0)
+    source.gate.set()
+    assert await asyncio.gather(*asks) == ["first"] * 10
+    assert source.reads == 1
+
+
+async def test_a_read_begun_before_a_write_here_is_not_shared(runtime: Runtime, clock: Clock) -> None:
+    cache: changes.Cached[str] = changes.Cached(("models",), ttl=2.0)
+    source = Source()
+    source.gate = asyncio.Event()
+    early = asyncio.create_task(cache.get(runtime.store, source.load))
+    await asyncio.sleep(0)
+    changes.committed(runtime.store, ("models",))  # a write lands while the first read is under way
+    source.value = "second"
+    late = asyncio.create_task(cache.get(runtime.store, source.load))
+    await asyncio.sleep(0)
+    source.gate.set()
+    assert await late == "second"
+    assert source.reads == 2
+    await early
+
+
+async def test_when_the_shared_read_fails_each_ask_reads_for_itself(runtime: Runtime, clock: Clock) -> None:
+    cache: changes.Cached[str] = changes.Cached(("models",), ttl=2.0)
+    failing, source = Source(), Source()
+    failing.gate, failing.failing = asyncio.Event(), True
+    first = asyncio.create_task(cache.get(runtime.store, failing.load))
+    await asyncio.sleep(0)
+    second = asyncio.create_task(cache.get(runtime.store, source.load))  # waits for the first's read
+    await asyncio.sleep(0)
+    assert source.reads == 0
+    failing.gate.set()
+    with pytest.raises(RuntimeError, match="away"):
+        await first
+    assert await second == "first"  # then read for itself
+    assert (failing.reads, source.reads) == (1, 1)
+
+
+async def test_an_ask_cancelled_while_it_waits_for_a_shared_read_is_cancelled(
+    runtime: Runtime, clock: Clock
+) -> None:
+    cache: changes.Cached[str] = changes.Cached(("models",), ttl=2.0)
+    source = Source()
+    source.gate = asyncio.Event()
+    reader = asyncio.create_task(cache.get(runtime.store, source.load))
+    await asyncio.sleep(0)
+    waiter = asyncio.create_task(cache.get(runtime.store, source.load))
+    await asyncio.sleep(0)
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    source.gate.set()
+    assert await reader == "first"  # the read went on for the one that began it
+    assert source.reads == 1

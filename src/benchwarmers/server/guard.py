@@ -136,7 +136,6 @@ class GuardState:
     _policy: Policy = field(default_factory=Policy)
     _policy_of: dict[str, Any] | None = None  # the settings `_policy` was made from
 
-
     def attach(self, store: Store, counters: Counters) -> None:
         self.store = store
         self.keys = KeyCache(store)

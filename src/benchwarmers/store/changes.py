@@ -165,6 +165,8 @@ class Cached(Generic[T]):
         self.ttl = ttl
         self._entries: dict[str, _Entry[T]] = {}
         self._refreshing: set[str] = set()  # databases whose entry is being read again behind the asks
+        # The read under way per database: its stamp when it began, and its value to come.
+        self._reading: dict[str, tuple[tuple[int, ...], asyncio.Future[T]]] = {}
 
     async def get(self, store: Store, load: Callable[[], Awaitable[T]]) -> T:
         if not store.watched:
@@ -193,7 +195,32 @@ class Cached(Generic[T]):
         before: tuple[int, ...],
         began: float,
     ) -> T:
-        value = await load()
+        """Read, or wait for the same read under way: asks that find no entry
+        at once (ten connections after it ran out, or a refresh that has not
+        landed in time) share one read, not one each. A read that began
+        before a write here is not shared (its stamp is older), and one that
+        fails or is cancelled leaves each of its waiters to read for itself."""
+        loop = asyncio.get_running_loop()
+        under_way = self._reading.get(database)
+        if under_way is not None and under_way[0] == before and under_way[1].get_loop() is loop:
+            try:
+                return await asyncio.shield(under_way[1])
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if not under_way[1].cancelled() or (task is not None and task.cancelling()):
+                    raise  # this ask was cancelled, not the read it waited for
+            return await load()
+        shared: asyncio.Future[T] = loop.create_future()
+        self._reading[database] = (before, shared)
+        try:
+            value = await load()
+        except BaseException:
+            shared.cancel()
+            raise
+        finally:
+            if self._reading.get(database, (before, None))[1] is shared:
+                del self._reading[database]
+        shared.set_result(value)
         if stamp(store, self.tables) == before:  # nothing committed meanwhile: safe to keep
             self._entries[database] = _Entry(before, began, value)
         return value
