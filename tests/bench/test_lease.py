@@ -3,7 +3,10 @@ between processes on one SQLite data folder."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 from benchwarmers.bench.leases import Lease
 from benchwarmers.runtime import Runtime
@@ -35,3 +38,34 @@ async def test_on_sqlite_a_file_lock_keeps_a_second_process_out(runtime: Runtime
     await one.release()
     assert await two.acquire()
     await two.release()
+
+
+class _StuckConnection:
+    """A connection whose lock query never answers, and that says when closed."""
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+        self.closed = False
+
+    async def scalar(self, *_: Any) -> bool:
+        self.asked.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never answered")
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+async def test_an_acquire_cancelled_mid_query_closes_its_connection(tmp_path: Path) -> None:
+    connection = _StuckConnection()
+
+    async def connect() -> _StuckConnection:
+        return connection
+
+    replica = SimpleNamespace(is_sqlite=False, engine=SimpleNamespace(connect=connect))
+    lease = Lease(replica, tmp_path, "scheduler")  # type: ignore[arg-type]
+    acquiring = asyncio.create_task(lease.acquire())
+    await connection.asked.wait()
+    acquiring.cancel()
+    await asyncio.gather(acquiring, return_exceptions=True)
+    assert acquiring.cancelled() and connection.closed and not lease.held

@@ -228,7 +228,8 @@ def test_an_upstream_429_and_our_own_refusal_are_told_apart(fake_provider: FakeP
     )
     given("model", "add", "busy", "-e", "hub", "-s", "busy")
     given("model", "add", "capped", "-e", "hub", "-s", "capped")
-    given("collection", "add", "pair", "-m", "busy", "-m", "capped", "--timeout", "2")
+    # 20 s a seat: time enough on a busy machine, and far short of the minute rpm 1 makes the second ask wait.
+    given("collection", "add", "pair", "-m", "busy", "-m", "capped", "--timeout", "20")
     given("limit", "set", "hub", "--model", "capped", "--rpm", "1")
     with live_server(home) as server:  # one process keeps the minute's count
         first = json.loads(ok("ask", "pair", "one", "--json", url=server.url))

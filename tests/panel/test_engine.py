@@ -67,21 +67,19 @@ async def test_a_seat_that_fails_before_it_goes_out_still_comes_after_the_start(
     assert isinstance(events[-1], PanelDone)
 
 
-async def test_a_consumer_of_the_whole_reply_is_handed_no_seat(
+async def test_the_whole_reply_names_every_seat_and_each_is_in_the_log(
     runtime: Runtime, fake_provider: FakeProvider
 ) -> None:
-    """`seats=False` (the non-streamed front ends): the panel, then its reply,
-    with every seat in it and in the log, and no `SeatDone` on the way."""
+    """`answer` (the non-streamed front ends): one reply with every seat in
+    seat order, each seat's call in the log by the time the reply is in."""
     await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
     for alias in ("one", "two"):
         fake_provider.add(FakeModel(alias, answer=f"{alias} here"))
         await registry.add_model(runtime.store, alias, "fake", alias)
     await registry.add_collection(runtime.store, "trio", ["one", "two"])
 
-    events = [event async for event in PanelEngine(runtime).run(ASK, seats=False)]
+    reply = await PanelEngine(runtime).answer(ASK)
 
-    assert [type(e) for e in events] == [PanelStarted, PanelDone]
-    reply = events[-1].reply
     assert [s.content for s in reply.seats] == ["one here", "two here"]
     for seat in reply.seats:
         assert await get_call(runtime.store, seat.call) is not None

@@ -56,7 +56,7 @@ class Lease:
         connection = await self.store.engine.connect()
         try:
             got = await connection.scalar(text("SELECT pg_try_advisory_lock(:key)"), {"key": self.key})
-        except Exception:
+        except BaseException:  # a cancelled acquire too: the connection is not left to the collector
             await connection.close()
             raise
         if got:

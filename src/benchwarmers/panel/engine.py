@@ -80,19 +80,16 @@ class PanelEngine:
         ask: Ask,
         *,
         on_done: Callable[[object], None] | None = None,
-        seats: bool = True,
         collection: registry.CollectionView | None = None,
     ) -> AsyncGenerator[PanelEvent, None]:
         """Seat first (an unknown collection or alias raises here, before any
         event, so a route can answer 404), then stream the panel. `on_done`
         is called when the panel's own task ends (its client may be long gone).
-        With `seats=False` no `SeatDone` is handed on: a consumer that waits
-        for the whole reply is not woken once a seat, the last one's wake-up
-        included, which came between that seat's end and its commit.
-        `collection`: its view, when the caller has just read it (`plan`)."""
+        A consumer of the whole reply calls `reply_to` instead, which wakes it
+        once, not once a seat. `collection`: its view, when the caller has just read it (`plan`)."""
         plan = await self.plan(ask, collection)
         queue: _Events = asyncio.Queue()
-        self._launch(plan, _Stream(queue, seats), on_done)
+        self._launch(plan, _Stream(queue), on_done)
         while True:
             item = await queue.get()
             if isinstance(item, BaseException):
@@ -449,18 +446,16 @@ class _Hand(ABC):
 
 
 class _Stream(_Hand):
-    """Every event to the stream's queue (`SeatDone`s only with `seats`)."""
+    """Every event to the stream's queue."""
 
-    def __init__(self, queue: _Events, seats: bool) -> None:
+    def __init__(self, queue: _Events) -> None:
         self.queue = queue
-        self.seats = seats
 
     def event(self, event: PanelStarted | MergeDone) -> None:
         self.queue.put_nowait(event)
 
     def seat(self, seat: Seat) -> None:
-        if self.seats:
-            self.queue.put_nowait(SeatDone(seat))
+        self.queue.put_nowait(SeatDone(seat))
 
     def done(self, reply: PanelReply) -> None:
         self.queue.put_nowait(PanelDone(reply))

@@ -21,6 +21,7 @@ APIs, documented by them (docs/api.md).
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -44,6 +45,9 @@ if TYPE_CHECKING:
 
 RuntimeFactory = Callable[[], AbstractAsyncContextManager["Runtime"]]
 
+# How long a shutdown waits for the requests uvicorn cancelled to unwind.
+UNWIND_SECONDS = 5.0
+
 
 class Gateway(FastAPI):
     """FastAPI, but a request for a hot route (`server/hot.py`) is answered
@@ -58,6 +62,19 @@ class Gateway(FastAPI):
             await lane(scope, receive, send)
             return
         await super().__call__(scope, receive, send)
+
+
+async def cancelled_requests_unwound(timeout: float = UNWIND_SECONDS) -> None:
+    """uvicorn cancels the requests still running at its graceful-shutdown
+    timeout and starts the lifespan's shutdown at once, without waiting for
+    them (one process or `--workers N` alike). A request cancelled inside a
+    store session closes that session as it unwinds, which it could not do
+    after the store's close: its connection would be left to the garbage
+    collector. So the shutdown first waits, at most `timeout`, for every task
+    with a cancellation pending (the lifespan's own task has none)."""
+    cancelled = [task for task in asyncio.all_tasks() if task.cancelling()]
+    if cancelled:
+        await asyncio.wait(cancelled, timeout=timeout)
 
 
 def create_app(
@@ -80,6 +97,7 @@ def create_app(
             try:
                 yield
             finally:
+                await cancelled_requests_unwound()
                 # Panels whose clients left are still writing: let them, before the store closes.
                 await finish_background()
                 app.state.runtime = None

@@ -45,14 +45,9 @@ class PromptServer(uvicorn.Server):
         try:
             await asyncio.wait_for(self._wait_tasks_to_complete(), self.config.timeout_graceful_shutdown)
         except TimeoutError:
-            tasks = list(self.server_state.tasks)
-            for task in tasks:
+            # The lifespan's shutdown waits for them to unwind (`server.app.cancelled_requests_unwound`).
+            for task in self.server_state.tasks:
                 task.cancel(msg="Task cancelled, timeout graceful shutdown exceeded")
-            # Unwound before the lifespan closes the runtime: a request cancelled inside a store
-            # session closes it as it unwinds, which after the store's close and the loop's end it
-            # could not (its connection left to the collector, SQLAlchemy's "non-checked-in").
-            if tasks:
-                await asyncio.wait(tasks, timeout=self.config.timeout_graceful_shutdown)
         if not self.force_exit:
             await self.lifespan.shutdown()
 
