@@ -13,8 +13,11 @@ seconds per cache wait for the store (1-9 ms each, measured on a panel's
 path: half of back-to-back asks paid one), so an entry used in the last
 quarter of its time is read again in the background while it is still
 served (`REFRESH_AHEAD`); only an entry past its time, or one a write here
-made stale, is read while the ask waits. What is served is never older
-than `ttl`: a refreshed entry's age counts from when its read began.
+made stale, is read while the ask waits, and asks that find no entry at
+the same moment wait for one read rather than each making its own (ten
+connections would otherwise read ten times at once, half of them on new
+pool connections). What is served is never older than `ttl`: a refreshed
+entry's age counts from when its read began.
 
 How a write is seen: the store's engine reports every statement; an INSERT,
 UPDATE or DELETE marks its table on the connection, and the commit bumps
@@ -165,8 +168,8 @@ class Cached(Generic[T]):
         self.ttl = ttl
         self._entries: dict[str, _Entry[T]] = {}
         self._refreshing: set[str] = set()  # databases whose entry is being read again behind the asks
-        # The read under way per database: its stamp when it began, and its value to come.
-        self._reading: dict[str, tuple[tuple[int, ...], asyncio.Future[T]]] = {}
+        # The read under way per database: its stamp and time when it began, and its value to come.
+        self._reading: dict[str, tuple[tuple[int, ...], float, asyncio.Future[T]]] = {}
 
     async def get(self, store: Store, load: Callable[[], Awaitable[T]]) -> T:
         if not store.watched:
@@ -198,27 +201,30 @@ class Cached(Generic[T]):
         """Read, or wait for the same read under way: asks that find no entry
         at once (ten connections after it ran out, or a refresh that has not
         landed in time) share one read, not one each. A read that began
-        before a write here is not shared (its stamp is older), and one that
-        fails or is cancelled leaves each of its waiters to read for itself."""
+        before a write here, or longer than `ttl` ago, is not shared, and one
+        that fails or is cancelled leaves each of its waiters to read for
+        itself."""
         loop = asyncio.get_running_loop()
         under_way = self._reading.get(database)
-        if under_way is not None and under_way[0] == before and under_way[1].get_loop() is loop:
-            try:
-                return await asyncio.shield(under_way[1])
-            except asyncio.CancelledError:
-                task = asyncio.current_task()
-                if not under_way[1].cancelled() or (task is not None and task.cancelling()):
-                    raise  # this ask was cancelled, not the read it waited for
-            return await load()
-        shared: asyncio.Future[T] = loop.create_future()
-        self._reading[database] = (before, shared)
+        if under_way is not None:
+            stamped, since, shared = under_way
+            if stamped == before and began - since < self.ttl and shared.get_loop() is loop:
+                try:
+                    return await asyncio.shield(shared)
+                except asyncio.CancelledError:
+                    task = asyncio.current_task()
+                    if not shared.cancelled() or (task is not None and task.cancelling()):
+                        raise  # this ask was cancelled, not the read it waited for
+                return await load()
+        shared = loop.create_future()
+        self._reading[database] = (before, began, shared)
         try:
             value = await load()
         except BaseException:
             shared.cancel()
             raise
         finally:
-            if self._reading.get(database, (before, None))[1] is shared:
+            if database in self._reading and self._reading[database][2] is shared:
                 del self._reading[database]
         shared.set_result(value)
         if stamp(store, self.tables) == before:  # nothing committed meanwhile: safe to keep
