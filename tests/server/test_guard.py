@@ -81,7 +81,7 @@ def test_a_settings_change_applies_without_restart(home: Path, start, client: ht
     server = start()
     assert client.get(f"{server.url}/healthz", headers={"host": "late.lan"}).status_code == 421
     setting(home, ALLOWED_HOSTS, ["late.lan"])
-    server.app.state.guard.forget()  # what waiting POLICY_TTL seconds does
+    server.app.state.guard.forget()  # what the settings cache's time to live does
     assert client.get(f"{server.url}/healthz", headers={"host": "late.lan"}).status_code == 200
 
 
