@@ -4,15 +4,32 @@ Both on PostgreSQL + Redis (what `--workers` above 1 needs), in front of the
 instant upstream (`upstream.py`), on the same bench as `vs_litellm.py`
 (`bench/solo:route`, one member). Every round starts one server of each
 kind in turn on a fresh database and drives it with the same load; the
-table shows medians and the median of the rounds' ratios. The machine's
-other load disturbs the absolute numbers; the ratio is what to read, and
-it cannot beat the number of free cores (a 2-core machine shared with the
-load generator and the upstream leaves little for a second worker): the
-table says how many cores the server and the whole machine kept busy
-during each cell (from /proc), so a ratio capped by the machine shows as
-such.
+tables show medians and the median of the rounds' ratios.
 
-    .venv/bin/python benchmarks/workers.py [--seconds 5] [--rounds 3] [--connections 10]
+Two ways, both printed, each labelled:
+
+- **uncapped**: the server takes what it can of the machine. On a small box
+  this ratio is capped by the box, not by the design: the loader, the
+  upstream, PostgreSQL and Redis share the same cores, so a second worker
+  finds little to run on. The table says how many cores each group of
+  processes kept busy (from /proc), so a ratio capped by the machine shows
+  as such.
+- **capped** (`--cap 0.45`): the server's whole process tree (the supervisor
+  and its workers) runs in a cgroup (v1 `cpu` controller) whose quota is
+  the workers times `--cap` cores, so the rest of the machine keeps free
+  cores for the loader, the upstream and the databases. This ratio is how
+  our design scales when the cores are there.
+
+In both, the server's cgroup has a large `cpu.shares`, so other work on a
+shared machine does not take its budget (or, uncapped, its cores) away.
+That needs root and the controller at `/sys/fs/cgroup/cpu`; without it,
+`--cap 0` runs uncapped in the machine's own group.
+
+Beside requests/s, CPU per request and the cores each group kept busy,
+each cell counts PostgreSQL transactions and Redis commands per request:
+round trips a worker pays on its own.
+
+    .venv/bin/python benchmarks/workers.py [--seconds 5] [--rounds 3] [--connections 10] [--cap 0.45]
         [--postgres postgresql://postgres@127.0.0.1:5432/test] [--redis redis://127.0.0.1:6379/0]
 """
 
@@ -20,19 +37,35 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
+import resource
 import shutil
 import statistics
 import sys
 import tempfile
+import time
 import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import asyncpg
-from common import Cell, Child, Load, free_port, measure
+from common import Cell, Child, Load, cpu_seconds, free_port, measure
+from redis.asyncio import Redis
 from vs_litellm import body, set_up_bench, start_upstream
 
 MODEL = "bench/solo:route"
+CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
+# The quota's period: short, so a capped server is held back often and briefly
+# rather than for most of the kernel's default 100 ms.
+CAP_PERIOD_US = 20_000
+# The server's weight against the machine's other work (the default is 1024).
+SERVER_SHARES = 8192
+# PostgreSQL's backends report their transactions to pg_stat_database when
+# idle for a second at most: read it after they have.
+STATS_SETTLE = 1.2
+GROUPS = ("server", "loader", "upstream", "PostgreSQL", "Redis", "other")
 
 
 async def admin(url: str, statement: str) -> None:
@@ -43,14 +76,54 @@ async def admin(url: str, statement: str) -> None:
         await connection.close()
 
 
-def start_server(folder: Path, workers: int, database: str, redis: str) -> Child:
+async def transactions(url: str, database: str) -> int:
+    """Transactions PostgreSQL has counted in `database` so far."""
+    connection = await asyncpg.connect(url, timeout=5)
+    try:
+        query = "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = $1"
+        return int(await connection.fetchval(query, database))
+    finally:
+        await connection.close()
+
+
+async def redis_commands(url: str) -> int:
+    """Commands Redis has processed so far (the INFO asking it included)."""
+    client = Redis.from_url(url)
+    try:
+        return int((await client.info("stats"))["total_commands_processed"])
+    finally:
+        await client.aclose()
+
+
+@contextlib.contextmanager
+def server_cgroup(cores: float) -> Iterator[list[str]]:
+    """A cgroup with a quota of `cores` CPUs (none when 0) and a large share
+    of the rest; yields the argv prefix that puts a command (and every
+    process it starts) in it before the command runs."""
+    group = CGROUP_CPU / f"bw-workers-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    group.mkdir()
+    try:
+        (group / "cpu.shares").write_text(str(SERVER_SHARES))
+        (group / "cpu.cfs_period_us").write_text(str(CAP_PERIOD_US))
+        (group / "cpu.cfs_quota_us").write_text(str(round(cores * CAP_PERIOD_US) if cores else -1))
+        yield ["sh", "-c", f'echo $$ > {group / "cgroup.procs"} && exec "$@"', "sh"]
+    finally:
+        for _ in range(50):  # the workers may still be on their way out
+            try:
+                group.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
+def start_server(folder: Path, workers: int, database: str, redis: str, prefix: list[str]) -> Child:
     port = free_port()
     command = Path(sys.executable).with_name("benchwarmers")
     env = {"BENCHWARMERS_HOME": str(folder / "home"), "BENCHWARMERS_DATABASE_URL": database}
     env["BENCHWARMERS_REDIS_URL"] = redis
     child = Child(
         f"workers-{workers}",
-        [str(command), "serve", "--port", str(port), "--workers", str(workers)],
+        [*prefix, str(command), "serve", "--port", str(port), "--workers", str(workers)],
         env=env,
         cwd=folder,
     )
@@ -60,75 +133,138 @@ def start_server(folder: Path, workers: int, database: str, redis: str) -> Child
 
 
 def busy_seconds() -> float:
-    """CPU seconds the whole machine has spent busy (all cores, from /proc/stat):
-    beside the server's own, it says whether a second worker had a core to run on."""
+    """CPU seconds the whole machine has spent busy (all cores, from /proc/stat)."""
     fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
     idle = fields[3] + fields[4]  # idle, iowait
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
+def named_cpu_seconds(name: str) -> float:
+    """CPU seconds of every live process whose command name is `name`."""
+    ticks = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            comm, rest = (entry / "stat").read_text().split(" (", 1)[1].rsplit(")", 1)
+        except (OSError, IndexError, ValueError):
+            continue
+        if comm == name:
+            fields = rest.split()
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def loader_seconds() -> float:
+    """CPU of this script's finished children: the loader (wrk) is the only
+    one that ends while a cell is measured."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def snapshot(server: int, upstream: int) -> dict[str, float]:
+    return {
+        "server": cpu_seconds(server),
+        "loader": loader_seconds(),
+        "upstream": cpu_seconds(upstream),
+        "PostgreSQL": named_cpu_seconds("postgres"),
+        "Redis": named_cpu_seconds("redis-server"),
+        "machine": busy_seconds(),
+    }
+
+
+@dataclass(frozen=True)
+class Result:
+    cell: Cell
+    cores: dict[str, float]  # cores each group kept busy, "machine" the whole
+    transactions: float  # PostgreSQL transactions per request
+    redis: float  # Redis commands per request
+
+
 async def one_round(
-    folder: Path, workers: int, args: argparse.Namespace, upstream: str
-) -> tuple[Cell, float]:
-    """The cell, and how many cores the machine as a whole kept busy meanwhile."""
+    folder: Path, workers: int, cap: float, args: argparse.Namespace, upstream: Child
+) -> Result:
     name = f"bw_bench_{uuid.uuid4().hex[:10]}"
     await admin(args.postgres, f'CREATE DATABASE "{name}"')
     database = args.postgres.rsplit("/", 1)[0] + f"/{name}"
+    upstream_url = upstream.base  # type: ignore[attr-defined]
     try:
         os.environ["BENCHWARMERS_DATABASE_URL"] = database
-        await set_up_bench(folder / "home", upstream)
-        child = start_server(folder, workers, database, args.redis)
-        try:
+        await set_up_bench(folder / "home", upstream_url)
+        with contextlib.ExitStack() as stack:
+            prefix = stack.enter_context(server_cgroup(workers * cap)) if CGROUP_CPU.is_dir() else []
+            child = start_server(folder, workers, database, args.redis, prefix)
+            stack.callback(child.stop)
             load = Load(f"{child.base}/v1/chat/completions", [body(MODEL)])  # type: ignore[attr-defined]
             await measure(load, connections=args.connections, seconds=1.0)  # warm every worker
-            busy = busy_seconds()
-            cell = await measure(
-                load, connections=args.connections, seconds=args.seconds, server_pid=child.pid
-            )
-            return cell, (busy_seconds() - busy) / cell.seconds
-        finally:
-            child.stop()
+            await asyncio.sleep(STATS_SETTLE)
+            xacts, commands = await transactions(args.postgres, name), await redis_commands(args.redis)
+            before = snapshot(child.pid, upstream.pid)
+            cell = await measure(load, connections=args.connections, seconds=args.seconds)
+            after = snapshot(child.pid, upstream.pid)
+            await asyncio.sleep(STATS_SETTLE)
+            xacts = await transactions(args.postgres, name) - xacts
+            commands = await redis_commands(args.redis) - commands - 1
+        spent = {group: after[group] - before[group] for group in before}
+        spent["other"] = spent["machine"] - sum(spent[group] for group in GROUPS[:-1])
+        cell = replace(cell, server_cpu_seconds=spent["server"])
+        requests = max(cell.operations, 1)
+        cores = {group: seconds / cell.seconds for group, seconds in spent.items()}
+        return Result(cell, cores, xacts / requests, commands / requests)
     finally:
         os.environ.pop("BENCHWARMERS_DATABASE_URL", None)
         await admin(args.postgres, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def table(title: str, results: dict[int, list[Result]], args: argparse.Namespace) -> list[str]:
+    cores = os.cpu_count()
+    lines = [
+        f"{title}: passthrough ({MODEL}), {args.connections} connections, {args.rounds} rounds of"
+        f" {args.seconds:g} s, {cores} cores, {results[1][0].cell.tool}",
+        "",
+        "| workers | requests/s | p50 ms | p99 ms | server CPU ms/request | PostgreSQL xacts/request "
+        "| Redis commands/request | "
+        + " | ".join(f"cores: {group}" for group in GROUPS)
+        + f" | cores: machine (of {cores}) | errors |",
+        "|---|" + "--:|" * (8 + len(GROUPS)),
+    ]
+    for workers, runs in results.items():
+        cells = [r.cell for r in runs]
+        median = statistics.median
+        busy = " | ".join(f"{median(r.cores[g] for r in runs):.2f}" for g in (*GROUPS, "machine"))
+        lines.append(
+            f"| {workers} | {median(c.rate for c in cells):.0f} | {median(c.p50_ms for c in cells):.1f} "
+            f"| {median(c.p99_ms for c in cells):.1f} | {median(c.cpu_ms_per_op for c in cells):.2f} "
+            f"| {median(r.transactions for r in runs):.2f} | {median(r.redis for r in runs):.2f} "
+            f"| {busy} | {sum(c.errors for c in cells)} |"
+        )
+    ratios = [two.cell.rate / one.cell.rate for one, two in zip(results[1], results[2], strict=True)]
+    lines += ["", f"{title}: ratio 2 workers / 1 worker, requests/s: {statistics.median(ratios):.2f}x"]
+    return lines
+
+
 async def run(args: argparse.Namespace) -> str:
     folder = Path(tempfile.mkdtemp(prefix="bw-workers-"))
-    upstream_child, upstream = start_upstream(folder, 0.0)
-    cells: dict[int, list[Cell]] = {1: [], 2: []}
-    machine: dict[int, list[float]] = {1: [], 2: []}
+    upstream, upstream_url = start_upstream(folder, 0.0)
+    upstream.base = upstream_url  # type: ignore[attr-defined]
+    modes = {"uncapped": 0.0, **({f"capped at {args.cap:g} core per worker": args.cap} if args.cap else {})}
+    if args.cap and not CGROUP_CPU.is_dir():
+        raise SystemExit(f"--cap needs the cgroup v1 cpu controller at {CGROUP_CPU} (or --cap 0)")
+    results: dict[str, dict[int, list[Result]]] = {mode: {1: [], 2: []} for mode in modes}
     try:
         for index in range(args.rounds):
             order = (1, 2) if index % 2 == 0 else (2, 1)
-            for workers in order:
-                round_folder = folder / f"r{index}-w{workers}"
-                round_folder.mkdir()
-                cell, cores = await one_round(round_folder, workers, args, upstream)
-                cells[workers].append(cell)
-                machine[workers].append(cores)
+            for mode, cap in modes.items():
+                for workers in order:
+                    round_folder = folder / f"r{index}-{cap:g}-w{workers}"
+                    round_folder.mkdir()
+                    results[mode][workers].append(await one_round(round_folder, workers, cap, args, upstream))
     finally:
-        upstream_child.stop()
+        upstream.stop()
         shutil.rmtree(folder, ignore_errors=True)
-    ratios = [two.rate / one.rate for one, two in zip(cells[1], cells[2], strict=True) if one.rate]
-    lines = [
-        f"passthrough ({MODEL}), {args.connections} connections, {args.rounds} rounds of {args.seconds:g} s,"
-        f" {os.cpu_count()} cores, {cells[1][0].tool}",
-        "",
-        "| workers | requests/s | p50 ms | p99 ms | server CPU ms/request | server cores busy "
-        f"| machine cores busy (of {os.cpu_count()}) | errors |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|",
-    ]
-    for workers, runs in cells.items():
-        rate, cpu = statistics.median(c.rate for c in runs), statistics.median(c.cpu_ms_per_op for c in runs)
-        p50, p99 = statistics.median(c.p50_ms for c in runs), statistics.median(c.p99_ms for c in runs)
-        server_cores = statistics.median(c.server_cpu_seconds / c.seconds for c in runs)
-        errors = sum(c.errors for c in runs)
-        lines.append(
-            f"| {workers} | {rate:.0f} | {p50:.1f} | {p99:.1f} | {cpu:.2f} | {server_cores:.2f} "
-            f"| {statistics.median(machine[workers]):.2f} | {errors} |"
-        )
-    lines += ["", f"ratio 2 workers / 1 worker, requests/s: {statistics.median(ratios):.2f}x"]
+    lines: list[str] = []
+    for mode in modes:
+        lines += [*table(mode, results[mode], args), ""]
     return "\n".join(lines)
 
 
@@ -137,6 +273,9 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=10)
+    parser.add_argument(
+        "--cap", type=float, default=0.45, help="cores per worker in the capped runs (0: uncapped only)"
+    )
     default_pg = os.environ.get("BENCHWARMERS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--postgres", default=default_pg, help="an admin URL; a database is made per round")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")

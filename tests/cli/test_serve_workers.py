@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,7 +16,9 @@ from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from benchwarmers.cli.main import app
+from benchwarmers.errors import UserError
 from benchwarmers.runtime import DATABASE_URL_ENV, REDIS_URL_ENV, Runtime
+from benchwarmers.server.run import bind_sockets
 from benchwarmers.store import registry
 from benchwarmers.store.schema import Call
 from benchwarmers.testing.fake_provider import FakeProvider
@@ -24,6 +27,9 @@ from tests.serving import served
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 ASKS = 40
+# Keep-alive clients connecting at once: the kernel hashes each to one worker's socket,
+# so all of them landing on one worker by chance is 2 in 2**16.
+AT_ONCE = 16
 
 
 def test_several_workers_on_sqlite_are_refused(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -31,6 +37,25 @@ def test_several_workers_on_sqlite_are_refused(home: Path, monkeypatch: pytest.M
     result = CliRunner().invoke(app, ["serve", "--workers", "2", "--port", "0"])
     assert result.exit_code == 1
     assert "--workers 2 needs PostgreSQL" in result.output and "Traceback" not in result.output
+
+
+def test_each_worker_has_a_socket_of_its_own_on_the_one_port() -> None:
+    sockets = bind_sockets("127.0.0.1", 0, 3)
+    try:
+        ports = {sock.getsockname()[1] for sock in sockets}
+        assert len(sockets) == 3 and len(ports) == 1
+        (port,) = ports
+        # Taken, by another such group too: refused in one line, never shared.
+        with pytest.raises(UserError, match=f"port {port} on 127.0.0.1 is already in use"):
+            bind_sockets("127.0.0.1", port, 2)
+    finally:
+        for sock in sockets:
+            sock.close()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        with pytest.raises(UserError, match="is already in use"):
+            bind_sockets("127.0.0.1", taken.getsockname()[1], 2)
 
 
 @pytest.fixture
@@ -106,3 +131,20 @@ async def test_two_workers_answer_on_one_port_and_lose_nothing(two_workers: tupl
         if sample.name == "benchwarmers_calls_total" and sample.labels.get("collection") == "wk"
     )
     assert calls == ASKS
+
+
+async def test_keep_alive_clients_that_connect_at_once_are_spread_over_the_workers(
+    two_workers: tuple[str, str],
+) -> None:
+    """On one socket shared by both workers, the worker that woke first took
+    every connection waiting, and kept its keep-alive clients for good."""
+    url, _database_url = two_workers
+    clients = [httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=1)) for _ in range(AT_ONCE)]
+    try:
+        first = await asyncio.gather(*(client.get(f"{url}/healthz") for client in clients))
+        again = await asyncio.gather(*(client.get(f"{url}/healthz") for client in clients))
+    finally:
+        await asyncio.gather(*(client.aclose() for client in clients))
+    pids = [reply.json()["pid"] for reply in first]
+    assert len(set(pids)) == 2, pids
+    assert [reply.json()["pid"] for reply in again] == pids  # each client kept its worker

@@ -5,7 +5,9 @@ to one writer that commits many calls' rows at once (`submit_call`), and a
 reply's last byte waits until its calls are safe, so a crash after a client
 was answered cannot lose what it was answered with: on an SQLite file, safe
 is appended to the journal (`store/journal.py`, replayed at the next start
-if the process dies before the commit); on PostgreSQL, committed.
+if the process dies before the commit); on PostgreSQL, committed, without
+waiting for PostgreSQL's own disk flush (`_LogConnection` says why that
+keeps the promise).
 
 What a row holds is what decides the bench (who answered, how fast, with
 how many tokens, with what error), never what was asked or answered: no
@@ -29,9 +31,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
+import asyncpg
 from sqlalchemy import Executable, select, update
+from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from benchwarmers.store import call_rows, changes, journal, wal
 from benchwarmers.store.call_rows import Statements
@@ -151,7 +156,8 @@ class _LogWriter:
     SQLite file it writes through a connection of its own in a thread of its
     own (`_LogFile`): one hop to that thread per batch, where an async
     session costs a hop per statement, its begin, commit and reset; and
-    each call goes to the journal first (`store/journal.py`)."""
+    each call goes to the journal first (`store/journal.py`). On PostgreSQL,
+    through a driver connection of its own (`_LogConnection`)."""
 
     def __init__(self, store: Store, loop: asyncio.AbstractEventLoop) -> None:
         self.store = store
@@ -171,6 +177,7 @@ class _LogWriter:
         # What a journaled call's submitter is handed: safe already, the same for all.
         self._safe = loop.create_future()
         self._safe.set_result(None)
+        self._postgres = None if store.is_sqlite else _LogConnection(store)
 
     def submit(self, row: CallRow, at: datetime) -> asyncio.Future[None]:
         committed = self.loop.create_future()
@@ -243,6 +250,8 @@ class _LogWriter:
         removed (or kept, for the next start, if some call never committed:
         refused, or handed over on an event loop that is gone)."""
         await self.flush()
+        if self._postgres is not None:
+            await self._postgres.close()
         if self.journal is not None:
             if self.pending:
                 self._keep(None)
@@ -313,10 +322,14 @@ class _LogWriter:
         _settle(done, error)
 
     async def _write(self, rows: list[_Submitted]) -> None:
-        file = _log_file(self.store)
         statements = call_rows.statements(
             [(values, sent) for values, sent, _done in rows], self.store.is_sqlite
         )
+        if self._postgres is not None:
+            await self._postgres.write(statements)
+            changes.committed(self.store, call_rows.TABLES)
+            return
+        file = _log_file(self.store)
         if file is None:
             async with self.store.write() as session:
                 for statement, values in statements:
@@ -350,6 +363,65 @@ CHECKPOINT_EVERY = 100
 WRITER_CHECKPOINT_EVERY = 1000
 
 _Job = tuple[Statements, asyncio.AbstractEventLoop, asyncio.Future[None]]
+# Seconds a closing store waits for PostgreSQL to end the log's connection politely.
+CLOSE_TIMEOUT = 5.0
+
+
+class _LogConnection:
+    """The call log's own connection to PostgreSQL (opened on first use, and
+    again after it broke): a batch is BEGIN, one `executemany` per statement
+    (each compiled once, as `_LogFile` does) and COMMIT, with no pool
+    checkout, ping, ORM session or reset around it, which cost more of a
+    worker's CPU than the rows (see docs/benchmarks.md, "Issue 15: workers").
+
+    Its commits do not wait for PostgreSQL to flush the WAL to disk
+    (`synchronous_commit = off`, on this connection only), and what a reply
+    promises still holds: a committed row is visible to every session at
+    once, so a verdict sent to another replica finds the call, and it is in
+    PostgreSQL's hands, so it outlives a SIGKILL of our process. Only a crash
+    of PostgreSQL or of its machine could lose the last fraction of a second
+    (three `wal_writer_delay`s at most), the level of the SQLite path, whose
+    WAL at `synchronous=NORMAL` also leaves the disk to the page cache.
+    Waiting for the flush would make every reply wait for a disk sync, and
+    hold the ledger line's row lock, which every worker's batch updates,
+    for as long."""
+
+    def __init__(self, store: Store) -> None:
+        _args, self._connect = store.engine.dialect.create_connect_args(store.engine.url)
+        self._connect.pop("prepared_statement_cache_size", None)  # SQLAlchemy's, not asyncpg's
+        self._connection: asyncpg.Connection | None = None
+        self._compiled: dict[Executable, _Compiled] = {}
+
+    async def write(self, statements: Statements) -> None:
+        """One batch in one transaction, committed when this returns."""
+        connection = self._connection
+        if connection is None or connection.is_closed():
+            connection = self._connection = await asyncpg.connect(
+                **self._connect, server_settings={"synchronous_commit": "off"}
+            )
+        try:
+            async with connection.transaction():
+                for statement, values in statements:
+                    if values:
+                        compiled = _compiled_for(self._compiled, statement, values[0], _POSTGRES)
+                        await connection.executemany(compiled.sql, [compiled.row(each) for each in values])
+        # As SQLAlchemy would raise them (an IntegrityError for a row refused), like the SQLite path.
+        except asyncpg.IntegrityConstraintViolationError as exc:
+            raise IntegrityError(None, None, exc) from exc
+        except asyncpg.PostgresError as exc:
+            raise DBAPIError(None, None, exc) from exc
+        finally:
+            if connection.is_in_transaction():  # cut off half way (cancelled): start afresh next time
+                connection.terminate()
+
+    async def close(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is None:
+            return
+        try:
+            await connection.close(timeout=CLOSE_TIMEOUT)
+        except Exception:  # PostgreSQL or the connection's event loop is gone: just drop it
+            connection.terminate()
 
 
 class _LogFile:
@@ -394,7 +466,7 @@ class _LogFile:
             connection.execute("BEGIN IMMEDIATE")
             for statement, values in statements:
                 if values:
-                    compiled = self._compiled_for(statement, values[0])
+                    compiled = _compiled_for(self._compiled, statement, values[0], _SQLITE)
                     connection.executemany(compiled.sql, [compiled.row(each) for each in values])
             connection.execute("COMMIT")
         except sqlite3.Error as exc:
@@ -423,12 +495,6 @@ class _LogFile:
         wal.checkpoint(self._connection)
         self._connection.close()
 
-    def _compiled_for(self, statement: Executable, example: dict[str, Any]) -> _Compiled:
-        compiled = self._compiled.get(statement)
-        if compiled is None or compiled.keys != example.keys():
-            compiled = self._compiled[statement] = _Compiled.of(statement, example.keys())
-        return compiled
-
     async def close(self) -> None:
         """Let the thread finish what it holds, checkpoint and close its connection."""
         self.closed = True
@@ -438,7 +504,7 @@ class _LogFile:
 
 @dataclass(frozen=True, slots=True)
 class _Compiled:
-    """A statement compiled for SQLite and one set of value names: its SQL,
+    """A statement compiled for one driver and one set of value names: its SQL,
     and how each row's values become the driver's positional ones (picked
     in their order at once, then the few that need it converted: a datetime
     to its stored text, a bool to 0 or 1)."""
@@ -449,9 +515,8 @@ class _Compiled:
     processors: tuple[tuple[int, Callable[[Any], Any]], ...]
 
     @classmethod
-    def of(cls, statement: Executable, keys: Any) -> _Compiled:
-        dialect = _SQLITE
-        compiled = cast(Any, statement).compile(dialect=dialect, column_keys=list(keys))
+    def of(cls, statement: Executable, keys: Any, dialect: Dialect) -> _Compiled:
+        compiled = cast(Any, statement).compile(dialect=dialect, column_keys=list(keys), for_executemany=True)
         table = cast(Any, statement).table
         order = tuple(compiled.positiontup)
         found = (table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in order)
@@ -469,15 +534,25 @@ class _Compiled:
         return row
 
 
+def _compiled_for(
+    known: dict[Executable, _Compiled], statement: Executable, example: dict[str, Any], dialect: Dialect
+) -> _Compiled:
+    compiled = known.get(statement)
+    if compiled is None or compiled.keys != example.keys():
+        compiled = known[statement] = _Compiled.of(statement, example.keys(), dialect)
+    return compiled
+
+
 _SQLITE = SQLiteDialect_pysqlite()
+_POSTGRES = PGDialect_asyncpg()  # type: ignore[no-untyped-call]
 _files: weakref.WeakKeyDictionary[Store, _LogFile] = weakref.WeakKeyDictionary()
 
 
 def _log_file(store: Store) -> _LogFile | None:
     """The store's call-log thread (made on first use, and again after the
-    store closed); None on PostgreSQL (asyncpg is one round trip a statement
-    already) and for an in-memory SQLite database (a second connection would
-    be another database)."""
+    store closed); None on PostgreSQL (`_LogConnection` there) and for an
+    in-memory SQLite database (a second connection would be another
+    database)."""
     file = _files.get(store)
     if (file is None or file.closed) and store.sqlite_file is not None:
         file = _files[store] = _LogFile(store.sqlite_file)

@@ -52,7 +52,7 @@ def serve(
     # FastAPI and uvicorn only for the command that serves.
     from benchwarmers.server.run import (
         app_for_home,
-        bind_socket,
+        bind_sockets,
         check_workers,
         is_loopback,
         listening_on,
@@ -62,7 +62,8 @@ def serve(
 
     check_workers(workers)
     home, active_keys, endpoints = with_core(_preflight)
-    sock = bind_socket(host, port)
+    sockets = bind_sockets(host, port, workers)
+    sock = sockets[0]
     say = partial(console.print, soft_wrap=True)  # no wrapping mid-path when not on a terminal
     say(f"Benchwarmers on {listening_on(host, sock.getsockname()[1])} (data folder {home})", markup=False)
     if not is_loopback(host):
@@ -82,7 +83,7 @@ def serve(
         )
     if workers > 1:
         say(f"{workers} worker processes on the one port (PostgreSQL and Redis shared).", markup=False)
-        run_workers(home, host, sock, workers)
+        run_workers(home, host, sockets)
         return
     run_server(app_for_home(home, bind_host=host), sock)
 

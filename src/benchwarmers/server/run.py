@@ -37,6 +37,7 @@ __all__ = [
     "app_for_home",
     "base_url",
     "bind_socket",
+    "bind_sockets",
     "check_workers",
     "create_app",
     "is_loopback",
@@ -48,11 +49,14 @@ __all__ = [
 GRACEFUL_SHUTDOWN_SECONDS = 10
 
 
-def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening socket on host:port, or one clear `UserError` why not."""
+def bind_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
+    """A listening socket on host:port, or one clear `UserError` why not;
+    with `reuse_port`, one of a group on the same port (`bind_sockets`)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         sock.bind((host.strip("[]"), port))
     except OSError as exc:
@@ -69,6 +73,31 @@ def bind_socket(host: str, port: int) -> socket.socket:
     sock.listen(2048)
     sock.setblocking(False)
     return sock
+
+
+def bind_sockets(host: str, port: int, count: int) -> list[socket.socket]:
+    """`count` listening sockets on host:port, one per worker (`--workers N`),
+    sharing the port through SO_REUSEPORT, so the kernel spreads new
+    connections over the workers. On one socket shared by all, the worker
+    that wakes first accepts every connection waiting: ten keep-alive
+    clients that connect at once all landed on one worker, and the other
+    idled (docs/benchmarks.md, "Issue 15: workers"). The port is first bound
+    alone, so a port in use, even by another such group, is refused as
+    `bind_socket` refuses it, never silently shared."""
+    if count == 1:
+        return [bind_socket(host, port)]
+    probe = bind_socket(host, port)
+    port = probe.getsockname()[1]  # the one picked, for port 0
+    probe.close()
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sockets.append(bind_socket(host, port, reuse_port=True))
+    except UserError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
 
 
 def base_url(host: str, port: int) -> str:
@@ -167,8 +196,10 @@ def run_server(app: FastAPI, sock: socket.socket) -> None:
 # ------------------------------------------------------------- --workers N
 #
 # uvicorn's own supervisor (`uvicorn.supervisors.Multiprocess`) starts the
-# workers on the socket `serve` bound, replaces one that dies, and stops them
-# all on Ctrl-C or SIGTERM; each worker builds its app with
+# workers, replaces one that dies, and stops them all on Ctrl-C or SIGTERM,
+# each worker on a socket of its own that `serve` bound (`bind_sockets`; a
+# replacement takes over its predecessor's socket and the connections
+# waiting there: `_Supervisor`); each worker builds its app with
 # `server.app.app_from_env` (the data folder and the address it listens on
 # come through the environment, which spawned workers inherit).
 #
@@ -209,10 +240,9 @@ def check_workers(workers: int) -> None:
         )
 
 
-def run_workers(home: Path, host: str, sock: socket.socket, workers: int) -> None:
-    """Serve on `sock` with `workers` processes until Ctrl-C or SIGTERM."""
+def run_workers(home: Path, host: str, sockets: list[socket.socket]) -> None:
+    """Serve with one process on each of `sockets` (`bind_sockets`) until Ctrl-C or SIGTERM."""
     import uvicorn
-    from uvicorn.supervisors import Multiprocess
 
     quiet_loggers()
     os.environ[HOME_ENV] = str(home)
@@ -221,9 +251,43 @@ def run_workers(home: Path, host: str, sock: socket.socket, workers: int) -> Non
     os.environ[MULTIPROC_ENV] = metrics_dir
     try:
         config = uvicorn.Config(
-            "benchwarmers.server.app:app_from_env", factory=True, workers=workers, **server_options()
+            "benchwarmers.server.app:app_from_env", factory=True, workers=len(sockets), **server_options()
         )
-        Multiprocess(config, sockets=[sock]).run()
+        _supervisor(config, sockets).run()
     finally:
-        sock.close()
+        for sock in sockets:
+            sock.close()
         shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def _supervisor(config: Any, sockets: list[socket.socket]) -> Any:
+    """uvicorn's supervisor with worker i on `sockets[i]` alone, where uvicorn
+    gives every worker all of them. Its loops that start, check and replace
+    workers run here once per worker, on that worker's socket, so a
+    replacement always serves the socket its predecessor left."""
+    from uvicorn.supervisors.multiprocess import Multiprocess, Process
+
+    class _Supervisor(Multiprocess):
+        def init_processes(self) -> None:
+            for sock in sockets:
+                process = Process(self.config, [sock])
+                process.start()
+                self.processes.append(process)
+
+        def keep_subprocess_alive(self) -> None:
+            self._each_worker(super().keep_subprocess_alive)
+
+        def restart_all(self) -> None:
+            self._each_worker(super().restart_all)
+
+        def _each_worker(self, step: Any) -> None:
+            every = self.processes
+            try:
+                for index, sock in enumerate(sockets):
+                    self.processes, self.sockets = [every[index]], [sock]
+                    step()
+                    every[index] = self.processes[0]
+            finally:
+                self.processes, self.sockets = every, sockets
+
+    return _Supervisor(config, sockets=sockets)

@@ -1,0 +1,111 @@
+"""The call log's writer on PostgreSQL (`log._LogConnection`): a driver
+connection of its own whose commits do not wait for the disk flush, and
+what a reply promises still holds: a call it named is in the log for every
+other session (another replica) once the reply may end, this process's
+caches learn of the commit, a refused row does not lose the others, and a connection
+PostgreSQL dropped is replaced."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+from sqlalchemy import select, text
+from sqlalchemy.exc import IntegrityError
+
+from benchwarmers.calls import log
+from benchwarmers.calls.log import CallRow, new_call_id, record_call, submit_call
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import changes
+from benchwarmers.store.schema import Call, UsageMonth
+
+from ..conftest import throwaway_postgres
+from ..waiting import wait_for
+
+pytestmark = pytest.mark.integration
+
+
+def a_row(call_id: str | None = None) -> CallRow:
+    return CallRow(
+        call_id or new_call_id(), kind="seat", alias="a", endpoint="e", served="m", status="ok", seconds=1.0
+    )
+
+
+@pytest.fixture
+async def database() -> AsyncIterator[str]:
+    async with throwaway_postgres() as url:
+        yield url
+
+
+@pytest.fixture
+async def runtime(home: Path, database: str) -> AsyncIterator[Runtime]:
+    async with Runtime.open(home=home, database_url=database) as rt:
+        yield rt
+
+
+async def test_a_call_is_in_the_log_for_another_replica_once_its_reply_may_end(
+    runtime: Runtime, database: str, tmp_path: Path
+) -> None:
+    reads = iter(range(1, 10))
+
+    async def load() -> int:
+        return next(reads)
+
+    cache: changes.Cached[int] = changes.Cached(("calls", "usage_ledger"), ttl=3600.0)
+    assert await cache.get(runtime.store, load) == 1
+    async with Runtime.open(home=tmp_path / "replica", database_url=database) as replica:
+        rows = [a_row() for _ in range(3)]
+        safe = [submit_call(runtime.store, row) for row in rows]
+        await asyncio.gather(*safe)  # what a reply awaits before its last byte
+        async with replica.store.read() as session:
+            found = set(await session.scalars(select(Call.id)))
+            (line,) = await session.scalars(select(UsageMonth))
+    assert found == {row.id for row in rows}
+    assert line.requests == 3
+    assert await cache.get(runtime.store, load) == 2  # this process's caches learned of the commit
+
+
+async def test_only_the_log_commits_without_waiting_for_the_disk(runtime: Runtime) -> None:
+    await record_call(runtime.store, a_row())
+    connection = log._writers[runtime.store]._postgres._connection  # type: ignore[union-attr]
+    assert connection is not None
+    assert await connection.fetchval("SHOW synchronous_commit") == "off"
+    async with runtime.store.read() as session:
+        assert (await session.execute(text("SHOW synchronous_commit"))).scalar_one() == "on"
+
+
+async def test_a_row_the_store_refuses_does_not_lose_the_others(runtime: Runtime) -> None:
+    taken = new_call_id()
+    await record_call(runtime.store, a_row(taken))
+    fresh = [a_row(), a_row()]
+    results = await asyncio.gather(
+        record_call(runtime.store, fresh[0]),
+        record_call(runtime.store, a_row(taken)),  # the same id again: refused
+        record_call(runtime.store, fresh[1]),
+        return_exceptions=True,
+    )
+    assert results[0] is None and results[2] is None
+    assert isinstance(results[1], IntegrityError)
+    async with runtime.store.read() as session:
+        assert set(await session.scalars(select(Call.id))) == {taken, fresh[0].id, fresh[1].id}
+        (line,) = await session.scalars(select(UsageMonth))
+    assert line.requests == 3
+
+
+async def test_a_connection_postgresql_dropped_is_replaced(runtime: Runtime, database: str) -> None:
+    await record_call(runtime.store, a_row())
+    connection = log._writers[runtime.store]._postgres._connection  # type: ignore[union-attr]
+    assert connection is not None
+    admin = await asyncpg.connect(database)
+    try:
+        await admin.execute("SELECT pg_terminate_backend($1)", connection.get_server_pid())
+    finally:
+        await admin.close()
+    assert await asyncio.to_thread(wait_for, connection.is_closed)
+    row = a_row()
+    await record_call(runtime.store, row)
+    async with runtime.store.read() as session:
+        assert await session.get(Call, row.id) is not None
