@@ -110,38 +110,62 @@ async def test_closing_the_store_lets_a_refresh_under_way_finish(home: Path, clo
     assert await cache.get(runtime.store, Source().load) == "second"
 
 
-async def test_asks_that_find_the_entry_run_out_share_one_read(runtime: Runtime, clock: Clock) -> None:
+async def test_asks_that_find_no_entry_share_one_read(runtime: Runtime, clock: Clock) -> None:
     cache: changes.Cached[str] = changes.Cached(("models",), ttl=2.0)
     source = Source()
-    source.gate.clear()
-    asks = [asyncio.ensure_future(cache.get(runtime.store, source.load)) for _ in range(10)]
-    await asyncio.sleep(0.01)
-    assert source.reads == 1
-    asks[0].cancel()  # the ask that began the read stops waiting: the others still get it
+    source.gate = asyncio.Event()
+    asks = [asyncio.create_task(cache.get(runtime.store, source.load)) for _ in range(10)]
+    await asyncio.sleep(0)
     source.gate.set()
-    assert await asyncio.gather(*asks[1:]) == ["first"] * 9
+    assert await asyncio.gather(*asks) == ["first"] * 10
     assert source.reads == 1
-    clock.now += 2.1  # run out: read again, once
+
+
+async def test_a_read_begun_before_a_write_here_is_not_shared(runtime: Runtime, clock: Clock) -> None:
+    cache: changes.Cached[str] = changes.Cached(("models",), ttl=2.0)
+    source = Source()
+    source.gate = asyncio.Event()
+    early = asyncio.create_task(cache.get(runtime.store, source.load))
+    await asyncio.sleep(0)
+    changes.committed(runtime.store, ("models",))  # a write lands while the first read is under way
     source.value = "second"
-    assert await asyncio.gather(*(cache.get(runtime.store, source.load) for _ in range(5))) == ["second"] * 5
+    late = asyncio.create_task(cache.get(runtime.store, source.load))
+    await asyncio.sleep(0)
+    source.gate.set()
+    assert await late == "second"
     assert source.reads == 2
+    await early
 
 
-async def test_an_ask_after_a_write_here_does_not_share_a_read_begun_before_it(
+async def test_when_the_shared_read_fails_each_ask_reads_for_itself(runtime: Runtime, clock: Clock) -> None:
+    cache: changes.Cached[str] = changes.Cached(("models",), ttl=2.0)
+    failing, source = Source(), Source()
+    failing.gate, failing.failing = asyncio.Event(), True
+    first = asyncio.create_task(cache.get(runtime.store, failing.load))
+    await asyncio.sleep(0)
+    second = asyncio.create_task(cache.get(runtime.store, source.load))  # waits for the first's read
+    await asyncio.sleep(0)
+    assert source.reads == 0
+    failing.gate.set()
+    with pytest.raises(RuntimeError, match="away"):
+        await first
+    assert await second == "first"  # then read for itself
+    assert (failing.reads, source.reads) == (1, 1)
+
+
+async def test_an_ask_cancelled_while_it_waits_for_a_shared_read_is_cancelled(
     runtime: Runtime, clock: Clock
 ) -> None:
-    cache: changes.Cached[str] = changes.Cached(("endpoints",), ttl=2.0)
+    cache: changes.Cached[str] = changes.Cached(("models",), ttl=2.0)
     source = Source()
-    source.gate.clear()
-    before = asyncio.ensure_future(cache.get(runtime.store, source.load))
-    await asyncio.sleep(0.01)
-    await registry.add_endpoint(runtime.store, "local", "http://127.0.0.1:9/v1", "openai", needs_key=False)
-    source.value = "after the write"
-    after = asyncio.ensure_future(cache.get(runtime.store, source.load))
-    await asyncio.sleep(0.01)
-    assert source.reads == 2
+    source.gate = asyncio.Event()
+    reader = asyncio.create_task(cache.get(runtime.store, source.load))
+    await asyncio.sleep(0)
+    waiter = asyncio.create_task(cache.get(runtime.store, source.load))
+    await asyncio.sleep(0)
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
     source.gate.set()
-    assert await before == "after the write"  # both reads see the value now; only the second is kept
-    assert await after == "after the write"
-    assert await cache.get(runtime.store, source.load) == "after the write"
-    assert source.reads == 2
+    assert await reader == "first"  # the read went on for the one that began it
+    assert source.reads == 1

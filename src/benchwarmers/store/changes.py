@@ -13,14 +13,11 @@ seconds per cache wait for the store (1-9 ms each, measured on a panel's
 path: half of back-to-back asks paid one), so an entry used in the last
 quarter of its time is read again in the background while it is still
 served (`REFRESH_AHEAD`); only an entry past its time, or one a write here
-made stale, is read while the ask waits. What is served is never older
-than `ttl`: a refreshed entry's age counts from when its read began.
-
-Asks that find an entry to read at once share one read (per database and
-event loop, begun with nothing committed here since). Each reading for
-itself, ten connections' asks after an idle moment opened ten sessions at
-once, five of them new connections past the pool's, and waited 100-180 ms
-(docs/benchmarks.md, "The 10-connection tail").
+made stale, is read while the ask waits, and asks that find no entry at
+the same moment wait for one read rather than each making its own (ten
+connections would otherwise read ten times at once, half of them on new
+pool connections). What is served is never older than `ttl`: a refreshed
+entry's age counts from when its read began.
 
 How a write is seen: the store's engine reports every statement; an INSERT,
 UPDATE or DELETE marks its table on the connection, and the commit bumps
@@ -43,7 +40,6 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import event
@@ -160,14 +156,6 @@ class _Entry(Generic[T]):
     value: T
 
 
-@dataclass(frozen=True, slots=True)
-class _Reading(Generic[T]):
-    """A read of an entry under way, begun at `stamp`."""
-
-    stamp: tuple[int, ...]
-    task: asyncio.Task[T]
-
-
 class Cached(Generic[T]):
     """One read of `tables`, per database, kept until one of them changes
     here or `ttl` seconds pass, and read again behind the asks that use it
@@ -180,7 +168,8 @@ class Cached(Generic[T]):
         self.ttl = ttl
         self._entries: dict[str, _Entry[T]] = {}
         self._refreshing: set[str] = set()  # databases whose entry is being read again behind the asks
-        self._reading: dict[str, _Reading[T]] = {}  # by database: the read asks now share
+        # The read under way per database: its stamp and time when it began, and its value to come.
+        self._reading: dict[str, tuple[tuple[int, ...], float, asyncio.Future[T]]] = {}
 
     async def get(self, store: Store, load: Callable[[], Awaitable[T]]) -> T:
         if not store.watched:
@@ -209,29 +198,38 @@ class Cached(Generic[T]):
         before: tuple[int, ...],
         began: float,
     ) -> T:
-        """The entry read, by a read under way on this loop if one began at the
-        same stamp (nothing committed here since, so it reads what this ask
-        would), else by a new one. The read is a task of its own: an ask
-        that stops waiting does not stop it for the others."""
+        """Read, or wait for the same read under way: asks that find no entry
+        at once (ten connections after it ran out, or a refresh that has not
+        landed in time) share one read, not one each. A read that began
+        before a write here, or longer than `ttl` ago, is not shared, and one
+        that fails or is cancelled leaves each of its waiters to read for
+        itself."""
         loop = asyncio.get_running_loop()
-        reading = self._reading.get(database)
-        if reading is None or reading.stamp != before or reading.task.get_loop() is not loop:
-
-            async def read() -> T:
-                value = await load()
-                if stamp(store, self.tables) == before:  # nothing committed meanwhile: safe to keep
-                    self._entries[database] = _Entry(before, began, value)
-                return value
-
-            task = loop.create_task(read(), name="cache read")
-            reading = self._reading[database] = _Reading(before, task)
-            task.add_done_callback(partial(self._read_done, database, reading))
-            _refreshes_of(store).add(task)
-        return await asyncio.shield(reading.task)
-
-    def _read_done(self, database: str, reading: _Reading[T], _task: asyncio.Task[T]) -> None:
-        if self._reading.get(database) is reading:
-            del self._reading[database]
+        under_way = self._reading.get(database)
+        if under_way is not None:
+            stamped, since, shared = under_way
+            if stamped == before and began - since < self.ttl and shared.get_loop() is loop:
+                try:
+                    return await asyncio.shield(shared)
+                except asyncio.CancelledError:
+                    task = asyncio.current_task()
+                    if not shared.cancelled() or (task is not None and task.cancelling()):
+                        raise  # this ask was cancelled, not the read it waited for
+                return await load()
+        shared = loop.create_future()
+        self._reading[database] = (before, began, shared)
+        try:
+            value = await load()
+        except BaseException:
+            shared.cancel()
+            raise
+        finally:
+            if database in self._reading and self._reading[database][2] is shared:
+                del self._reading[database]
+        shared.set_result(value)
+        if stamp(store, self.tables) == before:  # nothing committed meanwhile: safe to keep
+            self._entries[database] = _Entry(before, began, value)
+        return value
 
     def _refresh_behind(self, store: Store, database: str, load: Callable[[], Awaitable[T]]) -> None:
         self._refreshing.add(database)
@@ -248,7 +246,7 @@ class Cached(Generic[T]):
         _refreshes_of(store).add(asyncio.get_running_loop().create_task(refresh(), name="cache refresh"))
 
 
-# The refreshes and shared reads under way per store, so closing the store lets them finish first.
+# The refreshes under way per store, so closing the store lets them finish first.
 _refreshes: weakref.WeakKeyDictionary[Store, _Refreshes] = weakref.WeakKeyDictionary()
 
 
@@ -260,15 +258,13 @@ def _refreshes_of(store: Store) -> _Refreshes:
     return tasks
 
 
-class _Refreshes(set[asyncio.Task[Any]]):
-    """A store's refreshes and shared reads under way: each leaves the set when done."""
+class _Refreshes(set[asyncio.Task[None]]):
+    """A store's refreshes under way: each leaves the set when done."""
 
-    def add(self, task: asyncio.Task[Any]) -> None:
+    def add(self, task: asyncio.Task[None]) -> None:
         super().add(task)
         task.add_done_callback(self.discard)
 
     async def finish(self) -> None:
-        """Once each is done (a read's failure is its askers' to hear, not the closer's)."""
         loop = asyncio.get_running_loop()
-        mine = [task for task in list(self) if task.get_loop() is loop]
-        await asyncio.gather(*mine, return_exceptions=True)
+        await asyncio.gather(*(task for task in list(self) if task.get_loop() is loop))

@@ -14,9 +14,9 @@ when the server is exposed.
 
 `get` and `all` read the store every time, so several server replicas on
 one PostgreSQL see a change at once. `current` is `all` for the request
-path (the panel caps, read on every ask): from memory until the settings
-change in this process, or within the cache's few seconds when another
-process changes them (`store/changes.py`).
+path (the guard's policy and the panel caps, read on every request): from
+memory until the settings change in this process, or within the cache's
+few seconds when another process changes them (`store/changes.py`).
 
 Add a setting: declare a `Setting` below and put it in `SETTINGS`.
 """
@@ -192,8 +192,7 @@ _CURRENT: Cached[dict[str, Any]] = Cached(("settings",))
 
 
 def forget_current() -> None:
-    """Have `Settings.current` read the store again next time (a change made
-    behind this process's back, which its time to live would show later)."""
+    """`current` reads the store again next time (a change made behind its back)."""
     _CURRENT.forget()
 
 
