@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 from benchwarmers.calls.log import get_call
 from benchwarmers.core import Identity, Panels, collection_entry, finish_background
 from benchwarmers.errors import NotFound, Refused, UserError
+from benchwarmers.panel import engine as engine_module
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.store.schema import Call, SeatingHistory
@@ -164,6 +165,31 @@ async def test_a_one_seat_reply_whose_caller_left_finishes_and_keeps_its_slot_ti
     await finish_background()
     assert await _logged(runtime) == {"one": ("ok", "")}
     assert runtime.panel_slots.running == 0
+
+
+async def test_a_panel_gives_its_slot_back_before_its_seating_history(
+    runtime: Runtime, fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The history written after the reply holds no place under the caps: a
+    history read that waits (behind the call log's commit) must not keep
+    finished panels counted and refuse new asks with 429."""
+    await bench(runtime, fake_provider, FakeModel("one", answer="first"))
+    writing, go_on = asyncio.Event(), asyncio.Event()
+
+    async def slow_history(*_: object) -> None:
+        writing.set()
+        await go_on.wait()
+
+    monkeypatch.setattr(engine_module.history, "note_panel", slow_history)
+    reply = await Panels(runtime).answer(Ask("solo", "panel", HELLO))
+    await asyncio.wait_for(writing.wait(), timeout=30)
+
+    assert [s.content for s in reply.seats] == ["first"]
+    assert runtime.panel_slots.running == 0  # the history is still being written
+    assert engine_module._RUNNING  # and the panel's task still runs, for finish_background to wait on
+    go_on.set()
+    await finish_background()
+    assert not engine_module._RUNNING
 
 
 @pytest.mark.parametrize(

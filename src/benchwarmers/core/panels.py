@@ -154,7 +154,7 @@ class Panels:
         """The whole reply at once, for front ends that do not stream: the
         checks and the seating as in `panel`, then the engine's reply, with
         no event on the way (no stream wraps them). The panel keeps its slot
-        until its task ends, even when this caller leaves first."""
+        until its seats are over, even when this caller leaves first."""
         view = await self._admitted(ask)
         slot = await self._panel_slot()
         engine = PanelEngine(self.runtime)

@@ -5,7 +5,8 @@ A panel fans out to every seat of its collection and outlives its client
 (it runs in a task of its own until its seats are in), so one caller firing
 asks as fast as it can would hold hundreds of panels and thousands of
 outbound calls. Each panel takes a slot before it is seated and gives it
-back when its task ends; past a cap the ask is refused with 429, saying
+back when its seats (and merge) are over, before the seating history its
+task still writes; past a cap the ask is refused with 429, saying
 which cap and when to retry (`Retry-After`). The caps are settings
 (`max_panels`, `max_panels_per_key`); the local owner is held to the total
 only.

@@ -84,7 +84,8 @@ class PanelEngine:
     ) -> AsyncGenerator[PanelEvent, None]:
         """Seat first (an unknown collection or alias raises here, before any
         event, so a route can answer 404), then stream the panel. `on_done`
-        is called when the panel's own task ends (its client may be long gone).
+        is called once its seats and merge are over, before the seating
+        history, and again when its task ends (its client may be long gone).
         A consumer of the whole reply calls `reply_to` instead, which wakes it
         once, not once a seat. `collection`: its view, when the caller has just read it (`plan`)."""
         plan = await self.plan(ask, collection)
@@ -113,7 +114,7 @@ class PanelEngine:
         return await reply
 
     def _launch(self, plan: Plan, hand: _Hand, on_done: Callable[[object], None] | None) -> None:
-        task = asyncio.create_task(self._work(plan, hand))
+        task = asyncio.create_task(self._work(plan, hand, on_done))
         _RUNNING.add(task)
         if on_done is None:
             task.add_done_callback(_RUNNING.discard)
@@ -121,7 +122,7 @@ class PanelEngine:
 
         def ended(done: asyncio.Task[None]) -> None:  # one callback: each is a turn of the loop
             _RUNNING.discard(done)
-            on_done(done)
+            on_done(done)  # a task cancelled before its first step never reached `_work`'s call
 
         task.add_done_callback(ended)
 
@@ -188,13 +189,24 @@ class PanelEngine:
 
     # ----------------------------------------------------------------- work
 
-    async def _work(self, plan: Plan, hand: _Hand) -> None:
+    async def _work(self, plan: Plan, hand: _Hand, on_done: Callable[[object], None] | None) -> None:
         """The panel's own task: the reply handed on once every call it
         names is safe in the log, then the seating history; a failure is handed
-        on too, never lost."""
+        on too, never lost. `on_done` is called as soon as the seats (and the
+        merge) are over, before the history: what is left holds no seat and
+        makes no call, and a history read that waits behind the call log's
+        commit must not keep a place under the panel caps (at ten
+        connections, one such wait of 100 ms held fifty finished panels'
+        places and refused new asks with 429). It is called again when the
+        task ends, so it must be idempotent (`Slot.release` is)."""
         with metrics.PANELS_IN_FLIGHT.track_inprogress():
             try:
-                hand.done(await self._panel(plan, hand))
+                try:
+                    reply = await self._panel(plan, hand)
+                finally:
+                    if on_done is not None:
+                        on_done(None)
+                hand.done(reply)
                 # One turn of the loop first: the consumer writes the reply's
                 # last bytes before the history's check (a cached read, a store
                 # read when that is stale) takes the loop or the interpreter.
