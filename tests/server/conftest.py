@@ -161,6 +161,23 @@ def client() -> Iterator[httpx.Client]:
         yield client
 
 
+def read_reply(sock: socket.socket) -> bytes:
+    """One whole reply off a connection: up to its Content-Length (its head
+    and body may come in separate reads on a busy machine), else to the
+    connection's close."""
+    reply = b""
+    while True:
+        data = sock.recv(65536)
+        if not data:
+            return reply
+        reply += data
+        if b"\r\n\r\n" in reply:
+            top, _, body = reply.partition(b"\r\n\r\n")
+            headers = _headers(top)
+            if "content-length" in headers and len(body) >= int(headers["content-length"]):
+                return reply
+
+
 def raw_http(port: int, head: str, chunks: Sequence[bytes] = ()) -> tuple[int, dict[str, str], bytes]:
     """Send a hand-written request (for what httpx will not send: a lying
     Content-Length, a chunked body of our choosing) and read the reply."""
@@ -168,17 +185,7 @@ def raw_http(port: int, head: str, chunks: Sequence[bytes] = ()) -> tuple[int, d
         sock.sendall(head.replace("\n", "\r\n").encode() + b"\r\n")
         for chunk in chunks:
             sock.sendall(chunk)
-        reply = b""
-        while True:
-            data = sock.recv(65536)
-            if not data:
-                break
-            reply += data
-            if b"\r\n\r\n" in reply:
-                top, _, body = reply.partition(b"\r\n\r\n")
-                headers = _headers(top)
-                if "content-length" in headers and len(body) >= int(headers["content-length"]):
-                    break
+        reply = read_reply(sock)
     top, _, body = reply.partition(b"\r\n\r\n")
     status = int(top.split(b" ", 2)[1])
     return status, _headers(top), body

@@ -15,6 +15,8 @@ import pytest
 from benchwarmers.server import guard, protocol
 from benchwarmers.testing.live_server import LiveServer
 
+from .conftest import read_reply
+
 SHORT = 0.5
 # What a reply must begin with; many times SHORT is the wait for it (never a timing assertion).
 PATIENCE = 30.0
@@ -29,29 +31,6 @@ def _short_deadlines(monkeypatch: pytest.MonkeyPatch) -> None:
 def _connect(server: LiveServer) -> socket.socket:
     sock = socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE)
     return sock
-
-
-def _one_reply(sock: socket.socket) -> bytes:
-    """One whole reply off a keep-alive connection: its head and its
-    Content-Length body may come in separate reads on a busy machine."""
-    got = b""
-    while b"\r\n\r\n" not in got:
-        data = sock.recv(65536)
-        if not data:
-            return got
-        got += data
-    head, _, body = got.partition(b"\r\n\r\n")
-    length = next(
-        int(line.split(b":", 1)[1])
-        for line in head.split(b"\r\n")
-        if line.lower().startswith(b"content-length:")
-    )
-    while len(body) < length:
-        data = sock.recv(65536)
-        if not data:
-            break
-        body += data
-    return head + b"\r\n\r\n" + body
 
 
 def _read_to_close(sock: socket.socket) -> bytes:
@@ -110,7 +89,7 @@ def test_a_head_over_64_kb_gets_431(server: LiveServer) -> None:
 def test_a_keep_alive_connection_answers_then_must_send_its_next_head_in_time(server: LiveServer) -> None:
     with _connect(server) as sock:
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        assert _one_reply(sock).startswith(b"HTTP/1.1 200")
+        assert read_reply(sock).startswith(b"HTTP/1.1 200")
         sock.sendall(b"GET /healthz HTTP/1.1\r\n")  # and no more
         rest = _read_to_close(sock)
     assert rest == b"" or rest.startswith(b"HTTP/1.1 408")
@@ -123,7 +102,7 @@ def test_a_connection_whose_heads_keep_coming_in_time_is_never_cut_off(server: L
     with _connect(server) as sock:
         for _ in range(8):  # 8 x 0.4 x SHORT: well past the first head's deadline
             sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            assert _one_reply(sock).startswith(b"HTTP/1.1 200")
+            assert read_reply(sock).startswith(b"HTTP/1.1 200")
             time.sleep(SHORT * 0.4)
         sock.sendall(b"GET /healthz HTTP/1.1\r\n")  # and no more: that one is cut off
         rest = _read_to_close(sock)
