@@ -30,6 +30,8 @@ STOP_WAIT = 60.0  # for a clean exit after SIGTERM: several times what a loaded 
 
 
 def free_port() -> int:
+    """A loopback port nothing listens on (bound, then released): for a
+    server that must not answer."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -50,12 +52,10 @@ class Served:
         return self.log.read_text(errors="replace")
 
 
-def start(
-    args: list[str], log: Path, env: Mapping[str, str] | None = None, port: int | None = None
-) -> Served:
-    """`benchwarmers serve ARGS --port P` started, not yet waited for (on
-    `port`, else a free one; on 0, the child binds one itself)."""
-    port = free_port() if port is None else port
+def start(args: list[str], log: Path, env: Mapping[str, str] | None = None, port: int = 0) -> Served:
+    """`benchwarmers serve ARGS --port P` started, not yet waited for. On
+    port 0 (the default) the child binds a free port itself: a port probed
+    free here could be taken by a parallel test before the child binds it."""
     with log.open("wb") as sink:
         process = subprocess.Popen(
             [sys.executable, "-c", RUN, "serve", *args, "--port", str(port)],

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import sqlite3
 import sys
 import threading
@@ -157,11 +156,3 @@ async def stdio_session(url: str, errlog: Path, key: str = "", **env: str) -> As
     with errlog.open("w") as log:
         async with Client(stdio_client(parameters, errlog=log)) as client:
             yield client
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port

@@ -18,8 +18,9 @@ import pytest
 import yaml
 
 from benchwarmers import __version__
+from tests.serving import free_port
 
-from .mcp_support import free_port, http_client, sample_transcript, seat_calls, tool_text
+from .mcp_support import http_client, sample_transcript, seat_calls, tool_text
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "plugin"

@@ -11,11 +11,11 @@ from typing import Any
 
 from benchwarmers.mcp.transcript import TRANSCRIPT_DIRS_ENV
 from benchwarmers.testing.fake_provider import FakeProvider
+from tests.serving import free_port
 
 from .mcp_support import (
     TRIO,
     call_rows,
-    free_port,
     make_key,
     sample_transcript,
     seat_calls,

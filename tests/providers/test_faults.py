@@ -4,7 +4,6 @@ whether any content had reached the caller."""
 
 from __future__ import annotations
 
-import socket
 import time
 
 import pytest
@@ -21,6 +20,7 @@ from benchwarmers.providers.base import Target, adapter_for
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider, RateLimit
 from benchwarmers.types import API_KINDS, Request, TextDelta, user
+from tests.serving import free_port
 
 from .conftest import Call
 
@@ -216,10 +216,7 @@ async def test_fail_first_calls_then_answer(
 
 @APIS
 async def test_nothing_listening_is_a_connect_error(outbound: OutboundClient, api: str) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    target = Target("gone", api, f"http://127.0.0.1:{port}", "m1")  # type: ignore[arg-type]
+    target = Target("gone", api, f"http://127.0.0.1:{free_port()}", "m1")  # type: ignore[arg-type]
     with pytest.raises(ProviderConnectError) as caught:
         [c async for c in adapter_for(api, outbound).execute(target, ASK, stream=False, timeout=5)]
     assert caught.value.status is None and not caught.value.after_first_byte

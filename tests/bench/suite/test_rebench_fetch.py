@@ -29,6 +29,7 @@ from benchwarmers.bench.suite.tasks import load_tasks
 from benchwarmers.cli.main import app
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
+from tests.serving import free_port
 
 DATASET = "acme/SWE-rebench"
 ROWS = 150  # two pages of the API's 100
@@ -136,9 +137,7 @@ def hub(datasets_server: FakeDatasetsServer, monkeypatch: pytest.MonkeyPatch) ->
 
 
 def closed_port_url() -> str:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+    return f"http://127.0.0.1:{free_port()}"
 
 
 async def test_fetch_pages_maps_and_writes(runtime: Runtime, hub: FakeDatasetsServer) -> None:

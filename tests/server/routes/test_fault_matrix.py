@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import resource
-import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider, RateLimit
 from benchwarmers.testing.live_server import LiveServer, live_server
+from tests.serving import free_port
 
 from .hardening_support import FORMATS, format_request, rows
 
@@ -49,19 +49,13 @@ CASES = [
 ]
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _register(home: Path, fake: FakeProvider) -> None:
     async def work() -> None:
         async with Runtime.open(home) as runtime:
             store = runtime.store
             await registry.add_endpoint(store, "fake", fake.openai_base, "openai", needs_key=False)
             await registry.add_endpoint(
-                store, "gone", f"http://127.0.0.1:{_closed_port()}/v1", "openai", needs_key=False
+                store, "gone", f"http://127.0.0.1:{free_port()}/v1", "openai", needs_key=False
             )
             for good in ("good-a", "good-b"):
                 fake.add(FakeModel(good, answer=f"{good} says hi"))
