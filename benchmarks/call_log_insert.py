@@ -5,7 +5,7 @@ SQLite transaction from a thread of its own, on the reply's path: BEGIN
 IMMEDIATE, the calls' insert, the usage ledger's upsert, COMMIT. Under load
 most batches hold one call, and each index on `calls` is one more B-tree
 written per row. This times N one-row transactions of those statements on
-a store filled with `--past` calls (ids as random as the real ones), for
+a store filled with `--past` calls (ids made as the writer makes them), for
 several sets of indexes on the same data: the table as revision 0001 made
 it, as head makes it, and head less each of its indexes in turn (what each
 one costs, whichever reads would miss it). The sets take turns, round after
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import secrets
 import shutil
 import sqlite3
 import statistics
@@ -38,6 +37,7 @@ from typing import Any, cast
 from sqlalchemy import Table
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 
+from benchwarmers.calls.log import new_ask_id, new_call_id
 from benchwarmers.store.db import Store, sqlite_connect, sqlite_url
 from benchwarmers.store.migrate import migrate
 from benchwarmers.store.schema import Call
@@ -58,7 +58,7 @@ def call_values(at: datetime, n: int) -> dict[str, Any]:
     """A call as the writer hands it over: a panel seat with its own ids."""
     alias = ALIASES[n % len(ALIASES)]
     return {
-        "id": "c_" + secrets.token_urlsafe(15),
+        "id": new_call_id(),
         "at": at,
         "kind": "seat",
         "alias": alias,
@@ -68,7 +68,7 @@ def call_values(at: datetime, n: int) -> dict[str, Any]:
         "collection": ("trio", "duo", "solo")[n % 3],
         "shape": ("short", "code")[n % 2],
         "seat": f"seat-{n % 3}",
-        "ask_id": "a_" + secrets.token_urlsafe(15),
+        "ask_id": new_ask_id(),
         "conversation": "",
         "status": "ok",
         "seconds": 1.0,

@@ -11,7 +11,9 @@ read. Then per operation it prints the median CPU time of this process
 (`time.process_time`: other people's load on the machine does not count)
 and the SQL statements it ran. Ranking's reads are cached per bench, so a
 warm rank sends none; "caches emptied" is the refresh that runs after a
-write to what it reads (a verdict, a probe) or once per time-to-live.
+write to what it reads (a verdict, a probe) or once per time-to-live;
+the two refreshes that read what grows with the log (the verdict tallies,
+the recent first bytes) are also timed alone.
 
     .venv/bin/python benchmarks/decisions_scale.py [--sizes 1000,10000,100000] [--repeat 40]
 
@@ -136,6 +138,13 @@ async def one_size(calls: int, repeat: int) -> list[tuple[str, float, int]]:
                     decisions.rank(store, "trio", "short", list(THREE))
                 ),
             }
+            # The refreshes of the two caches that read what grows with the log, alone.
+            for name, load in (
+                ("refresh: verdict tallies", "_load_tallies"),
+                ("refresh: recent first bytes", "_load_first_bytes"),
+            ):
+                if hasattr(decisions, load):
+                    operations[name] = lambda load=getattr(decisions, load): load(store)
             return [(name, *await measure(op, runtime, repeat)) for name, op in operations.items()]
 
 

@@ -6,10 +6,12 @@ commits though they pass by SQLAlchemy."""
 from __future__ import annotations
 
 import asyncio
+import re
 import sqlite3
 import threading
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -17,7 +19,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError
 
 from benchwarmers.calls import log
-from benchwarmers.calls.log import CallRow, new_call_id, record_call
+from benchwarmers.calls.log import CallRow, new_ask_id, new_call_id, record_call
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import changes, journal, wal
 from benchwarmers.store.db import SQLITE_FILE
@@ -215,3 +217,22 @@ async def test_a_read_inside_a_write_does_not_wait_for_the_log(runtime: Runtime)
         assert await session.get(Call, row.id) is None
     async with runtime.store.read() as session:
         assert await session.get(Call, row.id) is not None
+
+
+def test_ids_begin_with_their_time_so_a_new_row_lands_at_one_edge_of_its_index(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A long log's id and ask-id indexes take new rows at one place, not on
+    a random leaf each (a page read and written back per call); the ids keep
+    their shape (`c_` / `a_` and 20 URL-safe characters) and stay unique."""
+    made: list[tuple[str, str]] = []
+    for milliseconds in (1_764_633_600_000, 1_764_633_600_001, 1_764_633_660_000, 4_102_444_800_000):
+        clock = SimpleNamespace(time_ns=lambda ms=milliseconds: ms * 1_000_000)
+        monkeypatch.setattr(log, "time", clock)
+        made += [(new_call_id(), new_ask_id()) for _ in range(3)]
+    calls, asks = [c for c, _ in made], [a for _, a in made]
+    by_time = [ids[::3] for ids in (calls, asks)]
+    assert all(ids == sorted(ids) for ids in by_time)
+    assert all(re.fullmatch(r"c_[A-Za-z0-9_-]{20}", c) for c in calls)
+    assert all(re.fullmatch(r"a_[A-Za-z0-9_-]{20}", a) for a in asks)
+    assert len(set(calls)) == len(calls) and len(set(asks)) == len(asks)
