@@ -65,6 +65,7 @@ from typing import Any
 from common import Cell, Child, Load, free_port, measure, peak_rss_mb, rss_mb, wrk_path
 from sqlalchemy import insert
 
+from benchwarmers.calls.log import new_ask_id, new_call_id
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry, schema
 
@@ -128,9 +129,12 @@ async def add_history(runtime: Runtime, calls: int) -> None:
     queries over the call log have to get through)."""
     now = datetime.now(UTC)
     rows, verdicts = [], []
+    ask_id = ""
     for index in range(calls):
         at = now - timedelta(seconds=index * 90 * 86400 / calls)
-        call_id = f"c_history{index:09d}"
+        # Ids as the call log makes them, so its indexes take them as a real log's.
+        call_id = new_call_id()
+        ask_id = new_ask_id() if index % 3 == 0 else ask_id
         rows.append(
             {
                 "id": call_id,
@@ -143,7 +147,7 @@ async def add_history(runtime: Runtime, calls: int) -> None:
                 "collection": "trio",
                 "shape": "short",
                 "seat": f"seat {index % 3 + 1}",
-                "ask_id": f"a_history{index // 3:09d}",
+                "ask_id": ask_id,
                 "status": "ok",
                 "seconds": 1.0,
                 "tokens_in": 9,
