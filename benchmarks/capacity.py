@@ -22,7 +22,7 @@ printed as tables beside issue 15's targets:
   alternation on every mode at 1 connection; the server CPU per request
   (from /proc) at 300k must be within 10% of at 0. CPU time is not immune
   to a shared box: one store's cell against the other's beside it moves by
-  0.80-1.40x with nothing changed (`request_scale.py`, in one process), so
+  0.80-1.41x with nothing changed (`request_scale.py`, in one process), so
   many short rounds (8 of 2 s), who goes first rotating, and the middle
   half of the rounds' ratios printed beside their median; `--control`
   adds a second empty store, whose ratio to the first is the measure's
@@ -246,8 +246,10 @@ def history_table(folder: Path, history: int, seconds: float, rounds: int, contr
             ratio = statistics.median(ratios)
             extra = ""
             if control:
-                c = cells[model, "control"]
-                same = statistics.median(z.cpu_ms_per_op / x.cpu_ms_per_op for x, z in zip(a, c, strict=True))
+                again = cells[model, "control"]
+                same = statistics.median(
+                    z.cpu_ms_per_op / x.cpu_ms_per_op for x, z in zip(a, again, strict=True)
+                )
                 extra = f"| {same:.2f}x "
             rows.append(
                 f"| {label} ({model}) | {statistics.median(c.cpu_ms_per_op for c in a):.2f} "
