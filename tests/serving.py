@@ -25,7 +25,9 @@ from pathlib import Path
 import httpx
 
 RUN = "from benchwarmers.cli.main import run; run()"
-BANNER_PORT = re.compile(r"Benchwarmers on http://127\.0\.0\.1:(\d+)")
+# The first line: "Benchwarmers on http://127.0.0.1:P", "Benchwarmers demo on ...", or with
+# --host 0.0.0.0 "Benchwarmers on every address of this machine (0.0.0.0:P), http://127.0.0.1:P here".
+BANNER_PORT = re.compile(r"^Benchwarmers\b.*?http://127\.0\.0\.1:(\d+)", re.MULTILINE)
 STOP_WAIT = 60.0  # for a clean exit after SIGTERM: several times what a loaded machine takes
 
 
@@ -69,7 +71,7 @@ def start(args: list[str], log: Path, env: Mapping[str, str] | None = None, port
 def until_serving(child: Served) -> None:
     """Once `/healthz` answers 200; an AssertionError with the child's output
     if it exits first. A child started on port 0 binds one itself: its port
-    is then read from its banner ("Benchwarmers on http://127.0.0.1:P")."""
+    is then read from its banner (BANNER_PORT)."""
     with httpx.Client(timeout=5) as client:  # one client: each new one loads the CA bundle again
         while True:
             if not child.port and (banner := BANNER_PORT.search(child.output())):

@@ -189,6 +189,40 @@ def test_streamed_bytes_over_the_limit_are_413(home: Path, start) -> None:
     assert json.loads(body)["error"]["type"] == "request_too_large"
 
 
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_client_that_sends_its_whole_too_large_body_reads_the_413(home: Path, start, chunked: bool) -> None:
+    """Most clients send the whole body before they read: the server reads
+    and drops what comes past the limit (within a bound) before it closes, or
+    the unread bytes would make the close a reset and the client would never
+    see why it was refused."""
+    setting(home, MAX_BODY_MB, 1)
+    server = start()
+    piece = b"x" * 65536
+    pieces = 48  # 3 MB, sent a piece at a time: the server refuses while the client is still sending
+    if chunked:
+        framing = "Transfer-Encoding: chunked"
+        sent = [b"%x\r\n%s\r\n" % (len(piece), piece)] * pieces + [b"0\r\n\r\n"]
+    else:
+        framing = f"Content-Length: {len(piece) * pieces}"
+        sent = [piece] * pieces
+    for _ in range(3):
+        status, headers, reply = raw_http(
+            server.port, f"POST /v1/chat/completions HTTP/1.1\nHost: 127.0.0.1\n{framing}\n", sent
+        )
+        assert status == 413 and headers["connection"] == "close"
+        assert json.loads(reply)["error"]["type"] == "invalid_request_error"
+
+
+def test_a_client_that_waits_to_be_told_to_continue_is_refused_at_once(home: Path, start) -> None:
+    setting(home, MAX_BODY_MB, 1)
+    server = start()
+    head = (
+        "POST /v1/chat/completions HTTP/1.1\nHost: 127.0.0.1\nExpect: 100-continue\nContent-Length: 3145728\n"
+    )
+    status, _, reply = raw_http(server.port, head)  # no "100 Continue", and no body waited for
+    assert status == 413 and "larger than the limit" in json.loads(reply)["error"]["message"]
+
+
 def test_a_body_under_the_limit_reaches_the_route(home: Path, start, client: httpx.Client) -> None:
     setting(home, MAX_BODY_MB, 1)
     server = start()

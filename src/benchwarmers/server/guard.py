@@ -29,7 +29,9 @@ microseconds), in this order, each refusal in the caller's API format
    The result is an `Identity` on `scope["state"]["identity"]` (see
    `identity/scope.py`).
 4. **Body**: over the limit (`max_body_mb`, default 20 MB) by Content-Length
-   or by the bytes actually received -> 413 naming the limit; a body that
+   or by the bytes actually received -> 413 naming the limit (what more the
+   client sends, within bounds, read and dropped first, so it reads the 413
+   instead of a reset connection); a body that
    stalls for `BODY_IDLE_SECONDS`, or is not all in after `BODY_SECONDS`
    (slowloris on the body) -> 408 and the connection closed (the head has
    its own deadline: `server/protocol.py`); a JSON body
@@ -93,6 +95,8 @@ MB = 1024 * 1024
 RATE_WINDOW = 60.0  # a key's rate is per minute, a sliding window
 BODY_IDLE_SECONDS = 10.0  # no byte of the body for this long: the client stalled
 BODY_SECONDS = 120.0  # the whole body, however it trickles
+DRAIN_BYTES = 8 * MB  # of a body refused as too large, read and dropped before the 413 (see _drain)
+DRAIN_SECONDS = 2.0
 # The body as read, on `scope["state"]`: `errors.read_json` takes it from there.
 BODY_STATE = "body"
 
@@ -409,6 +413,8 @@ async def _read_body(headers: dict[bytes, bytes], receive: Receive, limit: int) 
             raise Refused("the Content-Length header is not a number", status=400)
         size = int(length)
         if size > limit:
+            if size - limit <= DRAIN_BYTES and b"expect" not in headers:
+                await _drain(receive, more_body=True)
             raise _too_big(limit)
         if size == 0:
             return receive, b""
@@ -433,6 +439,7 @@ async def _read_body(headers: dict[bytes, bytes], receive: Receive, limit: int) 
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
+            await _drain(receive, more_body=message.get("more_body", False))
             raise _too_big(limit)
         chunks.append(chunk)
         if not message.get("more_body", False):
@@ -450,6 +457,28 @@ async def _read_body(headers: dict[bytes, bytes], receive: Receive, limit: int) 
         return await receive()
 
     return replay, body
+
+
+async def _drain(receive: Receive, *, more_body: bool) -> None:
+    """Read and drop the rest of a body refused as too large, up to
+    `DRAIN_BYTES` or `DRAIN_SECONDS`. Most clients send the whole body before
+    they read the reply; closing the connection with their bytes unread makes
+    the kernel reset it, and they see "connection reset" instead of our 413
+    (nginx's lingering close, for the same reason). Past the bounds the
+    connection is closed anyway: a refused body is not read without end. Not
+    for a client that sent `Expect: 100-continue`: it waits for our answer
+    before it sends, and reading would tell it to go on."""
+    dropped = 0
+    try:
+        async with asyncio.timeout(DRAIN_SECONDS):
+            while more_body and dropped < DRAIN_BYTES:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                dropped += len(message.get("body", b""))
+                more_body = message.get("more_body", False)
+    except TimeoutError:
+        pass
 
 
 async def received_by(receive: Receive, deadline: float) -> Message:
