@@ -155,6 +155,10 @@ class Sampling:
     seed: int | None = None
 
 
+# No sampling field set, as most requests come: one instance for all (it is frozen).
+NO_SAMPLING = Sampling()
+
+
 @dataclass(frozen=True, slots=True)
 class Request:
     """One request to one model, whatever API it came in and goes out by.
@@ -165,7 +169,7 @@ class Request:
     tools: tuple[Tool, ...] = ()
     # "auto", "none", "required", or a tool's name.
     tool_choice: str = ""
-    sampling: Sampling = Sampling()
+    sampling: Sampling = NO_SAMPLING
 
     def under_system(self, collection_system: str) -> Request:
         """This request with a collection's system prompt first and the
@@ -177,7 +181,8 @@ class Request:
 
     @property
     def has_images(self) -> bool:
-        return any(m.images for m in self.messages)
+        # Asked several times a call (seating, shapes): no tuple of images built to answer it.
+        return any(isinstance(p, Image) for m in self.messages for p in m.parts)
 
     @property
     def last_user_text(self) -> str:

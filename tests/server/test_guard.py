@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import httpx
 import pytest
 
-from benchwarmers.server.guard import MAX_JSON_DEPTH, json_too_deep
+from benchwarmers.server.guard import MAX_JSON_DEPTH, json_too_deep, received_by
 from benchwarmers.store.settings import ALLOWED_HOSTS, MAX_BODY_MB
 from benchwarmers.testing.live_server import LiveServer
 
@@ -261,3 +262,71 @@ def test_depth_counts_no_brackets_inside_strings() -> None:
     assert not json_too_deep(b"[" * 64 + b"]" * 64, 64)
     assert not json_too_deep(b"[]" * 1000, 64)
     assert not json_too_deep(b"not json {{{{", 2)
+
+
+# ------------------------------------------------ the body's wait, by hand
+
+
+async def test_a_message_already_in_is_taken_without_a_wait() -> None:
+    async def receive() -> dict[str, object]:
+        return {"type": "http.request", "body": b"{}"}
+
+    loop = asyncio.get_running_loop()
+    assert await received_by(receive, loop.time() - 1) == {"type": "http.request", "body": b"{}"}
+
+
+async def test_a_message_that_comes_later_is_waited_for() -> None:
+    arrived: asyncio.Future[dict[str, object]] = asyncio.get_running_loop().create_future()
+
+    async def receive() -> dict[str, object]:
+        return await arrived
+
+    loop = asyncio.get_running_loop()
+    loop.call_later(0.01, arrived.set_result, {"type": "http.request", "body": b"late"})
+    assert await received_by(receive, loop.time() + 5) == {"type": "http.request", "body": b"late"}
+
+
+async def test_a_wait_past_the_deadline_is_a_timeout_and_the_receive_is_cancelled() -> None:
+    seen: list[str] = []
+
+    async def receive() -> dict[str, object]:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+        return {}
+
+    loop = asyncio.get_running_loop()
+    with pytest.raises(TimeoutError):
+        await received_by(receive, loop.time() + 0.01)
+    assert seen == ["cancelled"]
+
+
+async def test_a_caller_cancelled_while_waiting_cancels_the_receive() -> None:
+    seen: list[str] = []
+
+    async def receive() -> dict[str, object]:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+        return {}
+
+    waiting = asyncio.create_task(received_by(receive, asyncio.get_running_loop().time() + 5))
+    await asyncio.sleep(0.01)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert seen == ["cancelled"]
+
+
+async def test_a_receive_that_returns_another_awaitable_is_waited_for_too() -> None:
+    loop = asyncio.get_running_loop()
+    arrived: asyncio.Future[dict[str, object]] = loop.create_future()
+    loop.call_later(0.01, arrived.set_result, {"type": "http.disconnect"})
+    assert await received_by(lambda: arrived, loop.time() + 5) == {"type": "http.disconnect"}
+    never: asyncio.Future[dict[str, object]] = loop.create_future()
+    with pytest.raises(TimeoutError):
+        await received_by(lambda: never, loop.time() + 0.01)

@@ -116,6 +116,8 @@ def tools_refused() -> UserError:
 
 
 def require_object(value: object, where: str = "body") -> Mapping[str, Any]:
+    if type(value) is dict:  # what a JSON reader makes: no walk of the ABC's registry
+        return value
     if not isinstance(value, Mapping):
         raise UserError(f"{where} must be a JSON object, not {json_type(value)}")
     return value

@@ -38,6 +38,7 @@ from benchwarmers.formats.base import (
 from benchwarmers.formats.bench_json import panel_json, seat_json
 from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
 from benchwarmers.types import (
+    NO_SAMPLING,
     Ask,
     Image,
     Message,
@@ -106,23 +107,32 @@ def _request(obj: Mapping[str, Any]) -> Request:
             raise UserError(f"{where}.role must be system, developer, user, assistant or tool, not {role!r}")
     if not any(m.role == "user" for m in messages):
         raise UserError("messages must hold at least one user message")
+    return Request(
+        messages=tuple(messages),
+        system="\n\n".join(s for s in system if s),
+        tools=function_tools(obj.get("tools")),
+        tool_choice=_tool_choice(obj.get("tool_choice")),
+        sampling=_sampling(obj),
+    )
+
+
+def _sampling(obj: Mapping[str, Any]) -> Sampling:
+    """The sampling fields; a body with none of them (most) skips their six checks."""
+    if obj.keys().isdisjoint(_SAMPLING_KEYS):
+        return NO_SAMPLING
     max_tokens = optional_int(obj, "max_completion_tokens", minimum=1) or optional_int(
         obj, "max_tokens", minimum=1
     )
-    sampling = Sampling(
+    return Sampling(
         temperature=optional_float(obj, "temperature"),
         top_p=optional_float(obj, "top_p"),
         max_tokens=max_tokens,
         stop=stop_sequences(obj.get("stop")),
         seed=optional_int(obj, "seed", minimum=-(2**63)),
     )
-    return Request(
-        messages=tuple(messages),
-        system="\n\n".join(s for s in system if s),
-        tools=function_tools(obj.get("tools")),
-        tool_choice=_tool_choice(obj.get("tool_choice")),
-        sampling=sampling,
-    )
+
+
+_SAMPLING_KEYS = frozenset({"max_completion_tokens", "max_tokens", "temperature", "top_p", "stop", "seed"})
 
 
 def _text_only(content: object, where: str) -> str:
