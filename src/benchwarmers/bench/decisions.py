@@ -96,8 +96,8 @@ _PROBES: Cached[dict[str, list[Probe]]] = Cached(("probes",))
 _LIMITS: Cached[tuple[LearnedLimit, ...]] = Cached(("learned_limits",))
 # The newest answers' first bytes move with every call: re-read when the bench changes or
 # the time-to-live passes, not per call (a stand-in for a speed probe: seconds of staleness
-# are no news to it).
-_FIRST_BYTES: Cached[dict[str, float]] = Cached(("models",))
+# are no news to it). It reads the call log all the same, so its reads wait for calls on their way.
+_FIRST_BYTES: Cached[dict[str, float]] = Cached(("models",), reads=("calls",))
 _SEATED: Cached[dict[tuple[str, str], tuple[str, ...]]] = Cached(("seating_history",))
 _EXPLORING: Cached[dict[str, tuple[int, bool]]] = Cached(("collections",))
 RANKING_CACHES = (_FACTS, _TALLIES, _SUITE, _PROBES, _LIMITS, _FIRST_BYTES, _SEATED, _EXPLORING)

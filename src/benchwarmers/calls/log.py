@@ -193,7 +193,9 @@ class _LogWriter:
         # The commit of the last call handed over: batches commit in order, so when it is
         # done, every call before it is too (or refused).
         self._last: asyncio.Future[None] | None = None
-        self._reads_wait = wait_before_reads(store, self.landing) if self.journal is not None else None
+        self._reads_wait = (
+            wait_before_reads(store, call_rows.TABLES, self.landing) if self.journal is not None else None
+        )
         # What a journaled call's submitter is handed: safe already, the same for all.
         self._safe = loop.create_future()
         self._safe.set_result(None)
@@ -225,7 +227,7 @@ class _LogWriter:
         return True
 
     def landing(self) -> Awaitable[None] | None:
-        """What a read of this store's database waits for first (`wait_before_reads`):
+        """What a read of the log's tables waits for first (`wait_before_reads`):
         every journaled call still on its way into the database, committed
         now rather than after lingering; None when none is. A read on
         another event loop of this process (a server in a thread of its

@@ -29,6 +29,12 @@ which tables it wrote once its commit has landed (`committed`).
 
     BENCH = Cached(("models", "endpoints"))
     models = await BENCH.get(store, lambda: load_models(store))   # a fresh list each time
+
+A cache's load reads only its tables, and those it names in `reads` (a
+table whose every write need not drop the entry, like the call log for a
+mean of recent first bytes): its reads wait for no write promised to
+another table (`db.reading`), so a cache of the settings is not read
+behind the call log's commit.
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ from typing import Any, Generic, TypeVar
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
-from benchwarmers.store.db import Store
+from benchwarmers.store.db import Store, reading
 
 T = TypeVar("T")
 
@@ -161,11 +167,15 @@ class Cached(Generic[T]):
     here or `ttl` seconds pass, and read again behind the asks that use it
     late in that time. The value must not be mutated by callers (hand out
     copies of mutable ones), and `load` must read the same thing whoever
-    calls it (it may run after its caller has gone on)."""
+    calls it (it may run after its caller has gone on) and no table but
+    `tables` and `reads` (those whose writes do not drop the entry)."""
 
-    def __init__(self, tables: tuple[str, ...], ttl: float = DEFAULT_TTL) -> None:
+    def __init__(
+        self, tables: tuple[str, ...], ttl: float = DEFAULT_TTL, *, reads: tuple[str, ...] = ()
+    ) -> None:
         self.tables = tables
         self.ttl = ttl
+        self.reads = frozenset((*tables, *reads))
         self._entries: dict[str, _Entry[T]] = {}
         self._refreshing: set[str] = set()  # databases whose entry is being read again behind the asks
         # The read under way per database: its stamp and time when it began, and its value to come.
@@ -215,11 +225,11 @@ class Cached(Generic[T]):
                     task = asyncio.current_task()
                     if not shared.cancelled() or (task is not None and task.cancelling()):
                         raise  # this ask was cancelled, not the read it waited for
-                return await load()
+                return await self._read(load)
         shared = loop.create_future()
         self._reading[database] = (before, began, shared)
         try:
-            value = await load()
+            value = await self._read(load)
         except BaseException:
             shared.cancel()
             raise
@@ -230,6 +240,10 @@ class Cached(Generic[T]):
         if stamp(store, self.tables) == before:  # nothing committed meanwhile: safe to keep
             self._entries[database] = _Entry(before, began, value)
         return value
+
+    async def _read(self, load: Callable[[], Awaitable[T]]) -> T:
+        with reading(self.reads):
+            return await load()
 
     def _refresh_behind(self, store: Store, database: str, load: Callable[[], Awaitable[T]]) -> None:
         self._refreshing.add(database)

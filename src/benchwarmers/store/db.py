@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -68,9 +69,13 @@ class Store:
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
+        """A session for reading, once the writes this process promised and
+        has not committed yet (`wait_before_reads`) have landed: only those to
+        the tables the read says it reads (`reading`), else every one."""
         if _landings:
-            for landing in _landings.get(self.database_key, ()):
-                if (waiting := landing()) is not None:
+            reads = _reading.get()
+            for tables, landing in _landings.get(self.database_key, ()):
+                if (reads is None or not reads.isdisjoint(tables)) and (waiting := landing()) is not None:
                     await waiting
         async with self._sessions() as session:
             yield session
@@ -124,26 +129,44 @@ class Store:
 
 # What a read of a database waits for first, by `Store.database_key`: writes this process
 # handed to a writer of its own and told a client of before they were committed (the call
-# log's on an SQLite file, `calls/log.py`), so that whatever reads it in this process, on
-# any store object or event loop, reads back what it said. Each returns what to await, or
-# None when nothing is on its way.
+# log's on an SQLite file, `calls/log.py`), so that whatever reads their tables in this
+# process, on any store object or event loop, reads back what it said. Each: the tables it
+# writes, and a function returning what to await, or None when nothing is on its way.
 Landing = Callable[[], Awaitable[None] | None]
-_landings: dict[str, list[Landing]] = {}
+_landings: dict[str, list[tuple[frozenset[str], Landing]]] = {}
+# The tables the reads made in this context read, when whoever makes them knows (a cache's
+# load: `store/changes.py`); None: any table, so a read waits for every landing.
+_reading: ContextVar[frozenset[str] | None] = ContextVar("benchwarmers_reading", default=None)
 
 
-def wait_before_reads(store: Store, landing: Landing) -> Callable[[], None]:
-    """Have every read of the store's database wait for `landing` first; the
-    function returned undoes it."""
-    _landings.setdefault(store.database_key, []).append(landing)
+def wait_before_reads(store: Store, tables: Iterable[str], landing: Landing) -> Callable[[], None]:
+    """Have every read of the store's database that may read `tables` wait
+    for `landing` first; the function returned undoes it."""
+    entry = (frozenset(tables), landing)
+    _landings.setdefault(store.database_key, []).append(entry)
 
     def undo() -> None:
         waiting = _landings.get(store.database_key, [])
-        if landing in waiting:
-            waiting.remove(landing)
+        if entry in waiting:
+            waiting.remove(entry)
         if not waiting:
             _landings.pop(store.database_key, None)
 
     return undo
+
+
+@contextmanager
+def reading(tables: Iterable[str]) -> Iterator[None]:
+    """The reads made inside read only `tables`: they wait for no write on
+    its way to other tables (a cache of the settings need not wait for the
+    call log's commit). Whoever says so must name every table its reads
+    touch, those of the helpers it calls included (`tests/store/test_reads.py`
+    checks the caches'); a read that names none waits for every write."""
+    token = _reading.set(frozenset(tables))
+    try:
+        yield
+    finally:
+        _reading.reset(token)
 
 
 def sqlite_connect(file: str) -> sqlite3.Connection:
