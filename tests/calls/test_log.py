@@ -132,6 +132,19 @@ async def test_a_call_is_safe_once_journaled_and_committed_behind_in_one_batch_w
     assert all(in_file(runtime, row.id) for row in rows)
 
 
+async def test_a_reply_waits_for_its_commit_once_the_writer_is_behind(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(log, "MAX_BEHIND", 2)
+    rows = [a_row() for _ in range(3)]
+    first, second, third = (log.submit_call(runtime.store, row) for row in rows)
+    assert first.done() and second.done()  # journaled: safe at once
+    assert not third.done()  # two calls behind already: this one waits for its commit
+    await third
+    assert all(in_file(runtime, row.id) for row in rows)
+    assert log.submit_call(runtime.store, a_row()).done()  # caught up: safe once journaled again
+
+
 async def test_every_read_of_the_database_in_this_process_waits_for_journaled_calls(runtime: Runtime) -> None:
     row = a_row()
     log.submit_call(runtime.store, row)

@@ -207,7 +207,10 @@ class _LogWriter:
         self._waiting.append((values, row.sent, committed))
         self.pending[row.id] = committed
         self._last = committed
-        if self.journal is not None and self._journaled(values, row.sent):
+        # With the writer `MAX_BEHIND` calls behind, a reply waits for its call's commit (no
+        # journal line needed): the backlog, and the memory it holds, stays bounded.
+        behind = len(self.pending) > MAX_BEHIND
+        if self.journal is not None and not behind and self._journaled(values, row.sent):
             if self._draining is None and self._lingering is None:
                 self._lingering = self.loop.call_later(LINGER, self.start)
             return self._safe
@@ -372,6 +375,11 @@ _Submitted = tuple[dict[str, Any], bool, asyncio.Future[None]]
 # Seconds a journaled call waits for others to share its commit: a reply does not wait
 # for it, and a reader in this process that does (`settled`) cuts it short.
 LINGER = 0.01
+# Journaled calls not yet committed past which a reply waits for its call's commit, as it
+# does without a journal. Under a load the writer cannot keep up with, nothing else would
+# slow the replies down, and the calls waiting for it would pile up in memory without end
+# (51,000 requests at ten connections: RSS +57-80%; docs/benchmarks.md).
+MAX_BEHIND = 1000
 # Seconds a read on another event loop waits for this writer's loop to commit (`_across`).
 ACROSS_LOOPS = 5.0
 # Batches between two checkpoints of the WAL beside the writer (`store/wal.py`): a
