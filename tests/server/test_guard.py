@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
@@ -286,8 +287,8 @@ async def test_a_message_that_comes_later_is_waited_for() -> None:
     assert await received_by(receive, loop.time() + 5) == {"type": "http.request", "body": b"late"}
 
 
-async def test_a_wait_past_the_deadline_is_a_timeout_and_the_receive_is_cancelled() -> None:
-    seen: list[str] = []
+def _slow_receive(seen: list[str]) -> Callable[[], Awaitable[dict[str, object]]]:
+    """A receive that waits 5 s for its message, noting in `seen` if it is cancelled."""
 
     async def receive() -> dict[str, object]:
         try:
@@ -297,6 +298,12 @@ async def test_a_wait_past_the_deadline_is_a_timeout_and_the_receive_is_cancelle
             raise
         return {}
 
+    return receive
+
+
+async def test_a_wait_past_the_deadline_is_a_timeout_and_the_receive_is_cancelled() -> None:
+    seen: list[str] = []
+    receive = _slow_receive(seen)
     loop = asyncio.get_running_loop()
     with pytest.raises(TimeoutError):
         await received_by(receive, loop.time() + 0.01)
@@ -305,15 +312,7 @@ async def test_a_wait_past_the_deadline_is_a_timeout_and_the_receive_is_cancelle
 
 async def test_a_caller_cancelled_while_waiting_cancels_the_receive() -> None:
     seen: list[str] = []
-
-    async def receive() -> dict[str, object]:
-        try:
-            await asyncio.sleep(5)
-        except asyncio.CancelledError:
-            seen.append("cancelled")
-            raise
-        return {}
-
+    receive = _slow_receive(seen)
     waiting = asyncio.create_task(received_by(receive, asyncio.get_running_loop().time() + 5))
     await asyncio.sleep(0.01)
     waiting.cancel()
