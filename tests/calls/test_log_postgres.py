@@ -207,26 +207,3 @@ async def test_a_value_longer_than_its_column_is_refused_not_cut(runtime: Runtim
     assert isinstance(results[1], DBAPIError)
     async with runtime.store.read() as session:
         assert set(await session.scalars(select(Call.id))) == {fresh.id}
-
-
-async def test_calls_linger_for_others_and_a_reader_cuts_it_short(
-    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    opener = a_row()
-    await record_call(runtime.store, opener)  # the log's connection, opened
-    connection = log._writers[runtime.store]._postgres._connection  # type: ignore[union-attr]
-    assert connection is not None
-    statements: list[str] = []
-    connection.add_query_logger(lambda record: statements.append(record.query))
-    monkeypatch.setattr(log, "POSTGRES_LINGER", 3600.0)
-    first, second = a_row(), a_row()
-    replies = [submit_call(runtime.store, first)]
-    await asyncio.sleep(0)
-    replies.append(submit_call(runtime.store, second))  # a moment later: the same batch
-    await asyncio.sleep(0)
-    assert statements == [] and not any(reply.done() for reply in replies)  # a reply waits for its commit
-    await log.settled(runtime.store, [second.id])  # a verdict naming it: no lingering while it waits
-    assert all(reply.done() for reply in replies)
-    assert len(statements) == 1
-    async with runtime.store.read() as session:
-        assert set(await session.scalars(select(Call.id))) == {opener.id, first.id, second.id}

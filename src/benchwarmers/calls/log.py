@@ -124,10 +124,11 @@ def submit_call(store: Store, row: CallRow) -> asyncio.Future[None]:
     On an SQLite file, safe is in the journal (`store/journal.py`): the
     future is done on return, and the writer commits behind the reply,
     waiting `LINGER` for more calls to share the transaction. Elsewhere,
-    safe is committed: the writer starts at once (on PostgreSQL once
-    `POSTGRES_LINGER` has passed), and calls that end meanwhile or while a
-    batch commits go into the next one together (a group commit), so seats
-    of a panel, and turns of many clients, share a transaction."""
+    safe is committed: the writer starts at once, and calls that end while
+    a batch commits go into the next one together (a group commit), so
+    seats of a panel, and turns of many clients, share a transaction. (A
+    linger of 1 ms on PostgreSQL made batches larger but one worker
+    uncapped 15% slower: docs/benchmarks.md, "Issue 15: workers".)"""
     return _writer_of(store).submit(row, row.at or datetime.now(UTC))
 
 
@@ -214,10 +215,6 @@ class _LogWriter:
             if self._draining is None and self._lingering is None:
                 self._lingering = self.loop.call_later(LINGER, self.start)
             return self._safe
-        if self._postgres is not None:
-            if self._draining is None and self._lingering is None:
-                self._lingering = self.loop.call_later(POSTGRES_LINGER, self.start)
-            return committed
         self.start()
         return committed
 
@@ -381,12 +378,6 @@ _Submitted = tuple[dict[str, Any], bool, asyncio.Future[None]]
 # Seconds a journaled call waits for others to share its commit: a reply does not wait
 # for it, and a reader in this process that does (`settled`) cuts it short.
 LINGER = 0.01
-# Seconds a call on PostgreSQL waits for others to share its commit, its reply with it (a
-# reader that waits for it, `settled`, cuts it short). Each worker commits only its own
-# replies' calls: without it, two workers' batches were half one worker's, and their
-# commits a transaction for every 2.4 requests against 5.3 (docs/benchmarks.md, "Issue
-# 15: workers").
-POSTGRES_LINGER = 0.001
 # Journaled calls not yet committed past which a reply waits for its call's commit, as it
 # does without a journal. Under a load the writer cannot keep up with, nothing else would
 # slow the replies down, and the calls waiting for it would pile up in memory without end
