@@ -33,6 +33,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from common import insert_verdicts
 from sqlalchemy import event, insert
 
 from benchwarmers.bench import decisions
@@ -81,8 +82,7 @@ async def fill(runtime: Runtime, calls: int) -> None:
     async with runtime.store.write() as session:
         for start in range(0, len(rows), BATCH):
             await session.execute(insert(schema.Call), rows[start : start + BATCH])
-        for start in range(0, len(verdicts), BATCH):
-            await session.execute(insert(schema.Verdict), verdicts[start : start + BATCH])
+        await insert_verdicts(session, verdicts, BATCH)
 
 
 async def measure(

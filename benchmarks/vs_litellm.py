@@ -62,7 +62,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from common import Cell, Child, Load, free_port, measure, peak_rss_mb, rss_mb, wrk_path
+from common import Cell, Child, Load, free_port, insert_verdicts, measure, peak_rss_mb, rss_mb, wrk_path
 from sqlalchemy import insert
 
 from benchwarmers.calls.log import new_ask_id, new_call_id
@@ -171,8 +171,7 @@ async def add_history(runtime: Runtime, calls: int) -> None:
     async with runtime.store.write() as session:
         for start in range(0, calls, 20_000):
             await session.execute(insert(schema.Call), rows[start : start + 20_000])
-        if verdicts:
-            await session.execute(insert(schema.Verdict), verdicts)
+        await insert_verdicts(session, verdicts)
 
 
 def start_ours(folder: Path, upstream: str, history: int = 0) -> Server:

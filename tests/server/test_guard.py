@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from benchwarmers.server.guard import MAX_JSON_DEPTH, json_too_deep, received_by
+from benchwarmers.server.guard import DRAIN_BYTES, MAX_JSON_DEPTH, MB, json_too_deep, received_by
 from benchwarmers.store.settings import ALLOWED_HOSTS, MAX_BODY_MB
 from benchwarmers.testing.live_server import LiveServer
 
@@ -190,16 +190,28 @@ def test_streamed_bytes_over_the_limit_are_413(home: Path, start) -> None:
     assert json.loads(body)["error"]["type"] == "request_too_large"
 
 
-@pytest.mark.parametrize("chunked", [False, True])
-def test_a_client_that_sends_its_whole_too_large_body_reads_the_413(home: Path, start, chunked: bool) -> None:
+LIMIT_MB = 4  # more than the kernel's socket buffers take in on loopback
+
+
+@pytest.mark.parametrize(
+    ("chunked", "pieces"),
+    [
+        pytest.param(False, 96, id="declared"),  # 6 MB, sent a piece at a time while the server refuses
+        pytest.param(True, 96, id="chunked"),
+        # declared 12 MB: more than the drain's bound, and past the limit by just that bound
+        pytest.param(False, 16 * (LIMIT_MB + DRAIN_BYTES // MB), id="declared-at-the-bound"),
+    ],
+)
+def test_a_client_that_sends_its_whole_too_large_body_reads_the_413(
+    home: Path, start, chunked: bool, pieces: int
+) -> None:
     """Most clients send the whole body before they read: the server reads
     and drops what comes past the limit (within a bound) before it closes, or
     the unread bytes would make the close a reset and the client would never
     see why it was refused."""
-    setting(home, MAX_BODY_MB, 1)
+    setting(home, MAX_BODY_MB, LIMIT_MB)
     server = start()
     piece = b"x" * 65536
-    pieces = 48  # 3 MB, sent a piece at a time: the server refuses while the client is still sending
     if chunked:
         framing = "Transfer-Encoding: chunked"
         sent = [b"%x\r\n%s\r\n" % (len(piece), piece)] * pieces + [b"0\r\n\r\n"]

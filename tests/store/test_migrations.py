@@ -75,12 +75,23 @@ async def _round_trip(store: Store) -> None:
         await connection.run_sync(downgrade)
     assert await current_revision(store) == "0001"
     assert "ix_calls_collection_shape" in await _call_indexes(store)
+    async with store.write() as session:  # a verdict from before the tallies: counted on the way up
+        await session.execute(
+            text(
+                "INSERT INTO verdicts (call_id, useful, note, at, alias, kind, collection, shape, ask_id)"
+                " VALUES ('c_1', true, '', '2026-12-01 00:00:00', 'a', 'seat', 'trio', 'short', 'a_1')"
+            )
+        )
     await migrate(store)
     await _assert_matches_schema(store)
     assert await _call_indexes(store) == at_head
     assert "ix_calls_collection_shape" not in at_head
     async with store.read() as session:
         assert (await session.execute(text("SELECT count(*) FROM calls"))).scalar() == 1
+        tallies = await session.execute(
+            text("SELECT alias, kind, collection, shape, useful, count FROM verdict_tallies")
+        )
+        assert [tuple(row) for row in tallies] == [("a", "seat", "trio", "short", True, 1)]
 
 
 async def test_sqlite_migrations_round_trip(tmp_path: Path) -> None:

@@ -67,7 +67,7 @@ from benchwarmers.store.schema import (
     Probe,
     SeatingHistory,
     SuiteResult,
-    Verdict,
+    VerdictTally,
 )
 from benchwarmers.store.times import utc
 
@@ -90,7 +90,7 @@ SHAPES = ("short", "long", "code", "vision")
 # model, however long the call log.
 _FACTS: Cached[dict[str, _Facts]] = Cached(("models", "endpoints"))
 # (alias, collection, shape, useful) -> verdicts on answers, from `ix_verdicts_tally` alone.
-_TALLIES: Cached[dict[str, list[tuple[str, str, bool, int]]]] = Cached(("verdicts", "models"))
+_TALLIES: Cached[dict[str, list[tuple[str, str, bool, int]]]] = Cached(("verdict_tallies", "models"))
 _SUITE: Cached[dict[str, list[tuple[str, bool]]]] = Cached(("suite_results",))
 _PROBES: Cached[dict[str, list[Probe]]] = Cached(("probes",))
 _LIMITS: Cached[tuple[LearnedLimit, ...]] = Cached(("learned_limits",))
@@ -419,17 +419,23 @@ async def _evidence(
 
 
 async def _load_tallies(store: Store) -> dict[str, list[tuple[str, str, bool, int]]]:
-    """Verdicts on answers per bench model, collection, shape and usefulness.
-    The judged call's facts are on the verdict, so this reads
-    `ix_verdicts_tally` alone (never the call log), for the models on the
-    bench now (not those long gone)."""
+    """Verdicts on answers per bench model, collection, shape and usefulness:
+    the counts `verdict_tallies` keeps as verdicts are written, a row per
+    group however many verdicts there are, for the models on the bench now
+    (not those long gone)."""
     aliases = list(await _models(store, None))
     out: dict[str, list[tuple[str, str, bool, int]]] = defaultdict(list)
     async with store.read() as session:
         rows = await session.execute(
-            select(Verdict.alias, Verdict.collection, Verdict.shape, Verdict.useful, func.count())
-            .where(Verdict.alias.in_(aliases), Verdict.kind.in_(ANSWER_KINDS))
-            .group_by(Verdict.alias, Verdict.kind, Verdict.collection, Verdict.shape, Verdict.useful)
+            select(
+                VerdictTally.alias,
+                VerdictTally.collection,
+                VerdictTally.shape,
+                VerdictTally.useful,
+                VerdictTally.count,
+            ).where(
+                VerdictTally.alias.in_(aliases), VerdictTally.kind.in_(ANSWER_KINDS), VerdictTally.count > 0
+            )
         )
         for alias, coll, shp, useful, count in rows:
             out[alias].append((coll, shp, bool(useful), int(count)))

@@ -7,22 +7,28 @@ answer. A call this process handed to the log's writer and has not
 committed yet is waited for (`log.settled`), so a verdict sent on a seat
 mid-stream finds it; the record it feeds is counts only. Sending the same verdict twice
 writes nothing (agents retry, hooks fire twice); a different one replaces
-the first (people change their minds).
+the first (people change their minds). Each change moves the judged
+model's count in `verdict_tallies` in the same transaction: ranking reads
+those counts, not every verdict.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import select
+from sqlalchemy import Executable, Table, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from benchwarmers.calls.log import settled
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.store.db import Store
-from benchwarmers.store.schema import Call, Verdict
+from benchwarmers.store.schema import Call, Verdict, VerdictTally
 from benchwarmers.store.times import utc
 
 COLLECTION_PREFIX = "bench/"
@@ -100,9 +106,55 @@ async def record_verdict(store: Store, call_id: str, useful: bool, note: str = "
                     ask_id=call.ask_id,
                 )
             )
+            await _count(session, store.is_sqlite, call, useful)
         else:
+            if verdict.useful != useful:
+                await _uncount(session, verdict)
+                await _count(session, store.is_sqlite, call, useful)
             verdict.useful, verdict.note, verdict.at = useful, note, now
         return Recorded(call_id, call.alias, call.kind, useful, note, now, changed=True)
+
+
+async def _count(session: AsyncSession, sqlite: bool, call: Call, useful: bool) -> None:
+    """One more verdict on `call`'s model, kind, collection and shape."""
+    await session.execute(
+        _tally_upsert(sqlite),
+        {
+            "alias": call.alias,
+            "kind": call.kind,
+            "collection": call.collection,
+            "shape": call.shape,
+            "useful": useful,
+            "count": 1,
+        },
+    )
+
+
+async def _uncount(session: AsyncSession, verdict: Verdict) -> None:
+    """The verdict being replaced no longer counts."""
+    await session.execute(
+        update(VerdictTally)
+        .where(
+            VerdictTally.alias == verdict.alias,
+            VerdictTally.kind == verdict.kind,
+            VerdictTally.collection == verdict.collection,
+            VerdictTally.shape == verdict.shape,
+            VerdictTally.useful == verdict.useful,
+        )
+        .values(count=VerdictTally.count - 1)
+    )
+
+
+@functools.cache
+def _tally_upsert(sqlite: bool) -> Executable:
+    """Add to a group's count, or start it (concurrent verdicts on one
+    group, from any replica, each add theirs)."""
+    tallies = cast(Table, VerdictTally.__table__)
+    upsert = (sqlite_insert if sqlite else pg_insert)(tallies)
+    return upsert.on_conflict_do_update(
+        index_elements=["alias", "kind", "collection", "shape", "useful"],
+        set_={"count": tallies.c.count + upsert.excluded.count},
+    )
 
 
 def collection_name(value: str) -> str:

@@ -414,7 +414,7 @@ async def _read_body(headers: dict[bytes, bytes], receive: Receive, limit: int) 
         size = int(length)
         if size > limit:
             if size - limit <= DRAIN_BYTES and b"expect" not in headers:
-                await _drain(receive, more_body=True)
+                await _drain(receive, more_body=True, budget=size)
             raise _too_big(limit)
         if size == 0:
             return receive, b""
@@ -439,7 +439,7 @@ async def _read_body(headers: dict[bytes, bytes], receive: Receive, limit: int) 
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
-            await _drain(receive, more_body=message.get("more_body", False))
+            await _drain(receive, more_body=message.get("more_body", False), budget=DRAIN_BYTES)
             raise _too_big(limit)
         chunks.append(chunk)
         if not message.get("more_body", False):
@@ -459,9 +459,11 @@ async def _read_body(headers: dict[bytes, bytes], receive: Receive, limit: int) 
     return replay, body
 
 
-async def _drain(receive: Receive, *, more_body: bool) -> None:
-    """Read and drop the rest of a body refused as too large, up to
-    `DRAIN_BYTES` or `DRAIN_SECONDS`. Most clients send the whole body before
+async def _drain(receive: Receive, *, more_body: bool, budget: int) -> None:
+    """Read and drop the rest of a body refused as too large, up to `budget`
+    bytes or `DRAIN_SECONDS`: a declared Content-Length is drained whole when
+    it is at most `DRAIN_BYTES` past the limit, an undeclared (chunked) body
+    up to `DRAIN_BYTES`. Most clients send the whole body before
     they read the reply; closing the connection with their bytes unread makes
     the kernel reset it, and they see "connection reset" instead of our 413
     (nginx's lingering close, for the same reason). Past the bounds the
@@ -471,7 +473,7 @@ async def _drain(receive: Receive, *, more_body: bool) -> None:
     dropped = 0
     try:
         async with asyncio.timeout(DRAIN_SECONDS):
-            while more_body and dropped < DRAIN_BYTES:
+            while more_body and dropped < budget:
                 message = await receive()
                 if message["type"] == "http.disconnect":
                     return

@@ -208,12 +208,9 @@ class Verdict(Base):
     different one replaces it."""
 
     __tablename__ = "verdicts"
-    # The record per alias, collection and shape, tallied from this index alone (bench/decisions.py).
-    # Within-ask comparisons pair the verdicts of one ask's seats from the second index alone.
-    __table_args__ = (
-        Index("ix_verdicts_tally", "alias", "kind", "collection", "shape", "useful"),
-        Index("ix_verdicts_pairs", "collection", "shape", "ask_id", "kind", "alias", "useful"),
-    )
+    # Within-ask comparisons pair the verdicts of one ask's seats from this index alone; a
+    # collection's record reads its leftmost column. Ranking reads `verdict_tallies` instead.
+    __table_args__ = (Index("ix_verdicts_pairs", "collection", "shape", "ask_id", "kind", "alias", "useful"),)
 
     call_id: Mapped[str] = mapped_column(ForeignKey("calls.id", ondelete="CASCADE"), primary_key=True)
     useful: Mapped[bool] = mapped_column(Boolean)
@@ -226,6 +223,23 @@ class Verdict(Base):
     collection: Mapped[str] = mapped_column(String(64), default="")
     shape: Mapped[str] = mapped_column(String(32), default="")
     ask_id: Mapped[str] = mapped_column(String(40), default="")
+
+
+class VerdictTally(Base):
+    """How many verdicts each judged model has per kind of call, collection,
+    shape and usefulness: kept in each verdict's own transaction
+    (`calls/verdicts.py`), so ranking reads a row per group, however many
+    verdicts there are, instead of counting them all every time
+    (bench/decisions.py)."""
+
+    __tablename__ = "verdict_tallies"
+
+    alias: Mapped[str] = mapped_column(String(128), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16), primary_key=True)
+    collection: Mapped[str] = mapped_column(String(64), primary_key=True)
+    shape: Mapped[str] = mapped_column(String(32), primary_key=True)
+    useful: Mapped[bool] = mapped_column(Boolean, primary_key=True)
+    count: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class UsageMonth(Base):

@@ -1,0 +1,125 @@
+"""Verdicts keep ranking's counts beside them (`verdict_tallies`): every
+way a verdict is written, replaced or sent again leaves the counts equal
+to counting the verdicts, and verdicts written at once, from one process
+or two replicas, are each counted."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from datetime import UTC, datetime
+
+from sqlalchemy import func, insert, select
+
+from benchwarmers.calls.log import new_call_id
+from benchwarmers.calls.verdicts import record_verdict
+from benchwarmers.runtime import Runtime
+from benchwarmers.store.db import Store
+from benchwarmers.store.migrate import migrate
+from benchwarmers.store.schema import Call, Verdict, VerdictTally
+
+Group = tuple[str, str, str, str, bool]
+
+
+async def add_calls(store: Store, count: int, aliases: tuple[str, ...], shapes: tuple[str, ...]) -> list[str]:
+    ids = [new_call_id() for _ in range(count)]
+    rows = [
+        {
+            "id": call_id,
+            "at": datetime.now(UTC),
+            "kind": ("seat", "route")[index % 2],
+            "alias": aliases[index % len(aliases)],
+            "collection": "trio",
+            "shape": shapes[index % len(shapes)],
+            "status": "ok",
+        }
+        for index, call_id in enumerate(ids)
+    ]
+    async with store.write() as session:
+        await session.execute(insert(Call), rows)
+    return ids
+
+
+async def tallies(store: Store) -> dict[Group, int]:
+    async with store.read() as session:
+        rows = await session.execute(
+            select(
+                VerdictTally.alias,
+                VerdictTally.kind,
+                VerdictTally.collection,
+                VerdictTally.shape,
+                VerdictTally.useful,
+                VerdictTally.count,
+            ).where(VerdictTally.count > 0)
+        )
+        return {(a, k, c, s, bool(u)): n for a, k, c, s, u, n in rows}
+
+
+async def counted(store: Store) -> dict[Group, int]:
+    """What the tallies must equal: the verdicts, counted."""
+    async with store.read() as session:
+        rows = await session.execute(
+            select(
+                Verdict.alias, Verdict.kind, Verdict.collection, Verdict.shape, Verdict.useful, func.count()
+            ).group_by(Verdict.alias, Verdict.kind, Verdict.collection, Verdict.shape, Verdict.useful)
+        )
+        return {(a, k, c, s, bool(u)): n for a, k, c, s, u, n in rows}
+
+
+async def test_new_same_replaced_and_reworded_verdicts_keep_the_counts(runtime: Runtime) -> None:
+    store = runtime.store
+    first, second = await add_calls(store, 2, ("a",), ("short",))
+    await record_verdict(store, first, True)
+    await record_verdict(store, second, True)
+    assert await tallies(store) == {
+        ("a", "seat", "trio", "short", True): 1,
+        ("a", "route", "trio", "short", True): 1,
+    }
+    await record_verdict(store, first, True)  # sent again: nothing written
+    await record_verdict(store, first, True, "clear and right")  # the note alone changed
+    assert await tallies(store) == {
+        ("a", "seat", "trio", "short", True): 1,
+        ("a", "route", "trio", "short", True): 1,
+    }
+    await record_verdict(store, first, False, "no, wrong")  # a change of mind moves the count
+    assert await tallies(store) == {
+        ("a", "seat", "trio", "short", False): 1,
+        ("a", "route", "trio", "short", True): 1,
+    }
+    await record_verdict(store, first, True)
+    assert await tallies(store) == await counted(store)
+
+
+async def test_any_sequence_of_verdicts_leaves_the_counts_equal_to_the_verdicts(runtime: Runtime) -> None:
+    store = runtime.store
+    ids = await add_calls(store, 12, ("a", "b", "c"), ("short", "code"))
+    draw = random.Random(15)
+    for _ in range(120):
+        await record_verdict(store, draw.choice(ids), draw.random() < 0.5, draw.choice(("", "", "note")))
+    assert await tallies(store) == await counted(store)
+
+
+async def test_verdicts_written_at_once_are_each_counted(runtime: Runtime) -> None:
+    store = runtime.store
+    ids = await add_calls(store, 40, ("a",), ("short",))
+    seats = ids[::2]
+    await asyncio.gather(*(record_verdict(store, call_id, True) for call_id in seats))
+    assert await tallies(store) == {("a", "seat", "trio", "short", True): len(seats)}
+
+
+async def test_two_replicas_on_postgresql_count_every_verdict(postgres_url: str) -> None:
+    first, second = Store(postgres_url), Store(postgres_url)
+    try:
+        await migrate(first)
+        ids = await add_calls(first, 60, ("a", "b"), ("short",))
+        await asyncio.gather(
+            *(
+                record_verdict((first, second)[index % 2], call_id, index % 3 == 0)
+                for index, call_id in enumerate(ids)
+            )
+        )
+        assert await tallies(second) == await counted(first)
+        assert sum((await tallies(first)).values()) == len(ids)
+    finally:
+        await first.close()
+        await second.close()
