@@ -3,18 +3,21 @@ connection of its own whose commits do not wait for the disk flush, and
 what a reply promises still holds: a call it named is in the log for every
 other session (another replica) once the reply may end, this process's
 caches learn of the commit, a refused row does not lose the others, and a connection
-PostgreSQL dropped is replaced."""
+PostgreSQL dropped is replaced. A batch is one statement
+(`call_rows.postgres_batch`) that writes each column and ledger line as
+the rows say."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import asyncpg
 import pytest
 from sqlalchemy import select, text
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from benchwarmers.calls import log
 from benchwarmers.calls.log import CallRow, new_call_id, record_call, submit_call
@@ -109,3 +112,121 @@ async def test_a_connection_postgresql_dropped_is_replaced(runtime: Runtime, dat
     await record_call(runtime.store, row)
     async with runtime.store.read() as session:
         assert await session.get(Call, row.id) is not None
+
+
+async def test_a_batch_is_one_statement_that_writes_every_column_and_ledger_line(runtime: Runtime) -> None:
+    rows = [
+        CallRow(
+            new_call_id(),
+            kind="seat",
+            alias="a",
+            endpoint="e",
+            served="m",
+            status="ok",
+            seconds=1.25,
+            first_byte_seconds=0.5,
+            tokens_in=3,
+            tokens_out=4,
+            task="t",
+            collection="c",
+            shape="ask",
+            seat="s1",
+            ask_id="a_1",
+            conversation="k",
+            explorer=True,
+            at=datetime(2026, 11, 30, 23, tzinfo=UTC),
+        ),
+        CallRow(
+            new_call_id(),
+            kind="merge",
+            alias="b",
+            endpoint="e",
+            served="m",
+            status="error",
+            seconds=0.5,
+            tokens_in=5,
+            error="boom",
+            at=datetime(2026, 11, 30, 22, tzinfo=UTC),
+        ),
+        CallRow(  # refused by our own limits: in the log, not a request in the ledger
+            new_call_id(),
+            kind="seat",
+            alias="a",
+            endpoint="e",
+            served="m",
+            status="limited",
+            seconds=0.0,
+            sent=False,
+            at=datetime(2026, 11, 30, 21, tzinfo=UTC),
+        ),
+        CallRow(  # another month, another model
+            new_call_id(),
+            kind="seat",
+            alias="a",
+            endpoint="e",
+            served="n",
+            status="ok",
+            seconds=2.0,
+            tokens_out=7,
+            at=datetime(2026, 12, 1, tzinfo=UTC),
+        ),
+    ]
+    statements: list[str] = []
+    opener = CallRow(
+        new_call_id(), kind="seat", alias="a", endpoint="e", served="o", status="ok", seconds=1.0
+    )
+    await record_call(runtime.store, opener)  # the log's connection, opened
+    connection = log._writers[runtime.store]._postgres._connection  # type: ignore[union-attr]
+    assert connection is not None
+    connection.add_query_logger(lambda record: statements.append(record.query))
+    await asyncio.gather(*(submit_call(runtime.store, row) for row in rows))  # handed over at once: one batch
+    assert len(statements) == 1
+    async with runtime.store.read() as session:
+        stored = {call.id: call for call in await session.scalars(select(Call))}
+        ledger = {
+            (line.month, line.served): (line.requests, line.tokens_in, line.tokens_out)
+            for line in await session.scalars(select(UsageMonth).where(UsageMonth.served != "o"))
+        }
+    for row in rows:
+        call = stored[row.id]
+        assert {name: getattr(call, name) for name in log._call_values(row, row.at)} == log._call_values(
+            row, row.at
+        )
+    assert ledger == {("2026-11", "m"): (2, 3 + 5, 4), ("2026-12", "n"): (1, 0, 7)}
+
+
+async def test_a_value_longer_than_its_column_is_refused_not_cut(runtime: Runtime) -> None:
+    fresh = a_row()
+    long = CallRow(
+        new_call_id(), kind="seat", alias="a" * 200, endpoint="e", served="m", status="ok", seconds=1.0
+    )
+    results = await asyncio.gather(
+        record_call(runtime.store, fresh), record_call(runtime.store, long), return_exceptions=True
+    )
+    assert results[0] is None
+    assert isinstance(results[1], DBAPIError)
+    async with runtime.store.read() as session:
+        assert set(await session.scalars(select(Call.id))) == {fresh.id}
+
+
+async def test_calls_linger_for_others_and_a_reader_cuts_it_short(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opener = a_row()
+    await record_call(runtime.store, opener)  # the log's connection, opened
+    connection = log._writers[runtime.store]._postgres._connection  # type: ignore[union-attr]
+    assert connection is not None
+    statements: list[str] = []
+    connection.add_query_logger(lambda record: statements.append(record.query))
+    monkeypatch.setattr(log, "POSTGRES_LINGER", 3600.0)
+    first, second = a_row(), a_row()
+    replies = [submit_call(runtime.store, first)]
+    await asyncio.sleep(0)
+    replies.append(submit_call(runtime.store, second))  # a moment later: the same batch
+    await asyncio.sleep(0)
+    assert statements == [] and not any(reply.done() for reply in replies)  # a reply waits for its commit
+    await log.settled(runtime.store, [second.id])  # a verdict naming it: no lingering while it waits
+    assert all(reply.done() for reply in replies)
+    assert len(statements) == 1
+    async with runtime.store.read() as session:
+        assert set(await session.scalars(select(Call.id))) == {opener.id, first.id, second.id}

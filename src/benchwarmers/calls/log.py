@@ -34,7 +34,6 @@ from typing import Any, cast
 
 import asyncpg
 from sqlalchemy import Executable, select, update
-from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError, IntegrityError
@@ -125,9 +124,10 @@ def submit_call(store: Store, row: CallRow) -> asyncio.Future[None]:
     On an SQLite file, safe is in the journal (`store/journal.py`): the
     future is done on return, and the writer commits behind the reply,
     waiting `LINGER` for more calls to share the transaction. Elsewhere,
-    safe is committed: the writer starts at once, and calls that end while
-    a batch commits go into the next one together (a group commit), so
-    seats of a panel, and turns of many clients, share a transaction."""
+    safe is committed: the writer starts at once (on PostgreSQL once
+    `POSTGRES_LINGER` has passed), and calls that end meanwhile or while a
+    batch commits go into the next one together (a group commit), so seats
+    of a panel, and turns of many clients, share a transaction."""
     return _writer_of(store).submit(row, row.at or datetime.now(UTC))
 
 
@@ -214,6 +214,10 @@ class _LogWriter:
             if self._draining is None and self._lingering is None:
                 self._lingering = self.loop.call_later(LINGER, self.start)
             return self._safe
+        if self._postgres is not None:
+            if self._draining is None and self._lingering is None:
+                self._lingering = self.loop.call_later(POSTGRES_LINGER, self.start)
+            return committed
         self.start()
         return committed
 
@@ -347,13 +351,15 @@ class _LogWriter:
         _settle(done, error)
 
     async def _write(self, rows: list[_Submitted]) -> None:
+        if self._postgres is not None:
+            await self._postgres.write(
+                *call_rows.postgres_batch([(values, sent) for values, sent, _done in rows])
+            )
+            changes.committed(self.store, call_rows.TABLES)
+            return
         statements = call_rows.statements(
             [(values, sent) for values, sent, _done in rows], self.store.is_sqlite
         )
-        if self._postgres is not None:
-            await self._postgres.write(statements)
-            changes.committed(self.store, call_rows.TABLES)
-            return
         file = _log_file(self.store)
         if file is None:
             async with self.store.write() as session:
@@ -375,6 +381,12 @@ _Submitted = tuple[dict[str, Any], bool, asyncio.Future[None]]
 # Seconds a journaled call waits for others to share its commit: a reply does not wait
 # for it, and a reader in this process that does (`settled`) cuts it short.
 LINGER = 0.01
+# Seconds a call on PostgreSQL waits for others to share its commit, its reply with it (a
+# reader that waits for it, `settled`, cuts it short). Each worker commits only its own
+# replies' calls: without it, two workers' batches were half one worker's, and their
+# commits a transaction for every 2.4 requests against 5.3 (docs/benchmarks.md, "Issue
+# 15: workers").
+POSTGRES_LINGER = 0.001
 # Journaled calls not yet committed past which a reply waits for its call's commit, as it
 # does without a journal. Under a load the writer cannot keep up with, nothing else would
 # slow the replies down, and the calls waiting for it would pile up in memory without end
@@ -399,10 +411,12 @@ CLOSE_TIMEOUT = 5.0
 
 class _LogConnection:
     """The call log's own connection to PostgreSQL (opened on first use, and
-    again after it broke): a batch is BEGIN, one `executemany` per statement
-    (each compiled once, as `_LogFile` does) and COMMIT, with no pool
-    checkout, ping, ORM session or reset around it, which cost more of a
-    worker's CPU than the rows (see docs/benchmarks.md, "Issue 15: workers").
+    again after it broke): a batch is one statement (`call_rows.postgres_batch`:
+    the rows and their ledger lines, each column's values one array), one
+    round trip and a transaction of its own, with no pool checkout, ping,
+    ORM session or reset around it, which cost more of a worker's CPU than
+    the rows; BEGIN, a statement per table and COMMIT cost four round trips
+    (see docs/benchmarks.md, "Issue 15: workers").
 
     Its commits do not wait for PostgreSQL to flush the WAL to disk
     (`synchronous_commit = off`, on this connection only), and what a reply
@@ -420,29 +434,24 @@ class _LogConnection:
         _args, self._connect = store.engine.dialect.create_connect_args(store.engine.url)
         self._connect.pop("prepared_statement_cache_size", None)  # SQLAlchemy's, not asyncpg's
         self._connection: asyncpg.Connection | None = None
-        self._compiled: dict[Executable, _Compiled] = {}
 
-    async def write(self, statements: Statements) -> None:
-        """One batch in one transaction, committed when this returns."""
+    async def write(self, statement: str, arguments: Sequence[Any]) -> None:
+        """One batch, committed when this returns."""
         connection = self._connection
         if connection is None or connection.is_closed():
             connection = self._connection = await asyncpg.connect(
                 **self._connect, server_settings={"synchronous_commit": "off"}
             )
         try:
-            async with connection.transaction():
-                for statement, values in statements:
-                    if values:
-                        compiled = _compiled_for(self._compiled, statement, values[0], _POSTGRES)
-                        await connection.executemany(compiled.sql, [compiled.row(each) for each in values])
+            await connection.execute(statement, *arguments)
         # As SQLAlchemy would raise them (an IntegrityError for a row refused), like the SQLite path.
         except asyncpg.IntegrityConstraintViolationError as exc:
             raise IntegrityError(None, None, exc) from exc
         except asyncpg.PostgresError as exc:
             raise DBAPIError(None, None, exc) from exc
-        finally:
-            if connection.is_in_transaction():  # cut off half way (cancelled): start afresh next time
-                connection.terminate()
+        except asyncio.CancelledError:  # cut off half way: start afresh next time
+            connection.terminate()
+            raise
 
     async def close(self) -> None:
         connection, self._connection = self._connection, None
@@ -574,7 +583,6 @@ def _compiled_for(
 
 
 _SQLITE = SQLiteDialect_pysqlite()
-_POSTGRES = PGDialect_asyncpg()  # type: ignore[no-untyped-call]
 _files: weakref.WeakKeyDictionary[Store, _LogFile] = weakref.WeakKeyDictionary()
 
 

@@ -18,7 +18,8 @@ import functools
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Executable, Table
+from sqlalchemy import Executable, String, Table
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -34,6 +35,11 @@ TABLES = (Call.__tablename__, UsageMonth.__tablename__)
 
 def statements(rows: Sequence[Row], sqlite: bool) -> Statements:
     """The rows and their ledger lines: two statements, for one transaction."""
+    return [(call_insert(), [values for values, _sent in rows]), (ledger_upsert(sqlite), ledger_lines(rows))]
+
+
+def ledger_lines(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """What the rows add to the ledger: one line per month, endpoint and model."""
     sums: dict[tuple[str, str, str], list[int]] = {}
     for values, sent in rows:
         at = values["at"]
@@ -43,7 +49,7 @@ def statements(rows: Sequence[Row], sqlite: bool) -> Statements:
         line[0] += 1 if sent else 0
         line[1] += values["tokens_in"]
         line[2] += values["tokens_out"]
-    lines = [
+    return [
         {
             "month": month,
             "endpoint": endpoint,
@@ -54,7 +60,57 @@ def statements(rows: Sequence[Row], sqlite: bool) -> Statements:
         }
         for (month, endpoint, served), (n, i, o) in sums.items()
     ]
-    return [(call_insert(), [values for values, _sent in rows]), (ledger_upsert(sqlite), lines)]
+
+
+def postgres_batch(rows: Sequence[Row]) -> tuple[str, list[list[Any]]]:
+    """The rows and their ledger lines as one PostgreSQL statement, and its
+    arguments: each column's values as one array. One statement is one
+    round trip and a transaction of its own, where BEGIN, a statement per
+    table and COMMIT are four round trips, each a wake-up of the writer's
+    event loop (docs/benchmarks.md, "Issue 15: workers")."""
+    lines = ledger_lines(rows)
+    columns = tuple(rows[0][0])
+    arguments = [[values[name] for values, _sent in rows] for name in columns]
+    arguments += [[line[name] for line in lines] for name in _LEDGER_COLUMNS]
+    return _postgres_sql(columns), arguments
+
+
+_LEDGER_COLUMNS = ("month", "endpoint", "served", "requests", "tokens_in", "tokens_out")
+
+
+@functools.cache
+def _postgres_sql(columns: tuple[str, ...]) -> str:
+    """The call rows inserted in a WITH, the ledger's lines added to after it:
+    PostgreSQL runs a WITH's insert whether or not anything reads it, and
+    the two commit or fail together."""
+    calls, ledger = cast(Table, Call.__table__), cast(Table, UsageMonth.__table__)
+    dialect = postgresql.dialect()  # type: ignore[no-untyped-call]
+
+    quote = dialect.identifier_preparer.quote
+
+    def arrays(table: Table, names: Sequence[str], first: int) -> str:
+        # Text arrays for strings: the insert's own cast to a column's VARCHAR(n) refuses a longer
+        # value, as a row's insert would, where a cast to VARCHAR(n)[] would cut it short.
+        types = (
+            "TEXT" if isinstance(table.c[name].type, String) else table.c[name].type.compile(dialect=dialect)
+            for name in names
+        )
+        return ", ".join(f"${first + i}::{kind}[]" for i, kind in enumerate(types))
+
+    def names(of: Sequence[str]) -> str:
+        return ", ".join(quote(name) for name in of)
+
+    added = ", ".join(
+        f"{quote(name)} = {ledger.name}.{quote(name)} + excluded.{quote(name)}"
+        for name in _LEDGER_COLUMNS[3:]
+    )
+    return (
+        f"WITH logged AS (INSERT INTO {calls.name} ({names(columns)})"
+        f" SELECT * FROM unnest({arrays(calls, columns, 1)}))"
+        f" INSERT INTO {ledger.name} ({names(_LEDGER_COLUMNS)})"
+        f" SELECT * FROM unnest({arrays(ledger, _LEDGER_COLUMNS, len(columns) + 1)})"
+        f" ON CONFLICT ({names(_LEDGER_COLUMNS[:3])}) DO UPDATE SET {added}"
+    )
 
 
 @functools.cache
