@@ -148,6 +148,39 @@ async def test_the_seating_history_is_written_only_when_who_sits_changes(
     assert latest["seated"] == ["fast", "slow"] and "mid left off: retired" in latest["reason"]
 
 
+async def test_asks_that_find_the_same_new_seating_note_it_once(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch, no_expiry: None
+) -> None:
+    """Asks at once on a seating the history has not seen leave the note to
+    the first: one ranking and one write session, not one per ask."""
+    from benchwarmers.bench import decisions
+    from benchwarmers.bench.decisions import seating_history
+
+    await registry.add_endpoint(runtime.store, "e", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+    for alias in ("a", "b"):
+        await registry.add_model(runtime.store, alias, "e", alias)
+    await registry.add_collection(runtime.store, "duo", ["a", "b"])
+    ranked = []
+    rank = decisions.rank
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        ranked.append(args[1:3])
+        return await rank(*args, **kwargs)
+
+    monkeypatch.setattr(decisions, "rank", counted)
+    await asyncio.gather(
+        *(history.note_panel(runtime.store, "duo", "short", ["a", "b"], [], []) for _ in range(10))
+    )
+    assert ranked == [("duo", "short")]
+    assert [line["seated"] for line in await seating_history(runtime.store, "duo")] == [["a", "b"]]
+    # Once it is noted, a new seating is noted again.
+    await asyncio.gather(
+        *(history.note_panel(runtime.store, "duo", "short", ["b"], [], []) for _ in range(3))
+    )
+    assert ranked == [("duo", "short")] * 2
+    assert (await seating_history(runtime.store, "duo"))[0]["seated"] == ["b"]
+
+
 async def test_every_kind_of_write_shows_in_the_next_read_at_once(
     runtime: Runtime, fake_provider: FakeProvider, no_expiry: None
 ) -> None:

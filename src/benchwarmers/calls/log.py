@@ -22,7 +22,6 @@ import contextlib
 import logging
 import operator
 import queue
-import secrets
 import sqlite3
 import threading
 import time
@@ -38,6 +37,7 @@ from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
+from benchwarmers import ids
 from benchwarmers.store import call_rows, changes, journal, wal
 from benchwarmers.store.call_rows import Statements
 from benchwarmers.store.db import Store, sqlite_connect, wait_before_reads
@@ -78,7 +78,7 @@ def new_ask_id() -> str:
 def _time_first() -> str:
     milliseconds = time.time_ns() // 1_000_000
     return "".join(_SORTABLE[(milliseconds >> shift) & 63] for shift in range(42, -1, -6)) + (
-        secrets.token_urlsafe(9)
+        ids.token_urlsafe(9)
     )
 
 

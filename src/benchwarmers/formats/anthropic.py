@@ -22,10 +22,10 @@ A stream follows Anthropic's event order: `message_start`,
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from benchwarmers import ids
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import (
     model_name,
@@ -312,7 +312,7 @@ def render_reply(reply: PanelReply, ask: Ask) -> dict[str, Any]:
 
 
 def new_message_id() -> str:
-    return "msg_" + uuid.uuid4().hex
+    return "msg_" + ids.token_hex(16)
 
 
 def sse_event(kind: str, **fields: Any) -> bytes:

@@ -22,10 +22,10 @@ official client raises.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+from benchwarmers import ids
 from benchwarmers.errors import ProviderBadReply, ProviderError, ProviderRateLimited
 from benchwarmers.formats.anthropic import new_message_id, sse_event
 from benchwarmers.formats.base import arguments_object, model_name
@@ -130,7 +130,7 @@ class _Blocks:
         events = []
         if ("tool", piece.index) != self.open:
             self.tools_seen.add(piece.index)
-            call_id = piece.id or "toolu_" + uuid.uuid4().hex[:24]
+            call_id = piece.id or "toolu_" + ids.token_hex(12)
             events = self._switch(("tool", piece.index), _tool_use(call_id, piece.name, {}))
         if piece.arguments:
             events.append(self._delta({"type": "input_json_delta", "partial_json": piece.arguments}))

@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from benchwarmers import ids
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import (
     model_name,
@@ -395,7 +395,7 @@ def render_reply(reply: PanelReply, ask: Ask) -> dict[str, Any]:
 
 
 def _response_id() -> str:
-    return uuid.uuid4().hex
+    return ids.token_hex(16)
 
 
 async def render_stream(

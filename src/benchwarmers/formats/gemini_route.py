@@ -16,10 +16,10 @@ first byte ends the stream with Gemini's `{"error": ...}` object.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+from benchwarmers import ids
 from benchwarmers.errors import ProviderError
 from benchwarmers.formats.base import arguments_object, model_name
 from benchwarmers.formats.errors import error_body
@@ -49,13 +49,13 @@ class GeminiRoute:
     def render_route_reply(self, reply: Reply, ask: Ask, bench: dict[str, Any]) -> dict[str, Any]:
         parts: list[dict[str, Any]] = [{"text": reply.text}] if reply.text else []
         parts += [_function_call(call) for call in reply.tool_calls]
-        body = _chunk(ask, uuid.uuid4().hex, parts, finish=reply.finish, usage=reply.usage)
+        body = _chunk(ask, ids.token_hex(16), parts, finish=reply.finish, usage=reply.usage)
         return {**body, "bench": bench}
 
     async def render_route_stream(
         self, chunks: AsyncIterator[Chunk], ask: Ask, bench: dict[str, Any]
     ) -> AsyncIterator[bytes]:
-        response_id = uuid.uuid4().hex
+        response_id = ids.token_hex(16)
         first = True
 
         def frame(chunk: dict[str, Any]) -> bytes:

@@ -15,11 +15,11 @@ in an extra `bench_seat` key), `bench` (and usage) in the last chunk, then
 from __future__ import annotations
 
 import json
-import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
+from benchwarmers import ids
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import (
     data_url_image,
@@ -258,7 +258,7 @@ def chat_usage(usage: Usage) -> dict[str, int]:
 
 
 def new_chat_id() -> str:
-    return "chatcmpl-" + secrets.token_urlsafe(18)
+    return "chatcmpl-" + ids.token_urlsafe(18)
 
 
 def render_reply(reply: PanelReply, ask: Ask) -> dict[str, Any]:

@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from benchwarmers import ids
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import (
     data_url_image,
@@ -396,8 +396,8 @@ class ResponseIds:
     (here and in `responses_route`)."""
 
     def __init__(self) -> None:
-        self.response = "resp_" + uuid.uuid4().hex
-        self.message = "msg_" + uuid.uuid4().hex
+        self.response = "resp_" + ids.token_hex(16)
+        self.message = "msg_" + ids.token_hex(16)
         self.created_at = int(time.time())
         self.sequence = 0
 

@@ -24,10 +24,10 @@ after the first byte ends the stream with `response.failed`.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+from benchwarmers import ids
 from benchwarmers.errors import ProviderBadReply, ProviderError
 from benchwarmers.formats.responses import (
     CUSTOM_INPUT,
@@ -208,7 +208,7 @@ class _Items:
         self.open = block
         event = self.ids.event
         if block[0] == "text":
-            self.ids.message = "msg_" + uuid.uuid4().hex
+            self.ids.message = "msg_" + ids.token_hex(16)
             self.text = ""
             at = {"item_id": self.ids.message, **self.where, "content_index": 0}
             return [
@@ -249,8 +249,8 @@ def _custom_input(arguments: str) -> str:
 
 
 def _item_id() -> str:
-    return "fc_" + uuid.uuid4().hex
+    return "fc_" + ids.token_hex(16)
 
 
 def _call_id() -> str:
-    return "call_" + uuid.uuid4().hex[:24]
+    return "call_" + ids.token_hex(12)

@@ -22,11 +22,12 @@ agree on windows as far as their clocks agree, and tests can drive time.
 
 from __future__ import annotations
 
-import uuid
 from abc import ABC, abstractmethod
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
+
+from benchwarmers import ids
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +251,7 @@ class RedisCounters(Counters):
     async def take(self, charges: list[Charge], now: float) -> Admission:
         if not charges:
             return Admission(True)
-        argv: list[Any] = [repr(now), uuid.uuid4().hex]
+        argv: list[Any] = [repr(now), ids.token_hex(16)]
         for charge in charges:
             param = charge.span if charge.is_sliding else charge.resets_at
             argv += ["s" if charge.is_sliding else "f", charge.amount, charge.limit, repr(param)]
@@ -265,7 +266,7 @@ class RedisCounters(Counters):
             for index, charge in enumerate(charges):
                 key = self._key(charge.key)
                 if charge.is_sliding:
-                    pipe.zadd(key, {f"{uuid.uuid4().hex}:{index}:{charge.amount}": now})
+                    pipe.zadd(key, {f"{ids.token_hex(16)}:{index}:{charge.amount}": now})
                     pipe.pexpire(key, int(charge.span * 1000) + 1000)
                 else:
                     pipe.incrby(key, charge.amount)

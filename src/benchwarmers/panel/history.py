@@ -7,6 +7,14 @@ collection and shape (one statement after a change, none while nothing
 changes), and only then ranks the seats for the reason (several reads) and
 writes. It runs after the reply is out, but its reads would still compete
 with the next ask's, so the common case must cost nothing.
+
+One note per collection, shape and seating is under way at a time: the
+asks that find the cached line stale meanwhile (a new shape, a seating
+that just changed, a cold start) leave it to the one already noting it.
+Each of them would otherwise rank the seats and queue a write session of
+its own, and the cache's read again waits behind those writes: under wrk
+at 10 connections a cold one-seat panel queued ~480 of them in its first
+second, still draining seconds later (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ log = logging.getLogger(__name__)
 
 # (collection, shape) -> the aliases seated on its latest history line.
 _LATEST: Cached[dict[tuple[str, str], tuple[str, ...]]] = Cached(("seating_history",))
+# (database, collection, shape, seated) whose note is under way.
+_NOTING: set[tuple[str, str, str, tuple[str, ...]]] = set()
 
 
 async def note_panel(
@@ -41,14 +51,20 @@ async def note_panel(
     Never raises: the history is a record of the panel, never a reason to fail it."""
     try:
         latest = await _LATEST.get(store, lambda: _read_latest(store))
-        if latest.get((collection, shape)) == tuple(seated):
+        seats = tuple(seated)
+        noting = (store.database_key, collection, shape, seats)
+        if latest.get((collection, shape)) == seats or noting in _NOTING:
             return
-        rankings = await decisions.rank(store, collection, shape, list(seated))
-        reason = decisions.seating_reason(rankings, seated, explorers)
-        left = "; ".join(f"{m.alias} left off: {m.reason}" for m in left_off)
-        await decisions.record_seating(
-            store, collection, shape, list(seated), "; ".join(p for p in (reason, left) if p)
-        )
+        _NOTING.add(noting)
+        try:
+            rankings = await decisions.rank(store, collection, shape, list(seated))
+            reason = decisions.seating_reason(rankings, seated, explorers)
+            left = "; ".join(f"{m.alias} left off: {m.reason}" for m in left_off)
+            await decisions.record_seating(
+                store, collection, shape, list(seated), "; ".join(p for p in (reason, left) if p)
+            )
+        finally:
+            _NOTING.discard(noting)
     except Exception:
         log.exception("could not write the seating history of bench/%s", collection)
 
