@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -276,8 +277,6 @@ async def insert_verdicts(session: Any, verdicts: list[dict[str, Any]], batch: i
     """Verdicts written past `record_verdict` (a pre-filled history), with the
     counts it keeps beside them in `verdict_tallies`, where the checkout
     measured has that table (an older one counted verdicts as it read)."""
-    from collections import Counter
-
     from sqlalchemy import insert
 
     from benchwarmers.store import schema

@@ -348,15 +348,12 @@ class _LogWriter:
         _settle(done, error)
 
     async def _write(self, rows: list[_Submitted]) -> None:
+        batch = [(values, sent) for values, sent, _done in rows]
         if self._postgres is not None:
-            await self._postgres.write(
-                *call_rows.postgres_batch([(values, sent) for values, sent, _done in rows])
-            )
+            await self._postgres.write(*call_rows.postgres_batch(batch))
             changes.committed(self.store, call_rows.TABLES)
             return
-        statements = call_rows.statements(
-            [(values, sent) for values, sent, _done in rows], self.store.is_sqlite
-        )
+        statements = call_rows.statements(batch, self.store.is_sqlite)
         file = _log_file(self.store)
         if file is None:
             async with self.store.write() as session:
