@@ -81,7 +81,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def on_url(self, url: bytes) -> None:
         self._count(len(url))
         super().on_url(url)
-        if b"://" in self.url[:10]:
+        # Origin-form targets begin with "/" (and may hold "://" further on: `/v1/://` is a path).
+        if self.url[:1] != b"/" and b"://" in self.url:
             self._absolute = True
             raise _Refusal
 

@@ -120,6 +120,11 @@ def test_a_duplicate_or_absolute_form_host_is_400(bench: Bench, head: bytes) -> 
     assert _raw(bench, head).startswith(b"HTTP/1.1 400"), head
 
 
+def test_a_path_holding_a_scheme_separator_is_a_path_not_an_absolute_target(client: httpx.Client) -> None:
+    reply = client.get("/v1/://")  # found by the fuzzing of unknown paths: it was a plain-text 400
+    assert reply.status_code == 404 and reply.headers["content-type"].startswith("application/json")
+
+
 def test_headers_over_64_kb_are_431(bench: Bench) -> None:
     head = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"X-Pad: " + b"a" * 8000 + b"\r\n" * 1
     reply = _raw(
