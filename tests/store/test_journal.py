@@ -6,11 +6,13 @@ aside, the others replayed."""
 
 from __future__ import annotations
 
+import errno
 import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 
 from benchwarmers.calls.log import new_call_id
@@ -56,7 +58,8 @@ def dead_journal(home: Path, *rows: dict[str, Any], sent: bool = True) -> Path:
         writer.append(row, sent)
     segment = writer.current
     assert segment is not None
-    os.close(segment.fd)  # as the kernel does for a process killed: the file stays, the lock goes
+    segment.map.close()  # as the kernel does for a process killed: the file stays, unwritten
+    os.close(segment.fd)  # tail and all, and the lock goes
     return segment.path
 
 
@@ -134,3 +137,53 @@ async def test_a_journal_the_store_refuses_is_kept_aside_and_the_others_replayed
     assert bad.with_suffix(journal.REFUSED).exists()
     async with Runtime.open(home) as runtime:  # kept aside: not tried at every start
         assert (await logged(runtime))[0] == {good_row["id"]}
+
+
+def test_a_segment_full_begins_another_and_a_row_larger_than_one_gets_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(journal, "SEGMENT_BYTES", 1000)
+    writer = journal.Journal(tmp_path / "j")
+    rows = [values() for _ in range(4)] + [values(error="x" * 3000), values()]
+    for row in rows:
+        writer.append(row, True)
+    filled = writer.cut()
+    assert writer.cut() == []  # taken once
+    segments = [*filled, writer.current]
+    assert all(segment is not None for segment in segments) and len(segments) >= 3
+    read = [
+        decoded[0]
+        for segment in segments
+        for line in segment.path.read_bytes().splitlines()  # type: ignore[union-attr]
+        if (decoded := journal.decode(line)) is not None
+    ]
+    assert read == rows  # in order, none lost at a segment's end, the zero tails skipped
+    assert max(segment.path.stat().st_size for segment in segments) >= 3000  # type: ignore[union-attr]
+    for segment in filled:
+        segment.finish()
+    writer.close()
+    assert not any(writer.folder.iterdir())
+
+
+def test_a_kept_segment_loses_its_unwritten_tail(tmp_path: Path) -> None:
+    writer = journal.Journal(tmp_path / "j")
+    row = values()
+    writer.append(row, True)
+    segment = writer.current
+    assert segment is not None and segment.path.stat().st_size == journal.SEGMENT_BYTES  # reserved whole
+    segment.kept = True
+    writer.close()
+    assert segment.path.read_bytes() == journal.encode(row, True)
+
+
+def test_a_disk_too_full_for_a_segment_is_an_error_at_its_start_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(fd: int, offset: int, length: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(journal.os, "posix_fallocate", full)
+    writer = journal.Journal(tmp_path / "j")
+    with pytest.raises(OSError):
+        writer.append(values(), True)  # the caller waits for the commit instead (tests/calls/test_log.py)
+    assert writer.current is None and not any(writer.folder.iterdir())

@@ -280,7 +280,7 @@ class _LogWriter:
             await self._postgres.close()
         if self.journal is not None:
             if self.pending:
-                self._keep(None)
+                self._keep([])
             self.journal.close()
         if self._reads_wait is not None:
             self._reads_wait()
@@ -288,16 +288,16 @@ class _LogWriter:
     async def _drain(self) -> None:
         """Commit what waits, then what came meanwhile, until none is left."""
         batch: list[_Submitted] = []
-        segment: journal.Segment | None = None
+        segments: list[journal.Segment] = []
         try:
             while self._waiting:
                 batch, self._waiting = self._waiting, []
-                segment = self.journal.cut() if self.journal is not None else None
+                segments = self.journal.cut() if self.journal is not None else []
                 if not await self._commit(batch):
-                    self._keep(segment)
-                if segment is not None:
+                    self._keep(segments)
+                for segment in segments:
                     segment.finish()
-                    segment = None
+                segments = []
         finally:
             self._draining = None
             # Any only if this task was cancelled.
@@ -305,19 +305,19 @@ class _LogWriter:
             for submitted in unsettled:
                 self._settle(submitted, asyncio.CancelledError())
             self._waiting = []
-            if segment is not None or unsettled:
-                self._keep(segment)
-                if segment is not None:
+            if segments or unsettled:
+                self._keep(segments)
+                for segment in segments:
                     segment.finish()
 
-    def _keep(self, segment: journal.Segment | None) -> None:
-        """A row of this batch is not in the store: the segment that holds it
-        stays, for the next start to replay."""
-        holder = (
-            segment if segment is not None else self.journal.current if self.journal is not None else None
-        )
-        if holder is not None:
-            holder.kept = True
+    def _keep(self, segments: list[journal.Segment]) -> None:
+        """A row of this batch is not in the store: the segments that may
+        hold it (this batch's, and every one not yet taken with a batch)
+        stay, for the next start to replay."""
+        if self.journal is not None:
+            segments = [*segments, *self.journal.open_segments()]
+        for segment in segments:
+            segment.kept = True
 
     async def _commit(self, batch: list[_Submitted]) -> bool:
         """Whether every row of the batch is committed."""
