@@ -6,8 +6,8 @@ committed to the database behind the reply, many calls at a time
 Why: a reply that waited for its calls' commit waited for the writer's
 thread, which needs the interpreter lock back after every SQLite step
 while the event loop holds it: 4-8 ms at p50 and 17-34 ms at p99 under ten
-connections, the gateway's whole tail. An append is one write(2) into the
-page cache, which outlives a killed process just as SQLite's WAL does at
+connections, the gateway's whole tail. An append lands in the page cache,
+which outlives a killed process just as SQLite's WAL does at
 `synchronous=NORMAL`: the promise is the same (a SIGKILL loses no call a
 client was told of; a power cut may lose the last moments, as the WAL
 would).
