@@ -210,6 +210,36 @@ async def test_a_call_whose_commit_failed_is_kept_in_the_journal_and_written_at_
     assert not any(folder.glob("*.journal"))
 
 
+async def test_a_call_never_committed_keeps_its_segment_though_another_began_meanwhile(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy_migrated_store(home)
+    monkeypatch.setattr(journal, "SEGMENT_BYTES", 1)  # a segment for every row
+    lost, later = a_row(), a_row()
+    write = log._LogWriter._write
+
+    async def refusing(writer: Any, rows: list[Any]) -> None:
+        if any(values["id"] == lost.id for values, _sent, _done in rows):
+            # Ends while its batch commits: lost's segment is full, not yet taken with a batch.
+            log.submit_call(writer.store, later)
+            raise DBAPIError.instance(None, None, sqlite3.OperationalError("disk I/O error"), sqlite3.Error)
+        await write(writer, rows)
+
+    monkeypatch.setattr(log._LogWriter, "_write", refusing)
+    async with Runtime.open(home) as runtime:
+        log.submit_call(runtime.store, lost)
+        await log.settled(runtime.store, [lost.id])
+        await log.settled(runtime.store, [later.id])  # committed: the segments its batch took are finished
+        assert not in_file(runtime, lost.id) and in_file(runtime, later.id)
+        folder = journal_folder(runtime)
+    monkeypatch.setattr(log._LogWriter, "_write", write)
+    async with Runtime.open(home) as runtime:
+        assert in_file(runtime, lost.id)
+        async with runtime.store.read() as session:
+            assert await session.scalar(select(func.sum(UsageMonth.requests))) == 2  # each counted once
+    assert not any(folder.glob("*.journal"))
+
+
 async def test_without_a_journal_to_write_a_reply_waits_for_the_commit(runtime: Runtime) -> None:
     folder = journal_folder(runtime)
     folder.rmdir() if folder.is_dir() else None
