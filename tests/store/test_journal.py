@@ -187,3 +187,18 @@ def test_a_disk_too_full_for_a_segment_is_an_error_at_its_start_and_leaves_nothi
     with pytest.raises(OSError):
         writer.append(values(), True)  # the caller waits for the commit instead (tests/calls/test_log.py)
     assert writer.current is None and not any(writer.folder.iterdir())
+
+
+def test_without_posix_fallocate_a_segment_is_reserved_as_zeros(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delattr(journal.os, "posix_fallocate")  # as on macOS
+    writer = journal.Journal(tmp_path / "j")
+    row = values()
+    writer.append(row, True)
+    segment = writer.current
+    assert segment is not None
+    data = segment.path.read_bytes()
+    assert len(data) == journal.SEGMENT_BYTES and data.rstrip(b"\0") == journal.encode(row, True)
+    segment.kept = True
+    writer.close()

@@ -156,7 +156,7 @@ class Journal:
         fd = os.open(hidden, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
             capacity = max(SEGMENT_BYTES, at_least)
-            os.posix_fallocate(fd, 0, capacity)
+            _reserve(fd, capacity)
             fcntl.flock(fd, fcntl.LOCK_EX)
             path = self.folder / (name + SUFFIX)
             os.rename(hidden, path)
@@ -170,6 +170,17 @@ class Journal:
             self.filled.append(self.current)
         self.current = segment
         return segment
+
+
+def _reserve(fd: int, size: int) -> None:
+    """The file's blocks, taken on disk now (an OSError if the disk is
+    full): a copy into a mapped page with no block behind it would be a
+    SIGBUS. Where the system has no `posix_fallocate` (macOS), written as
+    zeros."""
+    if hasattr(os, "posix_fallocate"):
+        os.posix_fallocate(fd, 0, size)
+    else:
+        os.pwrite(fd, bytes(size), 0)
 
 
 def encode(values: dict[str, Any], sent: bool) -> bytes:
