@@ -149,16 +149,17 @@ def test_a_segment_full_begins_another_and_a_row_larger_than_one_gets_its_own(
         writer.append(row, True)
     filled = writer.cut()
     assert writer.cut() == []  # taken once
+    assert writer.current is not None
     segments = [*filled, writer.current]
-    assert all(segment is not None for segment in segments) and len(segments) >= 3
+    assert len(segments) >= 3
     read = [
         decoded[0]
         for segment in segments
-        for line in segment.path.read_bytes().splitlines()  # type: ignore[union-attr]
+        for line in segment.path.read_bytes().splitlines()
         if (decoded := journal.decode(line)) is not None
     ]
     assert read == rows  # in order, none lost at a segment's end, the zero tails skipped
-    assert max(segment.path.stat().st_size for segment in segments) >= 3000  # type: ignore[union-attr]
+    assert max(segment.path.stat().st_size for segment in segments) >= 3000
     for segment in filled:
         segment.finish()
     writer.close()
