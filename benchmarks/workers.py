@@ -225,8 +225,8 @@ def table(title: str, results: dict[int, list[Result]], args: argparse.Namespace
         "| workers | requests/s | p50 ms | p99 ms | server CPU ms/request | PostgreSQL xacts/request "
         "| Redis commands/request | "
         + " | ".join(f"cores: {group}" for group in GROUPS)
-        + f" | cores: machine (of {cores}) | errors |",
-        "|---|" + "--:|" * (8 + len(GROUPS)),
+        + f" | cores: machine (of {cores}) | CPU stolen (`common.stolen_share`) | errors |",
+        "|---|" + "--:|" * (9 + len(GROUPS)),
     ]
     for workers, runs in results.items():
         cells = [r.cell for r in runs]
@@ -236,7 +236,7 @@ def table(title: str, results: dict[int, list[Result]], args: argparse.Namespace
             f"| {workers} | {median(c.rate for c in cells):.0f} | {median(c.p50_ms for c in cells):.1f} "
             f"| {median(c.p99_ms for c in cells):.1f} | {median(c.cpu_ms_per_op for c in cells):.2f} "
             f"| {median(r.transactions for r in runs):.2f} | {median(r.redis for r in runs):.2f} "
-            f"| {busy} | {sum(c.errors for c in cells)} |"
+            f"| {busy} | {median(c.stolen for c in cells):.1%} | {sum(c.errors for c in cells)} |"
         )
     ratios = [two.cell.rate / one.cell.rate for one, two in zip(results[1], results[2], strict=True)]
     lines += ["", f"{title}: ratio 2 workers / 1 worker, requests/s: {statistics.median(ratios):.2f}x"]
