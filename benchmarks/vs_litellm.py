@@ -34,11 +34,14 @@ back (in rotating order), and the table shows medians, the ratios being medians
 of each round's ratio. Beside wall times it shows the server's own CPU per
 request (from /proc), which other people's load on the machine disturbs
 far less. Resident memory is read from /proc (the whole process tree)
-after start-up and after all the load.
+after start-up and after all the load. A cell during which the hypervisor
+stole more than `--steal-limit` of the CPU wanted (`common.stolen_share`)
+is run again, up to `--tries` runs in all, the least stolen kept: the
+same rule for every server, shown in the targets table.
 
     .venv/bin/python benchmarks/vs_litellm.py [--seconds 4] [--rounds 3] [--connections 1,10]
         [--litellm /work/litellm-venv/bin/litellm | $LITELLM_BIN] [--history 300000] [--no-wrk]
-        [--only passthrough]
+        [--only passthrough] [--steal-limit 0.05] [--tries 4]
 
 LiteLLM runs from its own environment (it is not one of our dependencies):
 its column is skipped, saying so, when the command is not found.
@@ -497,6 +500,8 @@ def main() -> int:
     )
     parser.add_argument("--tries", type=int, default=4, help="runs of a cell at most, for --steal-limit")
     args = parser.parse_args()
+    if args.tries < 1:
+        parser.error("--tries must be at least 1")
     connections = [int(c) for c in args.connections.split(",") if c.strip()]
     litellm = shutil.which(args.litellm)
     use_wrk = not args.no_wrk and wrk_path() is not None
