@@ -274,8 +274,9 @@ def run_cells(
     rounds: int,
     use_wrk: bool,
     only: str = "",
-    steal_limit: float = 1.0,
-    tries: int = 1,
+    *,
+    steal_limit: float,
+    tries: int,
 ) -> list[Row]:
     floor_load = Load(floor.chat_url, [body("alpha")]) if floor else None
     scenarios: list[tuple[str, Load, Load | None, bool]] = [

@@ -51,7 +51,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import asyncpg
-from common import Cell, Child, Load, cpu_seconds, free_port, measure
+from common import Cell, Child, Load, cpu_seconds, free_port, machine_ticks, measure
 from redis.asyncio import Redis
 from vs_litellm import body, set_up_bench, start_upstream
 
@@ -133,10 +133,10 @@ def start_server(folder: Path, workers: int, database: str, redis: str, prefix: 
 
 
 def busy_seconds() -> float:
-    """CPU seconds the whole machine has spent busy (all cores, from /proc/stat)."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    idle = fields[3] + fields[4]  # idle, iowait
-    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+    """CPU seconds the whole machine has spent busy (all cores, `common.machine_ticks`)."""
+    ticks = machine_ticks()
+    idle = ticks[3] + ticks[4]  # idle, iowait
+    return (sum(ticks[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 def named_cpu_seconds(name: str) -> float:
