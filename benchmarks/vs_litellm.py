@@ -30,14 +30,16 @@ on this stack can cost, and a last table holds issue 15's targets for them
 within 3x of the floor), each ratio from this one run.
 
 Every cell runs `--rounds` times, ours, LiteLLM's and the floor's back to
-back (in rotating order), and the table shows medians, the ratios being medians
-of each round's ratio. Beside wall times it shows the server's own CPU per
-request (from /proc), which other people's load on the machine disturbs
-far less. Resident memory is read from /proc (the whole process tree)
-after start-up and after all the load. A cell during which the hypervisor
-stole more than `--steal-limit` of the CPU wanted (`common.stolen_share`)
-is run again, up to `--tries` runs in all, the least stolen kept: the
-same rule for every server, shown in the targets table.
+back, ours and the floor's always next to each other (`_units`), and the
+table shows medians, the ratios being medians of each round's ratio. Beside
+wall times it shows the server's own CPU per request (from /proc), which
+other people's load on the machine disturbs far less. Resident memory is
+read from /proc (the whole process tree) after start-up and after all the
+load. A cell during which the hypervisor stole more than `--steal-limit` of
+the CPU wanted (`common.stolen_share`) is run again, up to `--tries` runs
+in all, the least stolen kept: the same rule for every server, shown in the
+targets table. Ours and the floor's cells are run again together, so the
+3x target always reads two cells taken within seconds of each other.
 
     .venv/bin/python benchmarks/vs_litellm.py [--seconds 4] [--rounds 3] [--connections 1,10]
         [--litellm /work/litellm-venv/bin/litellm | $LITELLM_BIN] [--history 300000] [--no-wrk]
@@ -341,30 +343,61 @@ def run_cells(
         for name, our_load, their_load, prefer_wrk in scenarios:
             for conns in connections:
                 row = rows[name, conns]
-                group: list[tuple[Load, Server, list[Cell]]] = [(our_load, ours, row.ours)]
-                if their_load is not None and theirs is not None and row.theirs is not None:
-                    group.append((their_load, theirs, row.theirs))
-                if floor_load is not None and floor is not None and row.floor is not None:
-                    group.append((floor_load, floor, row.floor))
-                # Side by side in time, each round starting with the next one, so a
-                # burst of other work on the machine falls on all alike.
-                shift = round_number % len(group)
-                for load, server, cells in group[shift:] + group[:shift]:
-                    cell = partial(
-                        measure,
-                        load,
-                        connections=conns,
-                        seconds=seconds,
-                        prefer_wrk=prefer_wrk,
-                        server_pid=server.child.pid,
-                    )
-                    cells.append(asyncio.run(unstolen(cell, limit=steal_limit, tries=tries)))
+                for unit in _units(row, our_load, ours, their_load, theirs, floor_load, floor, round_number):
+                    loads, cells = zip(*unit, strict=True)
+                    run = partial(_back_to_back, loads, conns, seconds, prefer_wrk)
+                    for kept, into in zip(
+                        asyncio.run(unstolen(run, limit=steal_limit, tries=tries)), cells, strict=True
+                    ):
+                        into.append(kept)
                 print(
                     f"  round {round_number + 1}/{rounds}: {name} at {conns} connection(s)",
                     file=sys.stderr,
                     flush=True,
                 )
     return list(rows.values())
+
+
+Unit = list[tuple[tuple[Load, Server], list[Cell]]]
+
+
+def _units(
+    row: Row,
+    our_load: Load,
+    ours: Server,
+    their_load: Load | None,
+    theirs: Server | None,
+    floor_load: Load | None,
+    floor: Server | None,
+    round_number: int,
+) -> list[Unit]:
+    """A round's cells in the order they run, grouped into what is run again
+    together: ours with the floor's (back to back, so the ratio the 3x
+    target reads is of two cells under one host's load, steal included),
+    LiteLLM's alone (its ratios are ten times inside their targets, or
+    outside by as much). Each round the first of the pair swaps, and every
+    other pair of rounds LiteLLM goes first, so a burst of other work on
+    the machine falls on all alike."""
+    pair: Unit = [((our_load, ours), row.ours)]
+    if floor_load is not None and floor is not None and row.floor is not None:
+        pair.append(((floor_load, floor), row.floor))
+    if round_number % 2:
+        pair.reverse()
+    if their_load is None or theirs is None or row.theirs is None:
+        return [pair]
+    alone: Unit = [((their_load, theirs), row.theirs)]
+    return [pair, alone] if (round_number // 2) % 2 == 0 else [alone, pair]
+
+
+async def _back_to_back(
+    loads: tuple[tuple[Load, Server], ...], connections: int, seconds: float, prefer_wrk: bool
+) -> list[Cell]:
+    return [
+        await measure(
+            load, connections=connections, seconds=seconds, prefer_wrk=prefer_wrk, server_pid=server.child.pid
+        )
+        for load, server in loads
+    ]
 
 
 # ------------------------------------------------------------------- table
