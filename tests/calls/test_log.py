@@ -132,6 +132,40 @@ async def test_a_call_is_safe_once_journaled_and_committed_behind_in_one_batch_w
     assert all(in_file(runtime, row.id) for row in rows)
 
 
+async def test_calls_that_end_while_a_batch_commits_linger_for_company_unless_someone_waits(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Under a load that never pauses, committing at once what came during the last commit
+    # made batches of a call or two, each paying a whole transaction.
+    monkeypatch.setattr(log, "LINGER", 3600.0)
+    batches: list[int] = []
+    committing = threading.Event()
+    go_on = threading.Event()
+    write = log._LogFile.write
+
+    def held(file: log._LogFile, statements: Any) -> None:
+        batches.append(len(statements[0][1]))
+        committing.set()
+        go_on.wait(10)
+        write(file, statements)
+
+    monkeypatch.setattr(log._LogFile, "write", held)
+    first = a_row()
+    log.submit_call(runtime.store, first)
+    waiting = asyncio.create_task(log.settled(runtime.store, [first.id]))  # a reader: committed now
+    await asyncio.to_thread(committing.wait, 10)
+    later = [a_row() for _ in range(3)]
+    assert all(log.submit_call(runtime.store, row).done() for row in later)  # journaled: safe at once
+    go_on.set()
+    await waiting
+    await asyncio.sleep(0.05)
+    assert batches == [1]  # the three linger, though the writer is free
+    assert not any(in_file(runtime, row.id) for row in later)
+    await log.settled(runtime.store, [later[0].id])  # until a reader asks for one of them
+    assert batches == [1, 3]
+    assert all(in_file(runtime, row.id) for row in later)
+
+
 async def test_a_reply_waits_for_its_commit_once_the_writer_is_behind(
     runtime: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:

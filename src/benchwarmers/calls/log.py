@@ -188,6 +188,9 @@ class _LogWriter:
         self._waiting: list[_Submitted] = []
         self._draining: asyncio.Task[None] | None = None
         self._lingering: asyncio.TimerHandle | None = None
+        # Someone waits for what waits now (a reader, a reply without a journal line, a close):
+        # the writer commits it next, without lingering.
+        self._urgent = False
         self._committing = False  # holding the store's write turn for a batch
         # Calls handed over and not yet committed, by id (`settled`).
         self.pending: dict[str, asyncio.Future[None]] = {}
@@ -261,15 +264,17 @@ class _LogWriter:
         if self._lingering is not None:
             self._lingering.cancel()
             self._lingering = None
+        self._urgent = True
         if self._draining is None and self._waiting:
             self._draining = self.loop.create_task(self._drain(), name="call log writer")
 
     async def flush(self) -> None:
         """Let what is handed over reach the store."""
         if self.loop is asyncio.get_running_loop():
-            self.start()
-            while self._draining is not None:
-                await asyncio.shield(self._draining)
+            while self._waiting or self._draining is not None:
+                self.start()
+                if self._draining is not None:
+                    await asyncio.shield(self._draining)
 
     async def close(self) -> None:
         """Before the store closes: everything committed, the journal's segment
@@ -286,21 +291,29 @@ class _LogWriter:
             self._reads_wait()
 
     async def _drain(self) -> None:
-        """Commit what waits, then what came meanwhile, until none is left."""
+        """Commit what waits, then what came meanwhile while anyone waits for
+        it (`_urgent`); else what came meanwhile lingers as a submit's call
+        does. Under a load that never pauses, committing at once what came
+        during the last commit made batches of a few calls, and a batch's
+        own cost (its transaction, the WAL's pages, a wake-up of the loop)
+        is most of a small one's (docs/benchmarks.md, "The call log's
+        batches")."""
         batch: list[_Submitted] = []
         segments: list[journal.Segment] = []
         try:
             while self._waiting:
                 batch, self._waiting = self._waiting, []
+                self._urgent = False
                 segments = self.journal.cut() if self.journal is not None else []
                 if not await self._commit(batch):
                     self._keep(segments)
                 for segment in segments:
                     segment.finish()
                 segments = []
-        finally:
-            self._draining = None
-            # Any only if this task was cancelled.
+                if self._waiting and not self._urgent:
+                    self._lingering = self.loop.call_later(LINGER, self.start)
+                    break
+        except BaseException:  # cancelled: what it held never reached the store
             unsettled = [submitted for submitted in (*batch, *self._waiting) if not submitted[2].done()]
             for submitted in unsettled:
                 self._settle(submitted, asyncio.CancelledError())
@@ -309,6 +322,9 @@ class _LogWriter:
                 self._keep(segments)
                 for segment in segments:
                     segment.finish()
+            raise
+        finally:
+            self._draining = None
 
     def _keep(self, segments: list[journal.Segment]) -> None:
         """A row of this batch is not in the store: the segments that may
@@ -373,8 +389,13 @@ _writers: weakref.WeakKeyDictionary[Store, _LogWriter] = weakref.WeakKeyDictiona
 # A call handed to the writer: its row's values, whether it went out, and the future its commit settles.
 _Submitted = tuple[dict[str, Any], bool, asyncio.Future[None]]
 # Seconds a journaled call waits for others to share its commit: a reply does not wait
-# for it, and a reader in this process that does (`settled`) cuts it short.
-LINGER = 0.01
+# for it, and a reader in this process that does (`settled`, `landing`) cuts it short.
+# With the writer lingering between batches too (`_drain`), at ten connections on a
+# one-seat panel, 50 ms took the writer's thread from 0.06-0.09 to 0.02-0.06 ms of CPU
+# a call and the server's CPU a request down 13%, where 10 ms took it down 5%
+# (docs/benchmarks.md, "The call log's batches"). What it holds back is bounded by
+# `MAX_BEHIND`, and a crash loses none of it (the journal).
+LINGER = 0.05
 # Journaled calls not yet committed past which a reply waits for its call's commit, as it
 # does without a journal. Under a load the writer cannot keep up with, nothing else would
 # slow the replies down, and the calls waiting for it would pile up in memory without end
