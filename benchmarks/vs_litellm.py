@@ -374,10 +374,10 @@ def _units(
     """A round's cells in the order they run, grouped into what is run again
     together: ours with the floor's (back to back, so the ratio the 3x
     target reads is of two cells under one host's load, steal included),
-    LiteLLM's alone (its ratios are ten times inside their targets, or
-    outside by as much). Each round the first of the pair swaps, and every
-    other pair of rounds LiteLLM goes first, so a burst of other work on
-    the machine falls on all alike."""
+    LiteLLM's alone (a cell of it under steal is run again by itself, not
+    with ours and the floor's). Each round the first of the pair swaps, and
+    every other pair of rounds LiteLLM goes first, so a burst of other work
+    on the machine falls on all alike."""
     pair: Unit = [((our_load, ours), row.ours)]
     if floor_load is not None and floor is not None and row.floor is not None:
         pair.append(((floor_load, floor), row.floor))
@@ -415,13 +415,33 @@ def median_of(cells: list[Cell] | None, get: Callable[[Cell], float]) -> float |
 
 
 def median_ratio(ours: list[Cell], theirs: list[Cell] | None, get: Callable[[Cell], float]) -> str:
+    """The median of each round's ratio, as text ("-" when there is none)."""
+    value = median_ratio_value(ours, theirs, get)
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def median_ratio_value(
+    ours: list[Cell], theirs: list[Cell] | None, get: Callable[[Cell], float]
+) -> float | None:
     """The median of each round's ratio: steadier than a ratio of medians
     when the machine's speed drifts between rounds."""
     if not theirs:
-        return "-"
+        return None
     ratios = [get(a) / get(b) for a, b in zip(ours, theirs, strict=True) if get(b)]
     ratios = [r for r in ratios if not math.isnan(r)]
-    return f"{statistics.median(ratios):.2f}x" if ratios else "-"
+    return statistics.median(ratios) if ratios else None
+
+
+def verdict(value: float | None, bound: float, kind: str) -> str:
+    """A target's ratio and whether it is met, judged on the ratio itself,
+    not on its rounded text: shown to three places where two would round
+    it onto the bound."""
+    if value is None:
+        return "-"
+    text = f"{value:.2f}x"
+    if f"{value:.2f}" == f"{bound:.2f}" and value != bound:
+        text = f"{value:.3f}x"
+    return text + (" met" if (value >= bound if kind == "min" else value <= bound) else " MISSED")
 
 
 def ratio(a: float, b: float | None) -> str:
@@ -497,11 +517,7 @@ def render_targets(rows: list[Row]) -> str:
         cells += [num(median_of(c, lambda c: c.p99_ms), 2) for c in (row.ours, row.theirs, row.floor)]
         for _label, get, against, bound, kind in TARGETS:
             other = row.theirs if against == "theirs" else row.floor
-            text = median_ratio(row.ours, other, get)
-            if text != "-":
-                value = float(text.rstrip("x"))
-                text += " met" if (value >= bound if kind == "min" else value <= bound) else " MISSED"
-            cells.append(text)
+            cells.append(verdict(median_ratio_value(row.ours, other, get), bound, kind))
         kept = [c for group in (row.ours, row.theirs, row.floor) if group for c in group]
         cells += [f"{max(c.stolen for c in kept):.1%}", str(sum(c.reruns for c in kept))]
         out.append("| " + " | ".join(cells) + " |")
