@@ -258,12 +258,14 @@ async def unstolen(
     how many times it was run again (`reruns`) and what was stolen during
     the one kept."""
     best: list[Cell] | None = None
+    least = float("inf")  # the most stolen cell of `best`
     for attempt in range(tries):
         cells = [replace(cell, reruns=attempt) for cell in await run()]
-        if max(cell.stolen for cell in cells) <= limit:
+        worst = max(cell.stolen for cell in cells)
+        if worst <= limit:
             return cells
-        if best is None or max(c.stolen for c in cells) < max(c.stolen for c in best):
-            best = cells
+        if worst < least:
+            best, least = cells, worst
         if attempt + 1 < tries:
             await asyncio.sleep(pause)
     assert best is not None, "tries must be at least 1"
