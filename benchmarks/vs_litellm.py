@@ -30,7 +30,7 @@ on this stack can cost, and a last table holds issue 15's targets for them
 within 3x of the floor), each ratio from this one run.
 
 Every cell runs `--rounds` times, ours, LiteLLM's and the floor's back to
-back, ours and the floor's always next to each other (`_units`), and the
+back, ours and the floor's always next to each other (`_unit`), and the
 table shows medians, the ratios being medians of each round's ratio. Beside
 wall times it shows the server's own CPU per request (from /proc), which
 other people's load on the machine disturbs far less. Resident memory is
@@ -38,8 +38,9 @@ read from /proc (the whole process tree) after start-up and after all the
 load. A cell during which the hypervisor stole more than `--steal-limit` of
 the CPU wanted (`common.stolen_share`) is run again, up to `--tries` runs
 in all, the least stolen kept: the same rule for every server, shown in the
-targets table. Ours and the floor's cells are run again together, so the
-3x target always reads two cells taken within seconds of each other.
+targets table. A round's cells of a scenario (ours, the floor's and
+LiteLLM's) are run again together, so every ratio a target reads is of
+cells taken within seconds of each other.
 
     .venv/bin/python benchmarks/vs_litellm.py [--seconds 4] [--rounds 3] [--connections 1,10]
         [--litellm /work/litellm-venv/bin/litellm | $LITELLM_BIN] [--history 300000] [--no-wrk]
@@ -343,13 +344,12 @@ def run_cells(
         for name, our_load, their_load, prefer_wrk in scenarios:
             for conns in connections:
                 row = rows[name, conns]
-                for unit in _units(row, our_load, ours, their_load, theirs, floor_load, floor, round_number):
-                    loads, cells = zip(*unit, strict=True)
-                    run = partial(_back_to_back, loads, conns, seconds, prefer_wrk)
-                    for kept, into in zip(
-                        asyncio.run(unstolen(run, limit=steal_limit, tries=tries)), cells, strict=True
-                    ):
-                        into.append(kept)
+                unit = _unit(row, our_load, ours, their_load, theirs, floor_load, floor, round_number)
+                loads, cells = zip(*unit, strict=True)
+                run = partial(_back_to_back, loads, conns, seconds, prefer_wrk)
+                kept = asyncio.run(unstolen(run, limit=steal_limit, tries=tries))
+                for cell, into in zip(kept, cells, strict=True):
+                    into.append(cell)
                 print(
                     f"  round {round_number + 1}/{rounds}: {name} at {conns} connection(s)",
                     file=sys.stderr,
@@ -361,7 +361,7 @@ def run_cells(
 Unit = list[tuple[tuple[Load, Server], list[Cell]]]
 
 
-def _units(
+def _unit(
     row: Row,
     our_load: Load,
     ours: Server,
@@ -370,23 +370,26 @@ def _units(
     floor_load: Load | None,
     floor: Server | None,
     round_number: int,
-) -> list[Unit]:
-    """A round's cells in the order they run, grouped into what is run again
-    together: ours with the floor's (back to back, so the ratio the 3x
-    target reads is of two cells under one host's load, steal included),
-    LiteLLM's alone (a cell of it under steal is run again by itself, not
-    with ours and the floor's). Each round the first of the pair swaps, and
-    every other pair of rounds LiteLLM goes first, so a burst of other work
-    on the machine falls on all alike."""
-    pair: Unit = [((our_load, ours), row.ours)]
+) -> Unit:
+    """A round's cells of a scenario in the order they run, as one unit that is run
+    again together (`common.unstolen`): every ratio a target reads is then
+    of cells taken seconds apart under one host's load, steal included.
+    With LiteLLM's cell run again apart from ours, a ratio could read
+    ours kept from a try under a steal spell against theirs kept from a
+    quiet one: a p99 at 1 connection, which a spell stretches by the
+    host's time slice whatever the server, read 0.10-0.22x over the runs
+    of 3 December that way. Ours and the floor's always run next to each other (the first of
+    the two swaps each round), and every other pair of rounds LiteLLM goes
+    first, so a burst of other work on the machine falls on all alike."""
+    unit: Unit = [((our_load, ours), row.ours)]
     if floor_load is not None and floor is not None and row.floor is not None:
-        pair.append(((floor_load, floor), row.floor))
+        unit.append(((floor_load, floor), row.floor))
     if round_number % 2:
-        pair.reverse()
-    if their_load is None or theirs is None or row.theirs is None:
-        return [pair]
-    alone: Unit = [((their_load, theirs), row.theirs)]
-    return [pair, alone] if (round_number // 2) % 2 == 0 else [alone, pair]
+        unit.reverse()
+    if their_load is not None and theirs is not None and row.theirs is not None:
+        theirs_cell: Unit = [((their_load, theirs), row.theirs)]
+        unit = unit + theirs_cell if (round_number // 2) % 2 == 0 else theirs_cell + unit
+    return unit
 
 
 async def _back_to_back(
