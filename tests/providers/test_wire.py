@@ -118,7 +118,7 @@ async def test_the_request_is_one_json_post_with_our_headers_and_the_callers() -
     fields = {line.split(": ")[0].lower(): line.split(": ", 1)[1] for line in lines[1:]}
     assert fields["host"] == url.split("/")[2]
     assert fields["authorization"] == "Bearer k" and fields["content-type"] == "application/json"
-    assert int(fields["content-length"]) == len(body) and body == b'{"model": "m"}'
+    assert int(fields["content-length"]) == len(body) and body == b'{"model":"m"}'
 
 
 async def test_a_server_that_says_close_is_not_asked_again_on_that_connection() -> None:

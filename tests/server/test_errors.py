@@ -16,8 +16,11 @@ import openai
 import pytest
 from google import genai
 from google.genai import errors as genai_errors
+from starlette.requests import Request
 
 from benchwarmers.formats.errors import error_body, format_for_path
+from benchwarmers.server.errors import read_json
+from benchwarmers.server.guard import BODY_STATE
 from benchwarmers.store.settings import MAX_BODY_MB
 from benchwarmers.testing.live_server import LiveServer
 
@@ -146,6 +149,22 @@ def test_read_json_refuses_what_json_lacks(server: LiveServer, client: httpx.Cli
     reply = client.post(f"{server.url}/api/probe/raw", content=body)
     assert reply.status_code == 400
     assert "is not a JSON value" in reply.json()["error"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b'{"n": 123456789012345678901234567890}', {"n": 123456789012345678901234567890}),
+        (b'{"n": 1.5e-7, "m": [-9223372036854775808]}', {"n": 1.5e-7, "m": [-9223372036854775808]}),
+        (b'{"t": "\\ud83d\\ude00 \xc3\xa9"}', {"t": "\U0001f600 \u00e9"}),
+    ],
+)
+async def test_read_json_reads_what_json_reads_exactly(raw: bytes, expected: Any) -> None:
+    """orjson reads the body unless it would answer otherwise: an integer
+    past 64 bits is read exactly, not as a float (`jsontext`)."""
+    body = await read_json(Request({"type": "http", "state": {BODY_STATE: raw}}))
+    assert body == expected
+    assert [type(v) for v in body.values()] == [type(v) for v in expected.values()]
 
 
 def test_wrong_json_type_is_400(server: LiveServer, client: httpx.Client) -> None:

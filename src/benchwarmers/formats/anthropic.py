@@ -25,7 +25,7 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from benchwarmers import ids
+from benchwarmers import ids, jsontext
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import (
     model_name,
@@ -316,8 +316,7 @@ def new_message_id() -> str:
 
 
 def sse_event(kind: str, **fields: Any) -> bytes:
-    data = json.dumps({"type": kind, **fields}, ensure_ascii=False)
-    return f"event: {kind}\ndata: {data}\n\n".encode()
+    return b"event: " + kind.encode() + b"\ndata: " + jsontext.dumps({"type": kind, **fields}) + b"\n\n"
 
 
 async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIterator[bytes]:

@@ -13,9 +13,10 @@ before any body is read and clients do not announce themselves reliably.
 
 from __future__ import annotations
 
-import json
 from http import HTTPStatus
 from typing import Any, Literal, TypeAlias
+
+from benchwarmers import jsontext
 
 FormatName: TypeAlias = Literal["openai_chat", "responses", "anthropic", "gemini", "ollama", "jsonrpc"]
 
@@ -114,7 +115,7 @@ def error_body(fmt: str, status: int, message: str, *, malformed: bool = False) 
 def error_bytes(fmt: str, status: int, message: str, *, malformed: bool = False) -> bytes:
     """`error_body` as compact UTF-8 JSON, for code that writes raw ASGI."""
     body = error_body(fmt, status, message, malformed=malformed)
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    return jsontext.dumps(body)
 
 
 def _status_slug(status: int) -> str:

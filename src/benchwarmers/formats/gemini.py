@@ -34,7 +34,7 @@ import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from benchwarmers import ids
+from benchwarmers import ids, jsontext
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import (
     model_name,
@@ -410,12 +410,12 @@ async def render_stream(
 
     def frame(chunk: dict[str, Any]) -> bytes:
         nonlocal first
-        data = json.dumps(chunk, ensure_ascii=False)
+        data = jsontext.dumps(chunk)
         if sse:
-            return f"data: {data}\r\n\r\n".encode()
-        lead = "[" if first else ",\r\n"
+            return b"data: " + data + b"\r\n\r\n"
+        lead = b"[" if first else b",\r\n"
         first = False
-        return (lead + data).encode()
+        return lead + data
 
     async for event in events:
         piece = stream_text.piece(event)

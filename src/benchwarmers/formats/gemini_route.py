@@ -15,11 +15,10 @@ first byte ends the stream with Gemini's `{"error": ...}` object.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from benchwarmers import ids
+from benchwarmers import ids, jsontext
 from benchwarmers.errors import ProviderError
 from benchwarmers.formats.base import arguments_object, model_name
 from benchwarmers.formats.errors import error_body
@@ -60,12 +59,12 @@ class GeminiRoute:
 
         def frame(chunk: dict[str, Any]) -> bytes:
             nonlocal first
-            data = json.dumps(chunk, ensure_ascii=False)
+            data = jsontext.dumps(chunk)
             if self.sse:
-                return f"data: {data}\r\n\r\n".encode()
-            lead = "[" if first else ",\r\n"
+                return b"data: " + data + b"\r\n\r\n"
+            lead = b"[" if first else b",\r\n"
             first = False
-            return (lead + data).encode()
+            return lead + data
 
         so_far = ReplyBuilder()  # tool calls made whole, usage, the finish
         try:

@@ -29,6 +29,7 @@ from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from benchwarmers import jsontext
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import (
     data_url_image,
@@ -327,7 +328,7 @@ def render_load(body: Mapping[str, Any], *, generate: bool = False) -> dict[str,
 
 
 def line(obj: dict[str, Any]) -> bytes:
-    return (json.dumps(obj, ensure_ascii=False) + "\n").encode()
+    return jsontext.dumps(obj) + b"\n"
 
 
 async def render_stream(

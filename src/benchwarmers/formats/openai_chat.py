@@ -14,12 +14,11 @@ in an extra `bench_seat` key), `bench` (and usage) in the last chunk, then
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
-from benchwarmers import ids
+from benchwarmers import ids, jsontext
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import (
     data_url_image,
@@ -296,7 +295,7 @@ def chunk_writer(ask: Ask) -> Callable[..., bytes]:
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
             **extra,
         }
-        return b"data: " + json.dumps(body, ensure_ascii=False).encode() + b"\n\n"
+        return b"data: " + jsontext.dumps(body) + b"\n\n"
 
     return chunk
 

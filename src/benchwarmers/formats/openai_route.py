@@ -19,11 +19,11 @@ the stream ends with an `error` chunk, which the official client raises.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+from benchwarmers import jsontext
 from benchwarmers.errors import ProviderError
 from benchwarmers.formats.base import model_name
 from benchwarmers.formats.errors import error_body
@@ -112,4 +112,4 @@ def _tool_call_delta(piece: ToolCallDelta, *, first: bool) -> dict[str, Any]:
 
 
 def _data(body: dict[str, Any]) -> bytes:
-    return b"data: " + json.dumps(body, ensure_ascii=False).encode() + b"\n\n"
+    return b"data: " + jsontext.dumps(body) + b"\n\n"

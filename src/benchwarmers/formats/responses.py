@@ -38,7 +38,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from benchwarmers import ids
+from benchwarmers import ids, jsontext
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import (
     data_url_image,
@@ -405,7 +405,7 @@ class ResponseIds:
         """One SSE event, numbered as the Responses API numbers them."""
         data = {"type": kind, "sequence_number": self.sequence, **fields}
         self.sequence += 1
-        return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+        return b"event: " + kind.encode() + b"\ndata: " + jsontext.dumps(data) + b"\n\n"
 
 
 def response_body(

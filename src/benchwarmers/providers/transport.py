@@ -43,12 +43,12 @@ stacked around it.
 from __future__ import annotations
 
 import email.utils
-import json
 import re
 import time
 from collections.abc import AsyncGenerator, Callable
 from typing import Any, NamedTuple
 
+from benchwarmers import jsontext
 from benchwarmers.durations import UNIT_PATTERN, parse_duration
 from benchwarmers.errors import (
     ProviderAuthError,
@@ -185,7 +185,7 @@ class Transport:
         if status >= 300:
             raise status_error(status, found, raw)
         try:
-            parsed = json.loads(raw)
+            parsed = jsontext.loads(raw)
         except ValueError:
             raise ProviderBadReply(
                 f"the reply is not JSON: {_snippet(raw)}", status=status, headers=found
@@ -298,7 +298,7 @@ def _parse_event(name: str, data: str, status: int, headers: dict[str, str]) -> 
     if data.strip() == DONE:
         return StreamEvent(name, None)
     try:
-        return StreamEvent(name, json.loads(data))
+        return StreamEvent(name, jsontext.loads(data))
     except ValueError:
         raise ProviderBadReply(
             f"a stream event is not JSON: {_snippet(data)}", status=status, headers=headers
@@ -366,7 +366,7 @@ def _too_big(response: Response) -> ProviderBadReply:
 
 def _loads(raw: bytes | str) -> Any:
     try:
-        return json.loads(raw)
+        return jsontext.loads(raw)
     except ValueError:
         return None
 

@@ -27,7 +27,6 @@ transport maps once; a URL it cannot use is a `ValueError`.
 from __future__ import annotations
 
 import asyncio
-import json
 import ssl
 import time
 import zlib
@@ -36,6 +35,8 @@ from typing import Any
 
 import httptools
 from yarl import URL
+
+from benchwarmers import jsontext
 
 # Bytes of a reply held before its connection stops reading until the consumer catches up.
 HIGH_WATER = 1024 * 1024
@@ -355,7 +356,7 @@ def _request(method: str, url: URL, body: dict[str, Any] | None, headers: dict[s
         if "\r" in value or "\n" in value or "\r" in name or "\n" in name or ":" in name:
             raise ValueError(f"header {name!r} holds a line break or a colon: refused")
         lines.append(f"{name}: {value}")
-    payload = b"" if body is None else json.dumps(body).encode()
+    payload = b"" if body is None else jsontext.dumps(body)
     for name, value in _DEFAULTS:
         if name not in sent:
             lines.append(f"{name}: {value}")

@@ -23,13 +23,14 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from benchwarmers import metrics
+from benchwarmers import jsontext, metrics
 from benchwarmers.errors import LimitExceeded, ProviderError, Refused, StoreError, UserError
 from benchwarmers.formats.errors import error_body, format_for_path
 from benchwarmers.server.guard import BODY_STATE, ASGIApp, Message, Receive, Scope, Send
+from benchwarmers.server.json_response import JSONResponse
 
 log = logging.getLogger(__name__)
 UNKNOWN_RETRY_SECONDS = 60
@@ -58,6 +59,12 @@ async def read_json(request: Request) -> Any:
         raw = await request.body()
     if not raw.strip():
         raise UserError("the request body is empty; send a JSON object")
+    return jsontext.loads(raw, slow=_read_strictly)
+
+
+def _read_strictly(raw: bytes) -> Any:
+    """What `read_json` reads where orjson would read otherwise or refuses:
+    the body's value, or a 400 saying why it is not JSON."""
     try:
         # Decoded here, not by `json.loads(bytes)`, which would also take
         # UTF-16 and UTF-32: text the guard's depth check and the surrogate

@@ -20,11 +20,12 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any, Protocol
 
 from fastapi import Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 
 from benchwarmers.core import CONVERSATION_HEADER, RouteTurn
 from benchwarmers.formats.bench_json import route_json
 from benchwarmers.server.deps import header_of, route_mode_of
+from benchwarmers.server.json_response import JSONResponse
 from benchwarmers.types import Ask, Chunk, Reply
 
 CALL_HEADER = "x-bench-call"

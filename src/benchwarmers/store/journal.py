@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import logging
 import mmap
 import os
@@ -52,6 +51,7 @@ from typing import Any, cast
 
 from sqlalchemy import Table, select
 
+from benchwarmers import jsontext
 from benchwarmers.store import call_rows
 from benchwarmers.store.call_rows import Row
 from benchwarmers.store.db import Store
@@ -184,16 +184,17 @@ def _reserve(fd: int, size: int) -> None:
 
 
 def encode(values: dict[str, Any], sent: bool) -> bytes:
-    """A row as one line of JSON (ASCII, so no row can hold a newline)."""
+    """A row as one line of JSON (which writes a newline in a string as
+    `\\n`, so no row can hold one)."""
     line = {**values, "at": values["at"].isoformat(), _SENT: sent}
-    return json.dumps(line, separators=(",", ":")).encode() + b"\n"
+    return jsontext.dumps(line) + b"\n"
 
 
 def decode(line: bytes) -> Row | None:
     """A line back as a row; None for one cut short by a crash mid-append,
     or not ours."""
     try:
-        values = json.loads(line)
+        values = jsontext.loads(line)
         sent = values.pop(_SENT)
         values["at"] = datetime.fromisoformat(values["at"])
     except (ValueError, KeyError, TypeError, AttributeError):

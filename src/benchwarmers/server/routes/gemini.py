@@ -23,7 +23,7 @@ import dataclasses
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats import gemini
@@ -33,6 +33,7 @@ from benchwarmers.formats.gemini_route import GeminiRoute
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
+from benchwarmers.server.json_response import JSONResponse
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 
 from benchwarmers.formats import ollama, ollama_route
 from benchwarmers.formats.base import model_name
@@ -25,6 +25,7 @@ from benchwarmers.formats.bench_json import bench_header
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
+from benchwarmers.server.json_response import JSONResponse
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
 from benchwarmers.types import Ask

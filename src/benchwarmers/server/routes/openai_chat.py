@@ -18,13 +18,14 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 
 from benchwarmers.core import collection_entry
 from benchwarmers.formats import openai_chat, openai_route
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
+from benchwarmers.server.json_response import JSONResponse
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
 

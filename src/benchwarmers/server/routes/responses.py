@@ -13,13 +13,14 @@ rendered by `formats.responses_route` in the kinds the client declared them.
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 
 from benchwarmers.formats import responses
 from benchwarmers.formats.responses_route import ResponsesRoute
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
+from benchwarmers.server.json_response import JSONResponse
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
 
