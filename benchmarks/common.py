@@ -28,11 +28,12 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
 WRK_TIMEOUT = "30s"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -245,31 +246,35 @@ async def measure(
 
 
 async def unstolen(
-    run: Callable[[], Awaitable[list[Cell]]], *, limit: float, tries: int, pause: float = 10.0
-) -> list[Cell]:
-    """Cells taken back to back (`run()`, one `measure` or several) during
-    each of which the hypervisor took at most `limit` of the machine's CPU
-    (`stolen_share`): all run again, `pause` seconds apart, while any took
-    more, up to `tries` times in all, else the run whose most stolen cell
-    was least stolen. Cells whose ratio is read are taken in one run, so
-    a re-run never compares a cell of now with one of a minute ago; and
-    the same rule holds for every server measured, so no ratio compares
-    one server on a quiet host with another on a busy one. Each cell says
-    how many times it was run again (`reruns`) and what was stolen during
-    the one kept."""
-    best: list[Cell] | None = None
-    least = float("inf")  # the most stolen cell of `best`
+    run: Callable[[], Awaitable[list[T]]],
+    *,
+    limit: float,
+    tries: int,
+    stolen: Callable[[T], float],
+    pause: float = 10.0,
+) -> tuple[list[T], int]:
+    """Results taken back to back (`run()`: cells, or what holds them)
+    during each of which the hypervisor took at most `limit` of the
+    machine's CPU (`stolen` reads a result's `stolen_share`): all run
+    again, `pause` seconds apart, while any took more, up to `tries` times
+    in all, else the run whose most stolen result was least stolen; and how
+    many times it was run again. Results whose ratio is read are taken in
+    one run, so a re-run never compares a cell of now with one of a minute
+    ago; and the same rule holds for every server measured, so no ratio
+    compares one server on a quiet host with another on a busy one."""
+    best: list[T] | None = None
+    least = float("inf")  # the most stolen result of `best`
     for attempt in range(tries):
-        cells = [replace(cell, reruns=attempt) for cell in await run()]
-        worst = max(cell.stolen for cell in cells)
+        results = await run()
+        worst = max(stolen(result) for result in results)
         if worst <= limit:
-            return cells
+            return results, attempt
         if worst < least:
-            best, least = cells, worst
+            best, least = results, worst
         if attempt + 1 < tries:
             await asyncio.sleep(pause)
     assert best is not None, "tries must be at least 1"
-    return [replace(cell, reruns=tries - 1) for cell in best]
+    return best, tries - 1
 
 
 def _wrk(load: Load, connections: int, seconds: float) -> Cell:

@@ -63,7 +63,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -347,9 +347,9 @@ def run_cells(
                 unit = _unit(row, our_load, ours, their_load, theirs, floor_load, floor, round_number)
                 loads, cells = zip(*unit, strict=True)
                 run = partial(_back_to_back, loads, conns, seconds, prefer_wrk)
-                kept = asyncio.run(unstolen(run, limit=steal_limit, tries=tries))
+                kept, again = asyncio.run(unstolen(run, limit=steal_limit, tries=tries, stolen=_stolen))
                 for cell, into in zip(kept, cells, strict=True):
-                    into.append(cell)
+                    into.append(replace(cell, reruns=again))
                 print(
                     f"  round {round_number + 1}/{rounds}: {name} at {conns} connection(s)",
                     file=sys.stderr,
@@ -390,6 +390,10 @@ def _unit(
         theirs_cell: Unit = [((their_load, theirs), row.theirs)]
         unit = unit + theirs_cell if (round_number // 2) % 2 == 0 else theirs_cell + unit
     return unit
+
+
+def _stolen(cell: Cell) -> float:
+    return cell.stolen
 
 
 async def _back_to_back(
