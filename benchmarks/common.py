@@ -14,6 +14,7 @@ for what wrk cannot express: an "operation" of several requests in a row
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -243,6 +244,25 @@ async def measure(
     if server_pid:
         cell = replace(cell, server_cpu_seconds=cpu_seconds(server_pid) - cpu_before)
     return cell
+
+
+def add_steal_arguments(parser: argparse.ArgumentParser, runs_of: str) -> None:
+    """`--steal-limit` and `--tries`, what `unstolen` is given, alike in
+    every script; `runs_of` names what is run again ("a cell")."""
+
+    def at_least_one(text: str) -> int:
+        value = int(text)
+        if value < 1:
+            raise argparse.ArgumentTypeError("must be at least 1")
+        return value
+
+    parser.add_argument(
+        "--steal-limit",
+        type=float,
+        default=0.05,
+        help=f"run {runs_of} again when the hypervisor took more than this share of the CPU (1: never)",
+    )
+    parser.add_argument("--tries", type=at_least_one, default=4, help=f"runs of {runs_of} at most")
 
 
 async def unstolen(

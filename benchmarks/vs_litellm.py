@@ -73,6 +73,7 @@ from common import (
     Cell,
     Child,
     Load,
+    add_steal_arguments,
     free_port,
     insert_verdicts,
     measure,
@@ -549,16 +550,8 @@ def main() -> int:
     parser.add_argument("--no-wrk", action="store_true", help="use the httpx loader even if wrk is installed")
     parser.add_argument("--no-floor", action="store_true", help="no raw Starlette+aiohttp floor")
     parser.add_argument("--only", default="", help="only scenarios whose name starts so: passthrough")
-    parser.add_argument(
-        "--steal-limit",
-        type=float,
-        default=0.05,
-        help="run a cell again when the hypervisor took more than this share of the CPU wanted (1: never)",
-    )
-    parser.add_argument("--tries", type=int, default=4, help="runs of a cell at most, for --steal-limit")
+    add_steal_arguments(parser, "a round's cells of a scenario")
     args = parser.parse_args()
-    if args.tries < 1:
-        parser.error("--tries must be at least 1")
     connections = [int(c) for c in args.connections.split(",") if c.strip()]
     litellm = shutil.which(args.litellm)
     use_wrk = not args.no_wrk and wrk_path() is not None

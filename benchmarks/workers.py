@@ -59,7 +59,17 @@ from functools import partial
 from pathlib import Path
 
 import asyncpg
-from common import Cell, Child, Load, cpu_seconds, free_port, machine_ticks, measure, unstolen
+from common import (
+    Cell,
+    Child,
+    Load,
+    add_steal_arguments,
+    cpu_seconds,
+    free_port,
+    machine_ticks,
+    measure,
+    unstolen,
+)
 from redis.asyncio import Redis
 from vs_litellm import body, set_up_bench, start_upstream
 
@@ -305,13 +315,7 @@ def main() -> int:
     default_pg = os.environ.get("BENCHWARMERS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--postgres", default=default_pg, help="an admin URL; a database is made per round")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
-    parser.add_argument(
-        "--steal-limit",
-        type=float,
-        default=0.05,
-        help="run a round's pair again while the hypervisor stole more than this share of the CPU",
-    )
-    parser.add_argument("--tries", type=int, default=4, help="runs of a round's pair at most")
+    add_steal_arguments(parser, "a round's two cells")
     print(asyncio.run(run(parser.parse_args())))
     return 0
 
