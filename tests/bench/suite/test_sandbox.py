@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -271,3 +272,31 @@ async def test_no_isolation_means_no_run(monkeypatch: pytest.MonkeyPatch) -> Non
     finally:
         monkeypatch.undo()
         sandbox.unavailable.cache_clear()
+
+
+async def test_a_run_closes_each_pipe_end_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's pipe ends are closed once each: a second close of the write
+    end's number closed the file the process had opened on it meanwhile (the
+    call log's database, whose next read failed with a disk I/O error)."""
+    real_run = sandbox._run
+    taken: list[int] = []
+
+    async def run_then_reopen(*args, **kwargs):  # type: ignore[no-untyped-def]
+        outcome = await real_run(*args, **kwargs)
+        _read_end, write_end = args[6]
+        opened = []
+        for _ in range(64):  # the lowest free numbers first: until the write end's comes back
+            opened.append(os.open(os.devnull, os.O_RDONLY))
+            if opened[-1] == write_end:
+                taken.append(opened.pop())
+                break
+        for fd in opened:
+            os.close(fd)
+        return outcome
+
+    monkeypatch.setattr(sandbox, "_run", run_then_reopen)
+    outcome = await run_tests({"tests.py": "def test_ok():\n    assert True\n"}, ["tests.py"])
+    assert outcome.passed, outcome.detail
+    assert taken, "the write end's number never came back free"
+    os.fstat(taken[0])  # still open: nobody closed it behind our back
+    os.close(taken[0])

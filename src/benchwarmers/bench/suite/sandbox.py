@@ -159,9 +159,9 @@ async def run_tests(
         try:
             outcome = await _run(root, interpreter, hidden, limits, uid, secret, (read_end, write_end), tests)
         finally:
-            for fd in (read_end, write_end):
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+            # `_run` closed the write end; closing that number again here would close
+            # whatever the process opened on it since (the call log's database, once).
+            os.close(read_end)
         if uid is not None:
             _reclaim(root)
         return outcome
@@ -192,16 +192,18 @@ async def _run(
         hidden_paths() if hidden is None else hidden,
         ["-c", BOOTSTRAP, "/harness/plan.json"],
     )
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-        pass_fds=(write_end,),
-        preexec_fn=_limits(limits, uid),
-    )
-    os.close(write_end)
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            pass_fds=(write_end,),
+            preexec_fn=_limits(limits, uid),
+        )
+    finally:
+        os.close(write_end)  # the child has its own; ours open, the record's read would never end
     assert process.stdin is not None and process.stderr is not None
     process.stdin.write(secret.hex().encode() + b"\n")
     with contextlib.suppress(ConnectionError):
