@@ -295,7 +295,7 @@ async def test_a_run_closes_each_pipe_end_once(monkeypatch: pytest.MonkeyPatch) 
         return outcome
 
     monkeypatch.setattr(sandbox, "_run", run_then_reopen)
-    outcome = await run_tests({"tests.py": "def test_ok():\n    assert True\n"}, ["tests.py"])
+    outcome = await run_tests({"tests.py": "def test_sum():\n    assert sum([1, 2]) == 3\n"}, ["tests.py"])
     assert outcome.passed, outcome.detail
     assert taken, "the write end's number never came back free"
     os.fstat(taken[0])  # still open: nobody closed it behind our back
