@@ -66,6 +66,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -348,7 +349,9 @@ def run_cells(
                 unit = _unit(row, our_load, ours, their_load, theirs, floor_load, floor, round_number)
                 loads, cells = zip(*unit, strict=True)
                 run = partial(_back_to_back, loads, conns, seconds, prefer_wrk)
-                kept, again = asyncio.run(unstolen(run, limit=steal_limit, tries=tries, stolen=_stolen))
+                kept, again = asyncio.run(
+                    unstolen(run, limit=steal_limit, tries=tries, stolen=attrgetter("stolen"))
+                )
                 for cell, into in zip(kept, cells, strict=True):
                     into.append(replace(cell, reruns=again))
                 print(
@@ -372,16 +375,17 @@ def _unit(
     floor: Server | None,
     round_number: int,
 ) -> Unit:
-    """A round's cells of a scenario in the order they run, as one unit that is run
-    again together (`common.unstolen`): every ratio a target reads is then
-    of cells taken seconds apart under one host's load, steal included.
-    With LiteLLM's cell run again apart from ours, a ratio could read
-    ours kept from a try under a steal spell against theirs kept from a
-    quiet one: a p99 at 1 connection, which a spell stretches by the
+    """A round's cells of a scenario in the order they run, as one unit
+    that is run again together (`common.unstolen`): every ratio a target
+    reads is then of cells taken seconds apart under one host's load, steal
+    included. With LiteLLM's cell run again apart from ours, a ratio could
+    read ours kept from a try under a steal spell against theirs kept from
+    a quiet one: a p99 at 1 connection, which a spell stretches by the
     host's time slice whatever the server, read 0.10-0.22x over the runs
-    of 3 December that way. Ours and the floor's always run next to each other (the first of
-    the two swaps each round), and every other pair of rounds LiteLLM goes
-    first, so a burst of other work on the machine falls on all alike."""
+    of 3 December that way. Ours and the floor's always run next to each
+    other (the first of the two swaps each round), and every other pair of
+    rounds LiteLLM goes first, so a burst of other work on the machine
+    falls on all alike."""
     unit: Unit = [((our_load, ours), row.ours)]
     if floor_load is not None and floor is not None and row.floor is not None:
         unit.append(((floor_load, floor), row.floor))
@@ -391,10 +395,6 @@ def _unit(
         theirs_cell: Unit = [((their_load, theirs), row.theirs)]
         unit = unit + theirs_cell if (round_number // 2) % 2 == 0 else theirs_cell + unit
     return unit
-
-
-def _stolen(cell: Cell) -> float:
-    return cell.stolen
 
 
 async def _back_to_back(

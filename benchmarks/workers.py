@@ -56,6 +56,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import partial
+from operator import attrgetter
 from pathlib import Path
 
 import asyncpg
@@ -200,10 +201,6 @@ class Result:
     reruns: int = 0  # how many times its round's pair was run again for a hypervisor that took too much
 
 
-def _stolen(result: Result) -> float:
-    return result.cell.stolen
-
-
 async def one_round(
     folder: Path, workers: int, cap: float, args: argparse.Namespace, upstream: Child
 ) -> Result:
@@ -292,7 +289,9 @@ async def run(args: argparse.Namespace) -> str:
             order = (1, 2) if index % 2 == 0 else (2, 1)
             for mode, cap in modes.items():
                 pair = partial(one_pair, folder, order, cap, args, upstream)
-                kept, again = await unstolen(pair, limit=args.steal_limit, tries=args.tries, stolen=_stolen)
+                kept, again = await unstolen(
+                    pair, limit=args.steal_limit, tries=args.tries, stolen=attrgetter("cell.stolen")
+                )
                 for workers, result in zip(order, kept, strict=True):
                     results[mode][workers].append(replace(result, reruns=again))
     finally:
