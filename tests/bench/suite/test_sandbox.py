@@ -7,10 +7,13 @@ pass gets a run of its own, since each ends or spoils its run.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import os
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -283,13 +286,14 @@ async def test_a_run_closes_each_pipe_end_once(monkeypatch: pytest.MonkeyPatch) 
 
     async def run_then_reopen(*args, **kwargs):  # type: ignore[no-untyped-def]
         outcome = await real_run(*args, **kwargs)
-        _read_end, write_end = args[6]
+        ends = set(args[6])
         opened = []
-        for _ in range(64):  # the lowest free numbers first: until the write end's comes back
+        for _ in range(64):  # the lowest free numbers first: until both ends' come back
             opened.append(os.open(os.devnull, os.O_RDONLY))
-            if opened[-1] == write_end:
+            if opened[-1] in ends:
                 taken.append(opened.pop())
-                break
+                if len(taken) == len(ends):
+                    break
         for fd in opened:
             os.close(fd)
         return outcome
@@ -297,6 +301,49 @@ async def test_a_run_closes_each_pipe_end_once(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(sandbox, "_run", run_then_reopen)
     outcome = await run_tests({"tests.py": "def test_sum():\n    assert sum([1, 2]) == 3\n"}, ["tests.py"])
     assert outcome.passed, outcome.detail
-    assert taken, "the write end's number never came back free"
-    os.fstat(taken[0])  # still open: nobody closed it behind our back
-    os.close(taken[0])
+    assert len(taken) == 2, "a pipe end's number never came back free"
+    for fd in taken:
+        os.fstat(fd)  # still open: nobody closed it behind our back
+        os.close(fd)
+
+
+async def test_a_cancelled_run_closes_its_read_end_after_the_last_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run cancelled while its record's reader waits to read: the read end
+    stays open until that read is done. Closed by the run instead, its number
+    could be reopened meanwhile and the reader would read someone else's file."""
+    real_run, real_read = sandbox._run, os.read
+    record_pipe: dict[int, int] = {}  # the read end's number -> its pipe's inode
+    reading, done = threading.Event(), threading.Event()
+    found_its_pipe: list[bool] = []
+
+    async def note_the_pipe(*args, **kwargs):  # type: ignore[no-untyped-def]
+        read_end = args[6][0]
+        record_pipe[read_end] = os.fstat(read_end).st_ino
+        return await real_run(*args, **kwargs)
+
+    def late_read(fd: int, size: int) -> bytes:
+        if fd not in record_pipe or threading.current_thread() is threading.main_thread():
+            return real_read(fd, size)
+        reading.set()
+        time.sleep(1.0)  # the run is cancelled meanwhile
+        try:
+            found_its_pipe.append(os.fstat(fd).st_ino == record_pipe[fd])
+        except OSError:
+            found_its_pipe.append(False)
+        try:
+            return real_read(fd, size)
+        finally:
+            done.set()
+
+    monkeypatch.setattr(sandbox, "_run", note_the_pipe)
+    monkeypatch.setattr(os, "read", late_read)
+    slow = "import time\n\ndef test_slow():\n    time.sleep(60)\n"
+    run = asyncio.ensure_future(run_tests({"tests.py": slow}, ["tests.py"], limits=Limits(timeout=120)))
+    assert await asyncio.to_thread(reading.wait, 30), "the record's reader never started"
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert await asyncio.to_thread(done.wait, 30), "the record's reader never finished"
+    assert found_its_pipe == [True]

@@ -156,12 +156,10 @@ async def run_tests(
         (root / "harness" / "plan.json").write_text(
             json.dumps({"work": "/work", "tests": list(tests), "fd": write_end}), encoding="utf-8"
         )
-        try:
-            outcome = await _run(root, interpreter, hidden, limits, uid, secret, (read_end, write_end), tests)
-        finally:
-            # `_run` closed the write end; closing that number again here would close
-            # whatever the process opened on it since (the call log's database, once).
-            os.close(read_end)
+        # `_run` owns both ends from here and closes each once: a number closed
+        # twice closes whatever the process opened on it meanwhile (the call
+        # log's database, once).
+        outcome = await _run(root, interpreter, hidden, limits, uid, secret, (read_end, write_end), tests)
         if uid is not None:
             _reclaim(root)
         return outcome
@@ -202,17 +200,21 @@ async def _run(
             pass_fds=(write_end,),
             preexec_fn=_limits(limits, uid),
         )
+    except BaseException:
+        os.close(read_end)
+        raise
     finally:
         os.close(write_end)  # the child has its own; ours open, the record's read would never end
+    # Submitted now, not when a task first runs: from here the reading thread owns the read end.
+    record = asyncio.get_running_loop().run_in_executor(None, _read_all, read_end, RESULT_FD_READ_MAX)
     assert process.stdin is not None and process.stderr is not None
-    process.stdin.write(secret.hex().encode() + b"\n")
-    with contextlib.suppress(ConnectionError):
-        await process.stdin.drain()
-    process.stdin.close()
-    record = asyncio.ensure_future(asyncio.to_thread(_read_all, read_end, RESULT_FD_READ_MAX))
     stderr = asyncio.ensure_future(process.stderr.read(STDERR_KEPT))
     timed_out = False
-    try:
+    try:  # whatever ends the wait (a cancelled run too), the sandbox's processes end with it
+        process.stdin.write(secret.hex().encode() + b"\n")
+        with contextlib.suppress(ConnectionError):
+            await process.stdin.drain()
+        process.stdin.close()
         await asyncio.wait_for(process.wait(), limits.timeout)
     except TimeoutError:
         timed_out = True
@@ -288,15 +290,22 @@ def _unseal(data: bytes, secret: bytes) -> str | None:
 
 
 def _read_all(fd: int, cap: int) -> bytes:
+    """Read `fd` to its end, keeping `cap` bytes, then close it. The reading
+    thread closes it because only it knows when its last read is done: a run
+    cancelled meanwhile that closed it instead would free the number while
+    the thread may read it again, from whatever the process opened there next."""
     chunks: list[bytes] = []
     size = 0
-    while True:
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return b"".join(chunks)
-        if size < cap:
-            chunks.append(chunk[: cap - size])
-            size += len(chunk)
+    try:
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return b"".join(chunks)
+            if size < cap:
+                chunks.append(chunk[: cap - size])
+                size += len(chunk)
+    finally:
+        os.close(fd)
 
 
 # ------------------------------------------------------------------ the walls
