@@ -2,9 +2,14 @@
 
 Both on PostgreSQL + Redis (what `--workers` above 1 needs), in front of the
 instant upstream (`upstream.py`), on the same bench as `vs_litellm.py`
-(`bench/solo:route`, one member). Every round starts one server of each
-kind in turn on a fresh database and drives it with the same load; the
-tables show medians and the median of the rounds' ratios.
+(`bench/solo:route`, one member). One server of each kind is started for
+the whole run, each on a database and folder of its own; every round
+drives one and then the other with the same load (the first alternating,
+the other idle meanwhile), each cell after a second of untimed load. The
+tables show medians, the median of the rounds' ratios and each round's.
+Until 3 December every round started both servers afresh: a new server's
+first seconds, and a new database's, spread the rounds' ratios further
+(1.61x from rounds of 1.58-1.85 in one run of that script).
 
 Two ways, both printed, each labelled:
 
@@ -14,9 +19,10 @@ Two ways, both printed, each labelled:
   finds little to run on. The table says how many cores each group of
   processes kept busy (from /proc), so a ratio capped by the machine shows
   as such.
-- **capped** (`--cap 0.45`): the server's whole process tree (the supervisor
-  and its workers) runs in a cgroup (v1 `cpu` controller) whose quota is
-  the workers times `--cap` cores, so the rest of the machine keeps free
+- **capped** (`--cap 0.45`, or several values for one table each): the
+  server's whole process tree (the supervisor and its workers) runs in a
+  cgroup (v1 `cpu` controller) whose quota, set before each cell, is the
+  workers times the cap in cores, so the rest of the machine keeps free
   cores for the loader, the upstream and the databases. This ratio is how
   our design scales when the cores are there.
 
@@ -35,7 +41,7 @@ either (`common.unstolen`, as in `vs_litellm.py`), up to `--tries` runs,
 the least stolen kept: on 3 December the capped ratio read 1.80x, 1.52x
 and 1.86x in three runs minutes apart, the 1.52 with 34-40% stolen.
 
-    .venv/bin/python benchmarks/workers.py [--seconds 5] [--rounds 3] [--connections 10] [--cap 0.45]
+    .venv/bin/python benchmarks/workers.py [--seconds 5] [--rounds 5] [--connections 10] [--cap 0.45 ...]
         [--postgres postgresql://postgres@127.0.0.1:5432/test] [--redis redis://127.0.0.1:6379/0]
         [--steal-limit 0.05] [--tries 4]
 """
@@ -84,6 +90,9 @@ SERVER_SHARES = 8192
 # PostgreSQL's backends report their transactions to pg_stat_database when
 # idle for a second at most: read it after they have.
 STATS_SETTLE = 1.2
+# Load before each cell, untimed: the quota just set, and a server idle
+# through the other's cell, settle into the load measured.
+WARM_SECONDS = 1.0
 GROUPS = ("server", "loader", "upstream", "PostgreSQL", "Redis", "other")
 
 
@@ -115,17 +124,16 @@ async def redis_commands(url: str) -> int:
 
 
 @contextlib.contextmanager
-def server_cgroup(cores: float) -> Iterator[list[str]]:
-    """A cgroup with a quota of `cores` CPUs (none when 0) and a large share
-    of the rest; yields the argv prefix that puts a command (and every
+def server_cgroup() -> Iterator[tuple[Path, list[str]]]:
+    """A cgroup with a large share of the machine (its quota set per cell,
+    `set_cap`); yields it and the argv prefix that puts a command (and every
     process it starts) in it before the command runs."""
     group = CGROUP_CPU / f"bw-workers-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     group.mkdir()
     try:
         (group / "cpu.shares").write_text(str(SERVER_SHARES))
         (group / "cpu.cfs_period_us").write_text(str(CAP_PERIOD_US))
-        (group / "cpu.cfs_quota_us").write_text(str(round(cores * CAP_PERIOD_US) if cores else -1))
-        yield ["sh", "-c", f'echo $$ > {group / "cgroup.procs"} && exec "$@"', "sh"]
+        yield group, ["sh", "-c", f'echo $$ > {group / "cgroup.procs"} && exec "$@"', "sh"]
     finally:
         for _ in range(50):  # the workers may still be on their way out
             try:
@@ -135,27 +143,60 @@ def server_cgroup(cores: float) -> Iterator[list[str]]:
                 time.sleep(0.1)
 
 
-def start_server(folder: Path, workers: int, database: str, redis: str, prefix: list[str]) -> Child:
+def set_cap(group: Path | None, cores: float) -> None:
+    """The group's quota: `cores` CPUs, or none for 0."""
+    if group is not None:
+        (group / "cpu.cfs_quota_us").write_text(str(round(cores * CAP_PERIOD_US) if cores else -1))
+
+
+@dataclass
+class Server:
+    """One `serve --workers N` for the whole run, on its own database and
+    folder, in its own cgroup where there is one."""
+
+    workers: int
+    child: Child
+    database: str  # its name on the PostgreSQL server
+    group: Path | None
+    load: Load
+
+
+async def start_server(
+    stack: contextlib.AsyncExitStack, folder: Path, workers: int, args: argparse.Namespace, upstream: str
+) -> Server:
+    name = f"bw_bench_{uuid.uuid4().hex[:10]}"
+    await admin(args.postgres, f'CREATE DATABASE "{name}"')
+    stack.push_async_callback(admin, args.postgres, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    database = args.postgres.rsplit("/", 1)[0] + f"/{name}"
+    home = folder / f"home-{workers}"
+    os.environ["BENCHWARMERS_DATABASE_URL"] = database
+    try:
+        await set_up_bench(home, upstream)
+    finally:
+        os.environ.pop("BENCHWARMERS_DATABASE_URL", None)
+    group, prefix = stack.enter_context(server_cgroup()) if CGROUP_CPU.is_dir() else (None, [])
     port = free_port()
     command = Path(sys.executable).with_name("benchwarmers")
-    env = {"BENCHWARMERS_HOME": str(folder / "home"), "BENCHWARMERS_DATABASE_URL": database}
-    env["BENCHWARMERS_REDIS_URL"] = redis
+    env = {"BENCHWARMERS_HOME": str(home), "BENCHWARMERS_DATABASE_URL": database}
+    env["BENCHWARMERS_REDIS_URL"] = args.redis
     child = Child(
         f"workers-{workers}",
         [*prefix, str(command), "serve", "--port", str(port), "--workers", str(workers)],
         env=env,
         cwd=folder,
     )
-    child.base = f"http://127.0.0.1:{port}"  # type: ignore[attr-defined]
-    child.wait_ready(f"{child.base}/v1/chat/completions", body(MODEL))  # type: ignore[attr-defined]
-    return child
+    stack.callback(child.stop)
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    child.wait_ready(url, body(MODEL))
+    return Server(workers, child, name, group, Load(url, [body(MODEL)]))
 
 
 def busy_seconds() -> float:
-    """CPU seconds the whole machine has spent busy (all cores, `common.machine_ticks`)."""
-    ticks = machine_ticks()
-    idle = ticks[3] + ticks[4]  # idle, iowait
-    return (sum(ticks[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+    """CPU seconds the whole machine has run its own work (all cores,
+    `common.machine_ticks`): not idle, not waiting for a disk, and not stolen
+    (time another guest ran instead, which counted as "other" before)."""
+    user, nice, system, _idle, _iowait, irq, softirq = machine_ticks()[:7]
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
 
 
 def named_cpu_seconds(name: str) -> float:
@@ -201,50 +242,31 @@ class Result:
     reruns: int = 0  # how many times its round's pair was run again for a hypervisor that took too much
 
 
-async def one_round(
-    folder: Path, workers: int, cap: float, args: argparse.Namespace, upstream: Child
-) -> Result:
-    name = f"bw_bench_{uuid.uuid4().hex[:10]}"
-    await admin(args.postgres, f'CREATE DATABASE "{name}"')
-    database = args.postgres.rsplit("/", 1)[0] + f"/{name}"
-    upstream_url = upstream.base  # type: ignore[attr-defined]
-    try:
-        os.environ["BENCHWARMERS_DATABASE_URL"] = database
-        await set_up_bench(folder / "home", upstream_url)
-        with contextlib.ExitStack() as stack:
-            prefix = stack.enter_context(server_cgroup(workers * cap)) if CGROUP_CPU.is_dir() else []
-            child = start_server(folder, workers, database, args.redis, prefix)
-            stack.callback(child.stop)
-            load = Load(f"{child.base}/v1/chat/completions", [body(MODEL)])  # type: ignore[attr-defined]
-            await measure(load, connections=args.connections, seconds=1.0)  # warm every worker
-            await asyncio.sleep(STATS_SETTLE)
-            xacts, commands = await transactions(args.postgres, name), await redis_commands(args.redis)
-            before = snapshot(child.pid, upstream.pid)
-            cell = await measure(load, connections=args.connections, seconds=args.seconds)
-            after = snapshot(child.pid, upstream.pid)
-            await asyncio.sleep(STATS_SETTLE)
-            xacts = await transactions(args.postgres, name) - xacts
-            commands = await redis_commands(args.redis) - commands - 1
-        spent = {group: after[group] - before[group] for group in before}
-        spent["other"] = spent["machine"] - sum(spent[group] for group in GROUPS[:-1])
-        cell = replace(cell, server_cpu_seconds=spent["server"])
-        requests = max(cell.operations, 1)
-        cores = {group: seconds / cell.seconds for group, seconds in spent.items()}
-        return Result(cell, cores, xacts / requests, commands / requests)
-    finally:
-        os.environ.pop("BENCHWARMERS_DATABASE_URL", None)
-        await admin(args.postgres, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+async def one_cell(server: Server, cap: float, args: argparse.Namespace, upstream: Child) -> Result:
+    set_cap(server.group, server.workers * cap)
+    await measure(server.load, connections=args.connections, seconds=WARM_SECONDS)
+    await asyncio.sleep(STATS_SETTLE)
+    xacts = await transactions(args.postgres, server.database)
+    commands = await redis_commands(args.redis)
+    before = snapshot(server.child.pid, upstream.pid)
+    cell = await measure(server.load, connections=args.connections, seconds=args.seconds)
+    after = snapshot(server.child.pid, upstream.pid)
+    await asyncio.sleep(STATS_SETTLE)
+    xacts = await transactions(args.postgres, server.database) - xacts
+    commands = await redis_commands(args.redis) - commands - 1
+    spent = {group: after[group] - before[group] for group in before}
+    spent["other"] = spent["machine"] - sum(spent[group] for group in GROUPS[:-1])
+    cell = replace(cell, server_cpu_seconds=spent["server"])
+    requests = max(cell.operations, 1)
+    cores = {group: seconds / cell.seconds for group, seconds in spent.items()}
+    return Result(cell, cores, xacts / requests, commands / requests)
 
 
 async def one_pair(
-    folder: Path, order: tuple[int, int], cap: float, args: argparse.Namespace, upstream: Child
+    servers: list[Server], cap: float, args: argparse.Namespace, upstream: Child
 ) -> list[Result]:
-    """A round's cells, one after the other, each on a fresh database and folder."""
-    results = []
-    for workers in order:
-        cell_folder = Path(tempfile.mkdtemp(prefix=f"w{workers}-", dir=folder))
-        results.append(await one_round(cell_folder, workers, cap, args, upstream))
-    return results
+    """A round's cells, one server after the other, the other idle meanwhile."""
+    return [await one_cell(server, cap, args, upstream) for server in servers]
 
 
 def table(title: str, results: dict[int, list[Result]], args: argparse.Namespace) -> list[str]:
@@ -272,31 +294,35 @@ def table(title: str, results: dict[int, list[Result]], args: argparse.Namespace
             f"| {sum(c.errors for c in cells)} |"
         )
     ratios = [two.cell.rate / one.cell.rate for one, two in zip(results[1], results[2], strict=True)]
-    lines += ["", f"{title}: ratio 2 workers / 1 worker, requests/s: {statistics.median(ratios):.2f}x"]
+    lines += [
+        "",
+        f"{title}: ratio 2 workers / 1 worker, requests/s: {statistics.median(ratios):.2f}x"
+        f" (median of the rounds': {', '.join(f'{ratio:.2f}' for ratio in ratios)})",
+    ]
     return lines
 
 
 async def run(args: argparse.Namespace) -> str:
-    folder = Path(tempfile.mkdtemp(prefix="bw-workers-"))
-    upstream, upstream_url = start_upstream(folder, 0.0)
-    upstream.base = upstream_url  # type: ignore[attr-defined]
-    modes = {"uncapped": 0.0, **({f"capped at {args.cap:g} core per worker": args.cap} if args.cap else {})}
-    if args.cap and not CGROUP_CPU.is_dir():
+    caps = [cap for cap in args.cap if cap]
+    modes = {"uncapped": 0.0, **{f"capped at {cap:g} core per worker": cap for cap in caps}}
+    if caps and not CGROUP_CPU.is_dir():
         raise SystemExit(f"--cap needs the cgroup v1 cpu controller at {CGROUP_CPU} (or --cap 0)")
     results: dict[str, dict[int, list[Result]]] = {mode: {1: [], 2: []} for mode in modes}
-    try:
+    folder = Path(tempfile.mkdtemp(prefix="bw-workers-"))
+    async with contextlib.AsyncExitStack() as stack:
+        stack.callback(shutil.rmtree, folder, ignore_errors=True)
+        upstream, upstream_url = start_upstream(folder, 0.0)
+        stack.callback(upstream.stop)
+        servers = [await start_server(stack, folder, workers, args, upstream_url) for workers in (1, 2)]
         for index in range(args.rounds):
-            order = (1, 2) if index % 2 == 0 else (2, 1)
+            order = servers if index % 2 == 0 else servers[::-1]
             for mode, cap in modes.items():
-                pair = partial(one_pair, folder, order, cap, args, upstream)
+                pair = partial(one_pair, order, cap, args, upstream)
                 kept, again = await unstolen(
                     pair, limit=args.steal_limit, tries=args.tries, stolen=attrgetter("cell.stolen")
                 )
-                for workers, result in zip(order, kept, strict=True):
-                    results[mode][workers].append(replace(result, reruns=again))
-    finally:
-        upstream.stop()
-        shutil.rmtree(folder, ignore_errors=True)
+                for server, result in zip(order, kept, strict=True):
+                    results[mode][server.workers].append(replace(result, reruns=again))
     lines: list[str] = []
     for mode in modes:
         lines += [*table(mode, results[mode], args), ""]
@@ -306,13 +332,17 @@ async def run(args: argparse.Namespace) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--connections", type=int, default=10)
     parser.add_argument(
-        "--cap", type=float, default=0.45, help="cores per worker in the capped runs (0: uncapped only)"
+        "--cap",
+        type=float,
+        nargs="+",
+        default=[0.45],
+        help="cores per worker in the capped runs, one run per value (0: uncapped only)",
     )
     default_pg = os.environ.get("BENCHWARMERS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
-    parser.add_argument("--postgres", default=default_pg, help="an admin URL; a database is made per round")
+    parser.add_argument("--postgres", default=default_pg, help="an admin URL; a database is made per server")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
     add_steal_arguments(parser, "a round's two cells")
     print(asyncio.run(run(parser.parse_args())))
