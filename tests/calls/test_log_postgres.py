@@ -13,16 +13,18 @@ import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 import asyncpg
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from benchwarmers.calls import log
 from benchwarmers.calls.log import CallRow, new_call_id, record_call, submit_call
+from benchwarmers.limits.ledger import ledger, month_of
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import changes
+from benchwarmers.store import call_rows, changes
 from benchwarmers.store.schema import Call, UsageMonth
 
 from ..conftest import throwaway_postgres
@@ -65,9 +67,9 @@ async def test_a_call_is_in_the_log_for_another_replica_once_its_reply_may_end(
         await asyncio.gather(*safe)  # what a reply awaits before its last byte
         async with replica.store.read() as session:
             found = set(await session.scalars(select(Call.id)))
-            (line,) = await session.scalars(select(UsageMonth))
+            requests = await session.scalar(select(func.sum(UsageMonth.requests)))
     assert found == {row.id for row in rows}
-    assert line.requests == 3
+    assert requests == 3
     assert await cache.get(runtime.store, load) == 2  # this process's caches learned of the commit
 
 
@@ -94,8 +96,7 @@ async def test_a_row_the_store_refuses_does_not_lose_the_others(runtime: Runtime
     assert isinstance(results[1], IntegrityError)
     async with runtime.store.read() as session:
         assert set(await session.scalars(select(Call.id))) == {taken, fresh[0].id, fresh[1].id}
-        (line,) = await session.scalars(select(UsageMonth))
-    assert line.requests == 3
+        assert await session.scalar(select(func.sum(UsageMonth.requests))) == 3
 
 
 async def test_a_connection_postgresql_dropped_is_replaced(runtime: Runtime, database: str) -> None:
@@ -207,3 +208,32 @@ async def test_a_value_longer_than_its_column_is_refused_not_cut(runtime: Runtim
     assert isinstance(results[1], DBAPIError)
     async with runtime.store.read() as session:
         assert set(await session.scalars(select(Call.id))) == {fresh.id}
+
+
+async def test_a_batch_does_not_wait_for_another_writers_ledger_row(
+    runtime: Runtime, database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer (a worker, a replica) holds the lock on the month's
+    ledger row of shard 0 in a transaction not yet committed; a batch that
+    picks another shard commits meanwhile, and a read adds the shards up."""
+    month = month_of(datetime.now(UTC))
+    other = await asyncpg.connect(database)
+    try:
+        await other.execute(
+            "INSERT INTO usage_ledger (month, endpoint, served, shard, requests, tokens_in, tokens_out)"
+            " VALUES ($1, 'e', 'm', 0, 5, 1, 2)",
+            month,
+        )
+        holding = other.transaction()
+        await holding.start()
+        await other.execute("UPDATE usage_ledger SET requests = requests + 1 WHERE shard = 0")
+        monkeypatch.setattr(call_rows, "random", SimpleNamespace(randrange=lambda shards: shards - 1))
+        await asyncio.wait_for(record_call(runtime.store, a_row()), 10)
+        await holding.commit()
+    finally:
+        await other.close()
+    (line,) = await ledger(runtime.store, month)
+    assert (line.endpoint, line.served, line.spent.requests) == ("e", "m", 5 + 1 + 1)
+    async with runtime.store.read() as session:
+        shards = set(await session.scalars(select(UsageMonth.shard)))
+    assert shards == {0, call_rows.LEDGER_SHARDS - 1}

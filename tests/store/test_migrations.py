@@ -70,11 +70,24 @@ async def _round_trip(store: Store) -> None:
                 " 'ok', 1.0, 0, 0, '', false)"
             )
         )
+        await session.execute(  # a month of model m over two shards, of n in one
+            text(
+                "INSERT INTO usage_ledger (month, endpoint, served, shard, requests, tokens_in, tokens_out)"
+                " VALUES ('2026-12', 'e', 'm', 0, 2, 10, 20), ('2026-12', 'e', 'm', 3, 1, 5, 7),"
+                " ('2026-12', 'e', 'n', 5, 4, 0, 1)"
+            )
+        )
     at_head = await _call_indexes(store)
     async with store.engine.begin() as connection:
         await connection.run_sync(downgrade)
     assert await current_revision(store) == "0001"
     assert "ix_calls_collection_shape" in await _call_indexes(store)
+    ledger = (
+        "SELECT month, endpoint, served, requests, tokens_in, tokens_out FROM usage_ledger ORDER BY served"
+    )
+    folded = [("2026-12", "e", "m", 3, 15, 27), ("2026-12", "e", "n", 4, 0, 1)]  # shards added up
+    async with store.read() as session:
+        assert [tuple(row) for row in await session.execute(text(ledger))] == folded
     async with store.write() as session:  # a verdict from before the tallies: counted on the way up
         await session.execute(
             text(
@@ -88,6 +101,8 @@ async def _round_trip(store: Store) -> None:
     assert "ix_calls_collection_shape" not in at_head
     async with store.read() as session:
         assert (await session.execute(text("SELECT count(*) FROM calls"))).scalar() == 1
+        assert [tuple(row) for row in await session.execute(text(ledger))] == folded
+        assert (await session.execute(text("SELECT DISTINCT shard FROM usage_ledger"))).scalar_one() == 0
         tallies = await session.execute(
             text("SELECT alias, kind, collection, shape, useful, count FROM verdict_tallies")
         )

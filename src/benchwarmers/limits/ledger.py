@@ -68,16 +68,25 @@ def next_month(when: datetime) -> datetime:
 
 
 async def ledger(store: Store, month: str) -> list[LedgerRow]:
-    """The ledger's rows for one month ("2026-11"), by endpoint and model."""
-    async with store.read() as session:
-        rows = await session.scalars(
-            select(UsageMonth)
-            .where(UsageMonth.month == month)
-            .order_by(UsageMonth.endpoint, UsageMonth.served)
+    """The ledger for one month ("2026-11"), a row per endpoint and model
+    (its shards added up: `schema.UsageMonth`)."""
+    key = (UsageMonth.endpoint, UsageMonth.served)
+    query = (
+        select(
+            *key,
+            func.sum(UsageMonth.requests),
+            func.sum(UsageMonth.tokens_in),
+            func.sum(UsageMonth.tokens_out),
         )
+        .where(UsageMonth.month == month)
+        .group_by(*key)
+        .order_by(*key)
+    )
+    async with store.read() as session:
+        rows = await session.execute(query)
         return [
-            LedgerRow(row.month, row.endpoint, row.served, Spent(row.requests, row.tokens_in, row.tokens_out))
-            for row in rows
+            LedgerRow(month, endpoint, served, Spent(int(requests), int(tokens_in), int(tokens_out)))
+            for endpoint, served, requests, tokens_in, tokens_out in rows
         ]
 
 

@@ -15,6 +15,7 @@ the log, but the ledger counts no request for it.
 from __future__ import annotations
 
 import functools
+import random
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -31,15 +32,22 @@ Statements = list[tuple[Executable, list[dict[str, Any]]]]
 
 # The tables a batch writes (`changes.committed`: the caches learn of it).
 TABLES = (Call.__tablename__, UsageMonth.__tablename__)
+# Rows a month of one model may be split over on PostgreSQL, where writers in several
+# processes add to the ledger at once. On one row every batch waited for the one before
+# it to commit, and PostgreSQL spent 1.41 ms of CPU a batch with two workers against 0.65
+# with a row per worker (docs/benchmarks.md, "The ledger's shards"). Two batches at once
+# meet on a row one time in this many; a read adds up at most this many rows.
+LEDGER_SHARDS = 8
 
 
 def statements(rows: Sequence[Row], sqlite: bool) -> Statements:
-    """The rows and their ledger lines: two statements, for one transaction."""
+    """The rows and their ledger lines: two statements, for one transaction.
+    Their lines go to the first shard: an SQLite file has one writer."""
     return [(call_insert(), [values for values, _sent in rows]), (ledger_upsert(sqlite), ledger_lines(rows))]
 
 
-def ledger_lines(rows: Sequence[Row]) -> list[dict[str, Any]]:
-    """What the rows add to the ledger: one line per month, endpoint and model."""
+def ledger_lines(rows: Sequence[Row], shard: int = 0) -> list[dict[str, Any]]:
+    """What the rows add to the ledger: one line per month, endpoint and model, in `shard`."""
     sums: dict[tuple[str, str, str], list[int]] = {}
     for values, sent in rows:
         at = values["at"]
@@ -54,6 +62,7 @@ def ledger_lines(rows: Sequence[Row]) -> list[dict[str, Any]]:
             "month": month,
             "endpoint": endpoint,
             "served": served,
+            "shard": shard,
             "requests": n,
             "tokens_in": i,
             "tokens_out": o,
@@ -67,15 +76,18 @@ def postgres_batch(rows: Sequence[Row]) -> tuple[str, list[list[Any]]]:
     arguments: each column's values as one array. One statement is one
     round trip and a transaction of its own, where BEGIN, a statement per
     table and COMMIT are four round trips, each a wake-up of the writer's
-    event loop (docs/benchmarks.md, "Issue 15: workers")."""
-    lines = ledger_lines(rows)
+    event loop (docs/benchmarks.md, "Issue 15: workers"). Its ledger lines
+    go to a shard picked at random (`LEDGER_SHARDS`)."""
+    lines = ledger_lines(rows, random.randrange(LEDGER_SHARDS))
     columns = tuple(rows[0][0])
     arguments = [[values[name] for values, _sent in rows] for name in columns]
     arguments += [[line[name] for line in lines] for name in _LEDGER_COLUMNS]
     return _postgres_sql(columns), arguments
 
 
-_LEDGER_COLUMNS = ("month", "endpoint", "served", "requests", "tokens_in", "tokens_out")
+# The ledger's key, then what a line adds.
+_LEDGER_KEY = ("month", "endpoint", "served", "shard")
+_LEDGER_COLUMNS = (*_LEDGER_KEY, "requests", "tokens_in", "tokens_out")
 
 
 @functools.cache
@@ -102,14 +114,14 @@ def _postgres_sql(columns: tuple[str, ...]) -> str:
 
     added = ", ".join(
         f"{quote(name)} = {ledger.name}.{quote(name)} + excluded.{quote(name)}"
-        for name in _LEDGER_COLUMNS[3:]
+        for name in _LEDGER_COLUMNS[len(_LEDGER_KEY) :]
     )
     return (
         f"WITH logged AS (INSERT INTO {calls.name} ({names(columns)})"
         f" SELECT * FROM unnest({arrays(calls, columns, 1)}))"
         f" INSERT INTO {ledger.name} ({names(_LEDGER_COLUMNS)})"
         f" SELECT * FROM unnest({arrays(ledger, _LEDGER_COLUMNS, len(columns) + 1)})"
-        f" ON CONFLICT ({names(_LEDGER_COLUMNS[:3])}) DO UPDATE SET {added}"
+        f" ON CONFLICT ({names(_LEDGER_KEY)}) DO UPDATE SET {added}"
     )
 
 
@@ -127,7 +139,7 @@ def ledger_upsert(sqlite: bool) -> Executable:
     insert = sqlite_insert if sqlite else pg_insert
     upsert = insert(ledger)
     return upsert.on_conflict_do_update(
-        index_elements=["month", "endpoint", "served"],
+        index_elements=list(_LEDGER_KEY),
         set_={
             "requests": ledger.c.requests + upsert.excluded.requests,
             "tokens_in": ledger.c.tokens_in + upsert.excluded.tokens_in,

@@ -25,6 +25,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    SmallInteger,
     String,
     Text,
     UniqueConstraint,
@@ -244,15 +245,20 @@ class VerdictTally(Base):
 
 class UsageMonth(Base):
     """The usage ledger: tokens and requests per endpoint and model per month,
-    added to as each call ends (the per-call figures are on `calls`)."""
+    added to as each call ends (the per-call figures are on `calls`). A
+    month of one model may be split over a few rows (`shard`), which a read
+    adds up: on PostgreSQL each batch of the call log adds to a row picked
+    at random among `call_rows.LEDGER_SHARDS`, so writers in several
+    processes seldom wait on one row's lock (`call_rows.postgres_batch`)."""
 
     __tablename__ = "usage_ledger"
-    __table_args__ = (UniqueConstraint("month", "endpoint", "served"),)
+    __table_args__ = (UniqueConstraint("month", "endpoint", "served", "shard"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     month: Mapped[str] = mapped_column(String(7))  # "2026-11"
     endpoint: Mapped[str] = mapped_column(String(64))
     served: Mapped[str] = mapped_column(String(256))
+    shard: Mapped[int] = mapped_column(SmallInteger, default=0, server_default="0")
     requests: Mapped[int] = mapped_column(Integer, default=0)
     tokens_in: Mapped[int] = mapped_column(Integer, default=0)
     tokens_out: Mapped[int] = mapped_column(Integer, default=0)
