@@ -34,9 +34,10 @@ Statements = list[tuple[Executable, list[dict[str, Any]]]]
 TABLES = (Call.__tablename__, UsageMonth.__tablename__)
 # Rows a month of one model may be split over on PostgreSQL, where writers in several
 # processes add to the ledger at once. On one row every batch waited for the one before
-# it to commit, and PostgreSQL spent 1.41 ms of CPU a batch with two workers against 0.65
-# with a row per worker (docs/benchmarks.md, "The ledger's shards"). Two batches at once
-# meet on a row one time in this many; a read adds up at most this many rows.
+# it to commit: two workers spent 12-22% more CPU a request than one, and PostgreSQL 0.83
+# ms a batch; on 8 rows, -4 to +8% and 0.58-0.72 ms (docs/benchmarks.md, "The ledger's
+# shards"). Two batches at once meet on a row one time in this many; a read adds up at
+# most this many rows.
 LEDGER_SHARDS = 8
 
 
