@@ -131,8 +131,8 @@ class Row:
 # ------------------------------------------------------------------ servers
 
 
-async def set_up_bench(home: Path, upstream: str, history: int = 0) -> None:
-    async with Runtime.open(home) as runtime:
+async def set_up_bench(home: Path, upstream: str, history: int = 0, database_url: str | None = None) -> None:
+    async with Runtime.open(home, database_url) as runtime:
         await registry.add_endpoint(runtime.store, "instant", upstream, "openai", needs_key=False)
         for alias in THREE:
             await registry.add_model(runtime.store, alias, "instant", alias)

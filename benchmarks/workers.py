@@ -169,11 +169,7 @@ async def start_server(
     stack.push_async_callback(admin, args.postgres, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     database = args.postgres.rsplit("/", 1)[0] + f"/{name}"
     home = folder / f"home-{workers}"
-    os.environ["BENCHWARMERS_DATABASE_URL"] = database
-    try:
-        await set_up_bench(home, upstream)
-    finally:
-        os.environ.pop("BENCHWARMERS_DATABASE_URL", None)
+    await set_up_bench(home, upstream, database_url=database)
     group, prefix = stack.enter_context(server_cgroup()) if CGROUP_CPU.is_dir() else (None, [])
     port = free_port()
     command = Path(sys.executable).with_name("benchwarmers")
