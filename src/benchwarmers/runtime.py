@@ -74,7 +74,7 @@ class Runtime:
         data folder), and open the HTTP client."""
         folder = ensure_home(home if home is not None else resolve_home())
         url = database_url or os.environ.get(DATABASE_URL_ENV, "").strip() or sqlite_url(folder)
-        store = Store(url)
+        store = Store(url, home=folder)
         changes.watch(store)  # its writes drop the cached reads at once (store/changes.py)
         redis_url = os.environ.get(REDIS_URL_ENV, "").strip() or None
         limiter = Limiter(store, open_counters(redis_url))

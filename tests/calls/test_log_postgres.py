@@ -1,30 +1,36 @@
-"""The call log's writer on PostgreSQL (`log._LogConnection`): a driver
-connection of its own whose commits do not wait for the disk flush, and
-what a reply promises still holds: a call it named is in the log for every
-other session (another replica) once the reply may end, this process's
-caches learn of the commit, a refused row does not lose the others, and a connection
-PostgreSQL dropped is replaced. A batch is one statement
-(`call_rows.postgres_batch`) that writes each column and ledger line as
-the rows say."""
+"""The call log's writer on PostgreSQL (`log._LogConnection`), behind the
+journal in the data folder: a reply waits for its call's journal line, not
+its commit; a call another process (a worker, a replica) replied with and
+has not committed yet is found by a verdict or `pending` here all the same;
+this process's reads and caches see each commit; a refused row does not
+lose the others; a connection PostgreSQL dropped is replaced, and
+PostgreSQL out of reach is tried again before a batch is left to the
+journal. A batch is one statement (`call_rows.postgres_batch`) that writes
+each column and ledger line as the rows say."""
 
 from __future__ import annotations
 
 import asyncio
+import sys
+import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import asyncpg
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from benchwarmers.calls import log
 from benchwarmers.calls.log import CallRow, new_call_id, record_call, submit_call
+from benchwarmers.calls.verdicts import pending, record_verdict
+from benchwarmers.errors import NotFound
 from benchwarmers.limits.ledger import ledger, month_of
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import call_rows, changes
+from benchwarmers.store import call_rows, changes, journal
 from benchwarmers.store.schema import Call, UsageMonth
 
 from ..conftest import throwaway_postgres
@@ -51,9 +57,93 @@ async def runtime(home: Path, database: str) -> AsyncIterator[Runtime]:
         yield rt
 
 
-async def test_a_call_is_in_the_log_for_another_replica_once_its_reply_may_end(
+ANOTHER_PROCESS = """
+import asyncio
+import sys
+from pathlib import Path
+
+from benchwarmers.calls import log
+from benchwarmers.runtime import Runtime
+
+
+async def main() -> None:
+    log.LINGER = float(sys.argv[3])  # the writer commits this long after the reply
+    async with Runtime.open(Path(sys.argv[1]), sys.argv[2]) as runtime:
+        row = log.CallRow(
+            log.new_call_id(), kind="seat", alias="a", endpoint="e", served="m", status="ok", seconds=1.0
+        )
+        await log.submit_call(runtime.store, row)  # what a reply awaits before its last byte
+        print(row.id, flush=True)
+        await asyncio.sleep(60)
+
+
+asyncio.run(main())
+"""
+
+
+async def test_a_call_another_process_replied_with_is_found_by_a_verdict_here(
     runtime: Runtime, database: str, tmp_path: Path
 ) -> None:
+    """Another worker or replica journaled a call and told its client of it,
+    and commits it only later: a verdict and `pending` sent here at once
+    find it all the same (they wait for a call id that young)."""
+    lingering = 3.0
+    other = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        ANOTHER_PROCESS,
+        str(tmp_path / "other"),
+        database,
+        str(lingering),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert other.stdout is not None
+        call = (await asyncio.wait_for(other.stdout.readline(), 60)).decode().strip()
+        async with runtime.store.read() as session:
+            assert await session.get(Call, call) is None  # not committed yet: the other still lingers
+        assert await pending(runtime.store, [call]) == [call]
+        recorded = await record_verdict(runtime.store, call, useful=True)
+        assert (recorded.call, recorded.useful, recorded.changed) == (call, True, True)
+    finally:
+        other.kill()
+        await other.wait()
+
+
+async def test_a_young_call_id_the_log_never_gets_is_waited_for_only_so_long(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(log, "ARRIVING", 0.3)
+    looks: list[int] = []
+    read = runtime.store.read
+
+    def counted_read() -> Any:
+        looks.append(1)
+        return read()
+
+    monkeypatch.setattr(runtime.store, "read", counted_read)
+    with pytest.raises(NotFound):
+        await record_verdict(runtime.store, new_call_id(), useful=True)
+    assert len(looks) > 2  # looked again and again, then gave up
+    looks.clear()
+    assert await pending(runtime.store, ["c_" + "-" * 20, "c_not-one-of-ours"]) == []
+    assert len(looks) == 1  # an old id or a string no writer made: looked up once
+
+
+def test_a_call_ids_time_reads_back_from_it() -> None:
+    before = time.time()
+    minted = log.minted_at(new_call_id())
+    assert minted is not None and before - 0.001 <= minted <= time.time()
+    assert log.minted_at("c_" + "-" * 20) == 0.0
+    assert log.minted_at("c_short") is None
+    assert log.minted_at("c_" + "!" * 20) is None
+    assert log.minted_at(log.new_ask_id()) is None
+
+
+async def test_a_reply_waits_for_the_journal_not_for_the_commit(
+    runtime: Runtime, database: str, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(log, "LINGER", 60.0)
     reads = iter(range(1, 10))
 
     async def load() -> int:
@@ -61,25 +151,22 @@ async def test_a_call_is_in_the_log_for_another_replica_once_its_reply_may_end(
 
     cache: changes.Cached[int] = changes.Cached(("calls", "usage_ledger"), ttl=3600.0)
     assert await cache.get(runtime.store, load) == 1
-    async with Runtime.open(home=tmp_path / "replica", database_url=database) as replica:
-        rows = [a_row() for _ in range(3)]
-        safe = [submit_call(runtime.store, row) for row in rows]
-        await asyncio.gather(*safe)  # what a reply awaits before its last byte
-        async with replica.store.read() as session:
-            found = set(await session.scalars(select(Call.id)))
-            requests = await session.scalar(select(func.sum(UsageMonth.requests)))
-    assert found == {row.id for row in rows}
-    assert requests == 3
+    row = a_row()
+    safe = submit_call(runtime.store, row)
+    assert safe.done()  # the reply's last byte need not wait
+    folder = journal.folder_of(runtime.store)
+    assert folder is not None and folder.parent == home
+    (segment,) = folder.glob("*" + journal.SUFFIX)
+    assert row.id.encode() in segment.read_bytes()
+    outside = await asyncpg.connect(database)
+    try:
+        assert await outside.fetchval("SELECT count(*) FROM calls") == 0  # lingering: not committed
+        async with runtime.store.read() as session:  # a read here lands it first
+            assert await session.get(Call, row.id) is not None
+        assert await outside.fetchval("SELECT count(*) FROM calls") == 1
+    finally:
+        await outside.close()
     assert await cache.get(runtime.store, load) == 2  # this process's caches learned of the commit
-
-
-async def test_only_the_log_commits_without_waiting_for_the_disk(runtime: Runtime) -> None:
-    await record_call(runtime.store, a_row())
-    connection = log._writers[runtime.store]._postgres._connection  # type: ignore[union-attr]
-    assert connection is not None
-    assert await connection.fetchval("SHOW synchronous_commit") == "off"
-    async with runtime.store.read() as session:
-        assert (await session.execute(text("SHOW synchronous_commit"))).scalar_one() == "on"
 
 
 async def test_a_row_the_store_refuses_does_not_lose_the_others(runtime: Runtime) -> None:
@@ -113,6 +200,47 @@ async def test_a_connection_postgresql_dropped_is_replaced(runtime: Runtime, dat
     await record_call(runtime.store, row)
     async with runtime.store.read() as session:
         assert await session.get(Call, row.id) is not None
+
+
+async def test_postgresql_out_of_reach_for_a_moment_is_tried_again(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(log, "RECONNECT_AFTER", (0.01, 0.01, 0.01))
+    connect = asyncpg.connect
+    refusals = iter([ConnectionRefusedError("restarting"), ConnectionRefusedError("restarting")])
+
+    async def restarting(**kwargs: Any) -> asyncpg.Connection:
+        for refusal in refusals:
+            raise refusal
+        return await connect(**kwargs)
+
+    monkeypatch.setattr(log.asyncpg, "connect", restarting)
+    row = a_row()
+    await record_call(runtime.store, row)
+    async with runtime.store.read() as session:
+        assert await session.get(Call, row.id) is not None
+
+
+async def test_a_batch_postgresql_never_took_is_written_at_the_next_start(
+    home: Path, database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(log, "RECONNECT_AFTER", (0.01,))
+    row = a_row()
+    async with Runtime.open(home=home, database_url=database) as runtime:
+        with monkeypatch.context() as down:
+
+            async def refused(**_kwargs: Any) -> asyncpg.Connection:
+                raise ConnectionRefusedError("down")
+
+            down.setattr(log.asyncpg, "connect", refused)
+            with pytest.raises(DBAPIError):
+                await record_call(runtime.store, row)
+    folder = journal.folder_of(runtime.store)
+    assert folder is not None and any(folder.glob("*" + journal.SUFFIX))  # kept
+    async with Runtime.open(home=home, database_url=database) as runtime, runtime.store.read() as session:
+        assert await session.get(Call, row.id) is not None
+        assert await session.scalar(select(func.sum(UsageMonth.requests))) == 1
+    assert not any(folder.iterdir())
 
 
 async def test_a_batch_is_one_statement_that_writes_every_column_and_ledger_line(runtime: Runtime) -> None:
@@ -181,8 +309,7 @@ async def test_a_batch_is_one_statement_that_writes_every_column_and_ledger_line
     assert connection is not None
     connection.add_query_logger(lambda record: statements.append(record.query))
     await asyncio.gather(*(submit_call(runtime.store, row) for row in rows))  # handed over at once: one batch
-    assert len(statements) == 1
-    async with runtime.store.read() as session:
+    async with runtime.store.read() as session:  # which the read lands first
         stored = {call.id: call for call in await session.scalars(select(Call))}
         ledger = {
             (line.month, line.served): (line.requests, line.tokens_in, line.tokens_out)
@@ -194,6 +321,7 @@ async def test_a_batch_is_one_statement_that_writes_every_column_and_ledger_line
             row, row.at
         )
     assert ledger == {("2026-11", "m"): (2, 3 + 5, 4), ("2026-12", "n"): (1, 0, 7)}
+    assert len(statements) == 1
 
 
 async def test_a_value_longer_than_its_column_is_refused_not_cut(runtime: Runtime) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from benchwarmers.store import registry
 from benchwarmers.store.schema import Call
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
-from tests.serving import served
+from tests.serving import CALL_ID, served
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 ASKS = 40
@@ -108,6 +109,14 @@ async def test_two_workers_answer_on_one_port_and_lose_nothing(two_workers: tupl
         replies = await asyncio.gather(*asks, *health)
         assert [r.status_code for r in replies] == [200] * (2 * ASKS)
         assert all("from a worker" in r.text for r in replies[:ASKS])
+        # Each call a reply named is found at once by either worker (each commits its calls
+        # behind its replies): `pending` on a fresh connection per call.
+        named = [sorted(set(CALL_ID.findall(reply.text))) for reply in replies[:ASKS]]
+        assert all(len(ids) == 1 for ids in named), named
+        found = await asyncio.gather(
+            *(client.post(f"{url}/bench/pending", json={"calls": ids}) for ids in named)
+        )
+        assert [reply.json()["pending"] for reply in found] == named
         pids = {r.json()["pid"] for r in replies[ASKS:]}
         for _ in range(20):  # both are listening; a loaded machine may still favour one for a while
             if len(pids) == 2:
@@ -117,12 +126,9 @@ async def test_two_workers_answer_on_one_port_and_lose_nothing(two_workers: tupl
                 for r in await asyncio.gather(*(client.get(f"{url}/healthz") for _ in range(10)))
             }
         assert len(pids) == 2, pids
-        # Every ask's call is in the shared database, and either worker's scrape counts all of them.
-        async with Runtime.open(database_url=database_url) as runtime, runtime.store.read() as session:
-            logged = await session.scalar(
-                select(func.count()).select_from(Call).where(Call.collection == "wk")
-            )
-        assert logged == ASKS
+        # Every ask's call reaches the shared database, and either worker's scrape counts all of them.
+        async with Runtime.open(database_url=database_url) as runtime:
+            assert await _logged_soon(runtime, ASKS) == ASKS
         scraped = (await client.get(f"{url}/metrics")).text
     calls = sum(
         sample.value
@@ -131,6 +137,18 @@ async def test_two_workers_answer_on_one_port_and_lose_nothing(two_workers: tupl
         if sample.name == "benchwarmers_calls_total" and sample.labels.get("collection") == "wk"
     )
     assert calls == ASKS
+
+
+async def _logged_soon(runtime: Runtime, count: int, within: float = 30.0) -> int:
+    """The calls of collection wk in the log, once `count` (or when `within` runs out)."""
+    deadline = time.monotonic() + within
+    while True:
+        async with runtime.store.read() as session:
+            wk = select(func.count()).select_from(Call).where(Call.collection == "wk")
+            logged = await session.scalar(wk)
+        if (logged or 0) >= count or time.monotonic() > deadline:
+            return logged or 0
+        await asyncio.sleep(0.05)
 
 
 async def test_keep_alive_clients_that_connect_at_once_are_spread_over_the_workers(

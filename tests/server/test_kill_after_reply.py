@@ -10,7 +10,6 @@ not, on SQLite and on PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
-import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,9 +24,9 @@ from benchwarmers.store.db import SQLITE_FILE
 from benchwarmers.testing import FakeModel, FakeProvider
 
 from ..conftest import throwaway_postgres
+from ..serving import CALL_ID
 from .child_server import Child
 
-CALL_ID = re.compile(r"(?<![A-Za-z0-9_-])c_[A-Za-z0-9_-]{20}(?![A-Za-z0-9_-])")  # new_call_id()'s
 SLOW_WRITER = """
 import asyncio
 from benchwarmers.calls import log

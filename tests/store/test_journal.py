@@ -1,6 +1,7 @@
 """The call journal (`store/journal.py`): rows appended before a reply ends,
 replayed by the next process that opens the store when the one that wrote
-them died before committing them, each call once, its ledger line with it;
+them died before committing them, each call once, its ledger line with it
+(on an SQLite file and on PostgreSQL, whose journal is in the data folder);
 a live process's journal never touched; a journal the store refuses kept
 aside, the others replayed."""
 
@@ -18,8 +19,11 @@ from sqlalchemy import select
 from benchwarmers.calls.log import new_call_id
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import journal
+from benchwarmers.store.db import Store, sqlite_url
 from benchwarmers.store.schema import Call, UsageMonth
 from benchwarmers.testing.store_template import copy_migrated_store
+
+from ..conftest import throwaway_postgres
 
 AT = datetime(2026, 12, 1, 23, 30, 0, 250_000, tzinfo=UTC)
 
@@ -49,11 +53,19 @@ def values(**changes: Any) -> dict[str, Any]:
     return {**row, **changes}
 
 
-def dead_journal(home: Path, *rows: dict[str, Any], sent: bool = True) -> Path:
-    """A segment as a killed process leaves it: written, its lock gone with it."""
-    from benchwarmers.store.db import SQLITE_FILE
+def journal_of(home: Path, database_url: str | None = None) -> Path:
+    """The journal's folder of a process with this data folder, on this
+    database (the SQLite file in `home` by default)."""
+    folder = journal.folder_of(Store(database_url or sqlite_url(home), home=home))
+    assert folder is not None
+    return folder
 
-    writer = journal.Journal(Path(f"{home / SQLITE_FILE}{journal.SUFFIX}"))
+
+def dead_journal(
+    home: Path, *rows: dict[str, Any], sent: bool = True, database_url: str | None = None
+) -> Path:
+    """A segment as a killed process leaves it: written, its lock gone with it."""
+    writer = journal.Journal(journal_of(home, database_url))
     for row in rows:
         writer.append(row, sent)
     segment = writer.current
@@ -103,6 +115,24 @@ async def test_a_dead_processs_journal_is_replayed_once_with_its_ledger_lines(ho
     assert not again.exists()
 
 
+@pytest.mark.integration
+async def test_a_dead_processs_journal_is_replayed_into_postgresql_with_its_ledger_lines(home: Path) -> None:
+    async with throwaway_postgres() as url:
+        async with Runtime.open(home, url):
+            pass  # migrated
+        first, second = values(), values(tokens_in=10, tokens_out=20)
+        path = dead_journal(home, first, second, database_url=url)
+        assert path.parent.parent == home  # in the data folder, beside no database file
+        dead_journal(home, first, database_url=url)  # the same call in another segment: once
+        elsewhere = dead_journal(home, values(), database_url=url + "_other")  # another database's
+        async with Runtime.open(home, url) as runtime:
+            ids, ledger = await logged(runtime)
+        assert ids == {first["id"], second["id"]}
+        assert ledger == [(2, 13, 27)]
+        assert not any(path.parent.iterdir())
+        assert elsewhere.exists()
+
+
 async def test_a_call_that_never_went_out_is_logged_but_not_counted_as_a_request(home: Path) -> None:
     copy_migrated_store(home)
     refused = values(status="rate_limited", tokens_in=0, tokens_out=0)
@@ -114,9 +144,7 @@ async def test_a_call_that_never_went_out_is_logged_but_not_counted_as_a_request
 async def test_a_live_processs_journal_is_left_alone(home: Path) -> None:
     copy_migrated_store(home)
     async with Runtime.open(home) as runtime:
-        from benchwarmers.store.db import SQLITE_FILE
-
-        live = journal.Journal(Path(f"{home / SQLITE_FILE}{journal.SUFFIX}"))
+        live = journal.Journal(journal_of(home))
         row = values()
         live.append(row, True)  # locked by this process as long as it is open
         assert await journal.replay(runtime.store) == 0

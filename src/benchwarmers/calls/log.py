@@ -3,11 +3,12 @@ ledger beside it, written together in one transaction as a call ends, so
 the ledger can never count a call the log does not have. A call is handed
 to one writer that commits many calls' rows at once (`submit_call`), and a
 reply's last byte waits until its calls are safe, so a crash after a client
-was answered cannot lose what it was answered with: on an SQLite file, safe
-is appended to the journal (`store/journal.py`, replayed at the next start
-if the process dies before the commit); on PostgreSQL, committed, without
-waiting for PostgreSQL's own disk flush (`_LogConnection` says why that
-keeps the promise).
+was answered cannot lose what it was answered with: safe is appended to the
+journal (`store/journal.py`, replayed at the next start if the process dies
+before the commit), or committed where there is none. A verdict or
+`pending` naming a call finds it (`settled`): one this process still
+writes is waited for, and so is one a moment young that another process
+(a worker, a replica) journaled and has not committed yet.
 
 What a row holds is what decides the bench (who answered, how fast, with
 how many tokens, with what error), never what was asked or answered: no
@@ -121,14 +122,12 @@ def submit_call(store: Store, row: CallRow) -> asyncio.Future[None]:
     before its last byte (`panel/engine.py`, `route/engine.py`): no client
     is told of a call the log could still lose.
 
-    On an SQLite file, safe is in the journal (`store/journal.py`): the
-    future is done on return, and the writer commits behind the reply,
-    waiting `LINGER` for more calls to share the transaction. Elsewhere,
-    safe is committed: the writer starts at once, and calls that end while
-    a batch commits go into the next one together (a group commit), so
-    seats of a panel, and turns of many clients, share a transaction. (A
-    linger of 1 ms on PostgreSQL made batches larger but one worker
-    uncapped 15% slower: docs/benchmarks.md, "Issue 15: workers".)"""
+    With a journal (`store/journal.py`: an SQLite file, or PostgreSQL
+    from a process with a data folder), safe is in it: the future is done
+    on return, and the writer commits behind the reply, waiting `LINGER`
+    for more calls to share the transaction. Without one, safe is
+    committed: the writer starts at once, and calls that end while a batch
+    commits go into the next one together (a group commit)."""
     return _writer_of(store).submit(row, row.at or datetime.now(UTC))
 
 
@@ -144,15 +143,60 @@ async def record_call(store: Store, row: CallRow) -> None:
 
 async def settled(store: Store, call_ids: Sequence[str]) -> None:
     """Wait while any of these calls is still on its way into the log (read
-    your writes: a verdict or `pending` that names a call this process has
-    handed to the writer but not committed yet finds it)."""
+    your writes: a verdict or `pending` that names a call a reply told of
+    finds it). A call this process handed to its writer is waited for
+    until it is committed; one the log lacks whose id was minted in the
+    last `ARRIVING` seconds, until it arrives or is that old: another
+    process (a worker on the one port, a replica on another machine)
+    commits its journaled calls behind its replies, within `LINGER` when
+    its database keeps up."""
     writer = _writers.get(store)
-    if writer is None or writer.loop is not asyncio.get_running_loop():
-        return
-    waiting = [done for call in call_ids if (done := writer.pending.get(call)) is not None]
-    if waiting:
-        writer.start()  # no lingering for others while someone waits
-        await asyncio.gather(*(asyncio.shield(done) for done in waiting), return_exceptions=True)
+    waiting: dict[str, asyncio.Future[None]] = {}
+    if writer is not None and writer.loop is asyncio.get_running_loop():
+        waiting = {call: done for call in call_ids if (done := writer.pending.get(call)) is not None}
+        if waiting:
+            writer.start()  # no lingering for others while someone waits
+            await asyncio.gather(*(asyncio.shield(done) for done in waiting.values()), return_exceptions=True)
+    await _arrived(store, [call for call in call_ids if call not in waiting])
+
+
+async def _arrived(store: Store, call_ids: Sequence[str]) -> None:
+    """Until each young id of these is in the log, or is `ARRIVING` old (by
+    this machine's clock: a replica's clock ahead of ours cannot make a
+    read wait longer than that)."""
+    now = time.time()
+    until: dict[str, float] = {}
+    for call in call_ids:
+        minted = minted_at(call)
+        if minted is not None and minted > now - ARRIVING:
+            until[call] = min(minted, now) + ARRIVING
+    pause = FIRST_LOOK
+    while until:
+        ids = list(until)
+        async with store.read() as session:
+            for start in range(0, len(ids), journal.LOOKUP_CHUNK):
+                chunk = ids[start : start + journal.LOOKUP_CHUNK]
+                for found in await session.scalars(select(Call.id).where(Call.id.in_(chunk))):
+                    del until[found]
+        now = time.time()
+        until = {call: last for call, last in until.items() if last > now}
+        if until:
+            await asyncio.sleep(min(pause, max(until.values()) - now))
+            pause = min(pause * 2, LAST_LOOK)
+
+
+def minted_at(call_id: str) -> float | None:
+    """When an id `new_call_id` made was made (Unix seconds, to the
+    millisecond); None for a string it could not have made."""
+    if len(call_id) != len(CALL_ID_PREFIX) + 20 or not call_id.startswith(CALL_ID_PREFIX):
+        return None
+    milliseconds = 0
+    for character in call_id[len(CALL_ID_PREFIX) : len(CALL_ID_PREFIX) + 8]:
+        digit = _SORTABLE.find(character)
+        if digit < 0:
+            return None
+        milliseconds = milliseconds << 6 | digit
+    return milliseconds / 1000
 
 
 async def flush_log() -> None:
@@ -401,6 +445,15 @@ LINGER = 0.05
 # slow the replies down, and the calls waiting for it would pile up in memory without end
 # (51,000 requests at ten connections: RSS +57-80%; docs/benchmarks.md).
 MAX_BEHIND = 1000
+# Seconds a call minted in another process may take to reach the log, for whoever names
+# it (`settled`): that process's `LINGER`, its commit, and room for a database slow for a
+# moment and clocks a little apart. A young id the log never gets (a typo, a refused row)
+# costs its reader this long, at most.
+ARRIVING = 5.0
+# Seconds between a reader's first looks for a call on its way from elsewhere, doubling to
+# the last: most arrive within a `LINGER`.
+FIRST_LOOK = 0.005
+LAST_LOOK = 0.1
 # Seconds a read on another event loop waits for this writer's loop to commit (`_across`).
 ACROSS_LOOPS = 5.0
 # Batches between two checkpoints of the WAL beside the writer (`store/wal.py`): a
@@ -427,17 +480,16 @@ class _LogConnection:
     the rows; BEGIN, a statement per table and COMMIT cost four round trips
     (see docs/benchmarks.md, "Issue 15: workers").
 
-    Its commits do not wait for PostgreSQL to flush the WAL to disk
-    (`synchronous_commit = off`, on this connection only), and what a reply
-    promises still holds: a committed row is visible to every session at
-    once, so a verdict sent to another replica finds the call, and it is in
-    PostgreSQL's hands, so it outlives a SIGKILL of our process. Only a crash
-    of PostgreSQL or of its machine could lose the last fraction of a second
-    (three `wal_writer_delay`s at most), the level of the SQLite path, whose
-    WAL at `synchronous=NORMAL` also leaves the disk to the page cache.
-    Waiting for the flush would make every reply wait for a disk sync, and
-    hold the ledger line's row lock, which every worker's batch updates,
-    for as long."""
+    A commit waits for PostgreSQL's flush to disk, as any other of ours:
+    the journal's segment holding a batch is removed once it commits, so a
+    crash of PostgreSQL's machine must not lose what it said it had. No
+    reply waits for it (the journal), and a batch holds every call of a
+    `LINGER`, so it costs a flush per batch. (Until 4 December, when
+    replies waited for the commit, it did not wait for the flush.)
+
+    PostgreSQL out of reach (restarting, a network cut) is tried again
+    after each pause of `RECONNECT_AFTER` before the batch is given up (its
+    rows then stay in the journal for the next start to replay)."""
 
     def __init__(self, store: Store) -> None:
         _args, self._connect = store.engine.dialect.create_connect_args(store.engine.url)
@@ -446,16 +498,28 @@ class _LogConnection:
 
     async def write(self, statement: str, arguments: Sequence[Any]) -> None:
         """One batch, committed when this returns."""
+        for pause in (*RECONNECT_AFTER, None):
+            try:
+                await self._write_once(statement, arguments)
+                return
+            except _UNREACHABLE as exc:
+                if pause is None:
+                    raise DBAPIError(None, None, exc) from exc
+                log.warning("call log: PostgreSQL out of reach (%s); trying again in %s s", exc, pause)
+                await asyncio.sleep(pause)
+
+    async def _write_once(self, statement: str, arguments: Sequence[Any]) -> None:
         connection = self._connection
         if connection is None or connection.is_closed():
-            connection = self._connection = await asyncpg.connect(
-                **self._connect, server_settings={"synchronous_commit": "off"}
-            )
+            connection = self._connection = await asyncpg.connect(**self._connect)
         try:
             await connection.execute(statement, *arguments)
         # As SQLAlchemy would raise them (an IntegrityError for a row refused), like the SQLite path.
         except asyncpg.IntegrityConstraintViolationError as exc:
             raise IntegrityError(None, None, exc) from exc
+        except _UNREACHABLE:
+            connection.terminate()
+            raise
         except asyncpg.PostgresError as exc:
             raise DBAPIError(None, None, exc) from exc
         except asyncio.CancelledError:  # cut off half way: start afresh next time
@@ -470,6 +534,22 @@ class _LogConnection:
             await connection.close(timeout=CLOSE_TIMEOUT)
         except Exception:  # PostgreSQL or the connection's event loop is gone: just drop it
             connection.terminate()
+
+
+# What says PostgreSQL could not be reached, or dropped the connection, rather than refused
+# the batch: a refused connection (OSError), a connection closed under us (asyncpg's
+# InterfaceError), a server shutting down or starting (class 08 and 57P0x SQLSTATEs).
+_UNREACHABLE = (
+    OSError,
+    asyncpg.InterfaceError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.AdminShutdownError,
+    asyncpg.CannotConnectNowError,
+    asyncpg.CrashShutdownError,
+)
+# Seconds between tries of a batch while PostgreSQL is out of reach: about a restart's
+# time in all, while replies go on (the journal) and the batches behind this one wait.
+RECONNECT_AFTER = (0.2, 1.0, 4.0)
 
 
 class _LogFile:

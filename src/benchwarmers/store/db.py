@@ -41,8 +41,11 @@ def async_url(url: str) -> str:
 
 
 class Store:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, home: Path | None = None) -> None:
         self.url = async_url(url)
+        # The data folder of the process that opened it: where the call log's journal lives
+        # when the database is not a file here (`store/journal.py`); None: no journal there.
+        self.home = home
         self.is_sqlite = self.url.startswith("sqlite")
         kwargs: dict[str, Any] = {}
         if not self.is_sqlite:

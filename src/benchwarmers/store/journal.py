@@ -1,7 +1,6 @@
-"""The call log's journal, on an SQLite file: each call's row is appended to
-a file of this process's before the reply that names the call ends, and
-committed to the database behind the reply, many calls at a time
-(`calls/log.py`).
+"""The call log's journal: each call's row is appended to a file of this
+process's before the reply that names the call ends, and committed to the
+database behind the reply, many calls at a time (`calls/log.py`).
 
 Why: a reply that waited for its calls' commit waited for the writer's
 thread, which needs the interpreter lock back after every SQLite step
@@ -21,8 +20,10 @@ same. A segment's whole size is reserved on disk (`posix_fallocate`) as it
 is made, so a full disk is an OSError then, never a SIGBUS at a copy; its
 unwritten tail is zeros, which a replay skips as it skips a line cut short.
 
-The files: a folder beside the database (`<file>.journal/`); in it, for
-each process writing calls, one segment at a time (`<pid>-<random>.journal`),
+The files: a folder beside the database (`<file>.journal/`), or, on
+PostgreSQL, in the data folder (`calls-<digest of the database's URL,
+without its password>.journal/`: one data folder may serve several
+databases in turn); in it, for each process writing calls, one segment at a time (`<pid>-<random>.journal`),
 held under an exclusive `flock` as long as that process lives. A segment
 is removed once every row in it is committed. One whose process died (its
 lock free) is replayed by the next process that opens the store
@@ -30,16 +31,20 @@ lock free) is replayed by the next process that opens the store
 lines, and the segment is removed. A segment is made under a hidden name
 and renamed once locked, so no one can take a new segment for an orphan.
 
-PostgreSQL has no journal: its replicas may run on machines that share
-only the database, where a journal on one machine's disk would give a
-verdict sent to another no read-your-writes. There a reply waits for its
-commit, as before.
+On PostgreSQL the replicas, or `serve --workers`' processes, may run on
+machines that share only the database, and a call another one journaled
+is in no file here: a verdict or `pending` naming a call id minted in the
+last few seconds that the log lacks waits for it to arrive
+(`log.settled`). Until 4 December a reply there waited for its commit
+instead; without that wait a worker did 19-37% more requests a second
+on the same core (docs/benchmarks.md, "The journal on PostgreSQL").
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import logging
 import mmap
 import os
@@ -72,9 +77,15 @@ _COLUMNS = frozenset(column.name for column in cast(Table, Call.__table__).colum
 
 
 def folder_of(store: Store) -> Path | None:
-    """Where a store's journal lives; None where it has none (PostgreSQL, or
-    an in-memory database, which nothing outlives)."""
-    return None if store.sqlite_file is None else Path(store.sqlite_file + SUFFIX)
+    """Where a store's journal lives; None where it has none (an in-memory
+    database, which nothing outlives, or a store opened without a data
+    folder on a database that is not a file)."""
+    if store.sqlite_file is not None:
+        return Path(store.sqlite_file + SUFFIX)
+    if store.is_sqlite or store.home is None:
+        return None
+    digest = hashlib.sha256(store.database_key.encode()).hexdigest()[:16]
+    return store.home / f"calls-{digest}{SUFFIX}"
 
 
 class Segment:

@@ -10,7 +10,6 @@ back from a connection of our own after them."""
 from __future__ import annotations
 
 import asyncio
-import re
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -27,13 +26,13 @@ from benchwarmers.store import journal, registry
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import LiveServer, live_server
 
+from ...serving import CALL_ID
 from .hardening_support import FORMATS, format_request
 
 # How long each of the writer's batches waits before it writes: far longer
 # than rendering and sending a reply takes, so a reply that did not wait for
 # its commit would be read back before its rows exist.
 SLOW_COMMIT = 0.3
-CALL_ID = re.compile(r"(?<![A-Za-z0-9_-])c_[A-Za-z0-9_-]{20}(?![A-Za-z0-9_-])")  # new_call_id()'s
 
 
 async def _register(home: Path, fake: FakeProvider) -> None:
