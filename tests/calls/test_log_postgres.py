@@ -22,7 +22,7 @@ from typing import Any
 import asyncpg
 import pytest
 from sqlalchemy import func, select
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from benchwarmers.calls import log
 from benchwarmers.calls.log import CallRow, new_call_id, record_call, submit_call
@@ -233,7 +233,7 @@ async def test_a_batch_postgresql_never_took_is_written_at_the_next_start(
                 raise ConnectionRefusedError("down")
 
             down.setattr(log.asyncpg, "connect", refused)
-            with pytest.raises(DBAPIError):
+            with pytest.raises(OperationalError):
                 await record_call(runtime.store, row)
     folder = journal.folder_of(runtime.store)
     assert folder is not None and any(folder.glob("*" + journal.SUFFIX))  # kept
@@ -241,6 +241,35 @@ async def test_a_batch_postgresql_never_took_is_written_at_the_next_start(
         assert await session.get(Call, row.id) is not None
         assert await session.scalar(select(func.sum(UsageMonth.requests))) == 1
     assert not any(folder.iterdir())
+
+
+async def test_a_batch_postgresql_did_not_take_is_written_once_it_takes_one_again(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(log, "RECONNECT_AFTER", (0.01,))
+    left, then = a_row(), a_row()
+    with monkeypatch.context() as down:
+
+        async def refused(**_kwargs: Any) -> asyncpg.Connection:
+            raise ConnectionRefusedError("down")
+
+        down.setattr(log.asyncpg, "connect", refused)
+        with pytest.raises(OperationalError):
+            await record_call(runtime.store, left)
+    await record_call(runtime.store, then)  # PostgreSQL is back
+    deadline = time.monotonic() + 30
+    while True:
+        async with runtime.store.read() as session:
+            found = set(await session.scalars(select(Call.id)))
+            requests = await session.scalar(select(func.sum(UsageMonth.requests)))
+        if left.id in found or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.05)
+    assert found == {left.id, then.id}
+    assert requests == 2
+    live = log._writers[runtime.store].journal
+    assert live is not None and live.current is not None
+    assert list(live.folder.iterdir()) == [live.current.path]  # the one it left behind, written and gone
 
 
 async def test_a_batch_is_one_statement_that_writes_every_column_and_ledger_line(runtime: Runtime) -> None:

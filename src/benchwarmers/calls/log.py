@@ -36,7 +36,7 @@ import asyncpg
 from sqlalchemy import Executable, select, update
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.engine import Dialect
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from benchwarmers import ids
 from benchwarmers.store import call_rows, changes, journal, wal
@@ -248,6 +248,11 @@ class _LogWriter:
         self._safe = loop.create_future()
         self._safe.set_result(None)
         self._postgres = None if store.is_sqlite else _LogConnection(store)
+        # A batch the store did not take was left in the journal: once one commits again, the
+        # journal's segments no process holds are written (`journal.replay`), not only at the
+        # next start.
+        self._left_behind = False
+        self._replaying: asyncio.Task[int] | None = None
 
     def submit(self, row: CallRow, at: datetime) -> asyncio.Future[None]:
         committed = self.loop.create_future()
@@ -325,6 +330,9 @@ class _LogWriter:
         removed (or kept, for the next start, if some call never committed:
         refused, or handed over on an event loop that is gone)."""
         await self.flush()
+        if self._replaying is not None:
+            with contextlib.suppress(Exception):  # logged by `_replay_left_behind`
+                await self._replaying
         if self._postgres is not None:
             await self._postgres.close()
         if self.journal is not None:
@@ -349,11 +357,15 @@ class _LogWriter:
                 batch, self._waiting = self._waiting, []
                 self._urgent = False
                 segments = self.journal.cut() if self.journal is not None else []
-                if not await self._commit(batch):
+                committed = await self._commit(batch)
+                if not committed:
                     self._keep(segments)
+                    self._left_behind = True
                 for segment in segments:
                     segment.finish()
                 segments = []
+                if committed:
+                    self._replay_left_behind()
                 if self._waiting and not self._urgent:
                     self._lingering = self.loop.call_later(LINGER, self.start)
                     break
@@ -370,12 +382,23 @@ class _LogWriter:
         finally:
             self._draining = None
 
+    def _replay_left_behind(self) -> None:
+        """The store takes batches again: write what earlier ones left in the
+        journal (their segments, finished with the batch that came next, are
+        no longer held)."""
+        if self._left_behind and (self._replaying is None or self._replaying.done()):
+            self._left_behind = False
+            self._replaying = self.loop.create_task(journal.replay(self.store), name="call journal replay")
+            self._replaying.add_done_callback(_log_replay_failure)
+
     def _keep(self, segments: list[journal.Segment]) -> None:
         """A row of this batch is not in the store: the segments that may
         hold it (this batch's, and every one not yet taken with a batch)
-        stay, for the next start to replay."""
+        stay, for `journal.replay` once a batch commits again, or at the
+        next start."""
         if self.journal is not None:
             segments = [*segments, *self.journal.open_segments()]
+            self.journal.seal()
         for segment in segments:
             segment.kept = True
 
@@ -384,8 +407,9 @@ class _LogWriter:
         try:
             await self._write(batch)
         except Exception as exc:
-            if len(batch) == 1:
-                self._settle(batch[0], exc)
+            if len(batch) == 1 or isinstance(exc, OperationalError):  # out of reach: so is each row
+                for submitted in batch:
+                    self._settle(submitted, exc)
                 return False
             every = True
             for submitted in batch:  # one row the store refuses must not lose the others
@@ -488,8 +512,9 @@ class _LogConnection:
     replies waited for the commit, it did not wait for the flush.)
 
     PostgreSQL out of reach (restarting, a network cut) is tried again
-    after each pause of `RECONNECT_AFTER` before the batch is given up (its
-    rows then stay in the journal for the next start to replay)."""
+    after each pause of `RECONNECT_AFTER` before the batch is given up (an
+    `OperationalError`): its rows stay in the journal, written once a batch
+    commits again (`_LogWriter._replay_left_behind`) or at the next start."""
 
     def __init__(self, store: Store) -> None:
         _args, self._connect = store.engine.dialect.create_connect_args(store.engine.url)
@@ -504,7 +529,7 @@ class _LogConnection:
                 return
             except _UNREACHABLE as exc:
                 if pause is None:
-                    raise DBAPIError(None, None, exc) from exc
+                    raise OperationalError(None, None, exc) from exc
                 log.warning("call log: PostgreSQL out of reach (%s); trying again in %s s", exc, pause)
                 await asyncio.sleep(pause)
 
@@ -693,6 +718,11 @@ async def _across(landed: concurrent.futures.Future[None]) -> None:
     moment stale is better than a read that never ends."""
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(asyncio.wrap_future(landed), ACROSS_LOOPS)
+
+
+def _log_replay_failure(replaying: asyncio.Task[int]) -> None:
+    if not replaying.cancelled() and (error := replaying.exception()) is not None:
+        log.warning("call journal not replayed (%s): the next start tries again", error)
 
 
 def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:

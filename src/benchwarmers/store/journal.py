@@ -23,8 +23,9 @@ unwritten tail is zeros, which a replay skips as it skips a line cut short.
 The files: a folder beside the database (`<file>.journal/`), or, on
 PostgreSQL, in the data folder (`calls-<digest of the database's URL,
 without its password>.journal/`: one data folder may serve several
-databases in turn); in it, for each process writing calls, one segment at a time (`<pid>-<random>.journal`),
-held under an exclusive `flock` as long as that process lives. A segment
+databases in turn); in it, for each process writing calls, one segment
+at a time (`<pid>-<random>.journal`), held under an exclusive `flock` as
+long as that process lives. A segment
 is removed once every row in it is committed. One whose process died (its
 lock free) is replayed by the next process that opens the store
 (`replay`): the rows the database lacks are written, with their ledger
@@ -36,8 +37,9 @@ machines that share only the database, and a call another one journaled
 is in no file here: a verdict or `pending` naming a call id minted in the
 last few seconds that the log lacks waits for it to arrive
 (`log.settled`). Until 4 December a reply there waited for its commit
-instead; without that wait a worker did 19-37% more requests a second
-on the same core (docs/benchmarks.md, "The journal on PostgreSQL").
+instead: a round trip to PostgreSQL in every request, and a third of a
+transaction a request where the journal's batches make it a hundredth
+(docs/benchmarks.md, "The journal on PostgreSQL").
 """
 
 from __future__ import annotations
@@ -148,6 +150,14 @@ class Journal:
         writer to `finish` once this batch commits."""
         filled, self.filled = self.filled, []
         return filled
+
+    def seal(self) -> None:
+        """Append no more to the current segment: the next batch's `cut`
+        takes it, so one kept for a row the store did not take is let go
+        (for `replay`) once that batch commits, not once it is full."""
+        if self.current is not None:
+            self.filled.append(self.current)
+            self.current = None
 
     def open_segments(self) -> list[Segment]:
         """The segments not yet taken with a batch: those filled, and the current one."""
