@@ -163,12 +163,13 @@ async def settled(store: Store, call_ids: Sequence[str]) -> None:
 async def _arrived(store: Store, call_ids: Sequence[str]) -> None:
     """Until each young id of these is in the log, or is `ARRIVING` old (by
     this machine's clock: a replica's clock ahead of ours cannot make a
-    read wait longer than that)."""
+    read wait longer than that, and an id from further ahead than that is
+    none of ours)."""
     now = time.time()
     until: dict[str, float] = {}
     for call in call_ids:
         minted = minted_at(call)
-        if minted is not None and minted > now - ARRIVING:
+        if minted is not None and abs(minted - now) < ARRIVING:
             until[call] = min(minted, now) + ARRIVING
     pause = FIRST_LOOK
     while until:

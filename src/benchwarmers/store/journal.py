@@ -25,12 +25,14 @@ PostgreSQL, in the data folder (`calls-<digest of the database's URL,
 without its password>.journal/`: one data folder may serve several
 databases in turn); in it, for each process writing calls, one segment
 at a time (`<pid>-<random>.journal`), held under an exclusive `flock` as
-long as that process lives. A segment
-is removed once every row in it is committed. One whose process died (its
-lock free) is replayed by the next process that opens the store
-(`replay`): the rows the database lacks are written, with their ledger
-lines, and the segment is removed. A segment is made under a hidden name
-and renamed once locked, so no one can take a new segment for an orphan.
+long as that process lives. A segment is removed once every row in it is
+committed. One no process holds (its process died, or its writer let it
+go, kept, when the store refused a batch) is replayed (`replay`) by the
+next process that opens the store, or by a writer whose store takes a
+batch again after refusing one: the rows the database lacks are written,
+with their ledger lines, and the segment is removed. A segment is made
+under a hidden name and renamed once locked, so no one can take a new
+segment for an orphan.
 
 On PostgreSQL the replicas, or `serve --workers`' processes, may run on
 machines that share only the database, and a call another one journaled
@@ -226,9 +228,10 @@ def decode(line: bytes) -> Row | None:
 
 
 async def replay(store: Store) -> int:
-    """Write what the journals of processes now dead hold and the database
-    lacks (each row once, by its call id, with its ledger line), then remove
-    them. The number of calls written."""
+    """Write what the segments no process holds (of processes now dead, or
+    let go kept) hold and the database lacks (each row once, by its call
+    id, with its ledger line), then remove them. The number of calls
+    written."""
     folder = folder_of(store)
     if folder is None or not folder.is_dir():
         return 0
