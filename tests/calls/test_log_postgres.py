@@ -82,12 +82,13 @@ asyncio.run(main())
 
 
 async def test_a_call_another_process_replied_with_is_found_by_a_verdict_here(
-    runtime: Runtime, database: str, tmp_path: Path
+    runtime: Runtime, database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Another worker or replica journaled a call and told its client of it,
     and commits it only later: a verdict and `pending` sent here at once
     find it all the same (they wait for a call id that young)."""
-    lingering = 3.0
+    lingering = 6.0  # long enough for the look below on a loaded machine
+    monkeypatch.setattr(log, "ARRIVING", 30.0)  # and this process waits longer than that
     other = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
@@ -113,7 +114,7 @@ async def test_a_call_another_process_replied_with_is_found_by_a_verdict_here(
 async def test_a_young_call_id_the_log_never_gets_is_waited_for_only_so_long(
     runtime: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(log, "ARRIVING", 0.3)
+    monkeypatch.setattr(log, "ARRIVING", 1.0)
     looks: list[int] = []
     read = runtime.store.read
 
@@ -124,7 +125,7 @@ async def test_a_young_call_id_the_log_never_gets_is_waited_for_only_so_long(
     monkeypatch.setattr(runtime.store, "read", counted_read)
     with pytest.raises(NotFound):
         await record_verdict(runtime.store, new_call_id(), useful=True)
-    assert len(looks) > 2  # looked again and again, then gave up
+    assert len(looks) > 1  # looked again, then gave up
     looks.clear()
     assert await pending(runtime.store, ["c_" + "-" * 20, "c_" + "z" * 20, "c_not-one-of-ours"]) == []
     assert len(looks) == 1  # an old id, one from far ahead, a string no writer made: looked up once
