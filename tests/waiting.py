@@ -5,22 +5,33 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.store.registry import ModelView
 
+T = TypeVar("T")
+
+
+async def eventually(read: Callable[[], Awaitable[T]], done: Callable[[T], bool], within: float = 30.0) -> T:
+    """`read()` again until `done` says its value is the one awaited (what a
+    server or a writer finishes in the background); its last value when
+    `within` runs out."""
+    deadline = time.monotonic() + within
+    while True:
+        value = await read()
+        if done(value) or time.monotonic() > deadline:
+            return value
+        await asyncio.sleep(0.05)
+
 
 async def back_from_rest(runtime: Runtime, alias: str, within: float = 30.0) -> ModelView:
     """The model once its rest is over (or as it is when `within` runs out)."""
-    deadline = time.monotonic() + within
-    while True:
-        model = await registry.get_model(runtime.store, alias)
-        if model.status != "resting" or time.monotonic() > deadline:
-            return model
-        await asyncio.sleep(0.05)
+    return await eventually(
+        lambda: registry.get_model(runtime.store, alias), lambda model: model.status != "resting", within
+    )
 
 
 def wait_for(check: Callable[[], Any], timeout: float = 30.0) -> Any:

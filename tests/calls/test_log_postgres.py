@@ -34,7 +34,7 @@ from benchwarmers.store import call_rows, changes, journal
 from benchwarmers.store.schema import Call, UsageMonth
 
 from ..conftest import throwaway_postgres
-from ..waiting import wait_for
+from ..waiting import eventually, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -259,14 +259,13 @@ async def test_a_batch_postgresql_did_not_take_is_written_once_it_takes_one_agai
     left, then = a_row(), a_row()
     await _record_with_postgresql_down(runtime, left, monkeypatch)
     await record_call(runtime.store, then)  # PostgreSQL is back
-    deadline = time.monotonic() + 30
-    while True:
+
+    async def logged() -> tuple[set[str], int | None]:
         async with runtime.store.read() as session:
             found = set(await session.scalars(select(Call.id)))
-            requests = await session.scalar(select(func.sum(UsageMonth.requests)))
-        if left.id in found or time.monotonic() > deadline:
-            break
-        await asyncio.sleep(0.05)
+            return found, await session.scalar(select(func.sum(UsageMonth.requests)))
+
+    found, requests = await eventually(logged, lambda now: left.id in now[0])
     assert found == {left.id, then.id}
     assert requests == 2
     live = log._writers[runtime.store].journal

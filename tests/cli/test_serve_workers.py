@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from benchwarmers.store.schema import Call
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
 from tests.serving import CALL_ID, served
+from tests.waiting import eventually
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 ASKS = 40
@@ -128,7 +128,7 @@ async def test_two_workers_answer_on_one_port_and_lose_nothing(two_workers: tupl
         assert len(pids) == 2, pids
         # Every ask's call reaches the shared database, and either worker's scrape counts all of them.
         async with Runtime.open(database_url=database_url) as runtime:
-            assert await _logged_soon(runtime, ASKS) == ASKS
+            assert await eventually(lambda: _logged(runtime), lambda logged: logged >= ASKS) == ASKS
         scraped = (await client.get(f"{url}/metrics")).text
     calls = sum(
         sample.value
@@ -139,16 +139,12 @@ async def test_two_workers_answer_on_one_port_and_lose_nothing(two_workers: tupl
     assert calls == ASKS
 
 
-async def _logged_soon(runtime: Runtime, count: int, within: float = 30.0) -> int:
-    """The calls of collection wk in the log, once `count` (or when `within` runs out)."""
-    deadline = time.monotonic() + within
-    while True:
-        async with runtime.store.read() as session:
-            wk = select(func.count()).select_from(Call).where(Call.collection == "wk")
-            logged = await session.scalar(wk)
-        if (logged or 0) >= count or time.monotonic() > deadline:
-            return logged or 0
-        await asyncio.sleep(0.05)
+async def _logged(runtime: Runtime) -> int:
+    """The calls of collection wk in the log."""
+    async with runtime.store.read() as session:
+        return (
+            await session.scalar(select(func.count()).select_from(Call).where(Call.collection == "wk")) or 0
+        )
 
 
 async def test_keep_alive_clients_that_connect_at_once_are_spread_over_the_workers(

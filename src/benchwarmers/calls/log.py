@@ -56,6 +56,10 @@ ERROR_LIMIT = 500
 
 # URL-safe characters in the order they sort in (ASCII), for the time an id begins with.
 _SORTABLE = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
+# An id after its prefix: the time in milliseconds, 6 bits a character, then random ones.
+_TIME_CHARACTERS = 8
+_TIME_SHIFTS = tuple(range(6 * (_TIME_CHARACTERS - 1), -1, -6))
+_ID_CHARACTERS = 20
 
 
 def new_call_id() -> str:
@@ -78,8 +82,8 @@ def new_ask_id() -> str:
 
 def _time_first() -> str:
     milliseconds = time.time_ns() // 1_000_000
-    return "".join(_SORTABLE[(milliseconds >> shift) & 63] for shift in range(42, -1, -6)) + (
-        ids.token_urlsafe(9)
+    return "".join(_SORTABLE[(milliseconds >> shift) & 63] for shift in _TIME_SHIFTS) + (
+        ids.token_urlsafe(9)  # the other 12 characters
     )
 
 
@@ -173,14 +177,10 @@ async def _arrived(store: Store, call_ids: Sequence[str]) -> None:
             until[call] = min(minted, now) + ARRIVING
     pause = FIRST_LOOK
     while until:
-        ids = list(until)
         async with store.read() as session:
-            for start in range(0, len(ids), journal.LOOKUP_CHUNK):
-                chunk = ids[start : start + journal.LOOKUP_CHUNK]
-                for found in await session.scalars(select(Call.id).where(Call.id.in_(chunk))):
-                    del until[found]
+            logged = await call_rows.logged_ids(session, list(until))
         now = time.time()
-        until = {call: last for call, last in until.items() if last > now}
+        until = {call: last for call, last in until.items() if call not in logged and last > now}
         if until:
             await asyncio.sleep(min(pause, max(until.values()) - now))
             pause = min(pause * 2, LAST_LOOK)
@@ -189,10 +189,11 @@ async def _arrived(store: Store, call_ids: Sequence[str]) -> None:
 def minted_at(call_id: str) -> float | None:
     """When an id `new_call_id` made was made (Unix seconds, to the
     millisecond); None for a string it could not have made."""
-    if len(call_id) != len(CALL_ID_PREFIX) + 20 or not call_id.startswith(CALL_ID_PREFIX):
+    characters = call_id.removeprefix(CALL_ID_PREFIX)
+    if len(characters) != _ID_CHARACTERS or characters == call_id:
         return None
     milliseconds = 0
-    for character in call_id[len(CALL_ID_PREFIX) : len(CALL_ID_PREFIX) + 8]:
+    for character in characters[:_TIME_CHARACTERS]:
         digit = _SORTABLE.find(character)
         if digit < 0:
             return None

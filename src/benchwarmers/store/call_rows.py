@@ -2,8 +2,9 @@
 month's line in the usage ledger, two statements for one transaction.
 
 Two writers send them: the call log's (`calls/log.py`, as calls end) and
-the journal's replay (`store/journal.py`, at start-up, for calls a killed
-process had told its clients of but not committed). Both must add to the
+the journal's replay (`store/journal.py`, at start-up, or once the store
+takes a batch again, for calls a process had told its clients of but not
+committed). Both must add to the
 ledger exactly what they add to the log, so both build their statements
 here.
 
@@ -19,10 +20,11 @@ import random
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Executable, String, Table
+from sqlalchemy import Executable, String, Table, select
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from benchwarmers.store.schema import Call, UsageMonth
 
@@ -39,6 +41,19 @@ TABLES = (Call.__tablename__, UsageMonth.__tablename__)
 # shards"). Two batches at once meet on a row one time in this many; a read adds up at
 # most this many rows.
 LEDGER_SHARDS = 8
+# Ids looked up in one statement (SQLite allows 32,766 parameters a statement).
+LOOKUP_CHUNK = 500
+
+
+async def logged_ids(session: AsyncSession, ids: Sequence[str]) -> set[str]:
+    """Which of these call ids the log has: for the journal's replay, which
+    writes the others, and for a reader waiting for calls on their way
+    (`log.settled`)."""
+    logged: set[str] = set()
+    for start in range(0, len(ids), LOOKUP_CHUNK):
+        chunk = ids[start : start + LOOKUP_CHUNK]
+        logged.update(await session.scalars(select(Call.id).where(Call.id.in_(chunk))))
+    return logged
 
 
 def statements(rows: Sequence[Row], sqlite: bool) -> Statements:

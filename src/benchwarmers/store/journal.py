@@ -58,7 +58,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
-from sqlalchemy import Table, select
+from sqlalchemy import Table
 
 from benchwarmers import jsontext
 from benchwarmers.store import call_rows
@@ -74,8 +74,6 @@ REFUSED = ".refused"  # a segment the store would not take, kept for whoever loo
 # (one row larger takes a segment of its own size). Each is removed once the batch that took
 # its last rows commits, so what a crash leaves to replay is bounded.
 SEGMENT_BYTES = 1 << 20
-# Ids looked up at once when replaying (SQLite allows 32,766 parameters a statement).
-LOOKUP_CHUNK = 500
 _SENT = "_sent"  # the row's `sent`, which is not a column of the log
 _COLUMNS = frozenset(column.name for column in cast(Table, Call.__table__).columns)
 
@@ -282,12 +280,8 @@ async def _write_missing(store: Store, rows: list[Row]) -> int:
     """The rows whose ids the log lacks, in one transaction."""
     by_id = {values["id"]: (values, sent) for values, sent in rows}
     async with store.write() as session:
-        ids = list(by_id)
-        known: set[str] = set()
-        for start in range(0, len(ids), LOOKUP_CHUNK):
-            chunk = ids[start : start + LOOKUP_CHUNK]
-            known.update(await session.scalars(select(Call.id).where(Call.id.in_(chunk))))
-        missing = [by_id[id_] for id_ in ids if id_ not in known]
+        known = await call_rows.logged_ids(session, list(by_id))
+        missing = [row for id_, row in by_id.items() if id_ not in known]
         for group in _by_columns(missing):  # lines of another version may name other columns
             for statement, values in call_rows.statements(group, store.is_sqlite):
                 if values:
