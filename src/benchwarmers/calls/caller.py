@@ -57,19 +57,17 @@ from benchwarmers import metrics
 from benchwarmers.calls import reach
 from benchwarmers.calls.log import CallRow, new_call_id, submit_call
 from benchwarmers.calls.tokens import total_tokens
-from benchwarmers.config.keys import endpoint_key, env_var_name
 from benchwarmers.errors import (
     LimitExceeded,
-    ProviderAuthError,
     ProviderConnectError,
     ProviderError,
     ProviderRateLimited,
     ProviderTimeout,
 )
-from benchwarmers.providers.base import Target, adapter_for
+from benchwarmers.providers.base import Target
 from benchwarmers.providers.deadline import Deadline
+from benchwarmers.providers.kinds import EndpointLike, adapter_for, key_of
 from benchwarmers.types import (
-    ApiKind,
     CallKind,
     Chunk,
     Reply,
@@ -84,17 +82,6 @@ from benchwarmers.types import (
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
-
-
-class EndpointLike(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def api(self) -> ApiKind: ...
-    @property
-    def base_url(self) -> str: ...
-    @property
-    def needs_key(self) -> bool: ...
 
 
 class ModelLike(Protocol):
@@ -380,7 +367,7 @@ class CallStream:
         `limit_wait`, never past the first-byte wait. A missing key is
         refused first, before the limiter counts the call."""
         endpoint = self.model.endpoint
-        key = _key_of(endpoint)
+        key = key_of(endpoint)
         limit_wait = first_byte_wait if self.limit_wait is None else self.limit_wait
         await self.runtime.limiter.admit(
             endpoint.name,
@@ -521,18 +508,3 @@ def _failed_status(exc: ProviderError) -> tuple[SeatStatus, float | None]:
     if isinstance(exc, ProviderTimeout):
         return "timeout", None
     return "error", None
-
-
-def _key_of(endpoint: EndpointLike) -> str | None:
-    """The endpoint's key; a call whose endpoint needs one and has none is
-    refused here, before it goes out, with what to do about it (the
-    provider's own "invalid API key" says neither whose key nor where)."""
-    if not endpoint.needs_key:
-        return None
-    key = endpoint_key(endpoint.name)
-    if key is None:
-        raise ProviderAuthError(
-            f"no key for endpoint {endpoint.name!r}: set {env_var_name(endpoint.name)}, "
-            f"or run `benchwarmers endpoint key set {endpoint.name}`"
-        )
-    return key

@@ -30,12 +30,15 @@ from benchwarmers.calls.verdicts import check_verdict_body
 from benchwarmers.config.home import HOME_ENV, ensure_home, resolve_home, write_pointer
 from benchwarmers.core.admin import (
     Admin,
+    api_kinds,
     check_collection_name,
     check_endpoint,
     check_endpoint_key,
     check_scope,
+    default_base_url,
     endpoint_key_source,
     endpoint_key_variable,
+    needs_key_by_default,
     set_endpoint_key,
 )
 from benchwarmers.core.diagnostics import Check, diagnose, url_hint
@@ -104,6 +107,7 @@ __all__ = [
     "SettingRow",
     "SuiteRun",
     "UserLimit",
+    "api_kinds",
     "bench_services",
     "check_collection_name",
     "check_endpoint",
@@ -112,6 +116,7 @@ __all__ = [
     "check_scope",
     "check_verdict_body",
     "collection_entry",
+    "default_base_url",
     "diagnose",
     "endpoint_key_source",
     "endpoint_key_variable",
@@ -121,6 +126,7 @@ __all__ = [
     "iso_utc",
     "login_policy",
     "mode_for",
+    "needs_key_by_default",
     "probe_json",
     "quotas_json",
     "resolve_home",
