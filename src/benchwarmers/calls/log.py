@@ -39,6 +39,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from benchwarmers import ids
+from benchwarmers.config import tunables
 from benchwarmers.store import call_rows, changes, journal, wal
 from benchwarmers.store.call_rows import Statements
 from benchwarmers.store.db import Store, sqlite_connect, wait_before_reads
@@ -458,43 +459,17 @@ class _LogWriter:
 _writers: weakref.WeakKeyDictionary[Store, _LogWriter] = weakref.WeakKeyDictionary()
 # A call handed to the writer: its row's values, whether it went out, and the future its commit settles.
 _Submitted = tuple[dict[str, Any], bool, asyncio.Future[None]]
-# Seconds a journaled call waits for others to share its commit: a reply does not wait
-# for it, and a reader in this process that does (`settled`, `landing`) cuts it short.
-# With the writer lingering between batches too (`_drain`), at ten connections on a
-# one-seat panel, 50 ms took the writer's thread from 0.06-0.09 to 0.02-0.06 ms of CPU
-# a call and the server's CPU a request down 13%, where 10 ms took it down 5%
-# (docs/benchmarks.md, "The call log's batches"). What it holds back is bounded by
-# `MAX_BEHIND`, and a crash loses none of it (the journal).
-LINGER = 0.05
-# Journaled calls not yet committed past which a reply waits for its call's commit, as it
-# does without a journal. Under a load the writer cannot keep up with, nothing else would
-# slow the replies down, and the calls waiting for it would pile up in memory without end
-# (51,000 requests at ten connections: RSS +57-80%; docs/benchmarks.md).
-MAX_BEHIND = 1000
-# Seconds a call minted in another process may take to reach the log, for whoever names
-# it (`settled`): that process's `LINGER`, its commit, and room for a database slow for a
-# moment and clocks a little apart. A young id the log never gets (a typo, a refused row)
-# costs its reader this long, at most.
-ARRIVING = 5.0
-# Seconds between a reader's first looks for a call on its way from elsewhere, doubling to
-# the last: most arrive within a `LINGER`.
-FIRST_LOOK = 0.005
-LAST_LOOK = 0.1
-# Seconds a read on another event loop waits for this writer's loop to commit (`_across`).
-ACROSS_LOOPS = 5.0
-# Batches between two checkpoints of the WAL beside the writer (`store/wal.py`): a
-# one-call batch writes some eight pages (its row, its primary key and four indexes, its
-# ledger line and that line's index), so this is about SQLite's own auto-checkpoint of
-# 1,000 pages. (A batch under the journal's `LINGER` holds several calls, and the WAL
-# grows slower for it.)
-CHECKPOINT_EVERY = 100
-# Batches between two checkpoints by the writer itself, which the next batch waits
-# for: under a load that never pauses, the WAL starts over only after one of these.
-WRITER_CHECKPOINT_EVERY = 1000
+LINGER = tunables.CALL_LOG_LINGER.value
+MAX_BEHIND = tunables.CALL_LOG_MAX_BEHIND.value
+ARRIVING = tunables.CALL_LOG_ARRIVING.value
+FIRST_LOOK = tunables.CALL_LOG_FIRST_LOOK.value
+LAST_LOOK = tunables.CALL_LOG_LAST_LOOK.value
+ACROSS_LOOPS = tunables.CALL_LOG_ACROSS_LOOPS.value
+CHECKPOINT_EVERY = tunables.CALL_LOG_CHECKPOINT_EVERY.value
+WRITER_CHECKPOINT_EVERY = tunables.CALL_LOG_WRITER_CHECKPOINT_EVERY.value
 
 _Job = tuple[Statements, asyncio.AbstractEventLoop, asyncio.Future[None]]
-# Seconds a closing store waits for PostgreSQL to end the log's connection politely.
-CLOSE_TIMEOUT = 5.0
+CLOSE_TIMEOUT = tunables.CALL_LOG_CLOSE_TIMEOUT.value
 
 
 class _LogConnection:
@@ -574,9 +549,7 @@ _UNREACHABLE = (
     asyncpg.CannotConnectNowError,
     asyncpg.CrashShutdownError,
 )
-# Seconds between tries of a batch while PostgreSQL is out of reach: about a restart's
-# time in all, while replies go on (the journal) and the batches behind this one wait.
-RECONNECT_AFTER = (0.2, 1.0, 4.0)
+RECONNECT_AFTER = tunables.CALL_LOG_RECONNECT_AFTER.value
 
 
 class _LogFile:

@@ -42,12 +42,13 @@ from benchwarmers.core import (
     default_base_url,
     endpoint_key_source,
     ensure_home,
+    environment,
     resolve_home,
     url_hint,
 )
 from benchwarmers.errors import UserError
 
-OLLAMA_HOST_ENV = "OLLAMA_HOST"  # Ollama's own variable for where it listens
+OLLAMA_HOST_ENV = environment.OLLAMA_HOST.name
 KNOWN_URLS = {
     "openrouter": ("https://openrouter.ai/api/v1", "openai"),
     "groq": ("https://api.groq.com/openai/v1", "openai"),

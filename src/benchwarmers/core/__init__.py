@@ -27,6 +27,7 @@ from benchwarmers.bench.suite.sandbox import unavailable as sandbox_unavailable
 from benchwarmers.bench.suite.tasks import SHAPES as SUITE_SHAPES
 from benchwarmers.calls.log import CALL_ID_PREFIX
 from benchwarmers.calls.verdicts import check_verdict_body
+from benchwarmers.config import environment, tunables
 from benchwarmers.config.home import HOME_ENV, ensure_home, resolve_home, write_pointer
 from benchwarmers.core.admin import (
     Admin,
@@ -121,6 +122,7 @@ __all__ = [
     "endpoint_key_source",
     "endpoint_key_variable",
     "ensure_home",
+    "environment",
     "finish_background",
     "import_tasks",
     "iso_utc",
@@ -134,6 +136,7 @@ __all__ = [
     "set_endpoint_key",
     "sqlite_url",
     "suite_tasks",
+    "tunables",
     "url_hint",
     "utc",
     "write_pointer",

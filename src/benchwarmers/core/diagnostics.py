@@ -21,6 +21,7 @@ from pathlib import Path
 
 from benchwarmers.config import home as home_config
 from benchwarmers.config import keys as endpoint_keys
+from benchwarmers.config import tunables
 from benchwarmers.errors import ProviderError
 from benchwarmers.providers.kinds import listed_models
 from benchwarmers.runtime import DATABASE_URL_ENV, REDIS_URL_ENV, Runtime
@@ -28,7 +29,7 @@ from benchwarmers.store import registry
 from benchwarmers.store.db import Store, redacted_url, sqlite_url
 from benchwarmers.store.migrate import current_revision, head_revision, migrate
 
-TIMEOUT = 5.0
+TIMEOUT = tunables.DOCTOR_TIMEOUT.value
 
 
 @dataclass(frozen=True, slots=True)

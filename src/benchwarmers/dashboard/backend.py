@@ -40,11 +40,13 @@ from benchwarmers.core import (
     collection_entry,
     default_base_url,
     endpoint_key_source,
+    environment,
     iso_utc,
     needs_key_by_default,
     probe_json,
     quotas_json,
     set_endpoint_key,
+    tunables,
 )
 from benchwarmers.dashboard.fields import FieldError, field, names, number, text
 from benchwarmers.errors import StoreError, UserError
@@ -62,8 +64,8 @@ from benchwarmers.types import (
 )
 
 # Where a local Ollama answers unless `OLLAMA_HOST` (Ollama's own variable) says otherwise.
-OLLAMA_HOST_ENV = "OLLAMA_HOST"
-PROBE_TIMEOUT = 1.5  # a local server answers at once or is not there
+OLLAMA_HOST_ENV = environment.OLLAMA_HOST.name
+PROBE_TIMEOUT = tunables.LOCAL_PROBE_TIMEOUT.value
 DISCOVER_DISMISSED = "discover_dismissed"
 QUEUE_SHOWN = 30
 

@@ -17,14 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from benchwarmers.config import tunables
 from benchwarmers.config.keys import endpoint_key, env_var_name
 from benchwarmers.errors import ProviderAuthError
 from benchwarmers.providers.base import Adapter, Target
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.types import ApiKind
 
-# Waiting on an endpoint's model list: a listing is one small GET.
-LIST_SECONDS = 30.0
+LIST_SECONDS = tunables.LIST_SECONDS.value
 
 
 class EndpointLike(Protocol):

@@ -33,6 +33,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 
 from benchwarmers import __version__
+from benchwarmers.config import tunables
 from benchwarmers.core import finish_background
 from benchwarmers.server import BIND_HOST_ENV, DEFAULT_HOST
 from benchwarmers.server.errors import HANDLERS, CatchAll, install_error_handlers
@@ -46,8 +47,7 @@ if TYPE_CHECKING:
 
 RuntimeFactory = Callable[[], AbstractAsyncContextManager["Runtime"]]
 
-# How long a shutdown waits for the requests uvicorn cancelled to unwind.
-UNWIND_SECONDS = 5.0
+UNWIND_SECONDS = tunables.UNWIND_SECONDS.value
 
 
 class Gateway(FastAPI):

@@ -68,6 +68,7 @@ from types import CoroutineType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from benchwarmers.config import environment, tunables
 from benchwarmers.errors import Refused, StoreError
 from benchwarmers.formats import registry as formats_registry
 from benchwarmers.formats.errors import error_bytes, format_for_path
@@ -91,15 +92,15 @@ WILDCARD_ADDRESSES = frozenset({"0.0.0.0", "::", ""})
 BENCH_GATEWAY_PREFIXES = ("/bench/",)
 BENCH_GATEWAY_PATHS = frozenset({"/metrics"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-ALLOWED_HOSTS_ENV = "BENCHWARMERS_ALLOWED_HOSTS"
+ALLOWED_HOSTS_ENV = environment.ALLOWED_HOSTS.name
 MAX_JSON_DEPTH = 64
 PASSED_HOSTS_CAP = 256
 MB = 1024 * 1024
 RATE_WINDOW = 60.0  # a key's rate is per minute, a sliding window
-BODY_IDLE_SECONDS = 10.0  # no byte of the body for this long: the client stalled
-BODY_SECONDS = 120.0  # the whole body, however it trickles
+BODY_IDLE_SECONDS = tunables.BODY_IDLE_SECONDS.value
+BODY_SECONDS = tunables.BODY_SECONDS.value
 DRAIN_BYTES = 8 * MB  # of a body refused as too large, read and dropped before the 413 (see _drain)
-DRAIN_SECONDS = 2.0
+DRAIN_SECONDS = tunables.DRAIN_SECONDS.value
 # The body as read, on `scope["state"]`: `errors.read_json` takes it from there.
 BODY_STATE = "body"
 
