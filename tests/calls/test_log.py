@@ -18,8 +18,9 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError
 
-from benchwarmers.calls import log
-from benchwarmers.calls.log import CallRow, new_ask_id, new_call_id, record_call
+from benchwarmers.calls import call_ids, log, reads
+from benchwarmers.calls.call_ids import new_ask_id, new_call_id
+from benchwarmers.calls.log import CallRow, record_call
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import changes, journal, wal
 from benchwarmers.store.db import SQLITE_FILE
@@ -87,7 +88,7 @@ async def test_a_store_closed_and_used_again_gets_a_log_thread_again(runtime: Ru
     await runtime.store.close()
     row = a_row()
     await record_call(runtime.store, row)
-    assert (await log.get_call(runtime.store, row.id)) is not None
+    assert (await reads.get_call(runtime.store, row.id)) is not None
 
 
 # ------------------------------------------------- the journal before the commit
@@ -302,7 +303,7 @@ def test_ids_begin_with_their_time_so_a_new_row_lands_at_one_edge_of_its_index(
     made: list[tuple[str, str]] = []
     for milliseconds in (1_764_633_600_000, 1_764_633_600_001, 1_764_633_660_000, 4_102_444_800_000):
         clock = SimpleNamespace(time_ns=lambda ms=milliseconds: ms * 1_000_000)
-        monkeypatch.setattr(log, "time", clock)
+        monkeypatch.setattr(call_ids, "time", clock)
         made += [(new_call_id(), new_ask_id()) for _ in range(3)]
     calls, asks = [c for c, _ in made], [a for _, a in made]
     by_time = [ids[::3] for ids in (calls, asks)]

@@ -10,6 +10,9 @@ before the commit), or committed where there is none. A verdict or
 writes is waited for, and so is one a moment young that another process
 (a worker, a replica) journaled and has not committed yet.
 
+Ids are made in `call_ids.py`, and the log is read back through
+`reads.py`; this module is the writer.
+
 What a row holds is what decides the bench (who answered, how fast, with
 how many tokens, with what error), never what was asked or answered: no
 prompt text of a gateway request, no image, no key.
@@ -33,59 +36,23 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 import asyncpg
-from sqlalchemy import Executable, select, update
+from sqlalchemy import Executable
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from benchwarmers import ids
+from benchwarmers.calls.call_ids import minted_at
 from benchwarmers.config import tunables
 from benchwarmers.store import call_rows, changes, journal, wal
 from benchwarmers.store.call_rows import Statements
 from benchwarmers.store.db import Store, sqlite_connect, wait_before_reads
-from benchwarmers.store.schema import Call
 from benchwarmers.types import CallKind, SeatStatus
 
 log = logging.getLogger(__name__)
 
-CALL_ID_PREFIX = "c_"
-ASK_ID_PREFIX = "a_"
 # Error text kept per call: enough to tell what went wrong, bounded so a
 # provider's HTML error page cannot bloat the log.
 ERROR_LIMIT = 500
-
-
-# URL-safe characters in the order they sort in (ASCII), for the time an id begins with.
-_SORTABLE = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
-# An id after its prefix: the time in milliseconds, 6 bits a character, then random ones.
-_TIME_CHARACTERS = 8
-_TIME_SHIFTS = tuple(range(6 * (_TIME_CHARACTERS - 1), -1, -6))
-_ID_CHARACTERS = 20
-
-
-def new_call_id() -> str:
-    """Unique: `c_` and 20 URL-safe characters, the first 8 the time in
-    milliseconds, sorting as it does, then 72 random bits. A random id
-    would land each new row on a random leaf of the call log's id index
-    (and its ask's on `ix_calls_ask_id`'s), which with a long log is a page
-    to read and write back per call: the writer's insert cost 1.44x at
-    300,000 past calls with random ids, 1.16x with these
-    (docs/benchmarks.md, "A long call log: box noise, and the writer's
-    random leaves")."""
-    return CALL_ID_PREFIX + _time_first()
-
-
-def new_ask_id() -> str:
-    """Shared by every call of one gateway ask (its seats and its merge);
-    made as a call's id is, for the same reason."""
-    return ASK_ID_PREFIX + _time_first()
-
-
-def _time_first() -> str:
-    milliseconds = time.time_ns() // 1_000_000
-    return "".join(_SORTABLE[(milliseconds >> shift) & 63] for shift in _TIME_SHIFTS) + (
-        ids.token_urlsafe(9)  # the other 12 characters
-    )
 
 
 def panel_task(collection: str, shape: str, what: str = "panel seat") -> str:
@@ -185,21 +152,6 @@ async def _arrived(store: Store, call_ids: Sequence[str]) -> None:
         if until:
             await asyncio.sleep(min(pause, max(until.values()) - now))
             pause = min(pause * 2, LAST_LOOK)
-
-
-def minted_at(call_id: str) -> float | None:
-    """When an id `new_call_id` made was made (Unix seconds, to the
-    millisecond); None for a string it could not have made."""
-    characters = call_id.removeprefix(CALL_ID_PREFIX)
-    if len(characters) != _ID_CHARACTERS or characters == call_id:
-        return None
-    milliseconds = 0
-    for character in characters[:_TIME_CHARACTERS]:
-        digit = _SORTABLE.find(character)
-        if digit < 0:
-            return None
-        milliseconds = milliseconds << 6 | digit
-    return milliseconds / 1000
 
 
 async def flush_log() -> None:
@@ -732,26 +684,3 @@ def _call_values(row: CallRow, at: datetime) -> dict[str, Any]:
         "error": row.error[:ERROR_LIMIT],
         "explorer": row.explorer,
     }
-
-
-async def set_call_task(store: Store, call_id: str, task: str) -> None:
-    """Say what a finished call was for, when only its reply could tell
-    (route mode names the tools a turn called): after the row, once it is
-    in (`settled`). Like the task `submit_call` writes, `task` names things,
-    never prompt or reply text."""
-    await settled(store, [call_id])
-    async with store.write() as session:
-        await session.execute(update(Call).where(Call.id == call_id).values(task=task))
-
-
-async def get_call(store: Store, call_id: str) -> Call | None:
-    await settled(store, [call_id])
-    async with store.read() as session:
-        return await session.get(Call, call_id)
-
-
-async def calls_of_ask(store: Store, ask_id: str) -> list[Call]:
-    """Every call of one gateway ask, oldest first (seats, then the merge)."""
-    async with store.read() as session:
-        rows = await session.scalars(select(Call).where(Call.ask_id == ask_id).order_by(Call.at))
-        return list(rows)

@@ -25,7 +25,7 @@ from benchwarmers.bench.suite.rebench_fetch import DEFAULT_DATASET, DEFAULT_LIMI
 from benchwarmers.bench.suite.runner import DEFAULT_GAP, SuiteRun
 from benchwarmers.bench.suite.sandbox import unavailable as sandbox_unavailable
 from benchwarmers.bench.suite.tasks import SHAPES as SUITE_SHAPES
-from benchwarmers.calls.log import CALL_ID_PREFIX
+from benchwarmers.calls.call_ids import CALL_ID_PREFIX
 from benchwarmers.calls.verdicts import check_verdict_body
 from benchwarmers.config import environment, tunables
 from benchwarmers.config.home import HOME_ENV, ensure_home, resolve_home, write_pointer

@@ -28,7 +28,8 @@ from sqlalchemy import desc, func, select
 
 from benchwarmers.bench import decisions
 from benchwarmers.calls import verdicts
-from benchwarmers.calls.log import flush_log, get_call
+from benchwarmers.calls.log import flush_log
+from benchwarmers.calls.reads import get_call
 from benchwarmers.calls.tokens import prompt_tokens
 from benchwarmers.config import tunables
 from benchwarmers.errors import NotFound, Refused, UserError

@@ -27,7 +27,7 @@ from pathlib import Path
 from benchwarmers.core import CALL_ID_PREFIX, environment
 from benchwarmers.errors import UserError
 
-# `c_` and 20 URL-safe characters (`calls.log.new_call_id`), standing alone.
+# `c_` and 20 URL-safe characters (`calls.call_ids.new_call_id`), standing alone.
 CALL_ID = re.compile(r"(?<![A-Za-z0-9_-])" + CALL_ID_PREFIX + r"[A-Za-z0-9_-]{20}(?![A-Za-z0-9_-])")
 TRANSCRIPT_SUFFIX = ".jsonl"
 # A long session's transcript runs to tens of megabytes; beyond this it is not one.

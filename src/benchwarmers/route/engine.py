@@ -40,8 +40,9 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from benchwarmers.calls.call_ids import new_ask_id
 from benchwarmers.calls.caller import CallContext, Caller, CallResult, CallStream, await_recorded
-from benchwarmers.calls.log import new_ask_id, set_call_task
+from benchwarmers.calls.reads import set_call_task
 from benchwarmers.config import tunables
 from benchwarmers.errors import LimitExceeded, ProviderError, ProviderTimeout, UserError
 from benchwarmers.panel.shapes import shape_of
