@@ -116,9 +116,8 @@ class _Index:
     by_name: Mapping[str, InboundFormat]
     stems: tuple[tuple[str, str], ...]  # (path stem, format name), longest first
     owners: tuple[tuple[Callable[[str], bool], str], ...]
-    starts: tuple[str, ...]  # prefixes ending in "/"
-    exact: frozenset[str]  # prefixes without: the path itself...
-    below: tuple[str, ...]  # ...and what is under it
+    starts: tuple[str, ...]  # what an owned path starts with: prefixes ending in "/", and "<p>/"...
+    exact: frozenset[str]  # ...for a prefix without, which owns itself too
     key_headers: tuple[bytes, ...]
     key_query: frozenset[str]
 
@@ -183,8 +182,8 @@ def format_for_path(path: str) -> str:
 
 def is_format_path(path: str) -> bool:
     """Whether some format owns `path` (by prefix, or its own test)."""
-    index = _current()
-    if path.startswith(index.starts) or path in index.exact or path.startswith(index.below):
+    index = _index or _current()  # on every request the guard sees: kept short
+    if path.startswith(index.starts) or path in index.exact:
         return True
     return any(owns(path) for owns, _name in index.owners)
 
@@ -195,11 +194,11 @@ def error_body(name: str, status: int, message: str, *, malformed: bool = False)
 
 def key_headers() -> tuple[bytes, ...]:
     """Every header a registered format's clients carry a key in (Bearer aside)."""
-    return _current().key_headers
+    return (_index or _current()).key_headers
 
 
 def key_query_names() -> frozenset[str]:
-    return _current().key_query
+    return (_index or _current()).key_query
 
 
 # ----------------------------------------------------------------- pieces
@@ -251,9 +250,8 @@ def _derive(registered: tuple[InboundFormat, ...]) -> _Index:
         by_name={f.name: f for f in registered},
         stems=tuple(stems),
         owners=tuple((f.owns, f.name) for f in registered if f.owns is not None),
-        starts=tuple(p for p in prefixes if p.endswith("/")),
+        starts=tuple(p if p.endswith("/") else p + "/" for p in prefixes),
         exact=frozenset(p for p in prefixes if not p.endswith("/")),
-        below=tuple(p + "/" for p in prefixes if not p.endswith("/")),
         key_headers=tuple(headers),
         key_query=frozenset(q for f in registered for q in f.key_query),
     )
