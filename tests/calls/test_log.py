@@ -159,7 +159,10 @@ async def test_calls_that_end_while_a_batch_commits_linger_for_company_unless_so
     assert all(log.submit_call(runtime.store, row).done() for row in later)  # journaled: safe at once
     go_on.set()
     await waiting
-    await asyncio.sleep(0.05)
+    writer = log._writers[runtime.store]
+    async with asyncio.timeout(10):
+        while writer._draining is not None or writer._lingering is None:  # the writer free, lingering
+            await asyncio.sleep(0)
     assert batches == [1]  # the three linger, though the writer is free
     assert not any(in_file(runtime, row.id) for row in later)
     await log.settled(runtime.store, [later[0].id])  # until a reader asks for one of them
