@@ -37,7 +37,7 @@ from typing import Any, cast
 from sqlalchemy import Table
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 
-from benchwarmers.calls.log import new_ask_id, new_call_id
+from benchwarmers.calls.call_ids import new_ask_id, new_call_id
 from benchwarmers.store.db import Store, sqlite_connect, sqlite_url
 from benchwarmers.store.migrate import migrate
 from benchwarmers.store.schema import Call

@@ -85,7 +85,7 @@ from common import (
 )
 from sqlalchemy import insert
 
-from benchwarmers.calls.log import new_ask_id, new_call_id
+from benchwarmers.calls.call_ids import new_ask_id, new_call_id
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry, schema
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import httpx
 
 RUN = "from benchwarmers.cli.main import run; run()"
-# A call id as a reply shows it (`log.new_call_id`'s), in its text or its headers.
+# A call id as a reply shows it (`call_ids.new_call_id`'s), in its text or its headers.
 CALL_ID = re.compile(r"(?<![A-Za-z0-9_-])c_[A-Za-z0-9_-]{20}(?![A-Za-z0-9_-])")
 # The first line: "Benchwarmers on http://127.0.0.1:P", "Benchwarmers demo on ...", or with
 # --host 0.0.0.0 "Benchwarmers on every address of this machine (0.0.0.0:P), http://127.0.0.1:P here".

@@ -25,13 +25,13 @@ from typing import Any
 import httpx
 
 from benchwarmers import client_env
+from benchwarmers.config import tunables
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import model_name
 from benchwarmers.formats.bench_json import read_panel, read_seat
 from benchwarmers.types import Ask, PanelReply, Seat
 
-# Connecting to a server that is not there fails at once (then the CLI runs in-process).
-CONNECT_TIMEOUT = 3.0
+CONNECT_TIMEOUT = tunables.CONNECT_TIMEOUT.value
 
 
 class NoServer(UserError):

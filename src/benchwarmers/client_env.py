@@ -12,11 +12,14 @@ from __future__ import annotations
 import os
 from urllib.parse import urlsplit
 
+from benchwarmers.config import environment
 from benchwarmers.errors import UserError
 
-URL_ENV, KEY_ENV, TIMEOUT_ENV = "BENCHWARMERS_URL", "BENCHWARMERS_KEY", "BENCHWARMERS_TIMEOUT"
-DEFAULT_URL = "http://127.0.0.1:8122"
-DEFAULT_TIMEOUT = 900.0
+URL_ENV = environment.CLIENT_URL.name
+KEY_ENV = environment.CLIENT_KEY.name
+TIMEOUT_ENV = environment.CLIENT_TIMEOUT.name
+DEFAULT_URL = environment.CLIENT_URL.default
+DEFAULT_TIMEOUT = float(environment.CLIENT_TIMEOUT.default)
 
 
 def server_url() -> str:

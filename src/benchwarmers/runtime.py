@@ -26,6 +26,7 @@ from pathlib import Path
 
 import httpx
 
+from benchwarmers.config import environment
 from benchwarmers.config.home import ensure_home, resolve_home
 from benchwarmers.limits.counters import Counters, MemoryCounters, open_counters
 from benchwarmers.limits.enforce import Limiter
@@ -37,10 +38,10 @@ from benchwarmers.store.db import Store, sqlite_url
 from benchwarmers.store.migrate import migrate
 from benchwarmers.store.settings import Settings
 
-DATABASE_URL_ENV = "BENCHWARMERS_DATABASE_URL"
+DATABASE_URL_ENV = environment.DATABASE_URL.name
 # Counters in Redis, so several servers share rate limits (and drop each other's
 # stale route stickiness); else in this process.
-REDIS_URL_ENV = "BENCHWARMERS_REDIS_URL"
+REDIS_URL_ENV = environment.REDIS_URL.name
 
 
 class Runtime:

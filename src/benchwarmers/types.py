@@ -23,12 +23,15 @@ of this shape.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 
 # --------------------------------------------------------------------- words
 
+# The API kinds as a static type; what each is (its adapter, whether it needs
+# a key, its usual URL) is its registration in `providers/kinds.py`, which a
+# test holds to these names.
 ApiKind: TypeAlias = Literal["openai", "anthropic", "gemini", "ollama"]
-API_KINDS: tuple[ApiKind, ...] = ("openai", "anthropic", "gemini", "ollama")
+API_KINDS: tuple[ApiKind, ...] = get_args(ApiKind)
 
 ModelRole: TypeAlias = Literal["general", "code", "light", "vision", "image"]
 MODEL_ROLES: tuple[ModelRole, ...] = ("general", "code", "light", "vision", "image")

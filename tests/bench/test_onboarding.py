@@ -189,9 +189,20 @@ async def test_an_item_running_in_another_live_process_is_left_alone_until_it_di
     assert await onboarding.claim_next(bench.store) == item_id  # the other process is running it
 
     worker = onboarding.OnboardingWorker(bench, Caller(bench), suite=None, poll_seconds=0.05)
+    refused = asyncio.Event()  # the worker looked for work twice and was refused the queue both times
+    tries: list[bool] = []
+    acquire = worker.lease.acquire
+
+    async def counted() -> bool:
+        tries.append(await acquire())
+        if tries[:2] == [False, False]:
+            refused.set()
+        return tries[-1]
+
+    worker.lease.acquire = counted  # type: ignore[method-assign]
     await worker.start()
     try:
-        await asyncio.sleep(0.3)
+        await asyncio.wait_for(refused.wait(), 20)
         [item] = await onboarding.queue_items(bench.store)
         assert item.state == "running" and not worker.lease.held and fake_provider.calls["busy"] == 0
         await other_process.release()  # it died: the lease frees and the worker takes over

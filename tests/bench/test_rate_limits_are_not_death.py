@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -143,10 +143,11 @@ async def test_onboarding_a_model_that_answers_only_429s_rests_and_is_tried_agai
     assert item.state == "queued" and item.not_before is not None
     assert item.step.startswith("rate limited until")
 
-    # Its rest ends by onboarding again, not by waking up `available` unheard.
-    await asyncio.sleep(REST + 0.1)
-    assert await wake_rested(bench.store) == 0
+    # Its rest ends by onboarding again, not by waking up `available` unheard: asked
+    # at a moment past the rest's end, nothing wakes it.
+    assert await wake_rested(bench.store, now=utc(rested.resting_until) + timedelta(seconds=1)) == 0
     assert (await registry.get_model(bench.store, "walled")).status == "resting"
+    await asyncio.sleep(REST + 0.1)  # the item's time to be onboarded again
 
     model.rate_limit = None  # the limit reset
     [again] = await onboarding.drain(bench, Caller(bench), suite=None)

@@ -14,7 +14,8 @@ from sqlalchemy import select
 from benchwarmers.bench import probes, retirement
 from benchwarmers.calls.caller import Caller
 from benchwarmers.providers import outbound as outbound_module
-from benchwarmers.providers.base import Target, adapter_for
+from benchwarmers.providers.base import Target
+from benchwarmers.providers.kinds import adapter_for
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry, schema

@@ -18,8 +18,9 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError
 
-from benchwarmers.calls import log
-from benchwarmers.calls.log import CallRow, new_ask_id, new_call_id, record_call
+from benchwarmers.calls import call_ids, log, reads
+from benchwarmers.calls.call_ids import new_ask_id, new_call_id
+from benchwarmers.calls.log import CallRow, record_call
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import changes, journal, wal
 from benchwarmers.store.db import SQLITE_FILE
@@ -87,7 +88,7 @@ async def test_a_store_closed_and_used_again_gets_a_log_thread_again(runtime: Ru
     await runtime.store.close()
     row = a_row()
     await record_call(runtime.store, row)
-    assert (await log.get_call(runtime.store, row.id)) is not None
+    assert (await reads.get_call(runtime.store, row.id)) is not None
 
 
 # ------------------------------------------------- the journal before the commit
@@ -158,7 +159,10 @@ async def test_calls_that_end_while_a_batch_commits_linger_for_company_unless_so
     assert all(log.submit_call(runtime.store, row).done() for row in later)  # journaled: safe at once
     go_on.set()
     await waiting
-    await asyncio.sleep(0.05)
+    writer = log._writers[runtime.store]
+    async with asyncio.timeout(10):
+        while writer._draining is not None or writer._lingering is None:  # the writer free, lingering
+            await asyncio.sleep(0)
     assert batches == [1]  # the three linger, though the writer is free
     assert not any(in_file(runtime, row.id) for row in later)
     await log.settled(runtime.store, [later[0].id])  # until a reader asks for one of them
@@ -302,7 +306,7 @@ def test_ids_begin_with_their_time_so_a_new_row_lands_at_one_edge_of_its_index(
     made: list[tuple[str, str]] = []
     for milliseconds in (1_764_633_600_000, 1_764_633_600_001, 1_764_633_660_000, 4_102_444_800_000):
         clock = SimpleNamespace(time_ns=lambda ms=milliseconds: ms * 1_000_000)
-        monkeypatch.setattr(log, "time", clock)
+        monkeypatch.setattr(call_ids, "time", clock)
         made += [(new_call_id(), new_ask_id()) for _ in range(3)]
     calls, asks = [c for c, _ in made], [a for _, a in made]
     by_time = [ids[::3] for ids in (calls, asks)]

@@ -24,8 +24,9 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from benchwarmers.calls import log
-from benchwarmers.calls.log import CallRow, new_call_id, record_call, submit_call
+from benchwarmers.calls import call_ids, log
+from benchwarmers.calls.call_ids import new_call_id
+from benchwarmers.calls.log import CallRow, record_call, submit_call
 from benchwarmers.calls.verdicts import pending, record_verdict
 from benchwarmers.errors import NotFound
 from benchwarmers.limits.ledger import ledger, month_of
@@ -62,7 +63,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from benchwarmers.calls import log
+from benchwarmers.calls import call_ids, log
 from benchwarmers.runtime import Runtime
 
 
@@ -70,7 +71,7 @@ async def main() -> None:
     log.LINGER = float(sys.argv[3])  # the writer commits this long after the reply
     async with Runtime.open(Path(sys.argv[1]), sys.argv[2]) as runtime:
         row = log.CallRow(
-            log.new_call_id(), kind="seat", alias="a", endpoint="e", served="m", status="ok", seconds=1.0
+            call_ids.new_call_id(), kind="seat", alias="a", endpoint="e", served="m", status="ok", seconds=1.0
         )
         await log.submit_call(runtime.store, row)  # what a reply awaits before its last byte
         print(row.id, flush=True)
@@ -133,12 +134,12 @@ async def test_a_young_call_id_the_log_never_gets_is_waited_for_only_so_long(
 
 def test_a_call_ids_time_reads_back_from_it() -> None:
     before = time.time()
-    minted = log.minted_at(new_call_id())
+    minted = call_ids.minted_at(new_call_id())
     assert minted is not None and before - 0.001 <= minted <= time.time()
-    assert log.minted_at("c_" + "-" * 20) == 0.0
-    assert log.minted_at("c_short") is None
-    assert log.minted_at("c_" + "!" * 20) is None
-    assert log.minted_at(log.new_ask_id()) is None
+    assert call_ids.minted_at("c_" + "-" * 20) == 0.0
+    assert call_ids.minted_at("c_short") is None
+    assert call_ids.minted_at("c_" + "!" * 20) is None
+    assert call_ids.minted_at(call_ids.new_ask_id()) is None
 
 
 async def test_a_reply_waits_for_the_journal_not_for_the_commit(

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import func, insert, select
 
-from benchwarmers.calls.log import new_call_id
+from benchwarmers.calls.call_ids import new_call_id
 from benchwarmers.calls.verdicts import record_verdict
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import Store

@@ -10,7 +10,7 @@ import threading
 import pytest
 from sqlalchemy import func, select
 
-from benchwarmers.calls.log import get_call
+from benchwarmers.calls.reads import get_call
 from benchwarmers.core import Identity, Panels, collection_entry, finish_background
 from benchwarmers.errors import NotFound, Refused, UserError
 from benchwarmers.panel import engine as engine_module

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from benchwarmers.calls.log import CallRow, new_call_id, record_call
+from benchwarmers.calls.call_ids import new_call_id
+from benchwarmers.calls.log import CallRow, record_call
 from benchwarmers.errors import LimitExceeded
 from benchwarmers.limits import enforce
 from benchwarmers.limits.counters import Admission, Charge, MemoryCounters

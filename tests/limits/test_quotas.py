@@ -9,7 +9,8 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from benchwarmers.calls.log import CallRow, new_call_id, record_call
+from benchwarmers.calls.call_ids import new_call_id
+from benchwarmers.calls.log import CallRow, record_call
 from benchwarmers.cli.context import console
 from benchwarmers.cli.main import app
 from benchwarmers.limits.counters import MemoryCounters

@@ -21,7 +21,9 @@ from sqlalchemy import event, select
 from sqlalchemy.exc import IntegrityError
 
 from benchwarmers.calls import log
-from benchwarmers.calls.log import CallRow, calls_of_ask, new_call_id, record_call
+from benchwarmers.calls.call_ids import new_call_id
+from benchwarmers.calls.log import CallRow, record_call
+from benchwarmers.calls.reads import calls_of_ask
 from benchwarmers.errors import NotFound
 from benchwarmers.limits.rest import rest_model
 from benchwarmers.limits.user_limits import _ALL, clear_limits, limits_for, set_limits
@@ -121,7 +123,7 @@ async def test_a_warm_ask_reads_nothing_and_writes_each_seat_once(
 
 
 async def _ask_id(runtime: Runtime, call: str) -> str:
-    from benchwarmers.calls.log import get_call
+    from benchwarmers.calls.reads import get_call
 
     row = await get_call(runtime.store, call)
     assert row is not None

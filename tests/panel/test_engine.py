@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from benchwarmers.calls.log import get_call
+from benchwarmers.calls.reads import get_call
 from benchwarmers.panel.engine import _RUNNING, PanelEngine
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry

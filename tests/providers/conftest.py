@@ -8,7 +8,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
-from benchwarmers.providers.base import Target, adapter_for
+from benchwarmers.providers.base import Target
+from benchwarmers.providers.kinds import adapter_for
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.testing import FakeProvider
 from benchwarmers.types import Chunk, Request

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import pytest
 
 from benchwarmers.errors import ProviderError
-from benchwarmers.providers.base import Target, adapter_for, gather
+from benchwarmers.providers.base import Target, gather
+from benchwarmers.providers.kinds import adapter_for
 from benchwarmers.providers.memory import Handler, MemoryClient, WireRequest, WireResponse
 from benchwarmers.types import (
     ApiKind,

@@ -10,7 +10,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from benchwarmers.errors import ProviderError
-from benchwarmers.providers.base import adapter_for, gather
+from benchwarmers.providers.base import gather
+from benchwarmers.providers.kinds import adapter_for
 from benchwarmers.testing import FakeModel, FakeProvider, FakeToolCall
 from benchwarmers.types import (
     API_KINDS,

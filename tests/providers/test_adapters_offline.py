@@ -18,7 +18,8 @@ from aiohttp import web
 from aiohttp.test_utils import RawTestServer
 
 from benchwarmers.errors import ProviderRateLimited
-from benchwarmers.providers.base import Target, adapter_for, gather
+from benchwarmers.providers.base import Target, gather
+from benchwarmers.providers.kinds import adapter_for
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.testing.script import FakeRequest
 from benchwarmers.testing.wire import FakeReply, error_body, read_request, reply_body, stream_frames

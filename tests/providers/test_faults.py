@@ -16,7 +16,8 @@ from benchwarmers.errors import (
     ProviderRateLimited,
     ProviderTimeout,
 )
-from benchwarmers.providers.base import Target, adapter_for
+from benchwarmers.providers.base import Target
+from benchwarmers.providers.kinds import adapter_for
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider, RateLimit
 from benchwarmers.types import API_KINDS, Request, TextDelta, user

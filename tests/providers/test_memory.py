@@ -19,8 +19,9 @@ from benchwarmers.errors import (
     ProviderTimeout,
 )
 from benchwarmers.providers import transport
-from benchwarmers.providers.base import REDACTED, Target, adapter_for
+from benchwarmers.providers.base import REDACTED, Target
 from benchwarmers.providers.deadline import Deadline
+from benchwarmers.providers.kinds import adapter_for
 from benchwarmers.providers.memory import MemoryClient, WireRequest, WireResponse, broken
 from benchwarmers.types import API_KINDS, ApiKind, Request, Sampling, user
 

@@ -16,7 +16,8 @@ from aiohttp.test_utils import RawTestServer
 
 from benchwarmers.errors import ProviderBadReply, ProviderBusy, ProviderError
 from benchwarmers.providers import transport
-from benchwarmers.providers.base import Target, adapter_for
+from benchwarmers.providers.base import Target
+from benchwarmers.providers.kinds import adapter_for
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.types import Request, user

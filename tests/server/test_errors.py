@@ -18,6 +18,7 @@ from google import genai
 from google.genai import errors as genai_errors
 from starlette.requests import Request
 
+from benchwarmers.formats import registry
 from benchwarmers.formats.errors import error_body, format_for_path
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.guard import BODY_STATE
@@ -26,16 +27,8 @@ from benchwarmers.testing.live_server import LiveServer
 
 from .conftest import new_key, raw_http, setting
 
-# A path in each format's space, and the format it speaks.
-PATHS = {
-    "/v1/chat/completions": "openai_chat",
-    "/v1/responses": "responses",
-    "/v1/messages": "anthropic",
-    "/v1beta/models/bench/trio:generateContent": "gemini",
-    "/api/chat": "ollama",
-    "/mcp": "jsonrpc",
-    "/bench/verdict": "openai_chat",
-}
+# A path in each registered format's space, and the format it speaks.
+PATHS = {fmt.example_path(): fmt.name for fmt in registry.formats()} | {"/bench/verdict": "openai_chat"}
 
 
 def assert_shape(fmt: str, status: int, body: Any) -> str:
@@ -52,6 +45,9 @@ def assert_shape(fmt: str, status: int, body: Any) -> str:
     if fmt == "ollama":
         assert set(body) == {"error"} and isinstance(body["error"], str)
         return body["error"]
+    if fmt != "jsonrpc":  # a format registered elsewhere: the keys its own renderer writes
+        assert set(body) == set(registry.error_body(fmt, status, "")), body
+        return json.dumps(body)
     assert body["jsonrpc"] == "2.0" and body["id"] is None and isinstance(body["error"]["code"], int)
     return body["error"]["message"]
 

@@ -18,7 +18,8 @@ from sqlalchemy import event
 import benchwarmers
 from benchwarmers.bench import decisions
 from benchwarmers.calls import log
-from benchwarmers.calls.log import CallRow, new_call_id
+from benchwarmers.calls.call_ids import new_call_id
+from benchwarmers.calls.log import CallRow
 from benchwarmers.limits import scope, user_limits
 from benchwarmers.panel import history
 from benchwarmers.runtime import Runtime

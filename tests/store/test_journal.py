@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from benchwarmers.calls.log import new_call_id
+from benchwarmers.calls.call_ids import new_call_id
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import journal
 from benchwarmers.store.db import Store, sqlite_url

@@ -42,13 +42,14 @@ import httpx
 from sqlalchemy import select
 
 from benchwarmers.bench.catalog import ModelFacts, endpoint_serves, load_catalog, provider_hosts
+from benchwarmers.config import environment
 from benchwarmers.store import schema
 from benchwarmers.store.db import Store
 
 log = logging.getLogger(__name__)
 
 FREELLMAPI_FILE = "freellmapi_snapshot.json"
-FREELLMAPI_URL_ENV = "BENCHWARMERS_FREELLMAPI_URL"
+FREELLMAPI_URL_ENV = environment.FREELLMAPI_URL.name
 FREELLMAPI_STORED = Path("catalog") / "freellmapi.json"
 
 

@@ -47,6 +47,7 @@ from benchwarmers.bench import catalog, probes
 from benchwarmers.bench.leases import Lease
 from benchwarmers.bench.suite import SuiteRun
 from benchwarmers.calls.caller import Caller
+from benchwarmers.config import tunables
 from benchwarmers.errors import Conflict, NotFound, UserError
 from benchwarmers.store import registry, schema
 from benchwarmers.store.db import Store
@@ -66,8 +67,7 @@ SuiteRunner = Callable[..., Awaitable[SuiteRun]]
 # Share of the bar the probe takes in Full mode; the suite takes the rest.
 FULL_PROBE_SHARE = 0.3
 QUEUE_LEASE = "onboarding"
-# How often an idle server worker looks for items another process queued.
-POLL_SECONDS = 2.0
+POLL_SECONDS = tunables.ONBOARDING_POLL_SECONDS.value
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,16 +39,17 @@ from datetime import datetime
 from sqlalchemy import select
 
 from benchwarmers.calls.caller import CallContext, Caller, CallResult
+from benchwarmers.config import tunables
 from benchwarmers.errors import LimitExceeded, ProviderBusy
 from benchwarmers.store import schema
 from benchwarmers.store.db import Store
 from benchwarmers.store.registry import ModelView
 from benchwarmers.types import NOT_SERVED, CallKind, Request, Sampling, user
 
-PROBE_TIMEOUT = 60.0
+PROBE_TIMEOUT = tunables.PROBE_TIMEOUT.value
 # An onboarding probe stopped by a rate limit that frees within this long waits for it.
 ONBOARD_PAUSE_MAX = 60.0
-SPEED_TIMEOUT = 180.0
+SPEED_TIMEOUT = tunables.SPEED_TIMEOUT.value
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,7 +40,7 @@ from benchwarmers.calls.caller import Caller
 from benchwarmers.config.keys import endpoint_key
 from benchwarmers.errors import ProviderError
 from benchwarmers.limits.rest import wake_rested
-from benchwarmers.providers.base import Target, adapter_for
+from benchwarmers.providers.kinds import listed_models
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.store import registry, schema
 from benchwarmers.store.db import Store
@@ -97,15 +97,8 @@ async def scheduled_models(store: Store, statuses: tuple[str, ...] = WATCHED) ->
 async def endpoint_lists(outbound: OutboundClient, endpoint: EndpointView) -> set[str] | None:
     """The served ids an endpoint lists now; None when it could not say
     (unreachable, no list route): no answer is not evidence of absence."""
-    target = Target(
-        endpoint=endpoint.name,
-        api=endpoint.api,
-        base_url=endpoint.base_url,
-        served="",
-        key=endpoint_key(endpoint.name) if endpoint.needs_key else "",
-    )
     try:
-        return set(await adapter_for(endpoint.api, outbound).list_models(target))
+        return set(await listed_models(outbound, endpoint))
     except ProviderError as exc:
         log.info("listing %s failed (%s); not taken as evidence", endpoint.name, exc)
         return None

@@ -39,6 +39,7 @@ from benchwarmers.bench import catalog, discover, probes, retirement, suite
 from benchwarmers.bench.leases import Lease
 from benchwarmers.bench.suite import SuiteRun, Task
 from benchwarmers.calls.caller import Caller
+from benchwarmers.config import environment, tunables
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import schema
 from benchwarmers.store.db import Store
@@ -47,10 +48,10 @@ from benchwarmers.store.times import iso_utc, utc
 
 log = logging.getLogger(__name__)
 
-MODELS_DEV_URL_ENV = "BENCHWARMERS_MODELS_DEV_URL"
+MODELS_DEV_URL_ENV = environment.MODELS_DEV_URL.name
 CATCH_UP_WINDOW = timedelta(days=7)
 SUITE_TASKS_PER_RUN = 6
-WATCH_SECONDS = 60
+WATCH_SECONDS = tunables.SCHEDULER_WATCH_SECONDS.value
 
 
 def now_utc() -> datetime:

@@ -46,7 +46,8 @@ from __future__ import annotations
 import asyncio
 import time
 import types
-from collections.abc import AsyncIterator, Coroutine, Generator, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Generator, Iterable
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -55,21 +56,20 @@ from prometheus_client import Counter, Histogram
 
 from benchwarmers import metrics
 from benchwarmers.calls import reach
-from benchwarmers.calls.log import CallRow, new_call_id, submit_call
+from benchwarmers.calls.call_ids import new_call_id
+from benchwarmers.calls.log import CallRow, submit_call
 from benchwarmers.calls.tokens import total_tokens
-from benchwarmers.config.keys import endpoint_key, env_var_name
 from benchwarmers.errors import (
     LimitExceeded,
-    ProviderAuthError,
     ProviderConnectError,
     ProviderError,
     ProviderRateLimited,
     ProviderTimeout,
 )
-from benchwarmers.providers.base import Target, adapter_for
+from benchwarmers.providers.base import Target
 from benchwarmers.providers.deadline import Deadline
+from benchwarmers.providers.kinds import EndpointLike, adapter_for, key_of
 from benchwarmers.types import (
-    ApiKind,
     CallKind,
     Chunk,
     Reply,
@@ -84,17 +84,6 @@ from benchwarmers.types import (
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
-
-
-class EndpointLike(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def api(self) -> ApiKind: ...
-    @property
-    def base_url(self) -> str: ...
-    @property
-    def needs_key(self) -> bool: ...
 
 
 class ModelLike(Protocol):
@@ -209,6 +198,42 @@ class Caller:
         return call_stream.result
 
 
+@dataclass(slots=True)
+class _Outcome:
+    """How one call is ending, noted as it goes and read once at its end
+    (`CallStream._end`): what arrived, whether it went out, and, when it
+    did not come to its end, why (the status and error the log keeps)."""
+
+    started: float
+    arrived: ReplyBuilder = field(default_factory=ReplyBuilder)  # recorded however the call ends
+    first_byte: float | None = None
+    sent: bool = False
+    learned: bool = False  # the limiter was told the reply's headers
+    answered: bool = False  # the reply came to its end: its status is read from it
+    status: SeatStatus = "error"
+    error: str = ""
+    frees_at: float | None = None
+    failure: ProviderError | None = None
+
+    def limited(self, exc: LimitExceeded) -> None:
+        """The limiter refused it: it never went out."""
+        self.status, self.error, self.frees_at, self.failure = "limited", exc.message, exc.frees_at, exc
+        self.sent = False
+
+    def failed(self, exc: ProviderError) -> None:
+        self.failure, self.error = exc, exc.message
+        self.status, self.frees_at = _failed_status(exc)
+
+    def abandoned(self) -> None:
+        """The consumer left (or its task was cancelled) before the end."""
+        self.status, self.error = "error", self.error or "the caller stopped waiting for the reply"
+
+    def broke(self, exc: Exception) -> None:
+        """A bug below us, not a provider's failure."""
+        if self.failure is None:
+            self.status, self.error = "error", f"{type(exc).__name__}: {exc}"
+
+
 class CallStream:
     """One call's chunks as they arrive, recorded when it ends."""
 
@@ -259,10 +284,35 @@ class CallStream:
         await self._iterator.aclose()  # type: ignore[attr-defined]
 
     async def _run(self) -> AsyncIterator[Chunk]:
+        """The chunks as they come; however the call ends (its reply whole,
+        the provider's failure, the limiter's refusal, the consumer gone, a
+        bug below), `_Outcome` says how, and the end records it."""
+        outcome = _Outcome(started=time.monotonic())
+        try:
+            async with aclosing(self._chunks(outcome)) as chunks:
+                async for chunk in chunks:
+                    yield chunk
+            outcome.answered = True
+        except LimitExceeded as exc:
+            outcome.limited(exc)
+            raise
+        except ProviderError as exc:
+            outcome.failed(exc)
+            await self._learn_failure(outcome, exc)
+            raise
+        except (GeneratorExit, asyncio.CancelledError):
+            outcome.abandoned()
+            raise
+        except Exception as exc:  # a bug below us still ends as a recorded call
+            outcome.broke(exc)
+            raise
+        finally:
+            await self._end(outcome)
+
+    async def _chunks(self, outcome: _Outcome) -> AsyncGenerator[Chunk]:
+        """Admitted, sent, and read to its end under the call's deadlines;
+        what arrives is noted on `outcome` as it comes."""
         endpoint = self.model.endpoint
-        served = self.model.served
-        limiter = self.runtime.limiter
-        started = time.monotonic()
         # Both deadlines on the loop's clock, reckoned once for the whole call.
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout
@@ -273,114 +323,95 @@ class CallStream:
         first_byte_deadline = (
             Deadline(loop.time() + first_byte_wait) if first_byte_wait < self.timeout else None
         )
-        first_byte: float | None = None
-        arrived = ReplyBuilder()  # what the reply is so far, recorded however the call ends
-        status: SeatStatus = "error"
-        error = ""
-        frees_at: float | None = None
-        failure: ProviderError | None = None
-        sent = False
-        learned = False
-        answered = False  # the reply came to its end: its status is read from it
+        target = await self._admitted(first_byte_wait)
+        adapter = adapter_for(endpoint.api, self.runtime.outbound)
+        outcome.sent = True
+        remaining = max(deadline - loop.time(), 0.001)
+        chunks = adapter.execute(target, self.request, stream=self.upstream_stream, timeout=remaining)
         try:
-            try:
-                target = await self._admitted(first_byte_wait)
-                adapter = adapter_for(endpoint.api, self.runtime.outbound)
-                sent = True
-                remaining = max(deadline - loop.time(), 0.001)
-                chunks = adapter.execute(target, self.request, stream=self.upstream_stream, timeout=remaining)
+            while True:
                 try:
-                    while True:
-                        try:
-                            if first_byte_deadline is not None and first_byte is None:
-                                with first_byte_deadline:
-                                    chunk = await anext(chunks)
-                            else:
-                                chunk = await anext(chunks)
-                        except StopAsyncIteration:
-                            break
-                        except TimeoutError as exc:  # our first-byte deadline: nothing else raises it
-                            raise ProviderTimeout(f"no first byte within {first_byte_wait:g} s") from exc
-                        except ProviderTimeout as exc:
-                            if type(exc) is not ProviderTimeout:  # ProviderBusy: it never went out
-                                raise
-                            raise ProviderTimeout(
-                                f"no answer within {self.timeout:g} s",
-                                status=exc.status,
-                                headers=exc.headers,
-                                after_first_byte=exc.after_first_byte,
-                            ) from exc
-                        if isinstance(chunk, ResponseHeaders):
-                            learned = True
-                            self._reached = True
-                            await limiter.learn(
-                                endpoint.name,
-                                served,
-                                status=chunk.status,
-                                headers=dict(chunk.headers),
-                                body="",
-                            )
-                        elif isinstance(chunk, TextDelta | ToolCallDelta) and first_byte is None:
-                            first_byte = time.monotonic() - started
-                        arrived.add(chunk)
-                        yield chunk
-                finally:
-                    if first_byte_deadline is not None:
-                        first_byte_deadline.close()
-                    await chunks.aclose()  # type: ignore[attr-defined]
-            except LimitExceeded as exc:
-                status, error, frees_at, failure = "limited", exc.message, exc.frees_at, exc
-                sent = False
-                raise
-            except ProviderError as exc:
-                failure, error = exc, exc.message
-                status, frees_at = _failed_status(exc)
-                if exc.status is not None or isinstance(exc, ProviderConnectError):
-                    self._reached = exc.status is not None
-                if exc.status is not None and not learned:
-                    await limiter.learn(
-                        endpoint.name,
-                        served,
+                    if first_byte_deadline is not None and outcome.first_byte is None:
+                        with first_byte_deadline:
+                            chunk = await anext(chunks)
+                    else:
+                        chunk = await anext(chunks)
+                except StopAsyncIteration:
+                    break
+                except TimeoutError as exc:  # our first-byte deadline: nothing else raises it
+                    raise ProviderTimeout(f"no first byte within {first_byte_wait:g} s") from exc
+                except ProviderTimeout as exc:
+                    if type(exc) is not ProviderTimeout:  # ProviderBusy: it never went out
+                        raise
+                    raise ProviderTimeout(
+                        f"no answer within {self.timeout:g} s",
                         status=exc.status,
                         headers=exc.headers,
-                        body=error,
-                        retry_after=exc.retry_after,
+                        after_first_byte=exc.after_first_byte,
+                    ) from exc
+                if isinstance(chunk, ResponseHeaders):
+                    outcome.learned = True
+                    self._reached = True
+                    await self.runtime.limiter.learn(
+                        endpoint.name,
+                        self.model.served,
+                        status=chunk.status,
+                        headers=dict(chunk.headers),
+                        body="",
                     )
-                raise
-            answered = True
-        except (GeneratorExit, asyncio.CancelledError):
-            status, error = "error", error or "the caller stopped waiting for the reply"
-            raise
-        except Exception as exc:  # a bug below us still ends as a recorded call
-            if failure is None:
-                status, error = "error", f"{type(exc).__name__}: {exc}"
-            raise
+                elif isinstance(chunk, TextDelta | ToolCallDelta) and outcome.first_byte is None:
+                    outcome.first_byte = time.monotonic() - outcome.started
+                outcome.arrived.add(chunk)
+                yield chunk
         finally:
-            reply = arrived.reply()
-            if answered:
-                status = reply_status(reply)
-            seconds = time.monotonic() - started
-            self.result = CallResult(
-                call=self.call_id,
-                alias=self.model.alias,
-                status=status,
-                reply=reply,
-                seconds=seconds,
-                first_byte_seconds=first_byte,
-                error=error,
-                frees_at=frees_at,
-                failure=failure,
-                # Handed to the log's writer at once, even if the wait below is cancelled.
-                recorded=self._record(status, reply.usage, seconds, first_byte, error, sent=sent),
+            if first_byte_deadline is not None:
+                first_byte_deadline.close()
+            await chunks.aclose()  # type: ignore[attr-defined]
+
+    async def _learn_failure(self, outcome: _Outcome, exc: ProviderError) -> None:
+        """What a provider's failure tells: whether the endpoint answered at
+        all, and (unless its headers were read already) its limits."""
+        if exc.status is not None or isinstance(exc, ProviderConnectError):
+            self._reached = exc.status is not None
+        if exc.status is not None and not outcome.learned:
+            await self.runtime.limiter.learn(
+                self.model.endpoint.name,
+                self.model.served,
+                status=exc.status,
+                headers=exc.headers,
+                body=outcome.error,
+                retry_after=exc.retry_after,
             )
-            await _to_the_end(self._finish(sent=sent, usage=reply.usage))
+
+    async def _end(self, outcome: _Outcome) -> None:
+        """The result, handed to the log's writer at once (before anything
+        here waits, so even a cancelled wait below leaves it recorded), then
+        counted and told to the limiter."""
+        reply = outcome.arrived.reply()
+        status = reply_status(reply) if outcome.answered else outcome.status
+        seconds = time.monotonic() - outcome.started
+        self.result = CallResult(
+            call=self.call_id,
+            alias=self.model.alias,
+            status=status,
+            reply=reply,
+            seconds=seconds,
+            first_byte_seconds=outcome.first_byte,
+            error=outcome.error,
+            frees_at=outcome.frees_at,
+            failure=outcome.failure,
+            recorded=self._record(
+                status, reply.usage, seconds, outcome.first_byte, outcome.error, sent=outcome.sent
+            ),
+        )
+        await _to_the_end(self._finish(sent=outcome.sent, usage=reply.usage))
 
     async def _admitted(self, first_byte_wait: float) -> Target:
         """Where the call goes, once the limiter lets it go: waiting at most
         `limit_wait`, never past the first-byte wait. A missing key is
         refused first, before the limiter counts the call."""
         endpoint = self.model.endpoint
-        key = _key_of(endpoint)
+        key = key_of(endpoint)
         limit_wait = first_byte_wait if self.limit_wait is None else self.limit_wait
         await self.runtime.limiter.admit(
             endpoint.name,
@@ -521,18 +552,3 @@ def _failed_status(exc: ProviderError) -> tuple[SeatStatus, float | None]:
     if isinstance(exc, ProviderTimeout):
         return "timeout", None
     return "error", None
-
-
-def _key_of(endpoint: EndpointLike) -> str | None:
-    """The endpoint's key; a call whose endpoint needs one and has none is
-    refused here, before it goes out, with what to do about it (the
-    provider's own "invalid API key" says neither whose key nor where)."""
-    if not endpoint.needs_key:
-        return None
-    key = endpoint_key(endpoint.name)
-    if key is None:
-        raise ProviderAuthError(
-            f"no key for endpoint {endpoint.name!r}: set {env_var_name(endpoint.name)}, "
-            f"or run `benchwarmers endpoint key set {endpoint.name}`"
-        )
-    return key

@@ -10,6 +10,9 @@ before the commit), or committed where there is none. A verdict or
 writes is waited for, and so is one a moment young that another process
 (a worker, a replica) journaled and has not committed yet.
 
+Ids are made in `call_ids.py`, and the log is read back through
+`reads.py`; this module is the writer.
+
 What a row holds is what decides the bench (who answered, how fast, with
 how many tokens, with what error), never what was asked or answered: no
 prompt text of a gateway request, no image, no key.
@@ -33,58 +36,23 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 import asyncpg
-from sqlalchemy import Executable, select, update
+from sqlalchemy import Executable
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from benchwarmers import ids
+from benchwarmers.calls.call_ids import minted_at
+from benchwarmers.config import tunables
 from benchwarmers.store import call_rows, changes, journal, wal
 from benchwarmers.store.call_rows import Statements
 from benchwarmers.store.db import Store, sqlite_connect, wait_before_reads
-from benchwarmers.store.schema import Call
 from benchwarmers.types import CallKind, SeatStatus
 
 log = logging.getLogger(__name__)
 
-CALL_ID_PREFIX = "c_"
-ASK_ID_PREFIX = "a_"
 # Error text kept per call: enough to tell what went wrong, bounded so a
 # provider's HTML error page cannot bloat the log.
 ERROR_LIMIT = 500
-
-
-# URL-safe characters in the order they sort in (ASCII), for the time an id begins with.
-_SORTABLE = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
-# An id after its prefix: the time in milliseconds, 6 bits a character, then random ones.
-_TIME_CHARACTERS = 8
-_TIME_SHIFTS = tuple(range(6 * (_TIME_CHARACTERS - 1), -1, -6))
-_ID_CHARACTERS = 20
-
-
-def new_call_id() -> str:
-    """Unique: `c_` and 20 URL-safe characters, the first 8 the time in
-    milliseconds, sorting as it does, then 72 random bits. A random id
-    would land each new row on a random leaf of the call log's id index
-    (and its ask's on `ix_calls_ask_id`'s), which with a long log is a page
-    to read and write back per call: the writer's insert cost 1.44x at
-    300,000 past calls with random ids, 1.16x with these
-    (docs/benchmarks.md, "A long call log: box noise, and the writer's
-    random leaves")."""
-    return CALL_ID_PREFIX + _time_first()
-
-
-def new_ask_id() -> str:
-    """Shared by every call of one gateway ask (its seats and its merge);
-    made as a call's id is, for the same reason."""
-    return ASK_ID_PREFIX + _time_first()
-
-
-def _time_first() -> str:
-    milliseconds = time.time_ns() // 1_000_000
-    return "".join(_SORTABLE[(milliseconds >> shift) & 63] for shift in _TIME_SHIFTS) + (
-        ids.token_urlsafe(9)  # the other 12 characters
-    )
 
 
 def panel_task(collection: str, shape: str, what: str = "panel seat") -> str:
@@ -184,21 +152,6 @@ async def _arrived(store: Store, call_ids: Sequence[str]) -> None:
         if until:
             await asyncio.sleep(min(pause, max(until.values()) - now))
             pause = min(pause * 2, LAST_LOOK)
-
-
-def minted_at(call_id: str) -> float | None:
-    """When an id `new_call_id` made was made (Unix seconds, to the
-    millisecond); None for a string it could not have made."""
-    characters = call_id.removeprefix(CALL_ID_PREFIX)
-    if len(characters) != _ID_CHARACTERS or characters == call_id:
-        return None
-    milliseconds = 0
-    for character in characters[:_TIME_CHARACTERS]:
-        digit = _SORTABLE.find(character)
-        if digit < 0:
-            return None
-        milliseconds = milliseconds << 6 | digit
-    return milliseconds / 1000
 
 
 async def flush_log() -> None:
@@ -458,43 +411,17 @@ class _LogWriter:
 _writers: weakref.WeakKeyDictionary[Store, _LogWriter] = weakref.WeakKeyDictionary()
 # A call handed to the writer: its row's values, whether it went out, and the future its commit settles.
 _Submitted = tuple[dict[str, Any], bool, asyncio.Future[None]]
-# Seconds a journaled call waits for others to share its commit: a reply does not wait
-# for it, and a reader in this process that does (`settled`, `landing`) cuts it short.
-# With the writer lingering between batches too (`_drain`), at ten connections on a
-# one-seat panel, 50 ms took the writer's thread from 0.06-0.09 to 0.02-0.06 ms of CPU
-# a call and the server's CPU a request down 13%, where 10 ms took it down 5%
-# (docs/benchmarks.md, "The call log's batches"). What it holds back is bounded by
-# `MAX_BEHIND`, and a crash loses none of it (the journal).
-LINGER = 0.05
-# Journaled calls not yet committed past which a reply waits for its call's commit, as it
-# does without a journal. Under a load the writer cannot keep up with, nothing else would
-# slow the replies down, and the calls waiting for it would pile up in memory without end
-# (51,000 requests at ten connections: RSS +57-80%; docs/benchmarks.md).
-MAX_BEHIND = 1000
-# Seconds a call minted in another process may take to reach the log, for whoever names
-# it (`settled`): that process's `LINGER`, its commit, and room for a database slow for a
-# moment and clocks a little apart. A young id the log never gets (a typo, a refused row)
-# costs its reader this long, at most.
-ARRIVING = 5.0
-# Seconds between a reader's first looks for a call on its way from elsewhere, doubling to
-# the last: most arrive within a `LINGER`.
-FIRST_LOOK = 0.005
-LAST_LOOK = 0.1
-# Seconds a read on another event loop waits for this writer's loop to commit (`_across`).
-ACROSS_LOOPS = 5.0
-# Batches between two checkpoints of the WAL beside the writer (`store/wal.py`): a
-# one-call batch writes some eight pages (its row, its primary key and four indexes, its
-# ledger line and that line's index), so this is about SQLite's own auto-checkpoint of
-# 1,000 pages. (A batch under the journal's `LINGER` holds several calls, and the WAL
-# grows slower for it.)
-CHECKPOINT_EVERY = 100
-# Batches between two checkpoints by the writer itself, which the next batch waits
-# for: under a load that never pauses, the WAL starts over only after one of these.
-WRITER_CHECKPOINT_EVERY = 1000
+LINGER = tunables.CALL_LOG_LINGER.value
+MAX_BEHIND = tunables.CALL_LOG_MAX_BEHIND.value
+ARRIVING = tunables.CALL_LOG_ARRIVING.value
+FIRST_LOOK = tunables.CALL_LOG_FIRST_LOOK.value
+LAST_LOOK = tunables.CALL_LOG_LAST_LOOK.value
+ACROSS_LOOPS = tunables.CALL_LOG_ACROSS_LOOPS.value
+CHECKPOINT_EVERY = tunables.CALL_LOG_CHECKPOINT_EVERY.value
+WRITER_CHECKPOINT_EVERY = tunables.CALL_LOG_WRITER_CHECKPOINT_EVERY.value
 
 _Job = tuple[Statements, asyncio.AbstractEventLoop, asyncio.Future[None]]
-# Seconds a closing store waits for PostgreSQL to end the log's connection politely.
-CLOSE_TIMEOUT = 5.0
+CLOSE_TIMEOUT = tunables.CALL_LOG_CLOSE_TIMEOUT.value
 
 
 class _LogConnection:
@@ -574,9 +501,7 @@ _UNREACHABLE = (
     asyncpg.CannotConnectNowError,
     asyncpg.CrashShutdownError,
 )
-# Seconds between tries of a batch while PostgreSQL is out of reach: about a restart's
-# time in all, while replies go on (the journal) and the batches behind this one wait.
-RECONNECT_AFTER = (0.2, 1.0, 4.0)
+RECONNECT_AFTER = tunables.CALL_LOG_RECONNECT_AFTER.value
 
 
 class _LogFile:
@@ -759,26 +684,3 @@ def _call_values(row: CallRow, at: datetime) -> dict[str, Any]:
         "error": row.error[:ERROR_LIMIT],
         "explorer": row.explorer,
     }
-
-
-async def set_call_task(store: Store, call_id: str, task: str) -> None:
-    """Say what a finished call was for, when only its reply could tell
-    (route mode names the tools a turn called): after the row, once it is
-    in (`settled`). Like the task `submit_call` writes, `task` names things,
-    never prompt or reply text."""
-    await settled(store, [call_id])
-    async with store.write() as session:
-        await session.execute(update(Call).where(Call.id == call_id).values(task=task))
-
-
-async def get_call(store: Store, call_id: str) -> Call | None:
-    await settled(store, [call_id])
-    async with store.read() as session:
-        return await session.get(Call, call_id)
-
-
-async def calls_of_ask(store: Store, ask_id: str) -> list[Call]:
-    """Every call of one gateway ask, oldest first (seats, then the merge)."""
-    async with store.read() as session:
-        rows = await session.scalars(select(Call).where(Call.ask_id == ask_id).order_by(Call.at))
-        return list(rows)

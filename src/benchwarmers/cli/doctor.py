@@ -19,10 +19,10 @@ from rich.markup import escape
 
 from benchwarmers import client_env
 from benchwarmers.cli.context import console
-from benchwarmers.core import Check, diagnose
+from benchwarmers.core import Check, diagnose, tunables
 from benchwarmers.errors import BenchwarmersError
 
-SERVER_TIMEOUT = 5.0
+SERVER_TIMEOUT = tunables.DOCTOR_SERVER_TIMEOUT.value
 
 
 def register(app: typer.Typer) -> None:

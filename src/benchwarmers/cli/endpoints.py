@@ -22,6 +22,7 @@ from benchwarmers.cli.errors import print_warning
 from benchwarmers.core import (
     Core,
     EndpointView,
+    api_kinds,
     check_endpoint,
     check_scope,
     endpoint_key_source,
@@ -42,7 +43,7 @@ def register(app: typer.Typer) -> None:
 def add(
     name: Annotated[str, typer.Argument(help="A short name, e.g. openrouter or my-hub.")],
     base_url: Annotated[str, typer.Argument(help="The API's base URL, e.g. https://openrouter.ai/api/v1.")],
-    api: Annotated[str, typer.Option("--api", help="openai, anthropic, gemini or ollama.")] = "openai",
+    api: Annotated[str, typer.Option("--api", help=", ".join(api_kinds()) + ".")] = "openai",
     ask_key: Annotated[
         bool, typer.Option("--key", help="Ask for the key (not echoed); it goes to llm's keys.json.")
     ] = False,

@@ -26,9 +26,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from typer import Abort, TyperException
 from typer.core import TyperGroup
 
+from benchwarmers.core import environment
 from benchwarmers.errors import BenchwarmersError
 
-DEBUG_ENV = "BENCHWARMERS_DEBUG"
+DEBUG_ENV = environment.DEBUG.name
 _stderr = Console(stderr=True, soft_wrap=True, highlight=False)
 
 

@@ -24,6 +24,7 @@ from benchwarmers.core import (
     HOME_ENV,
     Core,
     EndpointView,
+    api_kinds,
     check_endpoint,
     ensure_home,
     resolve_home,
@@ -45,7 +46,7 @@ def init(
         typer.Option("--endpoint", metavar="NAME BASE_URL", help="Also add a first endpoint."),
     ] = None,
     api: Annotated[
-        str, typer.Option("--api", help="The endpoint's API: openai, anthropic, gemini, ollama.")
+        str, typer.Option("--api", help=f"The endpoint's API: {', '.join(api_kinds())}.")
     ] = "openai",
     ask_key: Annotated[
         bool,

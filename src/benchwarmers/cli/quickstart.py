@@ -37,16 +37,18 @@ from benchwarmers.core import (
     Core,
     EndpointView,
     OnboardRequest,
+    api_kinds,
     check_endpoint,
+    default_base_url,
     endpoint_key_source,
     ensure_home,
+    environment,
     resolve_home,
     url_hint,
 )
 from benchwarmers.errors import UserError
 
-OLLAMA_HOST_ENV = "OLLAMA_HOST"  # Ollama's own variable for where it listens
-DEFAULT_OLLAMA = "http://127.0.0.1:11434"
+OLLAMA_HOST_ENV = environment.OLLAMA_HOST.name
 KNOWN_URLS = {
     "openrouter": ("https://openrouter.ai/api/v1", "openai"),
     "groq": ("https://api.groq.com/openai/v1", "openai"),
@@ -108,11 +110,11 @@ def _first_endpoint(ollama_url: str) -> EndpointView:
         console.print(f"Using endpoint [bold]{escape(usable[0].name)}[/] ({escape(usable[0].base_url)}).")
         return usable[0]
     if _answers(ollama_url + "/api/tags") and _yes(f"A local Ollama answers at {ollama_url}. Use it?"):
-        return with_core(lambda core: add_or_keep(core, "ollama", ollama_url, "ollama", needs_key=False))
+        return with_core(lambda core: add_or_keep(core, "ollama", ollama_url, "ollama"))
     name = _ask("Endpoint name (a provider, e.g. openrouter, groq, gemini)", "openrouter")
     known_url, known_api = KNOWN_URLS.get(name.lower(), ("", "openai"))
     base_url = _ask("Its base URL", known_url)
-    api = _ask("Its API: openai, anthropic, gemini or ollama", known_api)
+    api = _ask(f"Its API: {', '.join(api_kinds())}", known_api)
     check_endpoint(name, base_url, api)
     endpoint = with_core(lambda core: add_or_keep(core, name, base_url, api))
     if endpoint.needs_key and endpoint_key_source(name) is None:
@@ -212,7 +214,7 @@ def _yes(question: str) -> bool:
 def _ollama_url() -> str:
     host = os.environ.get(OLLAMA_HOST_ENV, "").strip()
     if not host:
-        return DEFAULT_OLLAMA
+        return default_base_url("ollama")
     return host if "://" in host else f"http://{host}"
 
 

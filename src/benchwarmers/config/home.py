@@ -22,9 +22,10 @@ from pathlib import Path
 
 import platformdirs
 
+from benchwarmers.config import environment
 from benchwarmers.errors import StoreError
 
-HOME_ENV = "BENCHWARMERS_HOME"
+HOME_ENV = environment.HOME.name
 POINTER_FILE = ".benchwarmers-home"
 APP_NAME = "benchwarmers"
 

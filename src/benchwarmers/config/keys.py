@@ -29,10 +29,11 @@ from typing import Literal
 
 import platformdirs
 
+from benchwarmers.config import environment
 from benchwarmers.errors import StoreError, UserError
 
-ENV_PREFIX = "BENCHWARMERS_KEY_"
-LLM_USER_PATH_ENV = "LLM_USER_PATH"
+ENV_PREFIX = environment.ENDPOINT_KEY.name.removesuffix("<NAME>")
+LLM_USER_PATH_ENV = environment.LLM_USER_PATH.name
 LLM_APP_ID = "io.datasette.llm"
 KEYS_FILE = "keys.json"
 # llm writes this note into a fresh keys.json; we do the same so the file explains itself.

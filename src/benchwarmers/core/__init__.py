@@ -25,17 +25,21 @@ from benchwarmers.bench.suite.rebench_fetch import DEFAULT_DATASET, DEFAULT_LIMI
 from benchwarmers.bench.suite.runner import DEFAULT_GAP, SuiteRun
 from benchwarmers.bench.suite.sandbox import unavailable as sandbox_unavailable
 from benchwarmers.bench.suite.tasks import SHAPES as SUITE_SHAPES
-from benchwarmers.calls.log import CALL_ID_PREFIX
+from benchwarmers.calls.call_ids import CALL_ID_PREFIX
 from benchwarmers.calls.verdicts import check_verdict_body
+from benchwarmers.config import environment, tunables
 from benchwarmers.config.home import HOME_ENV, ensure_home, resolve_home, write_pointer
 from benchwarmers.core.admin import (
     Admin,
+    api_kinds,
     check_collection_name,
     check_endpoint,
     check_endpoint_key,
     check_scope,
+    default_base_url,
     endpoint_key_source,
     endpoint_key_variable,
+    needs_key_by_default,
     set_endpoint_key,
 )
 from benchwarmers.core.diagnostics import Check, diagnose, url_hint
@@ -104,6 +108,7 @@ __all__ = [
     "SettingRow",
     "SuiteRun",
     "UserLimit",
+    "api_kinds",
     "bench_services",
     "check_collection_name",
     "check_endpoint",
@@ -112,15 +117,18 @@ __all__ = [
     "check_scope",
     "check_verdict_body",
     "collection_entry",
+    "default_base_url",
     "diagnose",
     "endpoint_key_source",
     "endpoint_key_variable",
     "ensure_home",
+    "environment",
     "finish_background",
     "import_tasks",
     "iso_utc",
     "login_policy",
     "mode_for",
+    "needs_key_by_default",
     "probe_json",
     "quotas_json",
     "resolve_home",
@@ -128,6 +136,7 @@ __all__ = [
     "set_endpoint_key",
     "sqlite_url",
     "suite_tasks",
+    "tunables",
     "url_hint",
     "utc",
     "write_pointer",

@@ -35,6 +35,7 @@ from benchwarmers.identity import keys as gateway_keys
 from benchwarmers.identity.scope import OWNER, Identity, may_administer
 from benchwarmers.limits import ledger, quotas, user_limits
 from benchwarmers.limits.scope import scopes_in_words
+from benchwarmers.providers import kinds
 from benchwarmers.store import registry
 from benchwarmers.store.db import Store
 from benchwarmers.store.registry import CollectionView, EndpointView, ModelView
@@ -56,6 +57,23 @@ def check_endpoint(name: str, base_url: str, api: str) -> str:
     registry.check_endpoint_name(name)
     registry.check_api(api)
     return registry.check_base_url(base_url)
+
+
+def api_kinds() -> tuple[str, ...]:
+    """The API kinds an endpoint may speak (`providers/kinds.py`)."""
+    return kinds.api_kinds()
+
+
+def needs_key_by_default(api: str) -> bool:
+    """Whether a new endpoint of this API kind needs a key unless told
+    otherwise (Ollama runs locally without one); True for a kind not
+    known, which its own check refuses."""
+    return api not in kinds.api_kinds() or kinds.kind(api).needs_key
+
+
+def default_base_url(api: str) -> str:
+    """Where an API kind's own service answers (Ollama's: this machine)."""
+    return kinds.kind(api).default_base_url
 
 
 def check_collection_name(name: str) -> str:
@@ -116,6 +134,7 @@ class Admin:
         needs_key: bool | None = None,
         simulated: bool = False,
     ) -> EndpointView:
+        needs_key = needs_key_by_default(api) if needs_key is None else needs_key
         return await registry.add_endpoint(
             self._store(), name, base_url, api, needs_key=needs_key, simulated=simulated
         )
@@ -143,6 +162,7 @@ class Admin:
                     f"remove it first to change it (`benchwarmers endpoint remove {name}`)"
                 )
             return same, False
+        needs_key = needs_key_by_default(api) if needs_key is None else needs_key
         added = await registry.add_endpoint(
             store, name, base_url, api, needs_key=needs_key, limit_scope=limit_scope
         )

@@ -21,14 +21,15 @@ from pathlib import Path
 
 from benchwarmers.config import home as home_config
 from benchwarmers.config import keys as endpoint_keys
+from benchwarmers.config import tunables
 from benchwarmers.errors import ProviderError
-from benchwarmers.providers.base import Target, adapter_for
+from benchwarmers.providers.kinds import listed_models
 from benchwarmers.runtime import DATABASE_URL_ENV, REDIS_URL_ENV, Runtime
 from benchwarmers.store import registry
 from benchwarmers.store.db import Store, redacted_url, sqlite_url
 from benchwarmers.store.migrate import current_revision, head_revision, migrate
 
-TIMEOUT = 5.0
+TIMEOUT = tunables.DOCTOR_TIMEOUT.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,15 +74,8 @@ async def diagnose() -> list[Check]:
 
 async def endpoint_models(runtime: Runtime, endpoint: registry.EndpointView) -> list[str]:
     """The ids an endpoint lists now, asked with its key; its ProviderError when it cannot say."""
-    target = Target(
-        endpoint=endpoint.name,
-        api=endpoint.api,
-        base_url=endpoint.base_url,
-        served="",
-        key=endpoint_keys.endpoint_key(endpoint.name) if endpoint.needs_key else None,
-    )
     async with asyncio.timeout(TIMEOUT):
-        return await adapter_for(endpoint.api, runtime.outbound).list_models(target)
+        return await listed_models(runtime.outbound, endpoint)
 
 
 def url_hint(endpoint: registry.EndpointView) -> str:

@@ -34,6 +34,7 @@ from benchwarmers.bench.onboarding import OnboardRequest
 from benchwarmers.bench.suite import rebench, rebench_fetch, runner
 from benchwarmers.bench.suite.tasks import Task, load_tasks
 from benchwarmers.config import keys as endpoint_keys
+from benchwarmers.config import tunables
 from benchwarmers.config.home import resolve_home
 from benchwarmers.errors import NotFound, Refused, UserError
 from benchwarmers.identity.scope import OWNER, Identity, may_administer
@@ -45,8 +46,7 @@ from benchwarmers.store.times import iso_utc, utc
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
 
-# How often a CLI onboarding that a server runs is read back from the store.
-FOLLOW_SECONDS = 0.5
+FOLLOW_SECONDS = tunables.FOLLOW_SECONDS.value
 
 
 @dataclass

@@ -28,8 +28,10 @@ from sqlalchemy import desc, func, select
 
 from benchwarmers.bench import decisions
 from benchwarmers.calls import verdicts
-from benchwarmers.calls.log import flush_log, get_call
+from benchwarmers.calls.log import flush_log
+from benchwarmers.calls.reads import get_call
 from benchwarmers.calls.tokens import prompt_tokens
+from benchwarmers.config import tunables
 from benchwarmers.errors import NotFound, Refused, UserError
 from benchwarmers.formats.base import model_name
 from benchwarmers.identity.scope import OWNER, Identity, may_administer, may_call
@@ -44,9 +46,7 @@ from benchwarmers.types import Ask, PanelEvent, PanelReply, Request
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
 
-# How long a closing process lets running panels finish before cancelling
-# them (a cancelled seat is still recorded, as stopped).
-FINISH_GRACE_SECONDS = 10.0
+FINISH_GRACE_SECONDS = tunables.FINISH_GRACE_SECONDS.value
 RECENT_ASKS = 20
 
 

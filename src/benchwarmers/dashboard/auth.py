@@ -27,14 +27,14 @@ from dataclasses import dataclass
 
 from fastapi import Request, Response
 
-from benchwarmers.core import LoginPolicy, check_login, login_policy
+from benchwarmers.core import LoginPolicy, check_login, login_policy, tunables
 from benchwarmers.errors import Refused
 
 SESSION_COOKIE = "bw_session"
 CSRF_COOKIE = "bw_csrf"
 CSRF_HEADER = "x-csrf-token"
 CSRF_FIELD = "csrf"
-SESSION_SECONDS = 12 * 3600
+SESSION_SECONDS = tunables.SESSION_SECONDS.value
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 

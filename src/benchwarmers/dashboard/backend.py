@@ -38,11 +38,15 @@ from benchwarmers.core import (
     check_endpoint,
     check_endpoint_key,
     collection_entry,
+    default_base_url,
     endpoint_key_source,
+    environment,
     iso_utc,
+    needs_key_by_default,
     probe_json,
     quotas_json,
     set_endpoint_key,
+    tunables,
 )
 from benchwarmers.dashboard.fields import FieldError, field, names, number, text
 from benchwarmers.errors import StoreError, UserError
@@ -60,10 +64,8 @@ from benchwarmers.types import (
 )
 
 # Where a local Ollama answers unless `OLLAMA_HOST` (Ollama's own variable) says otherwise.
-OLLAMA_DEFAULT = "http://127.0.0.1:11434"
-OLLAMA_HOST_ENV = "OLLAMA_HOST"
-PROBE_TIMEOUT = 1.5  # a local server answers at once or is not there
-LIST_TIMEOUT = 15.0
+OLLAMA_HOST_ENV = environment.OLLAMA_HOST.name
+PROBE_TIMEOUT = tunables.LOCAL_PROBE_TIMEOUT.value
 DISCOVER_DISMISSED = "discover_dismissed"
 QUEUE_SHOWN = 30
 
@@ -112,7 +114,7 @@ class Backend:
         api = text(body, "api") or "openai"
         base_url = text(body, "base_url", required=True, label="the base URL")
         key = text(body, "key")
-        keyless = bool(body.get("keyless")) or api == "ollama"
+        keyless = bool(body.get("keyless")) or not needs_key_by_default(api)
         with field("name"):
             self.admin.check_allowed()
             check_endpoint(name, "http://x", "openai")
@@ -158,7 +160,7 @@ class Backend:
 
     async def local_ollama(self) -> dict[str, Any] | None:
         """A local Ollama answering, offered when no endpoint points at it yet."""
-        base = os.environ.get(OLLAMA_HOST_ENV, "").strip() or OLLAMA_DEFAULT
+        base = os.environ.get(OLLAMA_HOST_ENV, "").strip() or default_base_url("ollama")
         if "://" not in base:
             base = "http://" + base
         base = base.rstrip("/")

@@ -31,10 +31,11 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from benchwarmers import __version__
 from benchwarmers.core import ONBOARDING_MODES as MODES
+from benchwarmers.core import api_kinds
 from benchwarmers.dashboard import auth, chart, signin
 from benchwarmers.dashboard.api import backend_of
 from benchwarmers.errors import NotFound, UserError
-from benchwarmers.types import API_KINDS, MODEL_ROLES
+from benchwarmers.types import MODEL_ROLES
 
 router = APIRouter(include_in_schema=False)
 
@@ -128,7 +129,7 @@ async def endpoints_page(request: Request) -> Response:
         "endpoints.html",
         "endpoints",
         endpoints=rows,
-        apis=API_KINDS,
+        apis=api_kinds(),
         ollama=await backend.local_ollama(),
         providers=signin.PROVIDERS.values(),
         adding=not rows or request.query_params.get("add") == "1",

@@ -34,14 +34,15 @@ import httpx
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from benchwarmers.core import environment, tunables
 from benchwarmers.dashboard import auth
 from benchwarmers.dashboard.api import backend_of
 from benchwarmers.errors import UserError
 
 SIGNIN_COOKIE = "bw_signin"
-SIGNIN_SECONDS = 600
-EXCHANGE_TIMEOUT = 20.0
-URL_ENV = "BENCHWARMERS_SIGNIN_{}_URL"
+SIGNIN_SECONDS = tunables.SIGNIN_SECONDS.value
+EXCHANGE_TIMEOUT = tunables.SIGNIN_EXCHANGE_TIMEOUT.value
+URL_ENV = environment.SIGNIN_URL.name.replace("<NAME>", "{}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,8 @@ A format module exposes, at module level:
 
 ``NAME: str``
     The format's short name ("openai_chat", "responses", "anthropic",
-    "gemini", "ollama"); `formats/errors.py` renders errors by it.
+    "gemini", "ollama"): the name it is registered under
+    (`formats/registry.py` refuses a module registered under another).
 
 ``parse_ask(body: object, *, model: str | None = None) -> Ask``
     Read the client's decoded JSON body (any JSON value: check it is an
@@ -47,8 +48,9 @@ A format module exposes, at module level:
 ``MEDIA_TYPE_STREAM: str``
     The stream's content type ("text/event-stream", "application/x-ndjson").
 
-Errors go out through `formats/errors.py` in the format's own error shape;
-a format module does not build error bodies itself.
+Errors go out through `formats/errors.py` in the format's own error shape
+(the renderer its registration names, `formats/builtin.py`); a format
+module does not build error bodies itself.
 
 Model names are the same in every format: `bench/<collection>` for the
 panel, `bench/<collection>:merged` for one merged answer and

@@ -9,27 +9,18 @@ rendered here, by the format of the path it answers, and nowhere else.
 
 The path decides the format, not a header, because the guard must answer
 before any body is read and clients do not announce themselves reliably.
+Which paths a format owns, and which of the renderers below is its error
+body, is its registration (`formats/registry.py`, `formats/builtin.py`);
+`format_for_path` and `error_body` read it there.
 """
 
 from __future__ import annotations
 
 from http import HTTPStatus
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
 from benchwarmers import jsontext
-
-FormatName: TypeAlias = Literal["openai_chat", "responses", "anthropic", "gemini", "ollama", "jsonrpc"]
-
-# Path prefixes, most specific first. Anything else (other /v1/*, /bench/*,
-# the dashboard, /healthz) answers in OpenAI's shape, the most widely read.
-_PREFIXES: tuple[tuple[str, FormatName], ...] = (
-    ("/v1/messages", "anthropic"),
-    ("/v1/responses", "responses"),
-    ("/v1/mcp", "jsonrpc"),
-    ("/mcp", "jsonrpc"),
-    ("/v1beta/", "gemini"),
-    ("/api/", "ollama"),
-)
+from benchwarmers.formats import registry
 
 _GEMINI_METHODS = frozenset({"generateContent", "streamGenerateContent", "countTokens", "embedContent"})
 
@@ -79,37 +70,15 @@ def is_unversioned_gemini(path: str) -> bool:
     return path.startswith(("/v1/models/", "/models/")) and path.rpartition(":")[2] in _GEMINI_METHODS
 
 
-def format_for_path(path: str) -> FormatName:
+def format_for_path(path: str) -> str:
     """The API format a request path speaks (`/v1/messages` -> "anthropic")."""
-    if is_unversioned_gemini(path):
-        return "gemini"
-    for prefix, name in _PREFIXES:
-        stem = prefix.rstrip("/")
-        if path == stem or path.startswith(stem + "/"):
-            return name
-    return "openai_chat"
+    return registry.format_for_path(path)
 
 
 def error_body(fmt: str, status: int, message: str, *, malformed: bool = False) -> dict[str, Any]:
     """The error reply body for `status` in format `fmt`. `malformed` marks a
     body that was not JSON at all, which JSON-RPC names with its own code."""
-    if fmt == "anthropic":
-        kind = _ANTHROPIC_TYPES.get(status, "invalid_request_error" if status < 500 else "api_error")
-        return {"type": "error", "error": {"type": kind, "message": message}}
-    if fmt == "gemini":
-        state = _GEMINI_STATUS.get(status, "FAILED_PRECONDITION" if status < 500 else "INTERNAL")
-        return {"error": {"code": status, "message": message, "status": state}}
-    if fmt == "ollama":
-        return {"error": message}
-    if fmt == "jsonrpc":
-        code = _JSONRPC_PARSE_ERROR if malformed else (-32600 if status < 500 else -32603)
-        if status in (401, 403, 413, 421, 429):
-            code = -32000 - (status % 100)
-        return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
-    kind, code_name = _OPENAI_TYPES.get(
-        status, ("invalid_request_error" if status < 500 else "server_error", "")
-    )
-    return {"error": {"message": message, "type": kind, "code": code_name or _status_slug(status)}}
+    return registry.error_body(fmt, status, message, malformed=malformed)
 
 
 def error_bytes(fmt: str, status: int, message: str, *, malformed: bool = False) -> bytes:
@@ -123,3 +92,41 @@ def _status_slug(status: int) -> str:
         return HTTPStatus(status).phrase.lower().replace(" ", "_").replace("-", "_")
     except ValueError:
         return "error"
+
+
+# ------------------------------------------------- each format's error body
+# Registered with their formats (`formats/builtin.py`): `(status, message,
+# malformed) -> body`.
+
+
+def openai_error(status: int, message: str, malformed: bool = False) -> dict[str, Any]:
+    """OpenAI's shape (chat completions and Responses): the official client reads `error.message`."""
+    kind, code_name = _OPENAI_TYPES.get(
+        status, ("invalid_request_error" if status < 500 else "server_error", "")
+    )
+    return {"error": {"message": message, "type": kind, "code": code_name or _status_slug(status)}}
+
+
+def anthropic_error(status: int, message: str, malformed: bool = False) -> dict[str, Any]:
+    """Anthropic's: `error.type` and `error.message` under `"type": "error"`."""
+    kind = _ANTHROPIC_TYPES.get(status, "invalid_request_error" if status < 500 else "api_error")
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def gemini_error(status: int, message: str, malformed: bool = False) -> dict[str, Any]:
+    """Gemini's: google-genai reads `error.status`."""
+    state = _GEMINI_STATUS.get(status, "FAILED_PRECONDITION" if status < 500 else "INTERNAL")
+    return {"error": {"code": status, "message": message, "status": state}}
+
+
+def ollama_error(status: int, message: str, malformed: bool = False) -> dict[str, Any]:
+    """Ollama's: a bare `error` string."""
+    return {"error": message}
+
+
+def jsonrpc_error(status: int, message: str, malformed: bool = False) -> dict[str, Any]:
+    """JSON-RPC 2.0 (MCP): a code, the request's id unknown."""
+    code = _JSONRPC_PARSE_ERROR if malformed else (-32600 if status < 500 else -32603)
+    if status in (401, 403, 413, 421, 429):
+        code = -32000 - (status % 100)
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}

@@ -49,6 +49,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from benchwarmers import metrics
+from benchwarmers.config import tunables
 from benchwarmers.errors import LimitExceeded
 from benchwarmers.limits import ledger
 from benchwarmers.limits.counters import Admission, Charge, Counters
@@ -62,10 +63,8 @@ from benchwarmers.store.schema import LearnedLimit as LearnedLimitRow
 from benchwarmers.types import LimitScope, Usage
 
 MINUTE = 60.0
-# How long a 429 that says nothing about when to come back rests a model.
-DEFAULT_REST = 60.0
-# At most how often the limits every reply's headers repeat are written to the store.
-KEEP_EVERY = 1.0
+DEFAULT_REST = tunables.DEFAULT_REST.value
+KEEP_EVERY = tunables.LIMITS_KEEP_EVERY.value
 
 # Counter keys of what providers said start so (`_learned_key`).
 LEARNED = "learned|"

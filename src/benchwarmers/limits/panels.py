@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from benchwarmers.config import tunables
 from benchwarmers.errors import Refused
 
-# A panel's seats usually finish within seconds: a fair time to try again.
-RETRY_SECONDS = 5
+RETRY_SECONDS = tunables.PANEL_RETRY_SECONDS.value
 
 
 @dataclass

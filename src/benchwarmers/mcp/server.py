@@ -30,6 +30,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from benchwarmers import __version__
+from benchwarmers.core import environment, tunables
 from benchwarmers.errors import BenchwarmersError, UserError
 from benchwarmers.formats.base import MODEL_PREFIX, parse_model_name
 from benchwarmers.formats.bench_json import panel_json
@@ -38,9 +39,9 @@ from benchwarmers.mcp.text import ask_text, collections_text, pending_text, verd
 from benchwarmers.mcp.transcript import call_ids_in_transcript
 from benchwarmers.types import Ask, Request, user
 
-PROGRESS_ENV = "BENCHWARMERS_MCP_PROGRESS_SECONDS"
-DEFAULT_PROGRESS_SECONDS = 5.0
-MIN_PROGRESS_SECONDS = 0.05
+PROGRESS_ENV = environment.MCP_PROGRESS.name
+DEFAULT_PROGRESS_SECONDS = float(environment.MCP_PROGRESS.default)
+MIN_PROGRESS_SECONDS = tunables.MIN_PROGRESS_SECONDS.value
 
 BackendOf = Callable[[Context], Backend]
 T = TypeVar("T")

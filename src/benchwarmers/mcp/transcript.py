@@ -24,15 +24,15 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from benchwarmers.core import CALL_ID_PREFIX
+from benchwarmers.core import CALL_ID_PREFIX, environment
 from benchwarmers.errors import UserError
 
-# `c_` and 20 URL-safe characters (`calls.log.new_call_id`), standing alone.
+# `c_` and 20 URL-safe characters (`calls.call_ids.new_call_id`), standing alone.
 CALL_ID = re.compile(r"(?<![A-Za-z0-9_-])" + CALL_ID_PREFIX + r"[A-Za-z0-9_-]{20}(?![A-Za-z0-9_-])")
 TRANSCRIPT_SUFFIX = ".jsonl"
 # A long session's transcript runs to tens of megabytes; beyond this it is not one.
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
-TRANSCRIPT_DIRS_ENV = "BENCHWARMERS_TRANSCRIPT_DIRS"
+TRANSCRIPT_DIRS_ENV = environment.TRANSCRIPT_DIRS.name
 UNREADABLE = (
     "no readable transcript at that path: it must be a .jsonl file under an agent's own folder "
     "(~/.claude, ~/.codex, or the folders in " + TRANSCRIPT_DIRS_ENV + "); or send `calls` instead"
@@ -53,8 +53,8 @@ def transcript_roots(environ: Mapping[str, str] | None = None) -> list[Path]:
     else:
         home = Path.home()
         folders = [
-            Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude"),
-            Path(env.get("CODEX_HOME") or home / ".codex"),
+            Path(env.get(environment.CLAUDE_CONFIG_DIR.name) or home / ".claude"),
+            Path(env.get(environment.CODEX_HOME.name) or home / ".codex"),
         ]
     return [folder.resolve() for folder in folders]
 

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 from benchwarmers import metrics
 from benchwarmers.bench import decisions
+from benchwarmers.calls.call_ids import new_ask_id
 from benchwarmers.calls.caller import CallContext, Caller, CallResult, await_recorded
-from benchwarmers.calls.log import new_ask_id, panel_task
+from benchwarmers.calls.log import panel_task
 from benchwarmers.calls.tokens import fitted
 from benchwarmers.errors import UserError
 from benchwarmers.panel import history, pace

@@ -13,7 +13,6 @@ reached the caller, which is what route-mode failover needs to know.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import urllib.parse
 from abc import ABC, abstractmethod
@@ -90,8 +89,6 @@ class StreamDecoder(ABC):
 
 class Adapter(ABC):
     api: ClassVar[ApiKind]
-    supports_tools: ClassVar[bool] = True
-    supports_images: ClassVar[bool] = True
     framing: ClassVar[Framing] = "sse"
 
     def __init__(self, outbound: OutboundClient) -> None:
@@ -210,32 +207,6 @@ def _reading(read: Callable[..., T], status: int, *args: Any) -> T:
         raise ProviderBadReply(
             f"unexpected reply shape ({type(error).__name__}: {error})", status=status
         ) from None
-
-
-# ----------------------------------------------------------------- registry
-
-_MODULES: dict[str, str] = {
-    "openai": "benchwarmers.providers.openai:OpenAIAdapter",
-    "anthropic": "benchwarmers.providers.anthropic:AnthropicAdapter",
-    "gemini": "benchwarmers.providers.gemini:GeminiAdapter",
-    "ollama": "benchwarmers.providers.ollama:OllamaAdapter",
-}
-
-
-def adapter_for(api: ApiKind | str, outbound: OutboundClient) -> Adapter:
-    """The adapter for an endpoint's API kind, on the shared client. The
-    adapter modules import this one, so they are looked up by name, once
-    per client: an adapter keeps no state of a call, and every call asks."""
-    made = outbound.adapters
-    adapter = made.get(api)
-    if adapter is None:
-        try:
-            module_name, class_name = _MODULES[api].split(":")
-        except KeyError:
-            raise ValueError(f"unknown API kind {api!r} (known: {', '.join(_MODULES)})") from None
-        adapter_class: type[Adapter] = getattr(importlib.import_module(module_name), class_name)
-        adapter = made[api] = adapter_class(outbound)
-    return adapter
 
 
 # ------------------------------------------------------------------- gather

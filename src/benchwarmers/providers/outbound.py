@@ -35,13 +35,14 @@ from typing import Any, Self
 
 from yarl import URL
 
+from benchwarmers.config import tunables
 from benchwarmers.errors import ProviderBusy
 from benchwarmers.providers.deadline import Deadline
 from benchwarmers.providers.wire import Pool, parse_url
 
 PER_ORIGIN = 512
 TOTAL = 1024
-KEEPALIVE_SECONDS = 30.0
+KEEPALIVE_SECONDS = tunables.KEEPALIVE_SECONDS.value
 # The gates give up this long before a call's deadline, so that the call's own
 # timeout (the caller's, at the deadline) does not hide why it never went out.
 GATE_MARGIN = 0.05

@@ -40,8 +40,10 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from benchwarmers.calls.call_ids import new_ask_id
 from benchwarmers.calls.caller import CallContext, Caller, CallResult, CallStream, await_recorded
-from benchwarmers.calls.log import new_ask_id, set_call_task
+from benchwarmers.calls.reads import set_call_task
+from benchwarmers.config import tunables
 from benchwarmers.errors import LimitExceeded, ProviderError, ProviderTimeout, UserError
 from benchwarmers.panel.shapes import shape_of
 from benchwarmers.route.conversation import conversation_key
@@ -67,10 +69,7 @@ if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
 
 ROUTE_SEAT = "route"
-# A turn's whole budget: agents write long replies (a file, a patch), so a
-# turn may run well past the time a member has to start answering (the
-# collection's seat timeout, which is what failover waits for).
-ROUTE_TURN_SECONDS = 600.0
+ROUTE_TURN_SECONDS = tunables.ROUTE_TURN_SECONDS.value
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ A turn's call-log row is written by the caller the moment the call ends.
 What the caller cannot know is the route-mode meaning of the reply: which
 tools the member asked for. For the driving member that is what the agent
 went on to run; for a shadow seat it is what it *would* have run (never
-executed). Both are named on the row's task (`calls.log.set_call_task`,
+executed). Both are named on the row's task (`calls.reads.set_call_task`,
 the call log's one writer), by tool name only: arguments carry the user's
 files and commands, which the call log never keeps.
 

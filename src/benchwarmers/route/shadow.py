@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from benchwarmers.calls.caller import CallContext, Caller
-from benchwarmers.calls.log import set_call_task
+from benchwarmers.calls.reads import set_call_task
 from benchwarmers.route.members import Candidate
 from benchwarmers.route.record import spawn, turn_task
 

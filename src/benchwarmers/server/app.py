@@ -33,20 +33,21 @@ from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 
 from benchwarmers import __version__
+from benchwarmers.config import tunables
 from benchwarmers.core import finish_background
 from benchwarmers.server import BIND_HOST_ENV, DEFAULT_HOST
 from benchwarmers.server.errors import HANDLERS, CatchAll, install_error_handlers
 from benchwarmers.server.guard import Guard, GuardState, Receive, Scope, Send
 from benchwarmers.server.hot import HotLane, is_hot
 from benchwarmers.server.routes import ROUTERS
+from benchwarmers.server.routes.inbound import format_routers
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
 
 RuntimeFactory = Callable[[], AbstractAsyncContextManager["Runtime"]]
 
-# How long a shutdown waits for the requests uvicorn cancelled to unwind.
-UNWIND_SECONDS = 5.0
+UNWIND_SECONDS = tunables.UNWIND_SECONDS.value
 
 
 class Gateway(FastAPI):
@@ -86,7 +87,9 @@ def create_app(
     """The app, not yet started. `bind_host` is the address the server
     listens on: beyond loopback, the guard requires gateway keys. `routers`
     are dotted module names (each with a `router`) or routers themselves
-    (tests add their own). `app.state.guard` is the guard's state."""
+    (tests add their own); beside them, the ask route of each registered
+    format that has no router of its own (`routes/inbound.py`).
+    `app.state.guard` is the guard's state."""
     guard_state = GuardState(bind_host=bind_host)
 
     @asynccontextmanager
@@ -114,7 +117,7 @@ def create_app(
     app.state.runtime = None
     install_error_handlers(app)
     hot_routes: list[APIRoute] = []
-    for dotted in routers:
+    for dotted in (*routers, *format_routers()):
         router = _router(dotted)
         app.include_router(router)
         hot_routes.extend(route for route in router.routes if is_hot(route))

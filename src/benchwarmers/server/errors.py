@@ -27,13 +27,14 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from benchwarmers import jsontext, metrics
+from benchwarmers.config import tunables
 from benchwarmers.errors import LimitExceeded, ProviderError, Refused, StoreError, UserError
 from benchwarmers.formats.errors import error_body, format_for_path
 from benchwarmers.server.guard import BODY_STATE, ASGIApp, Message, Receive, Scope, Send
 from benchwarmers.server.json_response import JSONResponse
 
 log = logging.getLogger(__name__)
-UNKNOWN_RETRY_SECONDS = 60
+UNKNOWN_RETRY_SECONDS = tunables.UNKNOWN_RETRY_SECONDS.value
 
 
 def error_response(

@@ -15,11 +15,12 @@ microseconds), in this order, each refusal in the caller's API format
 2. **Origin**: a state-changing request (anything but GET/HEAD/OPTIONS) from
    a browser page of another origin is refused (403), so no web page can
    spend calls. Clients that are not browsers send no Origin and pass.
-3. **Gateway key** on gateway paths (`/v1`, `/v1beta`, `/api`, `/bench`,
-   `/mcp`, and `/metrics`, which names the whole bench): required when the
+3. **Gateway key** on gateway paths (every path a registered format owns,
+   `formats/registry.py`: `/v1`, `/v1beta`, `/api`, `/mcp`; and `/bench`
+   and `/metrics`, which names the whole bench): required when the
    server listens beyond loopback or the `require_key` setting is on (401
-   without one); sent as `Authorization: Bearer`, `x-api-key`,
-   `x-goog-api-key` or `?key=`. A revoked key is
+   without one); sent as `Authorization: Bearer` or where a format's
+   clients send it (`x-api-key`, `x-goog-api-key`, `?key=`). A revoked key is
    always refused (401), so `key revoke` locks its holder out even where keys
    are not required. When not required, a key that matches still narrows
    the caller to its scope; an unknown key is the local owner (clients
@@ -67,8 +68,10 @@ from types import CoroutineType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from benchwarmers.config import environment, tunables
 from benchwarmers.errors import Refused, StoreError
-from benchwarmers.formats.errors import error_bytes, format_for_path, is_unversioned_gemini
+from benchwarmers.formats import registry as formats_registry
+from benchwarmers.formats.errors import error_bytes, format_for_path
 from benchwarmers.identity.keys import KeyCache, KeyInfo
 from benchwarmers.identity.scope import OWNER, Identity
 from benchwarmers.limits.counters import Charge, Counters, MemoryCounters
@@ -85,18 +88,19 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 WILDCARD_ADDRESSES = frozenset({"0.0.0.0", "::", ""})
-GATEWAY_PREFIXES = ("/v1/", "/v1beta/", "/api/", "/bench/", "/mcp/")
+# Gateway paths that are no format's (the formats' own come from their registry).
+BENCH_GATEWAY_PREFIXES = ("/bench/",)
+BENCH_GATEWAY_PATHS = frozenset({"/metrics"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-KEY_HEADERS = (b"x-api-key", b"x-goog-api-key")
-ALLOWED_HOSTS_ENV = "BENCHWARMERS_ALLOWED_HOSTS"
+ALLOWED_HOSTS_ENV = environment.ALLOWED_HOSTS.name
 MAX_JSON_DEPTH = 64
 PASSED_HOSTS_CAP = 256
 MB = 1024 * 1024
 RATE_WINDOW = 60.0  # a key's rate is per minute, a sliding window
-BODY_IDLE_SECONDS = 10.0  # no byte of the body for this long: the client stalled
-BODY_SECONDS = 120.0  # the whole body, however it trickles
+BODY_IDLE_SECONDS = tunables.BODY_IDLE_SECONDS.value
+BODY_SECONDS = tunables.BODY_SECONDS.value
 DRAIN_BYTES = 8 * MB  # of a body refused as too large, read and dropped before the 413 (see _drain)
-DRAIN_SECONDS = 2.0
+DRAIN_SECONDS = tunables.DRAIN_SECONDS.value
 # The body as read, on `scope["state"]`: `errors.read_json` takes it from there.
 BODY_STATE = "body"
 
@@ -110,10 +114,16 @@ def is_loopback(host: str) -> bool:
 
 
 def is_gateway_path(path: str) -> bool:
-    """Also Gemini generation without a version (`/models/...:generateContent`,
-    as LiteLLM's `gemini/` provider posts it); the dashboard's own
-    `/models` pages are not gateway paths."""
-    return path.startswith(GATEWAY_PREFIXES) or path in ("/mcp", "/metrics") or is_unversioned_gemini(path)
+    """A path the guard asks for a gateway key: the bench's own, and every
+    path an inbound format owns (`formats.registry`: Gemini generation
+    without a version too, `/models/...:generateContent` as LiteLLM's
+    `gemini/` provider posts it; the dashboard's own `/models` pages are
+    not gateway paths)."""
+    return (
+        path.startswith(BENCH_GATEWAY_PREFIXES)
+        or path in BENCH_GATEWAY_PATHS
+        or formats_registry.is_format_path(path)
+    )
 
 
 @dataclass(slots=True)
@@ -394,12 +404,13 @@ def _sent_keys(headers: dict[bytes, bytes], query: bytes) -> list[str]:
     scheme, _, token = auth.partition(" ")
     if scheme.lower() == "bearer" and token.strip():
         sent.append(token.strip())
-    for name in KEY_HEADERS:
+    for name in formats_registry.key_headers():
         value = headers.get(name, b"").decode("latin-1").strip()
         if value:
             sent.append(value)
-    if b"key=" in query:
-        sent.extend(v for k, v in parse_qsl(query.decode("latin-1")) if k == "key" and v)
+    if b"=" in query:
+        names = formats_registry.key_query_names()
+        sent.extend(v for k, v in parse_qsl(query.decode("latin-1")) if k in names and v)
     return sent
 
 

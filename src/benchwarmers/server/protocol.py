@@ -36,7 +36,9 @@ import asyncio
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-HEAD_SECONDS = 10.0
+from benchwarmers.config import tunables
+
+HEAD_SECONDS = tunables.HEAD_SECONDS.value
 MAX_HEAD_BYTES = 64 * 1024
 
 _REPLIES = {

@@ -16,39 +16,25 @@ header, ahead of anything in the body.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from typing import Any, Protocol
+from collections.abc import Mapping
 
 from fastapi import Request
 from fastapi.responses import Response, StreamingResponse
 
 from benchwarmers.core import CONVERSATION_HEADER, RouteTurn
 from benchwarmers.formats.bench_json import route_json
+from benchwarmers.formats.registry import RouteRenderer
 from benchwarmers.server.deps import header_of, route_mode_of
 from benchwarmers.server.json_response import JSONResponse
-from benchwarmers.types import Ask, Chunk, Reply
+from benchwarmers.types import Ask
 
 CALL_HEADER = "x-bench-call"
 MEMBER_HEADER = "x-bench-member"
 _CONVERSATION = CONVERSATION_HEADER.encode("latin-1")
 
 
-class RouteFormat(Protocol):
-    """What a format module offers route mode (`formats/*_route.py`). `bench`
-    is the turn's `bench` object, written once here by `bench_json.route_json`
-    from the engine's typed `RouteBench`, for the format to place."""
-
-    MEDIA_TYPE_STREAM: str
-
-    def render_route_reply(self, reply: Reply, ask: Ask, bench: dict[str, Any]) -> dict[str, Any]: ...
-
-    def render_route_stream(
-        self, chunks: AsyncIterator[Chunk], ask: Ask, bench: dict[str, Any]
-    ) -> AsyncIterator[bytes]: ...
-
-
 async def route_response(
-    request: Request, ask: Ask, fmt: RouteFormat, *, stream_headers: Mapping[str, str]
+    request: Request, ask: Ask, fmt: RouteRenderer, *, stream_headers: Mapping[str, str]
 ) -> Response:
     route = route_mode_of(request)
     conversation = header_of(request, _CONVERSATION)

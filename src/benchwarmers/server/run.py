@@ -22,6 +22,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from benchwarmers.config import tunables
 from benchwarmers.config.home import HOME_ENV
 from benchwarmers.errors import UserError
 from benchwarmers.metrics import MULTIPROC_ENV
@@ -46,7 +47,7 @@ __all__ = [
     "run_workers",
 ]
 
-GRACEFUL_SHUTDOWN_SECONDS = 10
+GRACEFUL_SHUTDOWN_SECONDS = tunables.GRACEFUL_SHUTDOWN_SECONDS.value
 
 
 def bind_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:

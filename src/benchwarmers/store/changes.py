@@ -51,6 +51,7 @@ from typing import Any, Generic, TypeVar
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
+from benchwarmers.config import tunables
 from benchwarmers.store.db import Store, reading
 
 T = TypeVar("T")
@@ -59,11 +60,7 @@ T = TypeVar("T")
 DEFAULT_TTL = 2.0
 # The share of its time to live after which an entry in use is read again behind the ask.
 REFRESH_AHEAD = 0.75
-# Seconds a refresh waits before it reads: the ask that found the entry late goes first.
-# Its read's first step (building the session and the statement, 1-4 ms of CPU) would
-# otherwise run before the work that ask set going next, a panel's seats among it: the
-# slowest seat went out 2-12 ms late on about every other ask of `benchmarks/panel.py`.
-REFRESH_AFTER = 0.005
+REFRESH_AFTER = tunables.CACHE_REFRESH_AFTER.value
 
 # The table an INSERT / UPDATE / DELETE writes to ("INSERT OR REPLACE INTO x", "UPDATE x SET").
 _WRITE = re.compile(

@@ -44,6 +44,7 @@ from typing import Any
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from benchwarmers.config import tunables
 from benchwarmers.store.changes import DEFAULT_TTL
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import Conversation
@@ -54,8 +55,7 @@ log = logging.getLogger(__name__)
 # more than the agents of one install hold open at once.
 MAX_REMEMBERED = 20_000
 CHANNEL = "bw:conversations"
-# How long to wait before subscribing again after Redis went away.
-RESUBSCRIBE_SECONDS = 1.0
+RESUBSCRIBE_SECONDS = tunables.RESUBSCRIBE_SECONDS.value
 
 
 class Conversations:

@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from benchwarmers.bench.suite import sandbox
 from benchwarmers.bench.suite.checkers import check, extract_code, split_confidence
 from benchwarmers.bench.suite.tasks import Task
 
 pytestmark = pytest.mark.unit
+# Unit-test tasks run the model's code in the sandbox, which needs bubblewrap.
+needs_sandbox = pytest.mark.skipif(sandbox.unavailable() is not None, reason=str(sandbox.unavailable()))
 
 
 def task(kind: str, **spec: object) -> Task:
@@ -74,6 +77,7 @@ TESTS = (
 )
 
 
+@needs_sandbox
 async def test_unit_tests_pass_and_fail() -> None:
     t = task("unit_tests", tests=TESTS)
     right = await check(t, "Here:\n```python\ndef add(a, b):\n    return a + b\n```\nConfidence: 99%")
@@ -85,12 +89,14 @@ async def test_unit_tests_pass_and_fail() -> None:
     assert not broken.passed and "SyntaxError" in broken.detail
 
 
+@needs_sandbox
 async def test_unit_tests_time_out() -> None:
     t = task("unit_tests", tests=TESTS, timeout=1)
     looping = await check(t, "```python\ndef add(a, b):\n    while True:\n        pass\n```")
     assert not looping.passed and "timed out" in looping.detail
 
 
+@needs_sandbox
 async def test_unit_tests_over_memory() -> None:
     t = task("unit_tests", tests=TESTS, memory_mb=128)
     hog = await check(
@@ -99,6 +105,7 @@ async def test_unit_tests_over_memory() -> None:
     assert not hog.passed and "memory limit" in hog.detail
 
 
+@needs_sandbox
 async def test_unit_tests_see_no_keys_and_run_in_their_folder(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

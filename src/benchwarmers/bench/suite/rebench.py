@@ -43,12 +43,13 @@ from benchwarmers.bench.suite import sandbox
 from benchwarmers.bench.suite.patches import PatchError, apply_answer, apply_hunks, parse_diff
 from benchwarmers.bench.suite.sandbox import Limits, run_tests
 from benchwarmers.bench.suite.tasks import USER_FOLDER
+from benchwarmers.config import tunables
 from benchwarmers.errors import UserError
 
 PROBLEM_KEPT = 12_000
 PATCH_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.MULTILINE)
 CODE_CARRIED = 2 * 1024 * 1024  # a task's code, at most; bigger repositories are skipped
-VALIDATE_TIMEOUT = 60.0
+VALIDATE_TIMEOUT = tunables.REBENCH_VALIDATE_TIMEOUT.value
 
 
 class RowSkipped(Exception):

@@ -36,15 +36,16 @@ import httpx
 
 from benchwarmers.bench.suite.rebench import task_from_row
 from benchwarmers.bench.suite.tasks import USER_FOLDER, load_tasks
+from benchwarmers.config import environment, tunables
 from benchwarmers.errors import UserError
 
 HF_DATASETS_URL = "https://datasets-server.huggingface.co"
-HF_DATASETS_URL_ENV = "BENCHWARMERS_HF_DATASETS_URL"
+HF_DATASETS_URL_ENV = environment.HF_DATASETS_URL.name
 DEFAULT_DATASET = "nebius/SWE-rebench"
 DEFAULT_SPLIT = "test"
 DEFAULT_LIMIT = 100
 PAGE_MAX = 100  # the rows API's own cap on `length`
-PAGE_TIMEOUT = 60.0  # a page of patches is a few MB at most
+PAGE_TIMEOUT = tunables.REBENCH_PAGE_TIMEOUT.value
 
 # (rows read so far, rows this fetch will read): the CLI's progress bar.
 Progress = Callable[[int, int], None]

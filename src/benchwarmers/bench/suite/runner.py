@@ -23,6 +23,7 @@ from sqlalchemy import func, select
 from benchwarmers.bench.suite.checkers import CheckResult, cannot_run, check
 from benchwarmers.bench.suite.tasks import Task, load_tasks
 from benchwarmers.calls.caller import CallContext, Caller
+from benchwarmers.config import tunables
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
@@ -31,7 +32,7 @@ from benchwarmers.types import Image, Message, Request, Sampling, Text
 
 # The gap between two suite calls' starts, seconds, unless the caller says.
 DEFAULT_GAP = 3.0
-TASK_TIMEOUT = 180.0
+TASK_TIMEOUT = tunables.SUITE_TASK_TIMEOUT.value
 ANSWER_KEPT = 20_000
 SYSTEM = (
     "You are being evaluated on a task. Answer it directly. On the last line, on its own, "

@@ -25,10 +25,16 @@ A router that needs start-up and shut-down work passes `lifespan=` to its
 `APIRouter`; FastAPI runs it inside the app's own lifespan, so the runtime
 is already open (`app.state.runtime`) when it starts.
 
-Paths under `/v1/`, `/v1beta/`, `/api/`, `/bench/` and `/mcp` (and Gemini
-generation without a version, `/models/...:generateContent`) are gateway
-paths: the guard asks those for a gateway key where keys are required, so
-the dashboard must live elsewhere (it has its own login).
+An inbound format is registered in `formats/builtin.py`, not here: a
+format that answers only asks needs no router (the app builds its route,
+`inbound.py`); one with more to it lists its router here and registers
+with `has_router`.
+
+Paths a registered format owns (`/v1/`, `/v1beta/`, `/api/`, `/mcp`, and
+Gemini generation without a version, `/models/...:generateContent`) and
+`/bench/` are gateway paths: the guard asks those for a gateway key where
+keys are required, so the dashboard must live elsewhere (it has its own
+login).
 """
 
 ROUTERS: tuple[str, ...] = (
