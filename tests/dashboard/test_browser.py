@@ -157,7 +157,7 @@ def test_a_new_user_runs_the_bench_from_the_dashboard(
         page.fill("#f-prompt", "What is a benchwarmer?")
         page.click("#ask-form button[type=submit]")
         page.locator("#ask-state >> text=Done.").wait_for()
-        cards = page.locator("#seats .seat-card.s-ok")
+        cards = page.locator("#conversation .seat-card.s-ok")
         assert cards.count() == 2
         answers = sorted(cards.locator(".answer").all_inner_texts())
         assert answers == ["An answer from alpha.", "An answer from beta."]

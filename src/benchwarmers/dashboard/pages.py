@@ -47,7 +47,14 @@ NAV = (
     ("quotas", "Quotas"),
     ("settings", "Settings"),
 )
-STATIC = {"app.js": "text/javascript", "app.css": "text/css"}
+STATIC = {
+    "app.js": "text/javascript",
+    "app.css": "text/css",
+    "markdown.js": "text/javascript",
+    "judge.js": "text/javascript",
+    "ask.js": "text/javascript",
+    "leaderboard.js": "text/javascript",
+}
 MODE_LABELS = {"full": "Full", "quick": "Quick", "quick_ad_hoc": "Quick + ad hoc"}
 
 _env = Environment(
