@@ -1,0 +1,187 @@
+"""The judging loop in a real browser (headless Chromium): ask a panel,
+watch the answers being written, read them as markdown, stop a slow seat,
+judge in place and in pairs by mouse and by keyboard, blind, follow up,
+and the leaderboard. Each test saves a screenshot of what it shows.
+
+The bench is set up over the dashboard's JSON (as `test_api.py` does): the
+browser part is the judging, not the onboarding `test_browser.py` walks.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from benchwarmers.dashboard import auth
+from benchwarmers.testing import FakeModel, FakeProvider
+from benchwarmers.testing.live_server import live_server
+from benchwarmers.testing.script import FakeRequest
+from tests.conftest import capable
+from tests.dashboard.test_browser import WAIT, Watch
+from tests.waiting import wait_for
+
+expect = pytest.importorskip("playwright.sync_api").expect
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+MARKDOWN = """## Plan
+
+Some **bold**, some *emphasis* and `inline code`.
+
+- first
+- second with [a link](https://example.org/docs)
+- [a trap](javascript:alert(1))
+
+```python
+print("copied")
+```
+
+<script>window.__owned = 1</script> and <img src=x onerror="window.__owned = 2">
+"""
+
+
+def answers(**by_word: str) -> Callable[[FakeRequest], str]:
+    """A model's answer: the text keyed by the first word of `by_word` found in
+    the question, else what `capable` says (the onboarding probes pass)."""
+
+    def answer(request: FakeRequest) -> str:
+        prompt = request.messages[-1].text if request.messages else ""
+        for word, text in by_word.items():
+            if word in prompt:
+                return text
+        return capable(request)
+
+    return answer
+
+
+@dataclass
+class Bench:
+    base: str
+    client: httpx.Client
+    page: Any
+    watch: Watch
+
+    def ask(self, question: str) -> None:
+        self.page.fill("#f-prompt", question)
+        self.page.click("#ask-form button[type=submit]")
+
+
+@contextmanager
+def bench(
+    browser: Any, home: Path, fake: FakeProvider, models: list[FakeModel], **collection: Any
+) -> Iterator[Bench]:
+    """A server with `models` onboarded (Quick + ad hoc) in collection `trio`, and a page on Ask."""
+    for model in models:
+        fake.add(model)
+    with live_server(home) as server, httpx.Client(base_url=server.url, timeout=30) as client:
+        client.get("/endpoints")
+        client.headers["x-csrf-token"] = client.cookies[auth.CSRF_COOKIE]
+        body = {"name": "fake", "api": "openai", "base_url": fake.openai_base, "keyless": True}
+        assert client.post("/ui/api/endpoints", json=body).status_code == 200
+        served = [m.served for m in models]
+        queued = client.post("/ui/api/onboard", json={"endpoint": "fake", "models": served, "mode": "quick_ad_hoc"})
+        assert queued.status_code == 200, queued.text
+        wait_for(lambda: not (q := client.get("/ui/api/queue").json())["running"] and not q["queued"], timeout=90)
+        made = client.post("/ui/api/collections", json={"name": "trio", "members": served, **collection})
+        assert made.status_code == 200, made.text
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
+        page = context.new_page()
+        page.set_default_timeout(WAIT)
+        watch = Watch(page)
+        page.goto(server.url + "/ask")
+        page.locator('body[data-ready="Ask"]').wait_for(state="attached")
+        try:
+            yield Bench(server.url, client, page, watch)
+        finally:
+            context.close()
+
+
+def card(page: Any, alias: str) -> Any:
+    return page.locator(f'#conversation .seat-card[data-alias="{alias}"]')
+
+
+def test_answers_are_markdown_and_model_html_shows_as_text(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    models = [FakeModel("alpha", answer=answers(markdown=MARKDOWN)), FakeModel("beta", answer=capable)]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        b.ask("Answer in markdown, please")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        answer = card(page, "alpha").locator(".answer")
+        expect(answer.locator("h4")).to_have_text("Plan")
+        expect(answer.locator("strong")).to_have_text("bold")
+        expect(answer.locator("em")).to_have_text("emphasis")
+        expect(answer.locator("p code")).to_have_text("inline code")
+        assert answer.locator("li").count() == 3
+        assert answer.locator("a").count() == 1
+        assert answer.locator("a").get_attribute("href") == "https://example.org/docs"
+        expect(answer.locator("li").nth(2)).to_have_text("[a trap](javascript:alert(1))")
+        # The model's HTML is characters on the page: no element, nothing ran.
+        text = answer.inner_text()
+        assert "<script>window.__owned = 1</script>" in text
+        assert '<img src=x onerror="window.__owned = 2">' in text
+        assert answer.locator("script, img").count() == 0
+        assert page.evaluate("window.__owned") is None
+        # A code block with its own copy button; the answer's Copy takes the whole text.
+        expect(answer.locator(".code-block code")).to_have_text('print("copied")')
+        answer.locator(".code-block button[data-copy-code]").click()
+        assert page.evaluate("navigator.clipboard.readText()") == 'print("copied")'
+        card(page, "alpha").locator("button[data-copy-answer]").click()
+        assert page.evaluate("navigator.clipboard.readText()") == MARKDOWN
+        page.screenshot(path=str(artifacts / "ask-markdown.png"), full_page=True)
+        assert b.watch.take() == []
+
+
+def test_judging_in_place_by_mouse_and_by_keyboard(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    models = [FakeModel(name, answer=capable) for name in ("alpha", "beta", "gamma")]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        b.ask("Which is best?")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        calls = {a: card(page, a).get_attribute("data-call") for a in ("alpha", "beta", "gamma")}
+
+        # Mouse: a note, then Useful; the answer stays where it was, the note shows under it.
+        alpha = card(page, "alpha")
+        alpha.locator("input.note").fill("clear and right")
+        alpha.locator('button[data-verdict="useful"]').click()
+        expect(alpha.locator(".judge-state")).to_contain_text("useful — “clear and right”")
+        expect(alpha.locator(".answer")).to_have_text("An answer from alpha.")
+        assert alpha.locator('button[data-verdict="useful"]').get_attribute("aria-pressed") == "true"
+
+        # Keyboard: 2 goes to the second answer (beta), N says not useful; E, a note, Enter.
+        page.locator("body").press("2")
+        assert page.evaluate("document.activeElement.dataset.alias") == "beta"
+        page.keyboard.press("n")
+        expect(card(page, "beta").locator(".judge-state")).to_contain_text("not useful")
+        page.keyboard.press("e")
+        page.keyboard.type("too short")
+        page.keyboard.press("Enter")
+        expect(card(page, "beta").locator(".judge-state")).to_contain_text("“too short”")
+        record = b.client.get("/bench/record", params={"collection": "bench/trio"}).json()["aliases"]
+        assert (record["alpha"]["useful"], record["beta"]["notUseful"]) == (1, 1)
+
+        # Pairs by mouse: alpha (A) over beta (B).
+        compare = page.locator("section.compare").last
+        compare.locator('select[data-side="a"]').select_option(calls["alpha"])
+        compare.locator('select[data-side="b"]').select_option(calls["beta"])
+        compare.locator('button[data-pair="a"]').click()
+        expect(compare.locator(".pairs li")).to_have_count(1)
+        expect(compare.locator(".pairs li").first).to_contain_text("alpha better than")
+        # By keyboard: the bar moved on to a pair not judged yet; T calls it a tie.
+        chosen = {compare.locator(f'select[data-side="{s}"]').input_value() for s in "ab"}
+        assert chosen != {calls["alpha"], calls["beta"]}
+        page.locator("body").press("t")
+        expect(compare.locator(".pairs li")).to_have_count(2)
+        expect(compare.locator(".pairs li").nth(1)).to_contain_text("tie")
+        page.screenshot(path=str(artifacts / "ask-judged.png"), full_page=True)
+        assert b.watch.take() == []
