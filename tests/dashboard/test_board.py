@@ -36,7 +36,8 @@ def test_the_trend_is_a_line_once_there_are_two_days() -> None:
     first, last = (tuple(map(float, p.split(","))) for p in points.split())
     assert first[0] == 0 and last[0] == board.SPARK_WIDTH and last[1] < first[1]
     assert board.trend_label([]) == "no history yet"
-    assert board.trend_label([{"day": "d1", "score": 0.2}, {"day": "d2", "score": 0.6}]) == "20% on d1 to 60% on d2"
+    two_days = [{"day": "d1", "score": 0.2}, {"day": "d2", "score": 0.6}]
+    assert board.trend_label(two_days) == "20% on d1 to 60% on d2"
 
 
 def test_a_matrix_cell_counts_a_tie_as_half_a_win() -> None:

@@ -9,7 +9,6 @@ browser part is the judging, not the onboarding `test_browser.py` walks.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -85,9 +84,10 @@ def bench(
         body = {"name": "fake", "api": "openai", "base_url": fake.openai_base, "keyless": True}
         assert client.post("/ui/api/endpoints", json=body).status_code == 200
         served = [m.served for m in models]
-        queued = client.post("/ui/api/onboard", json={"endpoint": "fake", "models": served, "mode": "quick_ad_hoc"})
+        onboard = {"endpoint": "fake", "models": served, "mode": "quick_ad_hoc"}
+        queued = client.post("/ui/api/onboard", json=onboard)
         assert queued.status_code == 200, queued.text
-        wait_for(lambda: not (q := client.get("/ui/api/queue").json())["running"] and not q["queued"], timeout=90)
+        wait_for(lambda: not (q := client.get("/ui/api/queue").json())["running"] and not q["queued"], 90)
         made = client.post("/ui/api/collections", json={"name": "trio", "members": served, **collection})
         assert made.status_code == 200, made.text
         context = browser.new_context(viewport={"width": 1280, "height": 900})
