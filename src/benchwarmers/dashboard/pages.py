@@ -5,8 +5,8 @@
     GET /models            the Bench: status, role, last probe, alerts; retire, restore, role
     GET /models/{alias}    one model: record with intervals and reasons, probes, suite
     GET /onboard           the endpoint's own list, Discover, modes, the live queue
-    GET /collections       create and edit; recent asks with their seats; the verdict dialog
-    GET /ask               the playground
+    GET /collections       create and edit; recent asks with their seats, judged in place
+    GET /ask               ask a panel, answers streamed; judge in place, in pairs; follow-ups
     GET /quotas            limits, usage, resets, and the month's chart
     GET /settings          scheduler, gateway keys, login, allowed hosts
     GET /login, POST /login, POST /logout
@@ -53,7 +53,7 @@ STATIC = {
     "markdown.js": "text/javascript",
     "judge.js": "text/javascript",
     "ask.js": "text/javascript",
-    "leaderboard.js": "text/javascript",
+    "recent.js": "text/javascript",
 }
 MODE_LABELS = {"full": "Full", "quick": "Quick", "quick_ad_hoc": "Quick + ad hoc"}
 

@@ -1,9 +1,9 @@
 // The dashboard's script: our own, small, no library. Pages render on the
 // server; this posts their forms as JSON to /ui/api/ (with the CSRF token),
 // puts a refusal beside the field it names, and keeps the live parts live
-// by polling small JSON routes (the onboarding chip and queue, recent asks).
-// The Ask page, judging and the leaderboard have their own files (ask.js,
-// judge.js, markdown.js, leaderboard.js), on `window.bw`'s helpers from here.
+// by polling small JSON routes (the onboarding chip and queue). Asking,
+// judging and Recent asks have their own files (ask.js, judge.js,
+// markdown.js, recent.js), on `window.bw`'s helpers from here.
 (() => {
   'use strict';
 
@@ -310,99 +310,6 @@
     });
     loadDiscover();
   }
-
-  // ------------------------------------------------- seats and verdicts
-
-  function seatButton(seat, collection) {
-    const verdict = seat.verdict ? (seat.verdict.useful ? ' ✓ useful' : ' ✗ not useful') : '';
-    return el('button', {
-      type: 'button', class: `seat s-${seat.status}` + (seat.verdict ? ' judged' : ''),
-      'data-call': seat.call, 'data-collection': collection, 'data-alias': seat.alias,
-      'aria-label': `${seat.seat || seat.kind} ${seat.alias}, ${seat.status}, ${seat.seconds} seconds${verdict}: open the verdict dialog`,
-    },
-    el('strong', { text: seat.alias }),
-    el('span', { text: `${seat.seat || seat.kind} · ${seat.status} · ${seat.seconds} s` }),
-    el('small', { text: `${seat.tokens_in}→${seat.tokens_out} tokens${verdict}` }));
-  }
-
-  const dialog = document.getElementById('verdict-dialog');
-  function openVerdict(call, label) {
-    const form = document.getElementById('verdict-form');
-    clearErrors(form);
-    form.elements.call.value = call;
-    form.elements.note.value = '';
-    document.getElementById('verdict-seat').textContent = label;
-    dialog.showModal();
-  }
-
-  document.addEventListener('click', (event) => {
-    const seat = event.target.closest('button[data-call]');
-    if (seat && dialog) openVerdict(seat.dataset.call, `${seat.dataset.alias} · ${seat.dataset.call}`);
-  });
-
-  if (dialog) {
-    document.getElementById('verdict-form').addEventListener('submit', async (event) => {
-      const form = event.target;
-      const choice = event.submitter?.value;
-      if (choice === 'cancel' || !choice) return;
-      event.preventDefault();
-      clearErrors(form);
-      const result = await api('POST', '/ui/api/verdict', {
-        call: form.elements.call.value, useful: choice === 'useful', note: form.elements.note.value,
-      });
-      if (!result.ok) { showError(form, result); return; }
-      dialog.close();
-      applyVerdict(result.data);
-    });
-  }
-
-  function applyVerdict(data) {
-    const call = data.recorded.call;
-    for (const button of document.querySelectorAll(`button[data-call="${CSS.escape(call)}"]`)) {
-      button.classList.add('judged');
-      const mark = button.querySelector('small') || button;
-      mark.textContent = mark.textContent.replace(/ [✓✗].*$/, '') + (data.recorded.useful ? ' ✓ useful' : ' ✗ not useful');
-    }
-    if (data.record) renderRecord(data.record);
-    lastAsks = '';
-    if (page === 'collections') refreshAsks();
-  }
-
-  function renderRecord(record) {
-    const name = record.collection.replace(/^bench\//, '');
-    const table = document.querySelector(`table[data-record="${CSS.escape(name)}"] tbody`);
-    if (!table) return;
-    const rows = Object.entries(record.aliases).sort().map(([alias, r]) => el('tr', { 'data-alias': alias },
-      el('th', { scope: 'row', text: alias }),
-      el('td', { class: 'useful', text: r.useful }),
-      el('td', { class: 'not-useful', text: r.notUseful }),
-      el('td', { class: 'judged', text: r.judged })));
-    if (rows.length) table.replaceChildren(...rows);
-  }
-
-  // -------------------------------------------- Collections: recent asks
-
-  let lastAsks = '';
-  let asksTimer = null;
-  async function refreshAsks() {
-    clearTimeout(asksTimer);
-    const box = document.getElementById('asks');
-    const result = await api('GET', '/ui/api/asks');
-    if (result.ok) {
-      const text = JSON.stringify(result.data.asks);
-      if (text !== lastAsks && !box.contains(document.activeElement)) {
-        lastAsks = text;
-        const asks = result.data.asks;
-        box.replaceChildren(...(asks.length ? asks.map((ask) => el('article', { class: 'ask', 'data-ask': ask.ask },
-          el('header', {}, el('strong', { text: `bench/${ask.collection}` }), ' ', el('span', { class: 'tag', text: ask.shape }), ' ',
-            el('time', { datetime: ask.at, text: readable(ask.at) })),
-          el('div', { class: 'seat-row' }, ...ask.seats.map((s) => seatButton(s, ask.collection)))))
-          : [el('p', { class: 'hint', text: 'No asks yet: try the Ask page, or any client pointed at this server.' })]));
-      }
-    }
-    asksTimer = setTimeout(refreshAsks, 3000);
-  }
-  if (page === 'collections') refreshAsks();
 
   // ------------------------------------------------ a new key, shown once
 

@@ -73,8 +73,9 @@
   // -------------------------------------------------------------- turn
 
   class Turn {
-    constructor(box, { collection, names, question, onJudged }) {
+    constructor(box, { collection, names, question, onJudged, textKept = true }) {
       this.collection = collection;
+      this.textKept = textKept; // false: the log kept no answers (Recent asks of a collection without keep_text)
       this.names = names;
       this.onJudged = onJudged || (() => {});
       this.seats = new Map(); // seat label -> {seat, alias, call, text, status, card, verdict, note}
@@ -175,10 +176,17 @@
     }
 
     // A blind panel is revealed once judged: a pair, the best, or every answer on its own.
-    judged() {
+    judged(data) {
       const seats = this.judgeable();
       if (this.pairs.size || seats.every((s) => s.verdict)) this.reveal();
       this.onJudged(this);
+      document.dispatchEvent(new CustomEvent('bw:judged', { detail: data || {} }));
+    }
+
+    // A pair verdict already given (`{better, worse, outcome, note}`), shown in the compare bar.
+    remember(pair) {
+      this.pairs.set(pairKey(pair.better, pair.worse), pair);
+      refreshCompare(this);
     }
   }
   Turn.all = [];
@@ -209,11 +217,18 @@
     const answer = el('div', { class: 'answer md' });
     if (seat.error) answer.append(el('p', { class: 'error', text: seat.error }));
     else if (seat.text) answer.append(bw.markdown(seat.text));
-    else answer.append(el('p', { class: 'hint', text: seat.status === 'writing' ? 'waiting for the first words…' : seat.status === 'cancelled' ? 'stopped before it answered' : 'no answer' }));
+    else answer.append(el('p', { class: 'hint', text: emptyAnswer(turn, seat) }));
     const parts = [header, answer];
     if (seat.status === 'cancelled') parts.push(el('p', { class: 'hint', text: 'Cancelled: stopped from the page; it costs no verdict.' }));
     if (seat.call && JUDGEABLE.has(seat.status)) parts.push(judgeBar(turn, seat));
     card.replaceChildren(...parts);
+  }
+
+  function emptyAnswer(turn, seat) {
+    if (seat.status === 'writing') return 'waiting for the first words…';
+    if (seat.status === 'cancelled') return 'stopped before it answered';
+    if (!turn.textKept && seat.status === 'ok') return 'answer not kept (the collection does not keep text)';
+    return 'no answer';
   }
 
   function judgeBar(turn, seat) {
@@ -245,7 +260,7 @@
     const focused = card.contains(document.activeElement);
     draw(seat);
     if (focused) card.focus();
-    card.turn.judged();
+    card.turn.judged(result.data);
   }
 
   async function best(seat) {
@@ -257,7 +272,7 @@
     for (const pair of result.data.recorded?.pairs || []) remember(turn, pair);
     turn.best = seat.call;
     refreshCompare(turn);
-    turn.judged();
+    turn.judged(result.data);
     turn.root.querySelector(`.seat-card[data-call="${CSS.escape(seat.call)}"]`)?.focus();
   }
 
@@ -338,7 +353,7 @@
     bar.querySelector('input.note').value = '';
     state.textContent = 'Saved.';
     refreshCompare(turn, true);
-    turn.judged();
+    turn.judged(result.data);
   }
 
   // ------------------------------------------------- mouse and keyboard
