@@ -185,3 +185,39 @@ def test_judging_in_place_by_mouse_and_by_keyboard(
         expect(compare.locator(".pairs li").nth(1)).to_contain_text("tie")
         page.screenshot(path=str(artifacts / "ask-judged.png"), full_page=True)
         assert b.watch.take() == []
+
+
+def test_blind_mode_hides_the_names_until_judged_then_reveals_them(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    names = ("alpha", "beta", "gamma")
+    models = [FakeModel(name, answer=answers(capital="It is Paris.")) for name in names]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        page.check("#f-blind")
+        b.ask("What is the capital of France?")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        cards = page.locator("#conversation .seat-card")
+        assert cards.count() == 3
+        labels = [cards.nth(i).get_attribute("data-label") for i in range(3)]
+        assert labels == ["Seat A", "Seat B", "Seat C"]
+        shown = page.inner_text("#conversation") + page.inner_text("#follow-up")
+        assert not any(name in shown for name in names), shown
+        assert page.locator("#conversation .seat-card[data-alias]").count() == 0
+        page.screenshot(path=str(artifacts / "ask-blind.png"), full_page=True)
+
+        # Judged one by one (by keyboard): the names stay hidden until the last verdict.
+        for key, verdict in (("1", "u"), ("2", "n")):
+            page.locator("body").press(key)
+            page.keyboard.press(verdict)
+            expect(cards.nth(int(key) - 1).locator(".judge-state")).to_contain_text("useful")
+        assert page.locator("#conversation .seat-card[data-alias]").count() == 0
+        page.locator("body").press("3")
+        page.keyboard.press("u")
+        expect(page.locator("#conversation .seat-card[data-alias]")).to_have_count(3)
+        revealed = {cards.nth(i).get_attribute("data-alias") for i in range(3)}
+        assert revealed == set(names)
+        for i in range(3):
+            expect(cards.nth(i).locator(".who")).to_have_text(cards.nth(i).get_attribute("data-alias") or "")
+        page.screenshot(path=str(artifacts / "ask-blind-revealed.png"), full_page=True)
+        assert b.watch.take() == []
