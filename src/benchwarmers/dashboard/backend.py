@@ -33,6 +33,7 @@ from benchwarmers.core import (
     KeyInfo,
     ModelView,
     OnboardRequest,
+    Recorded,
     Runtime,
     check_collection_name,
     check_endpoint,
@@ -56,6 +57,7 @@ from benchwarmers.types import (
     PanelStarted,
     Request,
     SeatDone,
+    SeatText,
     user,
 )
 
@@ -199,6 +201,7 @@ class Backend:
             "probes": [probe_json(p) for p in report["probes"]],
             "record": report["record"],
             "suite": report["suite"],
+            "notes": report["notes"],
         }
 
     async def retire(self, alias: str) -> dict[str, Any]:
@@ -330,7 +333,8 @@ class Backend:
 
     async def verdict(self, body: dict[str, Any]) -> dict[str, Any]:
         recorded = await self.panels.verdict(body)
-        return {"recorded": recorded.as_json(), "record": await self.panels.seat_record(recorded.call)}
+        judged = recorded.call if isinstance(recorded, Recorded) else recorded.pairs[0].better
+        return {"recorded": recorded.as_json(), "record": await self.panels.seat_record(judged)}
 
     async def collection_record(self, name: str) -> dict[str, Any]:
         return await self.panels.record(name)
@@ -452,9 +456,18 @@ def event_json(event: PanelEvent) -> dict[str, Any]:
             "event": "started",
             "collection": event.collection,
             "shape": event.shape,
-            "seats": [{"seat": s, "alias": a} for s, a in event.seats],
+            "seats": [{"seat": s, "alias": a, "call": c} for s, a, c in event.seats],
             "left_off": left_off_json(event.left_off),
             "merged": event.merged,
+            "ask": event.ask,
+        }
+    if isinstance(event, SeatText):
+        return {
+            "event": "seat_text",
+            "seat": event.seat,
+            "alias": event.alias,
+            "call": event.call,
+            "text": event.text,
         }
     if isinstance(event, SeatDone):
         return {"event": "seat", "seat": seat_json(event.seat)}

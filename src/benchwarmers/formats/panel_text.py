@@ -112,7 +112,7 @@ class StreamText:
 
 
 def _seat_order(started: PanelStarted | None, seat: Seat) -> int:
-    labels = [label for label, _alias in started.seats] if started else []
+    labels = [label for label, _alias, _call in started.seats] if started else []
     return labels.index(seat.seat) if seat.seat in labels else len(labels)
 
 

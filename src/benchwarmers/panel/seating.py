@@ -17,7 +17,10 @@ reason the client sees in `bench.leftOff`:
 * `--with` extras sit beside the members (an ad hoc model may: it was named);
 * explorer seats go down `explorer_order` (the bench's decisions: fewest
   judged seats first, so the seat rotates) to the first models that fit,
-  never to ad hoc, retired, resting, unavailable or image models.
+  never to ad hoc, retired, resting, unavailable or image models;
+* `only` seats exactly the aliases named, in that order (a follow-up turn
+  to the same seats, or to one chosen seat): no cap, no ranking, no
+  explorer, each still left off when it cannot answer.
 """
 
 from __future__ import annotations
@@ -99,10 +102,13 @@ def seat_panel(
     explorer_order: Sequence[str] = (),
     rank: Ranking = keep_order,
     now: datetime | None = None,
+    only: Sequence[str] = (),
 ) -> Seating:
     now = now or datetime.now(UTC)
     # The bench by alias as the registry keeps it (the engine's), or a list of models.
     by_alias = bench if isinstance(bench, Mapping) else {m.alias: m for m in bench}
+    if only:
+        return _exactly(only, request, by_alias, now)
     left_off: list[LeftOff] = []
     eligible: list[SeatableModel] = []
     for member in (by_alias[alias] for alias in collection.members):
@@ -151,6 +157,24 @@ def seat_panel(
         ]
         for model in explorers[: collection.explorer_seats]:
             seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model, explorer=True))
+    return Seating(tuple(seated), tuple(left_off))
+
+
+def _exactly(
+    aliases: Sequence[str], request: Request, by_alias: Mapping[str, SeatableModel], now: datetime
+) -> Seating:
+    """Exactly these aliases, in this order, each that can answer."""
+    seated: list[PlannedSeat] = []
+    left_off: list[LeftOff] = []
+    for alias in dict.fromkeys(aliases):
+        model = by_alias.get(alias)
+        if model is None:
+            raise NotFound(f"no model {alias!r} on the bench to seat")
+        reason = fitted_unfit_reason(model, request, now)
+        if reason:
+            left_off.append(LeftOff(alias, reason))
+        else:
+            seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model))
     return Seating(tuple(seated), tuple(left_off))
 
 
