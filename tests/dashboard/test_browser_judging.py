@@ -9,6 +9,7 @@ browser part is the judging, not the onboarding `test_browser.py` walks.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -183,6 +184,18 @@ def test_judging_in_place_by_mouse_and_by_keyboard(
         page.locator("body").press("t")
         expect(compare.locator(".pairs li")).to_have_count(2)
         expect(compare.locator(".pairs li").nth(1)).to_contain_text("tie")
+
+        # Best of the panel by keyboard: 3 goes to gamma, P puts it over both others.
+        page.locator("body").press("3")
+        page.keyboard.press("p")
+        expect(compare.locator(".pairs li")).to_have_count(3)
+        stored = b.client.get("/ui/api/asks").json()["asks"][0]["pairs"]
+        outcomes = {(p["betterAlias"], p["worseAlias"], p["outcome"]) for p in stored}
+        assert outcomes == {
+            ("alpha", "beta", "better"),
+            ("gamma", "alpha", "better"),
+            ("gamma", "beta", "better"),
+        }
         page.screenshot(path=str(artifacts / "ask-judged.png"), full_page=True)
         assert b.watch.take() == []
 
@@ -220,4 +233,106 @@ def test_blind_mode_hides_the_names_until_judged_then_reveals_them(
         for i in range(3):
             expect(cards.nth(i).locator(".who")).to_have_text(cards.nth(i).get_attribute("data-alias") or "")
         page.screenshot(path=str(artifacts / "ask-blind-revealed.png"), full_page=True)
+        assert b.watch.take() == []
+
+
+def test_three_seats_stream_their_text_as_it_is_written(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    words = " ".join(f"word{i}" for i in range(30))
+    names = ("alpha", "beta", "gamma")
+    models = [FakeModel(n, answer=answers(stream=f"{n} says {words}"), tokens_per_second=4) for n in names]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        b.ask("Please stream slowly")
+        # Each seat shows some of its words while it is still writing...
+        for name in names:
+            card(page, name).locator(f".answer >> text=/{name} says word0/").wait_for()
+            expect(card(page, name)).to_have_class(re.compile(r"\bs-writing\b"))
+            assert "word29" not in card(page, name).inner_text()
+        page.screenshot(path=str(artifacts / "ask-streaming.png"), full_page=True)
+        # ...and all of them once done.
+        page.locator("#ask-state >> text=Done.").wait_for()
+        for name in names:
+            expect(card(page, name).locator(".answer")).to_have_text(f"{name} says {words}")
+            expect(card(page, name)).to_have_class(re.compile(r"\bs-ok\b"))
+        assert b.watch.take() == []
+
+
+def test_stop_cancels_the_slow_seat_and_the_upstream_sees_it_hang_up(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    long = " ".join(f"word{i}" for i in range(400))
+    models = [
+        FakeModel("alpha", answer=capable),
+        FakeModel("beta", answer=capable),
+        FakeModel("slow", answer=answers(stop=long), tokens_per_second=5),
+    ]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        b.ask("Will you stop?")
+        expect(card(page, "alpha")).to_have_class(re.compile(r"\bs-ok\b"))
+        expect(card(page, "beta")).to_have_class(re.compile(r"\bs-ok\b"))
+        card(page, "slow").locator(".answer >> text=/word1/").wait_for()
+        page.click("#ask-stop")
+        expect(page.locator("#ask-state")).to_contain_text("Stopped")
+        expect(card(page, "slow")).to_have_class(re.compile(r"\bs-cancelled\b"))
+        expect(card(page, "slow").locator("button[data-verdict]")).to_have_count(0)
+        # The cut seat is no choice in the compare bar; the two that answered are.
+        options = page.locator('section.compare select[data-side="a"] option').all_inner_texts()
+        assert sorted(o.split(" · ")[-1] for o in options) == ["alpha", "beta"]
+        wait_for(lambda: ("closed", "slow") in fake_provider.timeline)
+        logged = wait_for(lambda: [a for a in b.client.get("/ui/api/asks").json()["asks"] if a["seats"]])
+        statuses = {s["alias"]: s["status"] for s in logged[0]["seats"]}
+        assert statuses == {"alpha": "ok", "beta": "ok", "slow": "cancelled"}
+        page.screenshot(path=str(artifacts / "ask-stopped.png"), full_page=True)
+        # The one failed request is the stream the Stop aborted.
+        assert b.watch.take() == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]
+
+
+def test_a_follow_up_goes_to_the_same_seats_with_the_history_or_to_one(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    names = ("alpha", "beta", "gamma")
+    models = [FakeModel(n, answer=capable) for n in names]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        b.ask("First question")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        # Beta's answer is the one to carry on with: best of the panel.
+        card(page, "beta").locator("button[data-best]").click()
+        expect(page.locator("section.compare .pairs li")).to_have_count(2)
+        assert page.locator("#f-carry").input_value() == "beta"
+        page.fill("#f-follow", "Second question")
+        page.click("#follow-up button[type=submit]")
+        page.locator("#conversation section.turn >> nth=1").wait_for()
+        page.locator("#ask-state >> text=Done.").wait_for()
+        second = page.locator("#conversation section.turn").nth(1)
+        expect(second.locator(".seat-card.s-ok")).to_have_count(3)
+        for name in names:
+            asked = [(m.role, m.text) for m in fake_provider.last(name).messages]
+            assert asked == [
+                ("user", "First question"),
+                ("assistant", "An answer from beta."),
+                ("user", "Second question"),
+            ], name
+        # One chosen seat: only gamma is asked, with gamma's own answers as the history.
+        before = {n: fake_provider.calls[n] for n in names}
+        page.select_option("#f-to", "gamma")
+        page.fill("#f-follow", "Third, to gamma only")
+        page.click("#follow-up button[type=submit]")
+        page.locator("#conversation section.turn >> nth=2").wait_for()
+        page.locator("#ask-state >> text=Done.").wait_for()
+        third = page.locator("#conversation section.turn").nth(2)
+        expect(third.locator(".seat-card")).to_have_count(1)
+        assert third.locator(".seat-card").get_attribute("data-alias") == "gamma"
+        assert {n: fake_provider.calls[n] - before[n] for n in names} == {"alpha": 0, "beta": 0, "gamma": 1}
+        assert [(m.role, m.text) for m in fake_provider.last("gamma").messages] == [
+            ("user", "First question"),
+            ("assistant", "An answer from gamma."),
+            ("user", "Second question"),
+            ("assistant", "An answer from gamma."),
+            ("user", "Third, to gamma only"),
+        ]
+        page.screenshot(path=str(artifacts / "ask-follow-up.png"), full_page=True)
         assert b.watch.take() == []

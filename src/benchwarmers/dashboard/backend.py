@@ -52,12 +52,14 @@ from benchwarmers.types import (
     Ask,
     AskMode,
     MergeDone,
+    Message,
     PanelDone,
     PanelEvent,
     PanelStarted,
     Request,
     SeatDone,
     SeatText,
+    assistant,
     user,
 )
 
@@ -312,17 +314,25 @@ class Backend:
         return await self.panels.recent_asks(collection)
 
     async def ask(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
-        """The playground: the panel's events as small JSON objects, in the
-        order the engine sends them (started, each seat, the merge, done).
-        Checks come before the first event, so a refusal is a plain 4xx."""
+        """The Ask page: the panel's events as small JSON objects, in the
+        order the engine sends them (started, each seat's text as it is
+        written, each seat, the merge, done). `messages` is the conversation
+        so far (a follow-up), `seats` the exact aliases to ask again. The
+        page's Stop closes the stream: the seats still answering are then
+        cancelled. Checks come before the first event, so a refusal is a
+        plain 4xx."""
         collection = text(body, "collection", required=True, label="the collection")
         prompt = text(body, "prompt", required=True, label="the question")
         merged = bool(body.get("merged"))
+        history = conversation(body.get("messages"))
+        seats = names(body, "seats")
         with field("collection"):
             found = await self.panels.collection(collection.removeprefix("bench/"))
         mode: AskMode = "merged" if merged or found.reply == "merged" else "panel"
-        the_ask = Ask(found.name, mode, Request(messages=(user(prompt),)), stream=True)
-        events = await self.panels.panel(the_ask)
+        request = Request(messages=(*history, user(prompt)))
+        the_ask = Ask(found.name, mode, request, stream=True, seat_text=True, only_aliases=tuple(seats))
+        with field("seats"):
+            events = await self.panels.panel(the_ask, stop_on_close=True)
 
         async def stream() -> AsyncGenerator[dict[str, Any], None]:
             async with aclosing(events):
@@ -396,6 +406,25 @@ class Backend:
 
 
 # ---------------------------------------------------------------- JSON views
+
+
+def conversation(value: Any) -> tuple[Message, ...]:
+    """A follow-up's history (`[{"role": "user"|"assistant", "content": str}]`),
+    as messages; anything else is refused beside the question."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise FieldError("prompt", "the conversation so far is a list of messages")
+    history = []
+    for message in value:
+        role = message.get("role") if isinstance(message, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if role not in ("user", "assistant") or not isinstance(content, str):
+            raise FieldError(
+                "prompt", 'each earlier message is {"role": "user" or "assistant", "content": text}'
+            )
+        history.append(user(content) if role == "user" else assistant(content))
+    return tuple(history)
 
 
 def key_label(endpoint: EndpointView) -> str:

@@ -69,8 +69,9 @@ class FakeProvider:
         self.calls: Counter[str] = Counter()
         self.calls_by_api: Counter[tuple[str, str]] = Counter()
         self.requests: list[FakeRequest] = []
-        # ("asked" | "answered", served) in the order they happened: tests
-        # assert concurrency and streaming by order of events, never by clock.
+        # ("asked" | "answered" | "closed", served) in the order they happened:
+        # tests assert concurrency and streaming by order of events, never by
+        # clock. "closed": the caller hung up on a stream before its end.
         self.timeline: list[tuple[str, str]] = []
         # Token usage the fake reported, per served id: what a ledger should sum to.
         self.reported: dict[str, list[int]] = {}
@@ -359,6 +360,18 @@ class FakeProvider:
     async def _stream(
         self, api: ApiKind, model: FakeModel, reply: FakeReply, frames: list[Frame], faulty: bool
     ) -> AsyncIterator[bytes]:
+        try:
+            async for data in self._paced(api, model, reply, frames, faulty):
+                yield data
+        except (GeneratorExit, asyncio.CancelledError):
+            with self._lock:
+                self.timeline.append(("closed", model.served))  # the caller hung up mid-stream
+            raise
+
+    async def _paced(
+        self, api: ApiKind, model: FakeModel, reply: FakeReply, frames: list[Frame], faulty: bool
+    ) -> AsyncIterator[bytes]:
+        """The stream's bytes, paced and cut as the model's script says."""
         content_count = sum(1 for f in frames if f.content) or 1
         rest = max(0.0, model.latency - model.ttfb)
         gap = 1 / model.tokens_per_second if model.tokens_per_second else rest / content_count
