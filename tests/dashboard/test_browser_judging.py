@@ -175,9 +175,11 @@ def test_judging_in_place_by_mouse_and_by_keyboard(
         compare = page.locator("section.compare").last
         compare.locator('select[data-side="a"]').select_option(calls["alpha"])
         compare.locator('select[data-side="b"]').select_option(calls["beta"])
+        compare.locator("input.note").fill("alpha is clearer")
         compare.locator('button[data-pair="a"]').click()
         expect(compare.locator(".pairs li")).to_have_count(1)
         expect(compare.locator(".pairs li").first).to_contain_text("alpha better than")
+        expect(compare.locator(".pairs li").first).to_contain_text("“alpha is clearer”")
         # By keyboard: the bar moved on to a pair not judged yet; T calls it a tie.
         chosen = {compare.locator(f'select[data-side="{s}"]').input_value() for s in "ab"}
         assert chosen != {calls["alpha"], calls["beta"]}
@@ -197,6 +199,15 @@ def test_judging_in_place_by_mouse_and_by_keyboard(
             ("gamma", "beta", "better"),
         }
         page.screenshot(path=str(artifacts / "ask-judged.png"), full_page=True)
+
+        # The notes again, on the models' pages.
+        page.goto(b.base + "/models/alpha")
+        expect(page.locator("#notes")).to_contain_text("clear and right")
+        page.goto(b.base + "/models/beta")
+        expect(page.locator('#notes li[data-kind="pair"]')).to_contain_text("worse than alpha")
+        expect(page.locator('#notes li[data-kind="pair"]')).to_contain_text("alpha is clearer")
+        expect(page.locator('#notes li[data-kind="verdict"]')).to_contain_text("too short")
+        page.screenshot(path=str(artifacts / "model-notes.png"), full_page=True)
         assert b.watch.take() == []
 
 
