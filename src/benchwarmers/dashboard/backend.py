@@ -314,23 +314,23 @@ class Backend:
         return await self.panels.recent_asks(collection)
 
     async def ask(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
-        """The Ask page: the panel's events as small JSON objects, in the
+        """The playground: the panel's events as small JSON objects, in the
         order the engine sends them (started, each seat's text as it is
-        written, each seat, the merge, done). `messages` is the conversation
-        so far (a follow-up), `seats` the exact aliases to ask again. The
-        page's Stop closes the stream: the seats still answering are then
-        cancelled. Checks come before the first event, so a refusal is a
-        plain 4xx."""
+        written, each seat, the merge, done). Checks come before the first
+        event, so a refusal is a plain 4xx. A follow-up sends the history
+        (`messages`: earlier turns, the chosen answers) and the seats to ask
+        (`seats`: exactly those aliases). Closing the stream stops the panel
+        (the page's stop button): its seats still answering are cancelled."""
         collection = text(body, "collection", required=True, label="the collection")
-        prompt = text(body, "prompt", required=True, label="the question")
+        messages = conversation(body)
         merged = bool(body.get("merged"))
-        history = conversation(body.get("messages"))
-        seats = names(body, "seats")
+        only = tuple(names(body, "seats"))
         with field("collection"):
             found = await self.panels.collection(collection.removeprefix("bench/"))
         mode: AskMode = "merged" if merged or found.reply == "merged" else "panel"
-        request = Request(messages=(*history, user(prompt)))
-        the_ask = Ask(found.name, mode, request, stream=True, seat_text=True, only_aliases=tuple(seats))
+        the_ask = Ask(
+            found.name, mode, Request(messages=messages), stream=True, seat_text=True, only_aliases=only
+        )
         with field("seats"):
             events = await self.panels.panel(the_ask, stop_on_close=True)
 
@@ -408,25 +408,6 @@ class Backend:
 # ---------------------------------------------------------------- JSON views
 
 
-def conversation(value: Any) -> tuple[Message, ...]:
-    """A follow-up's history (`[{"role": "user"|"assistant", "content": str}]`),
-    as messages; anything else is refused beside the question."""
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise FieldError("prompt", "the conversation so far is a list of messages")
-    history = []
-    for message in value:
-        role = message.get("role") if isinstance(message, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
-        if role not in ("user", "assistant") or not isinstance(content, str):
-            raise FieldError(
-                "prompt", 'each earlier message is {"role": "user" or "assistant", "content": text}'
-            )
-        history.append(user(content) if role == "user" else assistant(content))
-    return tuple(history)
-
-
 def key_label(endpoint: EndpointView) -> str:
     if not endpoint.needs_key:
         return "not needed"
@@ -477,6 +458,30 @@ def key_json(k: KeyInfo) -> dict[str, Any]:
         "revoked_at": iso_utc(k.revoked_at) if k.revoked_at else None,
         "active": k.active,
     }
+
+
+def conversation(body: dict[str, Any]) -> tuple[Message, ...]:
+    """The turns asked: `messages` (the history, `{"role": "user"|"assistant",
+    "content": text}` each) and/or `prompt` (a last user turn after them).
+    The last turn must be the user's: it is what the seats answer."""
+    history = body.get("messages") or []
+    prompt = text(body, "prompt", required=not history, label="the question")
+    if not isinstance(history, list):
+        raise FieldError("messages", 'messages must be a list of {"role", "content"}')
+    turns: list[Message] = []
+    for index, turn in enumerate(history):
+        role = turn.get("role") if isinstance(turn, dict) else None
+        content = turn.get("content") if isinstance(turn, dict) else None
+        if role not in ("user", "assistant") or not isinstance(content, str) or not content.strip():
+            raise FieldError(
+                "messages", f'messages[{index}] must be {{"role": "user" or "assistant", "content": text}}'
+            )
+        turns.append(user(content) if role == "user" else assistant(content))
+    if prompt:
+        turns.append(user(prompt))
+    if turns[-1].role != "user":
+        raise FieldError("messages", "the last turn must be the user's: it is what the seats answer")
+    return tuple(turns)
 
 
 def event_json(event: PanelEvent) -> dict[str, Any]:

@@ -69,9 +69,9 @@ class FakeProvider:
         self.calls: Counter[str] = Counter()
         self.calls_by_api: Counter[tuple[str, str]] = Counter()
         self.requests: list[FakeRequest] = []
-        # ("asked" | "answered" | "closed", served) in the order they happened:
-        # tests assert concurrency and streaming by order of events, never by
-        # clock. "closed": the caller hung up on a stream before its end.
+        # ("asked" | "answered" | "closed", served) in the order they happened
+        # ("closed": the caller hung up mid-stream): tests assert concurrency,
+        # streaming and stops by order of events, never by clock.
         self.timeline: list[tuple[str, str]] = []
         # Token usage the fake reported, per served id: what a ledger should sum to.
         self.reported: dict[str, list[int]] = {}
@@ -361,17 +361,16 @@ class FakeProvider:
         self, api: ApiKind, model: FakeModel, reply: FakeReply, frames: list[Frame], faulty: bool
     ) -> AsyncIterator[bytes]:
         try:
-            async for data in self._paced(api, model, reply, frames, faulty):
+            async for data in self._frames(api, model, reply, frames, faulty):
                 yield data
-        except (GeneratorExit, asyncio.CancelledError):
+        except (GeneratorExit, asyncio.CancelledError):  # the caller hung up before the end
             with self._lock:
-                self.timeline.append(("closed", model.served))  # the caller hung up mid-stream
+                self.timeline.append(("closed", model.served))
             raise
 
-    async def _paced(
+    async def _frames(
         self, api: ApiKind, model: FakeModel, reply: FakeReply, frames: list[Frame], faulty: bool
     ) -> AsyncIterator[bytes]:
-        """The stream's bytes, paced and cut as the model's script says."""
         content_count = sum(1 for f in frames if f.content) or 1
         rest = max(0.0, model.latency - model.ttfb)
         gap = 1 / model.tokens_per_second if model.tokens_per_second else rest / content_count
