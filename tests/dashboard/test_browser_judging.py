@@ -216,9 +216,11 @@ def test_blind_mode_hides_the_names_until_judged_then_reveals_them(
 ) -> None:
     names = ("alpha", "beta", "gamma")
     models = [FakeModel(name, answer=answers(capital="It is Paris.")) for name in names]
-    with bench(browser, home, fake_provider, models) as b:
+    with bench(browser, home, fake_provider, models, blind=True) as b:
         page = b.page
-        page.check("#f-blind")
+        # The collection's setting ticks the page's toggle (which can untick it for one ask).
+        assert page.is_checked("#f-blind")
+        assert b.client.get("/ui/api/collections").json()["collections"][0]["blind"] is True
         b.ask("What is the capital of France?")
         page.locator("#ask-state >> text=Done.").wait_for()
         cards = page.locator("#conversation .seat-card")

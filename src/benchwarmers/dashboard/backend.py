@@ -277,6 +277,7 @@ class Backend:
             "merger": text(body, "merger"),
             "purpose": text(body, "purpose"),
             "system_prompt": text(body, "system_prompt"),
+            "blind": bool(body.get("blind")),
         }
         for key, label in (("seats", "seats"), ("explorer_seats", "explorer seats")):
             value = number(body, key, label=label)
@@ -445,6 +446,7 @@ def collection_json(c: CollectionView) -> dict[str, Any]:
         "purpose": c.purpose,
         "system_prompt": c.system_prompt,
         "seat_timeout": c.seat_timeout,
+        "blind": c.blind,
     }
 
 

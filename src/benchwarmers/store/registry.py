@@ -120,6 +120,7 @@ class CollectionView:
     seat_timeout: float
     shadow_seats: int
     created_at: datetime
+    blind: bool = False  # the Ask page hides the names until judged
 
 
 @dataclass(frozen=True, slots=True)
@@ -488,6 +489,7 @@ async def add_collection(
     seat_timeout: float = 120.0,
     shadow_seats: int = 0,
     free_only: bool = False,
+    blind: bool = False,
 ) -> CollectionView:
     check_collection_name(name)
     fields = _collection_fields(
@@ -500,6 +502,7 @@ async def add_collection(
         seat_timeout=seat_timeout,
         shadow_seats=shadow_seats,
     )
+    fields["blind"] = blind
     async with store.write() as session:
         if await session.scalar(select(schema.Collection).where(schema.Collection.name == name)) is not None:
             raise Conflict(f"collection {name!r} already exists")
@@ -529,6 +532,7 @@ async def update_collection(
     seat_timeout: float | None = None,
     shadow_seats: int | None = None,
     free_only: bool | None = None,
+    blind: bool | None = None,
 ) -> CollectionView:
     """Change what is given (None leaves a field as it is)."""
     async with store.write() as session:
@@ -545,6 +549,8 @@ async def update_collection(
         )
         if merger is not None:
             fields["merger_alias"] = await _checked_merger(session, merger)
+        if blind is not None:
+            fields["blind"] = blind
         for key, value in fields.items():
             setattr(row, key, value)
         if members is not None:
@@ -758,4 +764,5 @@ def _collection_view(row: schema.Collection, members: list[str]) -> CollectionVi
         seat_timeout=row.seat_timeout,
         shadow_seats=row.shadow_seats,
         created_at=utc(row.created_at),
+        blind=row.blind,
     )

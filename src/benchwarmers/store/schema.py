@@ -131,6 +131,8 @@ class Collection(Base):
     # so they can be read and judged later. Off: no text of an ask is stored.
     keep_text: Mapped[bool] = mapped_column(Boolean, default=False)
     keep_days: Mapped[int] = mapped_column(Integer, default=30)
+    # The Ask page shows its seats as "Seat A/B/C", shuffled, named once judged.
+    blind: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime]
 
     members: Mapped[list[CollectionMember]] = relationship(
