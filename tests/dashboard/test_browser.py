@@ -22,7 +22,7 @@ from tests.conftest import capable
 expect = pytest.importorskip("playwright.sync_api").expect
 pytestmark = pytest.mark.timeout(240)
 
-NAV = ["Endpoints", "Bench", "Onboard", "Collections", "Ask", "Quotas", "Settings"]
+NAV = ["Endpoints", "Bench", "Onboard", "Collections", "Ask", "Leaderboard", "Quotas", "Settings"]
 WAIT = 30_000  # ms: generous, for a loaded machine; nothing here asserts a duration
 
 

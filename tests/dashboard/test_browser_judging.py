@@ -200,6 +200,22 @@ def test_judging_in_place_by_mouse_and_by_keyboard(
         }
         page.screenshot(path=str(artifacts / "ask-judged.png"), full_page=True)
 
+        # The leaderboard counts the new pairs: alpha beat beta and lost to gamma.
+        page.locator("header nav").get_by_role("link", name="Leaderboard", exact=True).click()
+        page.locator('body[data-ready="Leaderboard"]').wait_for(state="attached")
+        row = page.locator('#leaderboard tr[data-alias="alpha"]')
+        expect(row.locator(".pairs")).to_have_text("1 won, 1 lost, 0 tied")
+        expect(row.locator(".verdicts")).to_have_text("1 useful, 0 not")
+        matrix = page.locator("#win-matrix")
+        expect(matrix.locator('tr[data-alias="alpha"] td[data-against="beta"]')).to_contain_text("1–0")
+        expect(matrix.locator('tr[data-alias="gamma"] td[data-against="alpha"]')).to_contain_text("1–0")
+        assert row.get_attribute("data-settled") == "no"
+        expect(row.locator(".band-label")).to_contain_text("we don't know yet")
+        expect(page.locator("#next-reasons li").first).to_be_visible()
+        board = b.client.get("/ui/api/leaderboard", params={"collection": "bench/trio"}).json()
+        assert board["matrix"]["gamma"]["beta"]["wins"] == 1
+        page.screenshot(path=str(artifacts / "leaderboard.png"), full_page=True)
+
         # The notes again, on the models' pages.
         page.goto(b.base + "/models/alpha")
         expect(page.locator("#notes")).to_contain_text("clear and right")

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import desc, func, select
 
-from benchwarmers.bench import decisions
+from benchwarmers.bench import decisions, leaderboard
 from benchwarmers.calls import pairs, verdicts
 from benchwarmers.calls.log import flush_log, get_call
 from benchwarmers.calls.tokens import prompt_tokens
@@ -284,6 +284,16 @@ class Panels:
             for s in report["shapes"]
         }
         return report
+
+    async def leaderboard(self, collection: str, shape: str = "") -> dict[str, Any]:
+        """One collection's leaderboard for a kind of question (by default the
+        one asked most): each model's score with its interval, the verdicts
+        and pairs behind it, who beat whom, the trend, the next panel and why
+        (`bench/leaderboard.py`). Counts and reasons only, never a note."""
+        if not may_call(self.identity, collection):
+            raise Refused(f"this key may not read the leaderboard of {collection}", status=403)
+        found = await registry.get_collection(self.runtime.store, collection.removeprefix("bench/"))
+        return await leaderboard.leaderboard(self.runtime, found, shape)
 
 
 def _seat_row(call: Call, verdict: Verdict | None) -> dict[str, Any]:

@@ -350,6 +350,10 @@ class Backend:
     async def collection_record(self, name: str) -> dict[str, Any]:
         return await self.panels.record(name)
 
+    async def leaderboard(self, collection: str, shape: str = "") -> dict[str, Any]:
+        with field("collection"):
+            return await self.panels.leaderboard(collection, shape)
+
     # --------------------------------------------------------------- quotas
 
     async def quotas(self) -> dict[str, Any]:
