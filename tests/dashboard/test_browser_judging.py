@@ -138,6 +138,22 @@ def test_answers_are_markdown_and_model_html_shows_as_text(
         card(page, "alpha").locator("button[data-copy-answer]").click()
         assert page.evaluate("navigator.clipboard.readText()") == MARKDOWN
         page.screenshot(path=str(artifacts / "ask-markdown.png"), full_page=True)
+
+        # A merged answer stands beside the seats it merged.
+        page.check("#f-merged")
+        b.ask("One answer from both, please")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        merged = page.locator("#conversation .merged-card")
+        expect(merged).to_be_visible()
+        expect(merged).to_contain_text("Merged from Seat A, Seat B")
+        seats_box = page.locator("#conversation .panel-row .seats").bounding_box()
+        merged_box = merged.bounding_box()
+        assert seats_box and merged_box and merged_box["x"] >= seats_box["x"] + seats_box["width"] - 1
+        merged.locator('button[data-merge-verdict="useful"]').click()
+        expect(merged.locator(".judge-state")).to_contain_text("useful")
+        page.screenshot(path=str(artifacts / "ask-merged.png"), full_page=True)
+        record = b.client.get("/bench/record", params={"collection": "bench/trio"}).json()
+        assert record["merged"]["useful"] == 1
         assert b.watch.take() == []
 
 

@@ -140,7 +140,8 @@
         el('p', { class: 'hint', text: `Merged from ${seats.filter((s) => JUDGEABLE.has(s.status)).map((s) => names.label(s.alias)).join(', ') || 'no seat'}, shown beside it.` }),
         el('div', { class: 'answer md' }, json.error ? json.error : bw.markdown(json.content || '')),
         agreement.length ? el('ul', { class: 'agreement' }, ...agreement.map((p) => el('li', {},
-          p.point, ' ', el('small', { text: `held by ${named(p.heldBy) || 'none'}` + (p.contradictedBy.length ? `; contradicted by ${named(p.contradictedBy)}` : '') })))) : null));
+          p.point, ' ', el('small', { text: `held by ${named(p.heldBy) || 'none'}` + (p.contradictedBy.length ? `; contradicted by ${named(p.contradictedBy)}` : '') })))) : null,
+        json.call && JUDGEABLE.has(json.status) ? mergeBar(json) : null));
       this.root.querySelector('.panel-row').classList.add('with-merge');
     }
 
@@ -243,6 +244,30 @@
       el('button', { type: 'button', 'data-copy-answer': '' }, 'Copy ', el('kbd', { text: 'C' })),
       note,
       el('small', { class: 'judge-state', role: 'status', text: seat.verdict ? said(seat) : '' }));
+  }
+
+  // The merge is judged on its own (useful or not, a note): it is no seat to compare.
+  function mergeBar(json) {
+    const verdict = json.verdict ? (json.verdict.useful ? 'useful' : 'not_useful') : '';
+    const note = el('input', { class: 'note', type: 'text', name: 'note', 'aria-label': 'Note on the merged answer (optional)', placeholder: 'Note (optional)' });
+    note.value = json.verdict?.note || '';
+    const state = el('small', { class: 'judge-state', role: 'status', text: verdict ? said({ verdict, note: note.value }) : '' });
+    const give = async (useful) => {
+      const result = await api('POST', '/ui/api/verdict', { call: json.call, useful, note: note.value.trim() });
+      if (!result.ok) { state.textContent = message(result); return; }
+      json.verdict = { useful, note: note.value.trim() };
+      state.textContent = said({ verdict: useful ? 'useful' : 'not_useful', note: json.verdict.note });
+      for (const button of bar.querySelectorAll('button[data-merge-verdict]')) button.setAttribute('aria-pressed', String(button.dataset.mergeVerdict === (useful ? 'useful' : 'not_useful')));
+      document.dispatchEvent(new CustomEvent('bw:judged', { detail: result.data }));
+    };
+    const button = (kind, label, className) => {
+      const made = el('button', { type: 'button', class: className, 'data-merge-verdict': kind, 'aria-pressed': String(verdict === kind), text: label });
+      made.addEventListener('click', () => give(kind === 'useful'));
+      return made;
+    };
+    const bar = el('footer', { class: 'judge', role: 'group', 'aria-label': 'Judge the merged answer' },
+      button('useful', 'Useful', 'good'), button('not_useful', 'Not useful', 'bad'), note, state);
+    return bar;
   }
 
   function said(seat) {
