@@ -87,6 +87,7 @@
       this.compare = compareBar(this);
       this.root.append(el('div', { class: 'panel-row' }, this.grid, this.mergedBox), this.compare);
       box.append(this.root);
+      Turn.all = Turn.all.filter((turn) => turn.root.isConnected); // Recent asks redraws its turns
       Turn.all.push(this);
     }
 
@@ -106,7 +107,8 @@
       if (!seat || seat.status !== 'writing') return;
       seat.text += delta;
       seat.card.classList.add('streaming');
-      draw(seat);
+      // Drawn at most once a frame, however many pieces arrive in it.
+      seat.frame = seat.frame || requestAnimationFrame(() => { seat.frame = 0; draw(seat); });
     }
 
     done(json) {
@@ -118,6 +120,7 @@
         this.seats.set(seat.seat, seat);
         this.grid.append(seat.card);
       }
+      cancelAnimationFrame(seat.frame || 0);
       Object.assign(seat, { call: json.call, status: json.status, seconds: json.seconds, error: json.error || '' });
       if (json.content !== undefined && json.content !== null) seat.text = json.content;
       if (json.verdict) { seat.verdict = json.verdict.useful ? 'useful' : 'not_useful'; seat.note = json.verdict.note || ''; }
@@ -149,6 +152,7 @@
     cut() {
       for (const seat of this.seats.values()) {
         if (seat.status !== 'writing') continue;
+        cancelAnimationFrame(seat.frame || 0);
         seat.status = 'cancelled';
         seat.card.classList.remove('streaming');
         draw(seat);
