@@ -156,6 +156,19 @@ def test_answers_are_markdown_and_model_html_shows_as_text(
         assert record["merged"]["useful"] == 1
         assert b.watch.take() == []
 
+        # On a phone, in the dark: one column, nothing wider than the screen.
+        phone = browser.new_context(viewport={"width": 390, "height": 844}, color_scheme="dark")
+        small = phone.new_page()
+        small.goto(b.base + "/ask")
+        small.locator('body[data-ready="Ask"]').wait_for(state="attached")
+        small.fill("#f-prompt", "Answer in markdown, please")
+        small.click("#ask-form button[type=submit]")
+        small.locator("#ask-state >> text=Done.").wait_for()
+        small.screenshot(path=str(artifacts / "ask-phone-dark.png"), full_page=True)
+        width = small.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"the Ask page is {width}px wide on a 390px phone"
+        phone.close()
+
 
 def test_judging_in_place_by_mouse_and_by_keyboard(
     browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
