@@ -394,3 +394,60 @@ def test_a_follow_up_goes_to_the_same_seats_with_the_history_or_to_one(
         ]
         page.screenshot(path=str(artifacts / "ask-follow-up.png"), full_page=True)
         assert b.watch.take() == []
+
+
+MARKDOWN_CASES = [
+    ("# T", '<h3 class="md-h1">T</h3>'),
+    ("### Three ###", '<h5 class="md-h3">Three</h5>'),
+    ("1. a\n2. b", '<ol class="md-list"><li>a</li><li>b</li></ol>'),
+    ("3. a", '<ol class="md-list" start="3"><li>a</li></ol>'),
+    ("- a\n  - b\n- c", '<ul class="md-list"><li>a<ul class="md-list"><li>b</li></ul></li><li>c</li></ul>'),
+    ("> quote", "<blockquote><p>quote</p></blockquote>"),
+    ("snake_case_name and _em_", "<p>snake_case_name and <em>em</em></p>"),
+    ("\\*not em\\*", "<p>*not em*</p>"),
+    ("a **b *c* d** e", "<p>a <strong>b <em>c</em> d</strong> e</p>"),
+    ("~~gone~~", "<p><del>gone</del></p>"),
+    ("`<b>`", "<p><code>&lt;b&gt;</code></p>"),
+    ("---", "<hr>"),
+    ("[x](JAVASCRIPT:alert(1))", "<p>[x](JAVASCRIPT:alert(1))</p>"),
+    ("[x](data:text/html,hi)", "<p>[x](data:text/html,hi)</p>"),
+    ("<javascript:alert(1)>", "<p>&lt;javascript:alert(1)&gt;</p>"),
+    (
+        "[a](https://x.org/a_(b))",
+        '<p><a href="https://x.org/a_(b)" rel="noopener noreferrer nofollow" target="_blank">a</a></p>',
+    ),
+    ("<b onmouseover=x>hi</b>", "<p>&lt;b onmouseover=x&gt;hi&lt;/b&gt;</p>"),
+]
+
+
+def test_the_markdown_renderer_draws_what_it_knows_and_nothing_else(browser: Any, home: Path) -> None:
+    with live_server(home) as server:
+        page = browser.new_page()
+        page.goto(server.url + "/ask")
+        page.locator("body[data-ready]").wait_for(state="attached")
+        drawn = page.evaluate(
+            """cases => cases.map(text => {
+                const box = document.createElement('div');
+                box.append(bw.markdown(text));
+                return box.innerHTML;
+            })""",
+            [text for text, _ in MARKDOWN_CASES],
+        )
+        page.close()
+    assert list(zip([t for t, _ in MARKDOWN_CASES], drawn, strict=True)) == MARKDOWN_CASES
+
+
+def test_an_unclosed_fence_is_code_so_far_as_a_stream_leaves_it(browser: Any, home: Path) -> None:
+    with live_server(home) as server:
+        page = browser.new_page()
+        page.goto(server.url + "/ask")
+        page.locator("body[data-ready]").wait_for(state="attached")
+        code = page.evaluate(
+            """() => {
+                const box = document.createElement('div');
+                box.append(bw.markdown('x\\n```js\\nlet a = 1;'));
+                return ['p', 'code', '.code-lang'].map((part) => box.querySelector(part).textContent);
+            }"""
+        )
+        page.close()
+    assert code == ["x", "let a = 1;", "js"]
