@@ -291,6 +291,18 @@ def test_blind_mode_hides_the_names_until_judged_then_reveals_them(
         for i in range(3):
             expect(cards.nth(i).locator(".who")).to_have_text(cards.nth(i).get_attribute("data-alias") or "")
         page.screenshot(path=str(artifacts / "ask-blind-revealed.png"), full_page=True)
+
+        # Recent asks is blind too: a new ask (from a client) hides its names, the judged one shows them.
+        chat = {"model": "bench/trio", "messages": [{"role": "user", "content": "The capital again?"}]}
+        assert httpx.post(b.base + "/v1/chat/completions", json=chat, timeout=60).status_code == 200
+        page.locator("header nav").get_by_role("link", name="Collections", exact=True).click()
+        asks = page.locator("#asks article.ask")
+        asks.nth(1).wait_for()
+        expect(asks.nth(0).locator(".seat-card")).to_have_count(3)
+        assert asks.nth(0).locator(".seat-card[data-alias]").count() == 0
+        assert not any(name in asks.nth(0).inner_text() for name in names)
+        expect(asks.nth(1).locator(".seat-card[data-alias]")).to_have_count(3)
+        page.screenshot(path=str(artifacts / "collections-blind.png"), full_page=True)
         assert b.watch.take() == []
 
 

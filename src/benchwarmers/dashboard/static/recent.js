@@ -37,13 +37,24 @@
           el('time', { datetime: ask.at, text: readable(ask.at) })));
       box.append(article);
       const seats = ask.seats.filter((s) => s.kind !== 'merge');
-      const turn = new bw.Turn(article, { collection: ask.collection, names: bw.seatNames(false), question: ask.question || '', textKept: ask.question !== undefined });
+      const turn = new bw.Turn(article, { collection: ask.collection, names: namesOf(ask), question: ask.question || '', textKept: ask.question !== undefined });
       turn.start(seats.map((s) => ({ seat: s.seat, alias: s.alias, call: s.call })));
       for (const seat of seats) turn.done({ ...seat, content: seat.content ?? '' });
       const merge = ask.seats.find((s) => s.kind === 'merge');
       if (merge) turn.merged({ ...merge, content: merge.content ?? '', agreement: [] });
       for (const pair of ask.pairs || []) turn.remember(pair);
+      if ((ask.pairs || []).length || seats.some((s) => s.verdict)) turn.reveal(); // judged already
     }
+  }
+
+  // A blind collection's asks are blind here too, each keeping its shuffle across redraws.
+  const names = new Map();
+  function namesOf(ask) {
+    if (!names.has(ask.ask)) {
+      const section = document.querySelector(`section[data-collection="${CSS.escape(ask.collection)}"]`);
+      names.set(ask.ask, bw.seatNames(section?.dataset.blind === '1'));
+    }
+    return names.get(ask.ask);
   }
 
   // A verdict given here: the collection's record table follows it.
