@@ -463,3 +463,32 @@ def test_an_unclosed_fence_is_code_so_far_as_a_stream_leaves_it(browser: Any, ho
         )
         page.close()
     assert code == ["x", "let a = 1;", "js"]
+
+
+def test_kept_text_shows_in_recent_asks_and_is_judged_later(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    models = [FakeModel(n, answer=capable) for n in ("alpha", "beta")]
+    with bench(browser, home, fake_provider, models, keep_text=True, keep_days=7) as b:
+        page = b.page
+        b.ask("Keep this question")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        page.locator("header nav").get_by_role("link", name="Collections", exact=True).click()
+        form = page.locator('section[data-collection="trio"] form')
+        assert form.locator('input[name="keep_text"]').is_checked()
+        assert form.locator('input[name="keep_days"]').input_value() == "7"
+        ask = page.locator("#asks article.ask").first
+        expect(ask.locator(".question")).to_contain_text("Keep this question")
+        expect(ask.locator('.seat-card[data-alias="beta"] .answer')).to_have_text("An answer from beta.")
+        # Judged later, where it stands.
+        ask.locator('.seat-card[data-alias="beta"] button[data-verdict="not_useful"]').click()
+        page.locator('table[data-record="trio"] tr[data-alias="beta"] td.not-useful >> text=1').wait_for()
+        page.screenshot(path=str(artifacts / "collections-kept.png"), full_page=True)
+        # Turned off, the text goes: the seats remain, the answers are no longer there.
+        edited = {"members": ["alpha", "beta"], "keep_text": False}
+        assert b.client.post("/ui/api/collections/trio", json=edited).status_code == 200
+        page.reload()
+        ask = page.locator("#asks article.ask").first
+        expect(ask.locator('.seat-card[data-alias="beta"] .answer')).to_contain_text("answer not kept")
+        assert ask.locator(".question").count() == 0
+        assert b.watch.take() == []

@@ -37,7 +37,7 @@
           el('time', { datetime: ask.at, text: readable(ask.at) })));
       box.append(article);
       const seats = ask.seats.filter((s) => s.kind !== 'merge');
-      const turn = new bw.Turn(article, { collection: ask.collection, names: namesOf(ask), question: ask.question || '', textKept: ask.question !== undefined });
+      const turn = new bw.Turn(article, { collection: ask.collection, names: namesOf(ask), question: questionText(ask.question), textKept: ask.question !== undefined });
       turn.start(seats.map((s) => ({ seat: s.seat, alias: s.alias, call: s.call })));
       for (const seat of seats) turn.done({ ...seat, content: seat.content ?? '' });
       const merge = ask.seats.find((s) => s.kind === 'merge');
@@ -45,6 +45,16 @@
       for (const pair of ask.pairs || []) turn.remember(pair);
       if ((ask.pairs || []).length || seats.some((s) => s.verdict)) turn.reveal(); // judged already
     }
+  }
+
+  // A kept question (`{"system", "messages": [{"role", "content"}], "images"}`) as the page shows it:
+  // the last user turn, saying how many turns came before it.
+  function questionText(question) {
+    const messages = question?.messages || [];
+    const last = messages.filter((m) => m.role === 'user').at(-1);
+    if (!last) return '';
+    const before = messages.indexOf(last);
+    return before ? `${last.content} (after ${before} earlier message${before === 1 ? '' : 's'})` : last.content;
   }
 
   // A blind collection's asks are blind here too, each keeping its shuffle across redraws.
