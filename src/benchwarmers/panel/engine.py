@@ -43,7 +43,7 @@ from benchwarmers.panel import history, pace
 from benchwarmers.panel.merge import anonymise, merge_request, parse_merge
 from benchwarmers.panel.seating import PlannedSeat, Seating, fitted_note, fitted_unfit_reason, seat_panel
 from benchwarmers.panel.shapes import shape_of
-from benchwarmers.store import registry
+from benchwarmers.store import kept, registry
 from benchwarmers.types import (
     Ask,
     Merged,
@@ -233,6 +233,8 @@ class PanelEngine:
                 # read when that is stale) takes the loop or the interpreter.
                 await asyncio.sleep(0)
                 await self._record_seating(plan)
+                if plan.collection.keep_text:
+                    await self._keep_text(plan, reply)
             except BaseException as exc:
                 hand.failed(exc)
                 if isinstance(exc, asyncio.CancelledError):
@@ -309,6 +311,21 @@ class PanelEngine:
             [s.model.alias for s in plan.seating.seats],
             [s.model.alias for s in plan.seating.seats if s.explorer],
             plan.seating.left_off,
+        )
+
+    async def _keep_text(self, plan: Plan, reply: PanelReply) -> None:
+        """The question and the answers, for a collection that keeps them
+        (`store/kept.py`); after the reply is out, so it costs the ask no time."""
+        answers = [(s.call, s.content) for s in reply.seats if s.status == "ok"]
+        if reply.merged is not None and reply.merged.status == "ok":
+            answers.append((reply.merged.call, reply.merged.content))
+        await kept.keep(
+            self.runtime.store,
+            collection=plan.collection.name,
+            keep_days=plan.collection.keep_days,
+            ask_id=plan.ask_id,
+            request=plan.request,
+            answers=answers,
         )
 
     async def _seat_reported(
