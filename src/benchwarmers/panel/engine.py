@@ -41,7 +41,14 @@ from benchwarmers.calls.tokens import fitted
 from benchwarmers.errors import UserError
 from benchwarmers.panel import history, pace
 from benchwarmers.panel.merge import anonymise, merge_request, parse_merge
-from benchwarmers.panel.seating import PlannedSeat, Seating, fitted_note, fitted_unfit_reason, seat_panel
+from benchwarmers.panel.seating import (
+    PlannedSeat,
+    Seating,
+    fitted_note,
+    fitted_unfit_reason,
+    seat_exactly,
+    seat_panel,
+)
 from benchwarmers.panel.shapes import shape_of
 from benchwarmers.store import kept, registry
 from benchwarmers.types import (
@@ -188,8 +195,9 @@ class PanelEngine:
             extras=ask.extra_aliases,
             explorer_order=explorer_order,
             rank=rank,
-            only=ask.only_aliases,
         )
+        if ask.only_aliases:  # a follow-up: exactly the seats named
+            seating = seat_exactly(ask.only_aliases, request, bench)
         if not seating.seats:
             reasons = "; ".join(f"{m.alias}: {m.reason}" for m in seating.left_off) or "it has no members"
             raise UserError(
