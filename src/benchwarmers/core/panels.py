@@ -35,7 +35,7 @@ from benchwarmers.formats.base import model_name
 from benchwarmers.identity.scope import OWNER, Identity, may_administer, may_call
 from benchwarmers.limits.panels import Slot
 from benchwarmers.panel.engine import PanelEngine, finish_panels
-from benchwarmers.store import registry
+from benchwarmers.store import kept, registry
 from benchwarmers.store.schema import Call, Verdict
 from benchwarmers.store.settings import MAX_PANELS, MAX_PANELS_PER_KEY, Settings
 from benchwarmers.store.times import iso_utc
@@ -218,8 +218,10 @@ class Panels:
     async def recent_asks(self, collection: str = "", limit: int = RECENT_ASKS) -> list[dict[str, Any]]:
         """The gateway's latest asks (of the collections this identity may
         call), newest first, each with its seats in seat order and the merge
-        last: call id, alias, status, time, tokens, verdict. The log keeps no
-        prompt or answer, so neither is here."""
+        last: call id, alias, status, time, tokens, verdict (and note); the
+        pairs judged on it. The log keeps no prompt or answer: only a
+        collection that keeps text (`keep_text`) has its ask's `question`
+        and each seat's `content` here, until they expire."""
         where = [Call.kind.in_(("seat", "merge")), Call.ask_id != ""]
         if collection:
             where.append(Call.collection == collection)
@@ -249,9 +251,15 @@ class Panels:
             ask["at"] = iso_utc(call.at)
             ask["seats"].append(_seat_row(call, verdict))
         judged_pairs = await pairs.pairs_of_asks(self.runtime.store, list(grouped))
+        texts = await kept.kept_asks(self.runtime.store, list(grouped))
         for ask in grouped.values():
             ask["seats"].sort(key=_seat_order)
             ask["pairs"] = judged_pairs.get(ask["ask"], [])
+            text = texts.get(ask["ask"])
+            if text is not None:
+                ask["question"] = text.question
+                for seat in ask["seats"]:
+                    seat["content"] = text.answers.get(seat["call"], "")
         return [grouped[a.ask_id] for a in asks if a.ask_id in grouped]
 
     # --------------------------------------------------- estimates, reasons
@@ -334,6 +342,8 @@ def collection_entry(view: registry.CollectionView) -> dict[str, Any]:
         "reply": view.reply,
         "seats": view.seats or len(view.members),
         "explorerSeats": view.explorer_seats,
+        "keepText": view.keep_text,
+        "keepDays": view.keep_days,
         "modes": [model_name(view.name), model_name(view.name, "merged"), model_name(view.name, "route")],
     }
 

@@ -283,6 +283,15 @@ class Backend:
             value = number(body, key, label=label)
             if value is not None:
                 options[key] = int(value)
+        if "keep_text" in body:
+            if not isinstance(body["keep_text"], bool):
+                raise FieldError("keep_text", "keep text is on or off (true or false)")
+            options["keep_text"] = body["keep_text"]
+        keep_days = number(body, "keep_days", label="the days text is kept")
+        if keep_days is not None:
+            if keep_days < 1:
+                raise FieldError("keep_days", "text is kept at least 1 day")
+            options["keep_days"] = int(keep_days)
         timeout = number(body, "seat_timeout", label="the seat timeout", whole=False)
         if timeout is not None:
             if timeout <= 0:
@@ -450,6 +459,8 @@ def collection_json(c: CollectionView) -> dict[str, Any]:
         "purpose": c.purpose,
         "system_prompt": c.system_prompt,
         "seat_timeout": c.seat_timeout,
+        "keep_text": c.keep_text,
+        "keep_days": c.keep_days,
         "blind": c.blind,
     }
 

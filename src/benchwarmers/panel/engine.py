@@ -41,9 +41,16 @@ from benchwarmers.calls.tokens import fitted
 from benchwarmers.errors import UserError
 from benchwarmers.panel import history, pace
 from benchwarmers.panel.merge import anonymise, merge_request, parse_merge
-from benchwarmers.panel.seating import PlannedSeat, Seating, fitted_note, fitted_unfit_reason, seat_panel
+from benchwarmers.panel.seating import (
+    PlannedSeat,
+    Seating,
+    fitted_note,
+    fitted_unfit_reason,
+    seat_exactly,
+    seat_panel,
+)
 from benchwarmers.panel.shapes import shape_of
-from benchwarmers.store import registry
+from benchwarmers.store import kept, registry
 from benchwarmers.types import (
     Ask,
     Merged,
@@ -188,8 +195,9 @@ class PanelEngine:
             extras=ask.extra_aliases,
             explorer_order=explorer_order,
             rank=rank,
-            only=ask.only_aliases,
         )
+        if ask.only_aliases:  # a follow-up: exactly the seats named
+            seating = seat_exactly(ask.only_aliases, request, bench)
         if not seating.seats:
             reasons = "; ".join(f"{m.alias}: {m.reason}" for m in seating.left_off) or "it has no members"
             raise UserError(
@@ -233,6 +241,8 @@ class PanelEngine:
                 # read when that is stale) takes the loop or the interpreter.
                 await asyncio.sleep(0)
                 await self._record_seating(plan)
+                if plan.collection.keep_text:
+                    await self._keep_text(plan, reply)
             except BaseException as exc:
                 hand.failed(exc)
                 if isinstance(exc, asyncio.CancelledError):
@@ -309,6 +319,21 @@ class PanelEngine:
             [s.model.alias for s in plan.seating.seats],
             [s.model.alias for s in plan.seating.seats if s.explorer],
             plan.seating.left_off,
+        )
+
+    async def _keep_text(self, plan: Plan, reply: PanelReply) -> None:
+        """The question and the answers, for a collection that keeps them
+        (`store/kept.py`); after the reply is out, so it costs the ask no time."""
+        answers = [(s.call, s.content) for s in reply.seats if s.status == "ok"]
+        if reply.merged is not None and reply.merged.status == "ok":
+            answers.append((reply.merged.call, reply.merged.content))
+        await kept.keep(
+            self.runtime.store,
+            collection=plan.collection.name,
+            keep_days=plan.collection.keep_days,
+            ask_id=plan.ask_id,
+            request=plan.request,
+            answers=answers,
         )
 
     async def _seat_reported(

@@ -18,9 +18,9 @@ reason the client sees in `bench.leftOff`:
 * explorer seats go down `explorer_order` (the bench's decisions: fewest
   judged seats first, so the seat rotates) to the first models that fit,
   never to ad hoc, retired, resting, unavailable or image models;
-* `only` seats exactly the aliases named, in that order (a follow-up turn
-  to the same seats, or to one chosen seat): no cap, no ranking, no
-  explorer, each still left off when it cannot answer.
+* `seat_exactly` seats exactly the aliases named, in that order (a
+  follow-up turn to the same seats, or to one chosen seat): no cap, no
+  ranking, no explorer, each still left off when it cannot answer.
 """
 
 from __future__ import annotations
@@ -102,13 +102,10 @@ def seat_panel(
     explorer_order: Sequence[str] = (),
     rank: Ranking = keep_order,
     now: datetime | None = None,
-    only: Sequence[str] = (),
 ) -> Seating:
     now = now or datetime.now(UTC)
     # The bench by alias as the registry keeps it (the engine's), or a list of models.
     by_alias = bench if isinstance(bench, Mapping) else {m.alias: m for m in bench}
-    if only:
-        return _exactly(only, request, by_alias, now)
     left_off: list[LeftOff] = []
     eligible: list[SeatableModel] = []
     for member in (by_alias[alias] for alias in collection.members):
@@ -160,10 +157,15 @@ def seat_panel(
     return Seating(tuple(seated), tuple(left_off))
 
 
-def _exactly(
-    aliases: Sequence[str], request: Request, by_alias: Mapping[str, SeatableModel], now: datetime
+def seat_exactly(
+    aliases: Sequence[str],
+    request: Request,
+    by_alias: Mapping[str, SeatableModel],
+    now: datetime | None = None,
 ) -> Seating:
-    """Exactly these aliases, in this order, each that can answer."""
+    """Exactly these aliases, in this order, each that can answer (a
+    follow-up turn to the same seats, or to one chosen seat)."""
+    now = now or datetime.now(UTC)
     seated: list[PlannedSeat] = []
     left_off: list[LeftOff] = []
     for alias in dict.fromkeys(aliases):

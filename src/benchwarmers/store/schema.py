@@ -286,7 +286,7 @@ class KeptText(Base):
     until `expires_at`: the question (the ask's row: `id` is the ask id) and
     each answer (a call's row: `id` is the call id). The one place prompt or
     answer text of a gateway request is ever stored; the expiry sweep and a
-    collection's deletion remove it (`calls/kept.py`)."""
+    collection's deletion remove it (`store/kept.py`)."""
 
     __tablename__ = "kept_texts"
 
