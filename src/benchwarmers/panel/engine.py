@@ -110,16 +110,18 @@ class PanelEngine:
         plan = await self.plan(ask, collection)
         queue: _Events = asyncio.Queue()
         task = self._launch(plan, _Stream(queue), on_done)
+        replied = False  # once the reply is out, closing stops nothing: the task records and keeps
         try:
             while True:
                 item = await queue.get()
                 if isinstance(item, BaseException):
                     raise item
+                replied = isinstance(item, PanelDone)
                 yield item
-                if isinstance(item, PanelDone):
+                if replied:
                     return
         finally:
-            if stop_on_close and not task.done():
+            if stop_on_close and not replied and not task.done():
                 task.cancel(STOPPED)
 
     async def answer(self, ask: Ask, *, collection: registry.CollectionView | None = None) -> PanelReply:
