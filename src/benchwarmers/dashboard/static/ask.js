@@ -124,7 +124,7 @@
         return;
       }
       conversation.turns.push(turn);
-      source.elements.prompt.value = source === follow ? '' : source.elements.prompt.value;
+      if (source === follow) follow.elements.prompt.value = ''; // asked: the box is for the next one
       await read(response, (event) => onEvent(event, turn));
       view.cut(); // a stream that closed before a seat's end: that seat was cut
       state.textContent = 'Done. Judge the answers where they stand: their verdicts decide the next panel.';

@@ -81,6 +81,7 @@
       this.seats = new Map(); // seat label -> {seat, alias, call, text, status, card, verdict, note}
       this.pairs = new Map(); // "callA|callB" -> outcome text
       this.root = el('section', { class: 'turn', 'aria-label': question ? `Asked: ${question.slice(0, 60)}` : 'Answers' });
+      this.root.turn = this;
       if (question) this.root.append(el('div', { class: 'question' }, el('strong', { text: 'Asked' }), ' ', el('span', { class: 'question-text', text: question })));
       this.grid = el('div', { class: 'seats', 'aria-live': 'polite' });
       this.mergedBox = el('div', { class: 'merged', hidden: true });
@@ -190,7 +191,7 @@
 
     // A pair verdict already given (`{better, worse, outcome, note}`), shown in the compare bar.
     remember(pair) {
-      this.pairs.set(pairKey(pair.better, pair.worse), pair);
+      remember(this, pair);
       refreshCompare(this);
     }
   }
@@ -403,7 +404,7 @@
 
   // The keys (listed on the page): digits go to a seat; U, N, E, P, C act on
   // the seat in focus; A, B, T, X judge the pair in the compare bar of the
-  // latest turn. A key typed into a field is the field's.
+  // turn in focus (else the latest). A key typed into a field is the field's.
   const SEAT_KEYS = { u: 'useful', n: 'not_useful', e: 'note', p: 'best', c: 'copy' };
   const PAIR_KEYS = { a: 'a', b: 'b', t: 'tie', x: 'both_bad' };
 
@@ -425,7 +426,7 @@
     }
     if (event.ctrlKey || event.metaKey || event.altKey || target.closest?.('input, textarea, select, [contenteditable]')) return;
     const key = event.key.toLowerCase();
-    const turn = latest();
+    const turn = target.closest?.('section.turn')?.turn || latest();
     if (!turn) return;
     if (/^[1-9]$/.test(key)) { event.preventDefault(); turn.focusSeat(Number(key) - 1); return; }
     const card = target.closest?.('.seat-card');
