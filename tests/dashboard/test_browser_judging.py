@@ -429,6 +429,11 @@ MARKDOWN_CASES = [
         '<p><a href="https://x.org/a_(b)" rel="noopener noreferrer nofollow" target="_blank">a</a></p>',
     ),
     ("<b onmouseover=x>hi</b>", "<p>&lt;b onmouseover=x&gt;hi&lt;/b&gt;</p>"),
+    (
+        "| a | b |\n|---|--:|\n| *x* | 1 |",
+        '<div class="table-wrap"><table class="md-table"><thead><tr><th>a</th><th align="right">b</th></tr>'
+        '</thead><tbody><tr><td><em>x</em></td><td align="right">1</td></tr></tbody></table></div>',
+    ),
 ]
 
 

@@ -4,8 +4,8 @@
 // node inside elements this file creates, so `<script>` or `<img onerror>`
 // in an answer shows as those characters. What it knows: ATX headings,
 // paragraphs, bullet and numbered lists (nested by indentation), block
-// quotes, rules, code fences (with a copy button; an unclosed fence, as a
-// stream leaves it, is code so far), and inline code, **strong**, *emphasis*,
+// quotes, rules, pipe tables, code fences (with a copy button; an unclosed
+// fence, as a stream leaves it, is code so far), and inline code, **strong**, *emphasis*,
 // ~~strike~~, [links](https://...) and <https://...>. A link is a link only
 // when its scheme is http, https or mailto; any other shows as its text.
 //
@@ -19,6 +19,8 @@
   const RULE = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
   const QUOTE = /^ {0,3}> ?/;
   const ITEM = /^( *)([-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$/;
+  const TABLE_ROW = /^ {0,3}\|.*\|\s*$/;
+  const TABLE_RULE = /^ {0,3}\|(?:\s*:?-+:?\s*\|)+\s*$/;
   const ESCAPABLE = '\\`*_{}[]()#+-.!~<>|"\'';
 
   function node(tag, className, ...children) {
@@ -76,6 +78,11 @@
         flush();
         out.push(node('hr', ''));
         i += 1;
+        continue;
+      }
+      if (TABLE_ROW.test(line) && TABLE_RULE.test(lines[i + 1] || '')) {
+        flush();
+        i = table(lines, i, out);
         continue;
       }
       if (QUOTE.test(line)) {
@@ -140,6 +147,23 @@
       made.append(li);
     }
     out.push(made);
+    return i;
+  }
+
+  // A pipe table (`| a | b |`, then `|---|:-:|`, then rows): its cells are inline
+  // markdown, aligned as the rule line says. Returns the line after it.
+  function table(lines, start, out) {
+    const cells = (line) => line.trim().replace(/^\|/, '').replace(/\|$/, '').split(/(?<!\\)\|/).map((c) => c.trim());
+    const align = cells(lines[start + 1]).map((c) => (c.startsWith(':') && c.endsWith(':') ? 'center' : c.endsWith(':') ? 'right' : ''));
+    const row = (line, tag) => node('tr', '', ...cells(line).map((text, index) => {
+      const cell = node(tag, '', ...inline(text));
+      if (align[index]) cell.setAttribute('align', align[index]);
+      return cell;
+    }));
+    const body = node('tbody', '');
+    let i = start + 2;
+    while (i < lines.length && TABLE_ROW.test(lines[i])) { body.append(row(lines[i], 'td')); i += 1; }
+    out.push(node('div', 'table-wrap', node('table', 'md-table', node('thead', '', row(lines[start], 'th')), body)));
     return i;
   }
 
