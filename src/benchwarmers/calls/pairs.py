@@ -30,7 +30,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from benchwarmers.calls.log import settled
-from benchwarmers.calls.verdicts import ANSWERED, NOTE_LIMIT, check_verdict_body, collection_name
+from benchwarmers.calls.verdicts import ANSWERED, check_note, check_verdict_body, collection_name
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import Call, PairVerdict, Verdict
@@ -151,7 +151,7 @@ def check_pair_body(body: object) -> PairJudgement:
     if len(given) != 1:
         raise UserError(f"judge one way at a time, not {' and '.join(repr(k) for k in given)}: {PAIR_FORMS}")
     how = cast(Literal["better", "tie", "both_bad", "best"], given[0])
-    note = _note(body.get("note", ""))
+    note = check_note(body.get("note", ""))
     if how == "best":
         return PairJudgement("best", (_call_id(body.get("best"), '"best"'),), note)
     if how == "better":
@@ -170,16 +170,6 @@ def _call_id(value: object, field: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise UserError(f"{field} must be a call id (a string, as in bench.seats[].call)")
     return value.strip()
-
-
-def _note(note: object) -> str:
-    if note is None:
-        return ""
-    if not isinstance(note, str):
-        raise UserError('"note" must be a string')
-    if len(note) > NOTE_LIMIT:
-        raise UserError(f'"note" is too long ({len(note)} characters; at most {NOTE_LIMIT})')
-    return note.strip()
 
 
 def pair_key(call_a: str, call_b: str) -> str:

@@ -75,8 +75,9 @@ A panel can take minutes; progress arrives while the seats answer."""
 VERDICT_DESCRIPTION = """\
 Say whether one seat's answer was useful, by its call id (from ask's result). Send one verdict per \
 seat you judged, useful or not, with a short note on why (e.g. "correct fix, tests pass" or \
-"invented an API"). Verdicts pick the next panel. Sending the same verdict again changes nothing; a \
-different one replaces the first."""
+"invented an API"). Or compare two seats of one ask: `better` and `worse` (call ids), `tie` or \
+`both_bad` (two call ids), or `best` (the best seat of its panel). Verdicts pick the next panel. Sending \
+the same verdict again changes nothing; a different one replaces the first."""
 
 PENDING_DESCRIPTION = """\
 List the seats you were shown that still have no verdict: give `transcript_path` (your session's \
