@@ -128,11 +128,14 @@ def test_the_playground_streams_seats_then_the_merge(
     ) as reply:
         assert reply.status_code == 200 and reply.headers["content-type"] == "application/x-ndjson"
         events = [json.loads(line) for line in reply.iter_lines() if line.strip()]
-    kinds = [e["event"] for e in events]
+    kinds = [e["event"] for e in events if e["event"] != "seat_text"]
     assert kinds == ["started", "seat", "seat", "merged", "done"]
+    written = {e["alias"] for e in events if e["event"] == "seat_text"}
+    assert written == {"m1", "m2"}  # each seat's text as it is written, before its seat event
     assert events[0]["merged"] is True and [s["alias"] for s in events[0]["seats"]] == ["m1", "m2"]
-    assert {e["seat"]["content"] for e in events[1:3]} == {"m1 says yes", "m2 says yes"}
-    assert events[3]["merged"]["alias"] == "m1"
+    seats = [e for e in events if e["event"] == "seat"]
+    assert {e["seat"]["content"] for e in seats} == {"m1 says yes", "m2 says yes"}
+    assert next(e for e in events if e["event"] == "merged")["merged"]["alias"] == "m1"
     refused = dashboard.post("/ui/api/ask", json={"collection": "nope", "prompt": "x"})
     assert refused.status_code == 404 and refused.json()["error"]["field"] == "collection"
     empty = dashboard.post("/ui/api/ask", json={"collection": "duo", "prompt": " "})
@@ -150,3 +153,43 @@ def _register(dashboard: httpx.Client, fake: FakeProvider, served: tuple[str, ..
     wait_for(lambda: not (q := dashboard.get("/ui/api/queue").json())["running"] and not q["queued"])
     states = {i["alias"]: i["state"] for i in dashboard.get("/ui/api/queue").json()["items"]}
     assert states == {s: "done" for s in served}, states
+
+
+def test_a_blind_collection_and_the_leaderboard_of_its_pairs(
+    dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    fake_provider.add(FakeModel("m1", answer="m1 says yes"))
+    fake_provider.add(FakeModel("m2", answer="m2 says yes"))
+    body = {"name": "fake", "api": "openai", "base_url": fake_provider.openai_base, "keyless": True}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    _register(dashboard, fake_provider, ("m1", "m2"))
+    made = dashboard.post("/ui/api/collections", json={"name": "duo", "members": ["m1", "m2"], "blind": True})
+    assert made.json()["collection"]["blind"] is True
+    with dashboard.stream("POST", "/ui/api/ask", json={"collection": "duo", "prompt": "yes?"}) as reply:
+        events = [json.loads(line) for line in reply.iter_lines() if line.strip()]
+    calls = {e["seat"]["alias"]: e["seat"]["call"] for e in events if e["event"] == "seat"}
+    pair = dashboard.post("/ui/api/verdict", json={"better": calls["m2"], "worse": calls["m1"], "note": "m2"})
+    assert pair.status_code == 200, pair.text
+    board = dashboard.get("/ui/api/leaderboard", params={"collection": "bench/duo"}).json()
+    assert board["collection"] == "bench/duo" and board["shape"] in board["shapes"]
+    by_alias = {m["alias"]: m for m in board["models"]}
+    assert by_alias["m2"]["pairs"] == {"wins": 1, "losses": 0, "ties": 0, "bothBad": 0}
+    assert by_alias["m1"]["pairs"]["losses"] == 1
+    assert board["matrix"] == {
+        "m2": {"m1": {"wins": 1, "losses": 0, "ties": 0}},
+        "m1": {"m2": {"wins": 0, "losses": 1, "ties": 0}},
+    }
+    for model in board["models"]:
+        assert 0 <= model["low"] <= model["score"] <= model["high"] <= 1 and model["settled"] is False
+        assert model["member"] is True and [p["day"] for p in model["trend"]]
+    assert sorted(board["nextPanel"]["seats"]) == ["m1", "m2"] and board["nextPanel"]["reasons"]
+    # Bad input: a clear 4xx beside the field it is about.
+    unknown = dashboard.get("/ui/api/leaderboard", params={"collection": "nope"})
+    assert unknown.status_code == 404 and unknown.json()["error"]["field"] == "collection"
+    shape = dashboard.get("/ui/api/leaderboard", params={"collection": "duo", "shape": "poetry"})
+    assert shape.status_code == 400 and "poetry" in shape.json()["error"]["message"]
+    assert dashboard.get("/ui/api/leaderboard").status_code == 400
+    assert "m1" in dashboard.get("/leaderboard", params={"collection": "duo"}).text
+    # Unticked on the form, the collection is blind no more.
+    edited = dashboard.post("/ui/api/collections/duo", json={"members": ["m1", "m2"], "blind": False})
+    assert edited.json()["collection"]["blind"] is False

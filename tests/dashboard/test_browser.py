@@ -22,7 +22,7 @@ from tests.conftest import capable
 expect = pytest.importorskip("playwright.sync_api").expect
 pytestmark = pytest.mark.timeout(240)
 
-NAV = ["Endpoints", "Bench", "Onboard", "Collections", "Ask", "Quotas", "Settings"]
+NAV = ["Endpoints", "Bench", "Onboard", "Collections", "Ask", "Leaderboard", "Quotas", "Settings"]
 WAIT = 30_000  # ms: generous, for a loaded machine; nothing here asserts a duration
 
 
@@ -157,7 +157,7 @@ def test_a_new_user_runs_the_bench_from_the_dashboard(
         page.fill("#f-prompt", "What is a benchwarmer?")
         page.click("#ask-form button[type=submit]")
         page.locator("#ask-state >> text=Done.").wait_for()
-        cards = page.locator("#seats .seat-card.s-ok")
+        cards = page.locator("#conversation .seat-card.s-ok")
         assert cards.count() == 2
         answers = sorted(cards.locator(".answer").all_inner_texts())
         assert answers == ["An answer from alpha.", "An answer from beta."]
@@ -170,26 +170,22 @@ def test_a_new_user_runs_the_bench_from_the_dashboard(
         )
         assert "alpha" in (reply.choices[0].message.content or "")
 
-        # Collections shows both asks with their seats; a seat opens the verdict dialog.
+        # Collections shows both asks with their seats, each judged where it stands.
         go(page, "Collections")
         asks = page.locator("#asks article.ask")
         asks.nth(1).wait_for()
         assert asks.count() == 2
-        assert asks.nth(0).locator("button.seat").count() == 2
+        assert asks.nth(0).locator(".seat-card").count() == 2
         record = page.locator('table[data-record="trio"]')
         assert "No verdicts yet" in record.inner_text()
-        # By keyboard: focus the seat, Enter opens the dialog, type a note, Tab to "Useful", Enter.
-        seat = asks.nth(0).locator('button.seat[data-alias="alpha"]')
+        # By keyboard: focus the seat, E for a note, type it, Esc back to the seat, U for useful.
+        seat = asks.nth(0).locator('.seat-card[data-alias="alpha"]')
         seat.focus()
-        page.keyboard.press("Enter")
-        dialog = page.locator("#verdict-dialog")
-        dialog.wait_for(state="visible")
-        page.locator("#f-note").focus()
+        page.keyboard.press("e")
         page.keyboard.type("clear and right")
-        page.keyboard.press("Tab")
-        assert page.evaluate("document.activeElement.value") == "useful"
-        page.keyboard.press("Enter")
-        dialog.wait_for(state="hidden")
+        page.keyboard.press("Escape")
+        page.keyboard.press("u")
+        expect(seat.locator(".judge-state")).to_contain_text("useful — “clear and right”")
         page.locator('table[data-record="trio"] tr[data-alias="alpha"] td.useful >> text=1').wait_for()
         recorded = httpx.get(base + "/bench/record", params={"collection": "bench/trio"}).json()
         assert recorded["aliases"]["alpha"]["useful"] == 1

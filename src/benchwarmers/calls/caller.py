@@ -39,6 +39,10 @@ it goes only when the limiter allows it now and is `limited` otherwise,
 never a timeout eaten by a wait.
 
 Every call tells `reach.py` whether its endpoint answered at all.
+
+A call cancelled with `STOPPED` as the cancellation's message (a person
+stopped the panel: `PanelEngine.run(stop_on_close=True)`) is recorded as
+`cancelled`, not as an error: nobody failed, and no verdict is owed.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from __future__ import annotations
 import asyncio
 import time
 import types
-from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Generator, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Generator, Iterable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -84,6 +88,9 @@ from benchwarmers.types import (
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
+
+# The message of a cancellation that is a person's stop (`task.cancel(STOPPED)`).
+STOPPED = "stopped by the person who asked"
 
 
 class ModelLike(Protocol):
@@ -156,6 +163,7 @@ class Caller:
         stream: bool = True,
         first_byte_timeout: float | None = None,
         limit_wait: float | None = None,
+        call_id: str = "",
     ) -> CallStream:
         return CallStream(
             self.runtime,
@@ -167,6 +175,7 @@ class Caller:
             stream=stream,
             first_byte_timeout=first_byte_timeout,
             limit_wait=limit_wait,
+            call_id=call_id,
         )
 
     async def call(
@@ -180,16 +189,33 @@ class Caller:
         stream: bool = False,
         limit_wait: float | None = None,
         recorded: bool = True,
+        call_id: str = "",
+        on_text: Callable[[str], None] | None = None,
     ) -> CallResult:
         """The whole reply; a provider's failure is the status. Returns once
         the call is safe in the log, or at once with `recorded=False` (then await
-        `result.recorded` before telling anyone of the call: `await_recorded`)."""
+        `result.recorded` before telling anyone of the call: `await_recorded`).
+        `call_id`: the id the call is logged under, when its caller minted it
+        (a panel names its seats before they answer); `on_text`: handed each
+        piece of text as it arrives."""
         async with self.stream(
-            model, request, kind=kind, timeout=timeout, context=context, stream=stream, limit_wait=limit_wait
+            model,
+            request,
+            kind=kind,
+            timeout=timeout,
+            context=context,
+            stream=stream,
+            limit_wait=limit_wait,
+            call_id=call_id,
         ) as call_stream:
             try:
-                async for _chunk in call_stream:
-                    pass
+                if on_text is None:
+                    async for _chunk in call_stream:
+                        pass
+                else:
+                    async for chunk in call_stream:
+                        if type(chunk) is TextDelta and chunk.text:
+                            on_text(chunk.text)
             except ProviderError:
                 pass
         assert call_stream.result is not None
@@ -224,6 +250,10 @@ class _Outcome:
         self.failure, self.error = exc, exc.message
         self.status, self.frees_at = _failed_status(exc)
 
+    def stopped(self) -> None:
+        """The person who asked stopped it (`task.cancel(STOPPED)`)."""
+        self.status, self.error = "cancelled", STOPPED
+
     def abandoned(self) -> None:
         """The consumer left (or its task was cancelled) before the end."""
         self.status, self.error = "error", self.error or "the caller stopped waiting for the reply"
@@ -249,6 +279,7 @@ class CallStream:
         stream: bool,
         first_byte_timeout: float | None = None,
         limit_wait: float | None = None,
+        call_id: str = "",
     ) -> None:
         self.runtime = runtime
         self.limit_wait = limit_wait
@@ -259,7 +290,7 @@ class CallStream:
         self.first_byte_timeout = first_byte_timeout
         self.context = context
         self.upstream_stream = stream
-        self.call_id = new_call_id()
+        self.call_id = call_id or new_call_id()
         self.result: CallResult | None = None
         # Whether the endpoint answered at all (None: the call never learned it).
         self._reached: bool | None = None
@@ -300,7 +331,13 @@ class CallStream:
             outcome.failed(exc)
             await self._learn_failure(outcome, exc)
             raise
-        except (GeneratorExit, asyncio.CancelledError):
+        except asyncio.CancelledError as exc:
+            if exc.args == (STOPPED,):
+                outcome.stopped()
+            else:
+                outcome.abandoned()
+            raise
+        except GeneratorExit:
             outcome.abandoned()
             raise
         except Exception as exc:  # a bug below us still ends as a recorded call

@@ -73,13 +73,18 @@ def check_verdict_body(body: object) -> tuple[str, bool, str]:
         raise UserError('"call" must be a call id (a string, as in bench.seats[].call)')
     if not isinstance(useful, bool):
         raise UserError('"useful" must be true or false')
+    return call.strip(), useful, check_note(note)
+
+
+def check_note(note: object) -> str:
+    """A verdict's `"note"` (of a seat or a pair): text, at most `NOTE_LIMIT` characters."""
     if note is None:
-        note = ""
+        return ""
     if not isinstance(note, str):
         raise UserError('"note" must be a string')
     if len(note) > NOTE_LIMIT:
         raise UserError(f'"note" is too long ({len(note)} characters; at most {NOTE_LIMIT})')
-    return call.strip(), useful, note.strip()
+    return note.strip()
 
 
 async def record_verdict(store: Store, call_id: str, useful: bool, note: str = "") -> Recorded:

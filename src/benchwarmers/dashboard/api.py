@@ -197,6 +197,14 @@ async def asks(request: Request, collection: str = "") -> dict[str, Any]:
     return {"asks": await backend_of(request).recent_asks(collection.removeprefix("bench/"))}
 
 
+@router.get("/leaderboard")
+async def leaderboard(request: Request, collection: str = "", shape: str = "") -> dict[str, Any]:
+    """CONTRACTS §5: per model score, interval, verdicts, pairs, suite, trend; the matrix; the next panel."""
+    if not collection:
+        raise FieldError("collection", "name the collection: ?collection=bench/<name>")
+    return await backend_of(request).leaderboard(collection, shape)
+
+
 @router.post("/ask")
 async def ask(request: Request) -> StreamingResponse:
     """The playground's stream: one JSON object per line, as the panel sends events."""

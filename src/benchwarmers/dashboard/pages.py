@@ -5,8 +5,9 @@
     GET /models            the Bench: status, role, last probe, alerts; retire, restore, role
     GET /models/{alias}    one model: record with intervals and reasons, probes, suite
     GET /onboard           the endpoint's own list, Discover, modes, the live queue
-    GET /collections       create and edit; recent asks with their seats; the verdict dialog
-    GET /ask               the playground
+    GET /collections       create and edit; recent asks with their seats, judged in place
+    GET /ask               ask a panel, answers streamed; judge in place, in pairs; follow-ups
+    GET /leaderboard       per collection and shape: scores with intervals, pairs, matrix, next panel
     GET /quotas            limits, usage, resets, and the month's chart
     GET /settings          scheduler, gateway keys, login, allowed hosts
     GET /login, POST /login, POST /logout
@@ -32,7 +33,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from benchwarmers import __version__
 from benchwarmers.core import ONBOARDING_MODES as MODES
 from benchwarmers.core import api_kinds
-from benchwarmers.dashboard import auth, chart, signin
+from benchwarmers.dashboard import auth, board, chart, signin
 from benchwarmers.dashboard.api import backend_of
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.types import MODEL_ROLES
@@ -45,10 +46,18 @@ NAV = (
     ("onboard", "Onboard"),
     ("collections", "Collections"),
     ("ask", "Ask"),
+    ("leaderboard", "Leaderboard"),
     ("quotas", "Quotas"),
     ("settings", "Settings"),
 )
-STATIC = {"app.js": "text/javascript", "app.css": "text/css"}
+STATIC = {
+    "app.js": "text/javascript",
+    "app.css": "text/css",
+    "markdown.js": "text/javascript",
+    "judge.js": "text/javascript",
+    "ask.js": "text/javascript",
+    "recent.js": "text/javascript",
+}
 MODE_LABELS = {"full": "Full", "quick": "Quick", "quick_ad_hoc": "Quick + ad hoc"}
 
 _env = Environment(
@@ -198,6 +207,33 @@ async def ask_page(request: Request) -> Response:
     if (away := await admitted(request)) is not None:
         return away
     return render(request, "ask.html", "ask", collections=await backend_of(request).collections())
+
+
+@router.get("/leaderboard")
+async def leaderboard_page(request: Request, collection: str = "", shape: str = "") -> Response:
+    if (away := await admitted(request)) is not None:
+        return away
+    backend = backend_of(request)
+    collections = await backend.collections()
+    chosen = collection.removeprefix("bench/") or (collections[0]["name"] if collections else "")
+    try:
+        drawn = await backend.leaderboard(chosen, shape) if chosen else None
+    except UserError as exc:
+        return render(request, "missing.html", "leaderboard", message=str(exc))
+    return render(
+        request,
+        "leaderboard.html",
+        "leaderboard",
+        collections=collections,
+        chosen=chosen,
+        board=drawn,
+        interval=board.interval,
+        sparkline=board.sparkline,
+        trend_label=board.trend_label,
+        matrix_cell=board.matrix_cell,
+        bar_width=board.BAR_WIDTH,
+        spark_width=board.SPARK_WIDTH,
+    )
 
 
 @router.get("/quotas")

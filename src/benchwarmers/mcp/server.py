@@ -30,7 +30,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from benchwarmers import __version__
-from benchwarmers.core import environment, tunables
+from benchwarmers.core import environment, tunables, verdict_body
 from benchwarmers.errors import BenchwarmersError, UserError
 from benchwarmers.formats.base import MODEL_PREFIX, parse_model_name
 from benchwarmers.formats.bench_json import panel_json
@@ -75,8 +75,9 @@ A panel can take minutes; progress arrives while the seats answer."""
 VERDICT_DESCRIPTION = """\
 Say whether one seat's answer was useful, by its call id (from ask's result). Send one verdict per \
 seat you judged, useful or not, with a short note on why (e.g. "correct fix, tests pass" or \
-"invented an API"). Verdicts pick the next panel. Sending the same verdict again changes nothing; a \
-different one replaces the first."""
+"invented an API"). Or compare two seats of one ask: `better` and `worse` (call ids), `tie` or \
+`both_bad` (two call ids), or `best` (the best seat of its panel). Verdicts pick the next panel. Sending \
+the same verdict again changes nothing; a different one replaces the first."""
 
 PENDING_DESCRIPTION = """\
 List the seats you were shown that still have no verdict: give `transcript_path` (your session's \
@@ -173,13 +174,34 @@ class _Tools:
 
     async def verdict(
         self,
-        call: Annotated[str, Field(description="The seat's call id, from ask's result (c_...).")],
-        useful: Annotated[bool, Field(description="Was this seat's answer useful?")],
         ctx: Context,
+        call: Annotated[str, Field(description="The seat's call id, from ask's result (c_...).")] = "",
+        useful: Annotated[bool | None, Field(description="Was this seat's answer useful?")] = None,
         note: Annotated[str, Field(description="Why, in a few words.")] = "",
+        better: Annotated[str, Field(description="A pair: the call id of the better answer.")] = "",
+        worse: Annotated[str, Field(description="A pair: the call id of the worse answer.")] = "",
+        tie: Annotated[
+            list[str] | None, Field(description="A pair: two call ids of one ask, as good as each other.")
+        ] = None,
+        both_bad: Annotated[
+            list[str] | None, Field(description="A pair: two call ids of one ask, both not useful.")
+        ] = None,
+        best: Annotated[
+            str, Field(description="The best seat of its panel: better than every other seat that answered.")
+        ] = "",
     ) -> CallToolResult:
         with _as_tool_error():
-            recorded = await self.backend_of(ctx).verdict(call, useful, note)
+            body = verdict_body(
+                call=call,
+                useful=useful,
+                note=note,
+                better=better,
+                worse=worse,
+                tie=tie,
+                both_bad=both_bad,
+                best=best,
+            )
+            recorded = await self.backend_of(ctx).verdict(body)
         return _result(verdict_text(recorded), {"recorded": recorded})
 
     async def pending_verdicts(

@@ -17,7 +17,10 @@ reason the client sees in `bench.leftOff`:
 * `--with` extras sit beside the members (an ad hoc model may: it was named);
 * explorer seats go down `explorer_order` (the bench's decisions: fewest
   judged seats first, so the seat rotates) to the first models that fit,
-  never to ad hoc, retired, resting, unavailable or image models.
+  never to ad hoc, retired, resting, unavailable or image models;
+* `seat_exactly` seats exactly the aliases named, in that order (a
+  follow-up turn to the same seats, or to one chosen seat): no cap, no
+  ranking, no explorer, each still left off when it cannot answer.
 """
 
 from __future__ import annotations
@@ -151,6 +154,29 @@ def seat_panel(
         ]
         for model in explorers[: collection.explorer_seats]:
             seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model, explorer=True))
+    return Seating(tuple(seated), tuple(left_off))
+
+
+def seat_exactly(
+    aliases: Sequence[str],
+    request: Request,
+    by_alias: Mapping[str, SeatableModel],
+    now: datetime | None = None,
+) -> Seating:
+    """Exactly these aliases, in this order, each that can answer (a
+    follow-up turn to the same seats, or to one chosen seat)."""
+    now = now or datetime.now(UTC)
+    seated: list[PlannedSeat] = []
+    left_off: list[LeftOff] = []
+    for alias in dict.fromkeys(aliases):
+        model = by_alias.get(alias)
+        if model is None:
+            raise NotFound(f"no model {alias!r} on the bench to seat")
+        reason = fitted_unfit_reason(model, request, now)
+        if reason:
+            left_off.append(LeftOff(alias, reason))
+        else:
+            seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model))
     return Seating(tuple(seated), tuple(left_off))
 
 

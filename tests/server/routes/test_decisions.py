@@ -96,6 +96,27 @@ def test_decisions_over_http(home: Path) -> None:
         assert client.get(f"{server.url}/bench/decisions", params={"collection": "nope"}).status_code == 404
 
 
+def test_leaderboard_over_http(home: Path) -> None:
+    prepare(home)
+    with live_server(home) as server, httpx.Client(timeout=60) as client:
+        answer = client.get(f"{server.url}/bench/leaderboard", params={"collection": "bench/duo"})
+        assert answer.status_code == 200, answer.text
+        board = answer.json()
+        assert (board["collection"], board["shape"], board["shapes"]) == ("bench/duo", "short", ["short"])
+        first = board["models"][0]
+        assert (first["alias"], first["rank"], first["member"]) == ("a", 1, True)
+        assert first["verdicts"] == {"useful": 4, "notUseful": 0}
+        assert first["suite"] == {"passed": 3, "total": 4}
+        assert first["low"] <= first["score"] <= first["high"]
+        assert [p["score"] for p in first["trend"]] == [round(5 / 6, 4)]  # (1 + 4 useful) / (2 + 4)
+        assert board["nextPanel"]["seats"] == ["a", "b"] and board["nextPanel"]["explorers"] == ["spare"]
+        assert "secret note" not in answer.text
+        assert client.get(f"{server.url}/bench/leaderboard").status_code == 400
+        shape = client.get(f"{server.url}/bench/leaderboard", params={"collection": "duo", "shape": "x"})
+        assert shape.status_code == 400
+        assert client.get(f"{server.url}/bench/leaderboard", params={"collection": "nope"}).status_code == 404
+
+
 def test_model_show(home: Path) -> None:
     prepare(home)
     result = CliRunner().invoke(app, ["model", "show", "a"])

@@ -15,7 +15,7 @@ from tests.waiting import wait_for
 from .hardening_support import MCP_HEADERS, Bench, rows
 
 LAGGING_PROMPT = "hang up on me"
-# path, body; the marker is bytes that show the fast seat (alpha) is done.
+# path, body of a panel stream whose fast seat (alpha) is done before the slow one.
 PANEL_STREAMS: dict[str, tuple[str, dict[str, Any]]] = {
     "openai": (
         "/v1/chat/completions",
@@ -91,7 +91,8 @@ def test_a_panel_stream_hung_up_keeps_its_seats(bench: Bench, name: str) -> None
     path, body = PANEL_STREAMS[name]
     with httpx.Client(base_url=bench.url, timeout=30) as client:
         with bench.slow_held():
-            hang_up_when(client, path, body, b"alpha says four")
+            # Alpha's status line follows its text once it is done (the stream shows text as written).
+            hang_up_when(client, path, body, b"_(ok, ")
             # The fast seat finished before the hang-up: it is in the log as it finished,
             # while the slow one is still held.
             done = wait_for(lambda: new_calls(bench.home, known, "seat"))

@@ -1,8 +1,9 @@
 // The dashboard's script: our own, small, no library. Pages render on the
 // server; this posts their forms as JSON to /ui/api/ (with the CSRF token),
 // puts a refusal beside the field it names, and keeps the live parts live
-// by polling small JSON routes (the onboarding chip and queue, recent asks)
-// or reading a stream (the Ask playground).
+// by polling small JSON routes (the onboarding chip and queue). Asking,
+// judging and Recent asks have their own files (ask.js, judge.js,
+// markdown.js, recent.js), on `window.bw`'s helpers from here.
 (() => {
   'use strict';
 
@@ -46,6 +47,9 @@
     for (const child of children) if (child !== null && child !== undefined) node.append(child);
     return node;
   }
+
+  // What the page's other scripts (markdown.js, judge.js, ask.js, leaderboard.js) share.
+  window.bw = Object.assign(window.bw || {}, { api, el, csrf, page, message, readable, clearErrors, showError });
 
   // --------------------------------------------------------------- forms
 
@@ -307,186 +311,6 @@
     loadDiscover();
   }
 
-  // ------------------------------------------------- seats and verdicts
-
-  function seatButton(seat, collection) {
-    const verdict = seat.verdict ? (seat.verdict.useful ? ' ✓ useful' : ' ✗ not useful') : '';
-    return el('button', {
-      type: 'button', class: `seat s-${seat.status}` + (seat.verdict ? ' judged' : ''),
-      'data-call': seat.call, 'data-collection': collection, 'data-alias': seat.alias,
-      'aria-label': `${seat.seat || seat.kind} ${seat.alias}, ${seat.status}, ${seat.seconds} seconds${verdict}: open the verdict dialog`,
-    },
-    el('strong', { text: seat.alias }),
-    el('span', { text: `${seat.seat || seat.kind} · ${seat.status} · ${seat.seconds} s` }),
-    el('small', { text: `${seat.tokens_in}→${seat.tokens_out} tokens${verdict}` }));
-  }
-
-  const dialog = document.getElementById('verdict-dialog');
-  function openVerdict(call, label) {
-    const form = document.getElementById('verdict-form');
-    clearErrors(form);
-    form.elements.call.value = call;
-    form.elements.note.value = '';
-    document.getElementById('verdict-seat').textContent = label;
-    dialog.showModal();
-  }
-
-  document.addEventListener('click', (event) => {
-    const seat = event.target.closest('button[data-call]');
-    if (seat && dialog) openVerdict(seat.dataset.call, `${seat.dataset.alias} · ${seat.dataset.call}`);
-  });
-
-  if (dialog) {
-    document.getElementById('verdict-form').addEventListener('submit', async (event) => {
-      const form = event.target;
-      const choice = event.submitter?.value;
-      if (choice === 'cancel' || !choice) return;
-      event.preventDefault();
-      clearErrors(form);
-      const result = await api('POST', '/ui/api/verdict', {
-        call: form.elements.call.value, useful: choice === 'useful', note: form.elements.note.value,
-      });
-      if (!result.ok) { showError(form, result); return; }
-      dialog.close();
-      applyVerdict(result.data);
-    });
-  }
-
-  function applyVerdict(data) {
-    const call = data.recorded.call;
-    for (const button of document.querySelectorAll(`button[data-call="${CSS.escape(call)}"]`)) {
-      button.classList.add('judged');
-      const mark = button.querySelector('small') || button;
-      mark.textContent = mark.textContent.replace(/ [✓✗].*$/, '') + (data.recorded.useful ? ' ✓ useful' : ' ✗ not useful');
-    }
-    if (data.record) renderRecord(data.record);
-    lastAsks = '';
-    if (page === 'collections') refreshAsks();
-  }
-
-  function renderRecord(record) {
-    const name = record.collection.replace(/^bench\//, '');
-    const table = document.querySelector(`table[data-record="${CSS.escape(name)}"] tbody`);
-    if (!table) return;
-    const rows = Object.entries(record.aliases).sort().map(([alias, r]) => el('tr', { 'data-alias': alias },
-      el('th', { scope: 'row', text: alias }),
-      el('td', { class: 'useful', text: r.useful }),
-      el('td', { class: 'not-useful', text: r.notUseful }),
-      el('td', { class: 'judged', text: r.judged })));
-    if (rows.length) table.replaceChildren(...rows);
-  }
-
-  // -------------------------------------------- Collections: recent asks
-
-  let lastAsks = '';
-  let asksTimer = null;
-  async function refreshAsks() {
-    clearTimeout(asksTimer);
-    const box = document.getElementById('asks');
-    const result = await api('GET', '/ui/api/asks');
-    if (result.ok) {
-      const text = JSON.stringify(result.data.asks);
-      if (text !== lastAsks && !box.contains(document.activeElement)) {
-        lastAsks = text;
-        const asks = result.data.asks;
-        box.replaceChildren(...(asks.length ? asks.map((ask) => el('article', { class: 'ask', 'data-ask': ask.ask },
-          el('header', {}, el('strong', { text: `bench/${ask.collection}` }), ' ', el('span', { class: 'tag', text: ask.shape }), ' ',
-            el('time', { datetime: ask.at, text: readable(ask.at) })),
-          el('div', { class: 'seat-row' }, ...ask.seats.map((s) => seatButton(s, ask.collection)))))
-          : [el('p', { class: 'hint', text: 'No asks yet: try the Ask page, or any client pointed at this server.' })]));
-      }
-    }
-    asksTimer = setTimeout(refreshAsks, 3000);
-  }
-  if (page === 'collections') refreshAsks();
-
-  // ------------------------------------------------------ Ask playground
-
-  const askForm = document.getElementById('ask-form');
-  if (askForm) {
-    askForm.addEventListener('keydown', (event) => {
-      if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) askForm.requestSubmit();
-    });
-    askForm.addEventListener('submit', async (event) => {
-      event.preventDefault();
-      clearErrors(askForm);
-      const seats = document.getElementById('seats');
-      const merged = document.getElementById('merged');
-      const state = document.getElementById('ask-state');
-      const leftOff = document.getElementById('left-off');
-      seats.replaceChildren();
-      leftOff.replaceChildren();
-      merged.hidden = true;
-      const button = askForm.querySelector('button[type="submit"]');
-      button.disabled = true;
-      state.textContent = 'Asking…';
-      try {
-        const response = await fetch('/ui/api/ask', {
-          method: 'POST', credentials: 'same-origin',
-          headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
-          body: JSON.stringify(formBody(askForm)),
-        });
-        if (!response.ok) {
-          let data = null;
-          try { data = await response.json(); } catch (e) { data = null; }
-          showError(askForm, { status: response.status, data });
-          state.textContent = '';
-          return;
-        }
-        const reader = response.body.getReader();
-        const decoder = new TextDecoder();
-        let buffer = '';
-        for (;;) {
-          const { value, done: finished } = await reader.read();
-          if (finished) break;
-          buffer += decoder.decode(value, { stream: true });
-          let newline;
-          while ((newline = buffer.indexOf('\n')) >= 0) {
-            const line = buffer.slice(0, newline);
-            buffer = buffer.slice(newline + 1);
-            if (line.trim()) onAskEvent(JSON.parse(line), askForm.elements.collection.value);
-          }
-        }
-        // Said once the stream has closed, not at its last event: the request is over.
-        state.textContent = 'Done. Say which seats were useful: their verdicts decide the next panel.';
-      } catch (error) {
-        state.textContent = `The stream broke: ${error.message}`;
-      } finally {
-        button.disabled = false;
-      }
-    });
-  }
-
-  function seatCard(seat, collection) {
-    return el('article', { class: `seat-card s-${seat.status}`, 'data-seat': seat.seat, 'data-alias': seat.alias },
-      el('header', {}, el('strong', { text: seat.alias }), ' ', el('span', { class: 'tag', text: seat.seat }), ' ',
-        el('span', { class: `status s-${seat.status}`, text: seat.status }), ' ', el('small', { text: `${seat.seconds} s` })),
-      el('div', { class: 'answer', text: seat.error ? seat.error : seat.content }),
-      seat.call ? el('footer', {}, el('button', { type: 'button', 'data-call': seat.call, 'data-collection': collection, 'data-alias': seat.alias, text: 'Verdict…' }), ' ', el('small', { text: seat.call })) : null);
-  }
-
-  function onAskEvent(event, collection) {
-    const state = document.getElementById('ask-state');
-    const seats = document.getElementById('seats');
-    if (event.event === 'started') {
-      state.textContent = `${event.seats.length} seat(s) on ${event.collection}, shape ${event.shape}` + (event.merged ? ', then a merge' : '') + '…';
-      seats.replaceChildren(...event.seats.map((s) => el('article', { class: 'seat-card waiting', 'data-seat': s.seat, 'data-alias': s.alias },
-        el('header', {}, el('strong', { text: s.alias }), ' ', el('span', { class: 'tag', text: s.seat })),
-        el('div', { class: 'answer hint', text: 'waiting…' }))));
-      document.getElementById('left-off').replaceChildren(...event.left_off.map((x) => el('li', { class: 'hint', text: `${x.alias} left off: ${x.reason}` })));
-    } else if (event.event === 'seat') {
-      const seat = event.seat;
-      const card = seats.querySelector(`[data-seat="${CSS.escape(seat.seat)}"]`);
-      const fresh = seatCard(seat, collection);
-      if (card) card.replaceWith(fresh); else seats.append(fresh);
-    } else if (event.event === 'merged') {
-      const box = document.getElementById('merged');
-      box.hidden = false;
-      const m = event.merged;
-      document.getElementById('merged-card').replaceWith(Object.assign(seatCard({ ...m, seat: 'merged' }, collection), { id: 'merged-card' }));
-    }
-  }
-
   // ------------------------------------------------ a new key, shown once
 
   const secret = sessionStorage.getItem('bw-new-secret');
@@ -496,6 +320,9 @@
     document.getElementById('new-secret').hidden = false;
   }
 
-  // The page's script is wired up (tests wait for this; it names the page as the navigation does).
-  document.body.dataset.ready = document.querySelector('nav a[aria-current="page"]')?.textContent || page;
+  // The page's scripts are wired up (tests wait for this; it names the page as the navigation
+  // does): set once every deferred script of the page (ask.js, judge.js...) has run.
+  document.addEventListener('DOMContentLoaded', () => {
+    document.body.dataset.ready = document.querySelector('nav a[aria-current="page"]')?.textContent || page;
+  });
 })();

@@ -1,4 +1,6 @@
-"""`GET /bench/decisions?collection=bench/<name>[&shape=<shape>]`: why who sits.
+"""`GET /bench/decisions?collection=bench/<name>[&shape=<shape>]`: why who sits;
+`GET /bench/leaderboard?collection=bench/<name>[&shape=<shape>]`: the same
+standing as a board (the Leaderboard page's JSON, `bench/leaderboard.py`).
 
 For each shape (or the one asked), the collection's members best first with
 score, usefulness, its 90% credible interval, judged seats and the reasons
@@ -21,6 +23,7 @@ from benchwarmers.server.deps import panels_of
 router = APIRouter()
 
 FORM = "GET /bench/decisions?collection=bench/<name>[&shape=short|long|code|vision]"
+BOARD_FORM = "GET /bench/leaderboard?collection=bench/<name>[&shape=short|long|code|vision]"
 
 
 @router.get("/bench/decisions")
@@ -31,3 +34,13 @@ async def collection_decisions(request: Request, collection: str = "", shape: st
     if shape and shape not in DECISION_SHAPES:
         raise UserError(f"shape {shape!r} is not known: {FORM}")
     return await panels_of(request).decisions(name, shape)
+
+
+@router.get("/bench/leaderboard")
+async def collection_leaderboard(request: Request, collection: str = "", shape: str = "") -> dict[str, Any]:
+    name = collection.strip()
+    if not name:
+        raise UserError(f"say which collection: {BOARD_FORM}")
+    if shape and shape not in DECISION_SHAPES:
+        raise UserError(f"shape {shape!r} is not known: {BOARD_FORM}")
+    return await panels_of(request).leaderboard(name, shape)

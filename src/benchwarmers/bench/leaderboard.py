@@ -1,0 +1,175 @@
+"""One collection's leaderboard for one kind of question (CONTRACTS §5):
+what the Leaderboard page and `leaderboard` JSON read.
+
+Every figure comes from what deciding already keeps, so the board and the
+next panel cannot disagree: each model's standing is `decisions.rank`'s
+posterior (its mean as the score, its 90% interval as `low`/`high`), the
+verdicts and pairs are counted from their own tables, the suite is the
+latest run of each task, and the next panel is the ranked members up to
+the collection's seats, with the explorers and the reasons the rating
+writes. An interval wider than `SETTLED_WIDTH` is `settled: false`: too
+wide to rank on ("we don't know yet").
+
+The trend is the same kind of estimate day by day: per day, the share of
+good outcomes so far (useful verdicts, pairs won, half of each tie) under
+a uniform prior, `(1 + good) / (2 + judged)`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import func, select
+
+from benchwarmers.bench import decisions
+from benchwarmers.bench.suite.runner import suite_summary
+from benchwarmers.calls.pairs import PairOutcome, pair_outcomes
+from benchwarmers.errors import UserError
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.store.schema import Call, Verdict
+from benchwarmers.store.times import utc
+
+SETTLED_WIDTH = 0.3  # a 90% interval wider than this ranks nothing yet
+TREND_DAYS = 30  # the trend's last days shown
+
+
+async def leaderboard(
+    runtime: Runtime, collection: registry.CollectionView, shape: str = ""
+) -> dict[str, Any]:
+    """The board of `collection` for `shape` (by default the kind judged most)."""
+    store = runtime.store
+    name = collection.name
+    if shape and shape not in decisions.SHAPES:
+        raise UserError(f"shape {shape!r} is not known; shapes: {', '.join(decisions.SHAPES)}")
+    async with store.read() as session:
+        asked = dict(
+            (
+                await session.execute(
+                    select(Call.shape, func.count())
+                    .where(Call.collection == name, Call.kind == "seat")
+                    .group_by(Call.shape)
+                )
+            ).all()
+        )
+    shapes = [s for s in decisions.SHAPES if s in asked]
+    shape = shape or max(shapes, key=lambda s: asked[s], default=decisions.SHAPES[0])
+    async with store.read() as session:
+        sat = set(
+            await session.scalars(
+                select(Call.alias).where(Call.collection == name, Call.shape == shape, Call.kind == "seat")
+            )
+        )
+        verdict_rows = (
+            await session.execute(
+                select(Verdict.alias, Verdict.useful, Verdict.at).where(
+                    Verdict.collection == name, Verdict.shape == shape, Verdict.kind == "seat"
+                )
+            )
+        ).all()
+    pairs = [p for p in await pair_outcomes(store, name) if p.shape == shape]
+    candidates = list(dict.fromkeys([*collection.members, *sorted(sat)]))
+    ranked = await decisions.rank(store, name, shape, candidates)
+    status = {m.alias: m.status for m in await registry.list_models(store)}
+    verdicts: dict[str, Counter[str]] = defaultdict(Counter)
+    for alias, useful, _ in verdict_rows:
+        verdicts[alias]["useful" if useful else "notUseful"] += 1
+    record, matrix = _pair_record(pairs)
+    by_score = sorted(ranked, key=lambda r: -r.mean)
+    models = []
+    for position, standing in enumerate(by_score, start=1):
+        alias = standing.alias
+        low, high = standing.interval
+        suite = (await suite_summary(runtime, alias)).get(shape, {})
+        models.append(
+            {
+                "alias": alias,
+                "rank": position,
+                "member": alias in collection.members,
+                "score": round(standing.mean, 4),
+                "low": round(low, 4),
+                "high": round(high, 4),
+                "settled": high - low <= SETTLED_WIDTH,
+                "verdicts": {"useful": verdicts[alias]["useful"], "notUseful": verdicts[alias]["notUseful"]},
+                "pairs": record[alias],
+                "suite": {"passed": suite.get("passed", 0), "total": suite.get("total", 0)},
+                "trend": _trend(alias, verdict_rows, pairs),
+                "status": status.get(alias, ""),
+            }
+        )
+    return {
+        "collection": f"bench/{name}",
+        "shape": shape,
+        "shapes": shapes,
+        "models": models,
+        "matrix": matrix,
+        "nextPanel": await _next_panel(runtime, collection, shape, ranked),
+    }
+
+
+def _pair_record(pairs: Sequence[PairOutcome]) -> tuple[dict[str, dict[str, int]], dict[str, Any]]:
+    """Per model its wins, losses, ties and both-bad pairs; per two models who beat whom."""
+    record: dict[str, dict[str, int]] = defaultdict(lambda: {"wins": 0, "losses": 0, "ties": 0, "bothBad": 0})
+    matrix: dict[str, dict[str, dict[str, int]]] = defaultdict(dict)
+
+    def cell(a: str, b: str) -> dict[str, int]:
+        return matrix[a].setdefault(b, {"wins": 0, "losses": 0, "ties": 0})
+
+    for pair in pairs:
+        a, b = pair.better_alias, pair.worse_alias
+        if pair.outcome == "better":
+            record[a]["wins"] += 1
+            record[b]["losses"] += 1
+            cell(a, b)["wins"] += 1
+            cell(b, a)["losses"] += 1
+        elif pair.outcome == "tie":
+            for x, y in ((a, b), (b, a)):
+                record[x]["ties"] += 1
+                cell(x, y)["ties"] += 1
+        else:
+            record[a]["bothBad"] += 1
+            record[b]["bothBad"] += 1
+    return record, dict(matrix)
+
+
+def _trend(alias: str, verdict_rows: Sequence[Any], pairs: Sequence[PairOutcome]) -> list[dict[str, Any]]:
+    """The day-by-day estimate (module docstring), the last `TREND_DAYS` days with any judgement."""
+    daily: dict[str, list[float]] = defaultdict(list)  # day -> good (1, 0.5, 0) per judgement
+    for who, useful, at in verdict_rows:
+        if who == alias:
+            daily[utc(at).date().isoformat()].append(1.0 if useful else 0.0)
+    for pair in pairs:
+        if alias not in (pair.better_alias, pair.worse_alias):
+            continue
+        won = pair.outcome == "better" and pair.better_alias == alias
+        daily[pair.at.date().isoformat()].append(1.0 if won else 0.5 if pair.outcome == "tie" else 0.0)
+    good = judged = 0.0
+    trend = []
+    for day in sorted(daily):
+        good += sum(daily[day])
+        judged += len(daily[day])
+        trend.append({"day": day, "score": round((1 + good) / (2 + judged), 4)})
+    return trend[-TREND_DAYS:]
+
+
+async def _next_panel(
+    runtime: Runtime, collection: registry.CollectionView, shape: str, ranked: Sequence[Any]
+) -> dict[str, Any]:
+    """Who the record seats next (the eligible members best first, up to the
+    collection's seats), who explores, and why: the rating's own reasons."""
+    members = [r for r in ranked if r.alias in collection.members]
+    eligible = [r for r in members if r.eligible]
+    seated = eligible[: collection.seats] if collection.seats else eligible
+    explorers = await decisions.pick_explorers(
+        runtime.store, collection.name, shape, collection.explorer_seats, exclude=collection.members
+    )
+    reasons = [f"{r.alias} sits: {'; '.join(r.reasons) or 'a member'}" for r in seated]
+    reasons += [
+        f"{r.alias} waits: {'; '.join(r.reasons) or 'the seats are full'}" for r in members if r not in seated
+    ]
+    reasons += [
+        f"{alias} explores: an explorer seat for a model with little record here" for alias in explorers
+    ]
+    return {"seats": [r.alias for r in seated], "explorers": explorers, "reasons": reasons}

@@ -1,0 +1,189 @@
+// The Ask page: a question to a collection's panel, its answers streamed
+// into each seat as they are written (`/ui/api/ask` sends NDJSON: started,
+// seat_text deltas, seat, merged, done), a Stop that aborts the stream (the
+// server then cancels the seats still writing), and follow-up turns to the
+// same seats or one chosen seat, with the conversation so far. Judging is
+// `judge.js`'s, in place under each answer.
+(() => {
+  'use strict';
+
+  const { csrf, clearErrors, showError, el } = window.bw;
+  const form = document.getElementById('ask-form');
+  if (!form) return;
+  const follow = document.getElementById('follow-up');
+  const state = document.getElementById('ask-state');
+  const stop = document.getElementById('ask-stop');
+  const conversationBox = document.getElementById('conversation');
+  const blindBox = document.getElementById('f-blind');
+  const collectionSelect = form.elements.collection;
+
+  // The conversation on the page: its collection, the seats' names, and each
+  // turn (question, the Turn drawing it, who was asked).
+  let conversation = null;
+  let running = null; // the AbortController of the stream in flight
+
+  function blindDefault() {
+    blindBox.checked = collectionSelect.selectedOptions[0]?.dataset.blind === '1';
+  }
+  collectionSelect.addEventListener('change', blindDefault);
+  blindDefault();
+
+  form.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) form.requestSubmit();
+  });
+  follow.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) follow.requestSubmit();
+  });
+
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    conversation = { collection: collectionSelect.value, names: bw.seatNames(blindBox.checked), turns: [] };
+    conversationBox.replaceChildren();
+    const question = form.elements.prompt.value;
+    ask(form, { collection: conversation.collection, prompt: question, merged: form.elements.merged.checked }, question);
+  });
+
+  follow.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const question = follow.elements.prompt.value;
+    const to = follow.elements.to.value;
+    const last = conversation.turns.at(-1);
+    const seats = to ? [to] : last.aliases;
+    ask(follow, {
+      collection: conversation.collection,
+      prompt: question,
+      messages: history(to || follow.elements.carry.value),
+      seats,
+    }, question);
+  });
+
+  // Earlier questions, each followed by the answer carried forward: the
+  // chosen model's where it answered that turn, else the turn's pick.
+  function history(alias) {
+    const messages = [];
+    for (const turn of conversation.turns) {
+      messages.push({ role: 'user', content: turn.question });
+      const answer = carried(turn.view, alias);
+      if (answer) messages.push({ role: 'assistant', content: answer.text });
+    }
+    return messages;
+  }
+
+  function carried(view, alias) {
+    const seats = view.judgeable();
+    return seats.find((s) => s.alias === alias)
+      || seats.find((s) => s.call === view.best)
+      || seats.find((s) => s.verdict === 'useful')
+      || seats.find((s) => s.text);
+  }
+
+  // The follow-up form's choices: the same seats, or one of them; whose answer the history carries.
+  function offerFollowUp() {
+    const view = conversation.turns.at(-1).view;
+    const seats = view.judgeable();
+    follow.hidden = !seats.length;
+    if (!seats.length) return;
+    const names = conversation.names;
+    follow.elements.to.replaceChildren(
+      el('option', { value: '', text: `the same seats (${conversation.turns.at(-1).aliases.map((a) => names.label(a)).join(', ')})` }),
+      ...seats.map((s) => el('option', { value: s.alias, text: `only ${names.shown(s.alias)}` })));
+    const pick = carried(view, '');
+    follow.elements.carry.replaceChildren(...seats.map((s) => el('option', { value: s.alias, text: `${names.shown(s.alias)}'s answers`, selected: s === pick })));
+  }
+
+  // The carry choice names models: redraw it when a blind panel is revealed.
+  function judged() {
+    if (conversation && !running) offerFollowUp();
+  }
+
+  async function ask(source, body, question) {
+    clearErrors(source);
+    const button = source.querySelector('button[type="submit"]');
+    button.disabled = true;
+    follow.hidden = true;
+    state.textContent = 'Asking…';
+    document.getElementById('left-off').replaceChildren();
+    const view = new bw.Turn(conversationBox, { collection: body.collection, names: conversation.names, question, onJudged: judged });
+    const turn = { question, view, aliases: [] };
+    running = new AbortController();
+    stop.hidden = false;
+    let stopped = false;
+    running.signal.addEventListener('abort', () => { stopped = true; });
+    try {
+      const response = await fetch('/ui/api/ask', {
+        method: 'POST', credentials: 'same-origin', signal: running.signal,
+        headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
+        body: JSON.stringify(body),
+      });
+      if (!response.ok) {
+        let data = null;
+        try { data = await response.json(); } catch (e) { data = null; }
+        showError(source, { status: response.status, data });
+        view.root.remove();
+        state.textContent = '';
+        return;
+      }
+      conversation.turns.push(turn);
+      if (source === follow) follow.elements.prompt.value = ''; // asked: the box is for the next one
+      await read(response, (event) => onEvent(event, turn));
+      view.cut(); // a stream that closed before a seat's end: that seat was cut
+      state.textContent = 'Done. Judge the answers where they stand: their verdicts decide the next panel.';
+    } catch (error) {
+      view.cut();
+      state.textContent = stopped
+        ? 'Stopped: the answers still being written were cancelled (they cost no verdict).'
+        : `The stream broke: ${error.message}`;
+    } finally {
+      running = null;
+      stop.hidden = true;
+      button.disabled = false;
+      if (conversation.turns.includes(turn)) offerFollowUp();
+    }
+  }
+
+  async function read(response, onLine) {
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let newline;
+      while ((newline = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        if (line.trim()) onLine(JSON.parse(line));
+      }
+    }
+  }
+
+  function onEvent(event, turn) {
+    const view = turn.view;
+    if (event.event === 'started') {
+      turn.aliases = event.seats.map((s) => s.alias);
+      turn.ask = event.ask || '';
+      state.textContent = `${event.seats.length} seat(s) on ${event.collection}, shape ${event.shape}` + (event.merged ? ', then a merge' : '') + '…';
+      view.start(event.seats);
+      document.getElementById('left-off').replaceChildren(...event.left_off.map((x) => el('li', { class: 'hint', text: `${x.alias} left off: ${x.reason}` })));
+    } else if (event.event === 'seat_text') {
+      view.text(event.seat, event.text);
+    } else if (event.event === 'seat') {
+      view.done(event.seat);
+    } else if (event.event === 'merged') {
+      view.merged(event.merged);
+    }
+  }
+
+  stop.addEventListener('click', () => running?.abort());
+
+  document.addEventListener('keydown', (event) => {
+    if (event.defaultPrevented) return;
+    if (event.key === 'Escape' && running) { event.preventDefault(); running.abort(); return; }
+    if (event.key.toLowerCase() === 'f' && !event.ctrlKey && !event.metaKey && !event.altKey
+      && !event.target.closest?.('input, textarea, select') && !follow.hidden) {
+      event.preventDefault();
+      follow.elements.prompt.focus();
+    }
+  });
+})();

@@ -1,0 +1,446 @@
+// Judging in place: one ask's answers side by side, each with its verdict
+// under it (Useful / Not useful, a note), a bar comparing any two of them
+// ("A is better", "B is better", "tie", "both bad"), "best of the panel",
+// and the keys for all of it. The Ask page streams into it; Recent asks
+// draws kept asks with it. Blind: seats are "Seat A/B/C" in a shuffled
+// order, their models named only once the person has judged.
+//
+//   const names = bw.seatNames(blind);          // one per conversation
+//   const turn = new bw.Turn(box, { collection, names, question });
+//   turn.start([{ seat, alias, call }]); turn.text(seat, delta); turn.done(seatJson); ...
+(() => {
+  'use strict';
+
+  const { api, el, message } = window.bw;
+  const JUDGEABLE = new Set(['ok', 'empty']);
+  const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+
+  // ------------------------------------------------------------ names
+
+  // "Seat A", "Seat B"... per model, stable over a conversation's turns; in
+  // blind mode handed out in a shuffled order, the model's name hidden
+  // until `reveal()`.
+  function seatNames(blind) {
+    const letters = new Map();
+    return {
+      blind,
+      revealed: !blind,
+      assign(aliases) {
+        const fresh = aliases.filter((a) => !letters.has(a));
+        if (blind) shuffle(fresh);
+        for (const alias of fresh) letters.set(alias, `Seat ${LETTERS[letters.size % LETTERS.length]}`);
+      },
+      label(alias) { return letters.get(alias) || alias; },
+      shown(alias) { return this.revealed ? `${letters.get(alias) || ''} · ${alias}` : this.label(alias); },
+      order(aliases) { return [...aliases].sort((a, b) => this.label(a).localeCompare(this.label(b))); },
+    };
+  }
+
+  function shuffle(items) {
+    const random = new Uint32Array(items.length);
+    crypto.getRandomValues(random);
+    for (let i = items.length - 1; i > 0; i -= 1) {
+      const j = random[i] % (i + 1);
+      [items[i], items[j]] = [items[j], items[i]];
+    }
+    return items;
+  }
+
+  // -------------------------------------------------------------- copy
+
+  async function copyText(text, button) {
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch (e) {
+      const area = el('textarea', { class: 'visually-hidden' });
+      area.value = text;
+      document.body.append(area);
+      area.select();
+      document.execCommand('copy');
+      area.remove();
+    }
+    const was = button.dataset.label || button.textContent;
+    button.dataset.label = was;
+    button.textContent = 'Copied';
+    setTimeout(() => { button.textContent = was; }, 1500);
+  }
+
+  document.addEventListener('click', (event) => {
+    const button = event.target.closest('button[data-copy-code]');
+    if (button) copyText(button.closest('.code-block').querySelector('code').textContent, button);
+  });
+
+  // -------------------------------------------------------------- turn
+
+  class Turn {
+    constructor(box, { collection, names, question, onJudged, textKept = true }) {
+      this.collection = collection;
+      this.textKept = textKept; // false: the log kept no answers (Recent asks of a collection without keep_text)
+      this.names = names;
+      this.onJudged = onJudged || (() => {});
+      this.seats = new Map(); // seat label -> {seat, alias, call, text, status, card, verdict, note}
+      this.pairs = new Map(); // "callA|callB" -> outcome text
+      this.root = el('section', { class: 'turn', 'aria-label': question ? `Asked: ${question.slice(0, 60)}` : 'Answers' });
+      this.root.turn = this;
+      if (question) this.root.append(el('div', { class: 'question' }, el('strong', { text: 'Asked' }), ' ', el('span', { class: 'question-text', text: question })));
+      this.grid = el('div', { class: 'seats', 'aria-live': 'polite' });
+      this.mergedBox = el('div', { class: 'merged', hidden: true });
+      this.compare = compareBar(this);
+      this.root.append(el('div', { class: 'panel-row' }, this.grid, this.mergedBox), this.compare);
+      box.append(this.root);
+      Turn.all = Turn.all.filter((turn) => turn.root.isConnected); // Recent asks redraws its turns
+      Turn.all.push(this);
+    }
+
+    start(seats) {
+      this.names.assign(seats.map((s) => s.alias));
+      for (const alias of this.names.order(seats.map((s) => s.alias))) {
+        const planned = seats.find((s) => s.alias === alias);
+        const seat = { ...planned, text: '', status: 'writing', verdict: null, note: '' };
+        seat.card = seatCard(this, seat);
+        this.seats.set(seat.seat, seat);
+        this.grid.append(seat.card);
+      }
+    }
+
+    text(label, delta) {
+      const seat = this.seats.get(label);
+      if (!seat || seat.status !== 'writing') return;
+      seat.text += delta;
+      seat.card.classList.add('streaming');
+      // Drawn at most once a frame, however many pieces arrive in it.
+      seat.frame = seat.frame || requestAnimationFrame(() => { seat.frame = 0; draw(seat); });
+    }
+
+    done(json) {
+      let seat = this.seats.get(json.seat);
+      if (!seat) { // a seat the start did not announce: draw it now
+        this.names.assign([json.alias]);
+        seat = { seat: json.seat, alias: json.alias, call: json.call, text: '', verdict: null, note: '' };
+        seat.card = seatCard(this, seat);
+        this.seats.set(seat.seat, seat);
+        this.grid.append(seat.card);
+      }
+      cancelAnimationFrame(seat.frame || 0);
+      Object.assign(seat, { call: json.call, status: json.status, seconds: json.seconds, error: json.error || '' });
+      if (json.content !== undefined && json.content !== null) seat.text = json.content;
+      if (json.verdict) { seat.verdict = json.verdict.useful ? 'useful' : 'not_useful'; seat.note = json.verdict.note || ''; }
+      seat.card.classList.remove('streaming');
+      draw(seat);
+      refreshCompare(this);
+    }
+
+    merged(json) {
+      this.mergedJson = json;
+      const names = this.names;
+      const seats = [...this.seats.values()];
+      // The merger names the seats it drew on by their seat label (or model): shown as Seat A/B/C.
+      const named = (who) => who.map((w) => names.label(seats.find((s) => s.seat === w)?.alias || w)).join(', ');
+      const agreement = json.agreement || [];
+      this.mergedBox.hidden = false;
+      this.mergedBox.replaceChildren(el('article', { class: `seat-card merged-card s-${json.status}`, 'data-call': json.call },
+        el('header', {}, el('strong', { text: 'Merged' }), ' ', el('span', { class: 'tag who', text: names.revealed ? json.alias : 'merger' }), ' ',
+          el('span', { class: `status s-${json.status}`, text: json.status }), ' ', el('small', { text: `${json.seconds} s` })),
+        el('p', { class: 'hint', text: `Merged from ${seats.filter((s) => JUDGEABLE.has(s.status)).map((s) => names.label(s.alias)).join(', ') || 'no seat'}, shown beside it.` }),
+        el('div', { class: 'answer md' }, json.error ? json.error : bw.markdown(json.content || '')),
+        agreement.length ? el('ul', { class: 'agreement' }, ...agreement.map((p) => el('li', {},
+          p.point, ' ', el('small', { text: `held by ${named(p.heldBy) || 'none'}` + (p.contradictedBy.length ? `; contradicted by ${named(p.contradictedBy)}` : '') })))) : null,
+        json.call && JUDGEABLE.has(json.status) ? mergeBar(json) : null));
+      this.root.querySelector('.panel-row').classList.add('with-merge');
+    }
+
+    // The stream ended early (stopped, or broken): seats still writing were cut.
+    cut() {
+      for (const seat of this.seats.values()) {
+        if (seat.status !== 'writing') continue;
+        cancelAnimationFrame(seat.frame || 0);
+        seat.status = 'cancelled';
+        seat.card.classList.remove('streaming');
+        draw(seat);
+      }
+      refreshCompare(this);
+    }
+
+    judgeable() {
+      return [...this.seats.values()].filter((s) => s.call && JUDGEABLE.has(s.status));
+    }
+
+    focusSeat(index) {
+      this.judgeable()[index]?.card.focus();
+    }
+
+    reveal() {
+      if (this.names.revealed) return;
+      this.names.revealed = true;
+      for (const turn of Turn.all) if (turn.names === this.names) turn.redraw();
+    }
+
+    redraw() {
+      for (const seat of this.seats.values()) draw(seat);
+      if (this.mergedJson) this.merged(this.mergedJson);
+      refreshCompare(this);
+    }
+
+    // A blind panel is revealed once judged: a pair, the best, or every answer on its own.
+    judged(data) {
+      const seats = this.judgeable();
+      if (this.pairs.size || seats.every((s) => s.verdict)) this.reveal();
+      this.onJudged(this);
+      document.dispatchEvent(new CustomEvent('bw:judged', { detail: data || {} }));
+    }
+
+    // A pair verdict already given (`{better, worse, outcome, note}`), shown in the compare bar.
+    remember(pair) {
+      remember(this, pair);
+      refreshCompare(this);
+    }
+  }
+  Turn.all = [];
+
+  function seatCard(turn, seat) {
+    const card = el('article', { class: 'seat-card', tabIndex: 0, 'data-seat': seat.seat });
+    card.turn = turn;
+    card.seat = seat;
+    return card;
+  }
+
+  // The card from the seat's state: name (hidden while blind), status, the
+  // answer as markdown, and the verdict controls once it can be judged.
+  function draw(seat) {
+    const { card } = seat;
+    const turn = card.turn;
+    const names = turn.names;
+    card.className = `seat-card s-${seat.status}` + (seat.card.classList.contains('streaming') ? ' streaming' : '') + (seat.verdict ? ' judged' : '');
+    card.dataset.label = names.label(seat.alias);
+    if (names.revealed) card.dataset.alias = seat.alias; else delete card.dataset.alias;
+    if (seat.call) card.dataset.call = seat.call;
+    card.setAttribute('aria-label', `${names.shown(seat.alias)}, ${seat.status}`);
+    const header = el('header', {},
+      el('strong', { class: 'seat-name', text: names.label(seat.alias) }), ' ',
+      names.revealed ? el('span', { class: 'tag who', text: seat.alias }) : el('span', { class: 'tag who hidden-name', text: 'name hidden' }), ' ',
+      el('span', { class: `status s-${seat.status}`, text: seat.status === 'writing' ? 'writing…' : seat.status }),
+      seat.seconds !== undefined ? el('small', { text: ` ${seat.seconds} s` }) : null);
+    const answer = el('div', { class: 'answer md' });
+    if (seat.error) answer.append(el('p', { class: 'error', text: seat.error }));
+    else if (seat.text) answer.append(bw.markdown(seat.text));
+    else answer.append(el('p', { class: 'hint', text: emptyAnswer(turn, seat) }));
+    const parts = [header, answer];
+    if (seat.status === 'cancelled') parts.push(el('p', { class: 'hint', text: 'Cancelled: stopped from the page; it costs no verdict.' }));
+    if (seat.call && JUDGEABLE.has(seat.status)) parts.push(judgeBar(turn, seat));
+    card.replaceChildren(...parts);
+  }
+
+  function emptyAnswer(turn, seat) {
+    if (seat.status === 'writing') return 'waiting for the first words…';
+    if (seat.status === 'cancelled') return 'stopped before it answered';
+    if (!turn.textKept && seat.status === 'ok') return 'answer not kept (the collection does not keep text)';
+    return 'no answer';
+  }
+
+  function judgeBar(turn, seat) {
+    const name = turn.names.label(seat.alias);
+    const press = (kind) => ({ 'aria-pressed': String(seat.verdict === kind) });
+    const note = el('input', { class: 'note', type: 'text', name: 'note', 'aria-label': `Note on ${name} (optional)`, placeholder: 'Note (optional): E, then Enter' });
+    note.value = seat.note || '';
+    return el('footer', { class: 'judge', role: 'group', 'aria-label': `Judge ${name}` },
+      el('button', { type: 'button', class: 'good', 'data-verdict': 'useful', ...press('useful') }, 'Useful ', el('kbd', { text: 'U' })),
+      el('button', { type: 'button', class: 'bad', 'data-verdict': 'not_useful', ...press('not_useful') }, 'Not useful ', el('kbd', { text: 'N' })),
+      el('button', { type: 'button', 'data-best': '' }, 'Best of the panel ', el('kbd', { text: 'P' })),
+      el('button', { type: 'button', 'data-copy-answer': '' }, 'Copy ', el('kbd', { text: 'C' })),
+      note,
+      el('small', { class: 'judge-state', role: 'status', text: seat.verdict ? said(seat) : '' }));
+  }
+
+  // The merge is judged on its own (useful or not, a note): it is no seat to compare.
+  function mergeBar(json) {
+    const verdict = json.verdict ? (json.verdict.useful ? 'useful' : 'not_useful') : '';
+    const note = el('input', { class: 'note', type: 'text', name: 'note', 'aria-label': 'Note on the merged answer (optional)', placeholder: 'Note (optional)' });
+    note.value = json.verdict?.note || '';
+    const state = el('small', { class: 'judge-state', role: 'status', text: verdict ? said({ verdict, note: note.value }) : '' });
+    const give = async (useful) => {
+      const result = await api('POST', '/ui/api/verdict', { call: json.call, useful, note: note.value.trim() });
+      if (!result.ok) { state.textContent = message(result); return; }
+      json.verdict = { useful, note: note.value.trim() };
+      state.textContent = said({ verdict: useful ? 'useful' : 'not_useful', note: json.verdict.note });
+      for (const button of bar.querySelectorAll('button[data-merge-verdict]')) button.setAttribute('aria-pressed', String(button.dataset.mergeVerdict === (useful ? 'useful' : 'not_useful')));
+      document.dispatchEvent(new CustomEvent('bw:judged', { detail: result.data }));
+    };
+    const button = (kind, label, className) => {
+      const made = el('button', { type: 'button', class: className, 'data-merge-verdict': kind, 'aria-pressed': String(verdict === kind), text: label });
+      made.addEventListener('click', () => give(kind === 'useful'));
+      return made;
+    };
+    const bar = el('footer', { class: 'judge', role: 'group', 'aria-label': 'Judge the merged answer' },
+      button('useful', 'Useful', 'good'), button('not_useful', 'Not useful', 'bad'), note, state);
+    return bar;
+  }
+
+  function said(seat) {
+    return (seat.verdict === 'useful' ? '✓ useful' : '✗ not useful') + (seat.note ? ` — “${seat.note}”` : '');
+  }
+
+  async function judgeSeat(seat, useful) {
+    const card = seat.card;
+    const note = card.querySelector('input.note')?.value.trim() || '';
+    const state = card.querySelector('.judge-state');
+    const result = await api('POST', '/ui/api/verdict', { call: seat.call, useful, note });
+    if (!result.ok) { state.textContent = message(result); return; }
+    seat.verdict = useful ? 'useful' : 'not_useful';
+    seat.note = note;
+    const focused = card.contains(document.activeElement);
+    draw(seat);
+    if (focused) card.focus();
+    card.turn.judged(result.data);
+  }
+
+  async function best(seat) {
+    const turn = seat.card.turn;
+    const note = seat.card.querySelector('input.note')?.value.trim() || '';
+    const result = await api('POST', '/ui/api/verdict', { best: seat.call, note });
+    const state = seat.card.querySelector('.judge-state');
+    if (!result.ok) { state.textContent = message(result); return; }
+    for (const pair of result.data.recorded?.pairs || []) remember(turn, pair);
+    turn.best = seat.call;
+    refreshCompare(turn);
+    turn.judged(result.data);
+    turn.root.querySelector(`.seat-card[data-call="${CSS.escape(seat.call)}"]`)?.focus();
+  }
+
+  // ------------------------------------------------------------ compare
+
+  function compareBar(turn) {
+    const pick = (side) => el('select', { 'data-side': side, 'aria-label': `Answer ${side.toUpperCase()}` });
+    const note = el('input', { class: 'note', type: 'text', name: 'pair-note', placeholder: 'Note on the pair (optional)', 'aria-label': 'Note on the pair (optional)' });
+    const bar = el('section', { class: 'compare card', hidden: true, 'aria-label': 'Compare two answers' },
+      el('h3', { text: 'Compare two answers' }),
+      el('div', { class: 'buttons' },
+        el('label', {}, 'A ', pick('a')), el('label', {}, 'B ', pick('b')),
+        el('button', { type: 'button', 'data-pair': 'a' }, 'A is better ', el('kbd', { text: 'A' })),
+        el('button', { type: 'button', 'data-pair': 'b' }, 'B is better ', el('kbd', { text: 'B' })),
+        el('button', { type: 'button', 'data-pair': 'tie' }, 'Tie ', el('kbd', { text: 'T' })),
+        el('button', { type: 'button', 'data-pair': 'both_bad' }, 'Both bad ', el('kbd', { text: 'X' })),
+        note),
+      el('small', { class: 'compare-state', role: 'status' }),
+      el('ul', { class: 'pairs plain' }));
+    bar.turn = turn;
+    return bar;
+  }
+
+  function pairKey(a, b) {
+    return a < b ? `${a}|${b}` : `${b}|${a}`;
+  }
+
+  // The selects offer the judgeable seats; A and B move to the next pair not judged yet.
+  function refreshCompare(turn, advance) {
+    const seats = turn.judgeable();
+    const bar = turn.compare;
+    bar.hidden = seats.length < 2;
+    if (bar.hidden) return;
+    const [a, b] = [bar.querySelector('[data-side="a"]'), bar.querySelector('[data-side="b"]')];
+    let chosen = [a.value, b.value];
+    const options = () => seats.map((s) => el('option', { value: s.call, text: turn.names.shown(s.alias) }));
+    a.replaceChildren(...options());
+    b.replaceChildren(...options());
+    const calls = seats.map((s) => s.call);
+    if (advance || !calls.includes(chosen[0]) || !calls.includes(chosen[1]) || chosen[0] === chosen[1]) {
+      chosen = nextPair(turn, calls) || [calls[0], calls[1]];
+    }
+    [a.value, b.value] = chosen;
+    const byCall = new Map(seats.map((s) => [s.call, s]));
+    bar.querySelector('.pairs').replaceChildren(...[...turn.pairs.entries()].map(([key, pair]) => {
+      const [better, worse] = [byCall.get(pair.better), byCall.get(pair.worse)];
+      if (!better || !worse) return null;
+      const [x, y] = [turn.names.shown(better.alias), turn.names.shown(worse.alias)];
+      const text = pair.outcome === 'better' ? `${x} better than ${y}` : pair.outcome === 'tie' ? `${x} and ${y}: tie` : `${x} and ${y}: both bad`;
+      return el('li', { 'data-pair-key': key, text: text + (pair.note ? ` — “${pair.note}”` : '') });
+    }).filter(Boolean));
+  }
+
+  function nextPair(turn, calls) {
+    for (let i = 0; i < calls.length; i += 1) {
+      for (let j = i + 1; j < calls.length; j += 1) {
+        if (!turn.pairs.has(pairKey(calls[i], calls[j]))) return [calls[i], calls[j]];
+      }
+    }
+    return null;
+  }
+
+  function remember(turn, pair) {
+    turn.pairs.set(pairKey(pair.better, pair.worse), pair);
+  }
+
+  async function judgePair(turn, choice) {
+    const bar = turn.compare;
+    const a = bar.querySelector('[data-side="a"]').value;
+    const b = bar.querySelector('[data-side="b"]').value;
+    const state = bar.querySelector('.compare-state');
+    if (!a || !b || a === b) { state.textContent = 'Pick two different answers as A and B.'; return; }
+    const note = bar.querySelector('input.note').value.trim();
+    const body = choice === 'a' ? { better: a, worse: b } : choice === 'b' ? { better: b, worse: a } : { [choice]: [a, b] };
+    const result = await api('POST', '/ui/api/verdict', { ...body, note });
+    if (!result.ok) { state.textContent = message(result); return; }
+    for (const pair of result.data.recorded?.pairs || []) remember(turn, pair);
+    bar.querySelector('input.note').value = '';
+    state.textContent = 'Saved.';
+    refreshCompare(turn, true);
+    turn.judged(result.data);
+  }
+
+  // ------------------------------------------------- mouse and keyboard
+
+  document.addEventListener('click', (event) => {
+    const card = event.target.closest('.seat-card');
+    const bar = event.target.closest('section.compare');
+    const button = event.target.closest('button');
+    if (!button) return;
+    if (card?.seat) {
+      if (button.dataset.verdict) judgeSeat(card.seat, button.dataset.verdict === 'useful');
+      else if (button.hasAttribute('data-best')) best(card.seat);
+      else if (button.hasAttribute('data-copy-answer')) copyText(card.seat.text, button);
+    } else if (bar?.turn && button.dataset.pair) {
+      judgePair(bar.turn, button.dataset.pair);
+    }
+  });
+
+  // The keys (listed on the page): digits go to a seat; U, N, E, P, C act on
+  // the seat in focus; A, B, T, X judge the pair in the compare bar of the
+  // turn in focus (else the latest). A key typed into a field is the field's.
+  const SEAT_KEYS = { u: 'useful', n: 'not_useful', e: 'note', p: 'best', c: 'copy' };
+  const PAIR_KEYS = { a: 'a', b: 'b', t: 'tie', x: 'both_bad' };
+
+  function latest() {
+    return Turn.all.filter((t) => t.root.isConnected).at(-1);
+  }
+
+  document.addEventListener('keydown', (event) => {
+    const target = event.target;
+    if (target.matches?.('input.note') && target.closest('.seat-card')) {
+      const seat = target.closest('.seat-card').seat;
+      if (event.key === 'Escape') { event.preventDefault(); seat.card.focus(); }
+      if (event.key === 'Enter') {
+        event.preventDefault();
+        if (seat.verdict) judgeSeat(seat, seat.verdict === 'useful');
+        else seat.card.querySelector('.judge-state').textContent = 'Now Useful or Not useful saves the note with the verdict.';
+      }
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey || target.closest?.('input, textarea, select, [contenteditable]')) return;
+    const key = event.key.toLowerCase();
+    const turn = target.closest?.('section.turn')?.turn || latest();
+    if (!turn) return;
+    if (/^[1-9]$/.test(key)) { event.preventDefault(); turn.focusSeat(Number(key) - 1); return; }
+    const card = target.closest?.('.seat-card');
+    if (card?.seat && JUDGEABLE.has(card.seat.status) && SEAT_KEYS[key]) {
+      event.preventDefault();
+      const action = SEAT_KEYS[key];
+      if (action === 'useful' || action === 'not_useful') judgeSeat(card.seat, action === 'useful');
+      else if (action === 'note') card.querySelector('input.note').focus();
+      else if (action === 'best') best(card.seat);
+      else copyText(card.seat.text, card.querySelector('[data-copy-answer]'));
+      return;
+    }
+    if (PAIR_KEYS[key] && !turn.compare.hidden) { event.preventDefault(); judgePair(turn, PAIR_KEYS[key]); }
+  });
+
+  window.bw = Object.assign(window.bw || {}, { Turn, seatNames, copyText });
+})();

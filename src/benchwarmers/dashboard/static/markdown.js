@@ -1,0 +1,308 @@
+// Markdown as DOM nodes, for model answers: our own small renderer.
+//
+// A model's text is never parsed as HTML: every piece of it becomes a text
+// node inside elements this file creates, so `<script>` or `<img onerror>`
+// in an answer shows as those characters. What it knows: ATX headings,
+// paragraphs, bullet and numbered lists (nested by indentation), block
+// quotes, rules, pipe tables, code fences (with a copy button; an unclosed
+// fence, as a stream leaves it, is code so far), and inline code, **strong**, *emphasis*,
+// ~~strike~~, [links](https://...) and <https://...>. A link is a link only
+// when its scheme is http, https or mailto; any other shows as its text.
+//
+//   bw.markdown(text) -> DocumentFragment
+(() => {
+  'use strict';
+
+  const SAFE_LINK = /^(https?:\/\/|mailto:)/i;
+  const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)[^`]*$/;
+  const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
+  const RULE = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
+  const QUOTE = /^ {0,3}> ?/;
+  const ITEM = /^( *)([-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$/;
+  const TABLE_ROW = /^ {0,3}\|.*\|\s*$/;
+  const TABLE_RULE = /^ {0,3}\|(?:\s*:?-+:?\s*\|)+\s*$/;
+  const ESCAPABLE = '\\`*_{}[]()#+-.!~<>|"\'';
+
+  function node(tag, className, ...children) {
+    const made = document.createElement(tag);
+    if (className) made.className = className;
+    for (const child of children) made.append(child);
+    return made;
+  }
+
+  function codeBlock(code, language) {
+    const copy = node('button', 'small copy', 'Copy');
+    copy.type = 'button';
+    copy.dataset.copyCode = '';
+    copy.setAttribute('aria-label', language ? `Copy the ${language} code` : 'Copy the code');
+    const bar = node('div', 'code-bar', node('span', 'code-lang', language || 'code'), copy);
+    const body = node('code', language ? `language-${language.replace(/[^\w+-]/g, '')}` : '', code);
+    return node('div', 'code-block', bar, node('pre', '', body));
+  }
+
+  // ------------------------------------------------------------- blocks
+
+  function blocks(lines) {
+    const out = [];
+    let i = 0;
+    let paragraph = [];
+    const flush = () => {
+      if (paragraph.length) out.push(node('p', '', ...inline(paragraph.join('\n').trim())));
+      paragraph = [];
+    };
+    while (i < lines.length) {
+      const line = lines[i];
+      let match;
+      if (!line.trim()) { flush(); i += 1; continue; }
+      if ((match = FENCE.exec(line))) {
+        flush();
+        const marker = match[1];
+        const body = [];
+        i += 1;
+        while (i < lines.length && !closes(lines[i], marker)) {
+          body.push(lines[i]);
+          i += 1;
+        }
+        i += 1; // the closing fence (or past the end, in a stream)
+        out.push(codeBlock(body.join('\n'), match[2]));
+        continue;
+      }
+      if ((match = HEADING.exec(line))) {
+        flush();
+        const level = match[1].length;
+        out.push(node(`h${Math.min(level + 2, 6)}`, `md-h${level}`, ...inline(match[2] || '')));
+        i += 1;
+        continue;
+      }
+      if (RULE.test(line) && !(paragraph.length && /^ {0,3}-+\s*$/.test(line))) {
+        flush();
+        out.push(node('hr', ''));
+        i += 1;
+        continue;
+      }
+      if (TABLE_ROW.test(line) && TABLE_RULE.test(lines[i + 1] || '')) {
+        flush();
+        i = table(lines, i, out);
+        continue;
+      }
+      if (QUOTE.test(line)) {
+        flush();
+        const quoted = [];
+        while (i < lines.length && QUOTE.test(lines[i])) { quoted.push(lines[i].replace(QUOTE, '')); i += 1; }
+        out.push(node('blockquote', '', ...blocks(quoted)));
+        continue;
+      }
+      if ((match = ITEM.exec(line)) && (!paragraph.length || match[3])) {
+        flush();
+        i = list(lines, i, out);
+        continue;
+      }
+      paragraph.push(line);
+      i += 1;
+    }
+    flush();
+    return out;
+  }
+
+  // One list from line `start`: its items at the first item's indentation,
+  // each item's own lines (indented further, blank lines between) rendered
+  // as blocks of their own, so lists nest. Returns the line after it.
+  function list(lines, start, out) {
+    const first = ITEM.exec(lines[start]);
+    const indent = first[1].length;
+    const ordered = /\d/.test(first[2]);
+    const made = node(ordered ? 'ol' : 'ul', 'md-list');
+    if (ordered && parseInt(first[2], 10) !== 1) made.start = parseInt(first[2], 10);
+    let i = start;
+    let loose = false;
+    const items = [];
+    while (i < lines.length) {
+      const match = ITEM.exec(lines[i]);
+      if (!match || match[1].length !== indent || /\d/.test(match[2]) !== ordered) break;
+      const offset = match[1].length + match[2].length + 1;
+      const body = [match[3] || ''];
+      i += 1;
+      while (i < lines.length) {
+        const line = lines[i];
+        if (!line.trim()) {
+          const next = lines.slice(i + 1).find((l) => l.trim());
+          if (next === undefined || leading(next) <= indent) break;
+          body.push('');
+          loose = true;
+          i += 1;
+          continue;
+        }
+        if (leading(line) > indent) { body.push(line.slice(Math.min(offset, leading(line)))); i += 1; continue; }
+        if (ITEM.test(line) || FENCE.test(line) || HEADING.test(line) || QUOTE.test(line) || body[body.length - 1] === '') break;
+        body.push(line); // a lazy continuation of the item's paragraph
+        i += 1;
+      }
+      items.push(body);
+    }
+    for (const body of items) {
+      const rendered = blocks(body);
+      const li = node('li', '');
+      if (!loose && rendered[0]?.tagName === 'P') li.append(...rendered.shift().childNodes);
+      li.append(...rendered);
+      made.append(li);
+    }
+    out.push(made);
+    return i;
+  }
+
+  // A pipe table (`| a | b |`, then `|---|:-:|`, then rows): its cells are inline
+  // markdown, aligned as the rule line says. Returns the line after it.
+  function table(lines, start, out) {
+    const cells = (line) => line.trim().replace(/^\|/, '').replace(/\|$/, '').split(/(?<!\\)\|/).map((c) => c.trim());
+    const align = cells(lines[start + 1]).map((c) => (c.startsWith(':') && c.endsWith(':') ? 'center' : c.endsWith(':') ? 'right' : ''));
+    const row = (line, tag) => node('tr', '', ...cells(line).map((text, index) => {
+      const cell = node(tag, '', ...inline(text));
+      if (align[index]) cell.setAttribute('align', align[index]);
+      return cell;
+    }));
+    const body = node('tbody', '');
+    let i = start + 2;
+    while (i < lines.length && TABLE_ROW.test(lines[i])) { body.append(row(lines[i], 'td')); i += 1; }
+    out.push(node('div', 'table-wrap', node('table', 'md-table', node('thead', '', row(lines[start], 'th')), body)));
+    return i;
+  }
+
+  // A fence closes on a line of only its own character, at least as many.
+  function closes(line, marker) {
+    const bare = line.trim();
+    return bare.length >= marker.length && bare === marker[0].repeat(bare.length);
+  }
+
+  function leading(line) {
+    return line.length - line.trimStart().length;
+  }
+
+  // ------------------------------------------------------------- inline
+
+  const PAIRS = [
+    ['**', 'strong'], ['__', 'strong'], ['~~', 'del'], ['*', 'em'], ['_', 'em'],
+  ];
+
+  function inline(text) {
+    const out = [];
+    let plain = '';
+    const push = (made) => { if (plain) out.push(document.createTextNode(plain)); plain = ''; out.push(made); };
+    let i = 0;
+    while (i < text.length) {
+      const ch = text[i];
+      if (ch === '\\' && i + 1 < text.length && ESCAPABLE.includes(text[i + 1])) { plain += text[i + 1]; i += 2; continue; }
+      if (ch === '\\' && text[i + 1] === '\n') { push(node('br', '')); i += 2; continue; }
+      if (ch === '`') {
+        const run = /^`+/.exec(text.slice(i))[0];
+        const close = findRun(text, '`', run.length, i + run.length);
+        if (close >= 0) {
+          let code = text.slice(i + run.length, close).replace(/\n/g, ' ');
+          if (/^ .* $/.test(code)) code = code.slice(1, -1);
+          push(node('code', '', code));
+          i = close + run.length;
+          continue;
+        }
+        plain += run;
+        i += run.length;
+        continue;
+      }
+      if (ch === '[') {
+        const link = readLink(text, i);
+        if (link) {
+          if (SAFE_LINK.test(link.url)) {
+            const a = node('a', '', ...inline(link.label));
+            a.setAttribute('href', link.url);
+            a.rel = 'noopener noreferrer nofollow';
+            a.target = '_blank';
+            push(a);
+          } else {
+            plain += text.slice(i, link.end); // an unsafe scheme: the characters, as written
+          }
+          i = link.end;
+          continue;
+        }
+      }
+      if (ch === '<') {
+        const auto = /^<((?:https?:\/\/|mailto:)[^\s<>]+)>/i.exec(text.slice(i));
+        if (auto) {
+          const a = node('a', '', auto[1]);
+          a.setAttribute('href', auto[1]);
+          a.rel = 'noopener noreferrer nofollow';
+          a.target = '_blank';
+          push(a);
+          i += auto[0].length;
+          continue;
+        }
+      }
+      if (ch === '*' || ch === '_' || ch === '~') {
+        const span = readEmphasis(text, i);
+        if (span) { push(node(span.tag, '', ...inline(span.inner))); i = span.end; continue; }
+      }
+      if (ch === '\n' && plain.endsWith('  ')) { plain = plain.trimEnd(); push(node('br', '')); i += 1; continue; }
+      plain += ch;
+      i += 1;
+    }
+    if (plain) out.push(document.createTextNode(plain));
+    return out;
+  }
+
+  // Where a run of exactly `length` of `ch` starts at or after `from` (-1 if none).
+  function findRun(text, ch, length, from) {
+    for (let j = from; j < text.length; j += 1) {
+      if (text[j] !== ch) continue;
+      let k = j;
+      while (text[k] === ch) k += 1;
+      if (k - j === length) return j;
+      j = k;
+    }
+    return -1;
+  }
+
+  function readLink(text, start) {
+    let depth = 0;
+    let j = start;
+    for (; j < text.length; j += 1) {
+      if (text[j] === '\\') { j += 1; continue; }
+      if (text[j] === '[') depth += 1;
+      else if (text[j] === ']') { depth -= 1; if (depth === 0) break; }
+    }
+    if (depth !== 0 || text[j + 1] !== '(') return null;
+    const target = /^\(\s*<?([^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)>?(?:\s+"[^"]*")?\s*\)/.exec(text.slice(j + 1));
+    if (!target) return null;
+    return { label: text.slice(start + 1, j), url: target[1], end: j + 1 + target[0].length };
+  }
+
+  function readEmphasis(text, start) {
+    for (const [marker, tag] of PAIRS) {
+      if (!text.startsWith(marker, start)) continue;
+      const after = text[start + marker.length];
+      if (!after || /\s/.test(after)) continue;
+      // `_` inside a word (snake_case) is not emphasis.
+      if (marker[0] === '_' && start > 0 && /\w/.test(text[start - 1])) continue;
+      if (marker === '~~' || marker.length === 2 || text[start + 1] !== marker) {
+        let j = start + marker.length + 1;
+        while ((j = text.indexOf(marker, j)) >= 0) {
+          const before = text[j - 1];
+          const next = text[j + marker.length];
+          const doubled = marker.length === 1 && (next === marker || before === marker);
+          const wordy = marker[0] === '_' && next && /\w/.test(next);
+          if (!/\s/.test(before) && !doubled && !wordy) {
+            return { tag, inner: text.slice(start + marker.length, j), end: j + marker.length };
+          }
+          j += 1;
+        }
+      }
+    }
+    return null;
+  }
+
+  // ---------------------------------------------------------------- API
+
+  function markdown(text) {
+    const fragment = document.createDocumentFragment();
+    fragment.append(...blocks(String(text).replace(/\r\n?/g, '\n').split('\n')));
+    return fragment;
+  }
+
+  window.bw = Object.assign(window.bw || {}, { markdown });
+})();

@@ -1,0 +1,46 @@
+"""The leaderboard's own arithmetic (`bench/leaderboard.py`): pairs counted
+per model and per two models, and the day-by-day trend. The board over a
+real store is tested through `GET /bench/leaderboard` (tests/server/routes/
+test_decisions.py) and the dashboard (tests/dashboard)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from benchwarmers.bench import leaderboard
+from benchwarmers.calls.pairs import Outcome, PairOutcome
+
+pytestmark = pytest.mark.unit
+
+DAY1 = datetime(2026, 12, 1, 9, tzinfo=UTC)
+DAY2 = datetime(2026, 12, 2, 9, tzinfo=UTC)
+
+
+def pair(better: str, worse: str, outcome: Outcome = "better", at: datetime = DAY1) -> PairOutcome:
+    return PairOutcome(better, worse, outcome, "short", "person", at)
+
+
+def test_pairs_count_wins_losses_ties_and_both_bad_per_model_and_per_two() -> None:
+    record, matrix = leaderboard._pair_record(
+        [pair("a", "b"), pair("a", "b"), pair("b", "a"), pair("a", "c", "tie"), pair("b", "c", "both_bad")]
+    )
+    assert record["a"] == {"wins": 2, "losses": 1, "ties": 1, "bothBad": 0}
+    assert record["b"] == {"wins": 1, "losses": 2, "ties": 0, "bothBad": 1}
+    assert record["c"] == {"wins": 0, "losses": 0, "ties": 1, "bothBad": 1}
+    assert matrix["a"]["b"] == {"wins": 2, "losses": 1, "ties": 0}
+    assert matrix["b"]["a"] == {"wins": 1, "losses": 2, "ties": 0}
+    assert matrix["a"]["c"] == matrix["c"]["a"] == {"wins": 0, "losses": 0, "ties": 1}
+    assert "c" not in matrix.get("b", {})  # both bad says nothing of which was better
+
+
+def test_the_trend_adds_each_day_to_what_came_before() -> None:
+    verdicts = [("a", True, DAY1), ("a", False, DAY2), ("b", True, DAY1)]
+    trend = leaderboard._trend("a", verdicts, [pair("a", "b", at=DAY2), pair("a", "c", "tie", at=DAY2)])
+    # Day 1: one useful -> (1 + 1) / (2 + 1). Day 2: + not useful, a win, a tie -> (1 + 2.5) / (2 + 4).
+    assert trend == [
+        {"day": "2026-12-01", "score": round(2 / 3, 4)},
+        {"day": "2026-12-02", "score": round(3.5 / 6, 4)},
+    ]
+    assert leaderboard._trend("nobody", verdicts, []) == []

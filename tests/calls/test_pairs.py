@@ -1,0 +1,90 @@
+"""Pair verdicts in the store (`calls/pairs.py`): what the rating reads back
+(`pair_outcomes`), one row per pair however often it is judged, and the
+same on PostgreSQL, where two replicas judging one pair at once land on
+one row."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import func, insert, select
+
+from benchwarmers.calls.call_ids import new_call_id
+from benchwarmers.calls.pairs import PairJudgement, pair_outcomes, record_pairs
+from benchwarmers.errors import NotFound, UserError
+from benchwarmers.runtime import Runtime
+from benchwarmers.store.db import Store
+from benchwarmers.store.migrate import migrate
+from benchwarmers.store.schema import Call, PairVerdict
+
+
+async def seats(store: Store, ask_id: str, aliases: tuple[str, ...], collection: str = "trio") -> list[str]:
+    ids = [new_call_id() for _ in aliases]
+    rows = [
+        {
+            "id": call_id,
+            "at": datetime.now(UTC),
+            "kind": "seat",
+            "alias": alias,
+            "collection": collection,
+            "shape": "short",
+            "seat": f"Seat {index + 1}",
+            "ask_id": ask_id,
+            "status": "ok",
+        }
+        for index, (call_id, alias) in enumerate(zip(ids, aliases, strict=True))
+    ]
+    async with store.write() as session:
+        await session.execute(insert(Call), rows)
+    return ids
+
+
+async def pair_count(store: Store) -> int:
+    async with store.read() as session:
+        return int(await session.scalar(select(func.count()).select_from(PairVerdict)) or 0)
+
+
+async def test_outcomes_read_back_per_collection(runtime: Runtime) -> None:
+    store = runtime.store
+    a, b, c = await seats(store, "a_1", ("alpha", "beta", "gamma"))
+    (other,) = await seats(store, "a_2", ("alpha",), collection="elsewhere")
+    await record_pairs(store, PairJudgement("better", (b, a)))
+    await record_pairs(store, PairJudgement("both_bad", (c, a), "neither"))
+    outcomes = await pair_outcomes(store, "bench/trio")
+    assert [(o.better_alias, o.worse_alias, o.outcome, o.shape, o.kind) for o in outcomes] == [
+        ("beta", "alpha", "better", "short", "person"),
+        (
+            *(alias for _call, alias in sorted([(a, "alpha"), (c, "gamma")])),  # a tie's calls in id order
+            "both_bad",
+            "short",
+            "person",
+        ),
+    ]
+    assert await pair_outcomes(store, "trio") == outcomes
+    assert await pair_outcomes(store, "elsewhere") == []
+    with pytest.raises(NotFound):
+        await record_pairs(store, PairJudgement("best", (other,)), collections=frozenset({"trio"}))
+    with pytest.raises(UserError, match="different asks"):
+        await record_pairs(store, PairJudgement("tie", (a, other)))
+    assert await pair_count(store) == 2
+
+
+async def test_two_replicas_on_postgresql_judge_one_pair_into_one_row(postgres_url: str) -> None:
+    first, second = Store(postgres_url), Store(postgres_url)
+    try:
+        await migrate(first)
+        a, b = await seats(first, "a_1", ("alpha", "beta"))
+        await asyncio.gather(
+            record_pairs(first, PairJudgement("better", (a, b))),
+            record_pairs(second, PairJudgement("better", (b, a), "changed my mind")),
+        )
+        assert await pair_count(first) == 1
+        (outcome,) = await pair_outcomes(second, "trio")
+        assert {outcome.better_alias, outcome.worse_alias} == {"alpha", "beta"}
+        again = await record_pairs(first, PairJudgement("tie", (a, b)))
+        assert again.pairs[0].changed is True and await pair_count(second) == 1
+    finally:
+        await first.close()
+        await second.close()

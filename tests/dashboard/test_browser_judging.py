@@ -1,0 +1,499 @@
+"""The judging loop in a real browser (headless Chromium): ask a panel,
+watch the answers being written, read them as markdown, stop a slow seat,
+judge in place and in pairs by mouse and by keyboard, blind, follow up,
+and the leaderboard. Each test saves a screenshot of what it shows.
+
+The bench is set up over the dashboard's JSON (as `test_api.py` does): the
+browser part is the judging, not the onboarding `test_browser.py` walks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from benchwarmers.dashboard import auth
+from benchwarmers.testing import FakeModel, FakeProvider
+from benchwarmers.testing.live_server import live_server
+from benchwarmers.testing.script import FakeRequest
+from tests.conftest import capable
+from tests.dashboard.test_browser import WAIT, Watch
+from tests.waiting import wait_for
+
+expect = pytest.importorskip("playwright.sync_api").expect
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+MARKDOWN = """## Plan
+
+Some **bold**, some *emphasis* and `inline code`.
+
+- first
+- second with [a link](https://example.org/docs)
+- [a trap](javascript:alert(1))
+
+```python
+print("copied")
+```
+
+<script>window.__owned = 1</script> and <img src=x onerror="window.__owned = 2">
+"""
+
+
+def answers(**by_word: str) -> Callable[[FakeRequest], str]:
+    """A model's answer: the text keyed by the first word of `by_word` found in
+    the question, else what `capable` says (the onboarding probes pass)."""
+
+    def answer(request: FakeRequest) -> str:
+        prompt = request.messages[-1].text if request.messages else ""
+        for word, text in by_word.items():
+            if word in prompt:
+                return text
+        return capable(request)
+
+    return answer
+
+
+@dataclass
+class Bench:
+    base: str
+    client: httpx.Client
+    page: Any
+    watch: Watch
+
+    def ask(self, question: str) -> None:
+        self.page.fill("#f-prompt", question)
+        self.page.click("#ask-form button[type=submit]")
+
+
+@contextmanager
+def bench(
+    browser: Any, home: Path, fake: FakeProvider, models: list[FakeModel], **collection: Any
+) -> Iterator[Bench]:
+    """A server with `models` onboarded (Quick + ad hoc) in collection `trio`, and a page on Ask."""
+    for model in models:
+        fake.add(model)
+    with live_server(home) as server, httpx.Client(base_url=server.url, timeout=30) as client:
+        client.get("/endpoints")
+        client.headers["x-csrf-token"] = client.cookies[auth.CSRF_COOKIE]
+        body = {"name": "fake", "api": "openai", "base_url": fake.openai_base, "keyless": True}
+        assert client.post("/ui/api/endpoints", json=body).status_code == 200
+        served = [m.served for m in models]
+        onboard = {"endpoint": "fake", "models": served, "mode": "quick_ad_hoc"}
+        queued = client.post("/ui/api/onboard", json=onboard)
+        assert queued.status_code == 200, queued.text
+        wait_for(lambda: not (q := client.get("/ui/api/queue").json())["running"] and not q["queued"], 90)
+        made = client.post("/ui/api/collections", json={"name": "trio", "members": served, **collection})
+        assert made.status_code == 200, made.text
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
+        page = context.new_page()
+        page.set_default_timeout(WAIT)
+        watch = Watch(page)
+        page.goto(server.url + "/ask")
+        page.locator('body[data-ready="Ask"]').wait_for(state="attached")
+        try:
+            yield Bench(server.url, client, page, watch)
+        finally:
+            context.close()
+
+
+def card(page: Any, alias: str) -> Any:
+    return page.locator(f'#conversation .seat-card[data-alias="{alias}"]')
+
+
+def test_answers_are_markdown_and_model_html_shows_as_text(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    models = [FakeModel("alpha", answer=answers(markdown=MARKDOWN)), FakeModel("beta", answer=capable)]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        b.ask("Answer in markdown, please")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        answer = card(page, "alpha").locator(".answer")
+        expect(answer.locator("h4")).to_have_text("Plan")
+        expect(answer.locator("strong")).to_have_text("bold")
+        expect(answer.locator("em")).to_have_text("emphasis")
+        expect(answer.locator("p code")).to_have_text("inline code")
+        assert answer.locator("li").count() == 3
+        assert answer.locator("a").count() == 1
+        assert answer.locator("a").get_attribute("href") == "https://example.org/docs"
+        expect(answer.locator("li").nth(2)).to_have_text("[a trap](javascript:alert(1))")
+        # The model's HTML is characters on the page: no element, nothing ran.
+        text = answer.inner_text()
+        assert "<script>window.__owned = 1</script>" in text
+        assert '<img src=x onerror="window.__owned = 2">' in text
+        assert answer.locator("script, img").count() == 0
+        assert page.evaluate("window.__owned") is None
+        # A code block with its own copy button; the answer's Copy takes the whole text.
+        expect(answer.locator(".code-block code")).to_have_text('print("copied")')
+        answer.locator(".code-block button[data-copy-code]").click()
+        assert page.evaluate("navigator.clipboard.readText()") == 'print("copied")'
+        card(page, "alpha").locator("button[data-copy-answer]").click()
+        assert page.evaluate("navigator.clipboard.readText()") == MARKDOWN
+        page.screenshot(path=str(artifacts / "ask-markdown.png"), full_page=True)
+
+        # A merged answer stands beside the seats it merged.
+        page.check("#f-merged")
+        b.ask("One answer from both, please")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        merged = page.locator("#conversation .merged-card")
+        expect(merged).to_be_visible()
+        expect(merged).to_contain_text("Merged from Seat A, Seat B")
+        seats_box = page.locator("#conversation .panel-row .seats").bounding_box()
+        merged_box = merged.bounding_box()
+        assert seats_box and merged_box and merged_box["x"] >= seats_box["x"] + seats_box["width"] - 1
+        merged.locator('button[data-merge-verdict="useful"]').click()
+        expect(merged.locator(".judge-state")).to_contain_text("useful")
+        page.screenshot(path=str(artifacts / "ask-merged.png"), full_page=True)
+        record = b.client.get("/bench/record", params={"collection": "bench/trio"}).json()
+        assert record["merged"]["useful"] == 1
+        assert b.watch.take() == []
+
+        # On a phone, in the dark: one column, nothing wider than the screen.
+        phone = browser.new_context(viewport={"width": 390, "height": 844}, color_scheme="dark")
+        small = phone.new_page()
+        small.goto(b.base + "/ask")
+        small.locator('body[data-ready="Ask"]').wait_for(state="attached")
+        small.fill("#f-prompt", "Answer in markdown, please")
+        small.click("#ask-form button[type=submit]")
+        small.locator("#ask-state >> text=Done.").wait_for()
+        small.screenshot(path=str(artifacts / "ask-phone-dark.png"), full_page=True)
+        width = small.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"the Ask page is {width}px wide on a 390px phone"
+        phone.close()
+
+
+def test_judging_in_place_by_mouse_and_by_keyboard(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    models = [FakeModel(name, answer=capable) for name in ("alpha", "beta", "gamma")]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        b.ask("Which is best?")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        calls = {a: card(page, a).get_attribute("data-call") for a in ("alpha", "beta", "gamma")}
+
+        # Mouse: a note, then Useful; the answer stays where it was, the note shows under it.
+        alpha = card(page, "alpha")
+        alpha.locator("input.note").fill("clear and right")
+        alpha.locator('button[data-verdict="useful"]').click()
+        expect(alpha.locator(".judge-state")).to_contain_text("useful — “clear and right”")
+        expect(alpha.locator(".answer")).to_have_text("An answer from alpha.")
+        assert alpha.locator('button[data-verdict="useful"]').get_attribute("aria-pressed") == "true"
+
+        # Keyboard: 2 goes to the second answer (beta), N says not useful; E, a note, Enter.
+        page.locator("body").press("2")
+        assert page.evaluate("document.activeElement.dataset.alias") == "beta"
+        page.keyboard.press("n")
+        expect(card(page, "beta").locator(".judge-state")).to_contain_text("not useful")
+        page.keyboard.press("e")
+        page.keyboard.type("too short")
+        page.keyboard.press("Enter")
+        expect(card(page, "beta").locator(".judge-state")).to_contain_text("“too short”")
+        record = b.client.get("/bench/record", params={"collection": "bench/trio"}).json()["aliases"]
+        assert (record["alpha"]["useful"], record["beta"]["notUseful"]) == (1, 1)
+
+        # Pairs by mouse: alpha (A) over beta (B).
+        compare = page.locator("section.compare").last
+        compare.locator('select[data-side="a"]').select_option(calls["alpha"])
+        compare.locator('select[data-side="b"]').select_option(calls["beta"])
+        compare.locator("input.note").fill("alpha is clearer")
+        compare.locator('button[data-pair="a"]').click()
+        expect(compare.locator(".pairs li")).to_have_count(1)
+        expect(compare.locator(".pairs li").first).to_contain_text("alpha better than")
+        expect(compare.locator(".pairs li").first).to_contain_text("“alpha is clearer”")
+        # By keyboard: the bar moved on to a pair not judged yet; T calls it a tie.
+        chosen = {compare.locator(f'select[data-side="{s}"]').input_value() for s in "ab"}
+        assert chosen != {calls["alpha"], calls["beta"]}
+        page.locator("body").press("t")
+        expect(compare.locator(".pairs li")).to_have_count(2)
+        expect(compare.locator(".pairs li").nth(1)).to_contain_text("tie")
+
+        # Best of the panel by keyboard: 3 goes to gamma, P puts it over both others.
+        page.locator("body").press("3")
+        page.keyboard.press("p")
+        expect(compare.locator(".pairs li")).to_have_count(3)
+        stored = b.client.get("/ui/api/asks").json()["asks"][0]["pairs"]
+        outcomes = {(p["betterAlias"], p["worseAlias"], p["outcome"]) for p in stored}
+        assert outcomes == {
+            ("alpha", "beta", "better"),
+            ("gamma", "alpha", "better"),
+            ("gamma", "beta", "better"),
+        }
+        page.screenshot(path=str(artifacts / "ask-judged.png"), full_page=True)
+
+        # The leaderboard counts the new pairs: alpha beat beta and lost to gamma.
+        page.locator("header nav").get_by_role("link", name="Leaderboard", exact=True).click()
+        page.locator('body[data-ready="Leaderboard"]').wait_for(state="attached")
+        row = page.locator('#leaderboard tr[data-alias="alpha"]')
+        expect(row.locator(".pairs")).to_have_text("1 won, 1 lost, 0 tied")
+        expect(row.locator(".verdicts")).to_have_text("1 useful, 0 not")
+        matrix = page.locator("#win-matrix")
+        expect(matrix.locator('tr[data-alias="alpha"] td[data-against="beta"]')).to_contain_text("1–0")
+        expect(matrix.locator('tr[data-alias="gamma"] td[data-against="alpha"]')).to_contain_text("1–0")
+        assert row.get_attribute("data-settled") == "no"
+        expect(row.locator(".band-label")).to_contain_text("we don't know yet")
+        expect(page.locator("#next-reasons li").first).to_be_visible()
+        board = b.client.get("/ui/api/leaderboard", params={"collection": "bench/trio"}).json()
+        assert board["matrix"]["gamma"]["beta"]["wins"] == 1
+        page.screenshot(path=str(artifacts / "leaderboard.png"), full_page=True)
+
+        # The notes again, on the models' pages.
+        page.goto(b.base + "/models/alpha")
+        expect(page.locator("#notes")).to_contain_text("clear and right")
+        page.goto(b.base + "/models/beta")
+        expect(page.locator('#notes li[data-kind="pair"]')).to_contain_text("worse than alpha")
+        expect(page.locator('#notes li[data-kind="pair"]')).to_contain_text("alpha is clearer")
+        expect(page.locator('#notes li[data-kind="verdict"]')).to_contain_text("too short")
+        page.screenshot(path=str(artifacts / "model-notes.png"), full_page=True)
+        assert b.watch.take() == []
+
+
+def test_blind_mode_hides_the_names_until_judged_then_reveals_them(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    names = ("alpha", "beta", "gamma")
+    models = [FakeModel(name, answer=answers(capital="It is Paris.")) for name in names]
+    with bench(browser, home, fake_provider, models, blind=True) as b:
+        page = b.page
+        # The collection's setting ticks the page's toggle (which can untick it for one ask).
+        assert page.is_checked("#f-blind")
+        assert b.client.get("/ui/api/collections").json()["collections"][0]["blind"] is True
+        b.ask("What is the capital of France?")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        cards = page.locator("#conversation .seat-card")
+        assert cards.count() == 3
+        labels = [cards.nth(i).get_attribute("data-label") for i in range(3)]
+        assert labels == ["Seat A", "Seat B", "Seat C"]
+        shown = page.inner_text("#conversation") + page.inner_text("#follow-up")
+        assert not any(name in shown for name in names), shown
+        assert page.locator("#conversation .seat-card[data-alias]").count() == 0
+        page.screenshot(path=str(artifacts / "ask-blind.png"), full_page=True)
+
+        # Judged one by one (by keyboard): the names stay hidden until the last verdict.
+        for key, verdict in (("1", "u"), ("2", "n")):
+            page.locator("body").press(key)
+            page.keyboard.press(verdict)
+            expect(cards.nth(int(key) - 1).locator(".judge-state")).to_contain_text("useful")
+        assert page.locator("#conversation .seat-card[data-alias]").count() == 0
+        page.locator("body").press("3")
+        page.keyboard.press("u")
+        expect(page.locator("#conversation .seat-card[data-alias]")).to_have_count(3)
+        revealed = {cards.nth(i).get_attribute("data-alias") for i in range(3)}
+        assert revealed == set(names)
+        for i in range(3):
+            expect(cards.nth(i).locator(".who")).to_have_text(cards.nth(i).get_attribute("data-alias") or "")
+        page.screenshot(path=str(artifacts / "ask-blind-revealed.png"), full_page=True)
+
+        # Recent asks is blind too: a new ask (from a client) hides its names, the judged one shows them.
+        chat = {"model": "bench/trio", "messages": [{"role": "user", "content": "The capital again?"}]}
+        assert httpx.post(b.base + "/v1/chat/completions", json=chat, timeout=60).status_code == 200
+        page.locator("header nav").get_by_role("link", name="Collections", exact=True).click()
+        asks = page.locator("#asks article.ask")
+        asks.nth(1).wait_for()
+        expect(asks.nth(0).locator(".seat-card")).to_have_count(3)
+        assert asks.nth(0).locator(".seat-card[data-alias]").count() == 0
+        assert not any(name in asks.nth(0).inner_text() for name in names)
+        expect(asks.nth(1).locator(".seat-card[data-alias]")).to_have_count(3)
+        page.screenshot(path=str(artifacts / "collections-blind.png"), full_page=True)
+        assert b.watch.take() == []
+
+
+def test_three_seats_stream_their_text_as_it_is_written(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    words = " ".join(f"word{i}" for i in range(30))
+    names = ("alpha", "beta", "gamma")
+    models = [FakeModel(n, answer=answers(stream=f"{n} says {words}"), tokens_per_second=4) for n in names]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        b.ask("Please stream slowly")
+        # Each seat shows some of its words while it is still writing...
+        for name in names:
+            card(page, name).locator(f".answer >> text=/{name} says word0/").wait_for()
+            expect(card(page, name)).to_have_class(re.compile(r"\bs-writing\b"))
+            assert "word29" not in card(page, name).inner_text()
+        page.screenshot(path=str(artifacts / "ask-streaming.png"), full_page=True)
+        # ...and all of them once done.
+        page.locator("#ask-state >> text=Done.").wait_for()
+        for name in names:
+            expect(card(page, name).locator(".answer")).to_have_text(f"{name} says {words}")
+            expect(card(page, name)).to_have_class(re.compile(r"\bs-ok\b"))
+        assert b.watch.take() == []
+
+
+def test_stop_cancels_the_slow_seat_and_the_upstream_sees_it_hang_up(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    long = " ".join(f"word{i}" for i in range(400))
+    models = [
+        FakeModel("alpha", answer=capable),
+        FakeModel("beta", answer=capable),
+        FakeModel("slow", answer=answers(stop=long), tokens_per_second=5),
+    ]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        b.ask("Will you stop?")
+        expect(card(page, "alpha")).to_have_class(re.compile(r"\bs-ok\b"))
+        expect(card(page, "beta")).to_have_class(re.compile(r"\bs-ok\b"))
+        card(page, "slow").locator(".answer >> text=/word1/").wait_for()
+        page.click("#ask-stop")
+        expect(page.locator("#ask-state")).to_contain_text("Stopped")
+        expect(card(page, "slow")).to_have_class(re.compile(r"\bs-cancelled\b"))
+        expect(card(page, "slow").locator("button[data-verdict]")).to_have_count(0)
+        # The cut seat is no choice in the compare bar; the two that answered are.
+        options = page.locator('section.compare select[data-side="a"] option').all_inner_texts()
+        assert sorted(o.split(" · ")[-1] for o in options) == ["alpha", "beta"]
+        wait_for(lambda: ("closed", "slow") in fake_provider.timeline)
+        logged = wait_for(lambda: [a for a in b.client.get("/ui/api/asks").json()["asks"] if a["seats"]])
+        statuses = {s["alias"]: s["status"] for s in logged[0]["seats"]}
+        assert statuses == {"alpha": "ok", "beta": "ok", "slow": "cancelled"}
+        page.screenshot(path=str(artifacts / "ask-stopped.png"), full_page=True)
+        # The one failed request is the stream the Stop aborted.
+        assert b.watch.take() == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]
+
+
+def test_a_follow_up_goes_to_the_same_seats_with_the_history_or_to_one(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    names = ("alpha", "beta", "gamma")
+    models = [FakeModel(n, answer=capable) for n in names]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        b.ask("First question")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        # Beta's answer is the one to carry on with: best of the panel.
+        card(page, "beta").locator("button[data-best]").click()
+        expect(page.locator("section.compare .pairs li")).to_have_count(2)
+        assert page.locator("#f-carry").input_value() == "beta"
+        page.fill("#f-follow", "Second question")
+        page.click("#follow-up button[type=submit]")
+        page.locator("#conversation section.turn >> nth=1").wait_for()
+        page.locator("#ask-state >> text=Done.").wait_for()
+        second = page.locator("#conversation section.turn").nth(1)
+        expect(second.locator(".seat-card.s-ok")).to_have_count(3)
+        for name in names:
+            asked = [(m.role, m.text) for m in fake_provider.last(name).messages]
+            assert asked == [
+                ("user", "First question"),
+                ("assistant", "An answer from beta."),
+                ("user", "Second question"),
+            ], name
+        # One chosen seat: only gamma is asked, with gamma's own answers as the history.
+        before = {n: fake_provider.calls[n] for n in names}
+        page.select_option("#f-to", "gamma")
+        page.fill("#f-follow", "Third, to gamma only")
+        page.click("#follow-up button[type=submit]")
+        page.locator("#conversation section.turn >> nth=2").wait_for()
+        page.locator("#ask-state >> text=Done.").wait_for()
+        third = page.locator("#conversation section.turn").nth(2)
+        expect(third.locator(".seat-card")).to_have_count(1)
+        assert third.locator(".seat-card").get_attribute("data-alias") == "gamma"
+        assert {n: fake_provider.calls[n] - before[n] for n in names} == {"alpha": 0, "beta": 0, "gamma": 1}
+        assert [(m.role, m.text) for m in fake_provider.last("gamma").messages] == [
+            ("user", "First question"),
+            ("assistant", "An answer from gamma."),
+            ("user", "Second question"),
+            ("assistant", "An answer from gamma."),
+            ("user", "Third, to gamma only"),
+        ]
+        page.screenshot(path=str(artifacts / "ask-follow-up.png"), full_page=True)
+        assert b.watch.take() == []
+
+
+MARKDOWN_CASES = [
+    ("# T", '<h3 class="md-h1">T</h3>'),
+    ("### Three ###", '<h5 class="md-h3">Three</h5>'),
+    ("1. a\n2. b", '<ol class="md-list"><li>a</li><li>b</li></ol>'),
+    ("3. a", '<ol class="md-list" start="3"><li>a</li></ol>'),
+    ("- a\n  - b\n- c", '<ul class="md-list"><li>a<ul class="md-list"><li>b</li></ul></li><li>c</li></ul>'),
+    ("> quote", "<blockquote><p>quote</p></blockquote>"),
+    ("snake_case_name and _em_", "<p>snake_case_name and <em>em</em></p>"),
+    ("\\*not em\\*", "<p>*not em*</p>"),
+    ("a **b *c* d** e", "<p>a <strong>b <em>c</em> d</strong> e</p>"),
+    ("~~gone~~", "<p><del>gone</del></p>"),
+    ("`<b>`", "<p><code>&lt;b&gt;</code></p>"),
+    ("---", "<hr>"),
+    ("[x](JAVASCRIPT:alert(1))", "<p>[x](JAVASCRIPT:alert(1))</p>"),
+    ("[x](data:text/html,hi)", "<p>[x](data:text/html,hi)</p>"),
+    ("<javascript:alert(1)>", "<p>&lt;javascript:alert(1)&gt;</p>"),
+    (
+        "[a](https://x.org/a_(b))",
+        '<p><a href="https://x.org/a_(b)" rel="noopener noreferrer nofollow" target="_blank">a</a></p>',
+    ),
+    ("<b onmouseover=x>hi</b>", "<p>&lt;b onmouseover=x&gt;hi&lt;/b&gt;</p>"),
+    (
+        "| a | b |\n|---|--:|\n| *x* | 1 |",
+        '<div class="table-wrap"><table class="md-table"><thead><tr><th>a</th><th align="right">b</th></tr>'
+        '</thead><tbody><tr><td><em>x</em></td><td align="right">1</td></tr></tbody></table></div>',
+    ),
+]
+
+
+def test_the_markdown_renderer_draws_what_it_knows_and_nothing_else(browser: Any, home: Path) -> None:
+    with live_server(home) as server:
+        page = browser.new_page()
+        page.goto(server.url + "/ask")
+        page.locator("body[data-ready]").wait_for(state="attached")
+        drawn = page.evaluate(
+            """cases => cases.map(text => {
+                const box = document.createElement('div');
+                box.append(bw.markdown(text));
+                return box.innerHTML;
+            })""",
+            [text for text, _ in MARKDOWN_CASES],
+        )
+        page.close()
+    assert list(zip([t for t, _ in MARKDOWN_CASES], drawn, strict=True)) == MARKDOWN_CASES
+
+
+def test_an_unclosed_fence_is_code_so_far_as_a_stream_leaves_it(browser: Any, home: Path) -> None:
+    with live_server(home) as server:
+        page = browser.new_page()
+        page.goto(server.url + "/ask")
+        page.locator("body[data-ready]").wait_for(state="attached")
+        code = page.evaluate(
+            """() => {
+                const box = document.createElement('div');
+                box.append(bw.markdown('x\\n```js\\nlet a = 1;'));
+                return ['p', 'code', '.code-lang'].map((part) => box.querySelector(part).textContent);
+            }"""
+        )
+        page.close()
+    assert code == ["x", "let a = 1;", "js"]
+
+
+def test_kept_text_shows_in_recent_asks_and_is_judged_later(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    models = [FakeModel(n, answer=capable) for n in ("alpha", "beta")]
+    with bench(browser, home, fake_provider, models, keep_text=True, keep_days=7) as b:
+        page = b.page
+        b.ask("Keep this question")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        page.locator("header nav").get_by_role("link", name="Collections", exact=True).click()
+        form = page.locator('section[data-collection="trio"] form')
+        assert form.locator('input[name="keep_text"]').is_checked()
+        assert form.locator('input[name="keep_days"]').input_value() == "7"
+        ask = page.locator("#asks article.ask").first
+        expect(ask.locator(".question")).to_contain_text("Keep this question")
+        expect(ask.locator('.seat-card[data-alias="beta"] .answer')).to_have_text("An answer from beta.")
+        # Judged later, where it stands.
+        ask.locator('.seat-card[data-alias="beta"] button[data-verdict="not_useful"]').click()
+        page.locator('table[data-record="trio"] tr[data-alias="beta"] td.not-useful >> text=1').wait_for()
+        page.screenshot(path=str(artifacts / "collections-kept.png"), full_page=True)
+        # Turned off, the text goes: the seats remain, the answers are no longer there.
+        edited = {"members": ["alpha", "beta"], "keep_text": False}
+        assert b.client.post("/ui/api/collections/trio", json=edited).status_code == 200
+        page.reload()
+        ask = page.locator("#asks article.ask").first
+        expect(ask.locator('.seat-card[data-alias="beta"] .answer')).to_contain_text("answer not kept")
+        assert ask.locator(".question").count() == 0
+        assert b.watch.take() == []
