@@ -12,7 +12,7 @@ from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
-from benchwarmers.types import Ask, PanelDone, PanelEvent, PanelStarted, Request, SeatDone, user
+from benchwarmers.types import Ask, PanelDone, PanelEvent, PanelStarted, Request, SeatDone, SeatText, user
 
 ASK = Ask("trio", "panel", Request((user("hello"),)))
 
@@ -83,3 +83,35 @@ async def test_the_whole_reply_names_every_seat_and_each_is_in_the_log(
     assert [s.content for s in reply.seats] == ["one here", "two here"]
     for seat in reply.seats:
         assert await get_call(runtime.store, seat.call) is not None
+
+
+async def test_seat_text_only_when_asked_and_the_call_ids_named_at_the_start(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    """`PanelStarted` names each seat's call id before any answers, and the
+    reply's seats carry the same; `SeatText` pieces come only for a stream
+    that asks for them (others pay nothing), each before its seat is done,
+    adding up to its answer."""
+    await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    for alias in ("one", "two"):
+        fake_provider.add(FakeModel(alias, answer=f"{alias} writes several words here"))
+        await registry.add_model(runtime.store, alias, "fake", alias)
+    await registry.add_collection(runtime.store, "trio", ["one", "two"])
+    engine = PanelEngine(runtime)
+
+    plain = [event async for event in engine.run(Ask("trio", "panel", Request((user("hi"),)), stream=True))]
+    assert not [e for e in plain if isinstance(e, SeatText)]
+
+    live = Ask("trio", "panel", Request((user("hi"),)), stream=True, seat_text=True)
+    events = [event async for event in engine.run(live)]
+    started, reply = events[0], events[-1]
+    assert isinstance(started, PanelStarted) and isinstance(reply, PanelDone)
+    assert started.ask and [(s.seat, s.alias, s.call) for s in reply.reply.seats] == list(started.seats)
+    for seat in reply.reply.seats:
+        pieces = [i for i, e in enumerate(events) if isinstance(e, SeatText) and e.call == seat.call]
+        (done,) = [i for i, e in enumerate(events) if isinstance(e, SeatDone) and e.seat.call == seat.call]
+        assert len(pieces) > 1 and max(pieces) < done
+        written = [e.text for e in events if isinstance(e, SeatText) and e.call == seat.call]
+        assert "".join(written) == seat.content
+    while _RUNNING:
+        await asyncio.gather(*_RUNNING, return_exceptions=True)
