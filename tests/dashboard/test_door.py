@@ -18,6 +18,8 @@ from benchwarmers.dashboard import auth
 from benchwarmers.testing.fake_oauth import FakeAuthServer
 from benchwarmers.testing.live_server import live_server
 
+from .conftest import set_setting, sign_in
+
 PAGES = ["/endpoints", "/models", "/onboard", "/collections", "/ask", "/quotas", "/settings"]
 
 
@@ -82,6 +84,7 @@ def test_bad_input_is_refused_beside_its_field_and_nothing_is_saved(
 
 def test_forms_of_other_pages_refuse_beside_their_fields(home: Path) -> None:
     with live_server(home) as server, httpx.Client(base_url=server.url) as client:
+        sign_in(client, home)
         headers = {"x-csrf-token": token(client)}
 
         def refused(path: str, body: dict[str, object]) -> tuple[int, str]:
@@ -98,7 +101,7 @@ def test_forms_of_other_pages_refuse_beside_their_fields(home: Path) -> None:
         assert refused("/ui/api/onboard", {"endpoint": "x", "models": [], "mode": "full"}) == (400, "models")
         assert refused("/ui/api/keys", {"name": "bad name"}) == (400, "name")
         assert refused("/ui/api/keys", {"name": "k", "rate": "0"}) == (400, "rate")
-        assert refused("/ui/api/settings", {"name": "login_password", "value": "short"}) == (400, "value")
+        assert refused("/ui/api/login", {"name": "login_password", "value": "short"}) == (400, "value")
         assert refused("/ui/api/settings", {"name": "allowed_hosts", "value": "a/b"}) == (400, "value")
         listed = client.get("/ui/api/settings").json()
         assert listed["keys"] == [] and listed["settings"]["allowed_hosts"] == []
@@ -210,16 +213,6 @@ def test_a_sign_in_not_started_here_is_refused(home: Path, monkeypatch: pytest.M
         assert answer.status_code == 400 and "not started here" in answer.text
         assert client.get("/signin/nowhere").status_code == 404
         assert fake.issued == [] and client.get("/ui/api/endpoints").json()["endpoints"] == []
-
-
-def set_setting(home: Path, name: str, value: str) -> None:
-    """As `benchwarmers settings set` does: its own runtime on the same store."""
-
-    async def change() -> None:
-        async with Core.open(home=home) as core:
-            await core.admin.change_setting(name, value)
-
-    asyncio.run(change())
 
 
 def password_set(home: Path) -> bool:

@@ -16,7 +16,7 @@ it in `/openapi.json` and in FastAPI's router) is answered by `Gateway`
 through the same `CatchAll` and `Guard` as every route, then straight to
 the endpoint:
 
-    CatchAll -> Guard -> endpoint(request, **path_params) -> response
+    CatchAll -> Guard -> the route's access -> endpoint(request, **path_params) -> response
 
 What the app's stack did for it is kept: errors become replies in the
 caller's format through the app's own exception handlers
@@ -43,6 +43,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Match, Route
 
+from benchwarmers.server.access import refusal_for
 from benchwarmers.server.errors import CatchAll
 from benchwarmers.server.guard import ASGIApp, Guard, GuardState, Receive, Scope, Send
 
@@ -105,6 +106,10 @@ class HotLane:
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive, send)
+        refusal = await refusal_for(scope["route"], request)  # its declaration (server/access.py)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
         try:
             response = await scope["endpoint"](request, **scope["path_params"])
         except Exception as exc:

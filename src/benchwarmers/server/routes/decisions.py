@@ -16,6 +16,7 @@ from fastapi import APIRouter, Request
 
 from benchwarmers.core import DECISION_SHAPES
 from benchwarmers.errors import UserError
+from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import panels_of
 
 router = APIRouter()
@@ -24,6 +25,7 @@ FORM = "GET /bench/decisions?collection=bench/<name>[&shape=short|long|code|visi
 
 
 @router.get("/bench/decisions")
+@gateway
 async def collection_decisions(request: Request, collection: str = "", shape: str = "") -> dict[str, Any]:
     name = collection.strip()
     if not name:
