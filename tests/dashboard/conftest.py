@@ -102,6 +102,11 @@ def sign_in(client: httpx.Client, home: Path, password: str = OWNER_PASSWORD) ->
     """Set the login password (as the CLI does) and sign `client` in, as the
     owner does before the dashboard makes keys or changes settings."""
     set_setting(home, "login_password", password)
+    log_in(client, password)
+
+
+def log_in(client: httpx.Client, password: str = OWNER_PASSWORD) -> None:
+    """Sign `client` in with the password already set."""
     client.get("/login")
     answer = client.post("/login", data={"password": password, "csrf": client.cookies[auth.CSRF_COOKIE]})
     assert answer.status_code == 303, answer.text

@@ -172,6 +172,10 @@ class _MountedRoute(BaseRoute):
         self.app = route.app if hasattr(route, "app") else None
 
     @property
+    def path(self) -> str:
+        return self.mount.path + getattr(self.route, "path", "")
+
+    @property
     def endpoint(self) -> Any:
         return self.route.app if isinstance(self.route, Mount) else getattr(self.route, "endpoint", None)
 
