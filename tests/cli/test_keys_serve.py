@@ -84,15 +84,20 @@ def test_a_second_serve_on_a_folder_a_live_serve_holds_is_one_clear_line(home: P
         assert httpx.get(f"{third.url}/healthz", timeout=30).status_code == 200
 
 
-def test_replicas_on_postgresql_and_redis_may_share_a_folder(home: Path, tmp_path: Path) -> None:
+def test_replicas_on_postgresql_may_share_a_folder_and_are_told_why(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fd, first = hold_data_folder(home)
     try:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("BENCHWARMERS_DATABASE_URL", "postgresql+asyncpg://u@127.0.0.1/db")
-            patch.setenv("BENCHWARMERS_REDIS_URL", "redis://127.0.0.1:6379/0")
-            other, line = hold_data_folder(home)
-            os.close(other)
-        assert first == "" and "safe, as replicas share PostgreSQL and Redis" in line
-        assert str(os.getpid()) in line
+        monkeypatch.setenv("BENCHWARMERS_DATABASE_URL", "postgresql+asyncpg://u@127.0.0.1/db")
+        monkeypatch.delenv("BENCHWARMERS_REDIS_URL", raising=False)
+        alone, without_redis = hold_data_folder(home)
+        monkeypatch.setenv("BENCHWARMERS_REDIS_URL", "redis://127.0.0.1:6379/0")
+        shared, with_redis = hold_data_folder(home)
+        os.close(alone)
+        os.close(shared)
+        assert first == "" and f"(pid {os.getpid()})" in with_redis
+        assert "safe, as replicas share PostgreSQL, and Redis counts limits for both" in with_redis
+        assert "each counts provider limits alone until BENCHWARMERS_REDIS_URL is set" in without_redis
     finally:
         os.close(fd)

@@ -230,8 +230,9 @@ def run_server(app: FastAPI, sock: socket.socket) -> None:
 # provider limits and key rates alone: what `--workers` refuses (above).
 # So `serve` holds the folder (an exclusive `flock` on `serve.lock` in it,
 # which the kernel lets go when the process ends, however it ends) and a
-# second one on a folder a live `serve` holds is refused in one line, or,
-# on PostgreSQL with Redis (replicas), told why it is safe.
+# second one on a folder a live `serve` holds is refused in one line on
+# SQLite; on PostgreSQL (replicas) it is told why it is safe, and whether
+# Redis counts limits for both.
 
 FOLDER_LOCK = "serve.lock"
 
@@ -247,18 +248,21 @@ def hold_data_folder(home: Path) -> tuple[int, str]:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
-        try:
-            check_workers(2)
-        except UserError:
+        if not os.environ.get(DATABASE_URL_ENV, "").strip().startswith("postgresql"):
             os.close(fd)
             raise UserError(
                 f"another `benchwarmers serve` (pid {holder}) is serving the data folder {home}: stop it "
-                "first, or serve another folder (BENCHWARMERS_HOME); two on one folder need PostgreSQL "
-                f"and Redis ({DATABASE_URL_ENV}, {REDIS_URL_ENV}), as replicas"
+                "first, or serve another folder (BENCHWARMERS_HOME); SQLite has one writer per process, "
+                f"so two would fight over it (replicas share PostgreSQL: {DATABASE_URL_ENV})"
             ) from None
+        counted = (
+            "and Redis counts limits for both"
+            if os.environ.get(REDIS_URL_ENV, "").strip()
+            else f"but each counts provider limits alone until {REDIS_URL_ENV} is set"
+        )
         return fd, (
             f"Another `benchwarmers serve` (pid {holder}) serves this data folder too: safe, as replicas "
-            "share PostgreSQL and Redis."
+            f"share PostgreSQL, {counted}."
         )
     os.ftruncate(fd, 0)
     os.pwrite(fd, str(os.getpid()).encode(), 0)
