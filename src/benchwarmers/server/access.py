@@ -164,12 +164,12 @@ def _matchable(routes: Iterable[BaseRoute]) -> list[BaseRoute]:
 
 
 class _MountedRoute(BaseRoute):
-    """A route of a mounted app, matched under the mount's path."""
+    """A route of a mounted app, matched under the mount's path (only
+    matched: the mount's own app answers)."""
 
     def __init__(self, mount: Mount, route: BaseRoute) -> None:
         self.mount = mount
         self.route = route
-        self.app = route.app if hasattr(route, "app") else None
 
     @property
     def path(self) -> str:
@@ -184,9 +184,6 @@ class _MountedRoute(BaseRoute):
         if match is not Match.FULL:
             return match, child
         return self.route.matches({**scope, **child})
-
-    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:  # never called: only matched
-        raise NotImplementedError
 
 
 class Admission:
