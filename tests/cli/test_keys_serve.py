@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from benchwarmers.cli.main import app
 from benchwarmers.errors import UserError
-from benchwarmers.server.run import bind_socket
-from tests.serving import served
+from benchwarmers.server.run import bind_socket, hold_data_folder
+from tests.serving import STOP_WAIT, served, start
 
 runner = CliRunner()
 
@@ -66,3 +66,38 @@ def test_serve_runs_the_server(home: Path, tmp_path: Path) -> None:
         assert reply.json()["ok"] is True
         assert "server" not in reply.headers  # no uvicorn banner header
     assert f"Benchwarmers on {child.url}" in child.output()
+
+
+def test_a_second_serve_on_a_folder_a_live_serve_holds_is_one_clear_line(home: Path, tmp_path: Path) -> None:
+    """Issue 36, lesser: on 3fd40b0 two `serve` processes on one SQLite folder started silently."""
+    env = {**os.environ, "BENCHWARMERS_HOME": str(home)}
+    env.pop("BENCHWARMERS_DATABASE_URL", None)
+    with served(log=tmp_path / "first.log", env=env) as first:
+        second = start([], tmp_path / "second.log", env)
+        assert second.process.wait(STOP_WAIT) == 1
+        said = second.output().strip()
+        assert f"(pid {first.process.pid}) is serving the data folder" in said, said
+        assert "Traceback" not in said and len(said.splitlines()) == 1
+        assert httpx.get(f"{first.url}/healthz", timeout=30).status_code == 200
+    # Once the first is gone, the folder is free again.
+    with served(log=tmp_path / "third.log", env=env) as third:
+        assert httpx.get(f"{third.url}/healthz", timeout=30).status_code == 200
+
+
+def test_replicas_on_postgresql_may_share_a_folder_and_are_told_why(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fd, first = hold_data_folder(home)
+    try:
+        monkeypatch.setenv("BENCHWARMERS_DATABASE_URL", "postgresql+asyncpg://u@127.0.0.1/db")
+        monkeypatch.delenv("BENCHWARMERS_REDIS_URL", raising=False)
+        alone, without_redis = hold_data_folder(home)
+        monkeypatch.setenv("BENCHWARMERS_REDIS_URL", "redis://127.0.0.1:6379/0")
+        shared, with_redis = hold_data_folder(home)
+        os.close(alone)
+        os.close(shared)
+        assert first == "" and f"(pid {os.getpid()})" in with_redis
+        assert "safe, as replicas share PostgreSQL, and Redis counts limits for both" in with_redis
+        assert "each counts provider limits alone until BENCHWARMERS_REDIS_URL is set" in without_redis
+    finally:
+        os.close(fd)

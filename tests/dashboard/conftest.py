@@ -9,6 +9,7 @@ missing; `.ci/run` installs Chromium.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import shutil
@@ -17,10 +18,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from benchwarmers.bench import scheduler
 from benchwarmers.bench.suite.runner import run_suite
+from benchwarmers.core import Core
+from benchwarmers.dashboard import auth
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -79,3 +83,30 @@ def quick_suite(monkeypatch: pytest.MonkeyPatch) -> None:
         return built
 
     monkeypatch.setattr(scheduler, "bench_jobs", jobs)
+
+
+OWNER_PASSWORD = "correct horse"
+
+
+def set_setting(home: Path, name: str, value: str) -> None:
+    """As `benchwarmers settings set` does: its own runtime on the same store."""
+
+    async def change() -> None:
+        async with Core.open(home=home) as core:
+            await core.admin.change_setting(name, value)
+
+    asyncio.run(change())
+
+
+def sign_in(client: httpx.Client, home: Path, password: str = OWNER_PASSWORD) -> None:
+    """Set the login password (as the CLI does) and sign `client` in, as the
+    owner does before the dashboard makes keys or changes settings."""
+    set_setting(home, "login_password", password)
+    log_in(client, password)
+
+
+def log_in(client: httpx.Client, password: str = OWNER_PASSWORD) -> None:
+    """Sign `client` in with the password already set."""
+    client.get("/login")
+    answer = client.post("/login", data={"password": password, "csrf": client.cookies[auth.CSRF_COOKIE]})
+    assert answer.status_code == 303, answer.text

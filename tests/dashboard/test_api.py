@@ -15,6 +15,8 @@ from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import live_server
 from tests.waiting import wait_for
 
+from .conftest import sign_in
+
 
 @pytest.fixture
 def dashboard(home: Path) -> Iterator[httpx.Client]:
@@ -22,6 +24,13 @@ def dashboard(home: Path) -> Iterator[httpx.Client]:
         client.get("/endpoints")
         client.headers["x-csrf-token"] = client.cookies[auth.CSRF_COOKIE]
         yield client
+
+
+@pytest.fixture
+def owner_dashboard(home: Path, dashboard: httpx.Client) -> httpx.Client:
+    """The dashboard with a login set and signed in: it makes keys and changes settings only so."""
+    sign_in(dashboard, home)
+    return dashboard
 
 
 def server_url(client: httpx.Client) -> str:
@@ -63,7 +72,8 @@ def test_testing_an_endpoint_lists_its_models_or_says_why_not(
     assert dashboard.get("/ui/api/endpoints/fake/models").status_code == 404
 
 
-def test_a_gateway_key_is_shown_once_and_revoked_keys_are_refused(dashboard: httpx.Client) -> None:
+def test_a_gateway_key_is_shown_once_and_revoked_keys_are_refused(owner_dashboard: httpx.Client) -> None:
+    dashboard = owner_dashboard
     made = dashboard.post("/ui/api/keys", json={"name": "laptop", "rate": "30"}).json()
     secret = made["secret"]
     assert made["key"]["rate"] == 30 and made["key"]["active"] is True
@@ -89,7 +99,8 @@ def test_discover_entries_are_dismissed_and_shown_again(dashboard: httpx.Client)
     assert dashboard.post("/ui/api/discover/dismiss", json={}).status_code == 400
 
 
-def test_settings_and_the_scheduler_from_the_dashboard(dashboard: httpx.Client) -> None:
+def test_settings_and_the_scheduler_from_the_dashboard(owner_dashboard: httpx.Client) -> None:
+    dashboard = owner_dashboard
     hosts = dashboard.post("/ui/api/settings", json={"name": "allowed_hosts", "value": "bench.example, a.b"})
     assert hosts.json()["settings"]["allowed_hosts"] == ["bench.example", "a.b"]
     assert httpx.get(f"{server_url(dashboard)}/healthz", headers={"host": "bench.example"}).status_code == 200

@@ -10,9 +10,11 @@ from itertools import count
 from pathlib import Path
 
 from benchwarmers.runtime import DATABASE_URL_ENV
+from benchwarmers.store.db import sqlite_url
 from tests.serving import Served, start, stop, until_serving
 
 _logs = count(1)
+_folders = count(1)
 
 
 class Child:
@@ -23,6 +25,12 @@ class Child:
         self.env = {**os.environ, "BENCHWARMERS_HOME": str(home), **env}
         if url:
             self.env[DATABASE_URL_ENV] = url
+        elif not self.env.get(DATABASE_URL_ENV):
+            # On SQLite a live `serve` holds its data folder (`run.hold_data_folder`): children
+            # side by side each get a folder of their own, on the one database file in `home`.
+            folder = home.parent / f"child-home-{next(_folders)}"
+            folder.mkdir()
+            self.env.update({"BENCHWARMERS_HOME": str(folder), DATABASE_URL_ENV: sqlite_url(home)})
         self.served: Served | None = None
         self.port = 0  # the first start binds a port itself (none to race for); later ones reuse it
 

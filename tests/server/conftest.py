@@ -31,6 +31,7 @@ from benchwarmers.formats.base import require_object
 from benchwarmers.identity.keys import create_key
 from benchwarmers.identity.scope import may_call
 from benchwarmers.runtime import REDIS_URL_ENV, Runtime
+from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import identity_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.store.settings import Setting, Settings
@@ -50,6 +51,7 @@ class Order(BaseModel):
 
 
 @probe.post("/v1/probe/typed")
+@gateway
 async def typed(order: Order) -> dict[str, Any]:
     return {"name": order.name, "count": order.count}
 
@@ -57,12 +59,14 @@ async def typed(order: Order) -> dict[str, Any]:
 @probe.post("/v1beta/probe/raw")
 @probe.post("/api/probe/raw")
 @probe.post("/v1/messages/probe/raw")
+@gateway
 async def raw(request: Request) -> dict[str, Any]:
     body = require_object(await read_json(request))
     return {"keys": sorted(body)}
 
 
 @probe.post("/v1/probe/parse")
+@gateway
 async def parse(request: Request) -> dict[str, Any]:
     """A route that reads JSON the short way (request.json())."""
     return {"type": type(await request.json()).__name__}
@@ -70,6 +74,7 @@ async def parse(request: Request) -> dict[str, Any]:
 
 # Out of the schema: its two methods would share one operation id.
 @probe.api_route("/bench/probe/caller", methods=["GET", "POST"], include_in_schema=False)
+@gateway
 async def who(request: Request, collection: str = "trio") -> dict[str, Any]:
     caller = identity_of(request)
     return {"name": caller.name, "owner": caller.owner, "may": may_call(caller, collection)}
@@ -77,11 +82,13 @@ async def who(request: Request, collection: str = "trio") -> dict[str, Any]:
 
 @probe.post("/api/probe/bug")
 @probe.post("/v1/messages/probe/bug")
+@gateway
 async def bug() -> None:
     raise RuntimeError("a bug of ours, with a secret path /srv/secret.py in it")
 
 
 @probe.get("/v1/probe/cut")
+@gateway
 async def cut() -> StreamingResponse:
     async def pieces() -> Any:
         yield b"data: one\n\n"

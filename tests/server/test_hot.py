@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse, Response
 
 from benchwarmers import metrics
 from benchwarmers.errors import Refused, UserError
+from benchwarmers.server.access import gateway, public
 from benchwarmers.server.app import create_app
 from benchwarmers.server.deps import identity_of
 from benchwarmers.server.hot import hot
@@ -28,6 +29,7 @@ lane = APIRouter()
 
 @lane.post("/v1/probe/hot/{name}")
 @hot
+@gateway
 async def hot_probe(request: Request, name: str) -> Response:
     if name == "refuse":
         raise Refused("no, not this one", status=403)
@@ -47,6 +49,7 @@ async def hot_probe(request: Request, name: str) -> Response:
 
 
 @lane.post("/v1/probe/cold")
+@gateway
 async def cold_probe(request: Request) -> Response:
     return JSONResponse({"via_fastapi": "fastapi_inner_astack" in request.scope})
 
@@ -117,3 +120,16 @@ def test_a_hot_endpoint_that_needs_fastapi_is_refused_at_build() -> None:
 
     with pytest.raises(TypeError, match="marked @hot"):
         create_app(lambda: None, routers=[needy])  # type: ignore[arg-type, return-value]
+
+
+def test_a_hot_endpoint_not_declared_for_gateway_keys_is_refused_at_build() -> None:
+    open_lane = APIRouter()
+
+    @open_lane.post("/v1/probe/open")
+    @public
+    @hot
+    async def open_probe(request: Request) -> Response:
+        return JSONResponse({})
+
+    with pytest.raises(TypeError, match="not declared @gateway"):
+        create_app(lambda: None, routers=[open_lane])  # type: ignore[arg-type, return-value]

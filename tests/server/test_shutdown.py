@@ -16,6 +16,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from sqlalchemy import text
 
+from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import runtime_of
 from benchwarmers.testing.live_server import LiveServer
 
@@ -26,6 +27,7 @@ unwound: list[int] = []
 
 
 @lane.post("/v1/probe/stuck")
+@gateway
 async def stuck(request: Request) -> Response:
     store = runtime_of(request).store
     arrived.set()

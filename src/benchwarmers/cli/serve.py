@@ -2,8 +2,10 @@
 
 The store is opened (and migrated) once before the server starts, so a bad
 data folder or database fails as one line here rather than as a traceback
-from inside uvicorn; the socket and uvicorn are `server/run.py`'s (shared
-with the demo), imported only when the command runs.
+from inside uvicorn; a folder another live `serve` holds is refused in one
+line where two would not be safe (`run.hold_data_folder`); the socket and
+uvicorn are `server/run.py`'s (shared with the demo), imported only when
+the command runs.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ def serve(
         app_for_home,
         bind_sockets,
         check_workers,
+        hold_data_folder,
         is_loopback,
         listening_on,
         run_server,
@@ -62,10 +65,13 @@ def serve(
 
     check_workers(workers)
     home, active_keys, endpoints = with_core(_preflight)
+    _held, shared = hold_data_folder(home)  # open as long as we serve; the kernel lets go at exit
     sockets = bind_sockets(host, port, workers)
     sock = sockets[0]
     say = partial(console.print, soft_wrap=True)  # no wrapping mid-path when not on a terminal
     say(f"Benchwarmers on {listening_on(host, sock.getsockname()[1])} (data folder {home})", markup=False)
+    if shared:
+        say(shared, markup=False)
     if not is_loopback(host):
         say(
             "Listening beyond loopback: every gateway call now needs a gateway key "

@@ -44,7 +44,15 @@ from benchwarmers.core.admin import (
     set_endpoint_key,
 )
 from benchwarmers.core.diagnostics import Check, diagnose, url_hint
-from benchwarmers.core.login import LoginPolicy, check_login, login_policy
+from benchwarmers.core.login import (
+    LoginPolicy,
+    check_login,
+    end_every_session,
+    end_session,
+    login_policy,
+    session_user,
+    start_session,
+)
 from benchwarmers.core.operations import (
     BenchServices,
     Operations,
@@ -121,6 +129,8 @@ __all__ = [
     "collection_entry",
     "default_base_url",
     "diagnose",
+    "end_every_session",
+    "end_session",
     "endpoint_key_source",
     "endpoint_key_variable",
     "ensure_home",
@@ -135,8 +145,10 @@ __all__ = [
     "quotas_json",
     "resolve_home",
     "sandbox_unavailable",
+    "session_user",
     "set_endpoint_key",
     "sqlite_url",
+    "start_session",
     "suite_tasks",
     "tunables",
     "url_hint",

@@ -1,21 +1,28 @@
 """The dashboard's login, as rules: when one is asked, whether an attempt
 is right, how many attempts a minute, and what a session is signed with.
 
-- **Asked** when the server listens beyond loopback (`exposed`), or when the
-  settings name a login (`login_user`, or a `login_password`). Exposed with
-  no password set, no attempt can succeed: an exposed bench is never open
-  to whoever finds it.
-- **An attempt** is counted before it is checked (per client address and in
-  all, in the runtime's counters, shared through Redis when set), so a
-  flood is refused before scrypt runs; past the limit it is refused with the
-  seconds to wait, right password or not.
-- **A session** is signed with a key derived from the stored scrypt hash
-  (`identity/passwords.py`): no session table, replicas on one database
-  agree, and a password change ends every session. The cookie that carries
-  it is the dashboard's business (`dashboard/auth.py`).
+- **Asked** when the server listens beyond loopback (`exposed`), when gateway
+  keys are required (`require_key`: the dashboard holds what `/v1` holds),
+  or when the settings name a login (`login_user`, or a `login_password`).
+  Asked with no password set, no attempt can succeed: an exposed or keyed
+  bench is never open to whoever finds it.
+- **An attempt** is counted before it is checked, per client address
+  (`ATTEMPTS_PER_CLIENT` a minute, right password or not), so a flood from
+  one address is refused before scrypt runs. Failures are counted too, per
+  address and in all: once `FAILURES_IN_ALL` wrong passwords came in the
+  last minute, an address that itself failed lately is refused, while one
+  with no recent failure is still checked: wrong passwords from other
+  addresses cannot lock the owner out.
+- **A session** is a store row (`identity/sessions.py`): logout, a password
+  change and "sign out everywhere" end it at once, on every worker and
+  replica. Its cookie is also signed with a key derived from the stored
+  scrypt hash (`identity/passwords.py`), so a made-up cookie costs no read
+  of the store. The cookie itself is the dashboard's business
+  (`dashboard/auth.py`).
 
     policy = await login_policy(runtime, exposed=guard.exposed)
     policy = await check_login(runtime, client_host, name, password)   # Refused unless right
+    token = await start_session(runtime, policy)
 """
 
 from __future__ import annotations
@@ -25,19 +32,23 @@ import hmac
 import math
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from benchwarmers.config import tunables
 from benchwarmers.errors import Refused
+from benchwarmers.identity import sessions
 from benchwarmers.identity.passwords import verify_password
 from benchwarmers.limits.counters import Charge
-from benchwarmers.store.settings import LOGIN_PASSWORD_HASH, LOGIN_USER
+from benchwarmers.store.settings import LOGIN_PASSWORD_HASH, LOGIN_USER, REQUIRE_KEY
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
 
 ATTEMPTS_PER_CLIENT = 5  # per minute, from one address
-ATTEMPTS_IN_ALL = 30  # per minute, from everywhere
+FAILURES_IN_ALL = 30  # wrong passwords per minute, from everywhere, before failing addresses wait
 ATTEMPT_WINDOW = 60.0
+SESSION_LIFETIME = timedelta(seconds=tunables.SESSION_SECONDS.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +67,7 @@ async def login_policy(runtime: Runtime, *, exposed: bool) -> LoginPolicy:
     password_hash: str = values[LOGIN_PASSWORD_HASH.name]
     login_user: str = values[LOGIN_USER.name]
     return LoginPolicy(
-        needed=exposed or bool(login_user) or bool(password_hash),
+        needed=exposed or bool(values[REQUIRE_KEY.name]) or bool(login_user) or bool(password_hash),
         possible=bool(password_hash),
         login_user=login_user,
         session_key=_session_key(password_hash),
@@ -66,7 +77,7 @@ async def login_policy(runtime: Runtime, *, exposed: bool) -> LoginPolicy:
 async def check_login(runtime: Runtime, client: str, name: str, password: str) -> LoginPolicy:
     """Count the attempt, then check it; the policy when right, else
     `Refused` (429 over the limit, 403 with no password set, 401 wrong)."""
-    await _count_attempt(runtime, client)
+    await _admit_attempt(runtime, client)
     values = await runtime.settings.all()
     password_hash: str = values[LOGIN_PASSWORD_HASH.name]
     login_user: str = values[LOGIN_USER.name]
@@ -77,6 +88,7 @@ async def check_login(runtime: Runtime, client: str, name: str, password: str) -
         )
     name_ok = hmac.compare_digest(name.encode(), login_user.encode()) if login_user else True
     if not (verify_password(password, password_hash) and name_ok):
+        await _count_failure(runtime, client)
         raise Refused("the name or the password is not right", status=401)
     return LoginPolicy(True, True, login_user, _session_key(password_hash))
 
@@ -87,12 +99,41 @@ def _session_key(password_hash: str) -> bytes:
     return hashlib.sha256(b"benchwarmers-dashboard-session\0" + password_hash.encode()).digest()
 
 
-async def _count_attempt(runtime: Runtime, client: str) -> None:
+async def start_session(runtime: Runtime, policy: LoginPolicy) -> str:
+    """A session for a login `check_login` let in; returns its token."""
+    return await sessions.start(runtime.store, policy.login_user or "owner", SESSION_LIFETIME)
+
+
+async def session_user(runtime: Runtime, token: str) -> str:
+    """Who a live session is, or "" (never started, ended or expired)."""
+    return await sessions.user_of(runtime.store, token)
+
+
+async def end_session(runtime: Runtime, token: str) -> None:
+    await sessions.end(runtime.store, token)
+
+
+async def end_every_session(runtime: Runtime) -> int:
+    """Sign out everywhere: every session ends; how many did."""
+    return await sessions.end_all(runtime.store)
+
+
+def _failures(client: str) -> str:
+    return f"dashboard-login-failed|{client}"
+
+
+async def _admit_attempt(runtime: Runtime, client: str) -> None:
+    """Count one attempt of `client`, or refuse it: over its own rate, or,
+    once the failures in all are over theirs, when it failed lately itself.
+    (A charge of 0 against `limit - 1` is refused when `limit` is used:
+    a look at a window that adds nothing to it.)"""
     now = time.time()
-    charges = [
-        Charge.sliding(f"dashboard-login|{client}", 1, ATTEMPTS_PER_CLIENT, ATTEMPT_WINDOW),
-        Charge.sliding("dashboard-login|all", 1, ATTEMPTS_IN_ALL, ATTEMPT_WINDOW),
-    ]
+    charges = [Charge.sliding(f"dashboard-login|{client}", 1, ATTEMPTS_PER_CLIENT, ATTEMPT_WINDOW)]
+    failed_lately = not (
+        await runtime.counters.take([Charge.sliding(_failures(client), 0, 0, ATTEMPT_WINDOW)], now)
+    ).admitted
+    if failed_lately:
+        charges.append(Charge.sliding(_failures("all"), 0, FAILURES_IN_ALL - 1, ATTEMPT_WINDOW))
     admission = await runtime.counters.take(charges, now)
     if not admission.admitted:
         wait = ATTEMPT_WINDOW if admission.frees_at is None else max(admission.frees_at - now, 1.0)
@@ -101,3 +142,11 @@ async def _count_attempt(runtime: Runtime, client: str) -> None:
             status=429,
             headers={"retry-after": str(math.ceil(wait))},
         )
+
+
+async def _count_failure(runtime: Runtime, client: str) -> None:
+    charges = [
+        Charge.sliding(_failures(client), 1, ATTEMPTS_PER_CLIENT, ATTEMPT_WINDOW),
+        Charge.sliding(_failures("all"), 1, FAILURES_IN_ALL, ATTEMPT_WINDOW),
+    ]
+    await runtime.counters.adjust(charges, time.time())

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchwarmers.errors import UserError
-from benchwarmers.identity import passwords
+from benchwarmers.identity import passwords, sessions
 from benchwarmers.store.settings import LOGIN_PASSWORD_HASH, SETTINGS, Settings
 
 LOGIN_PASSWORD = "login_password"
@@ -63,6 +63,7 @@ async def change_setting(settings: Settings, name: str, value: Any) -> SettingRo
     _check_name(name)
     if name == LOGIN_PASSWORD:
         await settings.set(LOGIN_PASSWORD_HASH, _password_hash(value))
+        await sessions.end_all(settings.store)  # a new password ends every session
     else:
         await settings.set_named(name, value)
     return await setting_row(settings, name)

@@ -1,17 +1,28 @@
 """The dashboard's JSON routes, under `/ui/api/` (listed in docs/http-api.md).
 
-Each is a few lines over `backend.Backend`. Every route here passes the
-dashboard's door first (`DoorRoute`): a login when one is needed (401
-otherwise) and, for anything but GET, the CSRF token in `X-CSRF-Token`
-(403 otherwise). A refusal is `{"error": {"message", "field"}}` with its
-4xx status, `field` naming the form field it is about ("" for none), so
-the page can put the message beside that field.
+Each is a few lines over `backend.Backend`, and declares who may reach it
+(`server/access.py`, deny by default):
+
+- `owner`: the dashboard's door (`auth.door`): a login when one is asked
+  (beyond loopback, with `require_key` on, or once a login is set: 401
+  otherwise) and, for anything but GET, the CSRF token in `X-CSRF-Token`
+  (403 otherwise);
+- `signed_in`: the same, and a login must exist and the caller be signed
+  in even where none is asked (a first run on loopback): minting or
+  revoking gateway keys, switching the scheduler and changing allowed
+  hosts. Setting the login itself (`/ui/api/login`) is `owner`, so the
+  page can ask for one first.
+
+A refusal is `{"error": {"message", "field"}}` with its 4xx status,
+`field` naming the form field it is about ("" for none), so the page can
+put the message beside that field (`DoorRoute`).
 
 These are not gateway paths: a gateway key opens nothing here, the login does.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
@@ -24,23 +35,45 @@ from benchwarmers.dashboard import auth
 from benchwarmers.dashboard.backend import Backend
 from benchwarmers.dashboard.fields import FieldError
 from benchwarmers.errors import Refused, UserError
+from benchwarmers.server.access import Access
 from benchwarmers.server.deps import runtime_of
 from benchwarmers.server.errors import read_json
 
 
+async def _admit(request: Request, *, signed_in: bool) -> Response | None:
+    """None when the door lets this request through, else its refusal."""
+    try:
+        door = await auth.door(request)
+        request.state.door = door
+        if not door.open:
+            raise Refused("sign in first (the dashboard asks a login here)", status=401)
+        if signed_in and not door.user:
+            if not door.possible:
+                raise Refused(
+                    "set a login password first (Settings, Login): the dashboard makes gateway keys and "
+                    "changes settings only behind a login",
+                    status=403,
+                )
+            raise Refused("sign in first: this change needs the login", status=401)
+        if request.method not in auth.SAFE_METHODS:
+            auth.check_csrf(request, request.headers.get(auth.CSRF_HEADER, ""))
+    except UserError as exc:
+        return refusal(exc)
+    return None
+
+
+owner = Access("dashboard login", functools.partial(_admit, signed_in=False))
+signed_in = Access("dashboard login, signed in", functools.partial(_admit, signed_in=True))
+
+
 class DoorRoute(APIRoute):
-    """A dashboard JSON route: login, CSRF, and refusals with their field."""
+    """A dashboard JSON route: a refusal beside its field."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
         async def guarded(request: Request) -> Response:
             try:
-                door = await auth.door(request)
-                if not door.open:
-                    raise Refused("sign in first (the dashboard asks a login here)", status=401)
-                if request.method not in auth.SAFE_METHODS:
-                    auth.check_csrf(request, request.headers.get(auth.CSRF_HEADER, ""))
                 return await handler(request)
             except UserError as exc:
                 return refusal(exc)
@@ -72,6 +105,7 @@ async def form(request: Request) -> dict[str, Any]:
 
 
 @router.get("/endpoints")
+@owner
 async def endpoints(request: Request) -> dict[str, Any]:
     backend = backend_of(request)
     return {
@@ -81,22 +115,26 @@ async def endpoints(request: Request) -> dict[str, Any]:
 
 
 @router.post("/endpoints")
+@owner
 async def add_endpoint(request: Request) -> dict[str, Any]:
     return {"endpoint": (await backend_of(request).add_endpoint(await form(request))).as_json()}
 
 
 @router.post("/endpoints/{name}/key")
+@owner
 async def set_key(request: Request, name: str) -> dict[str, Any]:
     return {"endpoint": (await backend_of(request).set_endpoint_key(name, await form(request))).as_json()}
 
 
 @router.post("/endpoints/{name}/remove")
+@owner
 async def remove_endpoint(request: Request, name: str) -> dict[str, Any]:
     await backend_of(request).remove_endpoint(name)
     return {"ok": True}
 
 
 @router.get("/endpoints/{name}/models")
+@owner
 async def endpoint_models(request: Request, name: str) -> dict[str, Any]:
     return await backend_of(request).endpoint_models(name)
 
@@ -105,32 +143,38 @@ async def endpoint_models(request: Request, name: str) -> dict[str, Any]:
 
 
 @router.get("/models")
+@owner
 async def models(request: Request) -> dict[str, Any]:
     backend = backend_of(request)
     return {"models": await backend.models(), "alerts": await backend.alerts()}
 
 
 @router.get("/models/{alias}")
+@owner
 async def model(request: Request, alias: str) -> dict[str, Any]:
     return await backend_of(request).model(alias)
 
 
 @router.post("/models/{alias}/retire")
+@owner
 async def retire(request: Request, alias: str) -> dict[str, Any]:
     return {"model": await backend_of(request).retire(alias)}
 
 
 @router.post("/models/{alias}/restore")
+@owner
 async def restore(request: Request, alias: str) -> dict[str, Any]:
     return {"model": await backend_of(request).restore(alias)}
 
 
 @router.post("/models/{alias}/role")
+@owner
 async def set_role(request: Request, alias: str) -> dict[str, Any]:
     return {"model": await backend_of(request).set_role(alias, await form(request))}
 
 
 @router.post("/models/{alias}/probe")
+@owner
 async def probe(request: Request, alias: str) -> dict[str, Any]:
     return {"model": await backend_of(request).probe(alias)}
 
@@ -139,26 +183,31 @@ async def probe(request: Request, alias: str) -> dict[str, Any]:
 
 
 @router.get("/discover")
+@owner
 async def discover(request: Request) -> dict[str, Any]:
     return await backend_of(request).discover()
 
 
 @router.post("/discover/dismiss")
+@owner
 async def dismiss(request: Request) -> dict[str, Any]:
     return {"dismissed": await backend_of(request).dismiss(await form(request))}
 
 
 @router.post("/discover/restore")
+@owner
 async def undismiss(request: Request) -> dict[str, Any]:
     return {"dismissed": await backend_of(request).dismiss(await form(request), undo=True)}
 
 
 @router.post("/onboard")
+@owner
 async def onboard(request: Request) -> dict[str, Any]:
     return {"queued": await backend_of(request).onboard(await form(request))}
 
 
 @router.get("/queue")
+@owner
 async def queue(request: Request) -> dict[str, Any]:
     return await backend_of(request).queue()
 
@@ -167,37 +216,44 @@ async def queue(request: Request) -> dict[str, Any]:
 
 
 @router.get("/collections")
+@owner
 async def collections(request: Request) -> dict[str, Any]:
     return {"collections": await backend_of(request).collections()}
 
 
 @router.post("/collections")
+@owner
 async def add_collection(request: Request) -> dict[str, Any]:
     return {"collection": await backend_of(request).save_collection(await form(request))}
 
 
 @router.post("/collections/{name}")
+@owner
 async def edit_collection(request: Request, name: str) -> dict[str, Any]:
     return {"collection": await backend_of(request).save_collection(await form(request), existing=name)}
 
 
 @router.post("/collections/{name}/remove")
+@owner
 async def remove_collection(request: Request, name: str) -> dict[str, Any]:
     await backend_of(request).remove_collection(name)
     return {"ok": True}
 
 
 @router.get("/collections/{name}/record")
+@owner
 async def collection_record(request: Request, name: str) -> dict[str, Any]:
     return await backend_of(request).collection_record(name)
 
 
 @router.get("/asks")
+@owner
 async def asks(request: Request, collection: str = "") -> dict[str, Any]:
     return {"asks": await backend_of(request).recent_asks(collection.removeprefix("bench/"))}
 
 
 @router.get("/leaderboard")
+@owner
 async def leaderboard(request: Request, collection: str = "", shape: str = "") -> dict[str, Any]:
     """CONTRACTS §5: per model score, interval, verdicts, pairs, suite, trend; the matrix; the next panel."""
     if not collection:
@@ -206,6 +262,7 @@ async def leaderboard(request: Request, collection: str = "", shape: str = "") -
 
 
 @router.post("/ask")
+@owner
 async def ask(request: Request) -> StreamingResponse:
     """The playground's stream: one JSON object per line, as the panel sends events."""
     events = await backend_of(request).ask(await form(request))
@@ -220,6 +277,7 @@ async def ask(request: Request) -> StreamingResponse:
 
 
 @router.post("/verdict")
+@owner
 async def verdict(request: Request) -> dict[str, Any]:
     return await backend_of(request).verdict(await form(request))
 
@@ -228,6 +286,7 @@ async def verdict(request: Request) -> dict[str, Any]:
 
 
 @router.get("/quotas")
+@owner
 async def quotas(request: Request) -> dict[str, Any]:
     return await backend_of(request).quotas()
 
@@ -236,6 +295,7 @@ async def quotas(request: Request) -> dict[str, Any]:
 
 
 @router.get("/settings")
+@owner
 async def settings(request: Request) -> dict[str, Any]:
     backend = backend_of(request)
     return {
@@ -246,18 +306,31 @@ async def settings(request: Request) -> dict[str, Any]:
 
 
 @router.post("/settings")
+@signed_in
 async def change_settings(request: Request) -> dict[str, Any]:
     """`{"name", "value"}`: one setting, checked by the settings' own rules."""
+    return await _change(request, ("allowed_hosts",))
+
+
+@router.post("/login")
+@owner
+async def change_login(request: Request) -> dict[str, Any]:
+    """`{"name", "value"}`: the login's name or password (a new password ends every session)."""
+    return await _change(request, ("login_user", "login_password"))
+
+
+async def _change(request: Request, names: tuple[str, ...]) -> dict[str, Any]:
     body = await form(request)
     name = body.get("name")
-    if not isinstance(name, str) or name not in ("allowed_hosts", "login_user", "login_password"):
-        raise UserError("the dashboard changes allowed_hosts, login_user and login_password")
+    if not isinstance(name, str) or name not in names:
+        raise UserError(f"{request.url.path} changes {' and '.join(names)}")
     await backend_of(request).change(name, body.get("value", ""))
     apply_now(request)
     return {"settings": await backend_of(request).settings()}
 
 
 @router.post("/scheduler")
+@signed_in
 async def scheduler(request: Request) -> dict[str, Any]:
     enabled = (await form(request)).get("enabled")
     if not isinstance(enabled, bool):
@@ -266,11 +339,13 @@ async def scheduler(request: Request) -> dict[str, Any]:
 
 
 @router.post("/keys")
+@signed_in
 async def create_key(request: Request) -> dict[str, Any]:
     return await backend_of(request).create_gateway_key(await form(request))
 
 
 @router.post("/keys/{name}/revoke")
+@signed_in
 async def revoke_key(request: Request, name: str) -> dict[str, Any]:
     revoked = await backend_of(request).revoke_gateway_key(name)
     apply_now(request)

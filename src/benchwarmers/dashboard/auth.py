@@ -4,9 +4,11 @@ The rules (when a login is asked, whether an attempt is right, how many
 attempts, what a session is signed with) are `core.login`'s; this module
 carries them in cookies.
 
-**The session** is a cookie `bw_session` holding the user and an expiry,
-signed with HMAC-SHA256 under the policy's session key (derived from the
-stored password hash, so a password change ends every session); HttpOnly,
+**The session** is a cookie `bw_session` holding the session's random token
+(`core.login`: a store row, so logout, a password change and "sign out
+everywhere" end it at once on every worker), signed with HMAC-SHA256 under
+the policy's session key (derived from the stored password hash), so a
+made-up cookie is turned away without a read of the store; HttpOnly,
 SameSite=Strict, Secure when the page came over TLS.
 
 **CSRF.** Every state-changing dashboard request must carry the token of
@@ -22,13 +24,24 @@ import base64
 import hashlib
 import hmac
 import secrets
-import time
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from fastapi import Request, Response
+from fastapi.responses import RedirectResponse
 
-from benchwarmers.core import LoginPolicy, check_login, login_policy, tunables
+from benchwarmers.core import (
+    LoginPolicy,
+    check_login,
+    end_every_session,
+    end_session,
+    login_policy,
+    session_user,
+    start_session,
+    tunables,
+)
 from benchwarmers.errors import Refused
+from benchwarmers.server.access import Access
 
 SESSION_COOKIE = "bw_session"
 CSRF_COOKIE = "bw_csrf"
@@ -36,6 +49,16 @@ CSRF_HEADER = "x-csrf-token"
 CSRF_FIELD = "csrf"
 SESSION_SECONDS = tunables.SESSION_SECONDS.value
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Every page the dashboard serves (`/signin/*` too): no framing, our own scripts only.
+PAGE_HEADERS = {
+    "cache-control": "no-store",
+    "content-security-policy": (
+        "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+        "frame-ancestors 'none'; form-action 'self'"
+    ),
+    "x-frame-options": "DENY",
+    "referrer-policy": "same-origin",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +79,22 @@ class Door:
 async def door(request: Request) -> Door:
     guard = getattr(request.app.state, "guard", None)
     policy = await login_policy(request.app.state.runtime, exposed=bool(guard is not None and guard.exposed))
-    user = _session_user(request.cookies.get(SESSION_COOKIE, ""), policy.session_key)
+    token = _session_token(request.cookies.get(SESSION_COOKIE, ""), policy.session_key)
+    user = await session_user(request.app.state.runtime, token) if token else ""
     return Door(needed=policy.needed, possible=policy.possible, user=user, login_user=policy.login_user)
+
+
+async def _admit_page(request: Request) -> Response | None:
+    """None when the page may be shown (the door is on `request.state`
+    for the page to show who is signed in); else the way to the login."""
+    request.state.door = found = await door(request)
+    if found.open:
+        return None
+    return RedirectResponse("/login?next=" + quote(request.url.path), status_code=303)
+
+
+# A dashboard page: open when no login is asked, else behind one (`server/access.py`).
+page = Access("dashboard login", _admit_page)
 
 
 async def log_in(request: Request, response: Response, name: str, password: str) -> None:
@@ -65,10 +102,10 @@ async def log_in(request: Request, response: Response, name: str, password: str)
     and set the session cookie."""
     client = request.client.host if request.client else "unknown"
     policy: LoginPolicy = await check_login(request.app.state.runtime, client, name, password)
-    expires = int(time.time()) + SESSION_SECONDS
+    token = await start_session(request.app.state.runtime, policy)
     response.set_cookie(
         SESSION_COOKIE,
-        _sign(f"{policy.login_user or 'owner'}|{expires}|{secrets.token_urlsafe(8)}", policy.session_key),
+        _sign(token, policy.session_key),
         max_age=SESSION_SECONDS,
         httponly=True,
         samesite="strict",
@@ -77,7 +114,16 @@ async def log_in(request: Request, response: Response, name: str, password: str)
     )
 
 
-def log_out(response: Response) -> None:
+async def log_out(request: Request, response: Response, *, everywhere: bool = False) -> None:
+    """End this session (or every one) in the store, and drop its cookie."""
+    runtime = request.app.state.runtime
+    if everywhere:
+        await end_every_session(runtime)
+    else:
+        policy = await login_policy(runtime, exposed=False)
+        token = _session_token(request.cookies.get(SESSION_COOKIE, ""), policy.session_key)
+        if token:
+            await end_session(runtime, token)
     response.delete_cookie(SESSION_COOKIE, path="/")
 
 
@@ -112,15 +158,13 @@ def _mac(body: str, key: bytes) -> str:
     return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
 
 
-def _session_user(cookie: str, key: bytes) -> str:
-    """The signed-in user, or "" (no key: no password set, so no session holds)."""
+def _session_token(cookie: str, key: bytes) -> str:
+    """The session token a cookie carries when we signed it, else "" (no
+    key: no password set, so no session holds)."""
     body, _, mac = cookie.partition(".")
     if not key or not body or not hmac.compare_digest(mac.encode(), _mac(body, key).encode()):
         return ""
     try:
-        user, expires, _nonce = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode().split("|")
-        if int(expires) < time.time():
-            return ""
+        return base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode()
     except ValueError:
         return ""
-    return user

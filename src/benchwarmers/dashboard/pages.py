@@ -10,13 +10,15 @@
     GET /leaderboard       per collection and shape: scores with intervals, pairs, matrix, next panel
     GET /quotas            limits, usage, resets, and the month's chart
     GET /settings          scheduler, gateway keys, login, allowed hosts
-    GET /login, POST /login, POST /logout
+    GET /login, POST /login, POST /logout, POST /logout/everywhere
     GET /ui/static/{file}  our JS and CSS, from the package
 
 A page renders what it shows; its forms post JSON to `/ui/api/` (our
 `app.js`), and its live parts poll those routes. Pages are not gateway
-paths (README, "Dashboard"): the dashboard's own login guards them
-(`auth.py`), so a page asks for it by redirecting to `/login`.
+paths (README, "Dashboard"): each declares who may see it
+(`server/access.py`): `auth.page`, the dashboard's own login, which sends
+a visitor without one to `/login`; or `public` (the login page, `HEAD /`,
+our static files).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -36,6 +38,7 @@ from benchwarmers.core import api_kinds
 from benchwarmers.dashboard import auth, board, chart, signin
 from benchwarmers.dashboard.api import backend_of
 from benchwarmers.errors import NotFound, UserError
+from benchwarmers.server.access import public
 from benchwarmers.types import MODEL_ROLES
 
 router = APIRouter(include_in_schema=False)
@@ -96,41 +99,29 @@ def render(request: Request, template: str, page: str, **values: Any) -> HTMLRes
     )
     response.body = response.render(body)
     response.headers["content-length"] = str(len(response.body))
-    response.headers["cache-control"] = "no-store"
-    response.headers["content-security-policy"] = (
-        "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
-        "frame-ancestors 'none'; form-action 'self'"
-    )
-    response.headers["x-frame-options"] = "DENY"
-    response.headers["referrer-policy"] = "same-origin"
+    response.headers.update(auth.PAGE_HEADERS)
     return response
 
 
-async def admitted(request: Request) -> Response | None:
-    """None when the page may be shown; else the way to the login."""
-    door = await auth.door(request)
-    request.state.door = door
-    if door.open:
-        return None
-    return RedirectResponse("/login?next=" + quote(request.url.path), status_code=303)
+@router.head("/")
+@public
+async def head_home() -> Response:
+    """200 to anyone (Claude Code sends one on start: a redirect or a 404
+    would look like a wrong base URL)."""
+    return Response(media_type="text/html")
 
 
-@router.api_route("/", methods=["GET", "HEAD"])
+@router.get("/")
+@auth.page
 async def home(request: Request) -> Response:
-    """`HEAD /` is 200 (Claude Code sends one on start: a redirect or a 404
-    would look like a wrong base URL); `GET /` goes to the right page."""
-    if request.method == "HEAD":
-        return Response(media_type="text/html")
-    if (away := await admitted(request)) is not None:
-        return away
+    """The right page: Endpoints when there is none yet, else the Bench."""
     has = await backend_of(request).has_endpoints()
     return RedirectResponse("/models" if has else "/endpoints?add=1", status_code=303)
 
 
 @router.get("/endpoints")
+@auth.page
 async def endpoints_page(request: Request) -> Response:
-    if (away := await admitted(request)) is not None:
-        return away
     backend = backend_of(request)
     rows = await backend.endpoints()
     return render(
@@ -147,9 +138,8 @@ async def endpoints_page(request: Request) -> Response:
 
 
 @router.get("/models")
+@auth.page
 async def models_page(request: Request) -> Response:
-    if (away := await admitted(request)) is not None:
-        return away
     backend = backend_of(request)
     return render(
         request,
@@ -162,9 +152,8 @@ async def models_page(request: Request) -> Response:
 
 
 @router.get("/models/{alias}")
+@auth.page
 async def model_page(request: Request, alias: str) -> Response:
-    if (away := await admitted(request)) is not None:
-        return away
     try:
         facts = await backend_of(request).model(alias)
     except NotFound as exc:
@@ -173,9 +162,8 @@ async def model_page(request: Request, alias: str) -> Response:
 
 
 @router.get("/onboard")
+@auth.page
 async def onboard_page(request: Request) -> Response:
-    if (away := await admitted(request)) is not None:
-        return away
     return render(
         request,
         "onboard.html",
@@ -186,9 +174,8 @@ async def onboard_page(request: Request) -> Response:
 
 
 @router.get("/collections")
+@auth.page
 async def collections_page(request: Request) -> Response:
-    if (away := await admitted(request)) is not None:
-        return away
     backend = backend_of(request)
     collections = await backend.collections()
     records = {c["name"]: await backend.collection_record(c["name"]) for c in collections}
@@ -203,13 +190,13 @@ async def collections_page(request: Request) -> Response:
 
 
 @router.get("/ask")
+@auth.page
 async def ask_page(request: Request) -> Response:
-    if (away := await admitted(request)) is not None:
-        return away
     return render(request, "ask.html", "ask", collections=await backend_of(request).collections())
 
 
 @router.get("/leaderboard")
+@auth.page
 async def leaderboard_page(request: Request, collection: str = "", shape: str = "") -> Response:
     if (away := await admitted(request)) is not None:
         return away
@@ -237,17 +224,15 @@ async def leaderboard_page(request: Request, collection: str = "", shape: str = 
 
 
 @router.get("/quotas")
+@auth.page
 async def quotas_page(request: Request) -> Response:
-    if (away := await admitted(request)) is not None:
-        return away
     view = await backend_of(request).quotas()
     return render(request, "quotas.html", "quotas", view=view, chart=chart.usage_chart(view["days"]))
 
 
 @router.get("/settings")
+@auth.page
 async def settings_page(request: Request) -> Response:
-    if (away := await admitted(request)) is not None:
-        return away
     backend = backend_of(request)
     return render(
         request,
@@ -264,6 +249,7 @@ async def settings_page(request: Request) -> Response:
 
 
 @router.get("/login")
+@public
 async def login_page(request: Request) -> Response:
     door = await auth.door(request)
     return render(
@@ -277,6 +263,7 @@ async def login_page(request: Request) -> Response:
 
 
 @router.post("/login")
+@public
 async def login(request: Request) -> Response:
     submitted = await request.form()
     name, password = str(submitted.get("user", "")), str(submitted.get("password", ""))
@@ -295,11 +282,24 @@ async def login(request: Request) -> Response:
 
 
 @router.post("/logout")
+@public
 async def logout(request: Request) -> Response:
+    """End this session (in the store: a copy of its cookie opens nothing after)."""
     submitted = await request.form()
     auth.check_csrf(request, str(submitted.get(auth.CSRF_FIELD, "")))
     response = RedirectResponse("/login", status_code=303)
-    auth.log_out(response)
+    await auth.log_out(request, response)
+    return response
+
+
+@router.post("/logout/everywhere")
+@auth.page
+async def logout_everywhere(request: Request) -> Response:
+    """Sign out everywhere: every session of every browser ends, this one too."""
+    submitted = await request.form()
+    auth.check_csrf(request, str(submitted.get(auth.CSRF_FIELD, "")))
+    response = RedirectResponse("/login", status_code=303)
+    await auth.log_out(request, response, everywhere=True)
     return response
 
 
@@ -315,6 +315,7 @@ def _local(target: str) -> str:
 
 
 @router.get("/ui/static/{name}")
+@public
 async def static(name: str) -> Response:
     if name not in STATIC:
         raise NotFound(f"no file {name!r} here; the dashboard serves {', '.join(STATIC)}")

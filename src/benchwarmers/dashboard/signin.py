@@ -38,6 +38,7 @@ from benchwarmers.core import environment, tunables
 from benchwarmers.dashboard import auth
 from benchwarmers.dashboard.api import backend_of
 from benchwarmers.errors import UserError
+from benchwarmers.server.access import public
 
 SIGNIN_COOKIE = "bw_signin"
 SIGNIN_SECONDS = tunables.SIGNIN_SECONDS.value
@@ -96,12 +97,11 @@ def _provider(name: str) -> Provider | None:
 
 
 @router.get("/{name}")
+@auth.page
 async def start(request: Request, name: str) -> Response:
     provider = _provider(name)
     if provider is None:
         return _page(f"No sign-in for {name!r}: paste its key on the Endpoints page.", 404)
-    if not (await auth.door(request)).open:
-        return RedirectResponse("/login?next=/endpoints", status_code=303)
     verifier = secrets.token_urlsafe(48)
     state = secrets.token_urlsafe(16)
     callback = f"{str(request.base_url).rstrip('/')}/signin/{name}/callback?state={state}"
@@ -120,6 +120,7 @@ async def start(request: Request, name: str) -> Response:
 
 
 @router.get("/{name}/callback")
+@public
 async def callback(request: Request, name: str, state: str = "", code: str = "") -> Response:
     """Changes nothing: continues to `finish` from our own page, so the
     dashboard's Strict cookies (the login) come along."""
@@ -130,12 +131,11 @@ async def callback(request: Request, name: str, state: str = "", code: str = "")
 
 
 @router.get("/{name}/finish")
+@auth.page
 async def finish(request: Request, name: str, state: str = "", code: str = "") -> Response:
     provider = _provider(name)
     if provider is None:
         return _page(f"No sign-in for {name!r}.", 404)
-    if not (await auth.door(request)).open:
-        return RedirectResponse("/login?next=/endpoints", status_code=303)
     remembered = request.cookies.get(SIGNIN_COOKIE, "").split(".", 2)
     if len(remembered) != 3 or remembered[0] != name or not hmac.compare_digest(remembered[1], state):
         return _page("This sign-in was not started here (or it expired); start it again.", 400)
@@ -182,4 +182,7 @@ def _page(message: str, status: int, *, refresh: str = "") -> HTMLResponse:
         '<link rel="stylesheet" href="/ui/static/app.css"><title>Sign in · Benchwarmers</title></head>'
         f'<body><main class="narrow"><p>{escape(message)}</p><p>{link}</p></main></body></html>'
     )
-    return HTMLResponse(body, status_code=status, headers={"referrer-policy": "no-referrer"})
+    # The pages' own headers, but no referrer at all: the callback's URL carries the code.
+    return HTMLResponse(
+        body, status_code=status, headers={**auth.PAGE_HEADERS, "referrer-policy": "no-referrer"}
+    )

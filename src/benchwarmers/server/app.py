@@ -11,7 +11,9 @@ settings) and closes it on shutdown, once running panels have finished
 `deps.runtime_of(request)`. Routers are listed in `routes/__init__.py`, one
 line each. In front of everything sit `errors.CatchAll` (no traceback ever
 reaches a client) and `guard.Guard` (Host, Origin, gateway keys, body size
-and depth).
+and depth); behind them each route admits only whom it declares
+(`access.py`: public, gateway key or dashboard login), and a route that
+declares nothing is refused.
 
 `/openapi.json` is served (schema-driven fuzzing runs against it, and
 clients may read it; it carries no key, not even in an example); FastAPI's
@@ -36,6 +38,7 @@ from benchwarmers import __version__
 from benchwarmers.config import tunables
 from benchwarmers.core import finish_background
 from benchwarmers.server import BIND_HOST_ENV, DEFAULT_HOST
+from benchwarmers.server.access import Admission, RouteTable, public
 from benchwarmers.server.errors import HANDLERS, CatchAll, install_error_handlers
 from benchwarmers.server.guard import Guard, GuardState, Receive, Scope, Send
 from benchwarmers.server.hot import HotLane, is_hot
@@ -121,8 +124,13 @@ def create_app(
         router = _router(dotted)
         app.include_router(router)
         hot_routes.extend(route for route in router.routes if is_hot(route))
+    for route in app.routes:  # FastAPI's own: the schema, served to anyone (it carries no key)
+        if getattr(route, "path", None) == app.openapi_url:
+            public(route.endpoint)  # type: ignore[attr-defined]
     app.hot_lane = HotLane(hot_routes, guard_state, HANDLERS)
-    # The last added is the outermost: CatchAll wraps the guard wraps the routes.
+    # The last added is the outermost: CatchAll wraps the guard wraps each
+    # route's declaration (deny by default: server/access.py) wraps the routes.
+    app.add_middleware(Admission, table=RouteTable(app.routes))
     app.add_middleware(Guard, state=guard_state)
     app.add_middleware(CatchAll)
     return app

@@ -103,6 +103,9 @@ DRAIN_BYTES = 8 * MB  # of a body refused as too large, read and dropped before 
 DRAIN_SECONDS = tunables.DRAIN_SECONDS.value
 # The body as read, on `scope["state"]`: `errors.read_json` takes it from there.
 BODY_STATE = "body"
+# On `scope["state"]` when the gateway-key rule was applied: a route declared
+# for gateway keys (`server/access.py`) is served only then.
+KEY_CHECKED = "gateway_key_checked"
 
 # A JSON string, escapes included (unrolled, so it runs in linear time).
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
@@ -254,6 +257,7 @@ class Guard:
     async def _identity(self, scope: Scope, headers: dict[bytes, bytes], policy: Policy) -> Identity:
         if not is_gateway_path(scope["path"]):
             return OWNER
+        scope["state"][KEY_CHECKED] = True
         required = self.state.exposed or policy.require_key
         sent = _sent_keys(headers, scope.get("query_string", b""))
         key = await self._find_key(sent)

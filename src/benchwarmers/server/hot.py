@@ -16,7 +16,7 @@ it in `/openapi.json` and in FastAPI's router) is answered by `Gateway`
 through the same `CatchAll` and `Guard` as every route, then straight to
 the endpoint:
 
-    CatchAll -> Guard -> endpoint(request, **path_params) -> response
+    CatchAll -> Guard -> the route's access -> endpoint(request, **path_params) -> response
 
 What the app's stack did for it is kept: errors become replies in the
 caller's format through the app's own exception handlers
@@ -29,7 +29,9 @@ configures.
 
 A marked endpoint that asks FastAPI for anything (a query parameter, a
 body model, a dependency) is refused when the app is built, since nothing
-here would supply it.
+here would supply it; so is one not declared `@gateway` (`server/access.py`):
+the lane serves model calls only, and a request the guard applied the key
+rule to needs no further check (a dict lookup, not a call).
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Match, Route
 
+from benchwarmers.server.access import access_of, gateway, refusal_for
 from benchwarmers.server.errors import CatchAll
-from benchwarmers.server.guard import ASGIApp, Guard, GuardState, Receive, Scope, Send
+from benchwarmers.server.guard import KEY_CHECKED, ASGIApp, Guard, GuardState, Receive, Scope, Send
 
 HOT_MARK = "_benchwarmers_hot"
 
@@ -105,6 +108,11 @@ class HotLane:
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive, send)
+        if not scope["state"].get(KEY_CHECKED):  # a gateway route (checked at build) the guard did not key
+            refusal = await refusal_for(scope["route"], request)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
         try:
             response = await scope["endpoint"](request, **scope["path_params"])
         except Exception as exc:
@@ -138,5 +146,9 @@ def _matcher(route: APIRoute) -> Route:
         raise TypeError(
             f"{route.path} is marked @hot but its endpoint takes more than the request and path "
             "parameters: the hot lane would not supply it (drop @hot or the parameter)"
+        )
+    if access_of(route) is not gateway:
+        raise TypeError(
+            f"{route.path} is marked @hot but not declared @gateway: the hot lane serves model calls"
         )
     return Route(route.path, route.endpoint, methods=list(route.methods or ()))

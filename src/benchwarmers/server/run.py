@@ -41,6 +41,7 @@ __all__ = [
     "bind_sockets",
     "check_workers",
     "create_app",
+    "hold_data_folder",
     "is_loopback",
     "listening_on",
     "run_server",
@@ -221,6 +222,52 @@ def run_server(app: FastAPI, sock: socket.socket) -> None:
 # see another worker's change within their few seconds' TTL, as replicas do.
 # `/metrics` sums every worker's figures (prometheus-client's multiprocess
 # mode, in a fresh folder per `serve`, `benchwarmers.metrics`).
+
+
+# ------------------------------------------------------- one serve a folder
+#
+# Two `serve` processes on one data folder are two processes on its store:
+# on SQLite they fight over its one writer, and without Redis each counts
+# provider limits and key rates alone: what `--workers` refuses (above).
+# So `serve` holds the folder (an exclusive `flock` on `serve.lock` in it,
+# which the kernel lets go when the process ends, however it ends) and a
+# second one on a folder a live `serve` holds is refused in one line on
+# SQLite; on PostgreSQL (replicas) it is told why it is safe, and whether
+# Redis counts limits for both.
+
+FOLDER_LOCK = "serve.lock"
+
+
+def hold_data_folder(home: Path) -> tuple[int, str]:
+    """Hold `home` for this `serve`: the lock's file descriptor (kept open as
+    long as we serve) and a line to say when another live `serve` holds it
+    too and that is safe (else ""). Refused (UserError) when it is not."""
+    import fcntl
+
+    fd = os.open(home / FOLDER_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+        if not os.environ.get(DATABASE_URL_ENV, "").strip().startswith("postgresql"):
+            os.close(fd)
+            raise UserError(
+                f"another `benchwarmers serve` (pid {holder}) is serving the data folder {home}: stop it "
+                "first, or serve another folder (BENCHWARMERS_HOME); SQLite has one writer per process, "
+                f"so two would fight over it (replicas share PostgreSQL: {DATABASE_URL_ENV})"
+            ) from None
+        counted = (
+            "and Redis counts limits for both"
+            if os.environ.get(REDIS_URL_ENV, "").strip()
+            else f"but each counts provider limits alone until {REDIS_URL_ENV} is set"
+        )
+        return fd, (
+            f"Another `benchwarmers serve` (pid {holder}) serves this data folder too: safe, as replicas "
+            f"share PostgreSQL, {counted}."
+        )
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    return fd, ""
 
 
 def check_workers(workers: int) -> None:

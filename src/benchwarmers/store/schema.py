@@ -375,6 +375,19 @@ class GatewayKey(Base):
     revoked_at: Mapped[datetime | None]
 
 
+class DashboardSession(Base):
+    """A dashboard login: the cookie carries a random token, the store only
+    its hash, so logout, a password change or "sign out everywhere" (deleting
+    the rows) ends it at once, on every worker and replica."""
+
+    __tablename__ = "dashboard_sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime] = mapped_column(index=True)
+
+
 class Setting(Base):
     """Settings the dashboard and CLI change (scheduler on, allowed hosts, login)."""
 

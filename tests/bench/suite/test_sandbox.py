@@ -243,6 +243,58 @@ async def test_reaching_the_runner_through_a_traceback_does_not_pass() -> None:
     assert outcome.results == {"tests.py::test_a": False, "tests.py::test_b": False}, outcome.detail
 
 
+async def test_patching_the_harness_result_class_does_not_pass() -> None:
+    """Issue 36, attack 5: on 3fd40b0 an answer patched the runner's own result
+    class (found through `unittest.TestResult.__subclasses__()`), and a wrong
+    answer to a unittest-style task came back a sealed, clean pass."""
+    patched = (
+        "import unittest\n"
+        "for cls in unittest.TestResult.__subclasses__():\n"
+        "    if cls.__module__ != 'unittest.runner':\n"
+        "        cls.addFailure = lambda self, test, err: cls.addSuccess(self, test)\n"
+        "        cls.addError = cls.addFailure\n"
+    )
+    outcome = await _forged(patched, UNITTEST)
+    assert not outcome.passed and "changed the test harness" in outcome.detail, outcome.detail
+
+
+async def test_reaching_the_runners_namespace_through_the_result_class_does_not_pass() -> None:
+    """The result class's functions lead to no namespace of the runner's:
+    what they do lead to is watched like the harness."""
+    through_globals = (
+        "import unittest\n"
+        "for cls in [*unittest.TestResult.__subclasses__(), *object.__subclasses__()]:\n"
+        "    if cls.__module__.startswith('unittest'):\n"
+        "        continue\n"
+        "    for value in list(vars(cls).values()):\n"
+        "        found = getattr(value, '__globals__', None)\n"
+        "        if type(found) is dict and '_failure' in found:\n"
+        "            found['_failure'] = lambda exc: ''\n"
+        "            found['_changed'] = lambda before, now: ''\n"
+        "            if '_run_id' in found:\n"
+        "                found['_run_id'] = lambda *args: (1, 0, '')\n"
+    )
+    outcome = await _forged(through_globals, UNITTEST)
+    assert not outcome.passed and "changed the test harness" in outcome.detail, outcome.detail
+
+
+async def test_a_right_answer_that_writes_a_lot_to_stderr_and_stdout_passes_in_time() -> None:
+    """Issue 36, attack 10: on 3fd40b0 300 KB of stderr filled the pipe nobody
+    read, and a right answer burned its whole time limit (10.3 s of 10 s)."""
+    loud = (
+        "import sys\n"
+        "def add(a, b):\n"
+        "    for _ in range(3_000):\n"
+        "        sys.stderr.write('e' * 99 + '\\n')\n"
+        "        print('o' * 99)\n"
+        "    return a + b\n"
+    )
+    files = {"solution.py": loud, "tests.py": TESTS}
+    # A bound of our own: on 3fd40b0 the blocked run never came back at all here.
+    outcome = await asyncio.wait_for(run_tests(files, ["tests.py"], limits=Limits(timeout=5.0)), 30)
+    assert outcome.passed and not outcome.timed_out, outcome.detail
+
+
 def test_only_a_sealed_record_naming_every_test_passes() -> None:
     secret = b"k" * 32
     payload = "clean\npassed\ttests.py::test_b\t1\t0\t"

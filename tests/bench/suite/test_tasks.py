@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from benchwarmers.bench.suite import sandbox
+from benchwarmers.bench.suite.checkers import check
 from benchwarmers.bench.suite.tasks import load_tasks
 from benchwarmers.errors import UserError
 
@@ -64,3 +66,110 @@ def test_bad_task_files_say_what_is_wrong(home: Path, raw: dict[str, object], me
     (home / "tasks" / "bad.json").write_text(json.dumps(raw))
     with pytest.raises(UserError, match=message):
         load_tasks(home)
+
+
+# ------------------------------------- issue 36, attack 6: an always-equal answer
+
+# An answer that claims to equal anything: on 3fd40b0 it passed 4 of the 9 code
+# tasks (their tests compared with `==` and never looked at a type).
+ALWAYS_EQUAL = """
+class Anything:
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__
+    def __hash__(self): return 0
+    def __bool__(self): return True
+    def __len__(self): return 1
+    def __iter__(self): return iter([self])
+    def __getitem__(self, key): return self
+    def __getattr__(self, name): return self
+    def __call__(self, *args, **kwargs): return self
+    def __repr__(self): return "[]"
+    __class__ = property(lambda self: list)
+
+def __getattr__(name):
+    return Anything()
+"""
+
+# A right answer to each shipped unit-test task: the tests still pass it.
+RIGHT = {
+    "code-fizzbuzz": (
+        "def fizzbuzz(n):\n"
+        "    said = {15: 'FizzBuzz', 3: 'Fizz', 5: 'Buzz'}\n"
+        "    return [next((w for d, w in said.items() if i % d == 0), str(i)) for i in range(1, n + 1)]\n"
+    ),
+    "code-palindrome": (
+        "def is_palindrome(text):\n"
+        "    kept = [c.lower() for c in text if c.isalnum()]\n"
+        "    return kept == kept[::-1]\n"
+    ),
+    "code-merge-intervals": (
+        "def merge_intervals(intervals):\n"
+        "    merged = []\n"
+        "    for start, end in sorted(intervals):\n"
+        "        if merged and start <= merged[-1][1]:\n"
+        "            merged[-1][1] = max(merged[-1][1], end)\n"
+        "        else:\n"
+        "            merged.append([start, end])\n"
+        "    return merged\n"
+    ),
+    "code-roman": (
+        "def roman_to_int(s):\n"
+        "    values = {'I': 1, 'V': 5, 'X': 10, 'L': 50, 'C': 100, 'D': 500, 'M': 1000}\n"
+        "    total = 0\n"
+        "    for here, after in zip(s, s[1:] + ' '):\n"
+        "        total += -values[here] if values.get(after, 0) > values[here] else values[here]\n"
+        "    return total\n"
+    ),
+    "code-flatten": (
+        "def flatten(items):\n"
+        "    flat, stack = [], [iter(items)]\n"
+        "    while stack:\n"
+        "        for item in stack[-1]:\n"
+        "            if isinstance(item, list):\n"
+        "                stack.append(iter(item))\n"
+        "                break\n"
+        "            flat.append(item)\n"
+        "        else:\n"
+        "            stack.pop()\n"
+        "    return flat\n"
+    ),
+    "code-word-count": (
+        "import re\nfrom collections import Counter\n\n"
+        "def word_count(text):\n"
+        '    return Counter(re.findall(r"[a-z\']+", text.lower()))\n'
+    ),
+    "code-lru-cache": (
+        "from collections import OrderedDict\n\n"
+        "class LRUCache:\n"
+        "    def __init__(self, capacity):\n"
+        "        self.capacity, self.items = capacity, OrderedDict()\n"
+        "    def get(self, key):\n"
+        "        if key not in self.items:\n"
+        "            return -1\n"
+        "        self.items.move_to_end(key)\n"
+        "        return self.items[key]\n"
+        "    def put(self, key, value):\n"
+        "        self.items[key] = value\n"
+        "        self.items.move_to_end(key)\n"
+        "        if len(self.items) > self.capacity:\n"
+        "            self.items.popitem(last=False)\n"
+    ),
+}
+
+UNIT_TEST_TASKS = sorted(t.id for t in load_tasks() if t.checker["kind"] == "unit_tests")
+
+
+def test_every_unit_test_task_has_a_right_answer_here() -> None:
+    assert sorted(RIGHT) == UNIT_TEST_TASKS
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(sandbox.unavailable() is not None, reason=str(sandbox.unavailable()))
+@pytest.mark.parametrize("task_id", UNIT_TEST_TASKS)
+async def test_an_always_equal_answer_fails_and_a_right_one_passes(task_id: str) -> None:
+    task = next(t for t in load_tasks() if t.id == task_id)
+    cheat = await check(task, f"```python\n{ALWAYS_EQUAL}\n```")
+    assert not cheat.passed, f"{task_id}: an always-equal object passed its tests"
+    right = await check(task, f"```python\n{RIGHT[task_id]}\n```")
+    assert right.passed, f"{task_id}: {right.detail}"

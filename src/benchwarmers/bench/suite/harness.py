@@ -29,10 +29,16 @@ Why the verdict cannot be forged from inside:
   programs. The sandbox mounts no `/proc`, and the runner makes itself
   non-dumpable before any model code runs, so no process it starts can read
   its memory. Forks stay allowed (the parent limits their number).
+- The one class of the runner's the code can find, the result class
+  (`unittest.TestResult.__subclasses__()`), runs in a namespace of its own
+  (`_result_class`): its functions' `__globals__` do not lead to the
+  runner's namespace, whose functions (the checks below among them) the
+  code could otherwise replace.
 - Patching the harness is seen: the builtins, every `unittest` module and
-  class, and each test module's test objects are snapshotted before the
-  tests run and compared, by identity, after each test and before sealing.
-  Any change fails the whole run as tampered.
+  class, the result class with its namespace and builtins, and each test
+  module's test objects are snapshotted before the tests run and compared,
+  by identity, after each test and before sealing. Any change fails the
+  whole run as tampered.
 
 Plan (read from the file named in argv[1]): {"work": folder, "tests": [ids],
 "fd": result pipe}. A test id is pytest-style: `path.py`, `path.py::name`
@@ -43,6 +49,7 @@ test and every one passed) or `failed`, and a first line `tampered` or
 """
 
 import builtins
+import gc
 import hashlib
 import json
 import os
@@ -154,9 +161,15 @@ def _install_hook(secret: bytes, fd: int, finish_code: types.CodeType) -> None:
     sys.addaudithook(hook)
 
 
-def _snapshot() -> dict[str, dict[str, object]]:
-    """What the harness relies on: builtins and every unittest module and class."""
-    taken: dict[str, dict[str, object]] = {"builtins": dict(vars(builtins))}
+def _snapshot(reporting: dict[str, typing.Any]) -> dict[str, dict[str, object]]:
+    """What the harness relies on: builtins, every unittest module and class,
+    and what the code can reach of the result class (`_result_class`)."""
+    taken: dict[str, dict[str, object]] = {
+        "builtins": dict(vars(builtins)),
+        "the result class's namespace": dict(reporting),
+        "the result class's builtins": dict(reporting["__builtins__"]),
+        "the result class": dict(vars(reporting["_Result"])),
+    }
     for name, module in list(sys.modules.items()):
         if name == "unittest" or name.startswith("unittest."):
             taken[name] = dict(vars(module))
@@ -200,42 +213,81 @@ def _failure(exc: BaseException) -> str:
     return _text(type(exc).__name__) + ": " + _text(exc)
 
 
-class _Result(unittest.TestResult):
-    """Collects unittest outcomes by test id (method name)."""
+def _result_class() -> tuple[type, dict[str, typing.Any]]:
+    """The class the unittest tests report to, and the namespace its
+    functions run in: not the runner's.
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.outcomes: dict[str, str] = {}
-        self.fixture = ""  # setUpClass or tearDownClass failed
+    The code under test finds the class (`unittest.TestResult.__subclasses__()`)
+    and, through its functions' `__globals__`, their namespace. Built here
+    from a class local to this function, with each function moved into a
+    namespace of its own (`_failure` and `_text` with them), the runner's
+    namespace is not reachable that way; the local class is collected before
+    any model code runs. What the code can reach (the class, that namespace
+    and its builtins) is watched like the harness (`_snapshot`)."""
 
-    def _put(self, test: object, outcome: str) -> None:
-        name = getattr(test, "_testMethodName", None)
-        if type(name) is not str:
-            self.fixture = self.fixture or outcome
-        elif name not in self.outcomes or outcome:
-            self.outcomes[name] = outcome
+    class Outcomes:
+        """Collects unittest outcomes by test id (method name)."""
 
-    def addSuccess(self, test: unittest.TestCase) -> None:
-        self._put(test, "")
+        def __init__(self) -> None:
+            unittest.TestResult.__init__(self)  # type: ignore[arg-type]
+            self.outcomes: dict[str, str] = {}
+            self.fixture = ""  # setUpClass or tearDownClass failed
 
-    def addFailure(self, test: unittest.TestCase, err: typing.Any) -> None:
-        self._put(test, _failure(err[1]))
+        def _put(self, test: object, outcome: str) -> None:
+            name = getattr(test, "_testMethodName", None)
+            if type(name) is not str:
+                self.fixture = self.fixture or outcome
+            elif name not in self.outcomes or outcome:
+                self.outcomes[name] = outcome
 
-    def addError(self, test: unittest.TestCase, err: typing.Any) -> None:
-        self._put(test, _failure(err[1]))
+        def addSuccess(self, test: unittest.TestCase) -> None:
+            self._put(test, "")
 
-    def addSubTest(self, test: typing.Any, subtest: typing.Any, err: typing.Any) -> None:
-        if err is not None:
-            self._put(test.test_case, _failure(err[1]))
+        def addFailure(self, test: unittest.TestCase, err: typing.Any) -> None:
+            self._put(test, _failure(err[1]))
 
-    def addSkip(self, test: unittest.TestCase, reason: str) -> None:
-        self._put(test, "skipped: " + _text(reason))
+        def addError(self, test: unittest.TestCase, err: typing.Any) -> None:
+            self._put(test, _failure(err[1]))
 
-    def addExpectedFailure(self, test: unittest.TestCase, err: typing.Any) -> None:
-        self._put(test, "")
+        def addSubTest(self, test: typing.Any, subtest: typing.Any, err: typing.Any) -> None:
+            if err is not None:
+                self._put(test.test_case, _failure(err[1]))
 
-    def addUnexpectedSuccess(self, test: unittest.TestCase) -> None:
-        self._put(test, "passed but was expected to fail")
+        def addSkip(self, test: unittest.TestCase, reason: str) -> None:
+            self._put(test, "skipped: " + _text(reason))
+
+        def addExpectedFailure(self, test: unittest.TestCase, err: typing.Any) -> None:
+            self._put(test, "")
+
+        def addUnexpectedSuccess(self, test: unittest.TestCase) -> None:
+            self._put(test, "passed but was expected to fail")
+
+    namespace: dict[str, typing.Any] = {
+        "__builtins__": dict(vars(builtins)),
+        "unittest": unittest,
+        "typing": typing,
+        "DETAIL": DETAIL,
+    }
+    namespace["_text"] = _moved(_text, namespace)
+    namespace["_failure"] = _moved(_failure, namespace)
+    members = {
+        name: _moved(value, namespace) if isinstance(value, types.FunctionType) else value
+        for name, value in vars(Outcomes).items()
+        if name not in ("__dict__", "__weakref__")
+    }
+    result = type("_Result", (unittest.TestResult,), members)
+    namespace["_Result"] = result
+    return result, namespace
+
+
+def _moved(function: typing.Any, namespace: dict[str, typing.Any]) -> types.FunctionType:
+    """`function` (a plain function) with `namespace` for its globals."""
+    copy = types.FunctionType(
+        function.__code__, namespace, function.__name__, function.__defaults__, function.__closure__
+    )
+    copy.__kwdefaults__ = function.__kwdefaults__
+    copy.__qualname__ = function.__qualname__
+    return copy
 
 
 def _load(work: str, relative: str, source: str) -> types.ModuleType:
@@ -250,11 +302,11 @@ def _load(work: str, relative: str, source: str) -> types.ModuleType:
     return module
 
 
-def _run_unittest(cls: type, names: list[str]) -> dict[str, str]:
+def _run_unittest(cls: type, names: list[str], result_class: type) -> dict[str, str]:
     suite = unittest.TestSuite([cls(name) for name in names])
-    result = _Result()
+    result = result_class()
     suite.run(result)
-    outcomes = result.outcomes
+    outcomes: dict[str, str] = result.outcomes
     for name in names:
         outcomes.setdefault(name, "did not run")
         if result.fixture:
@@ -305,7 +357,7 @@ def _tests_in(module: types.ModuleType, parts: list[str]) -> list[tuple[str, typ
 
 
 def _run_id(
-    module: types.ModuleType, parts: list[str], check: typing.Callable[[], str]
+    module: types.ModuleType, parts: list[str], check: typing.Callable[[], str], result_class: type
 ) -> tuple[int, int, str]:
     """Run the tests an id names: (how many ran, how many failed, first failure or "")."""
     if parts and "[" in parts[-1]:
@@ -314,7 +366,7 @@ def _run_id(
     first = ""
     for name, value, methods in _tests_in(module, parts):
         if isinstance(value, type) and issubclass(value, unittest.TestCase):
-            outcomes = _run_unittest(value, methods)
+            outcomes = _run_unittest(value, methods, result_class)
         elif isinstance(value, type):
             outcomes = {}
             for method in methods:
@@ -369,19 +421,21 @@ def _not_dumpable() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE) failed")
 
 
-def _async_without_debug() -> None:
+def _async_without_debug(reporting: dict[str, typing.Any]) -> None:
     """Load IsolatedAsyncioTestCase before the snapshot (unittest imports it
     lazily), running its loop out of asyncio's debug mode: debug mode takes
-    the caller's frame for every callback, which the sandbox refuses."""
+    the caller's frame for every callback, which the sandbox refuses. The
+    function lives in the result class's namespace, not the runner's."""
     import asyncio
 
     case = unittest.IsolatedAsyncioTestCase
+    reporting["asyncio"] = asyncio
 
     def setup_runner(self: typing.Any) -> None:
         assert self._asyncioRunner is None, "asyncio runner is already initialized"
         self._asyncioRunner = asyncio.Runner(debug=False)
 
-    case._setupAsyncioRunner = setup_runner  # type: ignore[attr-defined]
+    case._setupAsyncioRunner = _moved(setup_runner, reporting)  # type: ignore[attr-defined]
 
 
 def finish(lines: list[str]) -> None:
@@ -400,12 +454,14 @@ def main() -> None:
         if relative not in sources:
             with open(os.path.join(work, relative), encoding="utf-8") as handle:
                 sources[relative] = handle.read()
+    result_class, reporting = _result_class()
     if any("IsolatedAsyncioTestCase" in source for source in sources.values()):
-        _async_without_debug()
+        _async_without_debug(reporting)
+    gc.collect()  # the local class `_result_class` built from, whose functions lead here, is gone
     _not_dumpable()
     _install_hook(secret, fd, finish.__code__)
     del secret
-    before = _snapshot()
+    before = _snapshot(reporting)
     sys.path.insert(0, work)
     os.chdir(work)
     modules: dict[str, types.ModuleType] = {}
@@ -418,7 +474,7 @@ def main() -> None:
     tests = _test_objects(modules)
 
     def check() -> str:
-        changed = _changed(before, _snapshot()) or _changed(tests, _test_objects(modules))
+        changed = _changed(before, _snapshot(reporting)) or _changed(tests, _test_objects(modules))
         return "the code changed the test harness: " + changed if changed else ""
 
     lines: list[str] = []
@@ -429,7 +485,7 @@ def main() -> None:
             lines.append(f"failed\t{test_id}\t0\t0\t{_text(broken[relative])}")
             continue
         try:
-            ran, failed, first = _run_id(modules[relative], parts, check)
+            ran, failed, first = _run_id(modules[relative], parts, check, result_class)
         except BaseException as exc:  # the runner itself was made to fail: the id fails
             ran, failed, first = 0, 0, "the tests could not be run: " + _failure(exc)
         if first.startswith("the code changed the test harness"):

@@ -21,7 +21,9 @@ The verdict is the parent's: `harness.py` runs the tests inside and writes
 one record, sealed with an HMAC under a per-run secret sent on stdin, to a
 pipe. The parent ignores exit codes, stdout and files; a run without a
 validly sealed record that names every test as passed fails (see
-`harness.py` for how the code under test is kept from the seal).
+`harness.py` for how the code under test is kept from the seal). stdout
+goes to /dev/null and stderr is read as it comes (its last 64 KB kept), so
+no amount of either blocks the code on a full pipe.
 
 Where isolation cannot be had (no `bwrap`, or namespaces refused), code
 tasks are not run at all: `unavailable()` says why, and the suite skips
@@ -208,7 +210,7 @@ async def _run(
     # Submitted now, not when a task first runs: from here the reading thread owns the read end.
     record = asyncio.get_running_loop().run_in_executor(None, _read_all, read_end, RESULT_FD_READ_MAX)
     assert process.stdin is not None and process.stderr is not None
-    stderr = asyncio.ensure_future(process.stderr.read(STDERR_KEPT))
+    stderr = asyncio.ensure_future(_drained(process.stderr, STDERR_KEPT))
     timed_out = False
     try:  # whatever ends the wait (a cancelled run too), the sandbox's processes end with it
         process.stdin.write(secret.hex().encode() + b"\n")
@@ -287,6 +289,18 @@ def _unseal(data: bytes, secret: bytes) -> str | None:
         if hmac.compare_digest(expected, mac):
             return payload
     return None
+
+
+async def _drained(stream: asyncio.StreamReader, kept: int) -> bytes:
+    """Read `stream` to its end as it comes, keeping its last `kept` bytes
+    (where a traceback or a MemoryError ends up). Read continuously, so code
+    that writes a lot to stderr never blocks on a full pipe and spends its
+    time limit waiting (stdout goes to /dev/null: nothing to read)."""
+    tail = bytearray()
+    while chunk := await stream.read(65536):
+        tail += chunk
+        del tail[:-kept]
+    return bytes(tail)
 
 
 def _read_all(fd: int, cap: int) -> bytes:

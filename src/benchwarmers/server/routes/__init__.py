@@ -6,6 +6,11 @@ answers; keep paths from overlapping). That line is the whole registration.
 
 In a route:
 
+- declare who may reach it under its `@router.<method>` (`server/access.py`):
+  `@gateway` (a gateway key where keys are required), `@public`, or the
+  dashboard's own (`dashboard/auth.page`, `dashboard/api.owner`). A route
+  that declares nothing is refused, and `tests/server/test_access.py`
+  fails on it;
 - everything a route does goes through a core service for the request's
   identity: `panels_of(request)`, `route_mode_of`, `admin_of`,
   `operations_of` (`server/deps.py`); each service enforces its own access

@@ -27,6 +27,7 @@ from fastapi.responses import Response
 from benchwarmers.formats import anthropic, anthropic_route
 from benchwarmers.formats.base import parse_model_name
 from benchwarmers.formats.bench_json import bench_header
+from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
@@ -39,6 +40,7 @@ router = APIRouter()
 
 @router.post("/v1/messages")
 @hot
+@gateway
 async def messages(request: Request) -> Response:
     ask = anthropic.parse_ask(await read_json(request))
     if ask.mode == "route":
@@ -53,6 +55,7 @@ async def messages(request: Request) -> Response:
 
 
 @router.post("/v1/messages/count_tokens")
+@gateway
 async def count_tokens(request: Request) -> dict[str, Any]:
     body = await read_json(request)
     counted = anthropic.parse_count(body)

@@ -13,6 +13,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from benchwarmers.errors import UserError
+from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
 
@@ -22,12 +23,14 @@ RECORD_FORM = "GET /bench/record?collection=bench/<name>[&task=<words in the ver
 
 
 @router.post("/bench/verdict")
+@gateway
 async def verdict(request: Request) -> dict[str, Any]:
     recorded = await panels_of(request).verdict(await read_json(request))
     return {"ok": True, "recorded": recorded.as_json()}
 
 
 @router.get("/bench/record")
+@gateway
 async def record(request: Request, collection: str = "", task: str = "") -> dict[str, Any]:
     if not collection.strip():
         raise UserError(f"say which collection: {RECORD_FORM}")
@@ -35,5 +38,6 @@ async def record(request: Request, collection: str = "", task: str = "") -> dict
 
 
 @router.post("/bench/pending")
+@gateway
 async def pending(request: Request) -> dict[str, Any]:
     return {"pending": await panels_of(request).pending(await read_json(request))}

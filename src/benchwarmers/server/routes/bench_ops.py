@@ -35,6 +35,7 @@ from fastapi import APIRouter, FastAPI, Path, Query, Request
 
 from benchwarmers.core import ONBOARDING_MODES, ModelView, OnboardRequest, bench_services, probe_json
 from benchwarmers.errors import UserError
+from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import admin_of, operations_of
 from benchwarmers.server.errors import read_json
 
@@ -66,6 +67,7 @@ async def _object(request: Request) -> dict[str, Any]:
 
 
 @router.post("/onboard")
+@gateway
 async def onboard(request: Request) -> dict[str, Any]:
     ops = operations_of(request)
     ops.check_allowed()
@@ -95,6 +97,7 @@ async def onboard(request: Request) -> dict[str, Any]:
 
 
 @router.get("/queue")
+@gateway
 async def queue(request: Request, all: bool = True) -> dict[str, Any]:
     return await operations_of(request).queue(include_finished=all)
 
@@ -103,16 +106,19 @@ async def queue(request: Request, all: bool = True) -> dict[str, Any]:
 
 
 @router.get("/discover")
+@gateway
 async def discover_list(request: Request, free: bool = False) -> dict[str, Any]:
     return {"models": await operations_of(request).discover(free_only=free)}
 
 
 @router.get("/alerts")
+@gateway
 async def alerts(request: Request, all: bool = False) -> dict[str, Any]:
     return {"alerts": await operations_of(request).alerts(include_dismissed=all)}
 
 
 @router.post("/alerts/{alert_id}/dismiss")
+@gateway
 async def dismiss(request: Request, alert_id: Annotated[int, Path(ge=1, le=SQL_INT_MAX)]) -> dict[str, Any]:
     await operations_of(request).dismiss_alert(alert_id)
     return {"ok": True}
@@ -134,6 +140,7 @@ def _model(view: ModelView) -> dict[str, Any]:
 
 
 @router.post("/models/{alias}/probe")
+@gateway
 async def probe_now(request: Request, alias: str) -> dict[str, Any]:
     ops = operations_of(request)
     report = await ops.probe(alias)
@@ -145,6 +152,7 @@ async def probe_now(request: Request, alias: str) -> dict[str, Any]:
 
 
 @router.get("/models/{alias}/probes")
+@gateway
 async def probe_list(request: Request, alias: str, limit: Annotated[int, Query(ge=1)] = 50) -> dict[str, Any]:
     return {
         "probes": [probe_json(p) for p in await operations_of(request).probes(alias, limit=min(limit, 500))]
@@ -152,6 +160,7 @@ async def probe_list(request: Request, alias: str, limit: Annotated[int, Query(g
 
 
 @router.post("/models/{alias}/retire")
+@gateway
 async def retire(request: Request, alias: str) -> dict[str, Any]:
     ops = operations_of(request)
     ops.check_allowed()
@@ -163,11 +172,13 @@ async def retire(request: Request, alias: str) -> dict[str, Any]:
 
 
 @router.post("/models/{alias}/restore")
+@gateway
 async def restore(request: Request, alias: str) -> dict[str, Any]:
     return {"model": _model(await operations_of(request).restore(alias))}
 
 
 @router.post("/models/{alias}/role")
+@gateway
 async def set_role(request: Request, alias: str) -> dict[str, Any]:
     ops = operations_of(request)
     ops.check_allowed()
@@ -181,11 +192,13 @@ async def set_role(request: Request, alias: str) -> dict[str, Any]:
 
 
 @router.get("/scheduler")
+@gateway
 async def scheduler_status(request: Request) -> dict[str, Any]:
     return await operations_of(request).scheduler()
 
 
 @router.post("/scheduler")
+@gateway
 async def scheduler_switch(request: Request) -> dict[str, Any]:
     ops = operations_of(request)
     ops.check_allowed()
@@ -196,5 +209,6 @@ async def scheduler_switch(request: Request) -> dict[str, Any]:
 
 
 @router.post("/scheduler/run/{job}")
+@gateway
 async def run_job(request: Request, job: str) -> dict[str, Any]:
     return await operations_of(request).run_job(job)

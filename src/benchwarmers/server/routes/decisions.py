@@ -18,6 +18,7 @@ from fastapi import APIRouter, Request
 
 from benchwarmers.core import DECISION_SHAPES
 from benchwarmers.errors import UserError
+from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import panels_of
 
 router = APIRouter()
@@ -27,6 +28,7 @@ BOARD_FORM = "GET /bench/leaderboard?collection=bench/<name>[&shape=short|long|c
 
 
 @router.get("/bench/decisions")
+@gateway
 async def collection_decisions(request: Request, collection: str = "", shape: str = "") -> dict[str, Any]:
     name = collection.strip()
     if not name:
@@ -37,6 +39,7 @@ async def collection_decisions(request: Request, collection: str = "", shape: st
 
 
 @router.get("/bench/leaderboard")
+@gateway
 async def collection_leaderboard(request: Request, collection: str = "", shape: str = "") -> dict[str, Any]:
     name = collection.strip()
     if not name:

@@ -30,6 +30,7 @@ from benchwarmers.formats import gemini
 from benchwarmers.formats.base import parse_model_name
 from benchwarmers.formats.bench_json import bench_header
 from benchwarmers.formats.gemini_route import GeminiRoute
+from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
@@ -45,6 +46,7 @@ METHODS_FORM = (
 
 
 @router.get("/v1beta/models")
+@gateway
 async def list_models(request: Request) -> dict[str, Any]:
     """The collections this caller may call, each as its panel and its
     merged name."""
@@ -57,6 +59,7 @@ async def list_models(request: Request) -> dict[str, Any]:
 
 
 @router.get("/v1beta/models/{target:path}")
+@gateway
 async def get_model(request: Request, target: str) -> dict[str, Any]:
     name, method = gemini.split_model_path(target)
     if method:
@@ -70,6 +73,7 @@ async def get_model(request: Request, target: str) -> dict[str, Any]:
 @router.post("/v1/models/{target:path}")
 @router.post("/models/{target:path}")
 @hot
+@gateway
 async def generate(request: Request, target: str) -> Response:
     name, method = gemini.split_model_path(target)
     if not method:

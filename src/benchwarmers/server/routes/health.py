@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from benchwarmers import __version__
+from benchwarmers.server.access import public
 from benchwarmers.server.deps import runtime_of
 
 router = APIRouter()
@@ -18,6 +19,7 @@ router = APIRouter()
 
 @router.head("/healthz", include_in_schema=False)  # one operation in /openapi.json
 @router.get("/healthz")
+@public
 async def healthz(request: Request) -> dict[str, Any]:
     """200 when the store answers; a store that cannot be reached is a 503."""
     await runtime_of(request).store.check()

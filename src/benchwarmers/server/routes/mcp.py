@@ -13,6 +13,7 @@ from fastapi import APIRouter
 from starlette.routing import Route
 
 from benchwarmers.mcp.http import McpEndpoint, mcp_lifespan
+from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import panels_of
 
 MCP_PATHS = ("/mcp", "/v1/mcp")
@@ -20,4 +21,4 @@ MCP_PATHS = ("/mcp", "/v1/mcp")
 router = APIRouter(lifespan=mcp_lifespan(panels_of))
 for _path in MCP_PATHS:
     # A Route whose endpoint is an ASGI app (not a function) hands it the raw request.
-    router.routes.append(Route(_path, McpEndpoint(), methods=["POST"], include_in_schema=False))
+    router.routes.append(Route(_path, gateway(McpEndpoint()), methods=["POST"], include_in_schema=False))

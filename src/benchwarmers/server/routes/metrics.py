@@ -15,12 +15,14 @@ from fastapi import APIRouter, Request, Response
 from prometheus_client import CollectorRegistry, Gauge
 
 from benchwarmers import metrics
+from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import operations_of
 
 router = APIRouter()
 
 
 @router.get("/metrics")
+@gateway
 async def scrape(request: Request) -> Response:
     depth = await operations_of(request).queue_depth()  # refuses a scoped key first
     read_now = CollectorRegistry()  # figures from the store: the same whichever worker is asked

@@ -22,6 +22,7 @@ from fastapi.responses import Response
 from benchwarmers.formats import ollama, ollama_route
 from benchwarmers.formats.base import model_name
 from benchwarmers.formats.bench_json import bench_header
+from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
@@ -35,12 +36,14 @@ router = APIRouter()
 
 @router.post("/api/chat")
 @hot
+@gateway
 async def chat(request: Request) -> Response:
     return await _answer(request, generate=False)
 
 
 @router.post("/api/generate")
 @hot
+@gateway
 async def generate(request: Request) -> Response:
     return await _answer(request, generate=True)
 
@@ -64,6 +67,7 @@ async def _answer(request: Request, *, generate: bool) -> Response:
 
 
 @router.get("/api/tags")
+@gateway
 async def tags(request: Request) -> dict[str, Any]:
     """The collections this caller may call, each as its panel and its
     merged name."""
@@ -76,6 +80,7 @@ async def tags(request: Request) -> dict[str, Any]:
 
 
 @router.post("/api/show")
+@gateway
 async def show(request: Request) -> dict[str, Any]:
     collection, mode = ollama.show_model(await read_json(request))
     view = await panels_of(request).collection(collection)
@@ -85,5 +90,6 @@ async def show(request: Request) -> dict[str, Any]:
 
 
 @router.get("/api/version")
+@gateway
 async def version() -> dict[str, str]:
     return {"version": ollama.OLLAMA_VERSION}

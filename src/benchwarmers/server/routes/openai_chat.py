@@ -22,6 +22,7 @@ from fastapi.responses import Response
 
 from benchwarmers.core import collection_entry
 from benchwarmers.formats import openai_chat, openai_route
+from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
@@ -34,6 +35,7 @@ router = APIRouter()
 
 @router.post("/v1/chat/completions")
 @hot
+@gateway
 async def chat_completions(request: Request) -> Response:
     ask = openai_chat.parse_ask(await read_json(request))
     if ask.mode == "route":
@@ -47,6 +49,7 @@ async def chat_completions(request: Request) -> Response:
 
 
 @router.get("/v1/models")
+@gateway
 async def models(request: Request) -> dict[str, Any]:
     """The collections this caller may call, with extra keys describing
     them (`core.collection_entry`)."""

@@ -10,11 +10,13 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from benchwarmers.core import quotas_json
+from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import admin_of
 
 router = APIRouter()
 
 
 @router.get("/bench/quotas")
+@gateway
 async def quotas(request: Request) -> dict[str, Any]:
     return quotas_json(await admin_of(request).quotas())

@@ -17,6 +17,7 @@ from fastapi.responses import Response
 
 from benchwarmers.formats import responses
 from benchwarmers.formats.responses_route import ResponsesRoute
+from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
@@ -29,6 +30,7 @@ router = APIRouter()
 
 @router.post("/v1/responses")
 @hot
+@gateway
 async def create_response(request: Request) -> Response:
     body = await read_json(request)
     ask = responses.parse_ask(body)

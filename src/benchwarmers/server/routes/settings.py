@@ -20,6 +20,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from benchwarmers.errors import UserError
+from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import admin_of, operations_of
 from benchwarmers.server.errors import read_json
 
@@ -27,11 +28,13 @@ router = APIRouter(prefix="/bench/settings")
 
 
 @router.get("")
+@gateway
 async def list_settings(request: Request) -> dict[str, Any]:
     return {"settings": [row.as_dict() for row in await admin_of(request).settings()]}
 
 
 @router.post("")
+@gateway
 async def set_setting(request: Request) -> dict[str, Any]:
     admin = admin_of(request)
     admin.check_allowed()  # a scoped key is refused before its body is read

@@ -5,7 +5,7 @@ until the vote for this reason). A blind collection's panels are shown on
 the Ask page as "Seat A/B/C" in a shuffled order, each model named once the
 person has judged; off by default, so every collection shows as before.
 
-Revision ID: 0005_ui
+Revision ID: 0006
 Revises: 0005
 Create Date: 2026-12-04 10:40:00.000000
 """
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0005_ui"
+revision: str = "0006"
 down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
