@@ -198,8 +198,6 @@ async def ask_page(request: Request) -> Response:
 @router.get("/leaderboard")
 @auth.page
 async def leaderboard_page(request: Request, collection: str = "", shape: str = "") -> Response:
-    if (away := await admitted(request)) is not None:
-        return away
     backend = backend_of(request)
     collections = await backend.collections()
     chosen = collection.removeprefix("bench/") or (collections[0]["name"] if collections else "")
