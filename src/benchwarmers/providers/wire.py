@@ -12,9 +12,23 @@ request at a time per connection, a JSON body of known length, a reply
 framed by `Content-Length`, chunks or the connection's close, maybe gzip.
 
 What it keeps of aiohttp's behaviour, on purpose: no redirect is followed
-(`transport.py` says where one points), no proxy from the environment, the
-system's certificates for TLS, `gzip` and `deflate` replies decoded, a
-connection idle for `keepalive` seconds closed. What it drops: cookies (no
+(`transport.py` says where one points), the system's certificates for TLS,
+`gzip` and `deflate` replies decoded, a connection idle for `keepalive`
+seconds closed.
+
+The limits a well-kept client holds against a hostile upstream:
+
+- A reply's head (status line, headers, any interim 1xx) is at most
+  `MAX_HEAD_BYTES` and `MAX_HEADERS` fields: `ReplyRefused` naming the cap.
+  The bytes are counted *before* they reach the parser, and only as many as
+  the cap allows are fed to it: httptools joins a header's pieces with
+  `bytes +=` as they arrive, so a 64 MB header fed whole cost seconds of
+  quadratic copying on the one event loop (every other client waited).
+- A compressed body is inflated at most `INFLATED_PIECE` bytes at a time
+  (zlib's `max_length`, the rest kept as its `unconsumed_tail`), so the
+  transport's size cap counts inflated bytes as they come and a gzip bomb
+  (500 KB of zeros on the wire, 512 MB inflated) is refused holding no
+  more than the cap. What it drops: cookies (no
 model API needs one). A connection goes back to its pool only when its
 reply was read to the end and the server did not say `close`; a reply
 given up half way (a consumer gone, a deadline, a cancellation) closes its
@@ -40,11 +54,21 @@ from benchwarmers import jsontext
 
 # Bytes of a reply held before its connection stops reading until the consumer catches up.
 HIGH_WATER = 1024 * 1024
+# A reply's head: at most this many bytes (every interim reply's too) and this many fields.
+MAX_HEAD_BYTES = 64 * 1024
+MAX_HEADERS = 256
+# A compressed body is inflated at most this much per piece handed on.
+INFLATED_PIECE = 256 * 1024
 USER_AGENT = "benchwarmers"
 
 
 class WireError(ConnectionError):
     """The exchange broke: the connection closed or the reply was not HTTP."""
+
+
+class ReplyRefused(WireError):
+    """The reply broke one of our limits (its head's size or field count):
+    the upstream answered, wrongly, which is no connection failure."""
 
 
 @lru_cache(maxsize=4096)
@@ -89,6 +113,9 @@ class Connection(asyncio.Protocol):
         self.error: BaseException | None = None
         self.waiter: asyncio.Future[None] | None = None
         self.exchanging = False
+        self.head_bytes = 0  # of the head so far (interim replies' included), counted before parsing
+        self.fields = 0
+        self.refused: ReplyRefused | None = None
 
     # -------------------------------------------------------------- the exchange
 
@@ -132,10 +159,22 @@ class Connection(asyncio.Protocol):
         if not self.exchanging:  # bytes nobody asked for: this connection cannot be trusted
             self._fail(WireError("the server sent bytes outside any exchange"))
             return
+        if self.status == 0:  # the head is not in yet: the parser sees no more of it than the cap allows
+            room = MAX_HEAD_BYTES - self.head_bytes
+            self.head_bytes += len(data)
+            if len(data) > room:
+                self._feed(data[:room])
+                if self.status == 0 and self.transport is not None:
+                    self._fail(ReplyRefused(f"the reply's head is larger than {MAX_HEAD_BYTES // 1024} KB"))
+                    return
+                data = data[room:]
+        self._feed(data)
+
+    def _feed(self, data: bytes) -> None:
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserError as error:
-            self._fail(WireError(f"the reply is not valid HTTP: {error}"))
+            self._fail(self.refused or WireError(f"the reply is not valid HTTP: {error}"))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
@@ -161,12 +200,17 @@ class Connection(asyncio.Protocol):
             raise WireError("the server sent a reply nobody asked for")
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        self.fields += 1
+        if self.fields > MAX_HEADERS:
+            self.refused = ReplyRefused(f"the reply's head has more than {MAX_HEADERS} header fields")
+            raise self.refused
         self.headers[name.decode("latin-1").lower()] = value.decode("latin-1")
 
     def on_headers_complete(self) -> None:
         status = self._parser.get_status_code()
         if 100 <= status < 200:  # an interim reply (100 Continue): the real one follows
             self.headers = {}
+            self.fields = 0
             return
         self.status = status
         if self.head is not None and not self.head.done():
@@ -233,13 +277,17 @@ class Body:
         return self
 
     async def __anext__(self) -> bytes:
+        decoder = self._decoder
+        if decoder is not None and decoder.unconsumed_tail:
+            await asyncio.sleep(0)  # a large inflation takes turns with the loop's other work
+            return self._inflate(decoder.unconsumed_tail)
         connection = self._connection
         while not connection.pieces:
             if connection.error is not None:
                 raise connection.error
             if connection.complete:
                 if self._decoder is not None:
-                    rest = self._decoder.flush()
+                    rest = self._decoder.flush()  # what zlib still holds: less than its window
                     self._decoder = None
                     if rest:
                         return bytes(rest)
@@ -253,12 +301,15 @@ class Body:
         piece = pieces[0] if len(pieces) == 1 else b"".join(pieces)
         connection.pieces = []
         connection.taken(len(piece))
-        if self._decoder is not None:
-            try:
-                piece = self._decoder.decompress(piece)
-            except zlib.error as error:
-                raise WireError(f"the reply's compressed body is corrupt: {error}") from None
-        return piece
+        return piece if decoder is None else self._inflate(piece)
+
+    def _inflate(self, piece: bytes) -> bytes:
+        """At most `INFLATED_PIECE` bytes of what `piece` inflates to; the
+        rest of `piece` waits in the decoder's `unconsumed_tail`."""
+        try:
+            return self._decoder.decompress(piece, INFLATED_PIECE)  # type: ignore[no-any-return]
+        except zlib.error as error:
+            raise WireError(f"the reply's compressed body is corrupt: {error}") from None
 
 
 class Pool:
