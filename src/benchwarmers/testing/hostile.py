@@ -15,6 +15,7 @@ and `gzip_bomb` are the replies of the attacks.
 from __future__ import annotations
 
 import gzip
+import json
 import socket
 import socketserver
 import struct
@@ -25,6 +26,7 @@ from functools import lru_cache
 from types import TracebackType
 from typing import Self
 
+# The reply to a request, given the request's bytes (head and body).
 Reply = Callable[[bytes], Iterable[bytes]]
 
 
@@ -87,6 +89,39 @@ def gzipped(status: int, body: bytes, *headers: bytes) -> bytes:
     )
 
 
+def openai_text(request: bytes, text: str, pieces: int = 64) -> Iterable[bytes]:
+    """An honest OpenAI chat reply of `text` (a large one, for the stalled
+    readers): streamed in `pieces` deltas when the request asks for a
+    stream, else whole; framed by the connection's close."""
+    if b'"stream":true' not in request.replace(b" ", b""):
+        body = json.dumps(
+            {
+                "id": "big",
+                "object": "chat.completion",
+                "model": "big",
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        ).encode()
+        yield b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(body)
+        yield body
+        return
+    yield b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+    step = max(1, len(text) // pieces)
+    for start in range(0, len(text), step):
+        delta = {"content": text[start : start + step]}
+        yield _sse_chunk({"index": 0, "delta": delta, "finish_reason": None})
+    yield _sse_chunk({"index": 0, "delta": {}, "finish_reason": "stop"})
+    yield b"data: [DONE]\n\n"
+
+
+def _sse_chunk(choice: dict[str, object]) -> bytes:
+    chunk = {"id": "big", "object": "chat.completion.chunk", "model": "big", "choices": [choice]}
+    return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+
 class _Handler(socketserver.BaseRequestHandler):
     server: _Server
 
@@ -108,7 +143,7 @@ class _Handler(socketserver.BaseRequestHandler):
             body += got
         self.server.requests += 1
         try:
-            for piece in self.server.reply(fields):
+            for piece in self.server.reply(fields + b"\r\n\r\n" + body):
                 sock.sendall(piece)
                 self.server.sent += len(piece)
         except OSError:
