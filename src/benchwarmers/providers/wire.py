@@ -12,7 +12,9 @@ request at a time per connection, a JSON body of known length, a reply
 framed by `Content-Length`, chunks or the connection's close, maybe gzip.
 
 What it keeps of aiohttp's behaviour, on purpose: no redirect is followed
-(`transport.py` says where one points), the system's certificates for TLS,
+(`transport.py` says where one points), the environment's proxies
+(`proxy.py`: a request through an http one, a CONNECT tunnel for https),
+the system's certificates for TLS,
 `gzip` and `deflate` replies decoded, a connection idle for `keepalive`
 seconds closed.
 
@@ -51,6 +53,7 @@ import httptools
 from yarl import URL
 
 from benchwarmers import jsontext
+from benchwarmers.providers.proxy import Proxies, Proxy
 
 # Bytes of a reply held before its connection stops reading until the consumer catches up.
 HIGH_WATER = 1024 * 1024
@@ -86,7 +89,8 @@ def _tls() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
-Origin = tuple[str, str, int]
+# Scheme, host, port, and the proxy it goes through ("" for none).
+Origin = tuple[str, str, int, str]
 
 
 class Connection(asyncio.Protocol):
@@ -316,8 +320,9 @@ class Pool:
     """Keep-alive connections by origin, the most recently used first. The
     gates in front (`outbound.OutboundClient`) bound how many there are."""
 
-    def __init__(self, keepalive: float) -> None:
+    def __init__(self, keepalive: float, proxies: Proxies | None = None) -> None:
         self.keepalive = keepalive
+        self.proxies = proxies
         self._idle: dict[Origin, list[Connection]] = {}
         self._sweep: asyncio.TimerHandle | None = None
         self._closed = False
@@ -328,9 +333,16 @@ class Pool:
         """Send one request and wait for its reply's head; the caller gives
         the connection back (`give_back`) however the exchange ends."""
         loop = asyncio.get_running_loop()
-        request = _request(method, url, body, headers)
-        origin: Origin = (url.scheme, url.raw_host or "", url.port or 0)
-        connection = self._take(origin) or await self._connect(origin, loop)
+        proxy = self.proxies.for_url(url) if self.proxies else None
+        if proxy is not None and url.scheme == "http":  # the proxy reads it: the whole URL, its sign-in
+            signed = dict(headers)
+            if proxy.authorization:
+                signed["proxy-authorization"] = proxy.authorization
+            request = _request(method, url, body, signed, target=str(url.with_fragment(None)))
+        else:
+            request = _request(method, url, body, headers)
+        origin: Origin = (url.scheme, url.raw_host or "", url.port or 0, proxy.key if proxy else "")
+        connection = self._take(origin) or await self._connect(origin, proxy, loop)
         try:
             await connection.send(request, loop)
             return connection, Body(connection, loop)
@@ -368,9 +380,16 @@ class Pool:
             connection.close()
         return None
 
-    async def _connect(self, origin: Origin, loop: asyncio.AbstractEventLoop) -> Connection:
-        scheme, host, port = origin
+    async def _connect(
+        self, origin: Origin, proxy: Proxy | None, loop: asyncio.AbstractEventLoop
+    ) -> Connection:
+        scheme, host, port, _ = origin
         tls = scheme == "https"
+        if proxy is not None and tls:
+            return await _tunnel(origin, proxy, loop)
+        if proxy is not None:
+            _, plain = await loop.create_connection(lambda: Connection(origin), proxy.host, proxy.port)
+            return plain
         _, connection = await loop.create_connection(
             lambda: Connection(origin),
             host,
@@ -399,9 +418,62 @@ class Pool:
             self._sweep = asyncio.get_running_loop().call_later(self.keepalive, self._swept)
 
 
-def _request(method: str, url: URL, body: dict[str, Any] | None, headers: dict[str, str]) -> bytes:
-    """The request's bytes: its line, headers and JSON body."""
-    lines = [f"{method} {url.raw_path_qs} HTTP/1.1", f"Host: {url.host_port_subcomponent}"]
+async def _tunnel(origin: Origin, proxy: Proxy, loop: asyncio.AbstractEventLoop) -> Connection:
+    """A connection to an https origin through a proxy's CONNECT tunnel, TLS
+    to the origin inside it."""
+    _, host, port, _ = origin
+    authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    transport, opening = await loop.create_connection(_Opening, proxy.host, proxy.port)
+    try:
+        signed = f"proxy-authorization: {proxy.authorization}\r\n" if proxy.authorization else ""
+        asked = f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n{signed}\r\n"
+        transport.write(asked.encode("latin-1"))
+        status = await opening.answered
+        if not 200 <= status < 300:
+            raise WireError(f"the proxy {proxy.key} refused a tunnel to {authority}: HTTP {status}")
+        connection = Connection(origin)
+        secured = await loop.start_tls(transport, connection, _tls(), server_hostname=host)
+    except BaseException:
+        transport.abort()
+        raise
+    assert secured is not None
+    connection.connection_made(secured)
+    return connection
+
+
+class _Opening(asyncio.Protocol):
+    """A CONNECT's reply: its status, once its head is in (at most `MAX_HEAD_BYTES`)."""
+
+    def __init__(self) -> None:
+        self.answered: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._head = b""
+
+    def data_received(self, data: bytes) -> None:
+        if self.answered.done():
+            return
+        self._head += data
+        head, found, rest = self._head.partition(b"\r\n\r\n")
+        if found:
+            parts = head.split(b" ", 2)
+            ok = len(parts) >= 2 and parts[0].startswith(b"HTTP/1.") and parts[1].isdigit() and not rest
+            if ok:
+                self.answered.set_result(int(parts[1]))
+            else:
+                self.answered.set_exception(WireError("the proxy's answer to CONNECT is not HTTP"))
+        elif len(self._head) > MAX_HEAD_BYTES:
+            self.answered.set_exception(ReplyRefused("the proxy's answer to CONNECT is larger than its cap"))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.answered.done():
+            self.answered.set_exception(exc or WireError("the proxy closed the connection before answering"))
+
+
+def _request(
+    method: str, url: URL, body: dict[str, Any] | None, headers: dict[str, str], target: str = ""
+) -> bytes:
+    """The request's bytes: its line (`target`: the whole URL, for a proxy),
+    headers and JSON body."""
+    lines = [f"{method} {target or url.raw_path_qs} HTTP/1.1", f"Host: {url.host_port_subcomponent}"]
     sent = {name.lower() for name in headers}
     for name, value in headers.items():
         if "\r" in value or "\n" in value or "\r" in name or "\n" in name or ":" in name:
