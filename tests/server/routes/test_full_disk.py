@@ -50,9 +50,18 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 @pytest.fixture
 def server(small_disk: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LiveServer, FakeProvider]]:
-    monkeypatch.setattr(space, "RECHECK_SECONDS", 0.0)  # each ask looks at the disk afresh
     monkeypatch.setattr(space, "MIN_FREE_BYTES", 16 * 2**20)
-    home = small_disk / "home"
+    yield from _serving(small_disk / "home", monkeypatch)
+
+
+@pytest.fixture
+def anywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LiveServer, FakeProvider]]:
+    """The server on an ordinary folder, for the check that needs no mount."""
+    yield from _serving(tmp_path / "home", monkeypatch)
+
+
+def _serving(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LiveServer, FakeProvider]]:
+    monkeypatch.setattr(space, "RECHECK_SECONDS", 0.0)  # each ask looks at the disk afresh
     with FakeProvider() as fake:
         fake.add(FakeModel("m", answer="an answer"))
 
@@ -112,6 +121,21 @@ def test_a_full_disk_refuses_every_ask_before_any_seat_and_recovers(
     assert httpx.get(live.url + "/healthz", timeout=30).status_code == 200
     after = {row["id"] for row in rows(live.home, "SELECT id FROM calls")}
     assert {row["id"] for row in logged_before} <= after, "a call logged before the disk filled was lost"
+
+
+def test_a_disk_under_the_floor_refuses_asks_before_any_seat_without_a_mount(
+    anywhere: tuple[LiveServer, FakeProvider], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same refusal where no tmpfs can be mounted: the floor raised above what the disk has."""
+    live, fake = anywhere
+    monkeypatch.setattr(space, "MIN_FREE_BYTES", 2**62)
+    for fmt in FORMATS:
+        reply = _ask(live, fmt, "bench/solo", fmt == "chat")
+        assert reply.status_code == 507 and shaped_like(format_for(fmt), 507, reply.json()), reply.text
+    assert fake.requests == []
+    assert httpx.get(live.url + "/healthz", timeout=30).status_code == 507
+    monkeypatch.setattr(space, "MIN_FREE_BYTES", 0)
+    assert _ask(live, "chat", "bench/solo", False).status_code == 200
 
 
 def test_the_databases_own_refusal_is_a_507_and_stops_the_next_asks_early(
