@@ -57,6 +57,7 @@ import struct
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from benchwarmers.server.heap import give_back_soon
 from benchwarmers.store.settings import STREAM_STALL_SECONDS
 
 HEAD_SECONDS = 10.0
@@ -188,6 +189,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if sock is not None:  # a reset, not a FIN queued behind what it never read
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET)
         self.transport.abort()  # its buffer goes now; the app sees the client gone
+        give_back_soon(self.loop)  # and the heap it leaves, once the stream has unwound
 
     def _stall_seconds(self) -> float:
         """The setting as the guard read it for this connection's request."""
