@@ -9,6 +9,7 @@ ever sees an `httpx` exception or a provider's error body.
     │   ├── Refused                the guard said no: host, origin, key, rate, size (status on it)
     │   └── BadBenchObject         a `bench` object our own client could not read (where, and why)
     ├── StoreError                 the data folder or database cannot be used
+    │   └── StoreFull              no room to log a call: the ask is refused before any seat (507)
     └── ProviderError              an outbound call failed (status, message, retry_after)
         ├── ProviderTimeout        no answer, or no first byte, in time
         │   └── ProviderBusy       never went out: our outbound connections were all busy
@@ -68,6 +69,11 @@ class BadBenchObject(UserError):
 
 class StoreError(BenchwarmersError):
     pass
+
+
+class StoreFull(StoreError):
+    """The store cannot take a call now (its disk is full): an ask is
+    refused with 507 before any model is asked (`store/space.py`)."""
 
 
 class ProviderError(BenchwarmersError):

@@ -58,6 +58,7 @@ def test_the_owner_lists_and_changes_settings_and_they_apply_at_once(
         "max_body_mb",
         "max_panels",
         "max_panels_per_key",
+        "stream_stall_seconds",
         "login_user",
         "login_password",
         "discover_dismissed",

@@ -43,7 +43,8 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from benchwarmers.calls.call_ids import minted_at
 from benchwarmers.config import tunables
-from benchwarmers.store import call_rows, changes, journal, wal
+from benchwarmers.errors import StoreFull
+from benchwarmers.store import call_rows, changes, journal, space, wal
 from benchwarmers.store.call_rows import Statements
 from benchwarmers.store.db import Store, sqlite_connect, wait_before_reads
 from benchwarmers.types import CallKind, SeatStatus
@@ -171,6 +172,15 @@ def _writer_of(store: Store) -> _LogWriter:
     return writer
 
 
+def _as_full(error: Exception) -> Exception:
+    """A write refused for want of room, said as such (`StoreFull`: a 507
+    in the caller's format, not a 500); any other error as it is."""
+    if space.says_full(error):
+        first = str(error).splitlines()[0]
+        return StoreFull(f"the call log could not be written: the disk is full ({first})")
+    return error
+
+
 class _LogWriter:
     """The call log's group commit for one store (on one event loop). On an
     SQLite file it writes through a connection of its own in a thread of its
@@ -230,6 +240,7 @@ class _LogWriter:
         try:
             self.journal.append(values, sent)
         except OSError as exc:  # a full disk, a folder we may not write: the commit keeps the promise
+            space.note_write(self.store, exc)
             log.warning(
                 "call journal %s not written (%s): replies wait for their commit", self.journal.folder, exc
             )
@@ -361,7 +372,9 @@ class _LogWriter:
         """Whether every row of the batch is committed."""
         try:
             await self._write(batch)
-        except Exception as exc:
+        except Exception as caught:
+            space.note_write(self.store, caught)  # a disk full: the next asks are refused before their seats
+            exc = _as_full(caught)
             if len(batch) == 1 or isinstance(exc, OperationalError):  # out of reach: so is each row
                 for submitted in batch:
                     self._settle(submitted, exc)
@@ -371,11 +384,12 @@ class _LogWriter:
                 try:
                     await self._write([submitted])
                 except Exception as one:
-                    self._settle(submitted, one)
+                    self._settle(submitted, _as_full(one))
                     every = False
                 else:
                     self._settle(submitted, None)
             return every
+        space.note_write(self.store, None)
         for submitted in batch:
             self._settle(submitted, None)
         return True

@@ -25,7 +25,7 @@ from benchwarmers.config import tunables
 from benchwarmers.errors import ProviderError
 from benchwarmers.providers.kinds import listed_models
 from benchwarmers.runtime import DATABASE_URL_ENV, REDIS_URL_ENV, Runtime
-from benchwarmers.store import registry
+from benchwarmers.store import registry, space
 from benchwarmers.store.db import Store, redacted_url, sqlite_url
 from benchwarmers.store.migrate import current_revision, head_revision, migrate
 
@@ -61,6 +61,7 @@ async def diagnose() -> list[Check]:
         )
     else:
         found.append(Check(True, "data folder", str(folder)))
+        found.append(_disk(folder))
         store = await _store(folder)
         found.append(store)
         if store.ok:
@@ -70,6 +71,27 @@ async def diagnose() -> list[Check]:
     if redis_url:
         found.append(await _redis(redis_url))
     return found
+
+
+def ensure_room(runtime: Runtime) -> None:
+    """`StoreFull` when the store cannot take a call now (`/healthz` says so)."""
+    space.ensure_room(runtime.store)
+
+
+def _disk(folder: Path) -> Check:
+    free = space.free_on(folder)
+    if free is None:
+        return Check(True, "disk", f"free space on {folder} unknown")
+    megabytes = free // (1024 * 1024)
+    if free < space.MIN_FREE_BYTES:
+        return Check(
+            False,
+            "disk",
+            f"the disk is full: {megabytes} MB free on {folder}; asks are refused (507) "
+            f"under {space.MIN_FREE_BYTES // (1024 * 1024)} MB",
+            f"free some space on {folder}'s disk",
+        )
+    return Check(True, "disk", f"{megabytes} MB free on {folder}")
 
 
 async def endpoint_models(runtime: Runtime, endpoint: registry.EndpointView) -> list[str]:

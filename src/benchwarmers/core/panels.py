@@ -37,7 +37,7 @@ from benchwarmers.formats.base import model_name
 from benchwarmers.identity.scope import OWNER, Identity, may_administer, may_call
 from benchwarmers.limits.panels import Slot
 from benchwarmers.panel.engine import PanelEngine, finish_panels
-from benchwarmers.store import kept, registry
+from benchwarmers.store import kept, registry, space
 from benchwarmers.store.schema import Call, Verdict
 from benchwarmers.store.settings import MAX_PANELS, MAX_PANELS_PER_KEY, Settings
 from benchwarmers.store.times import iso_utc
@@ -129,6 +129,7 @@ class Panels:
         view = await self.collection(ask.collection)
         if ask.extra_aliases or ask.only_aliases:
             await self._check_extras((*ask.extra_aliases, *ask.only_aliases))
+        space.ensure_room(self.runtime.store)  # no seat goes out whose call the log could not take
         return view
 
     async def _panel_slot(self) -> Slot:

@@ -21,6 +21,7 @@ from benchwarmers.core.panels import Panels
 from benchwarmers.identity.scope import OWNER, Identity
 from benchwarmers.route.conversation import CONVERSATION_HEADER
 from benchwarmers.route.engine import RouteEngine, RouteTurn
+from benchwarmers.store import space
 from benchwarmers.types import Ask, Reply
 
 if TYPE_CHECKING:
@@ -40,10 +41,12 @@ class RouteMode:
         """A turn whose member has sent its first byte (failing over until
         one does); `conversation` is the client's `x-bench-conversation`."""
         collection = await Panels(self.runtime, self.identity).collection(ask.collection)
+        space.ensure_room(self.runtime.store)
         return await RouteEngine(self.runtime).start(ask, header=conversation, collection=collection)
 
     async def answer(self, ask: Ask, *, conversation: str = "") -> tuple[RouteTurn, Reply]:
         """A whole turn, for a client that did not stream (a member failing
         mid-reply is replaced too)."""
         collection = await Panels(self.runtime, self.identity).collection(ask.collection)
+        space.ensure_room(self.runtime.store)
         return await RouteEngine(self.runtime).answer(ask, header=conversation, collection=collection)

@@ -38,6 +38,7 @@ from yarl import URL
 from benchwarmers.config import tunables
 from benchwarmers.errors import ProviderBusy
 from benchwarmers.providers.deadline import Deadline
+from benchwarmers.providers.proxy import Proxies
 from benchwarmers.providers.wire import Pool, parse_url
 
 PER_ORIGIN = 512
@@ -106,7 +107,7 @@ class OutboundClient:
         return self
 
     def _open_pool(self) -> Pool | None:
-        return Pool(KEEPALIVE_SECONDS)
+        return Pool(KEEPALIVE_SECONDS, Proxies.from_environment())
 
     async def __aexit__(self, *_: object) -> None:
         self._all = None

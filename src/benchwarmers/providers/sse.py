@@ -44,11 +44,23 @@ class Frames:
         self._sse = framing == "sse"
         self._decoder = _UTF8("replace")
         self._pending = ""
+        # Pieces of a line no break has ended yet, joined once one does: a
+        # line that never ends (up to the reply's cap) is copied once, not
+        # once a piece (which stalled the loop for seconds on a 32 MB line).
+        self._unbroken: list[str] = []
         self._name = ""
         self._data: list[str] = []
 
     def feed(self, piece: bytes) -> list[SseEvent]:
-        text = self._pending + self._decoder.decode(piece)
+        chunk = self._decoder.decode(piece)
+        if "\n" not in chunk and "\r" not in chunk:
+            self._unbroken.append(chunk)
+            return []
+        if self._unbroken:
+            self._unbroken.append(chunk)
+            chunk = "".join(self._unbroken)
+            self._unbroken = []
+        text = self._pending + chunk
         # A CR at the end may be half of a CRLF: keep it for the next piece.
         complete, held = (text[:-1], "\r") if text.endswith("\r") else (text, "")
         lines = _split(complete)
@@ -58,8 +70,9 @@ class Frames:
     def end(self) -> list[SseEvent]:
         """What the last, unterminated line completes (NDJSON only: a
         pending SSE event is dropped)."""
-        rest = self._pending + self._decoder.decode(b"", final=True)
+        rest = self._pending + "".join(self._unbroken) + self._decoder.decode(b"", final=True)
         self._pending = ""
+        self._unbroken = []
         events = self._lines(_split(rest)) if rest else []
         self._data = []
         return events

@@ -20,7 +20,9 @@ in-memory twin `memory.MemoryClient`) and maps every way a call can fail, once:
                                                       error body)
     HTTP 3xx (we never follow a redirect)           ProviderError naming where it points
     a 200 whose body is not JSON                    ProviderBadReply
-    a reply larger than MAX_REPLY_BYTES             ProviderBadReply
+    a reply larger than MAX_REPLY_BYTES (counted    ProviderBadReply
+      inflated), a head over wire.MAX_HEAD_BYTES
+      or wire.MAX_HEADERS fields
     a stream that breaks, or ends before its end    ProviderBadReply
       marker, or carries a line that is not JSON
 
@@ -62,6 +64,7 @@ from benchwarmers.errors import (
 from benchwarmers.providers.deadline import Deadline
 from benchwarmers.providers.outbound import OutboundClient, Response
 from benchwarmers.providers.sse import Frames, Framing
+from benchwarmers.providers.wire import ReplyRefused
 from benchwarmers.types import ResponseHeaders
 
 # OpenAI-style streams end with this data line instead of a JSON document.
@@ -322,6 +325,8 @@ async def _opened(
         raise ProviderTimeout("no reply before the deadline") from None
     except ValueError as error:
         raise ProviderConnectError(f"bad URL: {error}") from None
+    except ReplyRefused as error:
+        raise ProviderBadReply(f"{error}: refused") from None
     except OSError as error:
         raise ProviderConnectError(f"could not connect: {error or type(error).__name__}") from None
 

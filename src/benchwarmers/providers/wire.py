@@ -12,9 +12,25 @@ request at a time per connection, a JSON body of known length, a reply
 framed by `Content-Length`, chunks or the connection's close, maybe gzip.
 
 What it keeps of aiohttp's behaviour, on purpose: no redirect is followed
-(`transport.py` says where one points), no proxy from the environment, the
-system's certificates for TLS, `gzip` and `deflate` replies decoded, a
-connection idle for `keepalive` seconds closed. What it drops: cookies (no
+(`transport.py` says where one points), the environment's proxies
+(`proxy.py`: a request through an http one, a CONNECT tunnel for https),
+the system's certificates for TLS,
+`gzip` and `deflate` replies decoded, a connection idle for `keepalive`
+seconds closed.
+
+The limits a well-kept client holds against a hostile upstream:
+
+- A reply's head (status line, headers, any interim 1xx) is at most
+  `MAX_HEAD_BYTES` and `MAX_HEADERS` fields: `ReplyRefused` naming the cap.
+  The bytes are counted *before* they reach the parser, and only as many as
+  the cap allows are fed to it: httptools joins a header's pieces with
+  `bytes +=` as they arrive, so a 64 MB header fed whole cost seconds of
+  quadratic copying on the one event loop (every other client waited).
+- A compressed body is inflated at most `INFLATED_PIECE` bytes at a time
+  (zlib's `max_length`, the rest kept as its `unconsumed_tail`), so the
+  transport's size cap counts inflated bytes as they come and a gzip bomb
+  (500 KB of zeros on the wire, 512 MB inflated) is refused holding no
+  more than the cap. What it drops: cookies (no
 model API needs one). A connection goes back to its pool only when its
 reply was read to the end and the server did not say `close`; a reply
 given up half way (a consumer gone, a deadline, a cancellation) closes its
@@ -37,14 +53,25 @@ import httptools
 from yarl import URL
 
 from benchwarmers import jsontext
+from benchwarmers.providers.proxy import Proxies, Proxy
 
 # Bytes of a reply held before its connection stops reading until the consumer catches up.
 HIGH_WATER = 1024 * 1024
+# A reply's head: at most this many bytes (every interim reply's too) and this many fields.
+MAX_HEAD_BYTES = 64 * 1024
+MAX_HEADERS = 256
+# A compressed body is inflated at most this much per piece handed on.
+INFLATED_PIECE = 256 * 1024
 USER_AGENT = "benchwarmers"
 
 
 class WireError(ConnectionError):
     """The exchange broke: the connection closed or the reply was not HTTP."""
+
+
+class ReplyRefused(WireError):
+    """The reply broke one of our limits (its head's size or field count):
+    the upstream answered, wrongly, which is no connection failure."""
 
 
 @lru_cache(maxsize=4096)
@@ -62,7 +89,8 @@ def _tls() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
-Origin = tuple[str, str, int]
+# Scheme, host, port, and the proxy it goes through ("" for none).
+Origin = tuple[str, str, int, str]
 
 
 class Connection(asyncio.Protocol):
@@ -89,6 +117,9 @@ class Connection(asyncio.Protocol):
         self.error: BaseException | None = None
         self.waiter: asyncio.Future[None] | None = None
         self.exchanging = False
+        self.head_bytes = 0  # of the head so far (interim replies' included), counted before parsing
+        self.fields = 0
+        self.refused: ReplyRefused | None = None
 
     # -------------------------------------------------------------- the exchange
 
@@ -132,10 +163,22 @@ class Connection(asyncio.Protocol):
         if not self.exchanging:  # bytes nobody asked for: this connection cannot be trusted
             self._fail(WireError("the server sent bytes outside any exchange"))
             return
+        if self.status == 0:  # the head is not in yet: the parser sees no more of it than the cap allows
+            room = MAX_HEAD_BYTES - self.head_bytes
+            self.head_bytes += len(data)
+            if len(data) > room:
+                self._feed(data[:room])
+                if self.status == 0 and self.transport is not None:
+                    self._fail(ReplyRefused(f"the reply's head is larger than {MAX_HEAD_BYTES // 1024} KB"))
+                    return
+                data = data[room:]
+        self._feed(data)
+
+    def _feed(self, data: bytes) -> None:
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserError as error:
-            self._fail(WireError(f"the reply is not valid HTTP: {error}"))
+            self._fail(self.refused or WireError(f"the reply is not valid HTTP: {error}"))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
@@ -161,12 +204,17 @@ class Connection(asyncio.Protocol):
             raise WireError("the server sent a reply nobody asked for")
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        self.fields += 1
+        if self.fields > MAX_HEADERS:
+            self.refused = ReplyRefused(f"the reply's head has more than {MAX_HEADERS} header fields")
+            raise self.refused
         self.headers[name.decode("latin-1").lower()] = value.decode("latin-1")
 
     def on_headers_complete(self) -> None:
         status = self._parser.get_status_code()
         if 100 <= status < 200:  # an interim reply (100 Continue): the real one follows
             self.headers = {}
+            self.fields = 0
             return
         self.status = status
         if self.head is not None and not self.head.done():
@@ -233,13 +281,17 @@ class Body:
         return self
 
     async def __anext__(self) -> bytes:
+        decoder = self._decoder
+        if decoder is not None and decoder.unconsumed_tail:
+            await asyncio.sleep(0)  # a large inflation takes turns with the loop's other work
+            return self._inflate(decoder.unconsumed_tail)
         connection = self._connection
         while not connection.pieces:
             if connection.error is not None:
                 raise connection.error
             if connection.complete:
                 if self._decoder is not None:
-                    rest = self._decoder.flush()
+                    rest = self._decoder.flush()  # what zlib still holds: less than its window
                     self._decoder = None
                     if rest:
                         return bytes(rest)
@@ -253,20 +305,24 @@ class Body:
         piece = pieces[0] if len(pieces) == 1 else b"".join(pieces)
         connection.pieces = []
         connection.taken(len(piece))
-        if self._decoder is not None:
-            try:
-                piece = self._decoder.decompress(piece)
-            except zlib.error as error:
-                raise WireError(f"the reply's compressed body is corrupt: {error}") from None
-        return piece
+        return piece if decoder is None else self._inflate(piece)
+
+    def _inflate(self, piece: bytes) -> bytes:
+        """At most `INFLATED_PIECE` bytes of what `piece` inflates to; the
+        rest of `piece` waits in the decoder's `unconsumed_tail`."""
+        try:
+            return self._decoder.decompress(piece, INFLATED_PIECE)  # type: ignore[no-any-return]
+        except zlib.error as error:
+            raise WireError(f"the reply's compressed body is corrupt: {error}") from None
 
 
 class Pool:
     """Keep-alive connections by origin, the most recently used first. The
     gates in front (`outbound.OutboundClient`) bound how many there are."""
 
-    def __init__(self, keepalive: float) -> None:
+    def __init__(self, keepalive: float, proxies: Proxies | None = None) -> None:
         self.keepalive = keepalive
+        self.proxies = proxies
         self._idle: dict[Origin, list[Connection]] = {}
         self._sweep: asyncio.TimerHandle | None = None
         self._closed = False
@@ -277,9 +333,16 @@ class Pool:
         """Send one request and wait for its reply's head; the caller gives
         the connection back (`give_back`) however the exchange ends."""
         loop = asyncio.get_running_loop()
-        request = _request(method, url, body, headers)
-        origin: Origin = (url.scheme, url.raw_host or "", url.port or 0)
-        connection = self._take(origin) or await self._connect(origin, loop)
+        proxy = self.proxies.for_url(url) if self.proxies else None
+        if proxy is not None and url.scheme == "http":  # the proxy reads it: the whole URL, its sign-in
+            signed = dict(headers)
+            if proxy.authorization:
+                signed["proxy-authorization"] = proxy.authorization
+            request = _request(method, url, body, signed, target=str(url.with_fragment(None)))
+        else:
+            request = _request(method, url, body, headers)
+        origin: Origin = (url.scheme, url.raw_host or "", url.port or 0, proxy.key if proxy else "")
+        connection = self._take(origin) or await self._connect(origin, proxy, loop)
         try:
             await connection.send(request, loop)
             return connection, Body(connection, loop)
@@ -317,9 +380,16 @@ class Pool:
             connection.close()
         return None
 
-    async def _connect(self, origin: Origin, loop: asyncio.AbstractEventLoop) -> Connection:
-        scheme, host, port = origin
+    async def _connect(
+        self, origin: Origin, proxy: Proxy | None, loop: asyncio.AbstractEventLoop
+    ) -> Connection:
+        scheme, host, port, _ = origin
         tls = scheme == "https"
+        if proxy is not None and tls:
+            return await _tunnel(origin, proxy, loop)
+        if proxy is not None:
+            _, plain = await loop.create_connection(lambda: Connection(origin), proxy.host, proxy.port)
+            return plain
         _, connection = await loop.create_connection(
             lambda: Connection(origin),
             host,
@@ -348,9 +418,62 @@ class Pool:
             self._sweep = asyncio.get_running_loop().call_later(self.keepalive, self._swept)
 
 
-def _request(method: str, url: URL, body: dict[str, Any] | None, headers: dict[str, str]) -> bytes:
-    """The request's bytes: its line, headers and JSON body."""
-    lines = [f"{method} {url.raw_path_qs} HTTP/1.1", f"Host: {url.host_port_subcomponent}"]
+async def _tunnel(origin: Origin, proxy: Proxy, loop: asyncio.AbstractEventLoop) -> Connection:
+    """A connection to an https origin through a proxy's CONNECT tunnel, TLS
+    to the origin inside it."""
+    _, host, port, _ = origin
+    authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    transport, opening = await loop.create_connection(_Opening, proxy.host, proxy.port)
+    try:
+        signed = f"proxy-authorization: {proxy.authorization}\r\n" if proxy.authorization else ""
+        asked = f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n{signed}\r\n"
+        transport.write(asked.encode("latin-1"))
+        status = await opening.answered
+        if not 200 <= status < 300:
+            raise WireError(f"the proxy {proxy.key} refused a tunnel to {authority}: HTTP {status}")
+        connection = Connection(origin)
+        secured = await loop.start_tls(transport, connection, _tls(), server_hostname=host)
+    except BaseException:
+        transport.abort()
+        raise
+    assert secured is not None
+    connection.connection_made(secured)
+    return connection
+
+
+class _Opening(asyncio.Protocol):
+    """A CONNECT's reply: its status, once its head is in (at most `MAX_HEAD_BYTES`)."""
+
+    def __init__(self) -> None:
+        self.answered: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._head = b""
+
+    def data_received(self, data: bytes) -> None:
+        if self.answered.done():
+            return
+        self._head += data
+        head, found, rest = self._head.partition(b"\r\n\r\n")
+        if found:
+            parts = head.split(b" ", 2)
+            ok = len(parts) >= 2 and parts[0].startswith(b"HTTP/1.") and parts[1].isdigit() and not rest
+            if ok:
+                self.answered.set_result(int(parts[1]))
+            else:
+                self.answered.set_exception(WireError("the proxy's answer to CONNECT is not HTTP"))
+        elif len(self._head) > MAX_HEAD_BYTES:
+            self.answered.set_exception(ReplyRefused("the proxy's answer to CONNECT is larger than its cap"))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.answered.done():
+            self.answered.set_exception(exc or WireError("the proxy closed the connection before answering"))
+
+
+def _request(
+    method: str, url: URL, body: dict[str, Any] | None, headers: dict[str, str], target: str = ""
+) -> bytes:
+    """The request's bytes: its line (`target`: the whole URL, for a proxy),
+    headers and JSON body."""
+    lines = [f"{method} {target or url.raw_path_qs} HTTP/1.1", f"Host: {url.host_port_subcomponent}"]
     sent = {name.lower() for name in headers}
     for name, value in headers.items():
         if "\r" in value or "\n" in value or "\r" in name or "\n" in name or ":" in name:

@@ -28,7 +28,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from benchwarmers import jsontext, metrics
 from benchwarmers.config import tunables
-from benchwarmers.errors import LimitExceeded, ProviderError, Refused, StoreError, UserError
+from benchwarmers.errors import LimitExceeded, ProviderError, Refused, StoreError, StoreFull, UserError
 from benchwarmers.formats.errors import error_body, format_for_path
 from benchwarmers.server.guard import BODY_STATE, ASGIApp, Message, Receive, Scope, Send
 from benchwarmers.server.json_response import JSONResponse
@@ -160,6 +160,9 @@ async def _provider_error(request: Request, exc: ProviderError) -> JSONResponse:
 
 
 async def _store_error(request: Request, exc: StoreError) -> JSONResponse:
+    if isinstance(exc, StoreFull):  # said as it is: the owner has a disk to free
+        log.error("refused %s %s: %s", request.method, request.url.path, exc)
+        return error_response(request, 507, str(exc), {"retry-after": "60"})
     log.error("store error on %s %s: %s", request.method, request.url.path, exc)
     return error_response(request, 503, "the server's store is not available; try again shortly")
 

@@ -75,6 +75,7 @@ from benchwarmers.formats.errors import error_bytes, format_for_path
 from benchwarmers.identity.keys import KeyCache, KeyInfo
 from benchwarmers.identity.scope import OWNER, Identity
 from benchwarmers.limits.counters import Charge, Counters, MemoryCounters
+from benchwarmers.server.protocol import STALL_KEY, STALL_SECONDS
 from benchwarmers.store import settings as settings_module
 from benchwarmers.store.db import Store
 
@@ -138,6 +139,7 @@ class Policy:
     allowed_hosts: frozenset[str] = frozenset()
     require_key: bool = False
     max_body_bytes: int = 20 * MB
+    stall_seconds: float = STALL_SECONDS
     passed_hosts: set[str] = field(default_factory=set)
 
 
@@ -176,6 +178,7 @@ class GuardState:
                 allowed_hosts=frozenset(h.lower().rstrip(".") for h in hosts),
                 require_key=values[settings_module.REQUIRE_KEY.name],
                 max_body_bytes=values[settings_module.MAX_BODY_MB.name] * MB,
+                stall_seconds=values[settings_module.STREAM_STALL_SECONDS.name],
             )
             self._policy_of = values
         return self._policy
@@ -214,6 +217,7 @@ class Guard:
     async def _admit(self, scope: Scope, receive: Receive) -> Receive:
         """Check the request; return the `receive` the app should read from."""
         policy = await self.state.policy()
+        scope[STALL_KEY] = policy.stall_seconds  # for the protocol, should the client stop reading
         headers = _headers(scope)
         host = headers.get(b"host", b"").decode("latin-1")
         self._check_host(host, policy)

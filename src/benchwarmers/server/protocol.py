@@ -16,6 +16,24 @@ only once the head is complete. So here:
   proxy) is answered 400: this is no proxy, and such a target would carry
   a second authority beside the Host header the guard checks.
 
+And on the way out, a client that stops reading what we send it:
+
+- uvicorn already stops writing a reply while the connection's buffer is
+  over its high-water mark (`pause_writing`: the app's `send` waits), so a
+  stream's backlog is at most one piece over that mark, and a route-mode
+  stream stops reading its upstream meanwhile. But a client that keeps its
+  socket open and reads nothing would hold that backlog, the stream's
+  generator and whatever it still holds (a panel's whole reply) for as
+  long as it liked. So when writing pauses a timer starts, and a client
+  that has taken no byte of its backlog in `stream_stall_seconds` (a
+  setting, default 30; the guard puts its value in the scope under
+  `STALL_KEY`) is cut: the connection is reset (`SO_LINGER` 0, so the
+  kernel drops its copy too rather than queue a FIN behind it) and
+  aborted, which drops our buffer at once, and the app sees the client gone (a panel's seats still finish and
+  are logged, as when a client hangs up). A slow reader that takes
+  something within each period is left alone. The timer exists only while
+  writing is paused: the hot path never arms one.
+
 The body has its own deadlines in the guard (`guard.BODY_IDLE_SECONDS`,
 `guard.BODY_SECONDS`), which reads it whole before any route runs.
 
@@ -33,13 +51,26 @@ passthrough ~2% of its CPU.
 from __future__ import annotations
 
 import asyncio
+import logging
+import socket
+import struct
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from benchwarmers.config import tunables
+from benchwarmers.server.heap import give_back_soon
+from benchwarmers.store.settings import STREAM_STALL_SECONDS
 
 HEAD_SECONDS = tunables.HEAD_SECONDS.value
 MAX_HEAD_BYTES = 64 * 1024
+# Where the guard puts the `stream_stall_seconds` setting in a request's scope.
+STALL_KEY = "benchwarmers.stall_seconds"
+STALL_SECONDS = float(STREAM_STALL_SECONDS.default)
+
+# SO_LINGER on, for 0 s: closing the socket resets the connection.
+_RESET = struct.pack("ii", 1, 0)
+
+log = logging.getLogger(__name__)
 
 _REPLIES = {
     408: b"the request's head did not arrive in time",
@@ -57,6 +88,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     _head_due: float | None = None
     _head_bytes = 0
     _absolute = False
+    _stall_timer: asyncio.TimerHandle | None = None
+    _stall_backlog = 0  # bytes waiting for the client when the stall timer was last armed
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -67,7 +100,17 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
+        self._disarm_stall()
         super().connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._stall_timer is None:
+            self._arm_stall()
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._disarm_stall()
 
     def send_400_response(self, msg: str) -> None:
         # The parser's error path: ours (a head too large, raised from a
@@ -127,6 +170,32 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._refuse(408)
         else:  # the head awaited now is a later request's
             self._head_timer = self.loop.call_at(due, self._head_check)
+
+    def _arm_stall(self) -> None:
+        self._stall_backlog = self.transport.get_write_buffer_size()
+        self._stall_timer = self.loop.call_later(self._stall_seconds(), self._stall_check)
+
+    def _disarm_stall(self) -> None:
+        if self._stall_timer is not None:
+            self._stall_timer.cancel()
+            self._stall_timer = None
+
+    def _stall_check(self) -> None:
+        self._stall_timer = None
+        if self.transport.get_write_buffer_size() < self._stall_backlog:
+            self._arm_stall()  # it took something: slow, not stalled
+            return
+        log.info("cut a client that read nothing of its reply for %s s", self._stall_seconds())
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None:  # a reset, not a FIN queued behind what it never read
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET)
+        self.transport.abort()  # its buffer goes now; the app sees the client gone
+        give_back_soon(self.loop)  # and the heap it leaves, once the stream has unwound
+
+    def _stall_seconds(self) -> float:
+        """The setting as the guard read it for this connection's request."""
+        seconds = None if self.cycle is None else self.cycle.scope.get(STALL_KEY)
+        return seconds if isinstance(seconds, int | float) else STALL_SECONDS
 
     def _refuse(self, status: int) -> None:
         """Answer a plain-text refusal and close (no route ever saw it)."""

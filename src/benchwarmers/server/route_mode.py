@@ -19,13 +19,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from fastapi import Request
-from fastapi.responses import Response, StreamingResponse
+from fastapi.responses import Response
 
 from benchwarmers.core import CONVERSATION_HEADER, RouteTurn
 from benchwarmers.formats.bench_json import route_json
 from benchwarmers.formats.registry import RouteRenderer
 from benchwarmers.server.deps import header_of, route_mode_of
 from benchwarmers.server.json_response import JSONResponse
+from benchwarmers.server.streaming import stream_response
 from benchwarmers.types import Ask
 
 CALL_HEADER = "x-bench-call"
@@ -40,10 +41,10 @@ async def route_response(
     conversation = header_of(request, _CONVERSATION)
     if ask.stream:
         turn = await route.start(ask, conversation=conversation)
-        return StreamingResponse(
+        return stream_response(
             fmt.render_route_stream(turn.chunks(), ask, route_json(turn.bench())),
-            media_type=fmt.MEDIA_TYPE_STREAM,
-            headers={**stream_headers, **_call_headers(turn)},
+            fmt.MEDIA_TYPE_STREAM,
+            {**stream_headers, **_call_headers(turn)},
         )
     turn, reply = await route.answer(ask, conversation=conversation)
     bench = route_json(turn.bench())

@@ -1,19 +1,29 @@
 """What every format route's streamed reply shares: the headers that keep
-proxies from buffering it, and the response around a format's byte stream.
+proxies from buffering it, the response around a format's byte stream, and
+how a stream whose store failed half way ends.
 
 SSE (OpenAI, Anthropic, Gemini) and NDJSON (Ollama) alike: a stream the
 client reads piece by piece must not sit in a proxy's buffer or a cache.
+
+A stream has sent its 200 before its calls are safe in the log: when the
+store then refuses them (a disk that filled since the ask was admitted,
+`store/space.py`), the stream ends with the format's own error event (an
+SSE `data:` error, Anthropic's `event: error`, an NDJSON `{"error"}`
+line), saying so, instead of stopping with no end a client can read.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 
 from fastapi.responses import StreamingResponse
 from starlette.requests import Request
+from starlette.types import Receive, Scope, Send
 
+from benchwarmers.errors import StoreError, StoreFull
 from benchwarmers.formats.base import STREAM_CHOICE_HEADER, seat_text_wanted
+from benchwarmers.formats.errors import error_bytes, format_for_path
 from benchwarmers.types import Ask
 
 STREAM_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
@@ -28,6 +38,42 @@ def panel_stream_ask(request: Request, ask: Ask) -> Ask:
     return dataclasses.replace(ask, seat_text=live) if live else ask
 
 
-def stream_response(body: AsyncIterator[bytes], media_type: str) -> StreamingResponse:
+class FormatStream(StreamingResponse):
+    """A streamed reply that ends with its format's error event when the store fails mid-way."""
+
+    _format = "openai_chat"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self._format = format_for_path(scope["path"])
+        await super().__call__(scope, receive, send)
+
+    async def stream_response(self, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        try:
+            async for chunk in self.body_iterator:
+                if not isinstance(chunk, bytes | memoryview):
+                    chunk = chunk.encode(self.charset)
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        except StoreError as exc:
+            status = 507 if isinstance(exc, StoreFull) else 503
+            event = error_event(self._format, self.media_type or "", status, str(exc))
+            await send({"type": "http.response.body", "body": event, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def error_event(fmt: str, media_type: str, status: int, message: str) -> bytes:
+    """The error as the last event of a stream in format `fmt` ("" where the
+    framing has no place for one: Gemini's JSON array)."""
+    body = error_bytes(fmt, status, message)
+    if media_type.startswith("text/event-stream"):
+        return (b"event: error\n" if fmt == "anthropic" else b"") + b"data: " + body + b"\n\n"
+    if "ndjson" in media_type:
+        return body + b"\n"
+    return b""
+
+
+def stream_response(
+    body: AsyncIterator[bytes], media_type: str, headers: Mapping[str, str] = STREAM_HEADERS
+) -> StreamingResponse:
     """A format's rendered stream as the response, unbuffered."""
-    return StreamingResponse(body, media_type=media_type, headers=STREAM_HEADERS)
+    return FormatStream(body, media_type=media_type, headers=dict(headers))

@@ -107,6 +107,12 @@ MAX_PANELS: Setting[int] = Setting(
 MAX_PANELS_PER_KEY: Setting[int] = Setting(
     "max_panels_per_key", 8, _positive_int, "panels one gateway key may run at once; past it 429"
 )
+STREAM_STALL_SECONDS: Setting[int] = Setting(
+    "stream_stall_seconds",
+    30,
+    _positive_int,
+    "seconds a client may read nothing of a reply we are sending before it is cut (its panel still finishes)",
+)
 LOGIN_USER: Setting[str] = Setting("login_user", "", _text, "dashboard login name (empty: no login)")
 # A password hash (`identity/passwords.py`), never the password; never shown (`core/settings.py`).
 LOGIN_PASSWORD_HASH: Setting[str] = Setting("login_password_hash", "", _text, "dashboard login password hash")
@@ -125,6 +131,7 @@ SETTINGS: dict[str, Setting[Any]] = {
         MAX_BODY_MB,
         MAX_PANELS,
         MAX_PANELS_PER_KEY,
+        STREAM_STALL_SECONDS,
         LOGIN_USER,
         LOGIN_PASSWORD_HASH,
         DISCOVER_DISMISSED,

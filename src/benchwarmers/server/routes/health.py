@@ -1,4 +1,4 @@
-"""`GET /healthz`: up, and the store answers. For load balancers, Docker's
+"""`GET /healthz`: up, the store answers, and its disk has room for calls. For load balancers, Docker's
 HEALTHCHECK and `testing.live_server`; it spends no model calls. It names
 the answering process (`pid`), so under `serve --workers N` one can see
 which worker answered."""
@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from benchwarmers import __version__
+from benchwarmers.core.diagnostics import ensure_room
 from benchwarmers.server.access import public
 from benchwarmers.server.deps import runtime_of
 
@@ -21,6 +22,9 @@ router = APIRouter()
 @router.get("/healthz")
 @public
 async def healthz(request: Request) -> dict[str, Any]:
-    """200 when the store answers; a store that cannot be reached is a 503."""
-    await runtime_of(request).store.check()
+    """200 when the store answers and can take calls; a store that cannot be
+    reached is a 503, one whose disk is full a 507 saying so."""
+    runtime = runtime_of(request)
+    await runtime.store.check()
+    ensure_room(runtime)
     return {"ok": True, "version": __version__, "pid": os.getpid()}

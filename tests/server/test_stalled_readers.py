@@ -1,0 +1,113 @@
+"""Clients that ask for a stream and never read it (issue 36, attack 3):
+the server cuts each once it has taken nothing for `stream_stall_seconds`,
+without that client reading a byte (on 3fd40b0 they held their reply for
+as long as they kept the socket open), the panel's seat still finishes
+and is logged, and a reader that keeps reading is never cut. Raw sockets
+with a small receive buffer, so the server's writing pauses early."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import select
+import socket
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.store.settings import STREAM_STALL_SECONDS, Settings
+from benchwarmers.testing.hostile import HostileUpstream, openai_text
+from benchwarmers.testing.live_server import LiveServer, live_server
+
+from .routes.hardening_support import rows
+
+pytestmark = pytest.mark.integration
+
+STALL = 1
+REPLY = "x" * (4 * 2**20)  # a seat of 4 MB: its stream event is larger than any socket buffer
+# How long a cut may take to show: many times STALL (never a timing assertion).
+PATIENCE = 60.0
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    home = tmp_path_factory.mktemp("home")
+    with HostileUpstream(lambda request: openai_text(request, REPLY)) as upstream:
+
+        async def register() -> None:
+            async with Runtime.open(home) as runtime:
+                store = runtime.store
+                await registry.add_endpoint(store, "big", upstream.base, "openai", needs_key=False)
+                await registry.add_model(store, "big", "big", "big")
+                await registry.add_collection(store, "big", ["big"], seat_timeout=60)
+                await Settings(store).set(STREAM_STALL_SECONDS, STALL)
+
+        asyncio.run(register())
+        with live_server(home) as live:
+            yield live
+
+
+def _ask(server: LiveServer, model: str, buffer: int = 4096) -> socket.socket:
+    """A client asking for a stream, with a receive buffer of `buffer` bytes."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, buffer)
+    sock.connect(("127.0.0.1", server.port))
+    body = json.dumps({"model": model, "messages": [{"role": "user", "content": "hi"}], "stream": True})
+    sock.sendall(
+        f"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n\r\n{body}".encode()
+    )
+    return sock
+
+
+def _cut_without_reading(sock: socket.socket) -> bool:
+    """Whether the server ends the connection (a reset or a hang-up) while
+    this client reads nothing: polled, never read."""
+    poller = select.poll()
+    poller.register(sock, select.POLLERR | select.POLLHUP | select.POLLRDHUP)
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        for _fd, events in poller.poll(200):
+            if events & (select.POLLERR | select.POLLHUP | select.POLLRDHUP):
+                return True
+    return False
+
+
+@pytest.mark.parametrize("model", ["bench/big", "bench/big:route"], ids=["panel", "route"])
+def test_a_client_that_reads_nothing_is_cut_and_its_seat_still_logged(server: LiveServer, model: str) -> None:
+    before = len(rows(server.home, "SELECT id FROM calls WHERE alias = 'big' AND status = 'ok'"))
+    clients = [_ask(server, model) for _ in range(3)]
+    try:
+        assert all(_cut_without_reading(sock) for sock in clients), "a stalled reader was never cut"
+    finally:
+        for sock in clients:
+            sock.close()
+    deadline = time.monotonic() + PATIENCE
+    logged = before
+    while logged < before + 3 and time.monotonic() < deadline:
+        logged = len(rows(server.home, "SELECT id FROM calls WHERE alias = 'big' AND status = 'ok'"))
+        time.sleep(0.2)
+    assert logged == before + 3, "a cut client's seat was not logged as answered"
+    assert httpx.get(server.url + "/healthz", timeout=PATIENCE).status_code == 200
+
+
+def test_a_slow_reader_that_keeps_reading_is_not_cut(server: LiveServer) -> None:
+    sock = _ask(server, "bench/big", buffer=256 * 1024)
+    got = 0
+    try:
+        sock.settimeout(PATIENCE)
+        while True:
+            piece = sock.recv(256 * 1024)
+            if not piece:
+                break
+            got += len(piece)
+            if piece.endswith(b"0\r\n\r\n"):  # the chunked stream's last chunk: all of it came
+                break
+            time.sleep(STALL / 10)  # slow, never idle for the whole stall
+    finally:
+        sock.close()
+    assert got > len(REPLY)
