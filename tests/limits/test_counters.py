@@ -102,6 +102,33 @@ async def test_two_redis_clients_share_one_limit(redis_counters: RedisCounters) 
         await other.close()
 
 
+async def test_a_redis_log_without_its_running_total_is_counted_whole(redis_counters: RedisCounters) -> None:
+    """A log written before totals were kept (or whose total was evicted)
+    is summed once, then kept as a running total."""
+    rpm = [Charge.sliding("legacy", 1, 3, 60.0)]
+    assert (await redis_counters.take(rpm, T0)).admitted
+    assert (await redis_counters.take(rpm, T0 + 1)).admitted
+    await redis_counters._redis.delete(redis_counters.prefix + "legacy:total")
+    assert (await redis_counters.take(rpm, T0 + 2)).admitted
+    refused = await redis_counters.take(rpm, T0 + 3)
+    assert not refused.admitted and refused.frees_at == T0 + 60.0
+    assert await redis_counters._redis.get(redis_counters.prefix + "legacy:total") == "3"
+
+
+async def test_a_long_busy_window_keeps_its_total_as_entries_age_out(counters: Counters) -> None:
+    """A call every second for three windows: the total follows entries in
+    and out, so the window holds exactly its limit once full (no room lost,
+    none overshot) however long it runs."""
+    limit, span = 150, 200.0
+    admitted: list[float] = []
+    for tick in range(600):
+        now = T0 + tick
+        if (await counters.take([Charge.sliding("busy-long", 1, limit, span)], now)).admitted:
+            admitted.append(now)
+        in_window = sum(1 for at in admitted if at > now - span)
+        assert in_window == min(tick + 1, limit)
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     limit=st.integers(min_value=1, max_value=20),
