@@ -119,6 +119,9 @@ class Limiter:
         self._rests: dict[tuple[str, str], float] = {}
         self._queues: dict[tuple[str, str], asyncio.Lock] = {}
         self._restored: set[str] = set()
+        # A user's limit -> its counter's key now, and when that key's
+        # calendar window ends (0 for a minute: the key never changes).
+        self._keys: dict[UserLimit, tuple[str, float]] = {}
         self._recalled: set[str] = set()
         self._wakers: set[asyncio.Task[None]] = set()
         # endpoint -> when its learned limits were last written, and their ceilings then.
@@ -193,16 +196,21 @@ class Limiter:
             admission, reached = Admission(False, rest), f"{endpoint}/{served} is resting after a 429"
         else:
             limits = await limits_for(self.store, endpoint, served)
-            charges, described = await self._charges(endpoint, served, limits, tokens, now)
+            charges = await self._charges(endpoint, served, limits, tokens, now)
             # No limit applies (the usual call): nothing to count, not even in Redis.
             admission = await self.counters.take(charges, now) if charges else _ADMITTED
             if admission.admitted:
-                estimates = dict(_estimates.get() or {})
-                estimates[(endpoint, served)] = (tokens, tuple(x for x in limits if x.unit == "tokens"))
-                _estimates.set(estimates)
+                token_limits = tuple(x for x in limits if x.unit == "tokens")
+                known = _estimates.get()
+                # Only a call a token limit counted has an estimate to settle
+                # (or one that replaces an earlier admit's in this task).
+                if token_limits or (known and (endpoint, served) in known):
+                    estimates = dict(known or {})
+                    estimates[(endpoint, served)] = (tokens, token_limits)
+                    _estimates.set(estimates)
                 return None
             blocked = admission.blocked_by
-            limit = described.get(blocked.key, "a limit") if blocked else "a limit"
+            limit = self._describe(endpoint, limits, blocked) if blocked else "a limit"
             frees_at = admission.frees_at
             if frees_at is None and blocked is not None and blocked.key.startswith(LEARNED):
                 # What a provider said is used up frees when it resets, whatever the call needs.
@@ -258,37 +266,53 @@ class Limiter:
 
     async def _charges(
         self, endpoint: str, served: str, limits: list[UserLimit], tokens: int, now: float
-    ) -> tuple[list[Charge], dict[str, str]]:
-        charges: list[Charge] = []
-        described: dict[str, str] = {}
-        for limit in limits:
-            charge = await self._user_charge(limit, 1 if limit.unit == "requests" else tokens, now)
-            charges.append(charge)
-            described[charge.key] = f"the limit of {limit.describe}"
+    ) -> list[Charge]:
+        """What the call counts against: the user's limits, then what the
+        provider said (each described in words only if it refuses: `_describe`)."""
+        charges = [
+            await self._user_charge(limit, 1 if limit.unit == "requests" else tokens, now) for limit in limits
+        ]
         learned = self._known.get(endpoint)
         if not learned:  # no provider said anything of its limits here (whose they are does not matter)
-            return charges, described
+            return charges
         who = await self._who(endpoint, served)
         for (owner, unit, window), known in learned.items():
             if owner == who and known.resets_at > now:
                 key = _learned_key(endpoint, owner, unit, window)
                 amount = 1 if unit == "requests" else tokens
                 charges.append(Charge.fixed(key, amount, known.limit, known.resets_at))
-                described[key] = _describe_learned(endpoint, owner, unit, window, known.stated)
-        return charges, described
+        return charges
+
+    def _describe(self, endpoint: str, limits: list[UserLimit], blocked: Charge) -> str:
+        """The limit that refused a call, in words."""
+        for limit in limits:
+            if self._keys.get(limit, ("", 0.0))[0] == blocked.key:
+                return f"the limit of {limit.describe}"
+        for (owner, unit, window), known in self._known.get(endpoint, {}).items():
+            if _learned_key(endpoint, owner, unit, window) == blocked.key:
+                return _describe_learned(endpoint, owner, unit, window, known.stated)
+        return "a limit"
 
     async def _user_charge(self, limit: UserLimit, amount: int, now: float) -> Charge:
-        scope = f"{limit.endpoint}|{limit.served}"
+        """`amount` against `limit`: its counter's key, and for a day or a
+        month the calendar window `now` falls in (worked out once per
+        window, not per call: `_keys`)."""
+        key, resets_at = self._keys.get(limit, ("", 0.0))
         if limit.window == "minute":
-            return Charge.sliding(f"set|{scope}|{limit.unit}|minute", amount, limit.amount, MINUTE)
-        when = datetime.fromtimestamp(now, UTC)
-        if limit.window == "day":
-            period, resets = when.strftime("%Y-%m-%d"), ledger.next_day(when)
-        else:
-            period, resets = when.strftime("%Y-%m"), ledger.next_month(when)
-        key = f"set|{scope}|{limit.unit}|{period}"
-        await self._restore(key, limit, when, resets.timestamp(), now)
-        return Charge.fixed(key, amount, limit.amount, resets.timestamp())
+            if not key:
+                key = _period_key(limit, "minute")
+                self._keys[limit] = (key, 0.0)
+            return Charge.sliding(key, amount, limit.amount, MINUTE)
+        if resets_at <= now:  # the first call, or the day (month) turned
+            when = datetime.fromtimestamp(now, UTC)
+            if limit.window == "day":
+                period, resets = when.strftime("%Y-%m-%d"), ledger.next_day(when)
+            else:
+                period, resets = when.strftime("%Y-%m"), ledger.next_month(when)
+            key, resets_at = _period_key(limit, period), resets.timestamp()
+            await self._restore(key, limit, when, resets_at, now)
+            self._keys[limit] = (key, resets_at)
+        return Charge.fixed(key, amount, limit.amount, resets_at)
 
     async def _restore(
         self, key: str, limit: UserLimit, when: datetime, resets_at: float, now: float
@@ -429,6 +453,11 @@ class Limiter:
             task.cancel()
         await asyncio.gather(*wakers, return_exceptions=True)
         await self.counters.close()
+
+
+def _period_key(limit: UserLimit, period: str) -> str:
+    """The counter of `limit` in one window ("minute", a day, a month)."""
+    return f"set|{limit.endpoint}|{limit.served}|{limit.unit}|{period}"
 
 
 def _learned_key(endpoint: str, who: str, unit: str, window: str) -> str:
