@@ -149,6 +149,8 @@ class Limiter:
             if limit.limit is None:
                 continue
             by_model = seen.setdefault((limit.unit, limit.window), {})
+            if by_model.get(served) == limit.limit:
+                continue  # what this model said before (every reply repeats it): nothing new
             by_model[served] = limit.limit
             if len(set(by_model.values())) > 1 and endpoint not in self._per_model:
                 self._per_model.add(endpoint)
