@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from benchwarmers import ids
@@ -68,6 +68,8 @@ class Admission:
     frees_at: float | None = None
     # The charge that refused it, for the message.
     blocked_by: Charge | None = None
+    # When admitted: how `settle` finds what this take counted (the backend's own).
+    receipt: object = None
 
 
 class Counters(ABC):
@@ -80,6 +82,26 @@ class Counters(ABC):
         """Add amounts (negative to give back) without checking limits: the
         correction once a call's real token count is known."""
 
+    async def settle(self, charges: list[Charge], receipt: object, amount: int, now: float) -> None:
+        """Count `amount` in place of what each of `charges` counted when
+        they were taken (`receipt` from that take): a token estimate settled
+        with the real count once the reply says it, so a call is charged once.
+        A sliding window's entry is corrected where it stands (it ages out
+        when the call's did), unless it already aged out; a fixed counter
+        moves by the difference."""
+        fixed = [
+            replace(c, amount=amount - c.amount) for c in charges if not c.is_sliding and amount != c.amount
+        ]
+        if fixed:
+            await self.adjust(fixed, now)
+        sliding = [c for c in charges if c.is_sliding and amount != c.amount]
+        if sliding:
+            await self._settle_sliding(sliding, receipt, amount, now)
+
+    @abstractmethod
+    async def _settle_sliding(self, charges: list[Charge], receipt: object, amount: int, now: float) -> None:
+        """`settle` for sliding windows."""
+
     @abstractmethod
     async def put(
         self, key: str, used: int, resets_at: float, now: float, *, only_if_absent: bool = False
@@ -91,23 +113,24 @@ class Counters(ABC):
         return None
 
 
-def _frees_at(entries: Iterable[tuple[float, int]], used: int, charge: Charge) -> float | None:
+def _frees_at(entries: Iterable[Sequence[Any]], used: int, charge: Charge) -> float | None:
     """When enough of a sliding log has aged out for `charge` to fit."""
     freed = 0
     for at, amount in entries:
         freed += amount
         if used - freed + charge.amount <= charge.limit:
-            return at + charge.span
+            return float(at) + charge.span
     return None
 
 
 class _SlidingLog:
-    """One sliding window: its entries, oldest first, and their running total."""
+    """One sliding window: its entries ([time, amount], oldest first; a
+    list, so `settle` can correct one where it stands) and their running total."""
 
     __slots__ = ("entries", "total")
 
     def __init__(self) -> None:
-        self.entries: deque[tuple[float, int]] = deque()
+        self.entries: deque[list[Any]] = deque()
         self.total = 0
 
     def expire(self, span: float, now: float) -> None:
@@ -115,9 +138,11 @@ class _SlidingLog:
         while entries and entries[0][0] <= horizon:
             self.total -= entries.popleft()[1]
 
-    def add(self, at: float, amount: int) -> None:
-        self.entries.append((at, amount))
+    def add(self, at: float, amount: int) -> list[Any]:
+        entry = [at, amount]
+        self.entries.append(entry)
         self.total += amount
+        return entry
 
 
 class MemoryCounters(Counters):
@@ -147,8 +172,7 @@ class MemoryCounters(Counters):
         refusal = _worst_refusal(self._refusals(charges, now))
         if refusal is not None:
             return refusal
-        await self.adjust(charges, now)
-        return Admission(True)
+        return Admission(True, receipt=self._count(charges, now))
 
     def _refusals(self, charges: list[Charge], now: float) -> list[Admission]:
         refusals = []
@@ -163,15 +187,32 @@ class MemoryCounters(Counters):
         return refusals
 
     async def adjust(self, charges: list[Charge], now: float) -> None:
+        self._count(charges, now)
+
+    def _count(self, charges: list[Charge], now: float) -> dict[str, list[Any]]:
+        """Add every charge; the sliding windows' new entries by key (a take's receipt)."""
+        entries = {}
         for charge in charges:
             if charge.is_sliding:
-                self._log(charge.key, charge.span, now).add(now, charge.amount)
+                entries[charge.key] = self._log(charge.key, charge.span, now).add(now, charge.amount)
             else:
                 if charge.key not in self._fixed:  # a new window: forget the ended ones
                     self._fixed = {k: v for k, v in self._fixed.items() if v[1] > now}
                 used = self._fixed_used(charge.key, now)
                 until = self._fixed.get(charge.key, (0, charge.resets_at))[1]
                 self._fixed[charge.key] = (used + charge.amount, until)
+        return entries
+
+    async def _settle_sliding(self, charges: list[Charge], receipt: object, amount: int, now: float) -> None:
+        entries = receipt if isinstance(receipt, dict) else {}
+        for charge in charges:
+            entry = entries.get(charge.key)
+            if entry is None:
+                continue
+            log = self._log(charge.key, charge.span, now)
+            if entry[0] > now - charge.span:  # still in the window (older ones were let go)
+                entry[1] += amount - charge.amount
+                log.total += amount - charge.amount
 
     async def put(
         self, key: str, used: int, resets_at: float, now: float, *, only_if_absent: bool = False
@@ -230,7 +271,7 @@ local function count(now, member, used)
     local kind, key, total_key, amount, limit, param = charge_of(i)
     if kind == "s" then
       local ttl = math.ceil(param * 1000) + 1000
-      redis.call("ZADD", key, now, member .. ":" .. i .. ":" .. amount)
+      redis.call("ZADD", key, now, member .. ":" .. amount)
       redis.call("SET", total_key, (used[i] or total_of(key, total_key, now, param)) + amount, "PX", ttl)
       redis.call("PEXPIRE", key, ttl)
     else
@@ -294,11 +335,35 @@ count(tonumber(ARGV[1]), ARGV[2], {})
 """
 )
 
+# Settles sliding charges a take counted (ARGV[2] its member id) at the
+# amount ARGV[3]: the entry, if still in its window, is put back with the
+# new amount at its old time, and the total moves by the difference.
+_SETTLE = (
+    _SLIDING
+    + """
+local now, member, amount = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+for i = 1, #KEYS / 2 do
+  local base = 4 + (i - 1) * 2
+  local key, total_key = KEYS[2 * i - 1], KEYS[2 * i]
+  local taken, span = tonumber(ARGV[base]), tonumber(ARGV[base + 1])
+  local total = total_of(key, total_key, now, span)
+  local at = redis.call("ZSCORE", key, member .. ":" .. taken)
+  if at then
+    local ttl = math.ceil(span * 1000) + 1000
+    redis.call("ZREM", key, member .. ":" .. taken)
+    redis.call("ZADD", key, at, member .. ":" .. amount)
+    redis.call("SET", total_key, total + amount - taken, "PX", ttl)
+    redis.call("PEXPIRE", key, ttl)
+  end
+end
+"""
+)
+
 
 class RedisCounters(Counters):
     """Counters several servers share (`BENCHWARMERS_REDIS_URL`). A sliding
     log is a sorted set scored by time whose members carry their amount
-    (`<id>:<n>:<amount>`, unique per call), with its running total beside
+    (`<id>:<amount>`, the id its take's, unique per call), with its running total beside
     it (`<key>:total`); a fixed counter is a number that expires when its
     window ends."""
 
@@ -309,6 +374,7 @@ class RedisCounters(Counters):
         self._redis: Any = Redis.from_url(url, decode_responses=True)
         self._take = self._redis.register_script(_TAKE)
         self._add = self._redis.register_script(_ADD)
+        self._settle = self._redis.register_script(_SETTLE)
 
     def _key(self, key: str) -> str:
         return self.prefix + key
@@ -330,7 +396,7 @@ class RedisCounters(Counters):
         keys, argv = self._call(charges, now)
         result = await self._take(keys=keys, args=argv)
         if int(result[0]) == 1:
-            return Admission(True)
+            return Admission(True, receipt=argv[1])
         frees = float(result[2]) if result[2] != "" else None
         return Admission(False, frees, charges[int(result[1]) - 1])
 
@@ -338,6 +404,17 @@ class RedisCounters(Counters):
         if charges:
             keys, argv = self._call(charges, now)
             await self._add(keys=keys, args=argv)
+
+    async def _settle_sliding(self, charges: list[Charge], receipt: object, amount: int, now: float) -> None:
+        if not isinstance(receipt, str):
+            return
+        keys: list[str] = []
+        argv: list[Any] = [repr(now), receipt, amount]
+        for charge in charges:
+            key = self._key(charge.key)
+            keys += [key, key + ":total"]
+            argv += [charge.amount, repr(charge.span)]
+        await self._settle(keys=keys, args=argv)
 
     async def put(
         self, key: str, used: int, resets_at: float, now: float, *, only_if_absent: bool = False

@@ -24,8 +24,9 @@ and it is made `available` again the moment the rest ends. What was
 learned and who rests is read back from the store on an endpoint's first
 call, so a restarted server keeps to it.
 
-`spent` corrects the token estimate with the provider's real count, on
-the token limits the estimate was counted against. Both are remembered in a
+`spent` settles the token estimate with the provider's real count, on
+the token limits the estimate was counted against, in place (a call is
+charged once: `Counters.settle`). Both are remembered in a
 context variable, so it must be called from the task that called `admit`
 (or one started from it), which the caller does; a call that no token limit
 counted costs `spent` nothing.
@@ -72,10 +73,10 @@ LEARNED = "learned|"
 
 _ADMITTED = Admission(True)
 
-# (endpoint, served) -> tokens estimated at admit and the user's token limits
-# they were counted against, for `spent` to correct.
-_Estimate = tuple[int, tuple[UserLimit, ...]]
-_NO_ESTIMATE: _Estimate = (0, ())
+# (endpoint, served) -> the user's token-limit charges made at admit (each
+# counting the estimate) and the take's receipt, for `spent` to settle.
+_Estimate = tuple[tuple[Charge, ...], object]
+_NO_ESTIMATE: _Estimate = ((), None)
 _estimates: ContextVar[dict[tuple[str, str], _Estimate] | None] = ContextVar("limit_estimates", default=None)
 
 
@@ -202,13 +203,14 @@ class Limiter:
             # No limit applies (the usual call): nothing to count, not even in Redis.
             admission = await self.counters.take(charges, now) if charges else _ADMITTED
             if admission.admitted:
-                token_limits = tuple(x for x in limits if x.unit == "tokens")
+                # The user's limits' charges come first, in their order.
+                estimated = tuple(c for c, x in zip(charges, limits, strict=False) if x.unit == "tokens")
                 known = _estimates.get()
                 # Only a call a token limit counted has an estimate to settle
                 # (or one that replaces an earlier admit's in this task).
-                if token_limits or (known and (endpoint, served) in known):
+                if estimated or (known and (endpoint, served) in known):
                     estimates = dict(known or {})
-                    estimates[(endpoint, served)] = (tokens, token_limits)
+                    estimates[(endpoint, served)] = (estimated, admission.receipt)
                     _estimates.set(estimates)
                 return None
             blocked = admission.blocked_by
@@ -434,15 +436,15 @@ class Limiter:
     # ------------------------------------------------------------------ spent
 
     async def spent(self, endpoint: str, served: str, *, usage: Usage) -> None:
-        """Count the real tokens in place of the estimate made at admit, on
-        the token limits that estimate was counted against."""
-        estimate, limits = (_estimates.get() or {}).get((endpoint, served), _NO_ESTIMATE)
-        delta = usage.input_tokens + usage.output_tokens - estimate
-        if delta == 0 or not limits:
-            return
-        now = self.clock()
-        charges = [await self._user_charge(limit, delta, now) for limit in limits]
-        await self.counters.adjust(charges, now)
+        """Settle the estimate counted at admit with the real tokens, on the
+        token limits it was counted against: in place, so a call is one
+        entry of a minute's window, ageing out when its admit does, and its
+        day's counter is the one it was admitted in."""
+        charges, receipt = (_estimates.get() or {}).get((endpoint, served), _NO_ESTIMATE)
+        if charges:
+            await self.counters.settle(
+                list(charges), receipt, usage.input_tokens + usage.output_tokens, self.clock()
+            )
 
     async def close(self) -> None:
         """Stop the wakers and wait until they have unwound. A waker cancelled
