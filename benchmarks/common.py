@@ -107,7 +107,9 @@ class Child:
         self._log.flush()
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
-    def wait_ready(self, url: str, body: dict[str, Any], timeout: float = 90.0) -> float:
+    def wait_ready(
+        self, url: str, body: dict[str, Any], timeout: float = 90.0, headers: dict[str, str] | None = None
+    ) -> float:
         """Seconds until a POST of `body` answers 200; raises with the log tail if never."""
         started = time.monotonic()
         last = ""
@@ -116,7 +118,7 @@ class Child:
                 if self.process.poll() is not None:
                     raise RuntimeError(f"{self.name} exited ({self.process.returncode}):\n{self.log_tail()}")
                 try:
-                    response = client.post(url, json=body)
+                    response = client.post(url, json=body, headers=headers)
                     if response.status_code == 200:
                         return time.monotonic() - started
                     last = f"{response.status_code} {response.text[:300]}"

@@ -6,7 +6,9 @@ fixed three-event stream when the body asks `"stream": true`), after an
 optional fixed delay, straight from an asyncio `Protocol` with no framework
 in between, so it does on the order of 100k requests/s on one core and is
 never the bottleneck of what stands in front of it. `GET .../models` lists
-the one model, for gateways that check what an endpoint serves.
+the one model, for gateways that check what an endpoint serves. Under
+`/limited/v1` it answers the same with OpenAI's rate-limit headers (limits
+far above any load), as a provider does that a gateway learns limits from.
 
     .venv/bin/python benchmarks/upstream.py [--port 0] [--delay 0.0]
     # prints "listening on http://127.0.0.1:PORT/v1", then serves until killed
@@ -75,7 +77,25 @@ def _models() -> bytes:
     return _http(json.dumps(body).encode(), b"application/json")
 
 
+# What a provider with rate limits says on every reply (OpenAI's headers),
+# far above any load here: answered under `LIMITED_PREFIX`, so one upstream
+# serves an endpoint whose limits are learned from headers and one without.
+LIMITED_PREFIX = b"/limited/"
+LIMIT_HEADERS = (
+    b"x-ratelimit-limit-requests: 100000000\r\nx-ratelimit-remaining-requests: 99999999\r\n"
+    b"x-ratelimit-reset-requests: 1s\r\nx-ratelimit-limit-tokens: 10000000000\r\n"
+    b"x-ratelimit-remaining-tokens: 9999999000\r\nx-ratelimit-reset-tokens: 1s\r\n"
+)
+
+
+def _limited(reply: bytes) -> bytes:
+    """`reply` with the rate-limit headers after its status line."""
+    status_line, _, rest = reply.partition(b"\r\n")
+    return status_line + b"\r\n" + LIMIT_HEADERS + rest
+
+
 COMPLETION, STREAM, MODELS = _completion(), _stream(), _models()
+LIMITED_COMPLETION, LIMITED_STREAM = _limited(COMPLETION), _limited(STREAM)
 NOT_FOUND = b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: keep-alive\r\n\r\n"
 
 
@@ -133,6 +153,8 @@ def _reply(head: bytes, body: bytes) -> bytes:
     path = rest.partition(b" ")[0].split(b"?", 1)[0]
     if method == b"POST" and path.endswith(b"/chat/completions"):
         streamed = b'"stream": true' in body or b'"stream":true' in body
+        if path.startswith(LIMITED_PREFIX):
+            return LIMITED_STREAM if streamed else LIMITED_COMPLETION
         return STREAM if streamed else COMPLETION
     if method == b"GET" and path.endswith(b"/models"):
         return MODELS

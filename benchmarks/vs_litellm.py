@@ -63,7 +63,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from operator import attrgetter
@@ -83,9 +83,13 @@ from common import (
     unstolen,
     wrk_path,
 )
+from peers import Peer, start_portkey, start_tensorzero
 from sqlalchemy import insert
+from sustained import SLICE_SECONDS, sustained
 
 from benchwarmers.calls.call_ids import new_ask_id, new_call_id
+from benchwarmers.identity.keys import create_key
+from benchwarmers.limits.user_limits import set_limits
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry, schema
 
@@ -113,6 +117,8 @@ class Server:
     rss_start: float = 0.0
     rss_end: float = 0.0
     rss_peak: float = 0.0
+    # Ours: the gateway key with a rate the configured scenario sends.
+    key: str = ""
 
     @property
     def chat_url(self) -> str:
@@ -126,12 +132,27 @@ class Row:
     ours: list[Cell]  # one per round
     theirs: list[Cell] | None
     floor: list[Cell] | None = None
+    # Other servers in the same unit, by name: the compiled and Node peers
+    # beside a passthrough, ours without limits beside the configured scenario.
+    beside: dict[str, list[Cell]] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------ servers
 
 
-async def set_up_bench(home: Path, upstream: str, history: int = 0, database_url: str | None = None) -> None:
+# Limits set far above any load here, so none refuses and what shows is what
+# keeping them costs: on the endpoint and on the model, as a user sets them.
+ENDPOINT_LIMITS = {"rpm": 100_000_000, "tpm": 10_000_000_000, "rpd": 1_000_000_000}
+MODEL_LIMITS = {"rpm": 100_000_000, "tpm": 10_000_000_000}
+KEY_RATE = 100_000_000  # the gateway key's requests a minute
+
+
+async def set_up_bench(home: Path, upstream: str, history: int = 0, database_url: str | None = None) -> str:
+    """The bench every scenario asks; returns the secret of the gateway key
+    with a rate that the configured scenario sends. Configured: endpoint
+    `limited` on the upstream's `/limited/v1` (its replies carry rate-limit
+    headers, which the limiter learns), model `delta` on it, collection
+    `kept`, the user's limits on both, far above the load."""
     async with Runtime.open(home, database_url) as runtime:
         await registry.add_endpoint(runtime.store, "instant", upstream, "openai", needs_key=False)
         for alias in THREE:
@@ -139,8 +160,16 @@ async def set_up_bench(home: Path, upstream: str, history: int = 0, database_url
         await registry.add_collection(runtime.store, "solo", ["alpha"])
         await registry.add_collection(runtime.store, "trio", list(THREE))
         await registry.add_collection(runtime.store, "pick", list(THREE), seats=2)
+        limited = upstream.removesuffix("/v1") + "/limited/v1"
+        await registry.add_endpoint(runtime.store, "limited", limited, "openai", needs_key=False)
+        await registry.add_model(runtime.store, "delta", "limited", "alpha")
+        await registry.add_collection(runtime.store, "kept", ["delta"])
+        await set_limits(runtime.store, "limited", "", ENDPOINT_LIMITS)
+        await set_limits(runtime.store, "limited", "alpha", MODEL_LIMITS)
+        _info, secret = await create_key(runtime.store, "bench", requests_per_minute=KEY_RATE)
         if history:
             await add_history(runtime, history)
+    return secret
 
 
 async def add_history(runtime: Runtime, calls: int) -> None:
@@ -196,7 +225,7 @@ async def add_history(runtime: Runtime, calls: int) -> None:
 
 def start_ours(folder: Path, upstream: str, history: int = 0) -> Server:
     home = folder / "home"
-    asyncio.run(set_up_bench(home, upstream, history))
+    secret = asyncio.run(set_up_bench(home, upstream, history))
     port = free_port()
     beside = Path(sys.executable).with_name("benchwarmers")  # this venv's, not another install's
     command = str(beside) if beside.exists() else shutil.which("benchwarmers")
@@ -210,7 +239,7 @@ def start_ours(folder: Path, upstream: str, history: int = 0) -> Server:
     )
     base = f"http://127.0.0.1:{port}"
     ready = child.wait_ready(f"{base}/v1/chat/completions", body("bench/solo"))
-    return Server("benchwarmers", child, base, ready)
+    return Server("benchwarmers", child, base, ready, key=secret)
 
 
 def start_litellm(folder: Path, command: str, upstream: str) -> Server:
@@ -268,6 +297,74 @@ def litellm_version(command: str) -> str:
 
 
 PASSTHROUGH = "passthrough"
+CONFIGURED = "configured"
+# The configured scenario's cells beside ours without limits or key rate.
+PLAIN = "ours, no limits"
+
+
+@dataclass
+class Scenario:
+    name: str
+    ours: Load
+    theirs: Load | None
+    prefer_wrk: bool
+    # Other servers run in the same unit: name -> (load, server pid).
+    beside: dict[str, tuple[Load, int]] = field(default_factory=dict)
+
+
+def configured_load(ours: Server) -> Load:
+    """The configured scenario: collection `kept` (endpoint and model limits
+    set, limits learned from the upstream's headers), in route mode, sent
+    with the gateway key that has a rate."""
+    return Load(ours.chat_url, [body("bench/kept:route")], {"authorization": f"Bearer {ours.key}"})
+
+
+def scenarios_for(ours: Server, theirs: Server | None, peers: list[Peer], use_wrk: bool) -> list[Scenario]:
+    litellm = Load(theirs.chat_url, [body("alpha")]) if theirs else None
+    plain = Load(ours.chat_url, [body("bench/solo:route")])
+    compared = {p.name: (Load(p.chat_url, [body(p.model)], p.headers or None), p.child.pid) for p in peers}
+    return [
+        Scenario(f"{PASSTHROUGH}, route mode (bench/solo:route vs alpha)", plain, litellm, use_wrk, compared),
+        Scenario(
+            f"{PASSTHROUGH}, one-seat panel (bench/solo vs alpha)",
+            Load(ours.chat_url, [body("bench/solo")]),
+            litellm,
+            use_wrk,
+            dict(compared),
+        ),
+        Scenario(
+            f"{CONFIGURED}: key rate, endpoint, model and learned limits (bench/kept:route vs alpha)",
+            configured_load(ours),
+            litellm,
+            use_wrk,
+            {PLAIN: (plain, ours.child.pid)},
+        ),
+        Scenario("panel of 3 (bench/trio)", Load(ours.chat_url, [body("bench/trio")]), None, use_wrk),
+        Scenario(
+            "panel seating 2 of 3 by record (bench/pick)",
+            Load(ours.chat_url, [body("bench/pick")]),
+            None,
+            use_wrk,
+        ),
+        Scenario(
+            "merged panel of 3 (bench/trio:merged)",
+            Load(ours.chat_url, [body("bench/trio:merged")]),
+            None,
+            use_wrk,
+        ),
+        Scenario(
+            "route mode over 3 members (bench/trio:route)",
+            Load(ours.chat_url, [body("bench/trio:route")]),
+            None,
+            use_wrk,
+        ),
+        Scenario(
+            "bench/trio vs 3 sequential calls (httpx loader)",
+            Load(ours.chat_url, [body("bench/trio")]),
+            Load(theirs.chat_url, [body(m) for m in THREE]) if theirs else None,
+            False,
+        ),
+    ]
 
 
 def run_cells(
@@ -282,97 +379,60 @@ def run_cells(
     *,
     steal_limit: float,
     tries: int,
+    peers: list[Peer] | None = None,
 ) -> list[Row]:
     floor_load = Load(floor.chat_url, [body("alpha")]) if floor else None
-    scenarios: list[tuple[str, Load, Load | None, bool]] = [
-        (
-            f"{PASSTHROUGH}, route mode (bench/solo:route vs alpha)",
-            Load(ours.chat_url, [body("bench/solo:route")]),
-            Load(theirs.chat_url, [body("alpha")]) if theirs else None,
-            use_wrk,
-        ),
-        (
-            f"{PASSTHROUGH}, one-seat panel (bench/solo vs alpha)",
-            Load(ours.chat_url, [body("bench/solo")]),
-            Load(theirs.chat_url, [body("alpha")]) if theirs else None,
-            use_wrk,
-        ),
-        ("panel of 3 (bench/trio)", Load(ours.chat_url, [body("bench/trio")]), None, use_wrk),
-        (
-            "panel seating 2 of 3 by record (bench/pick)",
-            Load(ours.chat_url, [body("bench/pick")]),
-            None,
-            use_wrk,
-        ),
-        (
-            "merged panel of 3 (bench/trio:merged)",
-            Load(ours.chat_url, [body("bench/trio:merged")]),
-            None,
-            use_wrk,
-        ),
-        (
-            "route mode over 3 members (bench/trio:route)",
-            Load(ours.chat_url, [body("bench/trio:route")]),
-            None,
-            use_wrk,
-        ),
-        (
-            "bench/trio vs 3 sequential calls (httpx loader)",
-            Load(ours.chat_url, [body("bench/trio")]),
-            Load(theirs.chat_url, [body(m) for m in THREE]) if theirs else None,
-            False,
-        ),
-    ]
-    scenarios = [s for s in scenarios if s[0].startswith(only)]
+    wanted = tuple(part.strip() for part in only.split(","))
+    scenarios = [s for s in scenarios_for(ours, theirs, peers or [], use_wrk) if s.name.startswith(wanted)]
     # Warm all up on every kind of request first: first calls pay imports and connection set-up.
-    for _name, our_load, their_load, _wrk in scenarios:
-        for load in (our_load, their_load):
+    for scenario in scenarios:
+        for load in (scenario.ours, scenario.theirs, *(load for load, _pid in scenario.beside.values())):
             if load is not None:
                 asyncio.run(measure(load, connections=4, seconds=WARM_UP_SECONDS, prefer_wrk=False))
     if floor_load is not None:
         asyncio.run(measure(floor_load, connections=4, seconds=WARM_UP_SECONDS, prefer_wrk=False))
     rows = {
-        (name, conns): Row(
-            name,
+        (s.name, conns): Row(
+            s.name,
             conns,
             [],
-            [] if their_load else None,
-            [] if floor_load is not None and name.startswith(PASSTHROUGH) else None,
+            [] if s.theirs else None,
+            [] if floor_load is not None and s.name.startswith(PASSTHROUGH) else None,
+            {name: [] for name in s.beside},
         )
-        for name, _ours, their_load, _wrk in scenarios
+        for s in scenarios
         for conns in connections
     }
     for round_number in range(rounds):
-        for name, our_load, their_load, prefer_wrk in scenarios:
+        for scenario in scenarios:
             for conns in connections:
-                row = rows[name, conns]
-                unit = _unit(row, our_load, ours, their_load, theirs, floor_load, floor, round_number)
+                row = rows[scenario.name, conns]
+                floor_pair = (floor_load, floor.child.pid) if floor_load is not None and floor else None
+                unit = _unit(row, scenario, ours, theirs, floor_pair, round_number)
                 loads, cells = zip(*unit, strict=True)
-                run = partial(_back_to_back, loads, conns, seconds, prefer_wrk)
+                run = partial(_back_to_back, loads, conns, seconds, scenario.prefer_wrk)
                 kept, again = asyncio.run(
                     unstolen(run, limit=steal_limit, tries=tries, stolen=attrgetter("stolen"))
                 )
                 for cell, into in zip(kept, cells, strict=True):
                     into.append(replace(cell, reruns=again))
                 print(
-                    f"  round {round_number + 1}/{rounds}: {name} at {conns} connection(s)",
+                    f"  round {round_number + 1}/{rounds}: {scenario.name} at {conns} connection(s)",
                     file=sys.stderr,
                     flush=True,
                 )
     return list(rows.values())
 
 
-Unit = list[tuple[tuple[Load, Server], list[Cell]]]
+Unit = list[tuple[tuple[Load, int], list[Cell]]]
 
 
 def _unit(
     row: Row,
-    our_load: Load,
+    scenario: Scenario,
     ours: Server,
-    their_load: Load | None,
     theirs: Server | None,
-    floor_load: Load | None,
-    floor: Server | None,
+    floor: tuple[Load, int] | None,
     round_number: int,
 ) -> Unit:
     """A round's cells of a scenario in the order they run, as one unit
@@ -382,29 +442,28 @@ def _unit(
     read ours kept from a try under a steal spell against theirs kept from
     a quiet one: a p99 at 1 connection, which a spell stretches by the
     host's time slice whatever the server, read 0.10-0.22x over the runs
-    of 3 December that way. Ours and the floor's always run next to each
-    other (the first of the two swaps each round), and every other pair of
-    rounds LiteLLM goes first, so a burst of other work on the machine
-    falls on all alike."""
-    unit: Unit = [((our_load, ours), row.ours)]
-    if floor_load is not None and floor is not None and row.floor is not None:
-        unit.append(((floor_load, floor), row.floor))
-    if round_number % 2:
-        unit.reverse()
-    if their_load is not None and theirs is not None and row.theirs is not None:
-        theirs_cell: Unit = [((their_load, theirs), row.theirs)]
+    of 3 December that way. Ours and the floor's (and the servers run
+    beside: the peers, ours without limits) always run next to each other
+    (their order turns each round), and every other pair of rounds LiteLLM
+    goes first, so a burst of other work on the machine falls on all alike."""
+    unit: Unit = [((scenario.ours, ours.child.pid), row.ours)]
+    if floor is not None and row.floor is not None:
+        unit.append((floor, row.floor))
+    unit += [(scenario.beside[name], cells) for name, cells in row.beside.items()]
+    turn = round_number % len(unit)
+    unit = unit[turn:] + unit[:turn]
+    if scenario.theirs is not None and theirs is not None and row.theirs is not None:
+        theirs_cell: Unit = [((scenario.theirs, theirs.child.pid), row.theirs)]
         unit = unit + theirs_cell if (round_number // 2) % 2 == 0 else theirs_cell + unit
     return unit
 
 
 async def _back_to_back(
-    loads: tuple[tuple[Load, Server], ...], connections: int, seconds: float, prefer_wrk: bool
+    loads: tuple[tuple[Load, int], ...], connections: int, seconds: float, prefer_wrk: bool
 ) -> list[Cell]:
     return [
-        await measure(
-            load, connections=connections, seconds=seconds, prefer_wrk=prefer_wrk, server_pid=server.child.pid
-        )
-        for load, server in loads
+        await measure(load, connections=connections, seconds=seconds, prefer_wrk=prefer_wrk, server_pid=pid)
+        for load, pid in loads
     ]
 
 
@@ -498,35 +557,73 @@ def render(rows: list[Row], ours: Server, theirs: Server | None) -> str:
     return "\n".join(out)
 
 
-# Issue 15's passthrough targets: (label, measure, against, bound, "min" when ours/theirs must reach it).
-TARGETS: tuple[tuple[str, Callable[[Cell], float], str, float, str], ...] = (
-    ("req/s vs LiteLLM", lambda c: c.rate, "theirs", 10.0, "min"),
-    ("CPU/req vs LiteLLM", lambda c: c.cpu_ms_per_op, "theirs", 0.1, "max"),
-    ("p99 vs LiteLLM", lambda c: c.p99_ms, "theirs", 0.2, "max"),
-    ("CPU/req vs floor", lambda c: c.cpu_ms_per_op, "floor", 3.0, "max"),
+# Targets, each (label, scenarios it applies to, measure, against, bound,
+# "min" when ours/theirs must reach it): issue 15's against LiteLLM on the
+# passthrough, issue 37's against the floor on our own client, the peers,
+# and the configured scenario against ours without limits and against LiteLLM.
+TARGETS: tuple[tuple[str, str, Callable[[Cell], float], str, float, str], ...] = (
+    ("req/s vs LiteLLM", PASSTHROUGH, lambda c: c.rate, "theirs", 10.0, "min"),
+    ("CPU/req vs LiteLLM", PASSTHROUGH, lambda c: c.cpu_ms_per_op, "theirs", 0.1, "max"),
+    ("p99 vs LiteLLM", PASSTHROUGH, lambda c: c.p99_ms, "theirs", 0.2, "max"),
+    ("CPU/req vs floor", PASSTHROUGH, lambda c: c.cpu_ms_per_op, "floor", 2.0, "max"),
+    ("CPU/req vs TensorZero", PASSTHROUGH, lambda c: c.cpu_ms_per_op, "TensorZero", 1.3, "max"),
+    ("CPU/req vs Portkey", PASSTHROUGH, lambda c: c.cpu_ms_per_op, "Portkey", 1 / 3, "max"),
+    ("CPU/req vs no limits", CONFIGURED, lambda c: c.cpu_ms_per_op, PLAIN, 1.2, "max"),
+    ("req/s vs LiteLLM, configured", CONFIGURED, lambda c: c.rate, "theirs", 20.0, "min"),
 )
 
 
+def _against(row: Row, name: str) -> list[Cell] | None:
+    if name == "theirs":
+        return row.theirs
+    if name == "floor":
+        return row.floor
+    return row.beside.get(name) or None
+
+
+def render_beside(rows: list[Row]) -> str:
+    """Every server measured beside ours, row by row: the floor, the peers,
+    ours without limits (medians of the rounds)."""
+    out = [
+        "| scenario | conns | server | req/s | CPU ms/req | p50 ms | p99 ms | errors |",
+        "|---|--:|---|--:|--:|--:|--:|--:|",
+    ]
+    for row in rows:
+        groups = {"ours": row.ours, "floor": row.floor, **row.beside, "LiteLLM": row.theirs}
+        for name, cells in groups.items():
+            if not cells:
+                continue
+            figures = [
+                num(median_of(cells, lambda c: c.rate)),
+                num(median_of(cells, lambda c: c.cpu_ms_per_op), 3),
+                num(median_of(cells, lambda c: c.p50_ms), 2),
+                num(median_of(cells, lambda c: c.p99_ms), 2),
+                str(sum(c.errors for c in cells)),
+            ]
+            out.append(f"| {row.scenario} | {row.connections} | {name} | " + " | ".join(figures) + " |")
+    return "\n".join(out)
+
+
 def render_targets(rows: list[Row]) -> str:
-    """The passthrough rows against issue 15's targets: each ratio the
-    median of its rounds' ratios, and whether it is met."""
-    head = ["scenario", "conns", "req/s ours", "req/s LiteLLM", "req/s floor"]
-    head += ["CPU ms/req ours", "CPU ms/req LiteLLM", "CPU ms/req floor"]
-    head += ["p99 ms ours", "p99 ms LiteLLM", "p99 ms floor"]
-    head += [f"{label} ({'≥' if kind == 'min' else '≤'}{bound:g}x)" for label, _g, _a, bound, kind in TARGETS]
+    """The passthrough and configured rows against the targets: each ratio
+    the median of its rounds' ratios (ours over the other), and whether it
+    is met; "-" where a target does not apply or its server did not run."""
+    head = ["scenario", "conns"]
+    head += [
+        f"{label} ({'≥' if kind == 'min' else '≤'}{bound:.3g}x)" for label, _s, _g, _a, bound, kind in TARGETS
+    ]
     head += ["CPU stolen, most of a kept cell", "cells run again"]
     out = ["| " + " | ".join(head) + " |", "|---|--:|" + "--:|" * (len(head) - 2)]
     for row in rows:
-        if not row.scenario.startswith(PASSTHROUGH):
+        if not row.scenario.startswith((PASSTHROUGH, CONFIGURED)):
             continue
         cells = [row.scenario, str(row.connections)]
-        cells += [num(median_of(c, lambda c: c.rate)) for c in (row.ours, row.theirs, row.floor)]
-        cells += [num(median_of(c, lambda c: c.cpu_ms_per_op), 2) for c in (row.ours, row.theirs, row.floor)]
-        cells += [num(median_of(c, lambda c: c.p99_ms), 2) for c in (row.ours, row.theirs, row.floor)]
-        for _label, get, against, bound, kind in TARGETS:
-            other = row.theirs if against == "theirs" else row.floor
+        for _label, applies, get, against, bound, kind in TARGETS:
+            other = _against(row, against) if row.scenario.startswith(applies) else None
             cells.append(verdict(median_ratio_value(row.ours, other, get), bound, kind))
-        kept = [c for group in (row.ours, row.theirs, row.floor) if group for c in group]
+        kept = [
+            c for group in (row.ours, row.theirs, row.floor, *row.beside.values()) if group for c in group
+        ]
         cells += [f"{max(c.stolen for c in kept):.1%}", str(sum(c.reruns for c in kept))]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
@@ -548,8 +645,27 @@ def main() -> int:
         help="past seat calls put in our call log first",
     )
     parser.add_argument("--no-wrk", action="store_true", help="use the httpx loader even if wrk is installed")
-    parser.add_argument("--no-floor", action="store_true", help="no raw Starlette+aiohttp floor")
-    parser.add_argument("--only", default="", help="only scenarios whose name starts so: passthrough")
+    parser.add_argument("--no-floor", action="store_true", help="no floor (floor.py)")
+    parser.add_argument(
+        "--only", default="", help="only scenarios starting so (comma-separated): passthrough,configured"
+    )
+    parser.add_argument(
+        "--tensorzero-python",
+        default=os.environ.get("TENSORZERO_PYTHON", ""),
+        help="a Python with the tensorzero wheel installed (its gateway runs beside ours)",
+    )
+    parser.add_argument(
+        "--portkey",
+        default=os.environ.get("PORTKEY_GATEWAY", ""),
+        help="the folder of the npm package @portkey-ai/gateway (its gateway runs beside ours)",
+    )
+    parser.add_argument(
+        "--sustained",
+        type=float,
+        default=0.0,
+        help="then the configured scenario for this many seconds at the highest --connections, per 5 s slice",
+    )
+    parser.add_argument("--no-cells", action="store_true", help="only the sustained run")
     add_steal_arguments(parser, "a round's cells of a scenario")
     args = parser.parse_args()
     connections = [int(c) for c in args.connections.split(",") if c.strip()]
@@ -572,24 +688,43 @@ def main() -> int:
             floor = None if args.no_floor else start_floor(folder, upstream_base)
             if floor is not None:
                 children.append(floor.child)
+            peers = [
+                peer
+                for peer in (
+                    start_tensorzero(folder, upstream_base, args.tensorzero_python),
+                    start_portkey(folder, upstream_base, args.portkey),
+                )
+                if peer is not None
+            ]
+            children += [peer.child for peer in peers]
             servers = [s for s in (ours, theirs) if s is not None]
             for server in servers:
                 server.rss_start = rss_mb(server.child.pid)
-            rows = run_cells(
-                ours,
-                theirs,
-                floor,
-                args.seconds,
-                connections,
-                args.rounds,
-                use_wrk,
-                args.only,
-                steal_limit=args.steal_limit,
-                tries=args.tries,
-            )
+            peer_rss = {peer.name: rss_mb(peer.child.pid) for peer in peers}
+            rows = []
+            if not args.no_cells:
+                rows = run_cells(
+                    ours,
+                    theirs,
+                    floor,
+                    args.seconds,
+                    connections,
+                    args.rounds,
+                    use_wrk,
+                    args.only,
+                    steal_limit=args.steal_limit,
+                    tries=args.tries,
+                    peers=peers,
+                )
             for server in servers:
                 server.rss_end = rss_mb(server.child.pid)
                 server.rss_peak = peak_rss_mb(server.child.pid)
+            peer_rss = {peer.name: (peer_rss[peer.name], peak_rss_mb(peer.child.pid)) for peer in peers}
+            steady = ""
+            if args.sustained > 0:
+                steady = sustained(
+                    ours.child.pid, configured_load(ours), args.sustained, max(connections), use_wrk
+                )
         finally:
             for child in reversed(children):
                 child.stop()
@@ -604,11 +739,33 @@ def main() -> int:
         f"a cell run again (up to {args.tries} runs) when over {args.steal_limit:.0%} of the CPU was stolen; "
         f"total {time.monotonic() - started:.0f} s"
     )
-    print()
-    print(render(rows, ours, theirs))
-    if any(row.scenario.startswith(PASSTHROUGH) for row in rows):
+    print(
+        "peers: "
+        + (
+            "; ".join(
+                f"{p.name} {p.version} (RSS after start {peer_rss[p.name][0]:.1f} MB, "
+                f"peak {peer_rss[p.name][1]:.1f} MB)"
+                for p in peers
+            )
+            or "none installed"
+        )
+    )
+    if rows:
+        print()
+        print(render(rows, ours, theirs))
+        print()
+        print(render_beside(rows))
+    if any(row.scenario.startswith((PASSTHROUGH, CONFIGURED)) for row in rows):
         print()
         print(render_targets(rows))
+    if steady:
+        print()
+        print(
+            f"Sustained: {CONFIGURED} scenario (bench/kept:route with the key) for {args.sustained:g} s "
+            f"at {max(connections)} connections, per {SLICE_SECONDS:g} s slice"
+        )
+        print()
+        print(steady)
     return 0
 
 

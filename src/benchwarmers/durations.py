@@ -10,6 +10,7 @@ the same text, so both use this module (it imports nothing of ours, like
 
 from __future__ import annotations
 
+import functools
 import re
 
 _SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -44,9 +45,12 @@ _PIECE = re.compile(rf"(\d+(?:\.\d+)?)\s*({UNIT_PATTERN})", re.IGNORECASE)
 _BETWEEN = re.compile(r"[\s,]+|\band\b", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_duration(text: str) -> float | None:
     """Seconds in `6m0s`, `1m30.5s`, `20ms`, `1.5 seconds`, `2 min`; a bare
-    number is seconds. Never negative; None when the text is not a duration."""
+    number is seconds. Never negative; None when the text is not a duration.
+    Providers' replies repeat a few durations (`1s`, `6m0s`) on every call:
+    cached."""
     text = text.strip()
     if not text:
         return None

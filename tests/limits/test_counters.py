@@ -72,6 +72,30 @@ async def test_adjust_corrects_an_estimate_both_ways(counters: Counters) -> None
     assert not (await counters.take([tpd], T0 + 1)).admitted
 
 
+async def test_settle_charges_a_call_once_at_its_real_amount(counters: Counters) -> None:
+    """An estimate settled in place: the window holds the real amount where
+    the estimate stood, and it ages out when the admit does."""
+    estimate = [
+        Charge.sliding("tpm-settle", 500, 1000, 60.0),
+        Charge.fixed("tpd-settle", 500, 1000, T0 + 500),
+    ]
+    taken = await counters.take(estimate, T0)
+    assert taken.admitted
+    await counters.settle(estimate, taken.receipt, 100, T0 + 30)  # it used 100, not 500
+    assert (await counters.take([Charge.sliding("tpm-settle", 900, 1000, 60.0)], T0 + 31)).admitted
+    refused = await counters.take([Charge.sliding("tpm-settle", 100, 1000, 60.0)], T0 + 32)
+    assert not refused.admitted and refused.frees_at == T0 + 60.0  # the settled entry, at its admit's time
+    assert (await counters.take([Charge.fixed("tpd-settle", 900, 1000, T0 + 500)], T0 + 33)).admitted
+    assert not (await counters.take([Charge.fixed("tpd-settle", 1, 1000, T0 + 500)], T0 + 34)).admitted
+
+
+async def test_an_estimate_aged_out_before_its_reply_is_left_as_it_went(counters: Counters) -> None:
+    estimate = [Charge.sliding("tpm-late", 500, 1000, 60.0)]
+    taken = await counters.take(estimate, T0)
+    await counters.settle(estimate, taken.receipt, 900, T0 + 61)  # the reply came after the window
+    assert (await counters.take([Charge.sliding("tpm-late", 1000, 1000, 60.0)], T0 + 61)).admitted
+
+
 async def test_put_sets_and_restores_a_fixed_counter(counters: Counters) -> None:
     await counters.put("learned", 9, T0 + 20, T0)  # the provider says 9 of 10 are used
     assert (await counters.take([Charge.fixed("learned", 1, 10, T0 + 20)], T0)).admitted
@@ -100,6 +124,33 @@ async def test_two_redis_clients_share_one_limit(redis_counters: RedisCounters) 
         assert sum(r.admitted for r in results) == 4
     finally:
         await other.close()
+
+
+async def test_a_redis_log_without_its_running_total_is_counted_whole(redis_counters: RedisCounters) -> None:
+    """A log written before totals were kept (or whose total was evicted)
+    is summed once, then kept as a running total."""
+    rpm = [Charge.sliding("legacy", 1, 3, 60.0)]
+    assert (await redis_counters.take(rpm, T0)).admitted
+    assert (await redis_counters.take(rpm, T0 + 1)).admitted
+    await redis_counters._redis.delete(redis_counters.prefix + "legacy:total")
+    assert (await redis_counters.take(rpm, T0 + 2)).admitted
+    refused = await redis_counters.take(rpm, T0 + 3)
+    assert not refused.admitted and refused.frees_at == T0 + 60.0
+    assert await redis_counters._redis.get(redis_counters.prefix + "legacy:total") == "3"
+
+
+async def test_a_long_busy_window_keeps_its_total_as_entries_age_out(counters: Counters) -> None:
+    """A call every second for three windows: the total follows entries in
+    and out, so the window holds exactly its limit once full (no room lost,
+    none overshot) however long it runs."""
+    limit, span = 150, 200.0
+    admitted: list[float] = []
+    for tick in range(600):
+        now = T0 + tick
+        if (await counters.take([Charge.sliding("busy-long", 1, limit, span)], now)).admitted:
+            admitted.append(now)
+        in_window = sum(1 for at in admitted if at > now - span)
+        assert in_window == min(tick + 1, limit)
 
 
 @settings(max_examples=150, deadline=None)

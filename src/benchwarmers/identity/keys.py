@@ -19,6 +19,7 @@ effect at once in this process and within `KeyCache.ttl` in other replicas.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 import secrets
@@ -129,11 +130,16 @@ class KeyCache:
         self.ttl = ttl
         self._keys: dict[str, KeyInfo] = {}
         self._loaded_at = float("-inf")
+        # One reload at a time: at ten connections, every request that found
+        # the table stale read it again itself (ten reads every `ttl`).
+        self._reloading = asyncio.Lock()
 
     async def find(self, secret: str) -> KeyInfo | None:
         if time.monotonic() - self._loaded_at > self.ttl:
-            self._keys = await keys_by_hash(self.store)
-            self._loaded_at = time.monotonic()
+            async with self._reloading:
+                if time.monotonic() - self._loaded_at > self.ttl:  # not reloaded while we waited
+                    self._keys = await keys_by_hash(self.store)
+                    self._loaded_at = time.monotonic()
         return self._keys.get(hash_secret(secret))
 
     def forget(self) -> None:

@@ -6,8 +6,12 @@ Two kinds of window, each chosen for what it models:
   per-minute limits. Providers enforce those as rolling windows or token
   buckets, so a fixed minute would let twice the limit through around a
   minute boundary and earn a 429; the log also says exactly when room frees
-  (the oldest entries age out), which is what a waiting call needs. A
-  minute's log holds one entry per call, so it stays small.
+  (the oldest entries age out), which is what a waiting call needs. Beside
+  the log runs its total: an entry is added to it when counted and taken
+  off when it ages out, so a charge costs O(1) (amortised) however many
+  calls the window holds; only a refusal walks the log, to say when room
+  frees. (Summing the log on every charge cost 1.3 ms at 10k entries, and a
+  busy minute holds that many.)
 - **Fixed** (one number that expires at a given time) for calendar windows,
   per day and per month, and for what a provider told us ("remaining N until
   T"). These reset at a known instant, which the quotas view shows, and a
@@ -24,7 +28,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import deque
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from benchwarmers import ids
@@ -63,6 +68,8 @@ class Admission:
     frees_at: float | None = None
     # The charge that refused it, for the message.
     blocked_by: Charge | None = None
+    # When admitted: how `settle` finds what this take counted (the backend's own).
+    receipt: object = None
 
 
 class Counters(ABC):
@@ -75,6 +82,26 @@ class Counters(ABC):
         """Add amounts (negative to give back) without checking limits: the
         correction once a call's real token count is known."""
 
+    async def settle(self, charges: list[Charge], receipt: object, amount: int, now: float) -> None:
+        """Count `amount` in place of what each of `charges` counted when
+        they were taken (`receipt` from that take): a token estimate settled
+        with the real count once the reply says it, so a call is charged once.
+        A sliding window's entry is corrected where it stands (it ages out
+        when the call's did), unless it already aged out; a fixed counter
+        moves by the difference."""
+        fixed = [
+            replace(c, amount=amount - c.amount) for c in charges if not c.is_sliding and amount != c.amount
+        ]
+        if fixed:
+            await self.adjust(fixed, now)
+        sliding = [c for c in charges if c.is_sliding and amount != c.amount]
+        if sliding:
+            await self._settle_sliding(sliding, receipt, amount, now)
+
+    @abstractmethod
+    async def _settle_sliding(self, charges: list[Charge], receipt: object, amount: int, now: float) -> None:
+        """`settle` for sliding windows."""
+
     @abstractmethod
     async def put(
         self, key: str, used: int, resets_at: float, now: float, *, only_if_absent: bool = False
@@ -86,14 +113,36 @@ class Counters(ABC):
         return None
 
 
-def _frees_at(entries: list[tuple[float, int]], used: int, charge: Charge) -> float | None:
+def _frees_at(entries: Iterable[Sequence[Any]], used: int, charge: Charge) -> float | None:
     """When enough of a sliding log has aged out for `charge` to fit."""
     freed = 0
     for at, amount in entries:
         freed += amount
         if used - freed + charge.amount <= charge.limit:
-            return at + charge.span
+            return float(at) + charge.span
     return None
+
+
+class _SlidingLog:
+    """One sliding window: its entries ([time, amount], oldest first; a
+    list, so `settle` can correct one where it stands) and their running total."""
+
+    __slots__ = ("entries", "total")
+
+    def __init__(self) -> None:
+        self.entries: deque[list[Any]] = deque()
+        self.total = 0
+
+    def expire(self, span: float, now: float) -> None:
+        entries, horizon = self.entries, now - span
+        while entries and entries[0][0] <= horizon:
+            self.total -= entries.popleft()[1]
+
+    def add(self, at: float, amount: int) -> list[Any]:
+        entry = [at, amount]
+        self.entries.append(entry)
+        self.total += amount
+        return entry
 
 
 class MemoryCounters(Counters):
@@ -101,13 +150,15 @@ class MemoryCounters(Counters):
     nothing in `take` awaits between checking and counting."""
 
     def __init__(self) -> None:
-        self._logs: dict[str, deque[tuple[float, int]]] = {}
+        self._logs: dict[str, _SlidingLog] = {}
         self._fixed: dict[str, tuple[int, float]] = {}
 
-    def _log(self, key: str, span: float, now: float) -> deque[tuple[float, int]]:
-        log = self._logs.setdefault(key, deque())
-        while log and log[0][0] <= now - span:
-            log.popleft()
+    def _log(self, key: str, span: float, now: float) -> _SlidingLog:
+        log = self._logs.get(key)
+        if log is None:
+            log = self._logs[key] = _SlidingLog()
+        else:
+            log.expire(span, now)
         return log
 
     def _fixed_used(self, key: str, now: float) -> int:
@@ -121,32 +172,47 @@ class MemoryCounters(Counters):
         refusal = _worst_refusal(self._refusals(charges, now))
         if refusal is not None:
             return refusal
-        await self.adjust(charges, now)
-        return Admission(True)
+        return Admission(True, receipt=self._count(charges, now))
 
     def _refusals(self, charges: list[Charge], now: float) -> list[Admission]:
         refusals = []
         for charge in charges:
             if charge.is_sliding:
                 log = self._log(charge.key, charge.span, now)
-                used = sum(amount for _, amount in log)
-                if used + charge.amount > charge.limit:
-                    refusals.append(Admission(False, _frees_at(list(log), used, charge), charge))
+                if log.total + charge.amount > charge.limit:
+                    refusals.append(Admission(False, _frees_at(log.entries, log.total, charge), charge))
             elif self._fixed_used(charge.key, now) + charge.amount > charge.limit:
                 frees = charge.resets_at if charge.amount <= charge.limit else None
                 refusals.append(Admission(False, frees, charge))
         return refusals
 
     async def adjust(self, charges: list[Charge], now: float) -> None:
+        self._count(charges, now)
+
+    def _count(self, charges: list[Charge], now: float) -> dict[str, list[Any]]:
+        """Add every charge; the sliding windows' new entries by key (a take's receipt)."""
+        entries = {}
         for charge in charges:
             if charge.is_sliding:
-                self._log(charge.key, charge.span, now).append((now, charge.amount))
+                entries[charge.key] = self._log(charge.key, charge.span, now).add(now, charge.amount)
             else:
                 if charge.key not in self._fixed:  # a new window: forget the ended ones
                     self._fixed = {k: v for k, v in self._fixed.items() if v[1] > now}
                 used = self._fixed_used(charge.key, now)
                 until = self._fixed.get(charge.key, (0, charge.resets_at))[1]
                 self._fixed[charge.key] = (used + charge.amount, until)
+        return entries
+
+    async def _settle_sliding(self, charges: list[Charge], receipt: object, amount: int, now: float) -> None:
+        entries = receipt if isinstance(receipt, dict) else {}
+        for charge in charges:
+            entry = entries.get(charge.key)
+            if entry is None:
+                continue
+            log = self._log(charge.key, charge.span, now)
+            if entry[0] > now - charge.span:  # still in the window (older ones were let go)
+                entry[1] += amount - charge.amount
+                log.total += amount - charge.amount
 
     async def put(
         self, key: str, used: int, resets_at: float, now: float, *, only_if_absent: bool = False
@@ -172,32 +238,70 @@ def _worst_refusal(refusals: list[Admission]) -> Admission | None:
 
 # ----------------------------------------------------------------------- redis
 
-# KEYS: one per charge. ARGV: now, member id, then per charge: kind ("s"|"f"),
-# amount, limit, span or resets_at. Returns {1} when admitted, else
-# {0, index of the blocking charge (1-based), frees_at as a string or ""}.
-_TAKE = """
-local now = tonumber(ARGV[1])
-local member = ARGV[2]
-local worst_index, worst_frees, never = 0, -1, false
+# Both scripts: KEYS two per charge, the counter and (for a sliding window)
+# its running total; ARGV: now, member id, then per charge: kind ("s"|"f"),
+# amount, limit, span or resets_at. A sliding log is a sorted set scored by
+# time whose members carry their amount; its total is a number beside it,
+# with the same expiry. `total_of` ages the log out and takes what left it
+# off the total (a handful of entries a call), and counts the log whole
+# only when the total is missing (a log written before totals were kept).
+_SLIDING = """
+local function amount_of(member) return tonumber(string.match(member, ":(-?%d+)$")) end
+local function total_of(key, total_key, now, span)
+  local gone = redis.call("ZRANGEBYSCORE", key, "-inf", now - span)
+  local kept = redis.call("GET", total_key)
+  if #gone > 0 then redis.call("ZREMRANGEBYSCORE", key, "-inf", now - span) end
+  if kept then
+    local total = tonumber(kept)
+    for j = 1, #gone do total = total - amount_of(gone[j]) end
+    if #gone > 0 then redis.call("SET", total_key, total, "KEEPTTL") end
+    return total
+  end
+  local total = 0
+  for _, member in ipairs(redis.call("ZRANGE", key, 0, -1)) do total = total + amount_of(member) end
+  return total
+end
 local function charge_of(i)
   local base = 3 + (i - 1) * 4
   local amount, limit = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2])
-  return ARGV[base], KEYS[i], amount, limit, tonumber(ARGV[base + 3])
+  return ARGV[base], KEYS[2 * i - 1], KEYS[2 * i], amount, limit, tonumber(ARGV[base + 3])
 end
-for i = 1, #KEYS do
-  local kind, key, amount, limit, param = charge_of(i)
-  if kind == "s" then
-    redis.call("ZREMRANGEBYSCORE", key, "-inf", now - param)
-    local entries = redis.call("ZRANGE", key, 0, -1, "WITHSCORES")
-    local used = 0
-    for j = 1, #entries, 2 do
-      used = used + tonumber(string.match(entries[j], ":(-?%d+)$"))
+local function count(now, member, used)
+  for i = 1, #KEYS / 2 do
+    local kind, key, total_key, amount, limit, param = charge_of(i)
+    if kind == "s" then
+      local ttl = math.ceil(param * 1000) + 1000
+      redis.call("ZADD", key, now, member .. ":" .. amount)
+      redis.call("SET", total_key, (used[i] or total_of(key, total_key, now, param)) + amount, "PX", ttl)
+      redis.call("PEXPIRE", key, ttl)
+    else
+      redis.call("INCRBY", key, amount)
+      if redis.call("PTTL", key) < 0 then redis.call("PEXPIREAT", key, math.ceil(param * 1000)) end
     end
-    if used + amount > limit then
+  end
+end
+"""
+
+# Returns {1} when admitted, else {0, index of the blocking charge (1-based),
+# frees_at as a string or ""}. Only a refusal reads the log, to say when
+# room frees.
+_TAKE = (
+    _SLIDING
+    + """
+local now = tonumber(ARGV[1])
+local member = ARGV[2]
+local worst_index, worst_frees, never = 0, -1, false
+local used = {}
+for i = 1, #KEYS / 2 do
+  local kind, key, total_key, amount, limit, param = charge_of(i)
+  if kind == "s" then
+    used[i] = total_of(key, total_key, now, param)
+    if used[i] + amount > limit then
+      local entries = redis.call("ZRANGE", key, 0, -1, "WITHSCORES")
       local frees, freed = nil, 0
       for j = 1, #entries, 2 do
-        freed = freed + tonumber(string.match(entries[j], ":(-?%d+)$"))
-        if used - freed + amount <= limit then frees = tonumber(entries[j+1]) + param; break end
+        freed = freed + amount_of(entries[j])
+        if used[i] - freed + amount <= limit then frees = tonumber(entries[j+1]) + param; break end
       end
       if frees == nil then
         if not never then worst_index = i end
@@ -205,8 +309,8 @@ for i = 1, #KEYS do
       elseif not never and frees > worst_frees then worst_index, worst_frees = i, frees end
     end
   else
-    local used = tonumber(redis.call("GET", key) or "0")
-    if used + amount > limit then
+    local fixed_used = tonumber(redis.call("GET", key) or "0")
+    if fixed_used + amount > limit then
       if amount > limit then
         if not never then worst_index = i end
         never = true
@@ -218,25 +322,50 @@ if worst_index > 0 then
   if never then return {0, worst_index, ""} end
   return {0, worst_index, tostring(worst_frees)}
 end
-for i = 1, #KEYS do
-  local kind, key, amount, limit, param = charge_of(i)
-  if kind == "s" then
-    redis.call("ZADD", key, now, member .. ":" .. i .. ":" .. amount)
-    redis.call("PEXPIRE", key, math.ceil(param * 1000) + 1000)
-  else
-    redis.call("INCRBY", key, amount)
-    if redis.call("PTTL", key) < 0 then redis.call("PEXPIREAT", key, math.ceil(param * 1000)) end
-  end
-end
+count(now, member, used)
 return {1}
 """
+)
+
+# Adds every charge without checking limits (`adjust`); returns nothing.
+_ADD = (
+    _SLIDING
+    + """
+count(tonumber(ARGV[1]), ARGV[2], {})
+"""
+)
+
+# Settles sliding charges a take counted (ARGV[2] its member id) at the
+# amount ARGV[3]: the entry, if still in its window, is put back with the
+# new amount at its old time, and the total moves by the difference.
+_SETTLE = (
+    _SLIDING
+    + """
+local now, member, amount = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+for i = 1, #KEYS / 2 do
+  local base = 4 + (i - 1) * 2
+  local key, total_key = KEYS[2 * i - 1], KEYS[2 * i]
+  local taken, span = tonumber(ARGV[base]), tonumber(ARGV[base + 1])
+  local total = total_of(key, total_key, now, span)
+  local at = redis.call("ZSCORE", key, member .. ":" .. taken)
+  if at then
+    local ttl = math.ceil(span * 1000) + 1000
+    redis.call("ZREM", key, member .. ":" .. taken)
+    redis.call("ZADD", key, at, member .. ":" .. amount)
+    redis.call("SET", total_key, total + amount - taken, "PX", ttl)
+    redis.call("PEXPIRE", key, ttl)
+  end
+end
+"""
+)
 
 
 class RedisCounters(Counters):
     """Counters several servers share (`BENCHWARMERS_REDIS_URL`). A sliding
     log is a sorted set scored by time whose members carry their amount
-    (`<id>:<n>:<amount>`, unique per call); a fixed counter is a number that
-    expires when its window ends."""
+    (`<id>:<amount>`, the id its take's, unique per call), with its running total beside
+    it (`<key>:total`); a fixed counter is a number that expires when its
+    window ends."""
 
     def __init__(self, url: str, *, prefix: str = "bw:limits:") -> None:
         from redis.asyncio import Redis
@@ -244,34 +373,48 @@ class RedisCounters(Counters):
         self.prefix = prefix
         self._redis: Any = Redis.from_url(url, decode_responses=True)
         self._take = self._redis.register_script(_TAKE)
+        self._add = self._redis.register_script(_ADD)
+        self._settle = self._redis.register_script(_SETTLE)
 
     def _key(self, key: str) -> str:
         return self.prefix + key
 
+    def _call(self, charges: list[Charge], now: float) -> tuple[list[str], list[Any]]:
+        """The scripts' KEYS and ARGV for `charges` (see `_SLIDING`)."""
+        keys: list[str] = []
+        argv: list[Any] = [repr(now), ids.token_hex(16)]
+        for charge in charges:
+            key = self._key(charge.key)
+            keys += [key, key + ":total"]
+            param = charge.span if charge.is_sliding else charge.resets_at
+            argv += ["s" if charge.is_sliding else "f", charge.amount, charge.limit, repr(param)]
+        return keys, argv
+
     async def take(self, charges: list[Charge], now: float) -> Admission:
         if not charges:
             return Admission(True)
-        argv: list[Any] = [repr(now), ids.token_hex(16)]
-        for charge in charges:
-            param = charge.span if charge.is_sliding else charge.resets_at
-            argv += ["s" if charge.is_sliding else "f", charge.amount, charge.limit, repr(param)]
-        result = await self._take(keys=[self._key(c.key) for c in charges], args=argv)
+        keys, argv = self._call(charges, now)
+        result = await self._take(keys=keys, args=argv)
         if int(result[0]) == 1:
-            return Admission(True)
+            return Admission(True, receipt=argv[1])
         frees = float(result[2]) if result[2] != "" else None
         return Admission(False, frees, charges[int(result[1]) - 1])
 
     async def adjust(self, charges: list[Charge], now: float) -> None:
-        async with self._redis.pipeline(transaction=True) as pipe:
-            for index, charge in enumerate(charges):
-                key = self._key(charge.key)
-                if charge.is_sliding:
-                    pipe.zadd(key, {f"{ids.token_hex(16)}:{index}:{charge.amount}": now})
-                    pipe.pexpire(key, int(charge.span * 1000) + 1000)
-                else:
-                    pipe.incrby(key, charge.amount)
-                    pipe.pexpireat(key, int(charge.resets_at * 1000))
-            await pipe.execute()
+        if charges:
+            keys, argv = self._call(charges, now)
+            await self._add(keys=keys, args=argv)
+
+    async def _settle_sliding(self, charges: list[Charge], receipt: object, amount: int, now: float) -> None:
+        if not isinstance(receipt, str):
+            return
+        keys: list[str] = []
+        argv: list[Any] = [repr(now), receipt, amount]
+        for charge in charges:
+            key = self._key(charge.key)
+            keys += [key, key + ":total"]
+            argv += [charge.amount, repr(charge.span)]
+        await self._settle(keys=keys, args=argv)
 
     async def put(
         self, key: str, used: int, resets_at: float, now: float, *, only_if_absent: bool = False

@@ -24,8 +24,9 @@ and it is made `available` again the moment the rest ends. What was
 learned and who rests is read back from the store on an endpoint's first
 call, so a restarted server keeps to it.
 
-`spent` corrects the token estimate with the provider's real count, on
-the token limits the estimate was counted against. Both are remembered in a
+`spent` settles the token estimate with the provider's real count, on
+the token limits the estimate was counted against, in place (a call is
+charged once: `Counters.settle`). Both are remembered in a
 context variable, so it must be called from the task that called `admit`
 (or one started from it), which the caller does; a call that no token limit
 counted costs `spent` nothing.
@@ -71,10 +72,10 @@ LEARNED = "learned|"
 
 _ADMITTED = Admission(True)
 
-# (endpoint, served) -> tokens estimated at admit and the user's token limits
-# they were counted against, for `spent` to correct.
-_Estimate = tuple[int, tuple[UserLimit, ...]]
-_NO_ESTIMATE: _Estimate = (0, ())
+# (endpoint, served) -> the user's token-limit charges made at admit (each
+# counting the estimate) and the take's receipt, for `spent` to settle.
+_Estimate = tuple[tuple[Charge, ...], object]
+_NO_ESTIMATE: _Estimate = ((), None)
 _estimates: ContextVar[dict[tuple[str, str], _Estimate] | None] = ContextVar("limit_estimates", default=None)
 
 
@@ -118,6 +119,9 @@ class Limiter:
         self._rests: dict[tuple[str, str], float] = {}
         self._queues: dict[tuple[str, str], asyncio.Lock] = {}
         self._restored: set[str] = set()
+        # A user's limit -> its counter's key now, and when that key's
+        # calendar window ends (0 for a minute: the key never changes).
+        self._keys: dict[UserLimit, tuple[str, float]] = {}
         self._recalled: set[str] = set()
         self._wakers: set[asyncio.Task[None]] = set()
         # endpoint -> when its learned limits were last written, and their ceilings then.
@@ -145,6 +149,8 @@ class Limiter:
             if limit.limit is None:
                 continue
             by_model = seen.setdefault((limit.unit, limit.window), {})
+            if by_model.get(served) == limit.limit:
+                continue  # what this model said before (every reply repeats it): nothing new
             by_model[served] = limit.limit
             if len(set(by_model.values())) > 1 and endpoint not in self._per_model:
                 self._per_model.add(endpoint)
@@ -192,16 +198,22 @@ class Limiter:
             admission, reached = Admission(False, rest), f"{endpoint}/{served} is resting after a 429"
         else:
             limits = await limits_for(self.store, endpoint, served)
-            charges, described = await self._charges(endpoint, served, limits, tokens, now)
+            charges = await self._charges(endpoint, served, limits, tokens, now)
             # No limit applies (the usual call): nothing to count, not even in Redis.
             admission = await self.counters.take(charges, now) if charges else _ADMITTED
             if admission.admitted:
-                estimates = dict(_estimates.get() or {})
-                estimates[(endpoint, served)] = (tokens, tuple(x for x in limits if x.unit == "tokens"))
-                _estimates.set(estimates)
+                # The user's limits' charges come first, in their order.
+                estimated = tuple(c for c, x in zip(charges, limits, strict=False) if x.unit == "tokens")
+                known = _estimates.get()
+                # Only a call a token limit counted has an estimate to settle
+                # (or one that replaces an earlier admit's in this task).
+                if estimated or (known and (endpoint, served) in known):
+                    estimates = dict(known or {})
+                    estimates[(endpoint, served)] = (estimated, admission.receipt)
+                    _estimates.set(estimates)
                 return None
             blocked = admission.blocked_by
-            limit = described.get(blocked.key, "a limit") if blocked else "a limit"
+            limit = self._describe(endpoint, limits, blocked) if blocked else "a limit"
             frees_at = admission.frees_at
             if frees_at is None and blocked is not None and blocked.key.startswith(LEARNED):
                 # What a provider said is used up frees when it resets, whatever the call needs.
@@ -257,37 +269,53 @@ class Limiter:
 
     async def _charges(
         self, endpoint: str, served: str, limits: list[UserLimit], tokens: int, now: float
-    ) -> tuple[list[Charge], dict[str, str]]:
-        charges: list[Charge] = []
-        described: dict[str, str] = {}
-        for limit in limits:
-            charge = await self._user_charge(limit, 1 if limit.unit == "requests" else tokens, now)
-            charges.append(charge)
-            described[charge.key] = f"the limit of {limit.describe}"
+    ) -> list[Charge]:
+        """What the call counts against: the user's limits, then what the
+        provider said (each described in words only if it refuses: `_describe`)."""
+        charges = [
+            await self._user_charge(limit, 1 if limit.unit == "requests" else tokens, now) for limit in limits
+        ]
         learned = self._known.get(endpoint)
         if not learned:  # no provider said anything of its limits here (whose they are does not matter)
-            return charges, described
+            return charges
         who = await self._who(endpoint, served)
         for (owner, unit, window), known in learned.items():
             if owner == who and known.resets_at > now:
                 key = _learned_key(endpoint, owner, unit, window)
                 amount = 1 if unit == "requests" else tokens
                 charges.append(Charge.fixed(key, amount, known.limit, known.resets_at))
-                described[key] = _describe_learned(endpoint, owner, unit, window, known.stated)
-        return charges, described
+        return charges
+
+    def _describe(self, endpoint: str, limits: list[UserLimit], blocked: Charge) -> str:
+        """The limit that refused a call, in words."""
+        for limit in limits:
+            if self._keys.get(limit, ("", 0.0))[0] == blocked.key:
+                return f"the limit of {limit.describe}"
+        for (owner, unit, window), known in self._known.get(endpoint, {}).items():
+            if _learned_key(endpoint, owner, unit, window) == blocked.key:
+                return _describe_learned(endpoint, owner, unit, window, known.stated)
+        return "a limit"
 
     async def _user_charge(self, limit: UserLimit, amount: int, now: float) -> Charge:
-        scope = f"{limit.endpoint}|{limit.served}"
+        """`amount` against `limit`: its counter's key, and for a day or a
+        month the calendar window `now` falls in (worked out once per
+        window, not per call: `_keys`)."""
+        key, resets_at = self._keys.get(limit, ("", 0.0))
         if limit.window == "minute":
-            return Charge.sliding(f"set|{scope}|{limit.unit}|minute", amount, limit.amount, MINUTE)
-        when = datetime.fromtimestamp(now, UTC)
-        if limit.window == "day":
-            period, resets = when.strftime("%Y-%m-%d"), ledger.next_day(when)
-        else:
-            period, resets = when.strftime("%Y-%m"), ledger.next_month(when)
-        key = f"set|{scope}|{limit.unit}|{period}"
-        await self._restore(key, limit, when, resets.timestamp(), now)
-        return Charge.fixed(key, amount, limit.amount, resets.timestamp())
+            if not key:
+                key = _period_key(limit, "minute")
+                self._keys[limit] = (key, 0.0)
+            return Charge.sliding(key, amount, limit.amount, MINUTE)
+        if resets_at <= now:  # the first call, or the day (month) turned
+            when = datetime.fromtimestamp(now, UTC)
+            if limit.window == "day":
+                period, resets = when.strftime("%Y-%m-%d"), ledger.next_day(when)
+            else:
+                period, resets = when.strftime("%Y-%m"), ledger.next_month(when)
+            key, resets_at = _period_key(limit, period), resets.timestamp()
+            await self._restore(key, limit, when, resets_at, now)
+            self._keys[limit] = (key, resets_at)
+        return Charge.fixed(key, amount, limit.amount, resets_at)
 
     async def _restore(
         self, key: str, limit: UserLimit, when: datetime, resets_at: float, now: float
@@ -407,15 +435,15 @@ class Limiter:
     # ------------------------------------------------------------------ spent
 
     async def spent(self, endpoint: str, served: str, *, usage: Usage) -> None:
-        """Count the real tokens in place of the estimate made at admit, on
-        the token limits that estimate was counted against."""
-        estimate, limits = (_estimates.get() or {}).get((endpoint, served), _NO_ESTIMATE)
-        delta = usage.input_tokens + usage.output_tokens - estimate
-        if delta == 0 or not limits:
-            return
-        now = self.clock()
-        charges = [await self._user_charge(limit, delta, now) for limit in limits]
-        await self.counters.adjust(charges, now)
+        """Settle the estimate counted at admit with the real tokens, on the
+        token limits it was counted against: in place, so a call is one
+        entry of a minute's window, ageing out when its admit does, and its
+        day's counter is the one it was admitted in."""
+        charges, receipt = (_estimates.get() or {}).get((endpoint, served), _NO_ESTIMATE)
+        if charges:
+            await self.counters.settle(
+                list(charges), receipt, usage.input_tokens + usage.output_tokens, self.clock()
+            )
 
     async def close(self) -> None:
         """Stop the wakers and wait until they have unwound. A waker cancelled
@@ -428,6 +456,11 @@ class Limiter:
             task.cancel()
         await asyncio.gather(*wakers, return_exceptions=True)
         await self.counters.close()
+
+
+def _period_key(limit: UserLimit, period: str) -> str:
+    """The counter of `limit` in one window ("minute", a day, a month)."""
+    return f"set|{limit.endpoint}|{limit.served}|{limit.unit}|{period}"
 
 
 def _learned_key(endpoint: str, who: str, unit: str, window: str) -> str:

@@ -16,6 +16,7 @@ resolved against the `now` the caller passes in.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -132,14 +133,24 @@ def _reset(text: str | None, now: float) -> float | None:
 _OPENAI = re.compile(r"x-ratelimit-(limit|remaining|reset)-(requests|tokens)(?:-(minute|day))?")
 
 
+@functools.lru_cache(maxsize=256)
+def _openai_name(name: str) -> tuple[str, Unit, Window] | None:
+    """What an `x-ratelimit-*` header names (field, unit, window), else None;
+    the same few names come on every reply: cached."""
+    match = _OPENAI.fullmatch(name)
+    if match is None:
+        return None
+    field, unit, named = match.groups()
+    return field, _unit(unit), "day" if named == "day" else "minute" if named else ""
+
+
 def _openai_style(headers: Mapping[str, str], now: float) -> list[LearnedLimit]:
     found: dict[tuple[Unit, Window], dict[str, str]] = {}
     for name, value in headers.items():
-        match = _OPENAI.fullmatch(name)
-        if match:
-            field, unit, named = match.groups()
-            window: Window = "day" if named == "day" else "minute" if named else ""
-            found.setdefault((_unit(unit), window), {})[field] = value
+        named = _openai_name(name)
+        if named is not None:
+            field, unit, window = named
+            found.setdefault((unit, window), {})[field] = value
     return [
         LearnedLimit(
             unit=unit,
