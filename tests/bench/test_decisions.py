@@ -134,6 +134,8 @@ async def test_explorer_rotates_among_least_judged_eligible(offline: Runtime, se
         (pick,) = await decisions.pick_explorers(offline.store, "trio", "short", 1, exclude=["member"])
         picks.append(pick)
         await seat(pick, explorer=True)  # seated, nobody judged it
+        # As the panel engine counts the seats it plans, between reads of the seat counts.
+        decisions.note_seated(offline.store, "trio", "short", [pick])
     assert picks == ["x", "y", "x", "y"]
     every = await decisions.pick_explorers(offline.store, "trio", "short", 10, exclude=["member"])
     assert set(every) == {"x", "y", "judged"} and every[-1] == "judged"

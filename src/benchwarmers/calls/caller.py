@@ -38,7 +38,8 @@ may also cap its wait on the limiter (`limit_wait`): a probe passes 0, so
 it goes only when the limiter allows it now and is `limited` otherwise,
 never a timeout eaten by a wait.
 
-Every call tells `reach.py` whether its endpoint answered at all.
+Every call tells `reach.py` whether its endpoint answered at all, and
+`health.py` whether its model is failing (the dead are not seated).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from prometheus_client import Counter, Histogram
 
 from benchwarmers import metrics
-from benchwarmers.calls import reach
+from benchwarmers.calls import health, reach
 from benchwarmers.calls.log import CallRow, new_call_id, submit_call
 from benchwarmers.calls.tokens import total_tokens
 from benchwarmers.config.keys import endpoint_key, env_var_name
@@ -458,6 +459,9 @@ class CallStream:
             await self.runtime.limiter.spent(endpoint.name, self.model.served, usage=usage)
         if self._reached is not None:
             await reach.note(self.runtime.store, endpoint.name, reachable=self._reached)
+        failed = health.hard_failure(result.status, result.failure)
+        if failed is not None:
+            await health.note(self.runtime.store, result.alias, failed=failed)
 
 
 # The call counter and duration histogram of each (kind, collection, member,

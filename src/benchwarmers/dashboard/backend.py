@@ -26,6 +26,7 @@ from benchwarmers.core import (
     LOGIN_PASSWORD,
     ONBOARDING_MODES,
     OWNER,
+    PROMOTIONS,
     BenchServices,
     CollectionView,
     Core,
@@ -277,6 +278,11 @@ class Backend:
             value = number(body, key, label=label)
             if value is not None:
                 options[key] = int(value)
+        promotion = text(body, "promotion")
+        if promotion:
+            if promotion not in PROMOTIONS:
+                raise FieldError("promotion", f"promotion is one of {', '.join(PROMOTIONS)}")
+            options["promotion"] = promotion
         timeout = number(body, "seat_timeout", label="the seat timeout", whole=False)
         if timeout is not None:
             if timeout <= 0:
@@ -426,6 +432,7 @@ def collection_json(c: CollectionView) -> dict[str, Any]:
         "members": list(c.members),
         "seats": c.seats,
         "explorer_seats": c.explorer_seats,
+        "promotion": c.promotion,
         "reply": c.reply,
         "merger": c.merger,
         "purpose": c.purpose,

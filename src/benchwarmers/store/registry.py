@@ -62,6 +62,8 @@ COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 ALIAS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$")
 View = TypeVar("View")
 REPLY_MODES: tuple[ReplyMode, ...] = ("panel", "merged")
+# Whether an explorer's find clearly better than a record seat takes it (bench/decider.py).
+PROMOTIONS = ("auto", "suggest", "never")
 
 # Every model (with its endpoint) and every collection (with its members), as last read.
 _BENCH: Cached[_Indexed[ModelView]] = Cached(("endpoints", "models"))
@@ -114,6 +116,7 @@ class CollectionView:
     seats: int
     explorer_seats: int
     free_only: bool  # explorer seats only for models that cost nothing
+    promotion: str  # "auto", "suggest", "never": bench/decider.py
     reply: ReplyMode
     merger: str
     system_prompt: str
@@ -488,6 +491,7 @@ async def add_collection(
     seat_timeout: float = 120.0,
     shadow_seats: int = 0,
     free_only: bool = False,
+    promotion: str = "suggest",
 ) -> CollectionView:
     check_collection_name(name)
     fields = _collection_fields(
@@ -499,6 +503,7 @@ async def add_collection(
         system_prompt=system_prompt,
         seat_timeout=seat_timeout,
         shadow_seats=shadow_seats,
+        promotion=promotion,
     )
     async with store.write() as session:
         if await session.scalar(select(schema.Collection).where(schema.Collection.name == name)) is not None:
@@ -529,6 +534,7 @@ async def update_collection(
     seat_timeout: float | None = None,
     shadow_seats: int | None = None,
     free_only: bool | None = None,
+    promotion: str | None = None,
 ) -> CollectionView:
     """Change what is given (None leaves a field as it is)."""
     async with store.write() as session:
@@ -542,6 +548,7 @@ async def update_collection(
             system_prompt=row.system_prompt if system_prompt is None else system_prompt,
             seat_timeout=row.seat_timeout if seat_timeout is None else seat_timeout,
             shadow_seats=row.shadow_seats if shadow_seats is None else shadow_seats,
+            promotion=row.promotion if promotion is None else promotion,
         )
         if merger is not None:
             fields["merger_alias"] = await _checked_merger(session, merger)
@@ -616,9 +623,12 @@ def _collection_fields(
     system_prompt: str,
     seat_timeout: float,
     shadow_seats: int,
+    promotion: str,
 ) -> dict[str, Any]:
     if reply not in REPLY_MODES:
         raise UserError(f"reply mode {reply!r} is not known; use panel or merged")
+    if promotion not in PROMOTIONS:
+        raise UserError(f"promotion {promotion!r} is not known; use {', '.join(PROMOTIONS)}")
     for label, count in (
         ("seats", seats),
         ("explorer seats", explorer_seats),
@@ -637,6 +647,7 @@ def _collection_fields(
         "system_prompt": system_prompt,
         "seat_timeout": float(seat_timeout),
         "shadow_seats": shadow_seats,
+        "promotion": promotion,
     }
 
 
@@ -752,6 +763,7 @@ def _collection_view(row: schema.Collection, members: list[str]) -> CollectionVi
         seats=row.seats,
         explorer_seats=row.explorer_seats,
         free_only=row.free_only,
+        promotion=row.promotion,
         reply=cast(ReplyMode, row.reply),
         merger=row.merger_alias,
         system_prompt=row.system_prompt,
