@@ -164,7 +164,8 @@ def decide(
         for alias in outsiders[:missing]:
             record.append(alias)
             why[alias] = f"stands in for a member held out (promotion auto); {_record_why(rank_of[alias])}"
-    would_sit = [a for a in member_order if not by_alias[a].held_out or a in left][:want]
+    # Who would sit were every member free to: the held out among them gave their seats away.
+    would_sit = sorted(member_order, key=lambda a: -rank_of[a].score)[:want]
     stand_ins = [a for a in record if a not in would_sit]
     for held, stand_in in zip((a for a in would_sit if by_alias[a].held_out), stand_ins, strict=False):
         left[held] += f"; its seat went to {stand_in}"

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from benchwarmers.bench.rating import Posterior, Tally
 
 OUTCOMES = ("better", "tie", "both_bad")
-SWEEPS = 8
+SWEEPS = 6
 THETA_MAX = 8.0
 
 
@@ -75,29 +75,30 @@ class PairCounts:
 
 def joint(posteriors: Mapping[str, Posterior], pairs: PairCounts) -> dict[str, Posterior]:
     """Each model's posterior with the pairs among these models fitted in."""
-    games: dict[str, list[tuple[str, float, float]]] = defaultdict(list)  # alias -> (other, won, lost)
+    # alias -> other -> [won, lost]
+    met: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0]))
     for winner, row in pairs.wins.items():
         for loser, weight in row.items():
             if weight <= 0 or winner == loser or winner not in posteriors or loser not in posteriors:
                 continue
-            games[winner].append((loser, weight, 0.0))
-            games[loser].append((winner, 0.0, weight))
+            met[winner][loser][0] += weight
+            met[loser][winner][1] += weight
+    games = {a: [(o, won, lost) for o, (won, lost) in row.items()] for a, row in met.items()}
     if not games:
         return dict(posteriors)
     theta = {a: math.log(p.alpha / p.beta) for a, p in posteriors.items()}
     for _ in range(SWEEPS):
-        for alias in games:
+        for alias, played in games.items():
             post = posteriors[alias]
-            for _step in range(2):
-                t = theta[alias]
-                s = _sigmoid(t)
-                gradient = post.alpha * (1 - s) - post.beta * s
-                curvature = (post.alpha + post.beta) * s * (1 - s)
-                for other, won, lost in games[alias]:
-                    d = _sigmoid(t - theta[other])
-                    gradient += won * (1 - d) - lost * d
-                    curvature += (won + lost) * d * (1 - d)
-                theta[alias] = max(-THETA_MAX, min(THETA_MAX, t + gradient / curvature))
+            t = theta[alias]
+            s = _sigmoid(t)
+            gradient = post.alpha * (1 - s) - post.beta * s
+            curvature = (post.alpha + post.beta) * s * (1 - s)
+            for other, won, lost in played:
+                d = _sigmoid(t - theta[other])
+                gradient += won * (1 - d) - lost * d
+                curvature += (won + lost) * d * (1 - d)
+            theta[alias] = max(-THETA_MAX, min(THETA_MAX, t + gradient / curvature))
     out = dict(posteriors)
     for alias, played in games.items():
         post = posteriors[alias]

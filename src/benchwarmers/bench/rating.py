@@ -180,7 +180,10 @@ class Posterior:
 
     def interval(self, confidence: float = CONFIDENCE) -> tuple[float, float]:
         tail = (1 - confidence) / 2
-        return beta_quantile(tail, self.alpha, self.beta), beta_quantile(1 - tail, self.alpha, self.beta)
+        # Rounded to a tenth of a verdict: discounted tallies and fitted pairs differ in far
+        # digits, and the quantiles are cached on their arguments.
+        a, b = max(round(self.alpha, 1), 0.1), max(round(self.beta, 1), 0.1)
+        return beta_quantile(tail, a, b), beta_quantile(1 - tail, a, b)
 
 
 def population_mean(evidence: Sequence[Evidence]) -> float:
