@@ -58,6 +58,8 @@ from benchwarmers.bench.rating import (
     rate,
 )
 
+# How a held-out member's reason names who took its seat.
+GAVE_SEAT = "; its seat went to "
 # A non-member is promoted when its mean less this many sds is above the weakest seat's mean.
 PROMOTE_SDS = 1.0
 # Explore a tried model only while its 90% interval's top is this far above the weakest seat's mean.
@@ -168,7 +170,7 @@ def decide(
     would_sit = sorted(member_order, key=lambda a: -rank_of[a].score)[:want]
     stand_ins = [a for a in record if a not in would_sit]
     for held, stand_in in zip((a for a in would_sit if by_alias[a].held_out), stand_ins, strict=False):
-        left[held] += f"; its seat went to {stand_in}"
+        left[held] += f"{GAVE_SEAT}{stand_in}"
     # Promotion: a non-member clearly better than the weakest record seat.
     suggestions: list[str] = []
     if table.promotion in ("auto", "suggest") and record:

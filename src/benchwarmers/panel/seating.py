@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from benchwarmers.bench.decider import Decision
+from benchwarmers.bench.decider import GAVE_SEAT, Decision
 from benchwarmers.calls.tokens import context_needed, fitted
 from benchwarmers.errors import NotFound
 from benchwarmers.store.times import utc
@@ -101,7 +101,7 @@ def seat_panel(
     by_alias = bench if isinstance(bench, Mapping) else {m.alias: m for m in bench}
     if decision is None:
         decision = Decision(record=tuple(collection.members), explorers=(), left_off=())
-    left_off: list[LeftOff] = [LeftOff(alias, why) for alias, why in decision.left_off]
+    left_off = [_left_off(by_alias.get(alias), alias, why, request, now) for alias, why in decision.left_off]
     eligible: list[SeatableModel] = []
     for model in (by_alias[alias] for alias in decision.record if alias in by_alias):
         reason = fitted_unfit_reason(model, request, now)
@@ -139,6 +139,16 @@ def seat_panel(
         for model in explorers[: collection.explorer_seats]:
             seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model, explorer=True))
     return Seating(tuple(seated), tuple(left_off))
+
+
+def _left_off(model: SeatableModel | None, alias: str, why: str, request: Request, now: datetime) -> LeftOff:
+    """A member the decision left off: this request's own reason when it has
+    one (it says more: until when it rests, which images), keeping who took its seat."""
+    unfit = fitted_unfit_reason(model, request, now) if model is not None else ""
+    if not unfit:
+        return LeftOff(alias, why)
+    given = why.find(GAVE_SEAT)
+    return LeftOff(alias, unfit + (why[given:] if given >= 0 else ""))
 
 
 def fitted_unfit_reason(model: SeatableModel, request: Request, now: datetime) -> str:
