@@ -113,9 +113,32 @@ _LIMITS: Cached[tuple[LearnedLimit, ...]] = Cached(("learned_limits",))
 _FIRST_BYTES: Cached[dict[str, float]] = Cached(("models",), reads=("calls",))
 _SEATED: Cached[dict[tuple[str, str], tuple[str, ...]]] = Cached(("seating_history",))
 _EXPLORING: Cached[dict[str, tuple[int, bool]]] = Cached(("collections",))
-RANKING_CACHES = (_FACTS, _TALLIES, _RECALLED, _SUITE, _PROBES, _LIMITS, _FIRST_BYTES, _SEATED, _EXPLORING)
-# (database, collection, shape) -> (loaded at, alias -> (seats, last seated)); see `_seat_counts`.
-_SEAT_COUNTS: dict[tuple[str, str, str], tuple[float, dict[str, tuple[int, float]]]] = {}
+
+
+class _SeatCounts:
+    """(database, collection, shape) -> (read at, alias -> (seats, last
+    seated)): see `_seat_counts`. Forgotten with the caches."""
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str, str, str], tuple[float, dict[str, tuple[int, float]]]] = {}
+
+    def forget(self) -> None:
+        self.entries.clear()
+
+
+_SEAT_COUNTS = _SeatCounts()
+RANKING_CACHES = (
+    _FACTS,
+    _TALLIES,
+    _RECALLED,
+    _SUITE,
+    _PROBES,
+    _LIMITS,
+    _FIRST_BYTES,
+    _SEATED,
+    _EXPLORING,
+    _SEAT_COUNTS,
+)
 
 
 async def rank(
@@ -236,7 +259,7 @@ async def seat_state(
 def note_seated(store: Store, collection: str, shape: str, aliases: Sequence[str]) -> None:
     """Count seats planned in this process until the seat counts are read
     again, so explorer seats rotate between reads."""
-    entry = _SEAT_COUNTS.get((store.database_key, collection_name(collection), shape))
+    entry = _SEAT_COUNTS.entries.get((store.database_key, collection_name(collection), shape))
     if entry is None:
         return
     now = time.time()
@@ -558,12 +581,17 @@ async def _load_recalled(store: Store) -> dict[tuple[str, str, str], Recalled]:
     in whole days, so a day's rankings reuse their arithmetic), the rest of
     the tallies as older ones."""
     tallies = await _TALLIES.get(store, lambda: _load_tallies(store))
+    aliases = list(await _models(store, None))
     now = datetime.now(UTC)
     recent: dict[tuple[str, str, str], list[tuple[float, bool]]] = defaultdict(list)
     async with store.read() as session:
         rows = await session.execute(
             select(Verdict.alias, Verdict.collection, Verdict.shape, Verdict.useful, Verdict.at)
-            .where(Verdict.at >= now - timedelta(days=RECENT_DAYS), Verdict.kind.in_(ANSWER_KINDS))
+            .where(
+                Verdict.alias.in_(aliases),
+                Verdict.at >= now - timedelta(days=RECENT_DAYS),
+                Verdict.kind.in_(ANSWER_KINDS),
+            )
             .order_by(Verdict.at.desc())
         )
         for alias, coll, shp, useful, at in rows:
@@ -588,7 +616,7 @@ async def _seat_counts(
     alias not read yet); seats planned here meanwhile are counted by
     `note_seated`. Only the untried need them (`decider`), so a settled bench reads none."""
     key = (store.database_key, collection, shape)
-    entry = _SEAT_COUNTS.get(key)
+    entry = _SEAT_COUNTS.entries.get(key)
     fresh = entry is not None and time.monotonic() - entry[0] < SEAT_COUNT_TTL
     counts = entry[1] if entry is not None and fresh else {}
     missing = [a for a in aliases if a not in counts]
@@ -599,7 +627,7 @@ async def _seat_counts(
             async with store.read() as session:
                 read = await _recent_seats(session, collection, shape, asked)
         counts = {**counts, **{a: read.get(a, (0, 0.0)) for a in asked}}
-        _SEAT_COUNTS[key] = (entry[0] if entry is not None and fresh else time.monotonic(), counts)
+        _SEAT_COUNTS.entries[key] = (entry[0] if entry is not None and fresh else time.monotonic(), counts)
     return {a: counts[a] for a in aliases}
 
 

@@ -6,8 +6,9 @@
 - `collections.promotion`: "auto", "suggest" (the default) or "never":
   whether an explorer's find that is clearly better than a record seat
   takes it (`bench/decider.py`).
-- `ix_verdicts_at`: forgetting reads the recent window's verdicts one by
-  one (their age and order), a range of this index however long the log.
+- `ix_verdicts_alias_at`: forgetting reads the bench models' verdicts of
+  the recent window one by one (their age and order), a range of this
+  index per model however long the log.
 
 Revision ID: 0005_seating
 Revises: 0004
@@ -33,11 +34,11 @@ def upgrade() -> None:
         table.add_column(
             sa.Column("promotion", sa.String(length=8), server_default="suggest", nullable=False)
         )
-    op.create_index("ix_verdicts_at", "verdicts", ["at"])
+    op.create_index("ix_verdicts_alias_at", "verdicts", ["alias", "at"])
 
 
 def downgrade() -> None:
-    op.drop_index("ix_verdicts_at", table_name="verdicts")
+    op.drop_index("ix_verdicts_alias_at", table_name="verdicts")
     with op.batch_alter_table("collections") as table:
         table.drop_column("promotion")
     with op.batch_alter_table("models") as table:
