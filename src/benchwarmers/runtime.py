@@ -17,6 +17,8 @@ after the store, e.g. `limiter`), build it in `open` and close it in the
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import os
 import ssl
@@ -31,7 +33,7 @@ from benchwarmers.limits.counters import Counters, MemoryCounters, open_counters
 from benchwarmers.limits.enforce import Limiter
 from benchwarmers.limits.panels import PanelSlots
 from benchwarmers.providers.outbound import OutboundClient
-from benchwarmers.store import changes, journal
+from benchwarmers.store import changes, journal, kept
 from benchwarmers.store.conversations import Conversations
 from benchwarmers.store.db import Store, sqlite_url
 from benchwarmers.store.migrate import migrate
@@ -79,10 +81,13 @@ class Runtime:
         redis_url = os.environ.get(REDIS_URL_ENV, "").strip() or None
         limiter = Limiter(store, open_counters(redis_url))
         conversations = Conversations(store, redis_url)
+        sweeper: asyncio.Task[None] | None = None
         try:
             await migrate(store)
             await journal.replay(store)  # calls a killed process told clients of, not yet committed
             await conversations.start()
+            await kept.sweep(store)  # kept text whose time is up (store/kept.py), then hourly
+            sweeper = asyncio.create_task(_sweep_kept_text(store))
             # Model calls on `outbound` (a panel fans out to hundreds of streams per
             # endpoint: our own keep-alive HTTP/1.1, gated, providers/outbound.py and
             # wire.py); other fetches (catalog,
@@ -98,9 +103,20 @@ class Runtime:
                     conversations=conversations,
                 )
         finally:
+            if sweeper is not None:
+                sweeper.cancel()
+                await asyncio.gather(sweeper, return_exceptions=True)
             await conversations.close()
             await limiter.close()
             await store.close()
+
+
+async def _sweep_kept_text(store: Store) -> None:
+    """Every hour while the runtime is open: the kept text whose time is up goes."""
+    while True:
+        await asyncio.sleep(kept.SWEEP_EVERY_SECONDS)
+        with contextlib.suppress(Exception):  # a store briefly out of reach: the next hour tries again
+            await kept.sweep(store)
 
 
 @functools.cache

@@ -37,9 +37,18 @@ ModelStatus: TypeAlias = Literal["onboarding", "available", "unavailable", "rest
 MODEL_STATUSES: tuple[ModelStatus, ...] = ("onboarding", "available", "unavailable", "resting", "retired")
 
 # `limited`: our own limits refused the call before it went out; `rate_limited`:
-# it went out and the provider answered 429 (or a quota body).
-SeatStatus: TypeAlias = Literal["ok", "empty", "error", "timeout", "limited", "rate_limited"]
-SEAT_STATUSES: tuple[SeatStatus, ...] = ("ok", "empty", "error", "timeout", "limited", "rate_limited")
+# it went out and the provider answered 429 (or a quota body); `cancelled`: the
+# person who asked stopped the panel while this seat was still answering.
+SeatStatus: TypeAlias = Literal["ok", "empty", "error", "timeout", "limited", "rate_limited", "cancelled"]
+SEAT_STATUSES: tuple[SeatStatus, ...] = (
+    "ok",
+    "empty",
+    "error",
+    "timeout",
+    "limited",
+    "rate_limited",
+    "cancelled",
+)
 # Statuses of calls that did not use a provider's quota: refused by us, or by the provider's 429.
 NOT_SERVED: tuple[SeatStatus, ...] = ("limited", "rate_limited")
 
@@ -205,6 +214,12 @@ class Ask:
     extra_aliases: tuple[str, ...] = ()
     # Route mode: the conversation key the client gave, if any.
     conversation: str = ""
+    # A panel's stream carries each seat's text as it is written (`SeatText`),
+    # not only each seat whole as it finishes.
+    seat_text: bool = False
+    # Seat exactly these aliases, in this order (a follow-up to the same seats,
+    # or to one chosen seat), instead of the collection's seating.
+    only_aliases: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------- one model's reply
@@ -373,19 +388,35 @@ class PanelReply:
 
 
 # Panel events, in the order a stream delivers them: `PanelStarted` at once,
-# a `SeatDone` per seat as each finishes, `MergeDone` when merging, then
-# `PanelDone` with the whole reply.
+# `SeatText` pieces of each seat's answer as it is written (when the ask
+# wants them: `Ask.seat_text`), a `SeatDone` per seat as each finishes,
+# `MergeDone` when merging, then `PanelDone` with the whole reply.
 
 
 @dataclass(frozen=True, slots=True)
 class PanelStarted:
     collection: str
     shape: str
-    seats: tuple[tuple[str, str], ...]  # (seat label, alias) in seat order
+    # (seat label, alias, call id) in seat order: the id is minted when the
+    # seat is planned, so a client can name the seat before it answers.
+    seats: tuple[tuple[str, str, str], ...]
     left_off: tuple[LeftOff, ...] = ()
     # Whether a merger will answer (`:merged`, or the collection's reply is
     # merged): a stream then holds the seats back and sends the merge.
     merged: bool = False
+    # The ask's id: every call of this panel carries it (`calls.ask_id`).
+    ask: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SeatText:
+    """A piece of one seat's answer as it is written (a delta), between
+    `PanelStarted` and that seat's `SeatDone`."""
+
+    seat: str
+    alias: str
+    call: str
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -403,7 +434,7 @@ class PanelDone:
     reply: PanelReply
 
 
-PanelEvent: TypeAlias = PanelStarted | SeatDone | MergeDone | PanelDone
+PanelEvent: TypeAlias = PanelStarted | SeatText | SeatDone | MergeDone | PanelDone
 
 
 # ------------------------------------------------------------- route mode

@@ -11,9 +11,10 @@ from sqlalchemy import select
 
 from benchwarmers.bench import decisions
 from benchwarmers.bench.rating import HEALTH_MAX
+from benchwarmers.calls.pairs import PairJudgement, record_pairs
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
-from benchwarmers.store.schema import LearnedLimit, Probe, SeatingHistory, SuiteResult
+from benchwarmers.store.schema import Call, LearnedLimit, Probe, SeatingHistory, SuiteResult
 
 from .conftest import Seat
 
@@ -210,3 +211,33 @@ async def test_speed_price_and_limits_break_equal_records(offline: Runtime, seat
     assert "first byte 9.0s" in reasons["slow"]
     assert "$30 per million output tokens" in reasons["dear"]
     assert "near its rate limit" in reasons["crowded"]
+
+
+async def test_pairs_judged_move_the_ranking(offline: Runtime, seat: Seat) -> None:
+    """Pairs (`calls/pairs.py`) are fitted into the same posterior as the
+    single verdicts: equal records, then c judged better than a four times."""
+    for alias in ("a", "b", "c"):
+        await add(offline, alias)
+        for useful in (True, False, True, False):
+            await seat(alias, useful=useful)
+    now = datetime.now(UTC)
+    for i in range(4):
+        async with offline.store.write() as session:
+            for alias in ("c", "a"):
+                session.add(
+                    Call(
+                        id=f"{alias}{i}",
+                        at=now,
+                        kind="seat",
+                        alias=alias,
+                        collection="trio",
+                        shape="short",
+                        ask_id=f"ask{i}",
+                        status="ok",
+                    )
+                )
+        await record_pairs(offline.store, PairJudgement("better", (f"c{i}", f"a{i}")))
+    ranked = await decisions.rank(offline.store, "trio", "short")
+    assert [r.alias for r in ranked] == ["c", "b", "a"]
+    assert any("pairs: preferred 4" in why for why in ranked[0].reasons)
+    assert ranked[0].judged == 4  # pairs are not single verdicts

@@ -33,6 +33,11 @@ def verdict_count(home: Path) -> int:
         return db.execute("SELECT count(*) FROM verdicts").fetchone()[0]
 
 
+def pair_count(home: Path) -> int:
+    with sqlite3.connect(home / "benchwarmers.db") as db:
+        return db.execute("SELECT count(*) FROM pair_verdicts").fetchone()[0]
+
+
 def run(*args: str) -> Any:
     result = CliRunner().invoke(app, list(args))
     assert result.exit_code == 0, result.output
@@ -57,6 +62,17 @@ def test_ask_and_verdict_against_a_running_server(panel_server: Any, monkeypatch
         again = run("verdict", calls[0], "--useful", "--note", "spot on").output
         assert "nothing changed" in again
         assert verdict_count(server.home) == 1
+
+        first, second = calls[0], calls[1]
+        better = run("verdict", "--better", second, "--worse", first).output
+        assert f"{second} · two better than {first} · one" in better
+        tie = run("verdict", "--tie", first, second).output
+        assert "tie with" in tie
+        both_bad = run("verdict", "--both-bad", first, second).output
+        assert "both bad with" in both_bad
+        assert pair_count(server.home) == 1  # one pair, its verdict replaced each time
+        mixed = CliRunner().invoke(app, ["verdict", first, "--useful", "--best", second])
+        assert mixed.exit_code != 0 and "not both" in mixed.output
 
 
 def test_ask_in_process_when_no_server_answers(

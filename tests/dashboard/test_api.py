@@ -128,11 +128,14 @@ def test_the_playground_streams_seats_then_the_merge(
     ) as reply:
         assert reply.status_code == 200 and reply.headers["content-type"] == "application/x-ndjson"
         events = [json.loads(line) for line in reply.iter_lines() if line.strip()]
-    kinds = [e["event"] for e in events]
+    kinds = [e["event"] for e in events if e["event"] != "seat_text"]
     assert kinds == ["started", "seat", "seat", "merged", "done"]
+    written = {e["alias"] for e in events if e["event"] == "seat_text"}
+    assert written == {"m1", "m2"}  # each seat's text as it is written, before its seat event
     assert events[0]["merged"] is True and [s["alias"] for s in events[0]["seats"]] == ["m1", "m2"]
-    assert {e["seat"]["content"] for e in events[1:3]} == {"m1 says yes", "m2 says yes"}
-    assert events[3]["merged"]["alias"] == "m1"
+    seats = [e for e in events if e["event"] == "seat"]
+    assert {e["seat"]["content"] for e in seats} == {"m1 says yes", "m2 says yes"}
+    assert next(e for e in events if e["event"] == "merged")["merged"]["alias"] == "m1"
     refused = dashboard.post("/ui/api/ask", json={"collection": "nope", "prompt": "x"})
     assert refused.status_code == 404 and refused.json()["error"]["field"] == "collection"
     empty = dashboard.post("/ui/api/ask", json={"collection": "duo", "prompt": " "})

@@ -43,7 +43,10 @@ REPLY = PanelReply(collection="trio", shape="short", seats=SEATS, left_off=LEFT_
 
 def _panel_events() -> list[PanelEvent]:
     started = PanelStarted(
-        "trio", "short", seats=(("Seat 1", "alpha"), ("Seat 2", "beta")), left_off=LEFT_OFF
+        "trio",
+        "short",
+        seats=(("Seat 1", "alpha", "c_first"), ("Seat 2", "beta", "c_second")),
+        left_off=LEFT_OFF,
     )
     # The second seat finishes first: streams deliver seats in finish order.
     return [started, SeatDone(SEATS[1]), SeatDone(SEATS[0]), PanelDone(REPLY)]

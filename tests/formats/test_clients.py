@@ -71,18 +71,33 @@ def test_openai_responses_whole(gateway: Gateway, openai_client: openai.OpenAI) 
     )
 
 
-def test_openai_responses_stream_events(gateway: Gateway, openai_client: openai.OpenAI) -> None:
+@pytest.mark.parametrize("choice", ["live", "sections"])
+def test_openai_responses_stream_events(gateway: Gateway, openai_client: openai.OpenAI, choice: str) -> None:
     kinds, deltas, final = [], [], None
-    for event in openai_client.responses.create(model="bench/trio", input="Stream it", stream=True):
+    stream = openai_client.responses.create(
+        model="bench/trio", input="Stream it", stream=True, extra_headers={"x-bench-stream": choice}
+    )
+    for event in stream:
         kinds.append(event.type)
         if event.type == "response.output_text.delta":
             deltas.append(event.delta)
         if event.type == "response.completed":
             final = event.response
     assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
-    assert len(deltas) == len(MEMBERS)  # one piece per seat, as each finished
+    if choice == "sections":
+        assert len(deltas) == len(MEMBERS)  # one piece per seat, as each finished
+    else:
+        assert len(deltas) > len(MEMBERS)  # each seat's words as they were written
     assert final is not None and final.output_text == "".join(deltas)
     assert_every_seat(gateway, final.output_text, "Stream it", bench=final.model_extra["bench"])
+
+
+def test_an_unknown_stream_choice_is_refused(openai_client: openai.OpenAI) -> None:
+    with pytest.raises(openai.BadRequestError) as refused:
+        openai_client.responses.create(
+            model="bench/trio", input="hi", stream=True, extra_headers={"x-bench-stream": "sometimes"}
+        )
+    assert "x-bench-stream must be one of live, sections" in refused.value.message
 
 
 def test_openai_responses_stream_helper(gateway: Gateway, openai_client: openai.OpenAI) -> None:

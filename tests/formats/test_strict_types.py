@@ -58,14 +58,22 @@ def _events(raw: bytes, framing: str) -> list[Any]:
     return list(sse_events(raw) if framing == "sse" else ndjson_lines(raw))
 
 
+@pytest.mark.parametrize("choice", ["live", "sections"])  # x-bench-stream: text as written, or seats whole
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("name", list(FORMATS))
-def test_whole_and_streamed_replies_fit_the_sdk_types(gateway: Gateway, name: str, model: str) -> None:
+def test_whole_and_streamed_replies_fit_the_sdk_types(
+    gateway: Gateway, name: str, model: str, choice: str
+) -> None:
     whole, streamed, path, body, framing = FORMATS[name]
     reply = httpx.post(gateway.url + path, json={**body, "model": model, "stream": False}, timeout=30)
     assert reply.status_code == 200, reply.text
     check(whole, reply.json())
-    stream = httpx.post(gateway.url + path, json={**body, "model": model, "stream": True}, timeout=30)
+    stream = httpx.post(
+        gateway.url + path,
+        json={**body, "model": model, "stream": True},
+        headers={"x-bench-stream": choice},
+        timeout=30,
+    )
     assert stream.status_code == 200, stream.text
     events = _events(stream.content, framing)
     check_all(streamed, events)
@@ -79,8 +87,15 @@ def test_gemini_replies_fit_the_sdk_type(gateway: Gateway, model: str) -> None:
     reply = httpx.post(f"{base}:generateContent", json=body, timeout=30)
     assert reply.status_code == 200, reply.text
     check("gemini", reply.json())
-    stream = httpx.post(f"{base}:streamGenerateContent", params={"alt": "sse"}, json=body, timeout=30)
-    check_all("gemini", sse_events(stream.content))
+    for choice in ("live", "sections"):
+        stream = httpx.post(
+            f"{base}:streamGenerateContent",
+            params={"alt": "sse"},
+            json=body,
+            headers={"x-bench-stream": choice},
+            timeout=30,
+        )
+        check_all("gemini", sse_events(stream.content))
 
 
 def test_a_reply_missing_a_declared_field_fails_the_check() -> None:

@@ -79,6 +79,14 @@ async def test_ask_verdict_and_pending_from_a_transcript(
             assert again.structured_content["recorded"]["changed"] is False
             assert "nothing changed" in tool_text(again)
 
+            paired = await client.call_tool("verdict", {"better": mid, "worse": slow, "note": "shorter"})
+            assert not paired.is_error, tool_text(paired)
+            (pair,) = paired.structured_content["recorded"]["pairs"]
+            assert (pair["betterAlias"], pair["worseAlias"], pair["outcome"]) == ("mid", "slow", "better")
+            assert f"{mid} (mid) better than {slow} (slow) — shorter" in tool_text(paired)
+            tied = await client.call_tool("verdict", {"tie": [fast, slow]})
+            assert tied.structured_content["recorded"]["pairs"][0]["outcome"] == "tie"
+
             transcript = sample_transcript(tmp_path / "session.jsonl", text)
             pending = await client.call_tool("pending_verdicts", {"transcript_path": str(transcript)})
             assert not pending.is_error, tool_text(pending)
@@ -230,6 +238,10 @@ MISTAKES: list[tuple[str, dict[str, Any], str]] = [
     ("ask", {"collection": "trio", "prompt": "hi", "with": ["ghost"]}, "ghost"),
     ("verdict", {"call": "c_" + "y" * 20, "useful": True}, "no call"),
     ("verdict", {"call": " ", "useful": True}, '"call" must be a call id'),
+    ("verdict", {"better": "c_" + "y" * 20}, '"worse" must be a call id'),
+    ("verdict", {"tie": ["c_" + "y" * 20, "c_" + "y" * 20]}, "named twice"),
+    ("verdict", {"call": "c_" + "y" * 20, "useful": True, "best": "c_" + "y" * 20}, "not both"),
+    ("verdict", {"better": "c_" + "y" * 20, "worse": "c_" + "z" * 20}, "no call"),
     ("pending_verdicts", {}, "give transcript_path"),
     ("pending_verdicts", {"transcript_path": "/etc/passwd"}, "no readable transcript at that path"),
     ("pending_verdicts", {"transcript_path": "/nowhere/x.jsonl"}, "no readable transcript at that path"),

@@ -38,7 +38,7 @@ async def test_the_servers_own_message_comes_through(bench_server: Any) -> None:
         with pytest.raises(UserError, match=r"the server said 404: no collection 'bench/nope'"):
             await backend.ask(Ask("nope", "panel", Request(messages=(user("hi"),))), PanelWatch())
         with pytest.raises(UserError, match=r"the server said 404: no call"):
-            await backend.verdict("c_" + "z" * 20, True, "")
+            await backend.verdict({"call": "c_" + "z" * 20, "useful": True, "note": ""})
 
 
 @pytest.mark.parametrize(("value", "says"), [("soon", "must be a number"), ("0", "more than 0")])

@@ -171,7 +171,10 @@ async def test_three_seats_stream_async(panel_server: Any, fake_provider: FakePr
 
         with trio.watched():
             stream = await aclient.chat.completions.create(
-                model="bench/trio", messages=[{"role": "user", "content": "hi"}], stream=True
+                model="bench/trio",
+                messages=[{"role": "user", "content": "hi"}],
+                stream=True,
+                extra_headers={"x-bench-stream": "sections"},  # each seat whole as it finishes
             )
             async for chunk in stream:
                 if first_chunk_after is None:

@@ -40,9 +40,9 @@ async def test_a_reply_sends_the_seat_that_took_longest_first(
     started: list[str] = []
     seat = PanelEngine._seat
 
-    async def noted(engine: PanelEngine, plan: Any, planned: Any, calls: Any) -> Any:
+    async def noted(engine: PanelEngine, plan: Any, planned: Any, *rest: Any) -> Any:
         started.append(planned.model.alias)  # a seat's task's first step: its call is set up from here
-        return await seat(engine, plan, planned, calls)
+        return await seat(engine, plan, planned, *rest)
 
     monkeypatch.setattr(PanelEngine, "_seat", noted)
     engine = PanelEngine(runtime)

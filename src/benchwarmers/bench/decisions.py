@@ -54,7 +54,8 @@ from sqlalchemy import func, literal, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from benchwarmers.bench import decider
-from benchwarmers.bench.forgetting import RECENT_DAYS, Recalled, recall
+from benchwarmers.bench.forgetting import RECENT_DAYS, Recalled, age_weight, recall
+from benchwarmers.bench.pairs import PairCounts
 from benchwarmers.bench.rating import MIN_TRIES, Evidence, Ranking, Tally
 from benchwarmers.bench.revive import FAILING
 from benchwarmers.calls.health import FAILING_AFTER
@@ -67,6 +68,7 @@ from benchwarmers.store.schema import (
     Endpoint,
     LearnedLimit,
     Model,
+    PairVerdict,
     Probe,
     SeatingHistory,
     SuiteResult,
@@ -105,6 +107,8 @@ _RECALLED: Cached[dict[tuple[str, str, str], Recalled]] = Cached(
     ("verdict_tallies", "models"), reads=("verdicts",)
 )
 _SUITE: Cached[dict[str, list[tuple[str, bool]]]] = Cached(("suite_results",))
+# (collection, shape) -> the pairs judged there: (better, worse, outcome, when), oldest first.
+_PAIRS: Cached[dict[tuple[str, str], list[tuple[str, str, str, datetime]]]] = Cached(("pair_verdicts",))
 _PROBES: Cached[dict[str, list[Probe]]] = Cached(("probes",))
 _LIMITS: Cached[tuple[LearnedLimit, ...]] = Cached(("learned_limits",))
 # The newest answers' first bytes move with every call: re-read when the bench changes or
@@ -132,6 +136,7 @@ RANKING_CACHES = (
     _TALLIES,
     _RECALLED,
     _SUITE,
+    _PAIRS,
     _PROBES,
     _LIMITS,
     _FIRST_BYTES,
@@ -153,6 +158,7 @@ async def rank(
     return decider.rankings(
         table,
         [decider.Candidate(a, evidence[a], True, _held_out(models[a], shape, now)) for a in models],
+        await _pairs(store, name, shape, now),
     )
 
 
@@ -200,13 +206,13 @@ async def seat_plan(
 ) -> decider.Decision:
     """The seats of one ask on `collection` (see the module docstring);
     `exclude`: aliases seated otherwise (`--with` extras), never explorers."""
-    table, candidates = await seat_state(store, collection, shape, exclude=exclude)
-    return decider.decide(table, candidates, rng=rng or _EXPLORER_DRAWS, spares=spares)
+    table, candidates, pairs = await seat_state(store, collection, shape, exclude=exclude)
+    return decider.decide(table, candidates, pairs=pairs, rng=rng or _EXPLORER_DRAWS, spares=spares)
 
 
 async def seat_state(
     store: Store, collection: SeatingSettings, shape: str, *, exclude: Sequence[str] = ()
-) -> tuple[decider.Table, list[decider.Candidate]]:
+) -> tuple[decider.Table, list[decider.Candidate], PairCounts | None]:
     """The store as the decider sees it for this collection and shape: what
     `seat_plan` decides on (and what the simulation builds from its world)."""
     name = collection.name
@@ -226,8 +232,10 @@ async def seat_state(
     if collection.explorer_seats > 0 or collection.promotion == "auto":
         outsiders = [a for a, m in bench.items() if a not in members and not m.ad_hoc and a not in exclude]
     models = {a: bench[a] for a in (*members, *outsiders)}
+    pairs = None
     if capped or outsiders:
         evidence = await _evidence(store, name, shape, models, now)
+        pairs = await _pairs(store, name, shape, now)
     else:
         # Every member that may sit sits, in member order: the record decides nothing here,
         # so it is not read (most panels: the ask's hot path).
@@ -253,7 +261,38 @@ async def seat_state(
                 last_seated=last,
             )
         )
-    return table, candidates
+    return table, candidates, pairs
+
+
+async def _pairs(store: Store, collection: str, shape: str, now: datetime) -> PairCounts | None:
+    """The pairs judged on this collection and shape, each weighed by its age
+    in whole days as verdicts are (`forgetting.age_weight`); None when there are none."""
+    rows = (await _PAIRS.get(store, lambda: _load_pairs(store))).get((collection, shape))
+    if not rows:
+        return None
+    pairs = PairCounts()
+    for better, worse, outcome, at in rows:
+        pairs.add(better, worse, outcome, age_weight(float((now - at).days)))
+    return pairs
+
+
+async def _load_pairs(store: Store) -> dict[tuple[str, str], list[tuple[str, str, str, datetime]]]:
+    """Every pair judged (`calls/pairs.py` writes them), per collection and shape."""
+    out: dict[tuple[str, str], list[tuple[str, str, str, datetime]]] = defaultdict(list)
+    async with store.read() as session:
+        rows = await session.execute(
+            select(
+                PairVerdict.collection,
+                PairVerdict.shape,
+                PairVerdict.better_alias,
+                PairVerdict.worse_alias,
+                PairVerdict.outcome,
+                PairVerdict.at,
+            ).order_by(PairVerdict.at, PairVerdict.id)
+        )
+        for coll, shp, better, worse, outcome, at in rows:
+            out[coll, shp].append((better, worse, outcome, utc(at)))
+    return dict(out)
 
 
 def note_seated(store: Store, collection: str, shape: str, aliases: Sequence[str]) -> None:

@@ -40,6 +40,10 @@ never a timeout eaten by a wait.
 
 Every call tells `reach.py` whether its endpoint answered at all, and
 `health.py` whether its model is failing (the dead are not seated).
+
+A call cancelled with `STOPPED` as the cancellation's message (a person
+stopped the panel: `PanelEngine.run(stop_on_close=True)`) is recorded as
+`cancelled`, not as an error: nobody failed, and no verdict is owed.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from __future__ import annotations
 import asyncio
 import time
 import types
-from collections.abc import AsyncIterator, Coroutine, Generator, Iterable
+from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -85,6 +89,9 @@ from benchwarmers.types import (
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
+
+# The message of a cancellation that is a person's stop (`task.cancel(STOPPED)`).
+STOPPED = "stopped by the person who asked"
 
 
 class EndpointLike(Protocol):
@@ -168,6 +175,7 @@ class Caller:
         stream: bool = True,
         first_byte_timeout: float | None = None,
         limit_wait: float | None = None,
+        call_id: str = "",
     ) -> CallStream:
         return CallStream(
             self.runtime,
@@ -179,6 +187,7 @@ class Caller:
             stream=stream,
             first_byte_timeout=first_byte_timeout,
             limit_wait=limit_wait,
+            call_id=call_id,
         )
 
     async def call(
@@ -192,16 +201,33 @@ class Caller:
         stream: bool = False,
         limit_wait: float | None = None,
         recorded: bool = True,
+        call_id: str = "",
+        on_text: Callable[[str], None] | None = None,
     ) -> CallResult:
         """The whole reply; a provider's failure is the status. Returns once
         the call is safe in the log, or at once with `recorded=False` (then await
-        `result.recorded` before telling anyone of the call: `await_recorded`)."""
+        `result.recorded` before telling anyone of the call: `await_recorded`).
+        `call_id`: the id the call is logged under, when its caller minted it
+        (a panel names its seats before they answer); `on_text`: handed each
+        piece of text as it arrives."""
         async with self.stream(
-            model, request, kind=kind, timeout=timeout, context=context, stream=stream, limit_wait=limit_wait
+            model,
+            request,
+            kind=kind,
+            timeout=timeout,
+            context=context,
+            stream=stream,
+            limit_wait=limit_wait,
+            call_id=call_id,
         ) as call_stream:
             try:
-                async for _chunk in call_stream:
-                    pass
+                if on_text is None:
+                    async for _chunk in call_stream:
+                        pass
+                else:
+                    async for chunk in call_stream:
+                        if type(chunk) is TextDelta and chunk.text:
+                            on_text(chunk.text)
             except ProviderError:
                 pass
         assert call_stream.result is not None
@@ -225,6 +251,7 @@ class CallStream:
         stream: bool,
         first_byte_timeout: float | None = None,
         limit_wait: float | None = None,
+        call_id: str = "",
     ) -> None:
         self.runtime = runtime
         self.limit_wait = limit_wait
@@ -235,7 +262,7 @@ class CallStream:
         self.first_byte_timeout = first_byte_timeout
         self.context = context
         self.upstream_stream = stream
-        self.call_id = new_call_id()
+        self.call_id = call_id or new_call_id()
         self.result: CallResult | None = None
         # Whether the endpoint answered at all (None: the call never learned it).
         self._reached: bool | None = None
@@ -349,7 +376,13 @@ class CallStream:
                     )
                 raise
             answered = True
-        except (GeneratorExit, asyncio.CancelledError):
+        except asyncio.CancelledError as exc:
+            if exc.args == (STOPPED,):
+                status, error = "cancelled", STOPPED
+            else:
+                status, error = "error", error or "the caller stopped waiting for the reply"
+            raise
+        except GeneratorExit:
             status, error = "error", error or "the caller stopped waiting for the reply"
             raise
         except Exception as exc:  # a bug below us still ends as a recorded call

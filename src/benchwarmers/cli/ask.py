@@ -30,7 +30,7 @@ from benchwarmers import client_env
 from benchwarmers.api_client import ApiClient, NoServer
 from benchwarmers.cli.context import console, with_core
 from benchwarmers.cli.errors import print_warning
-from benchwarmers.core import Core, check_verdict_body
+from benchwarmers.core import Core, verdict_body
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats.base import parse_model_name
 from benchwarmers.formats.bench_json import panel_json
@@ -106,21 +106,41 @@ def ask(
 
 
 def verdict(
-    call: Annotated[str, typer.Argument(help="The call id (from ask, or bench.seats[].call).")],
+    call: Annotated[
+        str, typer.Argument(help="The call id (from ask, or bench.seats[].call); none for a pair.")
+    ] = "",
     useful: Annotated[
         bool | None, typer.Option("--useful/--not-useful", help="Was the answer useful?", show_default=False)
     ] = None,
     note: Annotated[
         str, typer.Option("--note", help="Why; `GET /bench/record?task=` matches its words.")
     ] = "",
+    better: Annotated[str, typer.Option("--better", help="A pair: the better answer's call id.")] = "",
+    worse: Annotated[str, typer.Option("--worse", help="A pair: the worse answer's call id.")] = "",
+    tie: Annotated[
+        tuple[str, str] | None,
+        typer.Option("--tie", help="A pair of one ask's seats, as good as each other.", show_default=False),
+    ] = None,
+    both_bad: Annotated[
+        tuple[str, str] | None,
+        typer.Option("--both-bad", help="A pair of one ask's seats, both not useful.", show_default=False),
+    ] = None,
+    best: Annotated[
+        str, typer.Option("--best", help="The best seat of its panel (better than each other seat).")
+    ] = "",
 ) -> None:
-    """Say whether one seat's (or merge's) answer was useful."""
-    if useful is None:
-        raise UserError("say --useful or --not-useful")
+    """Say whether one seat's (or merge's) answer was useful, or compare two
+    seats of one ask (--better A --worse B, --tie A B, --both-bad A B, --best A)."""
+    pair = bool(better or worse or tie or both_bad or best)
+    if not pair and useful is None:
+        raise UserError(
+            "say --useful or --not-useful (or compare: --better A --worse B, --tie A B, --both-bad A B)"
+        )
     # The command's own arguments, checked before either path, so a mistake is
     # the same one line whether a server runs or not.
-    call, useful, note = check_verdict_body({"call": call, "useful": useful, "note": note})
-    body = {"call": call, "useful": useful, "note": note}
+    body = verdict_body(
+        call=call, useful=useful, note=note, better=better, worse=worse, tie=tie, both_bad=both_bad, best=best
+    )
 
     url = client_env.server_url()
 
@@ -137,9 +157,23 @@ def verdict(
         recorded = asyncio.run(over_http())
     except NoServer:
         recorded = with_core(in_process)
-    said = "useful" if recorded["useful"] else "not useful"
-    changed = "" if recorded.get("changed", True) else " (already recorded; nothing changed)"
-    console.print(f"{recorded['call']} · {recorded['alias']}: {said}{changed}")
+    for line in _verdict_lines(recorded):
+        console.print(line)
+
+
+def _verdict_lines(recorded: dict[str, Any]) -> list[str]:
+    """What was recorded, a line per seat or pair."""
+    if "pairs" not in recorded:
+        said = "useful" if recorded["useful"] else "not useful"
+        changed = "" if recorded.get("changed", True) else " (already recorded; nothing changed)"
+        return [f"{recorded['call']} · {recorded['alias']}: {said}{changed}"]
+    lines = []
+    for pair in recorded["pairs"]:
+        between = {"better": "better than", "tie": "tie with", "both_bad": "both bad with"}[pair["outcome"]]
+        changed = "" if pair.get("changed", True) else " (already recorded; nothing changed)"
+        better, worse = f"{pair['better']} · {pair['betterAlias']}", f"{pair['worse']} · {pair['worseAlias']}"
+        lines.append(f"{better} {between} {worse}{changed}")
+    return lines
 
 
 # --------------------------------------------------------------- plumbing
@@ -164,9 +198,9 @@ class _Printer:
     def __init__(self, *, quiet: bool) -> None:
         self.quiet = quiet
 
-    def started(self, seats: tuple[tuple[str, str], ...]) -> None:
+    def started(self, seats: tuple[tuple[str, str, str], ...]) -> None:
         if not self.quiet:
-            console.print(f"[dim]asking {', '.join(alias for _label, alias in seats)}…[/dim]")
+            console.print(f"[dim]asking {', '.join(alias for _label, alias, _call in seats)}…[/dim]")
 
     def seat(self, seat: Seat) -> None:
         if self.quiet:

@@ -47,6 +47,17 @@ Timeout = Annotated[float | None, typer.Option("--timeout", help="Seconds each s
 Shadow = Annotated[
     int | None, typer.Option("--shadow", min=0, help="Route mode: members answering in the background.")
 ]
+KeepText = Annotated[
+    bool | None,
+    typer.Option(
+        "--keep-text/--no-keep-text",
+        help="Keep each ask's question and answers in the data folder (for --keep-days), "
+        "to read and judge them later; off removes what was kept.",
+    ),
+]
+KeepDays = Annotated[
+    int | None, typer.Option("--keep-days", min=1, help="Days kept text stays (default 30).")
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -67,6 +78,8 @@ def add(
     system: System = None,
     timeout: Timeout = None,
     shadow: Shadow = None,
+    keep_text: KeepText = None,
+    keep_days: KeepDays = None,
 ) -> None:
     """Create a collection."""
     given = {
@@ -80,6 +93,8 @@ def add(
         "system_prompt": system,
         "seat_timeout": timeout,
         "shadow_seats": shadow,
+        "keep_text": keep_text,
+        "keep_days": keep_days,
     }
     options: dict[str, Any] = {key: value for key, value in given.items() if value is not None}
     collection = with_core(lambda core: core.admin.add_collection(name, members or [], **options))
@@ -100,6 +115,8 @@ def set_(
     system: System = None,
     timeout: Timeout = None,
     shadow: Shadow = None,
+    keep_text: KeepText = None,
+    keep_days: KeepDays = None,
 ) -> None:
     """Change a collection (--member replaces the member list; --merger '' clears the merger)."""
     collection = with_core(
@@ -116,6 +133,8 @@ def set_(
             system_prompt=system,
             seat_timeout=timeout,
             shadow_seats=shadow,
+            keep_text=keep_text,
+            keep_days=keep_days,
         )
     )
     _show(collection)
@@ -171,6 +190,7 @@ def _show(collection: CollectionView) -> None:
         ("seats", _seats_label(collection)),
         ("seat timeout", f"{collection.seat_timeout:g} s"),
         ("shadow seats", str(collection.shadow_seats)),
+        ("keep text", f"{collection.keep_days} days" if collection.keep_text else "no"),
         ("purpose", collection.purpose or "-"),
         ("system prompt", collection.system_prompt or "-"),
     ]

@@ -26,7 +26,8 @@ from benchwarmers.bench.suite.runner import DEFAULT_GAP, SuiteRun
 from benchwarmers.bench.suite.sandbox import unavailable as sandbox_unavailable
 from benchwarmers.bench.suite.tasks import SHAPES as SUITE_SHAPES
 from benchwarmers.calls.log import CALL_ID_PREFIX
-from benchwarmers.calls.verdicts import check_verdict_body
+from benchwarmers.calls.pairs import verdict_body
+from benchwarmers.calls.verdicts import Recorded, check_verdict_body
 from benchwarmers.config.home import HOME_ENV, ensure_home, resolve_home, write_pointer
 from benchwarmers.core.admin import (
     Admin,
@@ -99,6 +100,7 @@ __all__ = [
     "Probe",
     "Quota",
     "QuotasView",
+    "Recorded",
     "RouteMode",
     "RouteTurn",
     "Runtime",
@@ -131,5 +133,6 @@ __all__ = [
     "suite_tasks",
     "url_hint",
     "utc",
+    "verdict_body",
     "write_pointer",
 ]

@@ -33,6 +33,7 @@ from benchwarmers.bench import decisions, discover, onboarding, probes, retireme
 from benchwarmers.bench.onboarding import OnboardRequest
 from benchwarmers.bench.suite import rebench, rebench_fetch, runner
 from benchwarmers.bench.suite.tasks import Task, load_tasks
+from benchwarmers.calls import pairs
 from benchwarmers.config import keys as endpoint_keys
 from benchwarmers.config.home import resolve_home
 from benchwarmers.errors import NotFound, Refused, UserError
@@ -285,6 +286,7 @@ class Operations:
             "probes": await probes.probe_history(store, alias, limit=20),
             "record": await decisions.model_report(store, alias),
             "suite": await runner.suite_summary(self.runtime, alias),
+            "notes": await pairs.model_notes(store, alias),
         }
 
     # ------------------------------------------------------------ scheduler

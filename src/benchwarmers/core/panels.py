@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import desc, func, select
 
 from benchwarmers.bench import decisions
-from benchwarmers.calls import verdicts
+from benchwarmers.calls import pairs, verdicts
 from benchwarmers.calls.log import flush_log, get_call
 from benchwarmers.calls.tokens import prompt_tokens
 from benchwarmers.errors import NotFound, Refused, UserError
@@ -35,7 +35,7 @@ from benchwarmers.formats.base import model_name
 from benchwarmers.identity.scope import OWNER, Identity, may_administer, may_call
 from benchwarmers.limits.panels import Slot
 from benchwarmers.panel.engine import PanelEngine, finish_panels
-from benchwarmers.store import registry
+from benchwarmers.store import kept, registry
 from benchwarmers.store.schema import Call, Verdict
 from benchwarmers.store.settings import MAX_PANELS, MAX_PANELS_PER_KEY, Settings
 from benchwarmers.store.times import iso_utc
@@ -85,14 +85,16 @@ class Panels:
 
     # ---------------------------------------------------------------- asks
 
-    async def panel(self, ask: Ask) -> AsyncGenerator[PanelEvent, None]:
+    async def panel(self, ask: Ask, *, stop_on_close: bool = False) -> AsyncGenerator[PanelEvent, None]:
         """The panel's events, with the first already taken: the collection
         check and the seating run before this returns, so their errors come
         before a front end starts its reply, and a stream that starts is one
         that finishes. The panel itself runs in the engine's own task: a
-        caller that stops listening leaves it to finish and be recorded.
+        caller that stops listening leaves it to finish and be recorded,
+        unless `stop_on_close` (a person's stop button: closing the stream
+        cancels the seats still answering, recorded `cancelled`).
         A caller that waits for the whole reply asks `answer`."""
-        events, first = await self._started(ask)
+        events, first = await self._started(ask, stop_on_close)
 
         async def chained() -> AsyncGenerator[PanelEvent, None]:
             try:
@@ -104,13 +106,17 @@ class Panels:
 
         return chained()
 
-    async def _started(self, ask: Ask) -> tuple[AsyncGenerator[PanelEvent, None], PanelEvent]:
+    async def _started(
+        self, ask: Ask, stop_on_close: bool
+    ) -> tuple[AsyncGenerator[PanelEvent, None], PanelEvent]:
         """The engine's events, and the first of them, taken: the checks and
         the seating have run."""
         view = await self._admitted(ask)
         slot = await self._panel_slot()
         try:
-            events = PanelEngine(self.runtime).run(ask, on_done=slot.release, collection=view)
+            events = PanelEngine(self.runtime).run(
+                ask, on_done=slot.release, collection=view, stop_on_close=stop_on_close
+            )
             first = await anext(events)
         except BaseException:
             slot.release()  # seating failed: no panel runs
@@ -121,8 +127,8 @@ class Panels:
         """The collection asked, once this caller may ask it (and seat its
         extras); the engine seats from this view rather than reading it again."""
         view = await self.collection(ask.collection)
-        if ask.extra_aliases:
-            await self._check_extras(ask.extra_aliases)
+        if ask.extra_aliases or ask.only_aliases:
+            await self._check_extras((*ask.extra_aliases, *ask.only_aliases))
         return view
 
     async def _panel_slot(self) -> Slot:
@@ -167,11 +173,18 @@ class Panels:
 
     # ------------------------------------------------------------ verdicts
 
-    async def verdict(self, body: object) -> verdicts.Recorded:
-        """Record a verdict on a seat or a merge. `body` is what a client
-        sends (`{"call", "useful", "note"?}`), checked here, once, whichever
-        front end it came through; a key may judge only the seats of
-        collections it may call."""
+    async def verdict(self, body: object) -> verdicts.Recorded | pairs.RecordedPairs:
+        """Record a verdict on a seat or a merge, or on a pair of seats.
+        `body` is what a client sends (`{"call", "useful", "note"?}`, or a
+        pair body: `pairs.PAIR_FORMS`), checked here, once, whichever front
+        end it came through; a key may judge only the seats of collections
+        it may call (a pair naming another's seat is told the call is
+        unknown, as `pending` tells nothing of other ids)."""
+        if pairs.is_pair_body(body):
+            scope = None if may_administer(self.identity) else self.identity.collections
+            return await pairs.record_pairs(
+                self.runtime.store, pairs.check_pair_body(body), collections=scope
+            )
         call, useful, note = verdicts.check_verdict_body(body)
         store = self.runtime.store
         logged = await get_call(store, call)
@@ -205,8 +218,10 @@ class Panels:
     async def recent_asks(self, collection: str = "", limit: int = RECENT_ASKS) -> list[dict[str, Any]]:
         """The gateway's latest asks (of the collections this identity may
         call), newest first, each with its seats in seat order and the merge
-        last: call id, alias, status, time, tokens, verdict. The log keeps no
-        prompt or answer, so neither is here."""
+        last: call id, alias, status, time, tokens, verdict (and note); the
+        pairs judged on it. The log keeps no prompt or answer: only a
+        collection that keeps text (`keep_text`) has its ask's `question`
+        and each seat's `content` here, until they expire."""
         where = [Call.kind.in_(("seat", "merge")), Call.ask_id != ""]
         if collection:
             where.append(Call.collection == collection)
@@ -235,8 +250,16 @@ class Panels:
             )
             ask["at"] = iso_utc(call.at)
             ask["seats"].append(_seat_row(call, verdict))
+        judged_pairs = await pairs.pairs_of_asks(self.runtime.store, list(grouped))
+        texts = await kept.kept_asks(self.runtime.store, list(grouped))
         for ask in grouped.values():
             ask["seats"].sort(key=_seat_order)
+            ask["pairs"] = judged_pairs.get(ask["ask"], [])
+            text = texts.get(ask["ask"])
+            if text is not None:
+                ask["question"] = text.question
+                for seat in ask["seats"]:
+                    seat["content"] = text.answers.get(seat["call"], "")
         return [grouped[a.ask_id] for a in asks if a.ask_id in grouped]
 
     # --------------------------------------------------- estimates, reasons
@@ -309,6 +332,8 @@ def collection_entry(view: registry.CollectionView) -> dict[str, Any]:
         "reply": view.reply,
         "seats": view.seats or len(view.members),
         "explorerSeats": view.explorer_seats,
+        "keepText": view.keep_text,
+        "keepDays": view.keep_days,
         "modes": [model_name(view.name), model_name(view.name, "merged"), model_name(view.name, "route")],
     }
 

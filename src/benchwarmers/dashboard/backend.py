@@ -34,6 +34,7 @@ from benchwarmers.core import (
     KeyInfo,
     ModelView,
     OnboardRequest,
+    Recorded,
     Runtime,
     check_collection_name,
     check_endpoint,
@@ -52,11 +53,14 @@ from benchwarmers.types import (
     Ask,
     AskMode,
     MergeDone,
+    Message,
     PanelDone,
     PanelEvent,
     PanelStarted,
     Request,
     SeatDone,
+    SeatText,
+    assistant,
     user,
 )
 
@@ -200,6 +204,7 @@ class Backend:
             "probes": [probe_json(p) for p in report["probes"]],
             "record": report["record"],
             "suite": report["suite"],
+            "notes": report["notes"],
         }
 
     async def retire(self, alias: str) -> dict[str, Any]:
@@ -283,6 +288,15 @@ class Backend:
             if promotion not in PROMOTIONS:
                 raise FieldError("promotion", f"promotion is one of {', '.join(PROMOTIONS)}")
             options["promotion"] = promotion
+        if "keep_text" in body:
+            if not isinstance(body["keep_text"], bool):
+                raise FieldError("keep_text", "keep text is on or off (true or false)")
+            options["keep_text"] = body["keep_text"]
+        keep_days = number(body, "keep_days", label="the days text is kept")
+        if keep_days is not None:
+            if keep_days < 1:
+                raise FieldError("keep_days", "text is kept at least 1 day")
+            options["keep_days"] = int(keep_days)
         timeout = number(body, "seat_timeout", label="the seat timeout", whole=False)
         if timeout is not None:
             if timeout <= 0:
@@ -316,16 +330,24 @@ class Backend:
 
     async def ask(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
         """The playground: the panel's events as small JSON objects, in the
-        order the engine sends them (started, each seat, the merge, done).
-        Checks come before the first event, so a refusal is a plain 4xx."""
+        order the engine sends them (started, each seat's text as it is
+        written, each seat, the merge, done). Checks come before the first
+        event, so a refusal is a plain 4xx. A follow-up sends the history
+        (`messages`: earlier turns, the chosen answers) and the seats to ask
+        (`seats`: exactly those aliases). Closing the stream stops the panel
+        (the page's stop button): its seats still answering are cancelled."""
         collection = text(body, "collection", required=True, label="the collection")
-        prompt = text(body, "prompt", required=True, label="the question")
+        messages = conversation(body)
         merged = bool(body.get("merged"))
+        only = tuple(names(body, "seats"))
         with field("collection"):
             found = await self.panels.collection(collection.removeprefix("bench/"))
         mode: AskMode = "merged" if merged or found.reply == "merged" else "panel"
-        the_ask = Ask(found.name, mode, Request(messages=(user(prompt),)), stream=True)
-        events = await self.panels.panel(the_ask)
+        the_ask = Ask(
+            found.name, mode, Request(messages=messages), stream=True, seat_text=True, only_aliases=only
+        )
+        with field("seats"):
+            events = await self.panels.panel(the_ask, stop_on_close=True)
 
         async def stream() -> AsyncGenerator[dict[str, Any], None]:
             async with aclosing(events):
@@ -336,7 +358,8 @@ class Backend:
 
     async def verdict(self, body: dict[str, Any]) -> dict[str, Any]:
         recorded = await self.panels.verdict(body)
-        return {"recorded": recorded.as_json(), "record": await self.panels.seat_record(recorded.call)}
+        judged = recorded.call if isinstance(recorded, Recorded) else recorded.pairs[0].better
+        return {"recorded": recorded.as_json(), "record": await self.panels.seat_record(judged)}
 
     async def collection_record(self, name: str) -> dict[str, Any]:
         return await self.panels.record(name)
@@ -438,6 +461,8 @@ def collection_json(c: CollectionView) -> dict[str, Any]:
         "purpose": c.purpose,
         "system_prompt": c.system_prompt,
         "seat_timeout": c.seat_timeout,
+        "keep_text": c.keep_text,
+        "keep_days": c.keep_days,
     }
 
 
@@ -453,15 +478,48 @@ def key_json(k: KeyInfo) -> dict[str, Any]:
     }
 
 
+def conversation(body: dict[str, Any]) -> tuple[Message, ...]:
+    """The turns asked: `messages` (the history, `{"role": "user"|"assistant",
+    "content": text}` each) and/or `prompt` (a last user turn after them).
+    The last turn must be the user's: it is what the seats answer."""
+    history = body.get("messages") or []
+    prompt = text(body, "prompt", required=not history, label="the question")
+    if not isinstance(history, list):
+        raise FieldError("messages", 'messages must be a list of {"role", "content"}')
+    turns: list[Message] = []
+    for index, turn in enumerate(history):
+        role = turn.get("role") if isinstance(turn, dict) else None
+        content = turn.get("content") if isinstance(turn, dict) else None
+        if role not in ("user", "assistant") or not isinstance(content, str) or not content.strip():
+            raise FieldError(
+                "messages", f'messages[{index}] must be {{"role": "user" or "assistant", "content": text}}'
+            )
+        turns.append(user(content) if role == "user" else assistant(content))
+    if prompt:
+        turns.append(user(prompt))
+    if turns[-1].role != "user":
+        raise FieldError("messages", "the last turn must be the user's: it is what the seats answer")
+    return tuple(turns)
+
+
 def event_json(event: PanelEvent) -> dict[str, Any]:
     if isinstance(event, PanelStarted):
         return {
             "event": "started",
             "collection": event.collection,
             "shape": event.shape,
-            "seats": [{"seat": s, "alias": a} for s, a in event.seats],
+            "seats": [{"seat": s, "alias": a, "call": c} for s, a, c in event.seats],
             "left_off": left_off_json(event.left_off),
             "merged": event.merged,
+            "ask": event.ask,
+        }
+    if isinstance(event, SeatText):
+        return {
+            "event": "seat_text",
+            "seat": event.seat,
+            "alias": event.alias,
+            "call": event.call,
+            "text": event.text,
         }
     if isinstance(event, SeatDone):
         return {"event": "seat", "seat": seat_json(event.seat)}

@@ -320,7 +320,7 @@ def sse_event(kind: str, **fields: Any) -> bytes:
 
 
 async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIterator[bytes]:
-    stream_text = StreamText(merged=ask.mode == "merged")
+    stream_text = StreamText(merged=ask.mode == "merged", live=ask.seat_text)
     async for event in events:
         piece = stream_text.piece(event)
         if isinstance(event, PanelStarted):

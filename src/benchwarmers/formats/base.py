@@ -39,8 +39,9 @@ A format module exposes, at module level:
     The streamed reply, in the format's own framing (SSE for OpenAI,
     Anthropic and Gemini; NDJSON for Ollama). It must write its opening
     bytes on `PanelStarted` (so the client sees the reply start at once),
-    each seat's text as its `SeatDone` arrives (`panel_text.StreamText`
-    turns events into those pieces, identical across formats), and the
+    each seat's text as it is written (`SeatText`, when `ask.seat_text`) or
+    whole as its `SeatDone` arrives (`panel_text.StreamText` turns events
+    into those pieces, identical across formats), and the
     `bench` object in its last chunk after `PanelDone`. It never raises for
     a seat's failure: those are seat statuses inside the text and `bench`.
 
@@ -71,6 +72,20 @@ MODEL_PREFIX = "bench/"
 MODES: tuple[AskMode, ...] = ("panel", "merged", "route")
 _COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MODEL_FORM = "bench/<collection>, bench/<collection>:merged or bench/<collection>:route"
+# How a panel's stream shows the seats' text, per request: "live" (as it is
+# written, the default) or "sections" (each seat whole as it finishes).
+STREAM_CHOICE_HEADER = "x-bench-stream"
+STREAM_CHOICES = ("live", "sections")
+
+
+def seat_text_wanted(choice: str | None) -> bool:
+    """Whether a panel stream shows each seat's text as it is written, from
+    the `x-bench-stream` header (absent: yes); a value it does not know is
+    a UserError naming the ones it does."""
+    value = (choice or "live").strip().lower()
+    if value not in STREAM_CHOICES:
+        raise UserError(f"{STREAM_CHOICE_HEADER} must be one of {', '.join(STREAM_CHOICES)}, not {choice!r}")
+    return value == "live"
 
 
 def parse_model_name(name: object) -> tuple[str, AskMode]:

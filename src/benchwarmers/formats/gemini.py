@@ -405,7 +405,7 @@ async def render_stream(
     line per chunk. Without it Gemini streams one JSON array, element by
     element, and so do we."""
     response_id = _response_id()
-    stream_text = StreamText(merged=ask.mode == "merged")
+    stream_text = StreamText(merged=ask.mode == "merged", live=ask.seat_text)
     first = True
 
     def frame(chunk: dict[str, Any]) -> bytes:

@@ -335,7 +335,7 @@ async def render_stream(
     events: AsyncIterator[PanelEvent], ask: Ask, *, generate: bool = False
 ) -> AsyncIterator[bytes]:
     name = model_name(ask.collection, ask.mode)
-    stream_text = StreamText(merged=ask.mode == "merged")
+    stream_text = StreamText(merged=ask.mode == "merged", live=ask.seat_text)
     started = time.monotonic()
     async for event in events:
         piece = stream_text.piece(event)

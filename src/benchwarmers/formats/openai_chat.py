@@ -302,7 +302,7 @@ def chunk_writer(ask: Ask) -> Callable[..., bytes]:
 
 async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIterator[bytes]:
     chunk = chunk_writer(ask)
-    text = StreamText()
+    text = StreamText(live=ask.seat_text)
     async for event in events:
         piece = text.piece(event)
         if isinstance(event, PanelStarted):

@@ -6,6 +6,17 @@ seat, model and status; the `bench` object carries the same seats as data
 (call ids for verdicts, timings, usage), for clients that read it
 (`bench_json.py` writes it). Building the text here, once, means the five
 formats cannot drift apart in what a panel looks like.
+
+A stream shows text as it is written (`StreamText(live=True)`, the default
+of every format's panel stream) or each seat's section whole as it
+finishes (`live=False`: a client asks with `x-bench-stream: sections`).
+One message has one text, and interleaved pieces of several seats would be
+unreadable, so a live stream has one seat "on air" at a time: the first
+seat to write is shown as it writes; the others' text is kept meanwhile,
+and when the seat on air ends, a seat already done is shown whole, else
+the one still writing whose text came first goes on air with what it has.
+Every seat's words come through in full, under a heading that names it
+(and its call id) before its status is known; the status follows its text.
 """
 
 from __future__ import annotations
@@ -20,6 +31,7 @@ from benchwarmers.types import (
     PanelStarted,
     Seat,
     SeatDone,
+    SeatText,
     Usage,
 )
 
@@ -33,8 +45,15 @@ def seat_heading(seat: Seat) -> str:
 
 def seat_text(seat: Seat) -> str:
     """One seat's section: heading, then its answer or why there is none."""
+    return f"{seat_heading(seat)}\n\n{seat_body(seat).strip()}\n\n"
+
+
+def seat_body(seat: Seat) -> str:
+    """A seat's answer, or why there is none."""
     if seat.status == "ok":
         body = seat.content
+    elif seat.status == "cancelled":
+        body = "_(stopped before it finished)_"
     elif seat.status == "empty":
         body = "_(answered with nothing)_"
     elif seat.status == "limited":
@@ -48,7 +67,25 @@ def seat_text(seat: Seat) -> str:
         body = f"_(no answer in time{': ' + seat.error if seat.error else ''})_"
     else:
         body = f"_(failed: {seat.error or 'unknown error'})_"
-    return f"{seat_heading(seat)}\n\n{body.strip()}\n\n"
+    return body
+
+
+def live_heading(label: str, alias: str, call: str) -> str:
+    """A live seat's heading, written before its status is known:
+    `### Seat 2 · qwen-coder · call c_...`."""
+    return f"### {label} · {alias} · call {call}\n\n"
+
+
+def live_ending(seat: Seat, *, shown: str) -> str:
+    """What follows a live seat's text (`shown`: what of it was written):
+    the rest of its answer or why there is none, then its status line."""
+    flag = ", explorer" if seat.explorer else ""
+    status = f"_({seat.status}, {seat.seconds:.1f} s{flag})_"
+    if seat.status == "ok" and seat.content.startswith(shown):
+        rest = seat.content[len(shown) :]
+    else:  # a failure says why (after whatever arrived of it)
+        rest = ("\n\n" if shown else "") + seat_body(seat).strip()
+    return f"{rest}\n\n{status}\n\n"
 
 
 def left_off_text(left_off: tuple[LeftOff, ...]) -> str:
@@ -74,8 +111,9 @@ def reply_text(reply: PanelReply) -> str:
 
 class StreamText:
     """Turns panel events into the text pieces a stream delivers, so every
-    format streams the same words: each seat's section as it finishes (in
-    finish order), and, when merged, the merger's answer instead.
+    format streams the same words: each seat's text as it is written, one
+    seat on air at a time (`live`), or each seat's section as it finishes
+    (in finish order), and, when merged, the merger's answer instead.
 
     When the ask waits for a merger (`PanelStarted.merged`, or `merged=True`
     given here), seats add no text (a chat window shows one answer) and the
@@ -83,19 +121,30 @@ class StreamText:
     piece at the end. An engine asked to merge always sends a `MergeDone`, a
     failed one when no seat answered."""
 
-    def __init__(self, *, merged: bool = False) -> None:
+    def __init__(self, *, merged: bool = False, live: bool = False) -> None:
         self.merged = merged
+        self.live = live
         self._started: PanelStarted | None = None
         self._seats: list[Seat] = []
+        # Live: the seat on air (its label) and what of it was shown; the
+        # others' text kept meanwhile, and the seats done waiting their turn.
+        self._on_air = ""
+        self._shown: list[str] = []
+        self._kept: dict[str, list[str]] = {}
+        self._waiting: list[Seat] = []
 
     def piece(self, event: PanelEvent) -> str:
+        if isinstance(event, SeatText):
+            return self._written(event) if self.live and not self.merged else ""
         if isinstance(event, PanelStarted):
             self._started = event
             self.merged = self.merged or event.merged
             return ""
         if isinstance(event, SeatDone):
             self._seats.append(event.seat)
-            return "" if self.merged else seat_text(event.seat)
+            if self.merged:
+                return ""
+            return self._ended(event.seat) if self.live else seat_text(event.seat)
         if isinstance(event, MergeDone):
             if event.merged.status == "ok":
                 return event.merged.content
@@ -110,9 +159,47 @@ class StreamText:
             return "" if self.merged else left_off_text(event.reply.left_off)
         return ""
 
+    def _written(self, event: SeatText) -> str:
+        if self._on_air == event.seat:
+            self._shown.append(event.text)
+            return event.text
+        if not self._on_air:
+            self._on_air, self._shown = event.seat, [event.text]
+            return live_heading(event.seat, event.alias, event.call) + event.text
+        self._kept.setdefault(event.seat, []).append(event.text)
+        return ""
+
+    def _ended(self, seat: Seat) -> str:
+        """A seat is done: its ending if on air, then whoever is next;
+        else it waits its turn (or, with nobody on air, is shown whole)."""
+        if self._on_air and self._on_air != seat.seat:
+            self._waiting.append(seat)
+            return ""
+        out = live_ending(seat, shown="".join(self._shown)) if self._on_air else self._whole(seat)
+        self._on_air, self._shown = "", []
+        while self._waiting:  # the seats done meanwhile, whole, in the order they finished
+            out += self._whole(self._waiting.pop(0))
+        if self._kept:  # the seat still writing whose text came first goes on air
+            label, kept = next(iter(self._kept.items()))
+            del self._kept[label]
+            alias, call = self._seat_names(label)
+            self._on_air, self._shown = label, kept
+            out += live_heading(label, alias, call) + "".join(kept)
+        return out
+
+    def _whole(self, seat: Seat) -> str:
+        kept = "".join(self._kept.pop(seat.seat, []))
+        return live_heading(seat.seat, seat.alias, seat.call) + kept + live_ending(seat, shown=kept)
+
+    def _seat_names(self, label: str) -> tuple[str, str]:
+        for seat_label, alias, call in self._started.seats if self._started else ():
+            if seat_label == label:
+                return alias, call
+        return "", ""
+
 
 def _seat_order(started: PanelStarted | None, seat: Seat) -> int:
-    labels = [label for label, _alias in started.seats] if started else []
+    labels = [label for label, _alias, _call in started.seats] if started else []
     return labels.index(seat.seat) if seat.seat in labels else len(labels)
 
 

@@ -476,7 +476,7 @@ def render_reply(reply: PanelReply, ask: Ask) -> dict[str, Any]:
 async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIterator[bytes]:
     ids = ResponseIds()
     event = ids.event
-    stream_text = StreamText(merged=ask.mode == "merged")
+    stream_text = StreamText(merged=ask.mode == "merged", live=ask.seat_text)
     text = ""
     where = {"item_id": ids.message, "output_index": 0, "content_index": 0}
     async for panel_event in events:

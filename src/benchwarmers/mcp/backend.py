@@ -64,8 +64,9 @@ class Backend(Protocol):
         whole reply (what its `bench` object holds)."""
         ...
 
-    async def verdict(self, call: str, useful: bool, note: str) -> dict[str, Any]:
-        """Record a verdict; return what `POST /bench/verdict` calls `recorded`."""
+    async def verdict(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Record a verdict (a body of `POST /bench/verdict`: one seat's, or a
+        pair's); return what that route calls `recorded`."""
         ...
 
     async def pending(self, calls: list[str]) -> list[str]:
@@ -89,15 +90,15 @@ class InProcessBackend:
         # cancelled (the client left), the panel still finishes and records.
         async for event in await self.core.panel(ask):
             if isinstance(event, PanelStarted):
-                watch.seated = [alias for _label, alias in event.seats]
+                watch.seated = [alias for _label, alias, _call in event.seats]
             elif isinstance(event, SeatDone):
                 watch.seat_done(event.seat)
             elif isinstance(event, PanelDone):
                 return event.reply
         raise RuntimeError("the panel ended without a reply")
 
-    async def verdict(self, call: str, useful: bool, note: str) -> dict[str, Any]:
-        return (await self.core.verdict({"call": call, "useful": useful, "note": note})).as_json()
+    async def verdict(self, body: dict[str, Any]) -> dict[str, Any]:
+        return (await self.core.verdict(body)).as_json()
 
     async def pending(self, calls: list[str]) -> list[str]:
         return await self.core.pending({"calls": calls})

@@ -57,9 +57,9 @@ class HttpBackend:
                     return answer
         raise UserError(f"the server at {self.url} ended the panel's stream without its seats")
 
-    async def verdict(self, call: str, useful: bool, note: str) -> dict[str, Any]:
+    async def verdict(self, body: dict[str, Any]) -> dict[str, Any]:
         async with self._api() as api:
-            answer = await api.post("/bench/verdict", {"call": call, "useful": useful, "note": note})
+            answer = await api.post("/bench/verdict", body)
         recorded: dict[str, Any] = answer["recorded"]
         return recorded
 

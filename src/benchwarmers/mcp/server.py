@@ -30,6 +30,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from benchwarmers import __version__
+from benchwarmers.core import verdict_body
 from benchwarmers.errors import BenchwarmersError, UserError
 from benchwarmers.formats.base import MODEL_PREFIX, parse_model_name
 from benchwarmers.formats.bench_json import panel_json
@@ -172,13 +173,34 @@ class _Tools:
 
     async def verdict(
         self,
-        call: Annotated[str, Field(description="The seat's call id, from ask's result (c_...).")],
-        useful: Annotated[bool, Field(description="Was this seat's answer useful?")],
         ctx: Context,
+        call: Annotated[str, Field(description="The seat's call id, from ask's result (c_...).")] = "",
+        useful: Annotated[bool | None, Field(description="Was this seat's answer useful?")] = None,
         note: Annotated[str, Field(description="Why, in a few words.")] = "",
+        better: Annotated[str, Field(description="A pair: the call id of the better answer.")] = "",
+        worse: Annotated[str, Field(description="A pair: the call id of the worse answer.")] = "",
+        tie: Annotated[
+            list[str] | None, Field(description="A pair: two call ids of one ask, as good as each other.")
+        ] = None,
+        both_bad: Annotated[
+            list[str] | None, Field(description="A pair: two call ids of one ask, both not useful.")
+        ] = None,
+        best: Annotated[
+            str, Field(description="The best seat of its panel: better than every other seat that answered.")
+        ] = "",
     ) -> CallToolResult:
         with _as_tool_error():
-            recorded = await self.backend_of(ctx).verdict(call, useful, note)
+            body = verdict_body(
+                call=call,
+                useful=useful,
+                note=note,
+                better=better,
+                worse=worse,
+                tie=tie,
+                both_bad=both_bad,
+                best=best,
+            )
+            recorded = await self.backend_of(ctx).verdict(body)
         return _result(verdict_text(recorded), {"recorded": recorded})
 
     async def pending_verdicts(

@@ -81,10 +81,23 @@ def collections_text(listing: list[dict[str, Any]]) -> str:
 
 
 def verdict_text(recorded: dict[str, Any]) -> str:
+    if "pairs" in recorded:
+        return "".join(pair_text(pair) for pair in recorded["pairs"])
     said = "useful" if recorded["useful"] else "not useful"
     changed = "" if recorded.get("changed", True) else " (already recorded; nothing changed)"
     note = f" — {recorded['note']}" if recorded.get("note") else ""
     return f"Verdict on {recorded['call']} ({recorded['alias']}): {said}{note}{changed}\n"
+
+
+def pair_text(pair: dict[str, Any]) -> str:
+    """One recorded pair on a line: `c_1 (alpha) better than c_2 (beta)`."""
+    between = {"better": "better than", "tie": "as good as", "both_bad": "and, both not useful,"}[
+        pair["outcome"]
+    ]
+    changed = "" if pair.get("changed", True) else " (already recorded; nothing changed)"
+    note = f" — {pair['note']}" if pair.get("note") else ""
+    better, worse = f"{pair['better']} ({pair['betterAlias']})", f"{pair['worse']} ({pair['worseAlias']})"
+    return f"{better} {between} {worse}{note}{changed}\n"
 
 
 def pending_text(pending: list[str], *, checked: int) -> str:

@@ -10,8 +10,16 @@ after a crash. A seat's failure is that seat's status, never the request's.
 The work runs in a task of its own that the event stream only watches:
 when the client hangs up, the stream's consumer goes away but the panel
 still finishes and every seat (and the merge) is still recorded, so a
-verdict can name them later and the bench learns from them. The engine
-knows no HTTP and no format.
+verdict can name them later and the bench learns from them. Unless the
+stream is a person's, who may stop it (`run(stop_on_close=True)`: the
+dashboard): then closing the stream cancels the seats still answering,
+upstream too, and they are recorded `cancelled`. The engine knows no HTTP
+and no format.
+
+Each seat's call id is minted when the seat is planned, so `PanelStarted`
+names it; an ask that wants text as it is written (`Ask.seat_text`, a
+stream) gets a `SeatText` per piece of a seat's answer, handed straight
+from the caller's chunk loop (no task, no buffer between).
 """
 
 from __future__ import annotations
@@ -27,15 +35,22 @@ from typing import TYPE_CHECKING, Any
 
 from benchwarmers import metrics
 from benchwarmers.bench import decisions, revive
-from benchwarmers.calls.caller import CallContext, Caller, CallResult, await_recorded
-from benchwarmers.calls.log import new_ask_id, panel_task
+from benchwarmers.calls.caller import STOPPED, CallContext, Caller, CallResult, await_recorded
+from benchwarmers.calls.log import new_ask_id, new_call_id, panel_task
 from benchwarmers.calls.tokens import fitted
 from benchwarmers.errors import UserError
 from benchwarmers.panel import history, pace
 from benchwarmers.panel.merge import anonymise, merge_request, parse_merge
-from benchwarmers.panel.seating import PlannedSeat, Seating, fitted_note, fitted_unfit_reason, seat_panel
+from benchwarmers.panel.seating import (
+    PlannedSeat,
+    Seating,
+    fitted_note,
+    fitted_unfit_reason,
+    seat_exactly,
+    seat_panel,
+)
 from benchwarmers.panel.shapes import shape_of
-from benchwarmers.store import registry
+from benchwarmers.store import kept, registry
 from benchwarmers.types import (
     Ask,
     Merged,
@@ -47,6 +62,7 @@ from benchwarmers.types import (
     Request,
     Seat,
     SeatDone,
+    SeatText,
 )
 
 if TYPE_CHECKING:
@@ -75,23 +91,30 @@ class PanelEngine:
         *,
         on_done: Callable[[object], None] | None = None,
         collection: registry.CollectionView | None = None,
+        stop_on_close: bool = False,
     ) -> AsyncGenerator[PanelEvent, None]:
         """Seat first (an unknown collection or alias raises here, before any
         event, so a route can answer 404), then stream the panel. `on_done`
         is called once its seats and merge are over, before the seating
         history, and again when its task ends (its client may be long gone).
         A consumer of the whole reply calls `reply_to` instead, which wakes it
-        once, not once a seat. `collection`: its view, when the caller has just read it (`plan`)."""
+        once, not once a seat. `collection`: its view, when the caller has just read it (`plan`).
+        `stop_on_close`: closing this stream before the reply stops the panel
+        (its seats still answering are cancelled and recorded `cancelled`)."""
         plan = await self.plan(ask, collection)
         queue: _Events = asyncio.Queue()
-        self._launch(plan, _Stream(queue), on_done)
-        while True:
-            item = await queue.get()
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-            if isinstance(item, PanelDone):
-                return
+        task = self._launch(plan, _Stream(queue), on_done)
+        try:
+            while True:
+                item = await queue.get()
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+                if isinstance(item, PanelDone):
+                    return
+        finally:
+            if stop_on_close and not task.done():
+                task.cancel(STOPPED)
 
     async def answer(self, ask: Ask, *, collection: registry.CollectionView | None = None) -> PanelReply:
         """The whole reply at once (non-streamed clients, the CLI, MCP)."""
@@ -107,18 +130,21 @@ class PanelEngine:
         self._launch(plan, _Whole(reply), on_done)
         return await reply
 
-    def _launch(self, plan: Plan, hand: _Hand, on_done: Callable[[object], None] | None) -> None:
+    def _launch(
+        self, plan: Plan, hand: _Hand, on_done: Callable[[object], None] | None
+    ) -> asyncio.Task[None]:
         task = asyncio.create_task(self._work(plan, hand, on_done))
         _RUNNING.add(task)
         if on_done is None:
             task.add_done_callback(_RUNNING.discard)
-            return
+            return task
 
         def ended(done: asyncio.Task[None]) -> None:  # one callback: each is a turn of the loop
             _RUNNING.discard(done)
             on_done(done)  # a task cancelled before its first step never reached `_work`'s call
 
         task.add_done_callback(ended)
+        return task
 
     # ----------------------------------------------------------------- plan
 
@@ -138,19 +164,24 @@ class PanelEngine:
         bench = await registry.models_by_alias(store)
         request = ask.request.under_system(collection.system_prompt)
         shape = shape_of(request)
-        # The bench's decision (`bench/decider.py`), with a few spare explorers: the first in
-        # line may not fit this request.
-        decision = await decisions.seat_plan(
-            store,
-            collection,
-            shape,
-            spares=EXPLORER_SPARES if collection.explorer_seats > 0 else 0,
-            exclude=ask.extra_aliases,
-            rng=self.rng,
-        )
-        revive.probe_failing(self.runtime, decision.left_off)
-        seating = seat_panel(collection, request, bench=bench, extras=ask.extra_aliases, decision=decision)
-        decisions.note_seated(store, collection.name, shape, [s.model.alias for s in seating.seats])
+        if ask.only_aliases:  # a follow-up: exactly the seats named
+            seating = seat_exactly(ask.only_aliases, request, bench)
+        else:
+            # The bench's decision (`bench/decider.py`), with a few spare explorers: the first
+            # in line may not fit this request.
+            decision = await decisions.seat_plan(
+                store,
+                collection,
+                shape,
+                spares=EXPLORER_SPARES if collection.explorer_seats > 0 else 0,
+                exclude=ask.extra_aliases,
+                rng=self.rng,
+            )
+            revive.probe_failing(self.runtime, decision.left_off)
+            seating = seat_panel(
+                collection, request, bench=bench, extras=ask.extra_aliases, decision=decision
+            )
+            decisions.note_seated(store, collection.name, shape, [s.model.alias for s in seating.seats])
         if not seating.seats:
             reasons = "; ".join(f"{m.alias}: {m.reason}" for m in seating.left_off) or "it has no members"
             raise UserError(
@@ -166,6 +197,7 @@ class PanelEngine:
             seating=seating,
             merged=merged,
             stream=ask.stream,
+            seat_text=ask.stream and ask.seat_text,
         )
 
     # ----------------------------------------------------------------- work
@@ -193,6 +225,8 @@ class PanelEngine:
                 # read when that is stale) takes the loop or the interpreter.
                 await asyncio.sleep(0)
                 await self._record_seating(plan)
+                if plan.collection.keep_text:
+                    await self._keep_text(plan, reply)
             except BaseException as exc:
                 hand.failed(exc)
                 if isinstance(exc, asyncio.CancelledError):
@@ -212,34 +246,42 @@ class PanelEngine:
         and its section on the wire)."""
         seating = plan.seating
         calls: list[CallResult] = []  # every call the reply names, safe before it ends
+        call_ids = [new_call_id() for _ in seating.seats]  # named in `PanelStarted`, before any answers
         first, *rest = pace.send_order(
             self.runtime.store,
             [s.model.alias for s in seating.seats],
             slowest_first=plan.merged or not plan.stream,
         )
         others = {
-            i: asyncio.create_task(self._seat_reported(plan, seating.seats[i], calls, hand)) for i in rest
+            i: asyncio.create_task(self._seat_reported(plan, seating.seats[i], call_ids[i], calls, hand))
+            for i in rest
         }
         hand.event(
             PanelStarted(
                 plan.collection.name,
                 plan.shape,
-                tuple((s.label, s.model.alias) for s in seating.seats),
+                tuple(
+                    (s.label, s.model.alias, call) for s, call in zip(seating.seats, call_ids, strict=True)
+                ),
                 seating.left_off,
                 merged=plan.merged,
+                ask=plan.ask_id,
             )
         )
         answered: dict[int, Seat] = {}
         try:
-            answered[first] = await self._seat_reported(plan, seating.seats[first], calls, hand)
+            answered[first] = await self._seat_reported(
+                plan, seating.seats[first], call_ids[first], calls, hand
+            )
             for i, task in others.items():
                 answered[i] = await task  # most often done already: no wait
-        except asyncio.CancelledError:
-            # Stopped (a process closing): stop the seats too, and wait
+        except asyncio.CancelledError as stopped:
+            # Stopped (a process closing, or a person: its message says which,
+            # and each seat is told the same): stop the seats too, and wait
             # while each writes its call-log row, so none is left holding
             # the store (the one asked here has written its own).
             for task in others.values():
-                task.cancel()
+                task.cancel(*stopped.args)
             await asyncio.gather(*others.values(), return_exceptions=True)
             raise
         seats = tuple(answered[i] for i in range(len(seating.seats)))  # in seat order
@@ -263,19 +305,50 @@ class PanelEngine:
             plan.seating.left_off,
         )
 
+    async def _keep_text(self, plan: Plan, reply: PanelReply) -> None:
+        """The question and the answers, for a collection that keeps them
+        (`store/kept.py`); after the reply is out, so it costs the ask no time."""
+        answers = [(s.call, s.content) for s in reply.seats if s.status == "ok"]
+        if reply.merged is not None and reply.merged.status == "ok":
+            answers.append((reply.merged.call, reply.merged.content))
+        await kept.keep(
+            self.runtime.store,
+            collection=plan.collection.name,
+            keep_days=plan.collection.keep_days,
+            ask_id=plan.ask_id,
+            request=plan.request,
+            answers=answers,
+        )
+
     async def _seat_reported(
         self,
         plan: Plan,
         planned: PlannedSeat,
+        call_id: str,
         calls: list[CallResult],
         hand: _Hand,
     ) -> Seat:
-        """The seat, handed on the moment it is in."""
-        seat = await self._seat(plan, planned, calls)
+        """The seat, handed on the moment it is in (and its text as it is
+        written, when the ask wants it)."""
+        on_text: Callable[[str], None] | None = None
+        if plan.seat_text:
+            label, alias = planned.label, planned.model.alias
+
+            def on_text(text: str) -> None:
+                hand.text(SeatText(label, alias, call_id, text))
+
+        seat = await self._seat(plan, planned, call_id, calls, on_text)
         hand.seat(seat)
         return seat
 
-    async def _seat(self, plan: Plan, planned: PlannedSeat, calls: list[CallResult]) -> Seat:
+    async def _seat(
+        self,
+        plan: Plan,
+        planned: PlannedSeat,
+        call_id: str,
+        calls: list[CallResult],
+        on_text: Callable[[str], None] | None = None,
+    ) -> Seat:
         started = time.monotonic()
         context = CallContext(
             task=panel_task(plan.collection.name, plan.shape),
@@ -295,12 +368,14 @@ class PanelEngine:
                 context=context,
                 stream=True,
                 recorded=False,
+                call_id=call_id,
+                on_text=on_text,
             )
             calls.append(result)
             pace.note(self.runtime.store, planned.model.alias, result.seconds)
         except Exception as exc:  # a bug in one seat's path must not sink the panel
             return Seat(
-                "",
+                "",  # never logged: no id a verdict could name
                 planned.label,
                 planned.model.alias,
                 "error",
@@ -415,6 +490,8 @@ class Plan:
     merged: bool
     # The client reads the seats as they finish (else only the whole reply).
     stream: bool = False
+    # ... and each seat's text as it is written (`SeatText`).
+    seat_text: bool = False
 
 
 class _Hand(ABC):
@@ -428,6 +505,10 @@ class _Hand(ABC):
     @abstractmethod
     def seat(self, seat: Seat) -> None:
         """A seat is in."""
+
+    @abstractmethod
+    def text(self, text: SeatText) -> None:
+        """A piece of a seat's answer."""
 
     @abstractmethod
     def done(self, reply: PanelReply) -> None:
@@ -450,6 +531,9 @@ class _Stream(_Hand):
     def seat(self, seat: Seat) -> None:
         self.queue.put_nowait(SeatDone(seat))
 
+    def text(self, text: SeatText) -> None:
+        self.queue.put_nowait(text)
+
     def done(self, reply: PanelReply) -> None:
         self.queue.put_nowait(PanelDone(reply))
 
@@ -469,6 +553,9 @@ class _Whole(_Hand):
 
     def seat(self, seat: Seat) -> None:
         """Not handed on: its caller reads them in the reply."""
+
+    def text(self, text: SeatText) -> None:
+        """Not handed on: its caller reads the whole answers in the reply."""
 
     def done(self, reply: PanelReply) -> None:
         if not self.reply.done():

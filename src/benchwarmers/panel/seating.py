@@ -20,7 +20,11 @@ client sees in `bench.leftOff`:
 * `image` models make images and never sit on a text panel;
 * `--with` extras sit beside them (an ad hoc model may: it was named);
 * explorer seats go down the decision's explorers to the first models that
-  fit, never to ad hoc, retired, resting, unavailable or image models.
+  fit, never to ad hoc, retired, resting, unavailable or image models;
+* `seat_exactly` seats exactly the aliases named, in that order (a
+  follow-up turn to the same seats, or to one chosen seat): no cap, no
+  ranking, no explorer, each still left off when it cannot answer.
+
 Without a decision (`decision=None`), every member sits in member order.
 """
 
@@ -149,6 +153,29 @@ def _left_off(model: SeatableModel | None, alias: str, why: str, request: Reques
         return LeftOff(alias, why)
     given = why.find(GAVE_SEAT)
     return LeftOff(alias, unfit + (why[given:] if given >= 0 else ""))
+
+
+def seat_exactly(
+    aliases: Sequence[str],
+    request: Request,
+    by_alias: Mapping[str, SeatableModel],
+    now: datetime | None = None,
+) -> Seating:
+    """Exactly these aliases, in this order, each that can answer (a
+    follow-up turn to the same seats, or to one chosen seat)."""
+    now = now or datetime.now(UTC)
+    seated: list[PlannedSeat] = []
+    left_off: list[LeftOff] = []
+    for alias in dict.fromkeys(aliases):
+        model = by_alias.get(alias)
+        if model is None:
+            raise NotFound(f"no model {alias!r} on the bench to seat")
+        reason = fitted_unfit_reason(model, request, now)
+        if reason:
+            left_off.append(LeftOff(alias, reason))
+        else:
+            seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model))
+    return Seating(tuple(seated), tuple(left_off))
 
 
 def fitted_unfit_reason(model: SeatableModel, request: Request, now: datetime) -> str:

@@ -33,7 +33,7 @@ from types import MappingProxyType
 from typing import Any, Generic, TypeVar, cast
 from urllib.parse import urlsplit
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import joinedload, selectinload
 
@@ -108,6 +108,10 @@ class ModelView:
         return self.endpoint.simulated
 
 
+KEEP_DAYS = 30  # how long kept text stays, unless the collection says otherwise
+KEEP_DAYS_MOST = 3650
+
+
 @dataclass(frozen=True, slots=True)
 class CollectionView:
     name: str
@@ -123,6 +127,9 @@ class CollectionView:
     seat_timeout: float
     shadow_seats: int
     created_at: datetime
+    # Keep the question and answers of its asks for `keep_days` (`kept_texts`); off: none kept.
+    keep_text: bool = False
+    keep_days: int = KEEP_DAYS
 
 
 @dataclass(frozen=True, slots=True)
@@ -492,6 +499,8 @@ async def add_collection(
     shadow_seats: int = 0,
     free_only: bool = False,
     promotion: str = "suggest",
+    keep_text: bool = False,
+    keep_days: int = KEEP_DAYS,
 ) -> CollectionView:
     check_collection_name(name)
     fields = _collection_fields(
@@ -504,6 +513,8 @@ async def add_collection(
         seat_timeout=seat_timeout,
         shadow_seats=shadow_seats,
         promotion=promotion,
+        keep_text=keep_text,
+        keep_days=keep_days,
     )
     async with store.write() as session:
         if await session.scalar(select(schema.Collection).where(schema.Collection.name == name)) is not None:
@@ -535,8 +546,11 @@ async def update_collection(
     shadow_seats: int | None = None,
     free_only: bool | None = None,
     promotion: str | None = None,
+    keep_text: bool | None = None,
+    keep_days: int | None = None,
 ) -> CollectionView:
-    """Change what is given (None leaves a field as it is)."""
+    """Change what is given (None leaves a field as it is). Turning
+    `keep_text` off removes the text already kept."""
     async with store.write() as session:
         row = await _collection_row(session, name)
         fields = _collection_fields(
@@ -549,7 +563,11 @@ async def update_collection(
             seat_timeout=row.seat_timeout if seat_timeout is None else seat_timeout,
             shadow_seats=row.shadow_seats if shadow_seats is None else shadow_seats,
             promotion=row.promotion if promotion is None else promotion,
+            keep_text=row.keep_text if keep_text is None else keep_text,
+            keep_days=row.keep_days if keep_days is None else keep_days,
         )
+        if row.keep_text and not fields["keep_text"]:
+            await session.execute(delete(schema.KeptText).where(schema.KeptText.collection == row.name))
         if merger is not None:
             fields["merger_alias"] = await _checked_merger(session, merger)
         for key, value in fields.items():
@@ -608,9 +626,12 @@ async def _read_collections(store: Store) -> _Indexed[CollectionView]:
 
 
 async def remove_collection(store: Store, name: str) -> None:
-    """Its verdicts and call log stay (they name the collection as text)."""
+    """Its verdicts and call log stay (they name the collection as text);
+    the text it kept (`keep_text`) goes with it."""
     async with store.write() as session:
-        await session.delete(await _collection_row(session, name))
+        row = await _collection_row(session, name)
+        await session.execute(delete(schema.KeptText).where(schema.KeptText.collection == row.name))
+        await session.delete(row)
 
 
 def _collection_fields(
@@ -624,6 +645,8 @@ def _collection_fields(
     seat_timeout: float,
     shadow_seats: int,
     promotion: str,
+    keep_text: bool,
+    keep_days: int,
 ) -> dict[str, Any]:
     if reply not in REPLY_MODES:
         raise UserError(f"reply mode {reply!r} is not known; use panel or merged")
@@ -638,6 +661,8 @@ def _collection_fields(
             raise UserError(f"{label} cannot be negative ({count})")
     if not seat_timeout > 0:
         raise UserError(f"seat timeout must be more than 0 seconds ({seat_timeout})")
+    if not 1 <= keep_days <= KEEP_DAYS_MOST:
+        raise UserError(f"keep days must be 1 to {KEEP_DAYS_MOST} ({keep_days})")
     return {
         "reply": reply,
         "purpose": purpose.strip(),
@@ -648,6 +673,8 @@ def _collection_fields(
         "seat_timeout": float(seat_timeout),
         "shadow_seats": shadow_seats,
         "promotion": promotion,
+        "keep_text": bool(keep_text),
+        "keep_days": int(keep_days),
     }
 
 
@@ -770,4 +797,6 @@ def _collection_view(row: schema.Collection, members: list[str]) -> CollectionVi
         seat_timeout=row.seat_timeout,
         shadow_seats=row.shadow_seats,
         created_at=utc(row.created_at),
+        keep_text=row.keep_text,
+        keep_days=row.keep_days,
     )

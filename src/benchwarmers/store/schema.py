@@ -2,8 +2,10 @@
 reader sees the whole store at once.
 
 What is never stored, by design: endpoint keys (they live in the environment
-or llm's `keys.json`), the prompt text of gateway requests, and images. The
-call log keeps who answered, how fast and how well; never what was asked.
+or llm's `keys.json`), the prompt text of gateway requests (unless a
+collection's owner turned `keep_text` on: then `kept_texts` holds it until
+it expires), and images. The call log keeps who answered, how fast and how
+well; never what was asked.
 Task answers of the suite and probe replies are ours (our own prompts), so
 they are kept as evidence.
 
@@ -133,6 +135,10 @@ class Collection(Base):
     seat_timeout: Mapped[float] = mapped_column(Float, default=120.0)
     # Route mode: other members answer each turn in the background, for the record.
     shadow_seats: Mapped[int] = mapped_column(Integer, default=0)
+    # Keep the question and the answers of its panels (`kept_texts`) for `keep_days`,
+    # so they can be read and judged later. Off: no text of an ask is stored.
+    keep_text: Mapped[bool] = mapped_column(Boolean, default=False)
+    keep_days: Mapped[int] = mapped_column(Integer, default=30)
     created_at: Mapped[datetime]
 
     members: Mapped[list[CollectionMember]] = relationship(
@@ -253,6 +259,55 @@ class VerdictTally(Base):
     shape: Mapped[str] = mapped_column(String(32), primary_key=True)
     useful: Mapped[bool] = mapped_column(Boolean, primary_key=True)
     count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class PairVerdict(Base):
+    """Which of two answers to one ask was better (or a tie, or both bad):
+    one row per unordered pair of calls and kind of judge. `pair_key` is
+    `min(a, b) + "|" + max(a, b)`; for a tie or both bad `better_call` and
+    `worse_call` are the two in sorted order. The models behind the calls
+    are copied when it is written (a call never changes), so the rating
+    reads pairs without joining the call log (`calls/pairs.py`)."""
+
+    __tablename__ = "pair_verdicts"
+    __table_args__ = (
+        UniqueConstraint("pair_key", "kind"),
+        # The rating reads a collection's pairs (bench/decisions.py, via `pair_outcomes`).
+        Index("ix_pair_verdicts_collection", "collection", "shape"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    ask_id: Mapped[str] = mapped_column(String(40), index=True)
+    pair_key: Mapped[str] = mapped_column(String(90))
+    better_call: Mapped[str] = mapped_column(ForeignKey("calls.id", ondelete="CASCADE"))
+    worse_call: Mapped[str] = mapped_column(ForeignKey("calls.id", ondelete="CASCADE"))
+    better_alias: Mapped[str] = mapped_column(String(128))
+    worse_alias: Mapped[str] = mapped_column(String(128))
+    outcome: Mapped[str] = mapped_column(String(12))  # "better", "tie", "both_bad"
+    kind: Mapped[str] = mapped_column(String(8), default="person")  # who judged: "person" (later "judge")
+    collection: Mapped[str] = mapped_column(String(64), default="")
+    shape: Mapped[str] = mapped_column(String(32), default="")
+    note: Mapped[str] = mapped_column(Text, default="")
+    at: Mapped[datetime]
+
+
+class KeptText(Base):
+    """The text of an ask, kept only for a collection whose `keep_text` is on,
+    until `expires_at`: the question (the ask's row: `id` is the ask id) and
+    each answer (a call's row: `id` is the call id). The one place prompt or
+    answer text of a gateway request is ever stored; the expiry sweep and a
+    collection's deletion remove it (`store/kept.py`)."""
+
+    __tablename__ = "kept_texts"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)  # ask id or call id
+    ask_id: Mapped[str] = mapped_column(String(40), index=True)
+    collection: Mapped[str] = mapped_column(String(64), index=True)
+    # The ask's row: the messages asked ({"system", "messages": [{"role", "content"}]}).
+    question: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    # A call's row: its answer.
+    answer: Mapped[str] = mapped_column(Text, default="")
+    expires_at: Mapped[datetime] = mapped_column(index=True)
 
 
 class UsageMonth(Base):

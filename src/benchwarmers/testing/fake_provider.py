@@ -69,8 +69,9 @@ class FakeProvider:
         self.calls: Counter[str] = Counter()
         self.calls_by_api: Counter[tuple[str, str]] = Counter()
         self.requests: list[FakeRequest] = []
-        # ("asked" | "answered", served) in the order they happened: tests
-        # assert concurrency and streaming by order of events, never by clock.
+        # ("asked" | "answered" | "closed", served) in the order they happened
+        # ("closed": the caller hung up mid-stream): tests assert concurrency,
+        # streaming and stops by order of events, never by clock.
         self.timeline: list[tuple[str, str]] = []
         # Token usage the fake reported, per served id: what a ledger should sum to.
         self.reported: dict[str, list[int]] = {}
@@ -357,6 +358,17 @@ class FakeProvider:
         return JSONResponse(reply_body(api, model.served, reply), headers=model.headers)
 
     async def _stream(
+        self, api: ApiKind, model: FakeModel, reply: FakeReply, frames: list[Frame], faulty: bool
+    ) -> AsyncIterator[bytes]:
+        try:
+            async for data in self._frames(api, model, reply, frames, faulty):
+                yield data
+        except (GeneratorExit, asyncio.CancelledError):  # the caller hung up before the end
+            with self._lock:
+                self.timeline.append(("closed", model.served))
+            raise
+
+    async def _frames(
         self, api: ApiKind, model: FakeModel, reply: FakeReply, frames: list[Frame], faulty: bool
     ) -> AsyncIterator[bytes]:
         content_count = sum(1 for f in frames if f.content) or 1

@@ -32,7 +32,7 @@ from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
 from benchwarmers.server.json_response import JSONResponse
 from benchwarmers.server.route_mode import route_response
-from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
+from benchwarmers.server.streaming import STREAM_HEADERS, panel_stream_ask, stream_response
 
 router = APIRouter()
 
@@ -45,6 +45,7 @@ async def messages(request: Request) -> Response:
         return await route_response(request, ask, anthropic_route, stream_headers=STREAM_HEADERS)
     panels = panels_of(request)
     if ask.stream:
+        ask = panel_stream_ask(request, ask)
         events = await panels.panel(ask)
         return stream_response(anthropic.render_stream(events, ask), anthropic.MEDIA_TYPE_STREAM)
     reply = await panels.answer(ask)

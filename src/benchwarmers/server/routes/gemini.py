@@ -35,7 +35,7 @@ from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
 from benchwarmers.server.json_response import JSONResponse
 from benchwarmers.server.route_mode import route_response
-from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
+from benchwarmers.server.streaming import STREAM_HEADERS, panel_stream_ask, stream_response
 
 router = APIRouter()
 
@@ -86,7 +86,7 @@ async def generate(request: Request, target: str) -> Response:
         ask = dataclasses.replace(ask, stream=method == "streamGenerateContent")
         return await route_response(request, ask, GeminiRoute(sse=sse), stream_headers=STREAM_HEADERS)
     if method == "streamGenerateContent":
-        ask = dataclasses.replace(ask, stream=True)
+        ask = panel_stream_ask(request, dataclasses.replace(ask, stream=True))
         events = await panels.panel(ask)
         media_type = gemini.MEDIA_TYPE_STREAM if sse else gemini.MEDIA_TYPE_ARRAY_STREAM
         return stream_response(gemini.render_stream(events, ask, sse=sse), media_type)

@@ -27,7 +27,7 @@ from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
 from benchwarmers.server.json_response import JSONResponse
 from benchwarmers.server.route_mode import route_response
-from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
+from benchwarmers.server.streaming import STREAM_HEADERS, panel_stream_ask, stream_response
 from benchwarmers.types import Ask
 
 router = APIRouter()
@@ -56,6 +56,7 @@ async def _answer(request: Request, *, generate: bool) -> Response:
     if ask.mode == "route":
         return await route_response(request, ask, ollama_route, stream_headers=STREAM_HEADERS)
     if ask.stream:
+        ask = panel_stream_ask(request, ask)
         events = await panels.panel(ask)
         return stream_response(ollama.render_stream(events, ask, generate=generate), ollama.MEDIA_TYPE_STREAM)
     reply = await panels.answer(ask)

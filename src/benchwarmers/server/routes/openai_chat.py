@@ -27,7 +27,7 @@ from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
 from benchwarmers.server.json_response import JSONResponse
 from benchwarmers.server.route_mode import route_response
-from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
+from benchwarmers.server.streaming import STREAM_HEADERS, panel_stream_ask, stream_response
 
 router = APIRouter()
 
@@ -40,6 +40,7 @@ async def chat_completions(request: Request) -> Response:
         return await route_response(request, ask, openai_route, stream_headers=STREAM_HEADERS)
     panels = panels_of(request)
     if ask.stream:
+        ask = panel_stream_ask(request, ask)
         events = await panels.panel(ask)
         return stream_response(openai_chat.render_stream(events, ask), openai_chat.MEDIA_TYPE_STREAM)
     return JSONResponse(openai_chat.render_reply(await panels.answer(ask), ask))

@@ -11,7 +11,7 @@
   index per model however long the log.
 
 Revision ID: 0005_seating
-Revises: 0004
+Revises: 0005
 Create Date: 2026-12-04 10:30:00.000000
 """
 
@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0005_seating"
-down_revision: str | None = "0004"
+down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,113 @@
+"""The text a collection chose to keep (`keep_text`): an ask's question and
+its answers, until they expire.
+
+The call log keeps no prompt or answer text, so a panel cannot be read or
+judged once its reply is gone. A collection whose owner turns `keep_text`
+on keeps, for `keep_days`, each ask's question (the messages' text, the
+system prompt; images are never kept, only how many there were) and each
+seat's and the merge's answer: one row per ask, one per call. The panel
+writes them after its reply is out (`PanelEngine`), so keeping costs the
+ask no time; with the setting off nothing is written.
+
+Expired text is never read back, and is deleted by `sweep`: when a runtime
+opens and every hour while it is open (`Runtime`). Turning the setting off
+or removing the collection deletes its text at once (`registry`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, insert, select
+
+from benchwarmers.store.db import Store
+from benchwarmers.store.schema import KeptText
+from benchwarmers.types import Request
+
+SWEEP_EVERY_SECONDS = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class KeptAsk:
+    """What is kept of one ask: its question, and each call's answer by call id."""
+
+    question: dict[str, Any]
+    answers: dict[str, str] = field(default_factory=dict)
+
+
+def question_of(request: Request) -> dict[str, Any]:
+    """The question as kept: the system prompt and each message's text
+    (images counted, never kept)."""
+    images = sum(len(m.images) for m in request.messages)
+    return {
+        "system": request.system,
+        "messages": [{"role": m.role, "content": m.text} for m in request.messages],
+        "images": images,
+    }
+
+
+async def keep(
+    store: Store,
+    *,
+    collection: str,
+    keep_days: int,
+    ask_id: str,
+    request: Request,
+    answers: Sequence[tuple[str, str]],
+) -> None:
+    """Keep an ask's question and its answers (call id, text) for `keep_days`."""
+    expires = datetime.now(UTC) + timedelta(days=keep_days)
+    rows: list[dict[str, Any]] = [
+        {
+            "id": ask_id,
+            "ask_id": ask_id,
+            "collection": collection,
+            "question": question_of(request),
+            "answer": "",
+            "expires_at": expires,
+        }
+    ]
+    rows += [
+        {
+            "id": call,
+            "ask_id": ask_id,
+            "collection": collection,
+            "question": None,
+            "answer": text,
+            "expires_at": expires,
+        }
+        for call, text in answers
+        if call
+    ]
+    async with store.write() as session:
+        await session.execute(insert(KeptText), rows)
+
+
+async def kept_asks(store: Store, ask_ids: Sequence[str]) -> dict[str, KeptAsk]:
+    """What is kept, and not expired, of these asks, by ask id."""
+    if not ask_ids:
+        return {}
+    query = select(KeptText).where(
+        KeptText.ask_id.in_(list(ask_ids)), KeptText.expires_at > datetime.now(UTC)
+    )
+    found: dict[str, KeptAsk] = {}
+    answers: dict[str, dict[str, str]] = {}
+    async with store.read() as session:
+        for row in await session.scalars(query):
+            if row.id == row.ask_id:
+                found[row.ask_id] = KeptAsk(row.question or {}, answers.setdefault(row.ask_id, {}))
+            else:
+                answers.setdefault(row.ask_id, {})[row.id] = row.answer
+    return found
+
+
+async def sweep(store: Store, now: datetime | None = None) -> int:
+    """Delete the text whose time is up; how many rows went."""
+    async with store.write() as session:
+        result = await session.execute(
+            delete(KeptText).where(KeptText.expires_at <= (now or datetime.now(UTC)))
+        )
+    return int(getattr(result, "rowcount", 0) or 0)

@@ -1,0 +1,137 @@
+"""A person's panel through the dashboard's stream (`POST /ui/api/ask`):
+each seat's text arrives as it is written, closing the stream stops the
+seats still answering (upstream too) and they are logged `cancelled`, not
+judgeable; a follow-up turn reaches exactly the seats named, with the
+history."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchwarmers.dashboard import auth
+from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.live_server import settle_logs
+from benchwarmers.testing.script import FakeModel
+from tests.waiting import wait_for
+
+# The slow seat writes a word every 0.1 s for 20 s: stopped long before its end.
+SLOW_ANSWER = " ".join(f"word{n}" for n in range(200))
+MODELS = [
+    FakeModel("fast", answer="fast has three words"),
+    FakeModel("mid", answer="mid has four words too"),
+    FakeModel("slow", answer=SLOW_ANSWER, tokens_per_second=10),
+]
+TRIO = {"trio": {"members": ["fast", "mid", "slow"]}}
+
+
+@contextmanager
+def dashboard(server: Any) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=60) as client:
+        client.get("/endpoints")
+        client.headers["x-csrf-token"] = client.cookies[auth.CSRF_COOKIE]
+        yield client
+
+
+def call_rows(home: Path) -> dict[str, dict[str, Any]]:
+    settle_logs()
+    with sqlite3.connect(home / "benchwarmers.db") as db:
+        db.row_factory = sqlite3.Row
+        return {row["id"]: dict(row) for row in db.execute("SELECT * FROM calls")}
+
+
+def test_text_streams_per_seat_and_stop_cancels_the_slow_seat(
+    panel_server: Any, fake_provider: FakeProvider
+) -> None:
+    with panel_server(MODELS, TRIO) as server, dashboard(server) as ui:
+        events: list[dict[str, Any]] = []
+        with ui.stream("POST", "/ui/api/ask", json={"collection": "trio", "prompt": "go"}) as reply:
+            assert reply.status_code == 200
+            for line in reply.iter_lines():
+                if not line.strip():
+                    continue
+                events.append(json.loads(line))
+                done = {e["seat"]["alias"] for e in events if e["event"] == "seat"}
+                slow_text = [e for e in events if e["event"] == "seat_text" and e["alias"] == "slow"]
+                if done == {"fast", "mid"} and len(slow_text) >= 2:
+                    break  # the page's stop button: the stream is closed mid-panel
+        started = events[0]
+        assert started["event"] == "started" and started["ask"]
+        calls = {s["alias"]: s["call"] for s in started["seats"]}
+        assert set(calls) == {"fast", "mid", "slow"} and all(c.startswith("c_") for c in calls.values())
+        for alias in ("fast", "mid"):
+            texts = [i for i, e in enumerate(events) if e["event"] == "seat_text" and e["alias"] == alias]
+            (seat_at,) = [
+                i for i, e in enumerate(events) if e["event"] == "seat" and e["seat"]["alias"] == alias
+            ]
+            assert texts and max(texts) < seat_at, "its text came before the seat was done"
+            written = "".join(events[i]["text"] for i in texts)
+            assert written == events[seat_at]["seat"]["content"]
+            assert {events[i]["call"] for i in texts} == {calls[alias]}
+        partial = "".join(e["text"] for e in events if e["event"] == "seat_text" and e["alias"] == "slow")
+        assert partial and SLOW_ANSWER.startswith(partial) and partial != SLOW_ANSWER
+
+        # The upstream saw the slow seat's connection closed, and the seat is logged cancelled.
+        assert wait_for(lambda: ("closed", "slow") in fake_provider.timeline)
+        row = wait_for(lambda: call_rows(server.home).get(calls["slow"]))
+        assert row is not None and row["status"] == "cancelled" and row["ask_id"] == started["ask"]
+        assert ("answered", "slow") not in fake_provider.timeline
+        # Not judgeable: not pending, and no pair names it.
+        pending = httpx.post(f"{server.url}/bench/pending", json={"calls": list(calls.values())}).json()
+        assert pending == {"pending": [calls["fast"], calls["mid"]]}
+        refused = httpx.post(
+            f"{server.url}/bench/verdict", json={"better": calls["fast"], "worse": calls["slow"]}
+        )
+        assert refused.status_code == 400 and "cancelled" in refused.json()["error"]["message"]
+
+
+def test_a_follow_up_reaches_exactly_the_seats_named_with_the_history(
+    panel_server: Any, fake_provider: FakeProvider
+) -> None:
+    models = [FakeModel(alias, answer=f"{alias} answer") for alias in ("fast", "mid", "slow")]
+    with panel_server(models, TRIO) as server, dashboard(server) as ui:
+        body = {
+            "collection": "trio",
+            "messages": [
+                {"role": "user", "content": "first question"},
+                {"role": "assistant", "content": "the answer chosen"},
+            ],
+            "prompt": "and then?",
+            "seats": ["mid", "fast"],
+        }
+        with ui.stream("POST", "/ui/api/ask", json=body) as reply:
+            events = [json.loads(line) for line in reply.iter_lines() if line.strip()]
+        assert [s["alias"] for s in events[0]["seats"]] == ["mid", "fast"]
+        assert events[-1]["event"] == "done"
+        assert fake_provider.calls["slow"] == 0
+        for alias in ("mid", "fast"):
+            asked = fake_provider.last(alias)
+            assert [(m.role, m.text) for m in asked.messages] == [
+                ("user", "first question"),
+                ("assistant", "the answer chosen"),
+                ("user", "and then?"),
+            ]
+
+        refusals = {
+            "an assistant turn last": {
+                "collection": "trio",
+                "messages": [{"role": "assistant", "content": "x"}],
+            },
+            "a bad role": {
+                "collection": "trio",
+                "messages": [{"role": "tool", "content": "x"}],
+                "prompt": "y",
+            },
+            "no content": {"collection": "trio", "messages": [{"role": "user"}]},
+            "an unknown seat": {"collection": "trio", "prompt": "y", "seats": ["ghost"]},
+        }
+        for case, refused_body in refusals.items():
+            refused = ui.post("/ui/api/ask", json=refused_body)
+            assert refused.status_code in (400, 404), case
+            assert refused.json()["error"]["field"] in ("messages", "seats"), case

@@ -1,0 +1,91 @@
+"""keep_text from end to end: a collection that keeps text shows each ask's
+question and answers in the recent asks, which can be judged later; one
+that does not keeps no text of an ask anywhere in the data folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+from typer.testing import CliRunner
+
+from benchwarmers.cli.main import app
+from benchwarmers.dashboard import auth
+from benchwarmers.testing.live_server import settle_logs
+from benchwarmers.testing.script import FakeModel
+from tests.waiting import wait_for
+
+MODELS = [FakeModel("one", answer="one answers"), FakeModel("two", answer="two answers")]
+COLLECTIONS = {
+    "kept": {"members": ["one", "two"], "keep_text": True, "keep_days": 3},
+    "plain": {"members": ["one"]},
+}
+
+
+def ask(base: str, collection: str, prompt: str) -> dict[str, str]:
+    reply = httpx.post(
+        f"{base}/v1/chat/completions",
+        json={"model": f"bench/{collection}", "messages": [{"role": "user", "content": prompt}]},
+        timeout=60,
+    ).json()
+    return {s["alias"]: s["call"] for s in reply["bench"]["seats"]}
+
+
+def folder_text(home: Path) -> str:
+    settle_logs()
+    return "".join(p.read_bytes().decode(errors="ignore") for p in home.rglob("*") if p.is_file())
+
+
+def test_kept_text_is_shown_and_judged_later_and_plain_keeps_none(panel_server: Any) -> None:
+    with panel_server(MODELS, COLLECTIONS) as server, httpx.Client(base_url=server.url, timeout=60) as ui:
+        ui.get("/endpoints")
+        ui.headers["x-csrf-token"] = ui.cookies[auth.CSRF_COOKIE]
+        seats = ask(server.url, "kept", "what is kept-marker-7731?")
+        plain = ask(server.url, "plain", "what is plain-marker-5519?")
+
+        def recent(collection: str) -> list[dict[str, Any]]:
+            return [a for a in ui.get("/ui/api/asks").json()["asks"] if a["collection"] == collection]
+
+        (shown,) = wait_for(lambda: [a for a in recent("kept") if "question" in a])
+        assert shown["question"]["messages"] == [{"role": "user", "content": "what is kept-marker-7731?"}]
+        assert {s["alias"]: s["content"] for s in shown["seats"]} == {
+            "one": "one answers",
+            "two": "two answers",
+        }
+        (plain_ask,) = recent("plain")
+        assert "question" not in plain_ask and all("content" not in s for s in plain_ask["seats"])
+        assert plain_ask["seats"][0]["call"] == plain["one"]
+
+        # Judged later, from the recent asks: a pair, then read back on the ask.
+        judged = ui.post(
+            "/ui/api/verdict", json={"better": seats["two"], "worse": seats["one"], "note": "later"}
+        )
+        assert judged.status_code == 200 and judged.json()["recorded"]["pairs"][0]["betterAlias"] == "two"
+        (again,) = [a for a in recent("kept") if a["ask"] == shown["ask"]]
+        assert [p["note"] for p in again["pairs"]] == ["later"]
+
+        collections = {c["name"]: c for c in ui.get("/ui/api/collections").json()["collections"]}
+        assert (collections["kept"]["keep_text"], collections["kept"]["keep_days"]) == (True, 3)
+        assert collections["plain"]["keep_text"] is False
+        edited = ui.post(
+            "/ui/api/collections/plain", json={"members": ["one"], "keep_text": True, "keep_days": 5}
+        )
+        assert edited.status_code == 200 and edited.json()["collection"]["keep_days"] == 5
+        refused = ui.post("/ui/api/collections/plain", json={"members": ["one"], "keep_days": 0})
+        assert refused.status_code == 400 and refused.json()["error"]["field"] == "keep_days"
+
+        text = folder_text(server.home)
+        assert "kept-marker-7731" in text
+        assert "plain-marker-5519" not in text
+
+
+def test_the_cli_turns_keep_text_on_and_off(panel_server: Any, monkeypatch: Any) -> None:
+    with panel_server(MODELS, COLLECTIONS) as server:
+        home = server.home
+    monkeypatch.setenv("BENCHWARMERS_HOME", str(home))
+    on = CliRunner().invoke(app, ["collection", "set", "plain", "--keep-text", "--keep-days", "9"])
+    assert on.exit_code == 0, on.output
+    assert "9 days" in on.output
+    off = CliRunner().invoke(app, ["collection", "set", "plain", "--no-keep-text"])
+    assert off.exit_code == 0 and "keep text" in off.output and "9 days" not in off.output

@@ -1,0 +1,70 @@
+"""Kept text (`store/kept.py`): written only for a collection that keeps
+it, read back until it expires, deleted by the sweep, by turning the
+setting off and with the collection."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import func, select
+
+from benchwarmers.errors import UserError
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import kept, registry
+from benchwarmers.store.schema import KeptText
+from benchwarmers.types import Request, assistant, user
+
+QUESTION = Request((user("first"), assistant("an answer"), user("and then?")), system="be brief")
+
+
+async def rows(runtime: Runtime) -> int:
+    async with runtime.store.read() as session:
+        return int(await session.scalar(select(func.count()).select_from(KeptText)) or 0)
+
+
+async def keep_one(runtime: Runtime, ask_id: str, collection: str = "trio", days: int = 2) -> None:
+    await kept.keep(
+        runtime.store,
+        collection=collection,
+        keep_days=days,
+        ask_id=ask_id,
+        request=QUESTION,
+        answers=[(f"c_{ask_id}_1", "one says"), (f"c_{ask_id}_2", "two says"), ("", "never logged")],
+    )
+
+
+async def test_kept_until_it_expires_then_swept(runtime: Runtime) -> None:
+    await keep_one(runtime, "a_1")
+    found = await kept.kept_asks(runtime.store, ["a_1", "a_other"])
+    assert list(found) == ["a_1"]
+    assert found["a_1"].question == {
+        "system": "be brief",
+        "messages": [
+            {"role": "user", "content": "first"},
+            {"role": "assistant", "content": "an answer"},
+            {"role": "user", "content": "and then?"},
+        ],
+        "images": 0,
+    }
+    assert found["a_1"].answers == {"c_a_1_1": "one says", "c_a_1_2": "two says"}
+    assert await kept.sweep(runtime.store) == 0  # not yet due
+    assert await kept.sweep(runtime.store, datetime.now(UTC) + timedelta(days=3)) == 3
+    assert await rows(runtime) == 0 and await kept.kept_asks(runtime.store, ["a_1"]) == {}
+
+
+async def test_off_or_removed_takes_the_text_with_it(runtime: Runtime) -> None:
+    await registry.add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+    await registry.add_model(runtime.store, "one", "fake", "one")
+    view = await registry.add_collection(runtime.store, "trio", ["one"], keep_text=True, keep_days=7)
+    assert (view.keep_text, view.keep_days) == (True, 7)
+    await registry.add_collection(runtime.store, "other", ["one"], keep_text=True)
+    await keep_one(runtime, "a_1")
+    await keep_one(runtime, "a_2", collection="other")
+    off = await registry.update_collection(runtime.store, "trio", keep_text=False)
+    assert off.keep_text is False and off.keep_days == 7
+    assert list(await kept.kept_asks(runtime.store, ["a_1", "a_2"])) == ["a_2"]
+    await registry.remove_collection(runtime.store, "other")
+    assert await rows(runtime) == 0
+    with pytest.raises(UserError, match="keep days must be 1 to 3650"):
+        await registry.update_collection(runtime.store, "trio", keep_days=0)
