@@ -12,6 +12,7 @@ from sqlalchemy import select
 from benchwarmers.bench import decisions
 from benchwarmers.bench.rating import HEALTH_MAX
 from benchwarmers.calls.pairs import PairJudgement, record_pairs
+from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.store.schema import Call, LearnedLimit, Probe, SeatingHistory, SuiteResult
@@ -241,3 +242,24 @@ async def test_pairs_judged_move_the_ranking(offline: Runtime, seat: Seat) -> No
     assert [r.alias for r in ranked] == ["c", "b", "a"]
     assert any("pairs: preferred 4" in why for why in ranked[0].reasons)
     assert ranked[0].judged == 4  # pairs are not single verdicts
+
+
+async def test_promotion_as_the_collection_says(offline: Runtime, seat: Seat) -> None:
+    for alias in ("a", "b", "star"):
+        await add(offline, alias)
+    await registry.add_collection(offline.store, "trio", ["a", "b"], explorer_seats=1)
+    for _ in range(12):
+        await seat("a", useful=True)
+        await seat("b", useful=False)
+        await seat("star", useful=True)
+    suggest = await decisions.seat_plan(
+        offline.store, await registry.get_collection(offline.store, "trio"), "short"
+    )
+    assert suggest.record == ("a", "b") and suggest.suggestions[0].startswith("promote star")
+    auto = await registry.update_collection(offline.store, "trio", promotion="auto")
+    promoted = await decisions.seat_plan(offline.store, auto, "short")
+    assert promoted.record == ("a", "star") and "promoted" in promoted.why["star"]
+    never = await registry.update_collection(offline.store, "trio", promotion="never")
+    assert (await decisions.seat_plan(offline.store, never, "short")).suggestions == ()
+    with pytest.raises(UserError):
+        await registry.update_collection(offline.store, "trio", promotion="sometimes")
