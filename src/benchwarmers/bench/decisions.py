@@ -54,7 +54,7 @@ from sqlalchemy import func, literal, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from benchwarmers.bench import decider
-from benchwarmers.bench.forgetting import RECENT_DAYS, Recalled, age_weight, recall
+from benchwarmers.bench.forgetting import FLOOR, RECENT_DAYS, Recalled, age_weight, recall
 from benchwarmers.bench.pairs import PairCounts
 from benchwarmers.bench.rating import MIN_TRIES, Evidence, Ranking, Tally
 from benchwarmers.bench.revive import FAILING
@@ -90,6 +90,9 @@ SEAT_COUNT_CAP = 100
 SEAT_COUNT_TTL = 30.0
 # A model on the bench for less than this long is a newcomer: explored first.
 NEWCOMER_DAYS = 7
+# The recent window's verdicts read one by one, newest first, for the whole bench at most: a
+# bench judged more than this in `RECENT_DAYS` counts the rest at the weight of the oldest read.
+RECENT_CAP = 2000
 NEAR_LIMIT_SHARE = 0.1
 SHAPES = ("short", "long", "code", "vision")
 
@@ -632,9 +635,14 @@ async def _load_recalled(store: Store) -> dict[tuple[str, str, str], Recalled]:
                 Verdict.kind.in_(ANSWER_KINDS),
             )
             .order_by(Verdict.at.desc())
+            .limit(RECENT_CAP)
         )
+        oldest = 0.0
         for alias, coll, shp, useful, at in rows:
-            recent[alias, coll, shp].append((float((now - utc(at)).days), bool(useful)))
+            oldest = float((now - utc(at)).days)
+            recent[alias, coll, shp].append((oldest, bool(useful)))
+    read = sum(len(r) for r in recent.values())
+    older_weight = age_weight(oldest) if read >= RECENT_CAP else FLOOR
     out = {}
     for (alias, coll, shp), rows_here in recent.items():
         total = Tally()
@@ -643,7 +651,7 @@ async def _load_recalled(store: Store) -> dict[tuple[str, str, str], Recalled]:
                 total += Tally(float(count), 0.0) if useful else Tally(0.0, float(count))
         good = sum(useful for _, useful in rows_here)
         older = Tally(max(total.good - good, 0.0), max(total.bad - (len(rows_here) - good), 0.0))
-        out[alias, coll, shp] = recall(older, rows_here)
+        out[alias, coll, shp] = recall(older, rows_here, older_weight)
     return out
 
 

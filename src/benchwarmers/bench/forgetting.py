@@ -57,9 +57,10 @@ class Recalled:
     changed: str = ""  # why the older verdicts count less ("" when no change was seen)
 
 
-def recall(older: Tally, recent: Sequence[tuple[float, bool]]) -> Recalled:
-    """`older`: the verdicts before the recent window (each counts `FLOOR`);
-    `recent`: (age in days, useful) of the window's verdicts, newest first."""
+def recall(older: Tally, recent: Sequence[tuple[float, bool]], older_weight: float = FLOOR) -> Recalled:
+    """`older`: the verdicts before the recent window (each counts
+    `older_weight`: `FLOOR`, or the weight at the age where reading one by
+    one stopped); `recent`: (age in days, useful) of the window's verdicts, newest first."""
     weights = [age_weight(age) for age, _ in recent]
     split, why = _change(older, [useful for _, useful in recent])
     keep = CHANGE_KEEP if split else 1.0
@@ -70,7 +71,7 @@ def recall(older: Tally, recent: Sequence[tuple[float, bool]]) -> Recalled:
             good += w
         else:
             bad += w
-    floor = FLOOR * keep
+    floor = older_weight * keep
     return Recalled(Tally(good + older.good * floor, bad + older.bad * floor), why)
 
 
