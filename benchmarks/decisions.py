@@ -1,79 +1,72 @@
-"""How fast do verdicts put the right models on the panel?
+"""How fast do verdicts put the right models on the panel, in the product's own seating flow?
 
-A simulated bench: a dozen models of known usefulness per shape (three
-strong all round, two strong only at code, one strong only at long answers,
-middling ones, weak ones), one collection that seats three by record plus
-one explorer seat, asks of random shapes, and a user who judges only some
-seats (each with probability JUDGE_RATE), useful with the model's true
-probability. Each model also has a suite record, tasks passed with a
-probability near (not equal to) its true usefulness.
+The simulation drives `benchwarmers.bench.decider.decide`, the function the
+server's panel seating calls (`bench/decisions.py::seat_plan`), on a
+`Table` and `Candidate`s built from the simulated bench the way
+`decisions.seat_state` builds them from the store: members and non-members,
+held out while resting (a 429) or failing (calls that fail in a row, until a
+probe answers, probed on the next ask as `bench/revive.py` does), verdicts
+forgotten with age and after a change (`bench/forgetting.py`, one simulated
+day = `ASKS_PER_DAY` asks), pairs fitted in (`bench/pairs.py`), newcomers
+explored first, promotion `auto`. tests/bench/test_decider_equivalence.py
+checks that the server and this simulation seat the same way from the same state.
 
-Every decider sees the very same world (same models, same asks, same
-verdict coin flips per seat) and the very same suite records, and fills all
-four seats itself:
+Two worlds:
 
-- ours: `benchwarmers.bench.rating` (the code the server runs): hierarchical
-  posterior (suite and the other shapes as a pooled prior), incumbency, and
-  its explorer seat by `explorer_order` (few verdicts first, then an
-  optimistic Thompson draw from each posterior's upper tail);
-- raw ratio: (useful + suite passed) / (judged + suite tasks) per shape,
-  explorer seat by the old rotation (fewest judged here);
-- epsilon-greedy: raw ratio, but each record seat goes to a random other
-  model with probability EPSILON; rotation explorer;
-- Thompson sampling: a Beta(1 + useful + passed, 1 + not + failed) draw per
-  model, the four highest drawn sit (the fourth is the explorer);
-- UCB1: the ratio plus sqrt(2 ln N / n) (n counting suite tasks too), the
-  four highest sit.
+- **easy** (the world this benchmark always had): 12 models of known
+  usefulness per shape (short, long, code), each seat judged with p=0.35,
+  verdicts honest and at once, nothing changes.
+- **hard**: 16 models whose usefulness per shape follows an arena-like
+  spread (a logistic of arena-style scores 1050-1320; the figures are this
+  benchmark's own, shaped like a public leaderboard's, not copied from
+  one); 30% of asks judged (every seat of a judged ask); verdicts wrong 15%
+  of the time when the answer was useful and 5% when not; verdicts arrive
+  a geometric ~10 asks late; four free-tier models answer 429 on 5% of
+  calls and rest 5 asks; the best model degrades at a third of the run
+  (0.35 less on every shape); a better newcomer arrives at half (onboarded
+  and added to the collection: a newcomer, explored first); a member of the
+  top three dies at two thirds (every call fails; it is retired 100 asks later).
 
-Printed per decider over the seeds, with standard errors:
+`--pairs P`: on a share P of judged asks the user compares the seats two by
+two instead of judging each (better / tie / both bad, from each answer's
+usefulness; a tie between two useful answers goes to the truly better one
+with the logistic of their difference).
 
-- verdicts to settle: verdicts given until the record seats it would fill
-  for every shape (for the baselines, their greedy view: ratio order,
-  posterior mean) are the truly best three and stay so to the end of the
-  run (a run that never settles counts every verdict of the run, and is
-  counted as unsettled);
-- the ratio to raw ratio's, per seed paired, and ours minus each baseline
-  (paired by seed, with its standard error);
-- regret: over the run, the sum per ask of (the true best three's
-  usefulness minus the usefulness of the record seats actually seated).
+Deciders, every one with the same seat layout (3 record seats from the
+members + 1 explorer seat), the same eligibility (resting, failing,
+retired are never seated), the same suite at the same weight
+(`rating.SUITE_PER_TASK` a task), the same verdicts and pairs; regret
+counts record seats only:
 
-`--ask-spread S` gives every ask a difficulty shared by its seats (a normal
-shift of S on the logit scale): the world as it is has none (S = 0).
+- ours: `decider.decide` (the product);
+- raw ratio: (useful + suite + pair wins) / (all of them), explorer by
+  rotation (fewest judged);
+- thompson: record by posterior mean, explorer by the highest Beta draw
+  among the rest, prior strength tuned;
+- ucb: record by mean, explorer by the highest mean + c sqrt(ln N / n)
+  among the rest, c tuned;
+- bradley-terry (as LMArena fits it): a BT fit of the pairs (and the
+  suite as games against a fixed 0.5 anchor), record by strength, explorer
+  the fewest-compared;
+- elo (as Open WebUI computes it): K=32 from 1000, a useful single verdict
+  a win against every other seat of the ask, a not useful one a loss (its
+  leaderboard's rule), pairs as games, suite as games against a 1000
+  anchor; record by rating, explorer by rotation.
 
-Tuning, honestly: the rating's constants were chosen on seeds 100-195
-(the explorer draw: plain Thompson, fixed upper quantiles 0.93-0.98,
-expected improvement over the weakest seat, draws from the tail above the
-0.9 quantile; incumbency 0, 0.25, 0.5, 0.75, 1 and 2 sds; a stronger pooled prior;
-suite tasks worth 0.7 verdicts; only the explorer draw and incumbency
-helped, about a dozen settings in all) and are reported on seeds 0-47. The
-world is the one this benchmark always had; every decider gets the suite
-and fills its own explorer seat. Measured on seeds 0-47, 1000 asks
-(`--jobs 2`, about 2.5 minutes), verdicts to settle, mean ± one standard
-error, ours minus each baseline paired by seed:
+Tuning is on seeds `--tune-seeds` (default 1000-1015) and reported on
+`--first-seed` (default 0) onward: `--tune` prints the baselines' constants
+tried and the best, and the run uses the constants in `TUNED`.
 
-    S = 0 (the world as it is)            S = 1 (`--ask-spread 1`)
-    ours            665 ± 47  (2/48 unsettled, regret 71)     948 ± 59 (12/48)
-    raw ratio      1141 ± 48  (22/48)  -476 ± 55             1208 ± 42  -260 ± 66
-    epsilon-greedy  998 ± 55  (14/48)  -332 ± 66             1138 ± 51  -190 ± 79
-    thompson        962 ± 52   (8/48)  -297 ± 57             1038 ± 52   -90 ± 69
-    ucb             882 ± 61  (11/48)  -217 ± 75             1113 ± 51  -165 ± 77
+Printed per decider, mean ± one standard error over seeds: verdicts to
+settle (verdicts until the record seats it would fill for every shape are
+the truly best three of that moment and stay so to the end), unsettled
+runs, regret, and ours minus it paired by seed (and that in standard
+errors); in the hard world also judged asks to drop the degraded model and
+to adopt the newcomer, and seats given to the dead model after it began
+failing.
 
-At S = 0 ours takes 0.58 of raw ratio's mean verdicts (per seed 0.62 ±
-0.05) and beats every baseline by more than two standard errors of the
-paired difference (UCB, the closest, by 2.9). Before this explorer draw
-and incumbency (plain Thompson, a whole sd) it was 783 ± 62 (0.69) at S = 0.
-At S = 1 the lead over Thompson sampling is 1.3 standard errors, and the
-change is no clear gain: the old rating on seeds 0-47 took 896 ± 55
-(ours now minus it +53 ± 58), on the tuning seeds 100-163 978 against now
-854 (-124 ± 50). What changed: a plain Thompson draw kept giving the
-explorer seat to the challenger known to fall just short, or to weak
-models whose few verdicts left a wide interval, while a true top model that
-started unlucky stayed out for hundreds of asks; a draw from the upper tail
-goes to the challenger whose interval still reaches highest. Within-ask
-comparisons (pairs a verdict implies) are not used: in this world, with no
-ask difficulty, they carry nothing the seat verdicts do not.
-
-Run: `python benchmarks/decisions.py [--seeds N] [--asks N] [--first-seed N] [--ask-spread S]`.
+Run: `python benchmarks/decisions.py --world hard --pairs 0.5 --seeds 48 --jobs 2`
+(`--tune` to choose the baselines' constants on the tuning seeds first).
 """
 
 from __future__ import annotations
@@ -84,32 +77,31 @@ import multiprocessing
 import random
 import statistics
 import time
+from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from benchwarmers.bench.rating import (
-    Evidence,
-    SeatStats,
-    Tally,
-    explorer_order,
-    population_mean,
-    posterior,
-    rank_evidence,
-)
+from benchwarmers.bench.decider import Candidate, Decision, Table, decide
+from benchwarmers.bench.forgetting import RECENT_DAYS, recall
+from benchwarmers.bench.pairs import PairCounts
+from benchwarmers.bench.rating import SUITE_PER_TASK, Evidence, Tally
+from benchwarmers.calls.health import FAILING_AFTER
 
 SHAPES = ("short", "long", "code")
 SEATS = 3
-JUDGE_RATE = 0.35
-EPSILON = 0.1
 SUITE_TASKS_PER_SHAPE = 6
+ASKS_PER_DAY = 50
+REST_ASKS = 5
+# Hard world: settled when the record seats' summed usefulness is this close to the best three's.
+NEAR_BEST = 0.10
 
-# True usefulness per shape (short, long, code).
-WORLD: dict[str, tuple[float, float, float]] = {
+EASY: dict[str, tuple[float, float, float]] = {
     "atlas": (0.82, 0.78, 0.74),
     "boreal": (0.77, 0.80, 0.56),
     "cobalt": (0.74, 0.60, 0.55),
-    "dune": (0.35, 0.30, 0.88),  # strong only at code
-    "ember": (0.30, 0.38, 0.84),  # strong only at code
-    "fjord": (0.52, 0.86, 0.45),  # strong only at long answers
+    "dune": (0.35, 0.30, 0.88),
+    "ember": (0.30, 0.38, 0.84),
+    "fjord": (0.52, 0.86, 0.45),
     "gale": (0.58, 0.55, 0.56),
     "heath": (0.56, 0.58, 0.52),
     "iris": (0.50, 0.48, 0.54),
@@ -117,155 +109,421 @@ WORLD: dict[str, tuple[float, float, float]] = {
     "kelp": (0.25, 0.22, 0.30),
     "lumen": (0.20, 0.25, 0.18),
 }
-MODELS = list(WORLD)
-Suite = dict[tuple[str, str], Tally]
+# Arena-style scores (overall) and per-shape offsets: usefulness = logistic((score - 1180) / 90).
+# The spread of a public leaderboard's top: neighbours 10-30 points apart.
+HARD_SCORES: dict[str, tuple[int, tuple[int, int, int]]] = {
+    "apex": (1320, (0, -10, 10)),
+    "borealis": (1290, (10, 0, -30)),
+    "cipher": (1280, (-20, 10, 20)),
+    "delta": (1255, (0, 20, -20)),
+    "eon": (1240, (-10, -10, 30)),
+    "flux": (1225, (10, 0, -10)),
+    "gamut": (1210, (0, 10, 0)),
+    "halo": (1195, (-10, 0, 10)),
+    "ion": (1180, (0, 0, 0)),
+    "jade": (1165, (10, -10, 0)),
+    "karma": (1150, (0, 0, -10)),
+    "lyra": (1130, (-10, 10, 0)),
+    "mono": (1110, (0, 0, 10)),
+    "nova": (1090, (10, -10, -10)),
+    "onyx": (1070, (0, 0, 0)),
+    "pico": (1050, (-10, 0, 10)),
+}
+NEWCOMER = ("zenith", 1360, (0, 0, 0))
+FREE_TIER = ("gamut", "jade", "mono", "pico")
 
 
-def true_best(shape: str) -> set[str]:
-    i = SHAPES.index(shape)
-    return set(sorted(WORLD, key=lambda m: -WORLD[m][i])[:SEATS])
+def _logistic(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
 
 
 @dataclass
-class History:
-    """What a decider has seen: verdicts per model and shape, seats taken,
-    who sat by record last (per shape)."""
+class World:
+    """The truth: usefulness per model and shape over time, and events."""
 
-    verdicts: dict[tuple[str, str], Tally] = field(default_factory=dict)
-    seats: dict[tuple[str, str], int] = field(default_factory=dict)
+    asks: int
+    hard: bool
+    base: dict[str, tuple[float, ...]]
+    degraded: str = ""
+    degrade_at: int = -1
+    newcomer: str = ""
+    arrive_at: int = -1
+    dead: str = ""
+    die_at: int = -1
+    retire_at: int = -1
+
+    def present(self, alias: str, t: int) -> bool:
+        return alias != self.newcomer or t >= self.arrive_at
+
+    def quality(self, alias: str, shape: str, t: int) -> float:
+        p = self.base[alias][SHAPES.index(shape)]
+        if alias == self.degraded and t >= self.degrade_at:
+            p = max(0.05, p - 0.35)
+        return p
+
+    def alive(self, alias: str, t: int) -> bool:
+        return not (alias == self.dead and t >= self.die_at)
+
+    def best(self, shape: str, t: int) -> set[str]:
+        live = [a for a in self.base if self.present(a, t) and self.alive(a, t)]
+        return set(sorted(live, key=lambda a: -self.quality(a, shape, t))[:SEATS])
+
+    def right(self, seated: set[str], shape: str, t: int) -> bool:
+        """The record seats are the best three (easy world), or within
+        `NEAR_BEST` of their summed usefulness (hard world: arena-like
+        neighbours differ by a few points, which no verdict count settles)."""
+        best = self.best(shape, t)
+        if not self.hard:
+            return seated == best
+        worth = sum(self.quality(a, shape, t) if self.alive(a, t) else 0.0 for a in seated)
+        return worth >= sum(self.quality(a, shape, t) for a in best) - NEAR_BEST
+
+
+def make_world(hard: bool, asks: int) -> World:
+    if not hard:
+        return World(asks, False, {a: tuple(p) for a, p in EASY.items()})
+    base = {
+        a: tuple(_logistic((score + off - 1180) / 90) for off in offsets)
+        for a, (score, offsets) in HARD_SCORES.items()
+    }
+    name, score, offsets = NEWCOMER
+    base[name] = tuple(_logistic((score + off - 1180) / 90) for off in offsets)
+    return World(
+        asks,
+        True,
+        base,
+        degraded="apex",
+        degrade_at=asks // 3,
+        newcomer=name,
+        arrive_at=asks // 2,
+        dead="cipher",
+        die_at=2 * asks // 3,
+        retire_at=2 * asks // 3 + 100,
+    )
+
+
+@dataclass
+class Bench:
+    """What the deciders know: the members, verdicts as they arrived, pairs,
+    the suite, seats, rests and failures (the store's state, simulated)."""
+
+    members: tuple[str, ...]
+    suite: dict[tuple[str, str], Tally]
+    # (alias, shape) -> [(ask it arrived at, useful)], oldest first.
+    verdicts: dict[tuple[str, str], list[tuple[int, bool]]] = field(default_factory=lambda: defaultdict(list))
+    # shape -> [(ask, better, worse, outcome)].
+    pairs: dict[str, list[tuple[int, str, str, str]]] = field(default_factory=lambda: defaultdict(list))
+    # Elo's input as Open WebUI keeps it: (ask, alias, useful, siblings).
+    feedback: dict[str, list[tuple[str, bool, tuple[str, ...]]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    seats: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
     last_seated: dict[tuple[str, str], float] = field(default_factory=dict)
     record: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    resting_until: dict[str, int] = field(default_factory=dict)
+    failures: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    retired: set[str] = field(default_factory=set)
+    on_bench: list[str] = field(default_factory=list)
+    joined: dict[str, int] = field(default_factory=dict)
+    version: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # per shape, for caching
+
+    def held_out(self, alias: str, t: int) -> str:
+        """What `decisions._held_out` says of the same facts."""
+        if alias in self.retired:
+            return "retired"
+        if self.resting_until.get(alias, -1) > t:
+            return "resting (rate limited)"
+        if self.failures[alias] >= FAILING_AFTER:
+            return "failing: held out until a probe answers"
+        return ""
 
     def tally(self, alias: str, shape: str) -> Tally:
-        return self.verdicts.get((alias, shape), Tally())
+        rows = self.verdicts.get((alias, shape), ())
+        good = sum(u for _, u in rows)
+        return Tally(float(good), float(len(rows) - good))
 
-    def add(self, alias: str, shape: str, useful: bool) -> None:
-        t = self.tally(alias, shape)
-        self.verdicts[alias, shape] = t + Tally(1.0 if useful else 0.0, 0.0 if useful else 1.0)
 
-    def judged(self, alias: str, shape: str) -> int:
-        return int(self.tally(alias, shape).total)
+def evidence_of(bench: Bench, alias: str, shape: str, t: int) -> Evidence:
+    """As `decisions._evidence` reads it: verdicts here forgotten by age and
+    change (`recall`), the other shapes of this collection pooled, the suite."""
+    day = t // ASKS_PER_DAY
+    rows = bench.verdicts.get((alias, shape), [])
+    recent = [(float(day - at // ASKS_PER_DAY), u) for at, u in reversed(rows)]
+    older = [r for r in recent if r[0] >= RECENT_DAYS]
+    window = [r for r in recent if r[0] < RECENT_DAYS]
+    remembered = recall(Tally(float(sum(u for _, u in older)), float(sum(not u for _, u in older))), window)
+    others = [s for s in SHAPES if s != shape]
+    return Evidence(
+        alias,
+        here=remembered.tally,
+        changed=remembered.changed,
+        judged=len(rows),
+        same_collection=sum((bench.tally(alias, s) for s in others), Tally()),
+        other_shapes=tuple(bench.tally(alias, s) for s in others),
+        suite_shape=bench.suite[alias, shape],
+        suite_other=sum((bench.suite[alias, s] for s in others), Tally()),
+    )
+
+
+def pair_counts(bench: Bench, shape: str, t: int) -> PairCounts:
+    from benchwarmers.bench.forgetting import age_weight
+
+    pairs = PairCounts()
+    day = t // ASKS_PER_DAY
+    for at, better, worse, outcome in bench.pairs.get(shape, ()):
+        pairs.add(better, worse, outcome, age_weight(day - at // ASKS_PER_DAY))
+    return pairs
+
+
+def seat_state(bench: Bench, shape: str, t: int) -> tuple[Table, list[Candidate]]:
+    """The bench as the decider sees it: what `decisions.seat_state` builds from the store."""
+    table = Table(
+        members=bench.members,
+        seats=SEATS,
+        explorer_seats=1,
+        promotion="auto",
+        seated=bench.record.get(shape, ()),
+    )
+    outsiders = sorted(a for a in bench.on_bench if a not in bench.members)
+    candidates = [
+        Candidate(
+            alias,
+            evidence_of(bench, alias, shape, t),
+            member=alias in bench.members,
+            held_out=bench.held_out(alias, t),
+            newcomer=t - bench.joined.get(alias, -(10**9)) < 7 * ASKS_PER_DAY,
+            seats=bench.seats[alias, shape],
+            last_seated=bench.last_seated.get((alias, shape), 0.0),
+        )
+        for alias in (*bench.members, *outsiders)
+    ]
+    return table, candidates
 
 
 class Decider:
-    """Fills an ask's seats (`seats`: record seats and the explorer) and says
-    which record seats it would fill with exploration off (`view`)."""
+    """Fills an ask's seats and says which record seats it would fill now (`view`)."""
 
     name = ""
 
-    def seats(self, h: History, shape: str, suite: Suite, rng: random.Random) -> tuple[list[str], str]:
+    def seats(self, bench: Bench, shape: str, t: int, rng: random.Random) -> tuple[list[str], list[str]]:
         raise NotImplementedError
 
-    def view(self, h: History, shape: str, suite: Suite) -> set[str]:
+    def view(self, bench: Bench, shape: str, t: int) -> set[str]:
         raise NotImplementedError
-
-
-def _evidence(h: History, shape: str, suite: Suite) -> list[Evidence]:
-    out = []
-    for m in MODELS:
-        others = [s for s in SHAPES if s != shape]
-        out.append(
-            Evidence(
-                m,
-                here=h.tally(m, shape),
-                same_collection=sum((h.tally(m, s) for s in others), Tally()),
-                other_shapes=tuple(h.tally(m, s) for s in others),
-                suite_shape=suite[m, shape],
-                suite_other=sum((suite[m, s] for s in others), Tally()),
-            )
-        )
-    return out
 
 
 class Ours(Decider):
     name = "ours"
 
-    def _record(self, h: History, shape: str, suite: Suite) -> list[str]:
-        # The collection has an explorer seat, so record seats go to the best estimates.
-        ranked = rank_evidence(_evidence(h, shape, suite), seated=h.record.get(shape, ()), optimism=0.0)
-        return [r.alias for r in ranked[:SEATS]]
+    def seats(self, bench: Bench, shape: str, t: int, rng: random.Random) -> tuple[list[str], list[str]]:
+        table, candidates = seat_state(bench, shape, t)
+        decision: Decision = decide(table, candidates, pairs=pair_counts(bench, shape, t), rng=rng)
+        return list(decision.record), list(decision.explorers)
 
-    def seats(self, h: History, shape: str, suite: Suite, rng: random.Random) -> tuple[list[str], str]:
-        evidence = _evidence(h, shape, suite)
-        seated = self._record(h, shape, suite)
-        base = population_mean(evidence)
-        stats = [
-            SeatStats(
-                e.alias,
-                h.judged(e.alias, shape),
-                h.seats.get((e.alias, shape), 0),
-                h.last_seated.get((e.alias, shape), 0.0),
-                posterior(e, base),
-            )
-            for e in evidence
-            if e.alias not in seated
-        ]
-        return seated, explorer_order(stats, rng)[0][0]
-
-    def view(self, h: History, shape: str, suite: Suite) -> set[str]:
-        return set(self._record(h, shape, suite))
+    def view(self, bench: Bench, shape: str, t: int) -> set[str]:
+        table, candidates = seat_state(bench, shape, t)
+        return set(decide(table, candidates, pairs=pair_counts(bench, shape, t), rng=random.Random(0)).record)
 
 
-def _ratio(h: History, shape: str, suite: Suite, m: str) -> float:
-    t = h.tally(m, shape) + suite[m, shape]
-    return (t.good + 0.5) / (t.total + 1.0)
+def _eligible(bench: Bench, t: int) -> list[str]:
+    return [a for a in bench.on_bench if not bench.held_out(a, t)]
 
 
-def _rotation(h: History, shape: str, seated: list[str]) -> str:
-    """The old explorer seat: fewest judged here, then fewest seats, then longest ago."""
-    return min(
-        (m for m in MODELS if m not in seated),
-        key=lambda m: (h.judged(m, shape), h.seats.get((m, shape), 0), h.last_seated.get((m, shape), 0.0), m),
+def _counts(bench: Bench, alias: str, shape: str) -> Tally:
+    """Singles, suite at the same weight as ours, and pairs (a win useful, a loss not, halves for ties)."""
+    t = bench.tally(alias, shape) + bench.suite[alias, shape].weighted(SUITE_PER_TASK, math.inf)
+    good = bad = 0.0
+    for _, better, worse, outcome in bench.pairs.get(shape, ()):
+        if alias not in (better, worse):
+            continue
+        if outcome == "better":
+            good, bad = (good + 1, bad) if alias == better else (good, bad + 1)
+        elif outcome == "tie":
+            good, bad = good + 0.5, bad + 0.5
+        else:
+            bad += 1
+    return t + Tally(good, bad)
+
+
+def _rotation(bench: Bench, shape: str, pool: list[str]) -> list[str]:
+    return sorted(
+        pool,
+        key=lambda a: (
+            bench.tally(a, shape).total,
+            bench.seats[a, shape],
+            bench.last_seated.get((a, shape), 0.0),
+            a,
+        ),
     )
 
 
-class RawRatio(Decider):
+class Greedy(Decider):
+    """Record seats by a score; the explorer by `explore` among the rest."""
+
+    def score(self, bench: Bench, alias: str, shape: str) -> float:
+        raise NotImplementedError
+
+    def explore(self, bench: Bench, shape: str, pool: list[str], rng: random.Random) -> list[str]:
+        return _rotation(bench, shape, pool)
+
+    def _record(self, bench: Bench, shape: str, t: int, rng: random.Random | None) -> list[str]:
+        members = _eligible(bench, t)  # a baseline may seat any model by record (ours: promotion auto)
+        jitter = rng.random if rng else (lambda: 0.0)
+        return sorted(members, key=lambda a: (-self.score(bench, a, shape), jitter(), a))[:SEATS]
+
+    def seats(self, bench: Bench, shape: str, t: int, rng: random.Random) -> tuple[list[str], list[str]]:
+        record = self._record(bench, shape, t, rng)
+        pool = [a for a in _eligible(bench, t) if a not in record]
+        return record, self.explore(bench, shape, pool, rng)[:1]
+
+    def view(self, bench: Bench, shape: str, t: int) -> set[str]:
+        return set(self._record(bench, shape, t, None))
+
+
+class RawRatio(Greedy):
     name = "raw ratio"
 
-    def seats(self, h: History, shape: str, suite: Suite, rng: random.Random) -> tuple[list[str], str]:
-        order = sorted(MODELS, key=lambda m: (-_ratio(h, shape, suite, m), rng.random()))
-        return order[:SEATS], _rotation(h, shape, order[:SEATS])
-
-    def view(self, h: History, shape: str, suite: Suite) -> set[str]:
-        return set(sorted(MODELS, key=lambda m: (-_ratio(h, shape, suite, m), m))[:SEATS])
+    def score(self, bench: Bench, alias: str, shape: str) -> float:
+        c = _counts(bench, alias, shape)
+        return (c.good + 0.5) / (c.total + 1.0)
 
 
-class EpsilonGreedy(RawRatio):
-    name = "epsilon-greedy"
-
-    def seats(self, h: History, shape: str, suite: Suite, rng: random.Random) -> tuple[list[str], str]:
-        seated, _ = super().seats(h, shape, suite, rng)
-        for i in range(SEATS):
-            if rng.random() < EPSILON:
-                seated[i] = rng.choice([m for m in MODELS if m not in seated])
-        return seated, _rotation(h, shape, seated)
-
-
-class Thompson(RawRatio):
+class Thompson(Greedy):
     name = "thompson"
 
-    def seats(self, h: History, shape: str, suite: Suite, rng: random.Random) -> tuple[list[str], str]:
-        def draw(m: str) -> float:
-            t = h.tally(m, shape) + suite[m, shape]
-            return rng.betavariate(1 + t.good, 1 + t.bad)
+    def __init__(self, prior: float = 1.0) -> None:
+        self.prior = prior
 
-        draws = {m: draw(m) for m in MODELS}
-        order = sorted(MODELS, key=lambda m: -draws[m])
-        return order[:SEATS], order[SEATS]
+    def score(self, bench: Bench, alias: str, shape: str) -> float:
+        c = _counts(bench, alias, shape)
+        return (c.good + self.prior) / (c.total + 2 * self.prior)
+
+    def explore(self, bench: Bench, shape: str, pool: list[str], rng: random.Random) -> list[str]:
+        def draw(a: str) -> float:
+            c = _counts(bench, a, shape)
+            return rng.betavariate(self.prior + c.good, self.prior + c.bad)
+
+        draws = {a: draw(a) for a in pool}
+        return sorted(pool, key=lambda a: -draws[a])
 
 
-class Ucb(RawRatio):
+class Ucb(Greedy):
     name = "ucb"
 
-    def seats(self, h: History, shape: str, suite: Suite, rng: random.Random) -> tuple[list[str], str]:
-        counts = {m: (h.tally(m, shape) + suite[m, shape]).total + 1.0 for m in MODELS}
-        total = sum(counts.values())
+    def __init__(self, c: float = 0.5) -> None:
+        self.c = c
 
-        def bound(m: str) -> float:
-            return _ratio(h, shape, suite, m) + math.sqrt(2 * math.log(total) / counts[m])
+    def score(self, bench: Bench, alias: str, shape: str) -> float:
+        c = _counts(bench, alias, shape)
+        return (c.good + 0.5) / (c.total + 1.0)
 
-        order = sorted(MODELS, key=lambda m: (-bound(m), rng.random()))
-        return order[:SEATS], order[SEATS]
+    def explore(self, bench: Bench, shape: str, pool: list[str], rng: random.Random) -> list[str]:
+        n = {a: _counts(bench, a, shape).total + 1.0 for a in pool}
+        total = sum(n.values()) + 1.0
+        bound = {a: self.score(bench, a, shape) + self.c * math.sqrt(math.log(total) / n[a]) for a in pool}
+        return sorted(pool, key=lambda a: (-bound[a], rng.random()))
+
+
+class BradleyTerry(Greedy):
+    """Pairs only (LMArena has no single verdicts), the suite as games against an anchor."""
+
+    name = "bradley-terry"
+    ANCHOR = "\x00anchor"
+
+    def _strengths(self, bench: Bench, shape: str) -> dict[str, float]:
+        won: dict[str, float] = defaultdict(float)
+        met: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+
+        def game(winner: str, loser: str, weight: float) -> None:
+            won[winner] += weight
+            met[winner][loser] += weight
+            met[loser][winner] += weight
+
+        for _, better, worse, outcome in bench.pairs.get(shape, ()):
+            if outcome == "better":
+                game(better, worse, 1.0)
+            else:
+                game(better, worse, 0.5)
+                game(worse, better, 0.5)
+        for alias in bench.on_bench:
+            suite = bench.suite[alias, shape].weighted(SUITE_PER_TASK, math.inf)
+            game(alias, self.ANCHOR, suite.good + 0.5)  # a little prior toward the anchor
+            game(self.ANCHOR, alias, suite.bad + 0.5)
+        strength = dict.fromkeys(met, 1.0)
+        for _ in range(30):  # Zermelo/MM iterations; the anchor stays at 1
+            for i in met:
+                if i == self.ANCHOR:
+                    continue
+                denom = sum(n / (strength[i] + strength[j]) for j, n in met[i].items())
+                strength[i] = won[i] / denom if denom > 0 else strength[i]
+        return strength
+
+    def _record(self, bench: Bench, shape: str, t: int, rng: random.Random | None) -> list[str]:
+        strength = self._strengths(bench, shape)
+        members = _eligible(bench, t)
+        return sorted(members, key=lambda a: (-strength[a], a))[:SEATS]
+
+    def explore(self, bench: Bench, shape: str, pool: list[str], rng: random.Random) -> list[str]:
+        compared: dict[str, int] = defaultdict(int)
+        for _, better, worse, _outcome in bench.pairs.get(shape, ()):
+            compared[better] += 1
+            compared[worse] += 1
+        return sorted(pool, key=lambda a: (compared[a], bench.seats[a, shape], a))
+
+
+class Elo(Greedy):
+    """Open WebUI's leaderboard: K=32 from 1000, a feedback's model against every sibling."""
+
+    name = "elo"
+    K = 32.0
+
+    def _ratings(self, bench: Bench, shape: str) -> dict[str, float]:
+        rating = dict.fromkeys(bench.on_bench, 1000.0)
+
+        def game(a: str, b: str, score_a: float, weight: float = 1.0) -> None:
+            ra, rb = rating.get(a, 1000.0), rating.get(b, 1000.0)
+            expected = 1.0 / (1.0 + 10 ** ((rb - ra) / 400))
+            change = self.K * weight * (score_a - expected)
+            if a in rating:
+                rating[a] = ra + change
+            if b in rating:
+                rating[b] = rb - change
+
+        for alias in bench.on_bench:  # the suite as games against a 1000 anchor, same weight
+            suite = bench.suite[alias, shape]
+            for _ in range(int(suite.good)):
+                game(alias, "", 1.0, SUITE_PER_TASK)
+            for _ in range(int(suite.bad)):
+                game(alias, "", 0.0, SUITE_PER_TASK)
+        for alias, useful, siblings in bench.feedback.get(shape, ()):
+            for other in siblings:
+                game(alias, other, 1.0 if useful else 0.0)
+        for _, better, worse, outcome in bench.pairs.get(shape, ()):
+            game(better, worse, 1.0 if outcome == "better" else 0.5)
+        return rating
+
+    def _record(self, bench: Bench, shape: str, t: int, rng: random.Random | None) -> list[str]:
+        rating = self._ratings(bench, shape)
+        members = _eligible(bench, t)
+        return sorted(members, key=lambda a: (-rating[a], a))[:SEATS]
+
+
+# The baselines' constants, chosen by `--tune` on seeds 1000-1007 (hard world, pairs on half the
+# judged asks; settle + regret, lower is better): Thompson's prior 0.5/1/2/4 gave 1991/1939/1906/1908,
+# UCB's c 0.1/0.25/0.5/1 gave 1978/1958/1929/1984.
+TUNED = {"thompson": {"prior": 2.0}, "ucb": {"c": 0.5}}
+
+
+def deciders(tuned: dict[str, dict[str, float]] | None = None) -> list[Decider]:
+    tuned = tuned or TUNED
+    return [
+        Ours(),
+        RawRatio(),
+        Thompson(**tuned["thompson"]),
+        Ucb(**tuned["ucb"]),
+        BradleyTerry(),
+        Elo(),
+    ]
 
 
 @dataclass
@@ -274,120 +532,307 @@ class Outcome:
     settled: bool
     verdicts: int
     regret: float
+    detect: int = 0  # judged asks from the degradation until the degraded model left every record
+    adopt: int = 0  # judged asks from the newcomer's arrival until it sat by record on every shape
+    dead_seats: int = 0  # seats given to the dead model after it began failing
+    dead_last: int = 0  # asks after it began failing of its last seat
 
 
-def _suite(world_rng: random.Random) -> Suite:
-    suite: Suite = {}
-    for m, ps in WORLD.items():
-        for s, p in zip(SHAPES, ps, strict=True):
-            chance = min(0.95, max(0.05, p + world_rng.gauss(0.0, 0.12)))
-            passed = sum(world_rng.random() < chance for _ in range(SUITE_TASKS_PER_SHAPE))
-            suite[m, s] = Tally(passed, SUITE_TASKS_PER_SHAPE - passed)
+def _suite(world: World, rng: random.Random) -> dict[tuple[str, str], Tally]:
+    suite = {}
+    for alias, ps in world.base.items():
+        for shape, p in zip(SHAPES, ps, strict=True):
+            chance = min(0.95, max(0.05, p + rng.gauss(0.0, 0.12)))
+            passed = sum(rng.random() < chance for _ in range(SUITE_TASKS_PER_SHAPE))
+            suite[alias, shape] = Tally(float(passed), float(SUITE_TASKS_PER_SHAPE - passed))
     return suite
 
 
-def _useful_chance(p: float, shift: float) -> float:
-    if not shift:
-        return p
-    return 1.0 / (1.0 + math.exp(-(math.log(p / (1 - p)) + shift)))
+def simulate(decider: Decider, seed: int, asks: int, hard: bool, pairs_share: float) -> Outcome:
+    world = make_world(hard, asks)
+    world_rng = random.Random(seed)  # the world's coins: the same for every decider
+    suite = _suite(world, world_rng)
+    shapes = [world_rng.choice(SHAPES) for _ in range(asks)]
+    judged_ask = [world_rng.random() for _ in range(asks)]
+    pairwise_ask = [world_rng.random() < pairs_share for _ in range(asks)]
+    delays = [
+        (min(60, int(math.log(1 - world_rng.random()) / math.log(0.9))) if hard else 0) for _ in range(asks)
+    ]
+    coins = [
+        {a: (world_rng.random(), world_rng.random(), world_rng.random()) for a in world.base}
+        for _ in range(asks)
+    ]
+    rng = random.Random(seed * 7919 + 1)  # the decider's own
+
+    members = tuple(a for a in world.base if a != world.newcomer)
+    bench = Bench(members, suite, on_bench=list(members))
+    judge_rate = 0.30 if hard else 1.0
+    seat_judge = 1.0 if hard else 0.35
+    pending: list[tuple[int, Callable[[], None]]] = []
+    verdicts = regret = 0.0
+    last_wrong = 0
+    judged_asks = 0
+    out = Outcome(0, False, 0, 0.0)
+    detect_from = adopt_from = None
+    failing_from = None
+    views: dict[str, tuple[object, set[str]]] = {}
+
+    def view(shape: str, t: int) -> set[str]:
+        held = frozenset(a for a in bench.on_bench if bench.held_out(a, t))
+        key = (bench.version[shape], t // ASKS_PER_DAY, held)
+        cached = views.get(shape)
+        if cached is None or cached[0] != key:
+            views[shape] = (key, decider.view(bench, shape, t))
+        return views[shape][1]
+
+    for t, shape in enumerate(shapes):
+        # The world moves.
+        if hard and t == world.arrive_at:  # onboarded and added to the collection
+            bench.on_bench.append(world.newcomer)
+            bench.members = (*bench.members, world.newcomer)
+            bench.joined[world.newcomer] = t
+            adopt_from = judged_asks
+        if hard and t == world.degrade_at:
+            detect_from = judged_asks
+        if hard and t == world.retire_at:
+            bench.retired.add(world.dead)
+        # Verdicts that arrive now.
+        arrived = [work for at, work in pending if at <= t]
+        pending = [(at, work) for at, work in pending if at > t]
+        for work in arrived:
+            work()
+        # Probes of the held-out failing models (bench/revive.py: at once, at most every REVIVE_EVERY).
+        for alias in list(bench.failures):
+            if bench.failures[alias] >= FAILING_AFTER and world.alive(alias, t):
+                bench.failures[alias] = 0
+        record, explorers = decider.seats(bench, shape, t, rng)
+        bench.record[shape] = tuple(record)
+        best = world.best(shape, t)
+        top = sum(world.quality(a, shape, t) for a in best)
+        seated = [*record, *explorers]
+        answered: dict[str, bool] = {}
+        got = 0.0
+        for alias in seated:
+            bench.seats[alias, shape] += 1
+            bench.last_seated[alias, shape] = float(t + 1)
+            _, useful_coin, limit_coin = coins[t][alias]
+            if not world.alive(alias, t):
+                if failing_from is None:
+                    failing_from = t
+                out.dead_seats += 1
+                out.dead_last = t - failing_from
+                bench.failures[alias] += 1
+                continue
+            if hard and alias in FREE_TIER and limit_coin < 0.05:
+                bench.resting_until[alias] = t + REST_ASKS
+                continue
+            bench.failures[alias] = 0
+            answered[alias] = useful_coin < world.quality(alias, shape, t)
+            if alias in record:
+                got += world.quality(alias, shape, t)
+        regret += top - got
+        # The user judges (some asks, some seats), late.
+        if judged_ask[t] < judge_rate and answered:
+            judged_asks += 1
+            when = t + delays[t]
+            if pairwise_ask[t] and len(answered) > 1:
+                names = list(answered)
+                for i, a in enumerate(names):
+                    for b in names[i + 1 :]:
+                        outcome = _pair(world, shape, t, a, b, answered, coins[t], hard)
+                        pending.append((when, _add_pair(bench, shape, t, outcome)))
+            else:
+                for alias, useful in answered.items():
+                    if coins[t][alias][0] < seat_judge:
+                        seen = _noisy(useful, coins[t][alias][2], hard)
+                        siblings = tuple(a for a in answered if a != alias)
+                        pending.append((when, _add_verdict(bench, alias, shape, t, seen, siblings)))
+        verdicts = sum(len(v) for v in bench.verdicts.values()) + sum(len(p) for p in bench.pairs.values())
+        wrong = any(not world.right(view(s, t), s, t) for s in SHAPES)
+        if wrong:
+            last_wrong = int(verdicts)
+        if (
+            detect_from is not None
+            and not out.detect
+            and all(world.degraded not in view(s, t) for s in SHAPES)
+        ):
+            out.detect = judged_asks - detect_from
+        if adopt_from is not None and not out.adopt and all(world.newcomer in view(s, t) for s in SHAPES):
+            out.adopt = judged_asks - adopt_from
+    if detect_from is not None and not out.detect:
+        out.detect = judged_asks - detect_from
+    if adopt_from is not None and not out.adopt:
+        out.adopt = judged_asks - adopt_from
+    settled = all(world.right(view(s, asks - 1), s, asks - 1) for s in SHAPES)
+    out.settled_at = last_wrong if settled else int(verdicts)
+    out.settled, out.verdicts, out.regret = settled, int(verdicts), regret
+    return out
 
 
-def simulate(decider: Decider, seed: int, asks: int, ask_spread: float = 0.0) -> Outcome:
-    world_rng = random.Random(seed)  # the world: suite records, asks, verdict coins
-    suite = _suite(world_rng)
-    ask_shapes = [world_rng.choice(SHAPES) for _ in range(asks)]
-    # One coin pair per (ask, model): whether the seat is judged, and the verdict.
-    coins = [{m: (world_rng.random(), world_rng.random()) for m in WORLD} for _ in range(asks)]
-    shifts = [world_rng.gauss(0.0, 1.0) * ask_spread for _ in range(asks)]
-
-    rng = random.Random(seed * 7919 + 1)  # the decider's own randomness
-    h = History()
-    best = {s: true_best(s) for s in SHAPES}
-    verdicts = 0
-    regret = 0.0
-    last_wrong_at = 0
-    for t, shape in enumerate(ask_shapes):
-        i = SHAPES.index(shape)
-        seated, explorer = decider.seats(h, shape, suite, rng)
-        h.record[shape] = tuple(seated)
-        top = sorted((WORLD[m][i] for m in WORLD), reverse=True)[:SEATS]
-        regret += sum(top) - sum(WORLD[m][i] for m in seated)
-        for m in [*seated, explorer]:
-            h.seats[m, shape] = h.seats.get((m, shape), 0) + 1
-            h.last_seated[m, shape] = float(t + 1)
-            judge_coin, useful_coin = coins[t][m]
-            if judge_coin < JUDGE_RATE:
-                h.add(m, shape, useful_coin < _useful_chance(WORLD[m][i], shifts[t]))
-                verdicts += 1
-        if not all(decider.view(h, s, suite) == best[s] for s in SHAPES):
-            last_wrong_at = verdicts
-    settled = all(decider.view(h, s, suite) == best[s] for s in SHAPES)
-    return Outcome(last_wrong_at if settled else verdicts, settled, verdicts, regret)
+def _noisy(useful: bool, coin: float, hard: bool) -> bool:
+    """The user's verdict: wrong 15% of the time on a useful answer, 5% on a bad one (hard world)."""
+    if not hard:
+        return useful
+    return (coin >= 0.15) if useful else (coin < 0.05)
 
 
-def _deciders() -> list[Decider]:
-    return [Ours(), RawRatio(), EpsilonGreedy(), Thompson(), Ucb()]
+def _pair(
+    world: World,
+    shape: str,
+    t: int,
+    a: str,
+    b: str,
+    answered: dict[str, bool],
+    coins: dict[str, tuple[float, float, float]],
+    hard: bool,
+) -> tuple[str, str, str]:
+    ua, ub = _noisy(answered[a], coins[a][2], hard), _noisy(answered[b], coins[b][2], hard)
+    if ua and not ub:
+        return a, b, "better"
+    if ub and not ua:
+        return b, a, "better"
+    if not ua:
+        return a, b, "both_bad"
+    qa, qb = world.quality(a, shape, t), world.quality(b, shape, t)
+    if abs(qa - qb) < 0.05:
+        return a, b, "tie"
+    chance = _logistic(4 * (qa - qb))
+    return (a, b, "better") if (coins[a][0] + coins[b][0]) % 1.0 < chance else (b, a, "better")
 
 
-def _run(decider: int, seed: int, asks: int, ask_spread: float) -> Outcome:
-    """One decider (by its index in `_deciders`) on one seed, in a worker process."""
-    return simulate(_deciders()[decider], seed, asks, ask_spread)
+def _add_verdict(
+    bench: Bench, alias: str, shape: str, t: int, useful: bool, siblings: tuple[str, ...]
+) -> Callable[[], None]:
+    def add() -> None:
+        bench.verdicts[alias, shape].append((t, useful))
+        bench.feedback[shape].append((alias, useful, siblings))
+        bench.version[shape] += 1
+
+    return add
+
+
+def _add_pair(bench: Bench, shape: str, t: int, outcome: tuple[str, str, str]) -> Callable[[], None]:
+    def add() -> None:
+        bench.pairs[shape].append((t, *outcome))
+        bench.version[shape] += 1
+
+    return add
+
+
+def _run(args: tuple[int, dict[str, dict[str, float]], int, int, bool, float]) -> Outcome:
+    index, tuned, seed, asks, hard, pairs_share = args
+    return simulate(deciders(tuned)[index], seed, asks, hard, pairs_share)
 
 
 def _mean_se(values: list[float]) -> tuple[float, float]:
     return statistics.mean(values), statistics.stdev(values) / math.sqrt(len(values))
 
 
+def _run_all(
+    pool: multiprocessing.pool.Pool,
+    tuned: dict[str, dict[str, float]],
+    names: list[str],
+    seeds: range,
+    args: argparse.Namespace,
+) -> dict[str, list[Outcome]]:
+    index = {d.name: i for i, d in enumerate(deciders(tuned))}
+    work = [
+        (index[n], tuned, seed, args.asks, args.world == "hard", args.pairs) for n in names for seed in seeds
+    ]
+    done = pool.map(_run, work, chunksize=1)
+    results: dict[str, list[Outcome]] = {n: [] for n in names}
+    for (i, *_), outcome in zip(work, done, strict=True):
+        results[deciders(tuned)[i].name].append(outcome)
+    return results
+
+
+def _tune(pool: multiprocessing.pool.Pool, args: argparse.Namespace) -> dict[str, dict[str, float]]:
+    seeds = range(args.tune_seeds, args.tune_seeds + args.tune_count)
+    tuned = {k: dict(v) for k, v in TUNED.items()}
+    for name, key, values in (
+        ("thompson", "prior", (0.5, 1.0, 2.0, 4.0)),
+        ("ucb", "c", (0.1, 0.25, 0.5, 1.0)),
+    ):
+        scores = {}
+        for value in values:
+            trial = {**tuned, name: {key: value}}
+            outcomes = _run_all(pool, trial, [name], seeds, args)[name]
+            scores[value] = statistics.mean(o.settled_at for o in outcomes) + statistics.mean(
+                o.regret for o in outcomes
+            )
+            print(f"tune {name} {key}={value}: settle+regret {scores[value]:.0f}", flush=True)
+        tuned[name] = {key: min(scores, key=lambda v: scores[v])}
+    print(f"tuned on seeds {seeds.start}-{seeds.stop - 1}: {tuned}")
+    return tuned
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
+    parser.add_argument("--world", choices=("easy", "hard"), default="hard")
+    parser.add_argument("--pairs", type=float, default=0.0, help="share of judged asks judged in pairs")
     parser.add_argument("--seeds", type=int, default=48)
-    parser.add_argument("--asks", type=int, default=1000)
-    parser.add_argument("--first-seed", type=int, default=0, help="tune on other seeds than you report")
-    parser.add_argument(
-        "--ask-spread", type=float, default=0.0, help="ask difficulty (logit sd) shared by seats"
-    )
-    parser.add_argument("--jobs", type=int, default=1, help="processes to run seeds in")
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--asks", type=int, default=1200)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--tune", action="store_true", help="choose the baselines' constants first")
+    parser.add_argument("--tune-seeds", type=int, default=1000)
+    parser.add_argument("--tune-count", type=int, default=16)
     args = parser.parse_args()
-
-    deciders = _deciders()
-    seeds = range(args.first_seed, args.first_seed + args.seeds)
-    print(
-        f"{len(WORLD)} models, {len(SHAPES)} shapes, {SEATS} record seats + 1 explorer, "
-        f"{args.asks} asks, seats judged with p={JUDGE_RATE}, ask spread {args.ask_spread:g}, "
-        f"seeds {seeds.start}-{seeds.stop - 1}; every decider gets the suite"
-    )
     started = time.perf_counter()
-    work = [(i, seed, args.asks, args.ask_spread) for i in range(len(deciders)) for seed in seeds]
     with multiprocessing.Pool(args.jobs) as pool:
-        done = pool.starmap(_run, work)
-    results: dict[str, list[Outcome]] = {d.name: [] for d in deciders}
-    for (i, *_rest), outcome in zip(work, done, strict=True):
-        results[deciders[i].name].append(outcome)
-    ours = [float(o.settled_at) for o in results["ours"]]
-    ratio = [float(o.settled_at) for o in results["raw ratio"]]
-    print(
-        f"{'decider':<16} {'verdicts to settle':>21} {'(median)':>9} {'unsettled':>10} "
-        f"{'regret':>8} {'ours minus it':>16}"
-    )
-    for name, outcomes in results.items():
-        settle = [float(o.settled_at) for o in outcomes]
-        mean, se = _mean_se(settle)
-        unsettled = f"{sum(not o.settled for o in outcomes)}/{len(outcomes)}"
-        regret = statistics.mean(o.regret for o in outcomes)
-        gap = ""
-        if name != "ours":
-            diff, diff_se = _mean_se([a - b for a, b in zip(ours, settle, strict=True)])
-            gap = f"{diff:+.0f} ± {diff_se:.0f}"
+        tuned = _tune(pool, args) if args.tune else TUNED
+        names = [d.name for d in deciders(tuned)]
+        seeds = range(args.first_seed, args.first_seed + args.seeds)
         print(
-            f"{name:<16} {mean:>13.1f} ± {se:>5.1f} {statistics.median(settle):>9.0f} "
-            f"{unsettled:>10} {regret:>8.1f} {gap:>16}"
+            f"{args.world} world, pairs on {args.pairs:.0%} of judged asks, {args.asks} asks, "
+            f"seeds {seeds.start}-{seeds.stop - 1}, constants {tuned}"
         )
-    share, share_se = _mean_se([a / b for a, b in zip(ours, ratio, strict=True)])
-    print(
-        f"ours / raw ratio: {statistics.mean(ours) / statistics.mean(ratio):.2f} of the mean "
-        f"(per seed {share:.2f} ± {share_se:.2f}); ± is one standard error"
+        results = _run_all(pool, tuned, names, seeds, args)
+    _report(results, args.world == "hard")
+    print(f"({time.perf_counter() - started:.0f}s)")
+
+
+def _report(results: dict[str, list[Outcome]], hard: bool) -> None:
+    ours = results["ours"]
+    head = f"{'decider':<14} {'verdicts to settle':>18} {'unsettled':>9} {'regret':>14}"
+    head += f" {'ours - it: settle':>22} {'regret':>18}"
+    if hard:
+        head += f" {'detect':>7} {'adopt':>6} {'dead seats':>16}"
+    print(head)
+    for name, outcomes in results.items():
+        settle, se = _mean_se([float(o.settled_at) for o in outcomes])
+        reg, reg_se = _mean_se([o.regret for o in outcomes])
+        unsettled = f"{sum(not o.settled for o in outcomes)}/{len(outcomes)}"
+        line = f"{name:<14} {settle:>10.0f} ± {se:>4.0f} {unsettled:>9} {reg:>7.1f} ± {reg_se:>4.1f}"
+        if name != "ours":
+            d, d_se = _mean_se(
+                [float(a.settled_at - b.settled_at) for a, b in zip(ours, outcomes, strict=True)]
+            )
+            r, r_se = _mean_se([a.regret - b.regret for a, b in zip(ours, outcomes, strict=True)])
+            line += f" {d:>+8.0f} ± {d_se:>3.0f} ({_in_se(d, d_se)})"
+            line += f" {r:>+6.1f} ± {r_se:>3.1f} ({_in_se(r, r_se)})"
+        else:
+            line += " " * 41
+        if hard:
+            det = statistics.median(o.detect for o in outcomes)
+            ado = statistics.median(o.adopt for o in outcomes)
+            dead = f"{max(o.dead_seats for o in outcomes)} (<={max(o.dead_last for o in outcomes)} asks)"
+            line += f" {det:>7.0f} {ado:>6.0f} {dead:>16}"
+        print(line)
+    mean_share = statistics.mean(o.settled_at for o in ours) / statistics.mean(
+        o.settled_at for o in results["raw ratio"]
     )
-    print(f"({time.perf_counter() - started:.1f}s)")
+    share, share_se = _mean_se(
+        [a.settled_at / b.settled_at for a, b in zip(ours, results["raw ratio"], strict=True) if b.settled_at]
+    )
+    print(
+        f"ours / raw ratio: {mean_share:.2f} of the mean (per seed {share:.2f} ± {share_se:.2f}); "
+        "detect, adopt: median judged asks; dead seats: most in a run (its last, asks after it began failing)"
+    )
+
+
+def _in_se(diff: float, se: float) -> str:
+    return f"{diff / se:>+5.1f} SE" if se else "  n/a"
 
 
 if __name__ == "__main__":

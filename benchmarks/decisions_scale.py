@@ -15,7 +15,13 @@ write to what it reads (a verdict, a probe) or once per time-to-live;
 the two refreshes that read what grows with the log (the verdict tallies,
 the recent first bytes) are also timed alone.
 
-    .venv/bin/python benchmarks/decisions_scale.py [--sizes 1000,10000,100000] [--repeat 40]
+    .venv/bin/python benchmarks/decisions_scale.py [--sizes 1000,10000,100000] [--repeat 40] [--models 200]
+
+`--models N` puts N models on the bench (the five above and N - 5 more that
+never sat): "seat_plan" is one panel ask's seating on bench/trio with its
+explorer seat (`decisions.seat_plan`, what the panel engine calls), over the
+whole bench: every model's evidence, the decider, the explorer draw, the
+untried models' seat counts.
 
 To compare with another version of `bench/decisions.py`, run the same
 script with `PYTHONPATH` pointing at that version's `src`.
@@ -116,20 +122,21 @@ async def cold(operation: Awaitable[Any]) -> Any:
     return await operation
 
 
-async def one_size(calls: int, repeat: int) -> list[tuple[str, float, int]]:
+async def one_size(calls: int, repeat: int, models: int) -> list[tuple[str, float, int]]:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         async with Runtime.open(home) as runtime:
             await registry.add_endpoint(
                 runtime.store, "instant", "http://127.0.0.1:9/v1", "openai", needs_key=False
             )
-            for alias in THREE + OTHERS:
+            for alias in THREE + OTHERS + tuple(f"m{i:03d}" for i in range(max(models - 5, 0))):
                 await registry.add_model(runtime.store, alias, "instant", alias)
             await registry.add_collection(runtime.store, "trio", list(THREE), seats=2, explorer_seats=1)
             await fill(runtime, calls)
         # Reopen, as a restart would: the store refreshes its statistics at start.
         async with Runtime.open(home) as runtime:
             store = runtime.store
+            trio = await registry.get_collection(store, "trio")
             operations: dict[str, Callable[[], Awaitable[Any]]] = {
                 "rank (3 members)": lambda: decisions.rank(store, "trio", "short", list(THREE)),
                 "rank (whole bench)": lambda: decisions.rank(store, "trio", "short"),
@@ -138,6 +145,14 @@ async def one_size(calls: int, repeat: int) -> list[tuple[str, float, int]]:
                     decisions.rank(store, "trio", "short", list(THREE))
                 ),
             }
+            if hasattr(decisions, "seat_plan"):
+                operations["seat_plan (explorer seat, whole bench)"] = lambda: decisions.seat_plan(
+                    store, trio, "short", spares=5
+                )
+                operations["seat_plan, caches emptied"] = lambda: cold(
+                    decisions.seat_plan(store, trio, "short", spares=5)
+                )
+            operations |= {}
             # The refreshes of the two caches that read what grows with the log, alone.
             for name, load in (
                 ("refresh: verdict tallies", "_load_tallies"),
@@ -156,12 +171,13 @@ async def main() -> None:
         "--sizes", default="1000,10000,100000", help="bench/trio seats in the log (as many again of others)"
     )
     parser.add_argument("--repeat", type=int, default=40)
+    parser.add_argument("--models", type=int, default=5, help="models on the bench (at least the five)")
     args = parser.parse_args()
     print(f"bench/decisions.py from {decisions.__file__}")
     print("| bench/trio seats in the log | operation | CPU ms (median) | SQL statements |")
     print("|--:|---|--:|--:|")
     for size in (int(s) for s in args.sizes.split(",")):
-        for name, cpu_ms, statements in await one_size(size, args.repeat):
+        for name, cpu_ms, statements in await one_size(size, args.repeat, args.models):
             print(f"| {size:,} | {name} | {cpu_ms:.2f} | {statements} |", flush=True)
 
 

@@ -11,9 +11,11 @@ from sqlalchemy import select
 
 from benchwarmers.bench import decisions
 from benchwarmers.bench.rating import HEALTH_MAX
+from benchwarmers.calls.pairs import PairJudgement, record_pairs
+from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
-from benchwarmers.store.schema import LearnedLimit, Probe, SeatingHistory, SuiteResult
+from benchwarmers.store.schema import Call, LearnedLimit, Probe, SeatingHistory, SuiteResult
 
 from .conftest import Seat
 
@@ -134,6 +136,8 @@ async def test_explorer_rotates_among_least_judged_eligible(offline: Runtime, se
         (pick,) = await decisions.pick_explorers(offline.store, "trio", "short", 1, exclude=["member"])
         picks.append(pick)
         await seat(pick, explorer=True)  # seated, nobody judged it
+        # As the panel engine counts the seats it plans, between reads of the seat counts.
+        decisions.note_seated(offline.store, "trio", "short", [pick])
     assert picks == ["x", "y", "x", "y"]
     every = await decisions.pick_explorers(offline.store, "trio", "short", 10, exclude=["member"])
     assert set(every) == {"x", "y", "judged"} and every[-1] == "judged"
@@ -208,3 +212,54 @@ async def test_speed_price_and_limits_break_equal_records(offline: Runtime, seat
     assert "first byte 9.0s" in reasons["slow"]
     assert "$30 per million output tokens" in reasons["dear"]
     assert "near its rate limit" in reasons["crowded"]
+
+
+async def test_pairs_judged_move_the_ranking(offline: Runtime, seat: Seat) -> None:
+    """Pairs (`calls/pairs.py`) are fitted into the same posterior as the
+    single verdicts: equal records, then c judged better than a four times."""
+    for alias in ("a", "b", "c"):
+        await add(offline, alias)
+        for useful in (True, False, True, False):
+            await seat(alias, useful=useful)
+    now = datetime.now(UTC)
+    for i in range(4):
+        async with offline.store.write() as session:
+            for alias in ("c", "a"):
+                session.add(
+                    Call(
+                        id=f"{alias}{i}",
+                        at=now,
+                        kind="seat",
+                        alias=alias,
+                        collection="trio",
+                        shape="short",
+                        ask_id=f"ask{i}",
+                        status="ok",
+                    )
+                )
+        await record_pairs(offline.store, PairJudgement("better", (f"c{i}", f"a{i}")))
+    ranked = await decisions.rank(offline.store, "trio", "short")
+    assert [r.alias for r in ranked] == ["c", "b", "a"]
+    assert any("pairs: preferred 4" in why for why in ranked[0].reasons)
+    assert ranked[0].judged == 4  # pairs are not single verdicts
+
+
+async def test_promotion_as_the_collection_says(offline: Runtime, seat: Seat) -> None:
+    for alias in ("a", "b", "star"):
+        await add(offline, alias)
+    await registry.add_collection(offline.store, "trio", ["a", "b"], explorer_seats=1)
+    for _ in range(12):
+        await seat("a", useful=True)
+        await seat("b", useful=False)
+        await seat("star", useful=True)
+    suggest = await decisions.seat_plan(
+        offline.store, await registry.get_collection(offline.store, "trio"), "short"
+    )
+    assert suggest.record == ("a", "b") and suggest.suggestions[0].startswith("promote star")
+    auto = await registry.update_collection(offline.store, "trio", promotion="auto")
+    promoted = await decisions.seat_plan(offline.store, auto, "short")
+    assert promoted.record == ("a", "star") and "promoted" in promoted.why["star"]
+    never = await registry.update_collection(offline.store, "trio", promotion="never")
+    assert (await decisions.seat_plan(offline.store, never, "short")).suggestions == ()
+    with pytest.raises(UserError):
+        await registry.update_collection(offline.store, "trio", promotion="sometimes")

@@ -3,18 +3,12 @@ shrinks with data, weaker evidence only nudges, penalties say why."""
 
 from __future__ import annotations
 
-import random
-from collections import Counter
-
 import pytest
 
 from benchwarmers.bench.rating import (
     Evidence,
-    Posterior,
-    SeatStats,
     Tally,
     beta_quantile,
-    explorer_order,
     posterior,
     rank_evidence,
     rate,
@@ -100,48 +94,16 @@ def test_penalties_lower_the_score_and_say_why() -> None:
     assert "8 of 10 verdicts here useful" in base.reasons[0]
 
 
-def test_explorer_order_rotates_when_nobody_judges() -> None:
-    stats = {"a": SeatStats("a", 0, 0), "b": SeatStats("b", 0, 0), "c": SeatStats("c", 2, 5)}
-    picks = []
-    for turn in range(4):
-        first, why = explorer_order(list(stats.values()), random.Random(turn))[0]
-        picks.append(first)
-        assert "few verdicts" in why
-        s = stats[first]
-        stats[first] = SeatStats(first, s.judged, s.seats + 1, float(turn + 1))
-    assert picks == ["a", "b", "a", "b"]
-
-
-def test_explorers_are_drawn_where_a_verdict_can_change_the_panel() -> None:
-    """Past MIN_TRIES, an optimistic draw: a model that may be among the best
-    is explored far more often than one everyone knows is weak, a model with
-    a wide posterior before a settled one of the same mean, and close
-    challengers take turns (a draw, not a fixed bound)."""
-    rng = random.Random(7)
-    contender = SeatStats("contender", 10, 10, posterior=Posterior(7, 3))
-    weak = SeatStats("weak", 10, 10, posterior=Posterior(2, 8))
-    firsts = Counter(explorer_order([contender, weak], rng)[0][0] for _ in range(400))
-    assert firsts["contender"] > 20 * max(firsts["weak"], 1)
-    unsure = SeatStats("unsure", 3, 3, posterior=Posterior(1.5, 1.5))
-    settled = SeatStats("settled", 300, 300, posterior=Posterior(150, 150))
-    top = [explorer_order([unsure, settled], rng)[0] for _ in range(400)]
-    assert {alias for alias, _ in top} == {"unsure"}
-    assert all("optimistic draw" in why for _, why in top)
-    close = [SeatStats(name, 20, 20, posterior=Posterior(14, 6)) for name in ("one", "two")]
-    turns = Counter(explorer_order(close, rng)[0][0] for _ in range(400))
-    assert min(turns["one"], turns["two"]) > 100
-
-
-def test_a_well_known_challenger_gives_the_seat_to_one_that_may_be_better() -> None:
-    """The point of drawing from the upper tail: a challenger measured well
-    enough to be known just short of the panel stops taking the explorer
-    seat from one a little lower whose interval still reaches higher (a
-    plain Thompson draw gave the well-known one about 60% of the seats)."""
-    rng = random.Random(11)
-    known = SeatStats("known", 100, 100, posterior=Posterior(60, 40))
-    unsure = SeatStats("unsure", 30, 30, posterior=Posterior(17, 13))
-    firsts = Counter(explorer_order([known, unsure], rng)[0][0] for _ in range(400))
-    assert firsts["unsure"] > 400 * 0.75
+def test_the_suite_fades_as_verdicts_come_and_after_a_change() -> None:
+    """Suite tasks are worth half a verdict each with no verdicts here, less
+    as the user's own verdicts come, and almost nothing once the model changed."""
+    suite = Tally(6, 0)
+    alone = posterior(Evidence("m", suite_shape=suite))
+    judged = posterior(Evidence("m", here=Tally(4, 4), suite_shape=suite))
+    changed = posterior(Evidence("m", here=Tally(4, 4), suite_shape=suite, changed="changed: ..."))
+    assert alone.alpha - alone.beta == pytest.approx(3.0 * 1.0, abs=0.01)  # 6 tasks x 0.5, no fade
+    assert 0.5 < judged.mean < alone.mean and changed.mean < judged.mean
+    assert changed.mean == pytest.approx(0.5, abs=0.03)
 
 
 def test_a_seated_model_keeps_its_seat_until_clearly_beaten() -> None:

@@ -142,6 +142,7 @@ def assert_indexed(details: list[str]) -> None:
             "COVERING INDEX ix_calls_seats" in detail
             or "COVERING INDEX ix_verdicts_tally" in detail
             or "INDEX ix_calls_alias_at (alias=? AND at>?)" in detail
+            or "INDEX ix_verdicts_alias_at (alias=? AND at>?)" in detail
         ), detail
 
 
@@ -233,6 +234,8 @@ async def test_seats_past_the_cap_rotate_by_last_seat(
     # Below the cap fewer seats go first; past it both count 3, and the one seated longest ago goes.
     assert await decisions.pick_explorers(offline.store, "trio", "short", 2) == ["more", "many"]
     monkeypatch.setattr(decisions, "SEAT_COUNT_CAP", 10)
+    for cache in decisions.RANKING_CACHES:  # seat counts are read again only every SEAT_COUNT_TTL
+        cache.forget()
     assert await decisions.pick_explorers(offline.store, "trio", "short", 2) == ["many", "more"]
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from benchwarmers.bench.decider import Decision
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats.base import parse_model_name
 from benchwarmers.panel.merge import anonymise, merge_request, parse_merge
@@ -83,7 +84,8 @@ def test_seating_rules() -> None:
     collection = C("c", ("a", "resting", "rested", "gone", "new", "eyes", "paint", "tiny"), explorer_seats=1)
     # The bench's order for explorers; ad hoc and unfit ones are passed over.
     order = ["adhoc", "resting", "explored", "spare"]
-    seating = seat_panel(collection, ask("hi " * 200), bench=bench, explorer_order=order, now=now)
+    decision = Decision(record=collection.members, explorers=tuple(order), left_off=())
+    seating = seat_panel(collection, ask("hi " * 200), bench=bench, decision=decision, now=now)
     assert [(s.label, s.model.alias, s.explorer) for s in seating.seats] == [
         ("Seat 1", "a", False),
         ("Seat 2", "rested", False),
@@ -123,9 +125,10 @@ def test_a_big_max_tokens_is_lowered_per_member_not_a_reason_to_leave_it_off() -
 def test_seat_cap_extras_and_explorer_never_ad_hoc() -> None:
     bench = [M("a"), M("b"), M("c"), M("x", ad_hoc=True), M("img", role="image")]
     collection = C("c", ("a", "b", "c"), seats=2, explorer_seats=1)
-    seating = seat_panel(
-        collection, ask(), bench=bench, rank=lambda aliases: ["c", "a", "b"], explorer_order=["x", "img"]
+    decision = Decision(
+        record=("c", "a"), explorers=("x", "img"), left_off=(("b", "ranked below the collection's 2 seats"),)
     )
+    seating = seat_panel(collection, ask(), bench=bench, decision=decision)
     assert [s.model.alias for s in seating.seats] == ["c", "a"]  # no explorer: ad hoc and image never
     assert "ranked below" in {m.alias: m.reason for m in seating.left_off}["b"]
     with_extra = seat_panel(C("c", ("a",)), ask(), bench=bench, extras=("x",))

@@ -1,9 +1,17 @@
 """Who sits, who merges, who drives route mode: the one source of truth.
 
 This module reads the store (verdicts, suite results, probes, limits, the
-bench) into `rating.Evidence` and lets the pure `bench.rating` decide, so
-the simulation in `benchmarks/decisions.py` measures the very code the
-server runs. For the panel and route helpers:
+bench, calls failing) into the pure `bench.decider`'s `Table` and
+`Candidate`s and lets it decide, so the simulation in
+`benchmarks/decisions.py`, which drives the same `decide`, measures the very
+seating the server does. For the panel and route helpers:
+
+``await seat_plan(store, collection, shape, spares=0, rng=None) -> decider.Decision``
+    The seats of one panel ask: record seats (members; promoted or
+    stand-in non-members under promotion auto), explorer seats (and
+    `spares` more in line), the members left off and why, suggestions.
+    A failing model (`calls/health.py`) is held out, and
+    `bench/revive.py` probes it.
 
 ``await rank(store, collection, shape, candidates=None) -> list[Ranking]``
     Every candidate (default: the whole bench) best first, eligible or not:
@@ -13,14 +21,14 @@ server runs. For the panel and route helpers:
 ``await rank_aliases(store, collection, shape, aliases) -> list[str]``
     The same, as `panel.engine.Ranker` wants it: `PanelEngine(rt, ranker=rank_aliases)`.
 ``await pick_explorers(store, collection, shape, n, exclude=()) -> list[str]``
-    The eligible bench models in `rating.explorer_order`: those with fewer
-    than `MIN_TRIES` judged seats on this collection and shape first (then
-    fewest seats, counted up to `SEAT_COUNT_CAP`, then seated longest ago),
-    then by an optimistic draw from each one's posterior here: never ad hoc,
-    retired, resting, unavailable, onboarding or image models, nor models
-    whose endpoint the last call could not reach; on a collection that is
-    `free_only`, only models that cost nothing (a model that went paid is
-    priced now); vision-role models only for the `vision` shape.
+    The explorer seats `seat_plan` gives (`decider` says the order: newcomers,
+    then models with fewer than `MIN_TRIES` judged seats here, then those
+    whose interval still reaches above the weakest record seat, then the
+    next best by record): never ad hoc, retired, resting, unavailable,
+    onboarding, failing or image models, nor models whose endpoint the last
+    call could not reach; on a collection that is `free_only`, only models
+    that cost nothing (a model that went paid is priced now); vision-role
+    models only for the `vision` shape.
 ``await pick_mergers(store, collection, shape, candidates) -> list[str]``
 ``await pick_route_member(store, collection, candidates, shape="code", exclude=()) -> list[str]``
     Best first; the route member must take tools.
@@ -35,26 +43,22 @@ server runs. For the panel and route helpers:
 from __future__ import annotations
 
 import random
+import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import func, literal, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from benchwarmers.bench.rating import (
-    OPTIMISM,
-    Evidence,
-    Ranking,
-    SeatStats,
-    Tally,
-    explorer_order,
-    population_mean,
-    posterior,
-    rank_evidence,
-)
+from benchwarmers.bench import decider
+from benchwarmers.bench.forgetting import FLOOR, RECENT_DAYS, Recalled, age_weight, recall
+from benchwarmers.bench.pairs import PairCounts
+from benchwarmers.bench.rating import MIN_TRIES, Evidence, Ranking, Tally
+from benchwarmers.bench.revive import FAILING
+from benchwarmers.calls.health import FAILING_AFTER
 from benchwarmers.calls.verdicts import collection_name
 from benchwarmers.store.changes import Cached
 from benchwarmers.store.db import Store
@@ -64,9 +68,11 @@ from benchwarmers.store.schema import (
     Endpoint,
     LearnedLimit,
     Model,
+    PairVerdict,
     Probe,
     SeatingHistory,
     SuiteResult,
+    Verdict,
     VerdictTally,
 )
 from benchwarmers.store.times import utc
@@ -78,8 +84,15 @@ ANSWER_KINDS = ("seat", "route", "shadow")
 HEALTH_WINDOW = timedelta(days=7)
 # Answers whose first byte stands in for a missing speed probe: the newest this many.
 FIRST_BYTE_SAMPLE = 50
-# Explorer rotation counts a model's seats on a collection and shape up to this many.
-SEAT_COUNT_CAP = 1000
+# Explorer rotation counts an untried model's seats on a collection and shape up to this many.
+SEAT_COUNT_CAP = 100
+# Seat counts are read again this often; seats planned here meanwhile are added as they go.
+SEAT_COUNT_TTL = 30.0
+# A model on the bench for less than this long is a newcomer: explored first.
+NEWCOMER_DAYS = 7
+# The recent window's verdicts read one by one, newest first, for the whole bench at most: a
+# bench judged more than this in `RECENT_DAYS` counts the rest at the weight of the oldest read.
+RECENT_CAP = 2000
 NEAR_LIMIT_SHARE = 0.1
 SHAPES = ("short", "long", "code", "vision")
 
@@ -91,7 +104,14 @@ SHAPES = ("short", "long", "code", "vision")
 _FACTS: Cached[dict[str, _Facts]] = Cached(("models", "endpoints"))
 # (alias, collection, shape, useful) -> verdicts on answers, from `ix_verdicts_tally` alone.
 _TALLIES: Cached[dict[str, list[tuple[str, str, bool, int]]]] = Cached(("verdict_tallies", "models"))
+# (alias, collection, shape) -> its verdicts there as forgetting reads them (`bench/forgetting.py`):
+# the recent window's one by one (`ix_verdicts_at`), the older ones as the tallies' rest.
+_RECALLED: Cached[dict[tuple[str, str, str], Recalled]] = Cached(
+    ("verdict_tallies", "models"), reads=("verdicts",)
+)
 _SUITE: Cached[dict[str, list[tuple[str, bool]]]] = Cached(("suite_results",))
+# (collection, shape) -> the pairs judged there: (better, worse, outcome, when), oldest first.
+_PAIRS: Cached[dict[tuple[str, str], list[tuple[str, str, str, datetime]]]] = Cached(("pair_verdicts",))
 _PROBES: Cached[dict[str, list[Probe]]] = Cached(("probes",))
 _LIMITS: Cached[tuple[LearnedLimit, ...]] = Cached(("learned_limits",))
 # The newest answers' first bytes move with every call: re-read when the bench changes or
@@ -100,7 +120,33 @@ _LIMITS: Cached[tuple[LearnedLimit, ...]] = Cached(("learned_limits",))
 _FIRST_BYTES: Cached[dict[str, float]] = Cached(("models",), reads=("calls",))
 _SEATED: Cached[dict[tuple[str, str], tuple[str, ...]]] = Cached(("seating_history",))
 _EXPLORING: Cached[dict[str, tuple[int, bool]]] = Cached(("collections",))
-RANKING_CACHES = (_FACTS, _TALLIES, _SUITE, _PROBES, _LIMITS, _FIRST_BYTES, _SEATED, _EXPLORING)
+
+
+class _SeatCounts:
+    """(database, collection, shape) -> (read at, alias -> (seats, last
+    seated)): see `_seat_counts`. Forgotten with the caches."""
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str, str, str], tuple[float, dict[str, tuple[int, float]]]] = {}
+
+    def forget(self) -> None:
+        self.entries.clear()
+
+
+_SEAT_COUNTS = _SeatCounts()
+RANKING_CACHES = (
+    _FACTS,
+    _TALLIES,
+    _RECALLED,
+    _SUITE,
+    _PAIRS,
+    _PROBES,
+    _LIMITS,
+    _FIRST_BYTES,
+    _SEATED,
+    _EXPLORING,
+    _SEAT_COUNTS,
+)
 
 
 async def rank(
@@ -111,54 +157,173 @@ async def rank(
     models = await _models(store, candidates)
     evidence = await _evidence(store, name, shape, models, now)
     seated, explores = await _seating(store, name, shape)
-    ranked = rank_evidence(
-        [evidence[a] for a in models], seated=seated, optimism=0.0 if explores else OPTIMISM
+    table = decider.Table(members=tuple(models), explorer_seats=int(explores), seated=seated)
+    return decider.rankings(
+        table,
+        [decider.Candidate(a, evidence[a], True, _held_out(models[a], shape, now)) for a in models],
+        await _pairs(store, name, shape, now),
     )
-    out: list[Ranking] = []
-    benched: list[Ranking] = []
-    for r in ranked:
-        why = _ineligible(models[r.alias], shape, now)
-        if why:
-            benched.append(replace(r, eligible=False, reasons=(f"not seated: {why}", *r.reasons)))
-        else:
-            out.append(r)
-    return out + benched
 
 
 async def rank_aliases(store: Store, collection: str, shape: str, aliases: list[str]) -> list[str]:
     return [r.alias for r in await rank(store, collection, shape, aliases)]
 
 
+class SeatingSettings(Protocol):
+    """What seating reads of a collection (a `registry.CollectionView` has it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def members(self) -> Sequence[str]: ...
+    @property
+    def seats(self) -> int: ...
+    @property
+    def explorer_seats(self) -> int: ...
+    @property
+    def free_only(self) -> bool: ...
+    @property
+    def promotion(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Seating:
+    """Seating settings without a collection row (`pick_explorers`)."""
+
+    name: str
+    members: tuple[str, ...]
+    seats: int
+    explorer_seats: int
+    free_only: bool
+    promotion: str
+
+
+async def seat_plan(
+    store: Store,
+    collection: SeatingSettings,
+    shape: str,
+    *,
+    spares: int = 0,
+    exclude: Sequence[str] = (),
+    rng: random.Random | None = None,
+) -> decider.Decision:
+    """The seats of one ask on `collection` (see the module docstring);
+    `exclude`: aliases seated otherwise (`--with` extras), never explorers."""
+    table, candidates, pairs = await seat_state(store, collection, shape, exclude=exclude)
+    return decider.decide(table, candidates, pairs=pairs, rng=rng or _EXPLORER_DRAWS, spares=spares)
+
+
+async def seat_state(
+    store: Store, collection: SeatingSettings, shape: str, *, exclude: Sequence[str] = ()
+) -> tuple[decider.Table, list[decider.Candidate], PairCounts | None]:
+    """The store as the decider sees it for this collection and shape: what
+    `seat_plan` decides on (and what the simulation builds from its world)."""
+    name = collection.name
+    now = datetime.now(UTC)
+    bench = await _models(store, None)
+    members = [a for a in collection.members if a in bench]
+    seated, _ = await _seating(store, name, shape)
+    table = decider.Table(
+        members=tuple(members),
+        seats=collection.seats,
+        explorer_seats=collection.explorer_seats,
+        promotion=collection.promotion,
+        seated=seated,
+    )
+    capped = 0 < collection.seats < len(members)
+    outsiders: list[str] = []
+    if collection.explorer_seats > 0 or collection.promotion == "auto":
+        outsiders = [a for a, m in bench.items() if a not in members and not m.ad_hoc and a not in exclude]
+    models = {a: bench[a] for a in (*members, *outsiders)}
+    pairs = None
+    if capped or outsiders:
+        evidence = await _evidence(store, name, shape, models, now)
+        pairs = await _pairs(store, name, shape, now)
+    else:
+        # Every member that may sit sits, in member order: the record decides nothing here,
+        # so it is not read (most panels: the ask's hot path).
+        evidence = {a: Evidence(a) for a in models}
+    untried = [a for a in models if (evidence[a].judged or 0) < MIN_TRIES]
+    seen = await _seat_counts(store, name, shape, untried) if collection.explorer_seats > 0 else {}
+    newcomer_since = now - timedelta(days=NEWCOMER_DAYS)
+    candidates = []
+    for alias, model in models.items():
+        seats, last = seen.get(alias, (0, 0.0))
+        candidates.append(
+            decider.Candidate(
+                alias,
+                evidence[alias],
+                member=alias in members,
+                held_out=_held_out(model, shape, now),
+                may_explore=not model.ad_hoc
+                and not model.unreachable
+                and alias not in exclude
+                and not (collection.free_only and model.priced),
+                newcomer=utc(model.created_at) >= newcomer_since,
+                seats=seats,
+                last_seated=last,
+            )
+        )
+    return table, candidates, pairs
+
+
+async def _pairs(store: Store, collection: str, shape: str, now: datetime) -> PairCounts | None:
+    """The pairs judged on this collection and shape, each weighed by its age
+    in whole days as verdicts are (`forgetting.age_weight`); None when there are none."""
+    rows = (await _PAIRS.get(store, lambda: _load_pairs(store))).get((collection, shape))
+    if not rows:
+        return None
+    pairs = PairCounts()
+    for better, worse, outcome, at in rows:
+        pairs.add(better, worse, outcome, age_weight(float((now - at).days)))
+    return pairs
+
+
+async def _load_pairs(store: Store) -> dict[tuple[str, str], list[tuple[str, str, str, datetime]]]:
+    """Every pair judged (`calls/pairs.py` writes them), per collection and shape."""
+    out: dict[tuple[str, str], list[tuple[str, str, str, datetime]]] = defaultdict(list)
+    async with store.read() as session:
+        rows = await session.execute(
+            select(
+                PairVerdict.collection,
+                PairVerdict.shape,
+                PairVerdict.better_alias,
+                PairVerdict.worse_alias,
+                PairVerdict.outcome,
+                PairVerdict.at,
+            ).order_by(PairVerdict.at, PairVerdict.id)
+        )
+        for coll, shp, better, worse, outcome, at in rows:
+            out[coll, shp].append((better, worse, outcome, utc(at)))
+    return dict(out)
+
+
+def note_seated(store: Store, collection: str, shape: str, aliases: Sequence[str]) -> None:
+    """Count seats planned in this process until the seat counts are read
+    again, so explorer seats rotate between reads."""
+    entry = _SEAT_COUNTS.entries.get((store.database_key, collection_name(collection), shape))
+    if entry is None:
+        return
+    now = time.time()
+    counts = entry[1]
+    for alias in aliases:
+        if alias in counts or len(counts) < 10_000:
+            seats, _ = counts.get(alias, (0, 0.0))
+            counts[alias] = (seats + 1, now)
+
+
 async def pick_explorers(
     store: Store, collection: str, shape: str, n: int, exclude: Sequence[str] = ()
 ) -> list[str]:
+    """The first `n` explorers in line for this collection and shape."""
     if n <= 0:
         return []
     name = collection_name(collection)
-    now = datetime.now(UTC)
-    models = await _models(store, None)
-    free_only = (await _collections(store)).get(name, (0, False))[1]
-    eligible = [
-        a
-        for a, m in models.items()
-        if a not in exclude and not m.ad_hoc and not _ineligible(m, shape, now) and not m.unreachable
-    ]
-    if free_only:
-        eligible = [a for a in eligible if not models[a].priced]
-    if not eligible:
-        return []
-    # The seats come from an index alone (`ix_calls_seats`) and stop at SEAT_COUNT_CAP per
-    # alias; the evidence is tallies (`_evidence`): no call row is read, however long the log.
-    async with store.read() as session:
-        seen = await _recent_seats(session, name, shape, eligible)
-    evidence = await _evidence(store, name, shape, {a: models[a] for a in eligible}, now)
-    base = population_mean(list(evidence.values()))
-    stats = []
-    for alias in eligible:
-        seats, last = seen.get(alias, (0, 0.0))
-        e = evidence[alias]
-        stats.append(SeatStats(alias, int(e.here.total), seats, last, posterior(e, base)))
-    return [alias for alias, _why in explorer_order(stats, _EXPLORER_DRAWS)[:n]]
+    explorer_seats, free_only = (await _collections(store)).get(name, (0, False))
+    # Who is next in line, even on a collection with no explorer seat; `exclude` sit by record.
+    settings = Seating(name, tuple(exclude), 0, max(explorer_seats, 1), free_only, "never")
+    decision = await seat_plan(store, settings, shape, spares=max(n - settings.explorer_seats, 0))
+    return list(decision.explorers[:n])
 
 
 async def pick_mergers(store: Store, collection: str, shape: str, candidates: Sequence[str]) -> list[str]:
@@ -319,6 +484,9 @@ class _Facts:
     price_out: float | None
     resting_until: datetime | None
     unreachable: bool  # the endpoint's last call could not connect (`calls/reach.py`)
+    failures: int  # calls in a row that failed (`calls/health.py`)
+    failing_since: datetime | None
+    created_at: datetime
 
     @property
     def priced(self) -> bool:
@@ -351,6 +519,9 @@ async def _load_facts(store: Store) -> dict[str, _Facts]:
                 m.price_out,
                 m.resting_until,
                 unreachable is not None,
+                m.failures or 0,
+                m.failing_since,
+                m.created_at,
             )
             for m, endpoint, unreachable in (await session.execute(query)).all()
         }
@@ -366,8 +537,9 @@ async def _evidence(
     elsewhere: dict[str, Tally] = defaultdict(Tally)
     suite_shape: dict[str, Tally] = defaultdict(Tally)
     suite_other: dict[str, Tally] = defaultdict(Tally)
-    tallies, suite, probes, first_bytes, limits = (
+    tallies, recalled, suite, probes, first_bytes, limits = (
         await _TALLIES.get(store, lambda: _load_tallies(store)),
+        await _RECALLED.get(store, lambda: _load_recalled(store)),
         await _SUITE.get(store, lambda: _load_suite(store)),
         await _PROBES.get(store, lambda: _load_probes(store)),
         await _FIRST_BYTES.get(store, lambda: _load_first_bytes(store)),
@@ -399,9 +571,12 @@ async def _evidence(
         health = [p for p in recent if p.kind in ("daily", "onboard", "confirm") and not p.limited]
         speed = [p for p in recent if p.kind == "speed"]
         checks = [p for p in health if p.kind == "onboard" and p.answered]
+        remembered = recalled.get((alias, collection, shape))
         out[alias] = Evidence(
             alias,
-            here=here[alias],
+            here=remembered.tally if remembered else here[alias],
+            changed=remembered.changed if remembered else "",
+            judged=int(here[alias].total),
             same_collection=same[alias],
             other_shapes=tuple(by_shape[alias].values()),
             elsewhere=elsewhere[alias],
@@ -440,6 +615,67 @@ async def _load_tallies(store: Store) -> dict[str, list[tuple[str, str, bool, in
         for alias, coll, shp, useful, count in rows:
             out[alias].append((coll, shp, bool(useful), int(count)))
     return dict(out)
+
+
+async def _load_recalled(store: Store) -> dict[tuple[str, str, str], Recalled]:
+    """Per alias, collection and shape with verdicts in the recent window,
+    what forgetting makes of them: the window's verdicts one by one (ages
+    in whole days, so a day's rankings reuse their arithmetic), the rest of
+    the tallies as older ones."""
+    tallies = await _TALLIES.get(store, lambda: _load_tallies(store))
+    aliases = list(await _models(store, None))
+    now = datetime.now(UTC)
+    recent: dict[tuple[str, str, str], list[tuple[float, bool]]] = defaultdict(list)
+    async with store.read() as session:
+        rows = await session.execute(
+            select(Verdict.alias, Verdict.collection, Verdict.shape, Verdict.useful, Verdict.at)
+            .where(
+                Verdict.alias.in_(aliases),
+                Verdict.at >= now - timedelta(days=RECENT_DAYS),
+                Verdict.kind.in_(ANSWER_KINDS),
+            )
+            .order_by(Verdict.at.desc())
+            .limit(RECENT_CAP)
+        )
+        oldest = 0.0
+        for alias, coll, shp, useful, at in rows:
+            oldest = float((now - utc(at)).days)
+            recent[alias, coll, shp].append((oldest, bool(useful)))
+    read = sum(len(r) for r in recent.values())
+    older_weight = age_weight(oldest) if read >= RECENT_CAP else FLOOR
+    out = {}
+    for (alias, coll, shp), rows_here in recent.items():
+        total = Tally()
+        for c, s, useful, count in tallies.get(alias, ()):
+            if c == coll and s == shp:
+                total += Tally(float(count), 0.0) if useful else Tally(0.0, float(count))
+        good = sum(useful for _, useful in rows_here)
+        older = Tally(max(total.good - good, 0.0), max(total.bad - (len(rows_here) - good), 0.0))
+        out[alias, coll, shp] = recall(older, rows_here, older_weight)
+    return out
+
+
+async def _seat_counts(
+    store: Store, collection: str, shape: str, aliases: Sequence[str]
+) -> dict[str, tuple[int, float]]:
+    """Seats (up to `SEAT_COUNT_CAP`) and the last one's time of these
+    aliases here, read at most every `SEAT_COUNT_TTL` seconds (and for an
+    alias not read yet); seats planned here meanwhile are counted by
+    `note_seated`. Only the untried need them (`decider`), so a settled bench reads none."""
+    key = (store.database_key, collection, shape)
+    entry = _SEAT_COUNTS.entries.get(key)
+    fresh = entry is not None and time.monotonic() - entry[0] < SEAT_COUNT_TTL
+    counts = entry[1] if entry is not None and fresh else {}
+    missing = [a for a in aliases if a not in counts]
+    if missing or not fresh:
+        asked = missing if fresh else list(aliases)
+        read = {}
+        if asked:
+            async with store.read() as session:
+                read = await _recent_seats(session, collection, shape, asked)
+        counts = {**counts, **{a: read.get(a, (0, 0.0)) for a in asked}}
+        _SEAT_COUNTS.entries[key] = (entry[0] if entry is not None and fresh else time.monotonic(), counts)
+    return {a: counts[a] for a in aliases}
 
 
 async def _load_suite(store: Store) -> dict[str, list[tuple[str, bool]]]:
@@ -545,6 +781,19 @@ def _ineligible(model: _Facts, shape: str, now: datetime) -> str:
     if shape == "vision" and not (model.vision or model.role == "vision"):
         return "cannot read images"
     return ""
+
+
+def _held_out(model: _Facts, shape: str, now: datetime) -> str:
+    """Why the decider seats this model nowhere now ("" when it may sit):
+    `_ineligible`, or its calls failing until a probe answers."""
+    why = _ineligible(model, shape, now)
+    if why or model.failures < FAILING_AFTER:
+        return why
+    since = f" since {utc(model.failing_since).isoformat(timespec='seconds')}" if model.failing_since else ""
+    return (
+        f"{FAILING} its last {model.failures} calls failed (no connection, 5xx or timeout){since}; "
+        "held out until a probe answers"
+    )
 
 
 def _near(lim: LearnedLimit, now: datetime) -> bool:

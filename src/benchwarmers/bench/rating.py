@@ -7,7 +7,10 @@ very same code, or the simulation proves nothing about the product.
 The model, per model x collection x shape:
 
 - Usefulness is a Beta posterior. Verdicts on this collection and shape
-  count one each, and so do the suite's tasks of this shape at half weight.
+  count one each (less as they age, and much less before a change the
+  detector saw: `bench/forgetting.py`), and so do the suite's tasks of this
+  shape at half weight, fading as verdicts come (`SUITE_FADE`) and almost
+  gone once the model changed: the suite was run once, the verdicts are now.
   The prior is hierarchical: the model's own record everywhere else (other
   shapes of this collection, this shape elsewhere at half weight, the
   suite's other shapes, the onboarding probes' checks), over the average
@@ -25,16 +28,10 @@ The model, per model x collection x shape:
   not on one lucky verdict: a panel that settles stays settled), and pushed
   down by health (unanswered probes), speed (slow first byte, few tokens per
   second), cost (price) and limits (near a rate limit).
-- Explorer seats (`explorer_order`) go first to models tried fewer than
-  `MIN_TRIES` times here, then by an optimistic Thompson draw: a draw from
-  the upper tail of each posterior (between its `EXPLORE_TAIL` quantile and
-  the top), highest first. A model is explored while its interval still
-  reaches above the others': a challenger measured well enough to be known
-  just short of the panel gives the seat to one whose few verdicts leave
-  room to be better (a plain Thompson draw kept sending the seat to the
-  well-known near-miss, and a true top model that started unlucky stayed
-  out for hundreds of asks). Still a draw, not a fixed bound, so close
-  challengers take turns while verdicts are slow to come.
+- Pairs ("A better than B") are fitted into the same posterior by
+  `bench/pairs.py`; who sits and who explores is `bench/decider.py`'s, with
+  the optimistic draw here (`optimistic_draw`): a draw from the upper tail
+  of each posterior (between its `EXPLORE_TAIL` quantile and the top).
 
 Every term that moves the score leaves a reason in plain words.
 """
@@ -52,6 +49,10 @@ CONFIDENCE = 0.90
 # A suite task is worth this many verdicts (its tasks are few and not the user's asks).
 SUITE_PER_TASK = 0.5
 SUITE_CAP = 6.0
+# The suite's weight halves after this many verdicts here (they are the user's own asks).
+SUITE_FADE = 8.0
+# After a change (`bench/forgetting.py`), the suite counts this share of its weight.
+SUITE_AFTER_CHANGE = 0.1
 # The onboarding probes' checks (a sum, a JSON object...) say little about usefulness.
 PROBE_CHECK_PER_ITEM = 0.125
 PROBE_CHECK_CAP = 0.5
@@ -127,6 +128,10 @@ class Evidence:
     tokens_per_second: float | None = None
     price_per_mtok: float | None = None  # output price, USD per million tokens
     near_limit: bool = False
+    # Why the detector thinks the model changed ("" when it does not): `bench/forgetting.py`.
+    changed: str = ""
+    # Verdicts here as counted (`here` is discounted by age); None: `here`'s total.
+    judged: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +150,7 @@ class Ranking:
     reasons: tuple[str, ...] = field(default=())
     # False when the bench may not seat it now (retired, resting, ...): decisions.py says why.
     eligible: bool = True
+    posterior: Posterior | None = field(default=None, compare=False)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -174,7 +180,10 @@ class Posterior:
 
     def interval(self, confidence: float = CONFIDENCE) -> tuple[float, float]:
         tail = (1 - confidence) / 2
-        return beta_quantile(tail, self.alpha, self.beta), beta_quantile(1 - tail, self.alpha, self.beta)
+        # Rounded to a tenth of a verdict: discounted tallies and fitted pairs differ in far
+        # digits, and the quantiles are cached on their arguments.
+        a, b = max(round(self.alpha, 1), 0.1), max(round(self.beta, 1), 0.1)
+        return beta_quantile(tail, a, b), beta_quantile(1 - tail, a, b)
 
 
 def population_mean(evidence: Sequence[Evidence]) -> float:
@@ -200,7 +209,8 @@ def posterior(e: Evidence, base: float = 0.5) -> Posterior:
     tasks over a prior pooled from the model's record elsewhere (the module
     docstring says how hard)."""
     a0, b0 = base * POPULATION_STRENGTH, (1 - base) * POPULATION_STRENGTH
-    own = e.here + e.suite_shape.weighted(SUITE_PER_TASK, SUITE_CAP)
+    fade = SUITE_FADE / (SUITE_FADE + e.here.total) * (SUITE_AFTER_CHANGE if e.changed else 1.0)
+    own = e.here + e.suite_shape.weighted(SUITE_PER_TASK * fade, SUITE_CAP * fade)
     rest = (
         e.same_collection
         + e.elsewhere.weighted(ELSEWHERE_PER_VERDICT, math.inf)
@@ -229,13 +239,22 @@ def posterior(e: Evidence, base: float = 0.5) -> Posterior:
     return Posterior(pooled * strength + own.good, (1 - pooled) * strength + own.bad)
 
 
-def rate(e: Evidence, base: float = 0.5, seated: bool = False, optimism: float = OPTIMISM) -> Ranking:
+def rate(
+    e: Evidence,
+    base: float = 0.5,
+    seated: bool = False,
+    optimism: float = OPTIMISM,
+    post: Posterior | None = None,
+) -> Ranking:
     """One model's ranking: posterior, optimism, incumbency, penalties, and
-    the reasons. `seated`: it holds a seat now (see `INCUMBENCY`)."""
-    post = posterior(e, base)
+    the reasons. `seated`: it holds a seat now (see `INCUMBENCY`); `post`:
+    its posterior when the caller fitted it (pairs), else `posterior(e, base)`."""
+    post = post or posterior(e, base)
     lo, hi = post.interval()
     mean = post.mean
     reasons = [_record_reason(e, mean, lo, hi)]
+    if e.changed:
+        reasons.append(e.changed)
     score = mean + optimism * (hi - mean)
     if seated and e.here.total >= MIN_TRIES:  # an untried seat-holder has no record to protect
         score += INCUMBENCY * post.sd
@@ -243,7 +262,8 @@ def rate(e: Evidence, base: float = 0.5, seated: bool = False, optimism: float =
     for penalty, reason in _penalties(e):
         score -= penalty
         reasons.append(reason)
-    return Ranking(e.alias, score, mean, (lo, hi), int(e.here.total), tuple(reasons))
+    judged = e.judged if e.judged is not None else int(e.here.total)
+    return Ranking(e.alias, score, mean, (lo, hi), judged, tuple(reasons), posterior=post)
 
 
 def rank_evidence(
@@ -256,37 +276,6 @@ def rank_evidence(
     base = population_mean(evidence)
     rankings = [rate(e, base, e.alias in seated, optimism) for e in evidence]
     return sorted(rankings, key=lambda r: -r.score)
-
-
-@dataclass(frozen=True, slots=True)
-class SeatStats:
-    """What explorer seats need about one eligible model."""
-
-    alias: str
-    judged: int  # judged seats on this collection
-    seats: int  # seats on this collection, judged or not (decisions.py counts up to a cap)
-    last_seated: float = 0.0  # Unix time of its last seat here, 0 if never
-    posterior: Posterior | None = None  # its usefulness here (None: the population's)
-
-
-def explorer_order(stats: Sequence[SeatStats], rng: random.Random) -> list[tuple[str, str]]:
-    """(alias, why) in explorer order. Models judged fewer than `MIN_TRIES`
-    times here first (fewest judged, then fewest seats, then seated longest
-    ago: counting unjudged seats too is what makes the seat rotate when
-    nobody judges); then the rest by an optimistic draw (`optimistic_draw`),
-    highest first."""
-    untried = sorted(
-        (s for s in stats if s.judged < MIN_TRIES), key=lambda s: (s.judged, s.seats, s.last_seated, s.alias)
-    )
-    draws = {
-        s.alias: optimistic_draw(s.posterior or Posterior(1.0, 1.0), rng)
-        for s in stats
-        if s.judged >= MIN_TRIES
-    }
-    tried = sorted(draws, key=lambda alias: -draws[alias])
-    return [(s.alias, "explorer: few verdicts here yet") for s in untried] + [
-        (alias, f"explorer: might be among the best (optimistic draw {draws[alias]:.0%})") for alias in tried
-    ]
 
 
 def optimistic_draw(post: Posterior, rng: random.Random) -> float:
@@ -303,7 +292,7 @@ def optimistic_draw(post: Posterior, rng: random.Random) -> float:
 def _record_reason(e: Evidence, mean: float, lo: float, hi: float) -> str:
     parts = [f"usefulness {mean:.0%} (90% interval {lo:.0%}-{hi:.0%})"]
     if e.here.total:
-        parts.append(f"{e.here.good:g} of {e.here.total:g} verdicts here useful")
+        parts.append(f"{e.here.good:.3g} of {e.here.total:.3g} verdicts here useful (weighed by age)")
     else:
         parts.append("no verdicts here yet")
     if e.suite_shape.total:

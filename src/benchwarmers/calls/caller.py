@@ -38,7 +38,8 @@ may also cap its wait on the limiter (`limit_wait`): a probe passes 0, so
 it goes only when the limiter allows it now and is `limited` otherwise,
 never a timeout eaten by a wait.
 
-Every call tells `reach.py` whether its endpoint answered at all.
+Every call tells `reach.py` whether its endpoint answered at all, and
+`health.py` whether its model is failing (the dead are not seated).
 
 A call cancelled with `STOPPED` as the cancellation's message (a person
 stopped the panel: `PanelEngine.run(stop_on_close=True)`) is recorded as
@@ -59,7 +60,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from prometheus_client import Counter, Histogram
 
 from benchwarmers import metrics
-from benchwarmers.calls import reach
+from benchwarmers.calls import health, reach
 from benchwarmers.calls.call_ids import new_call_id
 from benchwarmers.calls.log import CallRow, submit_call
 from benchwarmers.calls.tokens import total_tokens
@@ -526,6 +527,9 @@ class CallStream:
             await self.runtime.limiter.spent(endpoint.name, self.model.served, usage=usage)
         if self._reached is not None:
             await reach.note(self.runtime.store, endpoint.name, reachable=self._reached)
+        failed = health.hard_failure(result.status, result.failure)
+        if failed is not None:
+            await health.note(self.runtime.store, result.alias, failed=failed)
 
 
 # The call counter and duration histogram of each (kind, collection, member,

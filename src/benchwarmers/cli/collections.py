@@ -34,6 +34,14 @@ FreeOnly = Annotated[
         "--free-only/--any-price", help="Explorer seats only for models that cost nothing (or any price)."
     ),
 ]
+Promotion = Annotated[
+    str | None,
+    typer.Option(
+        "--promotion",
+        help="An explorer's find clearly better than a record seat: auto (takes it), "
+        "suggest (named in the decisions) or never.",
+    ),
+]
 System = Annotated[str | None, typer.Option("--system", help="System prompt given to every seat.")]
 Timeout = Annotated[float | None, typer.Option("--timeout", help="Seconds each seat may take.")]
 Shadow = Annotated[
@@ -66,6 +74,7 @@ def add(
     seats: Seats = None,
     explorer: Explorer = None,
     free_only: FreeOnly = None,
+    promotion: Promotion = None,
     system: System = None,
     timeout: Timeout = None,
     shadow: Shadow = None,
@@ -80,6 +89,7 @@ def add(
         "seats": seats,
         "explorer_seats": explorer,
         "free_only": free_only,
+        "promotion": promotion,
         "system_prompt": system,
         "seat_timeout": timeout,
         "shadow_seats": shadow,
@@ -101,6 +111,7 @@ def set_(
     seats: Seats = None,
     explorer: Explorer = None,
     free_only: FreeOnly = None,
+    promotion: Promotion = None,
     system: System = None,
     timeout: Timeout = None,
     shadow: Shadow = None,
@@ -118,6 +129,7 @@ def set_(
             seats=seats,
             explorer_seats=explorer,
             free_only=free_only,
+            promotion=promotion,
             system_prompt=system,
             seat_timeout=timeout,
             shadow_seats=shadow,

@@ -73,7 +73,7 @@ from benchwarmers.limits.user_limits import KINDS as LIMIT_KINDS
 from benchwarmers.limits.user_limits import UserLimit
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import sqlite_url
-from benchwarmers.store.registry import CollectionView, EndpointView, ModelView
+from benchwarmers.store.registry import PROMOTIONS, CollectionView, EndpointView, ModelView
 from benchwarmers.store.schema import OnboardingItem, Probe
 from benchwarmers.store.times import iso_utc, utc
 
@@ -91,6 +91,7 @@ __all__ = [
     "NOBODY",
     "ONBOARDING_MODES",
     "OWNER",
+    "PROMOTIONS",
     "SUITE_SHAPES",
     "Admin",
     "BenchServices",

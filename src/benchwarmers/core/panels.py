@@ -275,7 +275,7 @@ class Panels:
     async def decisions(self, collection: str, shape: str = "") -> dict[str, Any]:
         """Why who sits: per shape (or the one asked) the members best first
         with their scores, intervals and reasons, the models next in line for
-        the explorer seats, and the dated history of who sat. Counts and
+        the explorer seats, the promotions suggested, and the dated history of who sat. Counts and
         reasons only, never a prompt, an answer or a note."""
         if shape and shape not in decisions.SHAPES:
             raise UserError(f"shape {shape!r} is not known; shapes: {', '.join(decisions.SHAPES)}")
@@ -291,6 +291,10 @@ class Panels:
                 store, found.name, s, max(found.explorer_seats, 1), exclude=found.members
             )
             for s in report["shapes"]
+        }
+        # Under promotion "suggest", a non-member clearly better than a record seat is named here.
+        report["suggestions"] = {
+            s: list((await decisions.seat_plan(store, found, s)).suggestions) for s in report["shapes"]
         }
         return report
 

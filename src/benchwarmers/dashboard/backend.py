@@ -26,6 +26,7 @@ from benchwarmers.core import (
     LOGIN_PASSWORD,
     ONBOARDING_MODES,
     OWNER,
+    PROMOTIONS,
     BenchServices,
     CollectionView,
     Core,
@@ -285,6 +286,11 @@ class Backend:
             value = number(body, key, label=label)
             if value is not None:
                 options[key] = int(value)
+        promotion = text(body, "promotion")
+        if promotion:
+            if promotion not in PROMOTIONS:
+                raise FieldError("promotion", f"promotion is one of {', '.join(PROMOTIONS)}")
+            options["promotion"] = promotion
         if "keep_text" in body:
             if not isinstance(body["keep_text"], bool):
                 raise FieldError("keep_text", "keep text is on or off (true or false)")
@@ -456,6 +462,7 @@ def collection_json(c: CollectionView) -> dict[str, Any]:
         "members": list(c.members),
         "seats": c.seats,
         "explorer_seats": c.explorer_seats,
+        "promotion": c.promotion,
         "reply": c.reply,
         "merger": c.merger,
         "purpose": c.purpose,

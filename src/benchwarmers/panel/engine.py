@@ -28,13 +28,13 @@ import asyncio
 import random
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from benchwarmers import metrics
-from benchwarmers.bench import decisions
+from benchwarmers.bench import decisions, revive
 from benchwarmers.calls.call_ids import new_ask_id, new_call_id
 from benchwarmers.calls.caller import STOPPED, CallContext, Caller, CallResult, await_recorded
 from benchwarmers.calls.log import panel_task
@@ -69,9 +69,6 @@ from benchwarmers.types import (
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
 
-# Orders aliases best first for one collection and shape (seat caps, merger choice).
-Ranker = Callable[[Any, str, str, list[str]], Awaitable[list[str]]]
-
 # Explorer candidates asked for beyond the seats, in case the first do not fit.
 EXPLORER_SPARES = 5
 
@@ -84,12 +81,9 @@ _RUNNING: set[asyncio.Task[None]] = set()
 
 
 class PanelEngine:
-    def __init__(
-        self, runtime: Runtime, *, ranker: Ranker = decisions.rank_aliases, rng: random.Random | None = None
-    ):
+    def __init__(self, runtime: Runtime, *, rng: random.Random | None = None):
         self.runtime = runtime
         self.caller = Caller(runtime)
-        self.ranker = ranker
         self.rng = rng
 
     async def run(
@@ -173,34 +167,24 @@ class PanelEngine:
         bench = await registry.models_by_alias(store)
         request = ask.request.under_system(collection.system_prompt)
         shape = shape_of(request)
-        ranked: list[str] = []
-        if collection.seats > 0 and len(collection.members) > collection.seats:
-            ranked = await self.ranker(store, collection.name, shape, list(collection.members))
-        explorer_order: list[str] = []
-        if collection.explorer_seats > 0:
-            # A few spares: the first in line may not fit this request.
-            explorer_order = await decisions.pick_explorers(
-                store,
-                collection.name,
-                shape,
-                collection.explorer_seats + EXPLORER_SPARES,
-                exclude=(*collection.members, *ask.extra_aliases),
-            )
-
-        def rank(aliases: list[str]) -> list[str]:
-            order = {alias: i for i, alias in enumerate(ranked)}
-            return sorted(aliases, key=lambda a: order.get(a, len(order)))
-
-        seating = seat_panel(
-            collection,
-            request,
-            bench=bench,
-            extras=ask.extra_aliases,
-            explorer_order=explorer_order,
-            rank=rank,
-        )
         if ask.only_aliases:  # a follow-up: exactly the seats named
             seating = seat_exactly(ask.only_aliases, request, bench)
+        else:
+            # The bench's decision (`bench/decider.py`), with a few spare explorers: the first
+            # in line may not fit this request.
+            decision = await decisions.seat_plan(
+                store,
+                collection,
+                shape,
+                spares=EXPLORER_SPARES if collection.explorer_seats > 0 else 0,
+                exclude=ask.extra_aliases,
+                rng=self.rng,
+            )
+            revive.probe_failing(self.runtime, decision.left_off)
+            seating = seat_panel(
+                collection, request, bench=bench, extras=ask.extra_aliases, decision=decision
+            )
+            decisions.note_seated(store, collection.name, shape, [s.model.alias for s in seating.seats])
         if not seating.seats:
             reasons = "; ".join(f"{m.alias}: {m.reason}" for m in seating.left_off) or "it has no members"
             raise UserError(

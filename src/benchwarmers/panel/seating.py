@@ -1,35 +1,41 @@
 """Who sits on a panel for one request, and why the others do not.
 
-Seating is a pure function of what the engine looked up (the collection,
-the bench, each model's judged-seat counts, a ranking) and the request, so
-every rule is testable without a server and every member left off carries a
-reason the client sees in `bench.leftOff`:
+Who sits by record and who explores is the bench's `bench.decider.Decision`
+(one seating flow for the server and the simulation: `bench/decider.py`);
+this module fits that decision to one request, a pure function of the
+collection, the bench, the decision and the request, so every rule is
+testable without a server and every member left off carries a reason the
+client sees in `bench.leftOff`:
 
-* members are seated in their order unless their status keeps them off
-  (onboarding, unavailable, resting, retired) or the request does not fit
-  them (no image reader for an image, a vision model for plain text, a
-  context window too small for the prompt and the reply room it can give:
-  a `max_tokens` above a member's output limit is lowered for that member,
-  `calls.tokens.fitted`, not a reason to leave it off);
+* the decision's record seats sit in its order (members, or under
+  promotion auto a non-member it promoted or stood in for a member held
+  out), unless their status keeps them off (onboarding, unavailable,
+  resting, retired) or the request does not fit them (no image reader for
+  an image, a vision model for plain text, a context window too small for
+  the prompt and the reply room it can give: a `max_tokens` above a
+  member's output limit is lowered for that member, `calls.tokens.fitted`,
+  not a reason to leave it off);
+* members the decision left off (held out: failing, resting...; ranked
+  below the seat cap; their seat given to another) say why;
 * `image` models make images and never sit on a text panel;
-* when the collection caps its seats, the eligible members the ranking puts
-  first are seated and the rest are left off, saying so;
-* `--with` extras sit beside the members (an ad hoc model may: it was named);
-* explorer seats go down `explorer_order` (the bench's decisions: fewest
-  judged seats first, so the seat rotates) to the first models that fit,
-  never to ad hoc, retired, resting, unavailable or image models;
+* `--with` extras sit beside them (an ad hoc model may: it was named);
+* explorer seats go down the decision's explorers to the first models that
+  fit, never to ad hoc, retired, resting, unavailable or image models;
 * `seat_exactly` seats exactly the aliases named, in that order (a
   follow-up turn to the same seats, or to one chosen seat): no cap, no
   ranking, no explorer, each still left off when it cannot answer.
+
+Without a decision (`decision=None`), every member sits in member order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from benchwarmers.bench.decider import GAVE_SEAT, Decision
 from benchwarmers.calls.tokens import context_needed, fitted
 from benchwarmers.errors import NotFound
 from benchwarmers.store.times import utc
@@ -85,49 +91,31 @@ class Seating:
     left_off: tuple[LeftOff, ...]
 
 
-Ranking = Callable[[list[str]], list[str]]
-
-
-def keep_order(aliases: list[str]) -> list[str]:
-    """The ranking used when none is given: member order."""
-    return aliases
-
-
 def seat_panel(
     collection: SeatableCollection,
     request: Request,
     *,
     bench: Mapping[str, SeatableModel] | Iterable[SeatableModel],
     extras: Sequence[str] = (),
-    explorer_order: Sequence[str] = (),
-    rank: Ranking = keep_order,
+    decision: Decision | None = None,
     now: datetime | None = None,
 ) -> Seating:
     now = now or datetime.now(UTC)
     # The bench by alias as the registry keeps it (the engine's), or a list of models.
     by_alias = bench if isinstance(bench, Mapping) else {m.alias: m for m in bench}
-    left_off: list[LeftOff] = []
+    if decision is None:
+        decision = Decision(record=tuple(collection.members), explorers=(), left_off=())
+    left_off = [_left_off(by_alias.get(alias), alias, why, request, now) for alias, why in decision.left_off]
     eligible: list[SeatableModel] = []
-    for member in (by_alias[alias] for alias in collection.members):
-        reason = fitted_unfit_reason(member, request, now)
+    for model in (by_alias[alias] for alias in decision.record if alias in by_alias):
+        reason = fitted_unfit_reason(model, request, now)
         if reason:
-            left_off.append(LeftOff(member.alias, reason))
+            left_off.append(LeftOff(model.alias, reason))
         else:
-            eligible.append(member)
-
-    if collection.seats > 0 and len(eligible) > collection.seats:
-        ranked = rank([m.alias for m in eligible])
-        keep = set(ranked[: collection.seats])
-        for member in eligible:
-            if member.alias not in keep:
-                left_off.append(
-                    LeftOff(member.alias, f"ranked below the collection's {collection.seats} seats")
-                )
-        order = {alias: i for i, alias in enumerate(ranked)}
-        eligible = sorted((m for m in eligible if m.alias in keep), key=lambda m: order[m.alias])
+            eligible.append(model)
 
     seated: list[PlannedSeat] = []
-    taken = set(collection.members)
+    taken = {*decision.record, *(alias for alias, _ in decision.left_off)}
     for model in eligible:
         seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model))
     for alias in dict.fromkeys(extras):
@@ -146,7 +134,7 @@ def seat_panel(
     if collection.explorer_seats > 0:
         explorers = [
             by_alias[alias]
-            for alias in dict.fromkeys(explorer_order)
+            for alias in dict.fromkeys(decision.explorers)
             if alias in by_alias
             and alias not in taken
             and _may_explore(by_alias[alias])
@@ -155,6 +143,16 @@ def seat_panel(
         for model in explorers[: collection.explorer_seats]:
             seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model, explorer=True))
     return Seating(tuple(seated), tuple(left_off))
+
+
+def _left_off(model: SeatableModel | None, alias: str, why: str, request: Request, now: datetime) -> LeftOff:
+    """A member the decision left off: this request's own reason when it has
+    one (it says more: until when it rests, which images), keeping who took its seat."""
+    unfit = fitted_unfit_reason(model, request, now) if model is not None else ""
+    if not unfit:
+        return LeftOff(alias, why)
+    given = why.find(GAVE_SEAT)
+    return LeftOff(alias, unfit + (why[given:] if given >= 0 else ""))
 
 
 def seat_exactly(

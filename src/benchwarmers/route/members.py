@@ -11,7 +11,8 @@ the agent's limit lowered to what it can write (`calls.tokens.fitted`, as
 on a panel). A member with no room at all left is left off.
 
 Order: the conversation's sticky member first, when it can take the turn;
-then best record on this collection and shape (`bench.decisions.rank`),
+then best record on this collection and shape (`bench.decisions.rank`, the
+Decider's ranking: a member whose calls are failing goes last),
 member order breaking ties, so a new collection with no record drives with
 its first member. Ranking reads the record, so it is left until it is
 needed: a conversation that keeps its member (most turns) never ranks.
@@ -101,5 +102,9 @@ class TurnOrder:
         collection = self._collection
         rankings = await decisions.rank(self._store, collection.name, self._shape, [c.alias for c in rest])
         score = {r.alias: r.score for r in rankings}
+        # Held out by the decider (failing: its calls fail in a row) goes last: still a failover.
+        held = {r.alias for r in rankings if not r.eligible}
         position = {alias: i for i, alias in enumerate(collection.members)}
-        return sorted(rest, key=lambda c: (-round(score.get(c.alias, 0.0), 9), position[c.alias]))
+        return sorted(
+            rest, key=lambda c: (c.alias in held, -round(score.get(c.alias, 0.0), 9), position[c.alias])
+        )

@@ -62,6 +62,8 @@ COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 ALIAS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$")
 View = TypeVar("View")
 REPLY_MODES: tuple[ReplyMode, ...] = ("panel", "merged")
+# Whether an explorer's find clearly better than a record seat takes it (bench/decider.py).
+PROMOTIONS = ("auto", "suggest", "never")
 
 # Every model (with its endpoint) and every collection (with its members), as last read.
 _BENCH: Cached[_Indexed[ModelView]] = Cached(("endpoints", "models"))
@@ -118,6 +120,7 @@ class CollectionView:
     seats: int
     explorer_seats: int
     free_only: bool  # explorer seats only for models that cost nothing
+    promotion: str  # "auto", "suggest", "never": bench/decider.py
     reply: ReplyMode
     merger: str
     system_prompt: str
@@ -496,6 +499,7 @@ async def add_collection(
     seat_timeout: float = 120.0,
     shadow_seats: int = 0,
     free_only: bool = False,
+    promotion: str = "suggest",
     keep_text: bool = False,
     keep_days: int = KEEP_DAYS,
     blind: bool = False,
@@ -510,6 +514,7 @@ async def add_collection(
         system_prompt=system_prompt,
         seat_timeout=seat_timeout,
         shadow_seats=shadow_seats,
+        promotion=promotion,
         keep_text=keep_text,
         keep_days=keep_days,
     )
@@ -543,6 +548,7 @@ async def update_collection(
     seat_timeout: float | None = None,
     shadow_seats: int | None = None,
     free_only: bool | None = None,
+    promotion: str | None = None,
     keep_text: bool | None = None,
     keep_days: int | None = None,
     blind: bool | None = None,
@@ -560,6 +566,7 @@ async def update_collection(
             system_prompt=row.system_prompt if system_prompt is None else system_prompt,
             seat_timeout=row.seat_timeout if seat_timeout is None else seat_timeout,
             shadow_seats=row.shadow_seats if shadow_seats is None else shadow_seats,
+            promotion=row.promotion if promotion is None else promotion,
             keep_text=row.keep_text if keep_text is None else keep_text,
             keep_days=row.keep_days if keep_days is None else keep_days,
         )
@@ -643,11 +650,14 @@ def _collection_fields(
     system_prompt: str,
     seat_timeout: float,
     shadow_seats: int,
+    promotion: str,
     keep_text: bool,
     keep_days: int,
 ) -> dict[str, Any]:
     if reply not in REPLY_MODES:
         raise UserError(f"reply mode {reply!r} is not known; use panel or merged")
+    if promotion not in PROMOTIONS:
+        raise UserError(f"promotion {promotion!r} is not known; use {', '.join(PROMOTIONS)}")
     for label, count in (
         ("seats", seats),
         ("explorer seats", explorer_seats),
@@ -668,6 +678,7 @@ def _collection_fields(
         "system_prompt": system_prompt,
         "seat_timeout": float(seat_timeout),
         "shadow_seats": shadow_seats,
+        "promotion": promotion,
         "keep_text": bool(keep_text),
         "keep_days": int(keep_days),
     }
@@ -785,6 +796,7 @@ def _collection_view(row: schema.Collection, members: list[str]) -> CollectionVi
         seats=row.seats,
         explorer_seats=row.explorer_seats,
         free_only=row.free_only,
+        promotion=row.promotion,
         reply=cast(ReplyMode, row.reply),
         merger=row.merger_alias,
         system_prompt=row.system_prompt,

@@ -104,6 +104,11 @@ class Model(Base):
     status_reason: Mapped[str] = mapped_column(Text, default="")
     status_changed_at: Mapped[datetime | None]
     created_at: Mapped[datetime]
+    # Calls in a row that failed by connection, 5xx or timeout (never a 429), since
+    # `failing_since`; an answer clears both (`calls/health.py`). Seating holds a
+    # model out once they reach `calls.health.FAILING_AFTER`, until a probe answers.
+    failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    failing_since: Mapped[datetime | None]
 
     endpoint: Mapped[Endpoint] = relationship(back_populates="models")
 
@@ -121,6 +126,9 @@ class Collection(Base):
     explorer_seats: Mapped[int] = mapped_column(Integer, default=0)
     # Explorer seats only for models that cost nothing (priced at zero, or price unknown).
     free_only: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Whether an explorer's find clearly better than a record seat takes it: "auto",
+    # "suggest" (named in the decisions, the user decides) or "never" (`bench/decider.py`).
+    promotion: Mapped[str] = mapped_column(String(8), default="suggest", server_default="suggest")
     reply: Mapped[str] = mapped_column(String(16), default="panel")  # types.ReplyMode
     merger_alias: Mapped[str] = mapped_column(String(128), default="")
     system_prompt: Mapped[str] = mapped_column(Text, default="")
@@ -219,7 +227,11 @@ class Verdict(Base):
     __tablename__ = "verdicts"
     # Within-ask comparisons pair the verdicts of one ask's seats from this index alone; a
     # collection's record reads its leftmost column. Ranking reads `verdict_tallies` instead.
-    __table_args__ = (Index("ix_verdicts_pairs", "collection", "shape", "ask_id", "kind", "alias", "useful"),)
+    # ix_verdicts_alias_at: the bench's recent verdicts one by one, for forgetting (bench/decisions.py).
+    __table_args__ = (
+        Index("ix_verdicts_pairs", "collection", "shape", "ask_id", "kind", "alias", "useful"),
+        Index("ix_verdicts_alias_at", "alias", "at"),
+    )
 
     call_id: Mapped[str] = mapped_column(ForeignKey("calls.id", ondelete="CASCADE"), primary_key=True)
     useful: Mapped[bool] = mapped_column(Boolean)

@@ -1,0 +1,158 @@
+"""The Decider (one seating flow), forgetting and pairs: pure rules, values in, seats out."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from benchwarmers.bench.decider import Candidate, Table, decide, rankings
+from benchwarmers.bench.forgetting import CHANGE_KEEP, recall
+from benchwarmers.bench.pairs import PairCounts, joint
+from benchwarmers.bench.rating import Evidence, Posterior, Tally
+
+pytestmark = pytest.mark.unit
+
+
+def cand(alias: str, good: float = 0, bad: float = 0, *, member: bool = True, **kw: object) -> Candidate:
+    return Candidate(alias, Evidence(alias, here=Tally(good, bad)), member, **kw)  # type: ignore[arg-type]
+
+
+def test_untried_explorers_rotate_when_nobody_judges() -> None:
+    table = Table(members=("m",), explorer_seats=1)
+    seats = {"a": 0, "b": 0}
+    picks = []
+    for turn in range(4):
+        candidates = [cand("m", 8, 2), *(cand(a, member=False, seats=n) for a, n in seats.items())]
+        candidates.append(cand("c", 1, 1, member=False, seats=5))
+        decision = decide(table, candidates, rng=random.Random(turn))
+        (pick,) = decision.explorers
+        assert "few verdicts" in decision.why[pick]
+        picks.append(pick)
+        seats[pick] += 1
+    assert picks == ["a", "b", "a", "b"]
+
+
+def test_newcomers_are_explored_first() -> None:
+    table = Table(members=("m",), explorer_seats=1)
+    fresh = cand("fresh", member=False, newcomer=True, seats=3)
+    decision = decide(table, [cand("m", 8, 2), cand("old", member=False), fresh])
+    assert decision.explorers == ("fresh",) and "new on the bench" in decision.why["fresh"]
+
+
+def test_an_explorer_earns_its_seat_only_while_it_may_beat_the_weakest() -> None:
+    """A tried model whose interval no longer reaches above the weakest
+    record seat gets no exploring: the seat goes to the next best by record,
+    saying so; one whose interval still reaches takes it by an optimistic draw."""
+    table = Table(members=("a", "b"), explorer_seats=1)
+    weak = cand("weak", 10, 90, member=False)
+    settled = [cand("a", 80, 20), cand("b", 75, 25), weak, cand("meh", 30, 70, member=False)]
+    decision = decide(table, settled, rng=random.Random(1))
+    assert decision.explorers == ("meh",) and "next best by record" in decision.why["meh"]
+    contender = cand("contender", 7, 3, member=False)
+    picks = Counter(
+        decide(table, [*settled, contender], rng=random.Random(i)).explorers[0] for i in range(40)
+    )
+    assert picks == Counter({"contender": 40})
+
+
+def test_a_failing_or_resting_member_gives_its_seat_to_the_next_best() -> None:
+    table = Table(members=("a", "b", "c"), seats=2)
+    candidates = [
+        cand("a", 9, 1, held_out="failing: its last 2 calls failed; held out until a probe answers"),
+        cand("b", 8, 2),
+        cand("c", 5, 5),
+    ]
+    decision = decide(table, candidates)
+    assert decision.record == ("b", "c")
+    left = dict(decision.left_off)
+    assert left["a"].startswith("failing") and left["a"].endswith("its seat went to c")
+    # Uncapped: a non-member stands in only under promotion auto.
+    resting = cand("a", 9, 1, held_out="resting (rate limited)")
+    uncapped = [resting, cand("b", 8, 2), cand("x", 9, 1, member=False)]
+    assert decide(Table(members=("a", "b")), uncapped).record == ("b",)
+    auto = decide(Table(members=("a", "b"), promotion="auto"), uncapped)
+    assert auto.record == ("b", "x") and dict(auto.left_off)["a"].endswith("its seat went to x")
+
+
+@pytest.mark.parametrize("promotion", ["auto", "suggest", "never"])
+def test_promotion_of_a_clearly_better_explorer(promotion: str) -> None:
+    table = Table(members=("a", "b"), explorer_seats=1, promotion=promotion)
+    candidates = [cand("a", 40, 10), cand("b", 20, 30), cand("star", 38, 2, member=False)]
+    decision = decide(table, candidates)
+    if promotion == "auto":
+        assert decision.record == ("a", "star")
+        assert "promoted" in decision.why["star"]
+        assert decision.explorers == ("b",)  # the member it displaced is the one left to explore
+        alone = decide(Table(members=("a", "b"), promotion="auto"), candidates)
+        assert "its seat went to star" in dict(alone.left_off)["b"]
+    else:
+        assert decision.record == ("a", "b")
+    assert bool(decision.suggestions) == (promotion == "suggest")
+    # Barely better is not clearly better: nobody is promoted or suggested.
+    close = decide(table, [cand("a", 40, 10), cand("b", 26, 24), cand("near", 6, 4, member=False)])
+    assert close.record == ("a", "b") and not close.suggestions
+
+
+def test_capped_record_is_best_first_uncapped_keeps_member_order() -> None:
+    members = [cand("low", 2, 8), cand("high", 9, 1), cand("mid", 5, 5)]
+    assert decide(Table(members=("low", "high", "mid"), seats=2), members).record == ("high", "mid")
+    assert decide(Table(members=("low", "high", "mid")), members).record == ("low", "high", "mid")
+
+
+def test_a_degraded_model_is_noticed_in_tens_of_verdicts() -> None:
+    """200 verdicts at 80%, then it answers badly: within a few dozen of the
+    new verdicts the detector reopens its record around what it does now."""
+    older = Tally(160, 40)
+    noticed_after = None
+    for bad_streak in range(1, 60):
+        recent = [(0.0, i % 4 == 0) for i in range(bad_streak)]  # newest first, 25% useful
+        recalled = recall(older, recent)
+        if recalled.changed:
+            noticed_after = bad_streak
+            break
+    assert noticed_after is not None and noticed_after <= 24
+    assert recalled.tally.total < older.total * CHANGE_KEEP + noticed_after + 1
+    # A steady model is not taken for a changed one.
+    steady = [(0.0, i % 5 != 0) for i in range(64)]
+    assert recall(older, steady).changed == ""
+
+
+def test_old_verdicts_count_less() -> None:
+    fresh = recall(Tally(), [(0.0, True)] * 10).tally
+    month_old = recall(Tally(), [(30.0, True)] * 10).tally
+    assert fresh.good == pytest.approx(10) and month_old.good == pytest.approx(5)
+
+
+def test_pairs_fit_into_the_posterior() -> None:
+    posts = {"a": Posterior(6, 4), "b": Posterior(6, 4), "c": Posterior(6, 4)}
+    assert joint(posts, PairCounts()) == posts
+    pairs = PairCounts()
+    for _ in range(6):
+        pairs.add("a", "b", "better")
+    fitted = joint(posts, pairs)
+    assert fitted["a"].mean > posts["a"].mean > fitted["b"].mean
+    assert fitted["a"].sd < posts["a"].sd  # pairs are information: the interval narrows
+    assert fitted["c"] == posts["c"]
+    ties = PairCounts()
+    for _ in range(6):
+        ties.add("a", "b", "tie")
+    tied = joint(posts, ties)
+    assert tied["a"].mean == pytest.approx(tied["b"].mean) and tied["a"].sd < posts["a"].sd
+
+
+def test_both_bad_lowers_both_and_pairs_reorder_the_ranking() -> None:
+    table = Table(members=("a", "b", "c"))
+    candidates = [cand("a", 5, 5), cand("b", 5, 5), cand("c", 5, 5)]
+    bad = PairCounts()
+    for _ in range(4):
+        bad.add("a", "b", "both_bad")
+    rated = {r.alias: r for r in rankings(table, candidates, bad)}
+    assert rated["a"].mean < rated["c"].mean and rated["b"].mean < rated["c"].mean
+    better = PairCounts()
+    for _ in range(4):
+        better.add("c", "a", "better")
+    order = [r.alias for r in rankings(table, candidates, better)]
+    assert order[0] == "c" and order[-1] == "a"
+    assert any("pairs: preferred 4" in why for why in rankings(table, candidates, better)[0].reasons)

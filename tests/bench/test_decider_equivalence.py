@@ -1,0 +1,104 @@
+"""The simulation and the server seat the same way: the same store state,
+given to the server's panel seating (`PanelEngine.plan`, through
+`decisions.seat_plan`) and to the simulation's decider
+(`benchmarks/decisions.py`, which builds the decider's input from its own
+bench), yields the same record seats and the same explorer."""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import update
+
+from benchwarmers.bench.rating import Tally
+from benchwarmers.panel.engine import PanelEngine
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.store.schema import Model, SuiteResult
+from benchwarmers.types import Ask, Request, user
+
+from .conftest import Seat
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import decisions as simulation
+
+pytestmark = pytest.mark.unit
+
+MEMBERS = ("atlas", "boreal", "cobalt", "dune", "ember", "tired", "broken")
+OUTSIDERS = ("fjord", "gale", "heath")
+# (alias, shape) -> verdicts in the order given (True: useful).
+VERDICTS: dict[tuple[str, str], list[bool]] = {
+    ("atlas", "short"): [True] * 7 + [False] * 2,
+    ("boreal", "short"): [True] * 5 + [False] * 3,
+    ("cobalt", "short"): [True] * 2 + [False] * 6,
+    ("dune", "short"): [True, False],
+    ("dune", "code"): [True] * 6,
+    ("ember", "short"): [False] * 4,
+    ("tired", "short"): [True] * 9,
+    ("broken", "short"): [True] * 8,
+    ("fjord", "short"): [True] * 4 + [False],
+    ("gale", "short"): [False, False, True],
+    ("heath", "short"): [True, False, True],
+}
+SUITE = {("atlas", "short"): (5, 1), ("cobalt", "short"): (6, 0), ("heath", "code"): (2, 4)}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+async def test_the_server_and_the_simulation_seat_alike(offline: Runtime, seat: Seat, seed: int) -> None:
+    store = offline.store
+    for alias in (*MEMBERS, *OUTSIDERS):
+        await registry.add_model(store, alias, "local", alias + "-served")
+    await registry.add_collection(store, "trio", list(MEMBERS), seats=3, explorer_seats=1, promotion="auto")
+    await registry.set_status(store, "tired", "resting", resting_until=datetime.now(UTC) + timedelta(hours=1))
+    async with store.write() as session:  # two calls in a row failed (calls/health.py)
+        await session.execute(update(Model).where(Model.alias == "broken").values(failures=2))
+        for (alias, shape), (passed, failed) in SUITE.items():
+            for i in range(passed + failed):
+                session.add(
+                    SuiteResult(
+                        run_id="r",
+                        alias=alias,
+                        task=f"{shape}{i}",
+                        shape=shape,
+                        at=datetime.now(UTC),
+                        passed=i < passed,
+                    )
+                )
+    # The same facts, as the simulation keeps them.
+    bench = simulation.Bench(
+        MEMBERS,
+        {
+            (a, s): Tally(*map(float, SUITE.get((a, s), (0, 0))))
+            for a in (*MEMBERS, *OUTSIDERS)
+            for s in simulation.SHAPES
+        },
+        on_bench=[*MEMBERS, *OUTSIDERS],
+    )
+    order = 0
+    for (alias, shape), verdicts in VERDICTS.items():
+        for useful in verdicts:
+            await seat(alias, shape=shape, useful=useful)
+            bench.verdicts[alias, shape].append((0, useful))
+            order += 1
+            bench.seats[alias, shape] += 1
+            bench.last_seated[alias, shape] = float(order)
+    bench.resting_until["tired"] = 10**9
+    bench.failures["broken"] = 2
+    bench.joined = defaultdict(int)  # every model was added just now: all newcomers, as on the server
+
+    engine = PanelEngine(offline, rng=random.Random(seed))
+    plan = await engine.plan(Ask("trio", "panel", Request((user("what is the capital of France?"),))))
+    served_record = [s.model.alias for s in plan.seating.seats if not s.explorer]
+    served_explorers = [s.model.alias for s in plan.seating.seats if s.explorer]
+
+    record, explorers = simulation.Ours().seats(bench, "short", 0, random.Random(seed))
+    assert served_record == record
+    assert served_explorers == explorers[:1]
+    left = {m.alias: m.reason for m in plan.seating.left_off}
+    assert left["broken"].startswith("failing") and "resting" in left["tired"]
+    assert "broken" not in (*record, *explorers) and "tired" not in (*record, *explorers)
