@@ -14,6 +14,7 @@ and `gzip_bomb` are the replies of the attacks.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import socket
@@ -149,7 +150,8 @@ class _Handler(socketserver.BaseRequestHandler):
         except OSError:
             self.server.cut += 1  # the client gave up on us: what a client should do
             return
-        sock.shutdown(socket.SHUT_WR)
+        with contextlib.suppress(OSError):  # the client may have gone already
+            sock.shutdown(socket.SHUT_WR)
 
 
 class _Server(socketserver.ThreadingTCPServer):
