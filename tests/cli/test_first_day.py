@@ -39,3 +39,37 @@ def test_quickstart_offers_what_a_local_openai_compatible_server_lists(fake_prov
     assert "Free models on local:" in done.stdout
     assert "Collection bench/first seats alpha, beta." in done.stdout
     assert {m["served"] for m in json.loads(given("model", "list", "--json"))} == {"alpha", "beta"}
+
+
+def test_endpoint_add_checks_the_server_and_says_what_is_wrong(fake_provider: FakeProvider) -> None:
+    """Item 2: a dead URL, a URL missing /v1 and a wrong key are refused in
+    one line and nothing is kept; `--no-check` keeps it unchecked."""
+    fake_provider.key = "sk-right"
+    fake_provider.add(FakeModel("alpha", answer="ready"))
+    dead = dead_url() + "/v1"
+    line = one_line(bw("endpoint", "add", "hub", dead, "--keyless"))
+    assert (
+        line.startswith(f"error: hub at {dead} did not list its models (")
+        and "is the server running?" in line
+    )
+    line = one_line(bw("endpoint", "add", "hub", fake_provider.url, "--key", input="sk-right\n"))
+    assert f"end in /v1 ({fake_provider.url}/v1?)" in line
+    line = one_line(bw("endpoint", "add", "hub", fake_provider.openai_base, "--key", input="sk-wrong\n"))
+    assert "HTTP 401" in line and "the key was refused" in line and "sk-wrong" not in line
+    assert json.loads(given("endpoint", "list", "--json")) == []
+
+    done = bw("endpoint", "add", "hub", fake_provider.openai_base, "--key", input="sk-right\n")
+    assert done.returncode == 0, done.stderr
+    assert f"{fake_provider.openai_base} answers: 1 models listed." in done.stdout
+    unchecked = bw("endpoint", "add", "later", dead, "--keyless", "--no-check")
+    assert unchecked.returncode == 0 and "answers" not in unchecked.stdout
+    no_key = bw("endpoint", "add", "keyed", fake_provider.openai_base)
+    assert no_key.returncode == 0 and "Not checked yet: keyed needs a key" in no_key.stdout
+    assert [e["name"] for e in json.loads(given("endpoint", "list", "--json"))] == ["hub", "keyed", "later"]
+
+
+def one_line(done: subprocess.CompletedProcess[str]) -> str:
+    """The command failed with exit 1 and said why in one `error:` line."""
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    (line,) = done.stderr.strip().splitlines()
+    return line

@@ -172,7 +172,7 @@ def test_onboard_registers_no_typo_and_no_url_missing_v1(fake_provider: FakeProv
     )
     assert "No models yet" in given("model", "list")
 
-    given("endpoint", "add", "short", fake_provider.url, "--keyless")  # no /v1
+    given("endpoint", "add", "short", fake_provider.url, "--keyless", "--no-check")  # no /v1
     one_error(
         bw("onboard", "vendor/model-one", "-e", "short", "--quick"),
         "did not answer",

@@ -27,6 +27,7 @@ from benchwarmers.runtime import DATABASE_URL_ENV, REDIS_URL_ENV, Runtime
 from benchwarmers.store import registry
 from benchwarmers.store.db import Store, redacted_url, sqlite_url
 from benchwarmers.store.migrate import current_revision, head_revision, migrate
+from benchwarmers.types import ApiKind
 
 TIMEOUT = 5.0
 
@@ -73,25 +74,30 @@ async def diagnose() -> list[Check]:
 
 async def endpoint_models(runtime: Runtime, endpoint: registry.EndpointView) -> list[str]:
     """The ids an endpoint lists now, asked with its key; its ProviderError when it cannot say."""
-    target = Target(
-        endpoint=endpoint.name,
-        api=endpoint.api,
-        base_url=endpoint.base_url,
-        served="",
-        key=endpoint_keys.endpoint_key(endpoint.name) if endpoint.needs_key else None,
-    )
+    key = endpoint_keys.endpoint_key(endpoint.name) if endpoint.needs_key else None
+    return await listed_at(runtime, endpoint.name, endpoint.api, endpoint.base_url, key)
+
+
+async def listed_at(runtime: Runtime, name: str, api: ApiKind, base_url: str, key: str | None) -> list[str]:
+    """The ids a server lists now, registered or not (so `endpoint add`
+    checks one before keeping it); its ProviderError when it cannot say."""
+    target = Target(endpoint=name, api=api, base_url=base_url, served="", key=key)
     async with asyncio.timeout(TIMEOUT):
-        return await adapter_for(endpoint.api, runtime.outbound).list_models(target)
+        return await adapter_for(api, runtime.outbound).list_models(target)
 
 
 def url_hint(endpoint: registry.EndpointView) -> str:
     """The usual cause of "Not Found" from an OpenAI-compatible endpoint ("" otherwise)."""
-    if endpoint.api == "openai" and not endpoint.base_url.rstrip("/").endswith("/v1"):
+    if missing_v1(endpoint.api, endpoint.base_url):
         return (
             f"OpenAI-compatible base URLs usually end in /v1 ({endpoint.base_url}/v1?): "
             f"`benchwarmers endpoint remove {endpoint.name}` and add it again with that URL"
         )
     return ""
+
+
+def missing_v1(api: str, base_url: str) -> bool:
+    return api == "openai" and not base_url.rstrip("/").endswith("/v1")
 
 
 async def _store(folder: Path) -> Check:
