@@ -73,3 +73,12 @@ def one_line(done: subprocess.CompletedProcess[str]) -> str:
     assert done.returncode == 1, (done.stdout, done.stderr)
     (line,) = done.stderr.strip().splitlines()
     return line
+
+
+def test_onboard_goes_on_to_the_probe_when_the_list_is_empty(fake_provider: FakeProvider) -> None:
+    """Item 8: a server whose /v1/models lists nothing still serves models."""
+    fake_provider.add(FakeModel("unlisted", answer="ready", listed=set()))
+    given("endpoint", "add", "hub", fake_provider.openai_base, "--keyless")
+    done = bw("onboard", "unlisted", "-e", "hub", "--quick")
+    assert done.returncode == 0, done.stderr
+    assert "unlisted is available" in done.stdout
