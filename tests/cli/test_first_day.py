@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -82,3 +83,18 @@ def test_onboard_goes_on_to_the_probe_when_the_list_is_empty(fake_provider: Fake
     done = bw("onboard", "unlisted", "-e", "hub", "--quick")
     assert done.returncode == 0, done.stderr
     assert "unlisted is available" in done.stdout
+
+
+def test_fake_provider_on_a_busy_port_says_so_in_one_line(tmp_path: Path) -> None:
+    """Item 9: as `serve` says it, before any banner."""
+    models = tmp_path / "models.json"
+    models.write_text('{"models": [{"served": "alpha", "answer": "hi"}]}')
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = bw("fake-provider", "--models", str(models), "--port", str(port))
+    assert one_line(done) == (
+        f"error: port {port} on 127.0.0.1 is already in use (another benchwarmers?); pick another with --port"
+    )
+    assert done.stdout == ""
