@@ -49,7 +49,7 @@ from benchwarmers.core.operations import (
     suite_tasks,
 )
 from benchwarmers.core.panels import Panels, collection_entry, finish_background
-from benchwarmers.core.routing import CONVERSATION_HEADER, RouteMode, RouteTurn
+from benchwarmers.core.routing import AGENT_SESSION_HEADERS, CONVERSATION_HEADER, RouteMode, RouteTurn
 from benchwarmers.core.services import Core
 from benchwarmers.core.settings import LOGIN_PASSWORD, SettingRow
 from benchwarmers.identity.keys import KeyInfo
@@ -65,6 +65,7 @@ from benchwarmers.store.schema import OnboardingItem, Probe
 from benchwarmers.store.times import iso_utc, utc
 
 __all__ = [
+    "AGENT_SESSION_HEADERS",
     "CALL_ID_PREFIX",
     "CONVERSATION_HEADER",
     "DECISION_SHAPES",

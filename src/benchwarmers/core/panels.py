@@ -40,7 +40,7 @@ from benchwarmers.store import registry
 from benchwarmers.store.schema import Call, Verdict
 from benchwarmers.store.settings import MAX_PANELS, MAX_PANELS_PER_KEY, Settings
 from benchwarmers.store.times import iso_utc
-from benchwarmers.types import Ask, PanelDone, PanelEvent, PanelReply, Request, Seat, SeatDone
+from benchwarmers.types import Ask, PanelDone, PanelEvent, PanelReply, Request, SeatDone
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
@@ -181,7 +181,7 @@ class Panels:
             slot.release()  # seating failed: no panel runs
             raise
         reply = await engine.reply_to(plan, on_done=slot.release)
-        if self.unanswered_is_error and (failure := unanswered(reply.collection, reply.seats)):
+        if self.unanswered_is_error and (failure := unanswered(reply)):
             raise failure
         return reply
 
@@ -356,21 +356,23 @@ async def _until_answered(events: AsyncGenerator[PanelEvent, None]) -> list[Pane
         if isinstance(event, SeatDone) and event.seat.status in ANSWERED:
             return held
         if isinstance(event, PanelDone):
-            if failure := unanswered(event.reply.collection, event.reply.seats):
+            if failure := unanswered(event.reply):
                 raise failure
             return held
     return held
 
 
-def unanswered(collection: str, seats: Sequence[Seat]) -> ProviderError | None:
+def unanswered(reply: PanelReply) -> ProviderError | None:
     """The error for a panel whose every seat failed, with each seat's
-    reason (None when one answered, or none was seated): `LimitExceeded`
-    (429, the earliest time one frees) when every seat was rate limited, a
-    502 else."""
+    reason and each member left off (None when one answered, or none was
+    seated): `LimitExceeded` (429, the earliest time one frees) when every
+    seat was rate limited, a 502 else."""
+    seats = reply.seats
     if not seats or any(seat.status in ANSWERED for seat in seats):
         return None
-    reasons = "; ".join(f"{seat.seat} ({seat.alias}): {seat.error or seat.status}" for seat in seats)
-    message = f"no seat of bench/{collection} answered ({reasons})"
+    reasons = [f"{seat.seat} ({seat.alias}): {seat.error or seat.status}" for seat in seats]
+    reasons += [f"left off {member.alias}: {member.reason}" for member in reply.left_off]
+    message = f"no seat of bench/{reply.collection} answered ({'; '.join(reasons)})"
     if all(seat.status in ("limited", "rate_limited") for seat in seats):
         frees = [datetime.fromisoformat(seat.frees_at).timestamp() for seat in seats if seat.frees_at]
         return LimitExceeded(message, frees_at=min(frees) if frees else None)
