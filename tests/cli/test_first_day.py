@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from benchwarmers.testing import FakeModel, FakeProvider
+from benchwarmers.testing.live_server import live_server
 
 from .test_first_hour import dead_url, given
 
@@ -98,3 +99,19 @@ def test_fake_provider_on_a_busy_port_says_so_in_one_line(tmp_path: Path) -> Non
         f"error: port {port} on 127.0.0.1 is already in use (another benchwarmers?); pick another with --port"
     )
     assert done.stdout == ""
+
+
+def test_doctor_tells_a_server_on_another_data_folder(home: Path, tmp_path: Path) -> None:
+    """Item 3: another Benchwarmers answering on the port is not this one."""
+    other = tmp_path / "other"
+    other.mkdir()
+    with live_server(other) as server:
+        done = bw("doctor", BENCHWARMERS_URL=server.url)
+        assert done.returncode == 1
+        assert (
+            f"✗ server: answers at {server.url}, but uses another store than the data folder {home} "
+            "→ stop it and run benchwarmers serve here, or set BENCHWARMERS_URL to this folder's server"
+        ) in done.stdout.splitlines()
+    with live_server(home) as server:
+        same = bw("doctor", BENCHWARMERS_URL=server.url)
+        assert f"✓ server: answers at {server.url}, on the data folder {home}" in same.stdout.splitlines()

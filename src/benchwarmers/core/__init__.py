@@ -38,7 +38,7 @@ from benchwarmers.core.admin import (
     endpoint_key_variable,
     set_endpoint_key,
 )
-from benchwarmers.core.diagnostics import Check, diagnose, url_hint
+from benchwarmers.core.diagnostics import Check, diagnose, local_store, url_hint
 from benchwarmers.core.login import LoginPolicy, check_login, login_policy
 from benchwarmers.core.operations import (
     BenchServices,
@@ -120,6 +120,7 @@ __all__ = [
     "finish_background",
     "import_tasks",
     "iso_utc",
+    "local_store",
     "login_policy",
     "mode_for",
     "probe_json",

@@ -25,7 +25,7 @@ from benchwarmers.errors import ProviderError
 from benchwarmers.providers.base import Target, adapter_for
 from benchwarmers.runtime import DATABASE_URL_ENV, REDIS_URL_ENV, Runtime
 from benchwarmers.store import registry
-from benchwarmers.store.db import Store, redacted_url, sqlite_url
+from benchwarmers.store.db import Store, redacted_url, sqlite_url, store_fingerprint
 from benchwarmers.store.migrate import current_revision, head_revision, migrate
 from benchwarmers.types import ApiKind
 
@@ -100,10 +100,21 @@ def missing_v1(api: str, base_url: str) -> bool:
     return api == "openai" and not base_url.rstrip("/").endswith("/v1")
 
 
+def local_store() -> tuple[Path, str]:
+    """This data folder, and the fingerprint of the store a server started
+    here would use (`/healthz` says a running one's)."""
+    folder = home_config.resolve_home()
+    return folder, store_fingerprint(_store_url(folder))
+
+
+def _store_url(folder: Path) -> str:
+    return os.environ.get(DATABASE_URL_ENV, "").strip() or sqlite_url(folder)
+
+
 async def _store(folder: Path) -> Check:
     """Open the store, read its schema revision, migrate it to the newest."""
     configured = os.environ.get(DATABASE_URL_ENV, "").strip()
-    url = configured or sqlite_url(folder)
+    url = _store_url(folder)
     what = f"store ({'PostgreSQL' if url.startswith('postgres') else 'SQLite'})"
     shown = redacted_url(url)
     store = Store(url)

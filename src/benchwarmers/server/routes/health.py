@@ -1,7 +1,8 @@
 """`GET /healthz`: up, and the store answers. For load balancers, Docker's
 HEALTHCHECK and `testing.live_server`; it spends no model calls. It names
 the answering process (`pid`), so under `serve --workers N` one can see
-which worker answered."""
+which worker answered, and its store (`store`: a digest, so `doctor` can
+tell whether it uses the data folder it checks)."""
 
 from __future__ import annotations
 
@@ -20,5 +21,6 @@ router = APIRouter()
 @router.get("/healthz")
 async def healthz(request: Request) -> dict[str, Any]:
     """200 when the store answers; a store that cannot be reached is a 503."""
-    await runtime_of(request).store.check()
-    return {"ok": True, "version": __version__, "pid": os.getpid()}
+    store = runtime_of(request).store
+    await store.check()
+    return {"ok": True, "version": __version__, "pid": os.getpid(), "store": store.fingerprint}
