@@ -115,3 +115,29 @@ def test_doctor_tells_a_server_on_another_data_folder(home: Path, tmp_path: Path
     with live_server(home) as server:
         same = bw("doctor", BENCHWARMERS_URL=server.url)
         assert f"✓ server: answers at {server.url}, on the data folder {home}" in same.stdout.splitlines()
+
+
+def test_a_command_says_which_data_folder_it_follows(tmp_path: Path, home: Path) -> None:
+    """Item 4: a `.benchwarmers-home` in the working directory is said on
+    stderr; with `--verbose` any folder is; stdout stays the command's own."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".benchwarmers-home").write_text(str(tmp_path / "theirs") + "\n")
+    env = {k: v for k, v in os.environ.items() if k != "BENCHWARMERS_HOME"}
+    followed = subprocess.run(
+        [COMMAND, "endpoint", "list", "--json"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert followed.returncode == 0, followed.stderr
+    assert followed.stderr.splitlines() == [
+        f"data folder {tmp_path / 'theirs'} (from {project / '.benchwarmers-home'})"
+    ]
+    assert json.loads(followed.stdout) == []
+    quiet = bw("endpoint", "list", "--json")
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    verbose = bw("--verbose", "endpoint", "list", "--json")
+    assert verbose.stderr.splitlines() == [f"data folder {home} (from BENCHWARMERS_HOME)"]

@@ -20,6 +20,7 @@ from typing import Annotated
 import typer
 
 from benchwarmers import __version__
+from benchwarmers.cli.context import Verbosity
 from benchwarmers.cli.errors import OneLineErrors
 from benchwarmers.cli.help import use_plain_metavars
 
@@ -65,12 +66,17 @@ def main(
     version: Annotated[
         bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Show the version.")
     ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Say on stderr which data folder the command uses.")
+    ] = False,
 ) -> None:
     """Benchwarmers: a self-hosted gateway that asks a panel of LLMs at once.
 
     The data folder is BENCHWARMERS_HOME, else the folder a .benchwarmers-home
-    file in this directory names, else your user-data folder.
+    file in this directory names, else your user-data folder. A command that
+    follows a .benchwarmers-home file says so on stderr; --verbose says it always.
     """
+    Verbosity.on, Verbosity.home_said = verbose, False
 
 
 for _name in COMMAND_MODULES:

@@ -27,7 +27,14 @@ from benchwarmers.bench.suite.sandbox import unavailable as sandbox_unavailable
 from benchwarmers.bench.suite.tasks import SHAPES as SUITE_SHAPES
 from benchwarmers.calls.log import CALL_ID_PREFIX
 from benchwarmers.calls.verdicts import check_verdict_body
-from benchwarmers.config.home import HOME_ENV, ensure_home, resolve_home, write_pointer
+from benchwarmers.config.home import (
+    HOME_ENV,
+    POINTER_FILE,
+    ensure_home,
+    home_and_source,
+    resolve_home,
+    write_pointer,
+)
 from benchwarmers.core.admin import (
     Admin,
     check_collection_name,
@@ -79,6 +86,7 @@ __all__ = [
     "NOBODY",
     "ONBOARDING_MODES",
     "OWNER",
+    "POINTER_FILE",
     "SUITE_SHAPES",
     "Admin",
     "BenchServices",
@@ -118,6 +126,7 @@ __all__ = [
     "endpoint_key_variable",
     "ensure_home",
     "finish_background",
+    "home_and_source",
     "import_tasks",
     "iso_utc",
     "local_store",
