@@ -141,3 +141,20 @@ def test_a_command_says_which_data_folder_it_follows(tmp_path: Path, home: Path)
     assert quiet.returncode == 0 and quiet.stderr == ""
     verbose = bw("--verbose", "endpoint", "list", "--json")
     assert verbose.stderr.splitlines() == [f"data folder {home} (from BENCHWARMERS_HOME)"]
+
+
+def test_quick_onboarding_says_how_its_suite_will_run(fake_provider: FakeProvider) -> None:
+    """Item 7: a fresh install's scheduler is off, so "by scheduled passes"
+    comes with how to switch it on (or run the suite now)."""
+    for served in ("first", "second"):
+        fake_provider.add(FakeModel(served, answer="ready"))
+    given("endpoint", "add", "hub", fake_provider.openai_base, "--keyless")
+    off = bw("onboard", "first", "-e", "hub", "--quick")
+    assert off.returncode == 0, off.stderr
+    assert (
+        "its suite runs by scheduled passes, and the scheduler is off: "
+        "`benchwarmers settings set scheduler true` (or `benchwarmers suite run first` now)"
+    ) in off.stdout
+    given("settings", "set", "scheduler", "true")
+    on = bw("onboard", "second", "-e", "hub", "--quick")
+    assert on.returncode == 0 and "suite by scheduled passes" in on.stdout and "is off" not in on.stdout

@@ -50,6 +50,7 @@ from benchwarmers.calls.caller import Caller
 from benchwarmers.errors import Conflict, NotFound, UserError
 from benchwarmers.store import registry, schema
 from benchwarmers.store.db import Store
+from benchwarmers.store.settings import SCHEDULER, Settings
 from benchwarmers.store.times import iso_utc
 
 if TYPE_CHECKING:
@@ -312,7 +313,9 @@ class ItemRun:
         await _set_model_status(self.store, alias, "available", "")
         summary = f"answered {len(answered)}/{len(outcomes)} probes, passed {passed}"
         if mode != "full":
-            later = "suite by scheduled passes" if mode == "quick" else "ad hoc: never called by the bench"
+            later = (
+                await _later(self.store, alias) if mode == "quick" else "ad hoc: never called by the bench"
+            )
             await self._finish("done", "", step=f"{summary}; {later}")
             return
         if self.suite is None:
@@ -532,3 +535,14 @@ class OnboardingWorker:
         self.idle.clear()
         await drain(self.runtime, self.caller, suite=self.suite, suite_limit=self.suite_limit)
         self.idle.set()
+
+
+async def _later(store: Store, alias: str) -> str:
+    """When a quick-onboarded model's suite runs: by the scheduler's passes,
+    which a fresh install has off (and then how to switch it on)."""
+    if await Settings(store).get(SCHEDULER):
+        return "suite by scheduled passes"
+    return (
+        "its suite runs by scheduled passes, and the scheduler is off: "
+        f"`benchwarmers settings set scheduler true` (or `benchwarmers suite run {alias}` now)"
+    )

@@ -49,7 +49,8 @@ def onboard(
     alias: Annotated[str, typer.Option("--alias", help="Its name on the bench (default: from the id).")] = "",
     role: Annotated[str, typer.Option("--role", help=", ".join(MODEL_ROLES))] = "",
     quick: Annotated[
-        bool, typer.Option("--quick", help="Probe now; scheduled passes run the suite.")
+        bool,
+        typer.Option("--quick", help="Probe now; scheduled passes run the suite (once the scheduler is on)."),
     ] = False,
     ad_hoc: Annotated[
         bool,
