@@ -158,3 +158,17 @@ def test_quick_onboarding_says_how_its_suite_will_run(fake_provider: FakeProvide
     given("settings", "set", "scheduler", "true")
     on = bw("onboard", "second", "-e", "hub", "--quick")
     assert on.returncode == 0 and "suite by scheduled passes" in on.stdout and "is off" not in on.stdout
+
+
+def test_full_onboarding_off_a_terminal_says_each_stage(fake_provider: FakeProvider) -> None:
+    """Item 6: piped, a line per stage as it starts (no bar to draw); a
+    server on this machine with no limit is not paced by a fixed gap."""
+    fake_provider.add(FakeModel("instant", answer="ready"))
+    given("endpoint", "add", "hub", fake_provider.openai_base, "--keyless")
+    done = bw("onboard", "instant", "-e", "hub")
+    assert done.returncode == 0, done.stderr
+    stages = [line for line in done.stdout.splitlines() if line.startswith("instant: ")]
+    assert stages[0] == "instant: registering (2%)", stages
+    assert any("running the suite" in line for line in stages), stages
+    assert any(line.startswith("instant: suite: ") for line in stages), stages
+    assert "instant is available" in done.stdout

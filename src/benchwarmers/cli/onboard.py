@@ -87,6 +87,16 @@ def onboard_model(request: OnboardRequest, *, keep: bool = False) -> tuple[Model
     async def work(core: Core) -> OnboardingItem:
         nonlocal new
         new = await core.ops.check_onboard(request.endpoint, request.served, keep=keep)
+        if not console.is_terminal:  # a log or a pipe: a line per stage, as it starts
+            said: list[str] = []
+
+            def say(_item: int, step: str, fraction: float) -> None:
+                stage = step.split(";", 1)[0].split(":", 1)[0]
+                if not said or stage != said[-1]:
+                    said.append(stage)
+                    console.print(f"{request.served}: {step} ({fraction:.0%})", markup=False)
+
+            return await core.ops.onboard(request, say)
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(bar_width=24),

@@ -22,7 +22,7 @@ from benchwarmers.bench.onboarding import MODES as ONBOARDING_MODES
 from benchwarmers.bench.onboarding import OnboardRequest, mode_for
 from benchwarmers.bench.retirement import HealthReport
 from benchwarmers.bench.suite.rebench_fetch import DEFAULT_DATASET, DEFAULT_LIMIT, DEFAULT_SPLIT, Fetched
-from benchwarmers.bench.suite.runner import DEFAULT_GAP, SuiteRun
+from benchwarmers.bench.suite.runner import SuiteRun
 from benchwarmers.bench.suite.sandbox import unavailable as sandbox_unavailable
 from benchwarmers.bench.suite.tasks import SHAPES as SUITE_SHAPES
 from benchwarmers.calls.log import CALL_ID_PREFIX
@@ -77,7 +77,6 @@ __all__ = [
     "CONVERSATION_HEADER",
     "DECISION_SHAPES",
     "DEFAULT_DATASET",
-    "DEFAULT_GAP",
     "DEFAULT_LIMIT",
     "DEFAULT_SPLIT",
     "HOME_ENV",

@@ -350,7 +350,7 @@ class Operations:
         tasks: list[Task],
         *,
         limit: int | None = None,
-        gap: float = runner.DEFAULT_GAP,
+        gap: float | None = None,
         progress: Callable[[int, int], None] | None = None,
     ) -> runner.SuiteRun:
         self.check_allowed()
