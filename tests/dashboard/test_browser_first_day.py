@@ -1,0 +1,83 @@
+"""Issue 40's browser items, each in headless Chromium with a screenshot:
+the Quotas page with a limit the provider gave no number for (item 15),
+and the Bench with a model whose replies arrive in one piece (item 16)."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from benchwarmers.cli.main import app
+from benchwarmers.runtime import Runtime
+from benchwarmers.store.schema import LearnedLimit
+from benchwarmers.testing import FakeModel, FakeProvider
+from benchwarmers.testing.live_server import live_server
+from tests.conftest import capable
+
+expect = pytest.importorskip("playwright.sync_api").expect
+pytestmark = pytest.mark.timeout(240)
+WAIT = 30_000  # ms: generous, for a loaded machine; nothing here asserts a duration
+
+
+def cli(*args: str) -> str:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+async def _learned_without_a_number(home: Path) -> None:
+    """What a provider's "daily quota exceeded" body (no figures) leaves."""
+    async with Runtime.open(home) as runtime, runtime.store.write() as session:
+        session.add(
+            LearnedLimit(
+                endpoint="hub",
+                served="",
+                unit="requests",
+                window="day",
+                limit=None,
+                remaining=0,
+                resets_at=None,
+                source="429 body",
+                seen_at=datetime.now(UTC),
+            )
+        )
+
+
+def test_quotas_and_speeds_say_only_what_is_known(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    fake_provider.add(FakeModel("instant", answer=capable))  # each reply in one piece, at once
+
+    def set_up() -> None:  # off this thread: Playwright keeps an event loop running on it
+        cli("endpoint", "add", "hub", fake_provider.openai_base, "--keyless")
+        cli("onboard", "instant", "-e", "hub", "--quick")
+        asyncio.run(_learned_without_a_number(home))
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(set_up).result()
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page.set_default_timeout(WAIT)
+    with live_server(home) as server:
+        page.goto(server.url + "/quotas")
+        row = page.locator("#quotas tbody tr", has_text="hub")
+        expect(row).to_contain_text("requests, how many not said / day")
+        cells = [c.inner_text() for c in row.locator("td").all()]
+        assert cells[3:5] == ["—", "—"], cells  # used, left: unknown, not "None" and "0"
+        assert "None" not in page.locator("main").inner_text()
+        page.screenshot(path=str(artifacts / "first-day-quotas.png"), full_page=True)
+
+        page.goto(server.url + "/models")
+        speed = page.locator("tr", has_text="instant").locator("td", has_text="not timed yet")
+        expect(speed).to_have_count(1)
+        assert "tok/s" not in page.locator("main").inner_text()
+        page.screenshot(path=str(artifacts / "first-day-bench-speed.png"), full_page=True)
+
+        page.goto(server.url + "/models/instant")
+        assert "tok/s" not in page.locator("main").inner_text()
+        page.screenshot(path=str(artifacts / "first-day-model-speed.png"), full_page=True)
