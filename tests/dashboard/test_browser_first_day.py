@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
@@ -81,3 +82,51 @@ def test_quotas_and_speeds_say_only_what_is_known(
         page.goto(server.url + "/models/instant")
         assert "tok/s" not in page.locator("main").inner_text()
         page.screenshot(path=str(artifacts / "first-day-model-speed.png"), full_page=True)
+
+
+def test_a_model_and_an_endpoint_with_models_are_removed_from_the_dashboard(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Item 17: remove says first what it takes with it; the log is kept."""
+    for served in ("one", "two"):
+        fake_provider.add(FakeModel(served, answer=capable))
+
+    def set_up() -> None:
+        cli("endpoint", "add", "hub", fake_provider.openai_base, "--keyless")
+        for served in ("one", "two"):
+            cli("model", "add", served, "-e", "hub", "-s", served)
+        cli("collection", "add", "pair", "-m", "one", "-m", "two")
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(set_up).result()
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page.set_default_timeout(WAIT)
+    said: list[str] = []
+    page.on("dialog", lambda dialog: (said.append(dialog.message), dialog.accept()))
+    with live_server(home) as server:
+        reply = httpx.post(
+            server.url + "/v1/chat/completions",
+            json={"model": "bench/pair", "messages": [{"role": "user", "content": "hi"}]},
+            timeout=60,
+        )
+        calls = [seat["call"] for seat in reply.json()["bench"]["seats"]]
+
+        page.goto(server.url + "/models")
+        page.locator("tr", has_text="one").get_by_role("button", name="Remove").click()
+        page.wait_for_load_state()
+        expect(page.locator("tr", has_text="one")).to_have_count(0)
+        assert said[-1] == (
+            "Remove one from the bench and from pair? Its calls and verdicts stay in the log; "
+            "retiring keeps it instead."
+        )
+        page.screenshot(path=str(artifacts / "first-day-model-removed.png"), full_page=True)
+
+        page.goto(server.url + "/endpoints")
+        page.locator('tr[data-endpoint="hub"]').get_by_role("button", name="Remove").click()
+        expect(page.locator('tr[data-endpoint="hub"]')).to_have_count(0)
+        assert said[-1].startswith("Remove the endpoint hub and its 1 model(s)?")
+        page.screenshot(path=str(artifacts / "first-day-endpoint-removed.png"), full_page=True)
+
+        for call in calls:  # the log kept both seats: a verdict still finds them
+            judged = httpx.post(server.url + "/bench/verdict", json={"call": call, "useful": True})
+            assert judged.status_code == 200, judged.text

@@ -206,8 +206,8 @@ class Admin:
         """How many models each endpoint serves, by endpoint name."""
         return await registry.count_models(self._store())
 
-    async def remove_endpoint(self, name: str) -> None:
-        await registry.remove_endpoint(self._store(), name)
+    async def remove_endpoint(self, name: str, *, with_models: bool = False) -> None:
+        await registry.remove_endpoint(self._store(), name, with_models=with_models)
 
     async def endpoint_listing(self, name: str) -> dict[str, Any]:
         """What the endpoint lists now (a connection test), each served id
@@ -245,8 +245,8 @@ class Admin:
     async def model(self, alias: str) -> ModelView:
         return await registry.get_model(self._store(), alias)
 
-    async def remove_model(self, alias: str) -> None:
-        await registry.remove_model(self._store(), alias)
+    async def remove_model(self, alias: str, *, from_collections: bool = False) -> None:
+        await registry.remove_model(self._store(), alias, from_collections=from_collections)
 
     # ---------------------------------------------------------- collections
 

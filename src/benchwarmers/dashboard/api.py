@@ -92,7 +92,7 @@ async def set_key(request: Request, name: str) -> dict[str, Any]:
 
 @router.post("/endpoints/{name}/remove")
 async def remove_endpoint(request: Request, name: str) -> dict[str, Any]:
-    await backend_of(request).remove_endpoint(name)
+    await backend_of(request).remove_endpoint(name, await form(request))
     return {"ok": True}
 
 
@@ -128,6 +128,12 @@ async def restore(request: Request, alias: str) -> dict[str, Any]:
 @router.post("/models/{alias}/role")
 async def set_role(request: Request, alias: str) -> dict[str, Any]:
     return {"model": await backend_of(request).set_role(alias, await form(request))}
+
+
+@router.post("/models/{alias}/remove")
+async def remove_model(request: Request, alias: str) -> dict[str, Any]:
+    await backend_of(request).remove_model(alias)
+    return {"ok": True}
 
 
 @router.post("/models/{alias}/probe")
