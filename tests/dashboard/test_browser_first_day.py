@@ -5,6 +5,7 @@ and the Bench with a model whose replies arrive in one piece (item 16)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -130,3 +131,56 @@ def test_a_model_and_an_endpoint_with_models_are_removed_from_the_dashboard(
         for call in calls:  # the log kept both seats: a verdict still finds them
             judged = httpx.post(server.url + "/bench/verdict", json={"call": call, "useful": True})
             assert judged.status_code == 200, judged.text
+
+
+def test_the_password_change_asks_the_current_one_and_a_new_key_copies(
+    browser: Any, artifacts: Path, home: Path
+) -> None:
+    """Item 21: the login speaks of the password alone when it asks no
+    name; changing the password asks the current one and says it signs you
+    out; a new gateway key has a copy button."""
+
+    def set_up() -> None:
+        result = CliRunner().invoke(app, ["settings", "set", "login_password"], input="first-secret-1\n")
+        assert result.exit_code == 0, result.output
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(set_up).result()
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(WAIT)
+    with live_server(home) as server:
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
+        page.goto(server.url + "/settings")
+        page.fill("#f-password", "wrong-password")
+        page.click("form[action='/login'] button[type=submit]")
+        expect(page.locator("p.error")).to_have_text("the password is not right")
+        page.fill("#f-password", "first-secret-1")
+        page.click("form[action='/login'] button[type=submit]")
+        page.locator('body[data-ready="Settings"]').wait_for(state="attached")
+
+        page.fill("#f-key-name", "laptop")
+        page.click("#key-form button[type=submit]")
+        page.locator("#new-secret:not([hidden])").wait_for()
+        page.click("#copy-secret")
+        expect(page.locator("#copy-secret")).to_have_text("Copied")
+        copied = page.evaluate("navigator.clipboard.readText()")
+        assert copied == page.locator("#new-secret-value").inner_text() and copied.startswith("bw-")
+        page.screenshot(path=str(artifacts / "first-day-key-copy.png"), full_page=True)
+
+        form = page.locator("#password-form")
+        page.fill("#f-password-value", "second-secret-2")
+        form.locator("button[type=submit]").click()
+        expect(form.locator('[data-error-for="current"]')).to_contain_text("the current password")
+        page.fill("#f-password-current", "not-it-at-all")
+        form.locator("button[type=submit]").click()
+        expect(form.locator('[data-error-for="current"]')).to_have_text("the current password is not right")
+        page.screenshot(path=str(artifacts / "first-day-password-current.png"), full_page=True)
+        page.fill("#f-password-current", "first-secret-1")
+        form.locator("button[type=submit]").click()
+        page.wait_for_url("**/login?changed=1")
+        expect(page.locator("p.notice")).to_have_text("The password changed: sign in with the new one.")
+        page.screenshot(path=str(artifacts / "first-day-password-changed.png"), full_page=True)
+        page.fill("#f-password", "second-secret-2")
+        page.click("form[action='/login'] button[type=submit]")
+        page.wait_for_url(re.compile(r"/models$|/endpoints"))

@@ -20,9 +20,10 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.routing import APIRoute
 
+from benchwarmers.core import check_login
 from benchwarmers.dashboard import auth
 from benchwarmers.dashboard.backend import Backend
-from benchwarmers.dashboard.fields import FieldError
+from benchwarmers.dashboard.fields import FieldError, field, text
 from benchwarmers.errors import Refused, UserError
 from benchwarmers.server.deps import runtime_of
 from benchwarmers.server.errors import read_json
@@ -250,9 +251,28 @@ async def change_settings(request: Request) -> dict[str, Any]:
     name = body.get("name")
     if not isinstance(name, str) or name not in ("allowed_hosts", "login_user", "login_password"):
         raise UserError("the dashboard changes allowed_hosts, login_user and login_password")
+    if name == "login_password":
+        await _current_password(request, body)
     await backend_of(request).change(name, body.get("value", ""))
     apply_now(request)
     return {"settings": await backend_of(request).settings()}
+
+
+async def _current_password(request: Request, body: dict[str, Any]) -> None:
+    """Changing a set password asks for the current one (checked and counted
+    as a sign-in attempt is): a session left open is not the password."""
+    settings = await backend_of(request).settings()
+    if not settings["login_password_set"]:
+        return
+    client = request.client.host if request.client else "unknown"
+    with field("current"):
+        current = text(body, "current", required=True, label="the current password")
+        try:
+            await check_login(runtime_of(request), client, settings["login_user"], current)
+        except Refused as exc:
+            if exc.status != 401:
+                raise
+            raise UserError("the current password is not right") from None  # a 401 sends the page to sign in
 
 
 @router.post("/scheduler")

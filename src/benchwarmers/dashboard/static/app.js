@@ -495,6 +495,10 @@
     document.getElementById('new-secret-value').textContent = secret;
     document.getElementById('new-secret').hidden = false;
   }
+  document.getElementById('copy-secret')?.addEventListener('click', async (event) => {
+    await navigator.clipboard.writeText(document.getElementById('new-secret-value').textContent);
+    event.target.textContent = 'Copied';
+  });
 
   // The page's script is wired up (tests wait for this; it names the page as the navigation does).
   document.body.dataset.ready = document.querySelector('nav a[aria-current="page"]')?.textContent || page;
