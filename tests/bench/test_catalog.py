@@ -191,3 +191,13 @@ async def test_a_server_on_loopback_reaches_lm_studio_only_on_its_port(runtime: 
     await registry.add_endpoint(runtime.store, "studio", "http://127.0.0.1:1234/v1")
     entries = [e for e in await discover.discover(runtime.store) if e.provider == "lmstudio"]
     assert entries and all(e.reachable == ["studio"] for e in entries)
+
+
+async def test_discover_offers_no_model_that_answers_only_in_images_or_speech(runtime: Runtime) -> None:
+    """Issue 40, item 19: models.dev lists image and speech models (their
+    output modalities say so); none can sit on a panel."""
+    shipped = catalog.snapshot_facts()
+    silent = {f.model for f in shipped if not f.writes_text}
+    assert {"melotts", "stable-diffusion-xl-base-1.0"} <= silent
+    offered = {e.model for e in await discover.discover(runtime.store)}
+    assert offered and not offered & silent

@@ -75,6 +75,8 @@ class ModelFacts:
     tools: bool = False
     price_in: float | None = None
     price_out: float | None = None
+    # False for a model that answers only in images or speech: no panel seat.
+    writes_text: bool = True
 
     @property
     def free(self) -> bool:
@@ -109,6 +111,7 @@ def _facts(provider_id: str, provider: dict[str, Any], model_id: str, model: dic
     limit = model.get("limit") or {}
     cost = model.get("cost")
     inputs = (model.get("modalities") or {}).get("input") or []
+    outputs = (model.get("modalities") or {}).get("output") or ["text"]
     return ModelFacts(
         provider=provider_id,
         model=str(model.get("id") or model_id),
@@ -122,6 +125,7 @@ def _facts(provider_id: str, provider: dict[str, Any], model_id: str, model: dic
         # No `cost` at all means unknown, not free.
         price_in=_float(cost.get("input")) if isinstance(cost, dict) else None,
         price_out=_float(cost.get("output")) if isinstance(cost, dict) else None,
+        writes_text="text" in outputs,
     )
 
 
