@@ -153,7 +153,7 @@ def test_quick_onboarding_says_how_its_suite_will_run(fake_provider: FakeProvide
     assert off.returncode == 0, off.stderr
     assert (
         "its suite runs by scheduled passes, and the scheduler is off: "
-        "`benchwarmers settings set scheduler true` (or `benchwarmers suite run first` now)"
+        "`benchwarmers settings set scheduler true` (or `benchwarmers suite run MODEL` now)"
     ) in off.stdout
     given("settings", "set", "scheduler", "true")
     on = bw("onboard", "second", "-e", "hub", "--quick")

@@ -313,9 +313,7 @@ class ItemRun:
         await _set_model_status(self.store, alias, "available", "")
         summary = f"answered {len(answered)}/{len(outcomes)} probes, passed {passed}"
         if mode != "full":
-            later = (
-                await _later(self.store, alias) if mode == "quick" else "ad hoc: never called by the bench"
-            )
+            later = await _later(self.store) if mode == "quick" else "ad hoc: never called by the bench"
             await self._finish("done", "", step=f"{summary}; {later}")
             return
         if self.suite is None:
@@ -537,12 +535,12 @@ class OnboardingWorker:
         self.idle.set()
 
 
-async def _later(store: Store, alias: str) -> str:
+async def _later(store: Store) -> str:
     """When a quick-onboarded model's suite runs: by the scheduler's passes,
     which a fresh install has off (and then how to switch it on)."""
     if await Settings(store).get(SCHEDULER):
         return "suite by scheduled passes"
     return (
         "its suite runs by scheduled passes, and the scheduler is off: "
-        f"`benchwarmers settings set scheduler true` (or `benchwarmers suite run {alias}` now)"
+        "`benchwarmers settings set scheduler true` (or `benchwarmers suite run MODEL` now)"
     )
