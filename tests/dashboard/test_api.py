@@ -150,3 +150,19 @@ def _register(dashboard: httpx.Client, fake: FakeProvider, served: tuple[str, ..
     wait_for(lambda: not (q := dashboard.get("/ui/api/queue").json())["running"] and not q["queued"])
     states = {i["alias"]: i["state"] for i in dashboard.get("/ui/api/queue").json()["items"]}
     assert states == {s: "done" for s in served}, states
+
+
+def test_onboarding_a_model_the_endpoint_does_not_serve_is_refused(
+    dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    """Issue 40, item 19: as the CLI does, naming the close ids it serves."""
+    fake_provider.add(FakeModel("vendor/model-one", answer="ready"))
+    body = {"name": "fake", "api": "openai", "base_url": fake_provider.openai_base, "keyless": True}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    refused = dashboard.post(
+        "/ui/api/onboard", json={"endpoint": "fake", "models": ["vendor/model-on"], "mode": "quick"}
+    )
+    assert refused.status_code == 400 and refused.json()["error"]["field"] == "models"
+    assert "does not serve 'vendor/model-on'" in refused.json()["error"]["message"]
+    assert "vendor/model-one" in refused.json()["error"]["message"]
+    assert dashboard.get("/ui/api/queue").json()["items"] == []

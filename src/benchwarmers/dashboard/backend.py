@@ -260,6 +260,8 @@ class Backend:
             await self.admin.endpoint(endpoint)
         requests = [OnboardRequest(endpoint=endpoint, served=s, mode=mode) for s in served]
         with field("models"):
+            for request in requests:  # one the endpoint does not serve is refused, naming close ids
+                await self.ops.check_onboard(endpoint, request.served)
             return await self.ops.enqueue(requests)
 
     async def queue(self) -> dict[str, Any]:
