@@ -2,11 +2,14 @@
 # on one port, with the data folder as a volume.
 #
 #   docker build -t benchwarmers .
-#   docker run -p 127.0.0.1:8122:8122 -v benchwarmers-data:/data benchwarmers
+#   docker run -p 127.0.0.1:8122:8122 -v benchwarmers-data:/data -v benchwarmers-keys:/keys benchwarmers
 #
 # Inside the container the server listens on 0.0.0.0, which is beyond
-# loopback, so gateway calls need a key:
+# loopback, so gateway calls need a key and the dashboard a login:
 #   docker exec -it <container> benchwarmers key add me
+#   docker exec -it <container> benchwarmers settings set login_password
+# bubblewrap is installed for the suite's code tasks (Docker's default
+# seccomp profile may refuse the namespaces it needs; the suite then says so).
 # Endpoint keys come from BENCHWARMERS_KEY_<NAME> variables, or from llm's
 # keys.json in /keys (its own volume: keys never go in the data folder).
 
@@ -17,6 +20,9 @@ COPY src ./src
 RUN pip install --no-cache-dir --prefix=/install .
 
 FROM python:3.12-slim
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends bubblewrap \
+    && rm -rf /var/lib/apt/lists/*
 COPY --from=build /install /usr/local
 RUN useradd --create-home --uid 1000 bench \
     && mkdir -p /data /keys \

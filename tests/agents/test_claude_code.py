@@ -94,3 +94,43 @@ def test_claude_code_tool_round_trip(bench: Any) -> None:
         assert sent["name"] == "Read" and json.loads(sent["arguments"]) == {"file_path": str(notes)}
         (result,) = last.messages[-1].tool_results
         assert result["id"] == sent["id"] and "periwinkle" in result["content"]
+
+
+def test_claude_code_reads_our_mcp_ask_as_text(bench: Any) -> None:
+    """Issue 40, item 10: the `ask` tool's result reaches the model as the
+    readable text its description promises (seat headings, call ids, the
+    verdict instructions), not as the raw `{"bench": ...}` JSON."""
+    asked = {"collection": "agents", "prompt": "Why is the sky blue?"}
+
+    def answer(request: FakeRequest) -> str:
+        results = [r["content"] for m in request.messages for r in m.tool_results]
+        if results:
+            return "The panel said it."
+        return "Rayleigh scattering." if not request.tools else "no tool result"
+
+    def calls(request: FakeRequest) -> list[FakeToolCall]:
+        if "mcp__benchwarmers__ask" not in request.tools or request.answering_tool_results:
+            return []
+        return [FakeToolCall("mcp__benchwarmers__ask", asked)]
+
+    with bench([("openai", FakeModel("alpha", answer=answer, tool_calls=calls))]) as b:
+        claude(b, "mcp", "add", "--transport", "http", "benchwarmers", f"{b.server.url}/mcp")
+        argv = [
+            str(agent_binary("claude")),
+            "-p",
+            "Ask the panel",
+            "--allowedTools",
+            "mcp__benchwarmers__ask",
+        ]
+        for _ in range(3):  # a loaded machine may start the turn before the MCP server is connected
+            done = b.run(argv, {**claude_env(b), "ENABLE_TOOL_SEARCH": "false"})
+            assert done.returncode == 0, done.stdout + done.stderr
+            if any(r.answering_tool_results for r in b.fake.requests):
+                break
+        answered = [r for r in b.fake.requests if r.model == "alpha" and r.answering_tool_results]
+        assert answered, [r.tools for r in b.fake.requests]
+        (result,) = answered[-1].messages[-1].tool_results
+        text = str(result["content"])
+        assert "## Seat 1 · alpha · ok" in text and "Rayleigh scattering." in text, text[:500]
+        assert "send a verdict" in text
+        assert not text.lstrip().startswith('{"bench"'), text[:200]

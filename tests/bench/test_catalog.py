@@ -182,3 +182,22 @@ async def test_discover_tells_a_free_tier_from_a_free_price(runtime: Runtime) ->
     only_freellmapi = by_key[("zhipu", "glm-4.5-flash")]
     # FreeLLMAPI publishes no prices: a free tier with its price unknown, never a made-up zero.
     assert only_freellmapi.free_tier and not only_freellmapi.free and only_freellmapi.price_in is None
+
+
+async def test_a_server_on_loopback_reaches_lm_studio_only_on_its_port(runtime: Runtime) -> None:
+    """Issue 40, item 19: LM Studio answers on 127.0.0.1:1234; another
+    server on loopback (vLLM, llama.cpp, the fake provider) is not it."""
+    await registry.add_endpoint(runtime.store, "fake", "http://127.0.0.1:8199/v1")
+    await registry.add_endpoint(runtime.store, "studio", "http://127.0.0.1:1234/v1")
+    entries = [e for e in await discover.discover(runtime.store) if e.provider == "lmstudio"]
+    assert entries and all(e.reachable == ["studio"] for e in entries)
+
+
+async def test_discover_offers_no_model_that_answers_only_in_images_or_speech(runtime: Runtime) -> None:
+    """Issue 40, item 19: models.dev lists image and speech models (their
+    output modalities say so); none can sit on a panel."""
+    shipped = catalog.snapshot_facts()
+    silent = {f.model for f in shipped if not f.writes_text}
+    assert {"melotts", "stable-diffusion-xl-base-1.0"} <= silent
+    offered = {e.model for e in await discover.discover(runtime.store)}
+    assert offered and not offered & silent

@@ -115,7 +115,8 @@ async def test_speed_probe_measures_first_token_and_rate(
 ) -> None:
     from benchwarmers.bench import probes
 
-    add_fake("fast", ttfb=0.05, tokens_per_second=200)
+    # Streamed over half a second: long enough between first byte and last to measure a rate.
+    add_fake("fast", answer=" ".join(["word"] * 30), ttfb=0.05, tokens_per_second=60)
     await registry.add_model(bench.store, "fast", "fake", "fast")
     await scheduler.run_job(jobs, "weekly_speed", NOW)
     rows = {p.name: p for p in await probes.probe_history(bench.store, "fast")}

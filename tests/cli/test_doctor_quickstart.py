@@ -63,7 +63,7 @@ def _doctor_on_a_bench(fake_provider: FakeProvider, home: Path) -> None:
         assert any("endpoint locked" in row and "key from BENCHWARMERS_KEY_LOCKED" in row for row in shown)
         assert "sk-never-shown-42" not in done.stdout + done.stderr
         assert "✓ models: 1 on the bench (1 available)" in shown
-        assert f"✓ server: answers at {server.url}" in shown
+        assert f"✓ server: answers at {server.url}, on the data folder {home}" in shown
 
     url = dead_url()
     red = bw("doctor", url=url, BENCHWARMERS_REDIS_URL="redis://127.0.0.1:1/0")

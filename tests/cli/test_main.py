@@ -84,7 +84,7 @@ def test_init_endpoint_and_key(tmp_path: Path) -> None:
 
 
 def test_endpoint_add_reads_a_piped_key(tmp_path: Path) -> None:
-    ok("endpoint", "add", "hub", "http://127.0.0.1:9/v1", "--key", input="sk-piped\n")
+    ok("endpoint", "add", "hub", "http://127.0.0.1:9/v1", "--key", "--no-check", input="sk-piped\n")
     assert json.loads((tmp_path / "llm" / "keys.json").read_text())["hub"] == "sk-piped"
     result = bench("endpoint", "add", "other", "http://127.0.0.1:9/v1", "--key", input="\n")
     assert result.exit_code == 1 and result.stderr.strip() == "error: no key given"

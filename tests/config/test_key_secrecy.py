@@ -27,7 +27,7 @@ def test_keys_stay_out_of_the_data_folder_and_logs(
     runner = CliRunner()
     commands = [
         (["init", "--endpoint", "prompted", "https://a.example/v1", "--key"], f"{PROMPTED}\n"),
-        (["endpoint", "add", "env-hub", "https://b.example/v1", "--api", "gemini"], None),
+        (["endpoint", "add", "env-hub", "https://b.example/v1", "--api", "gemini", "--no-check"], None),
         (["model", "add", "alpha", "--endpoint", "prompted", "--served", "a-1"], None),
         (["model", "add", "beta", "--endpoint", "env-hub", "--served", "b-1"], None),
         (["collection", "add", "duo", "--member", "alpha", "--member", "beta"], None),

@@ -204,3 +204,19 @@ def test_a_blind_collection_and_the_leaderboard_of_its_pairs(
     # Unticked on the form, the collection is blind no more.
     edited = dashboard.post("/ui/api/collections/duo", json={"members": ["m1", "m2"], "blind": False})
     assert edited.json()["collection"]["blind"] is False
+
+
+def test_onboarding_a_model_the_endpoint_does_not_serve_is_refused(
+    dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    """Issue 40, item 19: as the CLI does, naming the close ids it serves."""
+    fake_provider.add(FakeModel("vendor/model-one", answer="ready"))
+    body = {"name": "fake", "api": "openai", "base_url": fake_provider.openai_base, "keyless": True}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    refused = dashboard.post(
+        "/ui/api/onboard", json={"endpoint": "fake", "models": ["vendor/model-on"], "mode": "quick"}
+    )
+    assert refused.status_code == 400 and refused.json()["error"]["field"] == "models"
+    assert "does not serve 'vendor/model-on'" in refused.json()["error"]["message"]
+    assert "vendor/model-one" in refused.json()["error"]["message"]
+    assert dashboard.get("/ui/api/queue").json()["items"] == []

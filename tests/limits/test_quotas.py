@@ -136,7 +136,7 @@ def test_the_cli(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         assert result.exit_code == 0, result.output
         return result.output
 
-    run("endpoint", "add", "fake", "http://127.0.0.1:9/v1", "--keyless")
+    run("endpoint", "add", "fake", "http://127.0.0.1:9/v1", "--keyless", "--no-check")
     assert "3 requests a minute on fake" in run("limit", "set", "fake", "--rpm", "3")
     run("limit", "set", "fake", "--model", "m-1", "--tpd", "20000")
     listed = run("limit", "list")

@@ -69,3 +69,30 @@ def test_every_route_reply_carries_a_bench_object_that_reads_back(
                 continue
             (failed,) = bench.failover
             assert (failed.alias, failed.status) == ("alpha", "error")
+
+
+def test_an_agents_own_session_header_keys_its_conversation(
+    route_server: Any, fake_provider: FakeProvider
+) -> None:
+    """Issue 40, item 12: Claude Code's `x-claude-code-session-id` and
+    Codex's `session_id` header key the conversation (source "client"), so
+    a session keeps its member whatever its first message; the
+    `x-bench-conversation` header still comes first."""
+    members = [("openai", FakeModel("alpha", answer="a")), ("anthropic", FakeModel("beta", answer="b"))]
+    with route_server(members, AGENTS) as server, httpx.Client(base_url=server.url, timeout=30) as http:
+
+        def key(path: str, first: str, **headers: str) -> str:
+            body = {"model": "bench/agents:route", "max_tokens": 64}
+            body["messages"] = [{"role": "user", "content": first}]
+            return read_route(http.post(path, json=body, headers=headers).json()["bench"]).conversation
+
+        claude = key("/v1/messages", "hello", **{"x-claude-code-session-id": "s-1"})
+        assert claude.startswith("client:")
+        assert key("/v1/messages", "another opening", **{"x-claude-code-session-id": "s-1"}) == claude
+        assert key("/v1/messages", "hello", **{"x-claude-code-session-id": "s-2"}) != claude
+        codex = key("/v1/chat/completions", "hello", session_id="s-1")
+        assert codex.startswith("client:") and key("/v1/chat/completions", "other", session_id="s-1") == codex
+        given = key(
+            "/v1/messages", "hello", **{"x-claude-code-session-id": "s-1", "x-bench-conversation": "c"}
+        )
+        assert given.startswith("header:")

@@ -75,6 +75,8 @@ class ModelFacts:
     tools: bool = False
     price_in: float | None = None
     price_out: float | None = None
+    # False for a model that answers only in images or speech: no panel seat.
+    writes_text: bool = True
 
     @property
     def free(self) -> bool:
@@ -109,6 +111,7 @@ def _facts(provider_id: str, provider: dict[str, Any], model_id: str, model: dic
     limit = model.get("limit") or {}
     cost = model.get("cost")
     inputs = (model.get("modalities") or {}).get("input") or []
+    outputs = (model.get("modalities") or {}).get("output") or ["text"]
     return ModelFacts(
         provider=provider_id,
         model=str(model.get("id") or model_id),
@@ -122,6 +125,7 @@ def _facts(provider_id: str, provider: dict[str, Any], model_id: str, model: dic
         # No `cost` at all means unknown, not free.
         price_in=_float(cost.get("input")) if isinstance(cost, dict) else None,
         price_out=_float(cost.get("output")) if isinstance(cost, dict) else None,
+        writes_text="text" in outputs,
     )
 
 
@@ -161,19 +165,32 @@ def snapshot_info() -> dict[str, Any]:
 
 
 def provider_hosts(facts: ModelFacts) -> set[str]:
+    """Where a provider answers: hosts, or `host:port` when its API URL names
+    a port (LM Studio's `127.0.0.1:1234` is not every server on loopback)."""
     hosts = set(KNOWN_HOSTS.get(facts.provider, ()))
     if facts.provider_api:
-        host = urlparse(facts.provider_api).hostname
-        if host:
-            hosts.add(host.lower())
+        hosts.update(_places(facts.provider_api)[-1:])
     return hosts
 
 
 def endpoint_serves(endpoint_name: str, base_url: str, provider: str, hosts: set[str]) -> bool:
-    """Whether an endpoint reaches a provider: its host is one the provider
-    answers on, or it is named after the provider."""
-    host = (urlparse(base_url).hostname or "").lower()
-    return bool(host and host in hosts) or endpoint_name.lower() == provider.lower()
+    """Whether an endpoint reaches a provider: its host (with its port, where
+    the provider's is named) is one the provider answers on, or it is named
+    after the provider."""
+    return bool(hosts.intersection(_places(base_url))) or endpoint_name.lower() == provider.lower()
+
+
+def _places(url: str) -> list[str]:
+    """A URL's host, then `host:port` when it names a port (lower case)."""
+    parsed = urlparse(url)
+    host = (parsed.hostname or "").lower()
+    if not host:
+        return []
+    try:
+        port = parsed.port
+    except ValueError:
+        port = None
+    return [host, f"{host}:{port}"] if port else [host]
 
 
 # ------------------------------------------------------------------ the store

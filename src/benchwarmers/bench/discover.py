@@ -191,7 +191,7 @@ async def discover(store: Store, *, free_only: bool = False, home: Path | None =
     """The Discover list: free first, then free tiers, then the rest; within
     each, reachable first, then by name. `free_only` keeps what can be used
     without paying (free or a free tier)."""
-    catalog = await load_catalog(store)
+    catalog = [f for f in await load_catalog(store) if f.writes_text]  # image, speech: no seat
     freellm = freellmapi_catalog(home)
     hosts: dict[str, set[str]] = {}
     for f in [*catalog, *freellm]:

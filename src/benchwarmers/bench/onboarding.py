@@ -51,6 +51,7 @@ from benchwarmers.config import tunables
 from benchwarmers.errors import Conflict, NotFound, UserError
 from benchwarmers.store import registry, schema
 from benchwarmers.store.db import Store
+from benchwarmers.store.settings import SCHEDULER, Settings
 from benchwarmers.store.times import iso_utc
 
 if TYPE_CHECKING:
@@ -312,7 +313,7 @@ class ItemRun:
         await _set_model_status(self.store, alias, "available", "")
         summary = f"answered {len(answered)}/{len(outcomes)} probes, passed {passed}"
         if mode != "full":
-            later = "suite by scheduled passes" if mode == "quick" else "ad hoc: never called by the bench"
+            later = await _later(self.store) if mode == "quick" else "ad hoc: never called by the bench"
             await self._finish("done", "", step=f"{summary}; {later}")
             return
         if self.suite is None:
@@ -532,3 +533,14 @@ class OnboardingWorker:
         self.idle.clear()
         await drain(self.runtime, self.caller, suite=self.suite, suite_limit=self.suite_limit)
         self.idle.set()
+
+
+async def _later(store: Store) -> str:
+    """When a quick-onboarded model's suite runs: by the scheduler's passes,
+    which a fresh install has off (and then how to switch it on)."""
+    if await Settings(store).get(SCHEDULER):
+        return "suite by scheduled passes"
+    return (
+        "its suite runs by scheduled passes, and the scheduler is off: "
+        "`benchwarmers settings set scheduler true` (or `benchwarmers suite run MODEL` now)"
+    )

@@ -20,8 +20,8 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
-from benchwarmers.cli.errors import ReaderGone, stop_writing
-from benchwarmers.core import Core
+from benchwarmers.cli.errors import ReaderGone, print_note, stop_writing
+from benchwarmers.core import POINTER_FILE, Core, home_and_source
 from benchwarmers.errors import UserError
 
 T = TypeVar("T")
@@ -41,10 +41,32 @@ class _Console(Console):
 console = _Console(highlight=False, soft_wrap=not sys.stdout.isatty())
 
 
+class Verbosity:
+    """`benchwarmers --verbose`: say more on stderr (the data folder used)."""
+
+    on = False
+    home_said = False
+
+
+def say_data_folder() -> None:
+    """Once per command, on stderr: the data folder it reads and writes, and
+    what chose it. Always when a `.benchwarmers-home` file in the working
+    directory chose it (a command run from another project's folder reads
+    that project's bench); else with `--verbose`."""
+    if Verbosity.home_said:
+        return
+    Verbosity.home_said = True
+    folder, source = home_and_source()
+    if Verbosity.on or source.endswith(POINTER_FILE):
+        print_note(f"data folder {folder} (from {source})")
+
+
 def with_core(work: Callable[[Core], Awaitable[T]], home: Path | None = None) -> T:
     """Open the core services (data folder and database from the
     environment unless `home` is given), run `work` with them, close them
     (letting any panel still running finish first)."""
+    if home is None:
+        say_data_folder()
 
     async def main() -> T:
         async with Core.open(home=home) as core:

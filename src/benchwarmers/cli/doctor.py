@@ -19,7 +19,7 @@ from rich.markup import escape
 
 from benchwarmers import client_env
 from benchwarmers.cli.context import console
-from benchwarmers.core import Check, diagnose, tunables
+from benchwarmers.core import Check, diagnose, local_store, tunables
 from benchwarmers.errors import BenchwarmersError
 
 SERVER_TIMEOUT = tunables.DOCTOR_SERVER_TIMEOUT.value
@@ -61,4 +61,13 @@ async def _server() -> Check:
         return Check(
             False, "server", f"{url}/healthz answered {reply.status_code}", "is it a Benchwarmers server?"
         )
-    return Check(True, "server", f"answers at {url}")
+    folder, fingerprint = local_store()
+    theirs = reply.json().get("store") if "json" in reply.headers.get("content-type", "") else None
+    if theirs != fingerprint:
+        return Check(
+            False,
+            "server",
+            f"answers at {url}, but uses another store than the data folder {folder}",
+            f"stop it and run benchwarmers serve here, or set {client_env.URL_ENV} to this folder's server",
+        )
+    return Check(True, "server", f"answers at {url}, on the data folder {folder}")

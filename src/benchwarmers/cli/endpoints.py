@@ -57,19 +57,39 @@ def add(
             help="Whom its rate limits count: key, model, or auto (known providers, headers).",
         ),
     ] = "auto",
+    no_check: Annotated[
+        bool, typer.Option("--no-check", help="Keep it without asking the server for its model list first.")
+    ] = False,
 ) -> None:
-    """Add an endpoint (again with --key on an existing one: set its key)."""
+    """Add an endpoint, once it lists its models (again with --key on an existing one: set its key)."""
     check_endpoint(name, base_url, api)
     check_scope(limit_scope)
     key = read_secret(f"Key for {name}") if ask_key else None
-    needs_key = False if keyless else None
-    endpoint = with_core(
-        lambda core: add_or_keep(core, name, base_url, api, needs_key=needs_key, limit_scope=limit_scope)
-    )
+    needs_key = not keyless and api != "ollama"
+
+    async def check_and_add(core: Core) -> EndpointView:
+        if not no_check:
+            await _check_server(core, name, base_url, api, key, needs_key)
+        return await add_or_keep(
+            core, name, base_url, api, needs_key=False if keyless else None, limit_scope=limit_scope
+        )
+
+    endpoint = with_core(check_and_add)
     if key is not None:
         write_key(name, key)
     else:
         say_if_no_key(endpoint)
+
+
+async def _check_server(
+    core: Core, name: str, base_url: str, api: str, key: str | None, needs_key: bool
+) -> None:
+    """The server lists its models with this key, or the command stops (nothing kept)."""
+    count = await core.admin.check_server(name, base_url, api, key=key, needs_key=needs_key)
+    if count is None:
+        console.print(f"Not checked yet: {escape(name)} needs a key to list its models.")
+    else:
+        console.print(f"{escape(base_url)} answers: {count} models listed.")
 
 
 async def add_or_keep(

@@ -98,5 +98,10 @@ def print_error(message: str) -> None:
     _stderr.print(Text.assemble(("error: ", "bold red"), line))
 
 
+def print_note(message: str) -> None:
+    """A plain line on stderr (what a command used), apart from its output."""
+    _stderr.print(Text(message))
+
+
 def print_warning(message: str) -> None:
     _stderr.print(Text.assemble(("warning: ", "bold yellow"), " ".join(message.split())))

@@ -63,9 +63,9 @@ def fake_provider(
     except (ValueError, TypeError, KeyError, AttributeError) as error:
         raise UserError(f"{models}: not a fake-provider models file: {error}") from None
     provider = FakeProvider(scripted, key=key, host=host)
-    provider.port = port
+    sock = provider.listen(port)
     names = ", ".join(provider.models) or "none"
     console.print(f"Fake provider on {provider.url}, simulated models: {names}")
     console.print(f"  openai endpoints: {provider.openai_base}")
     console.print(f"  anthropic, gemini and ollama endpoints: {provider.url}")
-    provider.serve_forever(port)
+    provider.serve_forever(sock)

@@ -38,6 +38,7 @@ from benchwarmers.cli import (
     settings,
     suite,
 )
+from benchwarmers.cli.context import Verbosity
 from benchwarmers.cli.errors import OneLineErrors
 from benchwarmers.cli.help import use_plain_metavars
 
@@ -84,12 +85,17 @@ def main(
     version: Annotated[
         bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Show the version.")
     ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Say on stderr which data folder the command uses.")
+    ] = False,
 ) -> None:
     """Benchwarmers: a self-hosted gateway that asks a panel of LLMs at once.
 
     The data folder is BENCHWARMERS_HOME, else the folder a .benchwarmers-home
-    file in this directory names, else your user-data folder.
+    file in this directory names, else your user-data folder. A command that
+    follows a .benchwarmers-home file says so on stderr; --verbose says it always.
     """
+    Verbosity.on, Verbosity.home_said = verbose, False
 
 
 for _module in COMMAND_MODULES:

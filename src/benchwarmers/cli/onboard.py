@@ -49,7 +49,8 @@ def onboard(
     alias: Annotated[str, typer.Option("--alias", help="Its name on the bench (default: from the id).")] = "",
     role: Annotated[str, typer.Option("--role", help=", ".join(MODEL_ROLES))] = "",
     quick: Annotated[
-        bool, typer.Option("--quick", help="Probe now; scheduled passes run the suite.")
+        bool,
+        typer.Option("--quick", help="Probe now; scheduled passes run the suite (once the scheduler is on)."),
     ] = False,
     ad_hoc: Annotated[
         bool,
@@ -86,6 +87,16 @@ def onboard_model(request: OnboardRequest, *, keep: bool = False) -> tuple[Model
     async def work(core: Core) -> OnboardingItem:
         nonlocal new
         new = await core.ops.check_onboard(request.endpoint, request.served, keep=keep)
+        if not console.is_terminal:  # a log or a pipe: a line per stage, as it starts
+            said: list[str] = []
+
+            def say(_item: int, step: str, fraction: float) -> None:
+                stage = step.split(";", 1)[0].split(":", 1)[0]
+                if not said or stage != said[-1]:
+                    said.append(stage)
+                    console.print(f"{request.served}: {step} ({fraction:.0%})", markup=False)
+
+            return await core.ops.onboard(request, say)
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(bar_width=24),

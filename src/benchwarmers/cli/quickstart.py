@@ -23,6 +23,7 @@ import json
 import os
 import sys
 from typing import Annotated
+from urllib.parse import urlparse
 
 import httpx
 import typer
@@ -47,6 +48,7 @@ from benchwarmers.core import (
     url_hint,
 )
 from benchwarmers.errors import UserError
+from benchwarmers.server.guard import is_loopback
 
 OLLAMA_HOST_ENV = environment.OLLAMA_HOST.name
 KNOWN_URLS = {
@@ -140,10 +142,8 @@ def _pick_models(endpoint: EndpointView) -> list[str]:
             f"check the URL and the key (`benchwarmers endpoint key set {endpoint.name}`), then again"
         )
     offered = [m for m in free if m in listed]
-    if not offered and (endpoint.api == "ollama" or not free):
-        offered = sorted(
-            listed
-        )  # a local server (or one Discover does not know): what it lists costs nothing
+    if not offered and (_is_local(endpoint) or not free):
+        offered = sorted(listed)  # a local server (or one Discover does not know): its list costs nothing
     if not offered:
         raise UserError(
             f"{endpoint.name} lists none of Discover's free models; onboard one by id with `onboard`"
@@ -216,6 +216,11 @@ def _ollama_url() -> str:
     if not host:
         return default_base_url("ollama")
     return host if "://" in host else f"http://{host}"
+
+
+def _is_local(endpoint: EndpointView) -> bool:
+    """Ollama, or any server on this machine (vLLM, llama.cpp, LM Studio...)."""
+    return endpoint.api == "ollama" or is_loopback(urlparse(endpoint.base_url).hostname or "")
 
 
 def _answers(url: str) -> bool:

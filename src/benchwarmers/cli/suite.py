@@ -18,7 +18,6 @@ from rich.table import Table
 from benchwarmers.cli.context import JsonFlag, console, print_json, with_core
 from benchwarmers.core import (
     DEFAULT_DATASET,
-    DEFAULT_GAP,
     DEFAULT_LIMIT,
     DEFAULT_SPLIT,
     SUITE_SHAPES,
@@ -50,8 +49,11 @@ def run(
         int | None, typer.Option("--limit", "-n", min=1, help="At most this many tasks per model.")
     ] = None,
     gap: Annotated[
-        float, typer.Option("--gap", min=0.0, help="Seconds between calls, at least.")
-    ] = DEFAULT_GAP,
+        float | None,
+        typer.Option(
+            "--gap", min=0.0, help="Seconds between calls, at least (default: by the endpoint's limits)."
+        ),
+    ] = None,
 ) -> None:
     """Run the suite against one model or the whole bench, with progress."""
     if shape is not None and shape not in SUITE_SHAPES:
@@ -67,7 +69,7 @@ def run(
 
 
 async def _run_all(
-    core: Core, alias: str | None, shape: str | None, limit: int | None, gap: float
+    core: Core, alias: str | None, shape: str | None, limit: int | None, gap: float | None
 ) -> list[SuiteRun]:
     aliases = await core.ops.suite_models(alias)
     runs = []

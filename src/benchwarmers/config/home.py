@@ -32,14 +32,21 @@ APP_NAME = "benchwarmers"
 
 def resolve_home(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
     """The data folder this process should use (not created, not checked)."""
+    return home_and_source(cwd, environ)[0]
+
+
+def home_and_source(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> tuple[Path, str]:
+    """The data folder, and what chose it in words: the variable, the
+    pointer file in the working directory (which a command run from
+    another project's folder follows), or the user-data default."""
     env = os.environ if environ is None else environ
     named = env.get(HOME_ENV, "").strip()
     if named:
-        return Path(named).expanduser().absolute()
+        return Path(named).expanduser().absolute(), HOME_ENV
     pointer = (cwd or Path.cwd()) / POINTER_FILE
     if pointer.exists():
-        return read_pointer(pointer)
-    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+        return read_pointer(pointer), f"{pointer}"
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)), "the user-data default"
 
 
 def read_pointer(pointer: Path) -> Path:

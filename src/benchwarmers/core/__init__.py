@@ -22,14 +22,21 @@ from benchwarmers.bench.onboarding import MODES as ONBOARDING_MODES
 from benchwarmers.bench.onboarding import OnboardRequest, mode_for
 from benchwarmers.bench.retirement import HealthReport
 from benchwarmers.bench.suite.rebench_fetch import DEFAULT_DATASET, DEFAULT_LIMIT, DEFAULT_SPLIT, Fetched
-from benchwarmers.bench.suite.runner import DEFAULT_GAP, SuiteRun
+from benchwarmers.bench.suite.runner import SuiteRun
 from benchwarmers.bench.suite.sandbox import unavailable as sandbox_unavailable
 from benchwarmers.bench.suite.tasks import SHAPES as SUITE_SHAPES
 from benchwarmers.calls.call_ids import CALL_ID_PREFIX
 from benchwarmers.calls.pairs import verdict_body
 from benchwarmers.calls.verdicts import Recorded, check_verdict_body
 from benchwarmers.config import environment, tunables
-from benchwarmers.config.home import HOME_ENV, ensure_home, resolve_home, write_pointer
+from benchwarmers.config.home import (
+    HOME_ENV,
+    POINTER_FILE,
+    ensure_home,
+    home_and_source,
+    resolve_home,
+    write_pointer,
+)
 from benchwarmers.core.admin import (
     Admin,
     api_kinds,
@@ -43,7 +50,7 @@ from benchwarmers.core.admin import (
     needs_key_by_default,
     set_endpoint_key,
 )
-from benchwarmers.core.diagnostics import Check, diagnose, url_hint
+from benchwarmers.core.diagnostics import Check, diagnose, local_store, url_hint
 from benchwarmers.core.login import (
     LoginPolicy,
     check_login,
@@ -62,7 +69,7 @@ from benchwarmers.core.operations import (
     suite_tasks,
 )
 from benchwarmers.core.panels import Panels, collection_entry, finish_background
-from benchwarmers.core.routing import CONVERSATION_HEADER, RouteMode, RouteTurn
+from benchwarmers.core.routing import AGENT_SESSION_HEADERS, CONVERSATION_HEADER, RouteMode, RouteTurn
 from benchwarmers.core.services import Core
 from benchwarmers.core.settings import LOGIN_PASSWORD, SettingRow
 from benchwarmers.identity.keys import KeyInfo
@@ -78,11 +85,11 @@ from benchwarmers.store.schema import OnboardingItem, Probe
 from benchwarmers.store.times import iso_utc, utc
 
 __all__ = [
+    "AGENT_SESSION_HEADERS",
     "CALL_ID_PREFIX",
     "CONVERSATION_HEADER",
     "DECISION_SHAPES",
     "DEFAULT_DATASET",
-    "DEFAULT_GAP",
     "DEFAULT_LIMIT",
     "DEFAULT_SPLIT",
     "HOME_ENV",
@@ -91,6 +98,7 @@ __all__ = [
     "NOBODY",
     "ONBOARDING_MODES",
     "OWNER",
+    "POINTER_FILE",
     "PROMOTIONS",
     "SUITE_SHAPES",
     "Admin",
@@ -137,8 +145,10 @@ __all__ = [
     "ensure_home",
     "environment",
     "finish_background",
+    "home_and_source",
     "import_tasks",
     "iso_utc",
+    "local_store",
     "login_policy",
     "mode_for",
     "needs_key_by_default",

@@ -30,7 +30,7 @@ from sqlalchemy import func, select
 from benchwarmers.config import keys as endpoint_keys
 from benchwarmers.core import diagnostics
 from benchwarmers.core.settings import SettingRow, change_setting, setting_row, setting_rows
-from benchwarmers.errors import Conflict, ProviderError, Refused
+from benchwarmers.errors import Conflict, ProviderAuthError, ProviderError, Refused, UserError
 from benchwarmers.identity import keys as gateway_keys
 from benchwarmers.identity.scope import OWNER, Identity, may_administer
 from benchwarmers.limits import ledger, quotas, user_limits
@@ -153,7 +153,18 @@ class Admin:
         sets a key); another URL or API under the name is a Conflict that
         says how to change it."""
         store = self._store()
-        for same in await registry.list_endpoints(store):
+        if same := await self._same_endpoint(name, base_url, api):
+            return same, False
+        needs_key = needs_key_by_default(api) if needs_key is None else needs_key
+        added = await registry.add_endpoint(
+            store, name, base_url, api, needs_key=needs_key, limit_scope=limit_scope
+        )
+        return added, True
+
+    async def _same_endpoint(self, name: str, base_url: str, api: str) -> EndpointView | None:
+        """The endpoint of that name when it has this URL and API; another
+        URL or API under the name is a Conflict that says how to change it."""
+        for same in await registry.list_endpoints(self._store()):
             if same.name != name:
                 continue
             if (same.base_url, same.api) != (registry.check_base_url(base_url), api):
@@ -161,12 +172,41 @@ class Admin:
                     f"endpoint {name!r} already exists with {same.api} at {same.base_url}; "
                     f"remove it first to change it (`benchwarmers endpoint remove {name}`)"
                 )
-            return same, False
-        needs_key = needs_key_by_default(api) if needs_key is None else needs_key
-        added = await registry.add_endpoint(
-            store, name, base_url, api, needs_key=needs_key, limit_scope=limit_scope
-        )
-        return added, True
+            return same
+        return None
+
+    async def check_server(
+        self, name: str, base_url: str, api: str, *, key: str | None, needs_key: bool
+    ) -> int | None:
+        """How many models a server lists at `base_url` as `api`, before it is
+        kept as endpoint `name`: with `key`, else the key `name` already has;
+        None (not asked) when it needs a key and has none. A UserError says
+        in one line what is wrong (dead, no /v1, the key refused). An empty
+        list is an answer, not evidence against it."""
+        await self._same_endpoint(name, base_url, api)
+        if needs_key and key is None:
+            key = endpoint_keys.endpoint_key(name)
+            if key is None:
+                return None
+        try:
+            listed = await diagnostics.listed_at(
+                self.runtime, name, registry.check_api(api), registry.check_base_url(base_url), key
+            )
+        except (ProviderError, TimeoutError) as exc:
+            said = str(exc) or "no answer in time"
+            if isinstance(exc, ProviderAuthError):
+                fix = (
+                    f"the key was refused: give the right one (`benchwarmers endpoint add {name} URL --key`)"
+                )
+            elif diagnostics.missing_v1(api, base_url):
+                fix = f"OpenAI-compatible base URLs usually end in /v1 ({base_url.rstrip('/')}/v1?)"
+            else:
+                fix = "check the URL (is the server running?)"
+            raise UserError(
+                f"{name} at {base_url} did not list its models ({said}); {fix}; "
+                "not added (`--no-check` adds it unchecked)"
+            ) from None
+        return len(listed)
 
     async def set_limit_scope(self, name: str, scope: str) -> EndpointView:
         """Whom the endpoint's rate limits count: key, model or auto (`limits/scope.py`)."""
@@ -186,8 +226,8 @@ class Admin:
         """How many models each endpoint serves, by endpoint name."""
         return await registry.count_models(self._store())
 
-    async def remove_endpoint(self, name: str) -> None:
-        await registry.remove_endpoint(self._store(), name)
+    async def remove_endpoint(self, name: str, *, with_models: bool = False) -> None:
+        await registry.remove_endpoint(self._store(), name, with_models=with_models)
 
     async def endpoint_listing(self, name: str) -> dict[str, Any]:
         """What the endpoint lists now (a connection test), each served id
@@ -225,8 +265,8 @@ class Admin:
     async def model(self, alias: str) -> ModelView:
         return await registry.get_model(self._store(), alias)
 
-    async def remove_model(self, alias: str) -> None:
-        await registry.remove_model(self._store(), alias)
+    async def remove_model(self, alias: str, *, from_collections: bool = False) -> None:
+        await registry.remove_model(self._store(), alias, from_collections=from_collections)
 
     # ---------------------------------------------------------- collections
 

@@ -23,11 +23,12 @@ from benchwarmers.config import home as home_config
 from benchwarmers.config import keys as endpoint_keys
 from benchwarmers.config import tunables
 from benchwarmers.errors import ProviderError
-from benchwarmers.providers.kinds import listed_models
+from benchwarmers.providers.kinds import EndpointAt, listed_models
 from benchwarmers.runtime import DATABASE_URL_ENV, REDIS_URL_ENV, Runtime
 from benchwarmers.store import registry, space
-from benchwarmers.store.db import Store, redacted_url, sqlite_url
+from benchwarmers.store.db import Store, redacted_url, sqlite_url, store_fingerprint
 from benchwarmers.store.migrate import current_revision, head_revision, migrate
+from benchwarmers.types import ApiKind
 
 TIMEOUT = tunables.DOCTOR_TIMEOUT.value
 
@@ -100,9 +101,18 @@ async def endpoint_models(runtime: Runtime, endpoint: registry.EndpointView) -> 
         return await listed_models(runtime.outbound, endpoint)
 
 
+async def listed_at(runtime: Runtime, name: str, api: ApiKind, base_url: str, key: str | None) -> list[str]:
+    """The ids a server lists now, registered or not (so `endpoint add`
+    checks one before keeping it, with the key it was given); its
+    ProviderError when it cannot say."""
+    unsaved = EndpointAt(name, api, base_url, needs_key=key is not None)
+    async with asyncio.timeout(TIMEOUT):
+        return await listed_models(runtime.outbound, unsaved, key=key)
+
+
 def url_hint(endpoint: registry.EndpointView) -> str:
     """The usual cause of "Not Found" from an OpenAI-compatible endpoint ("" otherwise)."""
-    if endpoint.api == "openai" and not endpoint.base_url.rstrip("/").endswith("/v1"):
+    if missing_v1(endpoint.api, endpoint.base_url):
         return (
             f"OpenAI-compatible base URLs usually end in /v1 ({endpoint.base_url}/v1?): "
             f"`benchwarmers endpoint remove {endpoint.name}` and add it again with that URL"
@@ -110,10 +120,25 @@ def url_hint(endpoint: registry.EndpointView) -> str:
     return ""
 
 
+def missing_v1(api: str, base_url: str) -> bool:
+    return api == "openai" and not base_url.rstrip("/").endswith("/v1")
+
+
+def local_store() -> tuple[Path, str]:
+    """This data folder, and the fingerprint of the store a server started
+    here would use (`/healthz` says a running one's)."""
+    folder = home_config.resolve_home()
+    return folder, store_fingerprint(_store_url(folder))
+
+
+def _store_url(folder: Path) -> str:
+    return os.environ.get(DATABASE_URL_ENV, "").strip() or sqlite_url(folder)
+
+
 async def _store(folder: Path) -> Check:
     """Open the store, read its schema revision, migrate it to the newest."""
     configured = os.environ.get(DATABASE_URL_ENV, "").strip()
-    url = configured or sqlite_url(folder)
+    url = _store_url(folder)
     what = f"store ({'PostgreSQL' if url.startswith('postgres') else 'SQLite'})"
     shown = redacted_url(url)
     store = Store(url)

@@ -148,8 +148,8 @@ class Operations:
         endpoint); a new one is refused, unless `keep`, when it cannot work:
         an endpoint with no key, or a served id the endpoint's own list does
         not have (naming the closest ids it does serve). An endpoint that
-        cannot list its models is given the benefit of the doubt: the probe
-        decides."""
+        cannot list its models, or lists none (some servers list nothing),
+        is given the benefit of the doubt: the probe decides."""
         self.check_allowed()
         store = self.runtime.store
         target = await registry.get_endpoint(store, endpoint)
@@ -162,7 +162,7 @@ class Operations:
                 f"(or set {endpoint_keys.env_var_name(target.name)}) first"
             )
         listed = await retirement.endpoint_lists(self.runtime.outbound, target)
-        if listed is None or served in listed:
+        if not listed or served in listed:  # None (no list) or empty: no evidence
             return new
         close = difflib.get_close_matches(served, sorted(listed), n=5, cutoff=0.5)
         some = close or sorted(listed)[:5]
@@ -352,7 +352,7 @@ class Operations:
         tasks: list[Task],
         *,
         limit: int | None = None,
-        gap: float = runner.DEFAULT_GAP,
+        gap: float | None = None,
         progress: Callable[[int, int], None] | None = None,
     ) -> runner.SuiteRun:
         self.check_allowed()

@@ -22,6 +22,7 @@ under them.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import desc, func, select
@@ -32,7 +33,7 @@ from benchwarmers.calls.log import flush_log
 from benchwarmers.calls.reads import get_call
 from benchwarmers.calls.tokens import prompt_tokens
 from benchwarmers.config import tunables
-from benchwarmers.errors import NotFound, Refused, UserError
+from benchwarmers.errors import LimitExceeded, NotFound, ProviderError, Refused, UserError
 from benchwarmers.formats.base import model_name
 from benchwarmers.identity.scope import OWNER, Identity, may_administer, may_call
 from benchwarmers.limits.panels import Slot
@@ -41,7 +42,7 @@ from benchwarmers.store import kept, registry, space
 from benchwarmers.store.schema import Call, Verdict
 from benchwarmers.store.settings import MAX_PANELS, MAX_PANELS_PER_KEY, Settings
 from benchwarmers.store.times import iso_utc
-from benchwarmers.types import Ask, PanelEvent, PanelReply, Request
+from benchwarmers.types import Ask, PanelDone, PanelEvent, PanelReply, Request, SeatDone, SeatText
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
@@ -54,9 +55,17 @@ class Panels:
     """One identity's view of the collections, its panels and its verdicts,
     over one open runtime."""
 
-    def __init__(self, runtime: Runtime, identity: Identity = OWNER) -> None:
+    def __init__(
+        self, runtime: Runtime, identity: Identity = OWNER, *, unanswered_is_error: bool = False
+    ) -> None:
+        """`unanswered_is_error`: the gateway's rule (docs/api.md, "A panel no
+        seat answered"): a panel whose every seat failed is an error (429 when
+        every seat was rate limited, 502 else) naming each seat's reason,
+        before any of the reply is sent. The CLI, the dashboard and MCP show
+        those seats instead."""
         self.runtime = runtime
         self.identity = identity
+        self.unanswered_is_error = unanswered_is_error
 
     # ---------------------------------------------------------- collections
 
@@ -95,10 +104,18 @@ class Panels:
         cancels the seats still answering, recorded `cancelled`).
         A caller that waits for the whole reply asks `answer`."""
         events, first = await self._started(ask, stop_on_close)
+        held = [first]
+        if self.unanswered_is_error:
+            try:
+                held += await _until_answered(events)
+            except BaseException:
+                await events.aclose()
+                raise
 
         async def chained() -> AsyncGenerator[PanelEvent, None]:
             try:
-                yield first
+                for event in held:
+                    yield event
                 async for event in events:
                     yield event
             finally:
@@ -170,7 +187,10 @@ class Panels:
         except BaseException:
             slot.release()  # seating failed: no panel runs
             raise
-        return await engine.reply_to(plan, on_done=slot.release)
+        reply = await engine.reply_to(plan, on_done=slot.release)
+        if self.unanswered_is_error and (failure := unanswered(reply)):
+            raise failure
+        return reply
 
     # ------------------------------------------------------------ verdicts
 
@@ -360,3 +380,40 @@ async def finish_background(grace: float = FINISH_GRACE_SECONDS) -> None:
     seat still writes its call-log row, committed before this returns)."""
     await finish_panels(grace)
     await flush_log()
+
+
+# ------------------------------------------------------- no seat answered
+
+ANSWERED = ("ok", "empty")  # the model replied (an empty reply is a reply)
+
+
+async def _until_answered(events: AsyncGenerator[PanelEvent, None]) -> list[PanelEvent]:
+    """The events up to the first seat that answered or began to write (or
+    the whole panel's); the `unanswered` error when none did."""
+    held: list[PanelEvent] = []
+    async for event in events:
+        held.append(event)
+        if isinstance(event, SeatText) or (isinstance(event, SeatDone) and event.seat.status in ANSWERED):
+            return held
+        if isinstance(event, PanelDone):
+            if failure := unanswered(event.reply):
+                raise failure
+            return held
+    return held
+
+
+def unanswered(reply: PanelReply) -> ProviderError | None:
+    """The error for a panel whose every seat failed, with each seat's
+    reason and each member left off (None when one answered, or none was
+    seated): `LimitExceeded` (429, the earliest time one frees) when every
+    seat was rate limited, a 502 else."""
+    seats = reply.seats
+    if not seats or any(seat.status in ANSWERED for seat in seats):
+        return None
+    reasons = [f"{seat.seat} ({seat.alias}): {seat.error or seat.status}" for seat in seats]
+    reasons += [f"left off {member.alias}: {member.reason}" for member in reply.left_off]
+    message = f"no seat of bench/{reply.collection} answered ({'; '.join(reasons)})"
+    if all(seat.status in ("limited", "rate_limited") for seat in seats):
+        frees = [datetime.fromisoformat(seat.frees_at).timestamp() for seat in seats if seat.frees_at]
+        return LimitExceeded(message, frees_at=min(frees) if frees else None)
+    return ProviderError(message, status=502)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from benchwarmers.core.panels import Panels
 from benchwarmers.identity.scope import OWNER, Identity
-from benchwarmers.route.conversation import CONVERSATION_HEADER
+from benchwarmers.route.conversation import AGENT_SESSION_HEADERS, CONVERSATION_HEADER
 from benchwarmers.route.engine import RouteEngine, RouteTurn
 from benchwarmers.store import space
 from benchwarmers.types import Ask, Reply
@@ -27,7 +27,7 @@ from benchwarmers.types import Ask, Reply
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
 
-__all__ = ["CONVERSATION_HEADER", "RouteMode", "RouteTurn"]
+__all__ = ["AGENT_SESSION_HEADERS", "CONVERSATION_HEADER", "RouteMode", "RouteTurn"]
 
 
 class RouteMode:

@@ -31,9 +31,10 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.routing import APIRoute
 
+from benchwarmers.core import check_login
 from benchwarmers.dashboard import auth
 from benchwarmers.dashboard.backend import Backend
-from benchwarmers.dashboard.fields import FieldError
+from benchwarmers.dashboard.fields import FieldError, field, text
 from benchwarmers.errors import Refused, UserError
 from benchwarmers.server.access import Access
 from benchwarmers.server.deps import runtime_of
@@ -129,7 +130,7 @@ async def set_key(request: Request, name: str) -> dict[str, Any]:
 @router.post("/endpoints/{name}/remove")
 @owner
 async def remove_endpoint(request: Request, name: str) -> dict[str, Any]:
-    await backend_of(request).remove_endpoint(name)
+    await backend_of(request).remove_endpoint(name, await form(request))
     return {"ok": True}
 
 
@@ -171,6 +172,13 @@ async def restore(request: Request, alias: str) -> dict[str, Any]:
 @owner
 async def set_role(request: Request, alias: str) -> dict[str, Any]:
     return {"model": await backend_of(request).set_role(alias, await form(request))}
+
+
+@router.post("/models/{alias}/remove")
+@owner
+async def remove_model(request: Request, alias: str) -> dict[str, Any]:
+    await backend_of(request).remove_model(alias)
+    return {"ok": True}
 
 
 @router.post("/models/{alias}/probe")
@@ -324,9 +332,28 @@ async def _change(request: Request, names: tuple[str, ...]) -> dict[str, Any]:
     name = body.get("name")
     if not isinstance(name, str) or name not in names:
         raise UserError(f"{request.url.path} changes {' and '.join(names)}")
+    if name == "login_password":
+        await _current_password(request, body)
     await backend_of(request).change(name, body.get("value", ""))
     apply_now(request)
     return {"settings": await backend_of(request).settings()}
+
+
+async def _current_password(request: Request, body: dict[str, Any]) -> None:
+    """Changing a set password asks for the current one (checked and counted
+    as a sign-in attempt is): a session left open is not the password."""
+    settings = await backend_of(request).settings()
+    if not settings["login_password_set"]:
+        return
+    client = request.client.host if request.client else "unknown"
+    with field("current"):
+        current = text(body, "current", required=True, label="the current password")
+        try:
+            await check_login(runtime_of(request), client, settings["login_user"], current)
+        except Refused as exc:
+            if exc.status != 401:
+                raise
+            raise UserError("the current password is not right") from None  # a 401 sends the page to sign in
 
 
 @router.post("/scheduler")

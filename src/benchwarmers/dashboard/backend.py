@@ -149,8 +149,14 @@ class Backend:
             set_endpoint_key(endpoint.name, key)
         return next(e for e in await self.endpoints() if e.name == endpoint.name)
 
-    async def remove_endpoint(self, name: str) -> None:
-        await self.admin.remove_endpoint(name)
+    async def remove_endpoint(self, name: str, body: dict[str, Any]) -> None:
+        """With `with_models` (the page said which first), its models go too."""
+        await self.admin.remove_endpoint(name, with_models=bool(body.get("with_models")))
+
+    async def remove_model(self, alias: str) -> None:
+        """Off the bench and out of its collections (the page said which
+        first); its calls and verdicts stay in the log."""
+        await self.admin.remove_model(alias, from_collections=True)
 
     async def signed_in(self, name: str, base_url: str, api: str, key: str) -> None:
         """A provider's sign-in handed back `key`: stored like a pasted one,
@@ -184,6 +190,10 @@ class Backend:
         """Every model with its last probe, its last measured speed, and its
         record where it is judged most (the decisions' own figures)."""
         rows = []
+        seated: dict[str, list[str]] = {}
+        for view in await self.admin.collections():
+            for member in view.members:
+                seated.setdefault(member, []).append(view.name)
         for m in await self.admin.models():
             report = await self.ops.model_report(m.alias)
             history = report["probes"]
@@ -195,6 +205,7 @@ class Backend:
                     "last_probe": probe_json(history[0]) if history else None,
                     "speed": probe_json(timed) if timed else None,
                     "record": standing,
+                    "collections": seated.get(m.alias, []),
                 }
             )
         return rows
@@ -257,6 +268,8 @@ class Backend:
             await self.admin.endpoint(endpoint)
         requests = [OnboardRequest(endpoint=endpoint, served=s, mode=mode) for s in served]
         with field("models"):
+            for request in requests:  # one the endpoint does not serve is refused, naming close ids
+                await self.ops.check_onboard(endpoint, request.served)
             return await self.ops.enqueue(requests)
 
     async def queue(self) -> dict[str, Any]:

@@ -257,6 +257,7 @@ async def login_page(request: Request) -> Response:
         door=door,
         next=_local(request.query_params.get("next", "/")),
         error="",
+        changed=request.query_params.get("changed") == "1",  # the settings' password form sends here
     )
 
 

@@ -145,7 +145,7 @@ class _Tools:
     async def list_collections(self, ctx: Context) -> CallToolResult:
         with _as_tool_error():
             listing = await self.backend_of(ctx).collections()
-        return _result(collections_text(listing), {"collections": listing})
+        return _result(ctx, collections_text(listing), {"collections": listing})
 
     async def ask(
         self,
@@ -170,7 +170,7 @@ class _Tools:
             watch = PanelWatch()
             label = MODEL_PREFIX + the_ask.collection
             reply = await self._with_progress(ctx, self.backend_of(ctx).ask(the_ask, watch), watch, label)
-        return _result(ask_text(reply), {"bench": panel_json(reply)})
+        return _result(ctx, ask_text(reply), {"bench": panel_json(reply)})
 
     async def verdict(
         self,
@@ -202,7 +202,7 @@ class _Tools:
                 best=best,
             )
             recorded = await self.backend_of(ctx).verdict(body)
-        return _result(verdict_text(recorded), {"recorded": recorded})
+        return _result(ctx, verdict_text(recorded), {"recorded": recorded})
 
     async def pending_verdicts(
         self,
@@ -225,7 +225,7 @@ class _Tools:
                     )
                 wanted += await asyncio.to_thread(call_ids_in_transcript, transcript_path.strip())
             found = await self.backend_of(ctx).pending(list(dict.fromkeys(wanted)))
-        return _result(pending_text(found, checked=len(set(wanted))), {"pending": found})
+        return _result(ctx, pending_text(found, checked=len(set(wanted))), {"pending": found})
 
     async def _with_progress(self, ctx: Context, work: Awaitable[T], watch: PanelWatch, label: str) -> T:
         """Await `work`, notifying progress every interval meanwhile. Progress
@@ -272,8 +272,25 @@ def _ask_of(collection: str, prompt: str, *, merged: bool, extras: list[str], sy
     return Ask(name, "merged" if merged else mode, request, stream=True, extra_aliases=extra_aliases)
 
 
-def _result(text: str, structured: dict[str, Any]) -> CallToolResult:
+# Clients that hand a result's structured content to the model in place of
+# its text (Claude Code: the model then read the raw `{"bench": ...}` JSON,
+# not the seat headings and verdict instructions the text holds).
+TEXT_ONLY_CLIENTS = frozenset({"claude-code"})
+
+
+def _result(ctx: Context, text: str, structured: dict[str, Any]) -> CallToolResult:
+    """The readable text, and for clients that keep it apart from what the
+    model reads, the same facts as structured content."""
+    if _client_name(ctx) in TEXT_ONLY_CLIENTS:
+        return CallToolResult(content=[TextContent(type="text", text=text)])
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def _client_name(ctx: Context) -> str:
+    """The client's name from its `initialize` (or, on the stateless HTTP
+    transport, the request's `_meta` envelope); "" when it gave none."""
+    params = ctx.session.client_params
+    return params.client_info.name if params is not None else ""
 
 
 def _renaming(tool: Callable[..., Awaitable[T]], names: dict[str, str]) -> Callable[..., Awaitable[T]]:

@@ -27,6 +27,16 @@ from benchwarmers.types import ApiKind
 LIST_SECONDS = tunables.LIST_SECONDS.value
 
 
+@dataclass(frozen=True, slots=True)
+class EndpointAt:
+    """An endpoint not kept yet (`endpoint add` checks the server first)."""
+
+    name: str
+    api: ApiKind
+    base_url: str
+    needs_key: bool
+
+
 class EndpointLike(Protocol):
     """What is needed of an endpoint to call it (`store.registry.EndpointView`)."""
 
@@ -109,9 +119,20 @@ def key_of(endpoint: EndpointLike) -> str | None:
 
 
 async def listed_models(
-    outbound: OutboundClient, endpoint: EndpointLike, *, timeout: float = LIST_SECONDS
+    outbound: OutboundClient,
+    endpoint: EndpointLike,
+    *,
+    key: str | None = None,
+    timeout: float = LIST_SECONDS,
 ) -> list[str]:
-    """The served ids an endpoint lists now, asked with its key; a
-    `ProviderError` when it cannot say (no key for one that needs it included)."""
-    target = Target(endpoint.name, endpoint.api, endpoint.base_url, served="", key=key_of(endpoint))
+    """The served ids an endpoint lists now, asked with its key (or `key`,
+    one not kept yet); a `ProviderError` when it cannot say (no key for one
+    that needs it included)."""
+    target = Target(
+        endpoint.name,
+        endpoint.api,
+        endpoint.base_url,
+        served="",
+        key=key if key is not None else key_of(endpoint),
+    )
     return await adapter_for(endpoint.api, outbound).list_models(target, timeout=timeout)

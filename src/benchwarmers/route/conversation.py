@@ -6,8 +6,12 @@ evidence at hand, most explicit first:
 
 1. the `x-bench-conversation` header (the route passes it as `given`,
    source "header");
-2. the client's own session id (Anthropic `metadata.user_id`, which Claude
-   Code fills per session; OpenAI `metadata`/`user`), source "client";
+2. the client's own session id, source "client": the session header an
+   agent sends (`AGENT_SESSION_HEADERS`: Claude Code's
+   `x-claude-code-session-id`, Codex's `session_id`), else one in the body
+   (Anthropic `metadata.user_id`; Responses `prompt_cache_key`, which Codex
+   fills with its session id; OpenAI `metadata`/`user`). Keeping a session
+   on one member also keeps that provider's prompt cache warm;
 3. else a digest of the system prompt and the first user message, which an
    agent resends unchanged on every turn of one conversation.
 
@@ -30,6 +34,9 @@ from benchwarmers.types import Request
 
 KeySource = Literal["header", "client", "prompt"]
 CONVERSATION_HEADER = "x-bench-conversation"
+# The session ids agents send as headers, each the same on every turn of one
+# session: Claude Code's, then Codex's (lower case, as ASGI gives them).
+AGENT_SESSION_HEADERS = ("x-claude-code-session-id", "session_id")
 _DIGEST_CHARS = 40
 
 

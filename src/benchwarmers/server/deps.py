@@ -45,7 +45,8 @@ def header_of(request: Request, name: bytes) -> str:
 
 
 def panels_of(request: Request) -> Panels:
-    return Panels(runtime_of(request), identity_of(request))
+    """The gateway's panels: one no seat answered is an error in the caller's format."""
+    return Panels(runtime_of(request), identity_of(request), unanswered_is_error=True)
 
 
 def route_mode_of(request: Request) -> RouteMode:

@@ -11,17 +11,20 @@ and a response that starts can already name its call id in the
 Streamed turns pass the member's pieces through as they arrive; whole ones
 gather them first (and so can replace even a member that failed
 mid-reply). The conversation key may come as the `x-bench-conversation`
-header, ahead of anything in the body.
+header, ahead of anything in the body; an agent's own session header
+(`x-claude-code-session-id`, Codex's `session_id`) comes next, ahead of a
+session id in the body (`route/conversation.py`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 from fastapi import Request
 from fastapi.responses import Response
 
-from benchwarmers.core import CONVERSATION_HEADER, RouteTurn
+from benchwarmers.core import AGENT_SESSION_HEADERS, CONVERSATION_HEADER, RouteTurn
 from benchwarmers.formats.bench_json import route_json
 from benchwarmers.formats.registry import RouteRenderer
 from benchwarmers.server.deps import header_of, route_mode_of
@@ -32,6 +35,7 @@ from benchwarmers.types import Ask
 CALL_HEADER = "x-bench-call"
 MEMBER_HEADER = "x-bench-member"
 _CONVERSATION = CONVERSATION_HEADER.encode("latin-1")
+_SESSIONS = tuple(name.encode("latin-1") for name in AGENT_SESSION_HEADERS)
 
 
 async def route_response(
@@ -39,6 +43,9 @@ async def route_response(
 ) -> Response:
     route = route_mode_of(request)
     conversation = header_of(request, _CONVERSATION)
+    session = next(filter(None, (header_of(request, name) for name in _SESSIONS)), "")
+    if session:  # the agent's own session id: the client's key, ahead of any in the body
+        ask = dataclasses.replace(ask, conversation=session)
     if ask.stream:
         turn = await route.start(ask, conversation=conversation)
         return stream_response(

@@ -11,6 +11,8 @@ replicas it would not help anyway, so there the lock is not taken.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -43,6 +45,7 @@ def async_url(url: str) -> str:
 class Store:
     def __init__(self, url: str, home: Path | None = None) -> None:
         self.url = async_url(url)
+        self.fingerprint = store_fingerprint(url)
         # The data folder of the process that opened it: where the call log's journal lives
         # when the database is not a file here (`store/journal.py`); None: no journal there.
         self.home = home
@@ -189,6 +192,18 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=5000")
     cursor.close()
+
+
+def store_fingerprint(url: str) -> str:
+    """A short digest naming a store (its SQLite file's real path, or its
+    database URL without the password): `/healthz` says it, so `doctor` can
+    tell whether the server it reached uses this data folder's store
+    without the path or the URL leaving the machine."""
+    url = async_url(url)
+    if url.startswith("sqlite") and ":///" in url:
+        scheme, path = url.split(":///", 1)
+        url = f"{scheme}:///{os.path.realpath(path)}"
+    return hashlib.sha256(redacted_url(url).encode()).hexdigest()[:16]
 
 
 def redacted_url(url: str) -> str:

@@ -247,23 +247,33 @@ async def get_endpoint(store: Store, name: str) -> EndpointView:
         return _endpoint_view(await _endpoint_row(session, name))
 
 
-async def remove_endpoint(store: Store, name: str) -> None:
-    """Refused while models use the endpoint: their call history would lose its meaning."""
+async def remove_endpoint(store: Store, name: str, *, with_models: bool = False) -> None:
+    """Refused while models use the endpoint, unless `with_models`: then its
+    models go too (out of their collections; their calls and verdicts stay
+    in the log under their aliases)."""
     async with store.write() as session:
         row = await _endpoint_row(session, name)
-        aliases = (
+        models = (
             await session.scalars(
-                select(schema.Model.alias)
-                .where(schema.Model.endpoint_id == row.id)
-                .order_by(schema.Model.alias)
+                select(schema.Model).where(schema.Model.endpoint_id == row.id).order_by(schema.Model.alias)
             )
         ).all()
-        if aliases:
+        if models and not with_models:
+            aliases = [m.alias for m in models]
             shown = ", ".join(aliases[:5]) + (f" and {len(aliases) - 5} more" if len(aliases) > 5 else "")
             raise Conflict(
                 f"endpoint {name!r} still serves {len(aliases)} model(s) ({shown}); remove them first"
             )
+        for model in models:
+            await _drop_model(session, model)
         await session.delete(row)
+
+
+async def _drop_model(session: AsyncSession, model: schema.Model) -> None:
+    """The model row and its seats in collections (the log keeps its calls)."""
+    await session.execute(delete(schema.CollectionMember).where(schema.CollectionMember.model_id == model.id))
+    await session.delete(model)
+    await session.flush()
 
 
 async def count_models(store: Store) -> dict[str, int]:
@@ -454,10 +464,11 @@ async def set_role(store: Store, alias: str, role: str) -> ModelView:
         return _model_view(row)
 
 
-async def remove_model(store: Store, alias: str) -> None:
+async def remove_model(store: Store, alias: str, *, from_collections: bool = False) -> None:
     """Take a model off the bench entirely (a mistyped `model add`). Its
     calls and verdicts stay in the log under its alias. Refused while a
-    collection lists it; retiring is the usual way to bench a model."""
+    collection lists it, unless `from_collections` (it leaves them);
+    retiring is the usual way to bench a model."""
     async with store.write() as session:
         row = await _model_row(session, alias)
         used_by = (
@@ -468,9 +479,9 @@ async def remove_model(store: Store, alias: str) -> None:
                 .order_by(schema.Collection.name)
             )
         ).all()
-        if used_by:
+        if used_by and not from_collections:
             raise Conflict(f"model {alias!r} is a member of {', '.join(used_by)}; take it out of those first")
-        await session.delete(row)
+        await _drop_model(session, row)
 
 
 # ------------------------------------------------------------ collections

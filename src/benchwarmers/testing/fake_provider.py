@@ -35,6 +35,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from benchwarmers.server.run import bind_socket
 from benchwarmers.testing.prompt_server import PromptServer
 from benchwarmers.testing.script import FakeModel, FakeRequest, count_tokens
 from benchwarmers.testing.wire import (
@@ -109,14 +110,18 @@ class FakeProvider:
             self._stopping.wait(0.01)
         return self
 
-    def serve_forever(self, port: int) -> None:
-        """Run in the foreground on a fixed port (the CLI)."""
-        self.port = port
+    def listen(self, port: int) -> socket.socket:
+        """The socket `serve_forever` serves on, bound before anything is
+        said: a port in use is one clear `UserError`, as `serve` says it."""
+        sock = bind_socket(self.host, port)
+        self.port = sock.getsockname()[1]
+        return sock
+
+    def serve_forever(self, sock: socket.socket) -> None:
+        """Run in the foreground on a socket from `listen` (the CLI)."""
         # No access log: Gemini clients may put a key in the query string.
-        config = uvicorn.Config(
-            self.app(), host=self.host, port=port, log_level="info", access_log=False, lifespan="off"
-        )
-        uvicorn.Server(config).run()
+        config = uvicorn.Config(self.app(), log_level="info", access_log=False, lifespan="off")
+        uvicorn.Server(config).run(sockets=[sock])
 
     def stop(self) -> None:
         self._stopping.set()

@@ -128,3 +128,23 @@ async def test_next_tasks_skip_done_ones_and_fit_the_role(
     assert run.results[0].task == "vision-red-square" and run.results[0].passed
     assert fake_provider.last("eye-1").messages[-1].images == 1
     assert await next_tasks_for(bench, "eye", 6) == [t for t in eye_tasks if t.id != "vision-red-square"]
+
+
+async def test_the_suite_is_paced_by_what_the_endpoint_allows(runtime: Runtime) -> None:
+    """Issue 40, item 6: the tightest known requests-a-minute limit spread
+    over the minute; no gap on this machine without one; else the default."""
+    from benchwarmers.bench.suite.runner import DEFAULT_GAP, paced_gap
+    from benchwarmers.limits.user_limits import set_limits
+
+    store = runtime.store
+    await registry.add_endpoint(store, "here", "http://127.0.0.1:8199/v1", needs_key=False)
+    await registry.add_endpoint(store, "far", "https://api.example.org/v1")
+    for endpoint in ("here", "far"):
+        await registry.add_model(store, f"m-{endpoint}", endpoint, "m")
+    assert await paced_gap(store, await registry.get_model(store, "m-here")) == 0.0
+    assert await paced_gap(store, await registry.get_model(store, "m-far")) == DEFAULT_GAP
+    await set_limits(store, "far", "", {"rpm": 60})
+    await set_limits(store, "far", "m", {"rpm": 30})
+    assert await paced_gap(store, await registry.get_model(store, "m-far")) == 2.0
+    await set_limits(store, "here", "", {"rpm": 120})
+    assert await paced_gap(store, await registry.get_model(store, "m-here")) == 0.5

@@ -12,11 +12,13 @@ model, task and run; the decisions read the latest per task.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from urllib.parse import urlparse
 
 from sqlalchemy import func, select
 
@@ -25,8 +27,10 @@ from benchwarmers.bench.suite.tasks import Task, load_tasks
 from benchwarmers.calls.caller import CallContext, Caller
 from benchwarmers.config import tunables
 from benchwarmers.errors import UserError
+from benchwarmers.limits.quotas import quotas_view
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
+from benchwarmers.store.db import Store
 from benchwarmers.store.schema import SuiteResult
 from benchwarmers.types import Image, Message, Request, Sampling, Text
 
@@ -110,6 +114,35 @@ async def next_tasks_for(runtime: Runtime, alias: str, n: int) -> list[Task]:
     return [t for t in candidates if t.id not in done][:n]
 
 
+async def paced_gap(store: Store, model: registry.ModelView) -> float:
+    """Seconds between suite calls to `model`, by what its endpoint allows:
+    the tightest requests-a-minute limit known for it (set, or learned from
+    the provider) spread evenly over the minute; no gap for a server on this
+    machine with no such limit (no quota to spare); else `DEFAULT_GAP`."""
+    view = await quotas_view(store)
+    per_minute = [
+        q.limit
+        for q in view.quotas
+        if q.endpoint == model.endpoint.name
+        and q.served in ("", model.served)
+        and (q.unit, q.window) == ("requests", "minute")
+        and q.limit
+    ]
+    if per_minute:
+        return 60.0 / min(per_minute)
+    return 0.0 if _on_this_machine(model.endpoint.base_url) else DEFAULT_GAP
+
+
+def _on_this_machine(base_url: str) -> bool:
+    host = (urlparse(base_url).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 async def run_suite(
     runtime: Runtime,
     alias: str,
@@ -117,13 +150,15 @@ async def run_suite(
     limit: int | None = None,
     progress: Progress | None = None,
     *,
-    gap: float = DEFAULT_GAP,
+    gap: float | None = None,
     caller: Caller | None = None,
 ) -> SuiteRun:
     """Run `tasks` (default: every task that fits the model, those never run
     first) against `alias`, `limit` at most, one at a time, `gap` seconds
-    apart at least; `progress(done, total)` after each."""
+    apart at least (default: `paced_gap`); `progress(done, total)` after each."""
     model = await registry.get_model(runtime.store, alias)
+    if gap is None:
+        gap = await paced_gap(runtime.store, model)
     if tasks is None:
         chosen = await _unrun_first(runtime, alias, await tasks_for(runtime, alias))
     else:

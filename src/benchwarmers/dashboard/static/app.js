@@ -319,6 +319,10 @@
     document.getElementById('new-secret-value').textContent = secret;
     document.getElementById('new-secret').hidden = false;
   }
+  document.getElementById('copy-secret')?.addEventListener('click', async (event) => {
+    await navigator.clipboard.writeText(document.getElementById('new-secret-value').textContent);
+    event.target.textContent = 'Copied';
+  });
 
   // The page's scripts are wired up (tests wait for this; it names the page as the navigation
   // does): set once every deferred script of the page (ask.js, judge.js...) has run.

@@ -1,7 +1,8 @@
 """`GET /healthz`: up, the store answers, and its disk has room for calls. For load balancers, Docker's
 HEALTHCHECK and `testing.live_server`; it spends no model calls. It names
 the answering process (`pid`), so under `serve --workers N` one can see
-which worker answered."""
+which worker answered, and its store (`store`: a digest, so `doctor` can
+tell whether it uses the data folder it checks)."""
 
 from __future__ import annotations
 
@@ -27,4 +28,4 @@ async def healthz(request: Request) -> dict[str, Any]:
     runtime = runtime_of(request)
     await runtime.store.check()
     ensure_room(runtime)
-    return {"ok": True, "version": __version__, "pid": os.getpid()}
+    return {"ok": True, "version": __version__, "pid": os.getpid(), "store": runtime.store.fingerprint}

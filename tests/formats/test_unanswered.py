@@ -1,0 +1,117 @@
+"""A panel no seat answered is an error in the caller's format, naming each
+seat's reason (docs/api.md, "A panel no seat answered"): through every
+format's official client, streamed and not (issue 40, item 5). A wrong key
+on every seat is a 502; every seat rate limited, a 429."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import anthropic
+import ollama
+import openai
+import pytest
+from google import genai
+from google.genai import types as genai_types
+
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.testing import FakeModel, FakeProvider, RateLimit
+from benchwarmers.testing.live_server import live_server
+
+# (collection, the status every client sees, what each seat's reason says)
+CASES = [("dead", 502, "invalid API key"), ("full", 429, "")]
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`dead`: two seats on a provider that refuses the key (none is sent);
+    `full`: two seats whose provider answers 429."""
+    home = tmp_path_factory.mktemp("home")
+    with FakeProvider(key="sk-right") as locked, FakeProvider() as busy:
+        for served in ("one", "two"):
+            locked.add(FakeModel(served, answer="never"))
+            busy.add(FakeModel(served, answer="never", rate_limit=RateLimit(retry=0)))
+        asyncio.run(_register(home, locked.openai_base, busy.openai_base))
+        with live_server(home) as server:
+            yield server.url
+
+
+async def _register(home: Path, locked: str, busy: str) -> None:
+    async with Runtime.open(home) as runtime:
+        for collection, base in (("dead", locked), ("full", busy)):
+            await registry.add_endpoint(runtime.store, collection, base, "openai", needs_key=False)
+            aliases = [f"{collection}-{served}" for served in ("one", "two")]
+            for alias, served in zip(aliases, ("one", "two"), strict=True):
+                await registry.add_model(runtime.store, alias, collection, served)
+            await registry.add_collection(runtime.store, collection, aliases)
+
+
+def says_each_seat(message: str, collection: str, reason: str) -> None:
+    assert f"no seat of bench/{collection} answered" in message, message
+    for seat, alias in (("Seat 1", f"{collection}-one"), ("Seat 2", f"{collection}-two")):
+        assert f"{seat} ({alias}): " in message, message
+    assert message.count(reason) >= 2 if reason else True, message
+
+
+@pytest.mark.parametrize(("collection", "status", "reason"), CASES)
+@pytest.mark.parametrize("stream", [False, True])
+def test_openai_chat_and_responses(url: str, collection: str, status: int, reason: str, stream: bool) -> None:
+    client = openai.OpenAI(base_url=f"{url}/v1", api_key="any", max_retries=0)
+    with pytest.raises(openai.APIStatusError) as chat:
+        client.chat.completions.create(
+            model=f"bench/{collection}", messages=[{"role": "user", "content": "hi"}], stream=stream
+        )
+    assert chat.value.status_code == status
+    says_each_seat(chat.value.message, collection, reason)
+    with pytest.raises(openai.APIStatusError) as responses:
+        client.responses.create(model=f"bench/{collection}", input="hi", stream=stream)
+    assert responses.value.status_code == status
+    says_each_seat(responses.value.message, collection, reason)
+
+
+@pytest.mark.parametrize(("collection", "status", "reason"), CASES)
+@pytest.mark.parametrize("stream", [False, True])
+def test_anthropic(url: str, collection: str, status: int, reason: str, stream: bool) -> None:
+    client = anthropic.Anthropic(base_url=url, api_key="any", max_retries=0)
+    with pytest.raises(anthropic.APIStatusError) as failed:
+        client.messages.create(
+            model=f"bench/{collection}",
+            max_tokens=50,
+            messages=[{"role": "user", "content": "hi"}],
+            stream=stream,
+        )
+    assert failed.value.status_code == status
+    assert failed.value.body["type"] == "error"
+    says_each_seat(failed.value.body["error"]["message"], collection, reason)
+
+
+@pytest.mark.parametrize(("collection", "status", "reason"), CASES)
+def test_gemini(url: str, collection: str, status: int, reason: str) -> None:
+    options = genai_types.HttpOptions(base_url=url, api_version="v1beta")
+    client = genai.Client(api_key="any", http_options=options)
+    with pytest.raises(genai.errors.APIError) as whole:
+        client.models.generate_content(model=f"bench/{collection}", contents="hi")
+    with pytest.raises(genai.errors.APIError) as streamed:
+        list(client.models.generate_content_stream(model=f"bench/{collection}", contents="hi"))
+    for failed in (whole.value, streamed.value):
+        assert failed.code == status
+        says_each_seat(failed.message or "", collection, reason)
+
+
+@pytest.mark.parametrize(("collection", "status", "reason"), CASES)
+@pytest.mark.parametrize("stream", [False, True])
+def test_ollama(url: str, collection: str, status: int, reason: str, stream: bool) -> None:
+    client = ollama.Client(host=url)
+    with pytest.raises(ollama.ResponseError) as chat:
+        list(
+            client.chat(
+                model=f"bench/{collection}", messages=[{"role": "user", "content": "hi"}], stream=True
+            )
+        ) if stream else client.chat(
+            model=f"bench/{collection}", messages=[{"role": "user", "content": "hi"}]
+        )
+    assert chat.value.status_code == status
+    says_each_seat(chat.value.error, collection, reason)
