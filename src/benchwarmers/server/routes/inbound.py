@@ -20,6 +20,7 @@ from benchwarmers.errors import UserError
 from benchwarmers.formats import registry
 from benchwarmers.formats.base import require_object
 from benchwarmers.formats.bench_json import bench_header
+from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
@@ -65,5 +66,5 @@ def ask_router(fmt: registry.InboundFormat) -> APIRouter:
 
     endpoint = ask_model if "{model}" in fmt.ask_path else ask
     path = fmt.ask_path.replace("{model}", "{model:path}")
-    router.add_api_route(path, hot(endpoint), methods=["POST"], name=f"{fmt.name}_ask")
+    router.add_api_route(path, hot(gateway(endpoint)), methods=["POST"], name=f"{fmt.name}_ask")
     return router
