@@ -18,7 +18,7 @@ from benchwarmers.dashboard import auth
 from benchwarmers.testing.fake_oauth import FakeAuthServer
 from benchwarmers.testing.live_server import live_server
 
-from .conftest import log_in, set_setting, sign_in
+from .conftest import OWNER_PASSWORD, log_in, set_setting, sign_in
 
 PAGES = ["/endpoints", "/models", "/onboard", "/collections", "/ask", "/quotas", "/settings"]
 
@@ -101,7 +101,10 @@ def test_forms_of_other_pages_refuse_beside_their_fields(home: Path) -> None:
         assert refused("/ui/api/onboard", {"endpoint": "x", "models": [], "mode": "full"}) == (400, "models")
         assert refused("/ui/api/keys", {"name": "bad name"}) == (400, "name")
         assert refused("/ui/api/keys", {"name": "k", "rate": "0"}) == (400, "rate")
-        assert refused("/ui/api/login", {"name": "login_password", "value": "short"}) == (400, "value")
+        # Changing a set password asks for the current one first (issue 40, item 21).
+        assert refused("/ui/api/login", {"name": "login_password", "value": "short"}) == (400, "current")
+        short = {"name": "login_password", "value": "short", "current": OWNER_PASSWORD}
+        assert refused("/ui/api/login", short) == (400, "value")
         assert refused("/ui/api/settings", {"name": "allowed_hosts", "value": "a/b"}) == (400, "value")
         listed = client.get("/ui/api/settings").json()
         assert listed["keys"] == [] and listed["settings"]["allowed_hosts"] == []
@@ -315,7 +318,7 @@ def test_sign_out_everywhere_and_a_new_password_end_every_session(home: Path) ->
         log_in(phone)
         changed = laptop.post(
             "/ui/api/login",
-            json={"name": "login_password", "value": "another horse"},
+            json={"name": "login_password", "value": "another horse", "current": OWNER_PASSWORD},
             headers={"x-csrf-token": laptop.cookies[auth.CSRF_COOKIE]},
         )
         assert changed.status_code == 200
