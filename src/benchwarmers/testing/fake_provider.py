@@ -302,8 +302,9 @@ class FakeProvider:
         faulty = model.faulty(number)
         if model.ttfb:
             await asyncio.sleep(model.ttfb)
-        if model.hold is not None:
-            while not model.hold.is_set() and not self._stopping.is_set():
+        # Read once: a test may release the hold and drop it (None) while this waits.
+        if (hold := model.hold) is not None:
+            while not hold.is_set() and not self._stopping.is_set():
                 await asyncio.sleep(0.01)
         if faulty and model.error:
             return JSONResponse(
