@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import openai
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from benchwarmers.limits.user_limits import set_limits
@@ -76,7 +77,11 @@ def test_a_scrape_counts_seats_errors_429s_and_refusals(panel_server: Any) -> No
         assert ("benchwarmers_panels_in_flight", frozenset()) in after
 
         # The second ask finds our own limit of one a minute spent: refused before it goes out.
-        assert ask(server, "second")["mx-good"] == "limited"
+        # No seat answers it, so the panel is an error naming each seat (docs/api.md).
+        client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0)
+        with pytest.raises(openai.APIStatusError) as unanswered:
+            client.chat.completions.create(model="bench/mx", messages=[{"role": "user", "content": "second"}])
+        assert "(mx-good): the limit of 1 requests a minute" in unanswered.value.message
         again = scrape(server)
         assert value(again, "benchwarmers_calls_total", **seat, member="mx-good", status="limited") == 1
         assert (
