@@ -72,7 +72,7 @@ MAX_HEADERS = 256
 # A compressed body is inflated at most this much per piece handed on.
 INFLATED_PIECE = 256 * 1024
 # Past this many inflated bytes, a body inflating more than this many times what it consumed is a bomb.
-INFLATION_FLOOR = 2 * 1024 * 1024
+INFLATION_FLOOR = 1024 * 1024
 MAX_INFLATION_RATIO = 200
 USER_AGENT = "benchwarmers"
 
