@@ -33,11 +33,13 @@ The limits a well-kept client holds against a hostile upstream:
   more than the cap.
 - Past `INFLATION_FLOOR` inflated bytes, a body that inflates more than
   `MAX_INFLATION_RATIO` times the compressed bytes it consumed is refused
-  at once (`ReplyRefused`): a bomb is cut after a few MB of work instead of
-  the transport's whole cap (each MB inflated is also decoded and scanned
-  for events on the one event loop: 32 MB of it held `/healthz` back by
-  100+ ms). JSON and SSE of real text deflate 3-30:1; deflate's own limit,
-  what a bomb of zeros reaches, is ~1030:1, so the bound sits well between.
+  at once (`ReplyRefused`): a bomb is cut after about a MB of work instead
+  of the transport's whole cap (each MB inflated is also decoded and
+  scanned for events on the one event loop: 32 MB of it, ~0.3 s of CPU,
+  held `/healthz` back by 100+ ms). JSON and SSE of real text deflate
+  3-30:1 and deflate's own limit, what a bomb of zeros reaches, is
+  ~1030:1, so the bound sits well between; a reply that deflates 200:1 past
+  1 MB is no model's (a megabyte is ~250k tokens of one repeated word).
 
 What it drops: cookies (no
 model API needs one). A connection goes back to its pool only when its
