@@ -72,7 +72,7 @@ HIGH_WATER = 1024 * 1024
 MAX_HEAD_BYTES = 64 * 1024
 MAX_HEADERS = 256
 # A compressed body is inflated at most this much per piece handed on.
-INFLATED_PIECE = 256 * 1024
+INFLATED_PIECE = 64 * 1024
 # Past this many inflated bytes, a body inflating more than this many times what it consumed is a bomb.
 INFLATION_FLOOR = 1024 * 1024
 MAX_INFLATION_RATIO = 200
