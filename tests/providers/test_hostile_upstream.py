@@ -11,6 +11,8 @@ measured here is our client's."""
 from __future__ import annotations
 
 import asyncio
+import json
+import random
 import time
 import tracemalloc
 from collections.abc import Awaitable, Callable, Iterable
@@ -88,8 +90,27 @@ async def test_a_head_just_under_the_caps_is_read() -> None:
     assert body == {}
 
 
-async def test_a_gzip_bomb_is_refused_with_memory_bounded_by_the_cap() -> None:
-    bomb = gzip_bomb()  # 512 MB of zeros in ~500 KB
+async def test_a_gzip_bomb_is_refused_by_its_ratio_after_about_a_megabyte() -> None:
+    bomb = gzip_bomb()  # 512 MB of zeros in ~500 KB: ~1000:1
+    with HostileUpstream(lambda _head: [bomb]) as upstream:
+        tracemalloc.start()
+        try:
+            outcome, pause = await _longest_pause_while(lambda: _post(upstream))
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert isinstance(outcome, ProviderBadReply), outcome
+    assert f"inflates more than {wire.MAX_INFLATION_RATIO}:1" in str(outcome)
+    # The floor, a piece or two in flight and the compressed body; the size cap alone held 32 MB.
+    assert peak < wire.INFLATION_FLOOR + 6 * 2**20, f"peak {peak / 2**20:.0f} MB"
+    assert pause < STALL_LIMIT, f"the event loop stopped for {pause:.2f} s"
+
+
+async def test_a_gzip_body_past_the_size_cap_is_refused_with_memory_bounded_by_the_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(wire, "MAX_INFLATION_RATIO", 10**9)  # only the size cap, counted on inflated bytes
+    bomb = gzip_bomb()
     with HostileUpstream(lambda _head: [bomb]) as upstream:
         tracemalloc.start()
         try:
@@ -116,9 +137,17 @@ async def test_a_gzip_bomb_in_a_stream_is_refused_as_it_inflates() -> None:
                 framing="sse",
                 is_end=lambda _event: False,
             )
-            with pytest.raises(ProviderBadReply, match="larger than"):
+            with pytest.raises(ProviderBadReply, match=f"inflates more than {wire.MAX_INFLATION_RATIO}:1"):
                 async for _ in stream:
                     pass
+
+
+async def test_an_honest_gzip_reply_past_the_ratio_floor_reads_whole() -> None:
+    words = random.Random(36)
+    text = " ".join(str(words.getrandbits(24)) for _ in range(wire.INFLATION_FLOOR // 4))
+    with HostileUpstream(lambda _head: [gzipped(200, json.dumps({"text": text}).encode())]) as upstream:
+        _, body = await _post(upstream)  # type: ignore[misc]
+    assert body == {"text": text}
 
 
 async def test_an_honest_gzip_reply_larger_than_one_inflated_piece_reads_whole() -> None:

@@ -54,6 +54,18 @@ async def test_a_read_of_other_tables_does_not_wait_for_calls_on_their_way(runti
 
 
 @pytest.mark.usefixtures("lingering")
+async def test_the_stores_check_waits_for_no_call_on_its_way(runtime: Runtime) -> None:
+    """`/healthz` checks the store often: under load it must not wait on the call log's commits."""
+    row = a_row()
+    log.submit_call(runtime.store, row)
+    await runtime.store.check()
+    with reading(("settings",)):
+        async with runtime.store.read() as session:
+            # The check did not have the call committed for it (looked at only to see so).
+            assert await session.get(Call, row.id) is None
+
+
+@pytest.mark.usefixtures("lingering")
 async def test_a_read_that_names_no_tables_waits_for_every_call_on_its_way(runtime: Runtime) -> None:
     row = a_row()
     log.submit_call(runtime.store, row)

@@ -334,6 +334,8 @@ async def _opened(
 def _broke(error: BaseException, response: Response) -> ProviderError:
     """What a failed read of a body means: a reply began, then stalled or broke."""
     status, headers = response.status, response.headers
+    if isinstance(error, ReplyRefused):  # the body broke one of the client's limits (a bomb)
+        return ProviderBadReply(f"{error}: refused", status=status, headers=headers)
     if isinstance(error, TimeoutError):
         return ProviderTimeout("the reply stalled before the deadline", status=status, headers=headers)
     return ProviderBadReply(

@@ -30,7 +30,18 @@ The limits a well-kept client holds against a hostile upstream:
   (zlib's `max_length`, the rest kept as its `unconsumed_tail`), so the
   transport's size cap counts inflated bytes as they come and a gzip bomb
   (500 KB of zeros on the wire, 512 MB inflated) is refused holding no
-  more than the cap. What it drops: cookies (no
+  more than the cap.
+- Past `INFLATION_FLOOR` inflated bytes, a body that inflates more than
+  `MAX_INFLATION_RATIO` times the compressed bytes it consumed is refused
+  at once (`ReplyRefused`): a bomb is cut after about a MB of work instead
+  of the transport's whole cap (each MB inflated is also decoded and
+  scanned for events on the one event loop: 32 MB of it, ~0.3 s of CPU,
+  held `/healthz` back by 100+ ms). JSON and SSE of real text deflate
+  3-30:1 and deflate's own limit, what a bomb of zeros reaches, is
+  ~1030:1, so the bound sits well between; a reply that deflates 200:1 past
+  1 MB is no model's (a megabyte is ~250k tokens of one repeated word).
+
+What it drops: cookies (no
 model API needs one). A connection goes back to its pool only when its
 reply was read to the end and the server did not say `close`; a reply
 given up half way (a consumer gone, a deadline, a cancellation) closes its
@@ -61,7 +72,10 @@ HIGH_WATER = 1024 * 1024
 MAX_HEAD_BYTES = 64 * 1024
 MAX_HEADERS = 256
 # A compressed body is inflated at most this much per piece handed on.
-INFLATED_PIECE = 256 * 1024
+INFLATED_PIECE = 64 * 1024
+# Past this many inflated bytes, a body inflating more than this many times what it consumed is a bomb.
+INFLATION_FLOOR = 1024 * 1024
+MAX_INFLATION_RATIO = 200
 USER_AGENT = "benchwarmers"
 
 
@@ -264,11 +278,13 @@ class Body:
     """A reply's body as it arrives: each `anext` is what came since the
     last one (joined, decoded), waiting only when nothing has."""
 
-    __slots__ = ("_connection", "_decoder", "_loop")
+    __slots__ = ("_compressed", "_connection", "_decoder", "_inflated", "_loop")
 
     def __init__(self, connection: Connection, loop: asyncio.AbstractEventLoop) -> None:
         self._connection = connection
         self._loop = loop
+        self._compressed = 0  # bytes the decoder consumed, and what they inflated to
+        self._inflated = 0
         encoding = connection.headers.get("content-encoding", "identity").lower()
         if encoding in ("gzip", "x-gzip", "deflate"):
             self._decoder: Any = zlib.decompressobj(32 + zlib.MAX_WBITS)  # gzip or zlib, by its header
@@ -309,11 +325,20 @@ class Body:
 
     def _inflate(self, piece: bytes) -> bytes:
         """At most `INFLATED_PIECE` bytes of what `piece` inflates to; the
-        rest of `piece` waits in the decoder's `unconsumed_tail`."""
+        rest of `piece` waits in the decoder's `unconsumed_tail`. Refused
+        once the body inflates past `MAX_INFLATION_RATIO` (a bomb)."""
+        decoder = self._decoder
         try:
-            return self._decoder.decompress(piece, INFLATED_PIECE)  # type: ignore[no-any-return]
+            inflated: bytes = decoder.decompress(piece, INFLATED_PIECE)
         except zlib.error as error:
             raise WireError(f"the reply's compressed body is corrupt: {error}") from None
+        self._compressed += len(piece) - len(decoder.unconsumed_tail)
+        self._inflated += len(inflated)
+        if self._inflated > INFLATION_FLOOR and self._inflated > MAX_INFLATION_RATIO * self._compressed:
+            raise ReplyRefused(
+                f"the reply's compressed body inflates more than {MAX_INFLATION_RATIO}:1 (a bomb)"
+            )
+        return inflated
 
 
 class Pool:
