@@ -171,6 +171,23 @@ class Sampling:
 NO_SAMPLING = Sampling()
 
 
+OutputKind: TypeAlias = Literal["json_object", "json_schema"]
+
+
+@dataclass(frozen=True, slots=True)
+class OutputFormat:
+    """The shape a caller asked the answer in (OpenAI `response_format`,
+    Responses `text.format`, Anthropic `output_format`, Gemini
+    `responseMimeType`/`responseSchema`, Ollama `format`): read once by the
+    caller's format, sent out in each seat's own API's form, and each answer
+    checked against it. `schema` is a JSON Schema, for `json_schema` only."""
+
+    kind: OutputKind
+    schema: dict[str, Any] | None = None
+    name: str = ""
+    strict: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class Request:
     """One request to one model, whatever API it came in and goes out by.
@@ -182,6 +199,8 @@ class Request:
     # "auto", "none", "required", or a tool's name.
     tool_choice: str = ""
     sampling: Sampling = NO_SAMPLING
+    # The answer as JSON (or JSON against a schema), when the caller asked for it.
+    output: OutputFormat | None = None
 
     def under_system(self, collection_system: str) -> Request:
         """This request with a collection's system prompt first and the
