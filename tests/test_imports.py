@@ -20,32 +20,9 @@ pytestmark = pytest.mark.unit
 SRC = Path(__file__).parents[1] / "src" / "benchwarmers"
 OUR_MODULE = re.compile(r"^(benchwarmers(?:\.\w+)+)(?::\w+)?$")
 RESOURCE_CALLS = {"files", "PackageLoader"}
-# (naming module, named module): the string imports left, and why.
-LEFT = {
-    # The routers the app mounts, by name: the dashboard sits above the server, so the
-    # server cannot import it; a composition root above both would (issue 38).
-    **{
-        ("benchwarmers.server.routes", f"benchwarmers.{name}"): "routers by name"
-        for name in (
-            "server.routes.health",
-            "server.routes.openai_chat",
-            "server.routes.responses",
-            "server.routes.anthropic",
-            "server.routes.gemini",
-            "server.routes.ollama",
-            "server.routes.bench_api",
-            "server.routes.quotas",
-            "server.routes.bench_ops",
-            "server.routes.settings",
-            "server.routes.decisions",
-            "server.routes.mcp",
-            "server.routes.metrics",
-            "dashboard.pages",
-            "dashboard.api",
-            "dashboard.signin",
-        )
-    },
-}
+# (naming module, named module): the string imports left, and why. None are: the
+# routers are imported by the composition root (`assembly.py`), the adapters by `providers/kinds.py`.
+LEFT: dict[tuple[str, str], str] = {}
 
 
 def _strings_naming_modules(path: Path, modules: set[str]) -> list[str]:

@@ -22,8 +22,9 @@ from pathlib import Path
 from rich.console import Console
 
 from benchwarmers import client_env
-from benchwarmers.core import HOME_ENV, Admin, Core, Runtime, sqlite_url
-from benchwarmers.server.run import base_url, bind_socket, create_app, is_loopback, run_server
+from benchwarmers.assembly import app_for_home
+from benchwarmers.core import HOME_ENV, Admin, Core, sqlite_url
+from benchwarmers.server.run import base_url, bind_socket, is_loopback, run_server
 from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
 
 ENDPOINT = "simulated"
@@ -103,7 +104,7 @@ def run_demo(host: str, port: int, console: Console) -> None:
         with FakeProvider(simulated_models()) as fake:
             key = asyncio.run(_prepare(home, database_url, fake.openai_base, exposed=not is_loopback(host)))
             sock = bind_socket(host, port)
-            app = create_app(lambda: Runtime.open(home, database_url), bind_host=host)
+            app = app_for_home(home, database_url, bind_host=host)
             _explain(console, base_url(host, sock.getsockname()[1]), home, key)
             run_server(app, sock)
     finally:

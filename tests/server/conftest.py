@@ -34,12 +34,13 @@ from benchwarmers.runtime import REDIS_URL_ENV, Runtime
 from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import identity_of
 from benchwarmers.server.errors import read_json
+from benchwarmers.server.routes import health
 from benchwarmers.store.settings import Setting, Settings
 from benchwarmers.testing.live_server import LiveServer
 
 # Only this package's routes beside the probes: other packages' routes are
 # tested by their owners, and are not what these tests are about.
-OWN_ROUTERS = ("benchwarmers.server.routes.health",)
+OWN_ROUTERS = (health.router,)
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
 probe = APIRouter()

@@ -13,11 +13,11 @@ import pytest
 from fastapi import APIRouter, Request
 from starlette.routing import Mount, Route
 
+from benchwarmers.assembly import ROUTERS
 from benchwarmers.dashboard import api as dashboard_api
 from benchwarmers.server.access import RouteTable, access_of, gateway, public
 from benchwarmers.server.app import create_app
 from benchwarmers.server.guard import is_gateway_path
-from benchwarmers.server.routes import ROUTERS
 from benchwarmers.store.settings import REQUIRE_KEY
 from benchwarmers.testing.live_server import LiveServer
 

@@ -19,11 +19,12 @@ from benchwarmers.server.access import gateway, public
 from benchwarmers.server.app import create_app
 from benchwarmers.server.deps import identity_of
 from benchwarmers.server.hot import hot
+from benchwarmers.server.routes import health
 from benchwarmers.testing.live_server import LiveServer
 
 from .conftest import new_key
 
-ROUTERS = ("benchwarmers.server.routes.health",)
+ROUTERS = (health.router,)
 lane = APIRouter()
 
 

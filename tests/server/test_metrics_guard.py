@@ -10,10 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from benchwarmers.server.routes import health, metrics
 from benchwarmers.testing.live_server import LiveServer
 from tests.server.conftest import new_key
 
-ROUTERS = ("benchwarmers.server.routes.health", "benchwarmers.server.routes.metrics")
+ROUTERS = (health.router, metrics.router)
 
 
 @pytest.fixture

@@ -18,9 +18,10 @@ from sqlalchemy import text
 
 from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import runtime_of
+from benchwarmers.server.routes import health
 from benchwarmers.testing.live_server import LiveServer
 
-ROUTERS = ("benchwarmers.server.routes.health",)
+ROUTERS = (health.router,)
 lane = APIRouter()
 arrived = threading.Event()
 unwound: list[int] = []

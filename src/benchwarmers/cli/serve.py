@@ -52,8 +52,8 @@ def serve(
         run_demo(host, port, console)
         return
     # FastAPI and uvicorn only for the command that serves.
+    from benchwarmers.assembly import APP_FACTORY, app_for_home
     from benchwarmers.server.run import (
-        app_for_home,
         bind_sockets,
         check_workers,
         hold_data_folder,
@@ -89,7 +89,7 @@ def serve(
         )
     if workers > 1:
         say(f"{workers} worker processes on the one port (PostgreSQL and Redis shared).", markup=False)
-        run_workers(home, host, sockets)
+        run_workers(home, host, sockets, APP_FACTORY)
         return
     run_server(app_for_home(home, bind_host=host), sock)
 

@@ -1,15 +1,17 @@
 """The one ASGI app: gateway, MCP, verdicts, bench operations and settings on one port.
 
 The dashboard (`benchwarmers.dashboard`) answers `/` and its pages, outside
-the gateway paths, behind its own login.
+the gateway paths, behind its own login. The server cannot import it (it
+sits above), so the routers are handed in: the composition root
+(`benchwarmers/assembly.py`) lists them all and builds the app.
 
-    app = create_app(lambda: Runtime.open(home, database_url), bind_host="127.0.0.1")
+    app = create_app(lambda: Runtime.open(home, database_url), routers=ROUTERS)
 
 The app's lifespan opens the runtime (store migrated, pooled http client,
 settings) and closes it on shutdown, once running panels have finished
 (`core.finish_background`); routes reach it through
-`deps.runtime_of(request)`. Routers are listed in `routes/__init__.py`, one
-line each. In front of everything sit `errors.CatchAll` (no traceback ever
+`deps.runtime_of(request)`. The server's own routers are listed in
+`routes/__init__.py`, one line each. In front of everything sit `errors.CatchAll` (no traceback ever
 reaches a client) and `guard.Guard` (Host, Origin, gateway keys, body size
 and depth); behind them each route admits only whom it declares
 (`access.py`: public, gateway key or dashboard login), and a route that
@@ -24,11 +26,8 @@ APIs, documented by them (docs/api.md).
 from __future__ import annotations
 
 import asyncio
-import importlib
-import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, FastAPI
@@ -37,12 +36,11 @@ from fastapi.routing import APIRoute
 from benchwarmers import __version__
 from benchwarmers.config import tunables
 from benchwarmers.core import finish_background
-from benchwarmers.server import BIND_HOST_ENV, DEFAULT_HOST
+from benchwarmers.server import DEFAULT_HOST
 from benchwarmers.server.access import Admission, RouteTable, public
 from benchwarmers.server.errors import HANDLERS, CatchAll, install_error_handlers
 from benchwarmers.server.guard import Guard, GuardState, Receive, Scope, Send
 from benchwarmers.server.hot import HotLane, is_hot
-from benchwarmers.server.routes import ROUTERS
 from benchwarmers.server.routes.inbound import format_routers
 
 if TYPE_CHECKING:
@@ -84,14 +82,14 @@ async def cancelled_requests_unwound(timeout: float = UNWIND_SECONDS) -> None:
 def create_app(
     open_runtime: RuntimeFactory,
     *,
+    routers: Sequence[APIRouter],
     bind_host: str = DEFAULT_HOST,
-    routers: Sequence[str | APIRouter] = ROUTERS,
 ) -> Gateway:
     """The app, not yet started. `bind_host` is the address the server
     listens on: beyond loopback, the guard requires gateway keys. `routers`
-    are dotted module names (each with a `router`) or routers themselves
-    (tests add their own); beside them, the ask route of each registered
-    format that has no router of its own (`routes/inbound.py`).
+    are mounted as given (the composition root's, or a test's own); beside
+    them, the ask route of each registered format that has no router of its
+    own (`routes/inbound.py`).
     `app.state.guard` is the guard's state."""
     guard_state = GuardState(bind_host=bind_host)
 
@@ -120,8 +118,7 @@ def create_app(
     app.state.runtime = None
     install_error_handlers(app)
     hot_routes: list[APIRoute] = []
-    for dotted in (*routers, *format_routers()):
-        router = _router(dotted)
+    for router in (*routers, *format_routers()):
         app.include_router(router)
         hot_routes.extend(route for route in router.routes if is_hot(route))
     for route in app.routes:  # FastAPI's own: the schema, served to anyone (it carries no key)
@@ -134,32 +131,3 @@ def create_app(
     app.add_middleware(Guard, state=guard_state)
     app.add_middleware(CatchAll)
     return app
-
-
-def app_from_env() -> Gateway:
-    """The app a `serve --workers N` worker builds (uvicorn's factory): the data
-    folder and database from the environment, as `Runtime.open` reads them."""
-    from benchwarmers.config.home import resolve_home
-    from benchwarmers.server.heap import settle_for_serving
-
-    app = app_for_home(resolve_home(), bind_host=os.environ.get(BIND_HOST_ENV, DEFAULT_HOST))
-    settle_for_serving()  # the worker's app is built; it serves from here on
-    return app
-
-
-def app_for_home(home: Path, database_url: str | None = None, *, bind_host: str = DEFAULT_HOST) -> Gateway:
-    """The app over a data folder (and optionally a database URL)."""
-    from benchwarmers.runtime import Runtime
-
-    return create_app(lambda: Runtime.open(home, database_url), bind_host=bind_host)
-
-
-def _router(dotted: str | APIRouter) -> APIRouter:
-    if isinstance(dotted, APIRouter):
-        return dotted
-    router = getattr(importlib.import_module(dotted), "router", None)
-    if not isinstance(router, APIRouter):
-        raise TypeError(
-            f"{dotted} is listed in server/routes/__init__.py but defines no `router = APIRouter()`"
-        )
-    return router

@@ -1,8 +1,9 @@
 """Running the server: the listening socket and uvicorn around the app.
 
 Shared by `benchwarmers serve` and `serve --demo` (`demo.py`), so neither
-imports the other; with the app and `is_loopback` beside them, it is all
-a launcher needs of the server (imported only by the command that serves).
+imports the other; with `is_loopback` beside them, it is all a launcher
+needs of the server (imported only by the command that serves); the app
+itself comes from the composition root (`benchwarmers/assembly.py`).
 The port is bound here, before uvicorn starts, so a taken port is one
 clear line ("port 8122 is in use") instead of an errno; uvicorn's access
 log is off: Gemini clients put their key in the query string (`?key=`),
@@ -28,19 +29,16 @@ from benchwarmers.errors import UserError
 from benchwarmers.metrics import MULTIPROC_ENV
 from benchwarmers.runtime import DATABASE_URL_ENV, REDIS_URL_ENV
 from benchwarmers.server import BIND_HOST_ENV
-from benchwarmers.server.app import app_for_home, create_app
 from benchwarmers.server.guard import is_loopback
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
 __all__ = [
-    "app_for_home",
     "base_url",
     "bind_socket",
     "bind_sockets",
     "check_workers",
-    "create_app",
     "hold_data_folder",
     "is_loopback",
     "listening_on",
@@ -202,7 +200,7 @@ def run_server(app: FastAPI, sock: socket.socket) -> None:
 # each worker on a socket of its own that `serve` bound (`bind_sockets`; a
 # replacement takes over its predecessor's socket and the connections
 # waiting there: `_Supervisor`); each worker builds its app with
-# `server.app.app_from_env` (the data folder and the address it listens on
+# `assembly.app_from_env` (the data folder and the address it listens on
 # come through the environment, which spawned workers inherit).
 #
 # Safe only where the processes share what one process would keep to itself,
@@ -288,8 +286,9 @@ def check_workers(workers: int) -> None:
         )
 
 
-def run_workers(home: Path, host: str, sockets: list[socket.socket]) -> None:
-    """Serve with one process on each of `sockets` (`bind_sockets`) until Ctrl-C or SIGTERM."""
+def run_workers(home: Path, host: str, sockets: list[socket.socket], factory: str) -> None:
+    """Serve with one process on each of `sockets` (`bind_sockets`) until Ctrl-C
+    or SIGTERM, each building its app with `factory` ("module:function")."""
     import uvicorn
 
     quiet_loggers()
@@ -298,9 +297,7 @@ def run_workers(home: Path, host: str, sockets: list[socket.socket]) -> None:
     metrics_dir = tempfile.mkdtemp(prefix="benchwarmers-metrics-")
     os.environ[MULTIPROC_ENV] = metrics_dir
     try:
-        config = uvicorn.Config(
-            "benchwarmers.server.app:app_from_env", factory=True, workers=len(sockets), **server_options()
-        )
+        config = uvicorn.Config(factory, factory=True, workers=len(sockets), **server_options())
         _supervisor(config, sockets).run()
     finally:
         for sock in sockets:

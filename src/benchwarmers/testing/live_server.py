@@ -6,8 +6,8 @@ integration tests anywhere in the project.
         server.restart()                      # same data folder, same port
         ...
 
-The app is the one `benchwarmers serve` runs (`server.app.create_app` over
-`Runtime.open(home, database_url)`), under uvicorn with its own event loop
+The app is the one `benchwarmers serve` runs (the composition root's routers,
+`assembly.ROUTERS`, over `Runtime.open(home, database_url)`), under uvicorn with its own event loop
 in a daemon thread, so a test's own loop (pytest-asyncio) and clients
 (httpx, the official SDKs) talk to it over real HTTP: no subprocess, and
 a fresh data folder gets a copy of a store migrated once per process, so a
@@ -34,11 +34,11 @@ from typing import Any
 import uvicorn
 from fastapi import APIRouter, FastAPI
 
+from benchwarmers.assembly import ROUTERS
 from benchwarmers.calls.log import flush_log
 from benchwarmers.runtime import DATABASE_URL_ENV, Runtime
 from benchwarmers.server.app import create_app
 from benchwarmers.server.protocol import GuardedHttpToolsProtocol
-from benchwarmers.server.routes import ROUTERS
 from benchwarmers.testing.prompt_server import PromptServer
 from benchwarmers.testing.store_template import copy_migrated_store
 
@@ -56,11 +56,11 @@ class LiveServer:
         database_url: str | None = None,
         port: int = 0,
         acting_as: str = "127.0.0.1",
-        routers: Sequence[str | APIRouter] = ROUTERS,
+        routers: Sequence[APIRouter] = ROUTERS,
         extra_routers: Sequence[APIRouter] = (),
     ) -> None:
         self.home = home
-        self.routers: tuple[str | APIRouter, ...] = (*routers, *extra_routers)
+        self.routers: tuple[APIRouter, ...] = (*routers, *extra_routers)
         self.database_url = database_url
         self.acting_as = acting_as
         self.port = port
@@ -177,7 +177,7 @@ def live_server(
     *,
     database_url: str | None = None,
     acting_as: str = "127.0.0.1",
-    routers: Sequence[str | APIRouter] = ROUTERS,
+    routers: Sequence[APIRouter] = ROUTERS,
     extra_routers: Sequence[APIRouter] = (),
 ) -> Iterator[LiveServer]:
     """A started `LiveServer` for the length of the block. `routers` are the

@@ -1,8 +1,11 @@
-"""The routers the app mounts, one line each.
+"""The server's own routers, one line each (the composition root,
+`benchwarmers/assembly.py`, mounts them beside the dashboard's).
 
-To add routes: write a module that defines `router = APIRouter()` and add
-its dotted name below, in any position (paths, not order, decide who
-answers; keep paths from overlapping). That line is the whole registration.
+To add routes: write a module that defines `router = APIRouter()`, import
+it below and add its router to `SERVER_ROUTERS`, in any position (paths,
+not order, decide who answers; keep paths from overlapping). Those two
+lines are the whole registration; the import is a real one, so
+`lint-imports` sees the edge.
 
 In a route:
 
@@ -42,21 +45,36 @@ keys are required, so the dashboard must live elsewhere (it has its own
 login).
 """
 
-ROUTERS: tuple[str, ...] = (
-    "benchwarmers.server.routes.health",
-    "benchwarmers.server.routes.openai_chat",
-    "benchwarmers.server.routes.responses",
-    "benchwarmers.server.routes.anthropic",
-    "benchwarmers.server.routes.gemini",
-    "benchwarmers.server.routes.ollama",
-    "benchwarmers.server.routes.bench_api",
-    "benchwarmers.server.routes.quotas",
-    "benchwarmers.server.routes.bench_ops",
-    "benchwarmers.server.routes.settings",
-    "benchwarmers.server.routes.decisions",
-    "benchwarmers.server.routes.mcp",
-    "benchwarmers.server.routes.metrics",
-    "benchwarmers.dashboard.pages",
-    "benchwarmers.dashboard.api",
-    "benchwarmers.dashboard.signin",
+from fastapi import APIRouter
+
+from benchwarmers.server.routes import (
+    anthropic,
+    bench_api,
+    bench_ops,
+    decisions,
+    gemini,
+    health,
+    mcp,
+    metrics,
+    ollama,
+    openai_chat,
+    quotas,
+    responses,
+    settings,
+)
+
+SERVER_ROUTERS: tuple[APIRouter, ...] = (
+    health.router,
+    openai_chat.router,
+    responses.router,
+    anthropic.router,
+    gemini.router,
+    ollama.router,
+    bench_api.router,
+    quotas.router,
+    bench_ops.router,
+    settings.router,
+    decisions.router,
+    mcp.router,
+    metrics.router,
 )
