@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchwarmers.cli.context import JsonFlag, console, print_json, with_core
+from benchwarmers.core import model_json
 from benchwarmers.types import MODEL_ROLES
 
 model_app = typer.Typer(
@@ -59,7 +60,7 @@ def list_(
 
     models = with_core(lambda core: core.admin.models(endpoint=endpoint))
     if as_json:
-        print_json(models)
+        print_json([model_json(m) for m in models])
         return
     if not models:
         console.print("No models yet: [bold]benchwarmers model add ALIAS --endpoint E --served ID[/]")

@@ -28,9 +28,9 @@ from benchwarmers.core import (
     Core,
     HealthReport,
     ModelView,
-    OnboardingItem,
+    OnboardingView,
     OnboardRequest,
-    Probe,
+    ProbeView,
     mode_for,
     url_hint,
 )
@@ -84,7 +84,7 @@ def onboard_model(request: OnboardRequest, *, keep: bool = False) -> tuple[Model
     nothing was kept."""
     new = True
 
-    async def work(core: Core) -> OnboardingItem:
+    async def work(core: Core) -> OnboardingView:
         nonlocal new
         new = await core.ops.check_onboard(request.endpoint, request.served, keep=keep)
         if not console.is_terminal:  # a log or a pipe: a line per stage, as it starts
@@ -134,7 +134,7 @@ def probe(
 ) -> None:
     """Probe now: one-word health check, a failure confirmed once before retiring."""
 
-    async def work(core: Core) -> tuple[HealthReport, list[Probe]]:
+    async def work(core: Core) -> tuple[HealthReport, list[ProbeView]]:
         if alias:
             report = await core.ops.probe(alias)
         else:

@@ -320,7 +320,7 @@ SESSION_SECONDS = Tunable(
 LOCAL_PROBE_TIMEOUT = Tunable(
     1.5,
     "s",
-    "dashboard.backend.PROBE_TIMEOUT",
+    "core.admin.LOCAL_PROBE_TIMEOUT",
     "A local server answers at once or is not there.",
 )
 SIGNIN_SECONDS = Tunable(
@@ -332,7 +332,7 @@ SIGNIN_SECONDS = Tunable(
 SIGNIN_EXCHANGE_TIMEOUT = Tunable(
     20.0,
     "s",
-    "dashboard.signin.EXCHANGE_TIMEOUT",
+    "core.admin.SIGNIN_EXCHANGE_TIMEOUT",
     "The provider's token endpoint answers within this, or the sign-in says so.",
 )
 MIN_PROGRESS_SECONDS = Tunable(

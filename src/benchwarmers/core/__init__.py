@@ -65,13 +65,13 @@ from benchwarmers.core.operations import (
     Operations,
     bench_services,
     import_tasks,
-    probe_json,
     suite_tasks,
 )
 from benchwarmers.core.panels import Panels, collection_entry, finish_background
 from benchwarmers.core.routing import AGENT_SESSION_HEADERS, CONVERSATION_HEADER, RouteMode, RouteTurn
 from benchwarmers.core.services import Core
 from benchwarmers.core.settings import LOGIN_PASSWORD, SettingRow
+from benchwarmers.core.views import OnboardingView, ProbeView, key_label, model_json, probe_json
 from benchwarmers.identity.keys import KeyInfo
 from benchwarmers.identity.scope import NOBODY, OWNER, Identity
 from benchwarmers.limits.quotas import Quota, QuotasView
@@ -81,7 +81,6 @@ from benchwarmers.limits.user_limits import UserLimit
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import sqlite_url
 from benchwarmers.store.registry import PROMOTIONS, CollectionView, EndpointView, ModelView
-from benchwarmers.store.schema import OnboardingItem, Probe
 from benchwarmers.store.times import iso_utc, utc
 
 __all__ = [
@@ -114,10 +113,10 @@ __all__ = [
     "LoginPolicy",
     "ModelView",
     "OnboardRequest",
-    "OnboardingItem",
+    "OnboardingView",
     "Operations",
     "Panels",
-    "Probe",
+    "ProbeView",
     "Quota",
     "QuotasView",
     "Recorded",
@@ -148,9 +147,11 @@ __all__ = [
     "home_and_source",
     "import_tasks",
     "iso_utc",
+    "key_label",
     "local_store",
     "login_policy",
     "mode_for",
+    "model_json",
     "needs_key_by_default",
     "probe_json",
     "quotas_json",

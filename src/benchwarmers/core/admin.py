@@ -25,8 +25,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
 from sqlalchemy import func, select
 
+from benchwarmers.config import environment, tunables
 from benchwarmers.config import keys as endpoint_keys
 from benchwarmers.core import diagnostics
 from benchwarmers.core.settings import SettingRow, change_setting, setting_row, setting_rows
@@ -43,6 +45,9 @@ from benchwarmers.store.schema import Call
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
+
+LOCAL_PROBE_TIMEOUT = tunables.LOCAL_PROBE_TIMEOUT.value
+SIGNIN_EXCHANGE_TIMEOUT = tunables.SIGNIN_EXCHANGE_TIMEOUT.value
 
 
 def check_scope(scope: str) -> str:
@@ -363,3 +368,39 @@ class Admin:
         login password as set or not, never its hash)."""
         self.check_allowed()
         return await change_setting(self.runtime.settings, name, value)
+
+    # ------------------------------------------- fetches the owner asked for
+
+    async def local_ollama(self) -> dict[str, Any] | None:
+        """A local Ollama answering (`OLLAMA_HOST`, else its usual address),
+        offered when no endpoint points at it yet: `{"base_url", "version"}`."""
+        base = environment.OLLAMA_HOST.read().strip() or default_base_url("ollama")
+        if "://" not in base:
+            base = "http://" + base
+        base = base.rstrip("/")
+        if any(e.base_url.rstrip("/") == base for e in await self.endpoints()):
+            return None
+        try:
+            reply = await self.runtime.http.get(base + "/api/version", timeout=LOCAL_PROBE_TIMEOUT)
+            version = reply.json().get("version", "") if reply.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return None
+        return None if version is None else {"base_url": base, "version": str(version)}
+
+    async def exchange_signin_code(self, url: str, payload: dict[str, str], provider: str) -> str:
+        """A provider sign-in's code exchanged for its key (OAuth PKCE): the key,
+        or one `UserError` saying what went wrong, never the key in it."""
+        self.check_allowed()
+        try:
+            reply = await self.runtime.http.post(url, json=payload, timeout=SIGNIN_EXCHANGE_TIMEOUT)
+        except httpx.HTTPError as exc:
+            raise UserError(f"could not reach {provider} ({type(exc).__name__})") from None
+        if reply.status_code != 200:
+            raise UserError(f"{provider} refused the code (HTTP {reply.status_code})")
+        try:
+            key = reply.json().get("key")
+        except (ValueError, AttributeError):
+            key = None
+        if not isinstance(key, str) or not key.strip():
+            raise UserError(f"{provider} answered without a key")
+        return key

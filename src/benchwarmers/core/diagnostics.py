@@ -74,9 +74,13 @@ async def diagnose() -> list[Check]:
     return found
 
 
-def ensure_room(runtime: Runtime) -> None:
-    """`StoreFull` when the store cannot take a call now (`/healthz` says so)."""
+async def serving_store(runtime: Runtime) -> str:
+    """The store answers and can take a call now, for `/healthz`: its
+    fingerprint (a digest `doctor` compares with the data folder it checks);
+    `StoreError` when it does not answer, `StoreFull` when its disk is full."""
+    await runtime.store.check()
     space.ensure_room(runtime.store)
+    return runtime.store.fingerprint
 
 
 def _disk(folder: Path) -> Check:

@@ -37,6 +37,7 @@ from benchwarmers.calls import pairs
 from benchwarmers.config import keys as endpoint_keys
 from benchwarmers.config import tunables
 from benchwarmers.config.home import resolve_home
+from benchwarmers.core.views import OnboardingView, ProbeView, onboarding_view, probe_view
 from benchwarmers.errors import NotFound, Refused, UserError
 from benchwarmers.identity.scope import OWNER, Identity, may_administer
 from benchwarmers.store import registry, schema
@@ -78,23 +79,6 @@ async def bench_services(runtime: Runtime) -> AsyncIterator[BenchServices]:
     finally:
         await services.clock.shutdown()
         await services.worker.stop()
-
-
-def probe_json(probe: schema.Probe) -> dict[str, Any]:
-    """A probe as the HTTP API shows it: `answered` is health, `passed` its check (quality)."""
-    return {
-        "at": iso_utc(probe.at),
-        "kind": probe.kind,
-        "name": probe.name,
-        "answered": probe.answered,
-        "passed": probe.ok,
-        "call": probe.call_id,
-        "seconds": round(probe.seconds, 3),
-        "first_byte_seconds": probe.first_byte_seconds,
-        "tokens_per_second": probe.tokens_per_second,
-        "answer": probe.answer,
-        "error": probe.error,
-    }
 
 
 def suite_tasks(home: Path | None = None) -> list[Task]:
@@ -172,7 +156,7 @@ class Operations:
             "fix the id, or add --keep to register it anyway"
         )
 
-    async def onboard(self, request: OnboardRequest, progress: onboarding.Progress) -> schema.OnboardingItem:
+    async def onboard(self, request: OnboardRequest, progress: onboarding.Progress) -> OnboardingView:
         """Queue one model and see it through, in this process; or, when a
         running server holds the queue, follow the server running it."""
         [item_id] = await self.enqueue([request])
@@ -180,7 +164,7 @@ class Operations:
             self.runtime, self._jobs.caller, {item_id}, suite=self._jobs.run_suite, progress=progress
         )
         if done:
-            return done[0]
+            return onboarding_view(done[0])
         while True:
             async with self.runtime.store.read() as session:
                 item = await session.get(schema.OnboardingItem, item_id)
@@ -188,7 +172,7 @@ class Operations:
             progress(item_id, item.step, item.progress)
             waiting = item.not_before is not None and utc(item.not_before) > datetime.now(UTC)
             if item.state in ("done", "failed") or (item.state == "queued" and waiting):
-                return item  # a rate-limited item runs again after its limit frees
+                return onboarding_view(item)  # a rate-limited item runs again after its limit frees
             await asyncio.sleep(FOLLOW_SECONDS)
 
     async def queue_depth(self) -> dict[str, int]:
@@ -258,10 +242,10 @@ class Operations:
             jobs.caller, jobs.store, jobs.runtime.outbound, scheduler.now_utc(), progress
         )
 
-    async def probes(self, alias: str, limit: int = 50) -> list[schema.Probe]:
+    async def probes(self, alias: str, limit: int = 50) -> list[ProbeView]:
         """A model's probe history, newest first (NotFound for an unknown alias)."""
         await registry.get_model(self.runtime.store, alias)
-        return await probes.probe_history(self.runtime.store, alias, limit=limit)
+        return [probe_view(p) for p in await probes.probe_history(self.runtime.store, alias, limit=limit)]
 
     async def retire(self, alias: str, reason: str = "retired by the user") -> ModelView:
         self.check_allowed()
@@ -283,7 +267,7 @@ class Operations:
         store = self.runtime.store
         return {
             "model": await registry.get_model(store, alias),
-            "probes": await probes.probe_history(store, alias, limit=20),
+            "probes": [probe_view(p) for p in await probes.probe_history(store, alias, limit=20)],
             "record": await decisions.model_report(store, alias),
             "suite": await runner.suite_summary(self.runtime, alias),
             "notes": await pairs.model_notes(store, alias),

@@ -42,6 +42,7 @@ from benchwarmers.core import (
 )
 from benchwarmers.errors import Refused
 from benchwarmers.server.access import Access
+from benchwarmers.server.deps import runtime_of
 
 SESSION_COOKIE = "bw_session"
 CSRF_COOKIE = "bw_csrf"
@@ -78,9 +79,9 @@ class Door:
 
 async def door(request: Request) -> Door:
     guard = getattr(request.app.state, "guard", None)
-    policy = await login_policy(request.app.state.runtime, exposed=bool(guard is not None and guard.exposed))
+    policy = await login_policy(runtime_of(request), exposed=bool(guard is not None and guard.exposed))
     token = _session_token(request.cookies.get(SESSION_COOKIE, ""), policy.session_key)
-    user = await session_user(request.app.state.runtime, token) if token else ""
+    user = await session_user(runtime_of(request), token) if token else ""
     return Door(needed=policy.needed, possible=policy.possible, user=user, login_user=policy.login_user)
 
 
@@ -101,8 +102,8 @@ async def log_in(request: Request, response: Response, name: str, password: str)
     """Check an attempt (`core.login.check_login`: `Refused` with the reason)
     and set the session cookie."""
     client = request.client.host if request.client else "unknown"
-    policy: LoginPolicy = await check_login(request.app.state.runtime, client, name, password)
-    token = await start_session(request.app.state.runtime, policy)
+    policy: LoginPolicy = await check_login(runtime_of(request), client, name, password)
+    token = await start_session(runtime_of(request), policy)
     response.set_cookie(
         SESSION_COOKIE,
         _sign(token, policy.session_key),
@@ -116,7 +117,7 @@ async def log_in(request: Request, response: Response, name: str, password: str)
 
 async def log_out(request: Request, response: Response, *, everywhere: bool = False) -> None:
     """End this session (or every one) in the store, and drop its cookie."""
-    runtime = request.app.state.runtime
+    runtime = runtime_of(request)
     if everywhere:
         await end_every_session(runtime)
     else:

@@ -14,13 +14,10 @@ JSON the pages read.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
-
-import httpx
 
 from benchwarmers.core import (
     LOGIN_PASSWORD,
@@ -30,9 +27,7 @@ from benchwarmers.core import (
     BenchServices,
     CollectionView,
     Core,
-    EndpointView,
     KeyInfo,
-    ModelView,
     OnboardRequest,
     Recorded,
     Runtime,
@@ -40,15 +35,14 @@ from benchwarmers.core import (
     check_endpoint,
     check_endpoint_key,
     collection_entry,
-    default_base_url,
     endpoint_key_source,
-    environment,
     iso_utc,
+    key_label,
+    model_json,
     needs_key_by_default,
     probe_json,
     quotas_json,
     set_endpoint_key,
-    tunables,
 )
 from benchwarmers.dashboard.fields import FieldError, field, names, number, text
 from benchwarmers.errors import StoreError, UserError
@@ -69,8 +63,6 @@ from benchwarmers.types import (
 )
 
 # Where a local Ollama answers unless `OLLAMA_HOST` (Ollama's own variable) says otherwise.
-OLLAMA_HOST_ENV = environment.OLLAMA_HOST.name
-PROBE_TIMEOUT = tunables.LOCAL_PROBE_TIMEOUT.value
 DISCOVER_DISMISSED = "discover_dismissed"
 QUEUE_SHOWN = 30
 
@@ -99,7 +91,6 @@ class Backend:
     """The bench as the dashboard's owner sees it, through the core services."""
 
     def __init__(self, runtime: Runtime, bench: BenchServices | None) -> None:
-        self.runtime = runtime
         self.core = Core(runtime, OWNER, bench)
         self.panels, self.admin, self.ops = self.core.panels, self.core.admin, self.core.ops
 
@@ -170,19 +161,7 @@ class Backend:
         return await self.admin.endpoint_listing(name)
 
     async def local_ollama(self) -> dict[str, Any] | None:
-        """A local Ollama answering, offered when no endpoint points at it yet."""
-        base = os.environ.get(OLLAMA_HOST_ENV, "").strip() or default_base_url("ollama")
-        if "://" not in base:
-            base = "http://" + base
-        base = base.rstrip("/")
-        if any(e.base_url.rstrip("/") == base for e in await self.admin.endpoints()):
-            return None
-        try:
-            reply = await self.runtime.http.get(base + "/api/version", timeout=PROBE_TIMEOUT)
-            version = reply.json().get("version", "") if reply.status_code == 200 else None
-        except (httpx.HTTPError, ValueError, AttributeError):
-            return None
-        return None if version is None else {"base_url": base, "version": str(version)}
+        return await self.admin.local_ollama()
 
     # --------------------------------------------------------------- models
 
@@ -441,30 +420,6 @@ class Backend:
 
 
 # ---------------------------------------------------------------- JSON views
-
-
-def key_label(endpoint: EndpointView) -> str:
-    if not endpoint.needs_key:
-        return "not needed"
-    return endpoint_key_source(endpoint.name) or "missing"
-
-
-def model_json(m: ModelView) -> dict[str, Any]:
-    return {
-        "alias": m.alias,
-        "endpoint": m.endpoint.name,
-        "served": m.served,
-        "role": m.role,
-        "status": m.status,
-        "status_reason": m.status_reason,
-        "ad_hoc": m.ad_hoc,
-        "context_window": m.context_window,
-        "vision": m.vision,
-        "tools": m.tools,
-        "price_in": m.price_in,
-        "price_out": m.price_out,
-        "resting_until": iso_utc(m.resting_until) if m.resting_until else None,
-    }
 
 
 def collection_json(c: CollectionView) -> dict[str, Any]:

@@ -30,7 +30,6 @@ import secrets
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-import httpx
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
@@ -42,7 +41,6 @@ from benchwarmers.server.access import public
 
 SIGNIN_COOKIE = "bw_signin"
 SIGNIN_SECONDS = tunables.SIGNIN_SECONDS.value
-EXCHANGE_TIMEOUT = tunables.SIGNIN_EXCHANGE_TIMEOUT.value
 URL_ENV = environment.SIGNIN_URL.name.replace("<NAME>", "{}")
 
 
@@ -151,24 +149,10 @@ async def finish(request: Request, name: str, state: str = "", code: str = "") -
 
 
 async def _exchange(request: Request, provider: Provider, code: str, verifier: str) -> str:
-    http: httpx.AsyncClient = request.app.state.runtime.http
-    try:
-        reply = await http.post(
-            provider.exchange_url(),
-            json={"code": code, "code_verifier": verifier, "code_challenge_method": "S256"},
-            timeout=EXCHANGE_TIMEOUT,
-        )
-    except httpx.HTTPError as exc:
-        raise UserError(f"could not reach {provider.label} ({type(exc).__name__})") from None
-    if reply.status_code != 200:
-        raise UserError(f"{provider.label} refused the code (HTTP {reply.status_code})")
-    try:
-        key = reply.json().get("key")
-    except (ValueError, AttributeError):
-        key = None
-    if not isinstance(key, str) or not key.strip():
-        raise UserError(f"{provider.label} answered without a key")
-    return key
+    payload = {"code": code, "code_verifier": verifier, "code_challenge_method": "S256"}
+    return await backend_of(request).admin.exchange_signin_code(
+        provider.exchange_url(), payload, provider.label
+    )
 
 
 def _page(message: str, status: int, *, refresh: str = "") -> HTMLResponse:

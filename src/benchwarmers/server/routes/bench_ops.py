@@ -33,7 +33,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, Path, Query, Request
 
-from benchwarmers.core import ONBOARDING_MODES, ModelView, OnboardRequest, bench_services, probe_json
+from benchwarmers.core import ONBOARDING_MODES, OnboardRequest, bench_services, model_json, probe_json
 from benchwarmers.errors import UserError
 from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import admin_of, operations_of
@@ -127,25 +127,13 @@ async def dismiss(request: Request, alert_id: Annotated[int, Path(ge=1, le=SQL_I
 # ------------------------------------------------------------------ models
 
 
-def _model(view: ModelView) -> dict[str, Any]:
-    return {
-        "alias": view.alias,
-        "endpoint": view.endpoint.name,
-        "served": view.served,
-        "role": view.role,
-        "status": view.status,
-        "status_reason": view.status_reason,
-        "ad_hoc": view.ad_hoc,
-    }
-
-
 @router.post("/models/{alias}/probe")
 @gateway
 async def probe_now(request: Request, alias: str) -> dict[str, Any]:
     ops = operations_of(request)
     report = await ops.probe(alias)
     return {
-        "model": _model(await admin_of(request).model(alias)),
+        "model": model_json(await admin_of(request).model(alias)),
         "retired": alias in report.retired,
         "probes": [probe_json(p) for p in await ops.probes(alias, limit=2)],
     }
@@ -168,13 +156,13 @@ async def retire(request: Request, alias: str) -> dict[str, Any]:
     reason = body.get("reason")
     if reason is not None and not isinstance(reason, str):
         raise UserError('"reason" is text')
-    return {"model": _model(await ops.retire(alias, reason or "retired by the user"))}
+    return {"model": model_json(await ops.retire(alias, reason or "retired by the user"))}
 
 
 @router.post("/models/{alias}/restore")
 @gateway
 async def restore(request: Request, alias: str) -> dict[str, Any]:
-    return {"model": _model(await operations_of(request).restore(alias))}
+    return {"model": model_json(await operations_of(request).restore(alias))}
 
 
 @router.post("/models/{alias}/role")
@@ -185,7 +173,7 @@ async def set_role(request: Request, alias: str) -> dict[str, Any]:
     role = (await _object(request)).get("role")
     if not isinstance(role, str):
         raise UserError('"role" is required')
-    return {"model": _model(await ops.set_role(alias, role))}
+    return {"model": model_json(await ops.set_role(alias, role))}
 
 
 # --------------------------------------------------------------- scheduler

@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from benchwarmers import __version__
-from benchwarmers.core.diagnostics import ensure_room
+from benchwarmers.core.diagnostics import serving_store
 from benchwarmers.server.access import public
 from benchwarmers.server.deps import runtime_of
 
@@ -25,7 +25,5 @@ router = APIRouter()
 async def healthz(request: Request) -> dict[str, Any]:
     """200 when the store answers and can take calls; a store that cannot be
     reached is a 503, one whose disk is full a 507 saying so."""
-    runtime = runtime_of(request)
-    await runtime.store.check()
-    ensure_room(runtime)
-    return {"ok": True, "version": __version__, "pid": os.getpid(), "store": runtime.store.fingerprint}
+    store = await serving_store(runtime_of(request))
+    return {"ok": True, "version": __version__, "pid": os.getpid(), "store": store}
