@@ -53,7 +53,6 @@ COVERED_BY: dict[str, tuple[str, ...]] = {
     "core/admin.py": ("tests/providers/test_kinds.py", "tests/cli/test_main.py"),
     "core/diagnostics.py": ("tests/server/routes/test_full_disk.py",),
     "core/login.py": ("tests/dashboard/test_door.py",),
-    "core/operations.py": ("tests/server/routes/test_bench_ops.py", "tests/cli/test_onboard.py"),
     "core/routing.py": ("tests/route/test_engine.py", "tests/route/test_failover.py"),
     "core/services.py": ("tests/core/test_panels.py", "tests/cli/test_main.py"),
     "core/settings.py": ("tests/server/test_settings_route.py", "tests/cli/test_settings.py"),

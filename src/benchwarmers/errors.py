@@ -33,11 +33,16 @@ class BenchwarmersError(Exception):
 
 class UserError(BenchwarmersError):
     status: int = 400
+    # The input field the refusal is about, when one is ("" otherwise): a form
+    # (the dashboard's) shows the message beside it.
+    field: str = ""
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
+    def __init__(self, message: str, *, status: int | None = None, field: str = "") -> None:
         super().__init__(message)
         if status is not None:
             self.status = status
+        if field:
+            self.field = field
 
 
 class NotFound(UserError):

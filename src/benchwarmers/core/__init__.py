@@ -65,6 +65,7 @@ from benchwarmers.core.operations import (
     Operations,
     bench_services,
     import_tasks,
+    onboard_requests,
     suite_tasks,
 )
 from benchwarmers.core.panels import Panels, collection_entry, finish_background
@@ -153,6 +154,7 @@ __all__ = [
     "mode_for",
     "model_json",
     "needs_key_by_default",
+    "onboard_requests",
     "probe_json",
     "quotas_json",
     "resolve_home",

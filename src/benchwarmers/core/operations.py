@@ -81,6 +81,46 @@ async def bench_services(runtime: Runtime) -> AsyncIterator[BenchServices]:
         await services.worker.stop()
 
 
+def onboard_requests(body: object) -> list[OnboardRequest]:
+    """An onboarding request as the HTTP API and the dashboard's form send it,
+    read in this one place: `{"endpoint", "models", "mode"}`, where `models`
+    are served ids or `{"served", "alias", "role"}` objects (a form may send
+    the ids as one text, separated by commas or spaces) and `mode` is one of
+    `onboarding.MODES` (default full). A refusal names its field; what needs
+    the store (the endpoint exists, the role is known, an alias is free) is
+    `onboarding.enqueue`'s, as for the CLI's typed options."""
+    if not isinstance(body, dict):
+        raise UserError("send a JSON object")
+    endpoint, mode, models = body.get("endpoint"), body.get("mode") or "full", body.get("models")
+    if not isinstance(endpoint, str) or not endpoint.strip():
+        raise UserError('"endpoint" (the endpoint\'s name) is required', field="endpoint")
+    if mode not in onboarding.MODES:
+        raise UserError(f'"mode" must be one of {", ".join(onboarding.MODES)}', field="mode")
+    if isinstance(models, str):
+        models = models.replace(",", " ").split()
+    if not isinstance(models, list) or not models:
+        raise UserError(
+            'name at least one model in "models": served ids, or {"served", "alias", "role"} objects',
+            field="models",
+        )
+    requests = []
+    for entry in models:
+        if isinstance(entry, str):
+            entry = {"served": entry}
+        served = entry.get("served") if isinstance(entry, dict) else None
+        if not isinstance(served, str) or not served.strip():
+            raise UserError('each of "models" is a served id or an object with "served"', field="models")
+        alias, role = entry.get("alias") or "", entry.get("role") or ""
+        if not isinstance(alias, str) or not isinstance(role, str):
+            raise UserError('"alias" and "role" are text', field="models")
+        requests.append(
+            OnboardRequest(
+                endpoint=endpoint.strip(), served=served.strip(), mode=mode, alias=alias, role=role
+            )
+        )
+    return requests
+
+
 def suite_tasks(home: Path | None = None) -> list[Task]:
     """The suite's tasks: the shipped ones and those in the data folder's tasks/."""
     return load_tasks(home if home is not None else resolve_home())

@@ -83,7 +83,7 @@ class DoorRoute(APIRoute):
 
 
 def refusal(exc: UserError) -> JSONResponse:
-    body = {"error": {"message": str(exc), "field": exc.field if isinstance(exc, FieldError) else ""}}
+    body = {"error": {"message": str(exc), "field": exc.field}}
     headers = exc.headers if isinstance(exc, Refused) else {}
     return JSONResponse(body, status_code=exc.status, headers=headers)
 

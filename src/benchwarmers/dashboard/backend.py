@@ -21,14 +21,12 @@ from typing import Any
 
 from benchwarmers.core import (
     LOGIN_PASSWORD,
-    ONBOARDING_MODES,
     OWNER,
     PROMOTIONS,
     BenchServices,
     CollectionView,
     Core,
     KeyInfo,
-    OnboardRequest,
     Recorded,
     Runtime,
     check_collection_name,
@@ -40,6 +38,7 @@ from benchwarmers.core import (
     key_label,
     model_json,
     needs_key_by_default,
+    onboard_requests,
     probe_json,
     quotas_json,
     set_endpoint_key,
@@ -236,16 +235,10 @@ class Backend:
         return changed
 
     async def onboard(self, body: dict[str, Any]) -> list[int]:
-        endpoint = text(body, "endpoint", required=True, label="the endpoint")
-        mode = text(body, "mode") or "full"
-        served = names(body, "models")
-        if mode not in ONBOARDING_MODES:
-            raise FieldError("mode", f"the mode must be one of {', '.join(ONBOARDING_MODES)}")
-        if not served:
-            raise FieldError("models", "tick at least one model")
+        requests = onboard_requests(body)
         with field("endpoint"):
-            await self.admin.endpoint(endpoint)
-        requests = [OnboardRequest(endpoint=endpoint, served=s, mode=mode) for s in served]
+            await self.admin.endpoint(requests[0].endpoint)
+        endpoint = requests[0].endpoint
         with field("models"):
             for request in requests:  # one the endpoint does not serve is refused, naming close ids
                 await self.ops.check_onboard(endpoint, request.served)

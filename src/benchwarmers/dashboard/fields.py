@@ -26,8 +26,7 @@ class FieldError(UserError):
     """A `UserError` about one form field (`field` is the form's name for it)."""
 
     def __init__(self, field_name: str, message: str, *, status: int = 400) -> None:
-        super().__init__(message, status=status)
-        self.field = field_name
+        super().__init__(message, status=status, field=field_name)
 
 
 @contextmanager
@@ -38,7 +37,7 @@ def field(name: str) -> Iterator[None]:
     except FieldError:
         raise
     except UserError as exc:
-        raise FieldError(name, str(exc), status=exc.status) from None
+        raise FieldError(exc.field or name, str(exc), status=exc.status) from None
 
 
 def text(body: dict[str, Any], name: str, *, required: bool = False, label: str = "") -> str:

@@ -33,7 +33,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, Path, Query, Request
 
-from benchwarmers.core import ONBOARDING_MODES, OnboardRequest, bench_services, model_json, probe_json
+from benchwarmers.core import bench_services, model_json, onboard_requests, probe_json
 from benchwarmers.errors import UserError
 from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import admin_of, operations_of
@@ -71,29 +71,8 @@ async def _object(request: Request) -> dict[str, Any]:
 async def onboard(request: Request) -> dict[str, Any]:
     ops = operations_of(request)
     ops.check_allowed()
-    body = await _object(request)
-    endpoint, mode, models = body.get("endpoint"), body.get("mode", "full"), body.get("models")
-    if not isinstance(endpoint, str) or not endpoint:
-        raise UserError('"endpoint" (the endpoint\'s name) is required')
-    if mode not in ONBOARDING_MODES:
-        raise UserError(f'"mode" must be one of {", ".join(ONBOARDING_MODES)}')
-    if not isinstance(models, list) or not models:
-        raise UserError(
-            '"models" must be a non-empty list of served ids or {"served", "alias", "role"} objects'
-        )
-    requests = []
-    for entry in models:
-        if isinstance(entry, str):
-            entry = {"served": entry}
-        if not isinstance(entry, dict) or not isinstance(entry.get("served"), str):
-            raise UserError('each of "models" is a served id or an object with "served"')
-        alias, role = entry.get("alias", ""), entry.get("role", "")
-        if not isinstance(alias, str) or not isinstance(role, str):
-            raise UserError('"alias" and "role" are text')
-        requests.append(
-            OnboardRequest(endpoint=endpoint, served=entry["served"], mode=mode, alias=alias, role=role)
-        )
-    return {"queued": await ops.enqueue(requests), "mode": mode}
+    requests = onboard_requests(await read_json(request))
+    return {"queued": await ops.enqueue(requests), "mode": requests[0].mode}
 
 
 @router.get("/queue")
