@@ -106,6 +106,17 @@ def test_a_judge_outside_the_panel_stores_its_pairs_as_kind_judge(
         people = httpx.get(f"{server.url}/bench/leaderboard", params={"collection": "bench/trio"}).json()
         assert all(m["pairs"]["wins"] == 0 for m in people["models"])
         assert people["judge"]["verdicts"] == 2 and people["judge"]["on"] is True
+        assert people["judge"]["compared"] == 0
+        # A person compares one of the same pairs and agrees: the board shows the agreement.
+        call_of = {s["alias"]: s["call"] for s in bench["seats"]}
+        mine = {"better": call_of["beta-model"], "worse": call_of["alpha-model"]}
+        assert httpx.post(f"{server.url}/bench/verdict", json=mine).status_code == 200
+        board = httpx.get(f"{server.url}/bench/leaderboard", params={"collection": "bench/trio"}).json()
+        assert (board["judge"]["agreed"], board["judge"]["compared"]) == (1, 1)
+        assert board["judge"]["summary"].startswith("judge agreement 1/1, weight ")
+        assert board["judge"]["weight"] > people["judge"]["weight"]
+        page = httpx.get(f"{server.url}/leaderboard", params={"collection": "trio"})
+        assert page.status_code == 200 and board["judge"]["summary"] in page.text
 
 
 def test_off_no_judge_is_asked(panel_server: Any, fake_provider: FakeProvider) -> None:
