@@ -281,8 +281,9 @@ async def _pairs(store: Store, collection: str, shape: str, now: datetime) -> Pa
         return None
     judge = loaded.agreement.get(collection, JudgeAgreement())
     pairs = PairCounts()
-    for better, worse, outcome, at, kind in rows:
-        pairs.add(better, worse, outcome, age_weight(float((now - at).days)) * pair_weight(kind, judge))
+    for better, worse, outcome, at, kind, person_too in rows:
+        weight = pair_weight(kind, judge, person_too=person_too)
+        pairs.add(better, worse, outcome, age_weight(float((now - at).days)) * weight)
     return pairs
 
 
@@ -296,15 +297,16 @@ async def judge_agreement(store: Store, collection: str) -> JudgeAgreement:
 @dataclass(frozen=True, slots=True)
 class _Pairs:
     """Every pair judged, per (collection, shape): (better, worse, outcome,
-    when, who judged), oldest first; and per collection its judge's agreement."""
+    when, who judged, whether a person judged the same pair too), oldest
+    first; and per collection its judge's agreement."""
 
-    rows: dict[tuple[str, str], list[tuple[str, str, str, datetime, str]]]
+    rows: dict[tuple[str, str], list[tuple[str, str, str, datetime, str, bool]]]
     agreement: dict[str, JudgeAgreement]
 
 
 async def _load_pairs(store: Store) -> _Pairs:
     """Every pair judged (`calls/pairs.py` writes them), per collection and shape."""
-    out: dict[tuple[str, str], list[tuple[str, str, str, datetime, str]]] = defaultdict(list)
+    out: dict[tuple[str, str], list[tuple[str, str, str, datetime, str, bool]]] = defaultdict(list)
     # collection -> kind -> (ask, pair, outcome, better call)
     judged: dict[str, dict[str, list[tuple[str, str, str, str]]]] = defaultdict(lambda: defaultdict(list))
     async with store.read() as session:
@@ -322,9 +324,11 @@ async def _load_pairs(store: Store) -> _Pairs:
                 PairVerdict.better_call,
             ).order_by(PairVerdict.at, PairVerdict.id)
         )
-        for coll, shp, better, worse, outcome, at, kind, ask, key, better_call in rows:
-            out[coll, shp].append((better, worse, outcome, utc(at), kind))
-            judged[coll][kind].append((ask, key, outcome, better_call if outcome == "better" else ""))
+        listed = rows.all()
+    people = {key for _, _, _, _, _, _, kind, _, key, _ in listed if kind == "person"}
+    for coll, shp, better, worse, outcome, at, kind, ask, key, better_call in listed:
+        out[coll, shp].append((better, worse, outcome, utc(at), kind, kind != "person" and key in people))
+        judged[coll][kind].append((ask, key, outcome, better_call if outcome == "better" else ""))
     agreed = {
         coll: agreement(kinds.get("person", ()), kinds["judge"])
         for coll, kinds in judged.items()

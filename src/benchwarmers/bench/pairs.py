@@ -39,6 +39,7 @@ Beta(1, 4) on `r` (`JUDGE_PRIOR`: mean 0.2, weight 0.067 before any
 agreement is measured) and each ask where a person and the judge compared
 a same pair a trial (`agreement`). It starts low, rises toward `r^2` as
 agreements come in, and falls to ~0 for a judge that agrees half the time.
+A pair a person judged too counts the person's verdict alone.
 """
 
 from __future__ import annotations
@@ -204,7 +205,11 @@ def judge_weight(agreed: float, compared: int) -> float:
     return sum(m * s for m, s in zip(mass, squares, strict=True)) / sum(mass)
 
 
-def pair_weight(kind: str, judge: JudgeAgreement) -> float:
+def pair_weight(kind: str, judge: JudgeAgreement, *, person_too: bool = False) -> float:
     """What one pair verdict counts in the rating, by who gave it: a
-    person's 1, a judge model's its learned weight (module docstring)."""
-    return 1.0 if kind == "person" else judge.weight
+    person's 1, a judge model's its learned weight (module docstring), or
+    nothing when a person judged the same pair (`person_too`): the
+    person's word stands, and the same answers are not counted twice."""
+    if kind == "person":
+        return 1.0
+    return 0.0 if person_too else judge.weight
