@@ -57,3 +57,6 @@ def test_a_person_counts_one_a_judge_its_weight() -> None:
     assert pair_weight("person", earned) == 1.0
     assert pair_weight("judge", earned) == earned.weight == judge_weight(70, 100)
     assert earned.as_json() == {"agreed": 70, "compared": 100, "weight": round(earned.weight, 3)}
+    # Where a person judged the same pair, the person's verdict stands alone.
+    assert pair_weight("judge", earned, person_too=True) == 0.0
+    assert pair_weight("person", earned, person_too=True) == 1.0
