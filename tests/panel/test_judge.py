@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from benchwarmers.panel import judge
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeError, FakeModel, FakeRequest
 from tests.waiting import wait_for
@@ -90,6 +91,9 @@ def test_a_judge_outside_the_panel_stores_its_pairs_as_kind_judge(
         ]
         (call,) = judge_calls(server.home)
         assert call[0] == "referee" and call[0] not in seats
+        # Counted like any call: the usage ledger has it.
+        wait_for(lambda: rows(server.home, "SELECT requests FROM usage_ledger WHERE served = 'referee'"))
+        assert rows(server.home, "SELECT requests FROM usage_ledger WHERE served = 'referee'") == [(1,)]
         seat_asks = rows(
             server.home, "SELECT DISTINCT ask_id FROM calls WHERE kind = 'seat' AND collection = 'trio'"
         )
@@ -180,3 +184,43 @@ def test_a_panel_with_one_answer_is_not_judged(panel_server: Any, fake_provider:
         ask(server.url, "whole")
         wait_for(lambda: pairs(server.home))
         assert [c[3] for c in judge_calls(server.home)] == ["whole"]
+
+
+def test_the_judges_answer_is_read_leniently_and_wrong_pairs_passed_over() -> None:
+    labels = {"A": "Seat 2", "B": "Seat 1", "C": "Seat 3"}
+    answer = """Here is my judgement:
+    ```json
+    {"pairs": [{"a": "Seat A", "b": "b", "verdict": "B"},
+               {"a": "A", "b": "C", "verdict": "tie"},
+               {"a": "B", "b": "C", "verdict": "both bad"},
+               {"a": "A", "b": "B", "verdict": "A"},
+               {"a": "A", "b": "A", "verdict": "A"},
+               {"a": "A", "b": "Z", "verdict": "A"},
+               {"a": "B", "b": "C", "verdict": "maybe"},],}
+    ```"""
+    assert judge.parse_judgement(answer, labels) == [
+        ("better", "Seat 1", "Seat 2"),  # b (Seat 1) over a (Seat 2)
+        ("tie", "Seat 2", "Seat 3"),
+        ("both_bad", "Seat 1", "Seat 3"),
+        # A-B again, A against itself, an unknown letter, an unknown verdict: passed over.
+    ]
+    assert judge.parse_judgement('{"pairs": [{"a": "C", "b": "A", "verdict": "C"}]}', labels) == [
+        ("better", "Seat 3", "Seat 2")  # the winner named by its own letter
+    ]
+    for unreadable in ("Seat A is better.", "", '{"pairs": "A"}', "[1, 2]", '{"pairs": [{"a": "A"}]}'):
+        assert judge.parse_judgement(unreadable, labels) == []
+
+
+def test_the_judge_is_shown_letters_and_asked_for_json() -> None:
+    from benchwarmers.panel.merge import anonymise
+    from benchwarmers.types import Request, Seat, user
+
+    seats = [
+        Seat("c1", "Seat 1", "alpha-model", "ok", 1.0, "first"),
+        Seat("c2", "Seat 2", "beta-model", "ok", 1.0, "second"),
+    ]
+    asked = judge.judge_request(Request(messages=(user("which?"),)), anonymise(seats))
+    text = asked.messages[0].text
+    assert "## Seat A" in text and "## Seat B" in text and "which?" in text and "A-B" in text
+    assert "alpha-model" not in text + asked.system and "beta-model" not in text + asked.system
+    assert asked.output == judge.JUDGE_OUTPUT and asked.output.kind == "json_schema"

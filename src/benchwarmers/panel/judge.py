@@ -123,11 +123,14 @@ def parse_judgement(text: str, label_of_letter: Mapping[str, str]) -> list[Judge
         verdict = item.get("verdict")
         if not a or not b or a == b or not isinstance(verdict, str) or frozenset((a, b)) in seen:
             continue
-        said = _letter(verdict, {"A": "A", "B": "B"}) or verdict.strip().lower().replace(" ", "_")
+        # "A" / "B" name the pair's first / second seat (the schema's words); another letter of
+        # the two names that seat.
+        said = verdict.strip().lower().replace(" ", "_")
+        letter = _letter(verdict, label_of_letter)
         first, second = label_of_letter[a], label_of_letter[b]
-        if said == "A" or said == a:
+        if letter == "A" or (letter == a and letter != "B"):
             out.append(("better", first, second))
-        elif said == "B" or said == b:
+        elif letter == "B" or letter == b:
             out.append(("better", second, first))
         elif said in ("tie", "both_bad"):
             out.append(("tie" if said == "tie" else "both_bad", first, second))
