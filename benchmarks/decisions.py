@@ -32,6 +32,17 @@ two instead of judging each (better / tie / both bad, from each answer's
 usefulness; a tie between two useful answers goes to the truly better one
 with the logistic of their difference).
 
+`--judge A` (judge worlds): a judge model compares every pair of answered
+seats on every ask, at once (as `panel/judge.py` does after each reply),
+and agrees with what a person would say of the pair with probability A
+(A = 0.7; A = 0.5 is a useless judge); when it disagrees it says the
+other way round (a tie or both bad: a coin's "better"). Its coins are its
+own, so the world's are the same as without it. Only "ours + judge" reads
+its pairs, weighted exactly as the server weighs them (`bench/pairs.py`:
+`agreement` on the asks a person compared in pairs, `pair_weight`); the
+run is then ours with people's verdicts alone against ours with the
+judge's too, paired by seed, and verdicts to settle count people's only.
+
 Deciders, every one with the same seat layout (3 record seats from the
 members + 1 explorer seat), the same eligibility (resting, failing,
 retired are never seated), the same suite at the same weight
@@ -83,7 +94,7 @@ from dataclasses import dataclass, field
 
 from benchwarmers.bench.decider import Candidate, Decision, Table, decide
 from benchwarmers.bench.forgetting import RECENT_DAYS, recall
-from benchwarmers.bench.pairs import PairCounts
+from benchwarmers.bench.pairs import JudgeAgreement, PairCounts, agreement, pair_weight
 from benchwarmers.bench.rating import SUITE_PER_TASK, Evidence, Tally
 from benchwarmers.calls.health import FAILING_AFTER
 
@@ -213,6 +224,13 @@ class Bench:
     verdicts: dict[tuple[str, str], list[tuple[int, bool]]] = field(default_factory=lambda: defaultdict(list))
     # shape -> [(ask, better, worse, outcome)].
     pairs: dict[str, list[tuple[int, str, str, str]]] = field(default_factory=lambda: defaultdict(list))
+    # A judge model's pairs (`--judge`): shape -> (day, better, worse, outcome) -> how many,
+    # and per (ask, pair) its outcome and better, for the agreement with people's.
+    judge_pairs: dict[str, dict[tuple[int, str, str, str], int]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(int))
+    )
+    judge_said: dict[tuple[int, frozenset[str]], tuple[str, str, str]] = field(default_factory=dict)
+    judge_agreement: tuple[int, JudgeAgreement] = (0, JudgeAgreement())
     # Elo's input as Open WebUI keeps it: (ask, alias, useful, siblings).
     feedback: dict[str, list[tuple[str, bool, tuple[str, ...]]]] = field(
         default_factory=lambda: defaultdict(list)
@@ -265,14 +283,39 @@ def evidence_of(bench: Bench, alias: str, shape: str, t: int) -> Evidence:
     )
 
 
-def pair_counts(bench: Bench, shape: str, t: int) -> PairCounts:
+def pair_counts(bench: Bench, shape: str, t: int, judge: bool = False) -> PairCounts:
+    """As `decisions._pairs` weighs them: by age, and by who judged (`pair_weight`)."""
     from benchwarmers.bench.forgetting import age_weight
 
     pairs = PairCounts()
     day = t // ASKS_PER_DAY
+    earned = judge_agreement(bench) if judge else JudgeAgreement()
+    person = pair_weight("person", earned)
     for at, better, worse, outcome in bench.pairs.get(shape, ()):
-        pairs.add(better, worse, outcome, age_weight(day - at // ASKS_PER_DAY))
+        pairs.add(better, worse, outcome, age_weight(day - at // ASKS_PER_DAY) * person)
+    if judge:
+        for (at_day, better, worse, outcome), n in bench.judge_pairs.get(shape, {}).items():
+            pairs.add(better, worse, outcome, n * age_weight(day - at_day) * pair_weight("judge", earned))
     return pairs
+
+
+def judge_agreement(bench: Bench) -> JudgeAgreement:
+    """The server's `agreement` over people's pairs and the judge's on the
+    asks people compared (read again only when people's pairs changed)."""
+    people = [
+        (at, frozenset((better, worse)), outcome, better if outcome == "better" else "")
+        for rows in bench.pairs.values()
+        for at, better, worse, outcome in rows
+    ]
+    if bench.judge_agreement[0] != len(people):
+        judged = [
+            (at, key, outcome, better if outcome == "better" else "")
+            for at, key, _, _ in people
+            if (at, key) in bench.judge_said
+            for better, _, outcome in [bench.judge_said[at, key]]
+        ]
+        bench.judge_agreement = (len(people), agreement(people, judged))
+    return bench.judge_agreement[1]
 
 
 def seat_state(bench: Bench, shape: str, t: int) -> tuple[Table, list[Candidate]]:
@@ -314,15 +357,25 @@ class Decider:
 
 class Ours(Decider):
     name = "ours"
+    judge = False  # reads a judge model's pairs (`--judge`)
 
     def seats(self, bench: Bench, shape: str, t: int, rng: random.Random) -> tuple[list[str], list[str]]:
         table, candidates = seat_state(bench, shape, t)
-        decision: Decision = decide(table, candidates, pairs=pair_counts(bench, shape, t), rng=rng)
+        pairs = pair_counts(bench, shape, t, self.judge)
+        decision: Decision = decide(table, candidates, pairs=pairs, rng=rng)
         return list(decision.record), list(decision.explorers)
 
     def view(self, bench: Bench, shape: str, t: int) -> set[str]:
         table, candidates = seat_state(bench, shape, t)
-        return set(decide(table, candidates, pairs=pair_counts(bench, shape, t), rng=random.Random(0)).record)
+        pairs = pair_counts(bench, shape, t, self.judge)
+        return set(decide(table, candidates, pairs=pairs, rng=random.Random(0)).record)
+
+
+class OursJudged(Ours):
+    """Ours with a judge model's pairs too, weighed as the server weighs them."""
+
+    name = "ours + judge"
+    judge = True
 
 
 def _eligible(bench: Bench, t: int) -> list[str]:
@@ -523,6 +576,7 @@ def deciders(tuned: dict[str, dict[str, float]] | None = None) -> list[Decider]:
         Ucb(**tuned["ucb"]),
         BradleyTerry(),
         Elo(),
+        OursJudged(),
     ]
 
 
@@ -536,6 +590,7 @@ class Outcome:
     adopt: int = 0  # judged asks from the newcomer's arrival until it sat by record on every shape
     dead_seats: int = 0  # seats given to the dead model after it began failing
     dead_last: int = 0  # asks after it began failing of its last seat
+    judge: JudgeAgreement = field(default_factory=JudgeAgreement)  # its agreement with people at the end
 
 
 def _suite(world: World, rng: random.Random) -> dict[tuple[str, str], Tally]:
@@ -548,7 +603,15 @@ def _suite(world: World, rng: random.Random) -> dict[tuple[str, str], Tally]:
     return suite
 
 
-def simulate(decider: Decider, seed: int, asks: int, hard: bool, pairs_share: float) -> Outcome:
+def simulate(
+    decider: Decider,
+    seed: int,
+    asks: int,
+    hard: bool,
+    pairs_share: float,
+    judge: float = 0.0,
+    judged_share: float | None = None,
+) -> Outcome:
     world = make_world(hard, asks)
     world_rng = random.Random(seed)  # the world's coins: the same for every decider
     suite = _suite(world, world_rng)
@@ -563,10 +626,12 @@ def simulate(decider: Decider, seed: int, asks: int, hard: bool, pairs_share: fl
         for _ in range(asks)
     ]
     rng = random.Random(seed * 7919 + 1)  # the decider's own
+    judge_rng = random.Random(seed * 104729 + 7)  # the judge's own coins: the world's stay as they were
+    judging = judge > 0 and getattr(decider, "judge", False)
 
     members = tuple(a for a in world.base if a != world.newcomer)
     bench = Bench(members, suite, on_bench=list(members))
-    judge_rate = 0.30 if hard else 1.0
+    judge_rate = (0.30 if hard else 1.0) if judged_share is None else judged_share
     seat_judge = 1.0 if hard else 0.35
     pending: list[tuple[int, Callable[[], None]]] = []
     verdicts = regret = 0.0
@@ -647,6 +712,12 @@ def simulate(decider: Decider, seed: int, asks: int, hard: bool, pairs_share: fl
                         seen = _noisy(useful, coins[t][alias][2], hard)
                         siblings = tuple(a for a in answered if a != alias)
                         pending.append((when, _add_verdict(bench, alias, shape, t, seen, siblings)))
+        if judging and len(answered) > 1:  # the judge, at once after the reply
+            names = list(answered)
+            for i, a in enumerate(names):
+                for b in names[i + 1 :]:
+                    said = _judged(_pair(world, shape, t, a, b, answered, coins[t], hard), judge, judge_rng)
+                    _add_judged(bench, shape, t, said)
         verdicts = sum(len(v) for v in bench.verdicts.values()) + sum(len(p) for p in bench.pairs.values())
         wrong = any(not world.right(view(s, t), s, t) for s in SHAPES)
         if wrong:
@@ -666,7 +737,27 @@ def simulate(decider: Decider, seed: int, asks: int, hard: bool, pairs_share: fl
     settled = all(world.right(view(s, asks - 1), s, asks - 1) for s in SHAPES)
     out.settled_at = last_wrong if settled else int(verdicts)
     out.settled, out.verdicts, out.regret = settled, int(verdicts), regret
+    if judging:
+        out.judge = judge_agreement(bench)
     return out
+
+
+def _judged(person: tuple[str, str, str], agrees: float, rng: random.Random) -> tuple[str, str, str]:
+    """The judge's verdict on a pair: what a person would say with probability
+    `agrees`, else the other way round (a tie or both bad: a coin's "better")."""
+    if rng.random() < agrees:
+        return person
+    a, b, outcome = person
+    if outcome == "better":
+        return b, a, "better"
+    return (a, b, "better") if rng.random() < 0.5 else (b, a, "better")
+
+
+def _add_judged(bench: Bench, shape: str, t: int, said: tuple[str, str, str]) -> None:
+    better, worse, outcome = said
+    bench.judge_pairs[shape][t // ASKS_PER_DAY, better, worse, outcome] += 1
+    bench.judge_said[t, frozenset((better, worse))] = said
+    bench.version[shape] += 1
 
 
 def _noisy(useful: bool, coin: float, hard: bool) -> bool:
@@ -715,13 +806,19 @@ def _add_pair(bench: Bench, shape: str, t: int, outcome: tuple[str, str, str]) -
     def add() -> None:
         bench.pairs[shape].append((t, *outcome))
         bench.version[shape] += 1
+        # The judge's pair of the same answers now counts nothing (`pair_weight(person_too=True)`).
+        judged = bench.judge_said.get((t, frozenset(outcome[:2])))
+        if judged is not None and pair_weight("judge", JudgeAgreement(), person_too=True) == 0:
+            bench.judge_pairs[shape][t // ASKS_PER_DAY, *judged] -= 1
 
     return add
 
 
-def _run(args: tuple[int, dict[str, dict[str, float]], int, int, bool, float]) -> Outcome:
-    index, tuned, seed, asks, hard, pairs_share = args
-    return simulate(deciders(tuned)[index], seed, asks, hard, pairs_share)
+def _run(
+    args: tuple[int, dict[str, dict[str, float]], int, int, bool, float, float, float | None],
+) -> Outcome:
+    index, tuned, seed, asks, hard, pairs_share, judge, judged_share = args
+    return simulate(deciders(tuned)[index], seed, asks, hard, pairs_share, judge, judged_share)
 
 
 def _mean_se(values: list[float]) -> tuple[float, float]:
@@ -737,7 +834,9 @@ def _run_all(
 ) -> dict[str, list[Outcome]]:
     index = {d.name: i for i, d in enumerate(deciders(tuned))}
     work = [
-        (index[n], tuned, seed, args.asks, args.world == "hard", args.pairs) for n in names for seed in seeds
+        (index[n], tuned, seed, args.asks, args.world == "hard", args.pairs, args.judge, args.judged)
+        for n in names
+        for seed in seeds
     ]
     done = pool.map(_run, work, chunksize=1)
     results: dict[str, list[Outcome]] = {n: [] for n in names}
@@ -777,18 +876,34 @@ def main() -> None:
     parser.add_argument("--tune", action="store_true", help="choose the baselines' constants first")
     parser.add_argument("--tune-seeds", type=int, default=1000)
     parser.add_argument("--tune-count", type=int, default=16)
+    parser.add_argument(
+        "--judged", type=float, default=None, help="share of asks people judge (default: easy 1, hard 0.3)"
+    )
+    parser.add_argument(
+        "--judge",
+        type=float,
+        default=0.0,
+        help="a judge model agreeing with people this often: ours alone vs with it",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     with multiprocessing.Pool(args.jobs) as pool:
         tuned = _tune(pool, args) if args.tune else TUNED
-        names = [d.name for d in deciders(tuned)]
+        names = [d.name for d in deciders(tuned) if d.name != OursJudged.name]
+        if args.judge:
+            names = ["ours", OursJudged.name]
         seeds = range(args.first_seed, args.first_seed + args.seeds)
         print(
             f"{args.world} world, pairs on {args.pairs:.0%} of judged asks, {args.asks} asks, "
             f"seeds {seeds.start}-{seeds.stop - 1}, constants {tuned}"
+            + (f", people judge {args.judged:.0%} of asks" if args.judged is not None else "")
+            + (f", a judge agreeing with people {args.judge:.0%}" if args.judge else "")
         )
         results = _run_all(pool, tuned, names, seeds, args)
-    _report(results, args.world == "hard")
+    if args.judge:
+        _report_judge(results)
+    else:
+        _report(results, args.world == "hard")
     print(f"({time.perf_counter() - started:.0f}s)")
 
 
@@ -828,6 +943,31 @@ def _report(results: dict[str, list[Outcome]], hard: bool) -> None:
     print(
         f"ours / raw ratio: {mean_share:.2f} of the mean (per seed {share:.2f} ± {share_se:.2f}); "
         "detect, adopt: median judged asks; dead seats: most in a run (its last, asks after it began failing)"
+    )
+
+
+def _report_judge(results: dict[str, list[Outcome]]) -> None:
+    """Ours with people's verdicts alone against ours with the judge's too, paired by seed."""
+    alone, judged = results["ours"], results[OursJudged.name]
+    print(f"{'decider':<14} {'verdicts to settle':>18} {'unsettled':>9} {'regret':>14}")
+    for name, outcomes in results.items():
+        settle, se = _mean_se([float(o.settled_at) for o in outcomes])
+        reg, reg_se = _mean_se([o.regret for o in outcomes])
+        unsettled = f"{sum(not o.settled for o in outcomes)}/{len(outcomes)}"
+        print(f"{name:<14} {settle:>10.0f} ± {se:>4.0f} {unsettled:>9} {reg:>7.1f} ± {reg_se:>4.1f}")
+    d, d_se = _mean_se([float(b.settled_at - a.settled_at) for a, b in zip(alone, judged, strict=True)])
+    r, r_se = _mean_se([b.regret - a.regret for a, b in zip(alone, judged, strict=True)])
+    ratio = statistics.mean(o.settled_at for o in judged) / statistics.mean(o.settled_at for o in alone)
+    weight, weight_se = _mean_se([o.judge.weight for o in judged])
+    share, share_se = _mean_se([o.judge.agreed / o.judge.compared for o in judged if o.judge.compared])
+    compared = statistics.mean(o.judge.compared for o in judged)
+    print(
+        f"with the judge - alone, paired by seed: settle {d:+.0f} ± {d_se:.0f} ({_in_se(d, d_se)}), "
+        f"regret {r:+.1f} ± {r_se:.1f} ({_in_se(r, r_se)}); with / alone {ratio:.2f} of the mean"
+    )
+    print(
+        f"judge at the end: agreement measured {share:.2f} ± {share_se:.2f} over {compared:.0f} asks, "
+        f"weight {weight:.3f} ± {weight_se:.3f}"
     )
 
 

@@ -62,7 +62,10 @@ LIMIT_SCOPES: tuple[LimitScope, ...] = ("key", "model")
 AskMode: TypeAlias = Literal["panel", "merged", "route"]
 
 # What a call in the call log was for.
-CallKind: TypeAlias = Literal["seat", "merge", "route", "shadow", "probe", "speed", "suite", "confirm"]
+# "judge": a model comparing a panel's answers after the reply (`panel/judge.py`).
+CallKind: TypeAlias = Literal[
+    "seat", "merge", "route", "shadow", "probe", "speed", "suite", "confirm", "judge"
+]
 
 FinishReason: TypeAlias = Literal["stop", "length", "tool_calls", "content_filter", "error"]
 

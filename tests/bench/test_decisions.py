@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import select
 
 from benchwarmers.bench import decisions
+from benchwarmers.bench.pairs import JudgeAgreement, judge_weight
 from benchwarmers.bench.rating import HEALTH_MAX
 from benchwarmers.calls.pairs import PairJudgement, record_pairs
 from benchwarmers.errors import UserError
@@ -242,6 +243,53 @@ async def test_pairs_judged_move_the_ranking(offline: Runtime, seat: Seat) -> No
     assert [r.alias for r in ranked] == ["c", "b", "a"]
     assert any("pairs: preferred 4" in why for why in ranked[0].reasons)
     assert ranked[0].judged == 4  # pairs are not single verdicts
+
+
+async def test_judge_pairs_count_by_their_agreement_with_people(offline: Runtime) -> None:
+    """A judge's pairs (kind "judge") are weighed in one place by how often
+    it agreed with people on the same pairs of this collection; people's count 1."""
+    for alias in ("a", "b", "c"):
+        await add(offline, alias)
+    now = datetime.now(UTC)
+
+    async def panel(i: int, *aliases: str) -> None:
+        async with offline.store.write() as session:
+            for alias in aliases:
+                session.add(
+                    Call(
+                        id=f"{alias}{i}",
+                        at=now,
+                        kind="seat",
+                        alias=alias,
+                        collection="trio",
+                        shape="short",
+                        ask_id=f"ask{i}",
+                        status="ok",
+                    )
+                )
+
+    # Asks 0-3: a person and the judge both say c beat a; on ask 3 the judge says the opposite.
+    for i in range(4):
+        await panel(i, "c", "a")
+        await record_pairs(offline.store, PairJudgement("better", (f"c{i}", f"a{i}")))
+        judged = (f"c{i}", f"a{i}") if i < 3 else (f"a{i}", f"c{i}")
+        await record_pairs(offline.store, PairJudgement("better", judged), kind="judge")
+    # Asks 4-13: only the judge, b over a.
+    for i in range(4, 14):
+        await panel(i, "b", "a")
+        await record_pairs(offline.store, PairJudgement("better", (f"b{i}", f"a{i}")), kind="judge")
+    earned = await decisions.judge_agreement(offline.store, "bench/trio")
+    assert earned == JudgeAgreement(agreed=3, compared=4)
+    assert await decisions.judge_agreement(offline.store, "elsewhere") == JudgeAgreement()
+    pairs = await decisions._pairs(offline.store, "trio", "short", now)
+    assert pairs is not None
+    w = judge_weight(3, 4)
+    assert 0 < w < 0.2
+    assert pairs.record("b") == pytest.approx((10 * w, 0))
+    # On asks 0-3 a person judged the same pairs: their word stands, the judge's there count nothing.
+    assert pairs.record("c") == pytest.approx((4, 0))
+    ranked = {r.alias: r for r in await decisions.rank(offline.store, "trio", "short")}
+    assert ranked["b"].mean > ranked["a"].mean
 
 
 async def test_promotion_as_the_collection_says(offline: Runtime, seat: Seat) -> None:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from benchwarmers.bench import leaderboard
+from benchwarmers.bench.pairs import JudgeAgreement, judge_weight
 from benchwarmers.calls.pairs import Outcome, PairOutcome
 
 pytestmark = pytest.mark.unit
@@ -44,3 +45,11 @@ def test_the_trend_adds_each_day_to_what_came_before() -> None:
         {"day": "2026-12-02", "score": round(3.5 / 6, 4)},
     ]
     assert leaderboard._trend("nobody", verdicts, []) == []
+
+
+def test_the_judge_line_says_agreement_and_weight() -> None:
+    line = leaderboard.judge_summary(JudgeAgreement(agreed=7, compared=10))
+    assert line == f"judge agreement 7/10, weight {judge_weight(7, 10):.2f}"
+    assert leaderboard.judge_summary(JudgeAgreement(agreed=2.5, compared=4)).startswith(
+        "judge agreement 2.5/4,"
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -123,6 +124,9 @@ def test_models_and_collections(hub: None) -> None:
     assert "light" in ok("model", "list")
     ok("collection", "set", "duo", "--member", "beta", "--seats", "1")
     assert "alpha" not in ok("collection", "show", "duo").split("members", 1)[1].splitlines()[0]
+    assert re.search(r"judge verdicts\s+off", ok("collection", "show", "duo"))
+    assert re.search(r"judge verdicts\s+on", ok("collection", "set", "duo", "--judge-verdicts"))
+    assert re.search(r"judge verdicts\s+off", ok("collection", "set", "duo", "--no-judge-verdicts"))
 
 
 def test_one_line_errors(hub: None) -> None:

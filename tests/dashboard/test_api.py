@@ -4,6 +4,7 @@ browser (the browser test walks the main path; this checks the rest)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -220,3 +221,29 @@ def test_onboarding_a_model_the_endpoint_does_not_serve_is_refused(
     assert "does not serve 'vendor/model-on'" in refused.json()["error"]["message"]
     assert "vendor/model-one" in refused.json()["error"]["message"]
     assert dashboard.get("/ui/api/queue").json()["items"] == []
+
+
+def test_judge_verdicts_are_set_on_the_collection_form(
+    dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    fake_provider.add(FakeModel("m1", answer="yes"))
+    fake_provider.add(FakeModel("m2", answer="no"))
+    body = {"name": "fake", "api": "openai", "base_url": fake_provider.openai_base, "keyless": True}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    _register(dashboard, fake_provider, ("m1", "m2"))
+    made = dashboard.post(
+        "/ui/api/collections", json={"name": "duo", "members": ["m1", "m2"], "judge_verdicts": True}
+    )
+    assert made.json()["collection"]["judge_verdicts"] is True
+    page = dashboard.get("/collections").text
+    assert re.search(r'id="f-judge-duo" name="judge_verdicts" type="checkbox" checked', page)
+    assert 'id="f-judge-new" name="judge_verdicts" type="checkbox" aria' in page  # a new one: off
+    board = dashboard.get("/ui/api/leaderboard", params={"collection": "bench/duo"}).json()
+    assert board["judge"]["on"] is True and board["judge"]["compared"] == 0
+    edited = dashboard.post(
+        "/ui/api/collections/duo", json={"members": ["m1", "m2"], "judge_verdicts": False}
+    )
+    assert edited.json()["collection"]["judge_verdicts"] is False
+    assert [c["judge_verdicts"] for c in dashboard.get("/ui/api/collections").json()["collections"]] == [
+        False
+    ]

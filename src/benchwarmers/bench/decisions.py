@@ -29,6 +29,9 @@ seating the server does. For the panel and route helpers:
     call could not reach; on a collection that is `free_only`, only models
     that cost nothing (a model that went paid is priced now); vision-role
     models only for the `vision` shape.
+``await judge_agreement(store, collection) -> pairs.JudgeAgreement``
+    How often the collection's judge model agreed with people, and the
+    weight its pair verdicts get in the rating (`bench/pairs.py`).
 ``await pick_mergers(store, collection, shape, candidates) -> list[str]``
 ``await pick_route_member(store, collection, candidates, shape="code", exclude=()) -> list[str]``
     Best first; the route member must take tools.
@@ -55,7 +58,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from benchwarmers.bench import decider
 from benchwarmers.bench.forgetting import FLOOR, RECENT_DAYS, Recalled, age_weight, recall
-from benchwarmers.bench.pairs import PairCounts
+from benchwarmers.bench.pairs import JudgeAgreement, PairCounts, agreement, pair_weight
 from benchwarmers.bench.rating import MIN_TRIES, Evidence, Ranking, Tally
 from benchwarmers.bench.revive import FAILING
 from benchwarmers.calls.health import FAILING_AFTER
@@ -110,8 +113,8 @@ _RECALLED: Cached[dict[tuple[str, str, str], Recalled]] = Cached(
     ("verdict_tallies", "models"), reads=("verdicts",)
 )
 _SUITE: Cached[dict[str, list[tuple[str, bool]]]] = Cached(("suite_results",))
-# (collection, shape) -> the pairs judged there: (better, worse, outcome, when), oldest first.
-_PAIRS: Cached[dict[tuple[str, str], list[tuple[str, str, str, datetime]]]] = Cached(("pair_verdicts",))
+# Every pair judged per (collection, shape), and each collection's judge agreement (`_Pairs`).
+_PAIRS: Cached[_Pairs] = Cached(("pair_verdicts",))
 _PROBES: Cached[dict[str, list[Probe]]] = Cached(("probes",))
 _LIMITS: Cached[tuple[LearnedLimit, ...]] = Cached(("learned_limits",))
 # The newest answers' first bytes move with every call: re-read when the bench changes or
@@ -269,19 +272,43 @@ async def seat_state(
 
 async def _pairs(store: Store, collection: str, shape: str, now: datetime) -> PairCounts | None:
     """The pairs judged on this collection and shape, each weighed by its age
-    in whole days as verdicts are (`forgetting.age_weight`); None when there are none."""
-    rows = (await _PAIRS.get(store, lambda: _load_pairs(store))).get((collection, shape))
+    in whole days as verdicts are (`forgetting.age_weight`) and by who judged
+    (`pairs.pair_weight`: a judge model's by its agreement with people here);
+    None when there are none."""
+    loaded = await _PAIRS.get(store, lambda: _load_pairs(store))
+    rows = loaded.rows.get((collection, shape))
     if not rows:
         return None
+    judge = loaded.agreement.get(collection, JudgeAgreement())
     pairs = PairCounts()
-    for better, worse, outcome, at in rows:
-        pairs.add(better, worse, outcome, age_weight(float((now - at).days)))
+    for better, worse, outcome, at, kind, person_too in rows:
+        weight = pair_weight(kind, judge, person_too=person_too)
+        pairs.add(better, worse, outcome, age_weight(float((now - at).days)) * weight)
     return pairs
 
 
-async def _load_pairs(store: Store) -> dict[tuple[str, str], list[tuple[str, str, str, datetime]]]:
+async def judge_agreement(store: Store, collection: str) -> JudgeAgreement:
+    """How often the collection's judge model agreed with people, and the
+    weight that earns its verdicts (`bench/pairs.py`)."""
+    loaded = await _PAIRS.get(store, lambda: _load_pairs(store))
+    return loaded.agreement.get(collection_name(collection), JudgeAgreement())
+
+
+@dataclass(frozen=True, slots=True)
+class _Pairs:
+    """Every pair judged, per (collection, shape): (better, worse, outcome,
+    when, who judged, whether a person judged the same pair too), oldest
+    first; and per collection its judge's agreement."""
+
+    rows: dict[tuple[str, str], list[tuple[str, str, str, datetime, str, bool]]]
+    agreement: dict[str, JudgeAgreement]
+
+
+async def _load_pairs(store: Store) -> _Pairs:
     """Every pair judged (`calls/pairs.py` writes them), per collection and shape."""
-    out: dict[tuple[str, str], list[tuple[str, str, str, datetime]]] = defaultdict(list)
+    out: dict[tuple[str, str], list[tuple[str, str, str, datetime, str, bool]]] = defaultdict(list)
+    # collection -> kind -> (ask, pair, outcome, better call)
+    judged: dict[str, dict[str, list[tuple[str, str, str, str]]]] = defaultdict(lambda: defaultdict(list))
     async with store.read() as session:
         rows = await session.execute(
             select(
@@ -291,11 +318,23 @@ async def _load_pairs(store: Store) -> dict[tuple[str, str], list[tuple[str, str
                 PairVerdict.worse_alias,
                 PairVerdict.outcome,
                 PairVerdict.at,
+                PairVerdict.kind,
+                PairVerdict.ask_id,
+                PairVerdict.pair_key,
+                PairVerdict.better_call,
             ).order_by(PairVerdict.at, PairVerdict.id)
         )
-        for coll, shp, better, worse, outcome, at in rows:
-            out[coll, shp].append((better, worse, outcome, utc(at)))
-    return dict(out)
+        listed = rows.all()
+    people = {key for _, _, _, _, _, _, kind, _, key, _ in listed if kind == "person"}
+    for coll, shp, better, worse, outcome, at, kind, ask, key, better_call in listed:
+        out[coll, shp].append((better, worse, outcome, utc(at), kind, kind != "person" and key in people))
+        judged[coll][kind].append((ask, key, outcome, better_call if outcome == "better" else ""))
+    agreed = {
+        coll: agreement(kinds.get("person", ()), kinds["judge"])
+        for coll, kinds in judged.items()
+        if "judge" in kinds
+    }
+    return _Pairs(dict(out), agreed)
 
 
 def note_seated(store: Store, collection: str, shape: str, aliases: Sequence[str]) -> None:

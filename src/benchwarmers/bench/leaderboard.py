@@ -10,6 +10,11 @@ the collection's seats, with the explorers and the reasons the rating
 writes. An interval wider than `SETTLED_WIDTH` is `settled: false`: too
 wide to rank on ("we don't know yet").
 
+People's verdicts and pairs are what the counts and the trend show; a
+judge model's pairs (kind "judge", `panel/judge.py`) are counted apart,
+with how often the judge agreed with people and the weight that earns it
+in the rating (`judge`: "judge agreement 7/10, weight 0.08").
+
 The trend is the same kind of estimate day by day: per day, the share of
 good outcomes so far (useful verdicts, pairs won, half of each tie) under
 a uniform prior, `(1 + good) / (2 + judged)`.
@@ -24,6 +29,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from benchwarmers.bench import decisions
+from benchwarmers.bench.pairs import JudgeAgreement
 from benchwarmers.bench.suite.runner import suite_summary
 from benchwarmers.calls.pairs import PairOutcome, pair_outcomes
 from benchwarmers.errors import UserError
@@ -69,7 +75,9 @@ async def leaderboard(
                 )
             )
         ).all()
-    pairs = [p for p in await pair_outcomes(store, name) if p.shape == shape]
+    judged = [p for p in await pair_outcomes(store, name) if p.shape == shape]
+    pairs = [p for p in judged if p.kind == "person"]
+    judge = await decisions.judge_agreement(store, name)
     candidates = list(dict.fromkeys([*collection.members, *sorted(sat)]))
     ranked = await decisions.rank(store, name, shape, candidates)
     status = {m.alias: m.status for m in await registry.list_models(store)}
@@ -105,8 +113,19 @@ async def leaderboard(
         "shapes": shapes,
         "models": models,
         "matrix": matrix,
+        "judge": {
+            **judge.as_json(),
+            "on": collection.judge_verdicts,
+            "verdicts": sum(p.kind == "judge" for p in judged),
+            "summary": judge_summary(judge),
+        },
         "nextPanel": await _next_panel(runtime, collection, shape, ranked),
     }
+
+
+def judge_summary(judge: JudgeAgreement) -> str:
+    """One line: "judge agreement 7/10, weight 0.08"."""
+    return f"judge agreement {judge.agreed:g}/{judge.compared}, weight {judge.weight:.2f}"
 
 
 def _pair_record(pairs: Sequence[PairOutcome]) -> tuple[dict[str, dict[str, int]], dict[str, Any]]:

@@ -25,13 +25,29 @@ What the outcomes mean (`PairCounts.add`):
 
 Single verdicts are never turned into pairs: most seat pairs of an ask
 would be ties, and the simulation measured them to hurt.
+
+Who judged (`pair_weight`, the one place the kind of a pair is weighed):
+a person's pair counts 1; a judge model's (`panel/judge.py`) counts what
+its agreement with people earned, `JudgeAgreement.weight`. The judge is
+modelled as reliable with probability `r` (then it says what a person
+would) and a coin otherwise, so it agrees with people with probability
+`(1 + r) / 2`: 50% is a useless judge (`r = 0`), 70% is `r = 0.4`. Near
+two equal models a verdict of such a judge carries `r^2` of a person's
+information (Fisher information of `1/2 + r (s(d) - 1/2)` against
+`s(d)`), so its weight is the posterior mean of `r^2`, with a prior
+Beta(1, 4) on `r` (`JUDGE_PRIOR`: mean 0.2, weight 0.067 before any
+agreement is measured) and each ask where a person and the judge compared
+a same pair a trial (`agreement`). It starts low, rises toward `r^2` as
+agreements come in, and falls to ~0 for a judge that agrees half the time.
+A pair a person judged too counts the person's verdict alone.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from benchwarmers.bench.rating import Posterior, Tally
@@ -39,6 +55,10 @@ from benchwarmers.bench.rating import Posterior, Tally
 OUTCOMES = ("better", "tie", "both_bad")
 SWEEPS = 6
 THETA_MAX = 8.0
+# The judge's reliability before any agreement is measured: Beta(1, 4), mean 0.2.
+JUDGE_PRIOR = (1.0, 4.0)
+# Points of the grid the posterior of the reliability is integrated on.
+_GRID = 400
 
 
 @dataclass
@@ -127,3 +147,69 @@ def _sigmoid(x: float) -> float:
         return 1.0 / (1.0 + math.exp(-x))
     e = math.exp(x)
     return e / (1.0 + e)
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeAgreement:
+    """How often a collection's judge agreed with people: `compared` asks
+    where a person and the judge both judged a same pair, `agreed` of them
+    (an ask with several such pairs counts the share it agreed on)."""
+
+    agreed: float = 0.0
+    compared: int = 0
+
+    @property
+    def weight(self) -> float:
+        return judge_weight(self.agreed, self.compared)
+
+    def as_json(self) -> dict[str, float | int]:
+        return {"agreed": round(self.agreed, 2), "compared": self.compared, "weight": round(self.weight, 3)}
+
+
+# One pair as `agreement` reads it: (ask, the two answers compared (any hashable, the
+# same for both orders), outcome, the better one for "better" else "").
+JudgedPair = tuple[Hashable, Hashable, str, Hashable]
+
+
+def agreement(people: Iterable[JudgedPair], judge: Iterable[JudgedPair]) -> JudgeAgreement:
+    """Count the asks where people and the judge compared a same pair, and
+    how far they agreed there: the same outcome, and for "better" the same
+    better answer."""
+    said = {(ask, pair): (outcome, better) for ask, pair, outcome, better in people}
+    per_ask: dict[Hashable, list[bool]] = defaultdict(list)
+    for ask, pair, outcome, better in judge:
+        person = said.get((ask, pair))
+        if person is not None:
+            per_ask[ask].append(person == (outcome, better if outcome == "better" else ""))
+    return JudgeAgreement(sum(sum(a) / len(a) for a in per_ask.values()), len(per_ask))
+
+
+@functools.lru_cache(maxsize=4096)
+def judge_weight(agreed: float, compared: int) -> float:
+    """The posterior mean of `r^2` (module docstring) after `agreed` of
+    `compared` asks agreed, integrated on a grid of `r` in [0, 1]."""
+    a, b = JUDGE_PRIOR
+    disagreed = max(compared - agreed, 0.0)
+    logs, squares = [], []
+    for i in range(_GRID):
+        r = (i + 0.5) / _GRID
+        logs.append(
+            (a - 1) * math.log(r)
+            + (b - 1) * math.log1p(-r)
+            + agreed * math.log1p(r)
+            + disagreed * math.log1p(-r)
+        )
+        squares.append(r * r)
+    top = max(logs)
+    mass = [math.exp(x - top) for x in logs]
+    return sum(m * s for m, s in zip(mass, squares, strict=True)) / sum(mass)
+
+
+def pair_weight(kind: str, judge: JudgeAgreement, *, person_too: bool = False) -> float:
+    """What one pair verdict counts in the rating, by who gave it: a
+    person's 1, a judge model's its learned weight (module docstring), or
+    nothing when a person judged the same pair (`person_too`): the
+    person's word stands, and the same answers are not counted twice."""
+    if kind == "person":
+        return 1.0
+    return 0.0 if person_too else judge.weight

@@ -342,6 +342,15 @@ MIN_PROGRESS_SECONDS = Tunable(
     "The shortest interval of MCP progress notifications one may set: more often is noise.",
 )
 
+JUDGE_MAX_TOKENS = Tunable(
+    1024,
+    "tokens",
+    "panel.judge.JUDGE_MAX_TOKENS",
+    (
+        "What a judge model may write: one short JSON object, an entry per pair of seats (an eight-seat "
+        "panel is 28 entries of some 20 tokens); a judge that writes prose first is not paid for at length."
+    ),
+)
 TUNABLES: tuple[Tunable[int] | Tunable[float] | Tunable[tuple[float, ...]], ...] = (
     CALL_LOG_LINGER,
     CALL_LOG_MAX_BEHIND,
@@ -385,4 +394,5 @@ TUNABLES: tuple[Tunable[int] | Tunable[float] | Tunable[tuple[float, ...]], ...]
     SIGNIN_SECONDS,
     SIGNIN_EXCHANGE_TIMEOUT,
     MIN_PROGRESS_SECONDS,
+    JUDGE_MAX_TOKENS,
 )

@@ -266,6 +266,7 @@ class Backend:
             "purpose": text(body, "purpose"),
             "system_prompt": text(body, "system_prompt"),
             "blind": bool(body.get("blind")),
+            "judge_verdicts": bool(body.get("judge_verdicts")),
         }
         for key, label in (("seats", "seats"), ("explorer_seats", "explorer seats")):
             value = number(body, key, label=label)
@@ -432,6 +433,7 @@ def collection_json(c: CollectionView) -> dict[str, Any]:
         "keep_text": c.keep_text,
         "keep_days": c.keep_days,
         "blind": c.blind,
+        "judge_verdicts": c.judge_verdicts,
     }
 
 

@@ -40,7 +40,7 @@ from benchwarmers.calls.caller import STOPPED, CallContext, Caller, CallResult, 
 from benchwarmers.calls.log import panel_task
 from benchwarmers.calls.tokens import fitted
 from benchwarmers.errors import UserError
-from benchwarmers.panel import history, pace
+from benchwarmers.panel import history, judge, pace
 from benchwarmers.panel.merge import anonymise, merge_request, parse_merge
 from benchwarmers.panel.seating import (
     PlannedSeat,
@@ -230,6 +230,18 @@ class PanelEngine:
                 await self._record_seating(plan)
                 if plan.collection.keep_text:
                     await self._keep_text(plan, reply)
+                if plan.collection.judge_verdicts:  # after the reply: the caller never waits for it
+                    await judge.judge_panel(
+                        self.caller,
+                        collection=plan.collection,
+                        bench=plan.bench,
+                        request=plan.request,
+                        shape=plan.shape,
+                        ask_id=plan.ask_id,
+                        seats=reply.seats,
+                        seated=[s.model.alias for s in plan.seating.seats],
+                        rng=self.rng,
+                    )
             except BaseException as exc:
                 hand.failed(exc)
                 if isinstance(exc, asyncio.CancelledError):

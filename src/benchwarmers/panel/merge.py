@@ -80,7 +80,7 @@ def merge_request(request: Request, anonymised: Anonymised) -> Request:
         f"## Seat {letter}\n\n{seat.content.strip()}"
         for letter, seat in zip(letters, anonymised.order, strict=True)
     )
-    question = _transcript(request)
+    question = transcript(request)
     text = (
         f"The question, as it was asked:\n\n{question}\n\n"
         f"The panel's answers ({len(letters)} seats):\n\n{answers}\n\n"
@@ -165,8 +165,9 @@ def _letters(count: int) -> list[str]:
     return [upper[i] if i < 26 else upper[i // 26 - 1] + upper[i % 26] for i in range(count)]
 
 
-def _transcript(request: Request) -> str:
-    """The conversation as plain text (images named, never included)."""
+def transcript(request: Request) -> str:
+    """The conversation as plain text (images named, never included): what
+    the merger and the judge (`panel/judge.py`) are shown of the question."""
     lines: list[str] = []
     if request.system:
         lines.append(f"[system] {request.system}")

@@ -131,6 +131,8 @@ class CollectionView:
     keep_text: bool = False
     keep_days: int = KEEP_DAYS
     blind: bool = False  # the Ask page hides the names until judged
+    # A judge model compares each panel's answers after the reply (`panel/judge.py`).
+    judge_verdicts: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -514,6 +516,7 @@ async def add_collection(
     keep_text: bool = False,
     keep_days: int = KEEP_DAYS,
     blind: bool = False,
+    judge_verdicts: bool = False,
 ) -> CollectionView:
     check_collection_name(name)
     fields = _collection_fields(
@@ -530,6 +533,7 @@ async def add_collection(
         keep_days=keep_days,
     )
     fields["blind"] = blind
+    fields["judge_verdicts"] = bool(judge_verdicts)
     async with store.write() as session:
         if await session.scalar(select(schema.Collection).where(schema.Collection.name == name)) is not None:
             raise Conflict(f"collection {name!r} already exists")
@@ -563,6 +567,7 @@ async def update_collection(
     keep_text: bool | None = None,
     keep_days: int | None = None,
     blind: bool | None = None,
+    judge_verdicts: bool | None = None,
 ) -> CollectionView:
     """Change what is given (None leaves a field as it is). Turning
     `keep_text` off removes the text already kept."""
@@ -587,6 +592,8 @@ async def update_collection(
             fields["merger_alias"] = await _checked_merger(session, merger)
         if blind is not None:
             fields["blind"] = blind
+        if judge_verdicts is not None:
+            fields["judge_verdicts"] = bool(judge_verdicts)
         for key, value in fields.items():
             setattr(row, key, value)
         if members is not None:
@@ -817,4 +824,5 @@ def _collection_view(row: schema.Collection, members: list[str]) -> CollectionVi
         keep_text=row.keep_text,
         keep_days=row.keep_days,
         blind=row.blind,
+        judge_verdicts=row.judge_verdicts,
     )

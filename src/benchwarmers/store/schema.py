@@ -142,6 +142,9 @@ class Collection(Base):
     # The Ask page shows its seats as "Seat A/B/C", shuffled, named once judged.
     blind: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime]
+    # judges: after each panel ask a model that did not sit compares the answers; its pairs are
+    # stored as kind "judge" and weighed by their agreement with people's (`panel/judge.py`).
+    judge_verdicts: Mapped[bool] = mapped_column(Boolean, default=False)
 
     members: Mapped[list[CollectionMember]] = relationship(
         back_populates="collection", order_by="CollectionMember.position", cascade="all, delete-orphan"
@@ -286,7 +289,7 @@ class PairVerdict(Base):
     better_alias: Mapped[str] = mapped_column(String(128))
     worse_alias: Mapped[str] = mapped_column(String(128))
     outcome: Mapped[str] = mapped_column(String(12))  # "better", "tie", "both_bad"
-    kind: Mapped[str] = mapped_column(String(8), default="person")  # who judged: "person" (later "judge")
+    kind: Mapped[str] = mapped_column(String(8), default="person")  # who judged: "person" or "judge"
     collection: Mapped[str] = mapped_column(String(64), default="")
     shape: Mapped[str] = mapped_column(String(32), default="")
     note: Mapped[str] = mapped_column(Text, default="")
