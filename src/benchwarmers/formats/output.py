@@ -109,14 +109,16 @@ def responses_text_format(value: object) -> OutputFormat | None:
 
 def anthropic_output_format(value: object, where: str) -> OutputFormat | None:
     """Anthropic's `output_config.format` (or the beta's `output_format`):
-    `{"type": "json_schema", "schema"}`, which Anthropic holds to strictly."""
+    `{"type": "json_schema", "schema"}`. `strict` stays False here and for
+    Gemini and Ollama: it is OpenAI's own mode (a schema held to its
+    subset), asked only by a caller who spoke OpenAI's API."""
     if value is None:
         return None
     obj = require_object(value, where)
     kind = obj.get("type")
     if kind != "json_schema":
         raise UserError(f"{where}.type must be json_schema, not {kind!r}")
-    return OutputFormat("json_schema", _schema(obj.get("schema"), f"{where}.schema"), strict=True)
+    return OutputFormat("json_schema", _schema(obj.get("schema"), f"{where}.schema"))
 
 
 def gemini_output(mime: object, schema: object, json_schema: object) -> OutputFormat | None:
@@ -136,9 +138,9 @@ def gemini_output(mime: object, schema: object, json_schema: object) -> OutputFo
     if given is None:
         return JSON_OBJECT
     if json_schema is not None:
-        return OutputFormat("json_schema", _schema(json_schema, f"{where}responseJsonSchema"), strict=True)
+        return OutputFormat("json_schema", _schema(json_schema, f"{where}responseJsonSchema"))
     converted = openapi_to_json_schema(require_object(schema, f"{where}responseSchema"))
-    return OutputFormat("json_schema", _schema(converted, f"{where}responseSchema"), strict=True)
+    return OutputFormat("json_schema", _schema(converted, f"{where}responseSchema"))
 
 
 def ollama_format(value: object) -> OutputFormat | None:
@@ -148,7 +150,7 @@ def ollama_format(value: object) -> OutputFormat | None:
     if value == "json":
         return JSON_OBJECT
     if isinstance(value, Mapping):
-        return OutputFormat("json_schema", _schema(value, "format"), strict=True)
+        return OutputFormat("json_schema", _schema(value, "format"))
     raise UserError(f'format must be "json" or a JSON Schema object, not {json.dumps(value)[:80]}')
 
 
@@ -180,6 +182,21 @@ def openapi_to_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 def _nested(value: object) -> object:
     return openapi_to_json_schema(value) if isinstance(value, Mapping) else value
+
+
+DEFAULT_SCHEMA_NAME = "answer"
+
+
+def openai_response_format(output: OutputFormat) -> dict[str, Any]:
+    """The format as OpenAI chat's `response_format` spells it (the openai
+    adapter sends it; a schema needs a name there, "answer" when the caller
+    gave none)."""
+    if output.kind == "json_object" or output.schema is None:
+        return {"type": "json_object"}
+    spec: dict[str, Any] = {"name": output.name or DEFAULT_SCHEMA_NAME, "schema": output.schema}
+    if output.strict:
+        spec["strict"] = True
+    return {"type": "json_schema", "json_schema": spec}
 
 
 def output_instruction(output: OutputFormat) -> str:

@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from benchwarmers.errors import ProviderError
+from benchwarmers.formats.output import JSON_MIME
 from benchwarmers.providers.base import (
     Adapter,
     Outbound,
@@ -186,6 +187,10 @@ def _generation_config(request: Request) -> dict[str, Any]:
     }
     if sampling.stop:
         config["stopSequences"] = list(sampling.stop)
+    if request.output is not None:  # JSON, against the schema as JSON Schema (not OpenAPI's subset)
+        config["responseMimeType"] = JSON_MIME
+        if request.output.kind == "json_schema" and request.output.schema is not None:
+            config["responseJsonSchema"] = request.output.schema
     return config
 
 

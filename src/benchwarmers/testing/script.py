@@ -70,6 +70,9 @@ class FakeRequest:
     messages: list[FakeMessage] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
     max_tokens: int | None = None
+    # The structured output asked in the API's own setting, read back:
+    # {"kind": "json_object" | "json_schema", "schema"}; None when none was.
+    output: dict[str, Any] | None = None
 
     @property
     def prompt(self) -> str:
@@ -272,7 +275,7 @@ def _model_from_json(entry: dict[str, Any]) -> FakeModel:
         served, **{name: entry[name] for name in _SIMPLE_FIELDS + _MORE_FIELDS if name in entry}
     )
     answer = entry.get("answer", "ok")
-    model.answer = _template(answer) if "{" in answer else answer
+    model.answer = _template(answer) if any("{" + p + "}" in answer for p in _PLACEHOLDERS) else answer
     model.tool_calls = [
         FakeToolCall(c["name"], c.get("arguments", {}), c.get("id", "")) for c in entry.get("tool_calls", [])
     ]
@@ -292,9 +295,13 @@ def _model_from_json(entry: dict[str, Any]) -> FakeModel:
     return model
 
 
+_PLACEHOLDERS = ("prompt", "model", "api", "system")
+
+
 def _template(answer: str) -> Callable[[FakeRequest], str]:
     """`"You said: {prompt}"`: the placeholders are `prompt`, `model`, `api`
-    and `system`."""
+    and `system`, each replaced where it stands; other braces are the
+    answer's own (a JSON answer: `{"name": "{model}"}`)."""
 
     def render(request: FakeRequest) -> str:
         values = {
@@ -303,6 +310,9 @@ def _template(answer: str) -> Callable[[FakeRequest], str]:
             "api": request.api,
             "system": request.system,
         }
-        return answer.format_map(values)
+        text = answer
+        for name, value in values.items():
+            text = text.replace("{" + name + "}", value)
+        return text
 
     return render
