@@ -157,12 +157,14 @@ def ollama_format(value: object) -> OutputFormat | None:
 def openapi_to_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """Gemini's `responseSchema` (OpenAPI 3.0's subset: `"type": "OBJECT"`,
     `nullable`, `propertyOrdering`) as the JSON Schema every seat's answer
-    is checked against and every other API is sent: types in lower case,
+    is checked against and every other API is sent: keys in camel case (the
+    SDK writes `additional_properties`), types in lower case,
     `nullable` as a type that allows null, the ordering hint dropped, the
     rest (`properties`, `items`, `anyOf`, `enum`, `required`, bounds) as
     JSON Schema spells them already."""
     out: dict[str, Any] = {}
-    for key, value in schema.items():
+    for snake, value in schema.items():
+        key = _camel(snake)  # google-genai sends its Schema's keys in snake case
         if key in ("nullable", "propertyOrdering"):
             continue
         if key == "type" and isinstance(value, str):
@@ -178,6 +180,11 @@ def openapi_to_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     if schema.get("nullable") is True and isinstance(out.get("type"), str):
         out["type"] = [out["type"], "null"]
     return out
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)
 
 
 def _nested(value: object) -> object:
