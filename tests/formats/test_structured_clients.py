@@ -306,3 +306,135 @@ def test_ollama_format_json(gateway: Gateway) -> None:
     assert isinstance(json.loads(response.response), dict)
     assert gateway.fake.last("alpha").body["response_format"] == {"type": "json_object"}
     assert gateway.fake.last("delta").body["format"] == "json"
+
+
+# ------------------------------------------------------------ bad values
+
+
+def _error_message(path: str, body: dict[str, Any]) -> str:
+    """The message of an error in the format's own shape (which it must have)."""
+    if path == "/v1/messages":
+        assert body["type"] == "error" and body["error"]["type"] == "invalid_request_error"
+        return str(body["error"]["message"])
+    if path.startswith("/api/"):
+        assert isinstance(body["error"], str)
+        return str(body["error"])
+    if path.startswith("/v1beta/"):
+        assert body["error"]["code"] == 400 and body["error"]["status"] == "INVALID_ARGUMENT"
+        return str(body["error"]["message"])
+    assert body["error"]["type"] == "invalid_request_error"
+    return str(body["error"]["message"])
+
+
+CHAT = ("/v1/chat/completions", {"model": "bench/json", "messages": [{"role": "user", "content": "hi"}]})
+RESPONSES = ("/v1/responses", {"model": "bench/json", "input": "hi"})
+MESSAGES = (
+    "/v1/messages",
+    {"model": "bench/json", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]},
+)
+GEMINI = ("/v1beta/models/bench/json:generateContent", {"contents": [{"parts": [{"text": "hi"}]}]})
+OLLAMA = (
+    "/api/chat",
+    {"model": "bench/json", "stream": False, "messages": [{"role": "user", "content": "hi"}]},
+)
+BAD_SCHEMA = {"type": "objekt"}
+
+BAD: list[tuple[tuple[str, dict[str, Any]], dict[str, Any], str]] = [
+    (
+        CHAT,
+        {"response_format": {"type": "xml"}},
+        "response_format.type must be text, json_object or json_schema",
+    ),
+    (CHAT, {"response_format": "json"}, "response_format must be a JSON object"),
+    (CHAT, {"response_format": {"type": "json_schema"}}, "response_format.json_schema must be a JSON object"),
+    (
+        CHAT,
+        {"response_format": {"type": "json_schema", "json_schema": {"schema": SCHEMA}}},
+        "response_format.json_schema.name is required",
+    ),
+    (
+        CHAT,
+        {"response_format": {"type": "json_schema", "json_schema": {"name": "v", "schema": BAD_SCHEMA}}},
+        "response_format.json_schema.schema['type'] is not a valid JSON Schema",
+    ),
+    (
+        CHAT,
+        {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "v", "schema": SCHEMA, "strict": 1},
+            }
+        },
+        "response_format.json_schema.strict must be true or false",
+    ),
+    (
+        RESPONSES,
+        {"text": {"format": {"type": "yaml"}}},
+        "text.format.type must be text, json_object or json_schema",
+    ),
+    (
+        RESPONSES,
+        {"text": {"format": {"type": "json_schema", "name": "v", "schema": BAD_SCHEMA}}},
+        "text.format.schema['type'] is not a valid JSON Schema",
+    ),
+    (
+        RESPONSES,
+        {"text": {"format": {"type": "json_schema", "name": "v"}}},
+        "text.format.schema must be a JSON object",
+    ),
+    (
+        MESSAGES,
+        {"output_config": {"format": {"type": "json_object"}}},
+        "output_config.format.type must be json_schema",
+    ),
+    (
+        MESSAGES,
+        {"output_format": {"type": "json_schema", "schema": "{}"}},
+        "output_format.schema must be a JSON object",
+    ),
+    (
+        MESSAGES,
+        {"output_config": {"format": {"type": "json_schema", "schema": BAD_SCHEMA}}},
+        "output_config.format.schema['type'] is not a valid JSON Schema",
+    ),
+    (GEMINI, {"generationConfig": {"responseMimeType": "text/x.enum"}}, "responseMimeType 'text/x.enum'"),
+    (
+        GEMINI,
+        {"generationConfig": {"responseSchema": {"type": "OBJECT"}}},
+        "responseSchema needs responseMimeType",
+    ),
+    (
+        GEMINI,
+        {"generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": BAD_SCHEMA}},
+        "generationConfig.responseJsonSchema['type'] is not a valid JSON Schema",
+    ),
+    (OLLAMA, {"format": "yaml"}, 'format must be "json" or a JSON Schema object'),
+    (OLLAMA, {"format": BAD_SCHEMA}, "format['type'] is not a valid JSON Schema"),
+]
+
+
+@pytest.mark.parametrize(("where", "extra", "message"), BAD, ids=[f"{w[0]}:{m[:30]}" for w, _e, m in BAD])
+def test_a_bad_value_is_a_400_in_the_callers_shape(
+    gateway: Gateway, where: tuple[str, dict[str, Any]], extra: dict[str, Any], message: str
+) -> None:
+    path, body = where
+    before = sum(gateway.fake.calls.values())
+    reply = httpx.post(gateway.url + path, json={**body, **extra}, timeout=30)
+    assert reply.status_code == 400, reply.text
+    assert message in _error_message(path, reply.json())
+    assert sum(gateway.fake.calls.values()) == before  # nobody was asked
+
+
+def test_plain_text_formats_ask_for_nothing(gateway: Gateway) -> None:
+    """`text` (OpenAI) and `text/plain` (Gemini) are no structured output: no check in `bench`."""
+    for path, body, extra in (
+        (*CHAT, {"response_format": {"type": "text"}}),
+        (*RESPONSES, {"text": {"format": {"type": "text"}}}),
+        (*GEMINI, {"generationConfig": {"responseMimeType": "text/plain"}}),
+        (*OLLAMA, {"format": ""}),
+    ):
+        reply = httpx.post(gateway.url + path, json={**body, **extra}, timeout=30)
+        assert reply.status_code == 200, reply.text
+        bench = reply.json().get("bench") or json.loads(reply.headers["x-bench"])
+        assert all("output" not in seat for seat in bench["seats"])
+        assert "response_format" not in gateway.fake.last("alpha").body
