@@ -58,6 +58,14 @@ KeepText = Annotated[
 KeepDays = Annotated[
     int | None, typer.Option("--keep-days", min=1, help="Days kept text stays (default 30).")
 ]
+OutputFallback = Annotated[
+    str | None,
+    typer.Option(
+        "--output-fallback",
+        help="A member that cannot answer in JSON, asked for structured output: "
+        "leave_off (the default) or prompt (the schema in its system prompt).",
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -80,6 +88,7 @@ def add(
     shadow: Shadow = None,
     keep_text: KeepText = None,
     keep_days: KeepDays = None,
+    output_fallback: OutputFallback = None,
 ) -> None:
     """Create a collection."""
     given = {
@@ -95,6 +104,7 @@ def add(
         "shadow_seats": shadow,
         "keep_text": keep_text,
         "keep_days": keep_days,
+        "output_fallback": output_fallback,
     }
     options: dict[str, Any] = {key: value for key, value in given.items() if value is not None}
     collection = with_core(lambda core: core.admin.add_collection(name, members or [], **options))
@@ -117,6 +127,7 @@ def set_(
     shadow: Shadow = None,
     keep_text: KeepText = None,
     keep_days: KeepDays = None,
+    output_fallback: OutputFallback = None,
 ) -> None:
     """Change a collection (--member replaces the member list; --merger '' clears the merger)."""
     collection = with_core(
@@ -135,6 +146,7 @@ def set_(
             shadow_seats=shadow,
             keep_text=keep_text,
             keep_days=keep_days,
+            output_fallback=output_fallback,
         )
     )
     _show(collection)
@@ -191,6 +203,7 @@ def _show(collection: CollectionView) -> None:
         ("seat timeout", f"{collection.seat_timeout:g} s"),
         ("shadow seats", str(collection.shadow_seats)),
         ("keep text", f"{collection.keep_days} days" if collection.keep_text else "no"),
+        ("output fallback", collection.output_fallback),
         ("purpose", collection.purpose or "-"),
         ("system prompt", collection.system_prompt or "-"),
     ]
