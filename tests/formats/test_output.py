@@ -1,7 +1,6 @@
 """Each format's structured-output setting read into one `OutputFormat`,
 bad values a `UserError` naming the caller's own field; Gemini's OpenAPI
-schema read into JSON Schema; the words a prompted model is given; the
-`response_format` the openai adapter sends."""
+schema read into JSON Schema."""
 
 from __future__ import annotations
 
@@ -13,9 +12,7 @@ from benchwarmers.formats.output import (
     chat_response_format,
     gemini_output,
     ollama_format,
-    openai_response_format,
     openapi_to_json_schema,
-    output_instruction,
     responses_text_format,
 )
 from benchwarmers.types import OutputFormat
@@ -92,16 +89,3 @@ def test_bad_values_name_the_callers_field(read, says: str) -> None:  # type: ig
     with pytest.raises(UserError, match=None) as refused:
         read()
     assert says in str(refused.value)
-
-
-def test_what_goes_out() -> None:
-    assert openai_response_format(OutputFormat("json_object")) == {"type": "json_object"}
-    assert openai_response_format(OutputFormat("json_schema", SCHEMA)) == {
-        "type": "json_schema",
-        "json_schema": {"name": "answer", "schema": SCHEMA},
-    }
-    assert "one JSON object only" in output_instruction(OutputFormat("json_object"))
-    words = output_instruction(OutputFormat("json_schema", SCHEMA, name="count"))
-    assert 'named "count"' in words and words.endswith(
-        '{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}'
-    )

@@ -2,7 +2,9 @@
 `response_format`, Anthropic's `output_config.format` (plain JSON, which it
 has no mode for, in the system prompt), Gemini's `responseMimeType` and
 `responseJsonSchema`, Ollama's `format`; checked on the body the fake
-provider received over HTTP, and read back by it (`FakeRequest.output`)."""
+provider received over HTTP, and read back by it (`FakeRequest.output`);
+the `response_format` and the prompt's words spelt once
+(`providers/structured_output.py`)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import json
 import pytest
 
 from benchwarmers.providers.base import gather
+from benchwarmers.providers.structured_output import openai_response_format, output_instruction
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.types import API_KINDS, OutputFormat, Request, user
 
@@ -82,3 +85,15 @@ async def test_no_output_asked_sends_no_setting(call: Call, fake_provider: FakeP
     assert not {"response_format", "output_config", "format"} & set(body)
     assert "responseMimeType" not in body.get("generationConfig", {})
     assert fake_provider.last("m1").output is None
+
+
+def test_the_shared_spellings() -> None:
+    assert openai_response_format(OutputFormat("json_object")) == {"type": "json_object"}
+    assert openai_response_format(OutputFormat("json_schema", SCHEMA)) == {
+        "type": "json_schema",
+        "json_schema": {"name": "answer", "schema": SCHEMA},
+    }
+    assert "one JSON object only" in output_instruction(OutputFormat("json_object"))
+    words = output_instruction(OutputFormat("json_schema", SCHEMA, name="count"))
+    assert 'named "count"' in words
+    assert words.endswith(json.dumps(SCHEMA, separators=(",", ":")))

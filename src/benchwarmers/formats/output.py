@@ -10,10 +10,7 @@ here, so what counts as a bad value (an unknown type, a schema that is not
 a JSON Schema) is judged once, as a `UserError` naming the caller's own
 field: a 400 in the caller's error shape, never a silent drop.
 
-Also here, below both the providers and the panel that need it: the text
-that asks a model for JSON in its prompt (`output_instruction`), for a
-model whose API has no such setting for the kind asked (Anthropic has no
-plain JSON mode) or a collection that prompts the models that cannot.
+How each provider API is sent the format is `providers/structured_output.py`.
 """
 
 from __future__ import annotations
@@ -189,31 +186,3 @@ def _camel(key: str) -> str:
 
 def _nested(value: object) -> object:
     return openapi_to_json_schema(value) if isinstance(value, Mapping) else value
-
-
-DEFAULT_SCHEMA_NAME = "answer"
-
-
-def openai_response_format(output: OutputFormat) -> dict[str, Any]:
-    """The format as OpenAI chat's `response_format` spells it (the openai
-    adapter sends it; a schema needs a name there, "answer" when the caller
-    gave none)."""
-    if output.kind == "json_object" or output.schema is None:
-        return {"type": "json_object"}
-    spec: dict[str, Any] = {"name": output.name or DEFAULT_SCHEMA_NAME, "schema": output.schema}
-    if output.strict:
-        spec["strict"] = True
-    return {"type": "json_schema", "json_schema": spec}
-
-
-def output_instruction(output: OutputFormat) -> str:
-    """What a model is told in its system prompt when its API is not asked
-    for the format natively: answer with JSON only, against this schema."""
-    if output.kind == "json_object" or output.schema is None:
-        return "Answer with one JSON object only: no prose, no code fence, nothing before or after it."
-    schema = json.dumps(output.schema, ensure_ascii=False, separators=(",", ":"))
-    named = f' named "{output.name}"' if output.name else ""
-    return (
-        "Answer with one JSON value only, valid against this JSON Schema"
-        f"{named}: no prose, no code fence, nothing before or after it.\n\n{schema}"
-    )

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from benchwarmers.formats.output import output_instruction
+from benchwarmers.providers.structured_output import output_instruction
 from benchwarmers.types import Request
 
 NO_OUTPUT = "no structured output: "

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from benchwarmers.formats.output import output_instruction
 from benchwarmers.providers.base import (
     Adapter,
     Outbound,
@@ -23,6 +22,7 @@ from benchwarmers.providers.base import (
     parse_arguments,
     text_and_tool_calls,
 )
+from benchwarmers.providers.structured_output import output_instruction
 from benchwarmers.providers.transport import StreamEvent, status_error
 from benchwarmers.types import (
     Chunk,

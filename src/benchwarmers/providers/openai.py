@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchwarmers.formats.output import openai_response_format
 from benchwarmers.providers.base import (
     Adapter,
     Outbound,
@@ -20,6 +19,7 @@ from benchwarmers.providers.base import (
     Target,
     text_and_tool_calls,
 )
+from benchwarmers.providers.structured_output import openai_response_format
 from benchwarmers.providers.transport import StreamEvent, status_error
 from benchwarmers.types import (
     Chunk,
