@@ -130,6 +130,9 @@ def test_openai_chat(gateway: Gateway, openai_client: openai.OpenAI, model: str)
     text = completion.choices[0].message.content or ""
     assert_marked(gateway, completion.model_extra["bench"], text if model.endswith(":merged") else None)
     assert gateway.fake.last("alpha").body["response_format"]["json_schema"]["strict"] is True
+    if not model.endswith(":merged"):  # the panel's text: each seat's heading says how its JSON did
+        assert "gamma (ok, " in text and ", JSON invalid: not JSON: Expecting value" in text
+        assert text.count(", JSON valid)") == 2 and INVALID in text
 
 
 def test_openai_chat_stream_merged(gateway: Gateway, openai_client: openai.OpenAI) -> None:
