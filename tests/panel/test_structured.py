@@ -91,7 +91,7 @@ async def test_the_prompt_fallback_puts_the_schema_in_the_system_prompt(
     assert '"required":["n"]' in prompted.system
     seat = next(s for s in reply.seats if s.alias == "cannot")
     assert seat.output_check is not None and seat.output_check.valid
-    assert seat.content == GOOD  # taken out of its fence
+    assert seat.content == fenced  # as written: the check reads inside the fence
     assert "system prompt" in seat.note
 
 

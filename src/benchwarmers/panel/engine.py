@@ -395,10 +395,8 @@ class PanelEngine:
         output = plan.request.output
         if output is None or seat.status != "ok":
             return seat
-        check = output_check(seat.content, output)
-        return replace(
-            seat, content=unwrapped(seat.content) if check.valid else seat.content, output_check=check
-        )
+        # Its content stays as written (a live stream has shown it so already).
+        return replace(seat, output_check=output_check(seat.content, output))
 
     async def _merge(self, plan: Plan, seats: Sequence[Seat], calls: list[CallResult]) -> Merged:
         answered = [s for s in seats if s.status == "ok"]

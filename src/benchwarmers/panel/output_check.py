@@ -6,10 +6,12 @@ against the schema (`jsonschema`, the draft the schema names, else
 2020-12). The check is the same whether the model was asked natively or
 by prompt, so a seat's `bench.output` means one thing.
 
-One code fence around the whole answer (```json ... ```) is tolerated and
-taken off (`unwrapped`): models asked in the prompt often add one, and
-the JSON inside is what was asked for. Anything else around the JSON
-(prose before or after) makes the answer invalid.
+One code fence around the whole answer (```json ... ```) is tolerated: the
+check reads what is inside (`unwrapped`), since models asked in the prompt
+often add one and the JSON inside is what was asked for. A seat's content
+stays as the model wrote it; the merged answer, which a client parses,
+goes out unwrapped. Anything else around the JSON (prose before or after)
+makes the answer invalid.
 """
 
 from __future__ import annotations
