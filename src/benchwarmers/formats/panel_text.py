@@ -44,7 +44,7 @@ def seat_heading(seat: Seat) -> str:
 
 
 def output_flag(seat: Seat) -> str:
-    """", JSON valid" or ", JSON invalid: <why>" when structured output was asked."""
+    """ ", JSON valid" or ", JSON invalid: <why>" when structured output was asked."""
     check = seat.output_check
     if check is None:
         return ""
