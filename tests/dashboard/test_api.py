@@ -177,7 +177,7 @@ def test_a_blind_collection_and_the_leaderboard_of_its_pairs(
     made = dashboard.post("/ui/api/collections", json={"name": "duo", "members": ["m1", "m2"], "blind": True})
     assert made.json()["collection"]["blind"] is True
     assert made.json()["collection"]["output_fallback"] == "leave_off"
-    # Asked for JSON, a member that cannot: left off (the default) or prompted; anything else, the field's 4xx.
+    # Asked for JSON, a member that cannot: left off (the default) or prompted; else a 4xx.
     guessed = dashboard.post(
         "/ui/api/collections/duo", json={"members": ["m1", "m2"], "output_fallback": "guess"}
     )

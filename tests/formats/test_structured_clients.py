@@ -24,6 +24,7 @@ import openai
 import pytest
 from google import genai
 from google.genai import types as genai_types
+from pydantic import BaseModel
 
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
@@ -441,3 +442,31 @@ def test_plain_text_formats_ask_for_nothing(gateway: Gateway) -> None:
         bench = reply.json().get("bench") or json.loads(reply.headers["x-bench"])
         assert all("output" not in seat for seat in bench["seats"])
         assert "response_format" not in gateway.fake.last("alpha").body
+
+
+# ------------------------------------------------- the SDKs' own parse helpers
+
+
+class Verdict(BaseModel):
+    answer: int
+    reason: str
+
+
+def test_the_sdks_parse_helpers_read_the_merged_answer(
+    gateway: Gateway, openai_client: openai.OpenAI, anthropic_client: anthropic.Anthropic
+) -> None:
+    """`chat.completions.parse`, `responses.parse` and anthropic's
+    `messages.parse` send a schema made from a pydantic model and parse the
+    merged answer back into it."""
+    messages: Any = [{"role": "user", "content": QUESTION}]
+    chat = openai_client.chat.completions.parse(
+        model="bench/json:merged", messages=messages, response_format=Verdict
+    )
+    assert chat.choices[0].message.parsed == Verdict(answer=4, reason="delta counted")
+    responses = openai_client.responses.parse(model="bench/json:merged", input=QUESTION, text_format=Verdict)
+    assert responses.output_parsed == Verdict(answer=4, reason="delta counted")
+    message = anthropic_client.messages.parse(
+        model="bench/json:merged", max_tokens=300, messages=messages, output_format=Verdict
+    )
+    assert message.parsed_output == Verdict(answer=4, reason="delta counted")
+    assert gateway.fake.last("beta").output is not None  # each seat was asked for the schema

@@ -138,8 +138,7 @@ async def test_a_merger_whose_answer_is_invalid_falls_back_to_the_next(
     assert fake_provider.calls["prose"] == 1  # asked to merge, never to sit
     assert fake_provider.last("prose").output == {"kind": "json_schema", "schema": SCHEMA}
     assert (
-        merged.note
-        == "Merged after prose: not valid against the output asked"
+        merged.note == "Merged after prose: not valid against the output asked"
         " (not JSON: Expecting value: line 1 column 1 (char 0))."
     )
 
