@@ -26,7 +26,6 @@ COVERED_BY: dict[str, tuple[str, ...]] = {
     "bench/discover.py": ("tests/bench/test_catalog.py",),
     "bench/forgetting.py": ("tests/bench/test_decider.py",),
     "bench/leases.py": ("tests/bench/test_lease.py",),
-    "bench/pairs.py": ("tests/bench/test_decider.py",),
     "bench/probes.py": ("tests/bench/test_onboarding.py", "tests/bench/test_scheduler.py"),
     "bench/revive.py": ("tests/calls/test_health.py",),
     "bench/suite/harness.py": ("tests/bench/suite/test_runner.py", "tests/bench/suite/test_checkers.py"),

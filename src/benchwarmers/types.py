@@ -175,6 +175,7 @@ NO_SAMPLING = Sampling()
 
 
 OutputKind: TypeAlias = Literal["json_object", "json_schema"]
+OUTPUT_KINDS: tuple[OutputKind, ...] = get_args(OutputKind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +190,18 @@ class OutputFormat:
     schema: dict[str, Any] | None = None
     name: str = ""
     strict: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class OutputCheck:
+    """Whether one answer holds to the `OutputFormat` it was asked in (valid
+    JSON; valid against the schema), and if not, the first thing wrong. A
+    seat's (and the merge's) `bench` carries it only when the ask asked for
+    structured output."""
+
+    kind: OutputKind
+    valid: bool
+    error: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,6 +380,8 @@ class Seat:
     explorer: bool = False
     # What the gateway changed for this seat ("max_tokens 64000 lowered to 8192, ...").
     note: str = ""
+    # Whether its answer holds to the structured output asked for (None: none was asked).
+    output_check: OutputCheck | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,6 +412,8 @@ class Merged:
     agreement: tuple[AgreementPoint, ...] = ()
     # Set when no merger answered and the reply fell back to the panel.
     note: str = ""
+    # Whether the merged answer holds to the structured output asked for (None: none was asked).
+    output_check: OutputCheck | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -201,3 +201,26 @@ async def test_discover_offers_no_model_that_answers_only_in_images_or_speech(ru
     assert {"melotts", "stable-diffusion-xl-base-1.0"} <= silent
     offered = {e.model for e in await discover.discover(runtime.store)}
     assert offered and not offered & silent
+
+
+async def test_structured_output_comes_from_models_dev_where_it_says(
+    runtime: Runtime, models_dev: dict[str, Any]
+) -> None:
+    """models.dev's `structured_output` is applied; where it says nothing
+    (the shipped snapshot, most models) the model stays unknown, or keeps
+    what the user said."""
+    await registry.add_endpoint(runtime.store, "openrouter", "https://openrouter.ai/api/v1")
+    await registry.add_model(runtime.store, "llama-free", "openrouter", FREE_LLAMA)
+    await catalog.refresh(runtime.store, runtime.http, NOW, url=models_dev["url"])
+    assert (await registry.get_model(runtime.store, "llama-free")).structured_output is None
+    await registry.set_structured_output(runtime.store, "llama-free", False)
+    await catalog.refresh(runtime.store, runtime.http, NOW, url=models_dev["url"])
+    assert (await registry.get_model(runtime.store, "llama-free")).structured_output is False
+
+    said = copy.deepcopy(models_dev["document"])
+    said["openrouter"]["models"][FREE_LLAMA]["structured_output"] = True
+    models_dev["document"] = said
+    await catalog.refresh(runtime.store, runtime.http, NOW, url=models_dev["url"])
+    assert (await registry.get_model(runtime.store, "llama-free")).structured_output is True
+    facts = {f.model: f for f in catalog.parse_models_dev(said)}
+    assert facts[FREE_LLAMA].structured_output is True

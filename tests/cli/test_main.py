@@ -129,6 +129,19 @@ def test_models_and_collections(hub: None) -> None:
     assert re.search(r"judge verdicts\s+off", ok("collection", "set", "duo", "--no-judge-verdicts"))
 
 
+def test_structured_output_settings(hub: None) -> None:
+    """`model json` says what a model can; `--output-fallback` what a collection does when it cannot."""
+    assert "json unknown" in ok("model", "show", "alpha")
+    assert "structured output: no" in ok("model", "json", "alpha", "no")
+    assert "json no" in ok("model", "show", "alpha")
+    ok("collection", "add", "js", "--member", "alpha", "--output-fallback", "prompt")
+    assert "prompt" in ok("collection", "show", "js").split("output fallback", 1)[1].splitlines()[0]
+    ok("collection", "set", "js", "--output-fallback", "leave_off")
+    assert "leave_off" in ok("collection", "show", "js")
+    fails("collection", "set", "js", "--output-fallback", "guess", contains="output fallback 'guess'")
+    fails("model", "json", "alpha", "maybe", contains="yes, no or unknown")
+
+
 def test_one_line_errors(hub: None) -> None:
     fails(
         "model",

@@ -177,6 +177,16 @@ def test_a_blind_collection_and_the_leaderboard_of_its_pairs(
     _register(dashboard, fake_provider, ("m1", "m2"))
     made = dashboard.post("/ui/api/collections", json={"name": "duo", "members": ["m1", "m2"], "blind": True})
     assert made.json()["collection"]["blind"] is True
+    assert made.json()["collection"]["output_fallback"] == "leave_off"
+    # Asked for JSON, a member that cannot: left off (the default) or prompted; else a 4xx.
+    guessed = dashboard.post(
+        "/ui/api/collections/duo", json={"members": ["m1", "m2"], "output_fallback": "guess"}
+    )
+    assert guessed.status_code == 400 and guessed.json()["error"]["field"] == "output_fallback"
+    prompted = dashboard.post(
+        "/ui/api/collections/duo", json={"members": ["m1", "m2"], "blind": True, "output_fallback": "prompt"}
+    )
+    assert prompted.json()["collection"]["output_fallback"] == "prompt"
     with dashboard.stream("POST", "/ui/api/ask", json={"collection": "duo", "prompt": "yes?"}) as reply:
         events = [json.loads(line) for line in reply.iter_lines() if line.strip()]
     calls = {e["seat"]["alias"]: e["seat"]["call"] for e in events if e["event"] == "seat"}

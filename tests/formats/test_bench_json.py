@@ -26,10 +26,12 @@ from benchwarmers.formats.bench_json import (
     seat_json,
 )
 from benchwarmers.types import (
+    OUTPUT_KINDS,
     SEAT_STATUSES,
     AgreementPoint,
     LeftOff,
     Merged,
+    OutputCheck,
     PanelReply,
     RouteBench,
     RouteFailure,
@@ -53,6 +55,7 @@ seconds = st.integers(min_value=0, max_value=10**7).map(lambda ms: ms / 1000)
 usages = st.builds(Usage, st.integers(0, 10**9), st.integers(0, 10**9))
 left_offs = st.lists(st.builds(LeftOff, texts, texts), max_size=3).map(tuple)
 names = st.lists(texts, max_size=3).map(tuple)
+output_checks = st.none() | st.builds(OutputCheck, st.sampled_from(OUTPUT_KINDS), st.booleans(), texts)
 seats = st.builds(
     Seat,
     call=texts,
@@ -66,6 +69,7 @@ seats = st.builds(
     frees_at=texts,
     explorer=st.booleans(),
     note=texts,
+    output_check=output_checks,
 )
 merges = st.builds(
     Merged,
@@ -78,6 +82,7 @@ merges = st.builds(
     usage=usages,
     agreement=st.lists(st.builds(AgreementPoint, texts, names, names), max_size=3).map(tuple),
     note=texts,
+    output_check=output_checks,
 )
 panels = st.builds(
     PanelReply,
@@ -150,6 +155,11 @@ def test_the_wire_keys_are_the_specs() -> None:
         Seat("c_3", "Seat 2", "g", "limited", 0, frees_at="2026-01-01T00:00:00Z", explorer=True, note="n")
     )
     assert set(flagged) - SPEC_SEAT_KEYS == {"explorer", "freesAt", "note"}
+    # Structured output asked: the seat's (and the merge's) check, `output`.
+    checked = seat_json(
+        Seat("c_4", "Seat 3", "h", "ok", 1.0, "4", output_check=OutputCheck("json_object", False, "e"))
+    )
+    assert checked["output"] == {"kind": "json_object", "valid": False, "error": "e"}
 
 
 def _doc_json(page: str, holding: str) -> Any:
@@ -189,6 +199,14 @@ def test_the_documented_bench_objects_read_strictly() -> None:
             r"^bench\.seats\[0\]\.explorer: expected true or false",
         ),
         (lambda b: b.update(seats={}), r"^bench\.seats: expected an array, got an object$"),
+        (
+            lambda b: b["seats"][0].update(output={"kind": "xml", "valid": True, "error": ""}),
+            r"^bench\.seats\[0\]\.output\.kind: expected one of json_object, json_schema, got 'xml'$",
+        ),
+        (
+            lambda b: b["seats"][0].update(output={"kind": "json_object", "valid": 1, "error": ""}),
+            r"^bench\.seats\[0\]\.output\.valid: expected true or false",
+        ),
         (lambda b: b["leftOff"].append("tiny"), r"^bench\.leftOff\[0\]: expected an object, got a string$"),
         (
             lambda b: b["merged"]["agreement"][0].update(heldBy=[1]),

@@ -83,7 +83,7 @@ def test_responses_reads_items_instructions_images_and_sampling() -> None:
         ({"input": [{"type": "function_call_output", "call_id": "x", "output": "1"}]}, "route mode"),
         ({"input": [{"role": "user", "content": [{"type": "input_file", "file_id": "f"}]}]}, "input_file"),
         ({"previous_response_id": "resp_1"}, "previous_response_id"),
-        ({"text": {"format": {"type": "json_schema"}}}, "json_schema"),
+        ({"text": {"format": {"type": "json_schema"}}}, "text.format.schema"),
         ({"input": 3}, "input must be an array"),
     ],
 )
@@ -255,7 +255,7 @@ def test_gemini_model_path_and_camel_or_snake_fields() -> None:
         ({"contents": [{"parts": [{"functionResponse": {"name": "f"}}]}]}, "route mode"),
         ({"contents": [{"parts": [{"inlineData": {"mimeType": "audio/wav", "data": "x"}}]}]}, "only images"),
         ({"contents": [{"parts": [{"executableCode": {}}]}]}, "executableCode"),
-        ({"generationConfig": {"responseMimeType": "application/json"}}, "text/plain"),
+        ({"generationConfig": {"responseMimeType": "application/xml"}}, "text/plain or application/json"),
         ({"generationConfig": {"presencePenalty": 1}}, "presencePenalty"),
         ({"cachedContent": "c/1"}, "cachedContent"),
         ({"contents": [{"role": "system", "parts": [{"text": "x"}]}]}, "'user' or 'model'"),
@@ -309,7 +309,7 @@ def test_ollama_reads_chat_images_options_and_streams_by_default() -> None:
     [
         ({"tools": [{"type": "function"}]}, "route mode"),
         ({"messages": [{"role": "tool", "content": "1"}]}, "route mode"),
-        ({"format": "json"}, "format"),
+        ({"format": "yaml"}, "format"),
         ({"options": {"mirostat": 2}}, "mirostat"),
         ({"messages": [{"role": "user", "content": "x", "images": ["bm90IGFuIGltYWdl"]}]}, "not a base64"),
         ({"model": "llama3"}, "not a collection"),

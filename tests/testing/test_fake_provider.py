@@ -155,6 +155,44 @@ def test_models_from_json_with_templates_and_faults() -> None:
         assert reply.choices[0].message.content == "You said: hi"
 
 
+def test_json_answers_when_asked_for_structured_output() -> None:
+    """A JSON script's answer may be JSON itself (braces that are no
+    placeholder stay); `json_answer` answers asks for structured output,
+    `schema-example` with a value valid against the schema asked."""
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "minimum": 3}, "tags": {"type": "array", "minItems": 1}},
+        "required": ["n", "tags"],
+    }
+    text = json.dumps(
+        {
+            "models": [
+                {"served": "plain", "answer": '{"as": "{model}"}'},
+                {"served": "example", "answer": "prose", "json_answer": "schema-example"},
+                {"served": "broken", "json_answer": "not json"},
+            ]
+        }
+    )
+    with FakeProvider(models_from_json(text)[0]) as fake:
+        client = openai.OpenAI(base_url=fake.openai_base, api_key="x", max_retries=0)
+
+        def ask(model: str, **extra: object) -> str:
+            reply = client.chat.completions.create(
+                model=model,
+                messages=[{"role": "user", "content": "hi"}],
+                **extra,  # type: ignore[call-overload]
+            )
+            return reply.choices[0].message.content or ""
+
+        as_schema = {"type": "json_schema", "json_schema": {"name": "s", "schema": schema}}
+        assert ask("plain") == '{"as": "plain"}'
+        assert ask("example") == "prose"
+        assert json.loads(ask("example", response_format=as_schema)) == {"n": 3, "tags": [{}]}
+        assert json.loads(ask("example", response_format={"type": "json_object"})) == {}
+        assert ask("broken", response_format=as_schema) == "not json"
+        assert fake.last("broken").output == {"kind": "json_schema", "schema": schema}
+
+
 @pytest.mark.parametrize(
     ("document", "problem"),
     [

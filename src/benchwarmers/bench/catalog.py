@@ -77,6 +77,8 @@ class ModelFacts:
     price_out: float | None = None
     # False for a model that answers only in images or speech: no panel seat.
     writes_text: bool = True
+    # models.dev's `structured_output` (JSON against a schema); None where it does not say.
+    structured_output: bool | None = None
 
     @property
     def free(self) -> bool:
@@ -126,6 +128,9 @@ def _facts(provider_id: str, provider: dict[str, Any], model_id: str, model: dic
         price_in=_float(cost.get("input")) if isinstance(cost, dict) else None,
         price_out=_float(cost.get("output")) if isinstance(cost, dict) else None,
         writes_text="text" in outputs,
+        structured_output=model["structured_output"]
+        if isinstance(model.get("structured_output"), bool)
+        else None,
     )
 
 
@@ -274,6 +279,8 @@ async def apply_to_bench(store: Store, facts: list[ModelFacts] | None = None) ->
             model.tools = match.tools
             model.price_in = match.price_in
             model.price_out = match.price_out
+            if match.structured_output is not None:  # unknown there leaves the user's word
+                model.structured_output = match.structured_output
             updated += 1
     return updated
 

@@ -66,6 +66,14 @@ JudgeVerdicts = Annotated[
         "(kind judge) count in the rating as far as they agreed with people's.",
     ),
 ]
+OutputFallback = Annotated[
+    str | None,
+    typer.Option(
+        "--output-fallback",
+        help="A member that cannot answer in JSON, asked for structured output: "
+        "leave_off (the default) or prompt (the schema in its system prompt).",
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -89,6 +97,7 @@ def add(
     keep_text: KeepText = None,
     keep_days: KeepDays = None,
     judge_verdicts: JudgeVerdicts = None,
+    output_fallback: OutputFallback = None,
 ) -> None:
     """Create a collection."""
     given = {
@@ -105,6 +114,7 @@ def add(
         "keep_text": keep_text,
         "keep_days": keep_days,
         "judge_verdicts": judge_verdicts,
+        "output_fallback": output_fallback,
     }
     options: dict[str, Any] = {key: value for key, value in given.items() if value is not None}
     collection = with_core(lambda core: core.admin.add_collection(name, members or [], **options))
@@ -128,6 +138,7 @@ def set_(
     keep_text: KeepText = None,
     keep_days: KeepDays = None,
     judge_verdicts: JudgeVerdicts = None,
+    output_fallback: OutputFallback = None,
 ) -> None:
     """Change a collection (--member replaces the member list; --merger '' clears the merger)."""
     collection = with_core(
@@ -147,6 +158,7 @@ def set_(
             keep_text=keep_text,
             keep_days=keep_days,
             judge_verdicts=judge_verdicts,
+            output_fallback=output_fallback,
         )
     )
     _show(collection)
@@ -204,6 +216,7 @@ def _show(collection: CollectionView) -> None:
         ("shadow seats", str(collection.shadow_seats)),
         ("keep text", f"{collection.keep_days} days" if collection.keep_text else "no"),
         ("judge verdicts", "on" if collection.judge_verdicts else "off"),
+        ("output fallback", collection.output_fallback),
         ("purpose", collection.purpose or "-"),
         ("system prompt", collection.system_prompt or "-"),
     ]

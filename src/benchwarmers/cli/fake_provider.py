@@ -9,6 +9,8 @@ header. Each model:
     {
       "served": "fake-fast",              the id endpoints call it by (required)
       "answer": "You said: {prompt}",     text; {prompt} {model} {api} {system} are filled in
+      "json_answer": "schema-example",    the text when asked for structured output (JSON or
+                                          not); "schema-example": a value valid against it
       "tool_calls": [{"name": "get_weather", "arguments": {"city": "Oslo"}}],
                                           made when the request offers tools and does not
                                           already carry their results

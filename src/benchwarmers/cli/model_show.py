@@ -19,6 +19,9 @@ from benchwarmers.cli.context import console, with_core
 from benchwarmers.cli.models import model_app
 from benchwarmers.core import utc
 
+# Whether it answers in JSON when its API is asked to (`model json`).
+_JSON_WORD = {True: "yes", False: "no", None: "unknown"}
+
 
 def register(_app: typer.Typer) -> None:
     model_app.command("show")(show)
@@ -37,6 +40,7 @@ def show(alias: Annotated[str, typer.Argument(help="The model's alias.")]) -> No
         + ", output "
         + (f"{model.output_limit:,}" if model.output_limit else "unknown")
         + f", vision {'yes' if model.vision else 'no'}, tools {'yes' if model.tools else 'no'}, "
+        + f"json {_JSON_WORD[model.structured_output]}, "
         + _price(model.price_in, model.price_out)
     )
     probes = facts["probes"]

@@ -1,4 +1,4 @@
-"""`benchwarmers model add|list|retire|restore|role|remove`: the bench.
+"""`benchwarmers model add|list|retire|restore|role|json|remove`: the bench.
 
 `model add` registers without probing (onboarding probes; see `onboard`).
 Retiring keeps a model's evidence and restoring is one command; `remove`
@@ -15,6 +15,7 @@ from rich.table import Table
 
 from benchwarmers.cli.context import JsonFlag, console, print_json, with_core
 from benchwarmers.core import model_json
+from benchwarmers.errors import UserError
 from benchwarmers.types import MODEL_ROLES
 
 model_app = typer.Typer(
@@ -111,6 +112,23 @@ def role(
     """Set a model's role."""
     model = with_core(lambda core: core.ops.set_role(alias, new_role))
     console.print(f"[bold]{escape(model.alias)}[/] is now {model.role}.")
+
+
+_JSON_WORDS = {"yes": True, "no": False, "unknown": None}
+
+
+@model_app.command("json")
+def json_output(
+    alias: Annotated[str, typer.Argument(help="The model's alias.")],
+    can: Annotated[str, typer.Argument(metavar="yes|no|unknown", help="Whether it answers in JSON.")],
+) -> None:
+    """Say whether a model answers in JSON (against a schema) when its API is
+    asked to. `no`: an ask for structured output leaves it off, or asks it in
+    its prompt (the collection's --output-fallback); `unknown` asks it natively."""
+    if can not in _JSON_WORDS:
+        raise UserError(f"say yes, no or unknown, not {can!r}")
+    model = with_core(lambda core: core.ops.set_structured_output(alias, _JSON_WORDS[can]))
+    console.print(f"[bold]{escape(model.alias)}[/] structured output: {can}.")
 
 
 @model_app.command("remove")

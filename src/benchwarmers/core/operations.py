@@ -299,6 +299,11 @@ class Operations:
         self.check_allowed()
         return await registry.set_role(self.runtime.store, alias, role)
 
+    async def set_structured_output(self, alias: str, value: bool | None) -> ModelView:
+        """Whether a model answers in JSON when its API is asked to (None: unknown)."""
+        self.check_allowed()
+        return await registry.set_structured_output(self.runtime.store, alias, value)
+
     async def model_report(self, alias: str) -> dict[str, Any]:
         """One model and why it sits or does not: the model, its recent
         probes, its record per collection and shape (with the reasons) and

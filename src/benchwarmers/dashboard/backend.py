@@ -21,6 +21,7 @@ from typing import Any
 
 from benchwarmers.core import (
     LOGIN_PASSWORD,
+    OUTPUT_FALLBACKS,
     OWNER,
     PROMOTIONS,
     BenchServices,
@@ -286,6 +287,11 @@ class Backend:
             if keep_days < 1:
                 raise FieldError("keep_days", "text is kept at least 1 day")
             options["keep_days"] = int(keep_days)
+        fallback = text(body, "output_fallback")
+        if fallback:
+            if fallback not in OUTPUT_FALLBACKS:
+                raise FieldError("output_fallback", f"asked for JSON: one of {', '.join(OUTPUT_FALLBACKS)}")
+            options["output_fallback"] = fallback
         timeout = number(body, "seat_timeout", label="the seat timeout", whole=False)
         if timeout is not None:
             if timeout <= 0:
@@ -434,6 +440,7 @@ def collection_json(c: CollectionView) -> dict[str, Any]:
         "keep_days": c.keep_days,
         "blind": c.blind,
         "judge_verdicts": c.judge_verdicts,
+        "output_fallback": c.output_fallback,
     }
 
 

@@ -40,11 +40,13 @@ from benchwarmers.formats.base import (
     tools_refused,
 )
 from benchwarmers.formats.bench_json import panel_json
+from benchwarmers.formats.output import anthropic_output_format
 from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
 from benchwarmers.types import (
     Ask,
     Image,
     Message,
+    OutputFormat,
     PanelDone,
     PanelEvent,
     PanelReply,
@@ -123,7 +125,22 @@ def _request(obj: Mapping[str, Any]) -> Request:
         tools=tools,
         tool_choice=_tool_choice(obj.get("tool_choice")),
         sampling=sampling,
+        output=_output(obj),
     )
+
+
+def _output(obj: Mapping[str, Any]) -> OutputFormat | None:
+    """`output_config.format` (the SDK's `messages.parse` sends it there; the
+    rest of `output_config`, `effort`, is a hint for Anthropic's serving) or
+    the structured-outputs beta's top-level `output_format`."""
+    config = obj.get("output_config")
+    in_config = require_object(config, "output_config").get("format") if config is not None else None
+    beta = obj.get("output_format")
+    if in_config is not None and beta is not None:
+        raise UserError("output_format and output_config.format: send one of them")
+    if beta is not None:
+        return anthropic_output_format(beta, "output_format")
+    return anthropic_output_format(in_config, "output_config.format")
 
 
 def _system(value: object, where: str) -> str:
@@ -148,7 +165,7 @@ def _system(value: object, where: str) -> str:
 # Request fields whose work happens on Anthropic's servers, which no other
 # model can do for us: refused with the reason rather than silently dropped.
 # Everything else a current client sends (`thinking`, `context_management`,
-# `output_config`, `service_tier`, `cache_control` on any block) is a hint
+# `output_config` but its `format`, `service_tier`, `cache_control` on any block) is a hint
 # for Anthropic's own serving and is ignored (docs/formats.md lists them).
 _SERVER_SIDE = {
     "mcp_servers": "the MCP connector runs on Anthropic's servers; add the MCP server to your client",

@@ -11,7 +11,8 @@ Writing: `panel_json(reply)`, `seat_json(seat)` (the chat stream's
 `bench_seat`), `merged_json(merged)`, `route_json(bench)`, and
 `bench_header(reply)` (the `x-bench` header, for formats whose body has no
 room). Optional keys are written only when set (`explorer`, `freesAt`,
-`note`, `merged`).
+`note`, `merged`, `output`: a seat's check against the structured output
+asked).
 
 Reading, for our own client (`api_client`, which hands the CLI and the
 stdio MCP server typed values, not dicts): `read_panel`, `read_seat`,
@@ -34,10 +35,12 @@ from typing import Any, cast
 from benchwarmers.errors import BadBenchObject
 from benchwarmers.formats.base import MODEL_PREFIX, json_type
 from benchwarmers.types import (
+    OUTPUT_KINDS,
     SEAT_STATUSES,
     AgreementPoint,
     LeftOff,
     Merged,
+    OutputCheck,
     PanelReply,
     RouteBench,
     RouteFailure,
@@ -81,7 +84,14 @@ def seat_json(seat: Seat, *, content: bool = True) -> dict[str, Any]:
         out["freesAt"] = seat.frees_at
     if seat.note:
         out["note"] = seat.note
+    if seat.output_check is not None:
+        out["output"] = output_json(seat.output_check)
     return out
+
+
+def output_json(check: OutputCheck) -> dict[str, Any]:
+    """`{"kind", "valid", "error"}`: whether an answer holds to the structured output asked."""
+    return {"kind": check.kind, "valid": check.valid, "error": check.error}
 
 
 def agreement_json(point: AgreementPoint) -> dict[str, Any]:
@@ -107,6 +117,8 @@ def merged_json(merged: Merged, *, content: bool = True) -> dict[str, Any]:
         del out["content"]
     if merged.note:
         out["note"] = merged.note
+    if merged.output_check is not None:
+        out["output"] = output_json(merged.output_check)
     return out
 
 
@@ -191,6 +203,7 @@ def read_seat(value: object, where: str = "bench_seat") -> Seat:
         frees_at=obj.text("freesAt", optional=True),
         explorer=obj.flag("explorer", optional=True),
         note=obj.text("note", optional=True),
+        output_check=_read_output(obj),
     )
 
 
@@ -238,7 +251,19 @@ def _read_merged(value: object, where: str) -> Merged:
         usage=_read_usage(obj),
         agreement=tuple(agreement),
         note=obj.text("note", optional=True),
+        output_check=_read_output(obj),
     )
+
+
+def _read_output(obj: _Object) -> OutputCheck | None:
+    value = obj.get("output")
+    if value is None:
+        return None
+    check = _Object(value, f"{obj.where}.output")
+    kind = check.text("kind")
+    if kind not in OUTPUT_KINDS:
+        raise BadBenchObject(f"{check.where}.kind: expected one of {', '.join(OUTPUT_KINDS)}, got {kind!r}")
+    return OutputCheck(kind, check.flag("valid"), check.text("error"))
 
 
 def _read_usage(obj: _Object) -> Usage:

@@ -21,8 +21,11 @@ by place when they carry none); `gemini_route` renders the member's reply.
 Tools Google runs itself (`googleSearch`, `codeExecution`, `urlContext`)
 are refused: no member can run them.
 
+`responseMimeType` `application/json` with `responseSchema` (read into
+JSON Schema) or `responseJsonSchema` asks every seat for JSON.
+
 What a panel cannot honour is refused: tools and function parts, cached
-content, structured output (JSON mime types, schemas), more than one
+content, a response mime type other than text or JSON, more than one
 candidate, non-image inline data, and any generation setting we cannot pass
 on.
 """
@@ -49,12 +52,14 @@ from benchwarmers.formats.base import (
 from benchwarmers.formats.base import optional_float as _float
 from benchwarmers.formats.base import optional_int as _int
 from benchwarmers.formats.bench_json import panel_json
+from benchwarmers.formats.output import gemini_output
 from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
 from benchwarmers.types import (
     Ask,
     AskMode,
     Image,
     Message,
+    OutputFormat,
     PanelDone,
     PanelEvent,
     PanelReply,
@@ -88,6 +93,8 @@ _CARRIED_CONFIG = {
     "seed",
     "candidateCount",
     "responseMimeType",
+    "responseSchema",
+    "responseJsonSchema",
     "responseModalities",
 }
 # Top-level keys read elsewhere or harmless to leave out (safety settings
@@ -177,6 +184,17 @@ def _request(obj: Mapping[str, Any], *, route: bool = False) -> Request:
         tools=_tools(tools) if route else (),
         tool_choice=_tool_choice(obj.get("toolConfig")) if route else "",
         sampling=_sampling(obj.get("generationConfig")),
+        output=_output(obj.get("generationConfig")),
+    )
+
+
+def _output(value: object) -> OutputFormat | None:
+    """`responseMimeType` `application/json`, with `responseSchema` or `responseJsonSchema`."""
+    if value is None:
+        return None
+    config = _camel_keys(value, "generationConfig")
+    return gemini_output(
+        config.get("responseMimeType"), config.get("responseSchema"), config.get("responseJsonSchema")
     )
 
 
@@ -330,9 +348,6 @@ def _sampling(value: object) -> Sampling:
         raise UserError(
             "generationConfig.candidateCount: a panel gives one candidate; its seats are in the text"
         )
-    mime = config.get("responseMimeType")
-    if mime is not None and mime != "text/plain":
-        raise UserError(f"generationConfig.responseMimeType {mime!r}: a panel answers with text/plain")
     modalities = config.get("responseModalities")
     if modalities is not None and [
         str(m).upper() for m in require_list(modalities, "responseModalities")

@@ -8,8 +8,8 @@ object per line, the last with `"done": true` and timing counts. Images are
 a list of bare base64 strings per message; we tell their type from their
 first bytes. Options that only tune a local runtime (`num_ctx`, `num_gpu`,
 threads...) are meaningless to a panel and ignored; sampling options we can
-pass on are carried; any other option is refused, as are tools, structured
-`format`, `suffix`, raw templates and old-style `context` arrays.
+pass on are carried; `format` ("json" or a schema) asks every seat for
+JSON; any other option is refused, as are tools, `suffix`, raw templates and old-style `context` arrays.
 
 Route mode (`bench/<c>:route` over `/api/chat`) reads `tools`, assistant
 `tool_calls` and `tool` messages; `ollama_route` renders the member's reply.
@@ -48,6 +48,7 @@ from benchwarmers.formats.base import (
 )
 from benchwarmers.formats.bench_json import panel_json
 from benchwarmers.formats.openai_chat import function_tools
+from benchwarmers.formats.output import ollama_format
 from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
 from benchwarmers.types import (
     Ask,
@@ -171,6 +172,7 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
         system="\n\n".join(system),
         tools=function_tools(obj.get("tools")) if route else (),
         sampling=_sampling(obj),
+        output=ollama_format(obj.get("format")),
     )
     return Ask(collection=collection, mode=mode, request=request, stream=_stream(obj))
 
@@ -210,7 +212,10 @@ def parse_generate(body: object) -> Ask:
     if not parts:
         raise UserError("prompt is empty")
     request = Request(
-        messages=(Message("user", parts),), system=optional_str(obj, "system"), sampling=_sampling(obj)
+        messages=(Message("user", parts),),
+        system=optional_str(obj, "system"),
+        sampling=_sampling(obj),
+        output=ollama_format(obj.get("format")),
     )
     return Ask(collection=collection, mode=mode, request=request, stream=_stream(obj))
 
@@ -224,9 +229,6 @@ def _refuse_uncarried(obj: Mapping[str, Any], *, route: bool = False) -> None:
     tools = obj.get("tools")
     if tools is not None and require_list(tools, "tools") and not route:
         raise tools_refused()
-    fmt = obj.get("format")
-    if fmt not in (None, ""):
-        raise UserError("format: a panel answers with plain text; leave format out")
 
 
 def _images(value: object, where: str) -> tuple[Image, ...]:

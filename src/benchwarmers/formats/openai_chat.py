@@ -5,7 +5,8 @@ In: `model`, `messages` (system/developer, user with text and image
 parts, assistant with `tool_calls`, tool), sampling fields, `stream`, and
 for route mode `tools`/`tool_choice`. An extension key, `bench`, lets a
 client seat extra models: `{"bench": {"with": ["alias", ...]}}` (the CLI's
-`--with` over HTTP). Out: one `chat.completion` whose message holds the
+`--with` over HTTP). `response_format` (`json_object`, `json_schema`) asks
+every seat for JSON (`formats/output.py`). Out: one `chat.completion` whose message holds the
 panel text and whose extra `bench` key holds the seats; streamed, a role
 chunk at once, each seat's section as it finishes (with the seat as data
 in an extra `bench_seat` key), `bench` (and usage) in the last chunk, then
@@ -35,6 +36,7 @@ from benchwarmers.formats.base import (
     tools_refused,
 )
 from benchwarmers.formats.bench_json import panel_json, seat_json
+from benchwarmers.formats.output import chat_response_format
 from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
 from benchwarmers.types import (
     NO_SAMPLING,
@@ -112,6 +114,7 @@ def _request(obj: Mapping[str, Any]) -> Request:
         tools=function_tools(obj.get("tools")),
         tool_choice=_tool_choice(obj.get("tool_choice")),
         sampling=_sampling(obj),
+        output=chat_response_format(obj.get("response_format")),
     )
 
 

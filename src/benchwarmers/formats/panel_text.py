@@ -39,8 +39,16 @@ from benchwarmers.types import (
 def seat_heading(seat: Seat) -> str:
     """`### Seat 2 · qwen-coder (ok, 1.4 s)`, the call id after it so a reader
     can send a verdict from the text alone."""
-    flag = ", explorer" if seat.explorer else ""
+    flag = (", explorer" if seat.explorer else "") + output_flag(seat)
     return f"### {seat.seat} · {seat.alias} ({seat.status}, {seat.seconds:.1f} s{flag}) · call {seat.call}"
+
+
+def output_flag(seat: Seat) -> str:
+    """ ", JSON valid" or ", JSON invalid: <why>" when structured output was asked."""
+    check = seat.output_check
+    if check is None:
+        return ""
+    return ", JSON valid" if check.valid else f", JSON invalid: {check.error}"
 
 
 def seat_text(seat: Seat) -> str:
@@ -79,7 +87,7 @@ def live_heading(label: str, alias: str, call: str) -> str:
 def live_ending(seat: Seat, *, shown: str) -> str:
     """What follows a live seat's text (`shown`: what of it was written):
     the rest of its answer or why there is none, then its status line."""
-    flag = ", explorer" if seat.explorer else ""
+    flag = (", explorer" if seat.explorer else "") + output_flag(seat)
     status = f"_({seat.status}, {seat.seconds:.1f} s{flag})_"
     if seat.status == "ok" and seat.content.startswith(shown):
         rest = seat.content[len(shown) :]

@@ -11,8 +11,7 @@ keys), in the body and in `response.completed`.
 
 What a panel cannot honour is refused, not dropped: tools and function-call
 items (a panel answers with text), `previous_response_id` and
-`conversation` (we keep no responses to continue from), structured output
-formats, background mode, and content parts we do not know.
+`conversation` (we keep no responses to continue from), background mode, and content parts we do not know.
 
 Route mode (`bench/<c>:route`, what Codex CLI drives) reads the rest of
 what an agent sends: `tools` (function tools; custom tools, which take one
@@ -54,11 +53,13 @@ from benchwarmers.formats.base import (
     tools_refused,
 )
 from benchwarmers.formats.bench_json import panel_json
+from benchwarmers.formats.output import responses_text_format
 from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
 from benchwarmers.types import (
     Ask,
     Image,
     Message,
+    OutputFormat,
     PanelDone,
     PanelEvent,
     PanelReply,
@@ -110,6 +111,7 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
         tools=tuple(n.tool for n in names.values()),
         tool_choice=_tool_choice(obj.get("tool_choice"), names) if route else "",
         sampling=sampling,
+        output=_text_format(obj.get("text")),
     )
     return Ask(
         collection=collection,
@@ -132,13 +134,13 @@ def _refuse_uncarried(obj: Mapping[str, Any], *, route: bool) -> None:
             raise UserError(f"{key}: {why}")
     if optional_bool(obj, "background"):
         raise UserError("background: a panel answers while you wait; set background to false or leave it out")
-    text = obj.get("text")
-    if text is not None:
-        fmt = require_object(text, "text").get("format")
-        if fmt is not None:
-            kind = require_object(fmt, "text.format").get("type")
-            if kind != "text":
-                raise UserError(f"text.format {kind!r}: a panel answers with plain text; use type 'text'")
+
+
+def _text_format(text: object) -> OutputFormat | None:
+    """`text.format`: plain text, or JSON (against a schema) from every seat."""
+    if text is None:
+        return None
+    return responses_text_format(require_object(text, "text").get("format"))
 
 
 _TOOL_ITEMS = ("function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output")

@@ -29,7 +29,7 @@ import random
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,7 @@ from benchwarmers.calls.tokens import fitted
 from benchwarmers.errors import UserError
 from benchwarmers.panel import history, judge, pace
 from benchwarmers.panel.merge import anonymise, merge_request, parse_merge
+from benchwarmers.panel.output_check import output_check, unwrapped
 from benchwarmers.panel.seating import (
     PlannedSeat,
     Seating,
@@ -51,11 +52,13 @@ from benchwarmers.panel.seating import (
     seat_panel,
 )
 from benchwarmers.panel.shapes import shape_of
+from benchwarmers.panel.structured import as_asked, for_seating
 from benchwarmers.store import kept, registry
 from benchwarmers.types import (
     Ask,
     Merged,
     MergeDone,
+    OutputCheck,
     PanelDone,
     PanelEvent,
     PanelReply,
@@ -167,8 +170,9 @@ class PanelEngine:
         bench = await registry.models_by_alias(store)
         request = ask.request.under_system(collection.system_prompt)
         shape = shape_of(request)
+        judged = for_seating(request, collection.output_fallback)  # what seating holds each model to
         if ask.only_aliases:  # a follow-up: exactly the seats named
-            seating = seat_exactly(ask.only_aliases, request, bench)
+            seating = seat_exactly(ask.only_aliases, judged, bench)
         else:
             # The bench's decision (`bench/decider.py`), with a few spare explorers: the first
             # in line may not fit this request.
@@ -181,9 +185,7 @@ class PanelEngine:
                 rng=self.rng,
             )
             revive.probe_failing(self.runtime, decision.left_off)
-            seating = seat_panel(
-                collection, request, bench=bench, extras=ask.extra_aliases, decision=decision
-            )
+            seating = seat_panel(collection, judged, bench=bench, extras=ask.extra_aliases, decision=decision)
             decisions.note_seated(store, collection.name, shape, [s.model.alias for s in seating.seats])
         if not seating.seats:
             reasons = "; ".join(f"{m.alias}: {m.reason}" for m in seating.left_off) or "it has no members"
@@ -374,6 +376,8 @@ class PanelEngine:
             explorer=planned.explorer,
         )
         request, note = fitted_note(plan.request, planned.model)
+        request, prompted = as_asked(request, planned.model)
+        note = "; ".join(n for n in (note, prompted) if n)
         try:
             result = await self.caller.call(
                 planned.model,
@@ -399,7 +403,12 @@ class PanelEngine:
                 explorer=planned.explorer,
                 note=note,
             )
-        return seat_of(result, planned, note)
+        seat = seat_of(result, planned, note)
+        output = plan.request.output
+        if output is None or seat.status != "ok":
+            return seat
+        # Its content stays as written (a live stream has shown it so already).
+        return replace(seat, output_check=output_check(seat.content, output))
 
     async def _merge(self, plan: Plan, seats: Sequence[Seat], calls: list[CallResult]) -> Merged:
         answered = [s for s in seats if s.status == "ok"]
@@ -414,11 +423,12 @@ class PanelEngine:
             )
         anonymised = anonymise(answered, self.rng)
         request = merge_request(plan.request, anonymised)
+        output = plan.request.output
         tried: list[str] = []
         for model in await self._merger_candidates(plan, seats):
             result = await self.caller.call(
                 model,
-                fitted(request, model),
+                as_asked(fitted(request, model), model)[0],
                 kind="merge",
                 timeout=plan.collection.seat_timeout,
                 context=CallContext(
@@ -432,7 +442,22 @@ class PanelEngine:
                 recorded=False,
             )
             calls.append(result)
-            if result.status == "ok":
+            if result.status == "ok" and output is not None and result.reply.text.strip():
+                check = output_check(result.reply.text, output)
+                if check.valid:
+                    return Merged(
+                        result.call,
+                        model.alias,
+                        "ok",
+                        result.seconds,
+                        unwrapped(result.reply.text),
+                        usage=result.reply.usage,
+                        note=_fell_back(tried),
+                        output_check=check,
+                    )
+                tried.append(f"{model.alias}: not valid against the output asked ({check.error})")
+                continue
+            if result.status == "ok" and output is None:
                 content, agreement = parse_merge(result.reply.text, anonymised.label_of_letter)
                 if content:
                     return Merged(
@@ -454,6 +479,7 @@ class PanelEngine:
             0.0,
             error=detail,
             note=f"No merger answered ({detail}); the panel's answers follow.",
+            output_check=None if output is None else OutputCheck(output.kind, False, detail),
         )
 
     async def _merger_candidates(self, plan: Plan, seats: Sequence[Seat]) -> list[Any]:
@@ -465,12 +491,14 @@ class PanelEngine:
         collection = plan.collection
         if collection.merger:
             model = plan.bench.get(collection.merger)
-            return [model] if model is not None and not _unfit(model, plan.request) else []
+            unfit = model is None or _unfit(model, for_seating(plan.request, collection.output_fallback))
+            return [] if unfit else [model]
         ranked = await decisions.pick_mergers(
             self.runtime.store, collection.name, plan.shape, collection.members
         )
         status = {s.alias: s.status for s in seats}
-        fit = [plan.bench[a] for a in ranked if a in plan.bench and not _unfit(plan.bench[a], plan.request)]
+        judged = for_seating(plan.request, collection.output_fallback)
+        fit = [plan.bench[a] for a in ranked if a in plan.bench and not _unfit(plan.bench[a], judged)]
         outside = [m for m in fit if m.alias not in status]
         answered = [m for m in fit if status.get(m.alias) == "ok"]
         return outside + answered
@@ -599,6 +627,11 @@ def seat_of(result: CallResult, planned: PlannedSeat, note: str = "") -> Seat:
         explorer=planned.explorer,
         note=note,
     )
+
+
+def _fell_back(tried: list[str]) -> str:
+    """A merge that came after others failed says whose and why."""
+    return f"Merged after {'; '.join(tried)}." if tried else ""
 
 
 def _unfit(model: Any, request: Request) -> bool:

@@ -14,6 +14,10 @@ Three choices make the merge worth trusting more than a plain
   parsed here and mapped back to the real seat labels, so a client gets
   structure it can act on, not only prose.
 
+An ask for structured output is merged in the same format: the merger is
+asked for the JSON alone (`MERGE_SYSTEM_JSON`, `Request.output` passed on),
+and the engine takes the first merger whose answer is valid against it.
+
 The merge is an ordinary call through the caller, with its own call id, so
 it takes verdicts like a seat and records show whether merging beats the
 best single seat.
@@ -56,6 +60,16 @@ After your answer, on a line of its own, write {AGREEMENT_OPEN}, then one JSON o
 with the letters of the seats that state it and of those that state the opposite."""
 
 
+# When the ask wants structured output, the merger is asked in the same
+# format: its whole answer is the JSON, so there is no room for prose or
+# the agreement block, and none is asked for.
+MERGE_SYSTEM_JSON = """You merge the answers a panel of models gave to one question that asked for
+JSON. Write the one JSON answer that is most correct and complete: where the seats agree, keep
+what they agree on; where they disagree, take the side that is right when you can tell. Answers
+that are not valid JSON may still hold useful facts. Answer with the JSON value only: no prose,
+no code fence, nothing before or after it."""
+
+
 @dataclass(frozen=True, slots=True)
 class Anonymised:
     """The shuffled letters the merger sees, and the way back."""
@@ -81,16 +95,21 @@ def merge_request(request: Request, anonymised: Anonymised) -> Request:
         for letter, seat in zip(letters, anonymised.order, strict=True)
     )
     question = transcript(request)
+    last = (
+        "Write the merged answer as the JSON asked for, nothing else."
+        if request.output is not None
+        else f"Write the merged answer, then the {AGREEMENT_OPEN} block."
+    )
     text = (
         f"The question, as it was asked:\n\n{question}\n\n"
-        f"The panel's answers ({len(letters)} seats):\n\n{answers}\n\n"
-        f"Write the merged answer, then the {AGREEMENT_OPEN} block."
+        f"The panel's answers ({len(letters)} seats):\n\n{answers}\n\n{last}"
     )
     max_tokens = request.sampling.max_tokens
     return Request(
         messages=(Message("user", (Text(text),)),),
-        system=MERGE_SYSTEM,
+        system=MERGE_SYSTEM if request.output is None else MERGE_SYSTEM_JSON,
         sampling=Sampling(temperature=0.2, max_tokens=max_tokens + 1024 if max_tokens else None),
+        output=request.output,
     )
 
 

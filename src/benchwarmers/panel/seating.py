@@ -12,7 +12,8 @@ client sees in `bench.leftOff`:
   out), unless their status keeps them off (onboarding, unavailable,
   resting, retired) or the request does not fit them (no image reader for
   an image, a vision model for plain text, a context window too small for
-  the prompt and the reply room it can give: a `max_tokens` above a
+  the prompt and the reply room it can give, structured output asked of a
+  model known not to answer in JSON, `panel/structured.py`: a `max_tokens` above a
   member's output limit is lowered for that member, `calls.tokens.fitted`,
   not a reason to leave it off);
 * members the decision left off (held out: failing, resting...; ranked
@@ -38,6 +39,7 @@ from typing import Any, Protocol
 from benchwarmers.bench.decider import GAVE_SEAT, Decision
 from benchwarmers.calls.tokens import context_needed, fitted
 from benchwarmers.errors import NotFound
+from benchwarmers.panel.structured import no_output_reason
 from benchwarmers.store.times import utc
 from benchwarmers.types import LeftOff, Request
 
@@ -218,7 +220,7 @@ def unfit_reason(model: SeatableModel, request: Request, needed: int, now: datet
         return "vision model, seated only for requests with images"
     if model.context_window and needed > model.context_window:
         return f"context window {model.context_window} < {needed} tokens needed"
-    return ""
+    return no_output_reason(model, request)
 
 
 def _may_explore(model: SeatableModel) -> bool:

@@ -2,7 +2,9 @@
 
 The base URL is the host without the version (`https://api.anthropic.com`);
 we post `/v1/messages`. The API requires `max_tokens`, so a request that
-sets none gets `DEFAULT_MAX_TOKENS`. Streams are typed SSE events: a
+sets none gets `DEFAULT_MAX_TOKENS`. A JSON schema goes as
+`output_config.format` (structured outputs); plain JSON, which the API has
+no mode for, is asked in the system prompt. Streams are typed SSE events: a
 `message_start` (input usage), content blocks that open, grow by deltas and
 stop, a `message_delta` (stop reason, output usage) and `message_stop`.
 """
@@ -20,6 +22,7 @@ from benchwarmers.providers.base import (
     parse_arguments,
     text_and_tool_calls,
 )
+from benchwarmers.providers.structured_output import output_instruction
 from benchwarmers.providers.transport import StreamEvent, status_error
 from benchwarmers.types import (
     Chunk,
@@ -71,8 +74,14 @@ class AnthropicAdapter(Adapter):
             "max_tokens": sampling.max_tokens or DEFAULT_MAX_TOKENS,
             "messages": [_message(m) for m in request.messages if _blocks(m)],
         }
-        if request.system:
-            body["system"] = request.system
+        system = request.system
+        output = request.output
+        if output is not None and output.kind == "json_schema" and output.schema is not None:
+            body["output_config"] = {"format": {"type": "json_schema", "schema": output.schema}}
+        elif output is not None:  # no plain JSON mode in this API: asked in the system prompt
+            system = (system + "\n\n" if system else "") + output_instruction(output)
+        if system:
+            body["system"] = system
         if request.tools:
             body["tools"] = [
                 {"name": t.name, "description": t.description, "input_schema": t.parameters}

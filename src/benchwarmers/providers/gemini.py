@@ -58,6 +58,8 @@ FINISH: dict[str, FinishReason] = {
     "OTHER": "error",
 }
 
+# Gemini's `responseMimeType` for an answer in JSON (with or without a schema).
+JSON_MIME = "application/json"
 TOOL_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 
 
@@ -186,6 +188,10 @@ def _generation_config(request: Request) -> dict[str, Any]:
     }
     if sampling.stop:
         config["stopSequences"] = list(sampling.stop)
+    if request.output is not None:  # JSON, against the schema as JSON Schema (not OpenAPI's subset)
+        config["responseMimeType"] = JSON_MIME
+        if request.output.kind == "json_schema" and request.output.schema is not None:
+            config["responseJsonSchema"] = request.output.schema
     return config
 
 

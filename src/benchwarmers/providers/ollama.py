@@ -65,6 +65,9 @@ class OllamaAdapter(Adapter):
         options = _options(request)
         if options:
             body["options"] = options
+        if request.output is not None:  # "json", or the schema itself
+            schema = request.output.schema
+            body["format"] = schema if request.output.kind == "json_schema" and schema else "json"
         return Outbound(f"{target.base}/api/chat", _headers(target), body)
 
     def read_reply(self, body: Any) -> list[Chunk]:

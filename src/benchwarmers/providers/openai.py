@@ -5,7 +5,7 @@ The endpoint's base URL includes the version (`https://host/v1`), because
 compatible servers put it in different places; we append
 `/chat/completions` and `/models`. Streams ask for
 `stream_options.include_usage` so the usage ledger gets real token counts
-from a streamed call too.
+from a streamed call too. Structured output goes as `response_format`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from benchwarmers.providers.base import (
     Target,
     text_and_tool_calls,
 )
+from benchwarmers.providers.structured_output import openai_response_format
 from benchwarmers.providers.transport import StreamEvent, status_error
 from benchwarmers.types import (
     Chunk,
@@ -73,6 +74,8 @@ class OpenAIAdapter(Adapter):
                 body[name] = value
         if sampling.stop:
             body["stop"] = list(sampling.stop)
+        if request.output is not None:
+            body["response_format"] = openai_response_format(request.output)
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from benchwarmers.bench import decisions
 from benchwarmers.calls.tokens import context_needed, fitted
 from benchwarmers.panel.seating import unfit_reason
+from benchwarmers.panel.structured import as_asked, for_seating
 from benchwarmers.store.db import Store
 from benchwarmers.store.registry import CollectionView, ModelView
 from benchwarmers.types import LeftOff, Request
@@ -50,6 +51,7 @@ def route_fit(
     """The members that can take this request, in member order, and why the
     others cannot."""
     now = datetime.now(UTC)
+    judged = for_seating(request, collection.output_fallback)
     needs_tools = bool(request.tools) or any(m.tool_calls or m.tool_results for m in request.messages)
     fit: list[Candidate] = []
     left_off: list[LeftOff] = []
@@ -58,14 +60,14 @@ def route_fit(
         if model is None:
             left_off.append(LeftOff(alias, "not on the bench"))
             continue
-        asked = fitted(request, model)
+        asked = fitted(judged, model)
         why = unfit_reason(model, asked, context_needed(asked), now)
         if not why and needs_tools and not model.tools:
             why = "does not take tools"
         if why:
             left_off.append(LeftOff(alias, why))
-        else:
-            fit.append(Candidate(model, asked))
+        else:  # the structured output passed through, natively or in its prompt
+            fit.append(Candidate(model, as_asked(fitted(request, model), model)[0]))
     return fit, tuple(left_off)
 
 

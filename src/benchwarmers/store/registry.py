@@ -102,6 +102,8 @@ class ModelView:
     status_reason: str
     status_changed_at: datetime | None
     created_at: datetime
+    # Answers in JSON when its API is asked to (None: unknown, asked natively).
+    structured_output: bool | None = None
 
     @property
     def simulated(self) -> bool:
@@ -133,6 +135,8 @@ class CollectionView:
     blind: bool = False  # the Ask page hides the names until judged
     # A judge model compares each panel's answers after the reply (`panel/judge.py`).
     judge_verdicts: bool = False
+    # A member that cannot answer in JSON natively: "leave_off" or "prompt" (`panel/output.py`).
+    output_fallback: str = "leave_off"
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,6 +341,7 @@ async def add_model(
     tools: bool = True,
     price_in: float | None = None,
     price_out: float | None = None,
+    structured_output: bool | None = None,
 ) -> ModelView:
     """Register a model without probing it (onboarding probes; this only records)."""
     check_alias(alias)
@@ -369,6 +374,7 @@ async def add_model(
             tools=tools,
             price_in=price_in,
             price_out=price_out,
+            structured_output=structured_output,
             resting_until=None,
             status_reason="",
             status_changed_at=now,
@@ -466,6 +472,15 @@ async def set_role(store: Store, alias: str, role: str) -> ModelView:
         return _model_view(row)
 
 
+async def set_structured_output(store: Store, alias: str, value: bool | None) -> ModelView:
+    """The user's word on whether a model answers in JSON natively (None: unknown)."""
+    async with store.write() as session:
+        row = await _model_row(session, alias)
+        row.structured_output = value
+        await session.flush()
+        return _model_view(row)
+
+
 async def remove_model(store: Store, alias: str, *, from_collections: bool = False) -> None:
     """Take a model off the bench entirely (a mistyped `model add`). Its
     calls and verdicts stay in the log under its alias. Refused while a
@@ -517,6 +532,7 @@ async def add_collection(
     keep_days: int = KEEP_DAYS,
     blind: bool = False,
     judge_verdicts: bool = False,
+    output_fallback: str = "leave_off",
 ) -> CollectionView:
     check_collection_name(name)
     fields = _collection_fields(
@@ -534,6 +550,7 @@ async def add_collection(
     )
     fields["blind"] = blind
     fields["judge_verdicts"] = bool(judge_verdicts)
+    fields["output_fallback"] = check_output_fallback(output_fallback)
     async with store.write() as session:
         if await session.scalar(select(schema.Collection).where(schema.Collection.name == name)) is not None:
             raise Conflict(f"collection {name!r} already exists")
@@ -568,6 +585,7 @@ async def update_collection(
     keep_days: int | None = None,
     blind: bool | None = None,
     judge_verdicts: bool | None = None,
+    output_fallback: str | None = None,
 ) -> CollectionView:
     """Change what is given (None leaves a field as it is). Turning
     `keep_text` off removes the text already kept."""
@@ -594,6 +612,8 @@ async def update_collection(
             fields["blind"] = blind
         if judge_verdicts is not None:
             fields["judge_verdicts"] = bool(judge_verdicts)
+        if output_fallback is not None:
+            fields["output_fallback"] = check_output_fallback(output_fallback)
         for key, value in fields.items():
             setattr(row, key, value)
         if members is not None:
@@ -656,6 +676,15 @@ async def remove_collection(store: Store, name: str) -> None:
         row = await _collection_row(session, name)
         await session.execute(delete(schema.KeptText).where(schema.KeptText.collection == row.name))
         await session.delete(row)
+
+
+OUTPUT_FALLBACKS = ("leave_off", "prompt")
+
+
+def check_output_fallback(value: str) -> str:
+    if value not in OUTPUT_FALLBACKS:
+        raise UserError(f"output fallback {value!r} is not known; use {' or '.join(OUTPUT_FALLBACKS)}")
+    return value
 
 
 def _collection_fields(
@@ -803,6 +832,7 @@ def _model_view(row: schema.Model) -> ModelView:
         status_reason=row.status_reason,
         status_changed_at=None if row.status_changed_at is None else utc(row.status_changed_at),
         created_at=utc(row.created_at),
+        structured_output=row.structured_output,
     )
 
 
@@ -825,4 +855,5 @@ def _collection_view(row: schema.Collection, members: list[str]) -> CollectionVi
         keep_days=row.keep_days,
         blind=row.blind,
         judge_verdicts=row.judge_verdicts,
+        output_fallback=row.output_fallback,
     )

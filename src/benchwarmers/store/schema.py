@@ -109,6 +109,9 @@ class Model(Base):
     # model out once they reach `calls.health.FAILING_AFTER`, until a probe answers.
     failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     failing_since: Mapped[datetime | None]
+    # Whether it answers in JSON (against a schema) when its API is asked to: the catalog's
+    # `structured_output`, or the user's word; None = unknown, asked natively (`panel/output.py`).
+    structured_output: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
 
     endpoint: Mapped[Endpoint] = relationship(back_populates="models")
 
@@ -145,6 +148,9 @@ class Collection(Base):
     # judges: after each panel ask a model that did not sit compares the answers; its pairs are
     # stored as kind "judge" and weighed by their agreement with people's (`panel/judge.py`).
     judge_verdicts: Mapped[bool] = mapped_column(Boolean, default=False)
+    # structured: a member that cannot answer in JSON natively is "leave_off" (left off with
+    # the reason) or "prompt" (asked with the schema in its system prompt); `panel/output.py`.
+    output_fallback: Mapped[str] = mapped_column(String(16), default="leave_off", server_default="leave_off")
 
     members: Mapped[list[CollectionMember]] = relationship(
         back_populates="collection", order_by="CollectionMember.position", cascade="all, delete-orphan"

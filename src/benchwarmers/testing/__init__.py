@@ -8,6 +8,7 @@ scripted to do, and `pytest_plugin.py` for fixtures.
 
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import (
+    SCHEMA_EXAMPLE,
     FakeError,
     FakeMessage,
     FakeModel,
@@ -15,9 +16,11 @@ from benchwarmers.testing.script import (
     FakeToolCall,
     RateLimit,
     count_tokens,
+    schema_example,
 )
 
 __all__ = [
+    "SCHEMA_EXAMPLE",
     "FakeError",
     "FakeMessage",
     "FakeModel",
@@ -26,4 +29,5 @@ __all__ = [
     "FakeToolCall",
     "RateLimit",
     "count_tokens",
+    "schema_example",
 ]

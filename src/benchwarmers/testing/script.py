@@ -4,7 +4,9 @@ A `FakeModel` is keyed by its served id and answers on all four APIs. Its
 answer is text or a function of the parsed request; its tool calls are
 emitted whenever the request offers tools and is not already carrying this
 turn's tool results, so a multi-turn tool loop runs by itself (call, result,
-answer). Faults (`error`, `rate_limit`, `cut_after`, `malformed_json`,
+answer). Asked for structured output, it answers `json_answer` when set
+(valid JSON or not, or `SCHEMA_EXAMPLE`: a value valid against the schema
+asked). Faults (`error`, `rate_limit`, `cut_after`, `malformed_json`,
 `never_ending`) apply to every call, or only to the first `fail_first`
 calls, after which the model answers normally.
 
@@ -70,6 +72,9 @@ class FakeRequest:
     messages: list[FakeMessage] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
     max_tokens: int | None = None
+    # The structured output asked in the API's own setting, read back:
+    # {"kind": "json_object" | "json_schema", "schema"}; None when none was.
+    output: dict[str, Any] | None = None
 
     @property
     def prompt(self) -> str:
@@ -225,13 +230,23 @@ class FakeModel:
     # The reply waits (after `ttfb`) until the test sets this event: a model
     # still answering for exactly as long as a test needs, whatever the clock.
     hold: threading.Event | None = None
+    # The answer when the request asks for structured output in its API's own
+    # setting (`FakeRequest.output`): text (valid JSON or not, as the test
+    # needs), a function of the request, or `SCHEMA_EXAMPLE`, the smallest
+    # value valid against the schema asked (`{}` for plain JSON). None: `answer`.
+    json_answer: Answer | None = None
 
     def faulty(self, call_number: int) -> bool:
         """Whether the scripted faults apply to this call (1-based)."""
         return self.fail_first is None or call_number <= self.fail_first
 
     def text_for(self, request: FakeRequest) -> str:
-        return self.answer(request) if callable(self.answer) else self.answer
+        answer = self.answer
+        if request.output is not None and self.json_answer is not None:
+            answer = self.json_answer
+        if answer == SCHEMA_EXAMPLE:
+            return json.dumps(schema_example((request.output or {}).get("schema") or {"type": "object"}))
+        return answer(request) if callable(answer) else answer
 
     def calls_for(self, request: FakeRequest) -> list[FakeToolCall]:
         if callable(self.tool_calls):
@@ -257,7 +272,7 @@ def models_from_json(text: str) -> tuple[list[FakeModel], str | None]:
 
 
 _SIMPLE_FIELDS = ("latency", "ttfb", "tokens_per_second", "cut_after", "cut_mode", "malformed_json")
-_MORE_FIELDS = ("never_ending", "fail_first", "headers")
+_MORE_FIELDS = ("never_ending", "fail_first", "headers", "json_answer")
 
 
 def _model_from_json(entry: dict[str, Any]) -> FakeModel:
@@ -272,7 +287,7 @@ def _model_from_json(entry: dict[str, Any]) -> FakeModel:
         served, **{name: entry[name] for name in _SIMPLE_FIELDS + _MORE_FIELDS if name in entry}
     )
     answer = entry.get("answer", "ok")
-    model.answer = _template(answer) if "{" in answer else answer
+    model.answer = _template(answer) if any("{" + p + "}" in answer for p in _PLACEHOLDERS) else answer
     model.tool_calls = [
         FakeToolCall(c["name"], c.get("arguments", {}), c.get("id", "")) for c in entry.get("tool_calls", [])
     ]
@@ -292,9 +307,49 @@ def _model_from_json(entry: dict[str, Any]) -> FakeModel:
     return model
 
 
+_PLACEHOLDERS = ("prompt", "model", "api", "system")
+
+
+SCHEMA_EXAMPLE = "schema-example"
+
+
+def schema_example(schema: Any) -> Any:
+    """The smallest value valid against a plain JSON Schema: an object's
+    required properties, each its own example; the first of an `enum` or
+    `anyOf`; `minItems` examples in an array; the bound of a number or the
+    length of a string. Enough for a fake's answers, not a generator for
+    every schema (`$ref`, `not` and patterns are not followed)."""
+    if not isinstance(schema, dict):
+        return None
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf"):
+        if schema.get(key):
+            return schema_example(schema[key][0])
+    kind = schema.get("type", "object")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        return {name: schema_example(properties.get(name, {})) for name in schema.get("required", [])}
+    if kind == "array":
+        return [schema_example(schema.get("items", {})) for _ in range(int(schema.get("minItems", 0)))]
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        return int(low) + (1 if "exclusiveMinimum" in schema else 0) if kind == "integer" else low
+    if kind == "string":
+        return "x" * int(schema.get("minLength", 0))
+    if kind == "boolean":
+        return False
+    return None
+
+
 def _template(answer: str) -> Callable[[FakeRequest], str]:
     """`"You said: {prompt}"`: the placeholders are `prompt`, `model`, `api`
-    and `system`."""
+    and `system`, each replaced where it stands; other braces are the
+    answer's own (a JSON answer: `{"name": "{model}"}`)."""
 
     def render(request: FakeRequest) -> str:
         values = {
@@ -303,6 +358,9 @@ def _template(answer: str) -> Callable[[FakeRequest], str]:
             "api": request.api,
             "system": request.system,
         }
-        return answer.format_map(values)
+        text = answer
+        for name, value in values.items():
+            text = text.replace("{" + name + "}", value)
+        return text
 
     return render

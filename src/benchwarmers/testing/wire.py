@@ -40,7 +40,32 @@ def read_request(
     {"openai": _read_openai, "anthropic": _read_anthropic, "gemini": _read_gemini, "ollama": _read_ollama}[
         api
     ](request, body)
+    request.output = _output(api, body)
     return request
+
+
+def _output(api: ApiKind, body: dict[str, Any]) -> dict[str, Any] | None:
+    """The structured output the request asked in its API's own setting, as
+    `{"kind": "json_object" | "json_schema", "schema": {...} | None}` (the
+    raw setting stays in `body`); None when it asked none."""
+    if api == "openai":
+        fmt = body.get("response_format") or {}
+        if fmt.get("type") == "json_schema":
+            return {"kind": "json_schema", "schema": (fmt.get("json_schema") or {}).get("schema")}
+        return {"kind": "json_object", "schema": None} if fmt.get("type") == "json_object" else None
+    if api == "anthropic":
+        fmt = (body.get("output_config") or {}).get("format") or body.get("output_format")
+        return {"kind": "json_schema", "schema": fmt.get("schema")} if fmt else None
+    if api == "gemini":
+        config = body.get("generationConfig") or body.get("generation_config") or {}
+        if config.get("responseMimeType") != "application/json":
+            return None
+        schema = config.get("responseJsonSchema") or config.get("responseSchema")
+        return {"kind": "json_schema" if schema else "json_object", "schema": schema}
+    fmt = body.get("format")
+    if isinstance(fmt, dict):
+        return {"kind": "json_schema", "schema": fmt}
+    return {"kind": "json_object", "schema": None} if fmt == "json" else None
 
 
 def _read_openai(request: FakeRequest, body: dict[str, Any]) -> None:

@@ -1,0 +1,91 @@
+"""Each format's structured-output setting read into one `OutputFormat`,
+bad values a `UserError` naming the caller's own field; Gemini's OpenAPI
+schema read into JSON Schema."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchwarmers.errors import UserError
+from benchwarmers.formats.output import (
+    anthropic_output_format,
+    chat_response_format,
+    gemini_output,
+    ollama_format,
+    openapi_to_json_schema,
+    responses_text_format,
+)
+from benchwarmers.types import OutputFormat
+
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+pytestmark = pytest.mark.unit
+
+
+def test_each_formats_spelling_reads_into_one_value() -> None:
+    named = OutputFormat("json_schema", SCHEMA, name="count", strict=True)
+    chat = {"type": "json_schema", "json_schema": {"name": "count", "schema": SCHEMA, "strict": True}}
+    assert chat_response_format(chat) == named
+    assert chat_response_format({"type": "json_object"}) == OutputFormat("json_object")
+    assert chat_response_format({"type": "text"}) is None and chat_response_format(None) is None
+    responses = {"type": "json_schema", "name": "count", "schema": SCHEMA, "strict": True}
+    assert responses_text_format(responses) == named
+    assert anthropic_output_format({"type": "json_schema", "schema": SCHEMA}, "x") == OutputFormat(
+        "json_schema", SCHEMA
+    )
+    assert gemini_output("application/json", None, SCHEMA) == OutputFormat("json_schema", SCHEMA)
+    assert gemini_output("application/json", None, None) == OutputFormat("json_object")
+    assert gemini_output("text/plain", None, None) is None
+    assert ollama_format("json") == OutputFormat("json_object")
+    assert ollama_format(SCHEMA) == OutputFormat("json_schema", SCHEMA)
+    assert ollama_format("") is None
+
+
+def test_gemini_openapi_schema_reads_into_json_schema() -> None:
+    given = {
+        "type": "OBJECT",
+        "properties": {
+            "name_of": {"type": "STRING", "nullable": True},
+            "tags": {"type": "ARRAY", "items": {"type": "STRING"}, "min_items": 1},
+            "either": {"any_of": [{"type": "INTEGER"}, {"type": "BOOLEAN"}]},
+        },
+        "required": ["name_of"],
+        "property_ordering": ["name_of", "tags"],
+        "additional_properties": False,
+    }
+    assert openapi_to_json_schema(given) == {
+        "type": "object",
+        "properties": {
+            "name_of": {"type": ["string", "null"]},
+            "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            "either": {"anyOf": [{"type": "integer"}, {"type": "boolean"}]},
+        },
+        "required": ["name_of"],
+        "additionalProperties": False,
+    }
+    assert gemini_output("application/json", given, None).schema == openapi_to_json_schema(given)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("read", "says"),
+    [
+        (
+            lambda: chat_response_format({"type": "json_schema", "json_schema": {"name": ""}}),
+            "name is required",
+        ),
+        (
+            lambda: responses_text_format({"type": "json_schema", "schema": SCHEMA}),
+            "text.format.name is required",
+        ),
+        (
+            lambda: anthropic_output_format({"type": "json_schema", "schema": {"type": 5}}, "output_format"),
+            "output_format.schema['type'] is not a valid JSON Schema",
+        ),
+        (lambda: gemini_output("application/json", SCHEMA, SCHEMA), "send one of them"),
+        (lambda: ollama_format(["json"]), 'format must be "json"'),
+    ],
+)
+def test_bad_values_name_the_callers_field(read, says: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(UserError, match=None) as refused:
+        read()
+    assert says in str(refused.value)

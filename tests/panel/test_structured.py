@@ -1,0 +1,161 @@
+"""Who is asked for structured output how (`panel/structured.py`), through
+the engine: a model known not to answer in JSON is left off ("no
+structured output: ...") or, under the collection's `output_fallback =
+"prompt"`, asked with the schema in its system prompt; unknown is asked
+natively; every answer is checked (a fenced one taken out of its fence);
+`:merged` falls back past a merger whose answer is not valid, and says so."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import replace
+
+from benchwarmers.panel.engine import _RUNNING, PanelEngine
+from benchwarmers.panel.structured import NO_OUTPUT, as_asked, for_seating, native
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.script import FakeModel, FakeRequest
+from benchwarmers.types import Ask, OutputFormat, PanelReply, Request, user
+
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+OUTPUT = OutputFormat("json_schema", SCHEMA, name="count")
+GOOD = '{"n": 4}'
+
+
+def _ask(mode: str = "panel") -> Ask:
+    return Ask("c", mode, Request((user("how many?"),), output=OUTPUT))  # type: ignore[arg-type]
+
+
+async def _reply(runtime: Runtime, ask: Ask) -> PanelReply:
+    reply = await PanelEngine(runtime).answer(ask)
+    while _RUNNING:
+        await asyncio.gather(*_RUNNING, return_exceptions=True)
+    return reply
+
+
+async def _bench(runtime: Runtime, fake: FakeProvider, models: dict[str, tuple[object, bool | None]]) -> None:
+    await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
+    for alias, (answer, can) in models.items():
+        fake.add(FakeModel(alias, answer=answer))  # type: ignore[arg-type]
+        await registry.add_model(runtime.store, alias, "fake", alias, structured_output=can)
+
+
+def test_unknown_is_native_and_false_is_not() -> None:
+    class M:
+        structured_output: bool | None = None
+
+    unknown, cannot = M(), M()
+    cannot.structured_output = False
+    request = Request((user("hi"),), system="Be brief.", output=OUTPUT)
+    assert native(unknown) and not native(cannot)
+    assert as_asked(request, unknown) == (request, "")
+    prompted, note = as_asked(request, cannot)
+    assert prompted.output is None and "asked for JSON in its system prompt" in note
+    assert (
+        prompted.system.startswith("Be brief.\n\n")
+        and json.dumps(SCHEMA, separators=(",", ":")) in prompted.system
+    )
+    assert for_seating(request, "leave_off") is request
+    assert for_seating(request, "prompt").output is None
+
+
+async def test_a_model_that_cannot_is_left_off_with_the_reason(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    await _bench(
+        runtime, fake_provider, {"can": (GOOD, True), "cannot": (GOOD, False), "unknown": (GOOD, None)}
+    )
+    await registry.add_collection(runtime.store, "c", ["can", "cannot", "unknown"])
+    reply = await _reply(runtime, _ask())
+    assert [s.alias for s in reply.seats] == ["can", "unknown"]
+    assert [m.alias for m in reply.left_off] == ["cannot"]
+    assert reply.left_off[0].reason.startswith(NO_OUTPUT)
+    assert fake_provider.calls["cannot"] == 0
+    for seat in reply.seats:
+        assert seat.output_check is not None and seat.output_check.valid
+        assert fake_provider.last(seat.alias).body["response_format"]["json_schema"]["schema"] == SCHEMA
+
+
+async def test_the_prompt_fallback_puts_the_schema_in_the_system_prompt(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    fenced = f"```json\n{GOOD}\n```"
+    await _bench(runtime, fake_provider, {"can": (GOOD, True), "cannot": (fenced, False)})
+    await registry.add_collection(runtime.store, "c", ["can", "cannot"], output_fallback="prompt")
+    reply = await _reply(runtime, _ask())
+    assert not reply.left_off
+    prompted = fake_provider.last("cannot")
+    assert "response_format" not in prompted.body and prompted.output is None
+    assert '"required":["n"]' in prompted.system
+    seat = next(s for s in reply.seats if s.alias == "cannot")
+    assert seat.output_check is not None and seat.output_check.valid
+    assert seat.content == fenced  # as written: the check reads inside the fence
+    assert "system prompt" in seat.note
+
+
+async def test_an_invalid_answer_is_marked_and_still_shown(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    await _bench(
+        runtime, fake_provider, {"good": (GOOD, None), "wrong": ('{"n": "four"}', None), "prose": ("4", None)}
+    )
+    await registry.add_collection(runtime.store, "c", ["good", "wrong", "prose"])
+    reply = await _reply(runtime, _ask())
+    checks = {s.alias: (s.status, s.content, s.output_check) for s in reply.seats}
+    assert checks["good"][2] is not None and checks["good"][2].valid
+    status, content, check = checks["wrong"]
+    assert status == "ok" and content == '{"n": "four"}'
+    assert check is not None and not check.valid and check.error == "$.n: 'four' is not of type 'integer'"
+    assert checks["prose"][2] is not None and "a JSON object" not in checks["prose"][2].error
+    assert not checks["prose"][2].valid
+
+
+def _merging(seat: str, merge: str):  # type: ignore[no-untyped-def]
+    def answer(request: FakeRequest) -> str:
+        return merge if "You merge the answers" in request.system else seat
+
+    return answer
+
+
+async def test_a_merger_whose_answer_is_invalid_falls_back_to_the_next(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    """Only `json` sits, so `prose`, a member off this panel, is the first
+    merger tried: its merge in prose is passed over, and the reply says so."""
+    await _bench(
+        runtime,
+        fake_provider,
+        {"prose": (_merging(GOOD, "They say four."), None), "json": (_merging(GOOD, '{"n": 4}'), None)},
+    )
+    await registry.add_collection(runtime.store, "c", ["prose", "json"])
+    reply = await _reply(runtime, replace(_ask("merged"), only_aliases=("json",)))
+    merged = reply.merged
+    assert merged is not None and merged.status == "ok" and merged.alias == "json"
+    assert merged.content == '{"n": 4}'
+    assert merged.output_check is not None and merged.output_check.valid
+    assert fake_provider.calls["prose"] == 1  # asked to merge, never to sit
+    assert fake_provider.last("prose").output == {"kind": "json_schema", "schema": SCHEMA}
+    assert (
+        merged.note == "Merged after prose: not valid against the output asked"
+        " (not JSON: Expecting value: line 1 column 1 (char 0))."
+    )
+
+
+async def test_no_valid_merge_falls_back_to_the_panel_and_says_why(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    await _bench(
+        runtime,
+        fake_provider,
+        {"a": (_merging(GOOD, "prose"), None), "b": (_merging(GOOD, '{"n": "x"}'), None)},
+    )
+    await registry.add_collection(runtime.store, "c", ["a", "b"])
+    reply = await _reply(runtime, _ask("merged"))
+    merged = reply.merged
+    assert merged is not None and merged.status == "error"
+    assert "a: not valid against the output asked" in merged.error
+    assert "b: not valid against the output asked" in merged.error
+    assert merged.output_check is not None and not merged.output_check.valid
+    assert merged.note.startswith("No merger answered")
