@@ -80,7 +80,7 @@ from benchwarmers.limits.user_limits import KINDS as LIMIT_KINDS
 from benchwarmers.limits.user_limits import UserLimit
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import sqlite_url
-from benchwarmers.store.registry import PROMOTIONS, CollectionView, EndpointView, ModelView
+from benchwarmers.store.registry import ON_CUT, PROMOTIONS, CollectionView, EndpointView, ModelView
 from benchwarmers.store.schema import OnboardingItem, Probe
 from benchwarmers.store.times import iso_utc, utc
 
@@ -97,6 +97,7 @@ __all__ = [
     "LOGIN_PASSWORD",
     "NOBODY",
     "ONBOARDING_MODES",
+    "ON_CUT",
     "OWNER",
     "POINTER_FILE",
     "PROMOTIONS",

@@ -369,6 +369,9 @@ def collection_entry(view: registry.CollectionView) -> dict[str, Any]:
         "explorerSeats": view.explorer_seats,
         "keepText": view.keep_text,
         "keepDays": view.keep_days,
+        "quorum": view.quorum,
+        "deadline": view.deadline,
+        "onCut": view.on_cut,
         "modes": [model_name(view.name), model_name(view.name, "merged"), model_name(view.name, "route")],
     }
 

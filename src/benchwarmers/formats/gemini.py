@@ -45,6 +45,7 @@ from benchwarmers.formats.base import (
     require_object,
     require_str,
     tools_refused,
+    with_bench_options,
 )
 from benchwarmers.formats.base import optional_float as _float
 from benchwarmers.formats.base import optional_int as _int
@@ -135,7 +136,8 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
     (`:streamGenerateContent`), since Gemini says so in the path."""
     obj = _camel_keys(body, "body")
     collection, mode = parse_model_name(model)
-    return Ask(collection=collection, mode=mode, request=_request(obj, route=mode == "route"))
+    ask = Ask(collection=collection, mode=mode, request=_request(obj, route=mode == "route"))
+    return with_bench_options(ask, obj.get("bench"))
 
 
 def parse_count(body: object, *, model: str) -> Request:

@@ -33,6 +33,7 @@ from benchwarmers.formats.base import (
     require_str,
     stop_sequences,
     tools_refused,
+    with_bench_options,
 )
 from benchwarmers.formats.bench_json import panel_json, seat_json
 from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
@@ -72,7 +73,7 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
     request = _request(obj)
     if mode != "route" and (request.tools or _has_tool_parts(request)):
         raise tools_refused()
-    return Ask(
+    ask = Ask(
         collection=collection,
         mode=mode,
         request=request,
@@ -80,6 +81,7 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
         extra_aliases=_extras(obj.get("bench")),
         conversation=_conversation(obj),
     )
+    return with_bench_options(ask, obj.get("bench"))
 
 
 def _request(obj: Mapping[str, Any]) -> Request:

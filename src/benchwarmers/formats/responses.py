@@ -52,6 +52,7 @@ from benchwarmers.formats.base import (
     require_object,
     require_str,
     tools_refused,
+    with_bench_options,
 )
 from benchwarmers.formats.bench_json import panel_json
 from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
@@ -111,13 +112,14 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
         tool_choice=_tool_choice(obj.get("tool_choice"), names) if route else "",
         sampling=sampling,
     )
-    return Ask(
+    ask = Ask(
         collection=collection,
         mode=mode,
         request=request,
         stream=optional_bool(obj, "stream"),
         conversation=_conversation(obj),
     )
+    return with_bench_options(ask, obj.get("bench"))
 
 
 def _refuse_uncarried(obj: Mapping[str, Any], *, route: bool) -> None:

@@ -142,6 +142,12 @@ class Collection(Base):
     # The Ask page shows its seats as "Seat A/B/C", shuffled, named once judged.
     blind: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime]
+    # quorum (0012): answer once this many seats answered (0: every seat), or this many
+    # seconds after the seats were sent (0: no deadline); the seats still answering then are
+    # cancelled ("cancel") or left to finish in the background ("finish") (`panel/quorum.py`).
+    quorum: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    deadline: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    on_cut: Mapped[str] = mapped_column(String(8), default="cancel", server_default="cancel")
 
     members: Mapped[list[CollectionMember]] = relationship(
         back_populates="collection", order_by="CollectionMember.position", cascade="all, delete-orphan"
