@@ -28,12 +28,17 @@ from benchwarmers.formats.bench_json import (
 from benchwarmers.types import (
     SEAT_STATUSES,
     AgreementPoint,
+    Contradiction,
+    Cut,
     LeftOff,
     Merged,
+    MergeReport,
     PanelReply,
     RouteBench,
     RouteFailure,
     Seat,
+    Side,
+    Unique,
     Usage,
 )
 
@@ -67,6 +72,24 @@ seats = st.builds(
     explorer=st.booleans(),
     note=texts,
 )
+reports = st.builds(
+    MergeReport,
+    consensus=names,
+    contradictions=st.lists(
+        st.builds(Contradiction, texts, st.lists(st.builds(Side, texts, names), max_size=2).map(tuple)),
+        max_size=2,
+    ).map(tuple),
+    unique=st.lists(st.builds(Unique, texts, texts, st.none() | st.booleans()), max_size=2).map(tuple),
+    gaps=names,
+    confidence=st.floats(min_value=0, max_value=1),
+)
+cuts = st.builds(
+    Cut,
+    reason=st.sampled_from(["quorum", "deadline"]),
+    quorum=st.integers(0, 50),
+    deadline=st.floats(min_value=0, max_value=1e6),
+    background=st.booleans(),
+)
 merges = st.builds(
     Merged,
     call=texts,
@@ -78,6 +101,7 @@ merges = st.builds(
     usage=usages,
     agreement=st.lists(st.builds(AgreementPoint, texts, names, names), max_size=3).map(tuple),
     note=texts,
+    report=st.none() | reports,
 )
 panels = st.builds(
     PanelReply,
@@ -86,6 +110,7 @@ panels = st.builds(
     seats=st.lists(seats, max_size=4).map(tuple),
     left_off=left_offs,
     merged=st.none() | merges,
+    cut=st.none() | cuts,
 )
 routes = st.builds(
     RouteBench,
@@ -98,6 +123,9 @@ routes = st.builds(
     shadows=names,
     left_off=left_offs,
 )
+
+
+REPORT = {"consensus": [], "contradictions": [], "unique": [], "gaps": [], "confidence": 0.5}
 
 
 def over_the_wire(obj: dict[str, Any]) -> Any:
@@ -193,6 +221,20 @@ def test_the_documented_bench_objects_read_strictly() -> None:
         (
             lambda b: b["merged"]["agreement"][0].update(heldBy=[1]),
             r"^bench\.merged\.agreement\[0\]\.heldBy\[0\]: expected a string",
+        ),
+        (
+            lambda b: b["merged"].update(report={**REPORT, "confidence": 2}),
+            r"^bench\.merged\.report\.confidence: expected a number from 0 to 1",
+        ),
+        (
+            lambda b: b["merged"].update(
+                report={**REPORT, "unique": [{"point": "p", "seat": "A", "right": 1}]}
+            ),
+            r"^bench\.merged\.report\.unique\[0\]\.right: expected true, false or null",
+        ),
+        (
+            lambda b: b.update(cut={"reason": "bored", "quorum": 1, "deadline": 0, "background": False}),
+            r"^bench\.cut\.reason: expected quorum or deadline",
         ),
     ],
 )

@@ -316,7 +316,8 @@ def test_merged_reply_with_its_report(panel_server: Any) -> None:
         found = merged["report"]
         assert found["confidence"] == 0.7 and found["gaps"] == ["why"]
         yes, no = found["contradictions"][0]["sides"]
-        assert sorted(yes["seats"]) == sorted([label["one"], label["two"]]) and no["seats"] == [label["three"]]
+        assert sorted(yes["seats"]) == sorted([label["one"], label["two"]])
+        assert no["seats"] == [label["three"]]
         assert found["unique"][0]["seat"] in (label["one"], label["two"])
         point = next(p for p in merged["agreement"] if p["point"] == "the answer: yes")
         assert sorted(point["heldBy"]) == sorted([label["one"], label["two"]])
