@@ -98,12 +98,13 @@ QUORUM_HEADER = "x-bench-quorum"
 DEADLINE_HEADER = "x-bench-deadline"
 
 
-def quorum_value(value: object, where: str) -> int:
+def quorum_value(value: object, where: str, *, header: bool = False) -> int:
     """A per-ask quorum: a whole number of seats, 1 or more (None: not given,
-    0). A header's text is read as a number; anything else is a UserError."""
+    0). A header's text is read as a number (a JSON body's string is not
+    one); anything else is a UserError."""
     if value is None:
         return 0
-    number = _header_number(value) if isinstance(value, str) else value
+    number = _header_number(value) if header and isinstance(value, str) else value
     if isinstance(number, bool) or not isinstance(number, int | float) or number != int(number):
         raise UserError(f"{where} must be a whole number of seats, not {value!r}")
     if number < 1:
@@ -111,11 +112,11 @@ def quorum_value(value: object, where: str) -> int:
     return int(number)
 
 
-def deadline_value(value: object, where: str) -> float:
+def deadline_value(value: object, where: str, *, header: bool = False) -> float:
     """A per-ask deadline: seconds, more than 0 and finite (None: not given, 0)."""
     if value is None:
         return 0.0
-    number = _header_number(value) if isinstance(value, str) else value
+    number = _header_number(value) if header and isinstance(value, str) else value
     if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(number):
         raise UserError(f"{where} must be a number of seconds, not {value!r}")
     if number <= 0:
@@ -149,8 +150,8 @@ def with_header_options(ask: Ask, headers: Mapping[str, str]) -> Ask:
     `x-bench-deadline` headers, which win over its body's."""
     if ask.mode == "route":
         return ask
-    quorum = quorum_value(headers.get(QUORUM_HEADER), QUORUM_HEADER)
-    deadline = deadline_value(headers.get(DEADLINE_HEADER), DEADLINE_HEADER)
+    quorum = quorum_value(headers.get(QUORUM_HEADER), QUORUM_HEADER, header=True)
+    deadline = deadline_value(headers.get(DEADLINE_HEADER), DEADLINE_HEADER, header=True)
     if not quorum and not deadline:
         return ask
     return dataclasses.replace(ask, quorum=quorum or ask.quorum, deadline=deadline or ask.deadline)
