@@ -39,7 +39,7 @@ def test_every_format_reads_the_bench_object(name: str) -> None:
     ask = parse({**body, **BENCH})
     assert (ask.quorum, ask.deadline) == (2, 5.0)
     assert (parse(body).quorum, parse(body).deadline) == (0, 0.0)
-    with pytest.raises(UserError, match="bench.quorum must be at least 1 seat"):
+    with pytest.raises(UserError, match=r"bench\.quorum must be at least 1 seat"):
         parse({**body, "bench": {"quorum": 0}})
 
 

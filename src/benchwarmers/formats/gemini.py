@@ -157,7 +157,8 @@ def _request(obj: Mapping[str, Any], *, route: bool = False) -> Request:
     for key, why in _REFUSED_TOP.items():
         if obj.get(key) is not None:
             raise UserError(f"{key}: {why}")
-    unknown = sorted(set(obj) - _KNOWN_TOP - set(_REFUSED_TOP) - {"model", "generateContentRequest"})
+    # `bench`: our own per-ask options (`base.with_bench_options`).
+    unknown = sorted(set(obj) - _KNOWN_TOP - set(_REFUSED_TOP) - {"model", "generateContentRequest", "bench"})
     if unknown:
         raise UserError(
             f"unknown field {unknown[0]!r}; a request holds contents, systemInstruction, generationConfig"
