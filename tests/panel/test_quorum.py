@@ -12,8 +12,9 @@ import threading
 
 import pytest
 
-from benchwarmers.calls.reads import get_call
+from benchwarmers.calls.reads import calls_of_ask, get_call
 from benchwarmers.errors import UserError
+from benchwarmers.limits.user_limits import set_limits
 from benchwarmers.panel import quorum
 from benchwarmers.panel.engine import _RUNNING, PanelEngine
 from benchwarmers.runtime import Runtime
@@ -250,3 +251,38 @@ async def test_collection_settings_are_checked(
     await registry.add_model(runtime.store, "m", "fake", "m")
     with pytest.raises(UserError, match=message):
         await registry.add_collection(runtime.store, "c", ["m"], **fields)  # type: ignore[arg-type]
+
+
+async def test_the_mergers_calls_are_limited_and_logged_like_seats(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    """A merger over its rate limit is refused before it goes out, like a
+    seat: its calls are logged `limited`, kind merge, under the ask; the
+    reply falls back to the panel."""
+    await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    for model in (
+        FakeModel("one", answer="one here"),
+        FakeModel("judge", answer=merger("merged", PLAIN_REPORT)),
+    ):
+        fake_provider.add(model)
+        await registry.add_model(runtime.store, model.served, "fake", model.served)
+    await set_limits(runtime.store, "fake", "judge", {"rpm": 1})
+    await registry.add_collection(runtime.store, "judges", ["judge"], seat_timeout=5.0)
+    await registry.add_collection(runtime.store, "solo", ["one"], merger="judge", seat_timeout=5.0)
+    engine = PanelEngine(runtime)
+    first = await engine.answer(Ask("judges", "panel", Request((user("hi"),))))  # the minute's one call
+    assert first.seats[0].status == "ok"
+
+    events = await _run(engine, Ask("solo", "merged", Request((user("hi"),)), stream=True))
+    await _background()
+    started, done = events[0], events[-1]
+    assert isinstance(started, PanelStarted) and isinstance(done, PanelDone)
+    merged = done.reply.merged
+    assert merged is not None and merged.status == "error" and "judge: limited" in merged.error
+    rows = await calls_of_ask(runtime.store, started.ask)
+    merges = [r.status for r in rows if r.kind == "merge"]
+    # The answer's call, refused; the report's too, unless the answer's refusal
+    # came first and cut the report before it was asked (nothing to report on).
+    assert merges and set(merges) == {"limited"}
+    assert [(r.kind, r.status) for r in rows if r.kind == "seat"] == [("seat", "ok")]
+    assert fake_provider.calls["judge"] == 1  # neither merge call went out

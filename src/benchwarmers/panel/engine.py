@@ -539,7 +539,12 @@ class PanelEngine:
         finally:
             if merged is None:
                 report.cancel(cut("no merger answered"))
-        found = await report
+        # A report cut before its task first ran ends cancelled, not with None.
+        (found,) = await asyncio.gather(report, return_exceptions=True)
+        if isinstance(found, BaseException):
+            if not isinstance(found, asyncio.CancelledError):
+                raise found
+            found = None
         if merged is None:
             detail = "; ".join(tried) if tried else "no member could merge"
             return Merged(
