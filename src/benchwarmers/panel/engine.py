@@ -20,6 +20,12 @@ Each seat's call id is minted when the seat is planned, so `PanelStarted`
 names it; an ask that wants text as it is written (`Ask.seat_text`, a
 stream) gets a `SeatText` per piece of a seat's answer, handed straight
 from the caller's chunk loop (no task, no buffer between).
+
+An ask or collection with a quorum or deadline (`panel/quorum.py`) is
+answered once enough seats are in; the seats still answering are cut
+(`_cut`). A merge hands the merger's text on as it is written
+(`MergeText`), while its structured report is asked for beside it
+(`_report`, `panel/report.py`).
 """
 
 from __future__ import annotations
@@ -203,10 +209,11 @@ class PanelEngine:
                 f"no member of bench/{collection.name} can answer this request ({reasons})", status=422
             )
         merged = ask.mode == "merged" or collection.reply == "merged"
-        rule = quorum.Rule(
-            quorum=ask.quorum or collection.quorum,
-            deadline=ask.deadline or collection.deadline,
-            on_cut=collection.on_cut,
+        wanted, deadline = ask.quorum or collection.quorum, ask.deadline or collection.deadline
+        rule = (
+            quorum.Rule(quorum=wanted, deadline=deadline, on_cut=collection.on_cut)
+            if wanted or deadline
+            else quorum.NO_RULE
         )
         return Plan(
             ask_id=new_ask_id(),
