@@ -64,7 +64,6 @@ COVERED_BY: dict[str, tuple[str, ...]] = {
     "errors.py": ("tests/limits/test_scope.py", "tests/limits/test_limiter.py"),
     "formats/anthropic.py": ("tests/formats/test_translators.py",),
     "formats/anthropic_route.py": ("tests/route/test_rendering.py",),
-    "formats/base.py": ("tests/panel/test_rules.py",),
     "formats/builtin.py": ("tests/formats/test_registry.py",),
     "formats/errors.py": ("tests/formats/test_registry.py",),
     "formats/gemini.py": ("tests/formats/test_translators.py",),

@@ -109,8 +109,15 @@ class ApiClient:
             "messages": messages,
             "stream": True,
         }
+        bench: dict[str, Any] = {}
         if ask.extra_aliases:
-            body["bench"] = {"with": list(ask.extra_aliases)}
+            bench["with"] = list(ask.extra_aliases)
+        if ask.quorum:
+            bench["quorum"] = ask.quorum
+        if ask.deadline:
+            bench["deadline"] = ask.deadline
+        if bench:
+            body["bench"] = bench
         answered = False
         async with aclosing(self.events("/v1/chat/completions", body)) as chunks:
             async for chunk in chunks:

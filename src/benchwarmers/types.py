@@ -41,8 +41,11 @@ MODEL_STATUSES: tuple[ModelStatus, ...] = ("onboarding", "available", "unavailab
 
 # `limited`: our own limits refused the call before it went out; `rate_limited`:
 # it went out and the provider answered 429 (or a quota body); `cancelled`: the
-# person who asked stopped the panel while this seat was still answering.
-SeatStatus: TypeAlias = Literal["ok", "empty", "error", "timeout", "limited", "rate_limited", "cancelled"]
+# person who asked stopped the panel while this seat was still answering; `cut`: the
+# reply went out without it (a quorum was reached, or the ask's deadline passed).
+SeatStatus: TypeAlias = Literal[
+    "ok", "empty", "error", "timeout", "limited", "rate_limited", "cancelled", "cut"
+]
 SEAT_STATUSES: tuple[SeatStatus, ...] = (
     "ok",
     "empty",
@@ -51,6 +54,7 @@ SEAT_STATUSES: tuple[SeatStatus, ...] = (
     "limited",
     "rate_limited",
     "cancelled",
+    "cut",
 )
 # Statuses of calls that did not use a provider's quota: refused by us, or by the provider's 429.
 NOT_SERVED: tuple[SeatStatus, ...] = ("limited", "rate_limited")
@@ -258,6 +262,10 @@ class Ask:
     # Seat exactly these aliases, in this order (a follow-up to the same seats,
     # or to one chosen seat), instead of the collection's seating.
     only_aliases: tuple[str, ...] = ()
+    # Answer once this many seats answered (0: the collection's setting; none: every seat).
+    quorum: int = 0
+    # Answer with what is in after this many seconds (0: the collection's setting).
+    deadline: float = 0.0
 
 
 # --------------------------------------------------------- one model's reply
@@ -401,6 +409,54 @@ class AgreementPoint:
 
 
 @dataclass(frozen=True, slots=True)
+class Side:
+    """One position on a contradicted point, and the seats that hold it."""
+
+    position: str
+    seats: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Contradiction:
+    point: str
+    sides: tuple[Side, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Unique:
+    """A point only one seat made; `right`: whether the merger thinks it is
+    (None: it cannot tell)."""
+
+    point: str
+    seat: str
+    right: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MergeReport:
+    """The merger's structured report on the seats' answers, checked
+    against its schema (`panel/report.py`); seats named by their labels."""
+
+    consensus: tuple[str, ...] = ()
+    contradictions: tuple[Contradiction, ...] = ()
+    unique: tuple[Unique, ...] = ()
+    gaps: tuple[str, ...] = ()
+    confidence: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """Why a reply went out without some of its seats: `reason` "quorum"
+    (that many seats had answered) or "deadline" (that many seconds had
+    passed); `background`: the cut seats were left to finish and be logged."""
+
+    reason: Literal["quorum", "deadline"]
+    quorum: int = 0
+    deadline: float = 0.0
+    background: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Merged:
     call: str
     alias: str
@@ -414,6 +470,8 @@ class Merged:
     note: str = ""
     # Whether the merged answer holds to the structured output asked for (None: none was asked).
     output_check: OutputCheck | None = None
+    # The merger's structured report (None: no merger returned a valid one).
+    report: MergeReport | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -427,12 +485,16 @@ class PanelReply:
     seats: tuple[Seat, ...]
     left_off: tuple[LeftOff, ...] = ()
     merged: Merged | None = None
+    # Set when the reply went out without some seats (their status `cut`).
+    cut: Cut | None = None
 
 
 # Panel events, in the order a stream delivers them: `PanelStarted` at once,
 # `SeatText` pieces of each seat's answer as it is written (when the ask
 # wants them: `Ask.seat_text`), a `SeatDone` per seat as each finishes,
-# `MergeDone` when merging, then `PanelDone` with the whole reply.
+# `MergeText` pieces of the merger's answer as it is written and `MergeDone`
+# when merging, then `PanelDone` with the whole reply. A seat cut by a quorum
+# or deadline gets its `SeatDone` (status `cut`) before any merge event.
 
 
 @dataclass(frozen=True, slots=True)
@@ -467,6 +529,18 @@ class SeatDone:
 
 
 @dataclass(frozen=True, slots=True)
+class MergeText:
+    """A piece of the merger's answer as it is written (a delta), before
+    `MergeDone`. `restart`: an earlier merger failed after it had written
+    something; this piece starts the next merger's answer."""
+
+    alias: str
+    call: str
+    text: str
+    restart: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class MergeDone:
     merged: Merged
 
@@ -476,7 +550,7 @@ class PanelDone:
     reply: PanelReply
 
 
-PanelEvent: TypeAlias = PanelStarted | SeatText | SeatDone | MergeDone | PanelDone
+PanelEvent: TypeAlias = PanelStarted | SeatText | SeatDone | MergeText | MergeDone | PanelDone
 
 
 # ------------------------------------------------------------- route mode

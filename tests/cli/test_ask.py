@@ -56,6 +56,12 @@ def test_ask_and_verdict_against_a_running_server(panel_server: Any, monkeypatch
 
         as_json = json.loads(run("ask", "bench/duo", "again?", "--json").output)
         assert [s["alias"] for s in as_json["seats"]] == ["one", "two"]
+        # A quorum of 1 (sent in the body's `bench`): the faster seat's answer, the
+        # other cut, unless a busy machine let both in at once.
+        cut = json.loads(run("ask", "duo", "again?", "--quorum", "1", "--deadline", "30", "--json").output)
+        assert cut["seats"][0]["status"] == "ok"
+        if cut["seats"][1]["status"] == "cut":
+            assert cut["cut"] == {"reason": "quorum", "quorum": 1, "deadline": 30, "background": False}
 
         said = run("verdict", calls[0], "--useful", "--note", "spot on").output
         assert calls[0] in said and "useful" in said
@@ -91,6 +97,8 @@ def test_ask_in_process_when_no_server_answers(
 
     refused = CliRunner().invoke(app, ["ask", "nope", "hi"])
     assert refused.exit_code != 0 and "nope" in refused.output
+    no_quorum = CliRunner().invoke(app, ["ask", "duo", "hi", "--quorum", "0"])
+    assert no_quorum.exit_code != 0 and "--quorum must be at least 1 seat" in no_quorum.output
     no_choice = CliRunner().invoke(app, ["verdict", calls[0]])
     assert no_choice.exit_code != 0 and "--useful" in no_choice.output
 

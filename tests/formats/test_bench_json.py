@@ -29,13 +29,18 @@ from benchwarmers.types import (
     OUTPUT_KINDS,
     SEAT_STATUSES,
     AgreementPoint,
+    Contradiction,
+    Cut,
     LeftOff,
     Merged,
+    MergeReport,
     OutputCheck,
     PanelReply,
     RouteBench,
     RouteFailure,
     Seat,
+    Side,
+    Unique,
     Usage,
 )
 
@@ -71,6 +76,24 @@ seats = st.builds(
     note=texts,
     output_check=output_checks,
 )
+reports = st.builds(
+    MergeReport,
+    consensus=names,
+    contradictions=st.lists(
+        st.builds(Contradiction, texts, st.lists(st.builds(Side, texts, names), max_size=2).map(tuple)),
+        max_size=2,
+    ).map(tuple),
+    unique=st.lists(st.builds(Unique, texts, texts, st.none() | st.booleans()), max_size=2).map(tuple),
+    gaps=names,
+    confidence=st.floats(min_value=0, max_value=1),
+)
+cuts = st.builds(
+    Cut,
+    reason=st.sampled_from(["quorum", "deadline"]),
+    quorum=st.integers(0, 50),
+    deadline=st.floats(min_value=0, max_value=1e6),
+    background=st.booleans(),
+)
 merges = st.builds(
     Merged,
     call=texts,
@@ -83,6 +106,7 @@ merges = st.builds(
     agreement=st.lists(st.builds(AgreementPoint, texts, names, names), max_size=3).map(tuple),
     note=texts,
     output_check=output_checks,
+    report=st.none() | reports,
 )
 panels = st.builds(
     PanelReply,
@@ -91,6 +115,7 @@ panels = st.builds(
     seats=st.lists(seats, max_size=4).map(tuple),
     left_off=left_offs,
     merged=st.none() | merges,
+    cut=st.none() | cuts,
 )
 routes = st.builds(
     RouteBench,
@@ -103,6 +128,9 @@ routes = st.builds(
     shadows=names,
     left_off=left_offs,
 )
+
+
+REPORT = {"consensus": [], "contradictions": [], "unique": [], "gaps": [], "confidence": 0.5}
 
 
 def over_the_wire(obj: dict[str, Any]) -> Any:
@@ -211,6 +239,20 @@ def test_the_documented_bench_objects_read_strictly() -> None:
         (
             lambda b: b["merged"]["agreement"][0].update(heldBy=[1]),
             r"^bench\.merged\.agreement\[0\]\.heldBy\[0\]: expected a string",
+        ),
+        (
+            lambda b: b["merged"].update(report={**REPORT, "confidence": 2}),
+            r"^bench\.merged\.report\.confidence: expected a number from 0 to 1",
+        ),
+        (
+            lambda b: b["merged"].update(
+                report={**REPORT, "unique": [{"point": "p", "seat": "A", "right": 1}]}
+            ),
+            r"^bench\.merged\.report\.unique\[0\]\.right: expected true, false or null",
+        ),
+        (
+            lambda b: b.update(cut={"reason": "bored", "quorum": 1, "deadline": 0, "background": False}),
+            r"^bench\.cut\.reason: expected quorum or deadline",
         ),
     ],
 )

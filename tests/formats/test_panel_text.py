@@ -7,7 +7,18 @@ from __future__ import annotations
 import pytest
 
 from benchwarmers.formats.panel_text import StreamText, seat_text
-from benchwarmers.types import PanelDone, PanelEvent, PanelReply, PanelStarted, Seat, SeatDone, SeatText
+from benchwarmers.types import (
+    Merged,
+    MergeDone,
+    MergeText,
+    PanelDone,
+    PanelEvent,
+    PanelReply,
+    PanelStarted,
+    Seat,
+    SeatDone,
+    SeatText,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -73,3 +84,34 @@ def test_sections_ignore_the_text_and_show_each_seat_as_it_finishes() -> None:
 def test_a_merged_stream_shows_no_seat_text() -> None:
     pieces = run([STARTED, said(A, "a1 "), SeatDone(A)], live=True, merged=True)
     assert pieces == ["", "", ""]
+
+
+def test_the_merger_streams_as_it_writes_and_its_end_adds_only_the_rest() -> None:
+    merged = Merged("c_m", "judge", "ok", 1.0, content="One merged answer.")
+    events: list[PanelEvent] = [
+        STARTED,
+        SeatDone(A),
+        MergeText("judge", "c_m", "One "),
+        MergeText("judge", "c_m", "merged"),
+        MergeDone(merged),
+    ]
+    pieces = run(events, live=True, merged=True)
+    assert pieces == ["", "", "One ", "merged", " answer."]
+
+
+def test_a_merger_that_fails_after_writing_is_followed_by_the_next_with_a_line_between() -> None:
+    merged = Merged("c_2", "second", "ok", 1.0, content="Second answer.")
+    events: list[PanelEvent] = [
+        STARTED,
+        MergeText("first", "c_1", "Half"),
+        MergeText("second", "c_2", "Second answer.", restart=True),
+        MergeDone(merged),
+    ]
+    text = "".join(run(events, merged=True))
+    assert text.startswith("Half\n\n_(that merger stopped") and text.endswith("Second answer.")
+    assert text.count("Second answer.") == 1
+
+
+def test_a_cut_seat_says_why() -> None:
+    cut = Seat("c_a", "Seat 1", "alpha", "cut", 1.0, error="quorum 2 of 3 reached")
+    assert "cut: the reply went without it: quorum 2 of 3 reached" in seat_text(cut)

@@ -42,7 +42,7 @@ async def test_tools_carry_the_rules_of_use(bench_server: Any, mode: str) -> Non
         tools["verdict"].description or ""
     )
     properties = ask.input_schema["properties"]
-    assert set(properties) == {"collection", "prompt", "merged", "with", "system"}
+    assert set(properties) == {"collection", "prompt", "merged", "with", "system", "quorum", "deadline"}
     assert ask.input_schema["required"] == ["collection", "prompt"]
     assert set(tools["pending_verdicts"].input_schema["properties"]) == {"transcript_path", "calls"}
 
@@ -236,6 +236,8 @@ MISTAKES: list[tuple[str, dict[str, Any], str]] = [
     ("ask", {"collection": "trio:route", "prompt": "hi"}, "route mode"),
     ("ask", {"collection": "not a name", "prompt": "hi"}, "names no collection"),
     ("ask", {"collection": "trio", "prompt": "hi", "with": ["ghost"]}, "ghost"),
+    ("ask", {"collection": "trio", "prompt": "hi", "quorum": 0}, "quorum must be at least 1 seat"),
+    ("ask", {"collection": "trio", "prompt": "hi", "deadline": -1}, "deadline must be more than 0 seconds"),
     ("verdict", {"call": "c_" + "y" * 20, "useful": True}, "no call"),
     ("verdict", {"call": " ", "useful": True}, '"call" must be a call id'),
     ("verdict", {"better": "c_" + "y" * 20}, '"worse" must be a call id'),

@@ -22,7 +22,7 @@ from benchwarmers.identity.keys import create_key
 from benchwarmers.limits.user_limits import set_limits
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.live_server import settle_logs
-from benchwarmers.testing.script import FakeError, FakeModel, RateLimit
+from benchwarmers.testing.script import FakeError, FakeModel, RateLimit, merger
 from tests.waiting import wait_for
 
 TRIO = {"trio": {"members": ["fast", "mid", "slow"], "purpose": "three opinions"}}
@@ -278,22 +278,29 @@ def test_failing_seats_leave_the_others_intact(panel_server: Any, stream: bool) 
             assert rows[seat["call"]]["status"] == seat["status"]
 
 
-def test_merged_reply_with_agreement_map(panel_server: Any) -> None:
-    def merge(request: Any) -> str:
+def test_merged_reply_with_its_report(panel_server: Any) -> None:
+    def report(request: Any) -> str:
         # Read the anonymised answers back and say which letters hold "yes".
-        text = request.prompt
         holders, against = [], []
-        for block in text.split("## Seat ")[1:]:
+        for block in request.prompt.split("## Seat ")[1:]:
             letter, _, answer = block.partition("\n\n")
             (holders if "yes" in answer else against).append(letter.strip())
-        agreement = {"points": [{"point": "the answer is yes", "heldBy": holders, "contradictedBy": against}]}
-        return f"Mostly yes. Seats disagreed once.\n<agreement>{json.dumps(agreement)}</agreement>"
+        sides = [{"position": "yes", "seats": holders}, {"position": "no", "seats": against}]
+        return json.dumps(
+            {
+                "consensus": ["a question was asked"],
+                "contradictions": [{"point": "the answer", "sides": sides}],
+                "unique": [{"point": "indeed", "seat": holders[-1], "right": None}],
+                "gaps": ["why"],
+                "confidence": 0.7,
+            }
+        )
 
     models = [
         FakeModel("one", answer="yes", ttfb=0.02),
         FakeModel("two", answer="yes indeed", ttfb=0.04),
         FakeModel("three", answer="no", ttfb=0.06),
-        FakeModel("judge", answer=merge),
+        FakeModel("judge", answer=merger("Mostly yes. Seats disagreed once.", report)),
     ]
     collections = {"trio": {"members": ["one", "two", "three"], "merger": "judge"}}
     with panel_server(models, collections) as server:
@@ -306,8 +313,13 @@ def test_merged_reply_with_agreement_map(panel_server: Any) -> None:
         merged = bench["merged"]
         assert merged["alias"] == "judge" and merged["status"] == "ok" and merged["call"]
         label = {s["alias"]: s["seat"] for s in bench["seats"]}
-        point = merged["agreement"][0]
-        assert point["point"] == "the answer is yes"
+        found = merged["report"]
+        assert found["confidence"] == 0.7 and found["gaps"] == ["why"]
+        yes, no = found["contradictions"][0]["sides"]
+        assert sorted(yes["seats"]) == sorted([label["one"], label["two"]])
+        assert no["seats"] == [label["three"]]
+        assert found["unique"][0]["seat"] in (label["one"], label["two"])
+        point = next(p for p in merged["agreement"] if p["point"] == "the answer: yes")
         assert sorted(point["heldBy"]) == sorted([label["one"], label["two"]])
         assert point["contradictedBy"] == [label["three"]]
         rows = call_rows(server.home)
@@ -320,7 +332,7 @@ def test_merged_reply_with_agreement_map(panel_server: Any) -> None:
         record = httpx.get(f"{base}/bench/record", params={"collection": "bench/trio"}).json()
         assert record["merged"]["useful"] == 1 and record["aliases"] == {}
 
-        # Streamed, the merged answer arrives in one piece, bench last.
+        # Streamed, the merged answer arrives as it is written, bench last.
         text, bench = "", None
         for chunk in client(server).chat.completions.create(
             model="bench/trio:merged", messages=[{"role": "user", "content": "yes or no?"}], stream=True
@@ -328,7 +340,7 @@ def test_merged_reply_with_agreement_map(panel_server: Any) -> None:
             text += (chunk.choices[0].delta.content or "") if chunk.choices else ""
             bench = chunk.model_extra.get("bench") or bench
         assert text == "Mostly yes. Seats disagreed once."
-        assert bench is not None and bench["merged"]["agreement"]
+        assert bench is not None and bench["merged"]["report"]["confidence"] == 0.7
 
 
 def test_merger_never_sees_model_names_and_fails_over(panel_server: Any, fake_provider: Any) -> None:
@@ -347,7 +359,7 @@ def test_merger_never_sees_model_names_and_fails_over(panel_server: Any, fake_pr
         assert {s["alias"]: s["status"] for s in bench["seats"]} == {"alpha": "ok", "beta": "ok"}
         # alpha was first in line and failed; beta merged.
         assert bench["merged"]["alias"] == "beta" and bench["merged"]["status"] == "ok"
-        assert fake_provider.calls["alpha"] == 2
+        assert fake_provider.calls["alpha"] == 3  # its seat, then the merge and the report, both failed
         merge_prompt = fake_provider.last("beta").prompt
         assert "Seat A" in merge_prompt and "Seat B" in merge_prompt
         assert "alpha" not in merge_prompt and "beta" not in merge_prompt

@@ -1,5 +1,4 @@
-"""The pure rules: model names, shapes, seating, the merger's anonymising
-and its agreement map."""
+"""The pure rules: model names, shapes, seating, the merger's anonymising."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ import pytest
 from benchwarmers.bench.decider import Decision
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats.base import parse_model_name
-from benchwarmers.panel.merge import anonymise, merge_request, parse_merge
+from benchwarmers.panel.merge import anonymise, merge_request
 from benchwarmers.panel.seating import fitted_note, seat_panel
 from benchwarmers.panel.shapes import shape_of
 from benchwarmers.types import Image, Message, Request, Sampling, Seat, Text, user
@@ -137,7 +136,7 @@ def test_seat_cap_extras_and_explorer_never_ad_hoc() -> None:
         seat_panel(C("c", ("a",)), ask(), bench=bench, extras=("nobody",))
 
 
-def test_anonymised_merge_request_and_agreement_map() -> None:
+def test_anonymised_merge_request() -> None:
     seats = [
         Seat("c_1", "Seat 1", "gpt", "ok", 1.0, content="Paris"),
         Seat("c_2", "Seat 2", "claude", "ok", 1.0, content="Paris, France"),
@@ -152,29 +151,4 @@ def test_anonymised_merge_request_and_agreement_map() -> None:
     for alias in ("gpt", "claude", "llama", "qwen"):
         assert alias not in prompt and alias not in request.system
     assert "capital of France?" in prompt and "Seat C" in prompt
-
-    letter_of = {label: letter for letter, label in anonymised.label_of_letter.items()}
-    reply = (
-        "Paris is the capital; one seat said Lyon.\n"
-        "<agreement>\n```json\n"
-        '{"points": [{"point": "Paris is the capital", '
-        f'"heldBy": ["{letter_of["Seat 1"]}", "Seat {letter_of["Seat 2"]}", "Z"], '
-        f'"contradictedBy": ["{letter_of["Seat 4"].lower()}"]}},]}}\n'
-        "```\n</agreement>"
-    )
-    prose, points = parse_merge(reply, anonymised.label_of_letter)
-    assert prose == "Paris is the capital; one seat said Lyon."
-    assert len(points) == 1
-    assert points[0].point == "Paris is the capital"
-    assert sorted(points[0].held_by) == ["Seat 1", "Seat 2"]
-    assert points[0].contradicted_by == ("Seat 4",)
-
-
-def test_merge_reply_without_a_block_keeps_the_prose() -> None:
-    prose, points = parse_merge("Just an answer.", {"A": "Seat 1"})
-    assert (prose, points) == ("Just an answer.", ())
-    prose, points = parse_merge("Answer.\n<agreement>{not json", {"A": "Seat 1"})
-    assert (prose, points) == ("Answer.", ())
-    fenced = 'Answer.\n```json\n{"points": [{"point": "p", "heldBy": ["A"]}]}\n```'
-    prose, points = parse_merge(fenced, {"A": "Seat 1"})
-    assert prose == "Answer." and points[0].held_by == ("Seat 1",)
+    assert request.output is None  # the answer is plain text, streamed; the report is its own call

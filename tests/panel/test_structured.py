@@ -135,10 +135,16 @@ async def test_a_merger_whose_answer_is_invalid_falls_back_to_the_next(
     assert merged is not None and merged.status == "ok" and merged.alias == "json"
     assert merged.content == '{"n": 4}'
     assert merged.output_check is not None and merged.output_check.valid
-    assert fake_provider.calls["prose"] == 1  # asked to merge, never to sit
-    assert fake_provider.last("prose").output == {"kind": "json_schema", "schema": SCHEMA}
-    assert (
-        merged.note == "Merged after prose: not valid against the output asked"
+    # Asked to merge (and, beside it, for the merger's report), never to sit.
+    merges = [r for r in fake_provider.requests if r.model == "prose" and "You merge the answers" in r.system]
+    assert len(merges) == 1 and merges[0].output == {"kind": "json_schema", "schema": SCHEMA}
+    assert all(
+        "You merge the answers" in r.system or "report" in r.system.lower()
+        for r in fake_provider.requests
+        if r.model == "prose"
+    )
+    assert merged.note.startswith(
+        "Merged after prose: not valid against the output asked"
         " (not JSON: Expecting value: line 1 column 1 (char 0))."
     )
 

@@ -43,7 +43,10 @@ Every call tells `reach.py` whether its endpoint answered at all, and
 
 A call cancelled with `STOPPED` as the cancellation's message (a person
 stopped the panel: `PanelEngine.run(stop_on_close=True)`) is recorded as
-`cancelled`, not as an error: nobody failed, and no verdict is owed.
+`cancelled`, not as an error: nobody failed, and no verdict is owed. One
+cancelled with a `cut(reason)` message (a panel's quorum or deadline left
+it behind) is recorded `cut` with that reason, and `call` returns its
+result like a timeout's instead of raising: the seat is still a seat.
 """
 
 from __future__ import annotations
@@ -92,6 +95,22 @@ if TYPE_CHECKING:
 
 # The message of a cancellation that is a person's stop (`task.cancel(STOPPED)`).
 STOPPED = "stopped by the person who asked"
+# How a cut's cancellation message starts (`cut`): the rest is why.
+_CUT = "cut: "
+
+
+def cut(reason: str) -> str:
+    """The message to cancel a call's task with when a panel's reply goes
+    out without it ("quorum 2 of 3 reached"): recorded `cut`, with `reason`."""
+    return _CUT + reason
+
+
+def cut_reason(exc: BaseException) -> str | None:
+    """The reason of a cut's cancellation (`cut`), None for any other."""
+    args = exc.args
+    if isinstance(exc, asyncio.CancelledError) and len(args) == 1 and isinstance(args[0], str):
+        return args[0][len(_CUT) :] if args[0].startswith(_CUT) else None
+    return None
 
 
 class ModelLike(Protocol):
@@ -198,8 +217,9 @@ class Caller:
         `result.recorded` before telling anyone of the call: `await_recorded`).
         `call_id`: the id the call is logged under, when its caller minted it
         (a panel names its seats before they answer); `on_text`: handed each
-        piece of text as it arrives."""
-        async with self.stream(
+        piece of text as it arrives. Cancelled with a `cut` message, it
+        returns the call's result (status `cut`) rather than raising."""
+        call_stream = self.stream(
             model,
             request,
             kind=kind,
@@ -208,17 +228,24 @@ class Caller:
             stream=stream,
             limit_wait=limit_wait,
             call_id=call_id,
-        ) as call_stream:
-            try:
-                if on_text is None:
-                    async for _chunk in call_stream:
-                        pass
-                else:
-                    async for chunk in call_stream:
-                        if type(chunk) is TextDelta and chunk.text:
-                            on_text(chunk.text)
-            except ProviderError:
-                pass
+        )
+        try:
+            async with call_stream:
+                try:
+                    if on_text is None:
+                        async for _chunk in call_stream:
+                            pass
+                    else:
+                        async for chunk in call_stream:
+                            if type(chunk) is TextDelta and chunk.text:
+                                on_text(chunk.text)
+                except ProviderError:
+                    pass
+        except asyncio.CancelledError as exc:
+            task = asyncio.current_task()
+            if cut_reason(exc) is None or call_stream.result is None or task is None:
+                raise
+            task.uncancel()  # the cut is this call's end, not its task's
         assert call_stream.result is not None
         if recorded:
             await await_recorded([call_stream.result])
@@ -254,6 +281,10 @@ class _Outcome:
     def stopped(self) -> None:
         """The person who asked stopped it (`task.cancel(STOPPED)`)."""
         self.status, self.error = "cancelled", STOPPED
+
+    def cut(self, reason: str) -> None:
+        """The panel's reply went out without it (`task.cancel(cut(reason))`)."""
+        self.status, self.error = "cut", reason
 
     def abandoned(self) -> None:
         """The consumer left (or its task was cancelled) before the end."""
@@ -333,8 +364,11 @@ class CallStream:
             await self._learn_failure(outcome, exc)
             raise
         except asyncio.CancelledError as exc:
+            reason = cut_reason(exc)
             if exc.args == (STOPPED,):
                 outcome.stopped()
+            elif reason is not None:
+                outcome.cut(reason)
             else:
                 outcome.abandoned()
             raise

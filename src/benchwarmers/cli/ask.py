@@ -32,7 +32,7 @@ from benchwarmers.cli.context import console, with_core
 from benchwarmers.cli.errors import print_warning
 from benchwarmers.core import Core, verdict_body
 from benchwarmers.errors import NotFound, UserError
-from benchwarmers.formats.base import parse_model_name
+from benchwarmers.formats.base import deadline_value, parse_model_name, quorum_value
 from benchwarmers.formats.bench_json import panel_json
 from benchwarmers.types import Ask, Merged, PanelDone, PanelReply, PanelStarted, Request, Seat, SeatDone, user
 
@@ -52,6 +52,18 @@ def ask(
         list[str] | None, typer.Option("--with", help="Seat this model too (repeatable).", show_default=False)
     ] = None,
     system: Annotated[str, typer.Option("--system", help="A system prompt for every seat.")] = "",
+    quorum: Annotated[
+        int | None,
+        typer.Option(
+            "--quorum", help="Answer once this many seats answered; cut the rest.", show_default=False
+        ),
+    ] = None,
+    deadline: Annotated[
+        float | None,
+        typer.Option(
+            "--deadline", help="Answer with what is in after this many seconds.", show_default=False
+        ),
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the bench object as JSON at the end.")
     ] = False,
@@ -67,7 +79,13 @@ def ask(
     show = _Printer(quiet=as_json)
     url = client_env.server_url()
     the_ask = Ask(
-        name, mode, Request(messages=(user(prompt),), system=system), stream=True, extra_aliases=extras
+        name,
+        mode,
+        Request(messages=(user(prompt),), system=system),
+        stream=True,
+        extra_aliases=extras,
+        quorum=quorum_value(quorum, "--quorum"),
+        deadline=deadline_value(deadline, "--deadline"),
     )
 
     async def over_http() -> PanelReply | None:

@@ -47,6 +47,22 @@ Timeout = Annotated[float | None, typer.Option("--timeout", help="Seconds each s
 Shadow = Annotated[
     int | None, typer.Option("--shadow", min=0, help="Route mode: members answering in the background.")
 ]
+Quorum = Annotated[
+    int | None,
+    typer.Option("--quorum", min=0, help="Answer once this many seats answered (0: wait for every seat)."),
+]
+Deadline = Annotated[
+    float | None,
+    typer.Option("--deadline", min=0, help="Answer with what is in after this many seconds (0: none)."),
+]
+OnCut = Annotated[
+    str | None,
+    typer.Option(
+        "--on-cut",
+        help="The seats still answering at the quorum or deadline: cancel (logged cut) "
+        "or finish (in the background, logged with their outcome).",
+    ),
+]
 KeepText = Annotated[
     bool | None,
     typer.Option(
@@ -98,6 +114,9 @@ def add(
     keep_days: KeepDays = None,
     judge_verdicts: JudgeVerdicts = None,
     output_fallback: OutputFallback = None,
+    quorum: Quorum = None,
+    deadline: Deadline = None,
+    on_cut: OnCut = None,
 ) -> None:
     """Create a collection."""
     given = {
@@ -115,6 +134,9 @@ def add(
         "keep_days": keep_days,
         "judge_verdicts": judge_verdicts,
         "output_fallback": output_fallback,
+        "quorum": quorum,
+        "deadline": deadline,
+        "on_cut": on_cut,
     }
     options: dict[str, Any] = {key: value for key, value in given.items() if value is not None}
     collection = with_core(lambda core: core.admin.add_collection(name, members or [], **options))
@@ -139,6 +161,9 @@ def set_(
     keep_days: KeepDays = None,
     judge_verdicts: JudgeVerdicts = None,
     output_fallback: OutputFallback = None,
+    quorum: Quorum = None,
+    deadline: Deadline = None,
+    on_cut: OnCut = None,
 ) -> None:
     """Change a collection (--member replaces the member list; --merger '' clears the merger)."""
     collection = with_core(
@@ -159,6 +184,9 @@ def set_(
             keep_days=keep_days,
             judge_verdicts=judge_verdicts,
             output_fallback=output_fallback,
+            quorum=quorum,
+            deadline=deadline,
+            on_cut=on_cut,
         )
     )
     _show(collection)
@@ -213,6 +241,7 @@ def _show(collection: CollectionView) -> None:
         ("merger", collection.merger or "by record"),
         ("seats", _seats_label(collection)),
         ("seat timeout", f"{collection.seat_timeout:g} s"),
+        ("quorum", _quorum_label(collection)),
         ("shadow seats", str(collection.shadow_seats)),
         ("keep text", f"{collection.keep_days} days" if collection.keep_text else "no"),
         ("judge verdicts", "on" if collection.judge_verdicts else "off"),
@@ -231,3 +260,13 @@ def _seats_label(collection: CollectionView) -> str:
         return seats
     free = " (free only)" if collection.free_only else ""
     return seats + f" + {collection.explorer_seats} explorer{free}"
+
+
+def _quorum_label(collection: CollectionView) -> str:
+    """ "2 seats, deadline 5 s; cut seats finish" or "every seat"."""
+    parts = [f"{collection.quorum} seats" if collection.quorum else "every seat"]
+    if collection.deadline:
+        parts.append(f"deadline {collection.deadline:g} s")
+    if collection.quorum or collection.deadline:
+        return ", ".join(parts) + f"; cut seats {collection.on_cut}"
+    return parts[0]

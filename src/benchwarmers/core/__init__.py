@@ -81,7 +81,14 @@ from benchwarmers.limits.user_limits import KINDS as LIMIT_KINDS
 from benchwarmers.limits.user_limits import UserLimit
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import sqlite_url
-from benchwarmers.store.registry import OUTPUT_FALLBACKS, PROMOTIONS, CollectionView, EndpointView, ModelView
+from benchwarmers.store.registry import (
+    ON_CUT,
+    OUTPUT_FALLBACKS,
+    PROMOTIONS,
+    CollectionView,
+    EndpointView,
+    ModelView,
+)
 from benchwarmers.store.times import iso_utc, utc
 
 __all__ = [
@@ -97,6 +104,7 @@ __all__ = [
     "LOGIN_PASSWORD",
     "NOBODY",
     "ONBOARDING_MODES",
+    "ON_CUT",
     "OUTPUT_FALLBACKS",
     "OWNER",
     "POINTER_FILE",

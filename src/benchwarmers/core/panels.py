@@ -370,6 +370,9 @@ def collection_entry(view: registry.CollectionView) -> dict[str, Any]:
         "keepText": view.keep_text,
         "keepDays": view.keep_days,
         "judgeVerdicts": view.judge_verdicts,
+        "quorum": view.quorum,
+        "deadline": view.deadline,
+        "onCut": view.on_cut,
         "modes": [model_name(view.name), model_name(view.name, "merged"), model_name(view.name, "route")],
     }
 

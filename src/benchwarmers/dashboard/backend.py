@@ -21,6 +21,7 @@ from typing import Any
 
 from benchwarmers.core import (
     LOGIN_PASSWORD,
+    ON_CUT,
     OUTPUT_FALLBACKS,
     OWNER,
     PROMOTIONS,
@@ -51,6 +52,7 @@ from benchwarmers.types import (
     Ask,
     AskMode,
     MergeDone,
+    MergeText,
     Message,
     PanelDone,
     PanelEvent,
@@ -297,6 +299,17 @@ class Backend:
             if timeout <= 0:
                 raise FieldError("seat_timeout", "the seat timeout must be above 0 seconds")
             options["seat_timeout"] = timeout
+        quorum = number(body, "quorum", label="the quorum")
+        if quorum is not None:
+            options["quorum"] = int(quorum)
+        deadline = number(body, "deadline", label="the deadline", whole=False)
+        if deadline is not None:
+            options["deadline"] = deadline
+        on_cut = text(body, "on_cut")
+        if on_cut:
+            if on_cut not in ON_CUT:
+                raise FieldError("on_cut", f"seats cut are one of {', '.join(ON_CUT)}")
+            options["on_cut"] = on_cut
         if not existing:
             with field("name"):
                 check_collection_name(name)
@@ -441,6 +454,9 @@ def collection_json(c: CollectionView) -> dict[str, Any]:
         "blind": c.blind,
         "judge_verdicts": c.judge_verdicts,
         "output_fallback": c.output_fallback,
+        "quorum": c.quorum,
+        "deadline": c.deadline,
+        "on_cut": c.on_cut,
     }
 
 
@@ -501,6 +517,8 @@ def event_json(event: PanelEvent) -> dict[str, Any]:
         }
     if isinstance(event, SeatDone):
         return {"event": "seat", "seat": seat_json(event.seat)}
+    if isinstance(event, MergeText):
+        return {"event": "merge_text", "alias": event.alias, "call": event.call, "text": event.text}
     if isinstance(event, MergeDone):
         return {"event": "merged", "merged": merged_json(event.merged)}
     if isinstance(event, PanelDone):

@@ -38,6 +38,7 @@ from benchwarmers.formats.base import (
     require_str,
     stop_sequences,
     tools_refused,
+    with_bench_options,
 )
 from benchwarmers.formats.bench_json import panel_json
 from benchwarmers.formats.output import anthropic_output_format
@@ -82,7 +83,8 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
         raise tools_refused()
     conversation = _conversation(obj)
     stream = optional_bool(obj, "stream")
-    return Ask(collection=collection, mode=mode, request=request, stream=stream, conversation=conversation)
+    ask = Ask(collection=collection, mode=mode, request=request, stream=stream, conversation=conversation)
+    return with_bench_options(ask, obj.get("bench"))
 
 
 def parse_count(body: object) -> Request:

@@ -61,6 +61,7 @@ reader of them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -68,7 +69,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchwarmers.errors import UserError
-from benchwarmers.types import AskMode, Message, Part, ToolCall, ToolResult
+from benchwarmers.types import Ask, AskMode, Message, Part, ToolCall, ToolResult
 
 MODEL_PREFIX = "bench/"
 MODES: tuple[AskMode, ...] = ("panel", "merged", "route")
@@ -88,6 +89,72 @@ def seat_text_wanted(choice: str | None) -> bool:
     if value not in STREAM_CHOICES:
         raise UserError(f"{STREAM_CHOICE_HEADER} must be one of {', '.join(STREAM_CHOICES)}, not {choice!r}")
     return value == "live"
+
+
+# A panel that answers without its slower seats, per ask: once this many seats
+# answered, or this many seconds after they were sent (`panel/quorum.py`). Each
+# may come as a header or in the body's `bench` object; the header wins.
+QUORUM_HEADER = "x-bench-quorum"
+DEADLINE_HEADER = "x-bench-deadline"
+
+
+def quorum_value(value: object, where: str, *, header: bool = False) -> int:
+    """A per-ask quorum: a whole number of seats, 1 or more (None: not given,
+    0). A header's text is read as a number (a JSON body's string is not
+    one); anything else is a UserError."""
+    if value is None:
+        return 0
+    number = _header_number(value) if header and isinstance(value, str) else value
+    if isinstance(number, bool) or not isinstance(number, int | float) or number != int(number):
+        raise UserError(f"{where} must be a whole number of seats, not {value!r}")
+    if number < 1:
+        raise UserError(f"{where} must be at least 1 seat, not {value!r}")
+    return int(number)
+
+
+def deadline_value(value: object, where: str, *, header: bool = False) -> float:
+    """A per-ask deadline: seconds, more than 0 and finite (None: not given, 0)."""
+    if value is None:
+        return 0.0
+    number = _header_number(value) if header and isinstance(value, str) else value
+    if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(number):
+        raise UserError(f"{where} must be a number of seconds, not {value!r}")
+    if number <= 0:
+        raise UserError(f"{where} must be more than 0 seconds, not {value!r}")
+    return float(number)
+
+
+def _header_number(text: str) -> object:
+    try:
+        return float(text.strip()) if text.strip() else text
+    except ValueError:
+        return text
+
+
+def with_bench_options(ask: Ask, value: object) -> Ask:
+    """The ask with the quorum and deadline of the body's `bench` object
+    (`{"quorum": 2, "deadline": 5}`), when it has one; route mode has no seats
+    to cut, so its `bench` object is not read for them."""
+    if value is None or ask.mode == "route":
+        return ask
+    bench = require_object(value, "bench")
+    quorum = quorum_value(bench.get("quorum"), "bench.quorum")
+    deadline = deadline_value(bench.get("deadline"), "bench.deadline")
+    if not quorum and not deadline:
+        return ask
+    return dataclasses.replace(ask, quorum=quorum or ask.quorum, deadline=deadline or ask.deadline)
+
+
+def with_header_options(ask: Ask, headers: Mapping[str, str]) -> Ask:
+    """The ask with the quorum and deadline of its `x-bench-quorum` and
+    `x-bench-deadline` headers, which win over its body's."""
+    if ask.mode == "route":
+        return ask
+    quorum = quorum_value(headers.get(QUORUM_HEADER), QUORUM_HEADER, header=True)
+    deadline = deadline_value(headers.get(DEADLINE_HEADER), DEADLINE_HEADER, header=True)
+    if not quorum and not deadline:
+        return ask
+    return dataclasses.replace(ask, quorum=quorum or ask.quorum, deadline=deadline or ask.deadline)
 
 
 def parse_model_name(name: object) -> tuple[str, AskMode]:

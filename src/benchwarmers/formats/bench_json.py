@@ -38,14 +38,19 @@ from benchwarmers.types import (
     OUTPUT_KINDS,
     SEAT_STATUSES,
     AgreementPoint,
+    Contradiction,
+    Cut,
     LeftOff,
     Merged,
+    MergeReport,
     OutputCheck,
     PanelReply,
     RouteBench,
     RouteFailure,
     Seat,
     SeatStatus,
+    Side,
+    Unique,
     Usage,
 )
 
@@ -119,7 +124,32 @@ def merged_json(merged: Merged, *, content: bool = True) -> dict[str, Any]:
         out["note"] = merged.note
     if merged.output_check is not None:
         out["output"] = output_json(merged.output_check)
+    if merged.report is not None:
+        out["report"] = report_json(merged.report)
     return out
+
+
+def report_json(report: MergeReport) -> dict[str, Any]:
+    """The merger's checked report (`panel/report.py`), seats by label."""
+    return {
+        "consensus": list(report.consensus),
+        "contradictions": [
+            {"point": c.point, "sides": [{"position": s.position, "seats": list(s.seats)} for s in c.sides]}
+            for c in report.contradictions
+        ],
+        "unique": [{"point": u.point, "seat": u.seat, "right": u.right} for u in report.unique],
+        "gaps": list(report.gaps),
+        "confidence": report.confidence,
+    }
+
+
+def cut_json(cut: Cut) -> dict[str, Any]:
+    return {
+        "reason": cut.reason,
+        "quorum": cut.quorum,
+        "deadline": cut.deadline,
+        "background": cut.background,
+    }
 
 
 def panel_json(reply: PanelReply, *, content: bool = True) -> dict[str, Any]:
@@ -133,6 +163,8 @@ def panel_json(reply: PanelReply, *, content: bool = True) -> dict[str, Any]:
     }
     if reply.merged is not None:
         out["merged"] = merged_json(reply.merged, content=content)
+    if reply.cut is not None:
+        out["cut"] = cut_json(reply.cut)
     return out
 
 
@@ -179,12 +211,14 @@ def read_panel(value: object, where: str = "bench") -> PanelReply:
     """A panel's `bench` object back into its `PanelReply`."""
     obj = _Object(value, where)
     merged = obj.get("merged")
+    cut = obj.get("cut")
     return PanelReply(
         collection=obj.collection(),
         shape=obj.text("shape"),
         seats=tuple(read_seat(s, w) for s, w in obj.items("seats")),
         left_off=_read_left_off(obj),
         merged=None if merged is None else _read_merged(merged, f"{where}.merged"),
+        cut=None if cut is None else _read_cut(cut, f"{where}.cut"),
     )
 
 
@@ -252,6 +286,49 @@ def _read_merged(value: object, where: str) -> Merged:
         agreement=tuple(agreement),
         note=obj.text("note", optional=True),
         output_check=_read_output(obj),
+        report=None if obj.get("report") is None else _read_report(obj.get("report"), f"{obj.where}.report"),
+    )
+
+
+def _read_report(value: object, where: str) -> MergeReport:
+    obj = _Object(value, where)
+    contradictions = []
+    for item, at in obj.items("contradictions"):
+        point = _Object(item, at)
+        sides = []
+        for side, side_at in point.items("sides"):
+            held = _Object(side, side_at)
+            sides.append(Side(held.text("position"), held.strings("seats")))
+        contradictions.append(Contradiction(point.text("point"), tuple(sides)))
+    unique = []
+    for item, at in obj.items("unique"):
+        point = _Object(item, at)
+        right = point.get("right", required=True)
+        if right is not None and not isinstance(right, bool):
+            raise BadBenchObject(f"{at}.right: expected true, false or null, got {json_type(right)}")
+        unique.append(Unique(point.text("point"), point.text("seat"), right))
+    confidence = obj.number("confidence")
+    if not 0 <= confidence <= 1:
+        raise BadBenchObject(f"{where}.confidence: expected a number from 0 to 1, got {confidence!r}")
+    return MergeReport(
+        consensus=obj.strings("consensus"),
+        contradictions=tuple(contradictions),
+        unique=tuple(unique),
+        gaps=obj.strings("gaps"),
+        confidence=confidence,
+    )
+
+
+def _read_cut(value: object, where: str) -> Cut:
+    obj = _Object(value, where)
+    reason = obj.text("reason")
+    if reason not in ("quorum", "deadline"):
+        raise BadBenchObject(f"{where}.reason: expected quorum or deadline, got {reason!r}")
+    return Cut(
+        "quorum" if reason == "quorum" else "deadline",
+        quorum=obj.count("quorum"),
+        deadline=obj.number("deadline"),
+        background=obj.flag("background"),
     )
 
 

@@ -48,6 +48,7 @@ from benchwarmers.formats.base import (
     require_object,
     require_str,
     tools_refused,
+    with_bench_options,
 )
 from benchwarmers.formats.base import optional_float as _float
 from benchwarmers.formats.base import optional_int as _int
@@ -142,7 +143,8 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
     (`:streamGenerateContent`), since Gemini says so in the path."""
     obj = _camel_keys(body, "body")
     collection, mode = parse_model_name(model)
-    return Ask(collection=collection, mode=mode, request=_request(obj, route=mode == "route"))
+    ask = Ask(collection=collection, mode=mode, request=_request(obj, route=mode == "route"))
+    return with_bench_options(ask, obj.get("bench"))
 
 
 def parse_count(body: object, *, model: str) -> Request:
@@ -162,7 +164,8 @@ def _request(obj: Mapping[str, Any], *, route: bool = False) -> Request:
     for key, why in _REFUSED_TOP.items():
         if obj.get(key) is not None:
             raise UserError(f"{key}: {why}")
-    unknown = sorted(set(obj) - _KNOWN_TOP - set(_REFUSED_TOP) - {"model", "generateContentRequest"})
+    # `bench`: our own per-ask options (`base.with_bench_options`).
+    unknown = sorted(set(obj) - _KNOWN_TOP - set(_REFUSED_TOP) - {"model", "generateContentRequest", "bench"})
     if unknown:
         raise UserError(
             f"unknown field {unknown[0]!r}; a request holds contents, systemInstruction, generationConfig"

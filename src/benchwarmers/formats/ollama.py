@@ -45,6 +45,7 @@ from benchwarmers.formats.base import (
     require_str,
     stop_sequences,
     tools_refused,
+    with_bench_options,
 )
 from benchwarmers.formats.bench_json import panel_json
 from benchwarmers.formats.openai_chat import function_tools
@@ -174,7 +175,8 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
         sampling=_sampling(obj),
         output=ollama_format(obj.get("format")),
     )
-    return Ask(collection=collection, mode=mode, request=request, stream=_stream(obj))
+    ask = Ask(collection=collection, mode=mode, request=request, stream=_stream(obj))
+    return with_bench_options(ask, obj.get("bench"))
 
 
 def _tool_calls(value: object, where: str) -> tuple[ToolCall, ...]:
@@ -217,7 +219,8 @@ def parse_generate(body: object) -> Ask:
         sampling=_sampling(obj),
         output=ollama_format(obj.get("format")),
     )
-    return Ask(collection=collection, mode=mode, request=request, stream=_stream(obj))
+    ask = Ask(collection=collection, mode=mode, request=request, stream=_stream(obj))
+    return with_bench_options(ask, obj.get("bench"))
 
 
 def _stream(obj: Mapping[str, Any]) -> bool:

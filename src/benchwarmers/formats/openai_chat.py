@@ -34,6 +34,7 @@ from benchwarmers.formats.base import (
     require_str,
     stop_sequences,
     tools_refused,
+    with_bench_options,
 )
 from benchwarmers.formats.bench_json import panel_json, seat_json
 from benchwarmers.formats.output import chat_response_format
@@ -74,7 +75,7 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
     request = _request(obj)
     if mode != "route" and (request.tools or _has_tool_parts(request)):
         raise tools_refused()
-    return Ask(
+    ask = Ask(
         collection=collection,
         mode=mode,
         request=request,
@@ -82,6 +83,7 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
         extra_aliases=_extras(obj.get("bench")),
         conversation=_conversation(obj),
     )
+    return with_bench_options(ask, obj.get("bench"))
 
 
 def _request(obj: Mapping[str, Any]) -> Request:

@@ -25,6 +25,7 @@ from benchwarmers.types import (
     LeftOff,
     Merged,
     MergeDone,
+    MergeText,
     PanelDone,
     PanelEvent,
     PanelReply,
@@ -62,6 +63,8 @@ def seat_body(seat: Seat) -> str:
         body = seat.content
     elif seat.status == "cancelled":
         body = "_(stopped before it finished)_"
+    elif seat.status == "cut":
+        body = f"_(cut: the reply went without it{': ' + seat.error if seat.error else ''})_"
     elif seat.status == "empty":
         body = "_(answered with nothing)_"
     elif seat.status == "limited":
@@ -125,9 +128,11 @@ class StreamText:
 
     When the ask waits for a merger (`PanelStarted.merged`, or `merged=True`
     given here), seats add no text (a chat window shows one answer) and the
-    merger's answer, or on its failure the panel with a note, comes in one
-    piece at the end. An engine asked to merge always sends a `MergeDone`, a
-    failed one when no seat answered."""
+    merger's answer streams as it is written (`MergeText`; a merger that
+    fails after writing is followed by a line saying so, then the next
+    one's answer), or on every merger's failure the panel comes with a
+    note. An engine asked to merge always sends a `MergeDone`, a failed one
+    when no seat answered."""
 
     def __init__(self, *, merged: bool = False, live: bool = False) -> None:
         self.merged = merged
@@ -140,6 +145,9 @@ class StreamText:
         self._shown: list[str] = []
         self._kept: dict[str, list[str]] = {}
         self._waiting: list[Seat] = []
+        # The merger's answer as streamed: the call on air and what of it was shown.
+        self._merge_call = ""
+        self._merge_shown: list[str] = []
 
     def piece(self, event: PanelEvent) -> str:
         if isinstance(event, SeatText):
@@ -153,19 +161,41 @@ class StreamText:
             if self.merged:
                 return ""
             return self._ended(event.seat) if self.live else seat_text(event.seat)
+        if isinstance(event, MergeText):
+            return self._merge_written(event)
         if isinstance(event, MergeDone):
-            if event.merged.status == "ok":
-                return event.merged.content
-            by_order = sorted(self._seats, key=lambda s: _seat_order(self._started, s))
-            left_off = self._started.left_off if self._started else ()
-            return (
-                merged_note_text(event.merged)
-                + "".join(seat_text(s) for s in by_order)
-                + left_off_text(left_off)
-            )
+            return self._merge_ended(event.merged)
         if isinstance(event, PanelDone):
             return "" if self.merged else left_off_text(event.reply.left_off)
         return ""
+
+    def _merge_written(self, event: MergeText) -> str:
+        out = ""
+        if event.call != self._merge_call:
+            if self._merge_call:  # an earlier merger wrote, then failed
+                out = "\n\n_(that merger stopped before it finished; another merges)_\n\n"
+            self._merge_call, self._merge_shown = event.call, []
+        self._merge_shown.append(event.text)
+        return out + event.text
+
+    def _merge_ended(self, merged: Merged) -> str:
+        """The rest of the merger's answer (all of it when none streamed),
+        or the panel with a note when no merger answered."""
+        shown = "".join(self._merge_shown).lstrip() if merged.call == self._merge_call else ""
+        if merged.status == "ok":
+            if shown and merged.content.startswith(shown):
+                return merged.content[len(shown) :]
+            if self._merge_call and merged.call != self._merge_call:
+                return "\n\n_(that merger stopped before it finished; another merges)_\n\n" + merged.content
+            return "" if shown else merged.content
+        by_order = sorted(self._seats, key=lambda s: _seat_order(self._started, s))
+        left_off = self._started.left_off if self._started else ()
+        return (
+            ("\n\n" if self._merge_call else "")
+            + merged_note_text(merged)
+            + "".join(seat_text(s) for s in by_order)
+            + left_off_text(left_off)
+        )
 
     def _written(self, event: SeatText) -> str:
         if self._on_air == event.seat:

@@ -51,6 +51,7 @@ from benchwarmers.formats.base import (
     require_object,
     require_str,
     tools_refused,
+    with_bench_options,
 )
 from benchwarmers.formats.bench_json import panel_json
 from benchwarmers.formats.output import responses_text_format
@@ -113,13 +114,14 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
         sampling=sampling,
         output=_text_format(obj.get("text")),
     )
-    return Ask(
+    ask = Ask(
         collection=collection,
         mode=mode,
         request=request,
         stream=optional_bool(obj, "stream"),
         conversation=_conversation(obj),
     )
+    return with_bench_options(ask, obj.get("bench"))
 
 
 def _refuse_uncarried(obj: Mapping[str, Any], *, route: bool) -> None:

@@ -17,6 +17,7 @@ waiting; the HTTP mount adds keep-alive comments for those that did not.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import os
 import time
@@ -32,7 +33,7 @@ from pydantic import Field
 from benchwarmers import __version__
 from benchwarmers.core import environment, tunables, verdict_body
 from benchwarmers.errors import BenchwarmersError, UserError
-from benchwarmers.formats.base import MODEL_PREFIX, parse_model_name
+from benchwarmers.formats.base import MODEL_PREFIX, deadline_value, parse_model_name, quorum_value
 from benchwarmers.formats.bench_json import panel_json
 from benchwarmers.mcp.backend import Backend, PanelWatch
 from benchwarmers.mcp.text import ask_text, collections_text, pending_text, verdict_text
@@ -164,9 +165,21 @@ class _Tools:
             Field(alias="with", description="Extra model aliases to seat beside the collection's members."),
         ] = None,
         system: Annotated[str, Field(description="A system prompt for every seat.")] = "",
+        quorum: Annotated[
+            int | None,
+            Field(description="Answer once this many seats answered; the seats still answering are cut."),
+        ] = None,
+        deadline: Annotated[
+            float | None, Field(description="Answer with what is in after this many seconds.")
+        ] = None,
     ) -> CallToolResult:
         with _as_tool_error():
             the_ask = _ask_of(collection, prompt, merged=merged, extras=with_ or [], system=system)
+            the_ask = dataclasses.replace(
+                the_ask,
+                quorum=quorum_value(quorum, "quorum"),
+                deadline=deadline_value(deadline, "deadline"),
+            )
             watch = PanelWatch()
             label = MODEL_PREFIX + the_ask.collection
             reply = await self._with_progress(ctx, self.backend_of(ctx).ask(the_ask, watch), watch, label)

@@ -20,6 +20,12 @@ Each seat's call id is minted when the seat is planned, so `PanelStarted`
 names it; an ask that wants text as it is written (`Ask.seat_text`, a
 stream) gets a `SeatText` per piece of a seat's answer, handed straight
 from the caller's chunk loop (no task, no buffer between).
+
+An ask or collection with a quorum or deadline (`panel/quorum.py`) is
+answered once enough seats are in; the seats still answering are cut
+(`_cut`). A merge hands the merger's text on as it is written
+(`MergeText`), while its structured report is asked for beside it
+(`_report`, `panel/report.py`).
 """
 
 from __future__ import annotations
@@ -36,13 +42,22 @@ from typing import TYPE_CHECKING, Any
 from benchwarmers import metrics
 from benchwarmers.bench import decisions, revive
 from benchwarmers.calls.call_ids import new_ask_id, new_call_id
-from benchwarmers.calls.caller import STOPPED, CallContext, Caller, CallResult, await_recorded
+from benchwarmers.calls.caller import (
+    STOPPED,
+    CallContext,
+    Caller,
+    CallResult,
+    await_recorded,
+    cut,
+    cut_reason,
+)
 from benchwarmers.calls.log import panel_task
 from benchwarmers.calls.tokens import fitted
 from benchwarmers.errors import UserError
-from benchwarmers.panel import history, judge, pace
-from benchwarmers.panel.merge import anonymise, merge_request, parse_merge
+from benchwarmers.panel import history, judge, pace, quorum
+from benchwarmers.panel.merge import Anonymised, anonymise, merge_request
 from benchwarmers.panel.output_check import output_check, unwrapped
+from benchwarmers.panel.report import agreement_of, read_report, relabel, report_request
 from benchwarmers.panel.seating import (
     PlannedSeat,
     Seating,
@@ -56,8 +71,11 @@ from benchwarmers.panel.structured import as_asked, for_seating
 from benchwarmers.store import kept, registry
 from benchwarmers.types import (
     Ask,
+    Cut,
     Merged,
     MergeDone,
+    MergeReport,
+    MergeText,
     OutputCheck,
     PanelDone,
     PanelEvent,
@@ -193,6 +211,12 @@ class PanelEngine:
                 f"no member of bench/{collection.name} can answer this request ({reasons})", status=422
             )
         merged = ask.mode == "merged" or collection.reply == "merged"
+        wanted, deadline = ask.quorum or collection.quorum, ask.deadline or collection.deadline
+        rule = (
+            quorum.Rule(quorum=wanted, deadline=deadline, on_cut=collection.on_cut)
+            if wanted or deadline
+            else quorum.NO_RULE
+        )
         return Plan(
             ask_id=new_ask_id(),
             collection=collection,
@@ -203,6 +227,7 @@ class PanelEngine:
             merged=merged,
             stream=ask.stream,
             seat_text=ask.stream and ask.seat_text,
+            rule=rule,
         )
 
     # ----------------------------------------------------------------- work
@@ -219,12 +244,15 @@ class PanelEngine:
         task ends, so it must be idempotent (`Slot.release` is)."""
         with metrics.PANELS_IN_FLIGHT.track_inprogress():
             try:
+                background: list[asyncio.Task[Seat]] = []
                 try:
-                    reply = await self._panel(plan, hand)
+                    reply = await self._panel(plan, hand, background)
                 finally:
                     if on_done is not None:
                         on_done(None)
                 hand.done(reply)
+                if background:  # seats cut from the reply, left to finish and be logged
+                    await asyncio.gather(*background, return_exceptions=True)
                 # One turn of the loop first: the consumer writes the reply's
                 # last bytes before the history's check (a cached read, a store
                 # read when that is stale) takes the loop or the interpreter.
@@ -249,7 +277,7 @@ class PanelEngine:
                 if isinstance(exc, asyncio.CancelledError):
                     raise
 
-    async def _panel(self, plan: Plan, hand: _Hand) -> PanelReply:
+    async def _panel(self, plan: Plan, hand: _Hand, background: list[asyncio.Task[Seat]]) -> PanelReply:
         """Every seat at once, the merge when asked, the reply (its rows safe in the log).
 
         The seat sent first (`pace`: the one the ask waits for first) is
@@ -260,18 +288,27 @@ class PanelEngine:
         between tasks; of several, the one the reply waits for longest is
         the one that needs none. Each seat hands its own `SeatDone` on the
         moment it is in (one wake-up, the consumer's, between a seat's end
-        and its section on the wire)."""
+        and its section on the wire).
+
+        With a quorum or deadline (`panel/quorum.py`) every seat has a task,
+        and the reply goes once the rule allows; the seats still answering
+        are cut (`_cut`), those left to finish handed to `background`."""
         seating = plan.seating
         calls: list[CallResult] = []  # every call the reply names, safe before it ends
         call_ids = [new_call_id() for _ in seating.seats]  # named in `PanelStarted`, before any answers
-        first, *rest = pace.send_order(
+        order = pace.send_order(
             self.runtime.store,
             [s.model.alias for s in seating.seats],
             slowest_first=plan.merged or not plan.stream,
         )
+        first, *rest = order
+        waits = plan.rule.active and len(order) > 1
+        muted: set[str] = set()  # seats cut from the reply but still answering: heard no more
         others = {
-            i: asyncio.create_task(self._seat_reported(plan, seating.seats[i], call_ids[i], calls, hand))
-            for i in rest
+            i: asyncio.create_task(
+                self._seat_reported(plan, seating.seats[i], call_ids[i], calls, hand, muted)
+            )
+            for i in (order if waits else rest)
         }
         hand.event(
             PanelStarted(
@@ -286,12 +323,19 @@ class PanelEngine:
             )
         )
         answered: dict[int, Seat] = {}
+        cut_by: Cut | None = None
         try:
-            answered[first] = await self._seat_reported(
-                plan, seating.seats[first], call_ids[first], calls, hand
-            )
-            for i, task in others.items():
-                answered[i] = await task  # most often done already: no wait
+            if waits:
+                waited = await quorum.wait(others, plan.rule)
+                answered, cut_by = waited.seats, waited.cut
+                if waited.running:
+                    answered.update(await self._cut(plan, waited, call_ids, hand, muted, background))
+            else:
+                answered[first] = await self._seat_reported(
+                    plan, seating.seats[first], call_ids[first], calls, hand, muted
+                )
+                for i, task in others.items():
+                    answered[i] = await task  # most often done already: no wait
         except asyncio.CancelledError as stopped:
             # Stopped (a process closing, or a person: its message says which,
             # and each seat is told the same): stop the seats too, and wait
@@ -304,11 +348,56 @@ class PanelEngine:
         seats = tuple(answered[i] for i in range(len(seating.seats)))  # in seat order
         merged: Merged | None = None
         if plan.merged:
-            merged = await self._merge(plan, seats, calls)
+            merged = await self._merge(plan, seats, calls, hand)
             hand.event(MergeDone(merged))
-        reply = PanelReply(plan.collection.name, plan.shape, seats, seating.left_off, merged)
+        reply = PanelReply(plan.collection.name, plan.shape, seats, seating.left_off, merged, cut_by)
         await await_recorded(calls)
         return reply
+
+    async def _cut(
+        self,
+        plan: Plan,
+        waited: quorum.Waited,
+        call_ids: Sequence[str],
+        hand: _Hand,
+        muted: set[str],
+        background: list[asyncio.Task[Seat]],
+    ) -> dict[int, Seat]:
+        """The seats still answering when the reply may go, each `cut` with
+        the wait's reason: cancelled, each logging its call `cut` and
+        handing its own `SeatDone` (`on_cut = "cancel"`); or left to finish
+        in the background (`"finish"`), muted, with a `cut` seat handed in
+        its place now, its call logged with its real outcome later."""
+        seats = plan.seating.seats
+        out: dict[int, Seat] = {}
+        if plan.rule.on_cut == "finish":
+            for i, task in waited.running.items():
+                planned = seats[i]
+                muted.add(planned.label)
+                background.append(task)
+                out[i] = Seat(
+                    call_ids[i],
+                    planned.label,
+                    planned.model.alias,
+                    "cut",
+                    waited.seconds,
+                    error=waited.reason,
+                    explorer=planned.explorer,
+                )
+                hand.seat(out[i])
+            return out
+        for task in waited.running.values():
+            task.cancel(cut(waited.reason))
+        ended = await asyncio.gather(*waited.running.values(), return_exceptions=True)
+        for i, result in zip(waited.running, ended, strict=True):
+            if isinstance(result, Seat):
+                out[i] = result
+                continue
+            # Cancelled before its call began: never logged, no id a verdict could name.
+            planned = seats[i]
+            out[i] = Seat("", planned.label, planned.model.alias, "cut", 0.0, error=waited.reason)
+            hand.seat(out[i])
+        return out
 
     async def _record_seating(self, plan: Plan) -> None:
         """A dated line in the seating history when who sits changed; after
@@ -344,18 +433,23 @@ class PanelEngine:
         call_id: str,
         calls: list[CallResult],
         hand: _Hand,
+        muted: set[str],
     ) -> Seat:
         """The seat, handed on the moment it is in (and its text as it is
-        written, when the ask wants it)."""
+        written, when the ask wants it); nothing of it once it is `muted`
+        (cut from the reply, finishing in the background)."""
         on_text: Callable[[str], None] | None = None
+        label = planned.label
         if plan.seat_text:
-            label, alias = planned.label, planned.model.alias
+            alias = planned.model.alias
 
             def on_text(text: str) -> None:
-                hand.text(SeatText(label, alias, call_id, text))
+                if label not in muted:
+                    hand.text(SeatText(label, alias, call_id, text))
 
         seat = await self._seat(plan, planned, call_id, calls, on_text)
-        hand.seat(seat)
+        if label not in muted:
+            hand.seat(seat)
         return seat
 
     async def _seat(
@@ -410,7 +504,13 @@ class PanelEngine:
         # Its content stays as written (a live stream has shown it so already).
         return replace(seat, output_check=output_check(seat.content, output))
 
-    async def _merge(self, plan: Plan, seats: Sequence[Seat], calls: list[CallResult]) -> Merged:
+    async def _merge(self, plan: Plan, seats: Sequence[Seat], calls: list[CallResult], hand: _Hand) -> Merged:
+        """The merger's answer, handed on as it is written (`MergeText`),
+        and beside it, in a task of its own, its structured report
+        (`_report`): two calls at once, so the report costs the reply no
+        wait beyond the answer's own (most often). A merger that fails
+        hands the answer to the next candidate, as one whose report is not
+        valid hands the report on."""
         answered = [s for s in seats if s.status == "ok"]
         if not answered:
             return Merged(
@@ -424,62 +524,126 @@ class PanelEngine:
         anonymised = anonymise(answered, self.rng)
         request = merge_request(plan.request, anonymised)
         output = plan.request.output
+        candidates = await self._merger_candidates(plan, seats)
+        report = asyncio.create_task(self._report(plan, candidates, anonymised, calls))
         tried: list[str] = []
-        for model in await self._merger_candidates(plan, seats):
-            result = await self.caller.call(
-                model,
-                as_asked(fitted(request, model), model)[0],
-                kind="merge",
-                timeout=plan.collection.seat_timeout,
-                context=CallContext(
-                    task=panel_task(plan.collection.name, plan.shape, "merge"),
-                    collection=plan.collection.name,
-                    shape=plan.shape,
-                    seat="merged",
-                    ask_id=plan.ask_id,
-                ),
-                stream=True,
-                recorded=False,
-            )
-            calls.append(result)
-            if result.status == "ok" and output is not None and result.reply.text.strip():
-                check = output_check(result.reply.text, output)
-                if check.valid:
-                    return Merged(
+        wrote = False  # some merger's text is out already: the next one's starts afresh
+        merged: Merged | None = None
+        try:
+            for model in candidates:
+                call_id = new_call_id()
+                pieces: list[bool] = []
+
+                def on_text(
+                    text: str,
+                    alias: str = model.alias,
+                    call: str = call_id,
+                    pieces: list[bool] = pieces,
+                    after: bool = wrote,
+                ) -> None:
+                    hand.merge_text(MergeText(alias, call, text, restart=after and not pieces))
+                    pieces.append(True)
+
+                result = await self.caller.call(
+                    model,
+                    as_asked(fitted(request, model), model)[0],
+                    kind="merge",
+                    timeout=plan.collection.seat_timeout,
+                    context=self._merge_context(plan),
+                    stream=True,
+                    recorded=False,
+                    call_id=call_id,
+                    on_text=on_text if plan.stream else None,
+                )
+                calls.append(result)
+                wrote = wrote or bool(pieces)
+                content = result.reply.text.strip() if result.status == "ok" else ""
+                if content and output is not None:
+                    check = output_check(content, output)
+                    if not check.valid:
+                        tried.append(f"{model.alias}: not valid against the output asked ({check.error})")
+                        continue
+                    merged = Merged(
                         result.call,
                         model.alias,
                         "ok",
                         result.seconds,
-                        unwrapped(result.reply.text),
+                        unwrapped(content),
                         usage=result.reply.usage,
                         note=_fell_back(tried),
                         output_check=check,
                     )
-                tried.append(f"{model.alias}: not valid against the output asked ({check.error})")
-                continue
-            if result.status == "ok" and output is None:
-                content, agreement = parse_merge(result.reply.text, anonymised.label_of_letter)
+                    break
                 if content:
-                    return Merged(
-                        result.call,
-                        model.alias,
-                        "ok",
-                        result.seconds,
-                        content,
-                        usage=result.reply.usage,
-                        agreement=agreement,
+                    merged = Merged(
+                        result.call, model.alias, "ok", result.seconds, content, usage=result.reply.usage
                     )
-            status = "empty" if result.status == "ok" else result.status  # ok, but only the block
-            tried.append(f"{model.alias}: {status}" + (f" ({result.error})" if result.error else ""))
-        detail = "; ".join(tried) if tried else "no member could merge"
-        return Merged(
-            "",
-            "",
-            "error",
-            0.0,
-            error=detail,
-            note=f"No merger answered ({detail}); the panel's answers follow.",
-            output_check=None if output is None else OutputCheck(output.kind, False, detail),
+                    break
+                status = "empty" if result.status == "ok" else result.status
+                tried.append(f"{model.alias}: {status}" + (f" ({result.error})" if result.error else ""))
+        finally:
+            if merged is None:
+                report.cancel(cut("no merger answered"))
+        # A report cut before its task first ran ends cancelled, not with None.
+        (found,) = await asyncio.gather(report, return_exceptions=True)
+        if isinstance(found, BaseException):
+            if not isinstance(found, asyncio.CancelledError):
+                raise found
+            found = None
+        if merged is None:
+            detail = "; ".join(tried) if tried else "no member could merge"
+            return Merged(
+                "",
+                "",
+                "error",
+                0.0,
+                error=detail,
+                note=f"No merger answered ({detail}); the panel's answers follow.",
+                output_check=None if output is None else OutputCheck(output.kind, False, detail),
+            )
+        if found is None:
+            note = " ".join(part for part in (merged.note, "No merger returned a valid report.") if part)
+            return replace(merged, note=note)
+        labels = tuple(s.seat for s in anonymised.order)
+        return replace(merged, report=found, agreement=agreement_of(found, labels))
+
+    async def _report(
+        self, plan: Plan, candidates: Sequence[Any], anonymised: Anonymised, calls: list[CallResult]
+    ) -> MergeReport | None:
+        """The structured report (`panel/report.py`), from the first
+        candidate whose reply is valid against its schema; None when none is."""
+        request = report_request(plan.request, anonymised)
+        try:
+            for model in candidates:
+                result = await self.caller.call(
+                    model,
+                    as_asked(fitted(request, model), model)[0],
+                    kind="merge",
+                    timeout=plan.collection.seat_timeout,
+                    context=self._merge_context(plan),
+                    stream=True,
+                    recorded=False,
+                )
+                calls.append(result)
+                found = read_report(result.reply.text) if result.status == "ok" else None
+                if found is not None:
+                    return relabel(found, anonymised.label_of_letter)
+                if result.status == "cut":
+                    return None
+        except asyncio.CancelledError as exc:
+            if cut_reason(exc) is None:
+                raise
+            return None  # cut before its call began (no merger answered)
+        return None
+
+    @staticmethod
+    def _merge_context(plan: Plan) -> CallContext:
+        return CallContext(
+            task=panel_task(plan.collection.name, plan.shape, "merge"),
+            collection=plan.collection.name,
+            shape=plan.shape,
+            seat="merged",
+            ask_id=plan.ask_id,
         )
 
     async def _merger_candidates(self, plan: Plan, seats: Sequence[Seat]) -> list[Any]:
@@ -535,6 +699,8 @@ class Plan:
     stream: bool = False
     # ... and each seat's text as it is written (`SeatText`).
     seat_text: bool = False
+    # When it may answer without its slower seats.
+    rule: quorum.Rule = quorum.NO_RULE
 
 
 class _Hand(ABC):
@@ -552,6 +718,10 @@ class _Hand(ABC):
     @abstractmethod
     def text(self, text: SeatText) -> None:
         """A piece of a seat's answer."""
+
+    @abstractmethod
+    def merge_text(self, text: MergeText) -> None:
+        """A piece of the merger's answer."""
 
     @abstractmethod
     def done(self, reply: PanelReply) -> None:
@@ -577,6 +747,9 @@ class _Stream(_Hand):
     def text(self, text: SeatText) -> None:
         self.queue.put_nowait(text)
 
+    def merge_text(self, text: MergeText) -> None:
+        self.queue.put_nowait(text)
+
     def done(self, reply: PanelReply) -> None:
         self.queue.put_nowait(PanelDone(reply))
 
@@ -599,6 +772,9 @@ class _Whole(_Hand):
 
     def text(self, text: SeatText) -> None:
         """Not handed on: its caller reads the whole answers in the reply."""
+
+    def merge_text(self, text: MergeText) -> None:
+        """Not handed on: its caller reads the merged answer in the reply."""
 
     def done(self, reply: PanelReply) -> None:
         if not self.reply.done():

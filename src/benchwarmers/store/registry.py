@@ -25,6 +25,7 @@ name instead of building a dict or scanning a list of its own.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -64,6 +65,8 @@ View = TypeVar("View")
 REPLY_MODES: tuple[ReplyMode, ...] = ("panel", "merged")
 # Whether an explorer's find clearly better than a record seat takes it (bench/decider.py).
 PROMOTIONS = ("auto", "suggest", "never")
+# What a quorum or deadline does to the seats still answering (`panel/quorum.py`).
+ON_CUT = ("cancel", "finish")
 
 # Every model (with its endpoint) and every collection (with its members), as last read.
 _BENCH: Cached[_Indexed[ModelView]] = Cached(("endpoints", "models"))
@@ -137,6 +140,11 @@ class CollectionView:
     judge_verdicts: bool = False
     # A member that cannot answer in JSON natively: "leave_off" or "prompt" (`panel/output.py`).
     output_fallback: str = "leave_off"
+    # Answer once this many seats answered / this many seconds passed (0: off); the
+    # seats still answering then: "cancel" or "finish" (`panel/quorum.py`).
+    quorum: int = 0
+    deadline: float = 0.0
+    on_cut: str = "cancel"
 
 
 @dataclass(frozen=True, slots=True)
@@ -533,6 +541,9 @@ async def add_collection(
     blind: bool = False,
     judge_verdicts: bool = False,
     output_fallback: str = "leave_off",
+    quorum: int = 0,
+    deadline: float = 0.0,
+    on_cut: str = "cancel",
 ) -> CollectionView:
     check_collection_name(name)
     fields = _collection_fields(
@@ -551,6 +562,7 @@ async def add_collection(
     fields["blind"] = blind
     fields["judge_verdicts"] = bool(judge_verdicts)
     fields["output_fallback"] = check_output_fallback(output_fallback)
+    fields.update(quorum_fields(quorum, deadline, on_cut))
     async with store.write() as session:
         if await session.scalar(select(schema.Collection).where(schema.Collection.name == name)) is not None:
             raise Conflict(f"collection {name!r} already exists")
@@ -586,6 +598,9 @@ async def update_collection(
     blind: bool | None = None,
     judge_verdicts: bool | None = None,
     output_fallback: str | None = None,
+    quorum: int | None = None,
+    deadline: float | None = None,
+    on_cut: str | None = None,
 ) -> CollectionView:
     """Change what is given (None leaves a field as it is). Turning
     `keep_text` off removes the text already kept."""
@@ -614,6 +629,13 @@ async def update_collection(
             fields["judge_verdicts"] = bool(judge_verdicts)
         if output_fallback is not None:
             fields["output_fallback"] = check_output_fallback(output_fallback)
+        fields.update(
+            quorum_fields(
+                row.quorum if quorum is None else quorum,
+                row.deadline if deadline is None else deadline,
+                row.on_cut if on_cut is None else on_cut,
+            )
+        )
         for key, value in fields.items():
             setattr(row, key, value)
         if members is not None:
@@ -729,6 +751,17 @@ def _collection_fields(
         "keep_text": bool(keep_text),
         "keep_days": int(keep_days),
     }
+
+
+def quorum_fields(quorum: int, deadline: float, on_cut: str) -> dict[str, Any]:
+    """A collection's quorum, deadline and what a cut does, checked (0: off)."""
+    if isinstance(quorum, bool) or not isinstance(quorum, int) or quorum < 0:
+        raise UserError(f"quorum must be a whole number of seats, 0 or more (0: every seat), not {quorum!r}")
+    if isinstance(deadline, bool) or not isinstance(deadline, int | float) or not 0 <= deadline < math.inf:
+        raise UserError(f"deadline must be 0 or more seconds (0: none), not {deadline!r}")
+    if on_cut not in ON_CUT:
+        raise UserError(f"on cut {on_cut!r} is not known; use {' or '.join(ON_CUT)}")
+    return {"quorum": quorum, "deadline": float(deadline), "on_cut": on_cut}
 
 
 async def _member_rows(session: AsyncSession, aliases: Sequence[str]) -> list[schema.Model]:
@@ -856,4 +889,7 @@ def _collection_view(row: schema.Collection, members: list[str]) -> CollectionVi
         blind=row.blind,
         judge_verdicts=row.judge_verdicts,
         output_fallback=row.output_fallback,
+        quorum=row.quorum,
+        deadline=row.deadline,
+        on_cut=row.on_cut,
     )

@@ -151,6 +151,12 @@ class Collection(Base):
     # structured: a member that cannot answer in JSON natively is "leave_off" (left off with
     # the reason) or "prompt" (asked with the schema in its system prompt); `panel/output.py`.
     output_fallback: Mapped[str] = mapped_column(String(16), default="leave_off", server_default="leave_off")
+    # quorum (0012): answer once this many seats answered (0: every seat), or this many
+    # seconds after the seats were sent (0: no deadline); the seats still answering then are
+    # cancelled ("cancel") or left to finish in the background ("finish") (`panel/quorum.py`).
+    quorum: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    deadline: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    on_cut: Mapped[str] = mapped_column(String(8), default="cancel", server_default="cancel")
 
     members: Mapped[list[CollectionMember]] = relationship(
         back_populates="collection", order_by="CollectionMember.position", cascade="all, delete-orphan"

@@ -303,9 +303,8 @@ class FakeProvider:
         if model.ttfb:
             await asyncio.sleep(model.ttfb)
         # Read once: a test may release the hold and drop it (None) while this waits.
-        if (hold := model.hold) is not None:
-            while not hold.is_set() and not self._stopping.is_set():
-                await asyncio.sleep(0.01)
+        if (hold := model.hold) is not None and not (stream and model.hold_after is not None):
+            await self._held(hold)
         if faulty and model.error:
             return JSONResponse(
                 error_body(api, model.error.status, model.error.message), status_code=model.error.status
@@ -395,6 +394,8 @@ class FakeProvider:
             if frame.content:
                 if sent and gap:
                     await asyncio.sleep(gap)
+                if model.hold is not None and model.hold_after is not None and sent == model.hold_after:
+                    await self._held(model.hold)
                 sent += 1
             if faulty and model.never_ending and not frame.content and sent:
                 # Past the content: never get to the end, keep talking.
@@ -408,6 +409,11 @@ class FakeProvider:
             if faulty and model.malformed_json and frame.content:
                 yield malformed_frame(api).data
         self._report(model.served, reply)
+
+    async def _held(self, hold: threading.Event) -> None:
+        """Until the test sets `hold` (or this fake stops)."""
+        while not hold.is_set() and not self._stopping.is_set():
+            await asyncio.sleep(0.01)
 
     async def _wait_for_stop(self) -> None:
         """Hang, as a stuck provider does, until this fake is stopped."""

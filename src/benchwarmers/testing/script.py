@@ -235,6 +235,9 @@ class FakeModel:
     # needs), a function of the request, or `SCHEMA_EXAMPLE`, the smallest
     # value valid against the schema asked (`{}` for plain JSON). None: `answer`.
     json_answer: Answer | None = None
+    # With `hold`, a stream first sends this many content pieces, then waits
+    # on it: a model caught half way through writing (a slow merger).
+    hold_after: int | None = None
 
     def faulty(self, call_number: int) -> bool:
         """Whether the scripted faults apply to this call (1-based)."""
@@ -254,6 +257,34 @@ class FakeModel:
         if not request.tools or request.answering_tool_results:
             return []
         return list(self.tool_calls)
+
+
+def merger(
+    answer: Answer, report: dict[str, Any] | str | Callable[[FakeRequest], str]
+) -> Callable[[FakeRequest], str]:
+    """A fake merger's script: `answer` to the merge itself, `report` (an
+    object, sent as JSON; or text as it is, say invalid JSON) to the call
+    that asks for the merge report (`panel/report.py`), told apart by its
+    system prompt, which asks for "a merge report"."""
+
+    def reply(request: FakeRequest) -> str:
+        if "a merge report" in request.system:
+            if callable(report):
+                return report(request)
+            return report if isinstance(report, str) else json.dumps(report)
+        return answer(request) if callable(answer) else answer
+
+    return reply
+
+
+# A report that passes the schema and says nothing in particular.
+PLAIN_REPORT: dict[str, Any] = {
+    "consensus": [],
+    "contradictions": [],
+    "unique": [],
+    "gaps": [],
+    "confidence": 0.5,
+}
 
 
 # ------------------------------------------------------------- JSON scripts

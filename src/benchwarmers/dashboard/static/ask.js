@@ -170,6 +170,8 @@
       view.text(event.seat, event.text);
     } else if (event.event === 'seat') {
       view.done(event.seat);
+    } else if (event.event === 'merge_text') {
+      view.mergeText(event.text, event.call);
     } else if (event.event === 'merged') {
       view.merged(event.merged);
     }

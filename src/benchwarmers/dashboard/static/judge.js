@@ -130,7 +130,24 @@
       refreshCompare(this);
     }
 
+    // A piece of the merger's answer as it is written (a new call: another merger starts afresh).
+    mergeText(delta, call) {
+      if (this.mergeCall !== call) { this.mergeCall = call; this.mergeStreamed = ''; }
+      this.mergeStreamed += delta;
+      this.mergedBox.hidden = false;
+      this.root.querySelector('.panel-row').classList.add('with-merge');
+      this.mergeFrame = this.mergeFrame || requestAnimationFrame(() => {
+        this.mergeFrame = 0;
+        if (this.mergedJson) return;
+        this.mergedBox.replaceChildren(el('article', { class: 'seat-card merged-card s-writing streaming' },
+          el('header', {}, el('strong', { text: 'Merged' }), ' ', el('span', { class: 'status s-writing', text: 'writing…' })),
+          el('div', { class: 'answer md' }, bw.markdown(this.mergeStreamed))));
+      });
+    }
+
     merged(json) {
+      cancelAnimationFrame(this.mergeFrame || 0);
+      this.mergeFrame = 0;
       this.mergedJson = json;
       const names = this.names;
       const seats = [...this.seats.values()];
@@ -143,7 +160,7 @@
           el('span', { class: `status s-${json.status}`, text: json.status }), ' ', el('small', { text: `${json.seconds} s` })),
         el('p', { class: 'hint', text: `Merged from ${seats.filter((s) => JUDGEABLE.has(s.status)).map((s) => names.label(s.alias)).join(', ') || 'no seat'}, shown beside it.` }),
         el('div', { class: 'answer md' }, json.error ? json.error : bw.markdown(json.content || '')),
-        agreement.length ? el('ul', { class: 'agreement' }, ...agreement.map((p) => el('li', {},
+        json.report ? reportBox(json.report, named) : agreement.length ? el('ul', { class: 'agreement' }, ...agreement.map((p) => el('li', {},
           p.point, ' ', el('small', { text: `held by ${named(p.heldBy) || 'none'}` + (p.contradictedBy.length ? `; contradicted by ${named(p.contradictedBy)}` : '') })))) : null,
         json.call && JUDGEABLE.has(json.status) ? mergeBar(json) : null));
       this.root.querySelector('.panel-row').classList.add('with-merge');
@@ -197,6 +214,21 @@
   }
   Turn.all = [];
 
+  // The merger's checked report beside the seats: what they agreed on, where
+  // they contradicted each other (who on which side), points one seat alone
+  // made (and whether the merger thinks each is right), gaps, confidence.
+  function reportBox(report, named) {
+    const list = (title, items) => items.length ? el('div', { class: 'report-part' }, el('h4', { text: title }), el('ul', {}, ...items)) : null;
+    const right = (r) => (r === true ? 'judged right' : r === false ? 'judged wrong' : 'cannot tell');
+    return el('section', { class: 'merge-report', 'aria-label': 'Merge report' },
+      el('p', { class: 'hint', text: `Confidence ${Math.round(report.confidence * 100)}%` }),
+      list('Consensus', report.consensus.map((p) => el('li', { text: p }))),
+      list('Contradictions', report.contradictions.map((c) => el('li', {}, c.point,
+        el('ul', {}, ...c.sides.map((s) => el('li', {}, s.position, ' ', el('small', { text: `— ${named(s.seats) || 'no seat'}` }))))))),
+      list('Only one seat said', report.unique.map((u) => el('li', {}, u.point, ' ', el('small', { text: `— ${named([u.seat])}, ${right(u.right)}` })))),
+      list('Gaps', report.gaps.map((g) => el('li', { text: g }))));
+  }
+
   function seatCard(turn, seat) {
     const card = el('article', { class: 'seat-card', tabIndex: 0, 'data-seat': seat.seat });
     card.turn = turn;
@@ -226,6 +258,7 @@
     else answer.append(el('p', { class: 'hint', text: emptyAnswer(turn, seat) }));
     const parts = [header, answer];
     if (seat.status === 'cancelled') parts.push(el('p', { class: 'hint', text: 'Cancelled: stopped from the page; it costs no verdict.' }));
+    if (seat.status === 'cut') parts.push(el('p', { class: 'hint', text: 'Cut: the reply went without it (quorum or deadline).' }));
     if (seat.call && JUDGEABLE.has(seat.status)) parts.push(judgeBar(turn, seat));
     card.replaceChildren(...parts);
   }

@@ -25,7 +25,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from benchwarmers.formats import anthropic, anthropic_route
-from benchwarmers.formats.base import parse_model_name
+from benchwarmers.formats.base import parse_model_name, with_header_options
 from benchwarmers.formats.bench_json import bench_header
 from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import panels_of
@@ -43,6 +43,7 @@ router = APIRouter()
 @gateway
 async def messages(request: Request) -> Response:
     ask = anthropic.parse_ask(await read_json(request))
+    ask = with_header_options(ask, request.headers)
     if ask.mode == "route":
         return await route_response(request, ask, anthropic_route, stream_headers=STREAM_HEADERS)
     panels = panels_of(request)

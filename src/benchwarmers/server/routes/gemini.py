@@ -27,7 +27,7 @@ from fastapi.responses import Response
 
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats import gemini
-from benchwarmers.formats.base import parse_model_name
+from benchwarmers.formats.base import parse_model_name, with_header_options
 from benchwarmers.formats.bench_json import bench_header
 from benchwarmers.formats.gemini_route import GeminiRoute
 from benchwarmers.server.access import gateway
@@ -85,6 +85,7 @@ async def generate(request: Request, target: str) -> Response:
         tokens = await panels.count_tokens(parse_model_name(name)[0], counted)
         return JSONResponse(gemini.render_count(tokens))
     ask = gemini.parse_ask(body, model=name)
+    ask = with_header_options(ask, request.headers)
     sse = request.query_params.get("alt") == "sse"
     if ask.mode == "route":
         ask = dataclasses.replace(ask, stream=method == "streamGenerateContent")

@@ -18,7 +18,7 @@ from fastapi.responses import Response
 
 from benchwarmers.errors import UserError
 from benchwarmers.formats import registry
-from benchwarmers.formats.base import require_object
+from benchwarmers.formats.base import require_object, with_header_options
 from benchwarmers.formats.bench_json import bench_header
 from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import panels_of
@@ -46,6 +46,7 @@ def ask_router(fmt: registry.InboundFormat) -> APIRouter:
     async def answer(request: Request, model: str | None) -> Response:
         body = await read_json(request)
         ask = codec.parse_ask(body, model=model)
+        ask = with_header_options(ask, request.headers)
         if ask.mode == "route":
             if fmt.route is None:
                 raise UserError(f"route mode is not offered in the {fmt.name} format")

@@ -22,6 +22,7 @@ from fastapi.responses import Response
 
 from benchwarmers.core import collection_entry
 from benchwarmers.formats import openai_chat, openai_route
+from benchwarmers.formats.base import with_header_options
 from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import panels_of
 from benchwarmers.server.errors import read_json
@@ -38,6 +39,7 @@ router = APIRouter()
 @gateway
 async def chat_completions(request: Request) -> Response:
     ask = openai_chat.parse_ask(await read_json(request))
+    ask = with_header_options(ask, request.headers)
     if ask.mode == "route":
         return await route_response(request, ask, openai_route, stream_headers=STREAM_HEADERS)
     panels = panels_of(request)

@@ -1,0 +1,57 @@
+"""The per-ask quorum and deadline every format reads the same way: the
+body's `bench` object, then the `x-bench-quorum` / `x-bench-deadline`
+headers, which win."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from benchwarmers.errors import UserError
+from benchwarmers.formats import anthropic, gemini, ollama, openai_chat, responses
+from benchwarmers.formats.base import with_header_options
+
+pytestmark = pytest.mark.unit
+
+BENCH = {"bench": {"quorum": 2, "deadline": 5}}
+BODIES: dict[str, tuple[Any, dict[str, Any]]] = {
+    "openai_chat": (
+        openai_chat.parse_ask,
+        {"model": "bench/trio", "messages": [{"role": "user", "content": "hi"}]},
+    ),
+    "responses": (responses.parse_ask, {"model": "bench/trio", "input": "hi"}),
+    "anthropic": (
+        anthropic.parse_ask,
+        {"model": "bench/trio", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}]},
+    ),
+    "gemini": (
+        lambda body: gemini.parse_ask(body, model="bench/trio"),
+        {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+    ),
+    "ollama": (ollama.parse_ask, {"model": "bench/trio", "messages": [{"role": "user", "content": "hi"}]}),
+}
+
+
+@pytest.mark.parametrize("name", list(BODIES))
+def test_every_format_reads_the_bench_object(name: str) -> None:
+    parse, body = BODIES[name]
+    ask = parse({**body, **BENCH})
+    assert (ask.quorum, ask.deadline) == (2, 5.0)
+    assert (parse(body).quorum, parse(body).deadline) == (0, 0.0)
+    with pytest.raises(UserError, match=r"bench\.quorum must be at least 1 seat"):
+        parse({**body, "bench": {"quorum": 0}})
+
+
+def test_the_headers_win_over_the_body() -> None:
+    parse, body = BODIES["openai_chat"]
+    ask = with_header_options(parse({**body, **BENCH}), {"x-bench-quorum": "3"})
+    assert (ask.quorum, ask.deadline) == (3, 5.0)
+    ask = with_header_options(ask, {"x-bench-deadline": "2.5"})
+    assert (ask.quorum, ask.deadline) == (3, 2.5)
+
+
+def test_route_mode_has_no_seats_to_cut() -> None:
+    parse, body = BODIES["openai_chat"]
+    ask = parse({**body, "model": "bench/trio:route", "bench": {"quorum": 0}})
+    assert with_header_options(ask, {"x-bench-quorum": "nonsense"}).quorum == 0
