@@ -242,6 +242,9 @@ class Ask:
     # Seat exactly these aliases, in this order (a follow-up to the same seats,
     # or to one chosen seat), instead of the collection's seating.
     only_aliases: tuple[str, ...] = ()
+    # The gateway key that asks ("" for the owner): its calls are logged under it
+    # (spend per key). The core sets it from the caller's identity, never a client.
+    key: str = ""
 
 
 # --------------------------------------------------------- one model's reply
@@ -249,11 +252,22 @@ class Ask:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Tokens one call read and wrote. `cached_input_tokens` is the part of
+    `input_tokens` the provider read from its prompt cache (OpenAI's
+    `prompt_tokens_details.cached_tokens`, Anthropic's `cache_read_input_tokens`,
+    Gemini's `cachedContentTokenCount`), billed at the cached price: 0 where the
+    provider says nothing of it."""
+
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_input_tokens + other.cached_input_tokens,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,6 +378,8 @@ class Seat:
     explorer: bool = False
     # What the gateway changed for this seat ("max_tokens 64000 lowered to 8192, ...").
     note: str = ""
+    # What its call cost in USD; None when the model's price is unknown (never 0 for unknown).
+    cost_usd: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,6 +410,8 @@ class Merged:
     agreement: tuple[AgreementPoint, ...] = ()
     # Set when no merger answered and the reply fell back to the panel.
     note: str = ""
+    # What its merge cost in USD (every merger tried); None when a price is unknown.
+    cost_usd: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,6 +425,10 @@ class PanelReply:
     seats: tuple[Seat, ...]
     left_off: tuple[LeftOff, ...] = ()
     merged: Merged | None = None
+    # What every call of the ask cost in USD (the known prices' sum), and whether
+    # every call's price was known (False: the sum leaves some call out).
+    cost_usd: float = 0.0
+    cost_complete: bool = True
 
 
 # Panel events, in the order a stream delivers them: `PanelStarted` at once,
@@ -488,3 +510,7 @@ class RouteBench:
     failover: tuple[RouteFailure, ...] = ()
     shadows: tuple[str, ...] = ()
     left_off: tuple[LeftOff, ...] = ()
+    # Once the turn has ended: what its calls cost in USD (the known prices' sum) and
+    # whether every price was known. None while it streams (a stream's `bench` goes first).
+    cost_usd: float | None = None
+    cost_complete: bool = True

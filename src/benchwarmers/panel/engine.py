@@ -37,6 +37,7 @@ from benchwarmers import metrics
 from benchwarmers.bench import decisions, revive
 from benchwarmers.calls.call_ids import new_ask_id, new_call_id
 from benchwarmers.calls.caller import STOPPED, CallContext, Caller, CallResult, await_recorded
+from benchwarmers.calls.cost import Total
 from benchwarmers.calls.log import panel_task
 from benchwarmers.calls.tokens import fitted
 from benchwarmers.errors import UserError
@@ -201,6 +202,7 @@ class PanelEngine:
             merged=merged,
             stream=ask.stream,
             seat_text=ask.stream and ask.seat_text,
+            key=ask.key,
         )
 
     # ----------------------------------------------------------------- work
@@ -292,7 +294,16 @@ class PanelEngine:
         if plan.merged:
             merged = await self._merge(plan, seats, calls)
             hand.event(MergeDone(merged))
-        reply = PanelReply(plan.collection.name, plan.shape, seats, seating.left_off, merged)
+        total = Total.of(call.cost_usd for call in calls)
+        reply = PanelReply(
+            plan.collection.name,
+            plan.shape,
+            seats,
+            seating.left_off,
+            merged,
+            cost_usd=total.usd,
+            cost_complete=total.complete,
+        )
         await await_recorded(calls)
         return reply
 
@@ -360,6 +371,7 @@ class PanelEngine:
             seat=planned.label,
             ask_id=plan.ask_id,
             explorer=planned.explorer,
+            key=plan.key,
         )
         request, note = fitted_note(plan.request, planned.model)
         try:
@@ -399,10 +411,12 @@ class PanelEngine:
                 0.0,
                 error="no seat answered",
                 note="No seat answered, so nothing was merged.",
+                cost_usd=0.0,  # no merger was asked
             )
         anonymised = anonymise(answered, self.rng)
         request = merge_request(plan.request, anonymised)
         tried: list[str] = []
+        costs: list[float | None] = []  # every merger asked costs, the one that answered or not
         for model in await self._merger_candidates(plan, seats):
             result = await self.caller.call(
                 model,
@@ -415,11 +429,13 @@ class PanelEngine:
                     shape=plan.shape,
                     seat="merged",
                     ask_id=plan.ask_id,
+                    key=plan.key,
                 ),
                 stream=True,
                 recorded=False,
             )
             calls.append(result)
+            costs.append(result.cost_usd)
             if result.status == "ok":
                 content, agreement = parse_merge(result.reply.text, anonymised.label_of_letter)
                 if content:
@@ -431,6 +447,7 @@ class PanelEngine:
                         content,
                         usage=result.reply.usage,
                         agreement=agreement,
+                        cost_usd=_known(costs),
                     )
             status = "empty" if result.status == "ok" else result.status  # ok, but only the block
             tried.append(f"{model.alias}: {status}" + (f" ({result.error})" if result.error else ""))
@@ -442,6 +459,7 @@ class PanelEngine:
             0.0,
             error=detail,
             note=f"No merger answered ({detail}); the panel's answers follow.",
+            cost_usd=_known(costs),
         )
 
     async def _merger_candidates(self, plan: Plan, seats: Sequence[Seat]) -> list[Any]:
@@ -495,6 +513,8 @@ class Plan:
     stream: bool = False
     # ... and each seat's text as it is written (`SeatText`).
     seat_text: bool = False
+    # The gateway key that asked ("" for the owner): on each call's log row.
+    key: str = ""
 
 
 class _Hand(ABC):
@@ -586,7 +606,14 @@ def seat_of(result: CallResult, planned: PlannedSeat, note: str = "") -> Seat:
         frees_at=result.frees_at_iso,
         explorer=planned.explorer,
         note=note,
+        cost_usd=result.cost_usd,
     )
+
+
+def _known(costs: Sequence[float | None]) -> float | None:
+    """The costs' sum, or None when any was unknown (a merge's several tries)."""
+    total = Total.of(costs)
+    return total.usd if total.complete else None
 
 
 def _unfit(model: Any, request: Request) -> bool:

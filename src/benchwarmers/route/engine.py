@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from benchwarmers.calls.call_ids import new_ask_id
 from benchwarmers.calls.caller import CallContext, Caller, CallResult, CallStream, await_recorded
+from benchwarmers.calls.cost import Total
 from benchwarmers.calls.reads import set_call_task
 from benchwarmers.config import tunables
 from benchwarmers.errors import LimitExceeded, ProviderError, ProviderTimeout, UserError
@@ -83,6 +84,8 @@ class Attempt:
     error: str
     # When rate limited: the Unix time the limit frees, if known.
     frees_at: float | None = None
+    # What its call cost (the turn's `bench` adds it up); None: its price unknown.
+    cost_usd: float | None = 0.0
 
     def failure(self) -> RouteFailure:
         """The attempt as the turn's `bench` object lists it (`failover`)."""
@@ -110,7 +113,8 @@ class RouteEngine:
                         pass
             except ProviderError as exc:
                 status = turn.result.status if turn.result is not None else "error"
-                failed = [*turn.attempts, Attempt(turn.alias, turn.call, status, str(exc))]
+                cost = turn.result.cost_usd if turn.result is not None else 0.0
+                failed = [*turn.attempts, Attempt(turn.alias, turn.call, status, str(exc), cost_usd=cost)]
                 continue
             assert turn.result is not None
             return turn, turn.result.reply
@@ -159,6 +163,7 @@ class RouteEngine:
             seat=ROUTE_SEAT,
             ask_id=ask_id or new_ask_id(),
             conversation=key,
+            key=ask.key,
         )
         budget = max(collection.seat_timeout, ROUTE_TURN_SECONDS)
         attempts = list(earlier)
@@ -274,7 +279,11 @@ class RouteTurn:
 
     def bench(self) -> RouteBench:
         """Who answered this turn and with which call id (the id a verdict
-        names), who failed before it, who shadows it."""
+        names), who failed before it, who shadows it; once the turn has
+        ended, what its calls cost (shadow seats apart: they are the bench's
+        own spend, logged and counted under the collection)."""
+        result = self._stream.result
+        total = None if result is None else Total.of((*(a.cost_usd for a in self.attempts), result.cost_usd))
         return RouteBench(
             collection=self.collection,
             shape=self.shape,
@@ -284,6 +293,8 @@ class RouteTurn:
             failover=tuple(a.failure() for a in self.attempts),
             shadows=self.shadows,
             left_off=self.left_off,
+            cost_usd=None if total is None else total.usd,
+            cost_complete=True if total is None else total.complete,
         )
 
 
@@ -302,7 +313,7 @@ def _attempt(alias: str, call_stream: CallStream, exc: ProviderError) -> Attempt
     result = call_stream.result
     if result is None:
         return Attempt(alias, call_stream.call_id, "error", str(exc))
-    return Attempt(alias, call_stream.call_id, result.status, str(exc), result.frees_at)
+    return Attempt(alias, call_stream.call_id, result.status, str(exc), result.frees_at, result.cost_usd)
 
 
 def _all_failed(collection: str, attempts: Sequence[Attempt]) -> ProviderError:
