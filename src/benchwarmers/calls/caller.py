@@ -443,7 +443,7 @@ class CallStream:
         status = reply_status(reply) if outcome.answered else outcome.status
         seconds = time.monotonic() - outcome.started
         model = self.model
-        cost_usd = 0.0  # a call that never went out spent nothing
+        cost_usd: float | None = 0.0  # a call that never went out spent nothing
         if outcome.sent:
             cost_usd = call_cost(reply.usage, model.price_in, model.price_out, model.price_cached)
         self.result = CallResult(

@@ -7,6 +7,7 @@ the identity calling, and enforces its own access rule:
 - `RouteMode`: route-mode turns (`routing.py`);
 - `Admin`: endpoints and their keys, models, collections, gateway keys,
   limits, quotas, settings (`admin.py`);
+- `Spend`: what the calls cost, by key, collection, model or day (`spend.py`);
 - `Operations`: onboarding queue, probes, retire/restore, roles, the
   scheduler, the suite, a model's report (`operations.py`).
 
@@ -72,6 +73,7 @@ from benchwarmers.core.panels import Panels, collection_entry, finish_background
 from benchwarmers.core.routing import AGENT_SESSION_HEADERS, CONVERSATION_HEADER, RouteMode, RouteTurn
 from benchwarmers.core.services import Core
 from benchwarmers.core.settings import LOGIN_PASSWORD, SettingRow
+from benchwarmers.core.spend import USAGE_BY, Spend
 from benchwarmers.identity.keys import KeyInfo
 from benchwarmers.identity.scope import NOBODY, OWNER, Identity
 from benchwarmers.limits.quotas import Quota, QuotasView
@@ -101,6 +103,7 @@ __all__ = [
     "POINTER_FILE",
     "PROMOTIONS",
     "SUITE_SHAPES",
+    "USAGE_BY",
     "Admin",
     "BenchServices",
     "Check",
@@ -125,6 +128,7 @@ __all__ = [
     "RouteTurn",
     "Runtime",
     "SettingRow",
+    "Spend",
     "SuiteRun",
     "UserLimit",
     "api_kinds",

@@ -36,7 +36,7 @@ from benchwarmers.identity.scope import OWNER, Identity, may_administer
 from benchwarmers.limits import ledger, quotas, user_limits
 from benchwarmers.limits.scope import scopes_in_words
 from benchwarmers.providers import kinds
-from benchwarmers.store import registry
+from benchwarmers.store import prices, registry
 from benchwarmers.store.db import Store
 from benchwarmers.store.registry import CollectionView, EndpointView, ModelView
 from benchwarmers.store.schema import Call
@@ -267,6 +267,36 @@ class Admin:
 
     async def remove_model(self, alias: str, *, from_collections: bool = False) -> None:
         await registry.remove_model(self._store(), alias, from_collections=from_collections)
+
+    async def set_model_prices(
+        self,
+        alias: str,
+        *,
+        price_in: float | None = None,
+        price_out: float | None = None,
+        price_cached: float | None = None,
+        paid_ok: bool = False,
+        catalog: bool = False,
+    ) -> ModelView:
+        """The user's prices for a model from now on (USD per million tokens;
+        the catalog's refresh leaves them), and/or accepting a went-paid
+        model's price (`paid_ok`: free-only collections seat it again), or
+        handing the prices back to the catalog (`store/prices.py`)."""
+        await prices.set_prices(
+            self._store(),
+            alias,
+            price_in=price_in,
+            price_out=price_out,
+            price_cached=price_cached,
+            paid_ok=paid_ok,
+            catalog=catalog,
+        )
+        return await registry.get_model(self._store(), alias)
+
+    async def price_history(self, alias: str) -> list[prices.PriceChange]:
+        """A model's prices, oldest first, each with when it took effect."""
+        await registry.get_model(self._store(), alias)  # NotFound for an unknown alias
+        return await prices.history(self._store(), alias)
 
     # ---------------------------------------------------------- collections
 

@@ -1,0 +1,43 @@
+"""Spend, for one identity: what the gateway's calls cost, grouped by key,
+collection, model or day (`GET /bench/usage`, `benchwarmers usage`, the
+Quotas page). The owner reads every call; a gateway key reads only the
+calls it asked (its own spend: another key's, or the bench's own probes,
+are not its business).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from benchwarmers.calls import usage as usage_log
+from benchwarmers.identity.scope import OWNER, Identity, may_administer
+from benchwarmers.runtime import Runtime
+
+USAGE_BY = usage_log.USAGE_BY
+
+
+class Spend:
+    def __init__(self, runtime: Runtime, identity: Identity = OWNER) -> None:
+        self.runtime = runtime
+        self.identity = identity
+
+    async def usage(
+        self, by: str, since: str = "", until: str = "", *, now: datetime | None = None
+    ) -> dict[str, Any]:
+        """`{"by", "since", "until", "rows": [{"group", "calls", "inputTokens",
+        "outputTokens", "costUsd", "unpricedCalls"}], "total": {...}}`; `since`
+        and `until` are YYYY-MM-DD (UTC, inclusive; by default this month up
+        to today). Bad input is a `UserError` (400) before anything is read."""
+        kind = usage_log.check_by(by)
+        today = (now or datetime.now(UTC)).astimezone(UTC).date()
+        first, last = usage_log.check_span(since, until, today)
+        key = None if may_administer(self.identity) else self.identity.name
+        rows, total = await usage_log.usage(self.runtime.store, kind, first, last, key=key)
+        return {
+            "by": kind,
+            "since": first.isoformat(),
+            "until": last.isoformat(),
+            "rows": [row.as_json() for row in rows],
+            "total": total.as_json(group=False),
+        }
