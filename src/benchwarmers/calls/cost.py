@@ -20,39 +20,21 @@ model priced 0 in and out costs 0.
 
 The caller computes a call's cost as it ends, from the price its model view
 holds in memory (`registry.ModelView`: no read per call), which is the price
-in effect at the call's time; the price history (`model_prices`) dates each
-change, so `price_at` tells the price of any past moment.
+in effect at the call's time, and keeps the figure on the call's row: a
+later change of price (dated in `model_prices`, `store/prices.py`) never
+re-prices a call already made.
 """
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
 
 from benchwarmers.types import Usage
 
 PER_TOKENS = 1_000_000
 # Costs are kept to a millionth of a cent: enough for a one-token call at any price.
 DIGITS = 8
-
-
-@dataclass(frozen=True, slots=True)
-class Price:
-    """One model's prices, USD per million tokens; None = unknown."""
-
-    price_in: float | None
-    price_out: float | None
-    price_cached: float | None = None
-
-    @property
-    def known(self) -> bool:
-        return self.price_in is not None and self.price_out is not None
-
-    @property
-    def free(self) -> bool:
-        return self.price_in == 0 and self.price_out == 0
 
 
 def call_cost(
@@ -86,10 +68,3 @@ class Total:
             else:
                 usd += cost
         return cls(round(usd, DIGITS), complete)
-
-
-def price_at(history: Sequence[tuple[datetime, Price]], when: datetime) -> Price | None:
-    """The price in effect at `when`, from a model's history sorted by the
-    time each took effect; None before the first (nothing was known then)."""
-    at = bisect.bisect_right([since for since, _ in history], when)
-    return history[at - 1][1] if at else None
