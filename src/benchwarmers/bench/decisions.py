@@ -157,10 +157,16 @@ async def rank(
     models = await _models(store, candidates)
     evidence = await _evidence(store, name, shape, models, now)
     seated, explores = await _seating(store, name, shape)
+    free_only = (await _collections(store)).get(name, (0, False))[1]
     table = decider.Table(members=tuple(models), explorer_seats=int(explores), seated=seated)
     return decider.rankings(
         table,
-        [decider.Candidate(a, evidence[a], True, _held_out(models[a], shape, now)) for a in models],
+        [
+            decider.Candidate(
+                a, evidence[a], True, _held_out(models[a], shape, now) or _went_paid(models[a], free_only)
+            )
+            for a in models
+        ],
         await _pairs(store, name, shape, now),
     )
 
@@ -254,7 +260,7 @@ async def seat_state(
                 alias,
                 evidence[alias],
                 member=alias in members,
-                held_out=_held_out(model, shape, now) or _went_paid(model, collection),
+                held_out=_held_out(model, shape, now) or _went_paid(model, collection.free_only),
                 may_explore=not model.ad_hoc
                 and not model.unreachable
                 and alias not in exclude
@@ -798,10 +804,11 @@ def _held_out(model: _Facts, shape: str, now: datetime) -> str:
     )
 
 
-def _went_paid(model: _Facts, collection: SeatingSettings) -> str:
-    """Why a `free_only` collection seats this model nowhere: it was free and
-    the catalog found it priced, and the user has not accepted the price."""
-    if not collection.free_only or model.went_paid_at is None:
+def _went_paid(model: _Facts, free_only: bool) -> str:
+    """Why a `free_only` collection seats this model nowhere (no seat, no
+    merge, no route turn): it was free, the catalog found it priced, and the
+    user has not accepted the price."""
+    if not free_only or model.went_paid_at is None:
         return ""
     return (
         f"went paid on {model.went_paid_at.date().isoformat()} (${model.price_in or 0:g} in / "
