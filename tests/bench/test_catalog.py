@@ -250,7 +250,12 @@ async def test_the_users_price_outlasts_a_refresh_until_handed_back(
     await prices.set_prices(store, "llama-free", price_in=1.5, price_out=2.5, price_cached=0.5)
     await catalog.refresh(store, runtime.http, NOW, url=models_dev["url"])
     model = await registry.get_model(store, "llama-free")
-    assert (model.price_in, model.price_out, model.price_cached, model.price_source) == (1.5, 2.5, 0.5, "user")
+    assert (model.price_in, model.price_out, model.price_cached, model.price_source) == (
+        1.5,
+        2.5,
+        0.5,
+        "user",
+    )
     await prices.set_prices(store, "llama-free", catalog=True)
     await catalog.refresh(store, runtime.http, NOW, url=models_dev["url"])
     model = await registry.get_model(store, "llama-free")

@@ -1,8 +1,9 @@
 """Spend, for one identity: what the gateway's calls cost, grouped by key,
 collection, model or day (`GET /bench/usage`, `benchwarmers usage`, the
-Quotas page). The owner reads every call; a gateway key reads only the
-calls it asked (its own spend: another key's, or the bench's own probes,
-are not its business).
+Quotas page). Whoever may administer the bench (the owner, a key not
+limited to some collections) reads every call; a key limited to some
+collections reads only the calls it asked (its own spend: another key's,
+or the bench's own probes, are not its business).
 """
 
 from __future__ import annotations
