@@ -6,7 +6,6 @@ the place it went wrong."""
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import re
 from pathlib import Path
