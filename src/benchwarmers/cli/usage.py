@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchwarmers.cli.context import JsonFlag, console, print_json, with_core
-from benchwarmers.core import USAGE_BY
+from benchwarmers.core import USAGE_BY, usd_text
 
 
 def register(app: typer.Typer) -> None:
@@ -55,12 +55,3 @@ def _figures(row: dict[str, Any]) -> tuple[str, str, str, str]:
         f"{row['outputTokens']:,}",
         usd_text(row["costUsd"], row["unpricedCalls"], row["calls"]),
     )
-
-
-def usd_text(usd: float, unpriced: int, calls: int) -> str:
-    """ "$0.0123", "unknown" when no call's price was known, or the known sum
-    and how many calls it leaves out."""
-    if calls and unpriced >= calls:
-        return "unknown"
-    text = f"${usd:,.4f}"
-    return f"{text} + {unpriced:,} unpriced" if unpriced else text

@@ -73,7 +73,7 @@ from benchwarmers.core.panels import Panels, collection_entry, finish_background
 from benchwarmers.core.routing import AGENT_SESSION_HEADERS, CONVERSATION_HEADER, RouteMode, RouteTurn
 from benchwarmers.core.services import Core
 from benchwarmers.core.settings import LOGIN_PASSWORD, SettingRow
-from benchwarmers.core.spend import USAGE_BY, Spend
+from benchwarmers.core.spend import USAGE_BY, Spend, usd_text
 from benchwarmers.identity.keys import KeyInfo
 from benchwarmers.identity.scope import NOBODY, OWNER, Identity
 from benchwarmers.limits.quotas import Quota, QuotasView
@@ -167,6 +167,7 @@ __all__ = [
     "suite_tasks",
     "tunables",
     "url_hint",
+    "usd_text",
     "utc",
     "verdict_body",
     "write_pointer",

@@ -351,23 +351,33 @@ class Admin:
         return await user_limits.clear_limits(self._store(), endpoint, model, tuple(kinds))
 
     async def usage_by_day(self, now: datetime | None = None) -> dict[str, Any]:
-        """Tokens and requests per endpoint per day of this month (UTC), from
-        the call log: what the Quotas page draws."""
+        """Tokens, requests and USD (the known prices' sum; `unpriced`: calls
+        whose price was unknown) per endpoint per day of this month (UTC),
+        from the call log: what the Quotas page draws."""
         now = now or datetime.now(UTC)
         start, end = ledger.month_start(now), ledger.next_month(now)
         day = func.date(Call.at)
         query = (
-            select(Call.endpoint, day.label("day"), func.sum(Call.tokens_in + Call.tokens_out), func.count())
+            select(
+                Call.endpoint,
+                day.label("day"),
+                func.sum(Call.tokens_in + Call.tokens_out),
+                func.count(),
+                func.coalesce(func.sum(Call.cost_usd), 0.0),
+                func.count() - func.count(Call.cost_usd),
+            )
             .where(Call.at >= start, Call.at < end, Call.endpoint != "")
             .group_by(Call.endpoint, day)
         )
         async with self.runtime.store.read() as session:
             rows = (await session.execute(query)).all()
-        series: dict[str, dict[str, dict[str, int]]] = {}
-        for endpoint, when, tokens, requests in rows:
+        series: dict[str, dict[str, dict[str, Any]]] = {}
+        for endpoint, when, tokens, requests, usd, unpriced in rows:
             series.setdefault(endpoint, {})[str(when)[:10]] = {
                 "tokens": int(tokens or 0),
                 "requests": int(requests),
+                "usd": float(usd),
+                "unpriced": int(unpriced),
             }
         return {"month": ledger.month_of(now), "days_in_month": (end - start).days, "series": series}
 

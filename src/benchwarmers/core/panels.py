@@ -347,6 +347,7 @@ def _seat_row(call: Call, verdict: Verdict | None) -> dict[str, Any]:
         "seconds": round(call.seconds, 2),
         "tokens_in": call.tokens_in,
         "tokens_out": call.tokens_out,
+        "cost_usd": call.cost_usd,  # None: the price was unknown
         "error": call.error,
         "explorer": call.explorer,
         "verdict": None

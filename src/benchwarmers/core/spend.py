@@ -42,3 +42,13 @@ class Spend:
             "rows": [row.as_json() for row in rows],
             "total": total.as_json(group=False),
         }
+
+
+def usd_text(usd: float, unpriced: int, calls: int) -> str:
+    """A usage row's USD as people read it (the CLI's table, the Quotas
+    page): "$0.0123"; "unknown" when no call's price was known (never $0);
+    or the known sum and how many calls it leaves out."""
+    if calls and unpriced >= calls:
+        return "unknown"
+    text = f"${usd:,.4f}"
+    return f"{text} + {unpriced:,} unpriced" if unpriced else text

@@ -73,6 +73,8 @@ OLLAMA_HOST_ENV = environment.OLLAMA_HOST.name
 PROBE_TIMEOUT = tunables.LOCAL_PROBE_TIMEOUT.value
 DISCOVER_DISMISSED = "discover_dismissed"
 QUEUE_SHOWN = 30
+# The Quotas page's spend tables, this month (`Spend.usage`'s `by`).
+SPEND_TABLES = ("key", "collection", "model")
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,8 +389,11 @@ class Backend:
     # --------------------------------------------------------------- quotas
 
     async def quotas(self) -> dict[str, Any]:
+        """Limits, this month's ledger and days, and its spend per key,
+        collection and model (`spend`: `Spend.usage`'s report for each)."""
         view = quotas_json(await self.admin.quotas())
         view["days"] = await self.admin.usage_by_day()
+        view["spend"] = {by: await self.core.spend.usage(by) for by in SPEND_TABLES}
         return view
 
     # ------------------------------------------------------------- settings
@@ -547,5 +552,10 @@ def event_json(event: PanelEvent) -> dict[str, Any]:
     if isinstance(event, MergeDone):
         return {"event": "merged", "merged": merged_json(event.merged)}
     if isinstance(event, PanelDone):
-        return {"event": "done", "shape": event.reply.shape}
+        return {
+            "event": "done",
+            "shape": event.reply.shape,
+            "costUsd": event.reply.cost_usd,
+            "costComplete": event.reply.cost_complete,
+        }
     raise TypeError(f"unknown panel event {type(event).__name__}")
