@@ -108,8 +108,9 @@ def _nice(value: int) -> int:
 
 
 def _nice_usd(value: float) -> float:
-    """A USD scale's top: the next 1, 2 or 5 times a power of ten (at least a cent)."""
-    step = 0.01
+    """A USD scale's top: the next 1, 2 or 5 times a power of ten (at least
+    $0.0001: a day of a few cheap calls still shows)."""
+    step = 0.0001
     while True:
         for factor in (1, 2, 5):
             if value <= step * factor * (1 + 1e-9):
@@ -128,7 +129,9 @@ def _figure(measure: Measure, figures: dict[str, Any]) -> str:
 def _dollars(value: float) -> str:
     if value == 0:
         return "$0"
-    return f"${value:,.2f}" if value >= 1 else f"${value:.4g}"
+    if value >= 1:
+        return f"${value:,.2f}"
+    return "$" + f"{value:.6f}".rstrip("0").rstrip(".")
 
 
 def _short(value: float) -> str:
