@@ -228,6 +228,10 @@ class Backend:
     async def restore(self, alias: str) -> dict[str, Any]:
         return model_json(await self.ops.restore(alias))
 
+    async def accept_price(self, alias: str) -> dict[str, Any]:
+        """A model that went paid is seated again by free-only collections."""
+        return model_json(await self.admin.set_model_prices(alias, paid_ok=True))
+
     async def set_role(self, alias: str, body: dict[str, Any]) -> dict[str, Any]:
         role = text(body, "role", required=True, label="the role")
         with field("role"):
@@ -468,6 +472,10 @@ def model_json(m: ModelView) -> dict[str, Any]:
         "tools": m.tools,
         "price_in": m.price_in,
         "price_out": m.price_out,
+        "price_cached": m.price_cached,
+        "price_source": m.price_source,
+        # A free model the catalog found priced: free-only collections leave it off until accepted.
+        "went_paid_at": iso_utc(m.went_paid_at) if m.went_paid_at else None,
         "resting_until": iso_utc(m.resting_until) if m.resting_until else None,
     }
 
