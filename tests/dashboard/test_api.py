@@ -230,6 +230,7 @@ def test_onboarding_a_model_the_endpoint_does_not_serve_is_refused(
 def test_accepting_the_price_of_a_model_that_went_paid(home: Path, dashboard: httpx.Client) -> None:
     """The Bench page offers "Accept price" only for a model that went paid;
     accepting it clears the mark (free-only collections seat it again)."""
+
     async def went_paid() -> None:
         async with Runtime.open(home) as runtime:
             await registry.add_endpoint(runtime.store, "hub", "http://127.0.0.1:9/v1", needs_key=False)
