@@ -1,10 +1,13 @@
 """Spend read back (`calls/usage.py`), end to end: calls go to the fake
 provider over HTTP, are costed as they end at the price then in effect,
-and are grouped by key, collection, model and day."""
+and are grouped by key, collection, model and day, on SQLite and on
+PostgreSQL (its day of a timestamp, its one-statement batches)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -19,9 +22,23 @@ from benchwarmers.store import prices, registry
 from benchwarmers.store.schema import Call
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
+from benchwarmers.testing.store_template import copy_migrated_store
 from benchwarmers.types import Request, Sampling, user
 
+from ..conftest import throwaway_postgres
+
 TODAY = datetime.now(UTC).date()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def runtime(request: pytest.FixtureRequest, home: Path) -> AsyncIterator[Runtime]:
+    if request.param == "sqlite":
+        copy_migrated_store(home)
+        async with Runtime.open(home=home) as rt:
+            yield rt
+        return
+    async with throwaway_postgres() as url, Runtime.open(home=home, database_url=url) as rt:
+        yield rt
 
 
 async def _call(runtime: Runtime, alias: str, context: CallContext = CallContext()) -> CallResult:
