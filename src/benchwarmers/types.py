@@ -511,6 +511,6 @@ class RouteBench:
     shadows: tuple[str, ...] = ()
     left_off: tuple[LeftOff, ...] = ()
     # Once the turn has ended: what its calls cost in USD (the known prices' sum) and
-    # whether every price was known. None while it streams (a stream's `bench` goes first).
+    # whether every price was known. None before (a stream's first events).
     cost_usd: float | None = None
     cost_complete: bool = True

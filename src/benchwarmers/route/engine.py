@@ -35,7 +35,7 @@ no HTTP and no format.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -247,11 +247,12 @@ class RouteTurn:
         self._head = head
         self._failed_calls = failed_calls
 
-    async def chunks(self) -> AsyncGenerator[Chunk, None]:
+    async def chunks(self, on_end: Callable[[], None] | None = None) -> AsyncGenerator[Chunk, None]:
         """The member's reply as it arrives; raises the `ProviderError` of a
         failure after the first byte. Ends once this turn's calls are in the
-        log. Leaving early (a client that hung up) still ends the call,
-        recorded."""
+        log, calling `on_end` then (a stream's `bench` object learns what the
+        turn cost before its last event). Leaving early (a client that hung
+        up) still ends the call, recorded."""
         try:
             for chunk in self._head:
                 if not isinstance(chunk, ResponseHeaders):
@@ -265,6 +266,8 @@ class RouteTurn:
             finally:  # even when a hang-up cancels the close: the row is written regardless
                 self._note_tool_calls()
         await await_recorded((*self._failed_calls, self._stream.result))
+        if on_end is not None:
+            on_end()
 
     def _note_tool_calls(self) -> None:
         result = self._stream.result

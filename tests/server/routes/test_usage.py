@@ -6,6 +6,7 @@ input a 400, and the spend on `/metrics`."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -106,6 +107,16 @@ def test_a_route_turn_says_what_it_cost(client: httpx.Client) -> None:
     bench = reply.json()["bench"]
     assert bench["mode"] == "route"
     assert bench["costComplete"] is True and isinstance(bench["costUsd"], float | int)
+
+
+def test_a_streamed_route_turn_says_its_cost_in_its_last_chunk(client: httpx.Client) -> None:
+    body = {"model": "bench/paid:route", "messages": [{"role": "user", "content": "fix it"}], "stream": True}
+    with client.stream("POST", "/v1/chat/completions", json=body) as reply:
+        assert reply.status_code == 200
+        events = [json.loads(line[6:]) for line in reply.iter_lines() if line.startswith("data: {")]
+    last = events[-1]["bench"]
+    assert last["mode"] == "route" and last["costComplete"] is True
+    assert last["costUsd"] >= 0
 
 
 def _usage(client: httpx.Client, key: str = "", **query: str) -> httpx.Response:
