@@ -21,6 +21,8 @@ SRC = ROOT / "src" / "benchwarmers"
 
 # module (under src/benchwarmers) -> the test modules that cover it.
 COVERED_BY: dict[str, tuple[str, ...]] = {
+    "core/spend.py": ("tests/calls/test_usage.py",),
+    "store/prices.py": ("tests/calls/test_cost.py", "tests/bench/test_catalog.py"),
     "api_client.py": ("tests/cli/test_ask.py", "tests/mcp/test_remote.py"),
     "assembly.py": ("tests/server/test_access.py", "tests/test_imports.py"),
     "bench/discover.py": ("tests/bench/test_catalog.py",),

@@ -11,6 +11,10 @@ no request pays for more than a counter increment:
   `benchwarmers_call_seconds{collection, member}` histogram: every model call
   (panel seats by their status, merges, route turns, probes, the suite), at
   the caller seam (`calls.caller`);
+- `benchwarmers_spend_usd_total{collection, member}` and
+  `benchwarmers_unpriced_calls_total{collection, member}`: what calls cost in
+  USD at the price in effect when each ran, and the calls whose price was
+  unknown (counted, never as 0 USD), at the caller seam beside the call counter;
 - `benchwarmers_upstream_errors_total{endpoint, reason}`: calls that went out
   and failed (`reason` is `rate_limited` for a provider's 429, `timeout` or
   `error`);
@@ -70,6 +74,16 @@ CALL_SECONDS = Histogram(
     "A model call's duration, limiter wait included, by collection and member",
     ["collection", "member"],
     buckets=_CALL_BUCKETS,
+)
+SPEND = Counter(
+    "benchwarmers_spend_usd",
+    "USD spent on model calls at the price in effect when each ran, by collection and member",
+    ["collection", "member"],
+)
+UNPRICED_CALLS = Counter(
+    "benchwarmers_unpriced_calls",
+    "Model calls whose price was unknown (not counted in spend), by collection and member",
+    ["collection", "member"],
 )
 UPSTREAM_ERRORS = Counter(
     "benchwarmers_upstream_errors",

@@ -266,6 +266,9 @@ class Ask:
     quorum: int = 0
     # Answer with what is in after this many seconds (0: the collection's setting).
     deadline: float = 0.0
+    # The gateway key that asks ("" for the owner): its calls are logged under it
+    # (spend per key). The core sets it from the caller's identity, never a client.
+    key: str = ""
 
 
 # --------------------------------------------------------- one model's reply
@@ -273,11 +276,22 @@ class Ask:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Tokens one call read and wrote. `cached_input_tokens` is the part of
+    `input_tokens` the provider read from its prompt cache (OpenAI's
+    `prompt_tokens_details.cached_tokens`, Anthropic's `cache_read_input_tokens`,
+    Gemini's `cachedContentTokenCount`), billed at the cached price: 0 where the
+    provider says nothing of it."""
+
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_input_tokens + other.cached_input_tokens,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,6 +404,8 @@ class Seat:
     note: str = ""
     # Whether its answer holds to the structured output asked for (None: none was asked).
     output_check: OutputCheck | None = None
+    # What its call cost in USD; None when the model's price is unknown (never 0 for unknown).
+    cost_usd: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -472,6 +488,8 @@ class Merged:
     output_check: OutputCheck | None = None
     # The merger's structured report (None: no merger returned a valid one).
     report: MergeReport | None = None
+    # What its merge cost in USD (every merger tried); None when a price is unknown.
+    cost_usd: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -487,6 +505,10 @@ class PanelReply:
     merged: Merged | None = None
     # Set when the reply went out without some seats (their status `cut`).
     cut: Cut | None = None
+    # What every call of the ask cost in USD (the known prices' sum), and whether
+    # every call's price was known (False: the sum leaves some call out).
+    cost_usd: float = 0.0
+    cost_complete: bool = True
 
 
 # Panel events, in the order a stream delivers them: `PanelStarted` at once,
@@ -582,3 +604,7 @@ class RouteBench:
     failover: tuple[RouteFailure, ...] = ()
     shadows: tuple[str, ...] = ()
     left_off: tuple[LeftOff, ...] = ()
+    # Once the turn has ended: what its calls cost in USD (the known prices' sum) and
+    # whether every price was known. None before (a stream's first events).
+    cost_usd: float | None = None
+    cost_complete: bool = True

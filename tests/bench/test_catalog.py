@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from benchwarmers.bench import catalog, discover
+from benchwarmers.bench import catalog, decisions, discover
+from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry, schema
+from benchwarmers.store import prices, registry, schema
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
 FREE_LLAMA = "meta-llama/llama-3.3-70b-instruct:free"
@@ -224,3 +225,82 @@ async def test_structured_output_comes_from_models_dev_where_it_says(
     assert (await registry.get_model(runtime.store, "llama-free")).structured_output is True
     facts = {f.model: f for f in catalog.parse_models_dev(said)}
     assert facts[FREE_LLAMA].structured_output is True
+
+
+async def test_a_free_model_that_went_paid_is_left_off_free_only_collections_until_accepted(
+    runtime: Runtime, models_dev: dict[str, Any]
+) -> None:
+    store = runtime.store
+    await registry.add_endpoint(store, "openrouter", "https://openrouter.ai/api/v1")
+    await registry.add_model(store, "llama-free", "openrouter", FREE_LLAMA)
+    await registry.add_model(store, "other", "openrouter", "some/unlisted-model")
+    await registry.add_collection(store, "thrifty", ["llama-free", "other"], free_only=True)
+    await registry.add_collection(store, "open", ["llama-free", "other"])
+    await catalog.refresh(store, runtime.http, NOW, url=models_dev["url"])
+
+    async def seated(name: str) -> tuple[tuple[str, ...], dict[str, str]]:
+        decision = await decisions.seat_plan(store, await registry.get_collection(store, name), "short")
+        return decision.record, dict(decision.left_off)
+
+    assert (await seated("thrifty"))[0] == ("llama-free", "other")  # free: it sits
+    paid = copy.deepcopy(models_dev["document"])
+    paid["openrouter"]["models"][FREE_LLAMA]["cost"] = {"input": 0.1, "output": 0.3}
+    models_dev["document"] = paid
+    await catalog.refresh(store, runtime.http, NOW, url=models_dev["url"])
+    model = await registry.get_model(store, "llama-free")
+    assert model.went_paid_at == NOW and model.price_out == 0.3
+
+    record, left_off = await seated("thrifty")
+    assert record == ("other",)
+    assert "went paid on 2026-11-30" in left_off["llama-free"]
+    assert "benchwarmers model set llama-free --paid-ok" in left_off["llama-free"]
+    assert (await seated("open"))[0] == ("llama-free", "other")  # not free only: it sits, priced
+
+    await prices.set_prices(store, "llama-free", paid_ok=True)
+    assert (await registry.get_model(store, "llama-free")).went_paid_at is None
+    assert (await seated("thrifty"))[0] == ("llama-free", "other")
+    # Each price is dated by the refresh that found it: free at the first, priced at the second.
+    history = await prices.history(store, "llama-free")
+    assert [(h.price_in, h.price_out) for h in history if h.at == NOW] == [(0.0, 0.0), (0.1, 0.3)]
+
+
+async def test_the_users_price_outlasts_a_refresh_until_handed_back(
+    runtime: Runtime, models_dev: dict[str, Any]
+) -> None:
+    store = runtime.store
+    await registry.add_endpoint(store, "openrouter", "https://openrouter.ai/api/v1")
+    await registry.add_model(store, "llama-free", "openrouter", FREE_LLAMA)
+    await prices.set_prices(store, "llama-free", price_in=1.5, price_out=2.5, price_cached=0.5)
+    await catalog.refresh(store, runtime.http, NOW, url=models_dev["url"])
+    model = await registry.get_model(store, "llama-free")
+    assert (model.price_in, model.price_out, model.price_cached, model.price_source) == (
+        1.5,
+        2.5,
+        0.5,
+        "user",
+    )
+    await prices.set_prices(store, "llama-free", catalog=True)
+    await catalog.refresh(store, runtime.http, NOW, url=models_dev["url"])
+    model = await registry.get_model(store, "llama-free")
+    assert (model.price_in, model.price_out, model.price_source) == (0.0, 0.0, "catalog")
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"price_in": -1.0}, "--price-in must be from 0 to"),
+        ({"price_out": float("nan")}, "--price-out must be a number"),
+        ({"price_cached": 1e9}, "--price-cached must be from 0 to"),
+        ({"price_in": 1.0, "catalog": True}, "not both"),
+    ],
+)
+async def test_a_bad_price_is_refused_and_nothing_is_saved(
+    runtime: Runtime, given: dict[str, Any], message: str
+) -> None:
+    await registry.add_endpoint(runtime.store, "openrouter", "https://openrouter.ai/api/v1")
+    await registry.add_model(runtime.store, "m", "openrouter", "m", price_in=1.0, price_out=2.0)
+    with pytest.raises(UserError, match=message):
+        await prices.set_prices(runtime.store, "m", **given)
+    model = await registry.get_model(runtime.store, "m")
+    assert (model.price_in, model.price_out, model.price_source) == (1.0, 2.0, "catalog")
+    assert len(await prices.history(runtime.store, "m")) == 1

@@ -3,15 +3,20 @@ browser (the browser test walks the main path; this checks the rest)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 import pytest
+from sqlalchemy import update
 
 from benchwarmers.dashboard import auth
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry, schema
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import live_server
 from tests.waiting import wait_for
@@ -257,3 +262,24 @@ def test_judge_verdicts_are_set_on_the_collection_form(
     assert [c["judge_verdicts"] for c in dashboard.get("/ui/api/collections").json()["collections"]] == [
         False
     ]
+
+
+def test_accepting_the_price_of_a_model_that_went_paid(home: Path, dashboard: httpx.Client) -> None:
+    """The Bench page offers "Accept price" only for a model that went paid;
+    accepting it clears the mark (free-only collections seat it again)."""
+
+    async def went_paid() -> None:
+        async with Runtime.open(home) as runtime:
+            await registry.add_endpoint(runtime.store, "hub", "http://127.0.0.1:9/v1", needs_key=False)
+            await registry.add_model(runtime.store, "llama", "hub", "llama", price_in=0.1, price_out=0.3)
+            async with runtime.store.write() as session:
+                await session.execute(update(schema.Model).values(went_paid_at=datetime.now(UTC)))
+
+    asyncio.run(went_paid())
+    shown = dashboard.get("/ui/api/models/llama").json()["model"]
+    assert shown["went_paid_at"] and "/ui/api/models/llama/paid-ok" in dashboard.get("/models").text
+    accepted = dashboard.post("/ui/api/models/llama/paid-ok")
+    assert accepted.status_code == 200, accepted.text
+    assert accepted.json()["model"]["went_paid_at"] is None
+    assert "/ui/api/models/llama/paid-ok" not in dashboard.get("/models").text
+    assert dashboard.post("/ui/api/models/nobody/paid-ok").status_code == 404

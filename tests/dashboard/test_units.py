@@ -83,3 +83,25 @@ def test_a_refusal_is_attributed_to_the_field_it_came_from() -> None:
             number(bad, "n")
     with pytest.raises(FieldError):
         text({"a": ""}, "a", required=True)
+
+
+def test_the_chart_draws_usd_too_under_a_round_dollar_scale() -> None:
+    spent = {
+        "month": "2026-02",
+        "days_in_month": 28,
+        "series": {
+            "a": {"2026-02-01": {"tokens": 900, "usd": 0.03, "unpriced": 0}},
+            "b": {
+                "2026-02-01": {"tokens": 100, "usd": 0.012, "unpriced": 2},
+                "2026-02-02": {"tokens": 5, "usd": 0},
+            },
+        },
+    }
+    drawn = chart.usage_chart(spent, "usd")
+    assert [label for _, label in drawn.ticks] == ["$0", "$0.025", "$0.05"]
+    titles = [bar.title for bar in drawn.bars]
+    assert titles == ["a, 2026-02-01: $0.03", "b, 2026-02-01: $0.012 + 2 calls of unknown price"]
+    a, _b = drawn.bars
+    assert a.height == pytest.approx((drawn.baseline - chart.TOP) * 0.6, abs=0.3)  # $0.03 of $0.05
+    tokens = chart.usage_chart(spent, "tokens")
+    assert len(tokens.bars) == 3 and [label for _, label in tokens.ticks][-1] == "1k"

@@ -5,6 +5,7 @@ the place it went wrong."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -50,14 +51,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # SPEC.md, "The panel reply": `{"collection", "shape", "seats": [{"call", "seat",
 # "alias", "status", "seconds", "content", "error", "usage"}], "merged"?}`.
-SPEC_PANEL_KEYS = {"collection", "shape", "seats"}
-SPEC_SEAT_KEYS = {"call", "seat", "alias", "status", "seconds", "content", "error", "usage"}
+# Issue 41 adds what each call cost: `costUsd` on every seat and the merge (null when
+# the price is unknown), and the ask's `costUsd` and `costComplete` on the panel.
+SPEC_PANEL_KEYS = {"collection", "shape", "seats", "costUsd", "costComplete"}
+SPEC_SEAT_KEYS = {"call", "seat", "alias", "status", "seconds", "content", "error", "usage", "costUsd"}
 
 texts = st.text(max_size=12)
 statuses = st.sampled_from(SEAT_STATUSES)
 # The wire keeps seconds to the millisecond: values at that precision read back exactly.
 seconds = st.integers(min_value=0, max_value=10**7).map(lambda ms: ms / 1000)
-usages = st.builds(Usage, st.integers(0, 10**9), st.integers(0, 10**9))
+usages = st.builds(Usage, st.integers(0, 10**9), st.integers(0, 10**9), st.integers(0, 10**9))
+costs = st.floats(min_value=0, max_value=10**6, allow_nan=False, allow_infinity=False)
 left_offs = st.lists(st.builds(LeftOff, texts, texts), max_size=3).map(tuple)
 names = st.lists(texts, max_size=3).map(tuple)
 output_checks = st.none() | st.builds(OutputCheck, st.sampled_from(OUTPUT_KINDS), st.booleans(), texts)
@@ -75,6 +79,7 @@ seats = st.builds(
     explorer=st.booleans(),
     note=texts,
     output_check=output_checks,
+    cost_usd=st.none() | costs,
 )
 reports = st.builds(
     MergeReport,
@@ -107,6 +112,7 @@ merges = st.builds(
     note=texts,
     output_check=output_checks,
     report=st.none() | reports,
+    cost_usd=st.none() | costs,
 )
 panels = st.builds(
     PanelReply,
@@ -116,6 +122,8 @@ panels = st.builds(
     left_off=left_offs,
     merged=st.none() | merges,
     cut=st.none() | cuts,
+    cost_usd=costs,
+    cost_complete=st.booleans(),
 )
 routes = st.builds(
     RouteBench,
@@ -127,7 +135,9 @@ routes = st.builds(
     failover=st.lists(st.builds(RouteFailure, texts, texts, statuses, texts), max_size=3).map(tuple),
     shadows=names,
     left_off=left_offs,
-)
+    cost_usd=st.none() | costs,
+    cost_complete=st.booleans(),
+).map(lambda b: b if b.cost_usd is not None else dataclasses.replace(b, cost_complete=True))
 
 
 REPORT = {"consensus": [], "contradictions": [], "unique": [], "gaps": [], "confidence": 0.5}
@@ -196,6 +206,22 @@ def _doc_json(page: str, holding: str) -> Any:
     return json.loads(next(block for block in blocks if holding in block))
 
 
+def test_an_unknown_price_is_null_never_zero() -> None:
+    """A seat whose model's price is unknown says null; a free one says 0;
+    the panel's sum leaves the unknown out and says it is not complete."""
+    unknown = Seat("c_1", "Seat 1", "alpha", "ok", 1.0, "hi", cost_usd=None)
+    free = Seat("c_2", "Seat 2", "beta", "ok", 1.0, "hi", cost_usd=0.0)
+    bench = over_the_wire(panel_json(PanelReply("trio", "short", (unknown, free), cost_complete=False)))
+    assert bench["seats"][0]["costUsd"] is None
+    assert bench["seats"][1]["costUsd"] == 0
+    assert bench["costUsd"] == 0 and bench["costComplete"] is False
+    assert read_panel(bench).seats[0].cost_usd is None
+    # A route turn says its cost once it has ended, not while it streams.
+    assert "costUsd" not in route_json(RouteBench("agents", "code", "c_1", "alpha"))
+    ended = route_json(RouteBench("agents", "code", "c_1", "alpha", cost_usd=0.25, cost_complete=True))
+    assert (ended["costUsd"], ended["costComplete"]) == (0.25, True)
+
+
 def test_the_documented_bench_objects_read_strictly() -> None:
     for page in ("README.md", "docs/api.md"):
         panel = _doc_json(page, '"seats": [')
@@ -235,6 +261,11 @@ def test_the_documented_bench_objects_read_strictly() -> None:
             lambda b: b["seats"][0].update(output={"kind": "json_object", "valid": 1, "error": ""}),
             r"^bench\.seats\[0\]\.output\.valid: expected true or false",
         ),
+        (
+            lambda b: b["seats"][0].update(costUsd="0.1"),
+            r"^bench\.seats\[0\]\.costUsd: expected a number or null, got a string$",
+        ),
+        (lambda b: b.update(costComplete=1), r"^bench\.costComplete: expected true or false"),
         (lambda b: b["leftOff"].append("tiny"), r"^bench\.leftOff\[0\]: expected an object, got a string$"),
         (
             lambda b: b["merged"]["agreement"][0].update(heldBy=[1]),

@@ -194,7 +194,7 @@ async def test_a_whole_reply_reads_text_tool_calls_and_cached_input() -> None:
     assert ran.chunks[1:] == [
         TextDelta("let me look"),
         ToolCallDelta(0, "toolu_1", "get_weather", '{"city": "Oslo"}'),
-        UsageReport(Usage(15, 9)),  # cached input was read, and billed
+        UsageReport(Usage(15, 9, 7)),  # cached input was read, and billed (7 of it at the cached price)
         Finish("tool_calls"),
     ]
 

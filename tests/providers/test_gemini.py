@@ -305,3 +305,9 @@ async def test_the_model_list() -> None:
         "sk-test-key",
     )
     assert (await listed("gemini", answering(WireResponse.json({}))))[0] == []
+
+
+async def test_cached_content_tokens_are_read_as_part_of_the_prompt() -> None:
+    body = response({"text": "ok"}, promptTokenCount=11, candidatesTokenCount=5, cachedContentTokenCount=6)
+    ran = await run("gemini", answering(WireResponse.json(body)), ASK, stream=False)
+    assert UsageReport(Usage(11, 5, 6)) in ran.chunks

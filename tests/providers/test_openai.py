@@ -320,3 +320,11 @@ async def test_the_model_list() -> None:
         "https://api.example/v1/models",
         {"authorization": "Bearer sk-test-key"},
     )
+
+
+async def test_cached_prompt_tokens_are_read_as_part_of_the_input() -> None:
+    usage = {**USAGE, "prompt_tokens_details": {"cached_tokens": 8}}
+    ran = await run(
+        "openai", answering(WireResponse.json(completion({"content": "ok"}, usage=usage))), ASK, stream=False
+    )
+    assert UsageReport(Usage(11, 5, 8)) in ran.chunks

@@ -13,8 +13,11 @@ Facts are kept per provider model in the `catalog` table and applied to bench
 models by provider and served id. The provider of an endpoint is found by its
 base URL's host (or its name when that equals a provider id), since several
 endpoints may point at one provider. A model that was free (both prices
-zero) and now costs something raises a "went paid" alert: free tiers are
-what this tool lives on, and a silent price change is a bill. A model not
+zero) and now costs something raises a "went paid" alert, and the bench model
+is marked so: a `free_only` collection seats it nowhere until the user
+accepts the price (`benchwarmers model set ALIAS --paid-ok`; see
+`store/prices.py`). Free tiers are what this tool lives on, and a silent
+price change is a bill. A model not
 stored yet is compared with the shipped snapshot, so the first online
 refresh already tells what went paid since the snapshot was made.
 """
@@ -25,7 +28,7 @@ import gzip
 import json
 import logging
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -34,7 +37,7 @@ from urllib.parse import urlparse
 import httpx
 from sqlalchemy import select
 
-from benchwarmers.store import schema
+from benchwarmers.store import prices, schema
 from benchwarmers.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -75,6 +78,8 @@ class ModelFacts:
     tools: bool = False
     price_in: float | None = None
     price_out: float | None = None
+    # USD per million input tokens read from the prompt cache (`cost.cache_read`); None: not published.
+    price_cached: float | None = None
     # False for a model that answers only in images or speech: no panel seat.
     writes_text: bool = True
     # models.dev's `structured_output` (JSON against a schema); None where it does not say.
@@ -127,6 +132,7 @@ def _facts(provider_id: str, provider: dict[str, Any], model_id: str, model: dic
         # No `cost` at all means unknown, not free.
         price_in=_float(cost.get("input")) if isinstance(cost, dict) else None,
         price_out=_float(cost.get("output")) if isinstance(cost, dict) else None,
+        price_cached=_float(cost.get("cache_read")) if isinstance(cost, dict) else None,
         writes_text="text" in outputs,
         structured_output=model["structured_output"]
         if isinstance(model.get("structured_output"), bool)
@@ -252,9 +258,15 @@ async def store_facts(store: Store, facts: list[ModelFacts], now: datetime) -> l
     return alerts
 
 
-async def apply_to_bench(store: Store, facts: list[ModelFacts] | None = None) -> int:
+async def apply_to_bench(
+    store: Store, facts: list[ModelFacts] | None = None, now: datetime | None = None
+) -> int:
     """Copy catalog facts onto bench models matched by provider and served
-    id; returns how many models were updated."""
+    id; returns how many models were updated. Prices go through
+    `store/prices.py`: dated when they change, left alone where the user set
+    them, and a free model priced now marked went paid (free-only
+    collections stop seating it until the user accepts the price)."""
+    now = now or datetime.now(UTC)
     facts = facts if facts is not None else await load_catalog(store)
     by_model: dict[str, list[ModelFacts]] = {}
     for fact in facts:
@@ -277,8 +289,7 @@ async def apply_to_bench(store: Store, facts: list[ModelFacts] | None = None) ->
             model.output_limit = match.output_limit or model.output_limit
             model.vision = match.vision
             model.tools = match.tools
-            model.price_in = match.price_in
-            model.price_out = match.price_out
+            prices.apply(session, model, match.price_in, match.price_out, match.price_cached, now)
             if match.structured_output is not None:  # unknown there leaves the user's word
                 model.structured_output = match.structured_output
             updated += 1
@@ -309,5 +320,5 @@ async def refresh(store: Store, http: httpx.AsyncClient, now: datetime, url: str
         facts = await load_catalog(store)
         source = "snapshot " + str(snapshot_info().get("date", ""))
     alerts = await store_facts(store, facts, now)
-    updated = await apply_to_bench(store, facts)
+    updated = await apply_to_bench(store, facts, now)
     return f"{len(facts)} models from {source}; {updated} bench models updated; {len(alerts)} went paid"

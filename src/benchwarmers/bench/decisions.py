@@ -160,10 +160,16 @@ async def rank(
     models = await _models(store, candidates)
     evidence = await _evidence(store, name, shape, models, now)
     seated, explores = await _seating(store, name, shape)
+    free_only = (await _collections(store)).get(name, (0, False))[1]
     table = decider.Table(members=tuple(models), explorer_seats=int(explores), seated=seated)
     return decider.rankings(
         table,
-        [decider.Candidate(a, evidence[a], True, _held_out(models[a], shape, now)) for a in models],
+        [
+            decider.Candidate(
+                a, evidence[a], True, _held_out(models[a], shape, now) or _went_paid(models[a], free_only)
+            )
+            for a in models
+        ],
         await _pairs(store, name, shape, now),
     )
 
@@ -257,7 +263,7 @@ async def seat_state(
                 alias,
                 evidence[alias],
                 member=alias in members,
-                held_out=_held_out(model, shape, now),
+                held_out=_held_out(model, shape, now) or _went_paid(model, collection.free_only),
                 may_explore=not model.ad_hoc
                 and not model.unreachable
                 and alias not in exclude
@@ -526,6 +532,7 @@ class _Facts:
     failures: int  # calls in a row that failed (`calls/health.py`)
     failing_since: datetime | None
     created_at: datetime
+    went_paid_at: datetime | None = None  # free before, priced by the catalog since (store/prices.py)
 
     @property
     def priced(self) -> bool:
@@ -561,6 +568,7 @@ async def _load_facts(store: Store) -> dict[str, _Facts]:
                 m.failures or 0,
                 m.failing_since,
                 m.created_at,
+                None if m.went_paid_at is None else utc(m.went_paid_at),
             )
             for m, endpoint, unreachable in (await session.execute(query)).all()
         }
@@ -832,6 +840,19 @@ def _held_out(model: _Facts, shape: str, now: datetime) -> str:
     return (
         f"{FAILING} its last {model.failures} calls failed (no connection, 5xx or timeout){since}; "
         "held out until a probe answers"
+    )
+
+
+def _went_paid(model: _Facts, free_only: bool) -> str:
+    """Why a `free_only` collection seats this model nowhere (no seat, no
+    merge, no route turn): it was free, the catalog found it priced, and the
+    user has not accepted the price."""
+    if not free_only or model.went_paid_at is None:
+        return ""
+    return (
+        f"went paid on {model.went_paid_at.date().isoformat()} (${model.price_in or 0:g} in / "
+        f"${model.price_out or 0:g} out per million tokens) and this collection is free only; "
+        f"`benchwarmers model set {model.alias} --paid-ok` seats it again"
     )
 
 

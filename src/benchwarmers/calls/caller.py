@@ -65,6 +65,7 @@ from prometheus_client import Counter, Histogram
 from benchwarmers import metrics
 from benchwarmers.calls import health, reach
 from benchwarmers.calls.call_ids import new_call_id
+from benchwarmers.calls.cost import call_cost
 from benchwarmers.calls.log import CallRow, submit_call
 from benchwarmers.calls.tokens import total_tokens
 from benchwarmers.errors import (
@@ -122,6 +123,14 @@ class ModelLike(Protocol):
     def served(self) -> str: ...
     @property
     def endpoint(self) -> EndpointLike: ...
+    # Its prices in effect now, USD per million tokens (None: unknown): a call is
+    # costed from them as it ends, with no read of the store (`calls/cost.py`).
+    @property
+    def price_in(self) -> float | None: ...
+    @property
+    def price_out(self) -> float | None: ...
+    @property
+    def price_cached(self) -> float | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +144,8 @@ class CallContext:
     ask_id: str = ""
     conversation: str = ""
     explorer: bool = False
+    # The gateway key that asked ("" for the owner and the bench's own calls).
+    key: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +160,9 @@ class CallResult:
     # When the call was `limited`: the Unix time the limit frees, if known.
     frees_at: float | None = None
     failure: ProviderError | None = None
+    # USD at the model's price when it ran; None when the price is unknown (0 for a
+    # call that never went out: nothing was spent).
+    cost_usd: float | None = 0.0
     # Done when the call's row and ledger line are safe: journaled on an SQLite file,
     # committed elsewhere (`log.submit_call`).
     recorded: asyncio.Future[None] | None = field(default=None, compare=False, repr=False)
@@ -462,6 +476,10 @@ class CallStream:
         reply = outcome.arrived.reply()
         status = reply_status(reply) if outcome.answered else outcome.status
         seconds = time.monotonic() - outcome.started
+        model = self.model
+        cost_usd: float | None = 0.0  # a call that never went out spent nothing
+        if outcome.sent:
+            cost_usd = call_cost(reply.usage, model.price_in, model.price_out, model.price_cached)
         self.result = CallResult(
             call=self.call_id,
             alias=self.model.alias,
@@ -472,8 +490,9 @@ class CallStream:
             error=outcome.error,
             frees_at=outcome.frees_at,
             failure=outcome.failure,
+            cost_usd=cost_usd,
             recorded=self._record(
-                status, reply.usage, seconds, outcome.first_byte, outcome.error, sent=outcome.sent
+                status, reply.usage, seconds, outcome.first_byte, outcome.error, cost_usd, sent=outcome.sent
             ),
         )
         await _to_the_end(self._finish(sent=outcome.sent, usage=reply.usage))
@@ -506,6 +525,7 @@ class CallStream:
         seconds: float,
         first_byte: float | None,
         error: str,
+        cost_usd: float | None,
         *,
         sent: bool,
     ) -> asyncio.Future[None]:
@@ -526,6 +546,9 @@ class CallStream:
                 first_byte_seconds=first_byte,
                 tokens_in=usage.input_tokens,
                 tokens_out=usage.output_tokens,
+                tokens_cached=usage.cached_input_tokens,
+                cost_usd=cost_usd,
+                gateway_key=context.key,
                 error=error,
                 task=context.task,
                 collection=context.collection,
@@ -548,11 +571,20 @@ class CallStream:
         counters = _counted.get(key)
         if counters is None:
             seconds = metrics.CALL_SECONDS.labels(context.collection, result.alias)
-            counters = (metrics.CALLS.labels(*key), seconds)
+            counters = (
+                metrics.CALLS.labels(*key),
+                seconds,
+                metrics.SPEND.labels(context.collection, result.alias),
+                metrics.UNPRICED_CALLS.labels(context.collection, result.alias),
+            )
             if len(_counted) < _COUNTED_CAP:
                 _counted[key] = counters
         counters[0].inc()
         counters[1].observe(result.seconds)
+        if result.cost_usd is None:
+            counters[3].inc()
+        elif result.cost_usd:
+            counters[2].inc(result.cost_usd)
         if sent and result.failure is not None:  # it went out, and the provider failed it
             metrics.UPSTREAM_ERRORS.labels(endpoint.name, result.status).inc()
         # One after the other, not gathered: each is a check that is almost
@@ -570,7 +602,8 @@ class CallStream:
 # status) seen, so a call's end costs one dict lookup rather than two of
 # prometheus-client's label lookups (a lock, a tuple, a format check each).
 # Label values are bench names, so the set is small; the cap is a backstop.
-_counted: dict[tuple[str, str, str, str], tuple[Counter, Histogram]] = {}
+# The spend counters of its (collection, member) ride along (`metrics.SPEND`).
+_counted: dict[tuple[str, str, str, str], tuple[Counter, Histogram, Counter, Counter]] = {}
 _COUNTED_CAP = 4096
 
 

@@ -75,6 +75,12 @@ class CallRow:
     first_byte_seconds: float | None = None
     tokens_in: int = 0
     tokens_out: int = 0
+    # Of tokens_in, those read from the provider's prompt cache.
+    tokens_cached: int = 0
+    # USD at the price in effect when it ran (`calls/cost.py`); None: unknown.
+    cost_usd: float | None = None
+    # The gateway key that asked ("" for the owner and the bench's own calls).
+    gateway_key: str = ""
     error: str = ""
     task: str = ""
     collection: str = ""
@@ -695,6 +701,9 @@ def _call_values(row: CallRow, at: datetime) -> dict[str, Any]:
         "first_byte_seconds": None if row.first_byte_seconds is None else round(row.first_byte_seconds, 4),
         "tokens_in": row.tokens_in,
         "tokens_out": row.tokens_out,
+        "tokens_cached": row.tokens_cached,
+        "cost_usd": row.cost_usd,
+        "gateway_key": row.gateway_key,
         "error": row.error[:ERROR_LIMIT],
         "explorer": row.explorer,
     }

@@ -37,6 +37,7 @@ from benchwarmers.cli import (
     serve,
     settings,
     suite,
+    usage,
 )
 from benchwarmers.cli.context import Verbosity
 from benchwarmers.cli.errors import OneLineErrors
@@ -56,6 +57,7 @@ COMMAND_MODULES = (
     settings,
     fake_provider,
     limits,
+    usage,
     onboard,
     ask,
     suite,

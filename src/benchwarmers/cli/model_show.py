@@ -1,6 +1,7 @@
 """`benchwarmers model show ALIAS`: one model, and why it sits or does not.
 
-Status and catalog facts, recent probes (health is whether they were
+Status and catalog facts, its prices (and their history when they
+changed: each dated, `store/prices.py`), recent probes (health is whether they were
 answered; whether the answers passed their checks is shown beside it), its
 record per collection and shape (with the 90% credible interval the
 decisions use), its suite results, and the decisions' reasons in words. Registered into the `model`
@@ -16,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchwarmers.cli.context import console, with_core
-from benchwarmers.cli.models import model_app
+from benchwarmers.cli.models import model_app, price_text
 from benchwarmers.core import utc
 
 # Whether it answers in JSON when its API is asked to (`model json`).
@@ -40,9 +41,17 @@ def show(alias: Annotated[str, typer.Argument(help="The model's alias.")]) -> No
         + ", output "
         + (f"{model.output_limit:,}" if model.output_limit else "unknown")
         + f", vision {'yes' if model.vision else 'no'}, tools {'yes' if model.tools else 'no'}, "
-        + f"json {_JSON_WORD[model.structured_output]}, "
-        + _price(model.price_in, model.price_out)
+        + f"json {_JSON_WORD[model.structured_output]}"
     )
+    console.print(f"  {escape(price_text(model))}")
+    changes = with_core(lambda core: core.admin.price_history(alias))
+    if len(changes) > 1:  # the first is its price since it joined: the line above says it
+        for change in changes:
+            console.print(
+                f"    from {utc(change.at):%Y-%m-%d %H:%M} UTC: "
+                + _price(change.price_in, change.price_out)
+                + f" ({change.source})"
+            )
     probes = facts["probes"]
     if probes:
         answered = [p for p in probes if p.answered]

@@ -1,4 +1,8 @@
-"""`benchwarmers model add|list|retire|restore|role|json|remove`: the bench.
+"""`benchwarmers model add|list|set|retire|restore|role|json|remove`: the bench.
+
+`model set` sets a model's prices from now on (each change dated, so past
+calls keep the price they ran at) or accepts the price of a free model that
+went paid (`--paid-ok`), which free-only collections otherwise leave off.
 
 `model add` registers without probing (onboarding probes; see `onboard`).
 Retiring keeps a model's evidence and restoring is one command; `remove`
@@ -14,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchwarmers.cli.context import JsonFlag, console, print_json, with_core
-from benchwarmers.core import model_json
+from benchwarmers.core import ModelView, model_json
 from benchwarmers.errors import UserError
 from benchwarmers.types import MODEL_ROLES
 
@@ -129,6 +133,62 @@ def json_output(
         raise UserError(f"say yes, no or unknown, not {can!r}")
     model = with_core(lambda core: core.ops.set_structured_output(alias, _JSON_WORDS[can]))
     console.print(f"[bold]{escape(model.alias)}[/] structured output: {can}.")
+
+
+@model_app.command("set")
+def set_(
+    alias: Annotated[str, typer.Argument(help="The model's alias.")],
+    price_in: Annotated[
+        float | None, typer.Option("--price-in", help="USD per million input tokens, from now on.")
+    ] = None,
+    price_out: Annotated[
+        float | None, typer.Option("--price-out", help="USD per million output tokens, from now on.")
+    ] = None,
+    price_cached: Annotated[
+        float | None,
+        typer.Option(
+            "--price-cached", help="USD per million cached input tokens (default: the input price)."
+        ),
+    ] = None,
+    paid_ok: Annotated[
+        bool,
+        typer.Option(
+            "--paid-ok",
+            help="Accept the price of a model that went paid: free-only collections seat it again.",
+        ),
+    ] = False,
+    catalog_price: Annotated[
+        bool, typer.Option("--catalog-price", help="Hand its prices back to the catalog's refresh.")
+    ] = False,
+) -> None:
+    """Set a model's prices (the catalog's refresh leaves them) or accept a price it went to."""
+    if price_in is None and price_out is None and price_cached is None and not paid_ok and not catalog_price:
+        raise UserError("give --price-in, --price-out, --price-cached, --paid-ok or --catalog-price")
+    model = with_core(
+        lambda core: core.admin.set_model_prices(
+            alias,
+            price_in=price_in,
+            price_out=price_out,
+            price_cached=price_cached,
+            paid_ok=paid_ok,
+            catalog=catalog_price,
+        )
+    )
+    console.print(f"[bold]{escape(model.alias)}[/]: {escape(price_text(model))}.")
+
+
+def price_text(model: ModelView) -> str:
+    """ "$3 in / $15 out per million tokens (set by you)", "free", "price unknown"."""
+    if model.price_in is None or model.price_out is None:
+        known = "price unknown"
+    elif model.price_in == 0 and model.price_out == 0:
+        known = "free"
+    else:
+        cached = "" if model.price_cached is None else f" / ${model.price_cached:g} cached"
+        known = f"${model.price_in:g} in / ${model.price_out:g} out{cached} per million tokens"
+    who = "set by you" if model.price_source == "user" else "from the catalog"
+    paid = "" if model.went_paid_at is None else "; went paid: free-only collections leave it off (--paid-ok)"
+    return f"{known} ({who}){paid}"
 
 
 @model_app.command("remove")

@@ -7,6 +7,7 @@ the identity calling, and enforces its own access rule:
 - `RouteMode`: route-mode turns (`routing.py`);
 - `Admin`: endpoints and their keys, models, collections, gateway keys,
   limits, quotas, settings (`admin.py`);
+- `Spend`: what the calls cost, by key, collection, model or day (`spend.py`);
 - `Operations`: onboarding queue, probes, retire/restore, roles, the
   scheduler, the suite, a model's report (`operations.py`).
 
@@ -72,6 +73,7 @@ from benchwarmers.core.panels import Panels, collection_entry, finish_background
 from benchwarmers.core.routing import AGENT_SESSION_HEADERS, CONVERSATION_HEADER, RouteMode, RouteTurn
 from benchwarmers.core.services import Core
 from benchwarmers.core.settings import LOGIN_PASSWORD, SettingRow
+from benchwarmers.core.spend import USAGE_BY, Spend, usd_text
 from benchwarmers.core.views import OnboardingView, ProbeView, key_label, model_json, probe_json
 from benchwarmers.identity.keys import KeyInfo
 from benchwarmers.identity.scope import NOBODY, OWNER, Identity
@@ -110,6 +112,7 @@ __all__ = [
     "POINTER_FILE",
     "PROMOTIONS",
     "SUITE_SHAPES",
+    "USAGE_BY",
     "Admin",
     "BenchServices",
     "Check",
@@ -134,6 +137,7 @@ __all__ = [
     "RouteTurn",
     "Runtime",
     "SettingRow",
+    "Spend",
     "SuiteRun",
     "UserLimit",
     "api_kinds",
@@ -175,6 +179,7 @@ __all__ = [
     "suite_tasks",
     "tunables",
     "url_hint",
+    "usd_text",
     "utc",
     "verdict_body",
     "write_pointer",

@@ -38,7 +38,7 @@ from benchwarmers.identity.scope import OWNER, Identity, may_administer
 from benchwarmers.limits import ledger, quotas, user_limits
 from benchwarmers.limits.scope import scopes_in_words
 from benchwarmers.providers import kinds
-from benchwarmers.store import registry
+from benchwarmers.store import prices, registry
 from benchwarmers.store.db import Store
 from benchwarmers.store.registry import CollectionView, EndpointView, ModelView
 from benchwarmers.store.schema import Call
@@ -273,6 +273,36 @@ class Admin:
     async def remove_model(self, alias: str, *, from_collections: bool = False) -> None:
         await registry.remove_model(self._store(), alias, from_collections=from_collections)
 
+    async def set_model_prices(
+        self,
+        alias: str,
+        *,
+        price_in: float | None = None,
+        price_out: float | None = None,
+        price_cached: float | None = None,
+        paid_ok: bool = False,
+        catalog: bool = False,
+    ) -> ModelView:
+        """The user's prices for a model from now on (USD per million tokens;
+        the catalog's refresh leaves them), and/or accepting a went-paid
+        model's price (`paid_ok`: free-only collections seat it again), or
+        handing the prices back to the catalog (`store/prices.py`)."""
+        await prices.set_prices(
+            self._store(),
+            alias,
+            price_in=price_in,
+            price_out=price_out,
+            price_cached=price_cached,
+            paid_ok=paid_ok,
+            catalog=catalog,
+        )
+        return await registry.get_model(self._store(), alias)
+
+    async def price_history(self, alias: str) -> list[prices.PriceChange]:
+        """A model's prices, oldest first, each with when it took effect."""
+        await registry.get_model(self._store(), alias)  # NotFound for an unknown alias
+        return await prices.history(self._store(), alias)
+
     # ---------------------------------------------------------- collections
 
     async def add_collection(self, name: str, members: Sequence[str], **fields: Any) -> CollectionView:
@@ -326,23 +356,33 @@ class Admin:
         return await user_limits.clear_limits(self._store(), endpoint, model, tuple(kinds))
 
     async def usage_by_day(self, now: datetime | None = None) -> dict[str, Any]:
-        """Tokens and requests per endpoint per day of this month (UTC), from
-        the call log: what the Quotas page draws."""
+        """Tokens, requests and USD (the known prices' sum; `unpriced`: calls
+        whose price was unknown) per endpoint per day of this month (UTC),
+        from the call log: what the Quotas page draws."""
         now = now or datetime.now(UTC)
         start, end = ledger.month_start(now), ledger.next_month(now)
         day = func.date(Call.at)
         query = (
-            select(Call.endpoint, day.label("day"), func.sum(Call.tokens_in + Call.tokens_out), func.count())
+            select(
+                Call.endpoint,
+                day.label("day"),
+                func.sum(Call.tokens_in + Call.tokens_out),
+                func.count(),
+                func.coalesce(func.sum(Call.cost_usd), 0.0),
+                func.count() - func.count(Call.cost_usd),
+            )
             .where(Call.at >= start, Call.at < end, Call.endpoint != "")
             .group_by(Call.endpoint, day)
         )
         async with self.runtime.store.read() as session:
             rows = (await session.execute(query)).all()
-        series: dict[str, dict[str, dict[str, int]]] = {}
-        for endpoint, when, tokens, requests in rows:
+        series: dict[str, dict[str, dict[str, Any]]] = {}
+        for endpoint, when, tokens, requests, usd, unpriced in rows:
             series.setdefault(endpoint, {})[str(when)[:10]] = {
                 "tokens": int(tokens or 0),
                 "requests": int(requests),
+                "usd": float(usd),
+                "unpriced": int(unpriced),
             }
         return {"month": ledger.month_of(now), "days_in_month": (end - start).days, "series": series}
 

@@ -21,6 +21,7 @@ under them.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncGenerator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -103,7 +104,7 @@ class Panels:
         unless `stop_on_close` (a person's stop button: closing the stream
         cancels the seats still answering, recorded `cancelled`).
         A caller that waits for the whole reply asks `answer`."""
-        events, first = await self._started(ask, stop_on_close)
+        events, first = await self._started(self.keyed(ask), stop_on_close)
         held = [first]
         if self.unanswered_is_error:
             try:
@@ -139,6 +140,12 @@ class Panels:
             slot.release()  # seating failed: no panel runs
             raise
         return events, first
+
+    def keyed(self, ask: Ask) -> Ask:
+        """The ask under this identity's gateway key (its calls are logged
+        under it: spend per key); the owner's asks under none."""
+        key = "" if self.identity.owner else self.identity.name
+        return ask if ask.key == key else dataclasses.replace(ask, key=key)
 
     async def _admitted(self, ask: Ask) -> registry.CollectionView:
         """The collection asked, once this caller may ask it (and seat its
@@ -179,6 +186,7 @@ class Panels:
         checks and the seating as in `panel`, then the engine's reply, with
         no event on the way (no stream wraps them). The panel keeps its slot
         until its seats are over, even when this caller leaves first."""
+        ask = self.keyed(ask)
         view = await self._admitted(ask)
         slot = await self._panel_slot()
         engine = PanelEngine(self.runtime)
@@ -339,6 +347,7 @@ def _seat_row(call: Call, verdict: Verdict | None) -> dict[str, Any]:
         "seconds": round(call.seconds, 2),
         "tokens_in": call.tokens_in,
         "tokens_out": call.tokens_out,
+        "cost_usd": call.cost_usd,  # None: the price was unknown
         "error": call.error,
         "explorer": call.explorer,
         "verdict": None

@@ -19,6 +19,7 @@ from benchwarmers.core.admin import Admin
 from benchwarmers.core.operations import BenchServices, Operations
 from benchwarmers.core.panels import Panels, finish_background
 from benchwarmers.core.routing import RouteMode
+from benchwarmers.core.spend import Spend
 from benchwarmers.identity.scope import OWNER, Identity
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import redacted_url
@@ -32,6 +33,7 @@ class Core:
         self.route = RouteMode(runtime, identity)
         self.admin = Admin(runtime, identity)
         self.ops = Operations(runtime, identity, services)
+        self.spend = Spend(runtime, identity)
         self.home: Path = runtime.home
         # Where the store is, with any password in the URL masked: safe to print.
         self.store_url = redacted_url(runtime.store.url)

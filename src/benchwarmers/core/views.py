@@ -129,5 +129,10 @@ def model_json(model: ModelView) -> dict[str, Any]:
         "tools": model.tools,
         "price_in": model.price_in,
         "price_out": model.price_out,
+        "price_cached": model.price_cached,
+        "price_source": model.price_source,
+        # A free model the catalog found priced: free-only collections leave it off until accepted.
+        "went_paid_at": iso_utc(model.went_paid_at) if model.went_paid_at else None,
+        "structured_output": model.structured_output,
         "resting_until": iso_utc(model.resting_until) if model.resting_until else None,
     }

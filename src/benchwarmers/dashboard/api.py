@@ -168,6 +168,12 @@ async def restore(request: Request, alias: str) -> dict[str, Any]:
     return {"model": await backend_of(request).restore(alias)}
 
 
+@router.post("/models/{alias}/paid-ok")
+@owner
+async def accept_price(request: Request, alias: str) -> dict[str, Any]:
+    return {"model": await backend_of(request).accept_price(alias)}
+
+
 @router.post("/models/{alias}/role")
 @owner
 async def set_role(request: Request, alias: str) -> dict[str, Any]:

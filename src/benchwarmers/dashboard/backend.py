@@ -67,6 +67,8 @@ from benchwarmers.types import (
 # Where a local Ollama answers unless `OLLAMA_HOST` (Ollama's own variable) says otherwise.
 DISCOVER_DISMISSED = "discover_dismissed"
 QUEUE_SHOWN = 30
+# The Quotas page's spend tables, this month (`Spend.usage`'s `by`).
+SPEND_TABLES = ("key", "collection", "model")
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +208,10 @@ class Backend:
 
     async def restore(self, alias: str) -> dict[str, Any]:
         return model_json(await self.ops.restore(alias))
+
+    async def accept_price(self, alias: str) -> dict[str, Any]:
+        """A model that went paid is seated again by free-only collections."""
+        return model_json(await self.admin.set_model_prices(alias, paid_ok=True))
 
     async def set_role(self, alias: str, body: dict[str, Any]) -> dict[str, Any]:
         role = text(body, "role", required=True, label="the role")
@@ -379,8 +385,11 @@ class Backend:
     # --------------------------------------------------------------- quotas
 
     async def quotas(self) -> dict[str, Any]:
+        """Limits, this month's ledger and days, and its spend per key,
+        collection and model (`spend`: `Spend.usage`'s report for each)."""
         view = quotas_json(await self.admin.quotas())
         view["days"] = await self.admin.usage_by_day()
+        view["spend"] = {by: await self.core.spend.usage(by) for by in SPEND_TABLES}
         return view
 
     # ------------------------------------------------------------- settings
@@ -522,5 +531,10 @@ def event_json(event: PanelEvent) -> dict[str, Any]:
     if isinstance(event, MergeDone):
         return {"event": "merged", "merged": merged_json(event.merged)}
     if isinstance(event, PanelDone):
-        return {"event": "done", "shape": event.reply.shape}
+        return {
+            "event": "done",
+            "shape": event.reply.shape,
+            "costUsd": event.reply.cost_usd,
+            "costComplete": event.reply.cost_complete,
+        }
     raise TypeError(f"unknown panel event {type(event).__name__}")

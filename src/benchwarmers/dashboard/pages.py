@@ -34,7 +34,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from benchwarmers import __version__
 from benchwarmers.core import ONBOARDING_MODES as MODES
-from benchwarmers.core import api_kinds
+from benchwarmers.core import api_kinds, usd_text
 from benchwarmers.dashboard import auth, board, chart, signin
 from benchwarmers.dashboard.api import backend_of
 from benchwarmers.errors import NotFound, UserError
@@ -82,7 +82,13 @@ def when(value: str | None) -> str:
     return f"{moment:%Y-%m-%d %H:%M} UTC"
 
 
+def spend(row: dict[str, Any]) -> str:
+    """A spend row's USD (`Spend.usage`): unknown is said, never $0."""
+    return usd_text(row["costUsd"], row["unpricedCalls"], row["calls"])
+
+
 _env.filters["when"] = when
+_env.filters["spend"] = spend
 
 
 def render(request: Request, template: str, page: str, **values: Any) -> HTMLResponse:
@@ -223,9 +229,12 @@ async def leaderboard_page(request: Request, collection: str = "", shape: str = 
 
 @router.get("/quotas")
 @auth.page
-async def quotas_page(request: Request) -> Response:
+async def quotas_page(request: Request, measure: str = "usd") -> Response:
+    """`?measure=usd` (the default) or `tokens`: what the chart's bars add up."""
     view = await backend_of(request).quotas()
-    return render(request, "quotas.html", "quotas", view=view, chart=chart.usage_chart(view["days"]))
+    shown: chart.Measure = "tokens" if measure == "tokens" else "usd"
+    drawn = chart.usage_chart(view["days"], shown)
+    return render(request, "quotas.html", "quotas", view=view, chart=drawn, measure=shown)
 
 
 @router.get("/settings")

@@ -13,6 +13,10 @@ Writing: `panel_json(reply)`, `seat_json(seat)` (the chat stream's
 room). Optional keys are written only when set (`explorer`, `freesAt`,
 `note`, `merged`, `output`: a seat's check against the structured output
 asked).
+`note`, `merged`; a route turn's `costUsd` and `costComplete` once it ended).
+Every seat and `merged` carry `costUsd` (USD, or null when the model's price
+is unknown: never 0 for unknown), a panel its `costUsd` (the known costs'
+sum) and `costComplete` (false when some call's price was unknown).
 
 Reading, for our own client (`api_client`, which hands the CLI and the
 stdio MCP server typed values, not dicts): `read_panel`, `read_seat`,
@@ -30,7 +34,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, cast, overload
 
 from benchwarmers.errors import BadBenchObject
 from benchwarmers.formats.base import MODEL_PREFIX, json_type
@@ -63,7 +67,12 @@ SECONDS_DIGITS = 3
 
 
 def usage_json(usage: Usage) -> dict[str, int]:
-    return {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens}
+    """`{"inputTokens", "outputTokens", "cachedInputTokens"?}`: the cached part of
+    the input only when the provider reported some."""
+    out = {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens}
+    if usage.cached_input_tokens:
+        out["cachedInputTokens"] = usage.cached_input_tokens
+    return out
 
 
 def left_off_json(left_off: tuple[LeftOff, ...]) -> list[dict[str, str]]:
@@ -80,6 +89,7 @@ def seat_json(seat: Seat, *, content: bool = True) -> dict[str, Any]:
         "content": seat.content,
         "error": seat.error,
         "usage": usage_json(seat.usage),
+        "costUsd": seat.cost_usd,
     }
     if not content:
         del out["content"]
@@ -117,6 +127,7 @@ def merged_json(merged: Merged, *, content: bool = True) -> dict[str, Any]:
         "error": merged.error,
         "usage": usage_json(merged.usage),
         "agreement": [agreement_json(p) for p in merged.agreement],
+        "costUsd": merged.cost_usd,
     }
     if not content:
         del out["content"]
@@ -160,6 +171,8 @@ def panel_json(reply: PanelReply, *, content: bool = True) -> dict[str, Any]:
         "shape": reply.shape,
         "seats": [seat_json(s, content=content) for s in reply.seats],
         "leftOff": left_off_json(reply.left_off),
+        "costUsd": reply.cost_usd,
+        "costComplete": reply.cost_complete,
     }
     if reply.merged is not None:
         out["merged"] = merged_json(reply.merged, content=content)
@@ -170,8 +183,9 @@ def panel_json(reply: PanelReply, *, content: bool = True) -> dict[str, Any]:
 
 def route_json(bench: RouteBench) -> dict[str, Any]:
     """`{"collection", "mode": "route", "shape", "call", "alias",
-    "conversation", "failover": [...], "shadows": [...], "leftOff": [...]}`."""
-    return {
+    "conversation", "failover": [...], "shadows": [...], "leftOff": [...]}`,
+    and `"costUsd"`, `"costComplete"` once the turn has ended."""
+    out: dict[str, Any] = {
         "collection": MODEL_PREFIX + bench.collection,
         "mode": ROUTE_MODE,
         "shape": bench.shape,
@@ -184,6 +198,10 @@ def route_json(bench: RouteBench) -> dict[str, Any]:
         "shadows": list(bench.shadows),
         "leftOff": left_off_json(bench.left_off),
     }
+    if bench.cost_usd is not None:
+        out["costUsd"] = bench.cost_usd
+        out["costComplete"] = bench.cost_complete
+    return out
 
 
 # Response headers are small by custom: httpx-based clients (all four
@@ -219,6 +237,8 @@ def read_panel(value: object, where: str = "bench") -> PanelReply:
         left_off=_read_left_off(obj),
         merged=None if merged is None else _read_merged(merged, f"{where}.merged"),
         cut=None if cut is None else _read_cut(cut, f"{where}.cut"),
+        cost_usd=obj.number("costUsd", optional=True) or 0.0,
+        cost_complete=obj.flag("costComplete", optional=True, default=True),
     )
 
 
@@ -238,6 +258,7 @@ def read_seat(value: object, where: str = "bench_seat") -> Seat:
         explorer=obj.flag("explorer", optional=True),
         note=obj.text("note", optional=True),
         output_check=_read_output(obj),
+        cost_usd=obj.cost("costUsd"),
     )
 
 
@@ -264,6 +285,8 @@ def read_route(value: object, where: str = "bench") -> RouteBench:
         failover=tuple(failover),
         shadows=obj.strings("shadows"),
         left_off=_read_left_off(obj),
+        cost_usd=obj.number("costUsd", optional=True),
+        cost_complete=obj.flag("costComplete", optional=True, default=True),
     )
 
 
@@ -287,6 +310,7 @@ def _read_merged(value: object, where: str) -> Merged:
         note=obj.text("note", optional=True),
         output_check=_read_output(obj),
         report=None if obj.get("report") is None else _read_report(obj.get("report"), f"{obj.where}.report"),
+        cost_usd=obj.cost("costUsd"),
     )
 
 
@@ -345,7 +369,8 @@ def _read_output(obj: _Object) -> OutputCheck | None:
 
 def _read_usage(obj: _Object) -> Usage:
     usage = _Object(obj.get("usage", required=True), f"{obj.where}.usage")
-    return Usage(usage.count("inputTokens"), usage.count("outputTokens"))
+    cached = usage.count("cachedInputTokens") if "cachedInputTokens" in usage.value else 0
+    return Usage(usage.count("inputTokens"), usage.count("outputTokens"), cached)
 
 
 def _read_left_off(obj: _Object) -> tuple[LeftOff, ...]:
@@ -384,14 +409,30 @@ class _Object:
         found = self._typed(key, str, "a string", optional)
         return "" if found is None else cast(str, found)
 
-    def flag(self, key: str, *, optional: bool = False) -> bool:
-        return bool(self._typed(key, bool, "true or false", optional))
+    def flag(self, key: str, *, optional: bool = False, default: bool = False) -> bool:
+        found = self._typed(key, bool, "true or false", optional)
+        return default if found is None else bool(found)
 
     def count(self, key: str) -> int:
         return cast(int, self._typed(key, int, "an integer", False))
 
-    def number(self, key: str) -> float:
-        return float(self._typed(key, (int, float), "a number", False))
+    @overload
+    def number(self, key: str) -> float: ...
+    @overload
+    def number(self, key: str, *, optional: bool) -> float | None: ...
+    def number(self, key: str, *, optional: bool = False) -> float | None:
+        found = self._typed(key, (int, float), "a number", optional)
+        return None if found is None else float(found)
+
+    def cost(self, key: str) -> float | None:
+        """A cost in USD: a number, or null for a price unknown (so is a key
+        an older server did not write)."""
+        found = self.value.get(key)
+        if found is None:
+            return None
+        if isinstance(found, bool) or not isinstance(found, int | float):
+            raise BadBenchObject(f"{self.where}.{key}: expected a number or null, got {json_type(found)}")
+        return float(found)
 
     def status(self, key: str) -> SeatStatus:
         found = self.text(key)

@@ -51,6 +51,7 @@ from benchwarmers.calls.caller import (
     cut,
     cut_reason,
 )
+from benchwarmers.calls.cost import Total
 from benchwarmers.calls.log import panel_task
 from benchwarmers.calls.tokens import fitted
 from benchwarmers.errors import UserError
@@ -228,6 +229,7 @@ class PanelEngine:
             stream=ask.stream,
             seat_text=ask.stream and ask.seat_text,
             rule=rule,
+            key=ask.key,
         )
 
     # ----------------------------------------------------------------- work
@@ -350,7 +352,17 @@ class PanelEngine:
         if plan.merged:
             merged = await self._merge(plan, seats, calls, hand)
             hand.event(MergeDone(merged))
-        reply = PanelReply(plan.collection.name, plan.shape, seats, seating.left_off, merged, cut_by)
+        total = Total.of(call.cost_usd for call in calls)
+        reply = PanelReply(
+            plan.collection.name,
+            plan.shape,
+            seats,
+            seating.left_off,
+            merged,
+            cut_by,
+            cost_usd=total.usd,
+            cost_complete=total.complete,
+        )
         await await_recorded(calls)
         return reply
 
@@ -468,6 +480,7 @@ class PanelEngine:
             seat=planned.label,
             ask_id=plan.ask_id,
             explorer=planned.explorer,
+            key=plan.key,
         )
         request, note = fitted_note(plan.request, planned.model)
         request, prompted = as_asked(request, planned.model)
@@ -520,10 +533,12 @@ class PanelEngine:
                 0.0,
                 error="no seat answered",
                 note="No seat answered, so nothing was merged.",
+                cost_usd=0.0,  # no merger was asked
             )
         anonymised = anonymise(answered, self.rng)
         request = merge_request(plan.request, anonymised)
         output = plan.request.output
+        merging = len(calls)  # the merge's own calls (answers and reports) follow: its cost
         candidates = await self._merger_candidates(plan, seats)
         report = asyncio.create_task(self._report(plan, candidates, anonymised, calls))
         tried: list[str] = []
@@ -590,6 +605,7 @@ class PanelEngine:
             if not isinstance(found, asyncio.CancelledError):
                 raise found
             found = None
+        cost = _known([c.cost_usd for c in calls[merging:]])
         if merged is None:
             detail = "; ".join(tried) if tried else "no member could merge"
             return Merged(
@@ -600,7 +616,9 @@ class PanelEngine:
                 error=detail,
                 note=f"No merger answered ({detail}); the panel's answers follow.",
                 output_check=None if output is None else OutputCheck(output.kind, False, detail),
+                cost_usd=cost,
             )
+        merged = replace(merged, cost_usd=cost)
         if found is None:
             note = " ".join(part for part in (merged.note, "No merger returned a valid report.") if part)
             return replace(merged, note=note)
@@ -644,6 +662,7 @@ class PanelEngine:
             shape=plan.shape,
             seat="merged",
             ask_id=plan.ask_id,
+            key=plan.key,
         )
 
     async def _merger_candidates(self, plan: Plan, seats: Sequence[Seat]) -> list[Any]:
@@ -701,6 +720,8 @@ class Plan:
     seat_text: bool = False
     # When it may answer without its slower seats.
     rule: quorum.Rule = quorum.NO_RULE
+    # The gateway key that asked ("" for the owner): on each call's log row.
+    key: str = ""
 
 
 class _Hand(ABC):
@@ -802,12 +823,19 @@ def seat_of(result: CallResult, planned: PlannedSeat, note: str = "") -> Seat:
         frees_at=result.frees_at_iso,
         explorer=planned.explorer,
         note=note,
+        cost_usd=result.cost_usd,
     )
 
 
 def _fell_back(tried: list[str]) -> str:
     """A merge that came after others failed says whose and why."""
     return f"Merged after {'; '.join(tried)}." if tried else ""
+
+
+def _known(costs: Sequence[float | None]) -> float | None:
+    """The costs' sum, or None when any was unknown (a merge's several tries)."""
+    total = Total.of(costs)
+    return total.usd if total.complete else None
 
 
 def _unfit(model: Any, request: Request) -> bool:

@@ -144,7 +144,7 @@ class _Decoder(StreamDecoder):
             raise status_error(STREAM_ERROR_STATUS.get(error_type, 500), {}, data)
         if kind == "message_start":
             usage = _usage(data["message"].get("usage")) or Usage()
-            self.input = Usage(usage.input_tokens, 0)
+            self.input = Usage(usage.input_tokens, 0, usage.cached_input_tokens)
             self.output_tokens = usage.output_tokens
         elif kind == "content_block_start":
             block = data["content_block"]
@@ -169,7 +169,8 @@ class _Decoder(StreamDecoder):
         return []
 
     def close(self) -> list[Chunk]:
-        return [UsageReport(Usage(self.input.input_tokens, self.output_tokens)), Finish(self.finish)]
+        usage = Usage(self.input.input_tokens, self.output_tokens, self.input.cached_input_tokens)
+        return [UsageReport(usage), Finish(self.finish)]
 
 
 def _headers(target: Target) -> dict[str, str]:
@@ -180,14 +181,15 @@ def _headers(target: Target) -> dict[str, str]:
 
 
 def _usage(usage: dict[str, Any] | None) -> Usage | None:
-    """Input counts cached tokens too: they were read, and billed."""
+    """Input counts cached tokens too: they were read, and billed (the cache's
+    reads at the cached price: `cached_input_tokens`)."""
     if not usage:
         return None
     read = sum(
         int(usage.get(key) or 0)
         for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
     )
-    return Usage(read, int(usage.get("output_tokens") or 0))
+    return Usage(read, int(usage.get("output_tokens") or 0), int(usage.get("cache_read_input_tokens") or 0))
 
 
 def _tool_choice(choice: str) -> dict[str, str] | None:

@@ -140,7 +140,8 @@ class _Reader(StreamDecoder):
         if body.get("usageMetadata"):
             meta = body["usageMetadata"]
             output = int(meta.get("candidatesTokenCount") or 0) + int(meta.get("thoughtsTokenCount") or 0)
-            self.usage = Usage(int(meta.get("promptTokenCount") or 0), output)
+            cached = int(meta.get("cachedContentTokenCount") or 0)  # part of the prompt's count
+            self.usage = Usage(int(meta.get("promptTokenCount") or 0), output, cached)
         if (body.get("promptFeedback") or {}).get("blockReason"):
             self.blocked = True
         chunks: list[Chunk] = []

@@ -162,7 +162,9 @@ def _usage(body: dict[str, Any]) -> Usage | None:
     usage = body.get("usage")
     if not usage:
         return None
-    return Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+    details = usage.get("prompt_tokens_details")
+    cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
+    return Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0), cached)
 
 
 def _messages(request: Request) -> list[dict[str, Any]]:

@@ -35,13 +35,14 @@ no HTTP and no format.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from benchwarmers.calls.call_ids import new_ask_id
 from benchwarmers.calls.caller import CallContext, Caller, CallResult, CallStream, await_recorded
+from benchwarmers.calls.cost import Total
 from benchwarmers.calls.reads import set_call_task
 from benchwarmers.config import tunables
 from benchwarmers.errors import LimitExceeded, ProviderError, ProviderTimeout, UserError
@@ -83,6 +84,8 @@ class Attempt:
     error: str
     # When rate limited: the Unix time the limit frees, if known.
     frees_at: float | None = None
+    # What its call cost (the turn's `bench` adds it up); None: its price unknown.
+    cost_usd: float | None = 0.0
 
     def failure(self) -> RouteFailure:
         """The attempt as the turn's `bench` object lists it (`failover`)."""
@@ -110,7 +113,8 @@ class RouteEngine:
                         pass
             except ProviderError as exc:
                 status = turn.result.status if turn.result is not None else "error"
-                failed = [*turn.attempts, Attempt(turn.alias, turn.call, status, str(exc))]
+                cost = turn.result.cost_usd if turn.result is not None else 0.0
+                failed = [*turn.attempts, Attempt(turn.alias, turn.call, status, str(exc), cost_usd=cost)]
                 continue
             assert turn.result is not None
             return turn, turn.result.reply
@@ -159,6 +163,7 @@ class RouteEngine:
             seat=ROUTE_SEAT,
             ask_id=ask_id or new_ask_id(),
             conversation=key,
+            key=ask.key,
         )
         budget = max(collection.seat_timeout, ROUTE_TURN_SECONDS)
         attempts = list(earlier)
@@ -242,11 +247,12 @@ class RouteTurn:
         self._head = head
         self._failed_calls = failed_calls
 
-    async def chunks(self) -> AsyncGenerator[Chunk, None]:
+    async def chunks(self, on_end: Callable[[], None] | None = None) -> AsyncGenerator[Chunk, None]:
         """The member's reply as it arrives; raises the `ProviderError` of a
         failure after the first byte. Ends once this turn's calls are in the
-        log. Leaving early (a client that hung up) still ends the call,
-        recorded."""
+        log, calling `on_end` then (a stream's `bench` object learns what the
+        turn cost before its last event). Leaving early (a client that hung
+        up) still ends the call, recorded."""
         try:
             for chunk in self._head:
                 if not isinstance(chunk, ResponseHeaders):
@@ -260,6 +266,8 @@ class RouteTurn:
             finally:  # even when a hang-up cancels the close: the row is written regardless
                 self._note_tool_calls()
         await await_recorded((*self._failed_calls, self._stream.result))
+        if on_end is not None:
+            on_end()
 
     def _note_tool_calls(self) -> None:
         result = self._stream.result
@@ -274,7 +282,11 @@ class RouteTurn:
 
     def bench(self) -> RouteBench:
         """Who answered this turn and with which call id (the id a verdict
-        names), who failed before it, who shadows it."""
+        names), who failed before it, who shadows it; once the turn has
+        ended, what its calls cost (shadow seats apart: they are the bench's
+        own spend, logged and counted under the collection)."""
+        result = self._stream.result
+        total = None if result is None else Total.of((*(a.cost_usd for a in self.attempts), result.cost_usd))
         return RouteBench(
             collection=self.collection,
             shape=self.shape,
@@ -284,6 +296,8 @@ class RouteTurn:
             failover=tuple(a.failure() for a in self.attempts),
             shadows=self.shadows,
             left_off=self.left_off,
+            cost_usd=None if total is None else total.usd,
+            cost_complete=True if total is None else total.complete,
         )
 
 
@@ -302,7 +316,7 @@ def _attempt(alias: str, call_stream: CallStream, exc: ProviderError) -> Attempt
     result = call_stream.result
     if result is None:
         return Attempt(alias, call_stream.call_id, "error", str(exc))
-    return Attempt(alias, call_stream.call_id, result.status, str(exc), result.frees_at)
+    return Attempt(alias, call_stream.call_id, result.status, str(exc), result.frees_at, result.cost_usd)
 
 
 def _all_failed(collection: str, attempts: Sequence[Attempt]) -> ProviderError:

@@ -60,6 +60,7 @@ async def _shadow(
         seat=SHADOW_SEAT,
         ask_id=context.ask_id,
         conversation=context.conversation,
+        key=context.key,
     )
     result = await caller.call(
         candidate.model,

@@ -12,7 +12,7 @@ from typing import Any
 
 from fastapi import Request
 
-from benchwarmers.core import NOBODY, Admin, Identity, Operations, Panels, RouteMode, Runtime
+from benchwarmers.core import NOBODY, Admin, Identity, Operations, Panels, RouteMode, Runtime, Spend
 from benchwarmers.errors import StoreError
 
 
@@ -55,6 +55,10 @@ def route_mode_of(request: Request) -> RouteMode:
 
 def admin_of(request: Request) -> Admin:
     return Admin(runtime_of(request), identity_of(request))
+
+
+def spend_of(request: Request) -> Spend:
+    return Spend(runtime_of(request), identity_of(request))
 
 
 def operations_of(request: Request) -> Operations:

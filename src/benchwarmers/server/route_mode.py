@@ -48,8 +48,13 @@ async def route_response(
         ask = dataclasses.replace(ask, conversation=session)
     if ask.stream:
         turn = await route.start(ask, conversation=conversation)
+        bench = route_json(turn.bench())
+
+        def costed() -> None:  # the turn ended: the events written after it carry its cost
+            bench.update(route_json(turn.bench()))
+
         return stream_response(
-            fmt.render_route_stream(turn.chunks(), ask, route_json(turn.bench())),
+            fmt.render_route_stream(turn.chunks(costed), ask, bench),
             fmt.MEDIA_TYPE_STREAM,
             {**stream_headers, **_call_headers(turn)},
         )

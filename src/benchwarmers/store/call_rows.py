@@ -64,15 +64,21 @@ def statements(rows: Sequence[Row], sqlite: bool) -> Statements:
 
 def ledger_lines(rows: Sequence[Row], shard: int = 0) -> list[dict[str, Any]]:
     """What the rows add to the ledger: one line per month, endpoint and model, in `shard`."""
-    sums: dict[tuple[str, str, str], list[int]] = {}
+    sums: dict[tuple[str, str, str], list[Any]] = {}
     for values, sent in rows:
         at = values["at"]
         line = sums.setdefault(
-            (f"{at.year:04d}-{at.month:02d}", values["endpoint"], values["served"]), [0, 0, 0]
+            (f"{at.year:04d}-{at.month:02d}", values["endpoint"], values["served"]), [0, 0, 0, 0.0, 0]
         )
         line[0] += 1 if sent else 0
         line[1] += values["tokens_in"]
         line[2] += values["tokens_out"]
+        # A journal line of an older version has no cost: unknown, as a price would be.
+        cost = values.get("cost_usd")
+        if cost is None:
+            line[4] += 1 if sent else 0
+        else:
+            line[3] += cost
     return [
         {
             "month": month,
@@ -82,8 +88,10 @@ def ledger_lines(rows: Sequence[Row], shard: int = 0) -> list[dict[str, Any]]:
             "requests": n,
             "tokens_in": i,
             "tokens_out": o,
+            "cost_usd": usd,
+            "unpriced": unpriced,
         }
-        for (month, endpoint, served), (n, i, o) in sums.items()
+        for (month, endpoint, served), (n, i, o, usd, unpriced) in sums.items()
     ]
 
 
@@ -103,7 +111,7 @@ def postgres_batch(rows: Sequence[Row]) -> tuple[str, list[list[Any]]]:
 
 # The ledger's key, then what a line adds.
 _LEDGER_KEY = ("month", "endpoint", "served", "shard")
-_LEDGER_COLUMNS = (*_LEDGER_KEY, "requests", "tokens_in", "tokens_out")
+_LEDGER_COLUMNS = (*_LEDGER_KEY, "requests", "tokens_in", "tokens_out", "cost_usd", "unpriced")
 
 
 @functools.cache
@@ -160,5 +168,7 @@ def ledger_upsert(sqlite: bool) -> Executable:
             "requests": ledger.c.requests + upsert.excluded.requests,
             "tokens_in": ledger.c.tokens_in + upsert.excluded.tokens_in,
             "tokens_out": ledger.c.tokens_out + upsert.excluded.tokens_out,
+            "cost_usd": ledger.c.cost_usd + upsert.excluded.cost_usd,
+            "unpriced": ledger.c.unpriced + upsert.excluded.unpriced,
         },
     )

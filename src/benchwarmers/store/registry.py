@@ -107,6 +107,11 @@ class ModelView:
     created_at: datetime
     # Answers in JSON when its API is asked to (None: unknown, asked natively).
     structured_output: bool | None = None
+    # USD per million cached input tokens (None: the input price); who set the prices
+    # ("catalog" | "user"); when the catalog found it, free before, priced (store/prices.py).
+    price_cached: float | None = None
+    price_source: str = "catalog"
+    went_paid_at: datetime | None = None
 
     @property
     def simulated(self) -> bool:
@@ -389,6 +394,9 @@ async def add_model(
             created_at=now,
         )
         session.add(row)
+        session.add(
+            schema.ModelPrice(alias=alias, at=now, price_in=price_in, price_out=price_out, source="catalog")
+        )
         await session.flush()
         return _model_view(row)
 
@@ -866,6 +874,9 @@ def _model_view(row: schema.Model) -> ModelView:
         status_changed_at=None if row.status_changed_at is None else utc(row.status_changed_at),
         created_at=utc(row.created_at),
         structured_output=row.structured_output,
+        price_cached=row.price_cached,
+        price_source=row.price_source or "catalog",
+        went_paid_at=None if row.went_paid_at is None else utc(row.went_paid_at),
     )
 
 

@@ -112,8 +112,33 @@ class Model(Base):
     # Whether it answers in JSON (against a schema) when its API is asked to: the catalog's
     # `structured_output`, or the user's word; None = unknown, asked natively (`panel/output.py`).
     structured_output: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    # USD per million input tokens read from the provider's prompt cache (None: the input price).
+    price_cached: Mapped[float | None] = mapped_column(Float)
+    # Who set the prices: "catalog" (a refresh may change them) or "user" (a refresh leaves them).
+    price_source: Mapped[str] = mapped_column(String(8), default="catalog", server_default="catalog")
+    # When the catalog found this free model priced: a `free_only` collection seats it nowhere
+    # until the user accepts the price (`benchwarmers model set ALIAS --paid-ok` clears it).
+    went_paid_at: Mapped[datetime | None]
 
     endpoint: Mapped[Endpoint] = relationship(back_populates="models")
+
+
+class ModelPrice(Base):
+    """A model's prices from the moment they took effect (`at`): every change,
+    by a catalog refresh or by the user, is a row, so what a call cost can be
+    told at the price of its own time (`calls/cost.py`). USD per million tokens;
+    None is unknown, never free."""
+
+    __tablename__ = "model_prices"
+    __table_args__ = (Index("ix_model_prices_alias_at", "alias", "at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    alias: Mapped[str] = mapped_column(String(128))
+    at: Mapped[datetime]
+    price_in: Mapped[float | None] = mapped_column(Float)
+    price_out: Mapped[float | None] = mapped_column(Float)
+    price_cached: Mapped[float | None] = mapped_column(Float)
+    source: Mapped[str] = mapped_column(String(8), default="catalog")  # "catalog" | "user"
 
 
 class Collection(Base):
@@ -233,6 +258,12 @@ class Call(Base):
     tokens_out: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str] = mapped_column(Text, default="")
     explorer: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Of tokens_in, those read from the provider's prompt cache.
+    tokens_cached: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # USD at the price in effect when it ran (`calls/cost.py`); None: the price was unknown.
+    cost_usd: Mapped[float | None] = mapped_column(Float)
+    # The gateway key that asked ("" for the owner and the bench's own calls): spend per key.
+    gateway_key: Mapped[str] = mapped_column(String(64), default="", server_default="")
 
 
 class Verdict(Base):
@@ -346,6 +377,9 @@ class UsageMonth(Base):
     requests: Mapped[int] = mapped_column(Integer, default=0)
     tokens_in: Mapped[int] = mapped_column(Integer, default=0)
     tokens_out: Mapped[int] = mapped_column(Integer, default=0)
+    # USD of the calls whose price was known, and how many calls' price was not.
+    cost_usd: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    unpriced: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 # ------------------------------------------------------------------ limits

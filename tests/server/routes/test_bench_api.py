@@ -1,4 +1,4 @@
-"""`/bench/verdict`, `/bench/pending`, `/bench/record`, `/bench/quotas` and
+"""`/bench/verdict`, `/bench/pending`, `/bench/record`, `/bench/quotas`, `/bench/usage` and
 `/bench/decisions` under random and malformed bodies and query strings:
 never a 5xx, every 4xx in the OpenAI error shape these paths speak."""
 
@@ -24,7 +24,7 @@ from .hardening_support import (
 )
 
 POSTS = ("/bench/verdict", "/bench/pending")
-GETS = ("/bench/record", "/bench/decisions", "/bench/quotas")
+GETS = ("/bench/record", "/bench/decisions", "/bench/quotas", "/bench/usage")
 
 
 @pytest.fixture(scope="module")

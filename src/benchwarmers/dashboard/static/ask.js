@@ -127,7 +127,8 @@
       if (source === follow) follow.elements.prompt.value = ''; // asked: the box is for the next one
       await read(response, (event) => onEvent(event, turn));
       view.cut(); // a stream that closed before a seat's end: that seat was cut
-      state.textContent = 'Done. Judge the answers where they stand: their verdicts decide the next panel.';
+      state.textContent = 'Done. Judge the answers where they stand: their verdicts decide the next panel.'
+        + (turn.cost ? ` ${turn.cost}` : '');
     } catch (error) {
       view.cut();
       state.textContent = stopped
@@ -174,6 +175,9 @@
       view.mergeText(event.text, event.call);
     } else if (event.event === 'merged') {
       view.merged(event.merged);
+    } else if (event.event === 'done' && event.costUsd !== undefined) {
+      // The ask's cost: the known prices' sum, and whether some call's price was unknown.
+      turn.cost = `This ask cost ${bw.costText(event.costUsd)}` + (event.costComplete ? '.' : ' (and some calls whose price is unknown).');
     }
   }
 

@@ -122,7 +122,7 @@
         this.grid.append(seat.card);
       }
       cancelAnimationFrame(seat.frame || 0);
-      Object.assign(seat, { call: json.call, status: json.status, seconds: json.seconds, error: json.error || '' });
+      Object.assign(seat, { call: json.call, status: json.status, seconds: json.seconds, error: json.error || '', costUsd: json.costUsd });
       if (json.content !== undefined && json.content !== null) seat.text = json.content;
       if (json.verdict) { seat.verdict = json.verdict.useful ? 'useful' : 'not_useful'; seat.note = json.verdict.note || ''; }
       seat.card.classList.remove('streaming');
@@ -157,7 +157,7 @@
       this.mergedBox.hidden = false;
       this.mergedBox.replaceChildren(el('article', { class: `seat-card merged-card s-${json.status}`, 'data-call': json.call },
         el('header', {}, el('strong', { text: 'Merged' }), ' ', el('span', { class: 'tag who', text: names.revealed ? json.alias : 'merger' }), ' ',
-          el('span', { class: `status s-${json.status}`, text: json.status }), ' ', el('small', { text: `${json.seconds} s` })),
+          el('span', { class: `status s-${json.status}`, text: json.status }), ' ', el('small', { text: `${json.seconds} s` }), names.revealed ? costTag(json.costUsd) : null),
         el('p', { class: 'hint', text: `Merged from ${seats.filter((s) => JUDGEABLE.has(s.status)).map((s) => names.label(s.alias)).join(', ') || 'no seat'}, shown beside it.` }),
         el('div', { class: 'answer md' }, json.error ? json.error : bw.markdown(json.content || '')),
         json.report ? reportBox(json.report, named) : agreement.length ? el('ul', { class: 'agreement' }, ...agreement.map((p) => el('li', {},
@@ -251,7 +251,8 @@
       el('strong', { class: 'seat-name', text: names.label(seat.alias) }), ' ',
       names.revealed ? el('span', { class: 'tag who', text: seat.alias }) : el('span', { class: 'tag who hidden-name', text: 'name hidden' }), ' ',
       el('span', { class: `status s-${seat.status}`, text: seat.status === 'writing' ? 'writing…' : seat.status }),
-      seat.seconds !== undefined ? el('small', { text: ` ${seat.seconds} s` }) : null);
+      seat.seconds !== undefined ? el('small', { text: ` ${seat.seconds} s` }) : null,
+      names.revealed ? costTag(seat.costUsd) : null); // a price would tell a blind seat's model
     const answer = el('div', { class: 'answer md' });
     if (seat.error) answer.append(el('p', { class: 'error', text: seat.error }));
     else if (seat.text) answer.append(bw.markdown(seat.text));
@@ -261,6 +262,19 @@
     if (seat.status === 'cut') parts.push(el('p', { class: 'hint', text: 'Cut: the reply went without it (quorum or deadline).' }));
     if (seat.call && JUDGEABLE.has(seat.status)) parts.push(judgeBar(turn, seat));
     card.replaceChildren(...parts);
+  }
+
+  // What a call cost, as the `bench` object says it: USD, or null for a price
+  // unknown (said so, never shown as $0); nothing before the call has ended.
+  function costTag(usd) {
+    if (usd === undefined) return null;
+    return el('small', { class: 'cost', text: ` · ${costText(usd)}` });
+  }
+
+  function costText(usd) {
+    if (usd === null) return 'cost unknown';
+    if (usd === 0) return '$0';
+    return `$${usd < 1 ? Number(usd.toPrecision(2)) : usd.toFixed(2)}`;
   }
 
   function emptyAnswer(turn, seat) {
@@ -475,5 +489,5 @@
     if (PAIR_KEYS[key] && !turn.compare.hidden) { event.preventDefault(); judgePair(turn, PAIR_KEYS[key]); }
   });
 
-  window.bw = Object.assign(window.bw || {}, { Turn, seatNames, copyText });
+  window.bw = Object.assign(window.bw || {}, { Turn, seatNames, copyText, costText });
 })();

@@ -61,6 +61,7 @@ from benchwarmers.server.routes import (
     quotas,
     responses,
     settings,
+    usage,
 )
 
 SERVER_ROUTERS: tuple[APIRouter, ...] = (
@@ -72,6 +73,7 @@ SERVER_ROUTERS: tuple[APIRouter, ...] = (
     ollama.router,
     bench_api.router,
     quotas.router,
+    usage.router,
     bench_ops.router,
     settings.router,
     decisions.router,
