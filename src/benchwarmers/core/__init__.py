@@ -72,6 +72,8 @@ from benchwarmers.core.panels import Panels, collection_entry, finish_background
 from benchwarmers.core.routing import AGENT_SESSION_HEADERS, CONVERSATION_HEADER, RouteMode, RouteTurn
 from benchwarmers.core.services import Core
 from benchwarmers.core.settings import LOGIN_PASSWORD, SettingRow
+from benchwarmers.identity.expiry import parse_expiry
+from benchwarmers.identity.expiry import show as show_moment
 from benchwarmers.identity.keys import KeyInfo
 from benchwarmers.identity.scope import NOBODY, OWNER, Identity
 from benchwarmers.limits.quotas import Quota, QuotasView
@@ -152,12 +154,14 @@ __all__ = [
     "login_policy",
     "mode_for",
     "needs_key_by_default",
+    "parse_expiry",
     "probe_json",
     "quotas_json",
     "resolve_home",
     "sandbox_unavailable",
     "session_user",
     "set_endpoint_key",
+    "show_moment",
     "sqlite_url",
     "start_session",
     "suite_tasks",

@@ -379,6 +379,23 @@ async def revoke_key(request: Request, name: str) -> dict[str, Any]:
     return {"key": revoked}
 
 
+@router.post("/keys/{name}/expiry")
+@signed_in
+async def set_key_expiry(request: Request, name: str) -> dict[str, Any]:
+    changed = await backend_of(request).set_gateway_key_expiry(name, await form(request))
+    apply_now(request)
+    return {"key": changed}
+
+
+@router.post("/keys/{name}/rotate")
+@signed_in
+async def rotate_key(request: Request, name: str) -> dict[str, Any]:
+    """A new secret, in this reply only; the old one works for the grace asked."""
+    rotated = await backend_of(request).rotate_gateway_key(name, await form(request))
+    apply_now(request)
+    return rotated
+
+
 def apply_now(request: Request) -> None:
     """The guard forgets the settings and keys it read, so a change (an
     allowed host, a revoked key) holds from the next request on."""

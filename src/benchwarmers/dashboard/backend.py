@@ -18,6 +18,7 @@ import os
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -45,6 +46,7 @@ from benchwarmers.core import (
     environment,
     iso_utc,
     needs_key_by_default,
+    parse_expiry,
     probe_json,
     quotas_json,
     set_endpoint_key,
@@ -427,14 +429,32 @@ class Backend:
         unknown = [c for c in scope if c.removeprefix("bench/") not in known]
         if unknown:
             raise FieldError("collections", f"no collection {', '.join(unknown)}")
+        expires = text(body, "expires", label="the expiry") or ""
+        with field("expires"):
+            parse_expiry(expires, datetime.now(UTC))  # the field's own error, before the name's
         with field("name"):
             info, secret, _missing = await self.admin.create_key(
-                name, collections=tuple(scope), requests_per_minute=int(rate) if rate else None
+                name,
+                collections=tuple(scope),
+                requests_per_minute=int(rate) if rate else None,
+                expires=expires,
             )
         return {"key": key_json(info), "secret": secret}
 
     async def revoke_gateway_key(self, name: str) -> dict[str, Any]:
         return key_json(await self.admin.revoke_key(name))
+
+    async def set_gateway_key_expiry(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        expires = text(body, "expires", label="the expiry") or ""
+        with field("expires"):
+            return key_json(await self.admin.set_key_expiry(name, expires))
+
+    async def rotate_gateway_key(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A new secret (in the reply, once) and the old one's end."""
+        grace = text(body, "grace", label="the grace period") or "0"
+        with field("grace"):
+            info, old, secret = await self.admin.rotate_key(name, grace)
+        return {"key": key_json(info), "old": key_json(old), "secret": secret}
 
     async def has_endpoints(self) -> bool:
         return bool(await self.admin.endpoints())
@@ -488,6 +508,7 @@ def collection_json(c: CollectionView) -> dict[str, Any]:
 
 
 def key_json(k: KeyInfo) -> dict[str, Any]:
+    now = datetime.now(UTC)
     return {
         "name": k.name,
         "prefix": k.prefix,
@@ -496,6 +517,10 @@ def key_json(k: KeyInfo) -> dict[str, Any]:
         "created_at": iso_utc(k.created_at),
         "revoked_at": iso_utc(k.revoked_at) if k.revoked_at else None,
         "active": k.active,
+        "expires_at": iso_utc(k.expires_at) if k.expires_at else None,
+        "rotated_at": iso_utc(k.rotated_at) if k.rotated_at else None,
+        "works": k.works(now.timestamp()),
+        "state": k.state(now),
     }
 
 
