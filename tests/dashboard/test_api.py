@@ -88,6 +88,44 @@ def test_a_gateway_key_is_shown_once_and_revoked_keys_are_refused(owner_dashboar
     assert refused.status_code == 401
 
 
+def test_a_key_expiry_is_set_and_a_rotation_keeps_the_old_secret_for_its_grace(
+    owner_dashboard: httpx.Client,
+) -> None:
+    dashboard = owner_dashboard
+    for body, says in [
+        ({"name": "ci", "expires": "2001-01-01"}, "is in the past"),
+        ({"name": "ci", "expires": "2030-13-01"}, "is not a date"),
+        ({"name": "ci", "expires": 30}, "must be text"),
+    ]:
+        refused = dashboard.post("/ui/api/keys", json=body)
+        assert refused.status_code == 400 and refused.json()["error"]["field"] == "expires"
+        assert says in refused.json()["error"]["message"]
+    assert dashboard.get("/ui/api/settings").json()["keys"] == []  # nothing saved
+    made = dashboard.post("/ui/api/keys", json={"name": "ci", "expires": "30d"}).json()
+    assert made["key"]["expires_at"] and made["key"]["state"].startswith("active, expires ")
+    changed = dashboard.post("/ui/api/keys/ci/expiry", json={"expires": "2099-01-31"})
+    assert changed.json()["key"]["expires_at"].startswith("2099-01-31T00:00:00")
+    past = dashboard.post("/ui/api/keys/ci/expiry", json={"expires": "2001-01-01"})
+    assert past.status_code == 400 and past.json()["error"]["field"] == "expires"
+    negative = dashboard.post("/ui/api/keys/ci/rotate", json={"grace": "-1h"})
+    assert negative.status_code == 400 and "is negative" in negative.json()["error"]["message"]
+    (listed,) = dashboard.get("/ui/api/settings").json()["keys"]
+    assert listed["expires_at"].startswith("2099-01-31") and listed["prefix"] == made["key"]["prefix"]
+    assert dashboard.post("/ui/api/keys/nobody/rotate", json={"grace": "1h"}).status_code == 404
+    rotated = dashboard.post("/ui/api/keys/ci/rotate", json={"grace": "1h"}).json()
+    assert rotated["secret"] != made["secret"] and rotated["old"]["state"].startswith(
+        "rotated out, works until"
+    )
+    assert rotated["key"]["expires_at"].startswith("2099-01-31")
+    url = f"{server_url(dashboard)}/v1/models"
+    for secret in (made["secret"], rotated["secret"]):
+        assert httpx.get(url, headers={"authorization": f"Bearer {secret}"}).status_code == 200
+    now = dashboard.post("/ui/api/keys/ci/rotate", json={"grace": "0"}).json()
+    refused = httpx.get(url, headers={"authorization": f"Bearer {rotated['secret']}"})
+    assert refused.status_code == 401 and "was rotated on" in refused.json()["error"]["message"]
+    assert httpx.get(url, headers={"authorization": f"Bearer {now['secret']}"}).status_code == 200
+
+
 def test_discover_entries_are_dismissed_and_shown_again(dashboard: httpx.Client) -> None:
     entries = dashboard.get("/ui/api/discover").json()
     first = entries["models"][0]["id"]
