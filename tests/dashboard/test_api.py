@@ -204,6 +204,29 @@ def _register(dashboard: httpx.Client, fake: FakeProvider, served: tuple[str, ..
     assert states == {s: "done" for s in served}, states
 
 
+def test_a_model_is_queued_once_and_a_queued_or_running_item_is_cancelled(
+    dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    """Item 18: POSTing a model already queued (or running) is a 409 naming
+    its item, nothing queued; Cancel ends it; then it may be queued again."""
+    fake_provider.add(FakeModel("slow", answer="ok", latency=1.0))
+    body = {"name": "fake", "api": "openai", "base_url": fake_provider.openai_base, "keyless": True}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    ask = {"endpoint": "fake", "models": ["slow"], "mode": "quick"}
+    [item] = dashboard.post("/ui/api/onboard", json=ask).json()["queued"]
+    twice = dashboard.post("/ui/api/onboard", json=ask)
+    assert twice.status_code == 409 and twice.json()["error"]["field"] == "models"
+    assert f"already in the onboarding queue (item {item}" in twice.json()["error"]["message"]
+    assert [i["id"] for i in dashboard.get("/ui/api/queue").json()["items"]] == [item]
+    cancelled = dashboard.post(f"/ui/api/queue/{item}/cancel")
+    assert cancelled.status_code == 200 and cancelled.json()["item"]["outcome"] == "cancelled"
+    assert dashboard.post(f"/ui/api/queue/{item}/cancel").status_code == 409
+    assert dashboard.post("/ui/api/queue/99999/cancel").status_code == 404
+    queue = dashboard.get("/ui/api/queue").json()
+    assert not queue["running"] and queue["queued"] == 0
+    assert dashboard.post("/ui/api/onboard", json=ask).status_code == 200  # free to queue again
+
+
 def test_a_blind_collection_and_the_leaderboard_of_its_pairs(
     dashboard: httpx.Client, fake_provider: FakeProvider
 ) -> None:

@@ -220,6 +220,12 @@ async def queue(request: Request) -> dict[str, Any]:
     return await backend_of(request).queue()
 
 
+@router.post("/queue/{item_id}/cancel")
+@owner
+async def cancel_onboarding(request: Request, item_id: int) -> dict[str, Any]:
+    return {"item": await backend_of(request).cancel_onboarding(item_id)}
+
+
 # ---------------------------------------------------------- collections
 
 

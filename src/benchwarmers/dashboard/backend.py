@@ -280,6 +280,9 @@ class Backend:
         view["items"] = view["items"][-QUEUE_SHOWN:]
         return view
 
+    async def cancel_onboarding(self, item_id: int) -> dict[str, Any]:
+        return await self.ops.cancel_onboarding(item_id)
+
     # ---------------------------------------------------------- collections
 
     async def collections(self) -> list[dict[str, Any]]:
