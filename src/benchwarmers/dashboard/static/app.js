@@ -102,7 +102,7 @@
   }
 
   const done = {
-    reload: () => location.reload(),
+    reload: () => showChange(),
     queue: (form) => {
       for (const box of form.querySelectorAll('input[type="checkbox"]:checked')) box.checked = false;
       ticked.clear();
@@ -145,7 +145,58 @@
     if (form) form.requestSubmit();
   });
 
-  // A button that posts and reloads: retire, restore, remove, dismiss, revoke.
+  // ------------------------------------------------------ live parts
+  // A part of a page marked `data-live` (with an id) shows what changes
+  // without the user doing anything here: models onboarded or resting (Bench),
+  // an endpoint's model count, the quotas. The page is fetched again and each
+  // part that changed is swapped in place, after an action here at once and
+  // otherwise every LIVE_MS, never while the user is working inside it (focus
+  // in it, a disclosure open, a test result showing).
+  const LIVE_MS = 3000;
+  function liveParts() { return [...document.querySelectorAll('[data-live][id]')]; }
+  function busy(part) {
+    const focused = document.activeElement;
+    return (focused && focused !== document.body && part.contains(focused))
+      || part.querySelector('details[open]') !== null
+      || [...part.querySelectorAll('output')].some((o) => o.textContent.trim())
+      || part.querySelector('.error[data-post-error]') !== null;
+  }
+  let liveTimer = null;
+  async function refreshLive(force) {
+    clearTimeout(liveTimer);
+    const parts = liveParts();
+    if (!parts.length) return false;
+    try {
+      if (force || !document.hidden) {
+        const response = await fetch(location.href, { headers: { accept: 'text/html' }, credentials: 'same-origin' });
+        if (response.ok && !response.redirected) {
+          const fresh = new DOMParser().parseFromString(await response.text(), 'text/html');
+          for (const part of parts) {
+            const next = fresh.getElementById(part.id);
+            if (!next || next.innerHTML === part.innerHTML || (!force && busy(part))) continue;
+            const adopted = document.adoptNode(next);
+            part.replaceWith(adopted);
+            for (const form of adopted.querySelectorAll('form[data-api]')) form.noValidate = true;
+          }
+          document.dispatchEvent(new CustomEvent('bw:live-updated'));
+        }
+      }
+    } finally {
+      liveTimer = setTimeout(refreshLive, LIVE_MS);
+    }
+    return true;
+  }
+  // After an action here: the live parts in place, else (a page without any) a reload.
+  async function showChange() {
+    if (!(await refreshLive(true))) location.reload();
+  }
+  if (liveParts().length) {
+    liveTimer = setTimeout(refreshLive, LIVE_MS);
+    document.addEventListener('bw:queue-changed', () => refreshLive());
+    document.addEventListener('visibilitychange', () => { if (!document.hidden) refreshLive(); });
+  }
+
+  // A button that posts, then shows the change: retire, restore, remove, dismiss, revoke.
   document.addEventListener('click', async (event) => {
     const button = event.target.closest('button[data-post]');
     if (!button) return;
@@ -153,7 +204,7 @@
     button.disabled = true;
     const result = await api('POST', button.dataset.post, button.dataset.body ? JSON.parse(button.dataset.body) : {});
     button.disabled = false;
-    if (result.ok) { location.reload(); return; }
+    if (result.ok) { await showChange(); return; }
     const note = button.parentElement.querySelector('.error[data-post-error]') || el('small', { class: 'error', 'data-post-error': '1', role: 'alert' });
     note.textContent = message(result);
     button.after(note);
