@@ -76,7 +76,7 @@ from benchwarmers.identity.expiry import parse_expiry
 from benchwarmers.identity.expiry import show as show_moment
 from benchwarmers.identity.keys import KeyInfo
 from benchwarmers.identity.scope import NOBODY, OWNER, Identity
-from benchwarmers.limits.quotas import Quota, QuotasView
+from benchwarmers.limits.quotas import Exhausted, Quota, QuotasView, exhausted
 from benchwarmers.limits.quotas import as_json as quotas_json
 from benchwarmers.limits.user_limits import KINDS as LIMIT_KINDS
 from benchwarmers.limits.user_limits import UserLimit
@@ -109,6 +109,7 @@ __all__ = [
     "CollectionView",
     "Core",
     "EndpointView",
+    "Exhausted",
     "Fetched",
     "HealthReport",
     "Identity",
@@ -146,6 +147,7 @@ __all__ = [
     "endpoint_key_variable",
     "ensure_home",
     "environment",
+    "exhausted",
     "finish_background",
     "home_and_source",
     "import_tasks",

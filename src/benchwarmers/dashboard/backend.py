@@ -32,6 +32,7 @@ from benchwarmers.core import (
     CollectionView,
     Core,
     EndpointView,
+    Exhausted,
     KeyInfo,
     ModelView,
     OnboardRequest,
@@ -44,6 +45,7 @@ from benchwarmers.core import (
     default_base_url,
     endpoint_key_source,
     environment,
+    exhausted,
     iso_utc,
     needs_key_by_default,
     parse_expiry,
@@ -196,6 +198,7 @@ class Backend:
         for view in await self.admin.collections():
             for member in view.members:
                 seated.setdefault(member, []).append(view.name)
+        used_up = exhausted(await self.admin.quotas())
         for m in await self.admin.models():
             report = await self.ops.model_report(m.alias)
             history = report["probes"]
@@ -208,6 +211,7 @@ class Backend:
                     "speed": probe_json(timed) if timed else None,
                     "record": standing,
                     "collections": seated.get(m.alias, []),
+                    "limited": _limited(m, used_up),
                 }
             )
         return rows
@@ -216,6 +220,7 @@ class Backend:
         report = await self.ops.model_report(alias)
         return {
             "model": model_json(report["model"]),
+            "limited": _limited(report["model"], exhausted(await self.admin.quotas())),
             "probes": [probe_json(p) for p in report["probes"]],
             "record": report["record"],
             "suite": report["suite"],
@@ -470,6 +475,18 @@ def key_label(endpoint: EndpointView) -> str:
     if not endpoint.needs_key:
         return "not needed"
     return endpoint_key_source(endpoint.name) or "missing"
+
+
+def _limited(m: ModelView, used_up: list[Exhausted]) -> dict[str, Any] | None:
+    """Why an `available` model is refused now all the same: a limit used
+    up on its endpoint (whose limits count per key) or on the model itself."""
+    if m.status != "available":
+        return None
+    for limit in used_up:
+        if limit.endpoint == m.endpoint.name and limit.served in ("", m.served):
+            whole = "its endpoint rests: " if not limit.served else ""
+            return {"why": whole + limit.why, "until": iso_utc(limit.until) if limit.until else None}
+    return None
 
 
 def model_json(m: ModelView) -> dict[str, Any]:
