@@ -151,3 +151,67 @@ def test_bench_endpoints_quotas_live_and_on_a_phone(
         assert url.evaluate("e => e.querySelectorAll('wbr').length") >= 3  # breaks only between its parts
         assert phone.evaluate("document.documentElement.scrollWidth") <= 390
         phone.screenshot(path=str(artifacts / "round-two-endpoints-390.png"), full_page=True)
+
+
+async def _queue_with_a_mute_and_a_waiting_item(home: Path) -> None:
+    from benchwarmers.bench import onboarding
+    from benchwarmers.bench.onboarding import OnboardRequest
+    from benchwarmers.calls.caller import Caller
+    from benchwarmers.store.schema import OnboardingItem
+
+    async with Runtime.open(home) as runtime:
+        ids = await onboarding.enqueue(runtime.store, [OnboardRequest("hub", "mute", "quick")])
+        await onboarding.drain(runtime, Caller(runtime), suite=None, only=set(ids))
+        [waiting] = await onboarding.enqueue(runtime.store, [OnboardRequest("hub", "later", "quick")])
+        async with runtime.store.write() as session:
+            row = await session.get(OnboardingItem, waiting)
+            assert row is not None
+            row.not_before = datetime.now(UTC) + timedelta(hours=8)  # resting after a 429
+
+
+def test_the_onboarding_queue_cancels_says_failures_and_never_queues_twice(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    fake_provider.add(FakeModel("slow", answer=capable, latency=3.0))
+    fake_provider.add(FakeModel("mute", error=FakeError(status=500, message="upstream exploded")))
+    fake_provider.add(FakeModel("later", answer=capable))
+
+    def set_up() -> None:
+        cli("endpoint", "add", "hub", fake_provider.openai_base, "--keyless")
+        asyncio.run(_queue_with_a_mute_and_a_waiting_item(home))
+
+    off_thread(set_up)
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page.set_default_timeout(WAIT)
+    with live_server(home) as server:
+        page.goto(server.url + "/onboard?endpoint=hub")
+        mute = page.locator("#queue-table tr", has_text="mute")
+        expect(mute.locator(".status")).to_have_text("no answer")  # not a green "done"
+        assert "q-unavailable" in mute.locator(".status").get_attribute("class")
+        expect(mute).to_contain_text("upstream exploded")
+        waiting = page.locator("#queue-table tr", has_text="later")
+        expect(waiting.locator(".status")).to_have_text("waiting")
+        expect(waiting).to_contain_text(re.compile(r"until \d{4}-\d\d-\d\d \d\d:\d\d UTC"))
+        assert not ISO.search(page.locator("#queue-table").inner_text())  # readable times only
+        expect(page.locator("#onboard-chip")).to_be_hidden()  # a wait for a rate limit is not onboarding
+        later_box = page.locator('#listed input[value="later"]')
+        expect(later_box).to_be_disabled()  # already queued: cannot be ticked again
+
+        page.locator('#listed input[value="slow"]').check()
+        page.get_by_role("button", name=re.compile("^Quick$")).click()
+        slow = page.locator("#queue-table tr", has_text="slow")
+        expect(slow.get_by_role("button", name=re.compile("Cancel"))).to_be_visible()
+        expect(page.locator("#onboard-chip")).to_be_visible()
+        expect(page.locator("#listed li", has_text="slow")).to_contain_text("in the queue")
+        expect(page.locator('#listed input[value="slow"]')).to_be_disabled()
+        page.screenshot(path=str(artifacts / "round-two-queue-running.png"), full_page=True)
+        slow.get_by_role("button", name=re.compile("Cancel")).click()
+        expect(slow.locator(".status")).to_have_text("cancelled")
+        expect(page.locator("#onboard-chip")).to_be_hidden()
+        listed_slow = page.locator("#listed li", has_text="slow")
+        expect(listed_slow).not_to_contain_text(
+            "in the queue"
+        )  # out of the queue (registered, so on the bench)
+        waiting.get_by_role("button", name=re.compile("Cancel")).click()
+        expect(waiting.locator(".status")).to_have_text("cancelled")
+        page.screenshot(path=str(artifacts / "round-two-queue.png"), full_page=True)
