@@ -30,7 +30,7 @@ from sqlalchemy import func, select
 from benchwarmers.config import keys as endpoint_keys
 from benchwarmers.core import diagnostics
 from benchwarmers.core.settings import SettingRow, change_setting, setting_row, setting_rows
-from benchwarmers.errors import Conflict, ProviderAuthError, ProviderError, Refused, UserError
+from benchwarmers.errors import Conflict, NotFound, ProviderAuthError, ProviderError, Refused, UserError
 from benchwarmers.identity import expiry as key_expiry
 from benchwarmers.identity import keys as gateway_keys
 from benchwarmers.identity.scope import OWNER, Identity, may_administer
@@ -343,6 +343,16 @@ class Admin:
 
     async def clear_limits(self, endpoint: str, model: str = "", kinds: Sequence[str] = ()) -> int:
         return await user_limits.clear_limits(self._store(), endpoint, model, tuple(kinds))
+
+    async def forget_learned_limit(self, endpoint: str, model: str, unit: str, window: str) -> int:
+        """Clear a limit a provider's headers or 429 taught (`Limiter.forget_learned`)."""
+        self.check_allowed()
+        await registry.get_endpoint(self._store(), endpoint)  # a clear NotFound for a typo
+        removed = await self.runtime.limiter.forget_learned(endpoint, model, unit, window)
+        if not removed:
+            where = f"{endpoint}/{model}" if model else endpoint
+            raise NotFound(f"no learned {unit} limit{f' per {window}' if window else ''} on {where}")
+        return removed
 
     async def usage_by_day(self, now: datetime | None = None) -> dict[str, Any]:
         """Tokens and requests per endpoint per day of this month (UTC), from

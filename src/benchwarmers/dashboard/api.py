@@ -220,6 +220,30 @@ async def queue(request: Request) -> dict[str, Any]:
     return await backend_of(request).queue()
 
 
+@router.post("/limits")
+@owner
+async def set_limit(request: Request) -> dict[str, Any]:
+    return {"limit": await backend_of(request).set_limit(await form(request))}
+
+
+@router.post("/limits/clear")
+@owner
+async def clear_limit(request: Request) -> dict[str, Any]:
+    return await backend_of(request).clear_limit(await form(request))
+
+
+@router.post("/limits/learned/clear")
+@owner
+async def forget_learned_limit(request: Request) -> dict[str, Any]:
+    return await backend_of(request).forget_learned_limit(await form(request))
+
+
+@router.post("/endpoints/{name}/scope")
+@owner
+async def set_limit_scope(request: Request, name: str) -> dict[str, Any]:
+    return await backend_of(request).set_limit_scope(name, await form(request))
+
+
 @router.post("/queue/{item_id}/cancel")
 @owner
 async def cancel_onboarding(request: Request, item_id: int) -> dict[str, Any]:

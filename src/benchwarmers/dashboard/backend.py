@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 
 from benchwarmers.core import (
+    LIMIT_KINDS,
     LOGIN_PASSWORD,
     ONBOARDING_MODES,
     OWNER,
@@ -71,6 +72,16 @@ from benchwarmers.types import (
     assistant,
     user,
 )
+
+# A user's limit kinds (`limit set --rpm ...`) in words, for the Quotas form.
+LIMIT_KIND_WORDS = {
+    "rpm": "requests / minute",
+    "rpd": "requests / day",
+    "rpmonth": "requests / month",
+    "tpm": "tokens / minute",
+    "tpd": "tokens / day",
+}
+LIMIT_KIND_OF = {(window, unit): kind for kind, (window, unit) in LIMIT_KINDS.items()}
 
 # Where a local Ollama answers unless `OLLAMA_HOST` (Ollama's own variable) says otherwise.
 OLLAMA_HOST_ENV = environment.OLLAMA_HOST.name
@@ -218,9 +229,18 @@ class Backend:
 
     async def model(self, alias: str) -> dict[str, Any]:
         report = await self.ops.model_report(alias)
+        m: ModelView = report["model"]
+        quotas = await self.quotas()
         return {
-            "model": model_json(report["model"]),
-            "limited": _limited(report["model"], exhausted(await self.admin.quotas())),
+            "model": model_json(m),
+            "limited": _limited(m, exhausted(await self.admin.quotas())),
+            "limits": [
+                q
+                for q in quotas["quotas"]
+                if q["endpoint"] == m.endpoint.name and q["model"] in (None, m.served)
+            ],
+            "scopes": quotas["scopes"],
+            "kinds": quotas["kinds"],
             "probes": [probe_json(p) for p in report["probes"]],
             "record": report["record"],
             "suite": report["suite"],
@@ -399,7 +419,55 @@ class Backend:
     async def quotas(self) -> dict[str, Any]:
         view = quotas_json(await self.admin.quotas())
         view["days"] = await self.admin.usage_by_day()
+        for q in view["quotas"]:  # the user's own: the kind `limit clear` names
+            q["kind"] = LIMIT_KIND_OF.get((q["window"], q["unit"]), "") if q["source"] == "set" else ""
+        view["scopes"] = await self.limit_scopes()
+        view["kinds"] = LIMIT_KIND_WORDS
         return view
+
+    async def limit_scopes(self) -> list[dict[str, Any]]:
+        """Each endpoint's limit scope: as set (key, model, or "" for auto) and in words."""
+        words = await self.admin.limit_scopes()
+        return [
+            {"endpoint": e.name, "scope": e.limit_scope or "auto", "words": words.get(e.name, "")}
+            for e in await self.admin.endpoints()
+        ]
+
+    async def set_limit(self, body: dict[str, Any]) -> dict[str, Any]:
+        """One limit of the user's own, on an endpoint or one of its models."""
+        endpoint = text(body, "endpoint", required=True, label="the endpoint")
+        model = text(body, "model")
+        kind = text(body, "kind", required=True, label="the limit")
+        if kind not in LIMIT_KINDS:
+            raise FieldError("kind", f"the limit is one of {', '.join(LIMIT_KINDS)}")
+        amount = number(body, "amount", label="the amount")
+        if amount is None or amount < 1 or amount != int(amount):
+            raise FieldError("amount", "the amount is a whole number, at least 1 (Clear removes a limit)")
+        with field("endpoint"):
+            [limit] = await self.admin.set_limits(endpoint, model, {kind: int(amount)})
+        return {"endpoint": limit.endpoint, "model": limit.served, "kind": kind, "amount": limit.amount}
+
+    async def clear_limit(self, body: dict[str, Any]) -> dict[str, Any]:
+        endpoint = text(body, "endpoint", required=True, label="the endpoint")
+        kind = text(body, "kind")
+        if kind and kind not in LIMIT_KINDS:
+            raise FieldError("kind", f"the limit is one of {', '.join(LIMIT_KINDS)}")
+        removed = await self.admin.clear_limits(endpoint, text(body, "model"), (kind,) if kind else ())
+        return {"removed": removed}
+
+    async def forget_learned_limit(self, body: dict[str, Any]) -> dict[str, Any]:
+        endpoint = text(body, "endpoint", required=True, label="the endpoint")
+        unit = text(body, "unit", required=True, label="the unit")
+        removed = await self.admin.forget_learned_limit(
+            endpoint, text(body, "model"), unit, text(body, "window")
+        )
+        return {"removed": removed}
+
+    async def set_limit_scope(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        scope = text(body, "scope", required=True, label="the scope")
+        with field("scope"):
+            changed = await self.admin.set_limit_scope(name, scope)
+        return {"endpoint": changed.name, "scope": changed.limit_scope or "auto"}
 
     # ------------------------------------------------------------- settings
 

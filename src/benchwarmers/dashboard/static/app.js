@@ -159,7 +159,15 @@
     return (focused && focused !== document.body && part.contains(focused))
       || part.querySelector('details[open]') !== null
       || [...part.querySelectorAll('output')].some((o) => o.textContent.trim())
-      || part.querySelector('.error[data-post-error]') !== null;
+      || part.querySelector('.error[data-post-error]') !== null
+      || [...part.querySelectorAll('input, select, textarea')].some(edited);
+  }
+  // A field the user changed and has not sent yet: its part is not redrawn under it.
+  function edited(input) {
+    if (input.type === 'hidden') return false;
+    if (input.type === 'checkbox' || input.type === 'radio') return input.checked !== input.defaultChecked;
+    if (input.tagName === 'SELECT') return [...input.options].some((o) => o.selected !== o.defaultSelected);
+    return input.value !== input.defaultValue;
   }
   let liveTimer = null;
   async function refreshLive(force) {
