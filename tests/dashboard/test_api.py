@@ -126,6 +126,71 @@ def test_a_key_expiry_is_set_and_a_rotation_keeps_the_old_secret_for_its_grace(
     assert httpx.get(url, headers={"authorization": f"Bearer {now['secret']}"}).status_code == 200
 
 
+def test_limits_are_set_cleared_forgotten_and_scoped_from_the_dashboard(
+    home: Path, dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    """Item 14: what `limit set|clear` and `endpoint scope` do, and clearing
+    what a provider taught, over the dashboard's routes; bad input a 4xx on
+    its field, nothing saved."""
+    import asyncio
+    from datetime import UTC, datetime, timedelta
+
+    from benchwarmers.runtime import Runtime
+    from benchwarmers.store.schema import LearnedLimit
+
+    body = {"name": "hub", "api": "openai", "base_url": fake_provider.openai_base, "keyless": True}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    for wrong, field in [
+        ({"endpoint": "hub", "kind": "rpm", "amount": -3}, "amount"),
+        ({"endpoint": "hub", "kind": "rpm", "amount": "many"}, "amount"),
+        ({"endpoint": "hub", "kind": "rpw", "amount": 3}, "kind"),
+        ({"endpoint": "nowhere", "kind": "rpm", "amount": 3}, "endpoint"),
+    ]:
+        refused = dashboard.post("/ui/api/limits", json=wrong)
+        assert 400 <= refused.status_code < 500 and refused.json()["error"]["field"] == field, refused.text
+    assert "set" not in [q["source"] for q in _quotas(dashboard)]  # nothing saved
+    made = dashboard.post(
+        "/ui/api/limits", json={"endpoint": "hub", "model": "m1", "kind": "rpd", "amount": 50}
+    )
+    assert made.json()["limit"] == {"endpoint": "hub", "model": "m1", "kind": "rpd", "amount": 50}
+    (mine,) = [q for q in _quotas(dashboard) if q["source"] == "set"]
+    assert (mine["model"], mine["limit"], mine["window"]) == ("m1", 50, "day")
+    cleared = dashboard.post("/ui/api/limits/clear", json={"endpoint": "hub", "model": "m1", "kind": "rpd"})
+    assert cleared.json() == {"removed": 1} and not [q for q in _quotas(dashboard) if q["source"] == "set"]
+
+    async def learned() -> None:
+        async with Runtime.open(home) as runtime, runtime.store.write() as session:
+            session.add(
+                LearnedLimit(
+                    endpoint="hub",
+                    served="",
+                    unit="requests",
+                    window="day",
+                    limit=100,
+                    remaining=0,
+                    resets_at=datetime.now(UTC) + timedelta(hours=5),
+                    source="429 body",
+                    seen_at=datetime.now(UTC),
+                )
+            )
+
+    asyncio.run(learned())
+    assert [q["source"] for q in _quotas(dashboard)] == ["429 body"]
+    forget = {"endpoint": "hub", "model": "", "unit": "requests", "window": "day"}
+    assert dashboard.post("/ui/api/limits/learned/clear", json=forget).json() == {"removed": 1}
+    assert _quotas(dashboard) == []
+    assert dashboard.post("/ui/api/limits/learned/clear", json=forget).status_code == 404
+    scoped = dashboard.post("/ui/api/endpoints/hub/scope", json={"scope": "model"})
+    assert scoped.json() == {"endpoint": "hub", "scope": "model"}
+    bogus = dashboard.post("/ui/api/endpoints/hub/scope", json={"scope": "team"})
+    assert bogus.status_code == 400 and bogus.json()["error"]["field"] == "scope"
+    assert "limits count per" in dashboard.get("/quotas").text
+
+
+def _quotas(dashboard: httpx.Client) -> list[dict[str, object]]:
+    return dashboard.get("/ui/api/quotas").json()["quotas"]
+
+
 def test_discover_entries_are_dismissed_and_shown_again(dashboard: httpx.Client) -> None:
     entries = dashboard.get("/ui/api/discover").json()
     first = entries["models"][0]["id"]
