@@ -215,3 +215,60 @@ def test_the_onboarding_queue_cancels_says_failures_and_never_queues_twice(
         waiting.get_by_role("button", name=re.compile("Cancel")).click()
         expect(waiting.locator(".status")).to_have_text("cancelled")
         page.screenshot(path=str(artifacts / "round-two-queue.png"), full_page=True)
+
+
+def test_quotas_and_the_model_page_change_limits_and_the_bench_follows(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Item 14: from the browser alone, the endpoint's used-up limit is
+    forgotten (the Bench shows its models available again), a limit is set
+    on a model and cleared, and the endpoint's scope is changed."""
+    for served in ("one", "two"):
+        fake_provider.add(FakeModel(served, answer=capable))
+    until = datetime.now(UTC) + timedelta(hours=3)
+
+    def set_up() -> None:
+        cli("endpoint", "add", "hub", fake_provider.openai_base, "--keyless")
+        for served in ("one", "two"):
+            cli("model", "add", served, "-e", "hub", "-s", served)
+        asyncio.run(_endpoint_used_up(home, until))
+
+    off_thread(set_up)
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page.set_default_timeout(WAIT)
+    page.on("dialog", lambda dialog: dialog.accept())
+    with live_server(home) as server:
+        page.goto(server.url + "/models/one")
+        limits = page.locator("#model-limit-list")
+        expect(limits).to_contain_text("429 body")
+        page.fill("#f-limit-amount", "40")
+        page.select_option("#f-limit-kind", "rpd")
+        page.get_by_role("button", name="Set on this model").click()
+        mine = page.locator('#model-limit-list tr[data-limit="hub|one|requests|day|set"]')
+        expect(mine).to_contain_text("40 requests / day")
+        page.fill("#f-limit-amount", "0")
+        page.get_by_role("button", name="Set on this model").click()
+        expect(page.locator('#limit-form [data-error-for="amount"]')).to_contain_text("at least 1")
+        mine.get_by_role("button", name="Clear").click()
+        expect(mine).to_have_count(0)
+        page.screenshot(path=str(artifacts / "round-two-model-limits.png"), full_page=True)
+
+        page.goto(server.url + "/quotas")
+        learned = page.locator('#quotas tr[data-limit="hub||requests|day|429 body"]')
+        expect(learned).to_have_count(1)
+        page.select_option("#f-scope-hub", "model")
+        expect(page.locator("#limit-controls .scopes")).to_contain_text("now: model (set)")
+        learned.get_by_role("button", name="Forget").click()
+        expect(learned).to_have_count(0)
+        page.select_option("#f-limit-endpoint", "hub")
+        page.fill("#f-limit-model", "two")
+        page.select_option("#f-limit-kind", "tpm")
+        page.fill("#f-limit-amount", "900")
+        page.get_by_role("button", name="Set limit").click()
+        expect(page.locator('#quotas tr[data-limit="hub|two|tokens|minute|set"]')).to_contain_text(
+            "900 tokens"
+        )
+        page.screenshot(path=str(artifacts / "round-two-quotas-controls.png"), full_page=True)
+
+        page.goto(server.url + "/models")
+        expect(page.locator('tr[data-alias="one"] .status')).to_have_text("available")
