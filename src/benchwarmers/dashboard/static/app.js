@@ -166,7 +166,10 @@
   function edited(input) {
     if (input.type === 'hidden') return false;
     if (input.type === 'checkbox' || input.type === 'radio') return input.checked !== input.defaultChecked;
-    if (input.tagName === 'SELECT') return [...input.options].some((o) => o.selected !== o.defaultSelected);
+    if (input.tagName === 'SELECT') {
+      const initial = Math.max([...input.options].findIndex((o) => o.defaultSelected), 0);
+      return input.selectedIndex !== initial;
+    }
     return input.value !== input.defaultValue;
   }
   let liveTimer = null;
