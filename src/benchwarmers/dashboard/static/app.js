@@ -297,7 +297,8 @@
     if (!body) return;
     const rows = queue.items.slice().reverse().map((item) => {
       const open = item.state === 'queued' || item.state === 'running';
-      const detail = item.error && item.outcome !== 'ok' ? `${item.step}: ${item.error}` : item.step;
+      // A failure's step is where it stopped; its error says why (a model that did not answer says it in its step).
+      const detail = item.error && item.outcome === 'failed' ? `${item.step}: ${item.error}` : item.step;
       return el('tr', { 'data-item': item.id, 'data-state': item.state, 'data-outcome': item.outcome },
         el('th', { scope: 'row', text: item.alias || item.served }),
         el('td', { text: item.endpoint }),
@@ -330,12 +331,15 @@
 
   // ---------------------------------------- Onboard: the endpoint's list
 
-  async function loadListed(select) {
+  // `again`: the queue changed, the list is drawn anew with its tags, the old one shown meanwhile.
+  async function loadListed(select, again) {
     const list = document.getElementById(select.dataset.listsModels);
     const state = document.getElementById('listed-state');
     const keep = new Set([...list.querySelectorAll('input:checked')].map((box) => box.value));
-    state.textContent = `Asking ${select.value} what it lists…`;
-    list.replaceChildren();
+    if (!again) {
+      state.textContent = `Asking ${select.value} what it lists…`;
+      list.replaceChildren();
+    }
     const result = await api('GET', `/ui/api/endpoints/${encodeURIComponent(select.value)}/models`);
     if (!result.ok || !result.data.ok) {
       state.textContent = result.ok ? `Could not list: ${result.data.error}` : message(result);
@@ -359,7 +363,7 @@
     const wanted = new URLSearchParams(location.search).get('endpoint');
     if (wanted && [...endpointSelect.options].some((o) => o.value === wanted)) endpointSelect.value = wanted;
     endpointSelect.addEventListener('change', () => loadListed(endpointSelect));
-    document.addEventListener('bw:queue-changed', () => loadListed(endpointSelect));
+    document.addEventListener('bw:queue-changed', () => loadListed(endpointSelect, true));
     loadListed(endpointSelect);
   }
 
