@@ -72,7 +72,11 @@ def test_settings_shows_sets_expiry_and_rotates_a_key(browser: Any, artifacts: P
         expect(row.locator('[data-error-for="grace"]')).to_contain_text("is negative")
         row.locator('input[name="grace"]').fill("1h")
         row.get_by_role("button", name="Rotate").click()
-        page.wait_for_function(f"document.getElementById('new-secret-value').textContent.trim() !== {old!r}")
+        page.wait_for_function(  # the page reloads: wait for the new secret, not the empty slot between
+            "old => { const t = document.getElementById('new-secret-value')?.textContent.trim() || '';"
+            " return t.startsWith('bw-') && t !== old; }",
+            arg=old,
+        )
         new = page.locator("#new-secret-value").inner_text()
         assert new.startswith("bw-") and new != old
         states = page.locator("#key-list .key-state").all_inner_texts()
