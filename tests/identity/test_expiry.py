@@ -25,6 +25,7 @@ NOW = datetime(2026, 12, 4, 13, 0, tzinfo=UTC)
         ("12h", NOW + timedelta(hours=12)),
         ("2w", NOW + timedelta(weeks=2)),
         (" 90m ", NOW + timedelta(minutes=90)),
+        ("1h30m", NOW + timedelta(minutes=90)),
         ("never", None),
         ("", None),
     ],
@@ -53,14 +54,24 @@ def test_a_bad_expiry_says_what_is_wrong(text: str, says: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("0", 0.0), ("1h", 3600.0), ("30m", 1800.0), ("2d", 172800.0), ("90", 90.0), ("45s", 45.0)],
+    [
+        ("0", 0.0),
+        ("1h", 3600.0),
+        ("30m", 1800.0),
+        ("2d", 172800.0),
+        ("90", 90.0),
+        ("45s", 45.0),
+        ("1h30m", 5400.0),
+        ("2 hours", 7200.0),
+    ],
 )
 def test_a_grace_is_a_time(text: str, seconds: float) -> None:
     assert parse_grace(text) == seconds
 
 
 @pytest.mark.parametrize(
-    ("text", "says"), [("-1h", "is negative"), ("-5", "is negative"), ("an hour", "not a time")]
+    ("text", "says"),
+    [("-1h", "is negative"), ("-5", "is negative"), ("-1h30m", "is negative"), ("an hour", "not a time")],
 )
 def test_a_bad_grace_says_what_is_wrong(text: str, says: str) -> None:
     with pytest.raises(UserError, match=says):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime, timedelta
 
+from benchwarmers.durations import parse_duration
 from benchwarmers.errors import UserError
 
 NEVER = frozenset({"", "never", "none"})
@@ -39,7 +40,12 @@ def parse_expiry(text: str, now: datetime) -> datetime | None:
         return now + timedelta(seconds=seconds)
     moment = _moment(text.strip())
     if moment is None:
-        raise UserError(f"expiry {text!r} is not a date; {EXPIRY_HINT}")
+        compound = _compound(spoken)  # 1h30m, 2 hours
+        if compound is None:
+            raise UserError(f"expiry {text!r} is not a date; {EXPIRY_HINT}")
+        if compound <= 0:
+            raise UserError(f"expiry {text!r} is not in the future; {EXPIRY_HINT}")
+        return now + timedelta(seconds=compound)
     if moment <= now:
         raise UserError(f"expiry {text!r} is in the past ({show(moment)}); {EXPIRY_HINT}")
     return moment
@@ -47,12 +53,19 @@ def parse_expiry(text: str, now: datetime) -> datetime | None:
 
 def parse_grace(text: str) -> float:
     """Seconds the replaced secret keeps working after `key rotate`: `1h`,
-    `30m`, `2d`, `90s`, `0` (at once). Never negative."""
-    span = _SPAN.match(text.strip().lower())
-    if span is None:
-        raise UserError(f"grace {text!r} is not a time: write 1h, 30m, 2d or 0 (the old secret stops now)")
-    seconds = float(span.group(1)) * _UNIT_SECONDS[span.group(2) or "s"]
-    if seconds < 0:
+    `30m`, `2d`, `90s`, `1h30m`, `0` (at once). Never negative."""
+    spoken = text.strip()
+    span = _SPAN.match(spoken.lower())
+    if span is not None:
+        seconds = float(span.group(1)) * _UNIT_SECONDS[span.group(2) or "s"]
+    else:
+        compound = _compound(spoken.removeprefix("-"))
+        if compound is None:
+            raise UserError(
+                f"grace {text!r} is not a time: write 1h, 30m, 2d or 0 (the old secret stops now)"
+            )
+        seconds = -compound if spoken.startswith("-") else compound
+    if seconds < 0 or spoken.startswith("-"):
         raise UserError(f"grace {text!r} is negative: write 0 to end the old secret now, or a time like 1h")
     return seconds
 
@@ -60,6 +73,11 @@ def parse_grace(text: str) -> float:
 def show(moment: datetime) -> str:
     """`2027-01-31 00:00 UTC`: how a key's moments read in messages and lists."""
     return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+
+
+def _compound(text: str) -> float | None:
+    """`1h30m`, `2 hours`, `90 seconds`: read as providers' durations are."""
+    return parse_duration(text)
 
 
 def _moment(text: str) -> datetime | None:
