@@ -228,3 +228,64 @@ async def test_onboarding_applies_catalog_facts(
         True,
         0.15,
     )
+
+
+async def test_a_model_already_in_the_queue_is_not_queued_twice_and_cancel_frees_it(bench: Runtime) -> None:
+    import pytest
+
+    from benchwarmers.errors import Conflict
+
+    [first] = await onboarding.enqueue(bench.store, [OnboardRequest("fake", "twice", "quick")] * 2)
+    with pytest.raises(
+        Conflict, match=rf"twice on fake is already in the onboarding queue \(item {first}, queued\)"
+    ):
+        await onboarding.enqueue(bench.store, [OnboardRequest("fake", "twice", "full")])
+    assert [i.id for i in await onboarding.queue_items(bench.store)] == [first]  # nothing saved
+    cancelled = await onboarding.cancel(bench.store, first)
+    assert cancelled.state == "cancelled" and cancelled.finished_at is not None
+    with pytest.raises(Conflict, match="already cancelled"):
+        await onboarding.cancel(bench.store, first)
+    assert await onboarding.claim_next(bench.store) is None  # a cancelled item never runs
+    [again] = await onboarding.enqueue(bench.store, [OnboardRequest("fake", "twice", "quick")])
+    assert again != first
+
+
+async def test_a_running_item_cancelled_stops_at_its_next_step(
+    bench: Runtime, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    add_fake("slow", latency=0.3)
+    [item_id] = await onboarding.enqueue(bench.store, [OnboardRequest("fake", "slow", "quick")])
+    assert await onboarding.claim_next(bench.store) == item_id
+    steps: list[str] = []
+
+    def progress(_item: int, step: str, _fraction: float) -> None:
+        steps.append(step)
+        if len(steps) == 2:  # registered, probing: the owner cancels now
+            asyncio.get_running_loop().create_task(onboarding.cancel(bench.store, item_id))
+
+    run = onboarding.ItemRun(bench, Caller(bench), item_id, suite=None, progress=progress)
+    item = await run.run()
+    assert item.state == "cancelled" and run.cancelled
+    assert fake_provider.calls["slow"] < 4  # stopped before the probe's four calls were all made
+    model = await registry.get_model(bench.store, item.alias or "slow")
+    assert model.status == "unavailable" and "cancelled" in model.status_reason
+
+
+async def test_an_item_that_did_not_answer_is_no_plain_done_and_waiting_is_not_queued(
+    bench: Runtime, add_fake: Callable[..., FakeModel]
+) -> None:
+    from datetime import timedelta
+
+    from benchwarmers.core.operations import Operations
+
+    add_fake("mute", error=FakeError(status=500, message="upstream exploded"))
+    item = await onboard(bench, "mute", "quick")
+    assert onboarding.outcome(item, datetime.now(UTC)) == "unavailable" and "exploded" in item.error
+    [later] = await onboarding.enqueue(bench.store, [OnboardRequest("fake", "resting", "quick")])
+    async with bench.store.write() as session:
+        row = await session.get(schema.OnboardingItem, later)
+        assert row is not None
+        row.not_before = datetime.now(UTC) + timedelta(hours=10)
+    view = await Operations(bench).queue()
+    assert (view["queued"], view["waiting"], view["running"]) == (0, 1, None)
+    assert [i["outcome"] for i in view["items"]] == ["unavailable", "waiting"]

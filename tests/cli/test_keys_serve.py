@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -101,3 +102,50 @@ def test_replicas_on_postgresql_may_share_a_folder_and_are_told_why(
         assert "each counts provider limits alone until BENCHWARMERS_REDIS_URL is set" in without_redis
     finally:
         os.close(fd)
+
+
+def test_key_expiry_and_rotation_on_the_command_line(home: Path) -> None:
+    added = runner.invoke(app, ["key", "add", "ci", "--expires", "30d"])
+    assert added.exit_code == 0, added.output
+    old = re.search(r"bw-[\w-]{40,}", added.output).group(0)
+    assert "expires " in added.output
+    assert runner.invoke(app, ["key", "set", "ci", "--expires", "2099-01-31"]).exit_code == 0
+    listed = runner.invoke(app, ["key", "list", "--json"])
+    (key,) = [k for k in json.loads(listed.output) if k["name"] == "ci"]
+    assert key["expires_at"].startswith("2099-01-31T00:00:00") and key["works"] is True
+    rotated = runner.invoke(app, ["key", "rotate", "ci", "--grace", "1h"])
+    assert rotated.exit_code == 0, rotated.output
+    new = re.search(r"bw-[\w-]{40,}", rotated.output).group(0)
+    assert new != old and "works until" in rotated.output and old not in rotated.output
+    table = runner.invoke(app, ["key", "list"]).output
+    states = [k["state"] for k in json.loads(runner.invoke(app, ["key", "list", "--json"]).output)]
+    assert states == ["active, expires 2099-01-31 00:00 UTC", states[1]]
+    assert states[1].startswith("rotated out, works until")
+    assert new not in table and old not in table and "rotated out" in table
+    now = runner.invoke(app, ["key", "rotate", "ci", "--grace", "0"])
+    assert now.exit_code == 0 and "stopped working now" in now.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["key", "add", "x", "--expires", "2020-01-01"], "expiry '2020-01-01' is in the past"),
+        (["key", "add", "x", "--expires", "2027-02-30"], "expiry '2027-02-30' is not a date"),
+        (["key", "add", "x", "--expires", "soon"], "is not a date"),
+        (["key", "set", "keep", "--expires", "yesterday"], "is not a date"),
+        (["key", "set", "keep", "--expires", "2001-01-01"], "is in the past"),
+        (["key", "rotate", "keep", "--grace", "-1h"], "grace '-1h' is negative"),
+        (["key", "rotate", "keep", "--grace", "later"], "grace 'later' is not a time"),
+        (["key", "rotate", "nobody", "--grace", "1h"], "no gateway key named 'nobody'"),
+    ],
+)
+def test_key_expiry_and_rotation_mistakes_are_one_line_and_save_nothing(
+    home: Path, args: list[str], message: str
+) -> None:
+    assert runner.invoke(app, ["key", "add", "keep"]).exit_code == 0
+    before = runner.invoke(app, ["key", "list", "--json"]).output
+    result = runner.invoke(app, args)
+    assert result.exit_code != 0
+    assert message in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert runner.invoke(app, ["key", "list", "--json"]).output == before

@@ -94,6 +94,109 @@ def test_a_gateway_key_is_shown_once_and_revoked_keys_are_refused(owner_dashboar
     assert refused.status_code == 401
 
 
+def test_a_key_expiry_is_set_and_a_rotation_keeps_the_old_secret_for_its_grace(
+    owner_dashboard: httpx.Client,
+) -> None:
+    dashboard = owner_dashboard
+    for body, says in [
+        ({"name": "ci", "expires": "2001-01-01"}, "is in the past"),
+        ({"name": "ci", "expires": "2030-13-01"}, "is not a date"),
+        ({"name": "ci", "expires": 30}, "must be text"),
+    ]:
+        refused = dashboard.post("/ui/api/keys", json=body)
+        assert refused.status_code == 400 and refused.json()["error"]["field"] == "expires"
+        assert says in refused.json()["error"]["message"]
+    assert dashboard.get("/ui/api/settings").json()["keys"] == []  # nothing saved
+    made = dashboard.post("/ui/api/keys", json={"name": "ci", "expires": "30d"}).json()
+    assert made["key"]["expires_at"] and made["key"]["state"].startswith("active, expires ")
+    changed = dashboard.post("/ui/api/keys/ci/expiry", json={"expires": "2099-01-31"})
+    assert changed.json()["key"]["expires_at"].startswith("2099-01-31T00:00:00")
+    past = dashboard.post("/ui/api/keys/ci/expiry", json={"expires": "2001-01-01"})
+    assert past.status_code == 400 and past.json()["error"]["field"] == "expires"
+    negative = dashboard.post("/ui/api/keys/ci/rotate", json={"grace": "-1h"})
+    assert negative.status_code == 400 and "is negative" in negative.json()["error"]["message"]
+    (listed,) = dashboard.get("/ui/api/settings").json()["keys"]
+    assert listed["expires_at"].startswith("2099-01-31") and listed["prefix"] == made["key"]["prefix"]
+    assert dashboard.post("/ui/api/keys/nobody/rotate", json={"grace": "1h"}).status_code == 404
+    rotated = dashboard.post("/ui/api/keys/ci/rotate", json={"grace": "1h"}).json()
+    assert rotated["secret"] != made["secret"] and rotated["old"]["state"].startswith(
+        "rotated out, works until"
+    )
+    assert rotated["key"]["expires_at"].startswith("2099-01-31")
+    url = f"{server_url(dashboard)}/v1/models"
+    for secret in (made["secret"], rotated["secret"]):
+        assert httpx.get(url, headers={"authorization": f"Bearer {secret}"}).status_code == 200
+    now = dashboard.post("/ui/api/keys/ci/rotate", json={"grace": "0"}).json()
+    refused = httpx.get(url, headers={"authorization": f"Bearer {rotated['secret']}"})
+    assert refused.status_code == 401 and "was rotated on" in refused.json()["error"]["message"]
+    assert httpx.get(url, headers={"authorization": f"Bearer {now['secret']}"}).status_code == 200
+
+
+def test_limits_are_set_cleared_forgotten_and_scoped_from_the_dashboard(
+    home: Path, dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    """Item 14: what `limit set|clear` and `endpoint scope` do, and clearing
+    what a provider taught, over the dashboard's routes; bad input a 4xx on
+    its field, nothing saved."""
+    import asyncio
+    from datetime import UTC, datetime, timedelta
+
+    from benchwarmers.runtime import Runtime
+    from benchwarmers.store.schema import LearnedLimit
+
+    body = {"name": "hub", "api": "openai", "base_url": fake_provider.openai_base, "keyless": True}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    for wrong, field in [
+        ({"endpoint": "hub", "kind": "rpm", "amount": -3}, "amount"),
+        ({"endpoint": "hub", "kind": "rpm", "amount": "many"}, "amount"),
+        ({"endpoint": "hub", "kind": "rpw", "amount": 3}, "kind"),
+        ({"endpoint": "nowhere", "kind": "rpm", "amount": 3}, "endpoint"),
+    ]:
+        refused = dashboard.post("/ui/api/limits", json=wrong)
+        assert 400 <= refused.status_code < 500 and refused.json()["error"]["field"] == field, refused.text
+    assert "set" not in [q["source"] for q in _quotas(dashboard)]  # nothing saved
+    made = dashboard.post(
+        "/ui/api/limits", json={"endpoint": "hub", "model": "m1", "kind": "rpd", "amount": 50}
+    )
+    assert made.json()["limit"] == {"endpoint": "hub", "model": "m1", "kind": "rpd", "amount": 50}
+    (mine,) = [q for q in _quotas(dashboard) if q["source"] == "set"]
+    assert (mine["model"], mine["limit"], mine["window"]) == ("m1", 50, "day")
+    cleared = dashboard.post("/ui/api/limits/clear", json={"endpoint": "hub", "model": "m1", "kind": "rpd"})
+    assert cleared.json() == {"removed": 1} and not [q for q in _quotas(dashboard) if q["source"] == "set"]
+
+    async def learned() -> None:
+        async with Runtime.open(home) as runtime, runtime.store.write() as session:
+            session.add(
+                LearnedLimit(
+                    endpoint="hub",
+                    served="",
+                    unit="requests",
+                    window="day",
+                    limit=100,
+                    remaining=0,
+                    resets_at=datetime.now(UTC) + timedelta(hours=5),
+                    source="429 body",
+                    seen_at=datetime.now(UTC),
+                )
+            )
+
+    asyncio.run(learned())
+    assert [q["source"] for q in _quotas(dashboard)] == ["429 body"]
+    forget = {"endpoint": "hub", "model": "", "unit": "requests", "window": "day"}
+    assert dashboard.post("/ui/api/limits/learned/clear", json=forget).json() == {"removed": 1}
+    assert _quotas(dashboard) == []
+    assert dashboard.post("/ui/api/limits/learned/clear", json=forget).status_code == 404
+    scoped = dashboard.post("/ui/api/endpoints/hub/scope", json={"scope": "model"})
+    assert scoped.json() == {"endpoint": "hub", "scope": "model"}
+    bogus = dashboard.post("/ui/api/endpoints/hub/scope", json={"scope": "team"})
+    assert bogus.status_code == 400 and bogus.json()["error"]["field"] == "scope"
+    assert "limits count per" in dashboard.get("/quotas").text
+
+
+def _quotas(dashboard: httpx.Client) -> list[dict[str, object]]:
+    return dashboard.get("/ui/api/quotas").json()["quotas"]
+
+
 def test_discover_entries_are_dismissed_and_shown_again(dashboard: httpx.Client) -> None:
     entries = dashboard.get("/ui/api/discover").json()
     first = entries["models"][0]["id"]
@@ -170,6 +273,29 @@ def _register(dashboard: httpx.Client, fake: FakeProvider, served: tuple[str, ..
     wait_for(lambda: not (q := dashboard.get("/ui/api/queue").json())["running"] and not q["queued"])
     states = {i["alias"]: i["state"] for i in dashboard.get("/ui/api/queue").json()["items"]}
     assert states == {s: "done" for s in served}, states
+
+
+def test_a_model_is_queued_once_and_a_queued_or_running_item_is_cancelled(
+    dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    """Item 18: POSTing a model already queued (or running) is a 409 naming
+    its item, nothing queued; Cancel ends it; then it may be queued again."""
+    fake_provider.add(FakeModel("slow", answer="ok", latency=1.0))
+    body = {"name": "fake", "api": "openai", "base_url": fake_provider.openai_base, "keyless": True}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    ask = {"endpoint": "fake", "models": ["slow"], "mode": "quick"}
+    [item] = dashboard.post("/ui/api/onboard", json=ask).json()["queued"]
+    twice = dashboard.post("/ui/api/onboard", json=ask)
+    assert twice.status_code == 409 and twice.json()["error"]["field"] == "models"
+    assert f"already in the onboarding queue (item {item}" in twice.json()["error"]["message"]
+    assert [i["id"] for i in dashboard.get("/ui/api/queue").json()["items"]] == [item]
+    cancelled = dashboard.post(f"/ui/api/queue/{item}/cancel")
+    assert cancelled.status_code == 200 and cancelled.json()["item"]["outcome"] == "cancelled"
+    assert dashboard.post(f"/ui/api/queue/{item}/cancel").status_code == 409
+    assert dashboard.post("/ui/api/queue/99999/cancel").status_code == 404
+    queue = dashboard.get("/ui/api/queue").json()
+    assert not queue["running"] and queue["queued"] == 0
+    assert dashboard.post("/ui/api/onboard", json=ask).status_code == 200  # free to queue again
 
 
 def test_a_blind_collection_and_the_leaderboard_of_its_pairs(

@@ -282,3 +282,29 @@ async def test_closing_waits_for_a_waker_cancelled_inside_its_store_write(
     await asyncio.wait_for(entered.wait(), 10)
     await bench.limiter.close()
     assert unwound.is_set()
+
+
+async def test_a_forgotten_learned_limit_no_longer_holds_calls_back(bench: Runtime) -> None:
+    """One model's used-up allowance on an endpoint counted per key held back
+    every model; forgetting it (the Quotas page's Forget) lets them go now."""
+    from sqlalchemy import func, select
+
+    from benchwarmers.store.schema import LearnedLimit
+
+    limiter = bench.limiter
+    headers = {
+        "x-ratelimit-limit-requests": "10",
+        "x-ratelimit-remaining-requests": "0",
+        "x-ratelimit-reset-requests": "6h",
+    }
+    await limiter.learn("fake", "model-one", status=200, headers=headers)
+    with pytest.raises(LimitExceeded):
+        await limiter.admit("fake", "model-two", tokens=1, max_wait=0)
+    async with bench.store.read() as session:
+        row = await session.scalar(select(LearnedLimit).where(LearnedLimit.endpoint == "fake"))
+    assert row is not None
+    assert await limiter.forget_learned("fake", row.served, row.unit, row.window) == 1
+    await limiter.admit("fake", "model-two", tokens=1, max_wait=0)
+    async with bench.store.read() as session:
+        assert await session.scalar(select(func.count()).select_from(LearnedLimit)) == 0
+    assert await limiter.forget_learned("fake", row.served, row.unit, row.window) == 0

@@ -3,6 +3,9 @@ required beyond loopback; never stored."""
 
 from __future__ import annotations
 
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -10,11 +13,20 @@ import pytest
 from sqlalchemy import select
 
 from benchwarmers.errors import Conflict, NotFound, UserError
-from benchwarmers.identity.keys import create_key, hash_secret, keys_by_hash, list_keys, revoke_key
+from benchwarmers.identity.keys import (
+    create_key,
+    hash_secret,
+    keys_by_hash,
+    list_keys,
+    revoke_key,
+    rotate_key,
+)
 from benchwarmers.identity.scope import OWNER, Identity, may_call
 from benchwarmers.runtime import REDIS_URL_ENV, Runtime
 from benchwarmers.store.schema import GatewayKey
 from benchwarmers.store.settings import REQUIRE_KEY
+from benchwarmers.testing.live_server import LiveServer
+from tests.waiting import wait_for
 
 from .conftest import new_key, run, setting
 
@@ -244,3 +256,82 @@ def test_replicas_on_one_redis_share_a_keys_rate(
     assert refused.status_code == 429
     assert 58 <= int(refused.headers["retry-after"]) <= 60
     assert "3 requests per minute" in refused.json()["error"]["message"]
+
+
+# ------------------------------------------------- expiry and rotation
+
+
+def later(server: LiveServer, seconds: float) -> None:
+    """Move the guard's clock on: what waiting that long would do."""
+    server.app.state.guard.clock = lambda: time.time() + seconds
+
+
+def rotate(home: Path, name: str, grace: float, database_url: str | None = None) -> str:
+    async def work() -> str:
+        async with Runtime.open(home, database_url=database_url) as rt:
+            _new, _old, secret = await rotate_key(rt.store, name, grace)
+            return secret
+
+    return run(work())
+
+
+def test_an_expired_key_is_refused_in_each_api_format_saying_when(
+    home: Path, start, client: httpx.Client
+) -> None:
+    async def make() -> str:
+        async with Runtime.open(home) as rt:
+            expires = datetime.now(UTC) + timedelta(days=1)
+            _, secret = await create_key(rt.store, "trial", expires_at=expires)
+            return secret
+
+    secret = run(make())
+    server = start()
+    bearer = {"authorization": f"Bearer {secret}"}
+    assert client.get(f"{server.url}{CALLER}", headers=bearer).json()["name"] == "trial"
+    later(server, 2 * 86400)
+    bench = client.get(f"{server.url}{CALLER}", headers=bearer)
+    assert bench.status_code == 401 and bench.headers["www-authenticate"] == "Bearer"
+    assert "the gateway key 'trial' expired on " in bench.json()["error"]["message"]
+    anthropic = client.post(f"{server.url}/v1/messages/probe/raw", json={}, headers={"x-api-key": secret})
+    assert anthropic.status_code == 401 and anthropic.json()["type"] == "error"
+    assert "expired on" in anthropic.json()["error"]["message"]
+    ollama = client.post(f"{server.url}/api/probe/raw", json={}, headers=bearer)
+    assert ollama.status_code == 401 and "expired on" in ollama.json()["error"]
+    gemini = client.post(f"{server.url}/v1beta/probe/raw?key={secret}", json={})
+    assert gemini.status_code == 401 and "expired on" in gemini.json()["error"]["message"]
+    for reply in (bench, anthropic, ollama, gemini):
+        assert secret not in reply.text and secret[10:] not in reply.text
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_a_rotated_secret_works_through_its_grace_on_every_worker_then_not(
+    home: Path, start, client: httpx.Client, database: str, request: pytest.FixtureRequest
+) -> None:
+    """Two servers on one database stand for two workers or replicas; the
+    rotation is made by a third process (the CLI's store). The new secret
+    works on both at once (a `bw-` secret unknown to a cache reads the table
+    again), the old one through the grace, and neither after it."""
+    url = request.getfixturevalue("shared_postgres") if database == "postgresql" else None
+    name = f"rot-{uuid.uuid4().hex[:8]}"
+
+    async def make() -> str:
+        async with Runtime.open(home, database_url=url) as rt:
+            _, secret = await create_key(rt.store, name)
+            return secret
+
+    old = run(make())
+    servers = [start(acting_as="0.0.0.0", database_url=url) for _ in range(2 if url else 1)]
+
+    def caller(server: LiveServer, secret: str) -> httpx.Response:
+        return client.get(f"{server.url}{CALLER}", headers={"authorization": f"Bearer {secret}"})
+
+    assert all(caller(s, old).status_code == 200 for s in servers)
+    new = rotate(home, name, 3600, database_url=url)
+    for server in servers:
+        assert wait_for(lambda s=server: caller(s, new).status_code == 200)  # well within a second
+        assert caller(server, old).json()["name"] == name  # in its grace
+        later(server, 2 * 3600)
+        refused = caller(server, old)
+        assert refused.status_code == 401 and f"the gateway key '{name}' was rotated on" in refused.text
+        assert old not in refused.text and new not in refused.text
+        assert caller(server, new).json()["name"] == name

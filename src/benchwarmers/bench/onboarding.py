@@ -27,6 +27,12 @@ queue (`not_before`) and runs again then; meanwhile the rest is not woken
 (`limits/rest.py`), so it is never seated before it has answered.
 Progress (step, fraction) is written on the item for the dashboard's chip
 and handed to a callback for the terminal's bar.
+
+A model already waiting or running in the queue is not queued again (a
+409 naming its item): two items of one model would probe and run the suite
+twice. An item is cancelled while it waits (`cancel`), or while it runs:
+its run sees the state change at its next write of progress and stops there
+(its model, if registered, is left `unavailable` for the daily probe).
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from sqlalchemy import func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from benchwarmers.bench import catalog, probes
 from benchwarmers.bench.leases import Lease
@@ -52,7 +59,7 @@ from benchwarmers.errors import Conflict, NotFound, UserError
 from benchwarmers.store import registry, schema
 from benchwarmers.store.db import Store
 from benchwarmers.store.settings import SCHEDULER, Settings
-from benchwarmers.store.times import iso_utc
+from benchwarmers.store.times import iso_utc, utc
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
@@ -68,6 +75,7 @@ SuiteRunner = Callable[..., Awaitable[SuiteRun]]
 # Share of the bar the probe takes in Full mode; the suite takes the rest.
 FULL_PROBE_SHARE = 0.3
 QUEUE_LEASE = "onboarding"
+OPEN_STATES = ("queued", "running")  # also: done, failed, cancelled
 POLL_SECONDS = tunables.ONBOARDING_POLL_SECONDS.value
 
 
@@ -105,6 +113,7 @@ async def enqueue(store: Store, requests: list[OnboardRequest], now: datetime | 
     now = now or now_utc()
     async with store.write() as session:
         ids = []
+        asked: set[tuple[str, str]] = set()
         for req in requests:
             if req.mode not in MODES:
                 raise UserError(f"unknown mode {req.mode!r}; use one of {', '.join(MODES)}")
@@ -131,6 +140,11 @@ async def enqueue(store: Store, requests: list[OnboardRequest], now: datetime | 
             )
             if existing is not None:
                 _check_again(existing, req)
+            key = (req.endpoint, req.served.strip())
+            if key in asked:
+                continue  # named twice in one request: one item
+            asked.add(key)
+            await _check_not_queued(session, *key)
             item = schema.OnboardingItem(
                 endpoint=req.endpoint,
                 served=req.served.strip(),
@@ -145,6 +159,38 @@ async def enqueue(store: Store, requests: list[OnboardRequest], now: datetime | 
             await session.flush()
             ids.append(item.id)
     return ids
+
+
+async def _check_not_queued(session: AsyncSession, endpoint: str, served: str) -> None:
+    waiting = await session.scalar(
+        select(schema.OnboardingItem).where(
+            schema.OnboardingItem.endpoint == endpoint,
+            schema.OnboardingItem.served == served,
+            schema.OnboardingItem.state.in_(OPEN_STATES),
+        )
+    )
+    if waiting is not None:
+        raise Conflict(
+            f"{served} on {endpoint} is already in the onboarding queue "
+            f"(item {waiting.id}, {waiting.state}); cancel it first to queue it again"
+        )
+
+
+async def cancel(store: Store, item_id: int) -> schema.OnboardingItem:
+    """Cancel a waiting or running item (a finished one: 409). A running
+    item's run stops at its next progress write (`ItemRun._write`)."""
+    async with store.write() as session:
+        item = await session.get(schema.OnboardingItem, item_id)
+        if item is None:
+            raise NotFound(f"no onboarding item {item_id}")
+        if item.state not in OPEN_STATES:
+            raise Conflict(f"onboarding item {item_id} is already {item.state}: nothing to cancel")
+        item.state = "cancelled"
+        item.step = "cancelled"
+        item.finished_at = now_utc()
+        item.not_before = None
+        await session.flush()
+        return item
 
 
 def _check_again(existing: schema.Model, req: OnboardRequest) -> None:
@@ -183,8 +229,21 @@ async def queue_depth(store: Store) -> dict[str, int]:
     return {state: counted.get(state, 0) for state in ("queued", "running")}
 
 
+def outcome(item: schema.OnboardingItem, now: datetime) -> str:
+    """What the item came to, in one word for the dashboard: `ok`, `unavailable`
+    (registered, did not answer: state done, with its error), `failed`,
+    `cancelled`; or, while open, `running`, `queued`, `waiting` (for a rate
+    limit to free, until `not_before`)."""
+    if item.state == "done":
+        return "unavailable" if item.error else "ok"
+    if item.state == "queued" and item.not_before is not None and utc(item.not_before) > now:
+        return "waiting"
+    return item.state
+
+
 def item_view(item: schema.OnboardingItem) -> dict[str, Any]:
     return {
+        "outcome": outcome(item, now_utc()),
         "id": item.id,
         "endpoint": item.endpoint,
         "served": item.served,
@@ -238,6 +297,10 @@ async def claim_next(store: Store, only: set[int] | None = None) -> int | None:
 # ------------------------------------------------------------ one item
 
 
+class Cancelled(Exception):
+    """The item was cancelled while it ran: its run stops."""
+
+
 class ItemRun:
     """Runs one claimed item, keeping its step and progress current."""
 
@@ -260,12 +323,16 @@ class ItemRun:
         self.progress = progress
         self._pending: list[asyncio.Task[None]] = []
         self.alias = ""
+        self.cancelled = False
 
     async def run(self) -> schema.OnboardingItem:
         try:
             await self._run()
         except Exception as exc:  # any failure ends the item as failed, never the worker
-            log.exception("onboarding item %s failed", self.item_id)
+            if isinstance(exc, Cancelled):
+                log.info("onboarding item %s was cancelled", self.item_id)
+            else:
+                log.exception("onboarding item %s failed", self.item_id)
             message = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
             if self.alias:
                 # Registered but cut short: not `onboarding` forever; the daily probe will look again.
@@ -308,7 +375,9 @@ class ItemRun:
             await _set_model_status(
                 self.store, alias, "unavailable", f"did not answer the onboarding probe: {errors}"
             )
-            await self._finish("done", "", step=f"registered; did not answer ({errors}): unavailable")
+            await self._finish(
+                "done", errors or "no answer", step=f"registered; did not answer ({errors}): unavailable"
+            )
             return
         await _set_model_status(self.store, alias, "available", "")
         summary = f"answered {len(answered)}/{len(outcomes)} probes, passed {passed}"
@@ -356,12 +425,18 @@ class ItemRun:
         await self._write(state="queued", not_before=until, step=step[:64], progress=0.0)
 
     def note(self, step: str, fraction: float) -> None:
-        """Progress from inside a synchronous callback: written soon after."""
+        """Progress from inside a synchronous callback: written soon after.
+        Raises `Cancelled` once a write found the item cancelled, which stops
+        the probe or the suite that called it."""
+        if self.cancelled:
+            raise Cancelled(f"onboarding item {self.item_id} was cancelled")
         if self.progress:
             self.progress(self.item_id, step, fraction)
         self._pending.append(asyncio.ensure_future(self._write(step=step, progress=fraction)))
 
     async def step(self, step: str, fraction: float) -> None:
+        if self.cancelled:
+            raise Cancelled(f"onboarding item {self.item_id} was cancelled")
         if self.progress:
             self.progress(self.item_id, step, fraction)
         await self._write(step=step, progress=fraction)
@@ -375,10 +450,16 @@ class ItemRun:
         await self._write(state=state, error=error, step=step, progress=1.0, finished_at=now_utc())
 
     async def _write(self, **values: Any) -> None:
+        """Write the running item; an item no longer running was cancelled:
+        nothing is written and the run stops at its next step."""
         async with self.store.write() as session:
-            await session.execute(
-                update(schema.OnboardingItem).where(schema.OnboardingItem.id == self.item_id).values(**values)
+            written = await session.execute(
+                update(schema.OnboardingItem)
+                .where(schema.OnboardingItem.id == self.item_id, schema.OnboardingItem.state == "running")
+                .values(**values)
             )
+        if not written.rowcount:  # type: ignore[attr-defined]
+            self.cancelled = True
 
 
 async def register(store: Store, item: schema.OnboardingItem) -> str:

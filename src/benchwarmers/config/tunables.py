@@ -293,6 +293,16 @@ RESUBSCRIBE_SECONDS = Tunable(
     "store.conversations.RESUBSCRIBE_SECONDS",
     "How long to wait before subscribing again after Redis went away.",
 )
+KEY_MISS_RELOAD_SECONDS = Tunable(
+    0.5,
+    "s",
+    "identity.keys.MISS_RELOAD_AFTER",
+    (
+        "An unknown `bw-` secret reloads the key table at most this often: a key made or rotated by "
+        "another worker or replica works here at once, while made-up keys cost at most two reads a "
+        "second, not one per request."
+    ),
+)
 PANEL_RETRY_SECONDS = Tunable(
     5,
     "s",
@@ -386,6 +396,7 @@ TUNABLES: tuple[Tunable[int] | Tunable[float] | Tunable[tuple[float, ...]], ...]
     SCHEDULER_WATCH_SECONDS,
     CACHE_REFRESH_AFTER,
     RESUBSCRIBE_SECONDS,
+    KEY_MISS_RELOAD_SECONDS,
     PANEL_RETRY_SECONDS,
     DEFAULT_REST,
     LIMITS_KEEP_EVERY,

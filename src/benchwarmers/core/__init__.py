@@ -75,9 +75,11 @@ from benchwarmers.core.services import Core
 from benchwarmers.core.settings import LOGIN_PASSWORD, SettingRow
 from benchwarmers.core.spend import USAGE_BY, Spend, usd_text
 from benchwarmers.core.views import OnboardingView, ProbeView, key_label, model_json, probe_json
+from benchwarmers.identity.expiry import parse_expiry
+from benchwarmers.identity.expiry import show as show_moment
 from benchwarmers.identity.keys import KeyInfo
 from benchwarmers.identity.scope import NOBODY, OWNER, Identity
-from benchwarmers.limits.quotas import Quota, QuotasView
+from benchwarmers.limits.quotas import Exhausted, Quota, QuotasView, exhausted
 from benchwarmers.limits.quotas import as_json as quotas_json
 from benchwarmers.limits.user_limits import KINDS as LIMIT_KINDS
 from benchwarmers.limits.user_limits import UserLimit
@@ -119,6 +121,7 @@ __all__ = [
     "CollectionView",
     "Core",
     "EndpointView",
+    "Exhausted",
     "Fetched",
     "HealthReport",
     "Identity",
@@ -157,6 +160,7 @@ __all__ = [
     "endpoint_key_variable",
     "ensure_home",
     "environment",
+    "exhausted",
     "finish_background",
     "home_and_source",
     "import_tasks",
@@ -168,12 +172,14 @@ __all__ = [
     "model_json",
     "needs_key_by_default",
     "onboard_requests",
+    "parse_expiry",
     "probe_json",
     "quotas_json",
     "resolve_home",
     "sandbox_unavailable",
     "session_user",
     "set_endpoint_key",
+    "show_moment",
     "sqlite_url",
     "start_session",
     "suite_tasks",

@@ -32,7 +32,8 @@ from benchwarmers.config import environment, tunables
 from benchwarmers.config import keys as endpoint_keys
 from benchwarmers.core import diagnostics
 from benchwarmers.core.settings import SettingRow, change_setting, setting_row, setting_rows
-from benchwarmers.errors import Conflict, ProviderAuthError, ProviderError, Refused, UserError
+from benchwarmers.errors import Conflict, NotFound, ProviderAuthError, ProviderError, Refused, UserError
+from benchwarmers.identity import expiry as key_expiry
 from benchwarmers.identity import keys as gateway_keys
 from benchwarmers.identity.scope import OWNER, Identity, may_administer
 from benchwarmers.limits import ledger, quotas, user_limits
@@ -323,14 +324,25 @@ class Admin:
     # --------------------------------------------------------- gateway keys
 
     async def create_key(
-        self, name: str, *, collections: Sequence[str] = (), requests_per_minute: int | None = None
+        self,
+        name: str,
+        *,
+        collections: Sequence[str] = (),
+        requests_per_minute: int | None = None,
+        expires: str = "",
     ) -> tuple[gateway_keys.KeyInfo, str, list[str]]:
         """Make a gateway key: its info, the secret (shown once, never
-        stored) and the scoped collections that do not exist (yet)."""
+        stored) and the scoped collections that do not exist (yet).
+        `expires`: a date, a time from now (`30d`) or empty/`never`."""
         store = self._store()
+        expires_at = key_expiry.parse_expiry(expires, datetime.now(UTC))
         known = {c.name for c in await registry.list_collections(store)}
         info, secret = await gateway_keys.create_key(
-            store, name, collections=tuple(collections), requests_per_minute=requests_per_minute
+            store,
+            name,
+            collections=tuple(collections),
+            requests_per_minute=requests_per_minute,
+            expires_at=expires_at,
         )
         return info, secret, [c for c in info.collections if c not in known]
 
@@ -339,6 +351,18 @@ class Admin:
 
     async def revoke_key(self, name: str) -> gateway_keys.KeyInfo:
         return await gateway_keys.revoke_key(self._store(), name)
+
+    async def set_key_expiry(self, name: str, expires: str) -> gateway_keys.KeyInfo:
+        """Change when a key expires: a date, a time from now, or `never`."""
+        expires_at = key_expiry.parse_expiry(expires, datetime.now(UTC))
+        return await gateway_keys.set_expiry(self._store(), name, expires_at)
+
+    async def rotate_key(
+        self, name: str, grace: str
+    ) -> tuple[gateway_keys.KeyInfo, gateway_keys.KeyInfo, str]:
+        """A new secret for `name`: the new key, the old secret's info and the
+        secret (shown once); the old one works for `grace` (`1h`, `0`) more."""
+        return await gateway_keys.rotate_key(self._store(), name, key_expiry.parse_grace(grace))
 
     # --------------------------------------------------------------- limits
 
@@ -354,6 +378,16 @@ class Admin:
 
     async def clear_limits(self, endpoint: str, model: str = "", kinds: Sequence[str] = ()) -> int:
         return await user_limits.clear_limits(self._store(), endpoint, model, tuple(kinds))
+
+    async def forget_learned_limit(self, endpoint: str, model: str, unit: str, window: str) -> int:
+        """Clear a limit a provider's headers or 429 taught (`Limiter.forget_learned`)."""
+        self.check_allowed()
+        await registry.get_endpoint(self._store(), endpoint)  # a clear NotFound for a typo
+        removed = await self.runtime.limiter.forget_learned(endpoint, model, unit, window)
+        if not removed:
+            where = f"{endpoint}/{model}" if model else endpoint
+            raise NotFound(f"no learned {unit} limit{f' per {window}' if window else ''} on {where}")
+        return removed
 
     async def usage_by_day(self, now: datetime | None = None) -> dict[str, Any]:
         """Tokens, requests and USD (the known prices' sum; `unpriced`: calls

@@ -215,6 +215,11 @@ class Operations:
                 return onboarding_view(item)  # a rate-limited item runs again after its limit frees
             await asyncio.sleep(FOLLOW_SECONDS)
 
+    async def cancel_onboarding(self, item_id: int) -> dict[str, Any]:
+        """Cancel a waiting or running onboarding item (its view)."""
+        self.check_allowed()
+        return onboarding.item_view(await onboarding.cancel(self.runtime.store, item_id))
+
     async def queue_depth(self) -> dict[str, int]:
         """How many onboarding items are `queued` and `running` (for `/metrics`,
         which names the whole bench: only an identity that may administer)."""
@@ -229,7 +234,16 @@ class Operations:
         items = await onboarding.queue_items(self.runtime.store, include_finished=include_finished)
         views = [onboarding.item_view(item) for item in items]
         running = next((v for v in views if v["state"] == "running"), None)
-        return {"items": views, "running": running, "queued": sum(v["state"] == "queued" for v in views)}
+        # `queued`: ready to run now; `waiting`: queued until a rate limit frees
+        # (not "onboarding" yet: the chip leaves them out).
+        waiting = [v for v in views if v["outcome"] == "waiting"]
+        return {
+            "items": views,
+            "running": running,
+            "queued": sum(v["outcome"] == "queued" for v in views),
+            "waiting": len(waiting),
+            "next_at": min((v["not_before"] for v in waiting), default=None),
+        }
 
     # ---------------------------------------------------- discover, alerts
 

@@ -226,6 +226,36 @@ async def queue(request: Request) -> dict[str, Any]:
     return await backend_of(request).queue()
 
 
+@router.post("/limits")
+@owner
+async def set_limit(request: Request) -> dict[str, Any]:
+    return {"limit": await backend_of(request).set_limit(await form(request))}
+
+
+@router.post("/limits/clear")
+@owner
+async def clear_limit(request: Request) -> dict[str, Any]:
+    return await backend_of(request).clear_limit(await form(request))
+
+
+@router.post("/limits/learned/clear")
+@owner
+async def forget_learned_limit(request: Request) -> dict[str, Any]:
+    return await backend_of(request).forget_learned_limit(await form(request))
+
+
+@router.post("/endpoints/{name}/scope")
+@owner
+async def set_limit_scope(request: Request, name: str) -> dict[str, Any]:
+    return await backend_of(request).set_limit_scope(name, await form(request))
+
+
+@router.post("/queue/{item_id}/cancel")
+@owner
+async def cancel_onboarding(request: Request, item_id: int) -> dict[str, Any]:
+    return {"item": await backend_of(request).cancel_onboarding(item_id)}
+
+
 # ---------------------------------------------------------- collections
 
 
@@ -383,6 +413,23 @@ async def revoke_key(request: Request, name: str) -> dict[str, Any]:
     revoked = await backend_of(request).revoke_gateway_key(name)
     apply_now(request)
     return {"key": revoked}
+
+
+@router.post("/keys/{name}/expiry")
+@signed_in
+async def set_key_expiry(request: Request, name: str) -> dict[str, Any]:
+    changed = await backend_of(request).set_gateway_key_expiry(name, await form(request))
+    apply_now(request)
+    return {"key": changed}
+
+
+@router.post("/keys/{name}/rotate")
+@signed_in
+async def rotate_key(request: Request, name: str) -> dict[str, Any]:
+    """A new secret, in this reply only; the old one works for the grace asked."""
+    rotated = await backend_of(request).rotate_gateway_key(name, await form(request))
+    apply_now(request)
+    return rotated
 
 
 def apply_now(request: Request) -> None:

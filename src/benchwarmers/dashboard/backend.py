@@ -17,9 +17,11 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from benchwarmers.core import (
+    LIMIT_KINDS,
     LOGIN_PASSWORD,
     ON_CUT,
     OUTPUT_FALLBACKS,
@@ -28,7 +30,9 @@ from benchwarmers.core import (
     BenchServices,
     CollectionView,
     Core,
+    Exhausted,
     KeyInfo,
+    ModelView,
     Recorded,
     Runtime,
     check_collection_name,
@@ -36,11 +40,13 @@ from benchwarmers.core import (
     check_endpoint_key,
     collection_entry,
     endpoint_key_source,
+    exhausted,
     iso_utc,
     key_label,
     model_json,
     needs_key_by_default,
     onboard_requests,
+    parse_expiry,
     probe_json,
     quotas_json,
     set_endpoint_key,
@@ -63,6 +69,16 @@ from benchwarmers.types import (
     assistant,
     user,
 )
+
+# A user's limit kinds (`limit set --rpm ...`) in words, for the Quotas form.
+LIMIT_KIND_WORDS = {
+    "rpm": "requests / minute",
+    "rpd": "requests / day",
+    "rpmonth": "requests / month",
+    "tpm": "tokens / minute",
+    "tpd": "tokens / day",
+}
+LIMIT_KIND_OF = {(window, unit): kind for kind, (window, unit) in LIMIT_KINDS.items()}
 
 # Where a local Ollama answers unless `OLLAMA_HOST` (Ollama's own variable) says otherwise.
 DISCOVER_DISMISSED = "discover_dismissed"
@@ -177,6 +193,7 @@ class Backend:
         for view in await self.admin.collections():
             for member in view.members:
                 seated.setdefault(member, []).append(view.name)
+        used_up = exhausted(await self.admin.quotas())
         for m in await self.admin.models():
             report = await self.ops.model_report(m.alias)
             history = report["probes"]
@@ -189,14 +206,25 @@ class Backend:
                     "speed": probe_json(timed) if timed else None,
                     "record": standing,
                     "collections": seated.get(m.alias, []),
+                    "limited": _limited(m, used_up),
                 }
             )
         return rows
 
     async def model(self, alias: str) -> dict[str, Any]:
         report = await self.ops.model_report(alias)
+        m: ModelView = report["model"]
+        quotas = await self.quotas()
         return {
-            "model": model_json(report["model"]),
+            "model": model_json(m),
+            "limited": _limited(m, exhausted(await self.admin.quotas())),
+            "limits": [
+                q
+                for q in quotas["quotas"]
+                if q["endpoint"] == m.endpoint.name and q["model"] in (None, m.served)
+            ],
+            "scopes": quotas["scopes"],
+            "kinds": quotas["kinds"],
             "probes": [probe_json(p) for p in report["probes"]],
             "record": report["record"],
             "suite": report["suite"],
@@ -258,6 +286,9 @@ class Backend:
         view = await self.ops.queue()
         view["items"] = view["items"][-QUEUE_SHOWN:]
         return view
+
+    async def cancel_onboarding(self, item_id: int) -> dict[str, Any]:
+        return await self.ops.cancel_onboarding(item_id)
 
     # ---------------------------------------------------------- collections
 
@@ -390,7 +421,55 @@ class Backend:
         view = quotas_json(await self.admin.quotas())
         view["days"] = await self.admin.usage_by_day()
         view["spend"] = {by: await self.core.spend.usage(by) for by in SPEND_TABLES}
+        for q in view["quotas"]:  # the user's own: the kind `limit clear` names
+            q["kind"] = LIMIT_KIND_OF.get((q["window"], q["unit"]), "") if q["source"] == "set" else ""
+        view["scopes"] = await self.limit_scopes()
+        view["kinds"] = LIMIT_KIND_WORDS
         return view
+
+    async def limit_scopes(self) -> list[dict[str, Any]]:
+        """Each endpoint's limit scope: as set (key, model, or "" for auto) and in words."""
+        words = await self.admin.limit_scopes()
+        return [
+            {"endpoint": e.name, "scope": e.limit_scope or "auto", "words": words.get(e.name, "")}
+            for e in await self.admin.endpoints()
+        ]
+
+    async def set_limit(self, body: dict[str, Any]) -> dict[str, Any]:
+        """One limit of the user's own, on an endpoint or one of its models."""
+        endpoint = text(body, "endpoint", required=True, label="the endpoint")
+        model = text(body, "model")
+        kind = text(body, "kind", required=True, label="the limit")
+        if kind not in LIMIT_KINDS:
+            raise FieldError("kind", f"the limit is one of {', '.join(LIMIT_KINDS)}")
+        amount = number(body, "amount", label="the amount")
+        if amount is None or amount < 1 or amount != int(amount):
+            raise FieldError("amount", "the amount is a whole number, at least 1 (Clear removes a limit)")
+        with field("endpoint"):
+            [limit] = await self.admin.set_limits(endpoint, model, {kind: int(amount)})
+        return {"endpoint": limit.endpoint, "model": limit.served, "kind": kind, "amount": limit.amount}
+
+    async def clear_limit(self, body: dict[str, Any]) -> dict[str, Any]:
+        endpoint = text(body, "endpoint", required=True, label="the endpoint")
+        kind = text(body, "kind")
+        if kind and kind not in LIMIT_KINDS:
+            raise FieldError("kind", f"the limit is one of {', '.join(LIMIT_KINDS)}")
+        removed = await self.admin.clear_limits(endpoint, text(body, "model"), (kind,) if kind else ())
+        return {"removed": removed}
+
+    async def forget_learned_limit(self, body: dict[str, Any]) -> dict[str, Any]:
+        endpoint = text(body, "endpoint", required=True, label="the endpoint")
+        unit = text(body, "unit", required=True, label="the unit")
+        removed = await self.admin.forget_learned_limit(
+            endpoint, text(body, "model"), unit, text(body, "window")
+        )
+        return {"removed": removed}
+
+    async def set_limit_scope(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        scope = text(body, "scope", required=True, label="the scope")
+        with field("scope"):
+            changed = await self.admin.set_limit_scope(name, scope)
+        return {"endpoint": changed.name, "scope": changed.limit_scope or "auto"}
 
     # ------------------------------------------------------------- settings
 
@@ -428,20 +507,50 @@ class Backend:
         unknown = [c for c in scope if c.removeprefix("bench/") not in known]
         if unknown:
             raise FieldError("collections", f"no collection {', '.join(unknown)}")
+        expires = text(body, "expires", label="the expiry") or ""
+        with field("expires"):
+            parse_expiry(expires, datetime.now(UTC))  # the field's own error, before the name's
         with field("name"):
             info, secret, _missing = await self.admin.create_key(
-                name, collections=tuple(scope), requests_per_minute=int(rate) if rate else None
+                name,
+                collections=tuple(scope),
+                requests_per_minute=int(rate) if rate else None,
+                expires=expires,
             )
         return {"key": key_json(info), "secret": secret}
 
     async def revoke_gateway_key(self, name: str) -> dict[str, Any]:
         return key_json(await self.admin.revoke_key(name))
 
+    async def set_gateway_key_expiry(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        expires = text(body, "expires", label="the expiry") or ""
+        with field("expires"):
+            return key_json(await self.admin.set_key_expiry(name, expires))
+
+    async def rotate_gateway_key(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A new secret (in the reply, once) and the old one's end."""
+        grace = text(body, "grace", label="the grace period") or "0"
+        with field("grace"):
+            info, old, secret = await self.admin.rotate_key(name, grace)
+        return {"key": key_json(info), "old": key_json(old), "secret": secret}
+
     async def has_endpoints(self) -> bool:
         return bool(await self.admin.endpoints())
 
 
 # ---------------------------------------------------------------- JSON views
+
+
+def _limited(m: ModelView, used_up: list[Exhausted]) -> dict[str, Any] | None:
+    """Why an `available` model is refused now all the same: a limit used
+    up on its endpoint (whose limits count per key) or on the model itself."""
+    if m.status != "available":
+        return None
+    for limit in used_up:
+        if limit.endpoint == m.endpoint.name and limit.served in ("", m.served):
+            whole = "its endpoint rests: " if not limit.served else ""
+            return {"why": whole + limit.why, "until": iso_utc(limit.until) if limit.until else None}
+    return None
 
 
 def collection_json(c: CollectionView) -> dict[str, Any]:
@@ -470,6 +579,7 @@ def collection_json(c: CollectionView) -> dict[str, Any]:
 
 
 def key_json(k: KeyInfo) -> dict[str, Any]:
+    now = datetime.now(UTC)
     return {
         "name": k.name,
         "prefix": k.prefix,
@@ -478,6 +588,10 @@ def key_json(k: KeyInfo) -> dict[str, Any]:
         "created_at": iso_utc(k.created_at),
         "revoked_at": iso_utc(k.revoked_at) if k.revoked_at else None,
         "active": k.active,
+        "expires_at": iso_utc(k.expires_at) if k.expires_at else None,
+        "rotated_at": iso_utc(k.rotated_at) if k.rotated_at else None,
+        "works": k.works(now.timestamp()),
+        "state": k.state(now),
     }
 
 

@@ -23,6 +23,7 @@ our static files).
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
@@ -31,6 +32,7 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
 
 from benchwarmers import __version__
 from benchwarmers.core import ONBOARDING_MODES as MODES
@@ -89,6 +91,37 @@ def spend(row: dict[str, Any]) -> str:
 
 _env.filters["when"] = when
 _env.filters["spend"] = spend
+
+_ISO_MOMENT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)?")
+
+
+def humane(text: str | None) -> Markup:
+    """ISO 8601 moments inside a text (a status's reason, an error) read as
+    `when` shows them, each a `<time>` that does not wrap: a reason said its
+    time three times in `T..+00:00` form, broken across lines."""
+    pieces: list[Markup] = []
+    at = 0
+    for found in _ISO_MOMENT.finditer(text or ""):
+        iso = found.group(0).replace("Z", "+00:00")
+        pieces.append(Markup(escape((text or "")[at : found.start()])))
+        pieces.append(Markup('<time datetime="{}">{}</time>').format(iso, when(iso)))
+        at = found.end()
+    pieces.append(Markup(escape((text or "")[at:])))
+    return Markup("").join(pieces)
+
+
+def breakable(url: str) -> Markup:
+    """A URL that may wrap after `/`, `.`, `?`, `&` or `=` on a narrow
+    screen, never inside a word."""
+    return Markup("").join(
+        Markup(escape(piece)) + (Markup("<wbr>") if piece in "/.?&=" else Markup(""))
+        for piece in re.split(r"([/.?&=])", url)
+        if piece
+    )
+
+
+_env.filters["humane"] = humane
+_env.filters["breakable"] = breakable
 
 
 def render(request: Request, template: str, page: str, **values: Any) -> HTMLResponse:

@@ -383,6 +383,25 @@ class Limiter:
             self._wakers.add(task)
             task.add_done_callback(self._wakers.discard)
 
+    async def forget_learned(self, endpoint: str, served: str, unit: str, window: str) -> int:
+        """Forget what a provider said of one limit (the user knows better: a
+        plan changed, a one-off 429 rested a whole endpoint): its row in
+        `learned_limits`, and this process's memory of it, so calls stop
+        counting against it now. Another process forgets it when the window
+        the provider named resets. Returns the rows removed."""
+        self._known.get(endpoint, {}).pop((served, unit, window), None)
+        self._kept.pop((endpoint, served), None)
+        async with self.store.write() as session:
+            removed = await session.execute(
+                delete(LearnedLimitRow).where(
+                    LearnedLimitRow.endpoint == endpoint,
+                    LearnedLimitRow.served == served,
+                    LearnedLimitRow.unit == unit,
+                    LearnedLimitRow.window == window,
+                )
+            )
+        return int(removed.rowcount or 0)  # type: ignore[attr-defined]
+
     async def _wake_at(self, until: float) -> None:
         """Bring rested models back the moment their rest ends."""
         await asyncio.sleep(max(until - self.clock(), 0.0) + 0.01)

@@ -42,6 +42,35 @@ class Quota:
 
 
 @dataclass(frozen=True, slots=True)
+class Exhausted:
+    """A limit used up now: every model it counts for is refused until it
+    resets (`served` "": the whole endpoint, whatever each model's status)."""
+
+    endpoint: str
+    served: str
+    why: str
+    until: datetime | None
+
+
+def exhausted(view: QuotasView, now: datetime | None = None) -> list[Exhausted]:
+    """The limits in `view` with nothing left that have not reset: what makes
+    a model `limited` although its own row says `available` (one model's 429
+    on an endpoint whose limits count per key rests all of its models)."""
+    now = now or datetime.now(UTC)
+    found = []
+    for q in view.quotas:
+        if q.left != 0 or (q.resets_at is not None and q.resets_at <= now):
+            continue
+        per = f" per {q.window}" if q.window else ""
+        whose = f"{q.endpoint}'s" if not q.served else f"{q.served}'s"
+        source = "your limit" if q.source == "set" else f"said by {q.source or 'the provider'}"
+        found.append(
+            Exhausted(q.endpoint, q.served, f"{whose} {q.unit}{per} used up ({source})", q.resets_at)
+        )
+    return found
+
+
+@dataclass(frozen=True, slots=True)
 class Resting:
     alias: str
     endpoint: str

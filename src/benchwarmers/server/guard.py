@@ -20,9 +20,12 @@ microseconds), in this order, each refusal in the caller's API format
    and `/metrics`, which names the whole bench): required when the
    server listens beyond loopback or the `require_key` setting is on (401
    without one); sent as `Authorization: Bearer` or where a format's
-   clients send it (`x-api-key`, `x-goog-api-key`, `?key=`). A revoked key is
-   always refused (401), so `key revoke` locks its holder out even where keys
-   are not required. When not required, a key that matches still narrows
+   clients send it (`x-api-key`, `x-goog-api-key`, `?key=`). A revoked key,
+   an expired one, or a secret `key rotate` replaced once its grace is over
+   is always refused (401, saying which and when), so `key revoke` locks its
+   holder out even where keys are not required. Each key carries the moment
+   it stops working (`KeyInfo.ends`), compared with `GuardState.clock`: no
+   read of the store per request. When not required, a key that matches still narrows
    the caller to its scope; an unknown key is the local owner (clients
    insist on sending some key). A key's rate per minute is checked here
    (429 with Retry-After) in the runtime's counters: in this process, or in
@@ -153,6 +156,7 @@ class GuardState:
     store: Store | None = None
     keys: KeyCache | None = None
     counters: Counters = field(default_factory=MemoryCounters)
+    clock: Callable[[], float] = time.time  # when keys expire; tests move it
     _policy: Policy = field(default_factory=Policy)
     _policy_of: dict[str, Any] | None = None  # the settings `_policy` was made from
 
@@ -264,14 +268,10 @@ class Guard:
         scope["state"][KEY_CHECKED] = True
         required = self.state.exposed or policy.require_key
         sent = _sent_keys(headers, scope.get("query_string", b""))
-        key = await self._find_key(sent)
-        if key is not None and not key.active:
-            raise Refused(
-                f"the gateway key {key.name!r} was revoked; ask the server's owner for a new one "
-                "(`benchwarmers key add NAME`)",
-                status=401,
-                headers={"www-authenticate": "Bearer"},
-            )
+        now = self.state.clock()
+        key = await self._find_key(sent, now)
+        if key is not None and (why := key.refusal(now)) is not None:
+            raise Refused(why, status=401, headers={"www-authenticate": "Bearer"})
         if key is None:
             if not required:
                 return OWNER
@@ -299,16 +299,17 @@ class Guard:
                 )
         return Identity.from_key(key)
 
-    async def _find_key(self, sent: list[str]) -> KeyInfo | None:
-        """The first active key sent, else the first revoked one, else None."""
+    async def _find_key(self, sent: list[str], now: float) -> KeyInfo | None:
+        """The first working key sent, else the first refused one (revoked,
+        expired, rotated out), else None."""
         assert self.state.keys is not None  # policy() proved the store is attached
-        revoked: KeyInfo | None = None
+        refused: KeyInfo | None = None
         for secret in sent:
             key = await self.state.keys.find(secret)
-            if key is not None and key.active:
+            if key is not None and key.works(now):
                 return key
-            revoked = revoked or key
-        return revoked
+            refused = refused or key
+        return refused
 
     async def _rate_wait(self, key: KeyInfo, per_minute: int) -> float:
         """Count one request of `key`; 0 when it may go, else the seconds

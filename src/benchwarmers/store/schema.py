@@ -433,7 +433,11 @@ class GatewayKey(Base):
     collections: Mapped[list[Any]]  # names it may call; empty = all
     requests_per_minute: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime]
+    # When it stops working: set by `key revoke` (now), or by `key rotate`
+    # on the replaced secret's row (now + the grace period).
     revoked_at: Mapped[datetime | None]
+    expires_at: Mapped[datetime | None]  # the expiry the owner set; None: never
+    rotated_at: Mapped[datetime | None]  # set on a secret replaced by `key rotate`
 
 
 class DashboardSession(Base):

@@ -121,3 +121,25 @@ async def test_onboard_queue_models_and_scheduler_over_http(
             assert client.post(f"{base}/bench/ops/scheduler/run/nothing").status_code == 404
 
     await asyncio.to_thread(scenario)
+
+
+async def test_a_model_already_queued_is_a_409_over_the_gateway(
+    home: Path, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    """Issue 40 item 18: the same model POSTed twice is queued once."""
+    add_fake("slow", latency=2.0)
+    async with Runtime.open(home=home) as rt:
+        await registry.add_endpoint(rt.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+
+    def scenario() -> None:
+        with live_server(home) as server, httpx.Client(timeout=60) as client:
+            ask = {"endpoint": "fake", "mode": "quick", "models": ["slow"]}
+            first = client.post(f"{server.url}/bench/ops/onboard", json=ask)
+            assert first.status_code == 200, first.text
+            again = client.post(f"{server.url}/bench/ops/onboard", json=ask)
+            assert again.status_code == 409
+            assert "already in the onboarding queue" in again.json()["error"]["message"]
+            items = client.get(f"{server.url}/bench/ops/queue").json()["items"]
+            assert [i["served"] for i in items] == ["slow"]
+
+    await asyncio.to_thread(scenario)

@@ -31,6 +31,15 @@
     return iso.replace('T', ' ').replace(/\.\d+/, '').replace('+00:00', ' UTC');
   }
 
+  // Any ISO 8601 moments inside a text (a step, an error) -> "2026-12-01 09:12 UTC".
+  const ISO_MOMENT = /\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)?/g;
+  function humane(text) {
+    return (text || '').replace(ISO_MOMENT, (iso) => {
+      const moment = new Date(/Z|[+-]\d\d:\d\d$/.test(iso) ? iso : iso + 'Z');
+      return Number.isNaN(moment.getTime()) ? iso : moment.toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+    });
+  }
+
   function message(result) {
     return result.data?.error?.message || `the server answered ${result.status}`;
   }
@@ -49,7 +58,7 @@
   }
 
   // What the page's other scripts (markdown.js, judge.js, ask.js, leaderboard.js) share.
-  window.bw = Object.assign(window.bw || {}, { api, el, csrf, page, message, readable, clearErrors, showError });
+  window.bw = Object.assign(window.bw || {}, { api, el, csrf, page, message, readable, humane, clearErrors, showError });
 
   // --------------------------------------------------------------- forms
 
@@ -93,7 +102,7 @@
   }
 
   const done = {
-    reload: () => location.reload(),
+    reload: () => showChange(),
     queue: (form) => {
       for (const box of form.querySelectorAll('input[type="checkbox"]:checked')) box.checked = false;
       ticked.clear();
@@ -136,7 +145,69 @@
     if (form) form.requestSubmit();
   });
 
-  // A button that posts and reloads: retire, restore, remove, dismiss, revoke.
+  // ------------------------------------------------------ live parts
+  // A part of a page marked `data-live` (with an id) shows what changes
+  // without the user doing anything here: models onboarded or resting (Bench),
+  // an endpoint's model count, the quotas. The page is fetched again and each
+  // part that changed is swapped in place, after an action here at once and
+  // otherwise every LIVE_MS, never while the user is working inside it (focus
+  // in it, a disclosure open, a test result showing).
+  const LIVE_MS = 3000;
+  function liveParts() { return [...document.querySelectorAll('[data-live][id]')]; }
+  function busy(part) {
+    const focused = document.activeElement;
+    return (focused && focused !== document.body && part.contains(focused))
+      || part.querySelector('details[open]') !== null
+      || [...part.querySelectorAll('output')].some((o) => o.textContent.trim())
+      || part.querySelector('.error[data-post-error]') !== null
+      || [...part.querySelectorAll('input, select, textarea')].some(edited);
+  }
+  // A field the user changed and has not sent yet: its part is not redrawn under it.
+  function edited(input) {
+    if (input.type === 'hidden') return false;
+    if (input.type === 'checkbox' || input.type === 'radio') return input.checked !== input.defaultChecked;
+    if (input.tagName === 'SELECT') {
+      const initial = Math.max([...input.options].findIndex((o) => o.defaultSelected), 0);
+      return input.selectedIndex !== initial;
+    }
+    return input.value !== input.defaultValue;
+  }
+  let liveTimer = null;
+  async function refreshLive(force) {
+    clearTimeout(liveTimer);
+    const parts = liveParts();
+    if (!parts.length) return false;
+    try {
+      if (force || !document.hidden) {
+        const response = await fetch(location.href, { headers: { accept: 'text/html' }, credentials: 'same-origin' });
+        if (response.ok && !response.redirected) {
+          const fresh = new DOMParser().parseFromString(await response.text(), 'text/html');
+          for (const part of parts) {
+            const next = fresh.getElementById(part.id);
+            if (!next || next.innerHTML === part.innerHTML || (!force && busy(part))) continue;
+            const adopted = document.adoptNode(next);
+            part.replaceWith(adopted);
+            for (const form of adopted.querySelectorAll('form[data-api]')) form.noValidate = true;
+          }
+          document.dispatchEvent(new CustomEvent('bw:live-updated'));
+        }
+      }
+    } finally {
+      liveTimer = setTimeout(refreshLive, LIVE_MS);
+    }
+    return true;
+  }
+  // After an action here: the live parts in place, else (a page without any) a reload.
+  async function showChange() {
+    if (!(await refreshLive(true))) location.reload();
+  }
+  if (liveParts().length) {
+    liveTimer = setTimeout(refreshLive, LIVE_MS);
+    document.addEventListener('bw:queue-changed', () => refreshLive());
+    document.addEventListener('visibilitychange', () => { if (!document.hidden) refreshLive(); });
+  }
+
+  // A button that posts, then shows the change: retire, restore, remove, dismiss, revoke.
   document.addEventListener('click', async (event) => {
     const button = event.target.closest('button[data-post]');
     if (!button) return;
@@ -144,7 +215,7 @@
     button.disabled = true;
     const result = await api('POST', button.dataset.post, button.dataset.body ? JSON.parse(button.dataset.body) : {});
     button.disabled = false;
-    if (result.ok) { location.reload(); return; }
+    if (result.ok) { await showChange(); return; }
     const note = button.parentElement.querySelector('.error[data-post-error]') || el('small', { class: 'error', 'data-post-error': '1', role: 'alert' });
     note.textContent = message(result);
     button.after(note);
@@ -178,52 +249,97 @@
 
   // ------------------------------------------------- the onboarding chip
 
+  // The queue, polled: the header chip counts what runs or is ready to run (an
+  // item waiting for a rate limit to free is not "onboarding" and would keep
+  // the chip up for hours); the Onboard page's table shows each item's outcome
+  // in words and colour, its times readable, and Cancel on open items. When an
+  // item changes, the lists whose tags it changes are drawn again.
   let queueTimer = null;
+  let queueSeen = '';
+  const queuedModels = new Set(); // "endpoint|served" of open items: not ticked twice
   async function refreshQueue() {
     clearTimeout(queueTimer);
     const result = await api('GET', '/ui/api/queue');
     if (!result.ok) return;
     const queue = result.data;
     const chip = document.getElementById('onboard-chip');
-    const active = queue.running || queue.queued > 0;
+    const active = Boolean(queue.running) || queue.queued > 0;
     if (chip) {
       chip.hidden = !active;
       if (active) {
         const running = queue.running;
         const pct = running ? Math.round(running.progress * 100) : 0;
         chip.textContent = running
-          ? `Onboarding ${running.alias || running.served}: ${running.step} ${pct}%` + (queue.queued ? ` · ${queue.queued} waiting` : '')
-          : `Onboarding: ${queue.queued} waiting`;
+          ? `Onboarding ${running.alias || running.served}: ${running.step} ${pct}%` + (queue.queued ? ` · ${queue.queued} queued` : '')
+          : `Onboarding: ${queue.queued} queued`;
       }
     }
+    queuedModels.clear();
+    for (const item of queue.items) if (item.state === 'queued' || item.state === 'running') queuedModels.add(`${item.endpoint}|${item.served}`);
     renderQueue(queue);
-    queueTimer = setTimeout(refreshQueue, active ? 1000 : 8000);
+    const seen = queue.items.map((i) => `${i.id}:${i.state}:${i.alias}`).join(',');
+    if (queueSeen && seen !== queueSeen) document.dispatchEvent(new CustomEvent('bw:queue-changed'));
+    queueSeen = seen;
+    queueTimer = setTimeout(refreshQueue, active || queue.waiting ? 1000 : 8000);
+  }
+
+  const OUTCOME_WORDS = { ok: 'done', unavailable: 'no answer', failed: 'failed', cancelled: 'cancelled', running: 'running', queued: 'queued', waiting: 'waiting' };
+
+  function itemWhen(item) {
+    if (item.outcome === 'waiting' && item.not_before) return `until ${humane(item.not_before)}`;
+    if (item.finished_at) return humane(item.finished_at);
+    if (item.started_at) return `since ${humane(item.started_at)}`;
+    return humane(item.created_at);
   }
 
   function renderQueue(queue) {
     const body = document.querySelector('#queue-table tbody');
     if (!body) return;
-    const rows = queue.items.slice().reverse().map((item) => el('tr', { 'data-item': item.id, 'data-state': item.state },
-      el('th', { scope: 'row', text: item.alias || item.served }),
-      el('td', { text: item.endpoint }),
-      el('td', { text: item.mode }),
-      el('td', {}, el('span', { class: `status q-${item.state}`, text: item.state })),
-      el('td', { text: item.error ? `${item.step}: ${item.error}` : item.step }),
-      el('td', {}, el('progress', { max: 1, value: item.progress, 'aria-label': `${Math.round(item.progress * 100)}%` })),
-    ));
-    if (!rows.length) rows.push(el('tr', {}, el('td', { colSpan: 6, text: 'Nothing queued.' })));
+    const rows = queue.items.slice().reverse().map((item) => {
+      const open = item.state === 'queued' || item.state === 'running';
+      // A failure's step is where it stopped; its error says why (a model that did not answer says it in its step).
+      const detail = item.error && item.outcome === 'failed' ? `${item.step}: ${item.error}` : item.step;
+      return el('tr', { 'data-item': item.id, 'data-state': item.state, 'data-outcome': item.outcome },
+        el('th', { scope: 'row', text: item.alias || item.served }),
+        el('td', { text: item.endpoint }),
+        el('td', { text: item.mode }),
+        el('td', {}, el('span', { class: `status q-${item.outcome}`, text: OUTCOME_WORDS[item.outcome] || item.outcome })),
+        el('td', { class: 'prose-cell', text: humane(detail) }),
+        el('td', {}, el('progress', { max: 1, value: item.progress, 'aria-label': `${Math.round(item.progress * 100)}%` })),
+        el('td', { class: 'nowrap', text: itemWhen(item) }),
+        el('td', {}, open ? el('button', { type: 'button', class: 'small danger', 'data-cancel-item': item.id, text: 'Cancel', 'aria-label': `Cancel onboarding ${item.alias || item.served}` }) : null),
+      );
+    });
+    if (!rows.length) rows.push(el('tr', {}, el('td', { colSpan: 8, text: 'Nothing queued.' })));
     body.replaceChildren(...rows);
   }
+
+  document.addEventListener('click', async (event) => {
+    const button = event.target.closest('button[data-cancel-item]');
+    if (!button) return;
+    button.disabled = true;
+    const result = await api('POST', `/ui/api/queue/${button.dataset.cancelItem}/cancel`, {});
+    if (!result.ok) {
+      button.disabled = false;
+      button.after(el('small', { class: 'error', role: 'alert', text: message(result) }));
+      return;
+    }
+    refreshQueue();
+  });
 
   if (page !== 'login') refreshQueue();
 
   // ---------------------------------------- Onboard: the endpoint's list
 
-  async function loadListed(select) {
+  // `again`: the queue changed, the list is drawn anew with its tags, the old one shown meanwhile.
+  async function loadListed(select, again) {
     const list = document.getElementById(select.dataset.listsModels);
     const state = document.getElementById('listed-state');
-    state.textContent = `Asking ${select.value} what it lists…`;
-    list.replaceChildren();
+    const keep = new Set([...list.querySelectorAll('input:checked')].map((box) => box.value));
+    if (!again) {
+      state.textContent = `Asking ${select.value} what it lists…`;
+      list.replaceChildren();
+    }
     const result = await api('GET', `/ui/api/endpoints/${encodeURIComponent(select.value)}/models`);
     if (!result.ok || !result.data.ok) {
       state.textContent = result.ok ? `Could not list: ${result.data.error}` : message(result);
@@ -231,11 +347,15 @@
     }
     const models = result.data.models;
     state.textContent = models.length ? `${models.length} model(s). Tick the ones to onboard.` : 'The endpoint lists no models.';
-    list.replaceChildren(...models.map((m) => el('li', {},
-      el('label', {},
-        el('input', { type: 'checkbox', name: 'models', value: m.served, disabled: Boolean(m.alias) }),
-        ' ' + m.served + ' ',
-        m.alias ? el('span', { class: 'tag', text: `on the bench as ${m.alias}` }) : null))));
+    list.replaceChildren(...models.map((m) => {
+      const queued = queuedModels.has(`${select.value}|${m.served}`);
+      return el('li', {},
+        el('label', {},
+          el('input', { type: 'checkbox', name: 'models', value: m.served, disabled: Boolean(m.alias) || queued, checked: keep.has(m.served) && !queued }),
+          ' ' + m.served + ' ',
+          m.alias ? el('span', { class: 'tag', text: `on the bench as ${m.alias}` }) : null,
+          queued ? el('span', { class: 'tag', text: 'in the queue' }) : null));
+    }));
   }
 
   const endpointSelect = document.querySelector('select[data-lists-models]');
@@ -243,6 +363,7 @@
     const wanted = new URLSearchParams(location.search).get('endpoint');
     if (wanted && [...endpointSelect.options].some((o) => o.value === wanted)) endpointSelect.value = wanted;
     endpointSelect.addEventListener('change', () => loadListed(endpointSelect));
+    document.addEventListener('bw:queue-changed', () => loadListed(endpointSelect, true));
     loadListed(endpointSelect);
   }
 
@@ -300,6 +421,7 @@
   if (document.getElementById('discover-list')) {
     document.getElementById('discover-search').addEventListener('input', drawDiscover);
     document.getElementById('discover-free').addEventListener('change', drawDiscover);
+    document.addEventListener('bw:queue-changed', loadDiscover);
     document.addEventListener('click', async (event) => {
       const button = event.target.closest('button[data-dismiss], button[data-undismiss]');
       if (!button) return;
