@@ -134,6 +134,10 @@ class _SeatCounts:
 
 
 _SEAT_COUNTS = _SeatCounts()
+# `_every_member`'s decisions by their inputs (table, members' held-out reasons): pure, so
+# kept without expiry; dropped whole when this many pile up (a held-out reason names a time).
+EVERY_MEMBER_KEPT = 1024
+_EVERY_MEMBER: dict[tuple[decider.Table, tuple[str, ...]], decider.Decision] = {}
 RANKING_CACHES = (
     _FACTS,
     _TALLIES,
@@ -209,8 +213,51 @@ async def seat_plan(
 ) -> decider.Decision:
     """The seats of one ask on `collection` (see the module docstring);
     `exclude`: aliases seated otherwise (`--with` extras), never explorers."""
+    if collection.explorer_seats <= 0 and collection.promotion != "auto":
+        every = await _every_member(store, collection, shape)
+        if every is not None:
+            return every
     table, candidates, pairs = await seat_state(store, collection, shape, exclude=exclude)
     return decider.decide(table, candidates, pairs=pairs, rng=rng or _EXPLORER_DRAWS, spares=spares)
+
+
+async def _every_member(store: Store, collection: SeatingSettings, shape: str) -> decider.Decision | None:
+    """`seat_plan` on a collection with no explorer seat and no promotion
+    that could seat a non-member, when it caps nothing either (None when it
+    does): every member that may sit sits, in member order, whatever the
+    record says (most panels: the ask's hot path). The decision is
+    `decide`'s own, kept by its inputs, read from the members' facts alone:
+    building the whole bench's candidates and rating them on every ask cost
+    a one-seat panel a fifth of its CPU; here, once the members' held-out
+    reasons are known, an ask is a dictionary lookup. The tests prove it
+    seats as `decide` on `seat_state` does (tests/bench/test_decisions.py)."""
+    rows = await _FACTS.get(store, lambda: _load_facts(store))
+    members = tuple(a for a in collection.members if a in rows)
+    if 0 < collection.seats < len(members):  # capped: the record decides
+        return None
+    now = datetime.now(UTC)
+    seated, _ = await _seating(store, collection.name, shape)
+    table = decider.Table(
+        members=members,
+        seats=collection.seats,
+        explorer_seats=collection.explorer_seats,
+        promotion=collection.promotion,
+        seated=seated,
+    )
+    aliases = tuple(dict.fromkeys(members))
+    held_out = tuple(_held_out(rows[a], shape, now) for a in aliases)
+    key = (table, held_out)
+    decision = _EVERY_MEMBER.get(key)
+    if decision is None:
+        candidates = [
+            decider.Candidate(a, Evidence(a), member=True, held_out=why)
+            for a, why in zip(aliases, held_out, strict=True)
+        ]
+        decision = decider.decide(table, candidates, rng=_EXPLORER_DRAWS)
+        if len(_EVERY_MEMBER) >= EVERY_MEMBER_KEPT:
+            _EVERY_MEMBER.clear()
+        _EVERY_MEMBER[key] = decision
+    return decision
 
 
 async def seat_state(
