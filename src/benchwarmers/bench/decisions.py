@@ -50,10 +50,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from sqlalchemy import func, literal, select, union_all
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import func, select
 
-from benchwarmers.bench import decider
+from benchwarmers.bench import decider, recent
 from benchwarmers.bench.forgetting import FLOOR, RECENT_DAYS, Recalled, age_weight, recall
 from benchwarmers.bench.pairs import PairCounts
 from benchwarmers.bench.rating import MIN_TRIES, Evidence, Ranking, Tally
@@ -719,7 +718,7 @@ async def _seat_counts(
         read = {}
         if asked:
             async with store.read() as session:
-                read = await _recent_seats(session, collection, shape, asked)
+                read = await recent.seats(session, collection, shape, asked, SEAT_COUNT_CAP)
         counts = {**counts, **{a: read.get(a, (0, 0.0)) for a in asked}}
         _SEAT_COUNTS.entries[key] = (entry[0] if entry is not None and fresh else time.monotonic(), counts)
     return {a: counts[a] for a in aliases}
@@ -759,58 +758,9 @@ async def _load_first_bytes(store: Store) -> dict[str, float]:
     how quick a model is: for every bench model at once."""
     aliases = list(await _models(store, None))
     async with store.read() as session:
-        return await _recent_first_byte(session, aliases, datetime.now(UTC))
-
-
-async def _recent_seats(
-    session: AsyncSession, collection: str, shape: str, aliases: Sequence[str]
-) -> dict[str, tuple[int, float]]:
-    """alias -> (seats here, capped at SEAT_COUNT_CAP; Unix time of the last
-    one). Newest first down `ix_calls_seats`, so each alias costs at most the
-    cap in index entries. Past the cap more seats no longer tell models
-    apart, and explorer order falls to the one seated longest ago: the same
-    rotation the count would give."""
-    per_alias = []
-    for alias in aliases:
-        recent = (
-            select(Call.at)
-            .where(
-                Call.collection == collection, Call.shape == shape, Call.kind == "seat", Call.alias == alias
-            )
-            .order_by(Call.at.desc())
-            .limit(SEAT_COUNT_CAP)
-            .subquery()
+        return await recent.first_bytes(
+            session, aliases, datetime.now(UTC) - HEALTH_WINDOW, FIRST_BYTE_SAMPLE
         )
-        per_alias.append(select(literal(alias).label("alias"), func.count(), func.max(recent.c.at)))
-    rows = await session.execute(union_all(*per_alias))
-    return {alias: (int(seats), utc(last).timestamp()) for alias, seats, last in rows if seats}
-
-
-async def _recent_first_byte(
-    session: AsyncSession, aliases: Sequence[str], now: datetime
-) -> dict[str, float]:
-    """Each alias's mean first byte over its last `FIRST_BYTE_SAMPLE` answers
-    of the health window: newest first down `ix_calls_alias_at`, so a busy
-    bench reads a bounded number of rows, however long its log."""
-    if not aliases:
-        return {}
-    per_alias = []
-    for alias in aliases:
-        recent = (
-            select(Call.first_byte_seconds.label("first_byte"))
-            .where(
-                Call.alias == alias,
-                Call.at >= now - HEALTH_WINDOW,
-                Call.status == "ok",
-                Call.first_byte_seconds.is_not(None),
-            )
-            .order_by(Call.at.desc())
-            .limit(FIRST_BYTE_SAMPLE)
-            .subquery()
-        )
-        per_alias.append(select(literal(alias).label("alias"), func.avg(recent.c.first_byte)))
-    rows = await session.execute(union_all(*per_alias))
-    return {alias: float(mean) for alias, mean in rows if mean is not None}
 
 
 def _ineligible(model: _Facts, shape: str, now: datetime) -> str:
