@@ -610,29 +610,40 @@ async def _evidence(
     # (endpoint, served) near a limit; served "" when the endpoint's limits are per key.
     near = {(lim.endpoint, lim.served) for lim in limits if _near(lim, now)}
     out = {}
+    none = Tally()
     for alias in aliases:
         model = models[alias]
-        # A rate-limited probe says the model rests, not whether it answers.
-        recent = [p for p in probes.get(alias, ()) if utc(p.at) >= now - HEALTH_WINDOW]
-        health = [p for p in recent if p.kind in ("daily", "onboard", "confirm") and not p.limited]
-        speed = [p for p in recent if p.kind == "speed"]
-        checks = [p for p in health if p.kind == "onboard" and p.answered]
+        probe_count = probe_failures = 0
+        probe_checks = none
+        first_byte, tokens_per_second = first_bytes.get(alias), None
+        mine = probes.get(alias)
+        if mine:  # most of a large bench has none lately: nothing to sift
+            # A rate-limited probe says the model rests, not whether it answers.
+            recent = [p for p in mine if utc(p.at) >= now - HEALTH_WINDOW]
+            health = [p for p in recent if p.kind in ("daily", "onboard", "confirm") and not p.limited]
+            speed = [p for p in recent if p.kind == "speed"]
+            checks = [p for p in health if p.kind == "onboard" and p.answered]
+            probe_count, probe_failures = len(health), sum(not p.answered for p in health)
+            probe_checks = Tally(float(sum(p.ok for p in checks)), float(sum(not p.ok for p in checks)))
+            first_byte = _median([p.first_byte_seconds for p in speed]) or first_byte
+            tokens_per_second = _median([p.tokens_per_second for p in speed])
         remembered = recalled.get((alias, collection, shape))
+        judged_here = here.get(alias, none)
         out[alias] = Evidence(
             alias,
-            here=remembered.tally if remembered else here[alias],
+            here=remembered.tally if remembered else judged_here,
             changed=remembered.changed if remembered else "",
-            judged=int(here[alias].total),
-            same_collection=same[alias],
-            other_shapes=tuple(by_shape[alias].values()),
-            elsewhere=elsewhere[alias],
-            suite_shape=suite_shape[alias],
-            suite_other=suite_other[alias],
-            probes=len(health),
-            probe_failures=sum(not p.answered for p in health),
-            probe_checks=Tally(float(sum(p.ok for p in checks)), float(sum(not p.ok for p in checks))),
-            first_byte_seconds=_median([p.first_byte_seconds for p in speed]) or first_bytes.get(alias),
-            tokens_per_second=_median([p.tokens_per_second for p in speed]),
+            judged=int(judged_here.total),
+            same_collection=same.get(alias, none),
+            other_shapes=tuple(by_shape[alias].values()) if alias in by_shape else (),
+            elsewhere=elsewhere.get(alias, none),
+            suite_shape=suite_shape.get(alias, none),
+            suite_other=suite_other.get(alias, none),
+            probes=probe_count,
+            probe_failures=probe_failures,
+            probe_checks=probe_checks,
+            first_byte_seconds=first_byte,
+            tokens_per_second=tokens_per_second,
             price_per_mtok=model.price_out,
             near_limit=(model.endpoint, "") in near or (model.endpoint, model.served) in near,
         )
