@@ -25,7 +25,7 @@ import functools
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import Float, Integer, String, TextClause, bindparam, column, text
+from sqlalchemy import Float, Integer, String, TextualSelect, bindparam, column, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from benchwarmers.store.schema import Call
@@ -63,7 +63,7 @@ async def seats(
 
 
 @functools.lru_cache(maxsize=16)
-def _first_bytes(count: int, sample: int) -> TextClause:
+def _first_bytes(count: int, sample: int) -> TextualSelect:
     per_alias = (
         f"SELECT max(alias) AS alias, avg(first_byte_seconds) AS mean FROM ("
         f"SELECT alias, first_byte_seconds FROM calls WHERE alias = :a{i} AND at >= :since "
@@ -78,7 +78,7 @@ def _first_bytes(count: int, sample: int) -> TextClause:
 
 
 @functools.lru_cache(maxsize=16)
-def _seats(count: int, cap: int) -> TextClause:
+def _seats(count: int, cap: int) -> TextualSelect:
     per_alias = (
         f"SELECT max(alias) AS alias, count(*) AS n, max(at) AS last FROM ("
         f"SELECT alias, at FROM calls WHERE collection = :collection AND shape = :shape "
