@@ -21,7 +21,8 @@ the recent first bytes) are also timed alone.
 never sat): "seat_plan" is one panel ask's seating on bench/trio with its
 explorer seat (`decisions.seat_plan`, what the panel engine calls), over the
 whole bench: every model's evidence, the decider, the explorer draw, the
-untried models' seat counts.
+untried models' seat counts; "seat_plan (bench/solo, one member)" is a
+one-seat panel's, where the record decides nothing (the hot path's case).
 
 To compare with another version of `bench/decisions.py`, run the same
 script with `PYTHONPATH` pointing at that version's `src`.
@@ -132,11 +133,13 @@ async def one_size(calls: int, repeat: int, models: int) -> list[tuple[str, floa
             for alias in THREE + OTHERS + tuple(f"m{i:03d}" for i in range(max(models - 5, 0))):
                 await registry.add_model(runtime.store, alias, "instant", alias)
             await registry.add_collection(runtime.store, "trio", list(THREE), seats=2, explorer_seats=1)
+            await registry.add_collection(runtime.store, "solo", ["alpha"])
             await fill(runtime, calls)
         # Reopen, as a restart would: the store refreshes its statistics at start.
         async with Runtime.open(home) as runtime:
             store = runtime.store
             trio = await registry.get_collection(store, "trio")
+            solo = await registry.get_collection(store, "solo")
             operations: dict[str, Callable[[], Awaitable[Any]]] = {
                 "rank (3 members)": lambda: decisions.rank(store, "trio", "short", list(THREE)),
                 "rank (whole bench)": lambda: decisions.rank(store, "trio", "short"),
@@ -151,6 +154,10 @@ async def one_size(calls: int, repeat: int, models: int) -> list[tuple[str, floa
                 )
                 operations["seat_plan, caches emptied"] = lambda: cold(
                     decisions.seat_plan(store, trio, "short", spares=5)
+                )
+                # A one-member panel: the record decides nothing (no cap, no explorer).
+                operations["seat_plan (bench/solo, one member)"] = lambda: decisions.seat_plan(
+                    store, solo, "short"
                 )
             operations |= {}
             # The refreshes of the two caches that read what grows with the log, alone.

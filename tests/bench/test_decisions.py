@@ -7,16 +7,16 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
-from benchwarmers.bench import decisions
+from benchwarmers.bench import decider, decisions
 from benchwarmers.bench.pairs import JudgeAgreement, judge_weight
 from benchwarmers.bench.rating import HEALTH_MAX
 from benchwarmers.calls.pairs import PairJudgement, record_pairs
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
-from benchwarmers.store.schema import Call, LearnedLimit, Probe, SeatingHistory, SuiteResult
+from benchwarmers.store.schema import Call, LearnedLimit, Model, Probe, SeatingHistory, SuiteResult
 
 from .conftest import Seat
 
@@ -311,3 +311,42 @@ async def test_promotion_as_the_collection_says(offline: Runtime, seat: Seat) ->
     assert (await decisions.seat_plan(offline.store, never, "short")).suggestions == ()
     with pytest.raises(UserError):
         await registry.update_collection(offline.store, "trio", promotion="sometimes")
+
+
+@pytest.mark.parametrize("promotion", ["suggest", "never"])
+@pytest.mark.parametrize("seats", [0, 4])
+async def test_every_member_seats_as_the_decider_does(
+    offline: Runtime, seat: Seat, promotion: str, seats: int
+) -> None:
+    """The hot path's shortcut (no cap, no explorer, no promotion that seats
+    a non-member) decides exactly what `decide` on `seat_state` decides,
+    with a record that would reorder the seats, members held out (resting,
+    failing), a seating line, and after each change."""
+    store = offline.store
+    for alias in ("a", "b", "c", "d", "outsider"):
+        await add(offline, alias)
+    await registry.add_collection(store, "trio", ["a", "b", "c", "d"], seats=seats)
+    await registry.update_collection(store, "trio", promotion=promotion)
+    for _ in range(6):
+        await seat("d", useful=True)
+        await seat("a", useful=False)
+        await seat("outsider", useful=True)
+    await decisions.record_seating(store, "trio", "short", ("b", "a"), "a test")
+
+    async def both() -> tuple[decider.Decision, decider.Decision]:
+        view = await registry.get_collection(store, "trio")
+        table, candidates, pairs = await decisions.seat_state(store, view, "short")
+        return await decisions.seat_plan(store, view, "short"), decider.decide(table, candidates, pairs=pairs)
+
+    fast, slow = await both()
+    assert fast == slow and fast.why == slow.why
+    assert fast.record == ("a", "b", "c", "d") and fast.left_off == ()
+    await registry.set_status(store, "b", "resting", resting_until=datetime.now(UTC) + timedelta(hours=1))
+    async with store.write() as session:
+        await session.execute(update(Model).where(Model.alias == "c").values(failures=5))
+    fast, slow = await both()
+    assert fast == slow and fast.why == slow.why
+    assert fast.record == ("a", "d") and [alias for alias, _ in fast.left_off] == ["b", "c"]
+    await registry.set_status(store, "b", "available")
+    fast, slow = await both()
+    assert fast == slow and fast.record == ("a", "b", "d")

@@ -53,10 +53,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from sqlalchemy import func, literal, select, union_all
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import func, select
 
-from benchwarmers.bench import decider
+from benchwarmers.bench import decider, recent
 from benchwarmers.bench.forgetting import FLOOR, RECENT_DAYS, Recalled, age_weight, recall
 from benchwarmers.bench.pairs import JudgeAgreement, PairCounts, agreement, pair_weight
 from benchwarmers.bench.rating import MIN_TRIES, Evidence, Ranking, Tally
@@ -137,6 +136,10 @@ class _SeatCounts:
 
 
 _SEAT_COUNTS = _SeatCounts()
+# `_every_member`'s decisions by their inputs (table, members' held-out reasons): pure, so
+# kept without expiry; dropped whole when this many pile up (a held-out reason names a time).
+EVERY_MEMBER_KEPT = 1024
+_EVERY_MEMBER: dict[tuple[decider.Table, tuple[str, ...]], decider.Decision] = {}
 RANKING_CACHES = (
     _FACTS,
     _TALLIES,
@@ -218,8 +221,51 @@ async def seat_plan(
 ) -> decider.Decision:
     """The seats of one ask on `collection` (see the module docstring);
     `exclude`: aliases seated otherwise (`--with` extras), never explorers."""
+    if collection.explorer_seats <= 0 and collection.promotion != "auto":
+        every = await _every_member(store, collection, shape)
+        if every is not None:
+            return every
     table, candidates, pairs = await seat_state(store, collection, shape, exclude=exclude)
     return decider.decide(table, candidates, pairs=pairs, rng=rng or _EXPLORER_DRAWS, spares=spares)
+
+
+async def _every_member(store: Store, collection: SeatingSettings, shape: str) -> decider.Decision | None:
+    """`seat_plan` on a collection with no explorer seat and no promotion
+    that could seat a non-member, when it caps nothing either (None when it
+    does): every member that may sit sits, in member order, whatever the
+    record says (most panels: the ask's hot path). The decision is
+    `decide`'s own, kept by its inputs, read from the members' facts alone:
+    building the whole bench's candidates and rating them on every ask cost
+    a one-seat panel a fifth of its CPU; here, once the members' held-out
+    reasons are known, an ask is a dictionary lookup. The tests prove it
+    seats as `decide` on `seat_state` does (tests/bench/test_decisions.py)."""
+    rows = await _FACTS.get(store, lambda: _load_facts(store))
+    members = tuple(a for a in collection.members if a in rows)
+    if 0 < collection.seats < len(members):  # capped: the record decides
+        return None
+    now = datetime.now(UTC)
+    seated, _ = await _seating(store, collection.name, shape)
+    table = decider.Table(
+        members=members,
+        seats=collection.seats,
+        explorer_seats=collection.explorer_seats,
+        promotion=collection.promotion,
+        seated=seated,
+    )
+    aliases = tuple(dict.fromkeys(members))
+    held_out = tuple(_held_out(rows[a], shape, now) for a in aliases)
+    key = (table, held_out)
+    decision = _EVERY_MEMBER.get(key)
+    if decision is None:
+        candidates = [
+            decider.Candidate(a, Evidence(a), member=True, held_out=why)
+            for a, why in zip(aliases, held_out, strict=True)
+        ]
+        decision = decider.decide(table, candidates, rng=_EXPLORER_DRAWS)
+        if len(_EVERY_MEMBER) >= EVERY_MEMBER_KEPT:
+            _EVERY_MEMBER.clear()
+        _EVERY_MEMBER[key] = decision
+    return decision
 
 
 async def seat_state(
@@ -547,31 +593,50 @@ async def _models(store: Store, candidates: Sequence[str] | None) -> dict[str, _
 
 
 async def _load_facts(store: Store) -> dict[str, _Facts]:
+    """The columns deciding reads, not whole models: loading 200 ORM models
+    (every column, the session's identity map) was most of a refresh."""
     async with store.read() as session:
-        query = select(Model, Endpoint.name, Endpoint.unreachable_since).join(
-            Endpoint, Endpoint.id == Model.endpoint_id
+        query = select(
+            Model.alias,
+            Endpoint.name,
+            Model.served,
+            Model.role,
+            Model.status,
+            Model.ad_hoc,
+            Model.vision,
+            Model.tools,
+            Model.price_in,
+            Model.price_out,
+            Model.resting_until,
+            Endpoint.unreachable_since,
+            Model.failures,
+            Model.failing_since,
+            Model.created_at,
+            Model.went_paid_at,
+        ).join(Endpoint, Endpoint.id == Model.endpoint_id)
+        rows: list[tuple[Any, ...]] = [tuple(row) for row in (await session.execute(query)).all()]
+    # In `_Facts`' order: the first eleven as read, then whether the endpoint is unreachable.
+    return {
+        r[0]: _Facts(
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            r[5],
+            r[6],
+            r[7],
+            r[8],
+            r[9],
+            r[10],
+            r[11] is not None,
+            r[12] or 0,
+            r[13],
+            r[14],
+            None if r[15] is None else utc(r[15]),
         )
-        return {
-            m.alias: _Facts(
-                m.alias,
-                endpoint,
-                m.served,
-                m.role,
-                m.status,
-                m.ad_hoc,
-                m.vision,
-                m.tools,
-                m.price_in,
-                m.price_out,
-                m.resting_until,
-                unreachable is not None,
-                m.failures or 0,
-                m.failing_since,
-                m.created_at,
-                None if m.went_paid_at is None else utc(m.went_paid_at),
-            )
-            for m, endpoint, unreachable in (await session.execute(query)).all()
-        }
+        for r in rows
+    }
 
 
 async def _evidence(
@@ -611,29 +676,40 @@ async def _evidence(
     # (endpoint, served) near a limit; served "" when the endpoint's limits are per key.
     near = {(lim.endpoint, lim.served) for lim in limits if _near(lim, now)}
     out = {}
+    none = Tally()
     for alias in aliases:
         model = models[alias]
-        # A rate-limited probe says the model rests, not whether it answers.
-        recent = [p for p in probes.get(alias, ()) if utc(p.at) >= now - HEALTH_WINDOW]
-        health = [p for p in recent if p.kind in ("daily", "onboard", "confirm") and not p.limited]
-        speed = [p for p in recent if p.kind == "speed"]
-        checks = [p for p in health if p.kind == "onboard" and p.answered]
+        probe_count = probe_failures = 0
+        probe_checks = none
+        first_byte, tokens_per_second = first_bytes.get(alias), None
+        mine = probes.get(alias)
+        if mine:  # most of a large bench has none lately: nothing to sift
+            # A rate-limited probe says the model rests, not whether it answers.
+            recent = [p for p in mine if utc(p.at) >= now - HEALTH_WINDOW]
+            health = [p for p in recent if p.kind in ("daily", "onboard", "confirm") and not p.limited]
+            speed = [p for p in recent if p.kind == "speed"]
+            checks = [p for p in health if p.kind == "onboard" and p.answered]
+            probe_count, probe_failures = len(health), sum(not p.answered for p in health)
+            probe_checks = Tally(float(sum(p.ok for p in checks)), float(sum(not p.ok for p in checks)))
+            first_byte = _median([p.first_byte_seconds for p in speed]) or first_byte
+            tokens_per_second = _median([p.tokens_per_second for p in speed])
         remembered = recalled.get((alias, collection, shape))
+        judged_here = here.get(alias, none)
         out[alias] = Evidence(
             alias,
-            here=remembered.tally if remembered else here[alias],
+            here=remembered.tally if remembered else judged_here,
             changed=remembered.changed if remembered else "",
-            judged=int(here[alias].total),
-            same_collection=same[alias],
-            other_shapes=tuple(by_shape[alias].values()),
-            elsewhere=elsewhere[alias],
-            suite_shape=suite_shape[alias],
-            suite_other=suite_other[alias],
-            probes=len(health),
-            probe_failures=sum(not p.answered for p in health),
-            probe_checks=Tally(float(sum(p.ok for p in checks)), float(sum(not p.ok for p in checks))),
-            first_byte_seconds=_median([p.first_byte_seconds for p in speed]) or first_bytes.get(alias),
-            tokens_per_second=_median([p.tokens_per_second for p in speed]),
+            judged=int(judged_here.total),
+            same_collection=same.get(alias, none),
+            other_shapes=tuple(by_shape[alias].values()) if alias in by_shape else (),
+            elsewhere=elsewhere.get(alias, none),
+            suite_shape=suite_shape.get(alias, none),
+            suite_other=suite_other.get(alias, none),
+            probes=probe_count,
+            probe_failures=probe_failures,
+            probe_checks=probe_checks,
+            first_byte_seconds=first_byte,
+            tokens_per_second=tokens_per_second,
             price_per_mtok=model.price_out,
             near_limit=(model.endpoint, "") in near or (model.endpoint, model.served) in near,
         )
@@ -719,7 +795,7 @@ async def _seat_counts(
         read = {}
         if asked:
             async with store.read() as session:
-                read = await _recent_seats(session, collection, shape, asked)
+                read = await recent.seats(session, collection, shape, asked, SEAT_COUNT_CAP)
         counts = {**counts, **{a: read.get(a, (0, 0.0)) for a in asked}}
         _SEAT_COUNTS.entries[key] = (entry[0] if entry is not None and fresh else time.monotonic(), counts)
     return {a: counts[a] for a in aliases}
@@ -759,58 +835,9 @@ async def _load_first_bytes(store: Store) -> dict[str, float]:
     how quick a model is: for every bench model at once."""
     aliases = list(await _models(store, None))
     async with store.read() as session:
-        return await _recent_first_byte(session, aliases, datetime.now(UTC))
-
-
-async def _recent_seats(
-    session: AsyncSession, collection: str, shape: str, aliases: Sequence[str]
-) -> dict[str, tuple[int, float]]:
-    """alias -> (seats here, capped at SEAT_COUNT_CAP; Unix time of the last
-    one). Newest first down `ix_calls_seats`, so each alias costs at most the
-    cap in index entries. Past the cap more seats no longer tell models
-    apart, and explorer order falls to the one seated longest ago: the same
-    rotation the count would give."""
-    per_alias = []
-    for alias in aliases:
-        recent = (
-            select(Call.at)
-            .where(
-                Call.collection == collection, Call.shape == shape, Call.kind == "seat", Call.alias == alias
-            )
-            .order_by(Call.at.desc())
-            .limit(SEAT_COUNT_CAP)
-            .subquery()
+        return await recent.first_bytes(
+            session, aliases, datetime.now(UTC) - HEALTH_WINDOW, FIRST_BYTE_SAMPLE
         )
-        per_alias.append(select(literal(alias).label("alias"), func.count(), func.max(recent.c.at)))
-    rows = await session.execute(union_all(*per_alias))
-    return {alias: (int(seats), utc(last).timestamp()) for alias, seats, last in rows if seats}
-
-
-async def _recent_first_byte(
-    session: AsyncSession, aliases: Sequence[str], now: datetime
-) -> dict[str, float]:
-    """Each alias's mean first byte over its last `FIRST_BYTE_SAMPLE` answers
-    of the health window: newest first down `ix_calls_alias_at`, so a busy
-    bench reads a bounded number of rows, however long its log."""
-    if not aliases:
-        return {}
-    per_alias = []
-    for alias in aliases:
-        recent = (
-            select(Call.first_byte_seconds.label("first_byte"))
-            .where(
-                Call.alias == alias,
-                Call.at >= now - HEALTH_WINDOW,
-                Call.status == "ok",
-                Call.first_byte_seconds.is_not(None),
-            )
-            .order_by(Call.at.desc())
-            .limit(FIRST_BYTE_SAMPLE)
-            .subquery()
-        )
-        per_alias.append(select(literal(alias).label("alias"), func.avg(recent.c.first_byte)))
-    rows = await session.execute(union_all(*per_alias))
-    return {alias: float(mean) for alias, mean in rows if mean is not None}
 
 
 def _ineligible(model: _Facts, shape: str, now: datetime) -> str:

@@ -207,7 +207,44 @@ def _estimate(tally: Tally, a0: float, b0: float) -> tuple[float, float]:
 def posterior(e: Evidence, base: float = 0.5) -> Posterior:
     """The Beta posterior of usefulness here: this shape's verdicts and suite
     tasks over a prior pooled from the model's record elsewhere (the module
-    docstring says how hard)."""
+    docstring says how hard). Kept by the record it reads: a 200-model bench
+    is mostly models with the same (empty) record, rated on every ask."""
+    return _posterior(
+        e.here,
+        e.same_collection,
+        e.other_shapes,
+        e.elsewhere,
+        e.suite_shape,
+        e.suite_other,
+        e.probe_checks,
+        bool(e.changed),
+        base,
+    )
+
+
+@lru_cache(maxsize=4096)
+def _posterior(
+    here: Tally,
+    same_collection: Tally,
+    other_shapes: tuple[Tally, ...],
+    elsewhere: Tally,
+    suite_shape: Tally,
+    suite_other: Tally,
+    probe_checks: Tally,
+    changed: bool,
+    base: float,
+) -> Posterior:
+    e = Evidence(
+        "",
+        here=here,
+        same_collection=same_collection,
+        other_shapes=other_shapes,
+        elsewhere=elsewhere,
+        suite_shape=suite_shape,
+        suite_other=suite_other,
+        probe_checks=probe_checks,
+        changed="changed" if changed else "",
+    )
     a0, b0 = base * POPULATION_STRENGTH, (1 - base) * POPULATION_STRENGTH
     fade = SUITE_FADE / (SUITE_FADE + e.here.total) * (SUITE_AFTER_CHANGE if e.changed else 1.0)
     own = e.here + e.suite_shape.weighted(SUITE_PER_TASK * fade, SUITE_CAP * fade)
@@ -290,18 +327,27 @@ def optimistic_draw(post: Posterior, rng: random.Random) -> float:
 
 
 def _record_reason(e: Evidence, mean: float, lo: float, hi: float) -> str:
+    return _record_words(
+        e.here, e.suite_shape, e.suite_other, e.probe_checks, e.same_collection + e.elsewhere, mean, lo, hi
+    )
+
+
+@lru_cache(maxsize=4096)
+def _record_words(
+    here: Tally, suite_shape: Tally, suite_other: Tally, probe_checks: Tally, pooled: Tally, *interval: float
+) -> str:
+    mean, lo, hi = interval
     parts = [f"usefulness {mean:.0%} (90% interval {lo:.0%}-{hi:.0%})"]
-    if e.here.total:
-        parts.append(f"{e.here.good:.3g} of {e.here.total:.3g} verdicts here useful (weighed by age)")
+    if here.total:
+        parts.append(f"{here.good:.3g} of {here.total:.3g} verdicts here useful (weighed by age)")
     else:
         parts.append("no verdicts here yet")
-    if e.suite_shape.total:
-        parts.append(f"suite {e.suite_shape.good:g}/{e.suite_shape.total:g} on this shape")
-    elif e.suite_other.total:
-        parts.append(f"suite {e.suite_other.good:g}/{e.suite_other.total:g} on other shapes")
-    elif e.probe_checks.total:
-        parts.append(f"passed {e.probe_checks.good:g} of {e.probe_checks.total:g} onboarding probe checks")
-    pooled = e.same_collection + e.elsewhere
+    if suite_shape.total:
+        parts.append(f"suite {suite_shape.good:g}/{suite_shape.total:g} on this shape")
+    elif suite_other.total:
+        parts.append(f"suite {suite_other.good:g}/{suite_other.total:g} on other shapes")
+    elif probe_checks.total:
+        parts.append(f"passed {probe_checks.good:g} of {probe_checks.total:g} onboarding probe checks")
     if pooled.total:
         parts.append(f"{pooled.good:g} of {pooled.total:g} useful on other shapes or collections")
     return "; ".join(parts)
