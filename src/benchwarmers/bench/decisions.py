@@ -253,7 +253,9 @@ async def _every_member(store: Store, collection: SeatingSettings, shape: str) -
         seated=seated,
     )
     aliases = tuple(dict.fromkeys(members))
-    held_out = tuple(_held_out(rows[a], shape, now) for a in aliases)
+    held_out = tuple(
+        _held_out(rows[a], shape, now) or _went_paid(rows[a], collection.free_only) for a in aliases
+    )
     key = (table, held_out)
     decision = _EVERY_MEMBER.get(key)
     if decision is None:
