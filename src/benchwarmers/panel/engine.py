@@ -87,6 +87,9 @@ from benchwarmers.types import (
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
 
+# The seat label of the merger's report call in the call log (kind merge).
+REPORT_SEAT = "report"
+
 # Explorer candidates asked for beyond the seats, in case the first do not fit.
 EXPLORER_SPARES = 5
 
@@ -580,7 +583,7 @@ class PanelEngine:
                     fitted(request, model),
                     kind="merge",
                     timeout=plan.collection.seat_timeout,
-                    context=self._merge_context(plan),
+                    context=self._merge_context(plan, REPORT_SEAT),
                     stream=True,
                     recorded=False,
                 )
@@ -597,12 +600,15 @@ class PanelEngine:
         return None
 
     @staticmethod
-    def _merge_context(plan: Plan) -> CallContext:
+    def _merge_context(plan: Plan, seat: str = "merged") -> CallContext:
+        """A merge call's context: the answer's seat is "merged", the
+        report's "report" (both kind merge), so a list of an ask's calls
+        tells them apart."""
         return CallContext(
             task=panel_task(plan.collection.name, plan.shape, "merge"),
             collection=plan.collection.name,
             shape=plan.shape,
-            seat="merged",
+            seat=seat,
             ask_id=plan.ask_id,
         )
 
