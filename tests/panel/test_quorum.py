@@ -286,3 +286,22 @@ async def test_the_mergers_calls_are_limited_and_logged_like_seats(
     assert merges and set(merges) == {"limited"}
     assert [(r.kind, r.status) for r in rows if r.kind == "seat"] == [("seat", "ok")]
     assert fake_provider.calls["judge"] == 1  # neither merge call went out
+
+
+async def test_a_lone_seat_is_cut_by_the_deadline_too(runtime: Runtime, fake_provider: FakeProvider) -> None:
+    hold = threading.Event()
+    await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    fake_provider.add(FakeModel("slow", answer="slow answer", hold=hold))
+    await registry.add_model(runtime.store, "slow", "fake", "slow")
+    await registry.add_collection(runtime.store, "solo", ["slow"], deadline=1.0)
+    watchdog = _watchdog(hold)
+    try:
+        events = await _run(PanelEngine(runtime), Ask("solo", "panel", Request((user("hi"),)), stream=True))
+        assert not hold.is_set()
+    finally:
+        hold.set()
+        watchdog.cancel()
+    await _background()
+    (seat,) = [e.seat for e in events if isinstance(e, SeatDone)]
+    assert seat.status == "cut" and seat.error == "deadline 1s passed"
+    assert (await get_call(runtime.store, seat.call)).status == "cut"  # type: ignore[union-attr]

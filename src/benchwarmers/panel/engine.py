@@ -291,7 +291,7 @@ class PanelEngine:
             slowest_first=plan.merged or not plan.stream,
         )
         first, *rest = order
-        waits = plan.rule.active and len(order) > 1
+        waits = plan.rule.deadline > 0 or (plan.rule.quorum > 0 and len(order) > 1)
         muted: set[str] = set()  # seats cut from the reply but still answering: heard no more
         others = {
             i: asyncio.create_task(
