@@ -448,7 +448,8 @@ class Merged:
     error: str = ""
     usage: Usage = Usage()
     agreement: tuple[AgreementPoint, ...] = ()
-    # Set when no merger answered and the reply fell back to the panel.
+    # Set when no merger answered and the reply fell back to the panel, or
+    # when no merger returned a valid report (the answer stands).
     note: str = ""
     # The merger's structured report (None: no merger returned a valid one).
     report: MergeReport | None = None

@@ -546,9 +546,12 @@ class PanelEngine:
                     break
                 status = "empty" if result.status == "ok" else result.status
                 tried.append(f"{model.alias}: {status}" + (f" ({result.error})" if result.error else ""))
-        finally:
-            if merged is None:
-                report.cancel(cut("no merger answered"))
+        except BaseException as ended:
+            # The panel stopped (its report is told the same), or a bug: no report wanted.
+            report.cancel(*ended.args if isinstance(ended, asyncio.CancelledError) else ())
+            raise
+        if merged is None:
+            report.cancel(cut("no merger answered"))
         # A report cut before its task first ran ends cancelled, not with None.
         (found,) = await asyncio.gather(report, return_exceptions=True)
         if isinstance(found, BaseException):
