@@ -13,4 +13,5 @@ pytestmark = pytest.mark.unit
 def test_a_cut_call_costs_its_prompt_and_the_text_that_arrived() -> None:
     request = Request((user("x" * 400),))
     assert spent_estimate(request, "") == Usage(prompt_tokens(request), 0)
-    assert spent_estimate(request, "abcde") == Usage(prompt_tokens(request), 2)  # rounded up: a piece is a token
+    # Rounded up: a piece of text is at least a token.
+    assert spent_estimate(request, "abcde") == Usage(prompt_tokens(request), 2)
