@@ -482,7 +482,8 @@ class Merged:
     error: str = ""
     usage: Usage = Usage()
     agreement: tuple[AgreementPoint, ...] = ()
-    # Set when no merger answered and the reply fell back to the panel.
+    # Set when no merger answered and the reply fell back to the panel, or
+    # when no merger returned a valid report (the answer stands).
     note: str = ""
     # Whether the merged answer holds to the structured output asked for (None: none was asked).
     output_check: OutputCheck | None = None

@@ -250,9 +250,12 @@ def test_the_playground_streams_seats_then_the_merge(
         events = [json.loads(line) for line in reply.iter_lines() if line.strip()]
     kinds = [e["event"] for e in events if e["event"] not in ("seat_text", "merge_text")]
     assert kinds == ["started", "seat", "seat", "merged", "done"]
-    # The merger's answer as it is written, before its `merged` event.
+    # The merger's answer as it is written, after the seats and before its whole.
     merging = [i for i, e in enumerate(events) if e["event"] == "merge_text"]
-    assert merging and max(merging) < next(i for i, e in enumerate(events) if e["event"] == "merged")
+    at = {e["event"]: i for i, e in enumerate(events)}
+    assert merging and max(i for i, e in enumerate(events) if e["event"] == "seat") < merging[0]
+    assert merging[-1] < at["merged"]
+    assert "".join(events[i]["text"] for i in merging) == events[at["merged"]]["merged"]["content"]
     written = {e["alias"] for e in events if e["event"] == "seat_text"}
     assert written == {"m1", "m2"}  # each seat's text as it is written, before its seat event
     assert events[0]["merged"] is True and [s["alias"] for s in events[0]["seats"]] == ["m1", "m2"]
@@ -264,8 +267,9 @@ def test_the_playground_streams_seats_then_the_merge(
     empty = dashboard.post("/ui/api/ask", json={"collection": "duo", "prompt": " "})
     assert empty.status_code == 400 and empty.json()["error"]["field"] == "prompt"
     asks = dashboard.get("/ui/api/asks").json()["asks"]
-    # The merger's answer and, beside it, its report: two calls of kind merge.
-    assert sorted(s["kind"] for s in asks[0]["seats"]) == ["merge", "merge", "seat", "seat"]
+    # The merge's two calls: its answer, and its report beside it.
+    assert [s["kind"] for s in asks[0]["seats"]] == ["seat", "seat", "merge", "merge"]
+    assert sorted(s["seat"] for s in asks[0]["seats"][2:]) == ["merged", "report"]
 
 
 def _register(dashboard: httpx.Client, fake: FakeProvider, served: tuple[str, ...]) -> None:

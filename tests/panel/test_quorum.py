@@ -92,7 +92,9 @@ async def test_quorum_2_of_3_answers_after_the_two_fast_seats_and_cancels_the_sl
     for seat in reply.seats:  # all three in the call log, each with its status
         row = await get_call(runtime.store, seat.call)
         assert row is not None and row.status == seat.status
-    assert (await get_call(runtime.store, reply.seats[2].call)).error == "quorum 2 of 3 reached"  # type: ignore[union-attr]
+    cut_row = await get_call(runtime.store, reply.seats[2].call)
+    assert cut_row is not None and cut_row.error == "quorum 2 of 3 reached"
+    assert cut_row.tokens_in > 0  # it was sent: it costs its prompt, by estimate, not nothing
 
 
 async def test_on_cut_finish_leaves_the_slow_seat_to_finish_and_logs_its_real_outcome(
@@ -286,3 +288,22 @@ async def test_the_mergers_calls_are_limited_and_logged_like_seats(
     assert merges and set(merges) == {"limited"}
     assert [(r.kind, r.status) for r in rows if r.kind == "seat"] == [("seat", "ok")]
     assert fake_provider.calls["judge"] == 1  # neither merge call went out
+
+
+async def test_a_lone_seat_is_cut_by_the_deadline_too(runtime: Runtime, fake_provider: FakeProvider) -> None:
+    hold = threading.Event()
+    await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    fake_provider.add(FakeModel("slow", answer="slow answer", hold=hold))
+    await registry.add_model(runtime.store, "slow", "fake", "slow")
+    await registry.add_collection(runtime.store, "solo", ["slow"], deadline=1.0)
+    watchdog = _watchdog(hold)
+    try:
+        events = await _run(PanelEngine(runtime), Ask("solo", "panel", Request((user("hi"),)), stream=True))
+        assert not hold.is_set()
+    finally:
+        hold.set()
+        watchdog.cancel()
+    await _background()
+    (seat,) = [e.seat for e in events if isinstance(e, SeatDone)]
+    assert seat.status == "cut" and seat.error == "deadline 1s passed"
+    assert (await get_call(runtime.store, seat.call)).status == "cut"  # type: ignore[union-attr]

@@ -52,6 +52,7 @@ result like a timeout's instead of raising: the seat is still a seat.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 import types
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Generator, Iterable
@@ -67,7 +68,7 @@ from benchwarmers.calls import health, reach
 from benchwarmers.calls.call_ids import new_call_id
 from benchwarmers.calls.cost import call_cost
 from benchwarmers.calls.log import CallRow, submit_call
-from benchwarmers.calls.tokens import total_tokens
+from benchwarmers.calls.tokens import spent_estimate, total_tokens
 from benchwarmers.errors import (
     LimitExceeded,
     ProviderConnectError,
@@ -475,6 +476,9 @@ class CallStream:
         counted and told to the limiter."""
         reply = outcome.arrived.reply()
         status = reply_status(reply) if outcome.answered else outcome.status
+        if status == "cut" and outcome.sent and reply.usage == Usage():
+            # Cut before the provider reported usage: counted by estimate, not as free.
+            reply = dataclasses.replace(reply, usage=spent_estimate(self.request, reply.text))
         seconds = time.monotonic() - outcome.started
         model = self.model
         cost_usd: float | None = 0.0  # a call that never went out spent nothing

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Protocol
 
-from benchwarmers.types import Image, Request, Text, ToolCall, ToolResult
+from benchwarmers.types import Image, Request, Text, ToolCall, ToolResult, Usage
 
 CHARS_PER_TOKEN = 4
 # What providers charge for a typical image (OpenAI's high-detail tile
@@ -50,6 +50,13 @@ def total_tokens(request: Request) -> int:
     """Prompt plus the reply it allows: what a context window must hold and
     what a tokens-per-minute limit will be charged at most."""
     return prompt_tokens(request) + reply_tokens(request)
+
+
+def spent_estimate(request: Request, text: str) -> Usage:
+    """What a call cut off before the provider counted it used: the prompt
+    it was sent, and the reply text that had arrived (a panel's quorum cut a
+    seat mid-answer: it still costs what it used)."""
+    return Usage(prompt_tokens(request), (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN)
 
 
 def context_needed(request: Request) -> int:

@@ -91,6 +91,9 @@ from benchwarmers.types import (
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
 
+# The seat label of the merger's report call in the call log (kind merge).
+REPORT_SEAT = "report"
+
 # Explorer candidates asked for beyond the seats, in case the first do not fit.
 EXPLORER_SPARES = 5
 
@@ -304,7 +307,7 @@ class PanelEngine:
             slowest_first=plan.merged or not plan.stream,
         )
         first, *rest = order
-        waits = plan.rule.active and len(order) > 1
+        waits = plan.rule.deadline > 0 or (plan.rule.quorum > 0 and len(order) > 1)
         muted: set[str] = set()  # seats cut from the reply but still answering: heard no more
         others = {
             i: asyncio.create_task(
@@ -596,9 +599,12 @@ class PanelEngine:
                     break
                 status = "empty" if result.status == "ok" else result.status
                 tried.append(f"{model.alias}: {status}" + (f" ({result.error})" if result.error else ""))
-        finally:
-            if merged is None:
-                report.cancel(cut("no merger answered"))
+        except BaseException as ended:
+            # The panel stopped (its report is told the same), or a bug: no report wanted.
+            report.cancel(*ended.args if isinstance(ended, asyncio.CancelledError) else ())
+            raise
+        if merged is None:
+            report.cancel(cut("no merger answered"))
         # A report cut before its task first ran ends cancelled, not with None.
         (found,) = await asyncio.gather(report, return_exceptions=True)
         if isinstance(found, BaseException):
@@ -638,7 +644,7 @@ class PanelEngine:
                     as_asked(fitted(request, model), model)[0],
                     kind="merge",
                     timeout=plan.collection.seat_timeout,
-                    context=self._merge_context(plan),
+                    context=self._merge_context(plan, REPORT_SEAT),
                     stream=True,
                     recorded=False,
                 )
@@ -655,12 +661,15 @@ class PanelEngine:
         return None
 
     @staticmethod
-    def _merge_context(plan: Plan) -> CallContext:
+    def _merge_context(plan: Plan, seat: str = "merged") -> CallContext:
+        """A merge call's context: the answer's seat is "merged", the
+        report's "report" (both kind merge), so a list of an ask's calls
+        tells them apart."""
         return CallContext(
             task=panel_task(plan.collection.name, plan.shape, "merge"),
             collection=plan.collection.name,
             shape=plan.shape,
-            seat="merged",
+            seat=seat,
             ask_id=plan.ask_id,
             key=plan.key,
         )

@@ -79,7 +79,8 @@ REPORT_SCHEMA: dict[str, Any] = {
             },
         },
         "gaps": _POINTS,
-        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        # 0 to 1, checked in `read_report`: not every provider's schema mode takes bounds.
+        "confidence": {"type": "number"},
     },
 }
 REPORT_OUTPUT = OutputFormat("json_schema", REPORT_SCHEMA, name="merge_report", strict=True)
@@ -91,7 +92,7 @@ consensus: claims every seat that spoke to them agrees on, one sentence each.
 contradictions: each point the seats disagree on, with each position and the letters of the seats
 holding it ("A", "B"). unique: a point only one seat made, that seat's letter, and whether you
 judge it right (true, false, or null when you cannot tell). gaps: what the question needs that no
-seat covered. confidence: how sure you are of the merged conclusion, from 0 to 1."""
+seat covered. confidence: how sure you are of the merged conclusion, a number from 0 to 1."""
 
 
 def report_request(request: Request, anonymised: Anonymised) -> Request:
@@ -122,6 +123,8 @@ def read_report(text: str) -> MergeReport | None:
     if not valid:
         return None
     data = json.loads(unwrapped(text))
+    if not 0 <= data["confidence"] <= 1:
+        return None
     return MergeReport(
         consensus=tuple(data["consensus"]),
         contradictions=tuple(

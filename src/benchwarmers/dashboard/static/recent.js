@@ -40,7 +40,7 @@
       const turn = new bw.Turn(article, { collection: ask.collection, names: namesOf(ask), question: questionText(ask.question), textKept: ask.question !== undefined });
       turn.start(seats.map((s) => ({ seat: s.seat, alias: s.alias, call: s.call })));
       for (const seat of seats) turn.done({ ...seat, content: seat.content ?? '', costUsd: seat.cost_usd });
-      const merge = ask.seats.find((s) => s.kind === 'merge');
+      const merge = ask.seats.find((s) => s.kind === 'merge' && s.seat !== 'report'); // not the merger's report call
       if (merge) turn.merged({ ...merge, content: merge.content ?? '', agreement: [], costUsd: merge.cost_usd });
       for (const pair of ask.pairs || []) turn.remember(pair);
       if ((ask.pairs || []).length || seats.some((s) => s.verdict)) turn.reveal(); // judged already
