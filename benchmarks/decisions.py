@@ -78,6 +78,9 @@ failing.
 
 Run: `python benchmarks/decisions.py --world hard --pairs 0.5 --seeds 48 --jobs 2`
 (`--tune` to choose the baselines' constants on the tuning seeds first).
+Judge worlds: `python benchmarks/decisions.py --world easy --pairs 0.5 --judged 0.3
+--judge 0.7 --seeds 48 --jobs 2` (and `--judge 0.5`): ours alone against ours
+with the judge, paired by seed, and the judge's agreement and weight at the end.
 """
 
 from __future__ import annotations

@@ -224,3 +224,20 @@ def test_the_judge_is_shown_letters_and_asked_for_json() -> None:
     assert "## Seat A" in text and "## Seat B" in text and "which?" in text and "A-B" in text
     assert "alpha-model" not in text + asked.system and "beta-model" not in text + asked.system
     assert asked.output == judge.JUDGE_OUTPUT and asked.output.kind == "json_schema"
+
+
+def test_a_member_that_did_not_sit_judges_before_the_rest_of_the_bench(panel_server: Any) -> None:
+    models = [
+        FakeModel("alpha-model", answer="first"),
+        FakeModel("beta-model", answer="second"),
+        FakeModel("bench-referee", answer=prefers("first")),
+        FakeModel("member-referee", answer=prefers("first")),
+    ]
+    members = ["alpha-model", "beta-model", "member-referee"]
+    with panel_server(models, {"capped": {"members": members, "seats": 2, "judge_verdicts": True}}) as server:
+        seats = {s["alias"] for s in ask(server.url, "capped")["seats"]}
+        assert len(seats) == 2
+        wait_for(lambda: judge_calls(server.home))
+        (call,) = judge_calls(server.home)
+        assert call[0] not in seats
+        assert call[0] == next(m for m in members if m not in seats)  # a member, not the bench's referee

@@ -174,23 +174,25 @@ async def judge_candidates(
     request: Request,
     seated: Sequence[str],
 ) -> list[registry.ModelView]:
-    """Who may judge this panel, first choice first (module docstring)."""
-    members = [a for a in collection.members if a in bench]
-    others = [
-        a for a, m in bench.items() if a not in collection.members and not m.ad_hoc and m.role in TEXT_ROLES
-    ]
-    ranked = await decisions.pick_mergers(store, collection.name, shape, [*members, *others])
-    in_members = [a for a in ranked if a in collection.members]
-    order = [collection.merger] if collection.merger else []
-    order += in_members + [a for a in ranked if a not in collection.members]
+    """Who may judge this panel, first choice first (module docstring). The
+    rest of the bench is ranked only when no member is free to judge."""
     now = datetime.now(UTC)
-    chosen: list[registry.ModelView] = []
-    for alias in dict.fromkeys(order):
-        model = bench.get(alias)
-        if model is None or alias in seated or fitted_unfit_reason(model, request, now):
-            continue
-        chosen.append(model)
-    return chosen
+
+    def free(aliases: Sequence[str]) -> list[registry.ModelView]:
+        models = [bench[a] for a in dict.fromkeys(aliases) if a in bench and a not in seated]
+        return [m for m in models if not fitted_unfit_reason(m, request, now)]
+
+    members = [a for a in collection.members if a in bench and a not in seated]
+    ranked = await decisions.pick_mergers(store, collection.name, shape, members) if members else []
+    chosen = free([collection.merger, *ranked] if collection.merger else ranked)
+    if chosen:
+        return chosen
+    others = [
+        a
+        for a, m in bench.items()
+        if a not in collection.members and a not in seated and not m.ad_hoc and m.role in TEXT_ROLES
+    ]
+    return free(await decisions.pick_mergers(store, collection.name, shape, others) if others else [])
 
 
 async def judge_panel(
