@@ -140,6 +140,17 @@ BODY_SECONDS = Tunable(
     "server.guard.BODY_SECONDS",
     "The whole body, however it trickles.",
 )
+PANEL_STREAM_BUFFER = Tunable(
+    64 * 1024,
+    "characters",
+    "panel.engine.STREAM_BUFFER",
+    (
+        "Seat text a panel's stream holds for its client before a seat waits (and so stops reading its "
+        "upstream): backpressure, so a client that reads nothing holds this, not its reply (100 stalled "
+        "readers of a 4 MB answer held +417 MB before; docs/benchmarks.md, issue 36). Far above what a "
+        "reader keeping up ever leaves unread (a model writes a few hundred characters a second)."
+    ),
+)
 DRAIN_SECONDS = Tunable(
     2.0,
     "s",
