@@ -31,7 +31,8 @@ reply: a stalled reader of a 4 MB answer held all 4 MB before
 (docs/benchmarks.md, issue 36). When the stream's consumer goes (the
 client hung up, or the server cut it for reading nothing,
 `server/protocol.py`), the buffer is dropped and the seats read on, so
-they still finish and are logged. A seat's text is still kept whole
+they still finish and are logged; once they have, the heap's free pages
+are given back (`benchwarmers.trim`). A seat's text is still kept whole
 (`Seat.content`: the log, the merge, kept text), but it only grows as
 fast as the client takes it. `x-bench-stream: sections` and merged
 streams send a seat only once it is whole, so theirs is bounded by the
@@ -70,6 +71,7 @@ from benchwarmers.panel.seating import (
 )
 from benchwarmers.panel.shapes import shape_of
 from benchwarmers.store import kept, registry
+from benchwarmers.trim import give_back_soon
 from benchwarmers.types import (
     Ask,
     Merged,
@@ -134,8 +136,11 @@ class PanelEngine:
                     return
         finally:
             stream.close()  # nobody reads on: the buffer goes, and a seat waiting on it reads on
-            if stop_on_close and not replied and not task.done():
-                task.cancel(STOPPED)
+            if not replied and not task.done():
+                if stop_on_close:
+                    task.cancel(STOPPED)
+                # Its seats read on and are freed when they end: the heap's free pages back then.
+                task.add_done_callback(lambda done: give_back_soon(done.get_loop()))
 
     async def answer(self, ask: Ask, *, collection: registry.CollectionView | None = None) -> PanelReply:
         """The whole reply at once (non-streamed clients, the CLI, MCP)."""

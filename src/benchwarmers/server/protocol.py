@@ -58,7 +58,7 @@ import struct
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from benchwarmers.config import tunables
-from benchwarmers.server.heap import give_back_soon
+from benchwarmers.trim import give_back_soon
 from benchwarmers.store.settings import STREAM_STALL_SECONDS
 
 HEAD_SECONDS = tunables.HEAD_SECONDS.value
