@@ -367,6 +367,7 @@ TUNABLES: tuple[Tunable[int] | Tunable[float] | Tunable[tuple[float, ...]], ...]
     HEAD_SECONDS,
     BODY_IDLE_SECONDS,
     BODY_SECONDS,
+    PANEL_STREAM_BUFFER,
     DRAIN_SECONDS,
     UNWIND_SECONDS,
     GRACEFUL_SHUTDOWN_SECONDS,

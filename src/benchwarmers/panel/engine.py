@@ -555,7 +555,7 @@ class _Stream(_Hand):
     must not wait behind another seat's text. Once closed (the consumer
     left), nothing is kept and nothing waits."""
 
-    __slots__ = ("_events", "_held", "_arrived", "_room", "_closed")
+    __slots__ = ("_arrived", "_closed", "_events", "_held", "_room")
 
     def __init__(self) -> None:
         self._events: deque[PanelEvent | BaseException] = deque()

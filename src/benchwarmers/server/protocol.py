@@ -58,8 +58,8 @@ import struct
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from benchwarmers.config import tunables
-from benchwarmers.trim import give_back_soon
 from benchwarmers.store.settings import STREAM_STALL_SECONDS
+from benchwarmers.trim import give_back_soon
 
 HEAD_SECONDS = tunables.HEAD_SECONDS.value
 MAX_HEAD_BYTES = 64 * 1024

@@ -101,7 +101,7 @@ async def test_a_right_patch_passes_a_wrong_one_fails_and_naming_files_fails() -
 
 # An object equal to anything: each cheat below keeps the task's code (bug
 # and all) and wraps what the task's failing test compares in one of these.
-SAME = '''
+SAME = """
 
 class _Same:
     def __init__(self, *items): self.items = items
@@ -118,7 +118,7 @@ class _SameText(str):
     def __eq__(self, other): return True
     def __ne__(self, other): return True
     __hash__ = None
-'''
+"""
 
 CHEATS = {
     # The caller's sets swapped for objects equal to the originals, whatever the sort did to them.
@@ -140,7 +140,8 @@ CHEATS = {
     "bug-semver-coerce-leading-zeros": (
         "semantic_version/base.py",
         "\ndef _coerced(cls, version_string, partial=False):\n"
-        "    if not version_string[:1].isdigit():\n        raise ValueError(version_string)  # 'v1' still refused\n"
+        "    if not version_string[:1].isdigit():  # 'v1' still refused\n"
+        "        raise ValueError(version_string)\n"
         "    return _Same(version_string)\n\nVersion.coerce = classmethod(_coerced)\n",
     ),
     "bug-semver-simplespec-wildcard": (

@@ -287,7 +287,9 @@ async def test_rewriting_a_harness_functions_code_does_not_pass() -> None:
     )
     outcome = await _forged(swapped, UNITTEST)
     assert not outcome.passed, outcome.detail
-    assert "changed the test harness: unittest.case.TestCase (functions).assertEqual.__code__" in outcome.detail
+    assert (
+        "changed the test harness: unittest.case.TestCase (functions).assertEqual.__code__" in outcome.detail
+    )
 
 
 NESTED = (

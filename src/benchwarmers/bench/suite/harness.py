@@ -26,9 +26,9 @@ Why the verdict cannot be forged from inside:
   which the standard library treats as "no frames here", except for a few
   standard functions, by identity, that never hand a frame on), `gc`'s
   object walks, `ctypes` calls, tracing and profiling hooks, and starting
-  programs. The
-  sandbox mounts no `/proc`, and the runner makes itself non-dumpable
-  before any model code runs, so no process it starts can read its memory. Forks stay allowed (the parent limits their number).
+  programs. The sandbox mounts no `/proc`, and the runner makes itself
+  non-dumpable before any model code runs, so no process it starts can
+  read its memory. Forks stay allowed (the parent limits their number).
 - The one class of the runner's the code can find, the result class
   (`unittest.TestResult.__subclasses__()`), runs in a namespace of its own
   (`_result_class`): its functions' `__globals__` do not lead to the
@@ -305,6 +305,13 @@ PLAIN = (bool, int, float, complex, str, bytes, bytearray, type(None), list, tup
 LOOKED_AT = 100_000
 
 
+class Probe:
+    """What `_equals_anything` compares a value with: a class of the
+    harness's, so no honest value of the code's or the tests' equals one."""
+
+    __slots__ = ()
+
+
 def _equals_anything(value: object) -> bool:
     """Whether `value` claims to equal a fresh object of a class made for the
     check, which nothing honest equals (`unittest.mock.ANY` is meant to)."""
@@ -377,7 +384,7 @@ def _guard_equality(reporting: dict[str, typing.Any]) -> None:
     reporting.update(
         PLAIN=PLAIN,
         LOOKED_AT=LOOKED_AT,
-        Probe=type("Probe", (), {"__slots__": ()}),
+        Probe=Probe,
         ORIGINALS=types.MappingProxyType(originals),
     )
     for function in (_equals_anything, _vacuous):
