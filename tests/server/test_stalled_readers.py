@@ -2,7 +2,8 @@
 the server cuts each once it has taken nothing for `stream_stall_seconds`,
 without that client reading a byte (on 3fd40b0 they held their reply for
 as long as they kept the socket open), the panel's seat still finishes
-and is logged, and a reader that keeps reading is never cut. Raw sockets
+and is logged, and a reader that keeps reading is never cut, in every
+format, panel and route mode alike. Raw sockets
 with a small receive buffer, so the server's writing pauses early."""
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from benchwarmers.store.settings import STREAM_STALL_SECONDS, Settings
 from benchwarmers.testing.hostile import HostileUpstream, openai_text
 from benchwarmers.testing.live_server import LiveServer, live_server
 
-from .routes.hardening_support import rows
+from .routes.hardening_support import FORMATS, format_request, rows
 
 pytestmark = pytest.mark.integration
 
@@ -51,14 +52,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
             yield live
 
 
-def _ask(server: LiveServer, model: str, buffer: int = 4096) -> socket.socket:
-    """A client asking for a stream, with a receive buffer of `buffer` bytes."""
+def _ask(server: LiveServer, model: str, buffer: int = 4096, fmt: str = "chat") -> socket.socket:
+    """A client asking for a stream in format `fmt`, with a receive buffer of `buffer` bytes."""
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, buffer)
     sock.connect(("127.0.0.1", server.port))
-    body = json.dumps({"model": model, "messages": [{"role": "user", "content": "hi"}], "stream": True})
+    path, ask = format_request(fmt, model, stream=True)
+    body = json.dumps(ask)
     sock.sendall(
-        f"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
         f"content-length: {len(body)}\r\n\r\n{body}".encode()
     )
     return sock
@@ -77,10 +79,21 @@ def _cut_without_reading(sock: socket.socket) -> bool:
     return False
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("model", ["bench/big", "bench/big:route"], ids=["panel", "route"])
-def test_a_client_that_reads_nothing_is_cut_and_its_seat_still_logged(server: LiveServer, model: str) -> None:
-    before = len(rows(server.home, "SELECT id FROM calls WHERE alias = 'big' AND status = 'ok'"))
-    clients = [_ask(server, model) for _ in range(3)]
+def test_a_client_that_reads_nothing_is_cut_and_its_seat_still_logged(
+    server: LiveServer, model: str, fmt: str
+) -> None:
+    """A panel's seat reads on once its client is gone and ends answered; a
+    route-mode turn is its client's own call, logged however it ended (its
+    upstream is read only as fast as the client reads: cut, it left)."""
+    counted = (
+        "SELECT id FROM calls WHERE alias = 'big' AND status = 'ok'"
+        if model == "bench/big"
+        else "SELECT id FROM calls WHERE alias = 'big'"
+    )
+    before = len(rows(server.home, counted))
+    clients = [_ask(server, model, fmt=fmt) for _ in range(3)]
     try:
         assert all(_cut_without_reading(sock) for sock in clients), "a stalled reader was never cut"
     finally:
@@ -89,9 +102,9 @@ def test_a_client_that_reads_nothing_is_cut_and_its_seat_still_logged(server: Li
     deadline = time.monotonic() + PATIENCE
     logged = before
     while logged < before + 3 and time.monotonic() < deadline:
-        logged = len(rows(server.home, "SELECT id FROM calls WHERE alias = 'big' AND status = 'ok'"))
+        logged = len(rows(server.home, counted))
         time.sleep(0.2)
-    assert logged == before + 3, "a cut client's seat was not logged as answered"
+    assert logged == before + 3, "a cut client's call was not logged (a panel's: as answered)"
     assert httpx.get(server.url + "/healthz", timeout=PATIENCE).status_code == 200
 
 

@@ -55,7 +55,15 @@ import asyncio
 import dataclasses
 import time
 import types
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Generator, Iterable
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Generator,
+    Iterable,
+)
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -225,15 +233,18 @@ class Caller:
         limit_wait: float | None = None,
         recorded: bool = True,
         call_id: str = "",
-        on_text: Callable[[str], None] | None = None,
+        on_text: Callable[[str], Awaitable[None] | None] | None = None,
     ) -> CallResult:
         """The whole reply; a provider's failure is the status. Returns once
         the call is safe in the log, or at once with `recorded=False` (then await
         `result.recorded` before telling anyone of the call: `await_recorded`).
         `call_id`: the id the call is logged under, when its caller minted it
         (a panel names its seats before they answer); `on_text`: handed each
-        piece of text as it arrives. Cancelled with a `cut` message, it
-        returns the call's result (status `cut`) rather than raising."""
+        piece of text as it arrives; what it returns, when not None, is
+        awaited before the next piece is read (its reader is behind: the
+        upstream waits, see `panel/engine.py`'s `_Stream`). Cancelled with a
+        `cut` message, it returns the call's result (status `cut`) rather
+        than raising."""
         call_stream = self.stream(
             model,
             request,
@@ -253,7 +264,9 @@ class Caller:
                     else:
                         async for chunk in call_stream:
                             if type(chunk) is TextDelta and chunk.text:
-                                on_text(chunk.text)
+                                behind = on_text(chunk.text)
+                                if behind is not None:
+                                    await behind
                 except ProviderError:
                     pass
         except asyncio.CancelledError as exc:

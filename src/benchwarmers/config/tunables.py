@@ -140,6 +140,29 @@ BODY_SECONDS = Tunable(
     "server.guard.BODY_SECONDS",
     "The whole body, however it trickles.",
 )
+PANEL_STREAM_BUFFER = Tunable(
+    64 * 1024,
+    "characters",
+    "panel.engine.STREAM_BUFFER",
+    (
+        "Seat text a panel's stream holds for its client before a seat waits (and so stops reading its "
+        "upstream): backpressure, so a client that reads nothing holds this, not its reply (100 stalled "
+        "readers of a 4 MB answer held +417 MB before; docs/benchmarks.md, issue 36). Far above what a "
+        "reader keeping up ever leaves unread (a model writes a few hundred characters a second)."
+    ),
+)
+SEND_BUFFER = Tunable(
+    256 * 1024,
+    "bytes",
+    "server.protocol.SEND_BUFFER",
+    (
+        "The kernel's send buffer for each client connection (`SO_SNDBUF`; Linux doubles it), fixed "
+        "rather than grown up to `tcp_wmem`'s 4 MB: a client that reads nothing can take no more than "
+        "this off a stream, and what a stream has sent is what its seat keeps of its text, so a stalled "
+        "reader of a 4 MB answer made the server keep all of it (docs/benchmarks.md, issue 36). A "
+        "model's stream runs at kilobytes a second, far under 256 KB a round trip."
+    ),
+)
 DRAIN_SECONDS = Tunable(
     2.0,
     "s",
@@ -375,6 +398,8 @@ TUNABLES: tuple[Tunable[int] | Tunable[float] | Tunable[tuple[float, ...]], ...]
     HEAD_SECONDS,
     BODY_IDLE_SECONDS,
     BODY_SECONDS,
+    PANEL_STREAM_BUFFER,
+    SEND_BUFFER,
     DRAIN_SECONDS,
     UNWIND_SECONDS,
     GRACEFUL_SHUTDOWN_SECONDS,

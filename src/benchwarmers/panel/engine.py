@@ -19,13 +19,30 @@ and no format.
 Each seat's call id is minted when the seat is planned, so `PanelStarted`
 names it; an ask that wants text as it is written (`Ask.seat_text`, a
 stream) gets a `SeatText` per piece of a seat's answer, handed straight
-from the caller's chunk loop (no task, no buffer between).
+from the caller's chunk loop (no task between).
 
 An ask or collection with a quorum or deadline (`panel/quorum.py`) is
 answered once enough seats are in; the seats still answering are cut
 (`_cut`). A merge hands the merger's text on as it is written
 (`MergeText`), while its structured report is asked for beside it
 (`_report`, `panel/report.py`).
+
+A stream's events wait for its client in a bounded buffer (`_Stream`):
+text not yet taken by the consumer is at most about `STREAM_BUFFER`
+bytes (one piece over it), and a seat whose text finds it full waits in
+its chunk loop, so its upstream is not read meanwhile (the outbound
+connection stops reading at its own high-water mark, and TCP tells the
+provider). A client that reads nothing so holds the buffer, not the
+reply: a stalled reader of a 4 MB answer held all 4 MB before
+(docs/benchmarks.md, issue 36). When the stream's consumer goes (the
+client hung up, or the server cut it for reading nothing,
+`server/protocol.py`), the buffer is dropped and the seats read on, so
+they still finish and are logged; once they have, the heap's free pages
+are given back (`benchwarmers.trim`). A seat's text is still kept whole
+(`Seat.content`: the log, the merge, kept text), but it only grows as
+fast as the client takes it. `x-bench-stream: sections` and merged
+streams send a seat only once it is whole, so theirs is bounded by the
+reply's cap and the cut, not by the buffer.
 """
 
 from __future__ import annotations
@@ -34,7 +51,8 @@ import asyncio
 import random
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -54,6 +72,7 @@ from benchwarmers.calls.caller import (
 from benchwarmers.calls.cost import Total
 from benchwarmers.calls.log import panel_task
 from benchwarmers.calls.tokens import fitted
+from benchwarmers.config import tunables
 from benchwarmers.errors import UserError
 from benchwarmers.panel import history, judge, pace, quorum
 from benchwarmers.panel.merge import Anonymised, anonymise, merge_request
@@ -70,6 +89,7 @@ from benchwarmers.panel.seating import (
 from benchwarmers.panel.shapes import shape_of
 from benchwarmers.panel.structured import as_asked, for_seating
 from benchwarmers.store import kept, registry
+from benchwarmers.trim import give_back_soon
 from benchwarmers.types import (
     Ask,
     Cut,
@@ -96,9 +116,8 @@ REPORT_SEAT = "report"
 
 # Explorer candidates asked for beyond the seats, in case the first do not fit.
 EXPLORER_SPARES = 5
-
-# What a panel's task hands its stream: events, or the failure that ended it.
-_Events = asyncio.Queue[PanelEvent | BaseException]
+# Characters of seat text a stream holds for its client before a seat waits (`_Stream`).
+STREAM_BUFFER = tunables.PANEL_STREAM_BUFFER.value
 
 # Panels whose client left are still running here: a task nobody references
 # can be garbage-collected mid-flight.
@@ -128,12 +147,12 @@ class PanelEngine:
         `stop_on_close`: closing this stream before the reply stops the panel
         (its seats still answering are cancelled and recorded `cancelled`)."""
         plan = await self.plan(ask, collection)
-        queue: _Events = asyncio.Queue()
-        task = self._launch(plan, _Stream(queue), on_done)
+        stream = _Stream()
+        task = self._launch(plan, stream, on_done)
         replied = False  # once the reply is out, closing stops nothing: the task records and keeps
         try:
             while True:
-                item = await queue.get()
+                item = await stream.take()
                 if isinstance(item, BaseException):
                     raise item
                 replied = isinstance(item, PanelDone)
@@ -141,8 +160,12 @@ class PanelEngine:
                 if replied:
                     return
         finally:
-            if stop_on_close and not replied and not task.done():
-                task.cancel(STOPPED)
+            stream.close()  # nobody reads on: the buffer goes, and a seat waiting on it reads on
+            if not replied and not task.done():
+                if stop_on_close:
+                    task.cancel(STOPPED)
+                # Its seats read on and are freed when they end: the heap's free pages back then.
+                task.add_done_callback(lambda done: give_back_soon(done.get_loop()))
 
     async def answer(self, ask: Ask, *, collection: registry.CollectionView | None = None) -> PanelReply:
         """The whole reply at once (non-streamed clients, the CLI, MCP)."""
@@ -453,14 +476,15 @@ class PanelEngine:
         """The seat, handed on the moment it is in (and its text as it is
         written, when the ask wants it); nothing of it once it is `muted`
         (cut from the reply, finishing in the background)."""
-        on_text: Callable[[str], None] | None = None
+        on_text: Callable[[str], Awaitable[None] | None] | None = None
         label = planned.label
         if plan.seat_text:
             alias = planned.model.alias
 
-            def on_text(text: str) -> None:
-                if label not in muted:
-                    hand.text(SeatText(label, alias, call_id, text))
+            def on_text(text: str) -> Awaitable[None] | None:
+                if label in muted:
+                    return None
+                return hand.text(SeatText(label, alias, call_id, text))
 
         seat = await self._seat(plan, planned, call_id, calls, on_text)
         if label not in muted:
@@ -473,7 +497,7 @@ class PanelEngine:
         planned: PlannedSeat,
         call_id: str,
         calls: list[CallResult],
-        on_text: Callable[[str], None] | None = None,
+        on_text: Callable[[str], Awaitable[None] | None] | None = None,
     ) -> Seat:
         started = time.monotonic()
         context = CallContext(
@@ -734,7 +758,7 @@ class Plan:
 
 
 class _Hand(ABC):
-    """Where a panel's task hands what it has: to a stream's queue
+    """Where a panel's task hands what it has: to a stream's buffer
     (`_Stream`), or only the reply, to a caller waiting for it (`_Whole`)."""
 
     @abstractmethod
@@ -746,8 +770,9 @@ class _Hand(ABC):
         """A seat is in."""
 
     @abstractmethod
-    def text(self, text: SeatText) -> None:
-        """A piece of a seat's answer."""
+    def text(self, text: SeatText) -> Awaitable[None] | None:
+        """A piece of a seat's answer; what to await before reading on, if
+        the reader is behind (None: read on at once)."""
 
     @abstractmethod
     def merge_text(self, text: MergeText) -> None:
@@ -763,28 +788,82 @@ class _Hand(ABC):
 
 
 class _Stream(_Hand):
-    """Every event to the stream's queue."""
+    """Every event for the stream's consumer, in order, in a buffer that
+    holds at most about `STREAM_BUFFER` characters of seat text (one piece
+    over it, one a seat): a piece that fills it is handed back a future to await, done
+    once the consumer has taken the buffer below the bound (or gone). The
+    other events are few and small, and never wait: a seat's `SeatDone`
+    must not wait behind another seat's text. Once closed (the consumer
+    left), nothing is kept and nothing waits."""
 
-    def __init__(self, queue: _Events) -> None:
-        self.queue = queue
+    __slots__ = ("_arrived", "_closed", "_events", "_held", "_room")
+
+    def __init__(self) -> None:
+        self._events: deque[PanelEvent | BaseException] = deque()
+        self._held = 0  # characters of `SeatText` in `_events`
+        self._arrived: asyncio.Future[None] | None = None  # the consumer waits for an event
+        self._room: asyncio.Future[None] | None = None  # seats wait for the buffer to drain
+        self._closed = False
+
+    async def take(self) -> PanelEvent | BaseException:
+        """The next event, waiting for one."""
+        while not self._events:
+            self._arrived = asyncio.get_running_loop().create_future()
+            await self._arrived
+        item = self._events.popleft()
+        if type(item) is SeatText:
+            self._held -= len(item.text)
+            room = self._room
+            if room is not None and self._held < STREAM_BUFFER:
+                self._room = None
+                if not room.done():
+                    room.set_result(None)
+        return item
+
+    def close(self) -> None:
+        """The consumer has gone: drop what it never took, wake any seat waiting."""
+        self._closed = True
+        self._events.clear()
+        self._held = 0
+        if self._room is not None and not self._room.done():
+            self._room.set_result(None)
+        self._room = None
+
+    def _put(self, item: PanelEvent | BaseException) -> None:
+        if self._closed:
+            return
+        self._events.append(item)
+        arrived = self._arrived
+        if arrived is not None:
+            self._arrived = None
+            if not arrived.done():
+                arrived.set_result(None)
 
     def event(self, event: PanelStarted | MergeDone) -> None:
-        self.queue.put_nowait(event)
+        self._put(event)
 
     def seat(self, seat: Seat) -> None:
-        self.queue.put_nowait(SeatDone(seat))
+        self._put(SeatDone(seat))
 
-    def text(self, text: SeatText) -> None:
-        self.queue.put_nowait(text)
+    def text(self, text: SeatText) -> Awaitable[None] | None:
+        if self._closed:
+            return None
+        self._put(text)
+        self._held += len(text.text)
+        if self._held < STREAM_BUFFER:
+            return None
+        if self._room is None:
+            self._room = asyncio.get_running_loop().create_future()
+        return self._room
 
     def merge_text(self, text: MergeText) -> None:
-        self.queue.put_nowait(text)
+        self._put(text)
 
     def done(self, reply: PanelReply) -> None:
-        self.queue.put_nowait(PanelDone(reply))
+        self._put(PanelDone(reply))
 
     def failed(self, exc: BaseException) -> None:
-        self.queue.put_nowait(exc)
+        self._put(exc)
 
 
 class _Whole(_Hand):

@@ -66,8 +66,10 @@ from yarl import URL
 from benchwarmers import jsontext
 from benchwarmers.providers.proxy import Proxies, Proxy
 
-# Bytes of a reply held before its connection stops reading until the consumer catches up.
-HIGH_WATER = 1024 * 1024
+# Bytes of a reply held before its connection stops reading until the consumer catches up:
+# what a stream whose client reads nothing holds of its upstream (a panel's buffer and a
+# route-mode stream wait on their client; 1 MB made that half of a stalled stream's memory).
+HIGH_WATER = 256 * 1024
 # A reply's head: at most this many bytes (every interim reply's too) and this many fields.
 MAX_HEAD_BYTES = 64 * 1024
 MAX_HEADERS = 256

@@ -29,9 +29,10 @@ more system calls. Elsewhere than glibc this step does nothing.
 
 Smaller blocks (a route-mode stream's pieces) stay in the heap, freed in
 its middle where `free` cannot give them back: after the server cuts
-stalled clients (`protocol.py`), `give_back_soon` asks glibc once, a
-moment later, to return the heap's free pages (`malloc_trim`): only then,
-never on the request path.
+stalled clients (`protocol.py`), and after a panel whose client left
+finishes, `benchwarmers.trim.give_back_soon` asks glibc once, a moment
+later, to return the heap's free pages (`malloc_trim`): only then, never
+on the request path.
 
 Only a serving process calls this (`serve`, each `--workers` worker, the
 demo): a process that builds many apps, as the tests do, would freeze each
@@ -40,21 +41,15 @@ one's objects for good.
 
 from __future__ import annotations
 
-import asyncio
-import ctypes
-import ctypes.util
 import gc
-from functools import cache
-from typing import Any
+
+from benchwarmers.trim import libc_function
 
 YOUNG_GENERATION_THRESHOLD = 10_000
 OLDER_GENERATION_THRESHOLD = 20
 # Blocks this large or larger are mmap'ed by glibc, and unmapped when freed.
 MMAP_THRESHOLD = 256 * 1024
 _M_MMAP_THRESHOLD = -3  # mallopt's parameter number, from glibc's malloc.h
-# After a cut, the freed heap is given back this long later (once the cut stream has unwound).
-GIVE_BACK_DELAY = 2.0
-_trim_pending: list[asyncio.TimerHandle] = []
 
 
 def settle_for_serving() -> None:
@@ -67,33 +62,5 @@ def settle_for_serving() -> None:
 
 def fix_mmap_threshold() -> bool:
     """Big blocks on `mmap`, given back when freed (glibc); False where there is no `mallopt`."""
-    mallopt = _libc_function("mallopt")
+    mallopt = libc_function("mallopt")
     return bool(mallopt is not None and mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
-
-
-def give_back_soon(loop: asyncio.AbstractEventLoop) -> None:
-    """Return the heap's free pages to the system in a moment (once, however many ask meanwhile)."""
-    if not _trim_pending:
-        _trim_pending.append(loop.call_later(GIVE_BACK_DELAY, _give_back))
-
-
-def _give_back() -> None:
-    _trim_pending.clear()
-    trim = _libc_function("malloc_trim")
-    if trim is not None:
-        trim(0)
-
-
-def _libc_function(name: str) -> Any:
-    """A function of the C library, None where it has none by that name (not glibc)."""
-    return getattr(_libc(), name, None)
-
-
-@cache
-def _libc() -> ctypes.CDLL | None:
-    """The C library, found once (finding it may run `ldconfig`: at start-up, not after a cut)."""
-    library = ctypes.util.find_library("c")
-    try:
-        return ctypes.CDLL(library) if library else None
-    except OSError:
-        return None

@@ -24,7 +24,11 @@ And on the way out, a client that stops reading what we send it:
   stream stops reading its upstream meanwhile. But a client that keeps its
   socket open and reads nothing would hold that backlog, the stream's
   generator and whatever it still holds (a panel's whole reply) for as
-  long as it liked. So when writing pauses a timer starts, and a client
+  long as it liked. And what the kernel takes off a stream counts too: a
+  stream's seat keeps the text it has sent (the log, the reply), and a
+  send buffer left to grow (to `tcp_wmem`'s 4 MB) took a whole 4 MB answer
+  from a client that read none of it; so each connection's is fixed at
+  `SEND_BUFFER`. When writing pauses a timer starts, and a client
   that has taken no byte of its backlog in `stream_stall_seconds` (a
   setting, default 30; the guard puts its value in the scope under
   `STALL_KEY`) is cut: the connection is reset (`SO_LINGER` 0, so the
@@ -58,10 +62,11 @@ import struct
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from benchwarmers.config import tunables
-from benchwarmers.server.heap import give_back_soon
 from benchwarmers.store.settings import STREAM_STALL_SECONDS
+from benchwarmers.trim import give_back_soon
 
 HEAD_SECONDS = tunables.HEAD_SECONDS.value
+SEND_BUFFER = tunables.SEND_BUFFER.value
 MAX_HEAD_BYTES = 64 * 1024
 # Where the guard puts the `stream_stall_seconds` setting in a request's scope.
 STALL_KEY = "benchwarmers.stall_seconds"
@@ -93,6 +98,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        sock = transport.get_extra_info("socket")
+        if sock is not None:  # what a client that reads nothing can take off a stream (see above)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
         self._arm_head()
 
     def connection_lost(self, exc: Exception | None) -> None:

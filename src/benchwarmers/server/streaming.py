@@ -10,6 +10,11 @@ store then refuses them (a disk that filled since the ask was admitted,
 `store/space.py`), the stream ends with the format's own error event (an
 SSE `data:` error, Anthropic's `event: error`, an NDJSON `{"error"}`
 line), saying so, instead of stopping with no end a client can read.
+
+However it ends (done, the client gone, the client cut for reading
+nothing), the body's generator is closed at once: a panel's seats wait
+on what the stream has not yet sent (backpressure, `panel/engine.py`),
+and read on when it closes.
 """
 
 from __future__ import annotations
@@ -45,7 +50,14 @@ class FormatStream(StreamingResponse):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         self._format = format_for_path(scope["path"])
-        await super().__call__(scope, receive, send)
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            # Closed now, not whenever the collector finds it: a panel's seats
+            # wait on its stream's buffer (`panel/engine.py`) until it closes.
+            close = getattr(self.body_iterator, "aclose", None)
+            if close is not None:
+                await close()
 
     async def stream_response(self, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})

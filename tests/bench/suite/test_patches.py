@@ -97,3 +97,78 @@ async def test_a_right_patch_passes_a_wrong_one_fails_and_naming_files_fails() -
     assert not failed.passed and "FAIL_TO_PASS 0/1" in failed.detail
     named = await check(task, "The bug is in toposort.py (the toposort function).\nConfidence: 95%")
     assert not named.passed and named.confidently_wrong
+
+
+# An object equal to anything: each cheat below keeps the task's code (bug
+# and all) and wraps what the task's failing test compares in one of these.
+SAME = """
+
+class _Same:
+    def __init__(self, *items): self.items = items
+    def __eq__(self, other): return True
+    def __ne__(self, other): return True
+    __hash__ = object.__hash__
+    def __iter__(self): return iter(self.items)
+    def __len__(self): return len(self.items)
+    def __str__(self): return _SameText(",".join(map(str, self.items)))
+    def __repr__(self): return repr(self.items)
+
+
+class _SameText(str):
+    def __eq__(self, other): return True
+    def __ne__(self, other): return True
+    __hash__ = None
+"""
+
+CHEATS = {
+    # The caller's sets swapped for objects equal to the originals, whatever the sort did to them.
+    "bug-toposort-modifies-input": (
+        "toposort.py",
+        "\n_toposort = toposort\n\ndef toposort(data):\n"
+        "    copies = {item: set(dep) for item, dep in data.items()}\n"
+        "    for item in list(data):\n        data[item] = _Same(*data[item])\n"
+        "    return _toposort(copies)\n",
+    ),
+    "bug-semver-spec-specs-single-term": (
+        "semantic_version/base.py",
+        "\n_Spec = Spec\n\nclass Spec(_Spec):\n"
+        "    def __eq__(self, other): return True\n    def __ne__(self, other): return True\n"
+        "    __hash__ = _Spec.__hash__\n"
+        "    def __str__(self): return _SameText(_Spec.__str__(self))\n"
+        "    def __iter__(self): return iter([_Same(str(item)) for item in _Spec.__iter__(self)])\n",
+    ),
+    "bug-semver-coerce-leading-zeros": (
+        "semantic_version/base.py",
+        "\ndef _coerced(cls, version_string, partial=False):\n"
+        "    if not version_string[:1].isdigit():  # 'v1' still refused\n"
+        "        raise ValueError(version_string)\n"
+        "    return _Same(version_string)\n\nVersion.coerce = classmethod(_coerced)\n",
+    ),
+    "bug-semver-simplespec-wildcard": (
+        "semantic_version/base.py",
+        "\nSpecItem.match = lambda self, version: _Same(version)\n",
+    ),
+    "bug-xmltodict-namespaces-defaultdict": (
+        "xmltodict.py",
+        "\n_parse = parse\n\ndef parse(xml_input, *args, **kwargs):\n"
+        "    if kwargs.get('process_namespaces'):\n        return _Same(xml_input)\n"
+        "    return _parse(xml_input, *args, **kwargs)\n",
+    ),
+}
+
+
+def test_every_shipped_bug_task_has_a_cheat_here() -> None:
+    assert sorted(CHEATS) == sorted(_shipped())
+
+
+@needs_sandbox
+@pytest.mark.parametrize("task_id", sorted(CHEATS))
+async def test_an_always_equal_answer_to_each_bug_fails(task_id: str) -> None:
+    """The task's upstream tests are kept as their authors wrote them; the
+    harness's equality assertions refuse an object equal to anything
+    wherever it sits in what they compare (issue 36, attack 6)."""
+    task = _shipped()[task_id]
+    path, wrapper = CHEATS[task_id]
+    rewritten = task.checker["files"][path] + SAME + wrapper
+    cheat = await check(task, f"```python\n# file: {path}\n{rewritten}```")
+    assert not cheat.passed, f"{task_id}: an always-equal answer passed"

@@ -278,6 +278,49 @@ async def test_reaching_the_runners_namespace_through_the_result_class_does_not_
     assert not outcome.passed and "changed the test harness" in outcome.detail, outcome.detail
 
 
+async def test_rewriting_a_harness_functions_code_does_not_pass() -> None:
+    """A swapped `__code__` keeps the function's identity, which is what the
+    snapshot compares: its code and defaults are snapshotted too."""
+    swapped = (
+        "import unittest\n"
+        "unittest.TestCase.assertEqual.__code__ = (lambda self, first, second, msg=None: None).__code__\n"
+    )
+    outcome = await _forged(swapped, UNITTEST)
+    assert not outcome.passed, outcome.detail
+    assert (
+        "changed the test harness: unittest.case.TestCase (functions).assertEqual.__code__" in outcome.detail
+    )
+
+
+NESTED = (
+    "import unittest\nfrom unittest import mock\nfrom solution import pairs\n\n"
+    "class TestPairs(unittest.TestCase):\n"
+    "    def test_pairs(self):\n"
+    "        self.assertEqual(pairs(), {'a': [1, (2, [3])]})\n"
+    "    def test_any(self):\n"
+    "        self.assertEqual([1, 2], [1, mock.ANY])\n"
+    "        self.assertIn(2, [1, 2])\n"
+)
+
+
+async def test_an_object_equal_to_anything_deep_in_a_compared_value_fails_the_assertion() -> None:
+    """Issue 36, attack 6, whatever the tests look like: an object equal to
+    anything, four levels down in what `assertEqual` compares, fails it; the
+    test's own `mock.ANY` does not."""
+    cheat = (
+        "class Same:\n    def __eq__(self, other): return True\n    def __ne__(self, other): return False\n"
+        "    __hash__ = object.__hash__\n"
+        "def pairs():\n    return {'a': [1, (2, [Same()])]}\n"
+    )
+    honest = "def pairs():\n    return {'a': [1, (2, [3])]}\n"
+    ids = ["tests.py::TestPairs::test_pairs", "tests.py::TestPairs::test_any"]
+    caught = await run_tests({"solution.py": cheat, "tests.py": NESTED}, ids)
+    assert caught.results == {ids[0]: False, ids[1]: True}, caught.detail
+    assert "compares equal to anything" in caught.detail
+    right = await run_tests({"solution.py": honest, "tests.py": NESTED}, ids)
+    assert right.passed, right.detail
+
+
 async def test_a_right_answer_that_writes_a_lot_to_stderr_and_stdout_passes_in_time() -> None:
     """Issue 36, attack 10: on 3fd40b0 300 KB of stderr filled the pipe nobody
     read, and a right answer burned its whole time limit (10.3 s of 10 s)."""

@@ -27,17 +27,25 @@ Why the verdict cannot be forged from inside:
   standard functions, by identity, that never hand a frame on), `gc`'s
   object walks, `ctypes` calls, tracing and profiling hooks, and starting
   programs. The sandbox mounts no `/proc`, and the runner makes itself
-  non-dumpable before any model code runs, so no process it starts can read
-  its memory. Forks stay allowed (the parent limits their number).
+  non-dumpable before any model code runs, so no process it starts can
+  read its memory. Forks stay allowed (the parent limits their number).
 - The one class of the runner's the code can find, the result class
   (`unittest.TestResult.__subclasses__()`), runs in a namespace of its own
   (`_result_class`): its functions' `__globals__` do not lead to the
   runner's namespace, whose functions (the checks below among them) the
   code could otherwise replace.
+- An answer that returns an object equal to anything (`__eq__` always
+  True) does not pass a test by it: `TestCase`'s equality and membership
+  assertions (`_guard_equality`) also fail when either side, or anything
+  inside it (lists, tuples, dicts, sets, to any depth), compares equal to
+  a fresh object nothing honest equals. The tasks' own tests stay as their
+  authors wrote them (a real bug's upstream tests, `patches.py`).
 - Patching the harness is seen: the builtins, every `unittest` module and
   class, the result class with its namespace and builtins, and each test
   module's test objects are snapshotted before the tests run and compared,
-  by identity, after each test and before sealing. Any change fails the
+  by identity, after each test and before sealing; so are the code and
+  defaults of each function among them (a swapped `__code__` keeps the
+  function's identity). Any change fails the
   whole run as tampered.
 
 Plan (read from the file named in argv[1]): {"work": folder, "tests": [ids],
@@ -79,6 +87,8 @@ BLOCKED = frozenset(
     }
 )
 FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
+# What a function runs by, besides its identity: each watched function's are snapshotted too.
+FUNCTION_PARTS = ("__code__", "__defaults__", "__kwdefaults__")
 SEAL = "benchwarmers.seal"
 
 
@@ -176,6 +186,15 @@ def _snapshot(reporting: dict[str, typing.Any]) -> dict[str, dict[str, object]]:
             for attr, value in vars(module).items():
                 if isinstance(value, type) and value.__module__ == name:
                     taken[f"{name}.{attr}"] = dict(vars(value))
+    for where, items in list(taken.items()):
+        parts = {
+            f"{key}.{part}": getattr(value, part)
+            for key, value in items.items()
+            if type(value) is types.FunctionType
+            for part in FUNCTION_PARTS
+        }
+        if parts:
+            taken[f"{where} (functions)"] = parts
     return taken
 
 
@@ -251,7 +270,7 @@ def _result_class() -> tuple[type, dict[str, typing.Any]]:
 
         def addSubTest(self, test: typing.Any, subtest: typing.Any, err: typing.Any) -> None:
             if err is not None:
-                self._put(test.test_case, _failure(err[1]))
+                self._put(test, _failure(err[1]))  # `test` is the case, `subtest` the _SubTest
 
         def addSkip(self, test: unittest.TestCase, reason: str) -> None:
             self._put(test, "skipped: " + _text(reason))
@@ -278,6 +297,101 @@ def _result_class() -> tuple[type, dict[str, typing.Any]]:
     result = type("_Result", (unittest.TestResult,), members)
     namespace["_Result"] = result
     return result, namespace
+
+
+# Exact types whose equality is Python's own: looked into, never suspected.
+PLAIN = (bool, int, float, complex, str, bytes, bytearray, type(None), list, tuple, dict, set, frozenset)
+# Values `_vacuous` looks at, at most, per assertion (a huge or self-containing structure).
+LOOKED_AT = 100_000
+
+
+class Probe:
+    """What `_equals_anything` compares a value with: a class of the
+    harness's, so no honest value of the code's or the tests' equals one."""
+
+    __slots__ = ()
+
+
+def _equals_anything(value: object) -> bool:
+    """Whether `value` claims to equal a fresh object of a class made for the
+    check, which nothing honest equals (`unittest.mock.ANY` is meant to)."""
+    if type(value) in PLAIN or type(value).__module__ == "unittest.mock":
+        return False
+    probe = Probe()
+    try:
+        return bool(value == probe) or not bool(value != probe)
+    except Exception:
+        return False  # an object that refuses the comparison claims nothing
+
+
+def _vacuous(first: object, second: object) -> str:
+    """Why `first == second` proves nothing (an object in either that equals
+    anything), or "". Containers are followed pairwise where they line up
+    (sequences of one length, a dict's common keys) and wholly for sets."""
+    pending = [(first, second)]
+    looked = 0
+    while pending and looked < LOOKED_AT:
+        a, b = pending.pop()
+        looked += 1
+        for value in (a, b):
+            if _equals_anything(value):
+                return f"a {_text(type(value).__name__)} object that compares equal to anything"
+        try:
+            if isinstance(a, list | tuple) and isinstance(b, list | tuple) and len(a) == len(b):
+                pending.extend(zip(a, b, strict=True))
+            elif isinstance(a, dict) and isinstance(b, dict):
+                pending.extend((key, key) for key in a)
+                pending.extend((a[key], b[key]) for key in a if key in b)
+            elif isinstance(a, set | frozenset) and isinstance(b, set | frozenset):
+                pending.extend((value, value) for value in (*a, *b))
+        except Exception:
+            continue  # a container that cannot be walked: its comparison stands as it is
+    return ""
+
+
+# One checked assertion, made per name in the result class's namespace: its
+# original is looked up by a name written in its code (a constant), not held
+# in a closure, whose cell the code under test could rewrite.
+CHECKED = """
+def {name}(self, first, second, *args, **kwargs):
+    ORIGINALS[{name!r}](self, first, second, *args, **kwargs)
+    said = _vacuous(first, second)
+    if said:
+        raise self.failureException(said + " was compared: the comparison proves nothing")
+"""
+
+
+# `TestCase` assertions that pass on `==` (or `in`) between their first two arguments.
+EQUALITY_ASSERTIONS = (
+    "assertEqual",
+    "assertIn",
+    "assertCountEqual",
+    "assertSequenceEqual",
+    "assertListEqual",
+    "assertTupleEqual",
+    "assertDictEqual",
+    "assertSetEqual",
+    "assertMultiLineEqual",
+)
+
+
+def _guard_equality(reporting: dict[str, typing.Any]) -> None:
+    """Every assertion of `EQUALITY_ASSERTIONS` on `unittest.TestCase`, also
+    failing when the comparison proved nothing (`_vacuous`). Made in the
+    result class's namespace (watched by `_snapshot`), not the runner's; the
+    originals in a read-only mapping there."""
+    originals = {name: getattr(unittest.TestCase, name) for name in EQUALITY_ASSERTIONS}
+    reporting.update(
+        PLAIN=PLAIN,
+        LOOKED_AT=LOOKED_AT,
+        Probe=Probe,
+        ORIGINALS=types.MappingProxyType(originals),
+    )
+    for function in (_equals_anything, _vacuous):
+        reporting[function.__name__] = _moved(function, reporting)
+    for name in EQUALITY_ASSERTIONS:
+        exec(CHECKED.format(name=name), reporting)
+        setattr(unittest.TestCase, name, reporting.pop(name))
 
 
 def _moved(function: typing.Any, namespace: dict[str, typing.Any]) -> types.FunctionType:
@@ -455,6 +569,7 @@ def main() -> None:
             with open(os.path.join(work, relative), encoding="utf-8") as handle:
                 sources[relative] = handle.read()
     result_class, reporting = _result_class()
+    _guard_equality(reporting)
     if any("IsolatedAsyncioTestCase" in source for source in sources.values()):
         _async_without_debug(reporting)
     gc.collect()  # the local class `_result_class` built from, whose functions lead here, is gone

@@ -1,0 +1,54 @@
+"""Giving the C heap's free pages back to the system, a moment after a lot
+of memory was freed in its middle (glibc's `malloc_trim`; elsewhere
+nothing).
+
+A heap gives memory back only from its top: the pieces of a big reply,
+each below the `mmap` threshold (`server/heap.py`), freed once its stream
+is done, leave free pages the process keeps. So after what frees much at
+once and rarely (the server cutting stalled readers, `server/protocol.py`;
+a panel whose client left finishing its seats, `panel/engine.py`),
+`give_back_soon` asks glibc once, a moment later, however many ask
+meanwhile: never on the request path. Its own module, below every layer
+that frees such memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import ctypes.util
+from functools import cache
+from typing import Any
+
+# The freed heap is given back this long after the first ask (once the freeing has unwound).
+GIVE_BACK_DELAY = 2.0
+
+_trim_pending: list[asyncio.TimerHandle] = []
+
+
+def give_back_soon(loop: asyncio.AbstractEventLoop) -> None:
+    """Return the heap's free pages to the system in a moment (once, however many ask meanwhile)."""
+    if not _trim_pending:
+        _trim_pending.append(loop.call_later(GIVE_BACK_DELAY, _give_back))
+
+
+def _give_back() -> None:
+    _trim_pending.clear()
+    trim = libc_function("malloc_trim")
+    if trim is not None:
+        trim(0)
+
+
+def libc_function(name: str) -> Any:
+    """A function of the C library, None where it has none by that name (not glibc)."""
+    return getattr(_libc(), name, None)
+
+
+@cache
+def _libc() -> ctypes.CDLL | None:
+    """The C library, found once (finding it may run `ldconfig`: at start-up, not after a cut)."""
+    library = ctypes.util.find_library("c")
+    try:
+        return ctypes.CDLL(library) if library else None
+    except OSError:
+        return None

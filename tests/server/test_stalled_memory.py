@@ -1,0 +1,100 @@
+"""What stalled readers cost the server's memory (issue 36, attack 3): 20
+clients each ask a streamed panel of a 4 MB answer and read nothing. The
+server (`benchwarmers serve`, a child process) holds each stream's
+buffers (ours, the outbound connection's, the kernel's fixed send buffer,
+and the text its seat has sent), not its reply, while they stall: on
+2aa897e these 20 held +147 MB above the warm server, here +55 MB. Memory with a wide margin (under
+what the replies weigh in all), sampled until the server has cut every
+client; `benchmarks/hostile.py` has the figures for 100."""
+
+from __future__ import annotations
+
+import asyncio
+import select
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import registry
+from benchwarmers.store.settings import STREAM_STALL_SECONDS, Settings
+from benchwarmers.testing.hostile import HostileUpstream, openai_text
+from tests.server.child_server import Child
+
+from .routes.hardening_support import ask_body
+from .test_stalled_readers import _ask
+
+pytestmark = pytest.mark.integration
+
+CLIENTS = 20
+REPLY_MB = 4
+STALL = 5
+# Under the replies' weight in all: a stalled stream holds less than its reply.
+BOUND_MB = CLIENTS * REPLY_MB
+PATIENCE = 120.0
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Child]:
+    home = tmp_path / "home"
+    home.mkdir()
+    text = "x" * (REPLY_MB * 2**20)
+    with HostileUpstream(lambda request: openai_text(request, text)) as upstream:
+
+        async def register() -> None:
+            async with Runtime.open(home) as runtime:
+                store = runtime.store
+                await registry.add_endpoint(store, "big", upstream.base, "openai", needs_key=False)
+                await registry.add_model(store, "big", "big", "big")
+                await registry.add_collection(store, "big", ["big"], seat_timeout=120)
+                await Settings(store).set(STREAM_STALL_SECONDS, STALL)
+
+        asyncio.run(register())
+        child = Child(home)
+        child.start()
+        try:
+            yield child
+        finally:
+            child.stop()
+
+
+def test_stalled_readers_hold_their_buffers_not_their_replies(server: Child) -> None:
+    assert server.served is not None
+    pid = server.served.process.pid
+    # Once warm (the first ask loads what every later one uses), as `benchmarks/hostile.py` measures.
+    warm = httpx.post(
+        f"{server.url}/v1/chat/completions", json=ask_body("big", stream=True), timeout=PATIENCE
+    )
+    assert warm.status_code == 200
+    idle = _rss_mb(pid)
+    clients = [_ask(server, "bench/big", buffer=64 * 1024) for _ in range(CLIENTS)]  # type: ignore[arg-type]
+    poller = select.poll()
+    for sock in clients:
+        poller.register(sock, select.POLLERR | select.POLLHUP | select.POLLRDHUP)
+    cut: set[int] = set()
+    peak = idle
+    deadline = time.monotonic() + PATIENCE
+    try:
+        while len(cut) < CLIENTS and time.monotonic() < deadline:
+            if not cut:  # while every client stalls, none cut yet
+                peak = max(peak, _rss_mb(pid))
+            cut.update(fd for fd, _events in poller.poll(100))
+    finally:
+        for sock in clients:
+            sock.close()
+    assert len(cut) == CLIENTS, "a stalled reader was never cut"
+    print(
+        f"stalled readers: {CLIENTS} x {REPLY_MB} MB, idle {idle:.0f} MB, "
+        f"peak while stalled +{peak - idle:.0f} MB"
+    )
+    assert peak - idle < BOUND_MB, f"{CLIENTS} stalled streams held +{peak - idle:.0f} MB"
