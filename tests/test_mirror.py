@@ -34,7 +34,6 @@ COVERED_BY: dict[str, tuple[str, ...]] = {
     "calls/call_ids.py": ("tests/calls/test_log.py", "tests/calls/test_pairs.py"),
     "calls/reach.py": ("tests/bench/test_explorers.py",),
     "calls/reads.py": ("tests/calls/test_log.py",),
-    "calls/tokens.py": ("tests/panel/test_rules.py", "tests/bench/test_decider.py"),
     "cli/collections.py": ("tests/cli/test_main.py", "tests/cli/test_first_hour.py"),
     "cli/context.py": ("tests/limits/test_quotas.py",),
     "cli/doctor.py": ("tests/cli/test_doctor_quickstart.py",),
