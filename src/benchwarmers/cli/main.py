@@ -22,6 +22,7 @@ import typer
 from benchwarmers import __version__
 from benchwarmers.cli import (
     ask,
+    budgets,
     collections,
     doctor,
     endpoints,
@@ -56,6 +57,7 @@ COMMAND_MODULES = (
     settings,
     fake_provider,
     limits,
+    budgets,
     onboard,
     ask,
     suite,

@@ -74,8 +74,15 @@ from benchwarmers.core.services import Core
 from benchwarmers.core.settings import LOGIN_PASSWORD, SettingRow
 from benchwarmers.identity.keys import KeyInfo
 from benchwarmers.identity.scope import NOBODY, OWNER, Identity
+from benchwarmers.limits.budgets import CURRENCIES as BUDGET_CURRENCIES
+from benchwarmers.limits.budgets import PERIODS as BUDGET_PERIODS
+from benchwarmers.limits.budgets import SCOPES as BUDGET_SCOPES
+from benchwarmers.limits.budgets import parse_tokens as parse_budget_tokens
+from benchwarmers.limits.budgets import parse_usd as parse_budget_usd
 from benchwarmers.limits.quotas import Quota, QuotasView
 from benchwarmers.limits.quotas import as_json as quotas_json
+from benchwarmers.limits.spending import BudgetStatus, money
+from benchwarmers.limits.spending import status_json as budget_json
 from benchwarmers.limits.user_limits import KINDS as LIMIT_KINDS
 from benchwarmers.limits.user_limits import UserLimit
 from benchwarmers.runtime import Runtime
@@ -86,6 +93,9 @@ from benchwarmers.store.times import iso_utc, utc
 
 __all__ = [
     "AGENT_SESSION_HEADERS",
+    "BUDGET_CURRENCIES",
+    "BUDGET_PERIODS",
+    "BUDGET_SCOPES",
     "CALL_ID_PREFIX",
     "CONVERSATION_HEADER",
     "DECISION_SHAPES",
@@ -103,6 +113,7 @@ __all__ = [
     "SUITE_SHAPES",
     "Admin",
     "BenchServices",
+    "BudgetStatus",
     "Check",
     "CollectionView",
     "Core",
@@ -129,6 +140,7 @@ __all__ = [
     "UserLimit",
     "api_kinds",
     "bench_services",
+    "budget_json",
     "check_collection_name",
     "check_endpoint",
     "check_endpoint_key",
@@ -151,7 +163,10 @@ __all__ = [
     "local_store",
     "login_policy",
     "mode_for",
+    "money",
     "needs_key_by_default",
+    "parse_budget_tokens",
+    "parse_budget_usd",
     "probe_json",
     "quotas_json",
     "resolve_home",

@@ -40,13 +40,17 @@ class RouteMode:
     async def start(self, ask: Ask, *, conversation: str = "") -> RouteTurn:
         """A turn whose member has sent its first byte (failing over until
         one does); `conversation` is the client's `x-bench-conversation`."""
-        collection = await Panels(self.runtime, self.identity).collection(ask.collection)
+        panels = Panels(self.runtime, self.identity)
+        collection = await panels.collection(ask.collection)
+        panels.pay()
         space.ensure_room(self.runtime.store)
         return await RouteEngine(self.runtime).start(ask, header=conversation, collection=collection)
 
     async def answer(self, ask: Ask, *, conversation: str = "") -> tuple[RouteTurn, Reply]:
         """A whole turn, for a client that did not stream (a member failing
         mid-reply is replaced too)."""
-        collection = await Panels(self.runtime, self.identity).collection(ask.collection)
+        panels = Panels(self.runtime, self.identity)
+        collection = await panels.collection(ask.collection)
+        panels.pay()
         space.ensure_room(self.runtime.store)
         return await RouteEngine(self.runtime).answer(ask, header=conversation, collection=collection)

@@ -29,7 +29,7 @@ import random
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -38,8 +38,9 @@ from benchwarmers.bench import decisions, revive
 from benchwarmers.calls.call_ids import new_ask_id, new_call_id
 from benchwarmers.calls.caller import STOPPED, CallContext, Caller, CallResult, await_recorded
 from benchwarmers.calls.log import panel_task
-from benchwarmers.calls.tokens import fitted
+from benchwarmers.calls.tokens import fitted, prompt_tokens, reply_tokens
 from benchwarmers.errors import UserError
+from benchwarmers.limits.spending import Hold
 from benchwarmers.panel import history, pace
 from benchwarmers.panel.merge import anonymise, merge_request, parse_merge
 from benchwarmers.panel.seating import (
@@ -64,6 +65,7 @@ from benchwarmers.types import (
     Seat,
     SeatDone,
     SeatText,
+    Usage,
 )
 
 if TYPE_CHECKING:
@@ -190,6 +192,7 @@ class PanelEngine:
             raise UserError(
                 f"no member of bench/{collection.name} can answer this request ({reasons})", status=422
             )
+        holds, seating = await self._budgeted(seating, request, collection)
         merged = ask.mode == "merged" or collection.reply == "merged"
         return Plan(
             ask_id=new_ask_id(),
@@ -201,7 +204,29 @@ class PanelEngine:
             merged=merged,
             stream=ask.stream,
             seat_text=ask.stream and ask.seat_text,
+            holds=holds,
         )
+
+    async def _budgeted(
+        self, seating: Seating, request: Request, collection: registry.CollectionView
+    ) -> tuple[dict[str, Hold], Seating]:
+        """The seats the budgets can pay for, each with its reservation (by
+        label; `limits/spending.py`), cheapest first or by record as the
+        collection says; those they cannot are left off, "budget: ...".
+        None paid for: the budget's 429. No budget applies (the usual ask): as seated."""
+        spending = self.runtime.spending
+        if not await spending.applies(collection.name):
+            return {}, seating
+        prompt = prompt_tokens(request)
+        estimates = [(prompt, reply_tokens(fitted(request, s.model))) for s in seating.seats]
+        holds, left_off, refusals = await spending.seat(
+            seating.seats, estimates, collection=collection.name, order=collection.budget_seating
+        )
+        if not holds:
+            raise refusals[0]
+        kept = tuple(s for i, s in enumerate(seating.seats) if i in holds)
+        by_label = {seating.seats[i].label: hold for i, hold in holds.items()}
+        return by_label, Seating(kept, (*seating.left_off, *left_off))
 
     # ----------------------------------------------------------------- work
 
@@ -362,6 +387,7 @@ class PanelEngine:
             explorer=planned.explorer,
         )
         request, note = fitted_note(plan.request, planned.model)
+        hold = plan.holds.get(planned.label)
         try:
             result = await self.caller.call(
                 planned.model,
@@ -373,6 +399,7 @@ class PanelEngine:
                 recorded=False,
                 call_id=call_id,
                 on_text=on_text,
+                hold=hold,
             )
             calls.append(result)
             pace.note(self.runtime.store, planned.model.alias, result.seconds)
@@ -387,6 +414,9 @@ class PanelEngine:
                 explorer=planned.explorer,
                 note=note,
             )
+        finally:
+            if hold is not None and not hold.settled:  # the call never started: its reservation goes back
+                await self.runtime.spending.settle(hold, Usage())
         return seat_of(result, planned, note)
 
     async def _merge(self, plan: Plan, seats: Sequence[Seat], calls: list[CallResult]) -> Merged:
@@ -495,6 +525,8 @@ class Plan:
     stream: bool = False
     # ... and each seat's text as it is written (`SeatText`).
     seat_text: bool = False
+    # The budgets' reservation of each seat, by label (none when no budget applies).
+    holds: Mapping[str, Hold] = field(default_factory=dict)
 
 
 class _Hand(ABC):

@@ -131,6 +131,8 @@ class CollectionView:
     keep_text: bool = False
     keep_days: int = KEEP_DAYS
     blind: bool = False  # the Ask page hides the names until judged
+    # budgets: which seats a budget that cannot pay for all keeps, "cheapest" first or by "record".
+    budget_seating: str = "cheapest"
 
 
 @dataclass(frozen=True, slots=True)
@@ -514,6 +516,7 @@ async def add_collection(
     keep_text: bool = False,
     keep_days: int = KEEP_DAYS,
     blind: bool = False,
+    budget_seating: str = "cheapest",
 ) -> CollectionView:
     check_collection_name(name)
     fields = _collection_fields(
@@ -530,6 +533,7 @@ async def add_collection(
         keep_days=keep_days,
     )
     fields["blind"] = blind
+    fields["budget_seating"] = _checked_budget_seating(budget_seating)
     async with store.write() as session:
         if await session.scalar(select(schema.Collection).where(schema.Collection.name == name)) is not None:
             raise Conflict(f"collection {name!r} already exists")
@@ -563,6 +567,7 @@ async def update_collection(
     keep_text: bool | None = None,
     keep_days: int | None = None,
     blind: bool | None = None,
+    budget_seating: str | None = None,
 ) -> CollectionView:
     """Change what is given (None leaves a field as it is). Turning
     `keep_text` off removes the text already kept."""
@@ -587,6 +592,8 @@ async def update_collection(
             fields["merger_alias"] = await _checked_merger(session, merger)
         if blind is not None:
             fields["blind"] = blind
+        if budget_seating is not None:
+            fields["budget_seating"] = _checked_budget_seating(budget_seating)
         for key, value in fields.items():
             setattr(row, key, value)
         if members is not None:
@@ -693,6 +700,15 @@ def _collection_fields(
         "keep_text": bool(keep_text),
         "keep_days": int(keep_days),
     }
+
+
+BUDGET_SEATINGS = ("cheapest", "record")
+
+
+def _checked_budget_seating(value: str) -> str:
+    if value not in BUDGET_SEATINGS:
+        raise UserError(f"budget seating {value!r} is not known; use {', '.join(BUDGET_SEATINGS)}")
+    return value
 
 
 async def _member_rows(session: AsyncSession, aliases: Sequence[str]) -> list[schema.Model]:
@@ -817,4 +833,5 @@ def _collection_view(row: schema.Collection, members: list[str]) -> CollectionVi
         keep_text=row.keep_text,
         keep_days=row.keep_days,
         blind=row.blind,
+        budget_seating=row.budget_seating,
     )

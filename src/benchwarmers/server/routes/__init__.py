@@ -51,6 +51,7 @@ ROUTERS: tuple[str, ...] = (
     "benchwarmers.server.routes.ollama",
     "benchwarmers.server.routes.bench_api",
     "benchwarmers.server.routes.quotas",
+    "benchwarmers.server.routes.budgets",
     "benchwarmers.server.routes.bench_ops",
     "benchwarmers.server.routes.settings",
     "benchwarmers.server.routes.decisions",
