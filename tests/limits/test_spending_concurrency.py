@@ -130,7 +130,9 @@ def _exactly_n(
     assert spent_after_failures == spent
 
 
-def test_sqlite_one_process_lets_exactly_the_budget_through(home: Path, counts: Callable[[str], None]) -> None:
+def test_sqlite_one_process_lets_exactly_the_budget_through(
+    home: Path, counts: Callable[[str], None]
+) -> None:
     _exactly_n(home, counts, "SQLite, one process", {DATABASE_URL_ENV: "", REDIS_URL_ENV: ""})
 
 
