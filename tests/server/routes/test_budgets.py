@@ -233,7 +233,6 @@ def test_put_sets_lists_and_removes_a_budget(bench: tuple[LiveServer, dict[str, 
     assert datetime.fromisoformat(body["resetsAt"]).day == 1
     listed = httpx.get(f"{server.url}/bench/budgets", headers=headers, timeout=30).json()["budgets"]
     assert [(b["usd"], b["tokens"]) for b in listed if b["scope"] == "collection"] == [(2.5, 1000)]
-    )
     removed = httpx.put(
         f"{server.url}/bench/budgets",
         json={"scope": "collection", "name": "solo", "period": "month", "usd": None, "tokens": None},
