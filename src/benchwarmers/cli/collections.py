@@ -42,6 +42,14 @@ Promotion = Annotated[
         "suggest (named in the decisions) or never.",
     ),
 ]
+BudgetSeating = Annotated[
+    str | None,
+    typer.Option(
+        "--budget-seating",
+        help="A budget that cannot pay for every seat seats the cheapest first (cheapest) "
+        "or the best by record first (record).",
+    ),
+]
 System = Annotated[str | None, typer.Option("--system", help="System prompt given to every seat.")]
 Timeout = Annotated[float | None, typer.Option("--timeout", help="Seconds each seat may take.")]
 Shadow = Annotated[
@@ -80,6 +88,7 @@ def add(
     shadow: Shadow = None,
     keep_text: KeepText = None,
     keep_days: KeepDays = None,
+    budget_seating: BudgetSeating = None,
 ) -> None:
     """Create a collection."""
     given = {
@@ -95,6 +104,7 @@ def add(
         "shadow_seats": shadow,
         "keep_text": keep_text,
         "keep_days": keep_days,
+        "budget_seating": budget_seating,
     }
     options: dict[str, Any] = {key: value for key, value in given.items() if value is not None}
     collection = with_core(lambda core: core.admin.add_collection(name, members or [], **options))
@@ -117,6 +127,7 @@ def set_(
     shadow: Shadow = None,
     keep_text: KeepText = None,
     keep_days: KeepDays = None,
+    budget_seating: BudgetSeating = None,
 ) -> None:
     """Change a collection (--member replaces the member list; --merger '' clears the merger)."""
     collection = with_core(
@@ -135,6 +146,7 @@ def set_(
             shadow_seats=shadow,
             keep_text=keep_text,
             keep_days=keep_days,
+            budget_seating=budget_seating,
         )
     )
     _show(collection)

@@ -23,6 +23,8 @@ from typing import Any
 import httpx
 
 from benchwarmers.core import (
+    BUDGET_PERIODS,
+    BUDGET_SCOPES,
     LOGIN_PASSWORD,
     ONBOARDING_MODES,
     OWNER,
@@ -36,6 +38,7 @@ from benchwarmers.core import (
     OnboardRequest,
     Recorded,
     Runtime,
+    budget_json,
     check_collection_name,
     check_endpoint,
     check_endpoint_key,
@@ -44,7 +47,10 @@ from benchwarmers.core import (
     endpoint_key_source,
     environment,
     iso_utc,
+    money,
     needs_key_by_default,
+    parse_budget_tokens,
+    parse_budget_usd,
     probe_json,
     quotas_json,
     set_endpoint_key,
@@ -299,6 +305,11 @@ class Backend:
             value = number(body, key, label=label)
             if value is not None:
                 options[key] = int(value)
+        budget_seating = text(body, "budget_seating")
+        if budget_seating:
+            if budget_seating not in ("cheapest", "record"):
+                raise FieldError("budget_seating", "budget seating is cheapest or record")
+            options["budget_seating"] = budget_seating
         promotion = text(body, "promotion")
         if promotion:
             if promotion not in PROMOTIONS:
@@ -389,7 +400,31 @@ class Backend:
     async def quotas(self) -> dict[str, Any]:
         view = quotas_json(await self.admin.quotas())
         view["days"] = await self.admin.usage_by_day()
+        view["budgets"] = [{**row, "shown": _budget_amounts(row)} for row in await self.budgets()]
         return view
+
+    # -------------------------------------------------------------- budgets
+
+    async def budgets(self) -> list[dict[str, Any]]:
+        return [budget_json(status) for status in await self.admin.budgets()]
+
+    async def set_budget(self, body: dict[str, Any]) -> dict[str, Any]:
+        """One budget from the Settings form: `for` ("install", "key:NAME" or
+        "collection:NAME"), `period`, `usd` and `tokens` (empty: none; both
+        empty removes the budget). Each field's error is said by it."""
+        scope, _, name = text(body, "for", required=True, label="what the budget is for").partition(":")
+        if scope not in BUDGET_SCOPES:
+            raise FieldError("for", "a budget is for the install, a key or a collection")
+        period = text(body, "period", required=True, label="the period")
+        if period not in BUDGET_PERIODS:
+            raise FieldError("period", f"the period is one of {', '.join(BUDGET_PERIODS)}")
+        with field("usd"):
+            usd = parse_budget_usd(body.get("usd") or None)
+        with field("tokens"):
+            tokens = parse_budget_tokens(body.get("tokens") or None)
+        with field("for"):
+            status = await self.admin.put_budget(scope, name, period, usd=usd, tokens=tokens)
+        return budget_json(status)
 
     # ------------------------------------------------------------- settings
 
@@ -484,6 +519,24 @@ def collection_json(c: CollectionView) -> dict[str, Any]:
         "keep_text": c.keep_text,
         "keep_days": c.keep_days,
         "blind": c.blind,
+        "budget_seating": c.budget_seating,
+    }
+
+
+def _budget_amounts(row: dict[str, Any]) -> dict[str, str]:
+    """A budget row's limit, spent and left as the Quotas page says them ("$0.25, 1200 tokens")."""
+
+    def said(usd: float | None, tokens: int | None) -> str:
+        parts = ([money(usd)] if usd is not None else []) + (
+            [f"{tokens} tokens"] if tokens is not None else []
+        )
+        return ", ".join(parts) or "—"
+
+    usd_set, tokens_set = row["usd"] is not None, row["tokens"] is not None
+    return {
+        "limit": said(row["usd"], row["tokens"]),
+        "spent": said(row["spentUsd"] if usd_set else None, row["spentTokens"] if tokens_set else None),
+        "left": said(row["leftUsd"], row["leftTokens"]),
     }
 
 
