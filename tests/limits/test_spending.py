@@ -148,7 +148,9 @@ async def test_a_panel_seats_what_the_budget_pays_for_cheapest_first_or_by_recor
     cheapest = Spending(runtime.store, MemoryCounters(), clock=lambda: NOON)
     holds, left_off, _ = await cheapest.seat(seats, estimates, collection="", order="cheapest")
     assert sorted(holds) == [1, 2, 3]
-    assert [(m.alias, m.reason[:22]) for m in left_off] == [("dear", f"budget: budget key {key}"[:22])]
+    assert [(m.alias, m.reason) for m in left_off] == [
+        ("dear", f"budget: key {key} per day: $0.0015 of $0.0021 left, resets 2026-12-05T00:00:00+00:00")
+    ]
     record = Spending(runtime.store, MemoryCounters(), clock=lambda: NOON)
     holds, left_off, refusals = await record.seat(seats, estimates, collection="", order="record")
     assert sorted(holds) == [0, 1]

@@ -267,7 +267,8 @@ class Spending:
                     tokens_out=estimates[i][1],
                 )
             except BudgetExceeded as exc:
-                left_off.append(LeftOff(model.alias, f"budget: {exc.message}"))
+                # "budget: key alice per day: $0.01 of $5 left, resets ...".
+                left_off.append(LeftOff(model.alias, f"budget: {exc.message.removeprefix('budget ')}"))
                 refusals.append(exc)
         return holds, left_off, refusals
 

@@ -173,7 +173,7 @@ def test_a_panel_seats_what_its_budget_pays_for_cheapest_first(
     bench_json = reply.json()["bench"]
     assert [seat["alias"] for seat in bench_json["seats"]] == ["cheap"]
     (left,) = [m for m in bench_json["leftOff"] if m["alias"] == "dear"]
-    assert left["reason"].startswith("budget: budget key half per week: $")
+    assert left["reason"].startswith("budget: key half per week: $")
     # What the seat really cost is what the budget shows spent: a settled call, not its estimate.
     budgets = httpx.get(f"{server.url}/bench/budgets", headers=headers, timeout=30).json()["budgets"]
     (half,) = [b for b in budgets if b["name"] == "half"]
