@@ -35,6 +35,7 @@ LEFT = {
             "server.routes.ollama",
             "server.routes.bench_api",
             "server.routes.quotas",
+            "server.routes.budgets",
             "server.routes.bench_ops",
             "server.routes.settings",
             "server.routes.decisions",
