@@ -31,6 +31,8 @@ from benchwarmers.testing.script import FakeError
 from benchwarmers.types import Message, Request, Sampling, Text
 from tests.serving import served
 
+# Two server processes and 230 asks on a loaded machine: far more than the default allows.
+pytestmark = pytest.mark.timeout(900)
 REDIS_URL = "redis://127.0.0.1:6379/0"
 ASKS = 200
 THROUGH = 20  # what the budget pays for
@@ -50,7 +52,7 @@ async def _register(home: Path, fake: FakeProvider, key: str, database_url: str 
         await registry.add_endpoint(store, "fake", fake.openai_base, "openai", needs_key=False)
         await registry.add_model(store, "paid", "fake", "paid", price_in=1.0, price_out=2.0)
         await registry.add_model(store, "broken", "fake", "broken", price_in=1.0, price_out=2.0)
-        await registry.add_collection(store, "paid", ["paid"], seat_timeout=60)
+        await registry.add_collection(store, "paid", ["paid"], seat_timeout=600)
         await registry.add_collection(store, "broken", ["broken"], seat_timeout=60)
         await Settings(store).set(MAX_PANELS, 1000)
         await Settings(store).set(MAX_PANELS_PER_KEY, 1000)
@@ -70,13 +72,16 @@ async def _flood(
 ) -> list[httpx.Response]:
     """`count` asks at once; once `decided(asks)`, `then()`; their replies."""
     fresh = httpx.Limits(max_keepalive_connections=0)  # a connection each: either worker may take it
-    async with httpx.AsyncClient(timeout=120, limits=fresh) as client:
+    async with httpx.AsyncClient(timeout=600, limits=fresh) as client:
         asks = [
             asyncio.create_task(client.post(f"{url}/v1/chat/completions", json=body, headers=headers))
             for _ in range(count)
         ]
+        waited = 0.0
         while not decided(asks):
+            assert waited < 600, f"{sum(a.done() for a in asks)} of {count} asks answered after 600 s"
             await asyncio.sleep(0.05)
+            waited += 0.05
         then()
         return await asyncio.gather(*asks)
 
