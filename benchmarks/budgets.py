@@ -34,6 +34,7 @@ from benchwarmers.identity.keys import create_key
 from benchwarmers.limits.budgets import set_budget
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
+from benchwarmers.store.settings import MAX_PANELS, MAX_PANELS_PER_KEY, Settings
 
 CONNECTIONS = 10
 ASKS = (
@@ -52,6 +53,9 @@ async def set_up(home: Path, upstream: str) -> tuple[str, str]:
             await registry.add_model(store, alias, "instant", alias, price_in=0.15, price_out=0.6)
         await registry.add_collection(store, "solo", ["alpha"])
         await registry.add_collection(store, "trio", list(THREE))
+        # Panels per key above the connections, so no ask is refused by the caps (8 a key by default).
+        await Settings(store).set(MAX_PANELS, 1000)
+        await Settings(store).set(MAX_PANELS_PER_KEY, 1000)
         _info, plain = await create_key(store, "plain", requests_per_minute=100_000_000)
         _info, budgeted = await create_key(store, "budgeted", requests_per_minute=100_000_000)
         for period in ("day", "month"):
