@@ -33,6 +33,7 @@ from benchwarmers.config.home import ensure_home, resolve_home
 from benchwarmers.limits.counters import Counters, MemoryCounters, open_counters
 from benchwarmers.limits.enforce import Limiter
 from benchwarmers.limits.panels import PanelSlots
+from benchwarmers.limits.spending import Spending
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.store import changes, journal, kept
 from benchwarmers.store.conversations import Conversations
@@ -66,6 +67,8 @@ class Runtime:
         self.settings = settings
         self.limiter = limiter or Limiter(store, MemoryCounters())
         self.counters: Counters = self.limiter.counters
+        # Budgets, counted on the limiter's counters (limits/spending.py).
+        self.spending = Spending(store, self.counters)
         # Route stickiness, read from memory (store/conversations.py).
         self.conversations = conversations or Conversations(store)
 

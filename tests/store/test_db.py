@@ -20,7 +20,7 @@ from benchwarmers.bench import decisions
 from benchwarmers.calls import log
 from benchwarmers.calls.call_ids import new_call_id
 from benchwarmers.calls.log import CallRow
-from benchwarmers.limits import scope, user_limits
+from benchwarmers.limits import budgets, scope, user_limits
 from benchwarmers.panel import history
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import changes, db, registry
@@ -143,6 +143,7 @@ async def test_every_cache_reads_only_the_tables_it_names(
         await registry.get_collection(store, "trio")
         await scope.endpoint_scopes(store)
         await user_limits.limits_for(store, "e", "a")
+        await budgets.all_budgets(store)
         await Settings(store).current()
         await decisions.rank(store, "trio", "short", ["a", "b", "c"])
         await decisions.pick_explorers(store, "trio", "short", 1, exclude=["a", "b", "c"])

@@ -76,7 +76,7 @@ from benchwarmers.calls import health, reach
 from benchwarmers.calls.call_ids import new_call_id
 from benchwarmers.calls.cost import call_cost
 from benchwarmers.calls.log import CallRow, submit_call
-from benchwarmers.calls.tokens import spent_estimate, total_tokens
+from benchwarmers.calls.tokens import prompt_tokens, reply_tokens, spent_estimate
 from benchwarmers.errors import (
     LimitExceeded,
     ProviderConnectError,
@@ -84,6 +84,7 @@ from benchwarmers.errors import (
     ProviderRateLimited,
     ProviderTimeout,
 )
+from benchwarmers.limits.spending import Hold
 from benchwarmers.providers.base import Target
 from benchwarmers.providers.deadline import Deadline
 from benchwarmers.providers.kinds import EndpointLike, adapter_for, key_of
@@ -207,6 +208,7 @@ class Caller:
         first_byte_timeout: float | None = None,
         limit_wait: float | None = None,
         call_id: str = "",
+        hold: Hold | None = None,
     ) -> CallStream:
         return CallStream(
             self.runtime,
@@ -219,6 +221,7 @@ class Caller:
             first_byte_timeout=first_byte_timeout,
             limit_wait=limit_wait,
             call_id=call_id,
+            hold=hold,
         )
 
     async def call(
@@ -234,6 +237,7 @@ class Caller:
         recorded: bool = True,
         call_id: str = "",
         on_text: Callable[[str], Awaitable[None] | None] | None = None,
+        hold: Hold | None = None,
     ) -> CallResult:
         """The whole reply; a provider's failure is the status. Returns once
         the call is safe in the log, or at once with `recorded=False` (then await
@@ -242,7 +246,9 @@ class Caller:
         (a panel names its seats before they answer); `on_text`: handed each
         piece of text as it arrives; what it returns, when not None, is
         awaited before the next piece is read (its reader is behind: the
-        upstream waits, see `panel/engine.py`'s `_Stream`). Cancelled with a
+        upstream waits, see `panel/engine.py`'s `_Stream`); `hold`: the
+        budgets' reservation made for it already (a panel's seats,
+        `Spending.seat`), which the call settles or releases. Cancelled with a
         `cut` message, it returns the call's result (status `cut`) rather
         than raising."""
         call_stream = self.stream(
@@ -254,6 +260,7 @@ class Caller:
             stream=stream,
             limit_wait=limit_wait,
             call_id=call_id,
+            hold=hold,
         )
         try:
             async with call_stream:
@@ -340,8 +347,11 @@ class CallStream:
         first_byte_timeout: float | None = None,
         limit_wait: float | None = None,
         call_id: str = "",
+        hold: Hold | None = None,
     ) -> None:
         self.runtime = runtime
+        # The budgets' reservation: made by whoever seated the call, else at admit.
+        self.hold = hold
         self.limit_wait = limit_wait
         self.model = model
         self.request = request
@@ -521,10 +531,19 @@ class CallStream:
         endpoint = self.model.endpoint
         key = key_of(endpoint)
         limit_wait = first_byte_wait if self.limit_wait is None else self.limit_wait
+        if self.hold is None:  # budgets first: a call they refuse takes no room under a rate limit
+            prompt = prompt_tokens(self.request)
+            self.hold = await self.runtime.spending.reserve(
+                collection=self.context.collection,
+                price_in=getattr(self.model, "price_in", None),
+                price_out=getattr(self.model, "price_out", None),
+                tokens_in=prompt,
+                tokens_out=reply_tokens(self.request),
+            )
         await self.runtime.limiter.admit(
             endpoint.name,
             self.model.served,
-            tokens=total_tokens(self.request),
+            tokens=prompt_tokens(self.request) + reply_tokens(self.request),
             max_wait=min(limit_wait, first_byte_wait),
         )
         return Target(
@@ -608,6 +627,8 @@ class CallStream:
         # always done at once, and a gather would make a task of each.
         if sent:
             await self.runtime.limiter.spent(endpoint.name, self.model.served, usage=usage)
+        if self.hold is not None:  # settled at its real cost; one never sent gives its reservation back
+            await self.runtime.spending.settle(self.hold, usage if sent else Usage())
         if self._reached is not None:
             await reach.note(self.runtime.store, endpoint.name, reachable=self._reached)
         failed = health.hard_failure(result.status, result.failure)

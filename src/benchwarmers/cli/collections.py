@@ -42,6 +42,14 @@ Promotion = Annotated[
         "suggest (named in the decisions) or never.",
     ),
 ]
+BudgetSeating = Annotated[
+    str | None,
+    typer.Option(
+        "--budget-seating",
+        help="A budget that cannot pay for every seat seats the cheapest first (cheapest) "
+        "or the best by record first (record).",
+    ),
+]
 System = Annotated[str | None, typer.Option("--system", help="System prompt given to every seat.")]
 Timeout = Annotated[float | None, typer.Option("--timeout", help="Seconds each seat may take.")]
 Shadow = Annotated[
@@ -117,6 +125,7 @@ def add(
     quorum: Quorum = None,
     deadline: Deadline = None,
     on_cut: OnCut = None,
+    budget_seating: BudgetSeating = None,
 ) -> None:
     """Create a collection."""
     given = {
@@ -137,6 +146,7 @@ def add(
         "quorum": quorum,
         "deadline": deadline,
         "on_cut": on_cut,
+        "budget_seating": budget_seating,
     }
     options: dict[str, Any] = {key: value for key, value in given.items() if value is not None}
     collection = with_core(lambda core: core.admin.add_collection(name, members or [], **options))
@@ -164,6 +174,7 @@ def set_(
     quorum: Quorum = None,
     deadline: Deadline = None,
     on_cut: OnCut = None,
+    budget_seating: BudgetSeating = None,
 ) -> None:
     """Change a collection (--member replaces the member list; --merger '' clears the merger)."""
     collection = with_core(
@@ -187,6 +198,7 @@ def set_(
             quorum=quorum,
             deadline=deadline,
             on_cut=on_cut,
+            budget_seating=budget_seating,
         )
     )
     _show(collection)

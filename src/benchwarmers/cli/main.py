@@ -22,6 +22,7 @@ import typer
 from benchwarmers import __version__
 from benchwarmers.cli import (
     ask,
+    budgets,
     collections,
     doctor,
     endpoints,
@@ -58,6 +59,7 @@ COMMAND_MODULES = (
     fake_provider,
     limits,
     usage,
+    budgets,
     onboard,
     ask,
     suite,

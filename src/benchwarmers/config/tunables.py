@@ -344,6 +344,16 @@ LIMITS_KEEP_EVERY = Tunable(
     "limits.enforce.KEEP_EVERY",
     "At most how often the limits every reply's headers repeat are written to the store.",
 )
+BUDGET_FLUSH_SECONDS = Tunable(
+    1.0,
+    "s",
+    "limits.budget_spend.FLUSH_EVERY",
+    (
+        "At most how long what calls spent waits in memory before it is written to `budget_spend`, the "
+        "copy a restarted server starts a budget's period from: one write a second whatever the load, "
+        "and at most a second of sums lost to a crash (the calls themselves are in the call log)."
+    ),
+)
 SESSION_SECONDS = Tunable(
     12 * 3600,
     "s",
@@ -425,6 +435,7 @@ TUNABLES: tuple[Tunable[int] | Tunable[float] | Tunable[tuple[float, ...]], ...]
     PANEL_RETRY_SECONDS,
     DEFAULT_REST,
     LIMITS_KEEP_EVERY,
+    BUDGET_FLUSH_SECONDS,
     SESSION_SECONDS,
     LOCAL_PROBE_TIMEOUT,
     SIGNIN_SECONDS,

@@ -79,8 +79,15 @@ from benchwarmers.identity.expiry import parse_expiry
 from benchwarmers.identity.expiry import show as show_moment
 from benchwarmers.identity.keys import KeyInfo
 from benchwarmers.identity.scope import NOBODY, OWNER, Identity
+from benchwarmers.limits.budgets import CURRENCIES as BUDGET_CURRENCIES
+from benchwarmers.limits.budgets import PERIODS as BUDGET_PERIODS
+from benchwarmers.limits.budgets import SCOPES as BUDGET_SCOPES
+from benchwarmers.limits.budgets import parse_tokens as parse_budget_tokens
+from benchwarmers.limits.budgets import parse_usd as parse_budget_usd
 from benchwarmers.limits.quotas import Exhausted, Quota, QuotasView, exhausted
 from benchwarmers.limits.quotas import as_json as quotas_json
+from benchwarmers.limits.spending import BudgetStatus, money
+from benchwarmers.limits.spending import status_json as budget_json
 from benchwarmers.limits.user_limits import KINDS as LIMIT_KINDS
 from benchwarmers.limits.user_limits import UserLimit
 from benchwarmers.runtime import Runtime
@@ -97,6 +104,9 @@ from benchwarmers.store.times import iso_utc, utc
 
 __all__ = [
     "AGENT_SESSION_HEADERS",
+    "BUDGET_CURRENCIES",
+    "BUDGET_PERIODS",
+    "BUDGET_SCOPES",
     "CALL_ID_PREFIX",
     "CONVERSATION_HEADER",
     "DECISION_SHAPES",
@@ -117,6 +127,7 @@ __all__ = [
     "USAGE_BY",
     "Admin",
     "BenchServices",
+    "BudgetStatus",
     "Check",
     "CollectionView",
     "Core",
@@ -145,6 +156,7 @@ __all__ = [
     "UserLimit",
     "api_kinds",
     "bench_services",
+    "budget_json",
     "check_collection_name",
     "check_endpoint",
     "check_endpoint_key",
@@ -170,8 +182,11 @@ __all__ = [
     "login_policy",
     "mode_for",
     "model_json",
+    "money",
     "needs_key_by_default",
     "onboard_requests",
+    "parse_budget_tokens",
+    "parse_budget_usd",
     "parse_expiry",
     "probe_json",
     "quotas_json",

@@ -36,7 +36,7 @@ from benchwarmers.errors import Conflict, NotFound, ProviderAuthError, ProviderE
 from benchwarmers.identity import expiry as key_expiry
 from benchwarmers.identity import keys as gateway_keys
 from benchwarmers.identity.scope import OWNER, Identity, may_administer
-from benchwarmers.limits import ledger, quotas, user_limits
+from benchwarmers.limits import budgets, ledger, quotas, spending, user_limits
 from benchwarmers.limits.scope import scopes_in_words
 from benchwarmers.providers import kinds
 from benchwarmers.store import prices, registry
@@ -388,6 +388,54 @@ class Admin:
             where = f"{endpoint}/{model}" if model else endpoint
             raise NotFound(f"no learned {unit} limit{f' per {window}' if window else ''} on {where}")
         return removed
+
+    # -------------------------------------------------------------- budgets
+
+    async def budgets(self) -> list[spending.BudgetStatus]:
+        """Every budget with its period's spend, what is left and when it resets."""
+        self.check_allowed()
+        return await self.runtime.spending.status()
+
+    async def set_budget(self, body: object) -> spending.BudgetStatus:
+        """One budget as a client sends it (`{"scope", "name", "period", "usd"?,
+        "tokens"?, "currency"?}`; both amounts null removes it), checked whole
+        before anything is saved; its status after."""
+        store = self._store()
+        if not isinstance(body, dict):
+            raise UserError('send one budget: {"scope", "name", "period", "usd", "tokens"}')
+        unknown = sorted(set(body) - {"scope", "name", "period", "usd", "tokens", "currency"})
+        if unknown:
+            raise UserError(f"unknown field {unknown[0]!r} in the budget")
+        name = body.get("name") or ""
+        if not isinstance(name, str):
+            raise UserError("name must be text")
+        scope, period = budgets.check_scope(body.get("scope"), body.get("period"))
+        currency = body.get("currency", "USD")
+        if not isinstance(currency, str):
+            raise UserError("currency must be text (USD)")
+        usd = budgets.parse_usd(body.get("usd"), currency)
+        tokens = budgets.parse_tokens(body.get("tokens"))
+        return await self.put_budget(scope, name, period, usd=usd, tokens=tokens, store=store)
+
+    async def put_budget(
+        self,
+        scope: str,
+        name: str,
+        period: str,
+        *,
+        usd: float | None,
+        tokens: int | None,
+        store: Store | None = None,
+    ) -> spending.BudgetStatus:
+        store = store or self._store()
+        saved = await budgets.set_budget(store, scope, name, period, usd=usd, tokens=tokens)
+        checked_scope, checked_period = budgets.check_scope(scope, period)
+        return await self.runtime.spending.status_of(
+            saved or budgets.Budget(checked_scope, name.strip(), checked_period, None, None)
+        )
+
+    async def clear_budgets(self, scope: str, name: str = "", period: str | None = None) -> int:
+        return await budgets.clear_budgets(self._store(), scope, name, period)
 
     async def usage_by_day(self, now: datetime | None = None) -> dict[str, Any]:
         """Tokens, requests and USD (the known prices' sum; `unpriced`: calls

@@ -38,6 +38,7 @@ from benchwarmers.errors import LimitExceeded, NotFound, ProviderError, Refused,
 from benchwarmers.formats.base import model_name
 from benchwarmers.identity.scope import OWNER, Identity, may_administer, may_call
 from benchwarmers.limits.panels import Slot
+from benchwarmers.limits.spending import paying
 from benchwarmers.panel.engine import PanelEngine, finish_panels
 from benchwarmers.store import kept, registry, space
 from benchwarmers.store.schema import Call, Verdict
@@ -151,10 +152,15 @@ class Panels:
         """The collection asked, once this caller may ask it (and seat its
         extras); the engine seats from this view rather than reading it again."""
         view = await self.collection(ask.collection)
+        self.pay()
         if ask.extra_aliases or ask.only_aliases:
             await self._check_extras((*ask.extra_aliases, *ask.only_aliases))
         space.ensure_room(self.runtime.store)  # no seat goes out whose call the log could not take
         return view
+
+    def pay(self) -> None:
+        """This request's calls spend from its gateway key's budgets (`limits/spending.py`)."""
+        paying("" if self.identity.owner else self.identity.name)
 
     async def _panel_slot(self) -> Slot:
         """A running panel's place under the caps (`limits/panels.py`), else 429."""

@@ -42,6 +42,7 @@ class RouteMode:
         one does); `conversation` is the client's `x-bench-conversation`."""
         panels = Panels(self.runtime, self.identity)
         collection = await panels.collection(ask.collection)
+        panels.pay()
         space.ensure_room(self.runtime.store)
         return await RouteEngine(self.runtime).start(
             panels.keyed(ask), header=conversation, collection=collection
@@ -52,6 +53,7 @@ class RouteMode:
         mid-reply is replaced too)."""
         panels = Panels(self.runtime, self.identity)
         collection = await panels.collection(ask.collection)
+        panels.pay()
         space.ensure_room(self.runtime.store)
         return await RouteEngine(self.runtime).answer(
             panels.keyed(ask), header=conversation, collection=collection

@@ -346,6 +346,7 @@ async def settings(request: Request) -> dict[str, Any]:
         "settings": await backend.settings(),
         "scheduler": await backend.scheduler(),
         "keys": await backend.gateway_keys(),
+        "budgets": await backend.budgets(),
     }
 
 
@@ -399,6 +400,14 @@ async def scheduler(request: Request) -> dict[str, Any]:
     if not isinstance(enabled, bool):
         raise FieldError("enabled", "the scheduler is on or off")
     return await backend_of(request).switch_scheduler(enabled)
+
+
+@router.post("/budgets")
+@signed_in
+async def set_budget(request: Request) -> dict[str, Any]:
+    """`{"for": "install"|"key:NAME"|"collection:NAME", "period", "usd", "tokens"}`:
+    one budget set (both amounts empty: removed); its row, as `GET /bench/budgets` gives it."""
+    return {"budget": await backend_of(request).set_budget(await form(request))}
 
 
 @router.post("/keys")

@@ -21,6 +21,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from benchwarmers.core import (
+    BUDGET_PERIODS,
+    BUDGET_SCOPES,
     LIMIT_KINDS,
     LOGIN_PASSWORD,
     ON_CUT,
@@ -35,6 +37,7 @@ from benchwarmers.core import (
     ModelView,
     Recorded,
     Runtime,
+    budget_json,
     check_collection_name,
     check_endpoint,
     check_endpoint_key,
@@ -44,8 +47,11 @@ from benchwarmers.core import (
     iso_utc,
     key_label,
     model_json,
+    money,
     needs_key_by_default,
     onboard_requests,
+    parse_budget_tokens,
+    parse_budget_usd,
     parse_expiry,
     probe_json,
     quotas_json,
@@ -312,6 +318,11 @@ class Backend:
             value = number(body, key, label=label)
             if value is not None:
                 options[key] = int(value)
+        budget_seating = text(body, "budget_seating")
+        if budget_seating:
+            if budget_seating not in ("cheapest", "record"):
+                raise FieldError("budget_seating", "budget seating is cheapest or record")
+            options["budget_seating"] = budget_seating
         promotion = text(body, "promotion")
         if promotion:
             if promotion not in PROMOTIONS:
@@ -425,6 +436,7 @@ class Backend:
             q["kind"] = LIMIT_KIND_OF.get((q["window"], q["unit"]), "") if q["source"] == "set" else ""
         view["scopes"] = await self.limit_scopes()
         view["kinds"] = LIMIT_KIND_WORDS
+        view["budgets"] = [{**row, "shown": _budget_amounts(row)} for row in await self.budgets()]
         return view
 
     async def limit_scopes(self) -> list[dict[str, Any]]:
@@ -470,6 +482,29 @@ class Backend:
         with field("scope"):
             changed = await self.admin.set_limit_scope(name, scope)
         return {"endpoint": changed.name, "scope": changed.limit_scope or "auto"}
+
+    # -------------------------------------------------------------- budgets
+
+    async def budgets(self) -> list[dict[str, Any]]:
+        return [budget_json(status) for status in await self.admin.budgets()]
+
+    async def set_budget(self, body: dict[str, Any]) -> dict[str, Any]:
+        """One budget from the Settings form: `for` ("install", "key:NAME" or
+        "collection:NAME"), `period`, `usd` and `tokens` (empty: none; both
+        empty removes the budget). Each field's error is said by it."""
+        scope, _, name = text(body, "for", required=True, label="what the budget is for").partition(":")
+        if scope not in BUDGET_SCOPES:
+            raise FieldError("for", "a budget is for the install, a key or a collection")
+        period = text(body, "period", required=True, label="the period")
+        if period not in BUDGET_PERIODS:
+            raise FieldError("period", f"the period is one of {', '.join(BUDGET_PERIODS)}")
+        with field("usd"):
+            usd = parse_budget_usd(body.get("usd") or None)
+        with field("tokens"):
+            tokens = parse_budget_tokens(body.get("tokens") or None)
+        with field("for"):
+            status = await self.admin.put_budget(scope, name, period, usd=usd, tokens=tokens)
+        return budget_json(status)
 
     # ------------------------------------------------------------- settings
 
@@ -575,6 +610,24 @@ def collection_json(c: CollectionView) -> dict[str, Any]:
         "quorum": c.quorum,
         "deadline": c.deadline,
         "on_cut": c.on_cut,
+        "budget_seating": c.budget_seating,
+    }
+
+
+def _budget_amounts(row: dict[str, Any]) -> dict[str, str]:
+    """A budget row's limit, spent and left as the Quotas page says them ("$0.25, 1200 tokens")."""
+
+    def said(usd: float | None, tokens: int | None) -> str:
+        parts = ([money(usd)] if usd is not None else []) + (
+            [f"{tokens} tokens"] if tokens is not None else []
+        )
+        return ", ".join(parts) or "—"
+
+    usd_set, tokens_set = row["usd"] is not None, row["tokens"] is not None
+    return {
+        "limit": said(row["usd"], row["tokens"]),
+        "spent": said(row["spentUsd"] if usd_set else None, row["spentTokens"] if tokens_set else None),
+        "left": said(row["leftUsd"], row["leftTokens"]),
     }
 
 

@@ -8,8 +8,8 @@
     GET /collections       create and edit; recent asks with their seats, judged in place
     GET /ask               ask a panel, answers streamed; judge in place, in pairs; follow-ups
     GET /leaderboard       per collection and shape: scores with intervals, pairs, matrix, next panel
-    GET /quotas            limits, usage, resets, and the month's chart
-    GET /settings          scheduler, gateway keys, login, allowed hosts
+    GET /quotas            limits, budgets, usage, resets, and the month's chart
+    GET /settings          scheduler, gateway keys, budgets, login, allowed hosts
     GET /login, POST /login, POST /logout, POST /logout/everywhere
     GET /ui/static/{file}  our JS and CSS, from the package
 
@@ -282,6 +282,7 @@ async def settings_page(request: Request) -> Response:
         scheduler=await backend.scheduler(),
         keys=await backend.gateway_keys(),
         collections=await backend.collections(),
+        budgets=await backend.budgets(),
     )
 
 

@@ -109,6 +109,11 @@ class Counters(ABC):
         """Set a fixed counter: what a provider says was used, or a count
         restored from the store after a restart (`only_if_absent`)."""
 
+    @abstractmethod
+    async def used(self, key: str, now: float) -> int | None:
+        """A fixed counter's count now; None when it is not kept (never
+        started, or its window ended)."""
+
     async def close(self) -> None:
         return None
 
@@ -224,6 +229,11 @@ class MemoryCounters(Counters):
             if key in self._fixed:
                 return
         self._fixed[key] = (used, resets_at)
+
+    async def used(self, key: str, now: float) -> int | None:
+        self._fixed_used(key, now)  # drops the counter if its window ended
+        found = self._fixed.get(key)
+        return None if found is None else found[0]
 
 
 def _worst_refusal(refusals: list[Admission]) -> Admission | None:
@@ -421,6 +431,10 @@ class RedisCounters(Counters):
     ) -> None:
         if resets_at > now:
             await self._redis.set(self._key(key), used, pxat=int(resets_at * 1000), nx=only_if_absent)
+
+    async def used(self, key: str, now: float) -> int | None:
+        value = await self._redis.get(self._key(key))
+        return None if value is None else int(value)
 
     async def close(self) -> None:
         await self._redis.aclose()

@@ -53,7 +53,7 @@ import time
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -71,9 +71,10 @@ from benchwarmers.calls.caller import (
 )
 from benchwarmers.calls.cost import Total
 from benchwarmers.calls.log import panel_task
-from benchwarmers.calls.tokens import fitted
+from benchwarmers.calls.tokens import fitted, prompt_tokens, reply_tokens
 from benchwarmers.config import tunables
 from benchwarmers.errors import UserError
+from benchwarmers.limits.spending import Hold
 from benchwarmers.panel import history, judge, pace, quorum
 from benchwarmers.panel.merge import Anonymised, anonymise, merge_request
 from benchwarmers.panel.output_check import output_check, unwrapped
@@ -106,6 +107,7 @@ from benchwarmers.types import (
     Seat,
     SeatDone,
     SeatText,
+    Usage,
 )
 
 if TYPE_CHECKING:
@@ -237,6 +239,7 @@ class PanelEngine:
             raise UserError(
                 f"no member of bench/{collection.name} can answer this request ({reasons})", status=422
             )
+        holds, seating = await self._budgeted(seating, request, collection)
         merged = ask.mode == "merged" or collection.reply == "merged"
         wanted, deadline = ask.quorum or collection.quorum, ask.deadline or collection.deadline
         rule = (
@@ -256,7 +259,29 @@ class PanelEngine:
             seat_text=ask.stream and ask.seat_text,
             rule=rule,
             key=ask.key,
+            holds=holds,
         )
+
+    async def _budgeted(
+        self, seating: Seating, request: Request, collection: registry.CollectionView
+    ) -> tuple[dict[str, Hold], Seating]:
+        """The seats the budgets can pay for, each with its reservation (by
+        label; `limits/spending.py`), cheapest first or by record as the
+        collection says; those they cannot are left off, "budget: ...".
+        None paid for: the budget's 429. No budget applies (the usual ask): as seated."""
+        spending = self.runtime.spending
+        if not await spending.applies(collection.name):
+            return {}, seating
+        prompt = prompt_tokens(request)
+        estimates = [(prompt, reply_tokens(fitted(request, s.model))) for s in seating.seats]
+        holds, left_off, refusals = await spending.seat(
+            seating.seats, estimates, collection=collection.name, order=collection.budget_seating
+        )
+        if not holds:
+            raise refusals[0]
+        kept = tuple(s for i, s in enumerate(seating.seats) if i in holds)
+        by_label = {seating.seats[i].label: hold for i, hold in holds.items()}
+        return by_label, Seating(kept, (*seating.left_off, *left_off))
 
     # ----------------------------------------------------------------- work
 
@@ -512,6 +537,7 @@ class PanelEngine:
         request, note = fitted_note(plan.request, planned.model)
         request, prompted = as_asked(request, planned.model)
         note = "; ".join(n for n in (note, prompted) if n)
+        hold = plan.holds.get(planned.label)
         try:
             result = await self.caller.call(
                 planned.model,
@@ -523,6 +549,7 @@ class PanelEngine:
                 recorded=False,
                 call_id=call_id,
                 on_text=on_text,
+                hold=hold,
             )
             calls.append(result)
             pace.note(self.runtime.store, planned.model.alias, result.seconds)
@@ -537,6 +564,9 @@ class PanelEngine:
                 explorer=planned.explorer,
                 note=note,
             )
+        finally:
+            if hold is not None and not hold.settled:  # the call never started: its reservation goes back
+                await self.runtime.spending.settle(hold, Usage())
         seat = seat_of(result, planned, note)
         output = plan.request.output
         if output is None or seat.status != "ok":
@@ -755,6 +785,8 @@ class Plan:
     rule: quorum.Rule = quorum.NO_RULE
     # The gateway key that asked ("" for the owner): on each call's log row.
     key: str = ""
+    # The budgets' reservation of each seat, by label (none when no budget applies).
+    holds: Mapping[str, Hold] = field(default_factory=dict)
 
 
 class _Hand(ABC):

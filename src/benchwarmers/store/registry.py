@@ -150,6 +150,8 @@ class CollectionView:
     quorum: int = 0
     deadline: float = 0.0
     on_cut: str = "cancel"
+    # budgets: which seats a budget that cannot pay for all keeps, "cheapest" first or by "record".
+    budget_seating: str = "cheapest"
 
 
 @dataclass(frozen=True, slots=True)
@@ -552,6 +554,7 @@ async def add_collection(
     quorum: int = 0,
     deadline: float = 0.0,
     on_cut: str = "cancel",
+    budget_seating: str = "cheapest",
 ) -> CollectionView:
     check_collection_name(name)
     fields = _collection_fields(
@@ -571,6 +574,7 @@ async def add_collection(
     fields["judge_verdicts"] = bool(judge_verdicts)
     fields["output_fallback"] = check_output_fallback(output_fallback)
     fields.update(quorum_fields(quorum, deadline, on_cut))
+    fields["budget_seating"] = _checked_budget_seating(budget_seating)
     async with store.write() as session:
         if await session.scalar(select(schema.Collection).where(schema.Collection.name == name)) is not None:
             raise Conflict(f"collection {name!r} already exists")
@@ -609,6 +613,7 @@ async def update_collection(
     quorum: int | None = None,
     deadline: float | None = None,
     on_cut: str | None = None,
+    budget_seating: str | None = None,
 ) -> CollectionView:
     """Change what is given (None leaves a field as it is). Turning
     `keep_text` off removes the text already kept."""
@@ -644,6 +649,8 @@ async def update_collection(
                 row.on_cut if on_cut is None else on_cut,
             )
         )
+        if budget_seating is not None:
+            fields["budget_seating"] = _checked_budget_seating(budget_seating)
         for key, value in fields.items():
             setattr(row, key, value)
         if members is not None:
@@ -770,6 +777,15 @@ def quorum_fields(quorum: int, deadline: float, on_cut: str) -> dict[str, Any]:
     if on_cut not in ON_CUT:
         raise UserError(f"on cut {on_cut!r} is not known; use {' or '.join(ON_CUT)}")
     return {"quorum": quorum, "deadline": float(deadline), "on_cut": on_cut}
+
+
+BUDGET_SEATINGS = ("cheapest", "record")
+
+
+def _checked_budget_seating(value: str) -> str:
+    if value not in BUDGET_SEATINGS:
+        raise UserError(f"budget seating {value!r} is not known; use {', '.join(BUDGET_SEATINGS)}")
+    return value
 
 
 async def _member_rows(session: AsyncSession, aliases: Sequence[str]) -> list[schema.Model]:
@@ -903,4 +919,5 @@ def _collection_view(row: schema.Collection, members: list[str]) -> CollectionVi
         quorum=row.quorum,
         deadline=row.deadline,
         on_cut=row.on_cut,
+        budget_seating=row.budget_seating,
     )

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Float,
@@ -182,6 +183,8 @@ class Collection(Base):
     quorum: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     deadline: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
     on_cut: Mapped[str] = mapped_column(String(8), default="cancel", server_default="cancel")
+    # budgets: which seats a budget that cannot pay for all keeps: "cheapest" first or by "record".
+    budget_seating: Mapped[str] = mapped_column(String(8), default="cheapest", server_default="cheapest")
 
     members: Mapped[list[CollectionMember]] = relationship(
         back_populates="collection", order_by="CollectionMember.position", cascade="all, delete-orphan"
@@ -380,6 +383,42 @@ class UsageMonth(Base):
     # USD of the calls whose price was known, and how many calls' price was not.
     cost_usd: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
     unpriced: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
+
+# ----------------------------------------------------------------- budgets
+
+
+class Budget(Base):
+    """A spending ceiling the user set (`limits/budgets.py`): on a gateway key,
+    a collection or the whole install ("" name), per calendar day, week or
+    month (UTC), in USD, in tokens, or both (a null is no ceiling in it)."""
+
+    __tablename__ = "budgets"
+    __table_args__ = (UniqueConstraint("scope", "name", "period"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    scope: Mapped[str] = mapped_column(String(16))  # "key", "collection", "install"
+    name: Mapped[str] = mapped_column(String(64), default="")
+    period: Mapped[str] = mapped_column(String(8))  # "day", "week", "month"
+    usd: Mapped[float | None] = mapped_column(Float)
+    tokens: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class BudgetSpend(Base):
+    """What was spent per scope and UTC day, for budgets: added to as calls
+    settle (`limits/budget_spend.py`, batched), read back when a process
+    starts counting a period, so a restart does not forget this period's
+    spend. USD in nano-dollars (an integer: sums stay exact)."""
+
+    __tablename__ = "budget_spend"
+    __table_args__ = (UniqueConstraint("scope", "name", "day"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    scope: Mapped[str] = mapped_column(String(16))
+    name: Mapped[str] = mapped_column(String(64), default="")
+    day: Mapped[str] = mapped_column(String(10))  # "2026-12-04"
+    nano_usd: Mapped[int] = mapped_column(BigInteger, default=0)
+    tokens: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
 # ------------------------------------------------------------------ limits

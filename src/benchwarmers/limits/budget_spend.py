@@ -1,0 +1,124 @@
+"""What was spent, per scope and UTC day, kept in the store for budgets.
+
+The budget counters (`spending.py`) live in memory or in Redis; this is
+their durable copy, so a restarted server (or a new replica, once Redis
+forgot) starts a period's counter from what was spent in it instead of
+from zero. Each settled call adds to a few sums in memory (its key, its
+collection, the install: three dict updates, nothing awaited), and those
+sums are written in one transaction at most every `FLUSH_EVERY` seconds,
+and when the store closes. Each process writes only what its own calls
+spent, as increments, so replicas add up rather than overwrite.
+
+A crash loses at most the last `FLUSH_EVERY` seconds of sums; the calls
+themselves are in the call log whatever happens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from benchwarmers.config import tunables
+from benchwarmers.store.db import Store
+from benchwarmers.store.schema import BudgetSpend
+
+FLUSH_EVERY = tunables.BUDGET_FLUSH_SECONDS.value
+
+log = logging.getLogger(__name__)
+
+# (scope, name, day "YYYY-MM-DD") -> [nano-dollars, tokens] not yet written.
+_Sums = dict[tuple[str, str, str], list[int]]
+
+
+class SpendBook:
+    """The sums waiting to be written, and their writer."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._pending: _Sums = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._flushes: set[asyncio.Task[None]] = set()
+        store.on_close(self.flush)
+
+    def add(self, scopes: tuple[tuple[str, str], ...], day: str, nano: int, tokens: int) -> None:
+        """Count a settled call's spend for each of its scopes (no await)."""
+        if not nano and not tokens:
+            return
+        pending = self._pending
+        for scope, name in scopes:
+            sums = pending.get((scope, name, day))
+            if sums is None:
+                pending[(scope, name, day)] = [nano, tokens]
+            else:
+                sums[0] += nano
+                sums[1] += tokens
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(FLUSH_EVERY, self._flush_soon)
+
+    def pending(self, scope: str, name: str, since: str) -> tuple[int, int]:
+        """What this process counted but has not written, from day `since` on."""
+        nano = tokens = 0
+        for (s, n, day), sums in self._pending.items():
+            if s == scope and n == name and day >= since:
+                nano += sums[0]
+                tokens += sums[1]
+        return nano, tokens
+
+    def _flush_soon(self) -> None:
+        self._timer = None
+        task = asyncio.get_running_loop().create_task(self.flush())
+        self._flushes.add(task)
+        task.add_done_callback(self._flushes.discard)
+
+    async def flush(self) -> None:
+        """Write the sums waiting, as increments; a store out of reach keeps them for the next try."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        taken, self._pending = self._pending, {}
+        if not taken:
+            return
+        insert = sqlite_insert if self.store.is_sqlite else pg_insert
+        try:
+            async with self.store.write() as session:
+                for (scope, name, day), (nano, tokens) in sorted(taken.items()):
+                    statement = insert(BudgetSpend).values(
+                        scope=scope, name=name, day=day, nano_usd=nano, tokens=tokens
+                    )
+                    await session.execute(
+                        statement.on_conflict_do_update(
+                            index_elements=["scope", "name", "day"],
+                            set_={
+                                "nano_usd": BudgetSpend.nano_usd + nano,
+                                "tokens": BudgetSpend.tokens + tokens,
+                            },
+                        )
+                    )
+        except Exception as exc:  # kept for the next flush: the sums are not lost to a brief outage
+            log.warning("budget spend not written yet: %s", exc)
+            for key, (nano, tokens) in taken.items():
+                sums = self._pending.setdefault(key, [0, 0])
+                sums[0] += nano
+                sums[1] += tokens
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.gather(*self._flushes, return_exceptions=True)
+        await self.flush()
+
+
+async def spent_since(store: Store, scope: str, name: str, start: datetime) -> tuple[int, int]:
+    """Nano-dollars and tokens the store says `scope name` spent from `start`'s day on."""
+    since = start.strftime("%Y-%m-%d")
+    query = select(
+        func.coalesce(func.sum(BudgetSpend.nano_usd), 0), func.coalesce(func.sum(BudgetSpend.tokens), 0)
+    ).where(BudgetSpend.scope == scope, BudgetSpend.name == name, BudgetSpend.day >= since)
+    async with store.read() as session:
+        nano, tokens = (await session.execute(query)).one()
+    return int(nano), int(tokens)
