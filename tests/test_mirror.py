@@ -21,6 +21,7 @@ SRC = ROOT / "src" / "benchwarmers"
 
 # module (under src/benchwarmers) -> the test modules that cover it.
 COVERED_BY: dict[str, tuple[str, ...]] = {
+    "limits/budget_spend.py": ("tests/limits/test_spending.py", "tests/limits/test_spending_concurrency.py"),
     "core/spend.py": ("tests/calls/test_usage.py",),
     "store/prices.py": ("tests/calls/test_cost.py", "tests/bench/test_catalog.py"),
     "api_client.py": ("tests/cli/test_ask.py", "tests/mcp/test_remote.py"),
