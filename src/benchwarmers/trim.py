@@ -23,13 +23,19 @@ from typing import Any
 # The freed heap is given back this long after the first ask (once the freeing has unwound).
 GIVE_BACK_DELAY = 2.0
 
-_trim_pending: list[asyncio.TimerHandle] = []
+# The give-back asked for and not done yet, with the loop it waits on: a loop
+# closed meanwhile (a server stopped, a test's loop) never runs it, so it does
+# not count as pending there.
+_trim_pending: list[tuple[asyncio.AbstractEventLoop, asyncio.TimerHandle]] = []
 
 
 def give_back_soon(loop: asyncio.AbstractEventLoop) -> None:
     """Return the heap's free pages to the system in a moment (once, however many ask meanwhile)."""
+    if _trim_pending and (_trim_pending[0][0] is not loop or _trim_pending[0][0].is_closed()):
+        _trim_pending[0][1].cancel()
+        _trim_pending.clear()
     if not _trim_pending:
-        _trim_pending.append(loop.call_later(GIVE_BACK_DELAY, _give_back))
+        _trim_pending.append((loop, loop.call_later(GIVE_BACK_DELAY, _give_back)))
 
 
 def _give_back() -> None:

@@ -78,6 +78,12 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
             yield Gateway(server, fake, "")
 
 
+def merge_asked(fake: FakeProvider) -> FakeRequest:
+    """What the merger (delta) was last asked to merge: not its report, asked beside it."""
+    merges = [r for r in fake.requests if r.model == "delta" and "You merge the answers" in r.system]
+    return merges[-1]
+
+
 def assert_marked(gateway: Gateway, bench: dict[str, Any], merged_text: str | None) -> None:
     """Each seat's check in `bench`, the invalid one still shown; the merged
     answer valid against the schema; every member sent the schema in its
@@ -104,7 +110,7 @@ def assert_marked(gateway: Gateway, bench: dict[str, Any], merged_text: str | No
         assert merged["output"] == {"kind": "json_schema", "valid": True, "error": ""}
         jsonschema.validate(json.loads(merged_text), SCHEMA)
         assert merged_text == merged["content"]
-        assert fake.last("delta").body["format"] == SCHEMA  # the merger, asked in the same format
+        assert merge_asked(fake).body["format"] == SCHEMA  # the merger, asked in the same format
 
 
 # ------------------------------------------------------------------- openai
@@ -309,7 +315,7 @@ def test_ollama_format_json(gateway: Gateway) -> None:
     )
     assert isinstance(json.loads(response.response), dict)
     assert gateway.fake.last("alpha").body["response_format"] == {"type": "json_object"}
-    assert gateway.fake.last("delta").body["format"] == "json"
+    assert merge_asked(gateway.fake).body["format"] == "json"
 
 
 # ------------------------------------------------------------ bad values

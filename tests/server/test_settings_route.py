@@ -13,12 +13,14 @@ import pytest
 
 from benchwarmers.identity.passwords import verify_password
 from benchwarmers.runtime import Runtime
+from benchwarmers.server.routes import bench_ops, health
+from benchwarmers.server.routes import settings as settings_routes
 from benchwarmers.store.settings import LOGIN_PASSWORD_HASH, Settings
 from benchwarmers.testing.live_server import LiveServer
 
 from .conftest import new_key
 
-ROUTES = ("benchwarmers.server.routes.health", "benchwarmers.server.routes.settings")
+ROUTES = (health.router, settings_routes.router)
 
 
 @pytest.fixture
@@ -140,7 +142,7 @@ def test_a_key_limited_to_some_collections_may_not_read_or_change_settings(
 
 
 def test_switching_the_scheduler_by_setting_takes_effect_at_once(home: Path, client: httpx.Client) -> None:
-    routes = (*ROUTES, "benchwarmers.server.routes.bench_ops")
+    routes = (*ROUTES, bench_ops.router)
     server = LiveServer(home, routers=routes).start()
     try:
         on = client.post(f"{server.url}/bench/settings", json={"name": "scheduler", "value": "on"})

@@ -55,7 +55,7 @@ def show(alias: Annotated[str, typer.Argument(help="The model's alias.")]) -> No
     probes = facts["probes"]
     if probes:
         answered = [p for p in probes if p.answered]
-        passed = sum(p.ok for p in answered)
+        passed = sum(p.passed for p in answered)
         console.print(
             f"  probes: answered {len(answered)} of {len(probes)} recent ones"
             f" ({passed} of those passed their check), last {utc(probes[0].at):%Y-%m-%d %H:%M} UTC"
