@@ -21,13 +21,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import shutil
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
-from common import Cell, Child, Load, free_port, measure
+from common import Cell, Child, Load, measure, serve_benchwarmers
 from vs_litellm import THREE, body, start_upstream
 
 from benchwarmers.identity.keys import create_key
@@ -66,18 +64,7 @@ async def set_up(home: Path, upstream: str) -> tuple[str, str]:
 def start_server(folder: Path, upstream: str) -> tuple[Child, str, str, str]:
     home = folder / "home"
     plain, budgeted = asyncio.run(set_up(home, upstream))
-    port = free_port()
-    beside = Path(sys.executable).with_name("benchwarmers")
-    command = str(beside) if beside.exists() else shutil.which("benchwarmers")
-    if command is None:
-        raise SystemExit("the benchwarmers command is not installed: run this with the project's .venv")
-    child = Child(
-        "benchwarmers",
-        [command, "serve", "--port", str(port)],
-        env={"BENCHWARMERS_HOME": str(home)},
-        cwd=folder,
-    )
-    base = f"http://127.0.0.1:{port}"
+    child, base = serve_benchwarmers(folder, home)
     child.wait_ready(
         f"{base}/v1/chat/completions", body("bench/solo"), headers={"authorization": f"Bearer {plain}"}
     )

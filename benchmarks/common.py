@@ -23,6 +23,7 @@ import signal
 import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -136,6 +137,24 @@ class Child:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(10)
         self._log.close()
+
+
+def serve_benchwarmers(folder: Path, home: Path) -> tuple[Child, str]:
+    """`benchwarmers serve` on a free port over `home`, from this venv (not
+    another install's), and its base URL; the caller waits for it as its
+    load needs (`Child.wait_ready`)."""
+    beside = Path(sys.executable).with_name("benchwarmers")
+    command = str(beside) if beside.exists() else shutil.which("benchwarmers")
+    if command is None:
+        raise SystemExit("the benchwarmers command is not installed: run this with the project's .venv")
+    port = free_port()
+    child = Child(
+        "benchwarmers",
+        [command, "serve", "--port", str(port)],
+        env={"BENCHWARMERS_HOME": str(home)},
+        cwd=folder,
+    )
+    return child, f"http://127.0.0.1:{port}"
 
 
 def rss_mb(pid: int) -> float:

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import httpx
-from common import Child, free_port, rss_mb
+from common import Child, rss_mb, serve_benchwarmers
 
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
@@ -77,15 +77,7 @@ async def _set_up(home: Path, bases: dict[str, str], stall: int, panels: int) ->
 
 
 def _start(folder: Path) -> tuple[Child, str]:
-    port = free_port()
-    beside = Path(sys.executable).with_name("benchwarmers")
-    child = Child(
-        "benchwarmers",
-        [str(beside), "serve", "--port", str(port)],
-        env={"BENCHWARMERS_HOME": str(folder / "home")},
-        cwd=folder,
-    )
-    base = f"http://127.0.0.1:{port}"
+    child, base = serve_benchwarmers(folder, folder / "home")
     started = time.monotonic()
     while time.monotonic() - started < 60:
         try:

@@ -80,6 +80,7 @@ from common import (
     measure,
     peak_rss_mb,
     rss_mb,
+    serve_benchwarmers,
     unstolen,
     wrk_path,
 )
@@ -226,18 +227,7 @@ async def add_history(runtime: Runtime, calls: int) -> None:
 def start_ours(folder: Path, upstream: str, history: int = 0) -> Server:
     home = folder / "home"
     secret = asyncio.run(set_up_bench(home, upstream, history))
-    port = free_port()
-    beside = Path(sys.executable).with_name("benchwarmers")  # this venv's, not another install's
-    command = str(beside) if beside.exists() else shutil.which("benchwarmers")
-    if command is None:
-        raise SystemExit("the benchwarmers command is not installed: run this with the project's .venv")
-    child = Child(
-        "benchwarmers",
-        [command, "serve", "--port", str(port)],
-        env={"BENCHWARMERS_HOME": str(home)},
-        cwd=folder,
-    )
-    base = f"http://127.0.0.1:{port}"
+    child, base = serve_benchwarmers(folder, home)
     ready = child.wait_ready(f"{base}/v1/chat/completions", body("bench/solo"))
     return Server("benchwarmers", child, base, ready, key=secret)
 
