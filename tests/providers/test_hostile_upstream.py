@@ -90,15 +90,22 @@ async def test_a_head_just_under_the_caps_is_read() -> None:
     assert body == {}
 
 
-async def test_a_gzip_bomb_is_refused_by_its_ratio_after_about_a_megabyte() -> None:
-    bomb = gzip_bomb()  # 512 MB of zeros in ~500 KB: ~1000:1
-    with HostileUpstream(lambda _head: [bomb]) as upstream:
+async def _post_traced(reply: bytes) -> tuple[object, float, int]:
+    """Post to an upstream that sends `reply`: the outcome, the event loop's
+    longest pause meanwhile, and the peak of memory Python allocated."""
+    with HostileUpstream(lambda _head: [reply]) as upstream:
         tracemalloc.start()
         try:
             outcome, pause = await _longest_pause_while(lambda: _post(upstream))
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
+    return outcome, pause, peak
+
+
+async def test_a_gzip_bomb_is_refused_by_its_ratio_after_about_a_megabyte() -> None:
+    bomb = gzip_bomb()  # 512 MB of zeros in ~500 KB: ~1000:1
+    outcome, pause, peak = await _post_traced(bomb)
     assert isinstance(outcome, ProviderBadReply), outcome
     assert f"inflates more than {wire.MAX_INFLATION_RATIO}:1" in str(outcome)
     # The floor, a piece or two in flight and the compressed body; the size cap alone held 32 MB.
@@ -111,13 +118,7 @@ async def test_a_gzip_body_past_the_size_cap_is_refused_with_memory_bounded_by_t
 ) -> None:
     monkeypatch.setattr(wire, "MAX_INFLATION_RATIO", 10**9)  # only the size cap, counted on inflated bytes
     bomb = gzip_bomb()
-    with HostileUpstream(lambda _head: [bomb]) as upstream:
-        tracemalloc.start()
-        try:
-            outcome, pause = await _longest_pause_while(lambda: _post(upstream))
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
+    outcome, pause, peak = await _post_traced(bomb)
     assert isinstance(outcome, ProviderBadReply), outcome
     assert f"larger than {transport.MAX_REPLY_BYTES // 2**20} MB" in str(outcome)
     # The cap, plus a piece or two in flight; on 3fd40b0 the whole 512 MB was inflated at once.
