@@ -74,7 +74,6 @@ from benchwarmers.store.schema import (
     Probe,
     SeatingHistory,
     SuiteResult,
-    Verdict,
     VerdictTally,
 )
 from benchwarmers.store.times import utc
@@ -107,7 +106,7 @@ _FACTS: Cached[dict[str, _Facts]] = Cached(("models", "endpoints"))
 # (alias, collection, shape, useful) -> verdicts on answers, from `ix_verdicts_tally` alone.
 _TALLIES: Cached[dict[str, list[tuple[str, str, bool, int]]]] = Cached(("verdict_tallies", "models"))
 # (alias, collection, shape) -> its verdicts there as forgetting reads them (`bench/forgetting.py`):
-# the recent window's one by one (`ix_verdicts_at`), the older ones as the tallies' rest.
+# the recent window's one by one (`recent.verdicts`), the older ones as the tallies' rest.
 _RECALLED: Cached[dict[tuple[str, str, str], Recalled]] = Cached(
     ("verdict_tallies", "models"), reads=("verdicts",)
 )
@@ -750,26 +749,19 @@ async def _load_recalled(store: Store) -> dict[tuple[str, str, str], Recalled]:
     tallies = await _TALLIES.get(store, lambda: _load_tallies(store))
     aliases = list(await _models(store, None))
     now = datetime.now(UTC)
-    recent: dict[tuple[str, str, str], list[tuple[float, bool]]] = defaultdict(list)
+    window: dict[tuple[str, str, str], list[tuple[float, bool]]] = defaultdict(list)
     async with store.read() as session:
-        rows = await session.execute(
-            select(Verdict.alias, Verdict.collection, Verdict.shape, Verdict.useful, Verdict.at)
-            .where(
-                Verdict.alias.in_(aliases),
-                Verdict.at >= now - timedelta(days=RECENT_DAYS),
-                Verdict.kind.in_(ANSWER_KINDS),
-            )
-            .order_by(Verdict.at.desc())
-            .limit(RECENT_CAP)
+        rows = await recent.verdicts(
+            session, aliases, ANSWER_KINDS, now - timedelta(days=RECENT_DAYS), RECENT_CAP
         )
-        oldest = 0.0
-        for alias, coll, shp, useful, at in rows:
-            oldest = float((now - utc(at)).days)
-            recent[alias, coll, shp].append((oldest, bool(useful)))
-    read = sum(len(r) for r in recent.values())
+    oldest = 0.0
+    for alias, coll, shp, useful, at in rows:
+        oldest = float((now - utc(at)).days)
+        window[alias, coll, shp].append((oldest, useful))
+    read = sum(len(r) for r in window.values())
     older_weight = age_weight(oldest) if read >= RECENT_CAP else FLOOR
     out = {}
-    for (alias, coll, shp), rows_here in recent.items():
+    for (alias, coll, shp), rows_here in window.items():
         total = Tally()
         for c, s, useful, count in tallies.get(alias, ()):
             if c == coll and s == shp:

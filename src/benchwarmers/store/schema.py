@@ -276,10 +276,13 @@ class Verdict(Base):
     __tablename__ = "verdicts"
     # Within-ask comparisons pair the verdicts of one ask's seats from this index alone; a
     # collection's record reads its leftmost column. Ranking reads `verdict_tallies` instead.
-    # ix_verdicts_alias_at: the bench's recent verdicts one by one, for forgetting (bench/decisions.py).
+    # ix_verdicts_alias_at: one model's verdicts by time (its notes on the model's page).
+    # ix_verdicts_at: the bench's newest verdicts one by one, for forgetting (bench/recent.py),
+    # read newest first and stopped at a fixed number however many the window holds.
     __table_args__ = (
         Index("ix_verdicts_pairs", "collection", "shape", "ask_id", "kind", "alias", "useful"),
         Index("ix_verdicts_alias_at", "alias", "at"),
+        Index("ix_verdicts_at", "at"),
     )
 
     call_id: Mapped[str] = mapped_column(ForeignKey("calls.id", ondelete="CASCADE"), primary_key=True)
