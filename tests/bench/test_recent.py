@@ -1,21 +1,25 @@
 """The per-model newest-calls reads as one text statement: the same answers
 as reading each model's calls one by one, on SQLite and PostgreSQL (the
-moments bound and read back through `calls.at`'s type on both)."""
+moments bound and read back through `calls.at`'s type on both); the bench's
+newest verdicts the same as the ORM query forgetting used to send, read down
+`ix_verdicts_at` without sorting the window."""
 
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import insert
+from sqlalchemy import insert, select
 
 from benchwarmers.bench import recent
 from benchwarmers.store.db import Store
 from benchwarmers.store.migrate import migrate
-from benchwarmers.store.schema import Call
+from benchwarmers.store.schema import Call, Verdict
+from benchwarmers.store.times import utc
 
 from ..conftest import throwaway_postgres
 
@@ -52,6 +56,26 @@ def rows() -> list[dict[str, object]]:
     return out
 
 
+def judged() -> list[tuple[dict[str, object], dict[str, object]]]:
+    """(call, verdict), one a minute back from NOW: in the window, 31 on the
+    bench's seats (alpha, beta; judged/short and judged/code, a collection of
+    their own; every third not useful) with 9 of a model gone from the bench
+    and 5 on merges in between; then 5 older than the window."""
+    out = []
+    for i in range(50):
+        alias, kind, shape = ("alpha", "beta")[i % 2], "seat", ("short", "code")[i % 4 // 2]
+        if i % 5 == 1:
+            alias = "gone"
+        elif i % 10 == 3:
+            kind = "merge"
+        at = NOW - timedelta(days=61 if i >= 45 else 0, minutes=i)
+        facts = {"alias": alias, "kind": kind, "collection": "judged", "shape": shape}
+        call = {"id": f"v{i:04d}", "at": at, "status": "ok", **facts}
+        verdict = {"call_id": call["id"], "useful": i % 3 != 0, "note": "", "at": at, "ask_id": f"a{i}"}
+        out.append((call, verdict | facts))
+    return out
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
     async with contextlib.AsyncExitStack() as stack:
@@ -67,6 +91,8 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         await migrate(opened)
         async with opened.write() as session:
             await session.execute(insert(Call), rows())
+            await session.execute(insert(Call), [c for c, _ in judged()])
+            await session.execute(insert(Verdict), [v for _, v in judged()])
         yield opened
 
 
@@ -92,3 +118,44 @@ async def test_seats_are_counted_up_to_the_cap_with_the_last_one(store: Store) -
     assert got == {"alpha": (5, (NOW - timedelta(minutes=0.5)).timestamp())}
     assert uncapped["alpha"][0] == 9  # 7 answers, the old one, the failed one
     assert code == {"alpha": (2, (NOW - timedelta(minutes=30)).timestamp())}
+
+
+async def test_newest_verdicts_are_what_the_orm_query_read(store: Store) -> None:
+    """What `bench/decisions.py` sent before `recent.verdicts`: the same rows
+    in the same order, whether the cap cuts the window or not."""
+    aliases, kinds, since = ["alpha", "beta", "nobody"], ("seat", "route", "shadow"), NOW - timedelta(days=60)
+    for cap in (3, 17, 2000):
+        before = (
+            select(Verdict.alias, Verdict.collection, Verdict.shape, Verdict.useful, Verdict.at)
+            .where(Verdict.alias.in_(aliases), Verdict.at >= since, Verdict.kind.in_(kinds))
+            .order_by(Verdict.at.desc())
+            .limit(cap)
+        )
+        async with store.read() as session:
+            expected = [(a, c, s, bool(u), utc(at)) for a, c, s, u, at in await session.execute(before)]
+            got = await recent.verdicts(session, aliases, kinds, since, cap)
+        assert [(a, c, s, u, utc(at)) for a, c, s, u, at in got] == expected
+        assert len(got) == min(cap, 31)
+        assert {a for a, *_ in got} == ({"alpha"} if cap == 3 else {"alpha", "beta"})
+    async with store.read() as session:
+        assert await recent.verdicts(session, [], kinds, since, 10) == []
+
+
+def test_newest_verdicts_go_down_the_time_index_without_sorting(tmp_path: Path) -> None:
+    """On SQLite, with statistics or without (a young store's say "few
+    verdicts", and the planner preferred a seek per model and a sort)."""
+    db = sqlite3.connect(tmp_path / "plan.db")
+    db.execute("CREATE TABLE verdicts (call_id, useful, note, at, alias, kind, collection, shape, ask_id)")
+    db.execute("CREATE INDEX ix_verdicts_alias_at ON verdicts (alias, at)")
+    db.execute("CREATE INDEX ix_verdicts_at ON verdicts (at)")
+    statement = str(recent._verdicts(3, 2, True))
+    params = {"a0": "x", "a1": "y", "a2": "z", "k0": "seat", "k1": "route", "since": "2026", "cap": 5}
+    for analyzed in (False, True):
+        if analyzed:
+            db.executemany(
+                "INSERT INTO verdicts VALUES (?, 1, '', ?, ?, 'seat', 'c', 's', '')",
+                [(str(i), f"2026-12-01 {i % 24:02d}:00:00", "xyz"[i % 3]) for i in range(300)],
+            )
+            db.execute("ANALYZE")
+        plan = [row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {statement}", params)]
+        assert plan == ["SEARCH verdicts USING INDEX ix_verdicts_at (at>?)"], plan
