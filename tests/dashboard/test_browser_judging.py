@@ -256,6 +256,51 @@ def test_judging_in_place_by_mouse_and_by_keyboard(
         assert b.watch.take() == []
 
 
+def test_b_is_better_by_keyboard_and_both_bad_by_mouse_are_stored_as_shown(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """The two pair choices the test above leaves out: B over A (the bar's
+    sides swapped in the body), and both bad (neither side the better)."""
+    models = [FakeModel(name, answer=capable) for name in ("alpha", "beta", "gamma")]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        b.ask("Compare these two ways")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        calls = {a: card(page, a).get_attribute("data-call") for a in ("alpha", "beta", "gamma")}
+        compare = page.locator("section.compare").last
+
+        # Keyboard: B is better, with alpha as A and gamma as B.
+        compare.locator('select[data-side="a"]').select_option(calls["alpha"])
+        compare.locator('select[data-side="b"]').select_option(calls["gamma"])
+        page.locator("body").press("b")
+        expect(compare.locator(".pairs li")).to_have_count(1)
+        expect(compare.locator(".pairs li").first).to_have_text("Seat C · gamma better than Seat A · alpha")
+
+        # Mouse: both bad, beta and gamma.
+        compare.locator('select[data-side="a"]').select_option(calls["beta"])
+        compare.locator('select[data-side="b"]').select_option(calls["gamma"])
+        compare.locator('button[data-pair="both_bad"]').click()
+        expect(compare.locator(".pairs li")).to_have_count(2)
+        expect(compare.locator(".pairs li").nth(1)).to_contain_text(": both bad")
+        stored = b.client.get("/ui/api/asks").json()["asks"][0]["pairs"]
+        outcomes = {(p["outcome"], p["betterAlias"], p["worseAlias"]) for p in stored}
+        assert ("better", "gamma", "alpha") in outcomes and len(outcomes) == 2
+        ((both_bad, *sides),) = [o for o in outcomes if o[0] != "better"]
+        assert (both_bad, set(sides)) == ("both_bad", {"beta", "gamma"})
+        page.screenshot(path=str(artifacts / "ask-pairs-b-and-both-bad.png"), full_page=True)
+
+        # The leaderboard counts them: gamma won one; both bad is a loss for neither, said apart.
+        page.locator("header nav").get_by_role("link", name="Leaderboard", exact=True).click()
+        page.locator('body[data-ready="Leaderboard"]').wait_for(state="attached")
+        for alias, record in (
+            ("alpha", "0 won, 1 lost, 0 tied"),
+            ("beta", "0 won, 0 lost, 0 tied, 1 both bad"),
+            ("gamma", "1 won, 0 lost, 0 tied, 1 both bad"),
+        ):
+            expect(page.locator(f'#leaderboard tr[data-alias="{alias}"] .pairs')).to_have_text(record)
+        assert b.watch.take() == []
+
+
 def test_blind_mode_hides_the_names_until_judged_then_reveals_them(
     browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
 ) -> None:

@@ -107,7 +107,10 @@ def test_bad_pairs_are_a_clear_4xx_and_store_nothing(panel_server: Any) -> None:
         refused = {
             "two asks": ({"better": first["one"], "worse": second["two"]}, 400, "different asks"),
             "a call twice": ({"tie": [first["one"], first["one"]]}, 400, "named twice"),
+            "better than itself": ({"better": first["two"], "worse": first["two"]}, 400, "named twice"),
             "unknown call": ({"better": first["one"], "worse": "c_nope"}, 404, "c_nope"),
+            "unknown call, both bad": ({"both_bad": ["c_gone", first["one"]]}, 404, "c_gone"),
+            "unknown best": ({"best": "c_none"}, 404, "c_none"),
             "failed seat": ({"better": first["one"], "worse": first["bad"]}, 400, "did not answer"),
             "no other answered": ({"best": ask(base, "solo")["one"]}, 400, "only seat"),
             "two ways at once": ({"tie": [first["one"], first["two"]], "best": first["one"]}, 400, "one way"),
@@ -138,6 +141,12 @@ def test_a_key_cannot_judge_another_keys_seats(panel_server: Any) -> None:
             f"{base}/bench/verdict", json={"better": seats["one"], "worse": seats["two"]}, headers=solo
         )
         assert other.status_code == 404 and seats["one"] in other.json()["error"]["message"]
+        # Every form of pair alike: the other key's calls are not there for it.
+        for body in ({"tie": [seats["one"], seats["two"]]}, {"both_bad": [seats["two"], seats["one"]]}):
+            refused = httpx.post(f"{base}/bench/verdict", json=body, headers=solo)
+            assert refused.status_code == 404, body
+        best = httpx.post(f"{base}/bench/verdict", json={"best": seats["two"]}, headers=solo)
+        assert best.status_code == 404 and seats["two"] in best.json()["error"]["message"]
         assert pair_rows(server.home) == []
         own = httpx.post(
             f"{base}/bench/verdict", json={"better": seats["one"], "worse": seats["two"]}, headers=quad
