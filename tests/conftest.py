@@ -28,6 +28,7 @@ is why the mark is declared per module and never per test.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import re
 import socket
@@ -166,6 +167,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if gone := [str(path) for path in rank if not path.exists()]:
         raise pytest.UsageError(f"LONG_FIRST names modules that are not there: {gone}")
     items.sort(key=lambda item: rank.get(item.path, len(rank)))  # stable: the rest keep their order
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Any:
+    """Collecting imports every test module and what it uses, and the
+    cyclic collector's full passes, triggered by all that allocating, walk
+    the whole growing heap again and again (about a second of a unit
+    worker). So none run meanwhile; at the end one pass, and what is left
+    lives as long as the run: out of the collector's sight (`gc.freeze`, as
+    a server does once built: server/heap.py), the tests' passes walk only
+    what the tests make."""
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        gc.collect()
+        gc.freeze()
+        gc.enable()
 
 
 @pytest.fixture(autouse=True)
