@@ -28,6 +28,7 @@ is why the mark is declared per module and never per test.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import re
 import socket
@@ -36,16 +37,15 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import asyncpg
 import pytest
-from hypothesis import HealthCheck, settings
 
-from benchwarmers.core import finish_background
-from benchwarmers.runtime import Runtime
-from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
-from benchwarmers.testing.store_template import copy_migrated_store
+from benchwarmers.config import environment
+
+if TYPE_CHECKING:
+    from benchwarmers.runtime import Runtime
+    from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
 
 pytest_plugins = ["benchwarmers.testing.pytest_plugin"]
 
@@ -68,17 +68,44 @@ LONG_FIRST = (
     "cli/test_doctor_quickstart.py",
     "cli/test_serve_workers.py",
 )
+# The unit tier runs this share of each property test's examples (`examples`), the
+# full suite all of them: `-m unit` is the quick look, the full run the thorough one.
+UNIT_SHARE = 8
 
 
-# Generating examples on a loaded machine is slow, which says nothing about the code:
-# no test fails for it (tests that set their own health checks list too_slow too).
-settings.register_profile("steady", suppress_health_check=[HealthCheck.too_slow], deadline=None)
-settings.load_profile("steady")
+def examples(full: int) -> int:
+    """`@settings(max_examples=examples(200))`: `full` in the full suite, an
+    `UNIT_SHARE`th of it (at least 10) under `-m unit`."""
+    from hypothesis import settings
+
+    return max(full // UNIT_SHARE, 10) if settings.get_current_profile_name() == "unit" else full
+
+
+def _unit_tier(config: pytest.Config) -> bool:
+    """`-m unit` alone: the quick tier (see the module's docstring)."""
+    return bool(config.getoption("markexpr") == "unit")
+
+
+def _runs_tests(config: pytest.Config) -> bool:
+    """False in the xdist controller, which hands tests to its workers and
+    runs none (so it need not import what only tests use)."""
+    return hasattr(config, "workerinput") or not config.getoption("numprocesses", None)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "unit: no server, no network, no database but SQLite (fast)")
     config.addinivalue_line("markers", "integration: real servers on loopback, PostgreSQL or Redis")
+    if _runs_tests(config):
+        from hypothesis import HealthCheck, settings
+
+        # Generating examples on a loaded machine is slow, which says nothing about the code:
+        # no test fails for it (tests that set their own health checks list too_slow too).
+        settings.register_profile("steady", suppress_health_check=[HealthCheck.too_slow], deadline=None)
+        settings.register_profile(  # an eighth of hypothesis' own 100 where a test sets no count
+            "unit", settings.get_profile("steady"), max_examples=max(100 // UNIT_SHARE, 10)
+        )
+        # Loaded before any test module is imported: `@given` takes the profile as it decorates.
+        settings.load_profile("unit" if _unit_tier(config) else "steady")
 
 
 @pytest.fixture
@@ -120,7 +147,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     """Under `-m unit` alone, folders and test modules that declare no unit
     module are not collected (so not imported); any other selection collects
     everything."""
-    if config.getoption("markexpr") != "unit":
+    if not _unit_tier(config):
         return None
     is_module = collection_path.name.startswith("test_") and collection_path.suffix == ".py"
     if (collection_path.is_dir() or is_module) and not _declares_unit(collection_path):
@@ -142,6 +169,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: rank.get(item.path, len(rank)))  # stable: the rest keep their order
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Any:
+    """Collecting imports every test module and what it uses, and the
+    cyclic collector's full passes, triggered by all that allocating, walk
+    the whole growing heap again and again (about a second of a unit
+    worker). So none run meanwhile; at the end one pass, and what is left
+    lives as long as the run: out of the collector's sight (`gc.freeze`, as
+    a server does once built: server/heap.py), the tests' passes walk only
+    what the tests make."""
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        gc.collect()
+        gc.freeze()
+        gc.enable()
+
+
 @pytest.fixture(autouse=True)
 def _no_network_in_unit_tests(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     if request.node.get_closest_marker("unit") is None:
@@ -161,7 +206,9 @@ def _no_network_in_unit_tests(request: pytest.FixtureRequest, monkeypatch: pytes
 def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BENCHWARMERS_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm"))
-    monkeypatch.delenv("BENCHWARMERS_DATABASE_URL", raising=False)
+    # A store or Redis named in the shell is not the test's: a test that wants one sets it.
+    monkeypatch.delenv(environment.DATABASE_URL.name, raising=False)
+    monkeypatch.delenv(environment.REDIS_URL.name, raising=False)
     for name in list(os.environ):
         if name.startswith("BENCHWARMERS_KEY_"):
             monkeypatch.delenv(name)
@@ -176,6 +223,11 @@ def home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def runtime(home: Path) -> AsyncIterator[Runtime]:
+    # Imported here, not above: the xdist controller loads this file and runs no test.
+    from benchwarmers.core import finish_background
+    from benchwarmers.runtime import Runtime
+    from benchwarmers.testing.store_template import copy_migrated_store
+
     copy_migrated_store(home)  # a store migrated once per worker: migrating costs more than most tests
     async with Runtime.open(home=home) as rt:
         yield rt
@@ -188,6 +240,8 @@ async def runtime(home: Path) -> AsyncIterator[Runtime]:
 @asynccontextmanager
 async def throwaway_postgres() -> AsyncIterator[str]:
     """A fresh, empty database on the local PostgreSQL, dropped afterwards."""
+    import asyncpg
+
     try:
         admin = await asyncpg.connect(POSTGRES_URL, timeout=3)
     except (TimeoutError, OSError, asyncpg.PostgresError) as exc:
@@ -212,6 +266,8 @@ def shared_postgres() -> Iterator[str]:
     """One database for the session (per xdist worker); created and dropped
     on a private event loop in a thread, so any test (sync or async) may ask
     for it. Creating a database costs a second or more."""
+    import asyncpg
+
     name = f"bw_shared_{uuid.uuid4().hex[:12]}"
 
     async def admin(statement: str) -> None:
@@ -251,6 +307,8 @@ def capable(request: FakeRequest) -> str:
 
 @pytest.fixture
 def add_fake(fake_provider: FakeProvider) -> Callable[..., FakeModel]:
+    from benchwarmers.testing import FakeModel
+
     def add(served: str, **script: object) -> FakeModel:
         script.setdefault("answer", capable)
         return fake_provider.add(FakeModel(served, **script))  # type: ignore[arg-type]

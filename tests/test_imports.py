@@ -30,7 +30,12 @@ def _strings_naming_modules(path: Path, modules: set[str]) -> list[str]:
     docstrings and resource anchors."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skipped: set[int] = set()
-    for node in ast.walk(tree):
+    strings: list[ast.Constant] = []
+    for node in ast.walk(tree):  # once: walking the tree costs more than parsing it
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, str):
+                strings.append(node)
+            continue
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
             skipped.add(id(body[0].value))  # a docstring
@@ -39,8 +44,8 @@ def _strings_naming_modules(path: Path, modules: set[str]) -> list[str]:
             if called in RESOURCE_CALLS:
                 skipped.update(id(arg) for arg in node.args)
     named = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skipped:
+    for node in strings:
+        if id(node) not in skipped:
             match = OUR_MODULE.match(node.value)
             if match and match.group(1) in modules:
                 named.append(match.group(1))

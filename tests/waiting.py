@@ -1,5 +1,8 @@
 """Waiting for what the clock brings back, by polling under a generous
-deadline: a loaded machine makes the wait longer, never the test red."""
+deadline: a loaded machine makes the wait longer, never the test red; and
+`Clock`, a clock the test moves, for code that takes its time as `clock`
+and `sleep` (the limiter): no real wait, and no deadline a slow machine
+can pass before the test looks."""
 
 from __future__ import annotations
 
@@ -32,6 +35,28 @@ async def back_from_rest(runtime: Runtime, alias: str, within: float = 30.0) -> 
     return await eventually(
         lambda: registry.get_model(runtime.store, alias), lambda model: model.status != "resting", within
     )
+
+
+class Clock:
+    """Seconds since the epoch that move only when the test says `advance`;
+    `sleep` returns once the clock has moved past its end."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+        self._moved = asyncio.Condition()
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        until = self.now + seconds
+        async with self._moved:
+            await self._moved.wait_for(lambda: self.now >= until)
+
+    async def advance(self, seconds: float) -> None:
+        self.now += seconds
+        async with self._moved:
+            self._moved.notify_all()
 
 
 def wait_for(check: Callable[[], Any], timeout: float = 30.0) -> Any:

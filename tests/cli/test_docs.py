@@ -4,6 +4,7 @@ takes; and docs/cli.md describes every command and every option there is."""
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from pathlib import Path
@@ -22,10 +23,16 @@ CLI_DOC = ROOT / "docs" / "cli.md"
 PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 
 
+@functools.cache
+def _cli() -> Any:
+    """The click tree typer builds from `app`, built once (a build costs more than a test)."""
+    return get_command(app)
+
+
 def _command_lines(page: Path) -> list[str]:
     blocks = re.findall(r"```sh\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.DOTALL)
     lines = "\n".join(blocks).replace("\\\n", " ").splitlines()
-    top_level = set(get_command(app).commands)
+    top_level = set(_cli().commands)
     found = []
     for line in lines:
         words = shlex.split(line, comments=True)
@@ -44,7 +51,7 @@ def _all_lines() -> list[tuple[str, str]]:
 
 
 def _resolve(words: list[str]) -> tuple[Any, list[str]]:
-    command: Any = get_command(app)
+    command: Any = _cli()
     rest = list(words)
     while rest and hasattr(command, "commands") and rest[0] in command.commands:
         command = command.commands[rest.pop(0)]
@@ -61,7 +68,7 @@ def _leaf_commands() -> list[tuple[str, Any]]:
         else:
             found.append((" ".join(path), command))
 
-    walk(get_command(app), [])
+    walk(_cli(), [])
     return found
 
 

@@ -16,12 +16,12 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchwarmers.identity.keys import create_key
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
-from benchwarmers.testing.live_server import LiveServer, live_server
 from benchwarmers.types import (
     LeftOff,
     PanelDone,
@@ -32,6 +32,11 @@ from benchwarmers.types import (
     SeatDone,
     Usage,
 )
+
+if TYPE_CHECKING:
+    # The live server (the whole app) is imported where one starts: the formats' conftest
+    # imports this file under `-m unit` too, whose tests start none.
+    from benchwarmers.testing.live_server import LiveServer
 
 SEATS = (
     Seat("c_first", "Seat 1", "alpha", "ok", 0.2, content="Alpha says four.", usage=Usage(10, 3)),
@@ -109,6 +114,8 @@ def start_gateway(home: Path, *, acting_as: str = "127.0.0.1") -> Iterator[Gatew
         # Its own loop in its own thread: an async test's loop may be running.
         with ThreadPoolExecutor(1) as pool:
             secret = pool.submit(asyncio.run, _register(home, fake)).result()
+        from benchwarmers.testing.live_server import live_server
+
         with live_server(home, acting_as=acting_as) as server:
             yield Gateway(server, fake, secret)
 

@@ -44,6 +44,7 @@ from benchwarmers.types import (
     Unique,
     Usage,
 )
+from tests.conftest import examples
 
 pytestmark = pytest.mark.unit
 
@@ -148,25 +149,25 @@ def over_the_wire(obj: dict[str, Any]) -> Any:
     return json.loads(json.dumps(obj, ensure_ascii=False))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(panels)
 def test_a_panel_reads_back_to_the_same_value(reply: PanelReply) -> None:
     assert read_panel(over_the_wire(panel_json(reply))) == reply
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(routes)
 def test_a_route_turn_reads_back_to_the_same_value(bench: RouteBench) -> None:
     assert read_route(over_the_wire(route_json(bench))) == bench
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(seats)
 def test_a_streamed_seat_reads_back_to_the_same_value(seat: Seat) -> None:
     assert read_seat(over_the_wire(seat_json(seat))) == seat
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(panels)
 def test_what_is_read_writes_back_to_the_same_json(reply: PanelReply) -> None:
     wire = over_the_wire(panel_json(reply))

@@ -22,7 +22,7 @@ from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.store.db import Store
 from benchwarmers.types import Usage
-from tests.waiting import back_from_rest
+from tests.waiting import Clock, back_from_rest
 
 pytestmark = pytest.mark.unit
 
@@ -192,9 +192,11 @@ async def test_waiters_go_first_come_first_served_without_blocking_the_loop(benc
 
 
 async def test_a_429_rests_the_model_and_it_comes_back_after_the_reset(bench: Runtime) -> None:
-    limiter = bench.limiter
-    # Three seconds: a loaded box can take more than one between the 429 and the refused admit.
-    await limiter.learn("fake", "model-one", status=429, headers={"retry-after": "3"}, body="slow down")
+    # On a clock the test moves: the rest cannot end before the test has looked (however
+    # slow the machine), and its end costs no real wait.
+    clock = Clock()
+    limiter = Limiter(bench.store, MemoryCounters(), clock=clock, sleep=clock.sleep)
+    await limiter.learn("fake", "model-one", status=429, headers={"retry-after": "600"}, body="slow down")
     model = await registry.get_model(bench.store, "one")
     assert model.status == "resting" and is_resting(model)
     assert "429" in model.status_reason
@@ -202,9 +204,11 @@ async def test_a_429_rests_the_model_and_it_comes_back_after_the_reset(bench: Ru
         await limiter.admit("fake", "model-one", tokens=1, max_wait=0)
     assert "resting" in str(refused.value)
     await limiter.admit("fake", "model-two", tokens=1, max_wait=0)  # only the model rests
+    await clock.advance(601)  # past the rest's end
     model = await back_from_rest(bench, "one")
     assert model.status == "available" and model.resting_until is None and not is_resting(model)
     await limiter.admit("fake", "model-one", tokens=1, max_wait=0)
+    await limiter.close()
 
 
 async def test_a_429_that_says_nothing_rests_for_the_default(bench: Runtime) -> None:
@@ -269,7 +273,7 @@ async def test_closing_waits_for_a_waker_cancelled_inside_its_store_write(
     loop's end leaves its connection to the garbage collector)."""
     entered, unwound = asyncio.Event(), asyncio.Event()
 
-    async def wake(store: Store) -> None:
+    async def wake(store: Store, now: datetime) -> None:
         try:
             async with store.write():
                 entered.set()

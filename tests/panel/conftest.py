@@ -9,16 +9,20 @@ from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing.fake_provider import FakeProvider
-from benchwarmers.testing.live_server import LiveServer, live_server
 from benchwarmers.testing.script import FakeModel
 from benchwarmers.testing.store_template import copy_migrated_store
+
+if TYPE_CHECKING:
+    # The live server (the whole app) is imported where one starts: this file is loaded
+    # under `-m unit` too, whose tests start none.
+    from benchwarmers.testing.live_server import LiveServer
 
 Bench = Callable[..., Any]
 
@@ -66,6 +70,8 @@ def panel_server(tmp_path: Path, fake_provider: FakeProvider) -> Iterator[Callab
                 asyncio.run, register(home, fake_provider, models, collections, model_facts, then)
             )
             server_state = done.result()
+        from benchwarmers.testing.live_server import live_server
+
         with live_server(home) as server:
             server.prepared = server_state  # type: ignore[attr-defined]
             yield server

@@ -9,18 +9,22 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing.fake_provider import FakeProvider
-from benchwarmers.testing.live_server import LiveServer, live_server
 from benchwarmers.testing.pytest_plugin import fake_provider, fake_provider_server  # noqa: F401
 from benchwarmers.testing.script import FakeModel
 from benchwarmers.testing.store_template import copy_migrated_store
 from benchwarmers.types import API_KINDS, ApiKind
+
+if TYPE_CHECKING:
+    # The live server (the whole app) is imported where one starts: this file is loaded
+    # under `-m unit` too, whose tests start none.
+    from benchwarmers.testing.live_server import LiveServer
 
 RouteServer = Callable[..., Any]
 
@@ -65,6 +69,8 @@ def route_server(tmp_path: Path, fake_provider: FakeProvider) -> Iterator[RouteS
             pool.submit(
                 asyncio.run, register(home, fake_provider, members, collections, facts or {})
             ).result()
+        from benchwarmers.testing.live_server import live_server
+
         with live_server(home) as server:
             yield server
 

@@ -1,7 +1,9 @@
 """Fixtures for the server tests: a real server on a free loopback port
-(`testing.live_server`) with probe routes mounted beside the app's own, so
-the guard and the error handlers are exercised the way gateway routes will
-meet them, in every API format's path space.
+(`testing.live_server`) with probe routes (`probes.py`) mounted beside the
+app's own, so the guard and the error handlers are exercised the way gateway
+routes will meet them, in every API format's path space. The server and the
+routes are imported where one starts: `-m unit` loads this file too, and its
+test here (test_heap.py) starts none.
 
 - `server`: a started `LiveServer` on the test's data folder.
 - `start(**kwargs)`: start one with options (`acting_as="0.0.0.0"`).
@@ -19,83 +21,19 @@ import socket
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
-from fastapi import APIRouter, Request
-from fastapi.responses import StreamingResponse
-from pydantic import BaseModel
 
-from benchwarmers.formats.base import require_object
 from benchwarmers.identity.keys import create_key
-from benchwarmers.identity.scope import may_call
 from benchwarmers.runtime import REDIS_URL_ENV, Runtime
-from benchwarmers.server.access import gateway
-from benchwarmers.server.deps import identity_of
-from benchwarmers.server.errors import read_json
-from benchwarmers.server.routes import health
 from benchwarmers.store.settings import Setting, Settings
-from benchwarmers.testing.live_server import LiveServer
 
-# Only this package's routes beside the probes: other packages' routes are
-# tested by their owners, and are not what these tests are about.
-OWN_ROUTERS = (health.router,)
+if TYPE_CHECKING:
+    from benchwarmers.testing.live_server import LiveServer
+
 REDIS_URL = "redis://127.0.0.1:6379/0"
-
-probe = APIRouter()
-
-
-class Order(BaseModel):
-    name: str
-    count: int
-
-
-@probe.post("/v1/probe/typed")
-@gateway
-async def typed(order: Order) -> dict[str, Any]:
-    return {"name": order.name, "count": order.count}
-
-
-@probe.post("/v1beta/probe/raw")
-@probe.post("/api/probe/raw")
-@probe.post("/v1/messages/probe/raw")
-@gateway
-async def raw(request: Request) -> dict[str, Any]:
-    body = require_object(await read_json(request))
-    return {"keys": sorted(body)}
-
-
-@probe.post("/v1/probe/parse")
-@gateway
-async def parse(request: Request) -> dict[str, Any]:
-    """A route that reads JSON the short way (request.json())."""
-    return {"type": type(await request.json()).__name__}
-
-
-# Out of the schema: its two methods would share one operation id.
-@probe.api_route("/bench/probe/caller", methods=["GET", "POST"], include_in_schema=False)
-@gateway
-async def who(request: Request, collection: str = "trio") -> dict[str, Any]:
-    caller = identity_of(request)
-    return {"name": caller.name, "owner": caller.owner, "may": may_call(caller, collection)}
-
-
-@probe.post("/api/probe/bug")
-@probe.post("/v1/messages/probe/bug")
-@gateway
-async def bug() -> None:
-    raise RuntimeError("a bug of ours, with a secret path /srv/secret.py in it")
-
-
-@probe.get("/v1/probe/cut")
-@gateway
-async def cut() -> StreamingResponse:
-    async def pieces() -> Any:
-        yield b"data: one\n\n"
-        raise RuntimeError("broke mid-stream")
-
-    return StreamingResponse(pieces(), media_type="text/event-stream")
 
 
 def run(coro: Any) -> Any:
@@ -122,6 +60,10 @@ def new_key(home: Path, name: str, collections: tuple[str, ...] = (), rate: int 
 @pytest.fixture
 def start(home: Path) -> Iterator[Callable[..., LiveServer]]:
     """Start servers on this test's data folder (stopped at the end)."""
+    from benchwarmers.testing.live_server import LiveServer
+
+    from .probes import OWN_ROUTERS, probe
+
     started: list[LiveServer] = []
 
     def starter(**options: Any) -> LiveServer:
@@ -158,6 +100,10 @@ def shared_redis(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """One server per test module, for tests that change nothing in it."""
+    from benchwarmers.testing.live_server import LiveServer
+
+    from .probes import OWN_ROUTERS, probe
+
     server = LiveServer(tmp_path_factory.mktemp("home"), routers=OWN_ROUTERS, extra_routers=[probe]).start()
     yield server
     server.stop()

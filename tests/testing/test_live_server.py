@@ -12,7 +12,7 @@ import pytest
 from benchwarmers.identity.keys import create_key, list_keys
 from benchwarmers.runtime import Runtime
 from benchwarmers.testing.live_server import LiveServer, live_server
-from tests.server.conftest import OWN_ROUTERS
+from tests.server.probes import OWN_ROUTERS
 
 
 def test_restart_keeps_the_data_folder_and_port(home: Path) -> None:

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -105,11 +105,15 @@ class Limiter:
         counters: Counters,
         *,
         clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         default_rest: float = DEFAULT_REST,
     ) -> None:
         self.store = store
         self.counters = counters
+        # The time it runs by: waits, rests and their end are reckoned on `clock` and
+        # waited out with `sleep` (a test moves both: a controllable clock, no real wait).
         self.clock = clock
+        self.sleep = sleep
         self.default_rest = default_rest
         self._known: dict[str, dict[_Who, _Known]] = {}
         # Endpoints whose models reported different ceilings for one limit: per model.
@@ -180,7 +184,7 @@ class Limiter:
             async with queue:
                 while (frees_at := await self._attempt(endpoint, served, tokens, deadline)) is not None:
                     waited = True
-                    await asyncio.sleep(max(frees_at - self.clock(), 0.0))
+                    await self.sleep(max(frees_at - self.clock(), 0.0))
         except LimitExceeded:
             metrics.LIMITER_REFUSALS.labels(endpoint).inc()
             raise
@@ -404,8 +408,8 @@ class Limiter:
 
     async def _wake_at(self, until: float) -> None:
         """Bring rested models back the moment their rest ends."""
-        await asyncio.sleep(max(until - self.clock(), 0.0) + 0.01)
-        await wake_rested(self.store)
+        await self.sleep(max(until - self.clock(), 0.0) + 0.01)
+        await wake_rested(self.store, datetime.fromtimestamp(self.clock(), UTC))
 
     def _worth_keeping(
         self, endpoint: tuple[str, str], limits: tuple[LearnedLimit, ...], status: int, now: float

@@ -19,14 +19,18 @@ with `fake_provider.add(...)`; to require a key set `fake_provider.key`.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
-from benchwarmers.testing.fake_provider import FakeProvider
+if TYPE_CHECKING:  # imported where a server starts: every test process loads this plugin
+    from benchwarmers.testing.fake_provider import FakeProvider
 
 
 @pytest.fixture(scope="module")
 def fake_provider_server() -> Iterator[FakeProvider]:
+    from benchwarmers.testing.fake_provider import FakeProvider
+
     with FakeProvider() as provider:
         yield provider
 
