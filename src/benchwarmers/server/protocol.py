@@ -62,6 +62,7 @@ import asyncio
 import logging
 import socket
 import struct
+from typing import cast
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -111,7 +112,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.cycle is not None and not self.cycle.response_complete:
-            self.cycle.scope[GONE_KEY] = True  # a stream stops at once (`streaming.FormatStream`)
+            scope = cast("dict[str, object]", self.cycle.scope)  # uvicorn's TypedDict: an ASGI scope
+            scope[GONE_KEY] = True  # a stream stops at once (`streaming.FormatStream`)
         self._disarm_head()
         if self._head_timer is not None:
             self._head_timer.cancel()
