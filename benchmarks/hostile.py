@@ -7,11 +7,12 @@ Two tables, our server (`benchwarmers serve`, its own process) alone:
   nothing, keeping their sockets open. Resident memory of the server above
   idle, sampled every 100 ms: at its peak while they stall, and once the
   server has cut them (`stream_stall_seconds`, set to `--stall`, 5 s here
-  to keep the run short; 30 by default). Target: ≤ 150 MB above idle once
-  cut; every seat still answered and logged.
+  to keep the run short; 30 by default). Target: ≤ 150 MB above idle
+  while they stall and once cut; every seat still answered and logged.
   Then the same with route mode (`bench/big:route`), whose stream passes
   the upstream's pieces through: a client that stops reading stops the
-  upstream being read, so its memory is bounded while it stalls.
+  upstream being read, so its memory is bounded while it stalls; a turn
+  cut with its client is logged as its caller gone (`error`), not read on.
 * **/healthz under bombs**: while `--bombers` (2) clients ask, over and
   over, a panel of two seats, one an upstream sending a 64 MB header (or
   200k headers, or a gzip bomb: 512 MB of zeros in ~500 KB) and one
@@ -51,6 +52,7 @@ RSS_ABOVE_IDLE_LIMIT_MB = 150.0
 SETTLE_LIMIT_SECONDS = 240.0
 HEALTHZ_P99_LIMIT_MS = 50.0
 MESSAGES = [{"role": "user", "content": "say a lot"}]
+PANEL = "one-seat panel"
 
 
 def _healthy(request: bytes) -> Iterable[bytes]:
@@ -102,10 +104,15 @@ def _stalled_client(port: int, model: str) -> socket.socket:
     return sock
 
 
-def _logged_ok(home: Path, alias: str) -> int:
+def _logged(home: Path, alias: str) -> dict[str, int]:
+    """The calls of `alias` logged so far, by status."""
     with sqlite3.connect(home / SQLITE_FILE, timeout=10) as db:
-        [(count,)] = db.execute("SELECT count(*) FROM calls WHERE alias = ? AND status = 'ok'", (alias,))
-    return int(count)
+        found = db.execute("SELECT status, count(*) FROM calls WHERE alias = ? GROUP BY status", (alias,))
+        return {status: int(count) for status, count in found}
+
+
+def _since(now: dict[str, int], before: dict[str, int]) -> dict[str, int]:
+    return {status: n - before.get(status, 0) for status, n in now.items() if n > before.get(status, 0)}
 
 
 def stalled_rows(
@@ -113,23 +120,24 @@ def stalled_rows(
 ) -> list[str]:
     port = int(base.rsplit(":", 1)[1])
     rows = []
-    for label, model in (("one-seat panel", "bench/big"), ("route mode", "bench/big:route")):
+    for label, model in ((PANEL, "bench/big"), ("route mode", "bench/big:route")):
         httpx.post(f"{base}/v1/chat/completions", json={"model": model, "messages": MESSAGES}, timeout=120)
         time.sleep(1)
         idle = rss_mb(child.pid)
-        logged_before = _logged_ok(folder / "home", "big")
+        before = _logged(folder / "home", "big")
         started = time.monotonic()
         clients = [_stalled_client(port, model) for _ in range(count)]
         peak_stalled = idle
-        logged = 0
-        # Until every seat is logged (a loaded box takes a while for 100 × 4 MB), then the cut's time.
+        # Until every call is logged (a loaded box takes a while for 100 × 4 MB), then the cut's time:
+        # a panel's seats read on and end `ok`; a route-mode turn is cut with its client (`error`, the
+        # caller gone), so its rows of any status are counted.
         while time.monotonic() - started < SETTLE_LIMIT_SECONDS:
             now = time.monotonic() - started
             rss = rss_mb(child.pid)
             if now < stall:
                 peak_stalled = max(peak_stalled, rss)
-            logged = _logged_ok(folder / "home", "big") - logged_before
-            if logged >= count:
+            logged = _since(_logged(folder / "home", "big"), before)
+            if (logged.get("ok", 0) if label == PANEL else sum(logged.values())) >= count:
                 break
             time.sleep(0.2)
         time.sleep(stall + 4)  # the last streams' cut, and the heap given back after it
@@ -146,12 +154,14 @@ def stalled_rows(
             except ConnectionResetError:
                 cut += 1
             sock.close()
-        logged = _logged_ok(folder / "home", "big") - logged_before
+        logged = _since(_logged(folder / "home", "big"), before)
         above = settled - idle
         verdict = "met" if above <= RSS_ABOVE_IDLE_LIMIT_MB else "MISSED"
+        stalled_verdict = "met" if peak_stalled - idle <= RSS_ABOVE_IDLE_LIMIT_MB else "MISSED"
+        how = ", ".join(f"{n} {status}" for status, n in sorted(logged.items()))
         rows.append(
-            f"| {label} ({model}) | {count} × {reply_mb:g} MB | {idle:.0f} | +{peak_stalled - idle:.0f} "
-            f"| +{above:.0f} {verdict} | {cut} | {logged} |"
+            f"| {label} ({model}) | {count} × {reply_mb:g} MB | {idle:.0f} | {peak_stalled - idle:+.0f} "
+            f"{stalled_verdict} | {above:+.0f} {verdict} | {cut} | {how} |"
         )
     return rows
 
@@ -167,7 +177,8 @@ def stalled_table(folder: Path, count: int, stall: float, reply_mb: float) -> st
             child.stop()
     head = [
         "| stream | stalled clients × reply | idle RSS MB | while stalled (peak, first "
-        f"{stall:g} s) | once cut (≤ +{RSS_ABOVE_IDLE_LIMIT_MB:.0f}) | cut by the server | seats logged ok |",
+        f"{stall:g} s; ≤ +{RSS_ABOVE_IDLE_LIMIT_MB:.0f}) | once cut (≤ +{RSS_ABOVE_IDLE_LIMIT_MB:.0f}) "
+        "| cut by the server | calls logged |",
         "|---|--:|--:|--:|--:|--:|--:|",
     ]
     return f"{count} clients that never read, `stream_stall_seconds` = {stall:g}\n\n" + "\n".join(head + rows)

@@ -13,12 +13,15 @@ import json
 import select
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import httpx
 import pytest
 
 from benchwarmers.runtime import Runtime
+from benchwarmers.server.protocol import GONE_KEY
+from benchwarmers.server.streaming import stream_response
 from benchwarmers.store import registry
 from benchwarmers.store.settings import STREAM_STALL_SECONDS, Settings
 from benchwarmers.testing.hostile import HostileUpstream, openai_text
@@ -124,3 +127,38 @@ def test_a_slow_reader_that_keeps_reading_is_not_cut(server: LiveServer) -> None
     finally:
         sock.close()
     assert got > len(REPLY)
+
+
+async def test_a_stream_whose_client_is_gone_reads_no_more_of_its_body() -> None:
+    """The server's `send` writes nothing to a connection that is gone and
+    returns at once: a stream that went on would read its upstream to the end
+    for nobody (a cut route-mode turn read its whole 4 MB before the
+    disconnect reached it). The protocol marks the scope; the stream stops."""
+    pulled: list[int] = []
+    closed: list[bool] = []
+
+    async def body() -> AsyncIterator[bytes]:
+        try:
+            for n in range(100):
+                pulled.append(n)
+                yield b"data: {}\n\n"
+        finally:
+            closed.append(True)
+
+    scope: dict[str, Any] = {
+        "type": "http",
+        "path": "/v1/chat/completions",
+        "headers": [],
+        "asgi": {"spec_version": "2.4"},
+    }
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            scope[GONE_KEY] = True  # the connection was lost meanwhile (`protocol.connection_lost`)
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    await stream_response(body(), "text/event-stream")(scope, receive, send)
+    assert pulled == [0] and closed == [True]

@@ -152,15 +152,16 @@ PANEL_STREAM_BUFFER = Tunable(
     ),
 )
 SEND_BUFFER = Tunable(
-    256 * 1024,
+    128 * 1024,
     "bytes",
     "server.protocol.SEND_BUFFER",
     (
         "The kernel's send buffer for each client connection (`SO_SNDBUF`; Linux doubles it), fixed "
         "rather than grown up to `tcp_wmem`'s 4 MB: a client that reads nothing can take no more than "
         "this off a stream, and what a stream has sent is what its seat keeps of its text, so a stalled "
-        "reader of a 4 MB answer made the server keep all of it (docs/benchmarks.md, issue 36). A "
-        "model's stream runs at kilobytes a second, far under 256 KB a round trip."
+        "reader of a 4 MB answer made the server keep all of it (docs/benchmarks.md, issue 36); 256 KB "
+        "left ~0.8 MB of text a stalled stream, 128 KB ~0.4 MB. A model's stream runs at kilobytes a "
+        "second, far under 128 KB a round trip."
     ),
 )
 DRAIN_SECONDS = Tunable(

@@ -26,6 +26,13 @@ The limits a well-kept client holds against a hostile upstream:
   the cap allows are fed to it: httptools joins a header's pieces with
   `bytes +=` as they arrive, so a 64 MB header fed whole cost seconds of
   quadratic copying on the one event loop (every other client waited).
+- A body is handed on at most `MAX_PIECE` bytes at a time: the consumer
+  (`transport.py`) decodes a piece, splits it into events and parses them
+  all before it yields the first, and a consumer that waits (a panel's
+  seat whose client reads nothing, a route-mode stream) holds every form
+  of that piece meanwhile. Handed whole, what was buffered (up to
+  `HIGH_WATER` plus one read of 256 KB) was held four times over while its
+  client stalled: half of a stalled stream's memory.
 - A compressed body is inflated at most `INFLATED_PIECE` bytes at a time
   (zlib's `max_length`, the rest kept as its `unconsumed_tail`), so the
   transport's size cap counts inflated bytes as they come and a gzip bomb
@@ -68,11 +75,14 @@ from benchwarmers.providers.proxy import Proxies, Proxy
 
 # Bytes of a reply held before its connection stops reading until the consumer catches up:
 # what a stream whose client reads nothing holds of its upstream (a panel's buffer and a
-# route-mode stream wait on their client; 1 MB made that half of a stalled stream's memory).
-HIGH_WATER = 256 * 1024
+# route-mode stream wait on their client; 1 MB made that half of a stalled stream's memory),
+# plus one read (up to 256 KB) that may arrive on top.
+HIGH_WATER = 64 * 1024
 # A reply's head: at most this many bytes (every interim reply's too) and this many fields.
 MAX_HEAD_BYTES = 64 * 1024
 MAX_HEADERS = 256
+# A body is handed on at most this much at a time (what a waiting consumer holds, parsed).
+MAX_PIECE = 64 * 1024
 # A compressed body is inflated at most this much per piece handed on.
 INFLATED_PIECE = 64 * 1024
 # Past this many inflated bytes, a body inflating more than this many times what it consumed is a bomb.
@@ -125,7 +135,7 @@ class Connection(asyncio.Protocol):
         self.status = 0
         self.headers: dict[str, str] = {}
         self.head: asyncio.Future[None] | None = None
-        self.pieces: list[bytes] = []
+        self.pieces: list[bytes | memoryview] = []
         self.buffered = 0
         self.paused = False
         self.complete = False
@@ -320,8 +330,12 @@ class Body:
             finally:
                 connection.waiter = None
         pieces = connection.pieces
-        piece = pieces[0] if len(pieces) == 1 else b"".join(pieces)
-        connection.pieces = []
+        first = pieces[0]
+        if len(pieces) == 1 and type(first) is bytes and len(first) <= MAX_PIECE:  # a stream's usual piece
+            piece = first
+            connection.pieces = []
+        else:
+            piece = _front(connection)
         connection.taken(len(piece))
         return piece if decoder is None else self._inflate(piece)
 
@@ -518,3 +532,16 @@ def _request(
 
 
 _DEFAULTS = (("accept", "*/*"), ("accept-encoding", "gzip, deflate"), ("user-agent", USER_AGENT))
+
+
+def _front(connection: Connection) -> bytes:
+    """At most `MAX_PIECE` bytes off the front of what `connection` buffered;
+    the rest stays, a view of it (not copied again for each piece taken)."""
+    pieces = connection.pieces
+    buffered = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+    if len(buffered) <= MAX_PIECE:
+        connection.pieces = []
+        return bytes(buffered)
+    view = memoryview(buffered)
+    connection.pieces = [view[MAX_PIECE:]]
+    return bytes(view[:MAX_PIECE])

@@ -35,6 +35,7 @@ no HTTP and no format.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -53,6 +54,7 @@ from benchwarmers.route.record import spawn, turn_task
 from benchwarmers.route.shadow import start_shadows
 from benchwarmers.store import registry
 from benchwarmers.store.registry import CollectionView
+from benchwarmers.trim import give_back_soon
 from benchwarmers.types import (
     Ask,
     Chunk,
@@ -252,7 +254,10 @@ class RouteTurn:
         failure after the first byte. Ends once this turn's calls are in the
         log, calling `on_end` then (a stream's `bench` object learns what the
         turn cost before its last event). Leaving early (a client that hung
-        up) still ends the call, recorded."""
+        up) still ends the call, recorded, logged as its caller leaving (an
+        `error` that says nothing of the member's health: `calls/health.py`),
+        and gives the heap back a moment later (`benchwarmers.trim`)."""
+        ended = False
         try:
             for chunk in self._head:
                 if not isinstance(chunk, ResponseHeaders):
@@ -260,11 +265,14 @@ class RouteTurn:
             async for chunk in self._stream:
                 if not isinstance(chunk, ResponseHeaders):
                     yield chunk
+            ended = True
         finally:
             try:
                 await self._stream.aclose()
             finally:  # even when a hang-up cancels the close: the row is written regardless
                 self._note_tool_calls()
+                if not ended:  # its client left: what the turn held is freed once the stream unwinds
+                    give_back_soon(asyncio.get_running_loop())
         await await_recorded((*self._failed_calls, self._stream.result))
         if on_end is not None:
             on_end()

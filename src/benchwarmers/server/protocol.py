@@ -34,7 +34,11 @@ And on the way out, a client that stops reading what we send it:
   `STALL_KEY`) is cut: the connection is reset (`SO_LINGER` 0, so the
   kernel drops its copy too rather than queue a FIN behind it) and
   aborted, which drops our buffer at once, and the app sees the client gone (a panel's seats still finish and
-  are logged, as when a client hangs up). A slow reader that takes
+  are logged, as when a client hangs up). uvicorn's `send` then returns at
+  once, writing nothing, so a stream would pull its upstream to the end
+  before the disconnect reached it (a cut route-mode turn read its whole 4
+  MB reply): the scope's `GONE_KEY` says the client is gone, and the
+  stream stops at its next piece (`streaming.FormatStream`). A slow reader that takes
   something within each period is left alone. The timer exists only while
   writing is paused: the hot path never arms one.
 
@@ -58,6 +62,7 @@ import asyncio
 import logging
 import socket
 import struct
+from typing import cast
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -70,6 +75,8 @@ SEND_BUFFER = tunables.SEND_BUFFER.value
 MAX_HEAD_BYTES = 64 * 1024
 # Where the guard puts the `stream_stall_seconds` setting in a request's scope.
 STALL_KEY = "benchwarmers.stall_seconds"
+# Set in a request's scope once its client is gone (hung up or cut) before its response was done.
+GONE_KEY = "benchwarmers.client_gone"
 STALL_SECONDS = float(STREAM_STALL_SECONDS.default)
 
 # SO_LINGER on, for 0 s: closing the socket resets the connection.
@@ -104,6 +111,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._arm_head()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self.cycle is not None and not self.cycle.response_complete:
+            scope = cast("dict[str, object]", self.cycle.scope)  # uvicorn's TypedDict: an ASGI scope
+            scope[GONE_KEY] = True  # a stream stops at once (`streaming.FormatStream`)
         self._disarm_head()
         if self._head_timer is not None:
             self._head_timer.cancel()

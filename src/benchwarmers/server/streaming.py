@@ -14,7 +14,10 @@ line), saying so, instead of stopping with no end a client can read.
 However it ends (done, the client gone, the client cut for reading
 nothing), the body's generator is closed at once: a panel's seats wait
 on what the stream has not yet sent (backpressure, `panel/engine.py`),
-and read on when it closes.
+and read on when it closes. A client gone stops the stream at its next
+piece (`protocol.GONE_KEY`): the server's `send` writes nothing to a
+closed connection and waits for nothing, so until the disconnect reached
+the response, a route-mode stream read its upstream to the end for nobody.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from starlette.types import Receive, Scope, Send
 from benchwarmers.errors import StoreError, StoreFull
 from benchwarmers.formats.base import STREAM_CHOICE_HEADER, seat_text_wanted
 from benchwarmers.formats.errors import error_bytes, format_for_path
+from benchwarmers.server.protocol import GONE_KEY
 from benchwarmers.types import Ask
 
 STREAM_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
@@ -47,9 +51,11 @@ class FormatStream(StreamingResponse):
     """A streamed reply that ends with its format's error event when the store fails mid-way."""
 
     _format = "openai_chat"
+    _scope: Scope
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         self._format = format_for_path(scope["path"])
+        self._scope = scope
         try:
             await super().__call__(scope, receive, send)
         finally:
@@ -61,11 +67,14 @@ class FormatStream(StreamingResponse):
 
     async def stream_response(self, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        scope = self._scope
         try:
             async for chunk in self.body_iterator:
                 if not isinstance(chunk, bytes | memoryview):
                     chunk = chunk.encode(self.charset)
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                if GONE_KEY in scope:  # nobody to send to: the stream stops here, closed below
+                    return
         except StoreError as exc:
             status = 507 if isinstance(exc, StoreFull) else 503
             event = error_event(self._format, self.media_type or "", status, str(exc))
