@@ -135,6 +135,7 @@ class CounterService:
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
         self._failure: BaseException | None = None
+        self._connections: dict[asyncio.Task[Any], asyncio.StreamWriter] = {}
         self._thread = threading.Thread(target=self._run, name="counters", daemon=True)
 
     def start(self) -> None:
@@ -169,8 +170,16 @@ class CounterService:
         self._ready.set()
         async with server:
             await self._stop.wait()
+            server.close()
+            # Each worker's connection closed and its handler finished before the loop closes.
+            for writer in list(self._connections.values()):
+                writer.close()
+            await asyncio.gather(*self._connections, return_exceptions=True)
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        handler = asyncio.current_task()
+        assert handler is not None
+        self._connections[handler] = writer
         try:
             while True:
                 request = await _read_frame(reader)
@@ -181,6 +190,7 @@ class CounterService:
             log.exception("a counters request could not be answered")
         finally:
             writer.close()
+            del self._connections[handler]
 
 
 class SocketCounters(Counters):
