@@ -1,6 +1,8 @@
 """`serve --workers 2` beside `--workers 1`: passthrough requests/s at 10 connections.
 
-Both on PostgreSQL + Redis (what `--workers` above 1 needs), in front of the
+Both on PostgreSQL + Redis (`--store postgres`, the default), or both on the
+embedded default (`--store sqlite`: SQLite in the data folder, no Redis,
+the limit counters in the supervisor), in front of the
 instant upstream (`upstream.py`), on the same bench as `vs_litellm.py`
 (`bench/solo:route`, one member). One server of each kind is started for
 the whole run, each on a database and folder of its own; every round
@@ -33,7 +35,12 @@ That needs root and the controller at `/sys/fs/cgroup/cpu`; without it,
 
 Beside requests/s, CPU per request and the cores each group kept busy,
 each cell counts PostgreSQL transactions and Redis commands per request:
-round trips a worker pays on its own.
+round trips a worker pays on its own (none on SQLite). On SQLite, once the
+run is over and the servers stopped, the calls in each server's store are
+counted against the requests the loader saw answered (every cell, warm-ups
+and cells run again included): the log must hold every one, and may hold
+a few more (those in flight when the loader stopped, which it does not
+count).
 
 A round's two cells (one worker, two) are run again together while the
 hypervisor stole more than `--steal-limit` of the CPU wanted during
@@ -42,6 +49,7 @@ the least stolen kept: on 3 December the capped ratio read 1.80x, 1.52x
 and 1.86x in three runs minutes apart, the 1.52 with 34-40% stolen.
 
     .venv/bin/python benchmarks/workers.py [--seconds 5] [--rounds 5] [--connections 10] [--cap 0.45 ...]
+        [--store postgres|sqlite]
         [--postgres postgresql://postgres@127.0.0.1:5432/test] [--redis redis://127.0.0.1:6379/0]
         [--steal-limit 0.05] [--tries 4]
 """
@@ -54,6 +62,7 @@ import contextlib
 import os
 import resource
 import shutil
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -156,35 +165,54 @@ class Server:
 
     workers: int
     child: Child
-    database: str  # its name on the PostgreSQL server
+    database: str  # its name on the PostgreSQL server; "" on SQLite
     group: Path | None
     load: Load
+    home: Path
+    # Requests the loader saw answered, every cell counted (warm-ups and cells run again too).
+    answered: int = 0
+    logged_before: int = 0  # calls in its SQLite log before the first cell
+
+
+def logged_calls(home: Path) -> int:
+    """The calls in a data folder's SQLite log (read past the program)."""
+    with contextlib.closing(sqlite3.connect(home / "benchwarmers.db")) as connection:
+        return int(connection.execute("SELECT count(*) FROM calls").fetchone()[0])
 
 
 async def start_server(
     stack: contextlib.AsyncExitStack, folder: Path, workers: int, args: argparse.Namespace, upstream: str
 ) -> Server:
-    name = f"bw_bench_{uuid.uuid4().hex[:10]}"
-    await admin(args.postgres, f'CREATE DATABASE "{name}"')
-    stack.push_async_callback(admin, args.postgres, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    database = args.postgres.rsplit("/", 1)[0] + f"/{name}"
     home = folder / f"home-{workers}"
-    await set_up_bench(home, upstream, database_url=database)
+    env = {"BENCHWARMERS_HOME": str(home)}
+    name = ""
+    if args.store == "postgres":
+        name = f"bw_bench_{uuid.uuid4().hex[:10]}"
+        await admin(args.postgres, f'CREATE DATABASE "{name}"')
+        stack.push_async_callback(admin, args.postgres, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        database = args.postgres.rsplit("/", 1)[0] + f"/{name}"
+        env["BENCHWARMERS_DATABASE_URL"] = database
+        env["BENCHWARMERS_REDIS_URL"] = args.redis
+        await set_up_bench(home, upstream, database_url=database)
+    else:
+        await set_up_bench(home, upstream)
     group, prefix = stack.enter_context(server_cgroup()) if CGROUP_CPU.is_dir() else (None, [])
     port = free_port()
     command = Path(sys.executable).with_name("benchwarmers")
-    env = {"BENCHWARMERS_HOME": str(home), "BENCHWARMERS_DATABASE_URL": database}
-    env["BENCHWARMERS_REDIS_URL"] = args.redis
     child = Child(
         f"workers-{workers}",
         [*prefix, str(command), "serve", "--port", str(port), "--workers", str(workers)],
-        env=env,
+        env={**env, **({} if name else {"BENCHWARMERS_DATABASE_URL": "", "BENCHWARMERS_REDIS_URL": ""})},
         cwd=folder,
     )
     stack.callback(child.stop)
     url = f"http://127.0.0.1:{port}/v1/chat/completions"
     child.wait_ready(url, body(MODEL))
-    return Server(workers, child, name, group, Load(url, [body(MODEL)]))
+    server = Server(workers, child, name, group, Load(url, [body(MODEL)]), home)
+    if not name:
+        await asyncio.sleep(STATS_SETTLE)  # the readiness asks' calls committed behind their replies
+        server.logged_before = logged_calls(home)
+    return server
 
 
 def busy_seconds() -> float:
@@ -240,16 +268,22 @@ class Result:
 
 async def one_cell(server: Server, cap: float, args: argparse.Namespace, upstream: Child) -> Result:
     set_cap(server.group, server.workers * cap)
-    await measure(server.load, connections=args.connections, seconds=WARM_SECONDS)
-    await asyncio.sleep(STATS_SETTLE)
-    xacts = await transactions(args.postgres, server.database)
-    commands = await redis_commands(args.redis)
+    warm = await measure(server.load, connections=args.connections, seconds=WARM_SECONDS)
+    on_postgres = bool(server.database)
+    if on_postgres:
+        await asyncio.sleep(STATS_SETTLE)
+        xacts = await transactions(args.postgres, server.database)
+        commands = await redis_commands(args.redis)
     before = snapshot(server.child.pid, upstream.pid)
     cell = await measure(server.load, connections=args.connections, seconds=args.seconds)
     after = snapshot(server.child.pid, upstream.pid)
-    await asyncio.sleep(STATS_SETTLE)
-    xacts = await transactions(args.postgres, server.database) - xacts
-    commands = await redis_commands(args.redis) - commands - 1
+    server.answered += warm.operations - warm.errors + cell.operations - cell.errors
+    if on_postgres:
+        await asyncio.sleep(STATS_SETTLE)
+        xacts = await transactions(args.postgres, server.database) - xacts
+        commands = await redis_commands(args.redis) - commands - 1
+    else:
+        xacts = commands = 0
     spent = {group: after[group] - before[group] for group in before}
     spent["other"] = spent["machine"] - sum(spent[group] for group in GROUPS[:-1])
     cell = replace(cell, server_cpu_seconds=spent["server"])
@@ -267,8 +301,9 @@ async def one_pair(
 
 def table(title: str, results: dict[int, list[Result]], args: argparse.Namespace) -> list[str]:
     cores = os.cpu_count()
+    store = "PostgreSQL + Redis" if args.store == "postgres" else "SQLite, no Redis"
     lines = [
-        f"{title}: passthrough ({MODEL}), {args.connections} connections, {args.rounds} rounds of"
+        f"{title}: {store}, passthrough ({MODEL}), {args.connections} connections, {args.rounds} rounds of"
         f" {args.seconds:g} s, {cores} cores, {results[1][0].cell.tool}",
         "",
         "| workers | requests/s | p50 ms | p99 ms | server CPU ms/request | PostgreSQL xacts/request "
@@ -319,9 +354,20 @@ async def run(args: argparse.Namespace) -> str:
                 )
                 for server, result in zip(order, kept, strict=True):
                     results[mode][server.workers].append(replace(result, reruns=again))
+        logged: dict[int, int] = {}
+        for server in servers if args.store == "sqlite" else []:
+            server.child.stop()  # its last calls committed as it stops
+            logged[server.workers] = logged_calls(server.home) - server.logged_before
     lines: list[str] = []
     for mode in modes:
         lines += [*table(mode, results[mode], args), ""]
+    for server in servers if args.store == "sqlite" else []:
+        count = logged[server.workers]
+        lines.append(
+            f"calls, {server.workers} worker(s): {server.answered} answered (as the loader counted), "
+            f"{count} in the log ({count - server.answered:+d}: "
+            f"{'every one logged' if count >= server.answered else 'SOME MISSING'})"
+        )
     return "\n".join(lines)
 
 
@@ -340,6 +386,7 @@ def main() -> int:
     default_pg = os.environ.get("BENCHWARMERS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--postgres", default=default_pg, help="an admin URL; a database is made per server")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--store", choices=("postgres", "sqlite"), default="postgres")
     add_steal_arguments(parser, "a round's two cells")
     print(asyncio.run(run(parser.parse_args())))
     return 0

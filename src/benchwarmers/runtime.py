@@ -33,6 +33,7 @@ from benchwarmers.config.home import ensure_home, resolve_home
 from benchwarmers.limits.counters import Counters, MemoryCounters, open_counters
 from benchwarmers.limits.enforce import Limiter
 from benchwarmers.limits.panels import PanelSlots
+from benchwarmers.limits.shared import SocketCounters
 from benchwarmers.limits.spending import Spending
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.store import changes, journal, kept
@@ -83,8 +84,12 @@ class Runtime:
         store = Store(url, home=folder)
         changes.watch(store)  # its writes drop the cached reads at once (store/changes.py)
         redis_url = os.environ.get(REDIS_URL_ENV, "").strip() or None
-        limiter = Limiter(store, open_counters(redis_url))
-        conversations = Conversations(store, redis_url)
+        # A worker of `serve --workers N` without Redis: the supervisor's counters
+        # (limits/shared.py), and route stickiness read again after its few seconds, as
+        # replicas without Redis do (another worker may have moved a conversation).
+        shared = None if redis_url else environment.COUNTERS_SOCKET.read() or None
+        limiter = Limiter(store, SocketCounters(shared) if shared else open_counters(redis_url))
+        conversations = Conversations(store, redis_url, ttl=changes.DEFAULT_TTL if shared else None)
         sweeper: asyncio.Task[None] | None = None
         try:
             await migrate(store)

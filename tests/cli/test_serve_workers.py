@@ -1,5 +1,5 @@
 """`benchwarmers serve --workers N`: several processes on one port, on
-PostgreSQL + Redis; refused, in one line, where it would not be safe."""
+PostgreSQL + Redis (on SQLite: test_serve_workers_sqlite.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import func, select
-from typer.testing import CliRunner
 
-from benchwarmers.cli.main import app
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import DATABASE_URL_ENV, REDIS_URL_ENV, Runtime
 from benchwarmers.server.run import bind_sockets
@@ -31,13 +29,6 @@ ASKS = 40
 # Keep-alive clients connecting at once: the kernel hashes each to one worker's socket,
 # so all of them landing on one worker by chance is 2 in 2**16.
 AT_ONCE = 16
-
-
-def test_several_workers_on_sqlite_are_refused(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
-    result = CliRunner().invoke(app, ["serve", "--workers", "2", "--port", "0"])
-    assert result.exit_code == 1
-    assert "--workers 2 needs PostgreSQL" in result.output and "Traceback" not in result.output
 
 
 def test_each_worker_has_a_socket_of_its_own_on_the_one_port() -> None:

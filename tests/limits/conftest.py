@@ -1,17 +1,22 @@
-"""Counters for the limits tests: the in-process ones, and Redis on
-127.0.0.1:6379 under a prefix unique to the test, removed afterwards; and
+"""Counters for the limits tests: the in-process ones, Redis on
+127.0.0.1:6379 under a prefix unique to the test, removed afterwards, and
+the supervisor's service of `serve --workers` (`limits/shared.py`) on a
+Unix socket; and
 `bench`, two models on an endpoint nothing answers (limits are decided
 before a call goes)."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 
 import pytest
 
 from benchwarmers.limits.counters import Counters, MemoryCounters, RedisCounters
+from benchwarmers.limits.shared import CounterService, SocketCounters
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 
@@ -46,13 +51,33 @@ async def redis_counters() -> AsyncIterator[RedisCounters]:
         yield counters
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture
+def counter_service() -> Iterator[CounterService]:
+    """The service listening in its own thread, on a short path (a Unix socket's is bounded)."""
+    folder = tempfile.mkdtemp(prefix="bw-counters-")
+    service = CounterService(f"{folder}/counters")
+    service.start()
+    try:
+        yield service
+    finally:
+        service.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(params=["memory", "redis", "shared"])
 async def counters(request: pytest.FixtureRequest) -> AsyncIterator[Counters]:
     if request.param == "memory":
         yield MemoryCounters()
-    else:
+    elif request.param == "redis":
         async with redis_under_a_test_prefix() as redis:
             yield redis
+    else:
+        service = request.getfixturevalue("counter_service")
+        client = SocketCounters(service.path)
+        try:
+            yield client
+        finally:
+            await client.close()
 
 
 @pytest.fixture

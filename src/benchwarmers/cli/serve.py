@@ -39,7 +39,7 @@ def serve(
     workers: Annotated[
         int,
         typer.Option(
-            "--workers", min=1, help="Server processes on the one port; above 1 needs PostgreSQL and Redis."
+            "--workers", min=1, help="Server processes on the one port, sharing the store and the limits."
         ),
     ] = 1,
 ) -> None:
@@ -55,15 +55,14 @@ def serve(
     from benchwarmers.assembly import APP_FACTORY, app_for_home
     from benchwarmers.server.run import (
         bind_sockets,
-        check_workers,
         hold_data_folder,
         is_loopback,
         listening_on,
         run_server,
         run_workers,
+        shared_by_workers,
     )
 
-    check_workers(workers)
     home, active_keys, endpoints = with_core(_preflight)
     _held, shared = hold_data_folder(home)  # open as long as we serve; the kernel lets go at exit
     sockets = bind_sockets(host, port, workers)
@@ -88,7 +87,7 @@ def serve(
             markup=False,
         )
     if workers > 1:
-        say(f"{workers} worker processes on the one port (PostgreSQL and Redis shared).", markup=False)
+        say(f"{workers} worker processes on the one port ({shared_by_workers()} shared).", markup=False)
         run_workers(home, host, sockets, APP_FACTORY)
         return
     run_server(app_for_home(home, bind_host=host), sock)

@@ -6,7 +6,7 @@ The modules that read a variable take its name from here (`HOME.name`,
 added here or not at all, and docs/cli.md's "Environment" table is this
 index written out (`markdown_table`; tests/config/test_environment.py holds
 the two equal, and finds any variable read in `src/` that is missing here).
-Two are set by `serve --workers` for its own workers and are not the
+Three are set by `serve --workers` for its own workers and are not the
 user's (`internal`); `metrics.py` sits below this package and spells its
 one name itself (the test holds it to the index too).
 """
@@ -146,6 +146,13 @@ PROMETHEUS_MULTIPROC = EnvVar(
     "where the workers' metrics meet (prometheus_client's own variable)",
     internal=True,
 )
+COUNTERS_SOCKET = EnvVar(
+    "BENCHWARMERS_COUNTERS_SOCKET",
+    "path",
+    "`serve --workers` workers",
+    "the Unix socket of the supervisor's shared limit counters, when there is no Redis",
+    internal=True,
+)
 
 ENVIRONMENT: tuple[EnvVar, ...] = (
     HOME,
@@ -169,6 +176,7 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     OLLAMA_HOST,
     BIND_HOST,
     PROMETHEUS_MULTIPROC,
+    COUNTERS_SOCKET,
 )
 
 

@@ -188,6 +188,17 @@ GRACEFUL_SHUTDOWN_SECONDS = Tunable(
         "unwind, `app.cancelled_requests_unwound`)."
     ),
 )
+WORKER_HEALTHCHECK_SECONDS = Tunable(
+    30,
+    "s",
+    "server.run.WORKER_HEALTHCHECK_SECONDS",
+    (
+        "How long `serve --workers N`'s supervisor waits for a worker to answer its ping before it kills "
+        "and replaces it (uvicorn's default is 5). A spawned worker answers only once its interpreter is "
+        "up, and on a loaded two-core box that took over 5 s: at 5 the supervisor killed fourteen new "
+        "workers in a row before two answered. A worker that dies is replaced at once whatever this is."
+    ),
+)
 UNKNOWN_RETRY_SECONDS = Tunable(
     60,
     "s",
@@ -414,6 +425,7 @@ TUNABLES: tuple[Tunable[int] | Tunable[float] | Tunable[tuple[float, ...]], ...]
     DRAIN_SECONDS,
     UNWIND_SECONDS,
     GRACEFUL_SHUTDOWN_SECONDS,
+    WORKER_HEALTHCHECK_SECONDS,
     UNKNOWN_RETRY_SECONDS,
     KEEPALIVE_SECONDS,
     LIST_SECONDS,

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 from benchwarmers.config import tunables
 from benchwarmers.config.home import HOME_ENV
 from benchwarmers.errors import UserError
+from benchwarmers.limits.shared import SOCKET_ENV as COUNTERS_SOCKET_ENV
+from benchwarmers.limits.shared import CounterService
 from benchwarmers.metrics import MULTIPROC_ENV
 from benchwarmers.runtime import DATABASE_URL_ENV, REDIS_URL_ENV
 from benchwarmers.server import BIND_HOST_ENV
@@ -38,15 +40,16 @@ __all__ = [
     "base_url",
     "bind_socket",
     "bind_sockets",
-    "check_workers",
     "hold_data_folder",
     "is_loopback",
     "listening_on",
     "run_server",
     "run_workers",
+    "shared_by_workers",
 ]
 
 GRACEFUL_SHUTDOWN_SECONDS = tunables.GRACEFUL_SHUTDOWN_SECONDS.value
+WORKER_HEALTHCHECK_SECONDS = tunables.WORKER_HEALTHCHECK_SECONDS.value
 
 
 def bind_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
@@ -203,31 +206,36 @@ def run_server(app: FastAPI, sock: socket.socket) -> None:
 # `assembly.app_from_env` (the data folder and the address it listens on
 # come through the environment, which spawned workers inherit).
 #
-# Safe only where the processes share what one process would keep to itself,
-# so N > 1 needs both:
+# The processes share what one process would keep to itself:
 #
-# - **PostgreSQL** (`BENCHWARMERS_DATABASE_URL`): SQLite's writes go through
-#   one writer *per process*, so two processes would fight over the database
-#   lock; PostgreSQL takes writers from every process. The scheduler and the
-#   onboarding queue still run in one worker at a time (their leases are
-#   PostgreSQL advisory locks, `bench/leases.py`).
-# - **Redis** (`BENCHWARMERS_REDIS_URL`): provider limits and gateway-key
-#   rates are counted there, so N workers spend one provider's limit once,
-#   not N times.
+# - **The store.** On PostgreSQL every process writes. On SQLite (the
+#   default) every worker writes too: each worker's writes go through its
+#   one writer (`store/db.py`), and between workers SQLite's own lock, in
+#   WAL mode with a busy timeout, takes turns; the call log's batches are
+#   short transactions (`BEGIN IMMEDIATE`), a call is in the worker's
+#   journal before its reply ends, and a killed worker's journal is
+#   replayed by its replacement as it opens the store (`store/journal.py`).
+#   The scheduler and the onboarding queue run in one worker at a time
+#   (their leases: an advisory lock on PostgreSQL, a `flock` on SQLite,
+#   `bench/leases.py`).
+# - **The limit counters** (provider limits, key rates, budgets): in Redis
+#   when `BENCHWARMERS_REDIS_URL` is set, else in this supervisor, which
+#   serves them to its workers over a Unix socket (`limits/shared.py`), so
+#   N workers spend one limit once, not N times, and a killed worker's
+#   counts stay counted.
 #
-# On SQLite, or without Redis, `serve` refuses `--workers` above 1 and says
-# what to set. Cached reads (collections, keys, settings) are per worker and
-# see another worker's change within their few seconds' TTL, as replicas do.
-# `/metrics` sums every worker's figures (prometheus-client's multiprocess
-# mode, in a fresh folder per `serve`, `benchwarmers.metrics`).
+# Cached reads (collections, keys, settings) are per worker and see another
+# worker's change within their few seconds' TTL, as replicas do. `/metrics`
+# sums every worker's figures (prometheus-client's multiprocess mode, in a
+# fresh folder per `serve`, `benchwarmers.metrics`).
 
 
 # ------------------------------------------------------- one serve a folder
 #
-# Two `serve` processes on one data folder are two processes on its store:
-# on SQLite they fight over its one writer, and without Redis each counts
-# provider limits and key rates alone: what `--workers` refuses (above).
-# So `serve` holds the folder (an exclusive `flock` on `serve.lock` in it,
+# Two `serve` processes on one data folder would each count provider limits
+# and key rates alone without Redis (`--workers N` shares one count: above),
+# and on SQLite two such servers are what `--workers 2` does better. So
+# `serve` holds the folder (an exclusive `flock` on `serve.lock` in it,
 # which the kernel lets go when the process ends, however it ends) and a
 # second one on a folder a live `serve` holds is refused in one line on
 # SQLite; on PostgreSQL (replicas) it is told why it is safe, and whether
@@ -251,8 +259,8 @@ def hold_data_folder(home: Path) -> tuple[int, str]:
             os.close(fd)
             raise UserError(
                 f"another `benchwarmers serve` (pid {holder}) is serving the data folder {home}: stop it "
-                "first, or serve another folder (BENCHWARMERS_HOME); SQLite has one writer per process, "
-                f"so two would fight over it (replicas share PostgreSQL: {DATABASE_URL_ENV})"
+                "first, or serve another folder (BENCHWARMERS_HOME); for more processes on one folder, "
+                f"serve once with --workers N (replicas share PostgreSQL: {DATABASE_URL_ENV})"
             ) from None
         counted = (
             "and Redis counts limits for both"
@@ -268,22 +276,12 @@ def hold_data_folder(home: Path) -> tuple[int, str]:
     return fd, ""
 
 
-def check_workers(workers: int) -> None:
-    """Refuse N > 1 workers where they would not be safe (see above). The
-    database is the environment's, as every worker reads it."""
-    if workers <= 1:
-        return
-    if not os.environ.get(DATABASE_URL_ENV, "").strip().startswith("postgresql"):
-        raise UserError(
-            f"--workers {workers} needs PostgreSQL: SQLite has one writer per process, so several "
-            f"processes would fight over it; set {DATABASE_URL_ENV}=postgresql://... "
-            "(or serve with one worker)"
-        )
-    if not os.environ.get(REDIS_URL_ENV, "").strip():
-        raise UserError(
-            f"--workers {workers} needs Redis, so the workers count provider limits and key rates "
-            f"together: set {REDIS_URL_ENV}=redis://host:6379/0 (or serve with one worker)"
-        )
+def shared_by_workers() -> str:
+    """What the workers share, for the banner: the store, and where the limits are counted."""
+    on_postgres = os.environ.get(DATABASE_URL_ENV, "").strip().startswith("postgresql")
+    store = "PostgreSQL" if on_postgres else "SQLite"
+    counters = "Redis" if os.environ.get(REDIS_URL_ENV, "").strip() else "the supervisor's limit counters"
+    return f"{store} and {counters}"
 
 
 def run_workers(home: Path, host: str, sockets: list[socket.socket], factory: str) -> None:
@@ -296,13 +294,28 @@ def run_workers(home: Path, host: str, sockets: list[socket.socket], factory: st
     os.environ[BIND_HOST_ENV] = host
     metrics_dir = tempfile.mkdtemp(prefix="benchwarmers-metrics-")
     os.environ[MULTIPROC_ENV] = metrics_dir
+    counters: CounterService | None = None
     try:
-        config = uvicorn.Config(factory, factory=True, workers=len(sockets), **server_options())
+        if not os.environ.get(REDIS_URL_ENV, "").strip():
+            # A short path of its own (a Unix socket's is limited to ~100 bytes), only ours to open.
+            counters = CounterService(os.path.join(tempfile.mkdtemp(prefix="benchwarmers-"), "counters"))
+            counters.start()
+            os.environ[COUNTERS_SOCKET_ENV] = counters.path
+        config = uvicorn.Config(
+            factory,
+            factory=True,
+            workers=len(sockets),
+            timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
+            **server_options(),
+        )
         _supervisor(config, sockets).run()
     finally:
         for sock in sockets:
             sock.close()
         shutil.rmtree(metrics_dir, ignore_errors=True)
+        if counters is not None:
+            counters.stop()
+            shutil.rmtree(os.path.dirname(counters.path), ignore_errors=True)
 
 
 def _supervisor(config: Any, sockets: list[socket.socket]) -> Any:

@@ -12,7 +12,7 @@ Several processes may route the same conversation (`serve --workers N`,
 replicas behind a load balancer), so a remembered member must not outlive
 another process's change. Which rule holds depends on what is shared:
 
-* **Redis** (`BENCHWARMERS_REDIS_URL`, which `--workers N` requires): a
+* **Redis** (`BENCHWARMERS_REDIS_URL`): a
   process that changes a conversation's member publishes the key on one
   channel after its write commits; every other process drops that key, so
   its next turn reads the new row. A turn costs no round trip at all (a
@@ -23,8 +23,10 @@ another process's change. Which rule holds depends on what is shared:
 * **PostgreSQL without Redis**: another replica may change a row unseen,
   so a remembered member is trusted for `changes.DEFAULT_TTL` seconds, the
   staleness every other cached read accepts across processes.
-* **SQLite**: one server process routes (`--workers` needs PostgreSQL), so
-  what this process wrote is all there is: remembered until pushed out.
+* **SQLite**: one server process routes, so what this process wrote is
+  all there is: remembered until pushed out. Under `serve --workers N`
+  without Redis, a worker is trusted no longer than `DEFAULT_TTL`, as a
+  replica without Redis (`Runtime.open` passes the `ttl`).
 
 A read that raced a drop of its key is not kept, so a drop that lands
 while the table is being read cannot be undone by the read.
