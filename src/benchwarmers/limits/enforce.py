@@ -39,11 +39,13 @@ calendar (UTC) windows restored from the store on first use after a start.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -122,6 +124,9 @@ class Limiter:
         # A user's limit -> its counter's key now, and when that key's
         # calendar window ends (0 for a minute: the key never changes).
         self._keys: dict[UserLimit, tuple[str, float]] = {}
+        # A user's limit -> the charge last made against it, made again only
+        # when the amount (a token estimate) or the calendar window changes.
+        self._last_charges: dict[UserLimit, Charge] = {}
         self._recalled: set[str] = set()
         self._wakers: set[asyncio.Task[None]] = set()
         # endpoint -> when its learned limits were last written, and their ceilings then.
@@ -300,6 +305,14 @@ class Limiter:
         """`amount` against `limit`: its counter's key, and for a day or a
         month the calendar window `now` falls in (worked out once per
         window, not per call: `_keys`)."""
+        last = self._last_charges.get(limit)
+        if last is not None and last.amount == amount and (last.is_sliding or last.resets_at > now):
+            return last  # a request limit's charge is the same call after call (Charge is immutable)
+        charge = await self._new_user_charge(limit, amount, now)
+        self._last_charges[limit] = charge
+        return charge
+
+    async def _new_user_charge(self, limit: UserLimit, amount: int, now: float) -> Charge:
         key, resets_at = self._keys.get(limit, ("", 0.0))
         if limit.window == "minute":
             if not key:
@@ -432,24 +445,22 @@ class Limiter:
         """Write what was learned to `learned_limits`, for the quotas view
         (`who` is the model when the endpoint's limits count per model)."""
         seen = datetime.fromtimestamp(now, UTC)
-        insert = sqlite_insert if self.store.is_sqlite else pg_insert
+        rows = [
+            {
+                "endpoint": endpoint,
+                "served": who,
+                "unit": limit.unit,
+                "window": limit.window,
+                "limit": limit.limit,
+                "remaining": limit.remaining,
+                "resets_at": datetime.fromtimestamp(limit.resets_at, UTC) if limit.resets_at else None,
+                "source": limit.source,
+                "seen_at": seen,
+            }
+            for limit in limits
+        ]
         async with self.store.write() as session:
-            for limit in limits:
-                values = {
-                    "limit": limit.limit,
-                    "remaining": limit.remaining,
-                    "resets_at": datetime.fromtimestamp(limit.resets_at, UTC) if limit.resets_at else None,
-                    "source": limit.source,
-                    "seen_at": seen,
-                }
-                statement = insert(LearnedLimitRow).values(
-                    endpoint=endpoint, served=who, unit=limit.unit, window=limit.window, **values
-                )
-                await session.execute(
-                    statement.on_conflict_do_update(
-                        index_elements=["endpoint", "served", "unit", "window"], set_=values
-                    )
-                )
+            await session.execute(_keep_statement(self.store.is_sqlite), rows)
 
     # ------------------------------------------------------------------ spent
 
@@ -475,6 +486,21 @@ class Limiter:
             task.cancel()
         await asyncio.gather(*wakers, return_exceptions=True)
         await self.counters.close()
+
+
+@functools.cache
+def _keep_statement(is_sqlite: bool) -> Any:
+    """`_keep`'s one statement, built once per dialect and run once for all
+    of a reply's limits (an executemany): a row per limit, replaced in place.
+    Built per write through the ORM's bulk insert it cost more CPU than the
+    calls of the second between two writes spent in the limiter."""
+    table = LearnedLimitRow.__table__
+    statement = (sqlite_insert if is_sqlite else pg_insert)(table)
+    kept = ("limit", "remaining", "resets_at", "source", "seen_at")
+    return statement.on_conflict_do_update(
+        index_elements=["endpoint", "served", "unit", "window"],
+        set_={name: statement.excluded[name] for name in kept},
+    )
 
 
 def _period_key(limit: UserLimit, period: str) -> str:
