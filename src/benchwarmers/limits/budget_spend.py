@@ -20,9 +20,9 @@ import contextlib
 import functools
 import logging
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, select
+from sqlalchemy import Table, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -44,7 +44,7 @@ def _add_statement(is_sqlite: bool) -> Any:
     sums (an executemany): add each sum to its row, or make the row. Built
     per flush through the ORM's bulk insert, two rows' statements cost more
     CPU than a thousand calls' bookkeeping."""
-    table = BudgetSpend.__table__
+    table = cast(Table, BudgetSpend.__table__)
     statement = (sqlite_insert if is_sqlite else pg_insert)(table)
     return statement.on_conflict_do_update(
         index_elements=["scope", "name", "day"],

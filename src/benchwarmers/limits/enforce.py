@@ -45,9 +45,9 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, select
+from sqlalchemy import Table, delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -273,7 +273,7 @@ class Limiter:
             self._rests[(endpoint, served)] = max(rest, self._rests.get((endpoint, served), 0.0))
 
     async def _charges(
-        self, endpoint: str, served: str, limits: list[UserLimit], tokens: int, now: float
+        self, endpoint: str, served: str, limits: tuple[UserLimit, ...], tokens: int, now: float
     ) -> list[Charge]:
         """What the call counts against: the user's limits, then what the
         provider said (each described in words only if it refuses: `_describe`)."""
@@ -291,7 +291,7 @@ class Limiter:
                 charges.append(Charge.fixed(key, amount, known.limit, known.resets_at))
         return charges
 
-    def _describe(self, endpoint: str, limits: list[UserLimit], blocked: Charge) -> str:
+    def _describe(self, endpoint: str, limits: tuple[UserLimit, ...], blocked: Charge) -> str:
         """The limit that refused a call, in words."""
         for limit in limits:
             if self._keys.get(limit, ("", 0.0))[0] == blocked.key:
@@ -494,7 +494,7 @@ def _keep_statement(is_sqlite: bool) -> Any:
     of a reply's limits (an executemany): a row per limit, replaced in place.
     Built per write through the ORM's bulk insert it cost more CPU than the
     calls of the second between two writes spent in the limiter."""
-    table = LearnedLimitRow.__table__
+    table = cast(Table, LearnedLimitRow.__table__)
     statement = (sqlite_insert if is_sqlite else pg_insert)(table)
     kept = ("limit", "remaining", "resets_at", "source", "seen_at")
     return statement.on_conflict_do_update(
