@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import event
 
 from benchwarmers.errors import Conflict, NotFound, UserError
+from benchwarmers.identity import keys as keys_module
 from benchwarmers.identity.keys import (
     MISS_RELOAD_AFTER,
     SECRET_PREFIX,
@@ -46,6 +48,62 @@ async def test_concurrent_lookups_of_a_stale_cache_read_the_keys_once(runtime: R
         assert len(reads) == 2
     finally:
         event.remove(runtime.store.engine.sync_engine, "before_cursor_execute", count)
+
+
+async def test_a_table_in_use_is_read_again_behind_the_requests(runtime: Runtime) -> None:
+    """Past three quarters of its time to live, a lookup answers from the
+    table it has and a read starts behind it: no request waits for it."""
+    _info, secret = await create_key(runtime.store, "busy")
+    cache = KeyCache(runtime.store, ttl=10)
+    reads: list[str] = []
+
+    def count(_conn: object, _cursor: object, statement: str, *_rest: object) -> None:
+        if "FROM gateway_keys" in statement:
+            reads.append(statement)
+
+    await cache.find(secret)
+    event.listen(runtime.store.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        cache._loaded_at -= 8  # 0.8 of its time to live
+        found = await cache.find(secret)
+        assert found is not None and found.name == "busy" and not reads
+        behind = cache._behind
+        assert behind is not None
+        assert await cache.find(secret) is found and cache._behind is behind  # one read behind, not one each
+        await behind
+        assert len(reads) == 1 and cache._behind is None
+        assert time.monotonic() - cache._loaded_at < 8  # read again
+    finally:
+        event.remove(runtime.store.engine.sync_engine, "before_cursor_execute", count)
+
+
+async def test_a_read_begun_before_a_key_changed_here_is_not_kept(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key revoked here (`forget`) while a read of the table is under way:
+    that read's table, from before the revocation, is not kept, so the next
+    lookup reads again and the key is refused."""
+    _info, secret = await create_key(runtime.store, "leaving")
+    cache = KeyCache(runtime.store)
+    read, hold = asyncio.Event(), asyncio.Event()
+    real = keys_module.keys_by_hash
+
+    async def slow(store: object) -> dict[str, keys_module.KeyInfo]:
+        keys = await real(runtime.store)
+        read.set()
+        await hold.wait()
+        return keys
+
+    monkeypatch.setattr(keys_module, "keys_by_hash", slow)
+    lookup = asyncio.create_task(cache.find(secret))
+    await read.wait()  # the table was read, the key still working in it
+    await revoke_key(runtime.store, "leaving")
+    cache.forget()
+    hold.set()
+    await lookup
+    monkeypatch.setattr(keys_module, "keys_by_hash", real)
+    found = await cache.find(secret)
+    assert found is not None and not found.works(datetime.now(UTC).timestamp())
 
 
 async def test_rotation_keeps_the_key_and_gives_the_old_secret_its_grace(runtime: Runtime) -> None:

@@ -133,6 +133,25 @@ async def test_a_restart_starts_from_what_was_spent(home: Path) -> None:
         assert (status.spent_tokens, status.left_tokens) == (800, 200)
 
 
+async def test_spend_is_booked_in_the_utc_day_each_call_settled_in(runtime: Runtime) -> None:
+    """The day a settled call counts in is worked out once a day, not per
+    call: a call a second either side of midnight, and a clock set back,
+    still land in their own days."""
+    now = [datetime(2026, 12, 4, 23, 59, 59, tzinfo=UTC).timestamp()]
+    spending = Spending(runtime.store, MemoryCounters(), clock=lambda: now[0])
+    call = {"collection": "", "price_in": None, "price_out": None, "tokens_in": 10, "tokens_out": 0}
+    for moment, tokens in (
+        (datetime(2026, 12, 4, 23, 59, 59, tzinfo=UTC), 1),
+        (datetime(2026, 12, 5, 0, 0, 0, tzinfo=UTC), 20),
+        (datetime(2026, 12, 5, 0, 0, 1, tzinfo=UTC), 300),
+        (datetime(2026, 12, 4, 12, tzinfo=UTC), 4000),  # the clock set back
+    ):
+        now[0] = moment.timestamp()
+        await spending.settle(await spending.reserve(key="k", **call), Usage(tokens, 0))
+    assert spending.book.pending("key", "k", "2026-12-04") == (0, 4321)
+    assert spending.book.pending("key", "k", "2026-12-05") == (0, 320)
+
+
 async def test_a_panel_seats_what_the_budget_pays_for_cheapest_first_or_by_record(runtime: Runtime) -> None:
     key = await _key(runtime)
     # Estimates of 100 + 100 tokens: dear $0.002, mid $0.0004, cheap $0.0002, free unknown.

@@ -39,13 +39,15 @@ calendar (UTC) windows restored from the store on first use after a start.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any, cast
 
-from sqlalchemy import delete, select
+from sqlalchemy import Table, delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -126,6 +128,9 @@ class Limiter:
         # A user's limit -> its counter's key now, and when that key's
         # calendar window ends (0 for a minute: the key never changes).
         self._keys: dict[UserLimit, tuple[str, float]] = {}
+        # A user's limit -> the charge last made against it, made again only
+        # when the amount (a token estimate) or the calendar window changes.
+        self._last_charges: dict[UserLimit, Charge] = {}
         self._recalled: set[str] = set()
         self._wakers: set[asyncio.Task[None]] = set()
         # endpoint -> when its learned limits were last written, and their ceilings then.
@@ -272,7 +277,7 @@ class Limiter:
             self._rests[(endpoint, served)] = max(rest, self._rests.get((endpoint, served), 0.0))
 
     async def _charges(
-        self, endpoint: str, served: str, limits: list[UserLimit], tokens: int, now: float
+        self, endpoint: str, served: str, limits: tuple[UserLimit, ...], tokens: int, now: float
     ) -> list[Charge]:
         """What the call counts against: the user's limits, then what the
         provider said (each described in words only if it refuses: `_describe`)."""
@@ -290,7 +295,7 @@ class Limiter:
                 charges.append(Charge.fixed(key, amount, known.limit, known.resets_at))
         return charges
 
-    def _describe(self, endpoint: str, limits: list[UserLimit], blocked: Charge) -> str:
+    def _describe(self, endpoint: str, limits: tuple[UserLimit, ...], blocked: Charge) -> str:
         """The limit that refused a call, in words."""
         for limit in limits:
             if self._keys.get(limit, ("", 0.0))[0] == blocked.key:
@@ -304,6 +309,14 @@ class Limiter:
         """`amount` against `limit`: its counter's key, and for a day or a
         month the calendar window `now` falls in (worked out once per
         window, not per call: `_keys`)."""
+        last = self._last_charges.get(limit)
+        if last is not None and last.amount == amount and (last.is_sliding or last.resets_at > now):
+            return last  # a request limit's charge is the same call after call (Charge is immutable)
+        charge = await self._new_user_charge(limit, amount, now)
+        self._last_charges[limit] = charge
+        return charge
+
+    async def _new_user_charge(self, limit: UserLimit, amount: int, now: float) -> Charge:
         key, resets_at = self._keys.get(limit, ("", 0.0))
         if limit.window == "minute":
             if not key:
@@ -436,24 +449,22 @@ class Limiter:
         """Write what was learned to `learned_limits`, for the quotas view
         (`who` is the model when the endpoint's limits count per model)."""
         seen = datetime.fromtimestamp(now, UTC)
-        insert = sqlite_insert if self.store.is_sqlite else pg_insert
+        rows = [
+            {
+                "endpoint": endpoint,
+                "served": who,
+                "unit": limit.unit,
+                "window": limit.window,
+                "limit": limit.limit,
+                "remaining": limit.remaining,
+                "resets_at": datetime.fromtimestamp(limit.resets_at, UTC) if limit.resets_at else None,
+                "source": limit.source,
+                "seen_at": seen,
+            }
+            for limit in limits
+        ]
         async with self.store.write() as session:
-            for limit in limits:
-                values = {
-                    "limit": limit.limit,
-                    "remaining": limit.remaining,
-                    "resets_at": datetime.fromtimestamp(limit.resets_at, UTC) if limit.resets_at else None,
-                    "source": limit.source,
-                    "seen_at": seen,
-                }
-                statement = insert(LearnedLimitRow).values(
-                    endpoint=endpoint, served=who, unit=limit.unit, window=limit.window, **values
-                )
-                await session.execute(
-                    statement.on_conflict_do_update(
-                        index_elements=["endpoint", "served", "unit", "window"], set_=values
-                    )
-                )
+            await session.execute(_keep_statement(self.store.is_sqlite), rows)
 
     # ------------------------------------------------------------------ spent
 
@@ -479,6 +490,21 @@ class Limiter:
             task.cancel()
         await asyncio.gather(*wakers, return_exceptions=True)
         await self.counters.close()
+
+
+@functools.cache
+def _keep_statement(is_sqlite: bool) -> Any:
+    """`_keep`'s one statement, built once per dialect and run once for all
+    of a reply's limits (an executemany): a row per limit, replaced in place.
+    Built per write through the ORM's bulk insert it cost more CPU than the
+    calls of the second between two writes spent in the limiter."""
+    table = cast(Table, LearnedLimitRow.__table__)
+    statement = (sqlite_insert if is_sqlite else pg_insert)(table)
+    kept = ("limit", "remaining", "resets_at", "source", "seen_at")
+    return statement.on_conflict_do_update(
+        index_elements=["endpoint", "served", "unit", "window"],
+        set_={name: statement.excluded[name] for name in kept},
+    )
 
 
 def _period_key(limit: UserLimit, period: str) -> str:

@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from benchwarmers.errors import LimitExceeded
@@ -118,6 +118,9 @@ class Spending:
         self._restored: set[str] = set()
         # The budgets by (scope, name), made again when the cached read is a new one.
         self._index: tuple[tuple[Budget, ...], dict[tuple[str, str], list[Budget]]] = ((), {})
+        # The UTC day settled calls count in ("YYYY-MM-DD") and the Unix times
+        # it starts and ends: worked out once a day, not per call (`_day_of`).
+        self._day: tuple[str, float, float] = ("", 0.0, 0.0)
 
     async def _applying(self, scopes: tuple[tuple[str, str], ...]) -> list[Budget]:
         every = await all_budgets(self.store)
@@ -234,7 +237,18 @@ class Spending:
                     moves.append(replace(charge, amount=actual - charge.amount))
             if moves:
                 await self.counters.adjust(moves, now)
-        self.book.add(hold.scopes, datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d"), nano or 0, tokens)
+        self.book.add(hold.scopes, self._day_of(now), nano or 0, tokens)
+
+    def _day_of(self, now: float) -> str:
+        """`now`'s UTC day as the spend book keys it. Every settled call asks,
+        and making a datetime to format cost more than the rest of `settle`."""
+        day, starts, ends = self._day
+        if not starts <= now < ends:
+            moment = datetime.fromtimestamp(now, UTC)
+            start = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+            day = start.strftime("%Y-%m-%d")
+            self._day = (day, start.timestamp(), (start + timedelta(days=1)).timestamp())
+        return day
 
     # ------------------------------------------------------------------ seats
 

@@ -98,13 +98,28 @@ async def list_limits(store: Store) -> list[UserLimit]:
         return [_view(row) for row in rows]
 
 
-async def limits_for(store: Store, endpoint: str, served: str) -> list[UserLimit]:
+async def limits_for(store: Store, endpoint: str, served: str) -> tuple[UserLimit, ...]:
     """The endpoint's limits and the model's own: every one a call must fit.
-    Asked twice per call (admit, spent), so from a cache that a `set` or
-    `clear` in this process drops at once, and another process's within
-    `changes.DEFAULT_TTL` seconds."""
+    Asked on every admit, so from a cache that a `set` or `clear` in this
+    process drops at once, and another process's within
+    `changes.DEFAULT_TTL` seconds; sifted once per (endpoint, model) per
+    read of the table, not per call (`_sifted`)."""
     every = await _ALL.get(store, lambda: _read_all(store))
-    return [limit for limit in every if limit.endpoint == endpoint and limit.served in ("", served)]
+    global _sifted
+    read, sifted = _sifted
+    if read is not every:  # a new read of the table (or another store's): sift it afresh
+        sifted = {}
+        _sifted = (every, sifted)
+    found = sifted.get((endpoint, served))
+    if found is None:
+        found = tuple(limit for limit in every if limit.endpoint == endpoint and limit.served in ("", served))
+        sifted[(endpoint, served)] = found
+    return found
+
+
+# The last read of every limit, and what it holds for each (endpoint, model)
+# a call went to: as many entries as models called between two reads.
+_sifted: tuple[tuple[UserLimit, ...], dict[tuple[str, str], tuple[UserLimit, ...]]] = ((), {})
 
 
 async def _read_all(store: Store) -> tuple[UserLimit, ...]:
