@@ -30,8 +30,10 @@ The rules, in order:
    where the members are the whole bench, exploration is among those the
    cap leaves out): first to newcomers not yet tried here (onboarded, or a
    new free model the catalog found), then to models tried fewer than
-   `MIN_TRIES` times (fewest judged, fewest seats, seated longest ago: the
-   seat rotates even when nobody judges), then, by an optimistic draw from
+   `MIN_TRIES` times (a try: a verdict here, or a pair it was in by its
+   weight, so a model compared in pairs is not rotated through again;
+   fewest tries, fewest seats, seated longest ago: the seat rotates even
+   when nobody judges), then, by an optimistic draw from
    the upper tail of each posterior, to those whose interval still reaches
    above the weakest record seat's mean by `EXPLORE_MARGIN`: a seat is worth
    spending on them. When none does, the explorer seat goes to the next
@@ -42,6 +44,7 @@ The rules, in order:
 from __future__ import annotations
 
 import random
+from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -248,7 +251,9 @@ def decide(
     # Capped: best first. Uncapped: every member sits, in member order (its seat labels).
     record.sort(key=by_score.index if want < len(members) else _member_order(members))
     explorers = (
-        _explorers(table, candidates, record, rank_of, rng or random.Random(), spares, why) if explore else []
+        _explorers(table, candidates, record, rank_of, rng or random.Random(), spares, why, _compared(pairs))
+        if explore
+        else []
     )
     left_off = tuple((a, left[a]) for a in members if a in left and a not in record and a not in explorers)
     return Decision(tuple(record), tuple(explorers), left_off, why, tuple(suggestions), tuple(ranked))
@@ -262,23 +267,26 @@ def _explorers(
     rng: random.Random,
     spares: int,
     why: dict[str, str],
+    compared: dict[str, float],
 ) -> list[str]:
     wanted = table.explorer_seats + spares if table.explorer_seats > 0 else 0
     if wanted <= 0:
         return []
     pool = [c for c in candidates if c.may_explore and not c.held_out and c.alias not in record]
     weakest = min((rank_of[a].mean for a in record), default=0.0)
+    # A try is a verdict here or a pair it was in (weighted): a model compared in pairs was tried.
+    tries = {c.alias: rank_of[c.alias].judged + compared.get(c.alias, 0.0) for c in pool}
     newcomers = sorted(
-        (c for c in pool if c.newcomer and rank_of[c.alias].judged < MIN_TRIES),
-        key=lambda c: (rank_of[c.alias].judged, c.seats, c.last_seated, c.alias),
+        (c for c in pool if c.newcomer and tries[c.alias] < MIN_TRIES),
+        key=lambda c: (tries[c.alias], c.seats, c.last_seated, c.alias),
     )
     untried = sorted(
-        (c for c in pool if not c.newcomer and rank_of[c.alias].judged < MIN_TRIES),
-        key=lambda c: (rank_of[c.alias].judged, c.seats, c.last_seated, c.alias),
+        (c for c in pool if not c.newcomer and tries[c.alias] < MIN_TRIES),
+        key=lambda c: (tries[c.alias], c.seats, c.last_seated, c.alias),
     )
     order = [(c.alias, "explorer: new on the bench, not yet tried here") for c in newcomers]
-    order += [(c.alias, "explorer: few verdicts here yet") for c in untried]
-    tried = [c for c in pool if rank_of[c.alias].judged >= MIN_TRIES]
+    order += [(c.alias, "explorer: few verdicts or pairs here yet") for c in untried]
+    tried = [c for c in pool if tries[c.alias] >= MIN_TRIES]
     reaching = [c for c in tried if rank_of[c.alias].interval[1] > weakest + EXPLORE_MARGIN]
     draws = {
         c.alias: optimistic_draw(rank_of[c.alias].posterior or Posterior(1.0, 1.0), rng) for c in reaching
@@ -299,6 +307,16 @@ def _explorers(
     for alias, reason in chosen[: table.explorer_seats]:
         why[alias] = reason
     return [alias for alias, _ in chosen]
+
+
+def _compared(pairs: PairCounts | None) -> dict[str, float]:
+    """How much each model was compared in pairs (weighted), both sides counted."""
+    out: dict[str, float] = defaultdict(float)
+    for winner, row in pairs.wins.items() if pairs else ():
+        for loser, weight in row.items():
+            out[winner] += weight
+            out[loser] += weight
+    return out
 
 
 def _member_order(members: Sequence[str]) -> Callable[[str], int]:
