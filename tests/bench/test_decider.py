@@ -34,6 +34,21 @@ def test_untried_explorers_rotate_when_nobody_judges() -> None:
     assert picks == ["a", "b", "a", "b"]
 
 
+def test_a_model_compared_in_pairs_was_tried() -> None:
+    """Pairs are tries too: a model with no single verdict but two pairs
+    here leaves the rotation of the untried, whose seat goes to one that
+    was neither judged nor compared."""
+    table = Table(members=("m",), explorer_seats=1)
+    candidates = [cand("m", 8, 2), cand("paired", member=False), cand("fresh", member=False, seats=9)]
+    pairs = PairCounts()
+    pairs.add("m", "paired", "better")
+    pairs.add("paired", "m", "tie")
+    decision = decide(table, candidates, pairs=pairs, rng=random.Random(0))
+    assert decision.explorers == ("fresh",) and "few verdicts or pairs" in decision.why["fresh"]
+    alone = decide(table, candidates, rng=random.Random(0))
+    assert alone.explorers == ("paired",)  # no pairs: it is the least seated of the untried
+
+
 def test_newcomers_are_explored_first() -> None:
     table = Table(members=("m",), explorer_seats=1)
     fresh = cand("fresh", member=False, newcomer=True, seats=3)

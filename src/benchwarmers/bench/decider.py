@@ -30,8 +30,10 @@ The rules, in order:
    where the members are the whole bench, exploration is among those the
    cap leaves out): first to newcomers not yet tried here (onboarded, or a
    new free model the catalog found), then to models tried fewer than
-   `MIN_TRIES` times (fewest judged, fewest seats, seated longest ago: the
-   seat rotates even when nobody judges), then, by an optimistic draw from
+   `MIN_TRIES` times (a try: a verdict here, or a pair it was in by its
+   weight, so a model compared in pairs is not rotated through again;
+   fewest tries, fewest seats, seated longest ago: the seat rotates even
+   when nobody judges), then, by an optimistic draw from
    the upper tail of each posterior, to those whose interval still reaches
    above the weakest record seat's mean by `EXPLORE_MARGIN`: a seat is worth
    spending on them. When none does, the explorer seat goes to the next
@@ -42,8 +44,10 @@ The rules, in order:
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 from benchwarmers.bench.pairs import PairCounts, joint
 from benchwarmers.bench.rating import (
@@ -62,6 +66,12 @@ from benchwarmers.bench.rating import (
 GAVE_SEAT = "; its seat went to "
 # A non-member is promoted when its mean less this many sds is above the weakest seat's mean.
 PROMOTE_SDS = 1.0
+# How many fits and ratings `rankings` keeps (by their inputs), the latest used.
+KEPT = 64
+_FITTED: dict[Hashable, tuple[list[Evidence], float, dict[str, Posterior]]] = {}
+_RATED: dict[Hashable, tuple[Ranking, ...]] = {}
+T = TypeVar("T")
+_NOTHING: Any = object()
 # Explore a tried model only while its 90% interval's top is this far above the weakest seat's mean.
 EXPLORE_MARGIN = 0.03
 
@@ -104,19 +114,22 @@ class Decision:
 def rankings(table: Table, candidates: Sequence[Candidate], pairs: PairCounts | None = None) -> list[Ranking]:
     """Every candidate rated against the same population base, pairs fitted
     in, best first (member order breaks ties); those held out last with
-    `eligible=False` and why first in their reasons."""
-    evidence = [c.evidence for c in candidates]
-    if pairs:  # "both bad" is also half a "not useful" verdict for each
-        evidence = [replace(e, here=e.here + pairs.both_bad_misses(e.alias)) for e in evidence]
-    base = population_mean(evidence)
-    posts = {e.alias: posterior(e, base) for e in evidence}
-    if pairs:
-        posts = joint(posts, pairs)
+    `eligible=False` and why first in their reasons.
+
+    The fit and the ratings are kept by everything they read (`KEPT` of the
+    latest of each): a bench whose evidence did not move since the last ask
+    (most asks: verdicts are few) is fitted and rated once, and a model
+    resting or seated anew costs a re-rating, not a re-fit; on the server's
+    warm path and in the simulation alike."""
+    evidence = tuple(c.evidence for c in candidates)
+    pairs_key = pairs.key() if pairs else None
+    seated = frozenset(table.seated)
     optimism = 0.0 if table.explorer_seats else OPTIMISM
-    seated = set(table.seated)
-    rated = [rate(e, base, e.alias in seated, optimism, posts[e.alias]) for e in evidence]
-    if pairs:
-        rated = [_with_pairs(r, pairs) for r in rated]
+    rated = _kept(
+        _RATED,
+        (evidence, pairs_key, seated, optimism),
+        lambda: _rated(evidence, pairs_key, pairs, seated, optimism),
+    )
     order = sorted(range(len(rated)), key=lambda i: -rated[i].score)
     out = [rated[i] for i in order if not candidates[i].held_out]
     out += [
@@ -129,6 +142,44 @@ def rankings(table: Table, candidates: Sequence[Candidate], pairs: PairCounts | 
     return out
 
 
+def _rated(
+    evidence: tuple[Evidence, ...],
+    pairs_key: object,
+    pairs: PairCounts | None,
+    seated: frozenset[str],
+    optimism: float,
+) -> tuple[Ranking, ...]:
+    read, base, posts = _kept(_FITTED, (evidence, pairs_key), lambda: _fit(evidence, pairs))
+    rated = [rate(e, base, e.alias in seated, optimism, posts[e.alias]) for e in read]
+    if pairs:
+        rated = [_with_pairs(r, pairs) for r in rated]
+    return tuple(rated)
+
+
+def _fit(
+    evidence: tuple[Evidence, ...], pairs: PairCounts | None
+) -> tuple[list[Evidence], float, dict[str, Posterior]]:
+    """The posteriors: each model's evidence over the population base, pairs fitted in."""
+    read = list(evidence)
+    if pairs:  # "both bad" is also half a "not useful" verdict for each
+        read = [replace(e, here=e.here + pairs.both_bad_misses(e.alias)) for e in read]
+    base = population_mean(read)
+    posts = {e.alias: posterior(e, base) for e in read}
+    if pairs:
+        posts = joint(posts, pairs)
+    return read, base, posts
+
+
+def _kept(kept: dict[Hashable, T], key: Hashable, make: Callable[[], T]) -> T:
+    """`make()`, kept by `key` among the `KEPT` latest used."""
+    found = kept.pop(key, _NOTHING)
+    value: T = make() if found is _NOTHING else found
+    if len(kept) >= KEPT:
+        del kept[next(iter(kept))]
+    kept[key] = value
+    return value
+
+
 def decide(
     table: Table,
     candidates: Sequence[Candidate],
@@ -136,9 +187,12 @@ def decide(
     pairs: PairCounts | None = None,
     rng: random.Random | None = None,
     spares: int = 0,
+    explore: bool = True,
 ) -> Decision:
     """The seats of one ask: record seats, explorer seats (and `spares`
-    more in line), who is left off and why."""
+    more in line), who is left off and why. `explore=False`: the record
+    seats alone, no explorer drawn (who sits by record now, as a report
+    or the simulation's check of it reads it)."""
     by_alias = {c.alias: c for c in candidates}
     ranked = rankings(table, candidates, pairs)
     rank_of = {r.alias: r for r in ranked}
@@ -196,7 +250,11 @@ def decide(
                 why.pop(weakest, None)
     # Capped: best first. Uncapped: every member sits, in member order (its seat labels).
     record.sort(key=by_score.index if want < len(members) else _member_order(members))
-    explorers = _explorers(table, candidates, record, rank_of, rng or random.Random(), spares, why)
+    explorers = (
+        _explorers(table, candidates, record, rank_of, rng or random.Random(), spares, why, _compared(pairs))
+        if explore
+        else []
+    )
     left_off = tuple((a, left[a]) for a in members if a in left and a not in record and a not in explorers)
     return Decision(tuple(record), tuple(explorers), left_off, why, tuple(suggestions), tuple(ranked))
 
@@ -209,23 +267,26 @@ def _explorers(
     rng: random.Random,
     spares: int,
     why: dict[str, str],
+    compared: dict[str, float],
 ) -> list[str]:
     wanted = table.explorer_seats + spares if table.explorer_seats > 0 else 0
     if wanted <= 0:
         return []
     pool = [c for c in candidates if c.may_explore and not c.held_out and c.alias not in record]
     weakest = min((rank_of[a].mean for a in record), default=0.0)
+    # A try is a verdict here or a pair it was in (weighted): a model compared in pairs was tried.
+    tries = {c.alias: rank_of[c.alias].judged + compared.get(c.alias, 0.0) for c in pool}
     newcomers = sorted(
-        (c for c in pool if c.newcomer and rank_of[c.alias].judged < MIN_TRIES),
-        key=lambda c: (rank_of[c.alias].judged, c.seats, c.last_seated, c.alias),
+        (c for c in pool if c.newcomer and tries[c.alias] < MIN_TRIES),
+        key=lambda c: (tries[c.alias], c.seats, c.last_seated, c.alias),
     )
     untried = sorted(
-        (c for c in pool if not c.newcomer and rank_of[c.alias].judged < MIN_TRIES),
-        key=lambda c: (rank_of[c.alias].judged, c.seats, c.last_seated, c.alias),
+        (c for c in pool if not c.newcomer and tries[c.alias] < MIN_TRIES),
+        key=lambda c: (tries[c.alias], c.seats, c.last_seated, c.alias),
     )
     order = [(c.alias, "explorer: new on the bench, not yet tried here") for c in newcomers]
-    order += [(c.alias, "explorer: few verdicts here yet") for c in untried]
-    tried = [c for c in pool if rank_of[c.alias].judged >= MIN_TRIES]
+    order += [(c.alias, "explorer: few verdicts or pairs here yet") for c in untried]
+    tried = [c for c in pool if tries[c.alias] >= MIN_TRIES]
     reaching = [c for c in tried if rank_of[c.alias].interval[1] > weakest + EXPLORE_MARGIN]
     draws = {
         c.alias: optimistic_draw(rank_of[c.alias].posterior or Posterior(1.0, 1.0), rng) for c in reaching
@@ -246,6 +307,16 @@ def _explorers(
     for alias, reason in chosen[: table.explorer_seats]:
         why[alias] = reason
     return [alias for alias, _ in chosen]
+
+
+def _compared(pairs: PairCounts | None) -> dict[str, float]:
+    """How much each model was compared in pairs (weighted), both sides counted."""
+    out: dict[str, float] = defaultdict(float)
+    for winner, row in pairs.wins.items() if pairs else ():
+        for loser, weight in row.items():
+            out[winner] += weight
+            out[loser] += weight
+    return out
 
 
 def _member_order(members: Sequence[str]) -> Callable[[str], int]:

@@ -89,6 +89,14 @@ class PairCounts:
         lost = sum(row.get(alias, 0.0) for other, row in self.wins.items() if other != alias)
         return won, lost
 
+    def key(self) -> tuple[object, ...]:
+        """Everything these counts say, in their order (the fit's order): a
+        hashable stand-in for them, to keep what was computed from them."""
+        return (
+            tuple((a, tuple(row.items())) for a, row in self.wins.items()),
+            tuple(self.misses.items()),
+        )
+
     def __bool__(self) -> bool:
         return any(any(v > 0 for v in row.values()) for row in self.wins.values())
 
