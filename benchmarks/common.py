@@ -139,19 +139,28 @@ class Child:
         self._log.close()
 
 
-def serve_benchwarmers(folder: Path, home: Path) -> tuple[Child, str]:
+def serve_benchwarmers(
+    folder: Path, home: Path, *, under: list[str] | None = None, env: dict[str, str] | None = None
+) -> tuple[Child, str]:
     """`benchwarmers serve` on a free port over `home`, from this venv (not
     another install's), and its base URL; the caller waits for it as its
-    load needs (`Child.wait_ready`)."""
-    beside = Path(sys.executable).with_name("benchwarmers")
-    command = str(beside) if beside.exists() else shutil.which("benchwarmers")
-    if command is None:
-        raise SystemExit("the benchwarmers command is not installed: run this with the project's .venv")
+    load needs (`Child.wait_ready`). `under` runs it inside another command
+    (`valgrind ...`), which is then handed this venv's interpreter and the
+    CLI's entry point rather than the console script; `env` adds to the
+    environment (`PYTHONPATH` for another checkout's code)."""
+    if under:
+        argv = [*under, sys.executable, "-c", "from benchwarmers.cli.main import run; run()"]
+    else:
+        beside = Path(sys.executable).with_name("benchwarmers")
+        command = str(beside) if beside.exists() else shutil.which("benchwarmers")
+        if command is None:
+            raise SystemExit("the benchwarmers command is not installed: run this with the project's .venv")
+        argv = [command]
     port = free_port()
     child = Child(
         "benchwarmers",
-        [command, "serve", "--port", str(port)],
-        env={"BENCHWARMERS_HOME": str(home)},
+        [*argv, "serve", "--port", str(port)],
+        env={"BENCHWARMERS_HOME": str(home), **(env or {})},
         cwd=folder,
     )
     return child, f"http://127.0.0.1:{port}"
@@ -344,6 +353,28 @@ def _lua_string(text: str) -> str:
     while f"]{'=' * level}]" in text:
         level += 1
     return f"[{'=' * level}[{text}]{'=' * level}]"
+
+
+async def send_count(client: httpx.AsyncClient, load: Load, *, connections: int, count: int) -> int:
+    """POST `load`'s first body `count` times over `connections` concurrent
+    workers of `client` (a fixed number of requests, not a time: what a
+    count of work done per request divides by), reading every reply whole;
+    returns how many were not a 200."""
+    left = count
+    errors = 0
+
+    async def worker() -> None:
+        nonlocal left, errors
+        while left > 0:
+            left -= 1
+            try:
+                response = await client.post(load.url, json=load.bodies[0], headers=load.headers)
+                errors += response.status_code != 200
+            except httpx.HTTPError:
+                errors += 1
+
+    await asyncio.gather(*(worker() for _ in range(connections)))
+    return errors
 
 
 async def _httpx_load(load: Load, connections: int, seconds: float) -> Cell:

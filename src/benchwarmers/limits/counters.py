@@ -201,11 +201,13 @@ class MemoryCounters(Counters):
             if charge.is_sliding:
                 entries[charge.key] = self._log(charge.key, charge.span, now).add(now, charge.amount)
             else:
-                if charge.key not in self._fixed:  # a new window: forget the ended ones
+                found = self._fixed.get(charge.key)
+                if found is None:  # a new window: forget the ended ones
                     self._fixed = {k: v for k, v in self._fixed.items() if v[1] > now}
-                used = self._fixed_used(charge.key, now)
-                until = self._fixed.get(charge.key, (0, charge.resets_at))[1]
-                self._fixed[charge.key] = (used + charge.amount, until)
+                if found is None or found[1] <= now:
+                    self._fixed[charge.key] = (charge.amount, charge.resets_at)
+                else:
+                    self._fixed[charge.key] = (found[0] + charge.amount, found[1])
         return entries
 
     async def _settle_sliding(self, charges: list[Charge], receipt: object, amount: int, now: float) -> None:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -166,13 +166,20 @@ class Spending:
         tokens = tokens_in + tokens_out
         charges: list[Charge] = []
         owners: list[tuple[Budget, str]] = []
+        keys = self._keys
         for budget in budgets:
-            if budget.usd is not None and nano is not None:
-                charges.append(await self._charge(budget, "usd", nano, to_nano(budget.usd), now))
-                owners.append((budget, "usd"))
-            if budget.tokens is not None:
-                charges.append(await self._charge(budget, "tokens", tokens, budget.tokens, now))
-                owners.append((budget, "tokens"))
+            for unit, amount, limit in (
+                ("usd", nano, None if budget.usd is None else to_nano(budget.usd)),
+                ("tokens", tokens, budget.tokens),
+            ):
+                if limit is None or amount is None:
+                    continue
+                # The counter's key from memory; awaited only for a budget's first call or a new period.
+                counter = keys.get((budget.scope, budget.name, budget.period, unit))
+                if counter is None or counter[1] <= now:
+                    counter = await self._counter(budget, unit, now)
+                charges.append(Charge(counter[0], amount, limit, resets_at=counter[1]))
+                owners.append((budget, unit))
         if not charges:
             return hold
         admission = await self.counters.take(charges, now)
@@ -184,22 +191,22 @@ class Spending:
         hold.units = tuple(unit for _, unit in owners)
         return hold
 
-    async def _charge(self, budget: Budget, unit: str, amount: int, limit: int, now: float) -> Charge:
-        """`amount` against `budget` in `unit`, on the counter of the period `now` is in."""
-        memo = (budget.scope, budget.name, budget.period, unit)
-        key, resets_at = self._keys.get(memo, ("", 0.0))
-        if resets_at <= now:  # the first call, or the period turned
-            start, end = window(budget.period, datetime.fromtimestamp(now, UTC))
-            key = f"budget|{budget.scope}|{budget.name}|{budget.period}|{unit}|{start:%Y-%m-%d}"
-            resets_at = end.timestamp()
-            if key not in self._restored:
-                nano, tokens = await self._spent(budget.scope, budget.name, start)
-                await self.counters.put(
-                    key, nano if unit == "usd" else tokens, resets_at, now, only_if_absent=True
-                )
-                self._restored.add(key)
-            self._keys[memo] = (key, resets_at)
-        return Charge.fixed(key, amount, limit, resets_at)
+    async def _counter(self, budget: Budget, unit: str, now: float) -> tuple[str, float]:
+        """The key of `budget`'s counter in `unit` for the period `now` is in,
+        and when that period ends; the counter started from the store's
+        spend the first time this process uses it. Remembered in `_keys`,
+        which `reserve` reads first (a dict lookup a call, no await)."""
+        start, end = window(budget.period, datetime.fromtimestamp(now, UTC))
+        key = f"budget|{budget.scope}|{budget.name}|{budget.period}|{unit}|{start:%Y-%m-%d}"
+        resets_at = end.timestamp()
+        if key not in self._restored:
+            nano, tokens = await self._spent(budget.scope, budget.name, start)
+            await self.counters.put(
+                key, nano if unit == "usd" else tokens, resets_at, now, only_if_absent=True
+            )
+            self._restored.add(key)
+        self._keys[(budget.scope, budget.name, budget.period, unit)] = (key, resets_at)
+        return key, resets_at
 
     async def _spent(self, scope: str, name: str, start: datetime) -> tuple[int, int]:
         """What the store and this process's unwritten sums say was spent since `start`."""
@@ -233,8 +240,12 @@ class Spending:
             moves = []
             for charge, unit in zip(hold.charges, hold.units, strict=True):
                 actual = tokens if unit == "tokens" else (nano or 0)
-                if actual != charge.amount:
-                    moves.append(replace(charge, amount=actual - charge.amount))
+                if (
+                    actual != charge.amount
+                ):
+                    moves.append(
+                        Charge(charge.key, actual - charge.amount, charge.limit, resets_at=charge.resets_at)
+                    )
             if moves:
                 await self.counters.adjust(moves, now)
         self.book.add(hold.scopes, self._day_of(now), nano or 0, tokens)
@@ -300,8 +311,7 @@ class Spending:
             for unit, counted in (("usd", budget.usd is not None), ("tokens", budget.tokens is not None)):
                 value = None
                 if counted:
-                    await self._charge(budget, unit, 0, 0, now)  # starts its counter, as a call would
-                    key = f"budget|{budget.scope}|{budget.name}|{budget.period}|{unit}|{start:%Y-%m-%d}"
+                    key, _ends = await self._counter(budget, unit, now)  # started, as a call would
                     value = await self.counters.used(key, now)
                 if value is None:
                     stored = stored or await self._spent(budget.scope, budget.name, start)

@@ -1,0 +1,372 @@
+"""The server's instructions per request, counted under callgrind: a figure
+the machine's load does not move, where CPU and wall times on a shared box
+move the same cell by ten points between runs (docs/benchmarks.md, issue 41).
+
+Only `benchwarmers serve` runs under `valgrind --tool=callgrind`; the instant
+upstream (`upstream.py`) and the client (httpx, a fixed count of requests)
+run outside it, so they cost the count nothing. Valgrind starts the server
+uninstrumented (`--instr-atstart=no`): start-up and each cell's warm-up
+are not counted. For each cell the script warms the ask up, lets the
+server go idle, zeroes the counters and turns instrumentation on
+(`callgrind_control -z`, `-i on`), sends `--requests` requests over
+`--connections` connections, waits `--settle` seconds for their trailing
+work (the call log's commit, the spend kept for the store), dumps and
+turns it off again. A cell's figure is the instructions of every server
+thread in that window over the requests sent; the event loop's thread (the
+main one) is shown apart, since the other threads (the call log's writer,
+the database driver) batch by wall time.
+
+Under callgrind the server runs 30-50 times slower, so what it does by the
+wall clock (the settings cache's re-read every few seconds, the budget
+spend's flush every second, the call log's 50 ms linger before a commit)
+falls on fewer requests than at full speed and weighs more per request:
+counts are exact and repeatable for the same window, but a little heavier
+than the same code at full speed. Both sides of a ratio pay it alike.
+
+The asks, each with the gateway key required (`require_key` on, as a server
+beyond loopback runs): passthrough in route mode (`bench/solo:route`), a
+one-seat panel (`bench/solo`), a three-seat panel (`bench/trio`) and that
+panel streamed; each with a key with no budget and a key with budgets (USD
+and tokens, per day and per month, far above the load: issue 41's bound is
+at most 5% more a request). `--tree PATH` (repeatable) measures another
+checkout's `src` the same way (`git archive 3fd40b0 | tar -x -C /tmp/base`),
+on the key with no budget where the tree has no budgets.
+
+    .venv/bin/python benchmarks/instructions.py [--requests 200] [--rounds 2]
+        [--asks route,solo,trio,stream] [--tree /tmp/base] [--no-self]
+
+No lock is needed (load does not change the counts); run one at a time
+(valgrind is heavy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+from common import Child, Load, send_count, serve_benchwarmers
+from vs_litellm import THREE, body, start_upstream
+
+ASKS = {
+    "route": ("passthrough, route mode (bench/solo:route)", "bench/solo:route", False),
+    "solo": ("one-seat panel (bench/solo)", "bench/solo", False),
+    "trio": ("three-seat panel (bench/trio)", "bench/trio", False),
+    "stream": ("three-seat panel, streamed (bench/trio)", "bench/trio", True),
+}
+PLAIN, BUDGETED = "no budget", "budget on the key"
+FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+HERE = Path(__file__).resolve().parent
+SELF = HERE.parent
+
+
+async def set_up(home: Path, upstream: str) -> dict[str, str]:
+    """The bench, in the checkout this process imports: models on the
+    instant upstream (priced, where the checkout prices models), keys
+    required, a key with no budget and, where the checkout has budgets,
+    one with them; the secrets by key."""
+    from benchwarmers.identity.keys import create_key
+    from benchwarmers.runtime import Runtime
+    from benchwarmers.store import registry
+    from benchwarmers.store.settings import MAX_PANELS, MAX_PANELS_PER_KEY, REQUIRE_KEY, Settings
+
+    priced = "price_in" in inspect.signature(registry.add_model).parameters
+    prices = {"price_in": 0.15, "price_out": 0.6} if priced else {}
+    async with Runtime.open(home) as runtime:
+        store = runtime.store
+        await registry.add_endpoint(store, "instant", upstream, "openai", needs_key=False)
+        for alias in THREE:
+            await registry.add_model(store, alias, "instant", alias, **prices)  # type: ignore[arg-type]
+        await registry.add_collection(store, "solo", ["alpha"])
+        await registry.add_collection(store, "trio", list(THREE))
+        settings = Settings(store)
+        await settings.set(REQUIRE_KEY, True)
+        # Panels a key may hold at once above the connections, so no cap refuses an ask.
+        await settings.set(MAX_PANELS, 1000)
+        await settings.set(MAX_PANELS_PER_KEY, 1000)
+        secrets = {PLAIN: (await create_key(store, "plain"))[1]}
+        try:
+            from benchwarmers.limits.budgets import set_budget
+        except ImportError:  # a checkout from before budgets
+            return secrets
+        secrets[BUDGETED] = (await create_key(store, "budgeted"))[1]
+        for period in ("day", "month"):
+            await set_budget(store, "key", "budgeted", period, usd=1_000_000.0, tokens=10**14)
+    return secrets
+
+
+def tree_env(tree: Path | None) -> dict[str, str]:
+    return {} if tree is None else {"PYTHONPATH": str(tree / "src")}
+
+
+def set_up_in(tree: Path | None, home: Path, upstream: str) -> dict[str, str]:
+    """`set_up` run by the checkout measured (its schema, its code), in a child."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--set-up", str(home), upstream],
+        env={**os.environ, **tree_env(tree)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode:
+        raise SystemExit(f"set-up failed in {tree or SELF}:\n{done.stderr[-3000:]}")
+    secrets: dict[str, str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return secrets
+
+
+@dataclass
+class Count:
+    """One cell: instructions in its window (all threads, and the main one), per request."""
+
+    requests: int
+    total: int
+    main: int
+    errors: int
+    seconds: float  # the window's wall time
+
+    @property
+    def per_request(self) -> float:
+        return self.total / max(self.requests, 1)
+
+    @property
+    def main_per_request(self) -> float:
+        return self.main / max(self.requests, 1)
+
+
+@dataclass
+class Tree:
+    label: str
+    name: str  # in the kept dumps' names
+    path: Path | None  # None: this checkout
+    counts: dict[tuple[str, str], list[Count]] = field(default_factory=dict)
+    commit: str = ""
+
+
+class Counted:
+    """`benchwarmers serve` under callgrind, uninstrumented until a window opens."""
+
+    def __init__(
+        self, folder: Path, tree: Path | None, upstream: str, *, speed: float, keep: Path | None = None
+    ) -> None:
+        self.folder = folder
+        self.keep = keep
+        self.speed = speed
+        home = folder / "home"
+        self.secrets = set_up_in(tree, home, upstream)
+        self.out = folder / "callgrind.out"
+        valgrind = [
+            "valgrind",
+            "--tool=callgrind",
+            "--instr-atstart=no",
+            "--separate-threads=yes",
+            f"--callgrind-out-file={self.out}",
+        ]
+        # The server's clocks (and its sleeps and timeouts) slowed as valgrind slows it: see the docstring.
+        slowed = {"LD_PRELOAD": FAKETIME, "FAKETIME": f"+0 x{speed:g}", "FAKETIME_DONT_RESET": "1"}
+        self.child, base = serve_benchwarmers(folder, home, under=valgrind, env={**tree_env(tree), **slowed})
+        self.url = f"{base}/v1/chat/completions"
+        self.child.wait_ready(self.url, body("bench/solo"), timeout=600, headers=self.auth(PLAIN))
+        self.dumps = 0
+
+    def auth(self, key: str) -> dict[str, str]:
+        return {"authorization": f"Bearer {self.secrets[key]}"}
+
+    def control(self, *args: str) -> None:
+        subprocess.run(
+            ["callgrind_control", *args, str(self.child.pid)], check=True, capture_output=True, timeout=120
+        )
+
+    async def cell(
+        self, load: Load, *, connections: int, requests: int, warm_up: int, settle: float, name: str
+    ) -> Count:
+        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+        async with httpx.AsyncClient(limits=limits, timeout=600) as client:
+            errors = await send_count(client, load, connections=connections, count=warm_up)
+            settle /= self.speed  # the server's seconds, in ours
+            await asyncio.sleep(settle)  # the warm-up's trailing work, uncounted
+            self.control("-z")
+            self.control("-i", "on")
+            opened = time.monotonic()
+            errors += await send_count(client, load, connections=connections, count=requests)
+            await asyncio.sleep(settle)
+            self.control("-d")
+            seconds = time.monotonic() - opened
+            self.control("-i", "off")
+        self.dumps += 1
+        total = main = 0
+        for path in self.folder.glob(f"callgrind.out.{self.dumps}-*"):
+            spent = _summary(path)
+            total += spent
+            if path.name.endswith("-01"):
+                main = spent
+            if self.keep is not None:  # for callgrind_annotate
+                self.keep.mkdir(parents=True, exist_ok=True)
+                shutil.move(path, self.keep / f"{name}.thread{path.name.rsplit('-', 1)[1]}.callgrind")
+            else:
+                path.unlink()
+        if not total:
+            raise RuntimeError(f"callgrind wrote no dump {self.dumps}:\n{self.child.log_tail()}")
+        return Count(requests, total, main, errors, seconds)
+
+    def stop(self) -> None:
+        self.child.stop()
+
+
+def _summary(path: Path) -> int:
+    for line in path.read_text(errors="replace").splitlines():
+        if line.startswith("summary:"):
+            return int(line.split()[1])
+    return 0
+
+
+def commit_of(tree: Path | None) -> str:
+    where = str(tree or SELF)
+    done = subprocess.run(["git", "-C", where, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", where, "status", "--porcelain", "src"], capture_output=True, text=True)
+    if done.returncode or tree is not None and not (tree / ".git").exists():
+        return "(archive)"
+    return done.stdout.strip() + (" + changes" if dirty.stdout.strip() else "")
+
+
+def measure_tree(tree: Tree, upstream: str, args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="bw-counted-") as temp:
+        server = Counted(Path(temp), tree.path, upstream, speed=args.speed, keep=args.keep)
+        try:
+            for ask in args.asks:
+                label, model, stream = ASKS[ask]
+                payload = {**body(model), "stream": True} if stream else body(model)
+                for round_ in range(args.rounds):
+                    for key in server.secrets:
+                        load = Load(server.url, [payload], server.auth(key))
+                        count = asyncio.run(
+                            server.cell(
+                                load,
+                                connections=args.connections,
+                                requests=args.requests,
+                                warm_up=args.warm_up,
+                                settle=args.settle,
+                                name=f"{tree.name}-{ask}-{key.replace(' ', '_')}-{round_ + 1}",
+                            )
+                        )
+                        tree.counts.setdefault((ask, key), []).append(count)
+                        print(
+                            f"{tree.label} | {label} | {key} | round {round_ + 1} | "
+                            f"{count.per_request:,.0f} instructions/request "
+                            f"(main thread {count.main_per_request:,.0f}) | {count.total:,} in {count.seconds:.1f} s | "
+                            f"errors {count.errors}",
+                            file=sys.stderr,
+                            flush=True,
+                        )
+        finally:
+            server.stop()
+
+
+def spread(counts: list[Count]) -> str:
+    values = [c.per_request for c in counts]
+    if len(values) < 2:
+        return "-"
+    return f"{(max(values) - min(values)) / statistics.mean(values) * 100:.2f}%"
+
+
+def render(trees: list[Tree], args: argparse.Namespace) -> str:
+    lines = []
+    for tree in trees:
+        lines += [
+            f"\n{tree.label} ({tree.commit}): instructions per request, mean of {args.rounds} rounds "
+            f"of {args.requests} requests at {args.connections} connections (spread: max - min over the mean)\n",
+            "| ask | key | all threads | main thread | spread | errors | budget / no budget |",
+            "|---|---|---:|---:|---:|---:|---:|",
+        ]
+        for ask in args.asks:
+            plain = tree.counts.get((ask, PLAIN))
+            for key in (PLAIN, BUDGETED):
+                counts = tree.counts.get((ask, key))
+                if not counts:
+                    continue
+                mean = statistics.mean(c.per_request for c in counts)
+                main = statistics.mean(c.main_per_request for c in counts)
+                versus = "-"
+                if key == BUDGETED and plain:
+                    ratio = mean / statistics.mean(c.per_request for c in plain)
+                    versus = f"{ratio:.4f} ({(ratio - 1) * 100:+.2f}%)"
+                errors = sum(c.errors for c in counts)
+                lines.append(
+                    f"| {ASKS[ask][0]} | {key} | {mean:,.0f} | {main:,.0f} | {spread(counts)} | {errors} | {versus} |"
+                )
+    if len(trees) > 1:
+        first = trees[0]
+        lines += [
+            f"\nNo budget, against {first.label} ({first.commit}): instructions per request\n",
+            "| ask | " + " | ".join(t.label for t in trees) + " | " + " | ".join(f"{t.label} / {first.label}" for t in trees[1:]) + " |",
+            "|---|" + "---:|" * (2 * len(trees) - 1),
+        ]
+        for ask in args.asks:
+            means = [statistics.mean(c.per_request for c in t.counts[(ask, PLAIN)]) for t in trees]
+            ratios = [f"{m / means[0]:.4f} ({(m / means[0] - 1) * 100:+.2f}%)" for m in means[1:]]
+            lines.append(f"| {ASKS[ask][0]} | " + " | ".join(f"{m:,.0f}" for m in means) + " | " + " | ".join(ratios) + " |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=200, help="requests counted per cell")
+    parser.add_argument("--warm-up", type=int, default=40, help="requests before each cell, not counted")
+    parser.add_argument("--rounds", type=int, default=2, help="cells per ask and key (their spread is shown)")
+    parser.add_argument("--connections", type=int, default=10)
+    parser.add_argument(
+        "--settle", type=float, default=0.06, help="the server's seconds for trailing work after a window"
+    )
+    parser.add_argument(
+        "--speed", type=float, default=0.002, help="how fast the server's clocks run (libfaketime), 1: not slowed"
+    )
+    parser.add_argument("--asks", default="route,solo,trio", help=f"of {','.join(ASKS)}")
+    parser.add_argument("--tree", type=Path, action="append", default=[], help="another checkout (its src/)")
+    parser.add_argument("--no-self", action="store_true", help="measure only the --tree checkouts")
+    parser.add_argument("--keep", type=Path, help="keep each cell's callgrind dumps in this folder")
+    parser.add_argument("--set-up", nargs=2, metavar=("HOME", "UPSTREAM"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.set_up:
+        print(json.dumps(asyncio.run(set_up(Path(args.set_up[0]), args.set_up[1]))))
+        return 0
+    args.asks = [a.strip() for a in args.asks.split(",") if a.strip()]
+    if unknown := [a for a in args.asks if a not in ASKS]:
+        parser.error(f"unknown ask {', '.join(unknown)}: pick from {', '.join(ASKS)}")
+    if not shutil.which("valgrind") or not shutil.which("callgrind_control"):
+        raise SystemExit("valgrind (with callgrind_control) is not installed: apt-get install valgrind")
+    if not Path(FAKETIME).exists():
+        raise SystemExit(f"{FAKETIME} is not installed: apt-get install faketime")
+    trees = [] if args.no_self else [Tree("this checkout", "self", None)]
+    trees += [Tree(str(path), path.resolve().name, path.resolve()) for path in args.tree]
+    started = datetime.now(UTC)
+    with tempfile.TemporaryDirectory(prefix="bw-counted-up-") as temp:
+        upstream_child: Child
+        upstream_child, upstream = start_upstream(Path(temp), 0.0)
+        try:
+            for tree in trees:
+                tree.commit = commit_of(tree.path)
+                measure_tree(tree, upstream, args)
+        finally:
+            upstream_child.stop()
+    load = os.getloadavg()
+    print(
+        f"{started:%Y-%m-%d %H:%M} UTC, {(datetime.now(UTC) - started).total_seconds() / 60:.0f} min; "
+        f"load average at the end {load[0]:.1f} (counts do not depend on it)"
+    )
+    print(render(trees, args))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
