@@ -240,9 +240,7 @@ class Spending:
             moves = []
             for charge, unit in zip(hold.charges, hold.units, strict=True):
                 actual = tokens if unit == "tokens" else (nano or 0)
-                if (
-                    actual != charge.amount
-                ):
+                if actual != charge.amount:
                     moves.append(
                         Charge(charge.key, actual - charge.amount, charge.limit, resets_at=charge.resets_at)
                     )
