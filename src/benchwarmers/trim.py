@@ -19,7 +19,9 @@ and the server's passes are rare (`server/heap.py`). A route-mode turn's
 text (what arrived of its reply, the reply the log was given) sat in such
 cycles: 100 cut turns held +765 MB four minutes later. So the give-back
 first runs that pass (`gc.collect`), then trims: what the cycles held is
-freed before the heap is asked to shrink.
+freed before the heap is asked to shrink. Both at most once per
+`GIVE_BACK_DELAY` and only after a client went, never per request: the
+heap frozen at start-up (`server/heap.py`) is not walked by the pass.
 """
 
 from __future__ import annotations

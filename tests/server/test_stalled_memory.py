@@ -3,16 +3,19 @@ clients each ask a streamed panel of a 4 MB answer and read nothing. The
 server (`benchwarmers serve`, a child process) holds each stream's
 buffers (ours, the outbound connection's, the kernel's fixed send buffer,
 and the text its seat has sent), not its reply, while they stall: on
-2aa897e these 20 held +147 MB above the warm server, here +55 MB. Memory with a wide margin (under
-what the replies weigh in all), sampled until the server has cut every
-client; `benchmarks/hostile.py` has the figures for 100.
+2aa897e these 20 held +147 MB above the warm server, +53 MB at b2b65ee,
+here +21 MB (the outbound body handed on 64 KB at a time, its high-water
+mark 64 KB, the send buffer 128 KB). Memory with a wide margin (under what
+the replies weigh in all), sampled until the server has cut every client;
+`benchmarks/hostile.py` has the figures for 100.
 
 And once the server has cut them, a route-mode stream's memory is given
-back: its turns, cut before their upstream was read to the end, left their
+back: its turns, read to the end for nobody after their cut, left their
 text in cycles (the response task cancelled by the client's going keeps
 its traceback) that only a full collection frees, so 20 cut turns held
-+173 MB above the warm server for good; the give-back (`benchwarmers.trim`)
-now collects them before it trims the heap."""
++173 MB above the warm server for good (b2b65ee); now a stream stops at
+its client's going and the give-back (`benchwarmers.trim`) collects the
+cycles before it trims the heap."""
 
 from __future__ import annotations
 
