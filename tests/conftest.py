@@ -22,7 +22,10 @@ loopback, PostgreSQL, Redis). A unit test that opens a network connection
 fails, so the tier cannot silently grow slow. `-m unit` does not even
 import the other modules (their SDKs, browsers and fuzzers cost most of a
 unit run): a module is of the tier when its source says `UNIT_MARK`, which
-is why the mark is declared per module and never per test.
+is why the mark is declared per module and never per test. Under `-m unit`
+a property test runs `examples(full)` examples, an eighth of the full
+suite's (hypothesis' `unit` profile); the xdist controller, which runs no
+test, imports none of the app.
 """
 
 from __future__ import annotations
