@@ -143,8 +143,8 @@ class Row:
 
 # Limits set far above any load here, so none refuses and what shows is what
 # keeping them costs: on the endpoint and on the model, as a user sets them.
-ENDPOINT_LIMITS = {"rpm": 100_000_000, "tpm": 10_000_000_000, "rpd": 1_000_000_000}
-MODEL_LIMITS = {"rpm": 100_000_000, "tpm": 10_000_000_000}
+ENDPOINT_LIMITS = {"rpm": 100_000_000, "tpm": 2_000_000_000, "rpd": 1_000_000_000}
+MODEL_LIMITS = {"rpm": 100_000_000, "tpm": 2_000_000_000}
 KEY_RATE = 100_000_000  # the gateway key's requests a minute
 
 

@@ -1,7 +1,8 @@
 """Budgets that do not leak: 200 asks at once on a gateway key whose
 budget pays for exactly N of them let exactly N through and none over,
-on SQLite in one process and on PostgreSQL + Redis across two worker
-processes (`serve --workers 2`); the reservations of calls that failed
+on SQLite in one process, on SQLite across two worker processes (`serve
+--workers 2`, the budget counted in the supervisor: `limits/shared.py`)
+and on PostgreSQL + Redis across two; the reservations of calls that failed
 are given back, and what was spent is what the budget says.
 
 The calls let through are held at the provider until every ask has its
@@ -139,6 +140,13 @@ def test_sqlite_one_process_lets_exactly_the_budget_through(
     home: Path, counts: Callable[[str], None]
 ) -> None:
     _exactly_n(home, counts, "SQLite, one process", {DATABASE_URL_ENV: "", REDIS_URL_ENV: ""})
+
+
+def test_two_workers_on_sqlite_let_exactly_the_budget_through(
+    home: Path, counts: Callable[[str], None]
+) -> None:
+    env = {DATABASE_URL_ENV: "", REDIS_URL_ENV: ""}
+    _exactly_n(home, counts, "SQLite, --workers 2", env, "--workers", "2")
 
 
 @pytest.fixture
