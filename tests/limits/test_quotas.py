@@ -17,7 +17,7 @@ from benchwarmers.limits.counters import MemoryCounters
 from benchwarmers.limits.enforce import Limiter
 from benchwarmers.limits.ledger import month_of, next_day, next_month
 from benchwarmers.limits.quotas import as_json, quotas_view
-from benchwarmers.limits.user_limits import clear_limits, list_limits, set_limits
+from benchwarmers.limits.user_limits import MAX_AMOUNT, clear_limits, list_limits, set_limits
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
 from benchwarmers.testing.live_server import live_server
@@ -119,12 +119,29 @@ async def test_set_replace_and_clear(spent: Runtime) -> None:
     assert await list_limits(spent.store) == []
 
 
-@pytest.mark.parametrize(("kind", "amount"), [("rph", 3), ("rpm", 0)])
+@pytest.mark.parametrize(("kind", "amount"), [("rph", 3), ("rpm", 0), ("tpm", 10**10)])
 async def test_bad_limits_are_refused_clearly(spent: Runtime, kind: str, amount: int) -> None:
     from benchwarmers.errors import UserError
 
-    with pytest.raises(UserError):
-        await set_limits(spent.store, "fake", "", {kind: amount})
+    with pytest.raises(UserError, match=kind):
+        await set_limits(spent.store, "fake", "", {"rpm": 5, kind: amount})
+    assert await list_limits(spent.store) == []  # nothing of the refused call kept
+
+
+async def test_a_learned_ceiling_past_the_columns_range_is_kept_at_its_top(spent: Runtime) -> None:
+    """A provider stating billions of tokens a day must not fail the write
+    (PostgreSQL's `integer` column): the view shows the largest it holds."""
+    limiter = Limiter(spent.store, MemoryCounters())
+    huge = str(10**10)
+    await limiter.learn(
+        "fake",
+        "model-one",
+        status=200,
+        headers={"x-ratelimit-limit-tokens": huge, "x-ratelimit-remaining-tokens": huge},
+    )
+    await limiter.close()
+    learned = [q for q in (await quotas_view(spent.store)).quotas if q.source != "set"]
+    assert [q.limit for q in learned] == [MAX_AMOUNT]
 
 
 def test_the_cli(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -59,7 +59,7 @@ from benchwarmers.limits.counters import Admission, Charge, Counters
 from benchwarmers.limits.headers import LearnedLimit, learn
 from benchwarmers.limits.rest import as_utc, rest_model, wake_rested
 from benchwarmers.limits.scope import effective_scope, endpoint_scopes
-from benchwarmers.limits.user_limits import UserLimit, limits_for
+from benchwarmers.limits.user_limits import MAX_AMOUNT, UserLimit, limits_for
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import Endpoint, Model
 from benchwarmers.store.schema import LearnedLimit as LearnedLimitRow
@@ -455,8 +455,8 @@ class Limiter:
                 "served": who,
                 "unit": limit.unit,
                 "window": limit.window,
-                "limit": limit.limit,
-                "remaining": limit.remaining,
+                "limit": _fits(limit.limit),
+                "remaining": _fits(limit.remaining),
                 "resets_at": datetime.fromtimestamp(limit.resets_at, UTC) if limit.resets_at else None,
                 "source": limit.source,
                 "seen_at": seen,
@@ -490,6 +490,13 @@ class Limiter:
             task.cancel()
         await asyncio.gather(*wakers, return_exceptions=True)
         await self.counters.close()
+
+
+def _fits(amount: int | None) -> int | None:
+    """A provider's figure as the store's 32-bit column can keep it: a
+    ceiling past 2^31 (some state tokens a day in the billions) is as good
+    as none for the quotas view, and must not fail the write."""
+    return None if amount is None else min(amount, MAX_AMOUNT)
 
 
 @functools.cache

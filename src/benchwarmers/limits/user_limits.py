@@ -53,6 +53,11 @@ class UserLimit:
         return f"{self.amount} {self.unit} a {self.window} on {scope} (set)"
 
 
+# The store keeps a limit in a 32-bit integer column (PostgreSQL's `integer`):
+# a larger amount must be refused here, clearly, not by the database's error.
+MAX_AMOUNT = 2**31 - 1
+
+
 def _view(row: LimitSetting) -> UserLimit:
     return UserLimit(row.endpoint, row.served, row.window, row.unit, row.amount)  # type: ignore[arg-type]
 
@@ -66,6 +71,8 @@ async def set_limits(store: Store, endpoint: str, served: str, amounts: dict[str
             raise UserError(f"unknown limit {kind!r}; use one of {', '.join(KINDS)}")
         if amount < 1:
             raise UserError(f"{kind} must be at least 1 (use `limit clear` to remove a limit)")
+        if amount > MAX_AMOUNT:
+            raise UserError(f"{kind} must be at most {MAX_AMOUNT} (for no limit, `limit clear` it)")
     async with store.write() as session:
         for kind, amount in amounts.items():
             window, unit = KINDS[kind]
