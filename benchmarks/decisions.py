@@ -76,6 +76,14 @@ errors); in the hard world also judged asks to drop the degraded model and
 to adopt the newcomer, and seats given to the dead model after it began
 failing.
 
+The code: `decisions_world.py` (the worlds, the bench as the store keeps
+it, and the decider's input read from it), `decisions_deciders.py` (ours
+and the baselines), `decisions_sim.py` (one run, its `Outcome`), this file
+(the runs over seeds, tuning, the tables). What the deciders read on every
+ask is kept by what it reads (and `decider.rankings` keeps its fit), so a
+48-seed run of the six takes minutes; the figures are those of computing
+everything afresh on every ask.
+
 Run: `python benchmarks/decisions.py --world hard --pairs 0.5 --seeds 48 --jobs 2`
 (`--tune` to choose the baselines' constants on the tuning seeds first).
 Judge worlds: `python benchmarks/decisions.py --world easy --pairs 0.5 --judged 0.3

@@ -171,3 +171,25 @@ def test_both_bad_lowers_both_and_pairs_reorder_the_ranking() -> None:
     order = [r.alias for r in rankings(table, candidates, better)]
     assert order[0] == "c" and order[-1] == "a"
     assert any("pairs: preferred 4" in why for why in rankings(table, candidates, better)[0].reasons)
+
+
+def test_rankings_are_fitted_once_per_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fit is kept by what it reads: the same evidence is fitted once,
+    a model resting anew re-sorts without a re-fit, a new verdict re-fits."""
+    from benchwarmers.bench import decider
+
+    fits = []
+    fit = decider._fit
+    monkeypatch.setattr(decider, "_fit", lambda *args: fits.append(1) or fit(*args))
+    monkeypatch.setattr(decider, "_FITTED", {})
+    monkeypatch.setattr(decider, "_RATED", {})
+    table = Table(members=("a", "b"), explorer_seats=1)
+    pairs = PairCounts()
+    pairs.add("a", "b", "better")
+    first = rankings(table, [cand("a", 7, 3), cand("b", 3, 7)], pairs)
+    assert rankings(table, [cand("a", 7, 3), cand("b", 3, 7)], pairs) == first
+    resting = rankings(table, [cand("a", 7, 3, held_out="resting"), cand("b", 3, 7)], pairs)
+    assert [r.alias for r in resting] == ["b", "a"] and not resting[1].eligible
+    assert len(fits) == 1
+    moved = rankings(table, [cand("a", 7, 4), cand("b", 3, 7)], pairs)
+    assert moved[0].mean < first[0].mean and len(fits) == 2
