@@ -188,22 +188,55 @@ class Counted:
             ["callgrind_control", *args, str(self.child.pid)], check=True, capture_output=True, timeout=120
         )
 
-    async def cell(
-        self, load: Load, *, connections: int, requests: int, warm_up: int, settle: float, name: str
-    ) -> Count:
+    async def cells(
+        self,
+        loads: list[tuple[str, Load]],
+        *,
+        rounds: int,
+        connections: int,
+        requests: int,
+        warm_up: int,
+        settle: float,
+        name: str,
+    ) -> list[tuple[str, Count]]:
+        """Each load (by key) `rounds` times, in the order A B B A A B ...
+        (a drift of the server over the run, such as its call log growing,
+        falls on both sides alike); one client per load, warmed up once."""
+        settle /= self.speed  # the server's seconds, in ours
         limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-        async with httpx.AsyncClient(limits=limits, timeout=600) as client:
-            errors = await send_count(client, load, connections=connections, count=warm_up)
-            settle /= self.speed  # the server's seconds, in ours
+        clients = [httpx.AsyncClient(limits=limits, timeout=600) for _ in loads]
+        counts = []
+        try:
+            errors = [
+                await send_count(c, load, connections=connections, count=warm_up)
+                for c, (_k, load) in zip(clients, loads, strict=True)
+            ]
             await asyncio.sleep(settle)  # the warm-up's trailing work, uncounted
-            self.control("-z")
-            self.control("-i", "on")
-            opened = time.monotonic()
-            errors += await send_count(client, load, connections=connections, count=requests)
-            await asyncio.sleep(settle)
-            self.control("-d")
-            seconds = time.monotonic() - opened
-            self.control("-i", "off")
+            for round_ in range(rounds):
+                order = list(zip(clients, loads, strict=True))
+                for client, (key, load) in order if round_ % 2 == 0 else order[::-1]:
+                    cell = f"{name}-{key.replace(' ', '_')}-{round_ + 1}"
+                    count = await self.window(client, load, connections, requests, settle, cell)
+                    counts.append((key, count))
+        finally:
+            for client in clients:
+                await client.aclose()
+        if any(errors):
+            raise RuntimeError(f"the warm-up had errors: {errors}")
+        return counts
+
+    async def window(
+        self, client: httpx.AsyncClient, load: Load, connections: int, requests: int, settle: float, name: str
+    ) -> Count:
+        """Instructions while `requests` are answered and their trailing work done."""
+        self.control("-z")
+        self.control("-i", "on")
+        opened = time.monotonic()
+        errors = await send_count(client, load, connections=connections, count=requests)
+        await asyncio.sleep(settle)
+        self.control("-d")
+        seconds = time.monotonic() - opened
+        self.control("-i", "off")
         self.dumps += 1
         total = main = 0
         for path in self.folder.glob(f"callgrind.out.{self.dumps}-*"):
@@ -233,9 +266,13 @@ def _summary(path: Path) -> int:
 
 def commit_of(tree: Path | None) -> str:
     where = str(tree or SELF)
-    done = subprocess.run(["git", "-C", where, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", where, "status", "--porcelain", "src"], capture_output=True, text=True)
-    if done.returncode or tree is not None and not (tree / ".git").exists():
+    done = subprocess.run(
+        ["git", "-C", where, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    dirty = subprocess.run(
+        ["git", "-C", where, "status", "--porcelain", "src"], capture_output=True, text=True
+    )
+    if done.returncode or (tree is not None and not (tree / ".git").exists()):
         return "(archive)"
     return done.stdout.strip() + (" + changes" if dirty.stdout.strip() else "")
 
@@ -247,28 +284,29 @@ def measure_tree(tree: Tree, upstream: str, args: argparse.Namespace) -> None:
             for ask in args.asks:
                 label, model, stream = ASKS[ask]
                 payload = {**body(model), "stream": True} if stream else body(model)
-                for round_ in range(args.rounds):
-                    for key in server.secrets:
-                        load = Load(server.url, [payload], server.auth(key))
-                        count = asyncio.run(
-                            server.cell(
-                                load,
-                                connections=args.connections,
-                                requests=args.requests,
-                                warm_up=args.warm_up,
-                                settle=args.settle,
-                                name=f"{tree.name}-{ask}-{key.replace(' ', '_')}-{round_ + 1}",
-                            )
-                        )
-                        tree.counts.setdefault((ask, key), []).append(count)
-                        print(
-                            f"{tree.label} | {label} | {key} | round {round_ + 1} | "
-                            f"{count.per_request:,.0f} instructions/request "
-                            f"(main thread {count.main_per_request:,.0f}) | {count.total:,} in {count.seconds:.1f} s | "
-                            f"errors {count.errors}",
-                            file=sys.stderr,
-                            flush=True,
-                        )
+                keys = [key for key in server.secrets if key in args.keys]
+                loads = [(key, Load(server.url, [payload], server.auth(key))) for key in keys]
+                counted = asyncio.run(
+                    server.cells(
+                        loads,
+                        rounds=args.rounds,
+                        connections=args.connections,
+                        requests=args.requests,
+                        warm_up=args.warm_up,
+                        settle=args.settle,
+                        name=f"{tree.name}-{ask}",
+                    )
+                )
+                for key, count in counted:
+                    tree.counts.setdefault((ask, key), []).append(count)
+                    print(
+                        f"{tree.label} | {label} | {key} | "
+                        f"{count.per_request:,.0f} instructions/request "
+                        f"(main thread {count.main_per_request:,.0f}) | "
+                        f"{count.total:,} in {count.seconds:.1f} s | errors {count.errors}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
         finally:
             server.stop()
 
@@ -285,7 +323,8 @@ def render(trees: list[Tree], args: argparse.Namespace) -> str:
     for tree in trees:
         lines += [
             f"\n{tree.label} ({tree.commit}): instructions per request, mean of {args.rounds} rounds "
-            f"of {args.requests} requests at {args.connections} connections (spread: max - min over the mean)\n",
+            f"of {args.requests} requests at {args.connections} connections "
+            "(spread: max - min over the mean)\n",
             "| ask | key | all threads | main thread | spread | errors | budget / no budget |",
             "|---|---|---:|---:|---:|---:|---:|",
         ]
@@ -302,25 +341,36 @@ def render(trees: list[Tree], args: argparse.Namespace) -> str:
                     ratio = mean / statistics.mean(c.per_request for c in plain)
                     versus = f"{ratio:.4f} ({(ratio - 1) * 100:+.2f}%)"
                 errors = sum(c.errors for c in counts)
-                lines.append(
-                    f"| {ASKS[ask][0]} | {key} | {mean:,.0f} | {main:,.0f} | {spread(counts)} | {errors} | {versus} |"
-                )
+                figures = f"{mean:,.0f} | {main:,.0f} | {spread(counts)} | {errors} | {versus}"
+                lines.append(f"| {ASKS[ask][0]} | {key} | {figures} |")
     if len(trees) > 1:
         first = trees[0]
         lines += [
             f"\nNo budget, against {first.label} ({first.commit}): instructions per request\n",
-            "| ask | " + " | ".join(t.label for t in trees) + " | " + " | ".join(f"{t.label} / {first.label}" for t in trees[1:]) + " |",
+            "| ask | "
+            + " | ".join(t.label for t in trees)
+            + " | "
+            + " | ".join(f"{t.label} / {first.label}" for t in trees[1:])
+            + " |",
             "|---|" + "---:|" * (2 * len(trees) - 1),
         ]
         for ask in args.asks:
             means = [statistics.mean(c.per_request for c in t.counts[(ask, PLAIN)]) for t in trees]
             ratios = [f"{m / means[0]:.4f} ({(m / means[0] - 1) * 100:+.2f}%)" for m in means[1:]]
-            lines.append(f"| {ASKS[ask][0]} | " + " | ".join(f"{m:,.0f}" for m in means) + " | " + " | ".join(ratios) + " |")
+            lines.append(
+                f"| {ASKS[ask][0]} | "
+                + " | ".join(f"{m:,.0f}" for m in means)
+                + " | "
+                + " | ".join(ratios)
+                + " |"
+            )
     return "\n".join(lines)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--requests", type=int, default=200, help="requests counted per cell")
     parser.add_argument("--warm-up", type=int, default=40, help="requests before each cell, not counted")
     parser.add_argument("--rounds", type=int, default=2, help="cells per ask and key (their spread is shown)")
@@ -329,9 +379,17 @@ def main() -> int:
         "--settle", type=float, default=0.06, help="the server's seconds for trailing work after a window"
     )
     parser.add_argument(
-        "--speed", type=float, default=0.002, help="how fast the server's clocks run (libfaketime), 1: not slowed"
+        "--speed",
+        type=float,
+        default=0.002,
+        help="how fast the server's clocks run (libfaketime; 1: as ours)",
     )
     parser.add_argument("--asks", default="route,solo,trio", help=f"of {','.join(ASKS)}")
+    parser.add_argument(
+        "--keys",
+        default=f"{PLAIN},{BUDGETED}",
+        help="of the keys, by name (the budget's where the tree has it)",
+    )
     parser.add_argument("--tree", type=Path, action="append", default=[], help="another checkout (its src/)")
     parser.add_argument("--no-self", action="store_true", help="measure only the --tree checkouts")
     parser.add_argument("--keep", type=Path, help="keep each cell's callgrind dumps in this folder")
@@ -341,6 +399,7 @@ def main() -> int:
         print(json.dumps(asyncio.run(set_up(Path(args.set_up[0]), args.set_up[1]))))
         return 0
     args.asks = [a.strip() for a in args.asks.split(",") if a.strip()]
+    args.keys = [k.strip() for k in args.keys.split(",") if k.strip()]
     if unknown := [a for a in args.asks if a not in ASKS]:
         parser.error(f"unknown ask {', '.join(unknown)}: pick from {', '.join(ASKS)}")
     if not shutil.which("valgrind") or not shutil.which("callgrind_control"):

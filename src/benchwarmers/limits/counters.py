@@ -29,17 +29,19 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from benchwarmers import ids
 
 
-@dataclass(frozen=True, slots=True)
-class Charge:
+class Charge(NamedTuple):
     """An amount counted against one limit. Exactly one of `span` (a sliding
     window's length in seconds) and `resets_at` (a fixed window's end, Unix
-    time) is set."""
+    time) is set. A named tuple, not a frozen dataclass: every limited call
+    makes several, and a frozen dataclass sets each field through
+    `object.__setattr__`, which made Charges most of what a budget costs a
+    call (docs/benchmarks.md, "Issue 41")."""
 
     key: str
     amount: int
@@ -90,7 +92,9 @@ class Counters(ABC):
         when the call's did), unless it already aged out; a fixed counter
         moves by the difference."""
         fixed = [
-            replace(c, amount=amount - c.amount) for c in charges if not c.is_sliding and amount != c.amount
+            Charge(c.key, amount - c.amount, c.limit, c.span, c.resets_at)
+            for c in charges
+            if not c.is_sliding and amount != c.amount
         ]
         if fixed:
             await self.adjust(fixed, now)
@@ -177,16 +181,21 @@ class MemoryCounters(Counters):
         refusal = _worst_refusal(self._refusals(charges, now))
         if refusal is not None:
             return refusal
-        return Admission(True, receipt=self._count(charges, now))
+        entries = self._count(charges, now)
+        return Admission(True, receipt=entries) if entries else _ADMITTED
 
     def _refusals(self, charges: list[Charge], now: float) -> list[Admission]:
         refusals = []
+        fixed = self._fixed
         for charge in charges:
-            if charge.is_sliding:
+            if charge.span > 0:  # sliding (`is_sliding`, inlined: this runs for every limited call)
                 log = self._log(charge.key, charge.span, now)
                 if log.total + charge.amount > charge.limit:
                     refusals.append(Admission(False, _frees_at(log.entries, log.total, charge), charge))
-            elif self._fixed_used(charge.key, now) + charge.amount > charge.limit:
+                continue
+            found = fixed.get(charge.key)
+            used = found[0] if found is not None and found[1] > now else 0
+            if used + charge.amount > charge.limit:
                 frees = charge.resets_at if charge.amount <= charge.limit else None
                 refusals.append(Admission(False, frees, charge))
         return refusals
@@ -198,7 +207,7 @@ class MemoryCounters(Counters):
         """Add every charge; the sliding windows' new entries by key (a take's receipt)."""
         entries = {}
         for charge in charges:
-            if charge.is_sliding:
+            if charge.span > 0:
                 entries[charge.key] = self._log(charge.key, charge.span, now).add(now, charge.amount)
             else:
                 found = self._fixed.get(charge.key)
@@ -236,6 +245,10 @@ class MemoryCounters(Counters):
         self._fixed_used(key, now)  # drops the counter if its window ended
         found = self._fixed.get(key)
         return None if found is None else found[0]
+
+
+# An admission whose take counted no sliding window (nothing for `settle` to find), shared.
+_ADMITTED = Admission(True)
 
 
 def _worst_refusal(refusals: list[Admission]) -> Admission | None:
