@@ -5,23 +5,25 @@ move the same cell by ten points between runs (docs/benchmarks.md, issue 41).
 Only `benchwarmers serve` runs under `valgrind --tool=callgrind`; the instant
 upstream (`upstream.py`) and the client (httpx, a fixed count of requests)
 run outside it, so they cost the count nothing. Valgrind starts the server
-uninstrumented (`--instr-atstart=no`): start-up and each cell's warm-up
-are not counted. For each cell the script warms the ask up, lets the
-server go idle, zeroes the counters and turns instrumentation on
+uninstrumented (`--instr-atstart=no`): start-up and the warm-up are not
+counted. Per ask, each key's client warms up, the server goes idle, and
+then each window zeroes the counters and turns instrumentation on
 (`callgrind_control -z`, `-i on`), sends `--requests` requests over
-`--connections` connections, waits `--settle` seconds for their trailing
-work (the call log's commit, the spend kept for the store), dumps and
-turns it off again. A cell's figure is the instructions of every server
-thread in that window over the requests sent; the event loop's thread (the
-main one) is shown apart, since the other threads (the call log's writer,
-the database driver) batch by wall time.
+`--connections` connections, waits `--settle` (the server's) seconds for
+their trailing work (the call log's commit), dumps and turns it off. A
+cell's figure is the instructions of every server thread in its window
+over its requests; the main thread (the event loop) is shown apart.
 
-Under callgrind the server runs 30-50 times slower, so what it does by the
-wall clock (the settings cache's re-read every few seconds, the budget
-spend's flush every second, the call log's 50 ms linger before a commit)
-falls on fewer requests than at full speed and weighs more per request:
-counts are exact and repeatable for the same window, but a little heavier
-than the same code at full speed. Both sides of a ratio pay it alike.
+The server's clocks run slow (libfaketime, `--speed`, its sleeps and
+timeouts alike), as valgrind slows the server (50-200 times on a loaded
+box). With them at full speed, what the server does by the clock (a
+cache's read every 2 s, the budget spend's write every second, the call
+log's commit 50 ms after a call) fell on a few requests instead of
+hundreds: it was half of a passthrough's count, and moved a cell by 5-30%
+with the box's load, a slower window holding more of it. Slowed, a cell
+repeats within about 0.3%, and the clock's work falls on a request about
+as it does at full speed. Cells of one ask run A B B A, so a drift of the server over
+the run (its call log grows) falls on both keys alike.
 
 The asks, each with the gateway key required (`require_key` on, as a server
 beyond loopback runs): passthrough in route mode (`bench/solo:route`), a
@@ -32,10 +34,11 @@ at most 5% more a request). `--tree PATH` (repeatable) measures another
 checkout's `src` the same way (`git archive 3fd40b0 | tar -x -C /tmp/base`),
 on the key with no budget where the tree has no budgets.
 
-    .venv/bin/python benchmarks/instructions.py [--requests 200] [--rounds 2]
-        [--asks route,solo,trio,stream] [--tree /tmp/base] [--no-self]
+    .venv/bin/python benchmarks/instructions.py [--requests 100] [--rounds 2]
+        [--asks route,solo,trio,stream] [--tree /tmp/base] [--no-self] [--keep DIR]
 
-No lock is needed (load does not change the counts); run one at a time
+Needs valgrind and libfaketime (`apt-get install valgrind faketime`). No
+lock is needed (load does not change the counts); run one at a time
 (valgrind is heavy).
 """
 
@@ -174,7 +177,7 @@ class Counted:
             f"--callgrind-out-file={self.out}",
         ]
         # The server's clocks (and its sleeps and timeouts) slowed as valgrind slows it: see the docstring.
-        slowed = {"LD_PRELOAD": FAKETIME, "FAKETIME": f"+0 x{speed:g}", "FAKETIME_DONT_RESET": "1"}
+        slowed = {"LD_PRELOAD": FAKETIME, "FAKETIME": f"+0 x{speed:g}"}
         self.child, base = serve_benchwarmers(folder, home, under=valgrind, env={**tree_env(tree), **slowed})
         self.url = f"{base}/v1/chat/completions"
         self.child.wait_ready(self.url, body("bench/solo"), timeout=600, headers=self.auth(PLAIN))
@@ -371,8 +374,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--requests", type=int, default=200, help="requests counted per cell")
-    parser.add_argument("--warm-up", type=int, default=40, help="requests before each cell, not counted")
+    parser.add_argument("--requests", type=int, default=100, help="requests counted per cell")
+    parser.add_argument("--warm-up", type=int, default=30, help="requests before each cell, not counted")
     parser.add_argument("--rounds", type=int, default=2, help="cells per ask and key (their spread is shown)")
     parser.add_argument("--connections", type=int, default=10)
     parser.add_argument(

@@ -181,6 +181,7 @@ class Spending:
         tokens = tokens_in + tokens_out
         charges: list[Charge] = []
         owners: list[_Counted] = []
+        units: list[str] = []
         keys = self._keys
         for counted in applying:
             amount = tokens if counted.unit == "tokens" else nano
@@ -192,6 +193,7 @@ class Spending:
                 counter = await self._counter(counted.budget, counted.unit, now)
             charges.append(Charge(counter[0], amount, counted.limit, 0.0, counter[1]))
             owners.append(counted)
+            units.append(counted.unit)
         if not charges:
             return hold
         admission = await self.counters.take(charges, now)
@@ -200,7 +202,7 @@ class Spending:
             index = charges.index(blocked) if blocked is not None else 0
             raise await self._refusal(owners[index].budget, owners[index].unit, charges[index], now)
         hold.charges = tuple(charges)
-        hold.units = tuple(counted.unit for counted in owners)
+        hold.units = tuple(units)
         return hold
 
     async def _counter(self, budget: Budget, unit: str, now: float) -> tuple[str, float]:
