@@ -61,7 +61,6 @@ from pathlib import Path
 
 import httpx
 from common import Child, Load, send_count, serve_benchwarmers
-from vs_litellm import THREE, body, start_upstream
 
 ASKS = {
     "route": ("passthrough, route mode (bench/solo:route)", "bench/solo:route", False),
@@ -71,6 +70,9 @@ ASKS = {
 }
 PLAIN, BUDGETED = "no budget", "budget on the key"
 FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+# vs_litellm's models; its module is imported only in this process, not by
+# `set_up`'s child, where an older checkout lacks what it imports.
+THREE = ("alpha", "beta", "gamma")
 HERE = Path(__file__).resolve().parent
 SELF = HERE.parent
 
@@ -180,6 +182,8 @@ class Counted:
         slowed = {"LD_PRELOAD": FAKETIME, "FAKETIME": f"+0 x{speed:g}"}
         self.child, base = serve_benchwarmers(folder, home, under=valgrind, env={**tree_env(tree), **slowed})
         self.url = f"{base}/v1/chat/completions"
+        from vs_litellm import body
+
         self.child.wait_ready(self.url, body("bench/solo"), timeout=600, headers=self.auth(PLAIN))
         self.dumps = 0
 
@@ -281,6 +285,8 @@ def commit_of(tree: Path | None) -> str:
 
 
 def measure_tree(tree: Tree, upstream: str, args: argparse.Namespace) -> None:
+    from vs_litellm import body
+
     with tempfile.TemporaryDirectory(prefix="bw-counted-") as temp:
         server = Counted(Path(temp), tree.path, upstream, speed=args.speed, keep=args.keep)
         try:
@@ -414,6 +420,8 @@ def main() -> int:
     started = datetime.now(UTC)
     with tempfile.TemporaryDirectory(prefix="bw-counted-up-") as temp:
         upstream_child: Child
+        from vs_litellm import start_upstream
+
         upstream_child, upstream = start_upstream(Path(temp), 0.0)
         try:
             for tree in trees:
