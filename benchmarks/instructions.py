@@ -5,23 +5,25 @@ move the same cell by ten points between runs (docs/benchmarks.md, issue 41).
 Only `benchwarmers serve` runs under `valgrind --tool=callgrind`; the instant
 upstream (`upstream.py`) and the client (httpx, a fixed count of requests)
 run outside it, so they cost the count nothing. Valgrind starts the server
-uninstrumented (`--instr-atstart=no`): start-up and each cell's warm-up
-are not counted. For each cell the script warms the ask up, lets the
-server go idle, zeroes the counters and turns instrumentation on
+uninstrumented (`--instr-atstart=no`): start-up and the warm-up are not
+counted. Per ask, each key's client warms up, the server goes idle, and
+then each window zeroes the counters and turns instrumentation on
 (`callgrind_control -z`, `-i on`), sends `--requests` requests over
-`--connections` connections, waits `--settle` seconds for their trailing
-work (the call log's commit, the spend kept for the store), dumps and
-turns it off again. A cell's figure is the instructions of every server
-thread in that window over the requests sent; the event loop's thread (the
-main one) is shown apart, since the other threads (the call log's writer,
-the database driver) batch by wall time.
+`--connections` connections, waits `--settle` (the server's) seconds for
+their trailing work (the call log's commit), dumps and turns it off. A
+cell's figure is the instructions of every server thread in its window
+over its requests; the main thread (the event loop) is shown apart.
 
-Under callgrind the server runs 30-50 times slower, so what it does by the
-wall clock (the settings cache's re-read every few seconds, the budget
-spend's flush every second, the call log's 50 ms linger before a commit)
-falls on fewer requests than at full speed and weighs more per request:
-counts are exact and repeatable for the same window, but a little heavier
-than the same code at full speed. Both sides of a ratio pay it alike.
+The server's clocks run slow (libfaketime, `--speed`, its sleeps and
+timeouts alike), as valgrind slows the server (50-200 times on a loaded
+box). With them at full speed, what the server does by the clock (a
+cache's read every 2 s, the budget spend's write every second, the call
+log's commit 50 ms after a call) fell on a few requests instead of
+hundreds: it was half of a passthrough's count, and moved a cell by 5-30%
+with the box's load, a slower window holding more of it. Slowed, a cell
+repeats within about 0.3%, and the clock's work falls on a request about
+as it does at full speed. Cells of one ask run A B B A, so a drift of the server over
+the run (its call log grows) falls on both keys alike.
 
 The asks, each with the gateway key required (`require_key` on, as a server
 beyond loopback runs): passthrough in route mode (`bench/solo:route`), a
@@ -32,10 +34,11 @@ at most 5% more a request). `--tree PATH` (repeatable) measures another
 checkout's `src` the same way (`git archive 3fd40b0 | tar -x -C /tmp/base`),
 on the key with no budget where the tree has no budgets.
 
-    .venv/bin/python benchmarks/instructions.py [--requests 200] [--rounds 2]
-        [--asks route,solo,trio,stream] [--tree /tmp/base] [--no-self]
+    .venv/bin/python benchmarks/instructions.py [--requests 100] [--rounds 2]
+        [--asks route,solo,trio,stream] [--tree /tmp/base] [--no-self] [--keep DIR]
 
-No lock is needed (load does not change the counts); run one at a time
+Needs valgrind and libfaketime (`apt-get install valgrind faketime`). No
+lock is needed (load does not change the counts); run one at a time
 (valgrind is heavy).
 """
 
@@ -58,7 +61,6 @@ from pathlib import Path
 
 import httpx
 from common import Child, Load, send_count, serve_benchwarmers
-from vs_litellm import THREE, body, start_upstream
 
 ASKS = {
     "route": ("passthrough, route mode (bench/solo:route)", "bench/solo:route", False),
@@ -68,6 +70,9 @@ ASKS = {
 }
 PLAIN, BUDGETED = "no budget", "budget on the key"
 FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+# vs_litellm's models; its module is imported only in this process, not by
+# `set_up`'s child, where an older checkout lacks what it imports.
+THREE = ("alpha", "beta", "gamma")
 HERE = Path(__file__).resolve().parent
 SELF = HERE.parent
 
@@ -174,9 +179,11 @@ class Counted:
             f"--callgrind-out-file={self.out}",
         ]
         # The server's clocks (and its sleeps and timeouts) slowed as valgrind slows it: see the docstring.
-        slowed = {"LD_PRELOAD": FAKETIME, "FAKETIME": f"+0 x{speed:g}", "FAKETIME_DONT_RESET": "1"}
+        slowed = {"LD_PRELOAD": FAKETIME, "FAKETIME": f"+0 x{speed:g}"}
         self.child, base = serve_benchwarmers(folder, home, under=valgrind, env={**tree_env(tree), **slowed})
         self.url = f"{base}/v1/chat/completions"
+        from vs_litellm import body
+
         self.child.wait_ready(self.url, body("bench/solo"), timeout=600, headers=self.auth(PLAIN))
         self.dumps = 0
 
@@ -188,22 +195,55 @@ class Counted:
             ["callgrind_control", *args, str(self.child.pid)], check=True, capture_output=True, timeout=120
         )
 
-    async def cell(
-        self, load: Load, *, connections: int, requests: int, warm_up: int, settle: float, name: str
-    ) -> Count:
+    async def cells(
+        self,
+        loads: list[tuple[str, Load]],
+        *,
+        rounds: int,
+        connections: int,
+        requests: int,
+        warm_up: int,
+        settle: float,
+        name: str,
+    ) -> list[tuple[str, Count]]:
+        """Each load (by key) `rounds` times, in the order A B B A A B ...
+        (a drift of the server over the run, such as its call log growing,
+        falls on both sides alike); one client per load, warmed up once."""
+        settle /= self.speed  # the server's seconds, in ours
         limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-        async with httpx.AsyncClient(limits=limits, timeout=600) as client:
-            errors = await send_count(client, load, connections=connections, count=warm_up)
-            settle /= self.speed  # the server's seconds, in ours
+        clients = [httpx.AsyncClient(limits=limits, timeout=600) for _ in loads]
+        counts = []
+        try:
+            errors = [
+                await send_count(c, load, connections=connections, count=warm_up)
+                for c, (_k, load) in zip(clients, loads, strict=True)
+            ]
             await asyncio.sleep(settle)  # the warm-up's trailing work, uncounted
-            self.control("-z")
-            self.control("-i", "on")
-            opened = time.monotonic()
-            errors += await send_count(client, load, connections=connections, count=requests)
-            await asyncio.sleep(settle)
-            self.control("-d")
-            seconds = time.monotonic() - opened
-            self.control("-i", "off")
+            for round_ in range(rounds):
+                order = list(zip(clients, loads, strict=True))
+                for client, (key, load) in order if round_ % 2 == 0 else order[::-1]:
+                    cell = f"{name}-{key.replace(' ', '_')}-{round_ + 1}"
+                    count = await self.window(client, load, connections, requests, settle, cell)
+                    counts.append((key, count))
+        finally:
+            for client in clients:
+                await client.aclose()
+        if any(errors):
+            raise RuntimeError(f"the warm-up had errors: {errors}")
+        return counts
+
+    async def window(
+        self, client: httpx.AsyncClient, load: Load, connections: int, requests: int, settle: float, name: str
+    ) -> Count:
+        """Instructions while `requests` are answered and their trailing work done."""
+        self.control("-z")
+        self.control("-i", "on")
+        opened = time.monotonic()
+        errors = await send_count(client, load, connections=connections, count=requests)
+        await asyncio.sleep(settle)
+        self.control("-d")
+        seconds = time.monotonic() - opened
+        self.control("-i", "off")
         self.dumps += 1
         total = main = 0
         for path in self.folder.glob(f"callgrind.out.{self.dumps}-*"):
@@ -233,42 +273,49 @@ def _summary(path: Path) -> int:
 
 def commit_of(tree: Path | None) -> str:
     where = str(tree or SELF)
-    done = subprocess.run(["git", "-C", where, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", where, "status", "--porcelain", "src"], capture_output=True, text=True)
-    if done.returncode or tree is not None and not (tree / ".git").exists():
+    done = subprocess.run(
+        ["git", "-C", where, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    dirty = subprocess.run(
+        ["git", "-C", where, "status", "--porcelain", "src"], capture_output=True, text=True
+    )
+    if done.returncode or (tree is not None and not (tree / ".git").exists()):
         return "(archive)"
     return done.stdout.strip() + (" + changes" if dirty.stdout.strip() else "")
 
 
 def measure_tree(tree: Tree, upstream: str, args: argparse.Namespace) -> None:
+    from vs_litellm import body
+
     with tempfile.TemporaryDirectory(prefix="bw-counted-") as temp:
         server = Counted(Path(temp), tree.path, upstream, speed=args.speed, keep=args.keep)
         try:
             for ask in args.asks:
                 label, model, stream = ASKS[ask]
                 payload = {**body(model), "stream": True} if stream else body(model)
-                for round_ in range(args.rounds):
-                    for key in server.secrets:
-                        load = Load(server.url, [payload], server.auth(key))
-                        count = asyncio.run(
-                            server.cell(
-                                load,
-                                connections=args.connections,
-                                requests=args.requests,
-                                warm_up=args.warm_up,
-                                settle=args.settle,
-                                name=f"{tree.name}-{ask}-{key.replace(' ', '_')}-{round_ + 1}",
-                            )
-                        )
-                        tree.counts.setdefault((ask, key), []).append(count)
-                        print(
-                            f"{tree.label} | {label} | {key} | round {round_ + 1} | "
-                            f"{count.per_request:,.0f} instructions/request "
-                            f"(main thread {count.main_per_request:,.0f}) | {count.total:,} in {count.seconds:.1f} s | "
-                            f"errors {count.errors}",
-                            file=sys.stderr,
-                            flush=True,
-                        )
+                keys = [key for key in server.secrets if key in args.keys]
+                loads = [(key, Load(server.url, [payload], server.auth(key))) for key in keys]
+                counted = asyncio.run(
+                    server.cells(
+                        loads,
+                        rounds=args.rounds,
+                        connections=args.connections,
+                        requests=args.requests,
+                        warm_up=args.warm_up,
+                        settle=args.settle,
+                        name=f"{tree.name}-{ask}",
+                    )
+                )
+                for key, count in counted:
+                    tree.counts.setdefault((ask, key), []).append(count)
+                    print(
+                        f"{tree.label} | {label} | {key} | "
+                        f"{count.per_request:,.0f} instructions/request "
+                        f"(main thread {count.main_per_request:,.0f}) | "
+                        f"{count.total:,} in {count.seconds:.1f} s | errors {count.errors}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
         finally:
             server.stop()
 
@@ -285,7 +332,8 @@ def render(trees: list[Tree], args: argparse.Namespace) -> str:
     for tree in trees:
         lines += [
             f"\n{tree.label} ({tree.commit}): instructions per request, mean of {args.rounds} rounds "
-            f"of {args.requests} requests at {args.connections} connections (spread: max - min over the mean)\n",
+            f"of {args.requests} requests at {args.connections} connections "
+            "(spread: max - min over the mean)\n",
             "| ask | key | all threads | main thread | spread | errors | budget / no budget |",
             "|---|---|---:|---:|---:|---:|---:|",
         ]
@@ -302,36 +350,55 @@ def render(trees: list[Tree], args: argparse.Namespace) -> str:
                     ratio = mean / statistics.mean(c.per_request for c in plain)
                     versus = f"{ratio:.4f} ({(ratio - 1) * 100:+.2f}%)"
                 errors = sum(c.errors for c in counts)
-                lines.append(
-                    f"| {ASKS[ask][0]} | {key} | {mean:,.0f} | {main:,.0f} | {spread(counts)} | {errors} | {versus} |"
-                )
+                figures = f"{mean:,.0f} | {main:,.0f} | {spread(counts)} | {errors} | {versus}"
+                lines.append(f"| {ASKS[ask][0]} | {key} | {figures} |")
     if len(trees) > 1:
         first = trees[0]
         lines += [
             f"\nNo budget, against {first.label} ({first.commit}): instructions per request\n",
-            "| ask | " + " | ".join(t.label for t in trees) + " | " + " | ".join(f"{t.label} / {first.label}" for t in trees[1:]) + " |",
+            "| ask | "
+            + " | ".join(t.label for t in trees)
+            + " | "
+            + " | ".join(f"{t.label} / {first.label}" for t in trees[1:])
+            + " |",
             "|---|" + "---:|" * (2 * len(trees) - 1),
         ]
         for ask in args.asks:
             means = [statistics.mean(c.per_request for c in t.counts[(ask, PLAIN)]) for t in trees]
             ratios = [f"{m / means[0]:.4f} ({(m / means[0] - 1) * 100:+.2f}%)" for m in means[1:]]
-            lines.append(f"| {ASKS[ask][0]} | " + " | ".join(f"{m:,.0f}" for m in means) + " | " + " | ".join(ratios) + " |")
+            lines.append(
+                f"| {ASKS[ask][0]} | "
+                + " | ".join(f"{m:,.0f}" for m in means)
+                + " | "
+                + " | ".join(ratios)
+                + " |"
+            )
     return "\n".join(lines)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--requests", type=int, default=200, help="requests counted per cell")
-    parser.add_argument("--warm-up", type=int, default=40, help="requests before each cell, not counted")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--requests", type=int, default=100, help="requests counted per cell")
+    parser.add_argument("--warm-up", type=int, default=30, help="requests before each cell, not counted")
     parser.add_argument("--rounds", type=int, default=2, help="cells per ask and key (their spread is shown)")
     parser.add_argument("--connections", type=int, default=10)
     parser.add_argument(
         "--settle", type=float, default=0.06, help="the server's seconds for trailing work after a window"
     )
     parser.add_argument(
-        "--speed", type=float, default=0.002, help="how fast the server's clocks run (libfaketime), 1: not slowed"
+        "--speed",
+        type=float,
+        default=0.002,
+        help="how fast the server's clocks run (libfaketime; 1: as ours)",
     )
     parser.add_argument("--asks", default="route,solo,trio", help=f"of {','.join(ASKS)}")
+    parser.add_argument(
+        "--keys",
+        default=f"{PLAIN},{BUDGETED}",
+        help="of the keys, by name (the budget's where the tree has it)",
+    )
     parser.add_argument("--tree", type=Path, action="append", default=[], help="another checkout (its src/)")
     parser.add_argument("--no-self", action="store_true", help="measure only the --tree checkouts")
     parser.add_argument("--keep", type=Path, help="keep each cell's callgrind dumps in this folder")
@@ -341,6 +408,7 @@ def main() -> int:
         print(json.dumps(asyncio.run(set_up(Path(args.set_up[0]), args.set_up[1]))))
         return 0
     args.asks = [a.strip() for a in args.asks.split(",") if a.strip()]
+    args.keys = [k.strip() for k in args.keys.split(",") if k.strip()]
     if unknown := [a for a in args.asks if a not in ASKS]:
         parser.error(f"unknown ask {', '.join(unknown)}: pick from {', '.join(ASKS)}")
     if not shutil.which("valgrind") or not shutil.which("callgrind_control"):
@@ -352,6 +420,8 @@ def main() -> int:
     started = datetime.now(UTC)
     with tempfile.TemporaryDirectory(prefix="bw-counted-up-") as temp:
         upstream_child: Child
+        from vs_litellm import start_upstream
+
         upstream_child, upstream = start_upstream(Path(temp), 0.0)
         try:
             for tree in trees:

@@ -29,17 +29,19 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from benchwarmers import ids
 
 
-@dataclass(frozen=True, slots=True)
-class Charge:
+class Charge(NamedTuple):
     """An amount counted against one limit. Exactly one of `span` (a sliding
     window's length in seconds) and `resets_at` (a fixed window's end, Unix
-    time) is set."""
+    time) is set. A named tuple, not a frozen dataclass: every limited call
+    makes several, and a frozen dataclass sets each field through
+    `object.__setattr__`, which made Charges most of what a budget costs a
+    call (docs/benchmarks.md, "Issue 41")."""
 
     key: str
     amount: int
@@ -90,7 +92,9 @@ class Counters(ABC):
         when the call's did), unless it already aged out; a fixed counter
         moves by the difference."""
         fixed = [
-            replace(c, amount=amount - c.amount) for c in charges if not c.is_sliding and amount != c.amount
+            Charge(c.key, amount - c.amount, c.limit, c.span, c.resets_at)
+            for c in charges
+            if not c.is_sliding and amount != c.amount
         ]
         if fixed:
             await self.adjust(fixed, now)
@@ -156,7 +160,8 @@ class MemoryCounters(Counters):
 
     def __init__(self) -> None:
         self._logs: dict[str, _SlidingLog] = {}
-        self._fixed: dict[str, tuple[int, float]] = {}
+        # Fixed windows: key -> [count, end], counted in place.
+        self._fixed: dict[str, list[Any]] = {}
 
     def _log(self, key: str, span: float, now: float) -> _SlidingLog:
         log = self._logs.get(key)
@@ -174,21 +179,27 @@ class MemoryCounters(Counters):
         return used
 
     async def take(self, charges: list[Charge], now: float) -> Admission:
-        refusal = _worst_refusal(self._refusals(charges, now))
-        if refusal is not None:
-            return refusal
-        return Admission(True, receipt=self._count(charges, now))
+        refusals = self._refusals(charges, now)
+        if refusals:
+            return _worst_refusal(refusals)
+        entries = self._count(charges, now)
+        return Admission(True, receipt=entries) if entries else _ADMITTED
 
     def _refusals(self, charges: list[Charge], now: float) -> list[Admission]:
+        # Every limited call runs this and `_count`: fields unpacked, `is_sliding` inlined.
         refusals = []
+        fixed = self._fixed
         for charge in charges:
-            if charge.is_sliding:
-                log = self._log(charge.key, charge.span, now)
-                if log.total + charge.amount > charge.limit:
+            key, amount, limit, span, resets_at = charge
+            if span > 0:
+                log = self._log(key, span, now)
+                if log.total + amount > limit:
                     refusals.append(Admission(False, _frees_at(log.entries, log.total, charge), charge))
-            elif self._fixed_used(charge.key, now) + charge.amount > charge.limit:
-                frees = charge.resets_at if charge.amount <= charge.limit else None
-                refusals.append(Admission(False, frees, charge))
+                continue
+            found = fixed.get(key)
+            used = found[0] if found is not None and found[1] > now else 0
+            if used + amount > limit:
+                refusals.append(Admission(False, resets_at if amount <= limit else None, charge))
         return refusals
 
     async def adjust(self, charges: list[Charge], now: float) -> None:
@@ -197,17 +208,18 @@ class MemoryCounters(Counters):
     def _count(self, charges: list[Charge], now: float) -> dict[str, list[Any]]:
         """Add every charge; the sliding windows' new entries by key (a take's receipt)."""
         entries = {}
-        for charge in charges:
-            if charge.is_sliding:
-                entries[charge.key] = self._log(charge.key, charge.span, now).add(now, charge.amount)
-            else:
-                found = self._fixed.get(charge.key)
-                if found is None:  # a new window: forget the ended ones
-                    self._fixed = {k: v for k, v in self._fixed.items() if v[1] > now}
-                if found is None or found[1] <= now:
-                    self._fixed[charge.key] = (charge.amount, charge.resets_at)
-                else:
-                    self._fixed[charge.key] = (found[0] + charge.amount, found[1])
+        fixed = self._fixed
+        for key, amount, _limit, span, resets_at in charges:
+            if span > 0:
+                entries[key] = self._log(key, span, now).add(now, amount)
+                continue
+            found = fixed.get(key)
+            if found is not None and found[1] > now:
+                found[0] += amount
+                continue
+            if found is None:  # a new window: forget the ended ones
+                fixed = self._fixed = {k: v for k, v in fixed.items() if v[1] > now}
+            fixed[key] = [amount, resets_at]
         return entries
 
     async def _settle_sliding(self, charges: list[Charge], receipt: object, amount: int, now: float) -> None:
@@ -230,7 +242,7 @@ class MemoryCounters(Counters):
             self._fixed_used(key, now)  # drops the counter if its window ended
             if key in self._fixed:
                 return
-        self._fixed[key] = (used, resets_at)
+        self._fixed[key] = [used, resets_at]
 
     async def used(self, key: str, now: float) -> int | None:
         self._fixed_used(key, now)  # drops the counter if its window ended
@@ -238,10 +250,12 @@ class MemoryCounters(Counters):
         return None if found is None else found[0]
 
 
-def _worst_refusal(refusals: list[Admission]) -> Admission | None:
+# An admission whose take counted no sliding window (nothing for `settle` to find), shared.
+_ADMITTED = Admission(True)
+
+
+def _worst_refusal(refusals: list[Admission]) -> Admission:
     """The refusal that frees last (never, if any never frees)."""
-    if not refusals:
-        return None
     never = [r for r in refusals if r.frees_at is None]
     if never:
         return never[0]

@@ -80,6 +80,18 @@ class Hold:
 
 
 @dataclass(frozen=True, slots=True)
+class _Counted:
+    """One counter a budget keeps: in USD (nano-dollars) or in tokens, its
+    limit in that unit, and its key in `Spending._keys`. Made once per read
+    of the budgets, so a call only looks them up."""
+
+    budget: Budget
+    unit: str
+    limit: int
+    memo: tuple[str, str, str, str]
+
+
+@dataclass(frozen=True, slots=True)
 class BudgetStatus:
     """A budget with its period's spend, for `GET /bench/budgets` and Quotas."""
 
@@ -116,23 +128,29 @@ class Spending:
         # (budget's scope, name, period, unit) -> its counter's key now and when its window ends.
         self._keys: dict[tuple[str, str, str, str], tuple[str, float]] = {}
         self._restored: set[str] = set()
-        # The budgets by (scope, name), made again when the cached read is a new one.
-        self._index: tuple[tuple[Budget, ...], dict[tuple[str, str], list[Budget]]] = ((), {})
+        # The counters each (scope, name) keeps, made again when the cached read is a new one.
+        self._index: tuple[tuple[Budget, ...], dict[tuple[str, str], list[_Counted]]] = ((), {})
         # The UTC day settled calls count in ("YYYY-MM-DD") and the Unix times
         # it starts and ends: worked out once a day, not per call (`_day_of`).
         self._day: tuple[str, float, float] = ("", 0.0, 0.0)
 
-    async def _applying(self, scopes: tuple[tuple[str, str], ...]) -> list[Budget]:
+    async def _applying(self, scopes: tuple[tuple[str, str], ...]) -> list[_Counted]:
+        """The counters of every budget that applies to a call in `scopes`."""
         every = await all_budgets(self.store)
         if every is not self._index[0]:
-            index: dict[tuple[str, str], list[Budget]] = {}
+            index: dict[tuple[str, str], list[_Counted]] = {}
             for budget in every:
-                index.setdefault((budget.scope, budget.name), []).append(budget)
+                counted = index.setdefault((budget.scope, budget.name), [])
+                memo = (budget.scope, budget.name, budget.period)
+                if budget.usd is not None:
+                    counted.append(_Counted(budget, "usd", to_nano(budget.usd), (*memo, "usd")))
+                if budget.tokens is not None:
+                    counted.append(_Counted(budget, "tokens", budget.tokens, (*memo, "tokens")))
             self._index = (every, index)
         index = self._index[1]
         if not index:
             return []
-        found: list[Budget] = []
+        found: list[_Counted] = []
         for scope in scopes:
             found += index.get(scope, ())
         return found
@@ -157,38 +175,37 @@ class Spending:
         raise `BudgetExceeded` (nothing counted) naming the one it does not fit."""
         payer = _PAYER.get() if key is None else key
         scopes = _scopes(payer, collection)
-        budgets = await self._applying(scopes)
+        applying = await self._applying(scopes)
         hold = Hold((), scopes, price_in, price_out)
-        if not budgets:
+        if not applying:
             return hold
         now = self.clock()
         nano = cost_nano(tokens_in, tokens_out, price_in, price_out)
         tokens = tokens_in + tokens_out
         charges: list[Charge] = []
-        owners: list[tuple[Budget, str]] = []
+        owners: list[_Counted] = []
+        units: list[str] = []
         keys = self._keys
-        for budget in budgets:
-            for unit, amount, limit in (
-                ("usd", nano, None if budget.usd is None else to_nano(budget.usd)),
-                ("tokens", tokens, budget.tokens),
-            ):
-                if limit is None or amount is None:
-                    continue
-                # The counter's key from memory; awaited only for a budget's first call or a new period.
-                counter = keys.get((budget.scope, budget.name, budget.period, unit))
-                if counter is None or counter[1] <= now:
-                    counter = await self._counter(budget, unit, now)
-                charges.append(Charge(counter[0], amount, limit, resets_at=counter[1]))
-                owners.append((budget, unit))
+        for counted in applying:
+            amount = tokens if counted.unit == "tokens" else nano
+            if amount is None:  # a USD budget cannot price a model of unknown price
+                continue
+            # The counter's key from memory; awaited only for a budget's first call or a new period.
+            counter = keys.get(counted.memo)
+            if counter is None or counter[1] <= now:
+                counter = await self._counter(counted.budget, counted.unit, now)
+            charges.append(Charge(counter[0], amount, counted.limit, 0.0, counter[1]))
+            owners.append(counted)
+            units.append(counted.unit)
         if not charges:
             return hold
         admission = await self.counters.take(charges, now)
         if not admission.admitted:
             blocked = admission.blocked_by
             index = charges.index(blocked) if blocked is not None else 0
-            raise await self._refusal(*owners[index], charges[index], now)
+            raise await self._refusal(owners[index].budget, owners[index].unit, charges[index], now)
         hold.charges = tuple(charges)
-        hold.units = tuple(unit for _, unit in owners)
+        hold.units = tuple(units)
         return hold
 
     async def _counter(self, budget: Budget, unit: str, now: float) -> tuple[str, float]:
@@ -240,9 +257,9 @@ class Spending:
             moves = []
             for charge, unit in zip(hold.charges, hold.units, strict=True):
                 actual = tokens if unit == "tokens" else (nano or 0)
-                if actual != charge.amount:
+                if actual != charge.amount:  # (`_replace` costs six times a named tuple made whole)
                     moves.append(
-                        Charge(charge.key, actual - charge.amount, charge.limit, resets_at=charge.resets_at)
+                        Charge(charge.key, actual - charge.amount, charge.limit, 0.0, charge.resets_at)
                     )
             if moves:
                 await self.counters.adjust(moves, now)

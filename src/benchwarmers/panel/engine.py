@@ -279,8 +279,10 @@ class PanelEngine:
         )
         if not holds:
             raise refusals[0]
-        kept = tuple(s for i, s in enumerate(seating.seats) if i in holds)
         by_label = {seating.seats[i].label: hold for i, hold in holds.items()}
+        if not left_off:  # the budgets pay for every seat (the usual ask): as seated
+            return by_label, seating
+        kept = tuple(s for i, s in enumerate(seating.seats) if i in holds)
         return by_label, Seating(kept, (*seating.left_off, *left_off))
 
     # ----------------------------------------------------------------- work
