@@ -21,7 +21,7 @@ cache's read every 2 s, the budget spend's write every second, the call
 log's commit 50 ms after a call) fell on a few requests instead of
 hundreds: it was half of a passthrough's count, and moved a cell by 5-30%
 with the box's load, a slower window holding more of it. Slowed, a cell
-repeats within about 0.3%, and the clock's work falls on a request about
+mostly repeats within 0.3%, and the clock's work falls on a request about
 as it does at full speed. Cells of one ask run A B B A, so a drift of the server over
 the run (its call log grows) falls on both keys alike.
 
