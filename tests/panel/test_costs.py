@@ -210,7 +210,7 @@ async def test_every_kind_of_write_shows_in_the_next_read_at_once(
     assert (await registry.get_model(store, "mid")).status == "available"
     assert [limit.amount for limit in await limits_for(store, "fake", "slow")] == [7]
     assert await clear_limits(store, "fake", "slow") == 1
-    assert await limits_for(store, "fake", "slow") == []
+    assert await limits_for(store, "fake", "slow") == ()
 
 
 async def test_a_change_made_by_another_process_shows_within_the_time_to_live(
