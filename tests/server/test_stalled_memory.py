@@ -28,14 +28,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
-from benchwarmers.store.settings import STREAM_STALL_SECONDS, Settings
 from benchwarmers.testing.hostile import HostileUpstream, openai_text
 from tests.server.child_server import Child
 
 from .routes.hardening_support import ask_body
-from .test_stalled_readers import _ask
+from .test_stalled_readers import _ask, register_big
 
 pytestmark = pytest.mark.integration
 
@@ -60,16 +57,7 @@ def server(tmp_path: Path) -> Iterator[Child]:
     home.mkdir()
     text = "x" * (REPLY_MB * 2**20)
     with HostileUpstream(lambda request: openai_text(request, text)) as upstream:
-
-        async def register() -> None:
-            async with Runtime.open(home) as runtime:
-                store = runtime.store
-                await registry.add_endpoint(store, "big", upstream.base, "openai", needs_key=False)
-                await registry.add_model(store, "big", "big", "big")
-                await registry.add_collection(store, "big", ["big"], seat_timeout=120)
-                await Settings(store).set(STREAM_STALL_SECONDS, STALL)
-
-        asyncio.run(register())
+        asyncio.run(register_big(home, upstream.base, seat_timeout=120, stall=STALL))
         child = Child(home)
         child.start()
         try:

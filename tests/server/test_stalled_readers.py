@@ -14,6 +14,7 @@ import select
 import socket
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -37,20 +38,22 @@ REPLY = "x" * (4 * 2**20)  # a seat of 4 MB: its stream event is larger than any
 PATIENCE = 60.0
 
 
+async def register_big(home: Path, base: str, *, seat_timeout: int, stall: int) -> None:
+    """One model `big` on `base`, alone in collection `big`, and the stall
+    setting: the bench every stalled-reader test asks."""
+    async with Runtime.open(home) as runtime:
+        store = runtime.store
+        await registry.add_endpoint(store, "big", base, "openai", needs_key=False)
+        await registry.add_model(store, "big", "big", "big")
+        await registry.add_collection(store, "big", ["big"], seat_timeout=seat_timeout)
+        await Settings(store).set(STREAM_STALL_SECONDS, stall)
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     home = tmp_path_factory.mktemp("home")
     with HostileUpstream(lambda request: openai_text(request, REPLY)) as upstream:
-
-        async def register() -> None:
-            async with Runtime.open(home) as runtime:
-                store = runtime.store
-                await registry.add_endpoint(store, "big", upstream.base, "openai", needs_key=False)
-                await registry.add_model(store, "big", "big", "big")
-                await registry.add_collection(store, "big", ["big"], seat_timeout=60)
-                await Settings(store).set(STREAM_STALL_SECONDS, STALL)
-
-        asyncio.run(register())
+        asyncio.run(register_big(home, upstream.base, seat_timeout=60, stall=STALL))
         with live_server(home) as live:
             yield live
 
