@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from benchwarmers.errors import LimitExceeded
@@ -271,10 +271,9 @@ class Spending:
         loaded benchmark box (docs/benchmarks.md, issue 37)."""
         day, starts, ends = self._day
         if not starts <= now < ends:
-            moment = datetime.fromtimestamp(now, UTC)
-            start = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+            start, end = window("day", datetime.fromtimestamp(now, UTC))
             day = start.strftime("%Y-%m-%d")
-            self._day = (day, start.timestamp(), (start + timedelta(days=1)).timestamp())
+            self._day = (day, start.timestamp(), end.timestamp())
         return day
 
     # ------------------------------------------------------------------ seats
