@@ -165,3 +165,52 @@ async def test_a_stream_whose_client_is_gone_reads_no_more_of_its_body() -> None
 
     await stream_response(body(), "text/event-stream")(scope, receive, send)
     assert pulled == [0] and closed == [True]
+
+
+async def test_a_reader_the_loop_has_not_caught_up_with_is_not_cut() -> None:
+    """On a loaded machine the stall timer can run before the write callback
+    that would move the server's buffer on: the client read, but only the
+    kernel's send queue shows it yet. The check counts that queue, so such a
+    reader is left alone (on a loaded CI box one was cut mid-stream)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    client = socket.create_connection(listener.getsockname())
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    client.settimeout(PATIENCE)
+    served, _ = listener.accept()
+    served.setblocking(False)
+    try:
+        while True:  # fill the kernel's queue; the transport's buffer stays as it was
+            served.send(b"x" * 65536)
+    except BlockingIOError:
+        pass
+
+    class Transport:
+        aborted = False
+
+        def get_write_buffer_size(self) -> int:
+            return 1_000_000  # what the app wrote past the kernel: unchanged, the loop never ran
+
+        def get_extra_info(self, name: str) -> object:
+            return served if name == "socket" else None
+
+        def abort(self) -> None:
+            self.aborted = True
+
+    from benchwarmers.server.protocol import GuardedHttpToolsProtocol
+
+    checker = GuardedHttpToolsProtocol.__new__(GuardedHttpToolsProtocol)
+    checker.transport = Transport()  # type: ignore[assignment]
+    checker.loop = asyncio.get_running_loop()
+    checker.cycle = None
+    try:
+        checker._arm_stall()
+        checker._disarm_stall()
+        deadline = time.monotonic() + PATIENCE
+        while checker._unread() >= checker._stall_backlog and time.monotonic() < deadline:
+            client.recv(65536)  # the client reads; the kernel's queue drains into it
+        checker._stall_check()
+        assert not checker.transport.aborted, "a client that read was cut as stalled"  # type: ignore[attr-defined]
+        checker._disarm_stall()
+    finally:
+        for sock in (client, served, listener):
+            sock.close()

@@ -59,9 +59,12 @@ passthrough ~2% of its CPU.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import logging
 import socket
 import struct
+import termios
 from typing import cast
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -81,6 +84,8 @@ STALL_SECONDS = float(STREAM_STALL_SECONDS.default)
 
 # SO_LINGER on, for 0 s: closing the socket resets the connection.
 _RESET = struct.pack("ii", 1, 0)
+# The buffer `ioctl(TIOCOUTQ)` (SIOCOUTQ on a socket) fills: bytes still in the kernel's send queue.
+_INT = struct.pack("i", 0)
 
 log = logging.getLogger(__name__)
 
@@ -190,8 +195,20 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._head_timer = self.loop.call_at(due, self._head_check)
 
     def _arm_stall(self) -> None:
-        self._stall_backlog = self.transport.get_write_buffer_size()
+        self._stall_backlog = self._unread()
         self._stall_timer = self.loop.call_later(self._stall_seconds(), self._stall_check)
+
+    def _unread(self) -> int:
+        """What the client has not taken yet: our buffer and the kernel's send
+        queue. The kernel's counts because a loop that wakes late (a loaded
+        machine) runs this check before the write callback that would have
+        moved our buffer on: the client read, but only the kernel knows yet."""
+        unread = self.transport.get_write_buffer_size()
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):  # not a socket the kernel counts (another OS's)
+                unread += struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, _INT))[0]
+        return unread
 
     def _disarm_stall(self) -> None:
         if self._stall_timer is not None:
@@ -200,7 +217,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def _stall_check(self) -> None:
         self._stall_timer = None
-        if self.transport.get_write_buffer_size() < self._stall_backlog:
+        if self._unread() < self._stall_backlog:
             self._arm_stall()  # it took something: slow, not stalled
             return
         log.info("cut a client that read nothing of its reply for %s s", self._stall_seconds())
