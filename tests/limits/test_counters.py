@@ -136,10 +136,13 @@ async def test_a_pair_counts_both_amounts_each_against_its_limit(counters: Count
     assert await counters.take_pairs(call(2, 800), T0) == -1
     unpriced = [PairCharge("pair-day", 0, 1, UNLIMITED, 1000, day)]  # counted in tokens, whatever its USD
     assert await counters.take_pairs(unpriced, T0) == 0
-    await counters.adjust_pairs([PairCharge("pair-day", -10, -1000, 10, 1000, day)], T0)
+    await counters.adjust_pairs(call(0, 0), -10, -1000, T0)  # the window's amounts are not counted
     assert await counters.used_pair("pair-day", T0) == (0, 0)
     assert await counters.take_pairs(unpriced, T0) == -1
     assert await counters.used_pair("never-taken", T0) is None
+    month = PairCharge("pair-month", 0, 0, 10, 1000, T0 + 200)
+    await counters.adjust_pairs([*call(0, 0), month], 2, 3, T0)  # a settle's correction, in each window
+    assert [await counters.used_pair(k, T0) for k in ("pair-day", "pair-month")] == [(2, 4), (2, 3)]
 
 
 async def test_the_pair_that_refuses_is_the_one_that_never_fits_else_the_last_to_reset(

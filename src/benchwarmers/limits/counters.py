@@ -147,8 +147,10 @@ class Counters(ABC):
         by itself first, else the one that resets last, as `take` chooses)."""
 
     @abstractmethod
-    async def adjust_pairs(self, charges: Sequence[PairCharge], now: float) -> None:
-        """Add the pairs' amounts (negative to give back) without checking limits."""
+    async def adjust_pairs(self, windows: Sequence[PairCharge], first: int, second: int, now: float) -> None:
+        """Add `first` and `second` (negative to give back) to each of the
+        windows (their keys and ends: not their amounts) without checking
+        limits: a settled call's correction, the same in each of its windows."""
 
     @abstractmethod
     async def put_pair(
@@ -302,7 +304,13 @@ class MemoryCounters(Counters):
                     return self._refused_pair(charges, now)
             elif first > first_limit or second > second_limit:
                 return self._refused_pair(charges, now)
-        self._add_pairs(charges, now)
+        for key, first, second, _first_limit, _second_limit, resets_at in charges:
+            found = pairs.get(key)
+            if found is not None and found[2] > now:
+                found[0] += first
+                found[1] += second
+            else:
+                self._open_pair(key, first, second, resets_at, now)
         return -1
 
     def _refused_pair(self, charges: Sequence[PairCharge], now: float) -> int:
@@ -310,21 +318,22 @@ class MemoryCounters(Counters):
         used = [self._pairs.get(c.key) for c in charges]
         return _worst_pair(charges, [(u[0], u[1]) if u is not None and u[2] > now else (0, 0) for u in used])
 
-    async def adjust_pairs(self, charges: Sequence[PairCharge], now: float) -> None:
-        self._add_pairs(charges, now)
-
-    def _add_pairs(self, charges: Sequence[PairCharge], now: float) -> None:
+    async def adjust_pairs(self, windows: Sequence[PairCharge], first: int, second: int, now: float) -> None:
         pairs = self._pairs
-        for key, first, second, _first_limit, _second_limit, resets_at in charges:
-            found = pairs.get(key)
+        for window in windows:
+            found = pairs.get(window[0])
             if found is not None and found[2] > now:
                 found[0] += first
                 found[1] += second
-                continue
-            if found is None:  # a new window: forget the ended ones
-                pairs = self._pairs = {k: v for k, v in pairs.items() if v[2] > now}
-            if resets_at > now:
-                pairs[key] = [first, second, resets_at]
+            else:
+                self._open_pair(window[0], first, second, window[5], now)
+
+    def _open_pair(self, key: str, first: int, second: int, resets_at: float, now: float) -> None:
+        """A window counted for the first time (or again after it ended)."""
+        if key not in self._pairs:  # a new window: forget the ended ones
+            self._pairs = {k: v for k, v in self._pairs.items() if v[2] > now}
+        if resets_at > now:
+            self._pairs[key] = [first, second, resets_at]
 
     async def put_pair(
         self, key: str, first: int, second: int, resets_at: float, now: float, *, only_if_absent: bool = False
@@ -493,23 +502,11 @@ end
 
 
 # Pairs: KEYS one hash per pair (fields "1" and "2", expiring when its
-# window ends); ARGV per pair: first, second, first limit, second limit,
-# resets_at (ms). Amounts go to HINCRBY as sent (a Lua number prints 1e+15).
-_PAIRS = """
-local function add_pairs()
-  for i = 1, #KEYS do
-    local base = (i - 1) * 5
-    redis.call("HINCRBY", KEYS[i], "1", ARGV[base + 1])
-    redis.call("HINCRBY", KEYS[i], "2", ARGV[base + 2])
-    if redis.call("PTTL", KEYS[i]) < 0 then redis.call("PEXPIREAT", KEYS[i], ARGV[base + 5]) end
-  end
-end
-"""
+# window ends). Amounts go to HINCRBY as sent (a Lua number prints 1e+15).
 
+# ARGV per pair: first, second, first limit, second limit, resets_at (ms).
 # Returns 0 when counted, else the refusing pair's index (1-based), chosen as `take_pairs` says.
-_TAKE_PAIRS = (
-    _PAIRS
-    + """
+_TAKE_PAIRS = """
 local worst, worst_at, never = 0, -1, false
 for i = 1, #KEYS do
   local base = (i - 1) * 5
@@ -525,12 +522,23 @@ for i = 1, #KEYS do
   end
 end
 if worst > 0 then return worst end
-add_pairs()
+for i = 1, #KEYS do
+  local base = (i - 1) * 5
+  redis.call("HINCRBY", KEYS[i], "1", ARGV[base + 1])
+  redis.call("HINCRBY", KEYS[i], "2", ARGV[base + 2])
+  if redis.call("PTTL", KEYS[i]) < 0 then redis.call("PEXPIREAT", KEYS[i], ARGV[base + 5]) end
+end
 return 0
 """
-)
 
-_ADD_PAIRS = _PAIRS + "add_pairs()\n"
+# ARGV: first, second, then each window's resets_at (ms).
+_ADJUST_PAIRS = """
+for i = 1, #KEYS do
+  redis.call("HINCRBY", KEYS[i], "1", ARGV[1])
+  redis.call("HINCRBY", KEYS[i], "2", ARGV[2])
+  if redis.call("PTTL", KEYS[i]) < 0 then redis.call("PEXPIREAT", KEYS[i], ARGV[2 + i]) end
+end
+"""
 
 # KEYS[1] the pair; ARGV: first, second, resets_at (ms), "1" to set it only if absent.
 _PUT_PAIR = """
@@ -557,7 +565,7 @@ class RedisCounters(Counters):
         self._add = self._redis.register_script(_ADD)
         self._settle = self._redis.register_script(_SETTLE)
         self._take_pairs = self._redis.register_script(_TAKE_PAIRS)
-        self._add_pairs = self._redis.register_script(_ADD_PAIRS)
+        self._adjust_pairs = self._redis.register_script(_ADJUST_PAIRS)
         self._put_pair = self._redis.register_script(_PUT_PAIR)
 
     def _key(self, key: str) -> str:
@@ -610,25 +618,20 @@ class RedisCounters(Counters):
         value = await self._redis.get(self._key(key))
         return None if value is None else int(value)
 
-    def _pairs(self, charges: Sequence[PairCharge]) -> tuple[list[str], list[Any]]:
-        """The pair scripts' KEYS and ARGV (see `_PAIRS`)."""
-        prefix = self.prefix
-        keys = [prefix + c[0] for c in charges]
-        argv: list[Any] = []
-        for _key, first, second, first_limit, second_limit, resets_at in charges:
-            argv += (first, second, first_limit, second_limit, math.ceil(resets_at * 1000))
-        return keys, argv
-
     async def take_pairs(self, charges: Sequence[PairCharge], now: float) -> int:
         if not charges:
             return -1
-        keys, argv = self._pairs(charges)
+        argv: list[Any] = []
+        for _key, first, second, first_limit, second_limit, resets_at in charges:
+            argv += (first, second, first_limit, second_limit, math.ceil(resets_at * 1000))
+        keys = [self.prefix + c[0] for c in charges]
         return int(await self._take_pairs(keys=keys, args=argv)) - 1
 
-    async def adjust_pairs(self, charges: Sequence[PairCharge], now: float) -> None:
-        if charges:
-            keys, argv = self._pairs(charges)
-            await self._add_pairs(keys=keys, args=argv)
+    async def adjust_pairs(self, windows: Sequence[PairCharge], first: int, second: int, now: float) -> None:
+        if windows:
+            keys = [self.prefix + w[0] for w in windows]
+            argv = [first, second, *(math.ceil(w[5] * 1000) for w in windows)]
+            await self._adjust_pairs(keys=keys, args=argv)
 
     async def put_pair(
         self, key: str, first: int, second: int, resets_at: float, now: float, *, only_if_absent: bool = False

@@ -124,8 +124,8 @@ class Service:
     async def _op_take_pairs(self, raw: list[list[Any]], now: float) -> int:
         return await self.counters.take_pairs(_pairs(raw), float(now))
 
-    async def _op_adjust_pairs(self, raw: list[list[Any]], now: float) -> None:
-        await self.counters.adjust_pairs(_pairs(raw), float(now))
+    async def _op_adjust_pairs(self, raw: list[list[Any]], first: int, second: int, now: float) -> None:
+        await self.counters.adjust_pairs(_pairs(raw), int(first), int(second), float(now))
 
     async def _op_put_pair(
         self, key: str, first: int, second: int, resets_at: float, now: float, only_if_absent: bool
@@ -297,9 +297,9 @@ class SocketCounters(Counters):
             return -1
         return int(await self._ask("take_pairs", charges, now))
 
-    async def adjust_pairs(self, charges: Sequence[PairCharge], now: float) -> None:
-        if charges:
-            await self._ask("adjust_pairs", charges, now)
+    async def adjust_pairs(self, windows: Sequence[PairCharge], first: int, second: int, now: float) -> None:
+        if windows:
+            await self._ask("adjust_pairs", windows, first, second, now)
 
     async def put_pair(
         self, key: str, first: int, second: int, resets_at: float, now: float, *, only_if_absent: bool = False

@@ -191,39 +191,28 @@ class Spending:
             return Hold((), payer, collection, price_in, price_out)
         nano = cost_nano(tokens_in, tokens_out, price_in, price_out)
         tokens = tokens_in + tokens_out
-        return await self._reserve(applying, payer, collection, price_in, price_out, nano, tokens)
-
-    async def _reserve(
-        self,
-        applying: tuple[Counted, ...],
-        key: str,
-        collection: str,
-        price_in: float | None,
-        price_out: float | None,
-        nano: int | None,
-        tokens: int,
-    ) -> Hold:
         now = self.clock()
-        charges = await self._charges(applying, nano, tokens, now)
+        while (charges := self._charges(applying, nano, tokens, now)) is None:
+            await self._open(applying, now)
         if charges:
             refused = await self.counters.take_pairs(charges, now)
             if refused >= 0:
                 raise await self._refusal(charges[refused], now)
-        return Hold(tuple(charges), key, collection, price_in, price_out, nano, tokens)
+        return Hold(tuple(charges), payer, collection, price_in, price_out, nano, tokens)
 
-    async def _charges(
+    def _charges(
         self, applying: tuple[Counted, ...], nano: int | None, tokens: int, now: float
-    ) -> list[PairCharge]:
+    ) -> list[PairCharge] | None:
         """`nano` and `tokens` in the window of each budget that applies; a
         model of unknown price (`nano` None) in tokens only, so a budget in
-        USD alone cannot price it and does not count it."""
+        USD alone cannot price it and does not count it. None when a window
+        is not open yet (a budget's first call here, or a new period): `_open`."""
         charges = []
         windows = self._windows
         for counted in applying:
-            # The window's key from memory; awaited only for a budget's first call or a new period.
             found = windows.get(counted.memo)
             if found is None or found[1] <= now:
-                found = await self._window(counted.budget, now)
+                return None
             if nano is not None:
                 charge = PairCharge(found[0], nano, tokens, counted.nano_limit, counted.token_limit, found[1])
             elif counted.budget.tokens is not None:
@@ -233,11 +222,18 @@ class Spending:
             charges.append(charge)
         return charges
 
+    async def _open(self, applying: tuple[Counted, ...], now: float) -> None:
+        """The windows of these budgets for the period `now` is in, opened."""
+        for counted in applying:
+            found = self._windows.get(counted.memo)
+            if found is None or found[1] <= now:
+                await self._window(counted.budget, now)
+
     async def _window(self, budget: Budget, now: float) -> tuple[str, float]:
         """The key of `budget`'s window for the period `now` is in, and when
         that period ends; the window started from the store's spend the
         first time this process uses it. Remembered in `_windows`, which
-        `_charges` reads first (a dict lookup a call, no await)."""
+        `_charges` reads (a dict lookup a call, no await)."""
         start, end = window(budget.period, datetime.fromtimestamp(now, UTC))
         key = f"budget|{budget.scope}|{budget.name}|{budget.period}|{start:%Y-%m-%d}"
         resets_at = end.timestamp()
@@ -283,9 +279,7 @@ class Spending:
             more_nano = 0 if hold.nano is None else (nano or 0) - hold.nano
             more_tokens = tokens - hold.tokens
             if more_nano or more_tokens:
-                await self.counters.adjust_pairs(
-                    [PairCharge(w[0], more_nano, more_tokens, w[3], w[4], w[5]) for w in hold.windows], now
-                )
+                await self.counters.adjust_pairs(hold.windows, more_nano, more_tokens, now)
         self.book.add(hold.key, hold.collection, self._day_of(now), nano or 0, tokens)
 
     def _day_of(self, now: float) -> str:
@@ -328,7 +322,8 @@ class Spending:
             # Every seat priced: one take of them all counts what taking them
             # one by one would, and fits only if each would (amounts are not negative).
             now = self.clock()
-            charges = await self._charges(applying, sum(priced), sum(tokens), now)
+            while (charges := self._charges(applying, sum(priced), sum(tokens), now)) is None:
+                await self._open(applying, now)
             if await self.counters.take_pairs(charges, now) < 0:
                 windows = tuple(charges)
                 paid = {
@@ -345,8 +340,13 @@ class Spending:
         for i in indices:
             model = models[i]
             try:
-                holds[i] = await self._reserve(
-                    applying, key, collection, model.price_in, model.price_out, nanos[i], tokens[i]
+                holds[i] = await self.reserve(
+                    collection=collection,
+                    price_in=model.price_in,
+                    price_out=model.price_out,
+                    tokens_in=estimates[i][0],
+                    tokens_out=estimates[i][1],
+                    key=key,
                 )
             except BudgetExceeded as exc:
                 # "budget: key alice per day: $0.01 of $5 left, resets ...".
