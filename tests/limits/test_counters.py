@@ -7,7 +7,14 @@ import asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchwarmers.limits.counters import Charge, Counters, MemoryCounters, RedisCounters
+from benchwarmers.limits.counters import (
+    UNLIMITED,
+    Charge,
+    Counters,
+    MemoryCounters,
+    PairCharge,
+    RedisCounters,
+)
 
 T0 = 1_800_000_000.0
 
@@ -111,6 +118,72 @@ async def test_concurrent_takes_never_overshoot(counters: Counters) -> None:
     rpm = [Charge.sliding("busy", 1, 7, 60.0), Charge.fixed("busy-day", 1, 1000, T0 + 3600)]
     results = await asyncio.gather(*(counters.take(rpm, T0) for _ in range(50)))
     assert sum(r.admitted for r in results) == 7
+
+
+async def test_a_pair_counts_both_amounts_each_against_its_limit(counters: Counters) -> None:
+    """A budget's window: its USD and its tokens counted together, refused
+    when either would pass its limit, nothing counted then."""
+    day = T0 + 100
+
+    def call(usd: int, tokens: int) -> list[PairCharge]:
+        return [PairCharge("pair-day", usd, tokens, 10, 1000, day)]
+
+    assert await counters.take_pairs(call(4, 100), T0) == -1
+    assert await counters.take_pairs(call(4, 100), T0) == -1
+    assert await counters.take_pairs(call(4, 100), T0) == 0  # $12 of $10
+    assert await counters.take_pairs(call(2, 801), T0) == 0  # 1001 tokens of 1000
+    assert await counters.used_pair("pair-day", T0) == (8, 200)  # the refused counted nothing
+    assert await counters.take_pairs(call(2, 800), T0) == -1
+    unpriced = [PairCharge("pair-day", 0, 1, UNLIMITED, 1000, day)]  # counted in tokens, whatever its USD
+    assert await counters.take_pairs(unpriced, T0) == 0
+    await counters.adjust_pairs(call(0, 0), -10, -1000, T0)  # the window's amounts are not counted
+    assert await counters.used_pair("pair-day", T0) == (0, 0)
+    assert await counters.take_pairs(unpriced, T0) == -1
+    assert await counters.used_pair("never-taken", T0) is None
+    month = PairCharge("pair-month", 0, 0, 10, 1000, T0 + 200)
+    await counters.adjust_pairs([*call(0, 0), month], 2, 3, T0)  # a settle's correction, in each window
+    assert [await counters.used_pair(k, T0) for k in ("pair-day", "pair-month")] == [(2, 4), (2, 3)]
+
+
+async def test_the_pair_that_refuses_is_the_one_that_never_fits_else_the_last_to_reset(
+    counters: Counters,
+) -> None:
+    day = PairCharge("refusing-day", 1, 1, 1, 1, T0 + 10)
+    month = PairCharge("refusing-month", 1, 1, 1, 1, T0 + 30)
+    roomy = PairCharge("refusing-roomy", 1, 1, 100, 100, T0 + 50)
+    assert await counters.take_pairs([day, month], T0) == -1
+    assert await counters.take_pairs([roomy, day, month], T0) == 2
+    assert await counters.take_pairs([month, day], T0) == 0
+    never = PairCharge("refusing-never", 1, 5, 1, 4, T0 + 5)  # more tokens than its whole limit
+    assert await counters.take_pairs([roomy, month, never], T0) == 2
+    assert await counters.used_pair("refusing-roomy", T0) is None  # all or nothing
+
+
+async def test_put_pair_sets_and_restores_a_pair(counters: Counters) -> None:
+    await counters.put_pair("restored", 7, 70, T0 + 20, T0, only_if_absent=True)
+    assert await counters.used_pair("restored", T0) == (7, 70)
+    await counters.put_pair("restored", 0, 0, T0 + 20, T0, only_if_absent=True)  # running: kept
+    assert await counters.take_pairs([PairCharge("restored", 3, 0, 10, 100, T0 + 20)], T0) == -1
+    assert await counters.take_pairs([PairCharge("restored", 1, 0, 10, 100, T0 + 20)], T0) == 0
+    await counters.put_pair("restored", 1, 2, T0 + 20, T0)
+    assert await counters.used_pair("restored", T0) == (1, 2)
+
+
+async def test_concurrent_pair_takes_never_overshoot(counters: Counters) -> None:
+    pairs = [
+        PairCharge("busy-pair", 3, 1, 20, UNLIMITED, T0 + 3600),
+        PairCharge("busy-pair-2", 0, 1, 0, 9, T0 + 60),
+    ]
+    results = await asyncio.gather(*(counters.take_pairs(pairs, T0) for _ in range(50)))
+    assert results.count(-1) == 6 and await counters.used_pair("busy-pair", T0) == (18, 6)
+
+
+async def test_a_pair_window_ends_at_its_reset() -> None:
+    counters = MemoryCounters()
+    assert await counters.take_pairs([PairCharge("ends", 5, 5, 5, 5, T0 + 10)], T0) == -1
+    assert await counters.take_pairs([PairCharge("ends", 5, 5, 5, 5, T0 + 10)], T0 + 9) == 0
+    assert await counters.used_pair("ends", T0 + 10) is None
+    assert await counters.take_pairs([PairCharge("ends", 5, 5, 5, 5, T0 + 20)], T0 + 10) == -1
 
 
 async def test_two_redis_clients_share_one_limit(redis_counters: RedisCounters) -> None:

@@ -97,7 +97,7 @@ async def test_every_scope_applies_and_the_request_names_its_key(runtime: Runtim
     spending = Spending(store, MemoryCounters(), clock=lambda: NOON)
     call = {"price_in": None, "price_out": None, "tokens_in": 200, "tokens_out": 0}
     paying(key)
-    assert await spending.applies("other")  # the key's and the install's
+    assert len(await spending.applying("other")) == 2  # the key's and the install's
     await spending.reserve(collection="solo", **call)
     with pytest.raises(BudgetExceeded, match=f"budget key {key} per month"):
         await spending.reserve(collection="solo", **call)
@@ -165,13 +165,52 @@ async def test_a_panel_seats_what_the_budget_pays_for_cheapest_first_or_by_recor
     estimates = [(100, 100)] * 4
     paying(key)
     cheapest = Spending(runtime.store, MemoryCounters(), clock=lambda: NOON)
-    holds, left_off, _ = await cheapest.seat(seats, estimates, collection="", order="cheapest")
+    applying = await cheapest.applying("")
+    holds, left_off, _ = await cheapest.seat(applying, seats, estimates, collection="", order="cheapest")
     assert sorted(holds) == [1, 2, 3]
     assert [(m.alias, m.reason) for m in left_off] == [
         ("dear", f"budget: key {key} per day: $0.0015 of $0.0021 left, resets 2026-12-05T00:00:00+00:00")
     ]
     record = Spending(runtime.store, MemoryCounters(), clock=lambda: NOON)
-    holds, left_off, refusals = await record.seat(seats, estimates, collection="", order="record")
+    holds, left_off, refusals = await record.seat(applying, seats, estimates, collection="", order="record")
     assert sorted(holds) == [0, 1]
     assert [m.alias for m in left_off] == ["mid", "cheap"]
     assert all(m.reason.startswith("budget: ") for m in left_off) and len(refusals) == 2
+
+
+async def test_a_panel_the_budget_pays_for_whole_is_reserved_in_one_take(
+    runtime: Runtime, counters: Counters
+) -> None:
+    """Every seat priced: one take for the panel when the budget pays for
+    all of it; when it does not, seat by seat as before, the refused take
+    having counted nothing. Each seat settles at its own cost."""
+    key = await _key(runtime)
+    # Estimates of 100 + 100 tokens: dear $0.002, mid $0.0004, cheap $0.0002.
+    await set_budget(runtime.store, "key", key, "day", usd=0.0026, tokens=None)
+    await set_budget(runtime.store, "key", key, "month", usd=None, tokens=1000)
+    seats = [PlannedSeat(Model("dear", 10.0, 10.0)), PlannedSeat(Model("mid", 2.0, 2.0))]
+    trio = [*seats, PlannedSeat(Model("cheap", 1.0, 1.0))]
+    paying(key)
+    spending = Spending(runtime.store, counters, clock=lambda: NOON)
+    applying = await spending.applying("")
+    taken = counters.take_pairs
+    takes = []
+
+    async def counted_take(*args: object, **kwargs: object) -> int:
+        takes.append(args)
+        return await taken(*args, **kwargs)  # type: ignore[arg-type]
+
+    counters.take_pairs = counted_take  # type: ignore[method-assign]
+    holds, left_off, _ = await spending.seat(applying, seats, [(100, 100)] * 2, collection="", order="record")
+    assert sorted(holds) == [0, 1] and not left_off and len(takes) == 1
+    assert [(s.spent_nano, s.spent_tokens) for s in await spending.status()] == [(2_400_000, 400)] * 2
+    await spending.settle(holds[0], Usage(100, 50))  # $0.0015
+    await spending.settle(holds[1], Usage())  # failed: all of its reservation back
+    assert [(s.spent_nano, s.spent_tokens) for s in await spending.status()] == [(1_500_000, 150)] * 2
+    # $0.0011 left for the trio's $0.0026: the one take refused, then seat by seat, cheapest first.
+    takes.clear()
+    estimates = [(100, 100)] * 3
+    holds, left_off, _ = await spending.seat(applying, trio, estimates, collection="", order="cheapest")
+    assert sorted(holds) == [1, 2] and len(takes) == 1 + 3
+    assert [(m.alias, m.reason.split(":")[1]) for m in left_off] == [("dear", f" key {key} per day")]
+    assert [(s.spent_nano, s.spent_tokens) for s in await spending.status()] == [(2_100_000, 550)] * 2

@@ -531,19 +531,19 @@ class CallStream:
         endpoint = self.model.endpoint
         key = key_of(endpoint)
         limit_wait = first_byte_wait if self.limit_wait is None else self.limit_wait
+        prompt, reply = prompt_tokens(self.request), reply_tokens(self.request)
         if self.hold is None:  # budgets first: a call they refuse takes no room under a rate limit
-            prompt = prompt_tokens(self.request)
             self.hold = await self.runtime.spending.reserve(
                 collection=self.context.collection,
                 price_in=getattr(self.model, "price_in", None),
                 price_out=getattr(self.model, "price_out", None),
                 tokens_in=prompt,
-                tokens_out=reply_tokens(self.request),
+                tokens_out=reply,
             )
         await self.runtime.limiter.admit(
             endpoint.name,
             self.model.served,
-            tokens=prompt_tokens(self.request) + reply_tokens(self.request),
+            tokens=prompt + reply,
             max_wait=min(limit_wait, first_byte_wait),
         )
         return Target(

@@ -3,11 +3,13 @@
 The budget counters (`spending.py`) live in memory or in Redis; this is
 their durable copy, so a restarted server (or a new replica, once Redis
 forgot) starts a period's counter from what was spent in it instead of
-from zero. Each settled call adds to a few sums in memory (its key, its
-collection, the install: three dict updates, nothing awaited), and those
-sums are written in one transaction at most every `FLUSH_EVERY` seconds,
-and when the store closes. Each process writes only what its own calls
-spent, as increments, so replicas add up rather than overwrite.
+from zero. Each settled call adds to one sum in memory (by its key, its
+collection and its day: one dict update, nothing awaited; the sums are
+spread over the scopes they count for, the key, the collection and the
+install, only when written or asked for), and those sums are written in
+one transaction at most every `FLUSH_EVERY` seconds, and when the store
+closes. Each process writes only what its own calls spent, as increments,
+so replicas add up rather than overwrite.
 
 A crash loses at most the last `FLUSH_EVERY` seconds of sums; the calls
 themselves are in the call log whatever happens.
@@ -34,8 +36,19 @@ FLUSH_EVERY = tunables.BUDGET_FLUSH_SECONDS.value
 
 log = logging.getLogger(__name__)
 
-# (scope, name, day "YYYY-MM-DD") -> [nano-dollars, tokens] not yet written.
+# (gateway key, collection, day "YYYY-MM-DD") -> [nano-dollars, tokens] not yet written.
 _Sums = dict[tuple[str, str, str], list[int]]
+
+
+def scopes(key: str, collection: str) -> tuple[tuple[str, str], ...]:
+    """The (scope, name) a call of gateway key `key` ("" for the owner) to
+    `collection` ("" for none) spends for: the install, its collection, its key."""
+    found = [("install", "")]
+    if collection:
+        found.append(("collection", collection))
+    if key:
+        found.append(("key", key))
+    return tuple(found)
 
 
 @functools.cache
@@ -65,26 +78,24 @@ class SpendBook:
         self._flushes: set[asyncio.Task[None]] = set()
         store.on_close(self.flush)
 
-    def add(self, scopes: tuple[tuple[str, str], ...], day: str, nano: int, tokens: int) -> None:
-        """Count a settled call's spend for each of its scopes (no await)."""
+    def add(self, key: str, collection: str, day: str, nano: int, tokens: int) -> None:
+        """Count a settled call's spend (no await; `scopes` says for whom)."""
         if not nano and not tokens:
             return
-        pending = self._pending
-        for scope, name in scopes:
-            sums = pending.get((scope, name, day))
-            if sums is None:
-                pending[(scope, name, day)] = [nano, tokens]
-            else:
-                sums[0] += nano
-                sums[1] += tokens
+        sums = self._pending.get((key, collection, day))
+        if sums is None:
+            self._pending[(key, collection, day)] = [nano, tokens]
+        else:
+            sums[0] += nano
+            sums[1] += tokens
         if self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(FLUSH_EVERY, self._flush_soon)
 
     def pending(self, scope: str, name: str, since: str) -> tuple[int, int]:
-        """What this process counted but has not written, from day `since` on."""
+        """What this process counted for `scope name` but has not written, from day `since` on."""
         nano = tokens = 0
-        for (s, n, day), sums in self._pending.items():
-            if s == scope and n == name and day >= since:
+        for (key, collection, day), sums in self._pending.items():
+            if day >= since and (scope, name) in scopes(key, collection):
                 nano += sums[0]
                 tokens += sums[1]
         return nano, tokens
@@ -103,17 +114,23 @@ class SpendBook:
         taken, self._pending = self._pending, {}
         if not taken:
             return
+        by_scope: dict[tuple[str, str, str], list[int]] = {}
+        for (key, collection, day), (nano, tokens) in taken.items():
+            for scope, name in scopes(key, collection):
+                sums = by_scope.setdefault((scope, name, day), [0, 0])
+                sums[0] += nano
+                sums[1] += tokens
         rows = [
             {"scope": scope, "name": name, "day": day, "nano_usd": nano, "tokens": tokens}
-            for (scope, name, day), (nano, tokens) in sorted(taken.items())
+            for (scope, name, day), (nano, tokens) in sorted(by_scope.items())
         ]
         try:
             async with self.store.write() as session:
                 await session.execute(_add_statement(self.store.is_sqlite), rows)
         except Exception as exc:  # kept for the next flush: the sums are not lost to a brief outage
             log.warning("budget spend not written yet: %s", exc)
-            for key, (nano, tokens) in taken.items():
-                sums = self._pending.setdefault(key, [0, 0])
+            for who, (nano, tokens) in taken.items():
+                sums = self._pending.setdefault(who, [0, 0])
                 sums[0] += nano
                 sums[1] += tokens
 

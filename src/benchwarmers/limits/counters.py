@@ -16,6 +16,11 @@ Two kinds of window, each chosen for what it models:
   per day and per month, and for what a provider told us ("remaining N until
   T"). These reset at a known instant, which the quotas view shows, and a
   month of calls would be too long a log.
+- **Pairs**: a fixed window that counts two amounts, each against its own
+  limit: a budget's nano-dollars and its tokens (`spending.py`). One
+  window where two fixed ones would each be looked up, checked, counted
+  and corrected a call: a budgeted call's counters were most of what a
+  budget costs it (docs/benchmarks.md, "Issue 41").
 
 `take` checks every charge of a call and, only if all fit, counts them all:
 all or nothing, atomically, so concurrent admits never overshoot (in this
@@ -26,6 +31,7 @@ agree on windows as far as their clocks agree, and tests can drive time.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -60,6 +66,22 @@ class Charge(NamedTuple):
     @property
     def is_sliding(self) -> bool:
         return self.span > 0
+
+
+# A pair's limit that is never reached: its amount counted, never refused.
+UNLIMITED = 2**63 - 1
+
+
+class PairCharge(NamedTuple):
+    """Two amounts counted in one fixed window (`resets_at`), each against
+    its own limit (`UNLIMITED`: counted, never refused)."""
+
+    key: str
+    first: int
+    second: int
+    first_limit: int
+    second_limit: int
+    resets_at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +140,28 @@ class Counters(ABC):
         """A fixed counter's count now; None when it is not kept (never
         started, or its window ended)."""
 
+    @abstractmethod
+    async def take_pairs(self, charges: Sequence[PairCharge], now: float) -> int:
+        """Count every pair if both amounts of each fit, else none: -1 when
+        counted, else the index of the pair that refused (one over a limit
+        by itself first, else the one that resets last, as `take` chooses)."""
+
+    @abstractmethod
+    async def adjust_pairs(self, windows: Sequence[PairCharge], first: int, second: int, now: float) -> None:
+        """Add `first` and `second` (negative to give back) to each of the
+        windows (their keys and ends: not their amounts) without checking
+        limits: a settled call's correction, the same in each of its windows."""
+
+    @abstractmethod
+    async def put_pair(
+        self, key: str, first: int, second: int, resets_at: float, now: float, *, only_if_absent: bool = False
+    ) -> None:
+        """Set a pair's counts (restored from the store: `only_if_absent`)."""
+
+    @abstractmethod
+    async def used_pair(self, key: str, now: float) -> tuple[int, int] | None:
+        """A pair's counts now; None when it is not kept (never started, or its window ended)."""
+
     async def close(self) -> None:
         return None
 
@@ -162,6 +206,8 @@ class MemoryCounters(Counters):
         self._logs: dict[str, _SlidingLog] = {}
         # Fixed windows: key -> [count, end], counted in place.
         self._fixed: dict[str, list[Any]] = {}
+        # Pairs: key -> [first, second, end], counted in place.
+        self._pairs: dict[str, list[Any]] = {}
 
     def _log(self, key: str, span: float, now: float) -> _SlidingLog:
         log = self._logs.get(key)
@@ -248,6 +294,75 @@ class MemoryCounters(Counters):
         self._fixed_used(key, now)  # drops the counter if its window ended
         found = self._fixed.get(key)
         return None if found is None else found[0]
+
+    async def take_pairs(self, charges: Sequence[PairCharge], now: float) -> int:
+        pairs = self._pairs
+        for key, first, second, first_limit, second_limit, _ in charges:
+            found = pairs.get(key)
+            if found is not None and found[2] > now:
+                if found[0] + first > first_limit or found[1] + second > second_limit:
+                    return self._refused_pair(charges, now)
+            elif first > first_limit or second > second_limit:
+                return self._refused_pair(charges, now)
+        for key, first, second, _first_limit, _second_limit, resets_at in charges:
+            found = pairs.get(key)
+            if found is not None and found[2] > now:
+                found[0] += first
+                found[1] += second
+            else:
+                self._open_pair(key, first, second, resets_at, now)
+        return -1
+
+    def _refused_pair(self, charges: Sequence[PairCharge], now: float) -> int:
+        """Which pair refuses a take that does not fit (`take_pairs`)."""
+        used = [self._pairs.get(c.key) for c in charges]
+        return _worst_pair(charges, [(u[0], u[1]) if u is not None and u[2] > now else (0, 0) for u in used])
+
+    async def adjust_pairs(self, windows: Sequence[PairCharge], first: int, second: int, now: float) -> None:
+        pairs = self._pairs
+        for window in windows:
+            found = pairs.get(window[0])
+            if found is not None and found[2] > now:
+                found[0] += first
+                found[1] += second
+            else:
+                self._open_pair(window[0], first, second, window[5], now)
+
+    def _open_pair(self, key: str, first: int, second: int, resets_at: float, now: float) -> None:
+        """A window counted for the first time (or again after it ended)."""
+        if key not in self._pairs:  # a new window: forget the ended ones
+            self._pairs = {k: v for k, v in self._pairs.items() if v[2] > now}
+        if resets_at > now:
+            self._pairs[key] = [first, second, resets_at]
+
+    async def put_pair(
+        self, key: str, first: int, second: int, resets_at: float, now: float, *, only_if_absent: bool = False
+    ) -> None:
+        if resets_at <= now:
+            return
+        found = self._pairs.get(key)
+        if only_if_absent and found is not None and found[2] > now:
+            return
+        self._pairs[key] = [first, second, resets_at]
+
+    async def used_pair(self, key: str, now: float) -> tuple[int, int] | None:
+        found = self._pairs.get(key)
+        return None if found is None or found[2] <= now else (found[0], found[1])
+
+
+def _worst_pair(charges: Sequence[PairCharge], used: Sequence[tuple[int, int]]) -> int:
+    """The pair that refuses: the first whose amount is over its limit by
+    itself (it never fits), else the one that resets last; -1 when all fit."""
+    worst, worst_at = -1, -1.0
+    for i, (charge, (first_used, second_used)) in enumerate(zip(charges, used, strict=True)):
+        _key, first, second, first_limit, second_limit, resets_at = charge
+        if first_used + first <= first_limit and second_used + second <= second_limit:
+            continue
+        if first > first_limit or second > second_limit:
+            return i
+        if resets_at > worst_at:
+            worst, worst_at = i, resets_at
+    return worst
 
 
 # An admission whose take counted no sliding window (nothing for `settle` to find), shared.
@@ -386,6 +501,54 @@ end
 )
 
 
+# Pairs: KEYS one hash per pair (fields "1" and "2", expiring when its
+# window ends). Amounts go to HINCRBY as sent (a Lua number prints 1e+15).
+
+# ARGV per pair: first, second, first limit, second limit, resets_at (ms).
+# Returns 0 when counted, else the refusing pair's index (1-based), chosen as `take_pairs` says.
+_TAKE_PAIRS = """
+local worst, worst_at, never = 0, -1, false
+for i = 1, #KEYS do
+  local base = (i - 1) * 5
+  local first, second = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2])
+  local first_limit, second_limit = tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
+  local resets_at = tonumber(ARGV[base + 5])
+  local used = redis.call("HMGET", KEYS[i], "1", "2")
+  if tonumber(used[1] or "0") + first > first_limit or tonumber(used[2] or "0") + second > second_limit then
+    if first > first_limit or second > second_limit then
+      if not never then worst = i end
+      never = true
+    elseif not never and resets_at > worst_at then worst, worst_at = i, resets_at end
+  end
+end
+if worst > 0 then return worst end
+for i = 1, #KEYS do
+  local base = (i - 1) * 5
+  redis.call("HINCRBY", KEYS[i], "1", ARGV[base + 1])
+  redis.call("HINCRBY", KEYS[i], "2", ARGV[base + 2])
+  if redis.call("PTTL", KEYS[i]) < 0 then redis.call("PEXPIREAT", KEYS[i], ARGV[base + 5]) end
+end
+return 0
+"""
+
+# ARGV: first, second, then each window's resets_at (ms).
+_ADJUST_PAIRS = """
+for i = 1, #KEYS do
+  redis.call("HINCRBY", KEYS[i], "1", ARGV[1])
+  redis.call("HINCRBY", KEYS[i], "2", ARGV[2])
+  if redis.call("PTTL", KEYS[i]) < 0 then redis.call("PEXPIREAT", KEYS[i], ARGV[2 + i]) end
+end
+"""
+
+# KEYS[1] the pair; ARGV: first, second, resets_at (ms), "1" to set it only if absent.
+_PUT_PAIR = """
+if ARGV[4] == "1" and redis.call("EXISTS", KEYS[1]) == 1 then return 0 end
+redis.call("HSET", KEYS[1], "1", ARGV[1], "2", ARGV[2])
+redis.call("PEXPIREAT", KEYS[1], ARGV[3])
+return 1
+"""
+
+
 class RedisCounters(Counters):
     """Counters several servers share (`BENCHWARMERS_REDIS_URL`). A sliding
     log is a sorted set scored by time whose members carry their amount
@@ -401,6 +564,9 @@ class RedisCounters(Counters):
         self._take = self._redis.register_script(_TAKE)
         self._add = self._redis.register_script(_ADD)
         self._settle = self._redis.register_script(_SETTLE)
+        self._take_pairs = self._redis.register_script(_TAKE_PAIRS)
+        self._adjust_pairs = self._redis.register_script(_ADJUST_PAIRS)
+        self._put_pair = self._redis.register_script(_PUT_PAIR)
 
     def _key(self, key: str) -> str:
         return self.prefix + key
@@ -451,6 +617,34 @@ class RedisCounters(Counters):
     async def used(self, key: str, now: float) -> int | None:
         value = await self._redis.get(self._key(key))
         return None if value is None else int(value)
+
+    async def take_pairs(self, charges: Sequence[PairCharge], now: float) -> int:
+        if not charges:
+            return -1
+        argv: list[Any] = []
+        for _key, first, second, first_limit, second_limit, resets_at in charges:
+            argv += (first, second, first_limit, second_limit, math.ceil(resets_at * 1000))
+        keys = [self.prefix + c[0] for c in charges]
+        return int(await self._take_pairs(keys=keys, args=argv)) - 1
+
+    async def adjust_pairs(self, windows: Sequence[PairCharge], first: int, second: int, now: float) -> None:
+        if windows:
+            keys = [self.prefix + w[0] for w in windows]
+            argv = [first, second, *(math.ceil(w[5] * 1000) for w in windows)]
+            await self._adjust_pairs(keys=keys, args=argv)
+
+    async def put_pair(
+        self, key: str, first: int, second: int, resets_at: float, now: float, *, only_if_absent: bool = False
+    ) -> None:
+        if resets_at > now:
+            argv = [first, second, math.ceil(resets_at * 1000), "1" if only_if_absent else "0"]
+            await self._put_pair(keys=[self._key(key)], args=argv)
+
+    async def used_pair(self, key: str, now: float) -> tuple[int, int] | None:
+        first, second = await self._redis.hmget(self._key(key), "1", "2")
+        if first is None and second is None:
+            return None
+        return int(first or 0), int(second or 0)
 
     async def close(self) -> None:
         await self._redis.aclose()

@@ -33,12 +33,12 @@ import os
 import struct
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from benchwarmers import ids, jsontext
 from benchwarmers.config import environment
-from benchwarmers.limits.counters import Admission, Charge, Counters, MemoryCounters
+from benchwarmers.limits.counters import Admission, Charge, Counters, MemoryCounters, PairCharge
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +69,13 @@ def _charges(raw: list[list[Any]]) -> list[Charge]:
 
 def _raw(charges: list[Charge]) -> list[list[Any]]:
     return [[c.key, c.amount, c.limit, c.span, c.resets_at] for c in charges]
+
+
+def _pairs(raw: list[list[Any]]) -> list[PairCharge]:
+    return [
+        PairCharge(str(key), int(first), int(second), int(first_limit), int(second_limit), float(until))
+        for key, first, second, first_limit, second_limit, until in raw
+    ]
 
 
 class Service:
@@ -113,6 +120,22 @@ class Service:
 
     async def _op_used(self, key: str, now: float) -> int | None:
         return await self.counters.used(key, float(now))
+
+    async def _op_take_pairs(self, raw: list[list[Any]], now: float) -> int:
+        return await self.counters.take_pairs(_pairs(raw), float(now))
+
+    async def _op_adjust_pairs(self, raw: list[list[Any]], first: int, second: int, now: float) -> None:
+        await self.counters.adjust_pairs(_pairs(raw), int(first), int(second), float(now))
+
+    async def _op_put_pair(
+        self, key: str, first: int, second: int, resets_at: float, now: float, only_if_absent: bool
+    ) -> None:
+        await self.counters.put_pair(
+            key, int(first), int(second), float(resets_at), float(now), only_if_absent=only_if_absent is True
+        )
+
+    async def _op_used_pair(self, key: str, now: float) -> tuple[int, int] | None:
+        return await self.counters.used_pair(key, float(now))
 
     def _forget(self, now: float) -> None:
         """Drop receipts whose windows have all aged out, oldest first."""
@@ -268,6 +291,24 @@ class SocketCounters(Counters):
     async def used(self, key: str, now: float) -> int | None:
         answer = await self._ask("used", key, now)
         return None if answer is None else int(answer)
+
+    async def take_pairs(self, charges: Sequence[PairCharge], now: float) -> int:
+        if not charges:
+            return -1
+        return int(await self._ask("take_pairs", charges, now))
+
+    async def adjust_pairs(self, windows: Sequence[PairCharge], first: int, second: int, now: float) -> None:
+        if windows:
+            await self._ask("adjust_pairs", windows, first, second, now)
+
+    async def put_pair(
+        self, key: str, first: int, second: int, resets_at: float, now: float, *, only_if_absent: bool = False
+    ) -> None:
+        await self._ask("put_pair", key, first, second, resets_at, now, only_if_absent)
+
+    async def used_pair(self, key: str, now: float) -> tuple[int, int] | None:
+        answer = await self._ask("used_pair", key, now)
+        return None if answer is None else (int(answer[0]), int(answer[1]))
 
     async def close(self) -> None:
         writer, self._writer = self._writer, None

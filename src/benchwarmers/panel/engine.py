@@ -270,12 +270,13 @@ class PanelEngine:
         collection says; those they cannot are left off, "budget: ...".
         None paid for: the budget's 429. No budget applies (the usual ask): as seated."""
         spending = self.runtime.spending
-        if not await spending.applies(collection.name):
+        applying = await spending.applying(collection.name)
+        if not applying:
             return {}, seating
         prompt = prompt_tokens(request)
         estimates = [(prompt, reply_tokens(fitted(request, s.model))) for s in seating.seats]
         holds, left_off, refusals = await spending.seat(
-            seating.seats, estimates, collection=collection.name, order=collection.budget_seating
+            applying, seating.seats, estimates, collection=collection.name, order=collection.budget_seating
         )
         if not holds:
             raise refusals[0]
