@@ -56,7 +56,6 @@ import dataclasses
 import time
 import types
 from collections.abc import (
-    AsyncGenerator,
     AsyncIterator,
     Awaitable,
     Callable,
@@ -64,10 +63,9 @@ from collections.abc import (
     Generator,
     Iterable,
 )
-from contextlib import aclosing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from prometheus_client import Counter, Histogram
 
@@ -143,9 +141,10 @@ class ModelLike(Protocol):
     def price_cached(self) -> float | None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class CallContext:
-    """What the call log says a call was for; none of it is prompt text."""
+class CallContext(NamedTuple):
+    """What the call log says a call was for; none of it is prompt text.
+    It and `CallResult` are named tuples, made on every call, where a frozen
+    dataclass would set each field through `object.__setattr__`."""
 
     task: str = ""
     collection: str = ""
@@ -158,8 +157,7 @@ class CallContext:
     key: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class CallResult:
+class CallResult(NamedTuple):
     call: str
     alias: str
     status: SeatStatus
@@ -175,7 +173,7 @@ class CallResult:
     cost_usd: float | None = 0.0
     # Done when the call's row and ledger line are safe: journaled on an SQLite file,
     # committed elsewhere (`log.submit_call`).
-    recorded: asyncio.Future[None] | None = field(default=None, compare=False, repr=False)
+    recorded: asyncio.Future[None] | None = None
 
     @property
     def answered(self) -> bool:
@@ -385,14 +383,54 @@ class CallStream:
         await self._iterator.aclose()  # type: ignore[attr-defined]
 
     async def _run(self) -> AsyncIterator[Chunk]:
-        """The chunks as they come; however the call ends (its reply whole,
-        the provider's failure, the limiter's refusal, the consumer gone, a
-        bug below), `_Outcome` says how, and the end records it."""
+        """The chunks as they come, admitted, sent, and read to its end under
+        the call's deadlines, noted on `outcome` as they arrive; however the
+        call ends (its reply whole, the provider's failure, the limiter's
+        refusal, the consumer gone, a bug below), `_Outcome` says how, and
+        the end records it. One generator: a second one under it cost every
+        chunk another generator's step (docs/benchmarks.md)."""
         outcome = _Outcome(started=time.monotonic())
         try:
-            async with aclosing(self._chunks(outcome)) as chunks:
-                async for chunk in chunks:
+            chunks, first_byte_deadline = await self._sent(outcome)
+            try:
+                while True:
+                    try:
+                        if first_byte_deadline is not None and outcome.first_byte is None:
+                            with first_byte_deadline:
+                                chunk = await anext(chunks)
+                        else:
+                            chunk = await anext(chunks)
+                    except StopAsyncIteration:
+                        break
+                    except TimeoutError as exc:  # our first-byte deadline: nothing else raises it
+                        raise ProviderTimeout(f"no first byte within {self._first_byte_wait:g} s") from exc
+                    except ProviderTimeout as exc:
+                        if type(exc) is not ProviderTimeout:  # ProviderBusy: it never went out
+                            raise
+                        raise ProviderTimeout(
+                            f"no answer within {self.timeout:g} s",
+                            status=exc.status,
+                            headers=exc.headers,
+                            after_first_byte=exc.after_first_byte,
+                        ) from exc
+                    if isinstance(chunk, ResponseHeaders):
+                        outcome.learned = True
+                        self._reached = True
+                        await self.runtime.limiter.learn(
+                            self.model.endpoint.name,
+                            self.model.served,
+                            status=chunk.status,
+                            headers=dict(chunk.headers),
+                            body="",
+                        )
+                    elif isinstance(chunk, TextDelta | ToolCallDelta) and outcome.first_byte is None:
+                        outcome.first_byte = time.monotonic() - outcome.started
+                    outcome.arrived.add(chunk)
                     yield chunk
+            finally:
+                if first_byte_deadline is not None:
+                    first_byte_deadline.close()
+                await chunks.aclose()  # type: ignore[attr-defined]
             outcome.answered = True
         except LimitExceeded as exc:
             outcome.limited(exc)
@@ -419,14 +457,15 @@ class CallStream:
         finally:
             await self._end(outcome)
 
-    async def _chunks(self, outcome: _Outcome) -> AsyncGenerator[Chunk]:
-        """Admitted, sent, and read to its end under the call's deadlines;
-        what arrives is noted on `outcome` as it comes."""
+    async def _sent(self, outcome: _Outcome) -> tuple[AsyncIterator[Chunk], Deadline | None]:
+        """The call admitted and sent: the provider's chunks, and the
+        first-byte deadline to read the first of them by (None: the whole
+        call's, which the transport keeps)."""
         endpoint = self.model.endpoint
         # Both deadlines on the loop's clock, reckoned once for the whole call.
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout
-        first_byte_wait = min(self.first_byte_timeout or self.timeout, self.timeout)
+        first_byte_wait = self._first_byte_wait
         # The transport bounds every wait by the whole call's deadline; one of
         # our own is needed only while a sooner first-byte deadline runs
         # (route mode's failover), not per chunk after the first byte.
@@ -438,45 +477,11 @@ class CallStream:
         outcome.sent = True
         remaining = max(deadline - loop.time(), 0.001)
         chunks = adapter.execute(target, self.request, stream=self.upstream_stream, timeout=remaining)
-        try:
-            while True:
-                try:
-                    if first_byte_deadline is not None and outcome.first_byte is None:
-                        with first_byte_deadline:
-                            chunk = await anext(chunks)
-                    else:
-                        chunk = await anext(chunks)
-                except StopAsyncIteration:
-                    break
-                except TimeoutError as exc:  # our first-byte deadline: nothing else raises it
-                    raise ProviderTimeout(f"no first byte within {first_byte_wait:g} s") from exc
-                except ProviderTimeout as exc:
-                    if type(exc) is not ProviderTimeout:  # ProviderBusy: it never went out
-                        raise
-                    raise ProviderTimeout(
-                        f"no answer within {self.timeout:g} s",
-                        status=exc.status,
-                        headers=exc.headers,
-                        after_first_byte=exc.after_first_byte,
-                    ) from exc
-                if isinstance(chunk, ResponseHeaders):
-                    outcome.learned = True
-                    self._reached = True
-                    await self.runtime.limiter.learn(
-                        endpoint.name,
-                        self.model.served,
-                        status=chunk.status,
-                        headers=dict(chunk.headers),
-                        body="",
-                    )
-                elif isinstance(chunk, TextDelta | ToolCallDelta) and outcome.first_byte is None:
-                    outcome.first_byte = time.monotonic() - outcome.started
-                outcome.arrived.add(chunk)
-                yield chunk
-        finally:
-            if first_byte_deadline is not None:
-                first_byte_deadline.close()
-            await chunks.aclose()  # type: ignore[attr-defined]
+        return chunks, first_byte_deadline
+
+    @property
+    def _first_byte_wait(self) -> float:
+        return min(self.first_byte_timeout or self.timeout, self.timeout)
 
     async def _learn_failure(self, outcome: _Outcome, exc: ProviderError) -> None:
         """What a provider's failure tells: whether the endpoint answered at
@@ -531,19 +536,20 @@ class CallStream:
         endpoint = self.model.endpoint
         key = key_of(endpoint)
         limit_wait = first_byte_wait if self.limit_wait is None else self.limit_wait
+        # The one estimate of the call's tokens, for the budgets and the limiter alike.
+        prompt, reply = prompt_tokens(self.request), reply_tokens(self.request)
         if self.hold is None:  # budgets first: a call they refuse takes no room under a rate limit
-            prompt = prompt_tokens(self.request)
             self.hold = await self.runtime.spending.reserve(
                 collection=self.context.collection,
                 price_in=getattr(self.model, "price_in", None),
                 price_out=getattr(self.model, "price_out", None),
                 tokens_in=prompt,
-                tokens_out=reply_tokens(self.request),
+                tokens_out=reply,
             )
         await self.runtime.limiter.admit(
             endpoint.name,
             self.model.served,
-            tokens=prompt_tokens(self.request) + reply_tokens(self.request),
+            tokens=prompt + reply,
             max_wait=min(limit_wait, first_byte_wait),
         )
         return Target(

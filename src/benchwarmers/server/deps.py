@@ -33,15 +33,14 @@ def identity_of(request: Any) -> Identity:
     return identity if isinstance(identity, Identity) else NOBODY
 
 
-def header_of(request: Request, name: bytes) -> str:
-    """The first value of a header (`name` lower-case), "" when absent: read
-    off the raw scope, where `request.headers` would build a `Headers` and
-    scan it through the generic `Mapping.get`, for one header, on every turn."""
+def headers_of(request: Request, names: tuple[bytes, ...]) -> list[str]:
+    """The first value of each header named (lower-case), "" when absent, in
+    the order named: read in one pass off the raw scope, where
+    `request.headers` would build a `Headers` and scan it through the
+    generic `Mapping.get`, once for each header, on every turn."""
     raw: list[tuple[bytes, bytes]] = request.scope["headers"]
-    for key, value in raw:
-        if key == name:
-            return value.decode("latin-1")
-    return ""
+    found = dict(reversed(raw))  # the first value of a header given twice wins
+    return [found[name].decode("latin-1") if name in found else "" for name in names]
 
 
 def panels_of(request: Request) -> Panels:
