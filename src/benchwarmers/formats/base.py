@@ -96,6 +96,8 @@ def seat_text_wanted(choice: str | None) -> bool:
 # may come as a header or in the body's `bench` object; the header wins.
 QUORUM_HEADER = "x-bench-quorum"
 DEADLINE_HEADER = "x-bench-deadline"
+# The headers `with_header_options` reads.
+OPTION_HEADERS = (QUORUM_HEADER, DEADLINE_HEADER)
 
 
 def quorum_value(value: object, where: str, *, header: bool = False) -> int:

@@ -34,16 +34,16 @@ from benchwarmers.types import Ask
 
 CALL_HEADER = "x-bench-call"
 MEMBER_HEADER = "x-bench-member"
-# The conversation header, then the agent session headers in the order they win.
-_HEADERS = tuple(name.encode("latin-1") for name in (CONVERSATION_HEADER, *AGENT_SESSION_HEADERS))
+_HEADERS = (CONVERSATION_HEADER, *AGENT_SESSION_HEADERS)
 
 
 async def route_response(
     request: Request, ask: Ask, fmt: RouteRenderer, *, stream_headers: Mapping[str, str]
 ) -> Response:
     route = route_mode_of(request)
-    conversation, *sessions = headers_of(request, _HEADERS)
-    session = next(filter(None, sessions), "")
+    headers = headers_of(request, _HEADERS)
+    conversation = headers.get(CONVERSATION_HEADER, "")
+    session = next(filter(None, (headers.get(name) for name in AGENT_SESSION_HEADERS)), "")
     if session:  # the agent's own session id: the client's key, ahead of any in the body
         ask = dataclasses.replace(ask, conversation=session)
     if ask.stream:
