@@ -43,7 +43,7 @@ async def route_response(
     route = route_mode_of(request)
     headers = headers_of(request, _HEADERS)
     conversation = headers.get(CONVERSATION_HEADER, "")
-    session = next(filter(None, (headers.get(name) for name in AGENT_SESSION_HEADERS)), "")
+    session = next(filter(None, map(headers.get, AGENT_SESSION_HEADERS)), "")
     if session:  # the agent's own session id: the client's key, ahead of any in the body
         ask = dataclasses.replace(ask, conversation=session)
     if ask.stream:

@@ -43,9 +43,9 @@ router = APIRouter()
 @gateway
 async def messages(request: Request) -> Response:
     ask = anthropic.parse_ask(await read_json(request))
-    ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
     if ask.mode == "route":
         return await route_response(request, ask, anthropic_route, stream_headers=STREAM_HEADERS)
+    ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
     panels = panels_of(request)
     if ask.stream:
         ask = panel_stream_ask(request, ask)

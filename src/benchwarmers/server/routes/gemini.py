@@ -85,11 +85,11 @@ async def generate(request: Request, target: str) -> Response:
         tokens = await panels.count_tokens(parse_model_name(name)[0], counted)
         return JSONResponse(gemini.render_count(tokens))
     ask = gemini.parse_ask(body, model=name)
-    ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
     sse = request.query_params.get("alt") == "sse"
     if ask.mode == "route":
         ask = dataclasses.replace(ask, stream=method == "streamGenerateContent")
         return await route_response(request, ask, GeminiRoute(sse=sse), stream_headers=STREAM_HEADERS)
+    ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
     if method == "streamGenerateContent":
         ask = panel_stream_ask(request, dataclasses.replace(ask, stream=True))
         events = await panels.panel(ask)

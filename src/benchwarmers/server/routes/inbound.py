@@ -46,12 +46,12 @@ def ask_router(fmt: registry.InboundFormat) -> APIRouter:
     async def answer(request: Request, model: str | None) -> Response:
         body = await read_json(request)
         ask = codec.parse_ask(body, model=model)
-        ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
         if ask.mode == "route":
             if fmt.route is None:
                 raise UserError(f"route mode is not offered in the {fmt.name} format")
             renderer = fmt.route(require_object(body), request.query_params)
             return await route_response(request, ask, renderer, stream_headers=STREAM_HEADERS)
+        ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
         panels = panels_of(request)
         if ask.stream:
             events = await panels.panel(ask)

@@ -56,9 +56,9 @@ async def _answer(request: Request, *, generate: bool) -> Response:
         await panels.check_collection(collection)
         return JSONResponse(ollama.render_load(body, generate=generate))
     ask: Ask = ollama.parse_generate(body) if generate else ollama.parse_ask(body)
-    ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
     if ask.mode == "route":
         return await route_response(request, ask, ollama_route, stream_headers=STREAM_HEADERS)
+    ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
     if ask.stream:
         ask = panel_stream_ask(request, ask)
         events = await panels.panel(ask)

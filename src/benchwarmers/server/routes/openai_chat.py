@@ -39,9 +39,9 @@ router = APIRouter()
 @gateway
 async def chat_completions(request: Request) -> Response:
     ask = openai_chat.parse_ask(await read_json(request))
-    ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
     if ask.mode == "route":
         return await route_response(request, ask, openai_route, stream_headers=STREAM_HEADERS)
+    ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
     panels = panels_of(request)
     if ask.stream:
         ask = panel_stream_ask(request, ask)

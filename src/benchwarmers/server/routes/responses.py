@@ -35,10 +35,10 @@ router = APIRouter()
 async def create_response(request: Request) -> Response:
     body = await read_json(request)
     ask = responses.parse_ask(body)
-    ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
     if ask.mode == "route":
         route = ResponsesRoute(responses.tool_names(body))
         return await route_response(request, ask, route, stream_headers=STREAM_HEADERS)
+    ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
     panels = panels_of(request)
     if ask.stream:
         ask = panel_stream_ask(request, ask)
