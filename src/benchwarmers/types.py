@@ -331,6 +331,10 @@ class ResponseHeaders:
 
 
 Chunk: TypeAlias = TextDelta | ToolCallDelta | UsageReport | Finish | ResponseHeaders
+# The chunks that are the reply itself (its first byte is the first of them), for
+# `isinstance` on every chunk: a tuple, where `TextDelta | ToolCallDelta` there
+# would build a union object on each test.
+CONTENT_CHUNKS = (TextDelta, ToolCallDelta)
 
 
 @dataclass(frozen=True, slots=True)

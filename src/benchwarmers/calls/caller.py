@@ -87,6 +87,7 @@ from benchwarmers.providers.base import Target
 from benchwarmers.providers.deadline import Deadline
 from benchwarmers.providers.kinds import EndpointLike, adapter_for, key_of
 from benchwarmers.types import (
+    CONTENT_CHUNKS,
     CallKind,
     Chunk,
     Reply,
@@ -95,7 +96,6 @@ from benchwarmers.types import (
     ResponseHeaders,
     SeatStatus,
     TextDelta,
-    ToolCallDelta,
     Usage,
 )
 
@@ -423,7 +423,7 @@ class CallStream:
                             headers=dict(chunk.headers),
                             body="",
                         )
-                    elif isinstance(chunk, TextDelta | ToolCallDelta) and outcome.first_byte is None:
+                    elif isinstance(chunk, CONTENT_CHUNKS) and outcome.first_byte is None:
                         outcome.first_byte = time.monotonic() - outcome.started
                     outcome.arrived.add(chunk)
                     yield chunk

@@ -56,6 +56,7 @@ from benchwarmers.store import registry
 from benchwarmers.store.registry import CollectionView
 from benchwarmers.trim import give_back_soon
 from benchwarmers.types import (
+    CONTENT_CHUNKS,
     Ask,
     Chunk,
     LeftOff,
@@ -64,8 +65,6 @@ from benchwarmers.types import (
     RouteBench,
     RouteFailure,
     SeatStatus,
-    TextDelta,
-    ToolCallDelta,
 )
 
 if TYPE_CHECKING:
@@ -329,7 +328,7 @@ async def _until_first_byte(call_stream: CallStream) -> list[Chunk]:
     head: list[Chunk] = []
     async for chunk in call_stream:
         head.append(chunk)
-        if isinstance(chunk, TextDelta | ToolCallDelta):
+        if isinstance(chunk, CONTENT_CHUNKS):
             break
     return head
 
