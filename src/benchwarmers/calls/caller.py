@@ -63,7 +63,6 @@ from collections.abc import (
     Generator,
     Iterable,
 )
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -285,14 +284,13 @@ class Caller:
         return call_stream.result
 
 
-@dataclass(slots=True)
 class _Outcome:
     """How one call is ending, noted as it goes and read once at its end
     (`CallStream._end`): what arrived, whether it went out, and, when it
-    did not come to its end, why (the status and error the log keeps)."""
+    did not come to its end, why (the status and error the log keeps).
+    What is not noted reads as the class's defaults: a call notes few of
+    them, and a dataclass set all ten on every call."""
 
-    started: float
-    arrived: ReplyBuilder = field(default_factory=ReplyBuilder)  # recorded however the call ends
     first_byte: float | None = None
     sent: bool = False
     learned: bool = False  # the limiter was told the reply's headers
@@ -301,6 +299,10 @@ class _Outcome:
     error: str = ""
     frees_at: float | None = None
     failure: ProviderError | None = None
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.arrived = ReplyBuilder()  # recorded however the call ends
 
     def limited(self, exc: LimitExceeded) -> None:
         """The limiter refused it: it never went out."""
@@ -356,6 +358,8 @@ class CallStream:
         self.kind = kind
         self.timeout = timeout
         self.first_byte_timeout = first_byte_timeout
+        # How long the first byte may take, limiter wait included: never past the whole call's.
+        self.first_byte_wait = min(first_byte_timeout or timeout, timeout)
         self.context = context
         self.upstream_stream = stream
         self.call_id = call_id or new_call_id()
@@ -389,7 +393,7 @@ class CallStream:
         refusal, the consumer gone, a bug below), `_Outcome` says how, and
         the end records it. One generator: a second one under it cost every
         chunk another generator's step (docs/benchmarks.md)."""
-        outcome = _Outcome(started=time.monotonic())
+        outcome = _Outcome(time.monotonic())
         try:
             chunks, first_byte_deadline = await self._sent(outcome)
             try:
@@ -403,7 +407,7 @@ class CallStream:
                     except StopAsyncIteration:
                         break
                     except TimeoutError as exc:  # our first-byte deadline: nothing else raises it
-                        raise ProviderTimeout(f"no first byte within {self._first_byte_wait:g} s") from exc
+                        raise ProviderTimeout(f"no first byte within {self.first_byte_wait:g} s") from exc
                     except ProviderTimeout as exc:
                         if type(exc) is not ProviderTimeout:  # ProviderBusy: it never went out
                             raise
@@ -465,7 +469,7 @@ class CallStream:
         # Both deadlines on the loop's clock, reckoned once for the whole call.
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout
-        first_byte_wait = self._first_byte_wait
+        first_byte_wait = self.first_byte_wait
         # The transport bounds every wait by the whole call's deadline; one of
         # our own is needed only while a sooner first-byte deadline runs
         # (route mode's failover), not per chunk after the first byte.
@@ -478,10 +482,6 @@ class CallStream:
         remaining = max(deadline - loop.time(), 0.001)
         chunks = adapter.execute(target, self.request, stream=self.upstream_stream, timeout=remaining)
         return chunks, first_byte_deadline
-
-    @property
-    def _first_byte_wait(self) -> float:
-        return min(self.first_byte_timeout or self.timeout, self.timeout)
 
     async def _learn_failure(self, outcome: _Outcome, exc: ProviderError) -> None:
         """What a provider's failure tells: whether the endpoint answered at
