@@ -16,11 +16,13 @@ of its own, never on bytes its parent may hand out too.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import os
 import threading
 
 DRAW_BYTES = 4096
+# Base64's two characters that are not URL-safe, to the URL-safe alphabet's.
+_URL_SAFE = bytes.maketrans(b"+/", b"-_")
 
 _lock = threading.Lock()
 _drawn = b""
@@ -40,8 +42,11 @@ def token_bytes(nbytes: int) -> bytes:
 
 
 def token_urlsafe(nbytes: int) -> str:
-    """As `secrets.token_urlsafe(nbytes)`: URL-safe base64, no padding."""
-    return base64.urlsafe_b64encode(token_bytes(nbytes)).rstrip(b"=").decode("ascii")
+    """As `secrets.token_urlsafe(nbytes)`: URL-safe base64, no padding
+    (`binascii` and a translation, in C: `base64.urlsafe_b64encode` is two
+    Python calls around the same, and every call id makes one)."""
+    written = binascii.b2a_base64(token_bytes(nbytes), newline=False)
+    return written.rstrip(b"=").translate(_URL_SAFE).decode("ascii")
 
 
 def token_hex(nbytes: int) -> str:

@@ -266,9 +266,8 @@ class Ask:
     quorum: int = 0
     # Answer with what is in after this many seconds (0: the collection's setting).
     deadline: float = 0.0
-    # The gateway key that asks ("" for the owner): its calls are logged under it
-    # (spend per key). The core sets it from the caller's identity, never a client.
-    key: str = ""
+    # The gateway key that asks is not the ask's: the core hands it to the
+    # engines beside it, from the caller's identity (`core.Panels.key`).
 
 
 # --------------------------------------------------------- one model's reply
@@ -332,6 +331,10 @@ class ResponseHeaders:
 
 
 Chunk: TypeAlias = TextDelta | ToolCallDelta | UsageReport | Finish | ResponseHeaders
+# The chunks that are the reply itself (its first byte is the first of them), for
+# `isinstance` on every chunk: a tuple, where `TextDelta | ToolCallDelta` there
+# would build a union object on each test.
+CONTENT_CHUNKS = (TextDelta, ToolCallDelta)
 
 
 @dataclass(frozen=True, slots=True)

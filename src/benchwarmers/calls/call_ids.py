@@ -8,6 +8,7 @@ ask makes one (the caller, the engines) and none of them needs the writer.
 
 from __future__ import annotations
 
+import binascii
 import time
 
 from benchwarmers import ids
@@ -19,7 +20,9 @@ ASK_ID_PREFIX = "a_"
 _SORTABLE = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
 # An id after its prefix: the time in milliseconds, 6 bits a character, then random ones.
 _TIME_CHARACTERS = 8
-_TIME_SHIFTS = tuple(range(6 * (_TIME_CHARACTERS - 1), -1, -6))
+_TIME_BITS = 6 * _TIME_CHARACTERS  # 48: six bytes, which base64 writes as exactly 8 characters
+# Base64's digits (A-Z a-z 0-9 + /, values 0 to 63) to ours of the same value.
+_AS_SORTABLE = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", _SORTABLE)
 _ID_CHARACTERS = 20
 
 
@@ -42,10 +45,13 @@ def new_ask_id() -> str:
 
 
 def _time_first() -> str:
-    milliseconds = time.time_ns() // 1_000_000
-    return "".join(_SORTABLE[(milliseconds >> shift) & 63] for shift in _TIME_SHIFTS) + (
-        ids.token_urlsafe(9)  # the other 12 characters
-    )
+    """The time in milliseconds, 6 bits a character, most significant first
+    (the low 48 bits: until the year 10889), then 12 random characters.
+    Written by base64 and a translation, in C: a generator over the 8
+    characters was 100 bytecodes an id, two ids a request."""
+    milliseconds = (time.time_ns() // 1_000_000) & ((1 << _TIME_BITS) - 1)
+    written = binascii.b2a_base64(milliseconds.to_bytes(_TIME_BITS // 8, "big"), newline=False)
+    return written.decode("ascii").translate(_AS_SORTABLE) + ids.token_urlsafe(9)  # the other 12
 
 
 def minted_at(call_id: str) -> float | None:

@@ -56,7 +56,6 @@ import dataclasses
 import time
 import types
 from collections.abc import (
-    AsyncGenerator,
     AsyncIterator,
     Awaitable,
     Callable,
@@ -64,10 +63,8 @@ from collections.abc import (
     Generator,
     Iterable,
 )
-from contextlib import aclosing
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from prometheus_client import Counter, Histogram
 
@@ -89,6 +86,7 @@ from benchwarmers.providers.base import Target
 from benchwarmers.providers.deadline import Deadline
 from benchwarmers.providers.kinds import EndpointLike, adapter_for, key_of
 from benchwarmers.types import (
+    CONTENT_CHUNKS,
     CallKind,
     Chunk,
     Reply,
@@ -97,7 +95,6 @@ from benchwarmers.types import (
     ResponseHeaders,
     SeatStatus,
     TextDelta,
-    ToolCallDelta,
     Usage,
 )
 
@@ -143,9 +140,10 @@ class ModelLike(Protocol):
     def price_cached(self) -> float | None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class CallContext:
-    """What the call log says a call was for; none of it is prompt text."""
+class CallContext(NamedTuple):
+    """What the call log says a call was for; none of it is prompt text.
+    It and `CallResult` are named tuples, made on every call, where a frozen
+    dataclass would set each field through `object.__setattr__`."""
 
     task: str = ""
     collection: str = ""
@@ -158,8 +156,7 @@ class CallContext:
     key: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class CallResult:
+class CallResult(NamedTuple):
     call: str
     alias: str
     status: SeatStatus
@@ -175,7 +172,7 @@ class CallResult:
     cost_usd: float | None = 0.0
     # Done when the call's row and ledger line are safe: journaled on an SQLite file,
     # committed elsewhere (`log.submit_call`).
-    recorded: asyncio.Future[None] | None = field(default=None, compare=False, repr=False)
+    recorded: asyncio.Future[None] | None = None
 
     @property
     def answered(self) -> bool:
@@ -287,14 +284,13 @@ class Caller:
         return call_stream.result
 
 
-@dataclass(slots=True)
 class _Outcome:
     """How one call is ending, noted as it goes and read once at its end
     (`CallStream._end`): what arrived, whether it went out, and, when it
-    did not come to its end, why (the status and error the log keeps)."""
+    did not come to its end, why (the status and error the log keeps).
+    What is not noted reads as the class's defaults: a call notes few of
+    them, and a dataclass set all ten on every call."""
 
-    started: float
-    arrived: ReplyBuilder = field(default_factory=ReplyBuilder)  # recorded however the call ends
     first_byte: float | None = None
     sent: bool = False
     learned: bool = False  # the limiter was told the reply's headers
@@ -303,6 +299,10 @@ class _Outcome:
     error: str = ""
     frees_at: float | None = None
     failure: ProviderError | None = None
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.arrived = ReplyBuilder()  # recorded however the call ends
 
     def limited(self, exc: LimitExceeded) -> None:
         """The limiter refused it: it never went out."""
@@ -358,6 +358,8 @@ class CallStream:
         self.kind = kind
         self.timeout = timeout
         self.first_byte_timeout = first_byte_timeout
+        # How long the first byte may take, limiter wait included: never past the whole call's.
+        self.first_byte_wait = min(first_byte_timeout or timeout, timeout)
         self.context = context
         self.upstream_stream = stream
         self.call_id = call_id or new_call_id()
@@ -385,14 +387,54 @@ class CallStream:
         await self._iterator.aclose()  # type: ignore[attr-defined]
 
     async def _run(self) -> AsyncIterator[Chunk]:
-        """The chunks as they come; however the call ends (its reply whole,
-        the provider's failure, the limiter's refusal, the consumer gone, a
-        bug below), `_Outcome` says how, and the end records it."""
-        outcome = _Outcome(started=time.monotonic())
+        """The chunks as they come, admitted, sent, and read to its end under
+        the call's deadlines, noted on `outcome` as they arrive; however the
+        call ends (its reply whole, the provider's failure, the limiter's
+        refusal, the consumer gone, a bug below), `_Outcome` says how, and
+        the end records it. One generator: a second one under it cost every
+        chunk another generator's step (docs/benchmarks.md)."""
+        outcome = _Outcome(time.monotonic())
         try:
-            async with aclosing(self._chunks(outcome)) as chunks:
-                async for chunk in chunks:
+            chunks, first_byte_deadline = await self._sent(outcome)
+            try:
+                while True:
+                    try:
+                        if first_byte_deadline is not None and outcome.first_byte is None:
+                            with first_byte_deadline:
+                                chunk = await anext(chunks)
+                        else:
+                            chunk = await anext(chunks)
+                    except StopAsyncIteration:
+                        break
+                    except TimeoutError as exc:  # our first-byte deadline: nothing else raises it
+                        raise ProviderTimeout(f"no first byte within {self.first_byte_wait:g} s") from exc
+                    except ProviderTimeout as exc:
+                        if type(exc) is not ProviderTimeout:  # ProviderBusy: it never went out
+                            raise
+                        raise ProviderTimeout(
+                            f"no answer within {self.timeout:g} s",
+                            status=exc.status,
+                            headers=exc.headers,
+                            after_first_byte=exc.after_first_byte,
+                        ) from exc
+                    if isinstance(chunk, ResponseHeaders):
+                        outcome.learned = True
+                        self._reached = True
+                        await self.runtime.limiter.learn(
+                            self.model.endpoint.name,
+                            self.model.served,
+                            status=chunk.status,
+                            headers=dict(chunk.headers),
+                            body="",
+                        )
+                    elif isinstance(chunk, CONTENT_CHUNKS) and outcome.first_byte is None:
+                        outcome.first_byte = time.monotonic() - outcome.started
+                    outcome.arrived.add(chunk)
                     yield chunk
+            finally:
+                if first_byte_deadline is not None:
+                    first_byte_deadline.close()
+                await chunks.aclose()  # type: ignore[attr-defined]
             outcome.answered = True
         except LimitExceeded as exc:
             outcome.limited(exc)
@@ -419,14 +461,15 @@ class CallStream:
         finally:
             await self._end(outcome)
 
-    async def _chunks(self, outcome: _Outcome) -> AsyncGenerator[Chunk]:
-        """Admitted, sent, and read to its end under the call's deadlines;
-        what arrives is noted on `outcome` as it comes."""
+    async def _sent(self, outcome: _Outcome) -> tuple[AsyncIterator[Chunk], Deadline | None]:
+        """The call admitted and sent: the provider's chunks, and the
+        first-byte deadline to read the first of them by (None: the whole
+        call's, which the transport keeps)."""
         endpoint = self.model.endpoint
         # Both deadlines on the loop's clock, reckoned once for the whole call.
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout
-        first_byte_wait = min(self.first_byte_timeout or self.timeout, self.timeout)
+        first_byte_wait = self.first_byte_wait
         # The transport bounds every wait by the whole call's deadline; one of
         # our own is needed only while a sooner first-byte deadline runs
         # (route mode's failover), not per chunk after the first byte.
@@ -438,45 +481,7 @@ class CallStream:
         outcome.sent = True
         remaining = max(deadline - loop.time(), 0.001)
         chunks = adapter.execute(target, self.request, stream=self.upstream_stream, timeout=remaining)
-        try:
-            while True:
-                try:
-                    if first_byte_deadline is not None and outcome.first_byte is None:
-                        with first_byte_deadline:
-                            chunk = await anext(chunks)
-                    else:
-                        chunk = await anext(chunks)
-                except StopAsyncIteration:
-                    break
-                except TimeoutError as exc:  # our first-byte deadline: nothing else raises it
-                    raise ProviderTimeout(f"no first byte within {first_byte_wait:g} s") from exc
-                except ProviderTimeout as exc:
-                    if type(exc) is not ProviderTimeout:  # ProviderBusy: it never went out
-                        raise
-                    raise ProviderTimeout(
-                        f"no answer within {self.timeout:g} s",
-                        status=exc.status,
-                        headers=exc.headers,
-                        after_first_byte=exc.after_first_byte,
-                    ) from exc
-                if isinstance(chunk, ResponseHeaders):
-                    outcome.learned = True
-                    self._reached = True
-                    await self.runtime.limiter.learn(
-                        endpoint.name,
-                        self.model.served,
-                        status=chunk.status,
-                        headers=dict(chunk.headers),
-                        body="",
-                    )
-                elif isinstance(chunk, TextDelta | ToolCallDelta) and outcome.first_byte is None:
-                    outcome.first_byte = time.monotonic() - outcome.started
-                outcome.arrived.add(chunk)
-                yield chunk
-        finally:
-            if first_byte_deadline is not None:
-                first_byte_deadline.close()
-            await chunks.aclose()  # type: ignore[attr-defined]
+        return chunks, first_byte_deadline
 
     async def _learn_failure(self, outcome: _Outcome, exc: ProviderError) -> None:
         """What a provider's failure tells: whether the endpoint answered at
@@ -531,6 +536,7 @@ class CallStream:
         endpoint = self.model.endpoint
         key = key_of(endpoint)
         limit_wait = first_byte_wait if self.limit_wait is None else self.limit_wait
+        # The one estimate of the call's tokens, for the budgets and the limiter alike.
         prompt, reply = prompt_tokens(self.request), reply_tokens(self.request)
         if self.hold is None:  # budgets first: a call they refuse takes no room under a rate limit
             self.hold = await self.runtime.spending.reserve(

@@ -54,7 +54,9 @@ def hard_failure(status: SeatStatus, failure: ProviderError | None) -> bool | No
 
 async def note(store: Store, alias: str, *, failed: bool) -> None:
     """Count one more failure (up to the threshold), or clear the count."""
-    seen = _written.setdefault(store, {})
+    seen = _written.get(store)  # not setdefault: that makes a weak reference and a dict on every call
+    if seen is None:
+        seen = _written[store] = {}
     known = seen.get(alias)
     if failed and known is not None and known >= FAILING_AFTER:
         return

@@ -33,7 +33,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import asyncpg
 from sqlalchemy import Executable
@@ -61,9 +61,10 @@ def panel_task(collection: str, shape: str, what: str = "panel seat") -> str:
     return f"{what} (bench/{collection}, {shape})"
 
 
-@dataclass(frozen=True, slots=True)
-class CallRow:
-    """One finished call, as the log keeps it."""
+class CallRow(NamedTuple):
+    """One finished call, as the log keeps it. A named tuple, not a frozen
+    dataclass: one is made on every call, and a frozen dataclass sets each
+    of its 22 fields through `object.__setattr__` (docs/benchmarks.md)."""
 
     id: str
     kind: CallKind

@@ -29,7 +29,9 @@ _written: weakref.WeakKeyDictionary[Store, dict[str, bool]] = weakref.WeakKeyDic
 
 async def note(store: Store, endpoint: str, *, reachable: bool) -> None:
     """Record that a call to `endpoint` connected (or could not), if that is news."""
-    seen = _written.setdefault(store, {})
+    seen = _written.get(store)  # not setdefault: that makes a weak reference and a dict on every call
+    if seen is None:
+        seen = _written[store] = {}
     if seen.get(endpoint) == reachable:
         return
     statement = update(Endpoint).where(Endpoint.name == endpoint)

@@ -21,7 +21,6 @@ under them.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncGenerator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -105,7 +104,7 @@ class Panels:
         unless `stop_on_close` (a person's stop button: closing the stream
         cancels the seats still answering, recorded `cancelled`).
         A caller that waits for the whole reply asks `answer`."""
-        events, first = await self._started(self.keyed(ask), stop_on_close)
+        events, first = await self._started(ask, stop_on_close)
         held = [first]
         if self.unanswered_is_error:
             try:
@@ -134,7 +133,7 @@ class Panels:
         slot = await self._panel_slot()
         try:
             events = PanelEngine(self.runtime).run(
-                ask, on_done=slot.release, collection=view, stop_on_close=stop_on_close
+                ask, on_done=slot.release, collection=view, stop_on_close=stop_on_close, key=self.key
             )
             first = await anext(events)
         except BaseException:
@@ -142,11 +141,13 @@ class Panels:
             raise
         return events, first
 
-    def keyed(self, ask: Ask) -> Ask:
-        """The ask under this identity's gateway key (its calls are logged
-        under it: spend per key); the owner's asks under none."""
-        key = "" if self.identity.owner else self.identity.name
-        return ask if ask.key == key else dataclasses.replace(ask, key=key)
+    @property
+    def key(self) -> str:
+        """The gateway key this identity asks under, handed to the engines
+        beside the ask (its calls are logged under it: spend per key); ""
+        for the owner. Not a copy of the ask that carries it: that copy was
+        most of what a keyed request cost more (docs/benchmarks.md)."""
+        return "" if self.identity.owner else self.identity.name
 
     async def _admitted(self, ask: Ask) -> registry.CollectionView:
         """The collection asked, once this caller may ask it (and seat its
@@ -192,12 +193,11 @@ class Panels:
         checks and the seating as in `panel`, then the engine's reply, with
         no event on the way (no stream wraps them). The panel keeps its slot
         until its seats are over, even when this caller leaves first."""
-        ask = self.keyed(ask)
         view = await self._admitted(ask)
         slot = await self._panel_slot()
         engine = PanelEngine(self.runtime)
         try:
-            plan = await engine.plan(ask, view)
+            plan = await engine.plan(ask, view, key=self.key)
         except BaseException:
             slot.release()  # seating failed: no panel runs
             raise

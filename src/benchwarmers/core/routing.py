@@ -45,7 +45,7 @@ class RouteMode:
         panels.pay()
         space.ensure_room(self.runtime.store)
         return await RouteEngine(self.runtime).start(
-            panels.keyed(ask), header=conversation, collection=collection
+            ask, header=conversation, collection=collection, gateway_key=panels.key
         )
 
     async def answer(self, ask: Ask, *, conversation: str = "") -> tuple[RouteTurn, Reply]:
@@ -56,5 +56,5 @@ class RouteMode:
         panels.pay()
         space.ensure_room(self.runtime.store)
         return await RouteEngine(self.runtime).answer(
-            panels.keyed(ask), header=conversation, collection=collection
+            ask, header=conversation, collection=collection, gateway_key=panels.key
         )

@@ -96,6 +96,8 @@ def seat_text_wanted(choice: str | None) -> bool:
 # may come as a header or in the body's `bench` object; the header wins.
 QUORUM_HEADER = "x-bench-quorum"
 DEADLINE_HEADER = "x-bench-deadline"
+# The headers `with_header_options` reads.
+OPTION_HEADERS = (QUORUM_HEADER, DEADLINE_HEADER)
 
 
 def quorum_value(value: object, where: str, *, header: bool = False) -> int:
@@ -148,7 +150,7 @@ def with_bench_options(ask: Ask, value: object) -> Ask:
 def with_header_options(ask: Ask, headers: Mapping[str, str]) -> Ask:
     """The ask with the quorum and deadline of its `x-bench-quorum` and
     `x-bench-deadline` headers, which win over its body's."""
-    if ask.mode == "route":
+    if ask.mode == "route" or not headers:  # most asks send neither
         return ask
     quorum = quorum_value(headers.get(QUORUM_HEADER), QUORUM_HEADER, header=True)
     deadline = deadline_value(headers.get(DEADLINE_HEADER), DEADLINE_HEADER, header=True)

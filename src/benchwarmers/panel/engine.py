@@ -139,6 +139,7 @@ class PanelEngine:
         on_done: Callable[[object], None] | None = None,
         collection: registry.CollectionView | None = None,
         stop_on_close: bool = False,
+        key: str = "",
     ) -> AsyncGenerator[PanelEvent, None]:
         """Seat first (an unknown collection or alias raises here, before any
         event, so a route can answer 404), then stream the panel. `on_done`
@@ -147,8 +148,9 @@ class PanelEngine:
         A consumer of the whole reply calls `reply_to` instead, which wakes it
         once, not once a seat. `collection`: its view, when the caller has just read it (`plan`).
         `stop_on_close`: closing this stream before the reply stops the panel
-        (its seats still answering are cancelled and recorded `cancelled`)."""
-        plan = await self.plan(ask, collection)
+        (its seats still answering are cancelled and recorded `cancelled`);
+        `key`: the gateway key that asks, as `plan`."""
+        plan = await self.plan(ask, collection, key=key)
         stream = _Stream()
         task = self._launch(plan, stream, on_done)
         replied = False  # once the reply is out, closing stops nothing: the task records and keeps
@@ -201,10 +203,13 @@ class PanelEngine:
 
     # ----------------------------------------------------------------- plan
 
-    async def plan(self, ask: Ask, collection: registry.CollectionView | None = None) -> Plan:
+    async def plan(
+        self, ask: Ask, collection: registry.CollectionView | None = None, *, key: str = ""
+    ) -> Plan:
         """Everything the panel needs, read before it starts. `collection`:
         the view the caller has just checked (`Panels.collection`), not
-        looked up again."""
+        looked up again; `key`: the gateway key that asks ("" for the owner),
+        logged on each of its calls."""
         if ask.request.tools:
             raise UserError(
                 "a panel answers with text and cannot run tools; use route mode: bench/<collection>:route"
@@ -258,7 +263,7 @@ class PanelEngine:
             stream=ask.stream,
             seat_text=ask.stream and ask.seat_text,
             rule=rule,
-            key=ask.key,
+            key=key,
             holds=holds,
         )
 

@@ -26,6 +26,7 @@ from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.providers.sse import Framing
 from benchwarmers.providers.transport import StreamEvent, Transport
 from benchwarmers.types import (
+    CONTENT_CHUNKS,
     ApiKind,
     Chunk,
     Finish,
@@ -108,7 +109,7 @@ class Adapter(ABC):
                 )
                 yield headers
                 for chunk in _reading(self.read_reply, headers.status, body):
-                    content_sent = content_sent or isinstance(chunk, TextDelta | ToolCallDelta)
+                    content_sent = content_sent or isinstance(chunk, CONTENT_CHUNKS)
                     yield chunk
                 return
             decoder = self.decoder()
@@ -131,7 +132,7 @@ class Adapter(ABC):
                         continue
                     for event in item:
                         for chunk in _reading(decoder.feed, status, event):
-                            content_sent = content_sent or isinstance(chunk, TextDelta | ToolCallDelta)
+                            content_sent = content_sent or isinstance(chunk, CONTENT_CHUNKS)
                             yield chunk
             for chunk in _reading(decoder.close, status):
                 yield chunk

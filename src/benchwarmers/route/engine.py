@@ -56,6 +56,7 @@ from benchwarmers.store import registry
 from benchwarmers.store.registry import CollectionView
 from benchwarmers.trim import give_back_soon
 from benchwarmers.types import (
+    CONTENT_CHUNKS,
     Ask,
     Chunk,
     LeftOff,
@@ -64,8 +65,6 @@ from benchwarmers.types import (
     RouteBench,
     RouteFailure,
     SeatStatus,
-    TextDelta,
-    ToolCallDelta,
 )
 
 if TYPE_CHECKING:
@@ -100,7 +99,12 @@ class RouteEngine:
         self.caller = Caller(runtime)
 
     async def answer(
-        self, ask: Ask, *, header: str = "", collection: CollectionView | None = None
+        self,
+        ask: Ask,
+        *,
+        header: str = "",
+        collection: CollectionView | None = None,
+        gateway_key: str = "",
     ) -> tuple[RouteTurn, Reply]:
         """A whole turn, for a client that did not ask to stream. Nothing
         reaches such a client before the reply is whole, so here even a
@@ -108,7 +112,14 @@ class RouteEngine:
         failed: list[Attempt] = []
         ask_id = new_ask_id()
         while True:
-            turn = await self.start(ask, header=header, earlier=failed, ask_id=ask_id, collection=collection)
+            turn = await self.start(
+                ask,
+                header=header,
+                earlier=failed,
+                ask_id=ask_id,
+                collection=collection,
+                gateway_key=gateway_key,
+            )
             try:
                 async with aclosing(turn.chunks()) as chunks:
                     async for _chunk in chunks:
@@ -129,12 +140,14 @@ class RouteEngine:
         earlier: Sequence[Attempt] = (),
         ask_id: str = "",
         collection: CollectionView | None = None,
+        gateway_key: str = "",
     ) -> RouteTurn:
         """Pick, stick, fail over until a member's first byte. `earlier` are
         this turn's failed attempts so far and `ask_id` its id (`answer`):
         those members are not asked again, and shadow seats, already
         started, are not started twice. `collection` is the ask's, when the
-        caller has already looked it up (`core.RouteMode`, checking access).
+        caller has already looked it up (`core.RouteMode`, checking access);
+        `gateway_key` the key that asks ("" for the owner), logged on its calls.
         Raises `NotFound` for an unknown collection, `UserError` (422) when
         no member can take the request, `LimitExceeded` when every member was
         rate limited, `ProviderError` when every member failed."""
@@ -165,7 +178,7 @@ class RouteEngine:
             seat=ROUTE_SEAT,
             ask_id=ask_id or new_ask_id(),
             conversation=key,
-            key=ask.key,
+            key=gateway_key,
         )
         budget = max(collection.seat_timeout, ROUTE_TURN_SECONDS)
         attempts = list(earlier)
@@ -315,7 +328,7 @@ async def _until_first_byte(call_stream: CallStream) -> list[Chunk]:
     head: list[Chunk] = []
     async for chunk in call_stream:
         head.append(chunk)
-        if isinstance(chunk, TextDelta | ToolCallDelta):
+        if isinstance(chunk, CONTENT_CHUNKS):
             break
     return head
 

@@ -27,23 +27,23 @@ from fastapi.responses import Response
 from benchwarmers.core import AGENT_SESSION_HEADERS, CONVERSATION_HEADER, RouteTurn
 from benchwarmers.formats.bench_json import route_json
 from benchwarmers.formats.registry import RouteRenderer
-from benchwarmers.server.deps import header_of, route_mode_of
+from benchwarmers.server.deps import headers_of, route_mode_of
 from benchwarmers.server.json_response import JSONResponse
 from benchwarmers.server.streaming import stream_response
 from benchwarmers.types import Ask
 
 CALL_HEADER = "x-bench-call"
 MEMBER_HEADER = "x-bench-member"
-_CONVERSATION = CONVERSATION_HEADER.encode("latin-1")
-_SESSIONS = tuple(name.encode("latin-1") for name in AGENT_SESSION_HEADERS)
+_HEADERS = (CONVERSATION_HEADER, *AGENT_SESSION_HEADERS)
 
 
 async def route_response(
     request: Request, ask: Ask, fmt: RouteRenderer, *, stream_headers: Mapping[str, str]
 ) -> Response:
     route = route_mode_of(request)
-    conversation = header_of(request, _CONVERSATION)
-    session = next(filter(None, (header_of(request, name) for name in _SESSIONS)), "")
+    headers = headers_of(request, _HEADERS)
+    conversation = headers.get(CONVERSATION_HEADER, "")
+    session = next(filter(None, map(headers.get, AGENT_SESSION_HEADERS)), "")
     if session:  # the agent's own session id: the client's key, ahead of any in the body
         ask = dataclasses.replace(ask, conversation=session)
     if ask.stream:

@@ -46,6 +46,7 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import event
@@ -149,7 +150,8 @@ def _info(conn: Any) -> dict[str, Any]:
 
 def stamp(store: Store, tables: tuple[str, ...]) -> tuple[int, ...]:
     versions = _versions.get(store.database_key, {})
-    return tuple([versions.get(table, 0) for table in tables])  # a list first: quicker than a generator
+    # In C (`map`): a comprehension is a frame of its own, and a cached read asks this on every use.
+    return tuple(map(versions.get, tables, repeat(0)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,10 @@ seat goes out (`StoreFull`, a 507 in the caller's format) when either:
   database's disk is not ours to measure, so its own refusal is the
   signal, and after the hold one ask is let try again.
 
+Every ask runs the check, so a check that found room holds until the disk
+is next due a look or a write is refused for room: the asks meanwhile pass
+on one comparison of the clock (`ensure_room`).
+
 `/healthz` and `benchwarmers doctor` say so (`full_reason`).
 """
 
@@ -41,6 +45,7 @@ class _Room:
     free: int | None = None
     refused: str = ""  # why the database's last write was refused for room, "" when it was not
     refused_at: float = 0.0
+    clear_until: float = 0.0  # a check found room: until then, asks pass without another
 
 
 _ROOMS: weakref.WeakKeyDictionary[Store, _Room] = weakref.WeakKeyDictionary()
@@ -98,9 +103,13 @@ def full_reason(store: Store) -> str:
 
 def ensure_room(store: Store) -> None:
     """Raise `StoreFull` when the store cannot take a call now."""
+    room = _room(store)
+    if time.monotonic() < room.clear_until:
+        return
     reason = full_reason(store)
     if reason:
         raise StoreFull(f"{reason}; no model was asked. Free some space and ask again")
+    room.clear_until = room.checked_at + RECHECK_SECONDS  # when the disk is next due a look
 
 
 def says_full(error: BaseException) -> bool:
@@ -127,4 +136,4 @@ def note_write(store: Store, error: BaseException | None) -> None:
     elif says_full(error):
         room.refused = str(error).splitlines()[0][:200]
         room.refused_at = time.monotonic()
-        room.checked_at = -RECHECK_SECONDS
+        room.checked_at = room.clear_until = -RECHECK_SECONDS

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import subprocess
 import time
@@ -20,8 +21,10 @@ import httpx
 import pytest
 
 from benchwarmers.core.diagnostics import diagnose
+from benchwarmers.errors import StoreFull
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry, space
+from benchwarmers.store.db import Store
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import LiveServer, live_server
 
@@ -197,3 +200,21 @@ def test_doctor_says_the_disk_is_full(small_disk: Path, monkeypatch: pytest.Monk
 
 def format_for(fmt: str) -> str:
     return {"chat": "openai_chat", "messages": "anthropic"}.get(fmt, fmt)
+
+
+def test_a_check_that_found_room_holds_until_a_write_is_refused_for_room(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every ask checks the disk, so a check that found room is held (the
+    asks meanwhile pass on a look at the clock); a write refused for room
+    ends the hold: the very next ask is refused, not one a recheck later."""
+    monkeypatch.setattr(space, "RECHECK_SECONDS", 3600.0)
+    store = Store(f"sqlite:///{tmp_path / 'held.db'}", home=tmp_path)
+    space.ensure_room(store)
+    space.ensure_room(store)  # within the hold
+    space.note_write(store, OSError(errno.ENOSPC, "No space left on device"))
+    with pytest.raises(StoreFull, match="want of room"):
+        space.ensure_room(store)
+    space.note_write(store, None)  # a write went through: room again
+    space.ensure_room(store)
+    asyncio.run(store.close())

@@ -29,9 +29,10 @@ PRICES = {"dear": (2.0, 8.0), "gift": (0.0, 0.0), "mystery": (None, None)}
 class Money:
     server: LiveServer
     key: str  # a gateway key named "spender", limited to the collection `paid`
+    router: str  # another, "router", on `paid` too: its route turns only
 
 
-async def _register(home: Path, fake: FakeProvider) -> str:
+async def _register(home: Path, fake: FakeProvider) -> tuple[str, str]:
     async with Runtime.open(home) as runtime:
         store = runtime.store
         await registry.add_endpoint(store, "fake", fake.base_for("openai"), "openai", needs_key=False)
@@ -43,7 +44,8 @@ async def _register(home: Path, fake: FakeProvider) -> str:
         await registry.add_collection(store, "mix", list(PRICES))
         await registry.add_collection(store, "paid", ["dear", "gift"])
         _info, secret = await create_key(store, "spender", collections=("paid",))
-    return secret
+        _info, router = await create_key(store, "router", collections=("paid",))
+    return secret, router
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +53,9 @@ def money(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Money]:
     home = tmp_path_factory.mktemp("home")
     with FakeProvider() as fake:
         with ThreadPoolExecutor(1) as pool:
-            secret = pool.submit(asyncio.run, _register(home, fake)).result()
+            secret, router = pool.submit(asyncio.run, _register(home, fake)).result()
         with live_server(home) as server:
-            yield Money(server, secret)
+            yield Money(server, secret, router)
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +109,18 @@ def test_a_route_turn_says_what_it_cost(client: httpx.Client) -> None:
     bench = reply.json()["bench"]
     assert bench["mode"] == "route"
     assert bench["costComplete"] is True and isinstance(bench["costUsd"], float | int)
+
+
+def test_a_route_turn_is_logged_under_the_key_that_asked(money: Money, client: httpx.Client) -> None:
+    """The key rides beside the ask to the route engine (`core.RouteMode`):
+    the turn's call is the key's spend, not the owner's."""
+    body = {"model": "bench/paid:route", "messages": [{"role": "user", "content": "fix it"}]}
+    reply = client.post(
+        "/v1/chat/completions", json=body, headers={"authorization": f"Bearer {money.router}"}
+    )
+    assert reply.status_code == 200, reply.text
+    rows = _usage(client, key=money.router, by="key").json()["rows"]
+    assert [(r["group"], r["calls"]) for r in rows] == [("router", 1)]
 
 
 def test_a_streamed_route_turn_says_its_cost_in_its_last_chunk(client: httpx.Client) -> None:

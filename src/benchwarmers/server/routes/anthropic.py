@@ -25,10 +25,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from benchwarmers.formats import anthropic, anthropic_route
-from benchwarmers.formats.base import parse_model_name, with_header_options
+from benchwarmers.formats.base import OPTION_HEADERS, parse_model_name, with_header_options
 from benchwarmers.formats.bench_json import bench_header
 from benchwarmers.server.access import gateway
-from benchwarmers.server.deps import panels_of
+from benchwarmers.server.deps import headers_of, panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
 from benchwarmers.server.json_response import JSONResponse
@@ -43,9 +43,9 @@ router = APIRouter()
 @gateway
 async def messages(request: Request) -> Response:
     ask = anthropic.parse_ask(await read_json(request))
-    ask = with_header_options(ask, request.headers)
     if ask.mode == "route":
         return await route_response(request, ask, anthropic_route, stream_headers=STREAM_HEADERS)
+    ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
     panels = panels_of(request)
     if ask.stream:
         ask = panel_stream_ask(request, ask)

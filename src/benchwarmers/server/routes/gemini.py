@@ -27,11 +27,11 @@ from fastapi.responses import Response
 
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats import gemini
-from benchwarmers.formats.base import parse_model_name, with_header_options
+from benchwarmers.formats.base import OPTION_HEADERS, parse_model_name, with_header_options
 from benchwarmers.formats.bench_json import bench_header
 from benchwarmers.formats.gemini_route import GeminiRoute
 from benchwarmers.server.access import gateway
-from benchwarmers.server.deps import panels_of
+from benchwarmers.server.deps import headers_of, panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
 from benchwarmers.server.json_response import JSONResponse
@@ -85,11 +85,11 @@ async def generate(request: Request, target: str) -> Response:
         tokens = await panels.count_tokens(parse_model_name(name)[0], counted)
         return JSONResponse(gemini.render_count(tokens))
     ask = gemini.parse_ask(body, model=name)
-    ask = with_header_options(ask, request.headers)
     sse = request.query_params.get("alt") == "sse"
     if ask.mode == "route":
         ask = dataclasses.replace(ask, stream=method == "streamGenerateContent")
         return await route_response(request, ask, GeminiRoute(sse=sse), stream_headers=STREAM_HEADERS)
+    ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
     if method == "streamGenerateContent":
         ask = panel_stream_ask(request, dataclasses.replace(ask, stream=True))
         events = await panels.panel(ask)

@@ -18,10 +18,10 @@ from fastapi.responses import Response
 
 from benchwarmers.errors import UserError
 from benchwarmers.formats import registry
-from benchwarmers.formats.base import require_object, with_header_options
+from benchwarmers.formats.base import OPTION_HEADERS, require_object, with_header_options
 from benchwarmers.formats.bench_json import bench_header
 from benchwarmers.server.access import gateway
-from benchwarmers.server.deps import panels_of
+from benchwarmers.server.deps import headers_of, panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
 from benchwarmers.server.json_response import JSONResponse
@@ -46,12 +46,12 @@ def ask_router(fmt: registry.InboundFormat) -> APIRouter:
     async def answer(request: Request, model: str | None) -> Response:
         body = await read_json(request)
         ask = codec.parse_ask(body, model=model)
-        ask = with_header_options(ask, request.headers)
         if ask.mode == "route":
             if fmt.route is None:
                 raise UserError(f"route mode is not offered in the {fmt.name} format")
             renderer = fmt.route(require_object(body), request.query_params)
             return await route_response(request, ask, renderer, stream_headers=STREAM_HEADERS)
+        ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
         panels = panels_of(request)
         if ask.stream:
             events = await panels.panel(ask)

@@ -20,10 +20,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from benchwarmers.formats import ollama, ollama_route
-from benchwarmers.formats.base import model_name, with_header_options
+from benchwarmers.formats.base import OPTION_HEADERS, model_name, with_header_options
 from benchwarmers.formats.bench_json import bench_header
 from benchwarmers.server.access import gateway
-from benchwarmers.server.deps import panels_of
+from benchwarmers.server.deps import headers_of, panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
 from benchwarmers.server.json_response import JSONResponse
@@ -56,9 +56,9 @@ async def _answer(request: Request, *, generate: bool) -> Response:
         await panels.check_collection(collection)
         return JSONResponse(ollama.render_load(body, generate=generate))
     ask: Ask = ollama.parse_generate(body) if generate else ollama.parse_ask(body)
-    ask = with_header_options(ask, request.headers)
     if ask.mode == "route":
         return await route_response(request, ask, ollama_route, stream_headers=STREAM_HEADERS)
+    ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
     if ask.stream:
         ask = panel_stream_ask(request, ask)
         events = await panels.panel(ask)

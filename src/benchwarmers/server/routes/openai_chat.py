@@ -22,9 +22,9 @@ from fastapi.responses import Response
 
 from benchwarmers.core import collection_entry
 from benchwarmers.formats import openai_chat, openai_route
-from benchwarmers.formats.base import with_header_options
+from benchwarmers.formats.base import OPTION_HEADERS, with_header_options
 from benchwarmers.server.access import gateway
-from benchwarmers.server.deps import panels_of
+from benchwarmers.server.deps import headers_of, panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
 from benchwarmers.server.json_response import JSONResponse
@@ -39,9 +39,9 @@ router = APIRouter()
 @gateway
 async def chat_completions(request: Request) -> Response:
     ask = openai_chat.parse_ask(await read_json(request))
-    ask = with_header_options(ask, request.headers)
     if ask.mode == "route":
         return await route_response(request, ask, openai_route, stream_headers=STREAM_HEADERS)
+    ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
     panels = panels_of(request)
     if ask.stream:
         ask = panel_stream_ask(request, ask)

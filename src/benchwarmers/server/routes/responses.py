@@ -16,10 +16,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from benchwarmers.formats import responses
-from benchwarmers.formats.base import with_header_options
+from benchwarmers.formats.base import OPTION_HEADERS, with_header_options
 from benchwarmers.formats.responses_route import ResponsesRoute
 from benchwarmers.server.access import gateway
-from benchwarmers.server.deps import panels_of
+from benchwarmers.server.deps import headers_of, panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
 from benchwarmers.server.json_response import JSONResponse
@@ -35,10 +35,10 @@ router = APIRouter()
 async def create_response(request: Request) -> Response:
     body = await read_json(request)
     ask = responses.parse_ask(body)
-    ask = with_header_options(ask, request.headers)
     if ask.mode == "route":
         route = ResponsesRoute(responses.tool_names(body))
         return await route_response(request, ask, route, stream_headers=STREAM_HEADERS)
+    ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
     panels = panels_of(request)
     if ask.stream:
         ask = panel_stream_ask(request, ask)
