@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from benchwarmers.calls.reads import get_call
 from benchwarmers.core import Identity, Panels, collection_entry, finish_background
-from benchwarmers.errors import NotFound, Refused, UserError
+from benchwarmers.errors import NotFound, ProviderError, Refused, UserError
 from benchwarmers.panel import engine as engine_module
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import registry
@@ -117,6 +117,37 @@ async def test_a_changed_panel_cap_applies_to_the_next_ask(
     for events in (first, second):
         async for _event in events:
             pass
+
+
+async def test_at_the_gateway_a_stream_is_handed_back_before_a_seat_answers(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    """Under `unanswered_is_error` (the gateway's rule) the events come back
+    while the seats are asked, so a front end readies its reply meanwhile
+    (`server.streaming.FormatStream` sends its status at the first piece);
+    the first event waits for a seat that answers, and a panel no seat
+    answered raises there, the error the front end then answers with."""
+    held = threading.Event()
+    await bench(
+        runtime,
+        fake_provider,
+        FakeModel("one", answer="first", hold=held),
+        FakeModel("two", error=FakeError(503, "down for now")),
+    )
+    gateway = Panels(runtime, unanswered_is_error=True)
+    events = await asyncio.wait_for(gateway.panel(Ask("duo", "panel", HELLO, stream=True)), 20)
+    first = asyncio.ensure_future(anext(events))
+    await _asked(fake_provider, "one")
+    held.set()  # "one" answers: the stream opens with it
+    assert isinstance(await first, PanelStarted)
+    done = [e async for e in events][-1]
+    assert isinstance(done, PanelDone) and [s.status for s in done.reply.seats] == ["ok", "error"]
+
+    fake_provider.add(FakeModel("one", error=FakeError(503, "down too")))
+    events = await gateway.panel(Ask("duo", "panel", HELLO, stream=True))
+    with pytest.raises(ProviderError, match="no seat of bench/duo answered"):
+        await anext(events)
+    await finish_background()
 
 
 async def _logged(runtime: Runtime) -> dict[str, tuple[str, str]]:

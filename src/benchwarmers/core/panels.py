@@ -103,19 +103,20 @@ class Panels:
         caller that stops listening leaves it to finish and be recorded,
         unless `stop_on_close` (a person's stop button: closing the stream
         cancels the seats still answering, recorded `cancelled`).
-        A caller that waits for the whole reply asks `answer`."""
+        A caller that waits for the whole reply asks `answer`.
+
+        Under `unanswered_is_error` the first event is handed on only once a
+        seat has answered or begun to write, and a panel no seat answered
+        raises there, at the first event taken: a front end takes its first
+        piece before it sends its status (`server.streaming.FormatStream`),
+        so that error is still its reply, while everything else that starts
+        the reply is done as the seats are asked, not after the first answer."""
         events, first = await self._started(ask, stop_on_close)
-        held = [first]
-        if self.unanswered_is_error:
-            try:
-                held += await _until_answered(events)
-            except BaseException:
-                await events.aclose()
-                raise
+        answered = self.unanswered_is_error
 
         async def chained() -> AsyncGenerator[PanelEvent, None]:
             try:
-                for event in held:
+                for event in [first, *(await _until_answered(events))] if answered else [first]:
                     yield event
                 async for event in events:
                     yield event

@@ -180,6 +180,18 @@ HANDLERS: dict[type[Exception], Callable[[Request, Any], Awaitable[Response]]] =
 }
 
 
+def handler_for(
+    exc: Exception,
+    handlers: Mapping[type[Exception], Callable[[Request, Any], Awaitable[Response]]] = HANDLERS,
+) -> Callable[[Request, Any], Awaitable[Response]] | None:
+    """The handler that answers `exc` (by its class, nearest first, as
+    Starlette looks one up), or None: a bug."""
+    for cls in type(exc).__mro__:
+        if cls in handlers:
+            return handlers[cls]
+    return None
+
+
 class CatchAll:
     """The outermost middleware: a bug anywhere below answers a 500 in the
     caller's format with an id, and the traceback goes to the log only. If

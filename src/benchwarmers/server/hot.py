@@ -46,7 +46,7 @@ from starlette.responses import Response
 from starlette.routing import Match, Route
 
 from benchwarmers.server.access import access_of, gateway, refusal_for
-from benchwarmers.server.errors import CatchAll
+from benchwarmers.server.errors import CatchAll, handler_for
 from benchwarmers.server.guard import KEY_CHECKED, ASGIApp, Guard, GuardState, Receive, Scope, Send
 
 HOT_MARK = "_benchwarmers_hot"
@@ -123,10 +123,7 @@ class HotLane:
         await response(scope, receive, send)
 
     def _handler_for(self, exc: Exception) -> Handler | None:
-        for cls in type(exc).__mro__:
-            if cls in self._handlers:
-                return self._handlers[cls]
-        return None
+        return handler_for(exc, self._handlers)
 
 
 def _matcher(route: APIRoute) -> Route:

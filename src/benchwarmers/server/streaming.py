@@ -11,6 +11,16 @@ store then refuses them (a disk that filled since the ask was admitted,
 SSE `data:` error, Anthropic's `event: error`, an NDJSON `{"error"}`
 line), saying so, instead of stopping with no end a client can read.
 
+The status waits for the stream's first piece, not for the route: a
+panel stream's first piece comes once a seat has answered or begun to
+write, and a panel no seat answered raises there instead
+(`core.Panels.panel`); the reply is then that error in the caller's format
+(429 or 502, by the app's handlers, `errors.HANDLERS`), as if the route
+had raised it. So the route returns its response while the seats are
+asked, and the first answer goes out with only its own rendering before
+it, not the route's return and the response's start as well (about 0.1-0.2
+ms of a streamed panel's first content byte, docs/benchmarks.md, issue 39).
+
 However it ends (done, the client gone, the client cut for reading
 nothing), the body's generator is closed at once: a panel's seats wait
 on what the stream has not yet sent (backpressure, `panel/engine.py`),
@@ -32,6 +42,7 @@ from starlette.types import Receive, Scope, Send
 from benchwarmers.errors import StoreError, StoreFull
 from benchwarmers.formats.base import STREAM_CHOICE_HEADER, seat_text_wanted
 from benchwarmers.formats.errors import error_bytes, format_for_path
+from benchwarmers.server.errors import handler_for
 from benchwarmers.server.protocol import GONE_KEY
 from benchwarmers.types import Ask
 
@@ -66,15 +77,29 @@ class FormatStream(StreamingResponse):
                 await close()
 
     async def stream_response(self, send: Send) -> None:
-        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
         scope = self._scope
+        pieces = aiter(self.body_iterator)
+        try:  # the status waits for the first piece: until then an error is the reply
+            chunk: str | bytes | memoryview | None = await anext(pieces, None)
+        except Exception as exc:
+            handler = handler_for(exc)
+            if handler is None:
+                raise  # a bug: CatchAll answers it
+            refusal = await handler(Request(scope), exc)
+            await send(
+                {"type": "http.response.start", "status": refusal.status_code, "headers": refusal.raw_headers}
+            )
+            await send({"type": "http.response.body", "body": refusal.body, "more_body": False})
+            return
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
         try:
-            async for chunk in self.body_iterator:
+            while chunk is not None:
                 if not isinstance(chunk, bytes | memoryview):
                     chunk = chunk.encode(self.charset)
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 if GONE_KEY in scope:  # nobody to send to: the stream stops here, closed below
                     return
+                chunk = await anext(pieces, None)
         except StoreError as exc:
             status = 507 if isinstance(exc, StoreFull) else 503
             event = error_event(self._format, self.media_type or "", status, str(exc))
