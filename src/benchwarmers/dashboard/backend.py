@@ -8,7 +8,7 @@ attribution of a refusal to a form field (`fields.field`), the order that
 leaves nothing half-saved (every check first, then the writes), and the
 JSON the pages read.
 
-    backend = Backend(runtime, bench_services)     # api.backend_of(request)
+    backend = Backend(core.core(OWNER))     # api.backend_of(request): `CoreHandle.core`
     await backend.add_endpoint({"name": "hub", "api": "openai", "base_url": ..., "key": ...})
 """
 
@@ -27,16 +27,13 @@ from benchwarmers.core import (
     LOGIN_PASSWORD,
     ON_CUT,
     OUTPUT_FALLBACKS,
-    OWNER,
     PROMOTIONS,
-    BenchServices,
     CollectionView,
     Core,
     Exhausted,
     KeyInfo,
     ModelView,
     Recorded,
-    Runtime,
     budget_json,
     check_collection_name,
     check_endpoint,
@@ -116,8 +113,8 @@ class EndpointRow:
 class Backend:
     """The bench as the dashboard's owner sees it, through the core services."""
 
-    def __init__(self, runtime: Runtime, bench: BenchServices | None) -> None:
-        self.core = Core(runtime, OWNER, bench)
+    def __init__(self, core: Core) -> None:
+        self.core = core
         self.panels, self.admin, self.ops = self.core.panels, self.core.admin, self.core.ops
 
     # ------------------------------------------------------------ endpoints
