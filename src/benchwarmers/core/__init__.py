@@ -18,7 +18,7 @@ the dashboard's login (`core.login`) and `/healthz`'s check. A front end
 imports this package, `formats` and `types` (and `errors`) only, and never
 holds the runtime: the values it needs from below (an identity, the views
 the services return) are re-exported here, and no store row nor the
-`Runtime` is (`tests/core/test_facade.py`). docs/architecture.md lists
+`Runtime` is (`tests/core/test_views.py`). docs/architecture.md lists
 every method.
 """
 
@@ -69,7 +69,14 @@ from benchwarmers.core.routing import AGENT_SESSION_HEADERS, CONVERSATION_HEADER
 from benchwarmers.core.services import Core
 from benchwarmers.core.settings import LOGIN_PASSWORD, SettingRow
 from benchwarmers.core.spend import USAGE_BY, Spend, usd_text
-from benchwarmers.core.views import OnboardingView, ProbeView, key_label, model_json, probe_json
+from benchwarmers.core.views import (
+    OnboardingView,
+    ProbeView,
+    endpoint_json,
+    key_label,
+    model_json,
+    probe_json,
+)
 from benchwarmers.identity.expiry import parse_expiry
 from benchwarmers.identity.expiry import show as show_moment
 from benchwarmers.identity.keys import KeyInfo
@@ -157,6 +164,7 @@ __all__ = [
     "collection_entry",
     "default_base_url",
     "diagnose",
+    "endpoint_json",
     "endpoint_key_source",
     "endpoint_key_variable",
     "ensure_home",

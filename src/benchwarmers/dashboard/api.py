@@ -110,7 +110,7 @@ async def form(request: Request) -> dict[str, Any]:
 async def endpoints(request: Request) -> dict[str, Any]:
     backend = backend_of(request)
     return {
-        "endpoints": [e.as_json() for e in await backend.endpoints()],
+        "endpoints": await backend.endpoints(),
         "ollama": await backend.local_ollama(),
     }
 
@@ -118,13 +118,13 @@ async def endpoints(request: Request) -> dict[str, Any]:
 @router.post("/endpoints")
 @owner
 async def add_endpoint(request: Request) -> dict[str, Any]:
-    return {"endpoint": (await backend_of(request).add_endpoint(await form(request))).as_json()}
+    return {"endpoint": await backend_of(request).add_endpoint(await form(request))}
 
 
 @router.post("/endpoints/{name}/key")
 @owner
 async def set_key(request: Request, name: str) -> dict[str, Any]:
-    return {"endpoint": (await backend_of(request).set_endpoint_key(name, await form(request))).as_json()}
+    return {"endpoint": await backend_of(request).set_endpoint_key(name, await form(request))}
 
 
 @router.post("/endpoints/{name}/remove")
