@@ -14,7 +14,7 @@ the identity calling, and enforces its own access rule:
 `Core` bundles the four for one identity over one runtime (`Core.open()`
 in a command). `CoreHandle` is the core as a server holds it: opened once by
 the composition root, it hands out the services per request's identity,
-the dashboard's login (`core.login`) and `/healthz`'s check. A front end
+the dashboard's login (`CoreHandle.login`) and `/healthz`'s check. A front end
 imports this package, `formats` and `types` (and `errors`) only, and never
 holds the runtime: the values it needs from below (an identity, the views
 the services return) are re-exported here, and no store row nor the
