@@ -155,7 +155,7 @@ def gateway_costs(home: Path, asks: int, body: dict[str, Any]) -> tuple[Tally, f
         assert server.app is not None
         client.post(f"{server.url}/v1/chat/completions", json=body).raise_for_status()
         time.sleep(0.2)  # the warm-up's seating history
-        store = server.app.state.runtime.store
+        store = server.runtime.store
         with counting(store) as tally:
             started = time.process_time()
             for _ in range(asks):

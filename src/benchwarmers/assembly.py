@@ -18,12 +18,12 @@ from pathlib import Path
 
 from fastapi import APIRouter
 
+from benchwarmers.core import CoreHandle
 from benchwarmers.dashboard import api as dashboard_api
 from benchwarmers.dashboard import pages as dashboard_pages
 from benchwarmers.dashboard import signin as dashboard_signin
-from benchwarmers.runtime import Runtime
 from benchwarmers.server import BIND_HOST_ENV, DEFAULT_HOST
-from benchwarmers.server.app import Gateway, RuntimeFactory, create_app
+from benchwarmers.server.app import CoreFactory, Gateway, create_app
 from benchwarmers.server.routes import SERVER_ROUTERS
 
 ROUTERS: tuple[APIRouter, ...] = (
@@ -37,19 +37,19 @@ ROUTERS: tuple[APIRouter, ...] = (
 APP_FACTORY = f"{__name__}:app_from_env"
 
 
-def build_app(open_runtime: RuntimeFactory, *, bind_host: str = DEFAULT_HOST) -> Gateway:
-    """The whole app (every router above) over a runtime, not yet started."""
-    return create_app(open_runtime, bind_host=bind_host, routers=ROUTERS)
+def build_app(open_core: CoreFactory, *, bind_host: str = DEFAULT_HOST) -> Gateway:
+    """The whole app (every router above) over the core it opens, not yet started."""
+    return create_app(open_core, bind_host=bind_host, routers=ROUTERS)
 
 
 def app_for_home(home: Path, database_url: str | None = None, *, bind_host: str = DEFAULT_HOST) -> Gateway:
     """The app over a data folder (and optionally a database URL)."""
-    return build_app(lambda: Runtime.open(home, database_url), bind_host=bind_host)
+    return build_app(lambda: CoreHandle.open(home, database_url), bind_host=bind_host)
 
 
 def app_from_env() -> Gateway:
     """The app a `serve --workers N` worker builds (uvicorn's factory): the data
-    folder and database from the environment, as `Runtime.open` reads them."""
+    folder and database from the environment, as `CoreHandle.open` reads them."""
     from benchwarmers.config.home import resolve_home
     from benchwarmers.server.heap import settle_for_serving
 

@@ -85,7 +85,7 @@ def test_a_turn_that_keeps_its_member_reads_no_stickiness_from_the_store(
         def note(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
             sent.append(statement)
 
-        engine = server.app.state.runtime.store.engine.sync_engine
+        engine = server.runtime.store.engine.sync_engine
         event.listen(engine, "before_cursor_execute", note)
         try:
             for turn in ("two", "three"):

@@ -17,7 +17,6 @@ from fastapi.responses import Response
 from sqlalchemy import text
 
 from benchwarmers.server.access import gateway
-from benchwarmers.server.deps import runtime_of
 from benchwarmers.server.routes import health
 from benchwarmers.testing.live_server import LiveServer
 
@@ -25,12 +24,13 @@ ROUTERS = (health.router,)
 lane = APIRouter()
 arrived = threading.Event()
 unwound: list[int] = []
+servers: list[LiveServer] = []
 
 
 @lane.post("/v1/probe/stuck")
 @gateway
 async def stuck(request: Request) -> Response:
-    store = runtime_of(request).store
+    store = servers[0].runtime.store
     arrived.set()
     try:
         await asyncio.sleep(3600)
@@ -42,7 +42,9 @@ async def stuck(request: Request) -> Response:
 
 
 def test_a_request_cancelled_at_shutdown_unwinds_before_the_store_closes(home: Path) -> None:
-    server = LiveServer(home, routers=ROUTERS, extra_routers=[lane]).start()
+    server = LiveServer(home, routers=ROUTERS, extra_routers=[lane])
+    servers.append(server)
+    server.start()
 
     def ask() -> None:
         with suppress(httpx.HTTPError):  # the server goes away mid-request: what this test does to it

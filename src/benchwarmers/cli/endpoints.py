@@ -10,7 +10,6 @@ for an endpoint however it was added.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Annotated
 
 import typer
@@ -25,8 +24,10 @@ from benchwarmers.core import (
     api_kinds,
     check_endpoint,
     check_scope,
+    endpoint_json,
     endpoint_key_source,
     endpoint_key_variable,
+    key_label,
     set_endpoint_key,
 )
 
@@ -152,10 +153,7 @@ def list_(as_json: JsonFlag = False) -> None:
 
     endpoints, counts, scopes = with_core(load)
     if as_json:
-        rows = [
-            {**dataclasses.asdict(e), "key": _key_text(e), "models": counts.get(e.name, 0)} for e in endpoints
-        ]
-        print_json(rows)
+        print_json([endpoint_json(e, counts.get(e.name, 0)) for e in endpoints])
         return
     if not endpoints:
         console.print("No endpoints yet: [bold]benchwarmers endpoint add NAME BASE_URL --api KIND --key[/]")
@@ -183,15 +181,5 @@ def remove(name: Annotated[str, typer.Argument(help="The endpoint's name.")]) ->
 
 
 def _key_label(endpoint: EndpointView) -> str:
-    text = _key_text(endpoint)
+    text = key_label(endpoint)
     return "[red]missing[/]" if text == "missing" else text
-
-
-def _key_text(endpoint: EndpointView) -> str:
-    """Where the key comes from (never the key): not needed, the variable, keys.json, missing."""
-    if not endpoint.needs_key:
-        return "not needed"
-    source = endpoint_key_source(endpoint.name)
-    if source == "env":
-        return endpoint_key_variable(endpoint.name)
-    return "keys.json" if source == "keys.json" else "missing"

@@ -12,10 +12,14 @@ the identity calling, and enforces its own access rule:
   scheduler, the suite, a model's report (`operations.py`).
 
 `Core` bundles the four for one identity over one runtime (`Core.open()`
-in a command). A front end imports this package, `formats` and `types` (and `errors`)
-only; the values it needs from below (the runtime to open, an identity,
-the views the services return) are re-exported here. docs/architecture.md
-lists every method.
+in a command). `CoreHandle` is the core as a server holds it: opened once by
+the composition root, it hands out the services per request's identity,
+the dashboard's login (`CoreHandle.login`) and `/healthz`'s check. A front end
+imports this package, `formats` and `types` (and `errors`) only, and never
+holds the runtime: the values it needs from below (an identity, the views
+the services return) are re-exported here, and no store row nor the
+`Runtime` is (`tests/core/test_views.py`). docs/architecture.md lists
+every method.
 """
 
 from benchwarmers.bench.decisions import SHAPES as DECISION_SHAPES
@@ -52,19 +56,10 @@ from benchwarmers.core.admin import (
     set_endpoint_key,
 )
 from benchwarmers.core.diagnostics import Check, diagnose, local_store, url_hint
-from benchwarmers.core.login import (
-    LoginPolicy,
-    check_login,
-    end_every_session,
-    end_session,
-    login_policy,
-    session_user,
-    start_session,
-)
+from benchwarmers.core.handle import CoreHandle
+from benchwarmers.core.login import LoginPolicy
 from benchwarmers.core.operations import (
-    BenchServices,
     Operations,
-    bench_services,
     import_tasks,
     onboard_requests,
     suite_tasks,
@@ -74,7 +69,14 @@ from benchwarmers.core.routing import AGENT_SESSION_HEADERS, CONVERSATION_HEADER
 from benchwarmers.core.services import Core
 from benchwarmers.core.settings import LOGIN_PASSWORD, SettingRow
 from benchwarmers.core.spend import USAGE_BY, Spend, usd_text
-from benchwarmers.core.views import OnboardingView, ProbeView, key_label, model_json, probe_json
+from benchwarmers.core.views import (
+    OnboardingView,
+    ProbeView,
+    endpoint_json,
+    key_label,
+    model_json,
+    probe_json,
+)
 from benchwarmers.identity.expiry import parse_expiry
 from benchwarmers.identity.expiry import show as show_moment
 from benchwarmers.identity.keys import KeyInfo
@@ -90,7 +92,6 @@ from benchwarmers.limits.spending import BudgetStatus, money
 from benchwarmers.limits.spending import status_json as budget_json
 from benchwarmers.limits.user_limits import KINDS as LIMIT_KINDS
 from benchwarmers.limits.user_limits import UserLimit
-from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import sqlite_url
 from benchwarmers.store.registry import (
     ON_CUT,
@@ -126,11 +127,11 @@ __all__ = [
     "SUITE_SHAPES",
     "USAGE_BY",
     "Admin",
-    "BenchServices",
     "BudgetStatus",
     "Check",
     "CollectionView",
     "Core",
+    "CoreHandle",
     "EndpointView",
     "Exhausted",
     "Fetched",
@@ -149,25 +150,21 @@ __all__ = [
     "Recorded",
     "RouteMode",
     "RouteTurn",
-    "Runtime",
     "SettingRow",
     "Spend",
     "SuiteRun",
     "UserLimit",
     "api_kinds",
-    "bench_services",
     "budget_json",
     "check_collection_name",
     "check_endpoint",
     "check_endpoint_key",
-    "check_login",
     "check_scope",
     "check_verdict_body",
     "collection_entry",
     "default_base_url",
     "diagnose",
-    "end_every_session",
-    "end_session",
+    "endpoint_json",
     "endpoint_key_source",
     "endpoint_key_variable",
     "ensure_home",
@@ -179,7 +176,6 @@ __all__ = [
     "iso_utc",
     "key_label",
     "local_store",
-    "login_policy",
     "mode_for",
     "model_json",
     "money",
@@ -192,11 +188,9 @@ __all__ = [
     "quotas_json",
     "resolve_home",
     "sandbox_unavailable",
-    "session_user",
     "set_endpoint_key",
     "show_moment",
     "sqlite_url",
-    "start_session",
     "suite_tasks",
     "tunables",
     "url_hint",

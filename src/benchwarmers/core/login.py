@@ -20,9 +20,10 @@ is right, how many attempts a minute, and what a session is signed with.
   of the store. The cookie itself is the dashboard's business
   (`dashboard/auth.py`).
 
-    policy = await login_policy(runtime, exposed=guard.exposed)
-    policy = await check_login(runtime, client_host, name, password)   # Refused unless right
-    token = await start_session(runtime, policy)
+    login = Login(runtime)                     # a server's: `CoreHandle.login`
+    policy = await login.policy(exposed=guard.exposed)
+    policy = await login.check(client_host, name, password)   # Refused unless right
+    token = await login.start_session(policy)
 """
 
 from __future__ import annotations
@@ -62,35 +63,85 @@ class LoginPolicy:
     session_key: bytes
 
 
-async def login_policy(runtime: Runtime, *, exposed: bool) -> LoginPolicy:
-    values = await runtime.settings.all()
-    password_hash: str = values[LOGIN_PASSWORD_HASH.name]
-    login_user: str = values[LOGIN_USER.name]
-    return LoginPolicy(
-        needed=exposed or bool(values[REQUIRE_KEY.name]) or bool(login_user) or bool(password_hash),
-        possible=bool(password_hash),
-        login_user=login_user,
-        session_key=_session_key(password_hash),
-    )
+class Login:
+    """The login's rules over one open runtime: its settings, its sessions
+    and its attempt counters."""
 
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
 
-async def check_login(runtime: Runtime, client: str, name: str, password: str) -> LoginPolicy:
-    """Count the attempt, then check it; the policy when right, else
-    `Refused` (429 over the limit, 403 with no password set, 401 wrong)."""
-    await _admit_attempt(runtime, client)
-    values = await runtime.settings.all()
-    password_hash: str = values[LOGIN_PASSWORD_HASH.name]
-    login_user: str = values[LOGIN_USER.name]
-    if not password_hash:
-        raise Refused(
-            "no login password is set: run `benchwarmers settings set login_password` on the server",
-            status=403,
+    async def policy(self, *, exposed: bool) -> LoginPolicy:
+        values = await self._runtime.settings.all()
+        password_hash: str = values[LOGIN_PASSWORD_HASH.name]
+        login_user: str = values[LOGIN_USER.name]
+        return LoginPolicy(
+            needed=exposed or bool(values[REQUIRE_KEY.name]) or bool(login_user) or bool(password_hash),
+            possible=bool(password_hash),
+            login_user=login_user,
+            session_key=_session_key(password_hash),
         )
-    name_ok = hmac.compare_digest(name.encode(), login_user.encode()) if login_user else True
-    if not (verify_password(password, password_hash) and name_ok):
-        await _count_failure(runtime, client)
-        raise Refused("the name or the password is not right", status=401)
-    return LoginPolicy(True, True, login_user, _session_key(password_hash))
+
+    async def check(self, client: str, name: str, password: str) -> LoginPolicy:
+        """Count the attempt, then check it; the policy when right, else
+        `Refused` (429 over the limit, 403 with no password set, 401 wrong)."""
+        await self._admit_attempt(client)
+        values = await self._runtime.settings.all()
+        password_hash: str = values[LOGIN_PASSWORD_HASH.name]
+        login_user: str = values[LOGIN_USER.name]
+        if not password_hash:
+            raise Refused(
+                "no login password is set: run `benchwarmers settings set login_password` on the server",
+                status=403,
+            )
+        name_ok = hmac.compare_digest(name.encode(), login_user.encode()) if login_user else True
+        if not (verify_password(password, password_hash) and name_ok):
+            await self._count_failure(client)
+            raise Refused("the name or the password is not right", status=401)
+        return LoginPolicy(True, True, login_user, _session_key(password_hash))
+
+    async def start_session(self, policy: LoginPolicy) -> str:
+        """A session for a login `check` let in; returns its token."""
+        return await sessions.start(self._runtime.store, policy.login_user or "owner", SESSION_LIFETIME)
+
+    async def session_user(self, token: str) -> str:
+        """Who a live session is, or "" (never started, ended or expired)."""
+        return await sessions.user_of(self._runtime.store, token)
+
+    async def end_session(self, token: str) -> None:
+        await sessions.end(self._runtime.store, token)
+
+    async def end_every_session(self) -> int:
+        """Sign out everywhere: every session ends; how many did."""
+        return await sessions.end_all(self._runtime.store)
+
+    async def _admit_attempt(self, client: str) -> None:
+        """Count one attempt of `client`, or refuse it: over its own rate, or,
+        once the failures in all are over theirs, when it failed lately itself.
+        (A charge of 0 against `limit - 1` is refused when `limit` is used:
+        a look at a window that adds nothing to it.)"""
+        counters = self._runtime.counters
+        now = time.time()
+        charges = [Charge.sliding(f"dashboard-login|{client}", 1, ATTEMPTS_PER_CLIENT, ATTEMPT_WINDOW)]
+        failed_lately = not (
+            await counters.take([Charge.sliding(_failures(client), 0, 0, ATTEMPT_WINDOW)], now)
+        ).admitted
+        if failed_lately:
+            charges.append(Charge.sliding(_failures("all"), 0, FAILURES_IN_ALL - 1, ATTEMPT_WINDOW))
+        admission = await counters.take(charges, now)
+        if not admission.admitted:
+            wait = ATTEMPT_WINDOW if admission.frees_at is None else max(admission.frees_at - now, 1.0)
+            raise Refused(
+                f"too many login attempts; try again in {math.ceil(wait)} s",
+                status=429,
+                headers={"retry-after": str(math.ceil(wait))},
+            )
+
+    async def _count_failure(self, client: str) -> None:
+        charges = [
+            Charge.sliding(_failures(client), 1, ATTEMPTS_PER_CLIENT, ATTEMPT_WINDOW),
+            Charge.sliding(_failures("all"), 1, FAILURES_IN_ALL, ATTEMPT_WINDOW),
+        ]
+        await self._runtime.counters.adjust(charges, time.time())
 
 
 def _session_key(password_hash: str) -> bytes:
@@ -99,54 +150,5 @@ def _session_key(password_hash: str) -> bytes:
     return hashlib.sha256(b"benchwarmers-dashboard-session\0" + password_hash.encode()).digest()
 
 
-async def start_session(runtime: Runtime, policy: LoginPolicy) -> str:
-    """A session for a login `check_login` let in; returns its token."""
-    return await sessions.start(runtime.store, policy.login_user or "owner", SESSION_LIFETIME)
-
-
-async def session_user(runtime: Runtime, token: str) -> str:
-    """Who a live session is, or "" (never started, ended or expired)."""
-    return await sessions.user_of(runtime.store, token)
-
-
-async def end_session(runtime: Runtime, token: str) -> None:
-    await sessions.end(runtime.store, token)
-
-
-async def end_every_session(runtime: Runtime) -> int:
-    """Sign out everywhere: every session ends; how many did."""
-    return await sessions.end_all(runtime.store)
-
-
 def _failures(client: str) -> str:
     return f"dashboard-login-failed|{client}"
-
-
-async def _admit_attempt(runtime: Runtime, client: str) -> None:
-    """Count one attempt of `client`, or refuse it: over its own rate, or,
-    once the failures in all are over theirs, when it failed lately itself.
-    (A charge of 0 against `limit - 1` is refused when `limit` is used:
-    a look at a window that adds nothing to it.)"""
-    now = time.time()
-    charges = [Charge.sliding(f"dashboard-login|{client}", 1, ATTEMPTS_PER_CLIENT, ATTEMPT_WINDOW)]
-    failed_lately = not (
-        await runtime.counters.take([Charge.sliding(_failures(client), 0, 0, ATTEMPT_WINDOW)], now)
-    ).admitted
-    if failed_lately:
-        charges.append(Charge.sliding(_failures("all"), 0, FAILURES_IN_ALL - 1, ATTEMPT_WINDOW))
-    admission = await runtime.counters.take(charges, now)
-    if not admission.admitted:
-        wait = ATTEMPT_WINDOW if admission.frees_at is None else max(admission.frees_at - now, 1.0)
-        raise Refused(
-            f"too many login attempts; try again in {math.ceil(wait)} s",
-            status=429,
-            headers={"retry-after": str(math.ceil(wait))},
-        )
-
-
-async def _count_failure(runtime: Runtime, client: str) -> None:
-    charges = [
-        Charge.sliding(_failures(client), 1, ATTEMPTS_PER_CLIENT, ATTEMPT_WINDOW),
-        Charge.sliding(_failures("all"), 1, FAILURES_IN_ALL, ATTEMPT_WINDOW),
-    ]
-    await runtime.counters.adjust(charges, time.time())

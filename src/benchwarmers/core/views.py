@@ -107,11 +107,30 @@ def probe_json(probe: ProbeView) -> dict[str, Any]:
 
 
 def key_label(endpoint: EndpointView) -> str:
-    """Where an endpoint's key comes from ("environment", "key file"), "not
-    needed", or "missing": never the key."""
+    """Where an endpoint's key comes from, never the key: "not needed", the
+    environment variable that holds it, "keys.json", or "missing"."""
     if not endpoint.needs_key:
         return "not needed"
-    return endpoint_keys.key_source(endpoint.name) or "missing"
+    source = endpoint_keys.key_source(endpoint.name)
+    if source == "env":
+        return endpoint_keys.env_var_name(endpoint.name)
+    return "keys.json" if source == "keys.json" else "missing"
+
+
+def endpoint_json(endpoint: EndpointView, models: int) -> dict[str, Any]:
+    """An endpoint with how many models it serves, as the dashboard and
+    `endpoint list --json` show it."""
+    return {
+        "name": endpoint.name,
+        "base_url": endpoint.base_url,
+        "api": endpoint.api,
+        "simulated": endpoint.simulated,
+        "needs_key": endpoint.needs_key,
+        "created_at": iso_utc(endpoint.created_at),
+        "limit_scope": endpoint.limit_scope,
+        "key": key_label(endpoint),
+        "models": models,
+    }
 
 
 def model_json(model: ModelView) -> dict[str, Any]:

@@ -31,13 +31,13 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.routing import APIRoute
 
-from benchwarmers.core import check_login
+from benchwarmers.core import OWNER
 from benchwarmers.dashboard import auth
 from benchwarmers.dashboard.backend import Backend
 from benchwarmers.dashboard.fields import FieldError, field, text
 from benchwarmers.errors import Refused, UserError
 from benchwarmers.server.access import Access
-from benchwarmers.server.deps import runtime_of
+from benchwarmers.server.deps import core_of
 from benchwarmers.server.errors import read_json
 
 
@@ -92,7 +92,7 @@ router = APIRouter(prefix="/ui/api", route_class=DoorRoute)
 
 
 def backend_of(request: Request) -> Backend:
-    return Backend(runtime_of(request), getattr(request.app.state, "bench", None))
+    return Backend(core_of(request).core(OWNER))
 
 
 async def form(request: Request) -> dict[str, Any]:
@@ -110,7 +110,7 @@ async def form(request: Request) -> dict[str, Any]:
 async def endpoints(request: Request) -> dict[str, Any]:
     backend = backend_of(request)
     return {
-        "endpoints": [e.as_json() for e in await backend.endpoints()],
+        "endpoints": await backend.endpoints(),
         "ollama": await backend.local_ollama(),
     }
 
@@ -118,13 +118,13 @@ async def endpoints(request: Request) -> dict[str, Any]:
 @router.post("/endpoints")
 @owner
 async def add_endpoint(request: Request) -> dict[str, Any]:
-    return {"endpoint": (await backend_of(request).add_endpoint(await form(request))).as_json()}
+    return {"endpoint": await backend_of(request).add_endpoint(await form(request))}
 
 
 @router.post("/endpoints/{name}/key")
 @owner
 async def set_key(request: Request, name: str) -> dict[str, Any]:
-    return {"endpoint": (await backend_of(request).set_endpoint_key(name, await form(request))).as_json()}
+    return {"endpoint": await backend_of(request).set_endpoint_key(name, await form(request))}
 
 
 @router.post("/endpoints/{name}/remove")
@@ -386,7 +386,7 @@ async def _current_password(request: Request, body: dict[str, Any]) -> None:
     with field("current"):
         current = text(body, "current", required=True, label="the current password")
         try:
-            await check_login(runtime_of(request), client, settings["login_user"], current)
+            await core_of(request).login.check(client, settings["login_user"], current)
         except Refused as exc:
             if exc.status != 401:
                 raise

@@ -30,19 +30,10 @@ from urllib.parse import quote
 from fastapi import Request, Response
 from fastapi.responses import RedirectResponse
 
-from benchwarmers.core import (
-    LoginPolicy,
-    check_login,
-    end_every_session,
-    end_session,
-    login_policy,
-    session_user,
-    start_session,
-    tunables,
-)
+from benchwarmers.core import LoginPolicy, tunables
 from benchwarmers.errors import Refused
 from benchwarmers.server.access import Access
-from benchwarmers.server.deps import runtime_of
+from benchwarmers.server.deps import core_of
 
 SESSION_COOKIE = "bw_session"
 CSRF_COOKIE = "bw_csrf"
@@ -79,9 +70,10 @@ class Door:
 
 async def door(request: Request) -> Door:
     guard = getattr(request.app.state, "guard", None)
-    policy = await login_policy(runtime_of(request), exposed=bool(guard is not None and guard.exposed))
+    login = core_of(request).login
+    policy = await login.policy(exposed=bool(guard is not None and guard.exposed))
     token = _session_token(request.cookies.get(SESSION_COOKIE, ""), policy.session_key)
-    user = await session_user(runtime_of(request), token) if token else ""
+    user = await login.session_user(token) if token else ""
     return Door(needed=policy.needed, possible=policy.possible, user=user, login_user=policy.login_user)
 
 
@@ -99,11 +91,12 @@ page = Access("dashboard login", _admit_page)
 
 
 async def log_in(request: Request, response: Response, name: str, password: str) -> None:
-    """Check an attempt (`core.login.check_login`: `Refused` with the reason)
+    """Check an attempt (`core.login.Login.check`: `Refused` with the reason)
     and set the session cookie."""
     client = request.client.host if request.client else "unknown"
-    policy: LoginPolicy = await check_login(runtime_of(request), client, name, password)
-    token = await start_session(runtime_of(request), policy)
+    login = core_of(request).login
+    policy: LoginPolicy = await login.check(client, name, password)
+    token = await login.start_session(policy)
     response.set_cookie(
         SESSION_COOKIE,
         _sign(token, policy.session_key),
@@ -117,14 +110,14 @@ async def log_in(request: Request, response: Response, name: str, password: str)
 
 async def log_out(request: Request, response: Response, *, everywhere: bool = False) -> None:
     """End this session (or every one) in the store, and drop its cookie."""
-    runtime = runtime_of(request)
+    login = core_of(request).login
     if everywhere:
-        await end_every_session(runtime)
+        await login.end_every_session()
     else:
-        policy = await login_policy(runtime, exposed=False)
+        policy = await login.policy(exposed=False)
         token = _session_token(request.cookies.get(SESSION_COOKIE, ""), policy.session_key)
         if token:
-            await end_session(runtime, token)
+            await login.end_session(token)
     response.delete_cookie(SESSION_COOKIE, path="/")
 
 

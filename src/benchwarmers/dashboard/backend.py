@@ -8,7 +8,7 @@ attribution of a refusal to a form field (`fields.field`), the order that
 leaves nothing half-saved (every check first, then the writes), and the
 JSON the pages read.
 
-    backend = Backend(runtime, bench_services)     # api.backend_of(request)
+    backend = Backend(core.core(OWNER))     # api.backend_of(request): `CoreHandle.core`
     await backend.add_endpoint({"name": "hub", "api": "openai", "base_url": ..., "key": ...})
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,25 +26,22 @@ from benchwarmers.core import (
     LOGIN_PASSWORD,
     ON_CUT,
     OUTPUT_FALLBACKS,
-    OWNER,
     PROMOTIONS,
-    BenchServices,
     CollectionView,
     Core,
     Exhausted,
     KeyInfo,
     ModelView,
     Recorded,
-    Runtime,
     budget_json,
     check_collection_name,
     check_endpoint,
     check_endpoint_key,
     collection_entry,
+    endpoint_json,
     endpoint_key_source,
     exhausted,
     iso_utc,
-    key_label,
     model_json,
     money,
     needs_key_by_default,
@@ -93,43 +89,21 @@ QUEUE_SHOWN = 30
 SPEND_TABLES = ("key", "collection", "model")
 
 
-@dataclass(frozen=True, slots=True)
-class EndpointRow:
-    name: str
-    api: str
-    base_url: str
-    key: str  # where the key comes from: "env", "keys.json", "missing" or "not needed"
-    models: int
-    simulated: bool
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "api": self.api,
-            "base_url": self.base_url,
-            "key": self.key,
-            "models": self.models,
-            "simulated": self.simulated,
-        }
-
-
 class Backend:
     """The bench as the dashboard's owner sees it, through the core services."""
 
-    def __init__(self, runtime: Runtime, bench: BenchServices | None) -> None:
-        self.core = Core(runtime, OWNER, bench)
+    def __init__(self, core: Core) -> None:
+        self.core = core
         self.panels, self.admin, self.ops = self.core.panels, self.core.admin, self.core.ops
 
     # ------------------------------------------------------------ endpoints
 
-    async def endpoints(self) -> list[EndpointRow]:
+    async def endpoints(self) -> list[dict[str, Any]]:
+        """Each endpoint's JSON (`core.endpoint_json`: the pages read it too)."""
         counts = await self.admin.model_counts()
-        return [
-            EndpointRow(e.name, e.api, e.base_url, key_label(e), counts.get(e.name, 0), e.simulated)
-            for e in await self.admin.endpoints()
-        ]
+        return [endpoint_json(e, counts.get(e.name, 0)) for e in await self.admin.endpoints()]
 
-    async def add_endpoint(self, body: dict[str, Any]) -> EndpointRow:
+    async def add_endpoint(self, body: dict[str, Any]) -> dict[str, Any]:
         """Check every field, then register the endpoint, then write its key;
         a key that cannot be written takes the endpoint back out."""
         name = text(body, "name", required=True, label="the name")
@@ -157,14 +131,14 @@ class Backend:
             except (UserError, StoreError) as exc:
                 await self.admin.remove_endpoint(name)
                 raise FieldError("key", str(exc)) from None
-        return EndpointRow(added.name, added.api, added.base_url, key_label(added), 0, added.simulated)
+        return endpoint_json(added, 0)
 
-    async def set_endpoint_key(self, name: str, body: dict[str, Any]) -> EndpointRow:
+    async def set_endpoint_key(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
         endpoint = await self.admin.endpoint(name)
         key = text(body, "key", required=True, label="the key")
         with field("key"):
             set_endpoint_key(endpoint.name, key)
-        return next(e for e in await self.endpoints() if e.name == endpoint.name)
+        return next(e for e in await self.endpoints() if e["name"] == endpoint.name)
 
     async def remove_endpoint(self, name: str, body: dict[str, Any]) -> None:
         """With `with_models` (the page said which first), its models go too."""

@@ -5,17 +5,18 @@ the gateway paths, behind its own login. The server cannot import it (it
 sits above), so the routers are handed in: the composition root
 (`benchwarmers/assembly.py`) lists them all and builds the app.
 
-    app = create_app(lambda: Runtime.open(home, database_url), routers=ROUTERS)
+    app = create_app(lambda: CoreHandle.open(home, database_url), routers=ROUTERS)
 
-The app's lifespan opens the runtime (store migrated, pooled http client,
-settings) and closes it on shutdown, once running panels have finished
-(`core.finish_background`); routes reach it through
-`deps.runtime_of(request)`. The server's own routers are listed in
-`routes/__init__.py`, one line each. In front of everything sit `errors.CatchAll` (no traceback ever
-reaches a client) and `guard.Guard` (Host, Origin, gateway keys, body size
-and depth); behind them each route admits only whom it declares
-(`access.py`: public, gateway key or dashboard login), and a route that
-declares nothing is refused.
+The app's lifespan opens the core (`core.CoreHandle`: the runtime under it,
+store migrated, pooled http client, settings) and closes it on shutdown,
+once running panels have finished (`core.finish_background`); routes reach
+it through `deps.core_of(request)`, never the runtime itself; the guard
+checks requests against what `CoreHandle.gate` hands it. The server's own
+routers are listed in `routes/__init__.py`, one line each. In front of
+everything sit `errors.CatchAll` (no traceback ever reaches a client) and
+`guard.Guard` (Host, Origin, gateway keys, body size and depth); behind
+them each route admits only whom it declares (`access.py`: public, gateway
+key or dashboard login), and a route that declares nothing is refused.
 
 `/openapi.json` is served (schema-driven fuzzing runs against it, and
 clients may read it; it carries no key, not even in an example); FastAPI's
@@ -28,14 +29,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 
 from benchwarmers import __version__
 from benchwarmers.config import tunables
-from benchwarmers.core import finish_background
+from benchwarmers.core import CoreHandle, finish_background
 from benchwarmers.server import DEFAULT_HOST
 from benchwarmers.server.access import Admission, RouteTable, public
 from benchwarmers.server.errors import HANDLERS, CatchAll, install_error_handlers
@@ -43,10 +43,7 @@ from benchwarmers.server.guard import Guard, GuardState, Receive, Scope, Send
 from benchwarmers.server.hot import HotLane, is_hot
 from benchwarmers.server.routes.inbound import format_routers
 
-if TYPE_CHECKING:
-    from benchwarmers.runtime import Runtime
-
-RuntimeFactory = Callable[[], AbstractAsyncContextManager["Runtime"]]
+CoreFactory = Callable[[], AbstractAsyncContextManager[CoreHandle]]
 
 UNWIND_SECONDS = tunables.UNWIND_SECONDS.value
 
@@ -80,7 +77,7 @@ async def cancelled_requests_unwound(timeout: float = UNWIND_SECONDS) -> None:
 
 
 def create_app(
-    open_runtime: RuntimeFactory,
+    open_core: CoreFactory,
     *,
     routers: Sequence[APIRouter],
     bind_host: str = DEFAULT_HOST,
@@ -95,16 +92,16 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with open_runtime() as runtime:
-            app.state.runtime = runtime
-            guard_state.attach(runtime.store, runtime.counters)
+        async with open_core() as core:
+            app.state.core = core
+            guard_state.attach(*core.gate())
             try:
                 yield
             finally:
                 await cancelled_requests_unwound()
                 # Panels whose clients left are still writing: let them, before the store closes.
                 await finish_background()
-                app.state.runtime = None
+                app.state.core = None
 
     app = Gateway(
         title="Benchwarmers",
@@ -115,7 +112,7 @@ def create_app(
         openapi_url="/openapi.json",
     )
     app.state.guard = guard_state
-    app.state.runtime = None
+    app.state.core = None
     install_error_handlers(app)
     hot_routes: list[APIRoute] = []
     for router in (*routers, *format_routers()):

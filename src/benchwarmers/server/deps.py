@@ -1,9 +1,11 @@
-"""What a route gets from the app besides its request: the open runtime,
-the identity the guard admitted, and the core services as that identity
-sees them.
+"""What a route gets from the app besides its request: the core the app's
+lifespan opened (`core.CoreHandle`, never the runtime under it), the
+identity the guard admitted, and the core services as that identity sees
+them.
 
     panels = panels_of(request)        # core.Panels for this request's identity
     admin = admin_of(request)          # core.Admin
+    await core_of(request).health()    # what is the core's and no identity's
 """
 
 from __future__ import annotations
@@ -12,16 +14,16 @@ from typing import Any
 
 from fastapi import Request
 
-from benchwarmers.core import NOBODY, Admin, Identity, Operations, Panels, RouteMode, Runtime, Spend
+from benchwarmers.core import NOBODY, Admin, CoreHandle, Identity, Operations, Panels, RouteMode, Spend
 from benchwarmers.errors import StoreError
 
 
-def runtime_of(request: Request) -> Runtime:
-    """The runtime the app's lifespan opened (store, http client, settings)."""
-    runtime: Runtime | None = getattr(request.app.state, "runtime", None)
-    if runtime is None:
+def core_of(request: Request) -> CoreHandle:
+    """The core the app's lifespan opened (`server/app.py`), once for the app."""
+    core: CoreHandle | None = getattr(request.app.state, "core", None)
+    if core is None:
         raise StoreError("the server is not started")
-    return runtime
+    return core
 
 
 def identity_of(request: Any) -> Identity:
@@ -44,21 +46,21 @@ def headers_of(request: Request, names: tuple[str, ...]) -> dict[str, str]:
 
 def panels_of(request: Request) -> Panels:
     """The gateway's panels: one no seat answered is an error in the caller's format."""
-    return Panels(runtime_of(request), identity_of(request), unanswered_is_error=True)
+    return core_of(request).panels(identity_of(request), unanswered_is_error=True)
 
 
 def route_mode_of(request: Request) -> RouteMode:
-    return RouteMode(runtime_of(request), identity_of(request))
+    return core_of(request).route_mode(identity_of(request))
 
 
 def admin_of(request: Request) -> Admin:
-    return Admin(runtime_of(request), identity_of(request))
+    return core_of(request).admin(identity_of(request))
 
 
 def spend_of(request: Request) -> Spend:
-    return Spend(runtime_of(request), identity_of(request))
+    return core_of(request).spend(identity_of(request))
 
 
 def operations_of(request: Request) -> Operations:
     """With the bench's background services when the app runs them."""
-    return Operations(runtime_of(request), identity_of(request), getattr(request.app.state, "bench", None))
+    return core_of(request).operations(identity_of(request))

@@ -23,18 +23,20 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from benchwarmers.config import tunables
+from benchwarmers.config import environment, tunables
 from benchwarmers.config.home import HOME_ENV
 from benchwarmers.errors import UserError
 from benchwarmers.limits.shared import SOCKET_ENV as COUNTERS_SOCKET_ENV
 from benchwarmers.limits.shared import CounterService
 from benchwarmers.metrics import MULTIPROC_ENV
-from benchwarmers.runtime import DATABASE_URL_ENV, REDIS_URL_ENV
 from benchwarmers.server import BIND_HOST_ENV
 from benchwarmers.server.guard import is_loopback
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
+
+DATABASE_URL_ENV = environment.DATABASE_URL.name
+REDIS_URL_ENV = environment.REDIS_URL.name
 
 __all__ = [
     "base_url",

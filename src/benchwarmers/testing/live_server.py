@@ -7,7 +7,8 @@ integration tests anywhere in the project.
         ...
 
 The app is the one `benchwarmers serve` runs (the composition root's routers,
-`assembly.ROUTERS`, over `Runtime.open(home, database_url)`), under uvicorn with its own event loop
+`assembly.ROUTERS`, over a `core.CoreHandle` on `Runtime.open(home, database_url)`; a test that
+looks under the core reads `server.runtime` while it runs), under uvicorn with its own event loop
 in a daemon thread, so a test's own loop (pytest-asyncio) and clients
 (httpx, the official SDKs) talk to it over real HTTP: no subprocess, and
 a fresh data folder gets a copy of a store migrated once per process, so a
@@ -36,6 +37,7 @@ from fastapi import APIRouter, FastAPI
 
 from benchwarmers.assembly import ROUTERS
 from benchwarmers.calls.log import flush_log
+from benchwarmers.core import CoreHandle
 from benchwarmers.runtime import DATABASE_URL_ENV, Runtime
 from benchwarmers.server.app import create_app
 from benchwarmers.server.protocol import GuardedHttpToolsProtocol
@@ -65,6 +67,7 @@ class LiveServer:
         self.acting_as = acting_as
         self.port = port
         self.app: FastAPI | None = None
+        self.runtime: Runtime | None = None  # the running app's, for tests that look under the core
         self._server: PromptServer | None = None
         self._thread: threading.Thread | None = None
         self._startup_error: BaseException | None = None
@@ -84,9 +87,7 @@ class LiveServer:
         sock = _listening_socket(self.port)
         self.port = sock.getsockname()[1]
         self._startup_error = None
-        self.app = create_app(
-            lambda: Runtime.open(self.home, self.database_url), bind_host=self.acting_as, routers=self.routers
-        )
+        self.app = create_app(self._open_core, bind_host=self.acting_as, routers=self.routers)
         self.app.router.lifespan_context = self._recording(self.app.router.lifespan_context)
         config = uvicorn.Config(
             self.app,
@@ -140,6 +141,16 @@ class LiveServer:
         """Stop and start again on the same data folder and port."""
         self.stop()
         return self.start()
+
+    @asynccontextmanager
+    async def _open_core(self) -> AsyncIterator[CoreHandle]:
+        """`CoreHandle.open`, keeping the runtime under it as `self.runtime`."""
+        async with Runtime.open(self.home, self.database_url) as runtime:
+            self.runtime = runtime
+            try:
+                yield CoreHandle(runtime)
+            finally:
+                self.runtime = None
 
     def _recording(self, lifespan: Lifespan) -> Lifespan:
         """The app's lifespan, remembering why it failed to start (uvicorn

@@ -30,8 +30,8 @@ and returns a `Response` is marked `@hot` (`server/hot.py`) under its
 the same guard, error handlers and metrics.
 
 A router that needs start-up and shut-down work passes `lifespan=` to its
-`APIRouter`; FastAPI runs it inside the app's own lifespan, so the runtime
-is already open (`app.state.runtime`) when it starts.
+`APIRouter`; FastAPI runs it inside the app's own lifespan, so the core
+is already open (`app.state.core`, a `core.CoreHandle`) when it starts.
 
 An inbound format is registered in `formats/builtin.py`, not here: a
 format that answers only asks needs no router (the app builds its route,

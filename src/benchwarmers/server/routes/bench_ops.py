@@ -16,7 +16,7 @@
     POST /bench/ops/scheduler/run/{job}      run one job now
 
 The router's lifespan starts the bench's background work inside the server
-(`core.bench_services`: the single onboarding worker, which resumes items a
+(`CoreHandle.running_bench`: the single onboarding worker, which resumes items a
 restart interrupted, and the scheduler, which does nothing until Settings
 switches it on).
 
@@ -33,7 +33,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, Path, Query, Request
 
-from benchwarmers.core import bench_services, model_json, onboard_requests, probe_json
+from benchwarmers.core import CoreHandle, model_json, onboard_requests, probe_json
 from benchwarmers.errors import UserError
 from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import admin_of, operations_of
@@ -42,12 +42,9 @@ from benchwarmers.server.errors import read_json
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    async with bench_services(app.state.runtime) as services:
-        app.state.bench = services
-        try:
-            yield
-        finally:
-            app.state.bench = None
+    core: CoreHandle = app.state.core  # opened by the app's lifespan, around this one
+    async with core.running_bench():
+        yield
 
 
 router = APIRouter(prefix="/bench/ops", lifespan=lifespan)

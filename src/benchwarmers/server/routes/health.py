@@ -12,9 +12,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from benchwarmers import __version__
-from benchwarmers.core.diagnostics import serving_store
 from benchwarmers.server.access import public
-from benchwarmers.server.deps import runtime_of
+from benchwarmers.server.deps import core_of
 
 router = APIRouter()
 
@@ -25,5 +24,5 @@ router = APIRouter()
 async def healthz(request: Request) -> dict[str, Any]:
     """200 when the store answers and can take calls; a store that cannot be
     reached is a 503, one whose disk is full a 507 saying so."""
-    store = await serving_store(runtime_of(request))
+    store = await core_of(request).health()
     return {"ok": True, "version": __version__, "pid": os.getpid(), "store": store}
