@@ -103,7 +103,8 @@ async def test_the_server_and_the_simulation_seat_alike(offline: Runtime, seat: 
     served_explorers = [s.model.alias for s in plan.seating.seats if s.explorer]
 
     record, explorers = simulation.Ours().seats(bench, "short", 0, random.Random(seed))
-    assert decisions_world.evidence_of(bench, "fallen", "short", 0).changed.startswith("changed on every shape")
+    fallen = decisions_world.evidence_of(bench, "fallen", "short", 0)
+    assert fallen.changed.startswith("changed on every shape")
     assert served_record == record
     assert served_explorers == explorers[:1]
     left = {m.alias: m.reason for m in plan.seating.left_off}
