@@ -83,8 +83,9 @@ def recall_shapes(
     (older, recent) as `recall` takes them), with the change detector read
     on every shape at once too: when no shape alone shows a change and all
     of them together do, each shape splits where the newest part begins in
-    it. The shapes' recent verdicts are merged newest first (by age, then
-    in the mapping's order: the server and the simulation give the same)."""
+    it. The shapes' recent verdicts are merged newest first (by age; among
+    those of one age, each shape's newest in turn, in the mapping's order:
+    the server and the simulation give the same)."""
     alone = {k: _change(older, [u for _, u in recent]) for k, (older, recent) in shapes.items()}
     pooled: dict[K, tuple[int, str]] = {}
     if len(shapes) > 1 and not any(split for split, _ in alone.values()):
@@ -143,7 +144,9 @@ def _change_across(
 
     For the newest k verdicts of all shapes merged, each is compared with
     its own shape's record before the split: z = sum(useful - p_shape) over
-    the spread of that sum (each verdict's own, and the error of p_shape)."""
+    the spread of that sum (each verdict's own, and the error of p_shape).
+    Only a change the same way on every shape among them (two at least)
+    counts: one shape's chance swing is the per-shape detector's to judge."""
     order = list(shapes)
     merged = sorted(
         (
@@ -151,7 +154,7 @@ def _change_across(
             for k, (_, recent) in shapes.items()
             for i, (age, useful) in enumerate(recent)
         ),
-        key=lambda row: (row[0], row[1], row[2]),
+        key=lambda row: (row[0], row[2], row[1]),  # same age: each shape's newest first, in turn
     )
     best_z, best_k = CHANGE_Z, 0
     for k in CHANGE_SPLITS:
@@ -161,7 +164,8 @@ def _change_across(
         rest_total = sum(older.total for older, _ in shapes.values()) + len(merged) - k
         if rest_total < CHANGE_REST_FACTOR * k:
             continue
-        gap = variance = 0.0
+        gaps: list[float] = []
+        variance = 0.0
         for index, key in enumerate(order):
             here = [useful for _, s, _, useful in new if s == index]
             if not here:
@@ -172,9 +176,11 @@ def _change_across(
             if rest_n <= 0:
                 continue
             p = (rest_good + 0.5) / (rest_n + 1)
-            gap += sum(here) - len(here) * p
+            gaps.append(sum(here) - len(here) * p)
             variance += len(here) * p * (1 - p) * (1 + len(here) / rest_n)
-        if variance <= 0:
+        gap = sum(gaps)
+        # A change on every shape: two shapes at least, each moved the same way.
+        if len(gaps) < 2 or variance <= 0 or any(g * gap < 0 for g in gaps):
             continue
         z = abs(gap) / math.sqrt(variance)
         if z > best_z:
