@@ -202,7 +202,9 @@ def _kept(bench: Bench, key: tuple[object, ...], make: Callable[[], T]) -> T:
 
 def evidence_of(bench: Bench, alias: str, shape: str, t: int) -> Evidence:
     """As `decisions._evidence` reads it: verdicts here forgotten by age and
-    change (`recall`), the other shapes of this collection pooled, the suite."""
+    change (`recall_shapes`: the model's shapes here read together, as
+    `decisions._load_recalled` does), the other shapes of this collection
+    pooled, the suite."""
     day = t // ASKS_PER_DAY
     counts = tuple(len(bench.verdicts.get((alias, s), ())) for s in SHAPES)
     return _kept(bench, ("evidence", alias, shape, day, counts), lambda: _evidence(bench, alias, shape, day))
