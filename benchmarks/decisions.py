@@ -72,9 +72,12 @@ Printed per decider, mean ± one standard error over seeds: verdicts to
 settle (verdicts until the record seats it would fill for every shape are
 the truly best three of that moment and stay so to the end), unsettled
 runs, regret, and ours minus it paired by seed (and that in standard
-errors); in the hard world also judged asks to drop the degraded model and
-to adopt the newcomer, and seats given to the dead model after it began
-failing.
+errors); in the hard world also judged asks to drop the degraded model
+(until it first left every record), to adopt the newcomer (until it sat by
+record on every shape for good: from then to the run's end; the suite seats
+a better newcomer at once in every decider reading it, so when it first sat
+measures the suite, not the seating), and seats given to the dead model
+after it began failing.
 
 The code: `decisions_world.py` (the worlds, the bench as the store keeps
 it, and the decider's input read from it), `decisions_deciders.py` (ours

@@ -35,7 +35,10 @@ class Outcome:
     verdicts: int
     regret: float
     detect: int = 0  # judged asks from the degradation until the degraded model left every record
-    adopt: int = 0  # judged asks from the newcomer's arrival until it sat by record on every shape
+    # Judged asks from the newcomer's arrival until it sat by record on every shape for good (to
+    # the run's end; the run's judged asks since its arrival when it did not keep them): when it
+    # first sat says little (the suite seats a better newcomer at once in every decider reading it).
+    adopt: int = 0
     dead_seats: int = 0  # seats given to the dead model after it began failing
     dead_last: int = 0  # asks after it began failing of its last seat
     judge: JudgeAgreement = field(default_factory=JudgeAgreement)  # its agreement with people at the end
@@ -87,6 +90,8 @@ def simulate(
     judged_asks = 0
     out = Outcome(0, False, 0, 0.0)
     detect_from = adopt_from = None
+    detected: int | None = None
+    adopted: int | None = None  # judged asks at which it last took a record seat it kept on every shape
     failing_from = None
     views: dict[str, tuple[object, set[str]]] = {}
 
@@ -172,16 +177,19 @@ def simulate(
             last_wrong = int(verdicts)
         if (
             detect_from is not None
-            and not out.detect
+            and detected is None
             and all(world.degraded not in view(s, t) for s in SHAPES)
         ):
-            out.detect = judged_asks - detect_from
-        if adopt_from is not None and not out.adopt and all(world.newcomer in view(s, t) for s in SHAPES):
-            out.adopt = judged_asks - adopt_from
-    if detect_from is not None and not out.detect:
-        out.detect = judged_asks - detect_from
-    if adopt_from is not None and not out.adopt:
-        out.adopt = judged_asks - adopt_from
+            detected = judged_asks - detect_from
+        if adopt_from is not None:
+            if not all(world.newcomer in view(s, t) for s in SHAPES):
+                adopted = None
+            elif adopted is None:
+                adopted = judged_asks - adopt_from
+    if detect_from is not None:
+        out.detect = judged_asks - detect_from if detected is None else detected
+    if adopt_from is not None:
+        out.adopt = judged_asks - adopt_from if adopted is None else adopted
     settled = all(world.right(view(s, asks - 1), s, asks - 1) for s in SHAPES)
     out.settled_at = last_wrong if settled else int(verdicts)
     out.settled, out.verdicts, out.regret = settled, int(verdicts), regret

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from benchwarmers.bench.decider import Candidate, Table
-from benchwarmers.bench.forgetting import RECENT_DAYS, age_weight, recall
+from benchwarmers.bench.forgetting import RECENT_DAYS, age_weight, recall, recall_shapes
 from benchwarmers.bench.pairs import JudgeAgreement, PairCounts, agreement, pair_weight
 from benchwarmers.bench.rating import Evidence, Tally
 from benchwarmers.calls.health import FAILING_AFTER
@@ -202,18 +202,25 @@ def _kept(bench: Bench, key: tuple[object, ...], make: Callable[[], T]) -> T:
 
 def evidence_of(bench: Bench, alias: str, shape: str, t: int) -> Evidence:
     """As `decisions._evidence` reads it: verdicts here forgotten by age and
-    change (`recall`), the other shapes of this collection pooled, the suite."""
+    change (`recall_shapes`: the model's shapes here read together, as
+    `decisions._load_recalled` does), the other shapes of this collection
+    pooled, the suite."""
     day = t // ASKS_PER_DAY
     counts = tuple(len(bench.verdicts.get((alias, s), ())) for s in SHAPES)
     return _kept(bench, ("evidence", alias, shape, day, counts), lambda: _evidence(bench, alias, shape, day))
 
 
 def _evidence(bench: Bench, alias: str, shape: str, day: int) -> Evidence:
+    read = {}  # as the server reads them: the shapes with verdicts in the recent window
+    for s in SHAPES:
+        recent = [
+            (float(day - at // ASKS_PER_DAY), u) for at, u in reversed(bench.verdicts.get((alias, s), []))
+        ]
+        older = [r for r in recent if r[0] >= RECENT_DAYS]
+        window = [r for r in recent if r[0] < RECENT_DAYS]
+        read[s] = (Tally(float(sum(u for _, u in older)), float(sum(not u for _, u in older))), window)
+    remembered = recall_shapes({s: v for s, v in read.items() if v[1]}).get(shape) or recall(*read[shape])
     rows = bench.verdicts.get((alias, shape), [])
-    recent = [(float(day - at // ASKS_PER_DAY), u) for at, u in reversed(rows)]
-    older = [r for r in recent if r[0] >= RECENT_DAYS]
-    window = [r for r in recent if r[0] < RECENT_DAYS]
-    remembered = recall(Tally(float(sum(u for _, u in older)), float(sum(not u for _, u in older))), window)
     others = [s for s in SHAPES if s != shape]
     return Evidence(
         alias,

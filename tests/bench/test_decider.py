@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from benchwarmers.bench.decider import Candidate, Table, decide, rankings
-from benchwarmers.bench.forgetting import CHANGE_KEEP, recall
+from benchwarmers.bench.forgetting import CHANGE_KEEP, recall, recall_shapes
 from benchwarmers.bench.pairs import PairCounts, joint
 from benchwarmers.bench.rating import Evidence, Posterior, Tally
 
@@ -132,6 +132,27 @@ def test_a_degraded_model_is_noticed_in_tens_of_verdicts() -> None:
     # A steady model is not taken for a changed one.
     steady = [(0.0, i % 5 != 0) for i in range(64)]
     assert recall(older, steady).changed == ""
+
+
+def test_a_change_on_every_shape_is_seen_on_them_together() -> None:
+    """A model good at code and fair at prose degrades on every shape: its
+    newest verdicts, a few per shape, show no change on any shape alone but
+    do on the shapes together, and each shape's record reopens. Shapes that
+    differ but hold steady are not taken for a change: each verdict is
+    compared with its own shape's record."""
+    older = {"short": Tally(36, 24), "long": Tally(30, 30), "code": Tally(54, 6)}
+    worse = {"short": [False, False, True], "long": [False, False, True], "code": [True, False, False, True]}
+
+    def shapes(newest: dict[str, list[bool]]) -> dict[str, tuple[Tally, list[tuple[float, bool]]]]:
+        return {s: (older[s], [(float(day), u) for day, u in enumerate(newest[s] * 4)]) for s in older}
+
+    alone = {s: recall(o, r) for s, (o, r) in shapes(worse).items()}
+    assert not any(r.changed for r in alone.values())
+    together = recall_shapes(shapes(worse))
+    assert all(r.changed.startswith("changed on every shape") for r in together.values())
+    assert together["code"].tally.total < alone["code"].tally.total
+    steady = {"short": [True, False, True], "long": [False, True, False], "code": [True, True, True, True]}
+    assert not any(r.changed for r in recall_shapes(shapes(steady)).values())
 
 
 def test_old_verdicts_count_less() -> None:

@@ -26,10 +26,11 @@ from .conftest import Seat
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import decisions as simulation
+import decisions_world
 
 pytestmark = pytest.mark.unit
 
-MEMBERS = ("atlas", "boreal", "cobalt", "dune", "ember", "tired", "broken")
+MEMBERS = ("atlas", "boreal", "cobalt", "dune", "ember", "tired", "broken", "fallen")
 OUTSIDERS = ("fjord", "gale", "heath")
 # (alias, shape) -> verdicts in the order given (True: useful).
 VERDICTS: dict[tuple[str, str], list[bool]] = {
@@ -44,6 +45,11 @@ VERDICTS: dict[tuple[str, str], list[bool]] = {
     ("fjord", "short"): [True] * 4 + [False],
     ("gale", "short"): [False, False, True],
     ("heath", "short"): [True, False, True],
+    # Good on every shape, then worse: too few verdicts for a change on any
+    # shape alone, one on every shape at once (`forgetting.recall_shapes`).
+    ("fallen", "short"): [True] * 14 + [False] * 4,
+    ("fallen", "long"): [True] * 14 + [False] * 4,
+    ("fallen", "code"): [True] * 14 + [False] * 4,
 }
 SUITE = {("atlas", "short"): (5, 1), ("cobalt", "short"): (6, 0), ("heath", "code"): (2, 4)}
 
@@ -97,6 +103,8 @@ async def test_the_server_and_the_simulation_seat_alike(offline: Runtime, seat: 
     served_explorers = [s.model.alias for s in plan.seating.seats if s.explorer]
 
     record, explorers = simulation.Ours().seats(bench, "short", 0, random.Random(seed))
+    fallen = decisions_world.evidence_of(bench, "fallen", "short", 0)
+    assert fallen.changed.startswith("changed on every shape")
     assert served_record == record
     assert served_explorers == explorers[:1]
     left = {m.alias: m.reason for m in plan.seating.left_off}

@@ -56,7 +56,7 @@ from typing import Any, Protocol
 from sqlalchemy import func, select
 
 from benchwarmers.bench import decider, recent
-from benchwarmers.bench.forgetting import FLOOR, RECENT_DAYS, Recalled, age_weight, recall
+from benchwarmers.bench.forgetting import FLOOR, RECENT_DAYS, Recalled, age_weight, recall_shapes
 from benchwarmers.bench.pairs import JudgeAgreement, PairCounts, agreement, pair_weight
 from benchwarmers.bench.rating import MIN_TRIES, Evidence, Ranking, Tally
 from benchwarmers.bench.revive import FAILING
@@ -760,16 +760,27 @@ async def _load_recalled(store: Store) -> dict[tuple[str, str, str], Recalled]:
         window[alias, coll, shp].append((oldest, useful))
     read = sum(len(r) for r in window.values())
     older_weight = age_weight(oldest) if read >= RECENT_CAP else FLOOR
-    out = {}
-    for (alias, coll, shp), rows_here in window.items():
+    # A model's shapes in one collection are read together: the detector looks at them at once too.
+    grouped: dict[tuple[str, str], dict[str, tuple[Tally, list[tuple[float, bool]]]]] = defaultdict(dict)
+    for (alias, coll, shp), rows_here in sorted(window.items(), key=lambda item: _shape_rank(item[0][2])):
         total = Tally()
         for c, s, useful, count in tallies.get(alias, ()):
             if c == coll and s == shp:
                 total += Tally(float(count), 0.0) if useful else Tally(0.0, float(count))
         good = sum(useful for _, useful in rows_here)
         older = Tally(max(total.good - good, 0.0), max(total.bad - (len(rows_here) - good), 0.0))
-        out[alias, coll, shp] = recall(older, rows_here, older_weight)
-    return out
+        grouped[alias, coll][shp] = (older, rows_here)
+    return {
+        (alias, coll, shp): remembered
+        for (alias, coll), shapes in grouped.items()
+        for shp, remembered in recall_shapes(shapes, older_weight).items()
+    }
+
+
+def _shape_rank(shape: str) -> int:
+    """Where a shape comes in `SHAPES` (unknown ones last): the order the
+    simulation gives a model's shapes to `recall_shapes` too."""
+    return SHAPES.index(shape) if shape in SHAPES else len(SHAPES)
 
 
 async def _seat_counts(
