@@ -117,6 +117,16 @@ def test_a_seated_model_keeps_its_seat_until_clearly_beaten() -> None:
     assert rank_evidence([seated, clearly], seated={"seated"})[0].alias == "clearly"
 
 
+def test_a_changed_model_keeps_no_seat_by_incumbency() -> None:
+    """Its record is of what it was: a model the change detector flagged is
+    held up by nothing, and a challenger a little better takes its seat."""
+    changed = Evidence("changed", here=Tally(14, 6), changed="changed: ...")
+    lucky = Evidence("lucky", here=Tally(15, 5))
+    held = rank_evidence([changed, lucky], seated={"changed"})
+    assert [r.alias for r in held] == ["lucky", "changed"]
+    assert not any("seated now" in reason for reason in held[1].reasons)
+
+
 def test_beta_quantiles() -> None:
     assert abs(beta_quantile(0.05, 1, 1) - 0.05) < 1e-6
     assert abs(beta_quantile(0.5, 2, 3) - 0.3857275681) < 1e-6

@@ -25,7 +25,8 @@ The model, per model x collection x shape:
   with no explorer seat: where there is one, it does the exploring, and the
   record seats go to the best estimates), held up for a model seated now by `INCUMBENCY` of its
   posterior spread (a challenger takes a seat when it is clearly better,
-  not on one lucky verdict: a panel that settles stays settled), and pushed
+  not on one lucky verdict: a panel that settles stays settled; not for a
+  model the change detector flagged, whose record is of what it was), and pushed
   down by health (unanswered probes), speed (slow first byte, few tokens per
   second), cost (price) and limits (near a rate limit).
 - Pairs ("A better than B") are fitted into the same posterior by
@@ -73,7 +74,8 @@ OPTIMISM = 0.4
 # A seated model with a record here (MIN_TRIES verdicts) keeps its seat until a
 # challenger is better by this many of its posterior sds: enough against a lucky verdict,
 # little enough that a wrong incumbent (seated on a lucky start) gives way (a whole sd
-# kept such ones longer in the simulation).
+# kept such ones longer in the simulation). A model the change detector flagged
+# (`bench/forgetting.py`) has no record to protect: the record was of what it was.
 INCUMBENCY = 0.5
 # Explorer seats try every model this often here before optimistic draws choose.
 MIN_TRIES = 2
@@ -293,7 +295,8 @@ def rate(
     if e.changed:
         reasons.append(e.changed)
     score = mean + optimism * (hi - mean)
-    if seated and e.here.total >= MIN_TRIES:  # an untried seat-holder has no record to protect
+    # An untried seat-holder has no record to protect, nor has one that changed since.
+    if seated and e.here.total >= MIN_TRIES and not e.changed:
         score += INCUMBENCY * post.sd
         reasons.append("seated now: a challenger must be clearly better to take its seat")
     for penalty, reason in _penalties(e):
