@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Literal, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
 from benchwarmers.durations import UNIT_PATTERN, parse_duration
 
@@ -31,8 +31,11 @@ Unit: TypeAlias = Literal["requests", "tokens"]
 Window: TypeAlias = Literal["minute", "day", ""]
 
 
-@dataclass(frozen=True, slots=True)
-class LearnedLimit:
+class LearnedLimit(NamedTuple):
+    """One limit a reply spoke of. A named tuple, not a frozen dataclass:
+    a provider's every reply makes two to four, and a frozen dataclass sets
+    each field through `object.__setattr__`."""
+
     unit: Unit
     window: Window
     limit: int | None
@@ -82,10 +85,19 @@ def _limit_headers(headers: Mapping[str, str]) -> dict[str, str]:
     by lower-cased name: every reply is read, and most carry none."""
     kept = {}
     for name, value in headers.items():
-        lowered = name.lower()
-        if "ratelimit" in lowered or lowered.startswith("retry-after"):
+        lowered = _limit_header(name)
+        if lowered:
             kept[lowered] = value
     return kept
+
+
+@functools.lru_cache(maxsize=512)
+def _limit_header(name: str) -> str:
+    """`name` lower-cased if it can speak of limits, else "": a provider
+    sends the same few names on every reply, so this is asked of each
+    header of every reply and answered from the cache."""
+    lowered = name.lower()
+    return lowered if "ratelimit" in lowered or lowered.startswith("retry-after") else ""
 
 
 # ------------------------------------------------------------ durations, dates
@@ -167,7 +179,9 @@ def _openai_style(headers: Mapping[str, str], now: float) -> list[LearnedLimit]:
 def _anthropic_style(headers: Mapping[str, str], now: float) -> list[LearnedLimit]:
     """Anthropic's requests and tokens limits (the tokens one is the tighter
     of its input and output limits, so those two are not kept apart)."""
-    limits = []
+    limits: list[LearnedLimit] = []
+    if not any(name.startswith("anthropic-ratelimit-") for name in headers):
+        return limits  # every other provider's replies
     for unit in ("requests", "tokens"):
         prefix = f"anthropic-ratelimit-{unit}-"
         fields = {k[len(prefix) :]: v for k, v in headers.items() if k.startswith(prefix)}
