@@ -171,9 +171,11 @@ class Limiter:
     def learned_per_model(self, endpoint: str) -> bool:
         return endpoint in self._per_model
 
-    async def _who(self, endpoint: str, served: str) -> str:
-        # Asked at every admit and reply of an endpoint with learned limits: `scope` inlined.
-        return served if self._scope_in(await endpoint_scopes(self.store), endpoint) == "model" else ""
+    def _who(self, scopes: dict[str, tuple[str, str]], endpoint: str, served: str) -> str:
+        """Whose limits `served`'s calls count ("" for the key's), by `scopes`
+        (`endpoint_scopes`, which the caller awaits: asked at every admit and
+        reply of an endpoint with learned limits, one coroutine fewer)."""
+        return served if self._scope_in(scopes, endpoint) == "model" else ""
 
     async def _compare_ceilings(self, endpoint: str, served: str, limits: tuple[LearnedLimit, ...]) -> None:
         """Two models stating different ceilings for one limit cannot share a
@@ -239,7 +241,8 @@ class Limiter:
             charges = list(made.charges)
             learned = self._known.get(endpoint)
             if learned:  # what providers said of their limits here
-                _learned_charges(charges, learned, await self._who(endpoint, served), tokens, now)
+                who = self._who(await endpoint_scopes(self.store), endpoint, served)
+                _learned_charges(charges, learned, who, tokens, now)
             # No limit applies (the usual call): nothing to count, not even in Redis.
             admission = await self.counters.take(charges, now) if charges else _ADMITTED
             if admission.admitted:
@@ -399,7 +402,7 @@ class Limiter:
         if self._said.get((endpoint, served)) != ceilings:
             await self._compare_ceilings(endpoint, served, limits)
             self._said[(endpoint, served)] = ceilings
-        who = await self._who(endpoint, served)
+        who = self._who(await endpoint_scopes(self.store), endpoint, served)
         known = self._known.setdefault(endpoint, {})
         used_up = False
         for unit, window, stated, remaining, resets_at, _source in limits:

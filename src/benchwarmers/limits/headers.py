@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Literal, NamedTuple, TypeAlias
@@ -44,8 +43,9 @@ class LearnedLimit(NamedTuple):
     source: str  # "x-ratelimit", "anthropic-ratelimit", "429 body"
 
 
-@dataclass(frozen=True, slots=True)
-class Learned:
+class Learned(NamedTuple):
+    """All a reply said of limits (a named tuple: made for every reply that says any)."""
+
     limits: tuple[LearnedLimit, ...] = ()
     # When the provider asked us to come back (retry-after, a 429 body's wait).
     retry_at: float | None = None
@@ -146,14 +146,14 @@ _OPENAI = re.compile(r"x-ratelimit-(limit|remaining|reset)-(requests|tokens)(?:-
 
 
 @functools.lru_cache(maxsize=256)
-def _openai_name(name: str) -> tuple[str, Unit, Window] | None:
-    """What an `x-ratelimit-*` header names (field, unit, window), else None;
-    the same few names come on every reply: cached."""
+def _openai_name(name: str) -> tuple[str, tuple[Unit, Window]] | None:
+    """What an `x-ratelimit-*` header names (field, (unit, window)), else
+    None; the same few names come on every reply: cached."""
     match = _OPENAI.fullmatch(name)
     if match is None:
         return None
     field, unit, named = match.groups()
-    return field, _unit(unit), "day" if named == "day" else "minute" if named else ""
+    return field, (_unit(unit), "day" if named == "day" else "minute" if named else "")
 
 
 def _openai_style(headers: Mapping[str, str], now: float) -> list[LearnedLimit]:
@@ -161,16 +161,19 @@ def _openai_style(headers: Mapping[str, str], now: float) -> list[LearnedLimit]:
     for name, value in headers.items():
         named = _openai_name(name)
         if named is not None:
-            field, unit, window = named
-            found.setdefault((unit, window), {})[field] = value
+            field, limit = named
+            fields = found.get(limit)
+            if fields is None:
+                fields = found[limit] = {}
+            fields[field] = value
     return [
         LearnedLimit(
-            unit=unit,
-            window=window,
-            limit=_int(fields.get("limit")),
-            remaining=_int(fields.get("remaining")),
-            resets_at=_reset(fields.get("reset"), now),
-            source="x-ratelimit",
+            unit,
+            window,
+            _int(fields.get("limit")),
+            _int(fields.get("remaining")),
+            _reset(fields.get("reset"), now),
+            "x-ratelimit",
         )
         for (unit, window), fields in sorted(found.items())
     ]
