@@ -120,11 +120,17 @@ def parse_time(text: str) -> float | None:
 
 
 def _int(text: str | None) -> int | None:
+    """A count as a header states it: a whole number (every reply's, read
+    as one at once), else a decimal one, cut to a whole one."""
     if text is None:
         return None
     try:
-        return int(float(text.strip()))
+        return int(text)
     except ValueError:
+        pass
+    try:
+        return int(float(text))
+    except (ValueError, OverflowError):
         return None
 
 
