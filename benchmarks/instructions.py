@@ -34,8 +34,15 @@ at most 5% more a request). `--tree PATH` (repeatable) measures another
 checkout's `src` the same way (`git archive 3fd40b0 | tar -x -C /tmp/base`),
 on the key with no budget where the tree has no budgets.
 
+The configured ask (`--asks configured`, issue 37) is `vs_litellm.py`'s
+configured scenario counted: a gateway key with a per-minute rate asking
+`bench/kept:route` (endpoint `limited` on the upstream's `/limited/v1`,
+whose replies carry rate-limit headers the limiter learns; the user's
+limits on that endpoint and model, far above the load), its cells
+alternated with the plain key asking `bench/solo:route` on the same server.
+
     .venv/bin/python benchmarks/instructions.py [--requests 100] [--rounds 2]
-        [--asks route,solo,trio,stream] [--tree /tmp/base] [--no-self] [--keep DIR]
+        [--asks route,solo,trio,stream,configured] [--tree /tmp/base] [--no-self] [--keep DIR]
 
 Needs valgrind and libfaketime (`apt-get install valgrind faketime`). No
 lock is needed (load does not change the counts); run one at a time
@@ -58,6 +65,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 from common import Child, Load, send_count, serve_benchwarmers
@@ -67,8 +75,16 @@ ASKS = {
     "solo": ("one-seat panel (bench/solo)", "bench/solo", False),
     "trio": ("three-seat panel (bench/trio)", "bench/trio", False),
     "stream": ("three-seat panel, streamed (bench/trio)", "bench/trio", True),
+    "configured": (
+        "configured (rate key: bench/kept:route; plain: bench/solo:route)",
+        "",
+        False,
+    ),
 }
-PLAIN, BUDGETED = "no budget", "budget on the key"
+PLAIN, BUDGETED, CONFIGURED = "no budget", "budget on the key", "rate on the key"
+# The configured ask: each key and what it asks (`vs_litellm.set_up_bench`'s
+# limited model), every other ask sending its own model with PLAIN and BUDGETED.
+CONFIGURED_LOADS = ((PLAIN, "bench/solo:route"), (CONFIGURED, "bench/kept:route"))
 FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
 # vs_litellm's models; its module is imported only in this process, not by
 # `set_up`'s child, where an older checkout lacks what it imports.
@@ -80,8 +96,9 @@ SELF = HERE.parent
 async def set_up(home: Path, upstream: str) -> dict[str, str]:
     """The bench, in the checkout this process imports: models on the
     instant upstream (priced, where the checkout prices models), keys
-    required, a key with no budget and, where the checkout has budgets,
-    one with them; the secrets by key."""
+    required, a key with no budget, the configured ask's key with a rate
+    and its limited model and, where the checkout has budgets, a key with
+    them; the secrets by key."""
     from benchwarmers.identity.keys import create_key
     from benchwarmers.runtime import Runtime
     from benchwarmers.store import registry
@@ -102,6 +119,7 @@ async def set_up(home: Path, upstream: str) -> dict[str, str]:
         await settings.set(MAX_PANELS, 1000)
         await settings.set(MAX_PANELS_PER_KEY, 1000)
         secrets = {PLAIN: (await create_key(store, "plain"))[1]}
+        await _set_up_configured(store, upstream, secrets)
         try:
             from benchwarmers.limits.budgets import set_budget
         except ImportError:  # a checkout from before budgets
@@ -110,6 +128,27 @@ async def set_up(home: Path, upstream: str) -> dict[str, str]:
         for period in ("day", "month"):
             await set_budget(store, "key", "budgeted", period, usd=1_000_000.0, tokens=10**14)
     return secrets
+
+
+async def _set_up_configured(store: Any, upstream: str, secrets: dict[str, str]) -> None:
+    """`vs_litellm.set_up_bench`'s configured scenario (its limits, its key's
+    rate), where the checkout has user limits."""
+    from benchwarmers.identity.keys import create_key
+    from benchwarmers.store import registry
+
+    try:
+        from benchwarmers.limits.user_limits import set_limits
+    except ImportError:  # a checkout from before user limits
+        return
+    from vs_litellm import ENDPOINT_LIMITS, KEY_RATE, MODEL_LIMITS
+
+    limited = upstream.removesuffix("/v1") + "/limited/v1"
+    await registry.add_endpoint(store, "limited", limited, "openai", needs_key=False)
+    await registry.add_model(store, "delta", "limited", "alpha")
+    await registry.add_collection(store, "kept", ["delta"])
+    await set_limits(store, "limited", "", ENDPOINT_LIMITS)
+    await set_limits(store, "limited", "alpha", MODEL_LIMITS)
+    secrets[CONFIGURED] = (await create_key(store, "configured", requests_per_minute=KEY_RATE))[1]
 
 
 def tree_env(tree: Path | None) -> dict[str, str]:
@@ -292,9 +331,25 @@ def measure_tree(tree: Tree, upstream: str, args: argparse.Namespace) -> None:
         try:
             for ask in args.asks:
                 label, model, stream = ASKS[ask]
-                payload = {**body(model), "stream": True} if stream else body(model)
-                keys = [key for key in server.secrets if key in args.keys]
-                loads = [(key, Load(server.url, [payload], server.auth(key))) for key in keys]
+                if ask == "configured":
+                    if CONFIGURED not in server.secrets:
+                        print(
+                            f"{tree.label}: no user limits in this checkout, configured skipped",
+                            file=sys.stderr,
+                        )
+                        continue
+                    sent = list(CONFIGURED_LOADS)
+                else:
+                    sent = [(key, model) for key in server.secrets if key in args.keys and key != CONFIGURED]
+                loads = [
+                    (
+                        key,
+                        Load(
+                            server.url, [{**body(m), "stream": True} if stream else body(m)], server.auth(key)
+                        ),
+                    )
+                    for key, m in sent
+                ]
                 counted = asyncio.run(
                     server.cells(
                         loads,
@@ -334,19 +389,19 @@ def render(trees: list[Tree], args: argparse.Namespace) -> str:
             f"\n{tree.label} ({tree.commit}): instructions per request, mean of {args.rounds} rounds "
             f"of {args.requests} requests at {args.connections} connections "
             "(spread: max - min over the mean)\n",
-            "| ask | key | all threads | main thread | spread | errors | budget / no budget |",
+            "| ask | key | all threads | main thread | spread | errors | / no budget (plain key) |",
             "|---|---|---:|---:|---:|---:|---:|",
         ]
         for ask in args.asks:
             plain = tree.counts.get((ask, PLAIN))
-            for key in (PLAIN, BUDGETED):
+            for key in (PLAIN, BUDGETED, CONFIGURED):
                 counts = tree.counts.get((ask, key))
                 if not counts:
                     continue
                 mean = statistics.mean(c.per_request for c in counts)
                 main = statistics.mean(c.main_per_request for c in counts)
                 versus = "-"
-                if key == BUDGETED and plain:
+                if key != PLAIN and plain:
                     ratio = mean / statistics.mean(c.per_request for c in plain)
                     versus = f"{ratio:.4f} ({(ratio - 1) * 100:+.2f}%)"
                 errors = sum(c.errors for c in counts)
@@ -363,7 +418,7 @@ def render(trees: list[Tree], args: argparse.Namespace) -> str:
             + " |",
             "|---|" + "---:|" * (2 * len(trees) - 1),
         ]
-        for ask in args.asks:
+        for ask in [a for a in args.asks if all((a, PLAIN) in t.counts for t in trees)]:
             means = [statistics.mean(c.per_request for c in t.counts[(ask, PLAIN)]) for t in trees]
             ratios = [f"{m / means[0]:.4f} ({(m / means[0] - 1) * 100:+.2f}%)" for m in means[1:]]
             lines.append(

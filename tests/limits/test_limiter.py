@@ -65,6 +65,22 @@ async def test_endpoint_limit_is_shared_and_a_model_limit_narrows_it(bench: Runt
     assert sorted(await outcomes(bench.limiter, "model-two", 2)) == [False, True]
 
 
+async def test_a_limit_set_between_calls_holds_from_the_next_call(bench: Runtime) -> None:
+    # The charges a model's calls make are kept from call to call (`Limiter._made`):
+    # a limit set, lowered or added must still count from the next call on.
+    limiter = bench.limiter
+    await set_limits(bench.store, "fake", "", {"rpm": 5})
+    for _ in range(2):
+        await limiter.admit("fake", "model-one", tokens=10, max_wait=0)
+    await set_limits(bench.store, "fake", "", {"rpm": 2})
+    with pytest.raises(LimitExceeded):
+        await limiter.admit("fake", "model-one", tokens=10, max_wait=0)
+    await set_limits(bench.store, "fake", "", {"rpm": 5, "tpm": 50})
+    await limiter.admit("fake", "model-one", tokens=40, max_wait=0)
+    with pytest.raises(LimitExceeded):  # a new estimate, against the token limit just added
+        await limiter.admit("fake", "model-one", tokens=20, max_wait=0)
+
+
 async def test_tokens_are_estimated_then_corrected(bench: Runtime) -> None:
     await set_limits(bench.store, "fake", "", {"tpm": 1000})
     limiter = bench.limiter

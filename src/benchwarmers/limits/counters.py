@@ -35,7 +35,6 @@ import math
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from benchwarmers import ids
@@ -84,8 +83,9 @@ class PairCharge(NamedTuple):
     resets_at: float
 
 
-@dataclass(frozen=True, slots=True)
-class Admission:
+class Admission(NamedTuple):
+    """What a take answers (a named tuple: every limited call gets one)."""
+
     admitted: bool
     # When refused: the earliest time worth trying again (all refused charges
     # free by then), or None when the call can never fit (amount > limit).
@@ -191,12 +191,6 @@ class _SlidingLog:
         while entries and entries[0][0] <= horizon:
             self.total -= entries.popleft()[1]
 
-    def add(self, at: float, amount: int) -> list[Any]:
-        entry = [at, amount]
-        self.entries.append(entry)
-        self.total += amount
-        return entry
-
 
 class MemoryCounters(Counters):
     """Counters of one process. Correct under concurrent coroutines because
@@ -225,20 +219,19 @@ class MemoryCounters(Counters):
         return used
 
     async def take(self, charges: list[Charge], now: float) -> Admission:
-        refusals = self._refusals(charges, now)
-        if refusals:
-            return _worst_refusal(refusals)
-        entries = self._count(charges, now)
-        return Admission(True, receipt=entries) if entries else _ADMITTED
-
-    def _refusals(self, charges: list[Charge], now: float) -> list[Admission]:
-        # Every limited call runs this and `_count`: fields unpacked, `is_sliding` inlined.
-        refusals = []
-        fixed = self._fixed
+        # Every limited call runs this (the key's rate, then the limiter's
+        # charges): one pass checks, ageing each sliding log out once, and
+        # only if all fit a second counts; fields unpacked, `is_sliding` inlined.
+        refusals: list[Admission] = []
+        fixed, logs = self._fixed, self._logs
         for charge in charges:
             key, amount, limit, span, resets_at = charge
             if span > 0:
-                log = self._log(key, span, now)
+                log = logs.get(key)
+                if log is None:
+                    log = logs[key] = _SlidingLog()
+                else:
+                    log.expire(span, now)
                 if log.total + amount > limit:
                     refusals.append(Admission(False, _frees_at(log.entries, log.total, charge), charge))
                 continue
@@ -246,18 +239,26 @@ class MemoryCounters(Counters):
             used = found[0] if found is not None and found[1] > now else 0
             if used + amount > limit:
                 refusals.append(Admission(False, resets_at if amount <= limit else None, charge))
-        return refusals
+        if refusals:
+            return _worst_refusal(refusals)
+        entries = self._count(charges, now, aged=True)
+        return Admission(True, receipt=entries) if entries else _ADMITTED
 
     async def adjust(self, charges: list[Charge], now: float) -> None:
         self._count(charges, now)
 
-    def _count(self, charges: list[Charge], now: float) -> dict[str, list[Any]]:
-        """Add every charge; the sliding windows' new entries by key (a take's receipt)."""
+    def _count(self, charges: list[Charge], now: float, *, aged: bool = False) -> dict[str, list[Any]]:
+        """Add every charge; the sliding windows' new entries by key (a take's
+        receipt). `aged`: the sliding logs were aged out at `now` already (by `take`)."""
         entries = {}
-        fixed = self._fixed
+        fixed, logs = self._fixed, self._logs
         for key, amount, _limit, span, resets_at in charges:
             if span > 0:
-                entries[key] = self._log(key, span, now).add(now, amount)
+                log = logs[key] if aged else self._log(key, span, now)
+                entry = [now, amount]
+                log.entries.append(entry)
+                log.total += amount
+                entries[key] = entry
                 continue
             found = fixed.get(key)
             if found is not None and found[1] > now:
@@ -268,16 +269,23 @@ class MemoryCounters(Counters):
             fixed[key] = [amount, resets_at]
         return entries
 
-    async def _settle_sliding(self, charges: list[Charge], receipt: object, amount: int, now: float) -> None:
+    async def settle(self, charges: list[Charge], receipt: object, amount: int, now: float) -> None:
+        # `Counters.settle` in one pass, as every call a token limit counted settles.
         entries = receipt if isinstance(receipt, dict) else {}
         for charge in charges:
-            entry = entries.get(charge.key)
-            if entry is None:
+            key, taken, _limit, span, _resets_at = charge
+            if amount == taken:
                 continue
-            log = self._log(charge.key, charge.span, now)
-            if entry[0] > now - charge.span:  # still in the window (older ones were let go)
-                entry[1] += amount - charge.amount
-                log.total += amount - charge.amount
+            if span <= 0:
+                self._count([charge._replace(amount=amount - taken)], now)
+                continue
+            entry = entries.get(key)
+            if entry is not None and entry[0] > now - span:  # still in the window (older ones were let go)
+                entry[1] += amount - taken
+                self._logs[key].total += amount - taken
+
+    async def _settle_sliding(self, charges: list[Charge], receipt: object, amount: int, now: float) -> None:
+        await self.settle(charges, receipt, amount, now)
 
     async def put(
         self, key: str, used: int, resets_at: float, now: float, *, only_if_absent: bool = False

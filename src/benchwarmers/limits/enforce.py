@@ -40,12 +40,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import Table, delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -81,19 +81,37 @@ _NO_ESTIMATE: _Estimate = ((), None)
 _estimates: ContextVar[dict[tuple[str, str], _Estimate] | None] = ContextVar("limit_estimates", default=None)
 
 
-@dataclass(frozen=True, slots=True)
-class _Known:
+class _Known(NamedTuple):
     """A provider's limit as the limiter enforces it until `resets_at`:
     `limit` is the ceiling counted against (what is left, when the provider
-    named no limit), `stated` the limit the provider named, if it did."""
+    named no limit), `stated` the limit the provider named, if it did; `key`
+    its counter's (`_learned_key`). Made on every reply that states it: a
+    named tuple, not a frozen dataclass, for that."""
 
     limit: int
     resets_at: float
     stated: int | None
+    key: str
+
+
+class _UserCharges(NamedTuple):
+    """The charges a call to one model makes against the user's limits
+    (`Limiter._user_charges`), the same call after call: made again only
+    when the limits are read again, the token estimate changes or a day's
+    (month's) window ends (`until`)."""
+
+    limits: tuple[UserLimit, ...]
+    tokens: int
+    until: float
+    charges: tuple[Charge, ...]
+    # Those that count tokens (the estimate `spent` settles).
+    estimated: tuple[Charge, ...]
 
 
 # What a learned limit is keyed by on its endpoint: (served, or "" when per key; unit; window).
 _Who = tuple[str, str, str]
+# A limit a reply stated: (unit, window, the limit it named).
+_Ceiling = tuple[str, str, int | None]
 
 
 def _iso(when: float) -> str:
@@ -132,22 +150,32 @@ class Limiter:
         # when the amount (a token estimate) or the calendar window changes.
         self._last_charges: dict[UserLimit, Charge] = {}
         self._recalled: set[str] = set()
+        # (endpoint, served) -> its user charges as last made.
+        self._made: dict[tuple[str, str], _UserCharges] = {}
         self._wakers: set[asyncio.Task[None]] = set()
         # endpoint -> when its learned limits were last written, and their ceilings then.
-        self._kept: dict[tuple[str, str], tuple[float, frozenset[tuple[str, str, int | None]]]] = {}
+        self._kept: dict[tuple[str, str], tuple[float, tuple[_Ceiling, ...]]] = {}
+        # (endpoint, served) -> the ceilings its last reply stated (`learn`).
+        self._said: dict[tuple[str, str], tuple[_Ceiling, ...]] = {}
 
     # ------------------------------------------------------------------ scope
 
     async def scope(self, endpoint: str) -> LimitScope:
         """Whom `endpoint`'s provider limits count (`scope.py`)."""
-        chosen, base_url = (await endpoint_scopes(self.store)).get(endpoint, ("", ""))
+        return self._scope_in(await endpoint_scopes(self.store), endpoint)
+
+    def _scope_in(self, scopes: dict[str, tuple[str, str]], endpoint: str) -> LimitScope:
+        chosen, base_url = scopes.get(endpoint, ("", ""))
         return effective_scope(chosen, base_url, endpoint in self._per_model)
 
     def learned_per_model(self, endpoint: str) -> bool:
         return endpoint in self._per_model
 
-    async def _who(self, endpoint: str, served: str) -> str:
-        return served if await self.scope(endpoint) == "model" else ""
+    def _who(self, scopes: dict[str, tuple[str, str]], endpoint: str, served: str) -> str:
+        """Whose limits `served`'s calls count ("" for the key's), by `scopes`
+        (`endpoint_scopes`, which the caller awaits: asked at every admit and
+        reply of an endpoint with learned limits, one coroutine fewer)."""
+        return served if self._scope_in(scopes, endpoint) == "model" else ""
 
     async def _compare_ceilings(self, endpoint: str, served: str, limits: tuple[LearnedLimit, ...]) -> None:
         """Two models stating different ceilings for one limit cannot share a
@@ -159,7 +187,7 @@ class Limiter:
                 continue
             by_model = seen.setdefault((limit.unit, limit.window), {})
             if by_model.get(served) == limit.limit:
-                continue  # what this model said before (every reply repeats it): nothing new
+                continue  # what this model said before: nothing new
             by_model[served] = limit.limit
             if len(set(by_model.values())) > 1 and endpoint not in self._per_model:
                 self._per_model.add(endpoint)
@@ -207,12 +235,18 @@ class Limiter:
             admission, reached = Admission(False, rest), f"{endpoint}/{served} is resting after a 429"
         else:
             limits = await limits_for(self.store, endpoint, served)
-            charges = await self._charges(endpoint, served, limits, tokens, now)
+            made = self._made.get((endpoint, served))
+            if made is None or made.limits is not limits or made.tokens != tokens or made.until <= now:
+                made = await self._user_charges(endpoint, served, limits, tokens, now)
+            charges = list(made.charges)
+            learned = self._known.get(endpoint)
+            if learned:  # what providers said of their limits here
+                who = self._who(await endpoint_scopes(self.store), endpoint, served)
+                _learned_charges(charges, learned, who, tokens, now)
             # No limit applies (the usual call): nothing to count, not even in Redis.
             admission = await self.counters.take(charges, now) if charges else _ADMITTED
             if admission.admitted:
-                # The user's limits' charges come first, in their order.
-                estimated = tuple(c for c, x in zip(charges, limits, strict=False) if x.unit == "tokens")
+                estimated = made.estimated
                 known = _estimates.get()
                 # Only a call a token limit counted has an estimate to settle
                 # (or one that replaces an earlier admit's in this task).
@@ -267,7 +301,7 @@ class Limiter:
             ceiling = row.limit if row.limit is not None else row.remaining
             key = (row.served, row.unit, row.window)
             if key not in known:
-                known[key] = _Known(ceiling, resets_at, row.limit)
+                known[key] = _Known(ceiling, resets_at, row.limit, _learned_key(endpoint, *key))
                 used = max(ceiling - row.remaining, 0)
                 await self.counters.put(
                     _learned_key(endpoint, *key), used, resets_at, now, only_if_absent=True
@@ -276,24 +310,18 @@ class Limiter:
             rest = as_utc(until).timestamp() if until is not None else now
             self._rests[(endpoint, served)] = max(rest, self._rests.get((endpoint, served), 0.0))
 
-    async def _charges(
+    async def _user_charges(
         self, endpoint: str, served: str, limits: tuple[UserLimit, ...], tokens: int, now: float
-    ) -> list[Charge]:
-        """What the call counts against: the user's limits, then what the
-        provider said (each described in words only if it refuses: `_describe`)."""
-        charges = [
-            await self._user_charge(limit, 1 if limit.unit == "requests" else tokens, now) for limit in limits
-        ]
-        learned = self._known.get(endpoint)
-        if not learned:  # no provider said anything of its limits here (whose they are does not matter)
-            return charges
-        who = await self._who(endpoint, served)
-        for (owner, unit, window), known in learned.items():
-            if owner == who and known.resets_at > now:
-                key = _learned_key(endpoint, owner, unit, window)
-                amount = 1 if unit == "requests" else tokens
-                charges.append(Charge.fixed(key, amount, known.limit, known.resets_at))
-        return charges
+    ) -> _UserCharges:
+        """The call's charges against the user's `limits`, in their order,
+        kept for the calls after it (`_made`)."""
+        charges: tuple[Charge, ...] = ()
+        for limit in limits:
+            charges += (await self._user_charge(limit, 1 if limit.unit == "requests" else tokens, now),)
+        until = min((c.resets_at for c in charges if not c.is_sliding), default=math.inf)
+        estimated = tuple(c for c, x in zip(charges, limits, strict=True) if x.unit == "tokens")
+        made = self._made[(endpoint, served)] = _UserCharges(limits, tokens, until, charges, estimated)
+        return made
 
     def _describe(self, endpoint: str, limits: tuple[UserLimit, ...], blocked: Charge) -> str:
         """The limit that refused a call, in words."""
@@ -301,7 +329,7 @@ class Limiter:
             if self._keys.get(limit, ("", 0.0))[0] == blocked.key:
                 return f"the limit of {limit.describe}"
         for (owner, unit, window), known in self._known.get(endpoint, {}).items():
-            if _learned_key(endpoint, owner, unit, window) == blocked.key:
+            if known.key == blocked.key:
                 return _describe_learned(endpoint, owner, unit, window, known.stated)
         return "a limit"
 
@@ -365,22 +393,28 @@ class Limiter:
     ) -> None:
         now = self.clock()
         learned = learn(status, headers, body, now, retry_after=retry_after)
-        if not learned.limits and status != 429:
+        limits = learned.limits
+        if not limits and status != 429:
             return  # the reply said nothing about limits (most replies of most providers)
-        await self._compare_ceilings(endpoint, served, learned.limits)
-        who = await self._who(endpoint, served)
+        # Every reply repeats its provider's ceilings: compared only when they are not what
+        # this model said last (`_compare_ceilings` would find nothing new).
+        ceilings = tuple([(limit.unit, limit.window, limit.limit) for limit in limits])
+        if self._said.get((endpoint, served)) != ceilings:
+            await self._compare_ceilings(endpoint, served, limits)
+            self._said[(endpoint, served)] = ceilings
+        who = self._who(await endpoint_scopes(self.store), endpoint, served)
         known = self._known.setdefault(endpoint, {})
-        for limit in learned.limits:
-            if limit.remaining is None or limit.resets_at is None or limit.resets_at <= now:
+        used_up = False
+        for unit, window, stated, remaining, resets_at, _source in limits:
+            used_up = used_up or remaining == 0
+            if remaining is None or resets_at is None or resets_at <= now:
                 continue
-            ceiling = limit.limit if limit.limit is not None else limit.remaining
-            used = max(ceiling - limit.remaining, 0)
-            known[(who, limit.unit, limit.window)] = _Known(ceiling, limit.resets_at, limit.limit)
-            await self.counters.put(
-                _learned_key(endpoint, who, limit.unit, limit.window), used, limit.resets_at, now
-            )
-        if learned.limits and self._worth_keeping((endpoint, who), learned.limits, status, now):
-            await self._keep(endpoint, who, learned.limits, now)
+            ceiling = stated if stated is not None else remaining
+            key = _learned_key(endpoint, who, unit, window)
+            known[(who, unit, window)] = _Known(ceiling, resets_at, stated, key)
+            await self.counters.put(key, max(ceiling - remaining, 0), resets_at, now)
+        if limits and self._worth_keeping((endpoint, who), ceilings, status == 429 or used_up, now):
+            await self._keep(endpoint, who, limits, now)
         if status == 429:
             await self._rest(endpoint, served, learned.retry_at, learned.limits, now)
 
@@ -425,22 +459,15 @@ class Limiter:
         await wake_rested(self.store, datetime.fromtimestamp(self.clock(), UTC))
 
     def _worth_keeping(
-        self, endpoint: tuple[str, str], limits: tuple[LearnedLimit, ...], status: int, now: float
+        self, endpoint: tuple[str, str], ceilings: tuple[_Ceiling, ...], urgent: bool, now: float
     ) -> bool:
         """Providers repeat their limits on every reply, and a write per call
         would sit in front of each seat's first byte. The store (the quotas
-        view, a restart) gets them when they are news: the first time, a new
-        ceiling, one used up, a 429, or `KEEP_EVERY` seconds after the last
-        write. Enforcement never waits for this: it uses the counters."""
-        ceilings = frozenset((limit.unit, limit.window, limit.limit) for limit in limits)
+        view, a restart) gets them when they are news: the first time, new
+        `ceilings`, one used up or a 429 (`urgent`), or `KEEP_EVERY` seconds
+        after the last write. Enforcement never waits for this: it uses the counters."""
         last = self._kept.get(endpoint)
-        news = (
-            last is None
-            or last[1] != ceilings
-            or now - last[0] >= KEEP_EVERY
-            or status == 429
-            or any(limit.remaining == 0 for limit in limits)
-        )
+        news = urgent or last is None or last[1] != ceilings or now - last[0] >= KEEP_EVERY
         if news:
             self._kept[endpoint] = (now, ceilings)
         return news
@@ -492,6 +519,18 @@ class Limiter:
         await self.counters.close()
 
 
+def _learned_charges(
+    charges: list[Charge], learned: dict[_Who, _Known], who: str, tokens: int, now: float
+) -> None:
+    """Add to `charges` what a call counts against of what providers said
+    (each described in words only if it refuses: `Limiter._describe`)."""
+    for (owner, unit, _window), known in learned.items():
+        if owner == who and known.resets_at > now:
+            charges.append(
+                Charge(known.key, 1 if unit == "requests" else tokens, known.limit, 0.0, known.resets_at)
+            )
+
+
 def _fits(amount: int | None) -> int | None:
     """A provider's figure as the store's 32-bit column can keep it: a
     ceiling past 2^31 (some state tokens a day in the billions) is as good
@@ -519,7 +558,10 @@ def _period_key(limit: UserLimit, period: str) -> str:
     return f"set|{limit.endpoint}|{limit.served}|{limit.unit}|{period}"
 
 
+@functools.lru_cache(maxsize=1024)
 def _learned_key(endpoint: str, who: str, unit: str, window: str) -> str:
+    """The counter of what a provider said of one limit (made on every reply
+    that says it, of the same few names: cached)."""
     owner = f"{endpoint}|{who}" if who else endpoint
     return f"{LEARNED}{owner}|{unit}|{window or 'any'}"
 

@@ -19,10 +19,9 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Literal, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
 from benchwarmers.durations import UNIT_PATTERN, parse_duration
 
@@ -31,8 +30,11 @@ Unit: TypeAlias = Literal["requests", "tokens"]
 Window: TypeAlias = Literal["minute", "day", ""]
 
 
-@dataclass(frozen=True, slots=True)
-class LearnedLimit:
+class LearnedLimit(NamedTuple):
+    """One limit a reply spoke of. A named tuple, not a frozen dataclass:
+    a provider's every reply makes two to four, and a frozen dataclass sets
+    each field through `object.__setattr__`."""
+
     unit: Unit
     window: Window
     limit: int | None
@@ -41,8 +43,9 @@ class LearnedLimit:
     source: str  # "x-ratelimit", "anthropic-ratelimit", "429 body"
 
 
-@dataclass(frozen=True, slots=True)
-class Learned:
+class Learned(NamedTuple):
+    """All a reply said of limits (a named tuple: made for every reply that says any)."""
+
     limits: tuple[LearnedLimit, ...] = ()
     # When the provider asked us to come back (retry-after, a 429 body's wait).
     retry_at: float | None = None
@@ -82,10 +85,19 @@ def _limit_headers(headers: Mapping[str, str]) -> dict[str, str]:
     by lower-cased name: every reply is read, and most carry none."""
     kept = {}
     for name, value in headers.items():
-        lowered = name.lower()
-        if "ratelimit" in lowered or lowered.startswith("retry-after"):
+        lowered = _limit_header(name)
+        if lowered:
             kept[lowered] = value
     return kept
+
+
+@functools.lru_cache(maxsize=512)
+def _limit_header(name: str) -> str:
+    """`name` lower-cased if it can speak of limits, else "": a provider
+    sends the same few names on every reply, so this is asked of each
+    header of every reply and answered from the cache."""
+    lowered = name.lower()
+    return lowered if "ratelimit" in lowered or lowered.startswith("retry-after") else ""
 
 
 # ------------------------------------------------------------ durations, dates
@@ -108,11 +120,17 @@ def parse_time(text: str) -> float | None:
 
 
 def _int(text: str | None) -> int | None:
+    """A count as a header states it: a whole number (every reply's, read
+    as one at once), else a decimal one, cut to a whole one."""
     if text is None:
         return None
     try:
-        return int(float(text.strip()))
+        return int(text)
     except ValueError:
+        pass
+    try:
+        return int(float(text))
+    except (ValueError, OverflowError):
         return None
 
 
@@ -134,14 +152,14 @@ _OPENAI = re.compile(r"x-ratelimit-(limit|remaining|reset)-(requests|tokens)(?:-
 
 
 @functools.lru_cache(maxsize=256)
-def _openai_name(name: str) -> tuple[str, Unit, Window] | None:
-    """What an `x-ratelimit-*` header names (field, unit, window), else None;
-    the same few names come on every reply: cached."""
+def _openai_name(name: str) -> tuple[str, tuple[Unit, Window]] | None:
+    """What an `x-ratelimit-*` header names (field, (unit, window)), else
+    None; the same few names come on every reply: cached."""
     match = _OPENAI.fullmatch(name)
     if match is None:
         return None
     field, unit, named = match.groups()
-    return field, _unit(unit), "day" if named == "day" else "minute" if named else ""
+    return field, (_unit(unit), "day" if named == "day" else "minute" if named else "")
 
 
 def _openai_style(headers: Mapping[str, str], now: float) -> list[LearnedLimit]:
@@ -149,16 +167,19 @@ def _openai_style(headers: Mapping[str, str], now: float) -> list[LearnedLimit]:
     for name, value in headers.items():
         named = _openai_name(name)
         if named is not None:
-            field, unit, window = named
-            found.setdefault((unit, window), {})[field] = value
+            field, limit = named
+            fields = found.get(limit)
+            if fields is None:
+                fields = found[limit] = {}
+            fields[field] = value
     return [
         LearnedLimit(
-            unit=unit,
-            window=window,
-            limit=_int(fields.get("limit")),
-            remaining=_int(fields.get("remaining")),
-            resets_at=_reset(fields.get("reset"), now),
-            source="x-ratelimit",
+            unit,
+            window,
+            _int(fields.get("limit")),
+            _int(fields.get("remaining")),
+            _reset(fields.get("reset"), now),
+            "x-ratelimit",
         )
         for (unit, window), fields in sorted(found.items())
     ]
@@ -167,7 +188,9 @@ def _openai_style(headers: Mapping[str, str], now: float) -> list[LearnedLimit]:
 def _anthropic_style(headers: Mapping[str, str], now: float) -> list[LearnedLimit]:
     """Anthropic's requests and tokens limits (the tokens one is the tighter
     of its input and output limits, so those two are not kept apart)."""
-    limits = []
+    limits: list[LearnedLimit] = []
+    if not any(name.startswith("anthropic-ratelimit-") for name in headers):
+        return limits  # every other provider's replies
     for unit in ("requests", "tokens"):
         prefix = f"anthropic-ratelimit-{unit}-"
         fields = {k[len(prefix) :]: v for k, v in headers.items() if k.startswith(prefix)}
