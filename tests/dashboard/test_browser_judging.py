@@ -71,6 +71,12 @@ class Bench:
         self.page.fill("#f-prompt", question)
         self.page.click("#ask-form button[type=submit]")
 
+    def answered(self, question: str, aliases: tuple[str, ...]) -> dict[str, str]:
+        """Ask, wait until every seat is done, and each seat's call id by alias."""
+        self.ask(question)
+        self.page.locator("#ask-state >> text=Done.").wait_for()
+        return {a: card(self.page, a).get_attribute("data-call") for a in aliases}
+
 
 @contextmanager
 def bench(
@@ -176,9 +182,7 @@ def test_judging_in_place_by_mouse_and_by_keyboard(
     models = [FakeModel(name, answer=capable) for name in ("alpha", "beta", "gamma")]
     with bench(browser, home, fake_provider, models) as b:
         page = b.page
-        b.ask("Which is best?")
-        page.locator("#ask-state >> text=Done.").wait_for()
-        calls = {a: card(page, a).get_attribute("data-call") for a in ("alpha", "beta", "gamma")}
+        calls = b.answered("Which is best?", ("alpha", "beta", "gamma"))
 
         # Mouse: a note, then Useful; the answer stays where it was, the note shows under it.
         alpha = card(page, "alpha")
@@ -264,9 +268,7 @@ def test_b_is_better_by_keyboard_and_both_bad_by_mouse_are_stored_as_shown(
     models = [FakeModel(name, answer=capable) for name in ("alpha", "beta", "gamma")]
     with bench(browser, home, fake_provider, models) as b:
         page = b.page
-        b.ask("Compare these two ways")
-        page.locator("#ask-state >> text=Done.").wait_for()
-        calls = {a: card(page, a).get_attribute("data-call") for a in ("alpha", "beta", "gamma")}
+        calls = b.answered("Compare these two ways", ("alpha", "beta", "gamma"))
         compare = page.locator("section.compare").last
 
         # Keyboard: B is better, with alpha as A and gamma as B.
