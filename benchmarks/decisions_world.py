@@ -17,14 +17,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from benchwarmers.bench.decider import Candidate, Table
-from benchwarmers.bench.forgetting import (
-    RECENT_DAYS,
-    Recalled,
-    age_weight,
-    as_recorded,
-    recall,
-    recall_shapes,
-)
+from benchwarmers.bench.forgetting import RECENT_DAYS, Recalled, age_weight, recall, recall_shapes
 from benchwarmers.bench.pairs import JudgeAgreement, PairCounts, agreement, pair_weight
 from benchwarmers.bench.rating import Evidence, Tally
 from benchwarmers.calls.health import FAILING_AFTER
@@ -238,18 +231,16 @@ def _recall(bench: Bench, alias: str, day: int) -> dict[str, Recalled]:
 
 
 def _evidence(bench: Bench, alias: str, shape: str, day: int, counts: tuple[int, ...]) -> Evidence:
-    recalled = _recalled(bench, alias, day, counts)
-    remembered = recalled[shape]
+    remembered = _recalled(bench, alias, day, counts)[shape]
     rows = bench.verdicts.get((alias, shape), [])
     others = [s for s in SHAPES if s != shape]
-    other_shapes = tuple(as_recorded(bench.tally(alias, s), recalled[s]) for s in others)
     return Evidence(
         alias,
         here=remembered.tally,
         changed=remembered.changed,
         judged=len(rows),
-        same_collection=sum(other_shapes, Tally()),
-        other_shapes=other_shapes,
+        same_collection=sum((bench.tally(alias, s) for s in others), Tally()),
+        other_shapes=tuple(bench.tally(alias, s) for s in others),
         suite_shape=bench.suite[alias, shape],
         suite_other=sum((bench.suite[alias, s] for s in others), Tally()),
     )

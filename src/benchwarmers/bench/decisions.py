@@ -56,14 +56,7 @@ from typing import Any, Protocol
 from sqlalchemy import func, select
 
 from benchwarmers.bench import decider, recent
-from benchwarmers.bench.forgetting import (
-    FLOOR,
-    RECENT_DAYS,
-    Recalled,
-    age_weight,
-    as_recorded,
-    recall_shapes,
-)
+from benchwarmers.bench.forgetting import FLOOR, RECENT_DAYS, Recalled, age_weight, recall_shapes
 from benchwarmers.bench.pairs import JudgeAgreement, PairCounts, agreement, pair_weight
 from benchwarmers.bench.rating import MIN_TRIES, Evidence, Ranking, Tally
 from benchwarmers.bench.revive import FAILING
@@ -675,12 +668,6 @@ async def _evidence(
                 by_shape[alias][shp] += one
             elif shp == shape:
                 elsewhere[alias] += one
-        if alias in by_shape:  # its other shapes here, as the prior reads them (a change counted)
-            by_shape[alias] = {
-                shp: as_recorded(one, recalled.get((alias, collection, shp)))
-                for shp, one in by_shape[alias].items()
-            }
-            same[alias] = sum(by_shape[alias].values(), Tally())
         for task_shape, passed in suite.get(alias, ()):
             one = Tally(1.0, 0.0) if passed else Tally(0.0, 1.0)
             if task_shape == shape:
