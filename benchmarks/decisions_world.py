@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from benchwarmers.bench.decider import Candidate, Table
-from benchwarmers.bench.forgetting import RECENT_DAYS, age_weight, recall, recall_shapes
+from benchwarmers.bench.forgetting import RECENT_DAYS, Recalled, age_weight, recall, recall_shapes
 from benchwarmers.bench.pairs import JudgeAgreement, PairCounts, agreement, pair_weight
 from benchwarmers.bench.rating import Evidence, Tally
 from benchwarmers.calls.health import FAILING_AFTER
@@ -207,10 +207,17 @@ def evidence_of(bench: Bench, alias: str, shape: str, t: int) -> Evidence:
     pooled, the suite."""
     day = t // ASKS_PER_DAY
     counts = tuple(len(bench.verdicts.get((alias, s), ())) for s in SHAPES)
-    return _kept(bench, ("evidence", alias, shape, day, counts), lambda: _evidence(bench, alias, shape, day))
+    return _kept(
+        bench, ("evidence", alias, shape, day, counts), lambda: _evidence(bench, alias, shape, day, counts)
+    )
 
 
-def _evidence(bench: Bench, alias: str, shape: str, day: int) -> Evidence:
+def _recalled(bench: Bench, alias: str, day: int, counts: tuple[int, ...]) -> dict[str, Recalled]:
+    """Every shape of a model here as forgetting reads them (kept: its three shapes read once)."""
+    return _kept(bench, ("recalled", alias, day, counts), lambda: _recall(bench, alias, day))
+
+
+def _recall(bench: Bench, alias: str, day: int) -> dict[str, Recalled]:
     read = {}  # as the server reads them: the shapes with verdicts in the recent window
     for s in SHAPES:
         recent = [
@@ -219,7 +226,12 @@ def _evidence(bench: Bench, alias: str, shape: str, day: int) -> Evidence:
         older = [r for r in recent if r[0] >= RECENT_DAYS]
         window = [r for r in recent if r[0] < RECENT_DAYS]
         read[s] = (Tally(float(sum(u for _, u in older)), float(sum(not u for _, u in older))), window)
-    remembered = recall_shapes({s: v for s, v in read.items() if v[1]}).get(shape) or recall(*read[shape])
+    together = recall_shapes({s: v for s, v in read.items() if v[1]})
+    return {s: together.get(s) or recall(*read[s]) for s in SHAPES}
+
+
+def _evidence(bench: Bench, alias: str, shape: str, day: int, counts: tuple[int, ...]) -> Evidence:
+    remembered = _recalled(bench, alias, day, counts)[shape]
     rows = bench.verdicts.get((alias, shape), [])
     others = [s for s in SHAPES if s != shape]
     return Evidence(
