@@ -92,7 +92,10 @@ from benchwarmers.calls.call_ids import new_ask_id, new_call_id
 from benchwarmers.identity.keys import create_key
 from benchwarmers.limits.user_limits import set_limits
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry, schema
+from benchwarmers.store import schema
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 
 HERE = Path(__file__).resolve().parent
 MESSAGES = [{"role": "user", "content": "Say hello in five words."}]
@@ -155,16 +158,16 @@ async def set_up_bench(home: Path, upstream: str, history: int = 0, database_url
     headers, which the limiter learns), model `delta` on it, collection
     `kept`, the user's limits on both, far above the load."""
     async with Runtime.open(home, database_url) as runtime:
-        await registry.add_endpoint(runtime.store, "instant", upstream, "openai", needs_key=False)
+        await add_endpoint(runtime.store, "instant", upstream, "openai", needs_key=False)
         for alias in THREE:
-            await registry.add_model(runtime.store, alias, "instant", alias)
-        await registry.add_collection(runtime.store, "solo", ["alpha"])
-        await registry.add_collection(runtime.store, "trio", list(THREE))
-        await registry.add_collection(runtime.store, "pick", list(THREE), seats=2)
+            await add_model(runtime.store, alias, "instant", alias)
+        await add_collection(runtime.store, "solo", ["alpha"])
+        await add_collection(runtime.store, "trio", list(THREE))
+        await add_collection(runtime.store, "pick", list(THREE), seats=2)
         limited = upstream.removesuffix("/v1") + "/limited/v1"
-        await registry.add_endpoint(runtime.store, "limited", limited, "openai", needs_key=False)
-        await registry.add_model(runtime.store, "delta", "limited", "alpha")
-        await registry.add_collection(runtime.store, "kept", ["delta"])
+        await add_endpoint(runtime.store, "limited", limited, "openai", needs_key=False)
+        await add_model(runtime.store, "delta", "limited", "alpha")
+        await add_collection(runtime.store, "kept", ["delta"])
         await set_limits(runtime.store, "limited", "", ENDPOINT_LIMITS)
         await set_limits(runtime.store, "limited", "alpha", MODEL_LIMITS)
         _info, secret = await create_key(runtime.store, "bench", requests_per_minute=KEY_RATE)

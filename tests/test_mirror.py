@@ -124,6 +124,7 @@ COVERED_BY: dict[str, tuple[str, ...]] = {
     "store/migrate.py": ("tests/store/test_migrations.py",),
     "store/schema.py": ("tests/store/test_migrations.py", "tests/store/test_journal.py"),
     "store/space.py": ("tests/server/routes/test_full_disk.py",),
+    "store/views.py": ("tests/store/test_models.py", "tests/store/test_times.py"),
     "testing/fake_oauth.py": ("tests/dashboard/test_door.py",),
     "testing/hostile.py": ("tests/server/test_stalled_readers.py", "tests/providers/test_wire_fuzz.py"),
     "testing/prompt_server.py": ("tests/testing/test_live_server.py", "tests/server/test_slow_clients.py"),

@@ -122,7 +122,7 @@ def cut_reason(exc: BaseException) -> str | None:
 
 
 class ModelLike(Protocol):
-    """What the caller needs of a registry model view (`registry.ModelView`)."""
+    """What the caller needs of a registry model view (`store.views.ModelView`)."""
 
     @property
     def alias(self) -> str: ...

@@ -89,7 +89,10 @@ from benchwarmers.panel.seating import (
 )
 from benchwarmers.panel.shapes import shape_of
 from benchwarmers.panel.structured import as_asked, for_seating
-from benchwarmers.store import kept, registry
+from benchwarmers.store import kept
+from benchwarmers.store.collections import get_collection
+from benchwarmers.store.models import models_by_alias
+from benchwarmers.store.views import CollectionView, ModelView
 from benchwarmers.trim import give_back_soon
 from benchwarmers.types import (
     Ask,
@@ -137,7 +140,7 @@ class PanelEngine:
         ask: Ask,
         *,
         on_done: Callable[[object], None] | None = None,
-        collection: registry.CollectionView | None = None,
+        collection: CollectionView | None = None,
         stop_on_close: bool = False,
         key: str = "",
     ) -> AsyncGenerator[PanelEvent, None]:
@@ -171,7 +174,7 @@ class PanelEngine:
                 # Its seats read on and are freed when they end: the heap's free pages back then.
                 task.add_done_callback(lambda done: give_back_soon(done.get_loop()))
 
-    async def answer(self, ask: Ask, *, collection: registry.CollectionView | None = None) -> PanelReply:
+    async def answer(self, ask: Ask, *, collection: CollectionView | None = None) -> PanelReply:
         """The whole reply at once (non-streamed clients, the CLI, MCP)."""
         return await self.reply_to(await self.plan(ask, collection))
 
@@ -203,9 +206,7 @@ class PanelEngine:
 
     # ----------------------------------------------------------------- plan
 
-    async def plan(
-        self, ask: Ask, collection: registry.CollectionView | None = None, *, key: str = ""
-    ) -> Plan:
+    async def plan(self, ask: Ask, collection: CollectionView | None = None, *, key: str = "") -> Plan:
         """Everything the panel needs, read before it starts. `collection`:
         the view the caller has just checked (`Panels.collection`), not
         looked up again; `key`: the gateway key that asks ("" for the owner),
@@ -218,8 +219,8 @@ class PanelEngine:
         # One after the other: both are read from memory on almost every ask,
         # where a gather would cost a task and a turn of the loop for each.
         if collection is None:
-            collection = await registry.get_collection(store, ask.collection)
-        bench = await registry.models_by_alias(store)
+            collection = await get_collection(store, ask.collection)
+        bench = await models_by_alias(store)
         request = ask.request.under_system(collection.system_prompt)
         shape = shape_of(request)
         judged = for_seating(request, collection.output_fallback)  # what seating holds each model to
@@ -268,7 +269,7 @@ class PanelEngine:
         )
 
     async def _budgeted(
-        self, seating: Seating, request: Request, collection: registry.CollectionView
+        self, seating: Seating, request: Request, collection: CollectionView
     ) -> tuple[dict[str, Hold], Seating]:
         """The seats the budgets can pay for, each with its reservation (by
         label; `limits/spending.py`), cheapest first or by record as the
@@ -779,8 +780,8 @@ class Plan:
     """Everything the work needs, looked up once before the first event."""
 
     ask_id: str
-    collection: registry.CollectionView
-    bench: Mapping[str, registry.ModelView]
+    collection: CollectionView
+    bench: Mapping[str, ModelView]
     request: Request
     shape: str
     seating: Seating
