@@ -11,7 +11,7 @@ from sqlalchemy import select
 from benchwarmers.bench import revive
 from benchwarmers.calls.caller import Caller
 from benchwarmers.calls.health import FAILING_AFTER
-from benchwarmers.panel.engine import PanelEngine
+from benchwarmers.panel.plan import plan_panel
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.collections import add_collection
 from benchwarmers.store.endpoints import add_endpoint
@@ -50,8 +50,7 @@ async def test_a_failing_member_is_held_out_until_a_probe_answers(
     assert await failures(runtime, "sick") == FAILING_AFTER
     assert await failures(runtime, "busy") == 0  # a 429 says the model rests, not that it is dead
 
-    engine = PanelEngine(runtime)
-    plan = await engine.plan(Ask("trio", "panel", ASK))
+    plan = await plan_panel(runtime, Ask("trio", "panel", ASK))
     assert [s.model.alias for s in plan.seating.seats] == ["well"]
     (left,) = plan.seating.left_off
     assert left.alias == "sick" and left.reason.startswith("failing") and "probe" in left.reason
@@ -62,5 +61,5 @@ async def test_a_failing_member_is_held_out_until_a_probe_answers(
     assert [p.answered for p in probes] == [True]
     assert sum(r.model == "sick" for r in fake_provider.requests) == FAILING_AFTER + 1
     assert await failures(runtime, "sick") == 0
-    plan = await engine.plan(Ask("trio", "panel", ASK))
+    plan = await plan_panel(runtime, Ask("trio", "panel", ASK))
     assert [s.model.alias for s in plan.seating.seats] == ["sick", "well"]

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from benchwarmers.panel import pace
+from benchwarmers.panel import pace, seats
 from benchwarmers.panel.engine import PanelEngine
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.collections import add_collection
@@ -40,13 +40,13 @@ async def test_a_reply_sends_the_seat_that_took_longest_first(
         await add_model(runtime.store, alias, "fake", alias)
     await add_collection(runtime.store, "duo", ["early", "late"])
     started: list[str] = []
-    seat = PanelEngine._seat
+    seat = seats._seat
 
-    async def noted(engine: PanelEngine, plan: Any, planned: Any, *rest: Any) -> Any:
+    async def noted(caller: Any, plan: Any, planned: Any, *rest: Any) -> Any:
         started.append(planned.model.alias)  # a seat's task's first step: its call is set up from here
-        return await seat(engine, plan, planned, *rest)
+        return await seat(caller, plan, planned, *rest)
 
-    monkeypatch.setattr(PanelEngine, "_seat", noted)
+    monkeypatch.setattr(seats, "_seat", noted)
     engine = PanelEngine(runtime)
     ask = Ask("duo", "panel", Request((user("hello"),)))
 

@@ -39,6 +39,7 @@ from benchwarmers.identity.scope import OWNER, Identity, may_administer, may_cal
 from benchwarmers.limits.panels import Slot
 from benchwarmers.limits.spending import paying
 from benchwarmers.panel.engine import PanelEngine, finish_panels
+from benchwarmers.panel.plan import plan_panel
 from benchwarmers.store import kept, space
 from benchwarmers.store.collections import collections_by_name, get_collection, list_collections
 from benchwarmers.store.schema import Call, Verdict
@@ -200,7 +201,7 @@ class Panels:
         slot = await self._panel_slot()
         engine = PanelEngine(self.runtime)
         try:
-            plan = await engine.plan(ask, view, key=self.key)
+            plan = await plan_panel(self.runtime, ask, view, key=self.key)
         except BaseException:
             slot.release()  # seating failed: no panel runs
             raise

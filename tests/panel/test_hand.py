@@ -1,5 +1,5 @@
 """Backpressure on a panel's stream (issue 36, attack 3): a client that
-reads nothing holds the stream's bounded buffer, not its reply. The seat's
+reads nothing holds the stream's bounded buffer (`Stream`), not its reply. The seat's
 upstream is not read while the buffer is full (the provider sees it: the
 pieces it has been asked for stop), the reader that catches up gets every
 piece in order, and a reader that goes away lets the seat read on to its
