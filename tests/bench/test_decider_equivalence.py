@@ -1,5 +1,5 @@
 """The simulation and the server seat the same way: the same store state,
-given to the server's panel seating (`PanelEngine.plan`, through
+given to the server's panel seating (`panel.plan.plan_panel`, through
 `decisions.seat_plan`) and to the simulation's decider
 (`benchmarks/decisions.py`, which builds the decider's input from its own
 bench), yields the same record seats and the same explorer."""
@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import update
 
 from benchwarmers.bench.rating import Tally
-from benchwarmers.panel.engine import PanelEngine
+from benchwarmers.panel.plan import plan_panel
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.collections import add_collection
 from benchwarmers.store.models import add_model, set_status
@@ -98,8 +98,8 @@ async def test_the_server_and_the_simulation_seat_alike(offline: Runtime, seat: 
     bench.failures["broken"] = 2
     bench.joined = defaultdict(int)  # every model was added just now: all newcomers, as on the server
 
-    engine = PanelEngine(offline, rng=random.Random(seed))
-    plan = await engine.plan(Ask("trio", "panel", Request((user("what is the capital of France?"),))))
+    ask = Ask("trio", "panel", Request((user("what is the capital of France?"),)))
+    plan = await plan_panel(offline, ask, rng=random.Random(seed))
     served_record = [s.model.alias for s in plan.seating.seats if not s.explorer]
     served_explorers = [s.model.alias for s in plan.seating.seats if s.explorer]
 
