@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from common import Child, Load, send_count, serve_benchwarmers
+from common import Child, Load, bench_writers, send_count, serve_benchwarmers
 
 ASKS = {
     "route": ("passthrough, route mode (bench/solo:route)", "bench/solo:route", False),
@@ -93,18 +93,6 @@ HERE = Path(__file__).resolve().parent
 SELF = HERE.parent
 
 
-def _bench_writers() -> tuple[Any, Any, Any]:
-    """`add_endpoint`, `add_model` and `add_collection` of the checkout this
-    process imports (in one module, `store.registry`, before it was split)."""
-    try:
-        from benchwarmers.store.collections import add_collection
-        from benchwarmers.store.endpoints import add_endpoint
-        from benchwarmers.store.models import add_model
-    except ImportError:  # a checkout from before the registry's split
-        from benchwarmers.store.registry import add_collection, add_endpoint, add_model
-    return add_endpoint, add_model, add_collection
-
-
 async def set_up(home: Path, upstream: str) -> dict[str, str]:
     """The bench, in the checkout this process imports: models on the
     instant upstream (priced, where the checkout prices models), keys
@@ -115,7 +103,7 @@ async def set_up(home: Path, upstream: str) -> dict[str, str]:
     from benchwarmers.runtime import Runtime
     from benchwarmers.store.settings import MAX_PANELS, MAX_PANELS_PER_KEY, REQUIRE_KEY, Settings
 
-    add_endpoint, add_model, add_collection = _bench_writers()
+    add_endpoint, add_model, add_collection = bench_writers()
     priced = "price_in" in inspect.signature(add_model).parameters
     prices = {"price_in": 0.15, "price_out": 0.6} if priced else {}
     async with Runtime.open(home) as runtime:
@@ -147,7 +135,7 @@ async def _set_up_configured(store: Any, upstream: str, secrets: dict[str, str])
     rate), where the checkout has user limits."""
     from benchwarmers.identity.keys import create_key
 
-    add_endpoint, add_model, add_collection = _bench_writers()
+    add_endpoint, add_model, add_collection = bench_writers()
     try:
         from benchwarmers.limits.user_limits import set_limits
     except ImportError:  # a checkout from before user limits

@@ -75,6 +75,7 @@ from common import (
     Child,
     Load,
     add_steal_arguments,
+    bench_writers,
     free_port,
     insert_verdicts,
     measure,
@@ -93,9 +94,6 @@ from benchwarmers.identity.keys import create_key
 from benchwarmers.limits.user_limits import set_limits
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import schema
-from benchwarmers.store.collections import add_collection
-from benchwarmers.store.endpoints import add_endpoint
-from benchwarmers.store.models import add_model
 
 HERE = Path(__file__).resolve().parent
 MESSAGES = [{"role": "user", "content": "Say hello in five words."}]
@@ -157,6 +155,7 @@ async def set_up_bench(home: Path, upstream: str, history: int = 0, database_url
     `limited` on the upstream's `/limited/v1` (its replies carry rate-limit
     headers, which the limiter learns), model `delta` on it, collection
     `kept`, the user's limits on both, far above the load."""
+    add_endpoint, add_model, add_collection = bench_writers()
     async with Runtime.open(home, database_url) as runtime:
         await add_endpoint(runtime.store, "instant", upstream, "openai", needs_key=False)
         for alias in THREE:
