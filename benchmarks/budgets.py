@@ -31,7 +31,9 @@ from vs_litellm import THREE, body, start_upstream
 from benchwarmers.identity.keys import create_key
 from benchwarmers.limits.budgets import set_budget
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.store.settings import MAX_PANELS, MAX_PANELS_PER_KEY, Settings
 
 CONNECTIONS = 10
@@ -46,11 +48,11 @@ async def set_up(home: Path, upstream: str) -> tuple[str, str]:
     """The bench; the secrets of the key without budgets and the key with them."""
     async with Runtime.open(home) as runtime:
         store = runtime.store
-        await registry.add_endpoint(store, "instant", upstream, "openai", needs_key=False)
+        await add_endpoint(store, "instant", upstream, "openai", needs_key=False)
         for alias in THREE:
-            await registry.add_model(store, alias, "instant", alias, price_in=0.15, price_out=0.6)
-        await registry.add_collection(store, "solo", ["alpha"])
-        await registry.add_collection(store, "trio", list(THREE))
+            await add_model(store, alias, "instant", alias, price_in=0.15, price_out=0.6)
+        await add_collection(store, "solo", ["alpha"])
+        await add_collection(store, "trio", list(THREE))
         # Panels per key above the connections, so no ask is refused by the caps (8 a key by default).
         await Settings(store).set(MAX_PANELS, 1000)
         await Settings(store).set(MAX_PANELS_PER_KEY, 1000)

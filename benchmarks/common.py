@@ -410,6 +410,19 @@ async def _httpx_load(load: Load, connections: int, seconds: float) -> Cell:
     return Cell(len(ordered), elapsed, statistics.median(ordered) * 1e3, p99 * 1e3, errors, "httpx")
 
 
+def bench_writers() -> tuple[Any, Any, Any]:
+    """`add_endpoint`, `add_model` and `add_collection` of the checkout this
+    process imports (in one module, `store.registry`, before it was split),
+    so a benchmark sets an older checkout's bench up as it does its own."""
+    try:
+        from benchwarmers.store.collections import add_collection
+        from benchwarmers.store.endpoints import add_endpoint
+        from benchwarmers.store.models import add_model
+    except ImportError:  # a checkout from before the registry's split
+        from benchwarmers.store.registry import add_collection, add_endpoint, add_model
+    return add_endpoint, add_model, add_collection
+
+
 async def insert_verdicts(session: Any, verdicts: list[dict[str, Any]], batch: int = 20_000) -> None:
     """Verdicts written past `record_verdict` (a pre-filled history), with the
     counts it keeps beside them in `verdict_tallies`, where the checkout

@@ -45,7 +45,14 @@ from sqlalchemy import event, insert
 
 from benchwarmers.bench import decisions
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry, schema
+from benchwarmers.store import schema
+
+try:
+    from benchwarmers.store.collections import add_collection, get_collection
+    from benchwarmers.store.endpoints import add_endpoint
+    from benchwarmers.store.models import add_model
+except ImportError:  # a version from before the registry's split
+    from benchwarmers.store.registry import add_collection, add_endpoint, add_model, get_collection
 
 THREE = ("alpha", "beta", "gamma")
 OTHERS = ("delta", "epsilon")
@@ -127,19 +134,17 @@ async def one_size(calls: int, repeat: int, models: int) -> list[tuple[str, floa
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         async with Runtime.open(home) as runtime:
-            await registry.add_endpoint(
-                runtime.store, "instant", "http://127.0.0.1:9/v1", "openai", needs_key=False
-            )
+            await add_endpoint(runtime.store, "instant", "http://127.0.0.1:9/v1", "openai", needs_key=False)
             for alias in THREE + OTHERS + tuple(f"m{i:03d}" for i in range(max(models - 5, 0))):
-                await registry.add_model(runtime.store, alias, "instant", alias)
-            await registry.add_collection(runtime.store, "trio", list(THREE), seats=2, explorer_seats=1)
-            await registry.add_collection(runtime.store, "solo", ["alpha"])
+                await add_model(runtime.store, alias, "instant", alias)
+            await add_collection(runtime.store, "trio", list(THREE), seats=2, explorer_seats=1)
+            await add_collection(runtime.store, "solo", ["alpha"])
             await fill(runtime, calls)
         # Reopen, as a restart would: the store refreshes its statistics at start.
         async with Runtime.open(home) as runtime:
             store = runtime.store
-            trio = await registry.get_collection(store, "trio")
-            solo = await registry.get_collection(store, "solo")
+            trio = await get_collection(store, "trio")
+            solo = await get_collection(store, "solo")
             operations: dict[str, Callable[[], Awaitable[Any]]] = {
                 "rank (3 members)": lambda: decisions.rank(store, "trio", "short", list(THREE)),
                 "rank (whole bench)": lambda: decisions.rank(store, "trio", "short"),

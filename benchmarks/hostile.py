@@ -43,8 +43,10 @@ import httpx
 from common import Child, rss_mb, serve_benchwarmers
 
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
 from benchwarmers.store.db import SQLITE_FILE
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.store.settings import MAX_PANELS, MAX_PANELS_PER_KEY, STREAM_STALL_SECONDS, Settings
 from benchwarmers.testing.hostile import HostileUpstream, bomb_head, gzip_bomb, many_headers, openai_text
 
@@ -63,15 +65,15 @@ async def _set_up(home: Path, bases: dict[str, str], stall: int, panels: int) ->
     async with Runtime.open(home) as runtime:
         store = runtime.store
         for name, base in bases.items():
-            await registry.add_endpoint(store, name, base, "openai", needs_key=False)
-            await registry.add_model(store, name, name, name)
+            await add_endpoint(store, name, base, "openai", needs_key=False)
+            await add_model(store, name, name, name)
         if "big" in bases:
-            await registry.add_collection(store, "big", ["big"], seat_timeout=120)
+            await add_collection(store, "big", ["big"], seat_timeout=120)
         for bomb in ("headbomb", "headers", "gzipbomb"):
             if bomb in bases:
-                await registry.add_collection(store, bomb, ["healthy", bomb], seat_timeout=60)
+                await add_collection(store, bomb, ["healthy", bomb], seat_timeout=60)
         if "healthy" in bases:
-            await registry.add_collection(store, "calm", ["healthy"], seat_timeout=60)
+            await add_collection(store, "calm", ["healthy"], seat_timeout=60)
         settings = Settings(store)
         await settings.set(STREAM_STALL_SECONDS, stall)
         await settings.set(MAX_PANELS, panels)

@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from common import Child, Load, send_count, serve_benchwarmers
+from common import Child, Load, bench_writers, send_count, serve_benchwarmers
 
 ASKS = {
     "route": ("passthrough, route mode (bench/solo:route)", "bench/solo:route", False),
@@ -101,18 +101,18 @@ async def set_up(home: Path, upstream: str) -> dict[str, str]:
     them; the secrets by key."""
     from benchwarmers.identity.keys import create_key
     from benchwarmers.runtime import Runtime
-    from benchwarmers.store import registry
     from benchwarmers.store.settings import MAX_PANELS, MAX_PANELS_PER_KEY, REQUIRE_KEY, Settings
 
-    priced = "price_in" in inspect.signature(registry.add_model).parameters
+    add_endpoint, add_model, add_collection = bench_writers()
+    priced = "price_in" in inspect.signature(add_model).parameters
     prices = {"price_in": 0.15, "price_out": 0.6} if priced else {}
     async with Runtime.open(home) as runtime:
         store = runtime.store
-        await registry.add_endpoint(store, "instant", upstream, "openai", needs_key=False)
+        await add_endpoint(store, "instant", upstream, "openai", needs_key=False)
         for alias in THREE:
-            await registry.add_model(store, alias, "instant", alias, **prices)  # type: ignore[arg-type]
-        await registry.add_collection(store, "solo", ["alpha"])
-        await registry.add_collection(store, "trio", list(THREE))
+            await add_model(store, alias, "instant", alias, **prices)  # type: ignore[arg-type]
+        await add_collection(store, "solo", ["alpha"])
+        await add_collection(store, "trio", list(THREE))
         settings = Settings(store)
         await settings.set(REQUIRE_KEY, True)
         # Panels a key may hold at once above the connections, so no cap refuses an ask.
@@ -134,8 +134,8 @@ async def _set_up_configured(store: Any, upstream: str, secrets: dict[str, str])
     """`vs_litellm.set_up_bench`'s configured scenario (its limits, its key's
     rate), where the checkout has user limits."""
     from benchwarmers.identity.keys import create_key
-    from benchwarmers.store import registry
 
+    add_endpoint, add_model, add_collection = bench_writers()
     try:
         from benchwarmers.limits.user_limits import set_limits
     except ImportError:  # a checkout from before user limits
@@ -143,9 +143,9 @@ async def _set_up_configured(store: Any, upstream: str, secrets: dict[str, str])
     from vs_litellm import ENDPOINT_LIMITS, KEY_RATE, MODEL_LIMITS
 
     limited = upstream.removesuffix("/v1") + "/limited/v1"
-    await registry.add_endpoint(store, "limited", limited, "openai", needs_key=False)
-    await registry.add_model(store, "delta", "limited", "alpha")
-    await registry.add_collection(store, "kept", ["delta"])
+    await add_endpoint(store, "limited", limited, "openai", needs_key=False)
+    await add_model(store, "delta", "limited", "alpha")
+    await add_collection(store, "kept", ["delta"])
     await set_limits(store, "limited", "", ENDPOINT_LIMITS)
     await set_limits(store, "limited", "alpha", MODEL_LIMITS)
     secrets[CONFIGURED] = (await create_key(store, "configured", requests_per_minute=KEY_RATE))[1]

@@ -54,7 +54,9 @@ from common import Child, free_port
 
 from benchwarmers.panel.engine import PanelEngine
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.live_server import live_server
 from benchwarmers.testing.script import FakeModel
@@ -70,10 +72,10 @@ CLI = [sys.executable, "-c", "from benchwarmers.cli.main import run; run()"]
 
 async def set_up(home: Path, openai_base: str) -> None:
     async with Runtime.open(home) as runtime:
-        await registry.add_endpoint(runtime.store, "fake", openai_base, "openai", needs_key=False)
+        await add_endpoint(runtime.store, "fake", openai_base, "openai", needs_key=False)
         for alias in DELAYS:
-            await registry.add_model(runtime.store, alias, "fake", alias)
-        await registry.add_collection(runtime.store, "trio", list(DELAYS))
+            await add_model(runtime.store, alias, "fake", alias)
+        await add_collection(runtime.store, "trio", list(DELAYS))
 
 
 @dataclass

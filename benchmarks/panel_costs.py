@@ -39,8 +39,10 @@ from benchwarmers.calls import log
 from benchwarmers.panel import engine as engine_module
 from benchwarmers.panel.engine import PanelEngine
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
 from benchwarmers.store.db import Store
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.live_server import live_server
 from benchwarmers.testing.script import FakeModel
@@ -104,12 +106,12 @@ def counting(store: Store) -> Iterator[Tally]:
 
 async def set_up(home: Path, fake: FakeProvider) -> None:
     async with Runtime.open(home) as runtime:
-        await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
+        await add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
         for alias in ALIASES:
             fake.add(FakeModel(alias, answer=f"{alias} says hello"))
-            await registry.add_model(runtime.store, alias, "fake", alias)
-        await registry.add_collection(runtime.store, "trio", list(ALIASES))
-        await registry.add_collection(runtime.store, "solo", [ALIASES[0]])
+            await add_model(runtime.store, alias, "fake", alias)
+        await add_collection(runtime.store, "trio", list(ALIASES))
+        await add_collection(runtime.store, "solo", [ALIASES[0]])
 
 
 async def settle() -> None:

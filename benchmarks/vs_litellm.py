@@ -75,6 +75,7 @@ from common import (
     Child,
     Load,
     add_steal_arguments,
+    bench_writers,
     free_port,
     insert_verdicts,
     measure,
@@ -92,7 +93,7 @@ from benchwarmers.calls.call_ids import new_ask_id, new_call_id
 from benchwarmers.identity.keys import create_key
 from benchwarmers.limits.user_limits import set_limits
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry, schema
+from benchwarmers.store import schema
 
 HERE = Path(__file__).resolve().parent
 MESSAGES = [{"role": "user", "content": "Say hello in five words."}]
@@ -154,17 +155,18 @@ async def set_up_bench(home: Path, upstream: str, history: int = 0, database_url
     `limited` on the upstream's `/limited/v1` (its replies carry rate-limit
     headers, which the limiter learns), model `delta` on it, collection
     `kept`, the user's limits on both, far above the load."""
+    add_endpoint, add_model, add_collection = bench_writers()
     async with Runtime.open(home, database_url) as runtime:
-        await registry.add_endpoint(runtime.store, "instant", upstream, "openai", needs_key=False)
+        await add_endpoint(runtime.store, "instant", upstream, "openai", needs_key=False)
         for alias in THREE:
-            await registry.add_model(runtime.store, alias, "instant", alias)
-        await registry.add_collection(runtime.store, "solo", ["alpha"])
-        await registry.add_collection(runtime.store, "trio", list(THREE))
-        await registry.add_collection(runtime.store, "pick", list(THREE), seats=2)
+            await add_model(runtime.store, alias, "instant", alias)
+        await add_collection(runtime.store, "solo", ["alpha"])
+        await add_collection(runtime.store, "trio", list(THREE))
+        await add_collection(runtime.store, "pick", list(THREE), seats=2)
         limited = upstream.removesuffix("/v1") + "/limited/v1"
-        await registry.add_endpoint(runtime.store, "limited", limited, "openai", needs_key=False)
-        await registry.add_model(runtime.store, "delta", "limited", "alpha")
-        await registry.add_collection(runtime.store, "kept", ["delta"])
+        await add_endpoint(runtime.store, "limited", limited, "openai", needs_key=False)
+        await add_model(runtime.store, "delta", "limited", "alpha")
+        await add_collection(runtime.store, "kept", ["delta"])
         await set_limits(runtime.store, "limited", "", ENDPOINT_LIMITS)
         await set_limits(runtime.store, "limited", "alpha", MODEL_LIMITS)
         _info, secret = await create_key(runtime.store, "bench", requests_per_minute=KEY_RATE)

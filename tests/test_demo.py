@@ -11,7 +11,9 @@ import openai
 from benchwarmers.core import Admin
 from benchwarmers.demo import ALIASES, COLLECTION, ENDPOINT, seed, simulated_models
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import get_collection
+from benchwarmers.store.endpoints import list_endpoints
+from benchwarmers.store.models import list_models
 from benchwarmers.testing import FakeProvider
 from benchwarmers.testing.live_server import live_server
 from tests.serving import served
@@ -19,12 +21,12 @@ from tests.serving import served
 
 async def test_seed_labels_everything_simulated(runtime: Runtime) -> None:
     await seed(Admin(runtime), "http://127.0.0.1:9/v1")
-    (endpoint,) = await registry.list_endpoints(runtime.store)
+    (endpoint,) = await list_endpoints(runtime.store)
     assert endpoint.name == ENDPOINT and endpoint.simulated and not endpoint.needs_key
-    models = await registry.list_models(runtime.store)
+    models = await list_models(runtime.store)
     assert {m.alias for m in models} == {"sim-fast", "sim-steady", "sim-slow"}
     assert all(m.simulated for m in models)
-    collection = await registry.get_collection(runtime.store, COLLECTION)
+    collection = await get_collection(runtime.store, COLLECTION)
     assert set(collection.members) == set(ALIASES.values()) and "simulated" in collection.purpose
 
 

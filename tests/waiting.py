@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
-from benchwarmers.store.registry import ModelView
+from benchwarmers.store.models import get_model
+from benchwarmers.store.views import ModelView
 
 T = TypeVar("T")
 
@@ -33,7 +33,7 @@ async def eventually(read: Callable[[], Awaitable[T]], done: Callable[[T], bool]
 async def back_from_rest(runtime: Runtime, alias: str, within: float = 30.0) -> ModelView:
     """The model once its rest is over (or as it is when `within` runs out)."""
     return await eventually(
-        lambda: registry.get_model(runtime.store, alias), lambda model: model.status != "resting", within
+        lambda: get_model(runtime.store, alias), lambda model: model.status != "resting", within
     )
 
 

@@ -6,7 +6,7 @@ call shares (connection reuse matters when a panel fans out to many models
 on one provider), and the settings.
 
     async with Runtime.open() as rt:                 # home and database from the environment
-        await registry.list_models(rt.store)
+        await list_models(rt.store)                  # store.models
 
     async with Runtime.open(home=tmp_path, database_url="postgresql://...") as rt: ...
 

@@ -20,7 +20,9 @@ from typing import Any
 import pytest
 
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.live_server import live_server
 from benchwarmers.testing.script import FakeModel
@@ -43,14 +45,14 @@ async def _register(home: Path, fake: FakeProvider, members: list[tuple[ApiKind,
     copy_migrated_store(home)  # migrated once per worker, not per test
     async with Runtime.open(home) as runtime:
         for kind in {kind for kind, _ in members}:
-            await registry.add_endpoint(runtime.store, kind, fake.base_for(kind), kind, needs_key=False)
+            await add_endpoint(runtime.store, kind, fake.base_for(kind), kind, needs_key=False)
         for kind, model in members:
             fake.add(model)
-            await registry.add_model(
+            await add_model(
                 runtime.store, model.served, kind, model.served, context_window=1_000_000, output_limit=8192
             )
         aliases = [model.served for _, model in members]
-        await registry.add_collection(runtime.store, "agents", aliases, purpose="drives coding agents")
+        await add_collection(runtime.store, "agents", aliases, purpose="drives coding agents")
 
 
 @pytest.fixture

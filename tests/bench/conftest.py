@@ -19,14 +19,14 @@ import pytest
 
 from benchwarmers.calls.verdicts import record_verdict
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.endpoints import add_endpoint
 from benchwarmers.store.schema import Call
 from benchwarmers.testing import FakeProvider
 
 
 @pytest.fixture
 async def bench(runtime: Runtime, fake_provider: FakeProvider) -> Runtime:
-    await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
     return runtime
 
 
@@ -36,7 +36,7 @@ Seat = Callable[..., Awaitable[str]]
 @pytest.fixture
 async def offline(runtime: Runtime) -> Runtime:
     """A bench on an endpoint nothing answers: decisions read the store only."""
-    await registry.add_endpoint(runtime.store, "local", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+    await add_endpoint(runtime.store, "local", "http://127.0.0.1:9/v1", "openai", needs_key=False)
     return runtime
 
 

@@ -19,7 +19,10 @@ from sqlalchemy import select
 from benchwarmers.bench import catalog, decisions, discover
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import prices, registry, schema
+from benchwarmers.store import prices, schema
+from benchwarmers.store.collections import add_collection, get_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model, get_model, set_structured_output
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
 FREE_LLAMA = "meta-llama/llama-3.3-70b-instruct:free"
@@ -73,11 +76,11 @@ def test_the_snapshot_is_read_in_models_dev_format() -> None:
 async def test_refresh_applies_facts_and_a_free_model_that_goes_paid_raises_an_alert(
     runtime: Runtime, models_dev: dict[str, Any]
 ) -> None:
-    await registry.add_endpoint(runtime.store, "openrouter", "https://openrouter.ai/api/v1")
-    await registry.add_model(runtime.store, "llama-free", "openrouter", FREE_LLAMA)
+    await add_endpoint(runtime.store, "openrouter", "https://openrouter.ai/api/v1")
+    await add_model(runtime.store, "llama-free", "openrouter", FREE_LLAMA)
     detail = await catalog.refresh(runtime.store, runtime.http, NOW, url=models_dev["url"])
     assert "1 bench models updated" in detail and "0 went paid" in detail
-    model = await registry.get_model(runtime.store, "llama-free")
+    model = await get_model(runtime.store, "llama-free")
     assert (model.context_window, model.price_in, model.price_out) == (65536, 0.0, 0.0)
 
     paid = copy.deepcopy(models_dev["document"])
@@ -88,7 +91,7 @@ async def test_refresh_applies_facts_and_a_free_model_that_goes_paid_raises_an_a
         alerts = (await session.scalars(select(schema.Alert))).all()
     assert [(a.kind, a.subject) for a in alerts] == [("went_paid", f"openrouter/{FREE_LLAMA}")]
     assert "was free and now costs $0.1 in / $0.3 out" in alerts[0].message
-    assert (await registry.get_model(runtime.store, "llama-free")).price_out == 0.3
+    assert (await get_model(runtime.store, "llama-free")).price_out == 0.3
 
     # Still paid the next day: no second alert.
     await catalog.refresh(runtime.store, runtime.http, NOW, url=models_dev["url"])
@@ -150,8 +153,8 @@ async def test_offline_refresh_is_quiet_uses_the_snapshot_and_logs_once(
 
 
 async def test_discover_merges_sources_free_first_and_marks_reachable_and_on_bench(runtime: Runtime) -> None:
-    await registry.add_endpoint(runtime.store, "my-groq", "https://api.groq.com/openai/v1")
-    await registry.add_model(runtime.store, "llama70", "my-groq", "llama-3.3-70b-versatile")
+    await add_endpoint(runtime.store, "my-groq", "https://api.groq.com/openai/v1")
+    await add_model(runtime.store, "llama70", "my-groq", "llama-3.3-70b-versatile")
     entries = await discover.discover(runtime.store)
     by_key = {(e.provider, e.model): e for e in entries}
 
@@ -188,8 +191,8 @@ async def test_discover_tells_a_free_tier_from_a_free_price(runtime: Runtime) ->
 async def test_a_server_on_loopback_reaches_lm_studio_only_on_its_port(runtime: Runtime) -> None:
     """Issue 40, item 19: LM Studio answers on 127.0.0.1:1234; another
     server on loopback (vLLM, llama.cpp, the fake provider) is not it."""
-    await registry.add_endpoint(runtime.store, "fake", "http://127.0.0.1:8199/v1")
-    await registry.add_endpoint(runtime.store, "studio", "http://127.0.0.1:1234/v1")
+    await add_endpoint(runtime.store, "fake", "http://127.0.0.1:8199/v1")
+    await add_endpoint(runtime.store, "studio", "http://127.0.0.1:1234/v1")
     entries = [e for e in await discover.discover(runtime.store) if e.provider == "lmstudio"]
     assert entries and all(e.reachable == ["studio"] for e in entries)
 
@@ -210,19 +213,19 @@ async def test_structured_output_comes_from_models_dev_where_it_says(
     """models.dev's `structured_output` is applied; where it says nothing
     (the shipped snapshot, most models) the model stays unknown, or keeps
     what the user said."""
-    await registry.add_endpoint(runtime.store, "openrouter", "https://openrouter.ai/api/v1")
-    await registry.add_model(runtime.store, "llama-free", "openrouter", FREE_LLAMA)
+    await add_endpoint(runtime.store, "openrouter", "https://openrouter.ai/api/v1")
+    await add_model(runtime.store, "llama-free", "openrouter", FREE_LLAMA)
     await catalog.refresh(runtime.store, runtime.http, NOW, url=models_dev["url"])
-    assert (await registry.get_model(runtime.store, "llama-free")).structured_output is None
-    await registry.set_structured_output(runtime.store, "llama-free", False)
+    assert (await get_model(runtime.store, "llama-free")).structured_output is None
+    await set_structured_output(runtime.store, "llama-free", False)
     await catalog.refresh(runtime.store, runtime.http, NOW, url=models_dev["url"])
-    assert (await registry.get_model(runtime.store, "llama-free")).structured_output is False
+    assert (await get_model(runtime.store, "llama-free")).structured_output is False
 
     said = copy.deepcopy(models_dev["document"])
     said["openrouter"]["models"][FREE_LLAMA]["structured_output"] = True
     models_dev["document"] = said
     await catalog.refresh(runtime.store, runtime.http, NOW, url=models_dev["url"])
-    assert (await registry.get_model(runtime.store, "llama-free")).structured_output is True
+    assert (await get_model(runtime.store, "llama-free")).structured_output is True
     facts = {f.model: f for f in catalog.parse_models_dev(said)}
     assert facts[FREE_LLAMA].structured_output is True
 
@@ -231,15 +234,15 @@ async def test_a_free_model_that_went_paid_is_left_off_free_only_collections_unt
     runtime: Runtime, models_dev: dict[str, Any]
 ) -> None:
     store = runtime.store
-    await registry.add_endpoint(store, "openrouter", "https://openrouter.ai/api/v1")
-    await registry.add_model(store, "llama-free", "openrouter", FREE_LLAMA)
-    await registry.add_model(store, "other", "openrouter", "some/unlisted-model")
-    await registry.add_collection(store, "thrifty", ["llama-free", "other"], free_only=True)
-    await registry.add_collection(store, "open", ["llama-free", "other"])
+    await add_endpoint(store, "openrouter", "https://openrouter.ai/api/v1")
+    await add_model(store, "llama-free", "openrouter", FREE_LLAMA)
+    await add_model(store, "other", "openrouter", "some/unlisted-model")
+    await add_collection(store, "thrifty", ["llama-free", "other"], free_only=True)
+    await add_collection(store, "open", ["llama-free", "other"])
     await catalog.refresh(store, runtime.http, NOW, url=models_dev["url"])
 
     async def seated(name: str) -> tuple[tuple[str, ...], dict[str, str]]:
-        decision = await decisions.seat_plan(store, await registry.get_collection(store, name), "short")
+        decision = await decisions.seat_plan(store, await get_collection(store, name), "short")
         return decision.record, dict(decision.left_off)
 
     assert (await seated("thrifty"))[0] == ("llama-free", "other")  # free: it sits
@@ -247,7 +250,7 @@ async def test_a_free_model_that_went_paid_is_left_off_free_only_collections_unt
     paid["openrouter"]["models"][FREE_LLAMA]["cost"] = {"input": 0.1, "output": 0.3}
     models_dev["document"] = paid
     await catalog.refresh(store, runtime.http, NOW, url=models_dev["url"])
-    model = await registry.get_model(store, "llama-free")
+    model = await get_model(store, "llama-free")
     assert model.went_paid_at == NOW and model.price_out == 0.3
 
     record, left_off = await seated("thrifty")
@@ -257,7 +260,7 @@ async def test_a_free_model_that_went_paid_is_left_off_free_only_collections_unt
     assert (await seated("open"))[0] == ("llama-free", "other")  # not free only: it sits, priced
 
     await prices.set_prices(store, "llama-free", paid_ok=True)
-    assert (await registry.get_model(store, "llama-free")).went_paid_at is None
+    assert (await get_model(store, "llama-free")).went_paid_at is None
     assert (await seated("thrifty"))[0] == ("llama-free", "other")
     # Each price is dated by the refresh that found it: free at the first, priced at the second.
     history = await prices.history(store, "llama-free")
@@ -268,11 +271,11 @@ async def test_the_users_price_outlasts_a_refresh_until_handed_back(
     runtime: Runtime, models_dev: dict[str, Any]
 ) -> None:
     store = runtime.store
-    await registry.add_endpoint(store, "openrouter", "https://openrouter.ai/api/v1")
-    await registry.add_model(store, "llama-free", "openrouter", FREE_LLAMA)
+    await add_endpoint(store, "openrouter", "https://openrouter.ai/api/v1")
+    await add_model(store, "llama-free", "openrouter", FREE_LLAMA)
     await prices.set_prices(store, "llama-free", price_in=1.5, price_out=2.5, price_cached=0.5)
     await catalog.refresh(store, runtime.http, NOW, url=models_dev["url"])
-    model = await registry.get_model(store, "llama-free")
+    model = await get_model(store, "llama-free")
     assert (model.price_in, model.price_out, model.price_cached, model.price_source) == (
         1.5,
         2.5,
@@ -281,7 +284,7 @@ async def test_the_users_price_outlasts_a_refresh_until_handed_back(
     )
     await prices.set_prices(store, "llama-free", catalog=True)
     await catalog.refresh(store, runtime.http, NOW, url=models_dev["url"])
-    model = await registry.get_model(store, "llama-free")
+    model = await get_model(store, "llama-free")
     assert (model.price_in, model.price_out, model.price_source) == (0.0, 0.0, "catalog")
 
 
@@ -297,10 +300,10 @@ async def test_the_users_price_outlasts_a_refresh_until_handed_back(
 async def test_a_bad_price_is_refused_and_nothing_is_saved(
     runtime: Runtime, given: dict[str, Any], message: str
 ) -> None:
-    await registry.add_endpoint(runtime.store, "openrouter", "https://openrouter.ai/api/v1")
-    await registry.add_model(runtime.store, "m", "openrouter", "m", price_in=1.0, price_out=2.0)
+    await add_endpoint(runtime.store, "openrouter", "https://openrouter.ai/api/v1")
+    await add_model(runtime.store, "m", "openrouter", "m", price_in=1.0, price_out=2.0)
     with pytest.raises(UserError, match=message):
         await prices.set_prices(runtime.store, "m", **given)
-    model = await registry.get_model(runtime.store, "m")
+    model = await get_model(runtime.store, "m")
     assert (model.price_in, model.price_out, model.price_source) == (1.0, 2.0, "catalog")
     assert len(await prices.history(runtime.store, "m")) == 1

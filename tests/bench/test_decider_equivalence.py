@@ -1,5 +1,5 @@
 """The simulation and the server seat the same way: the same store state,
-given to the server's panel seating (`PanelEngine.plan`, through
+given to the server's panel seating (`panel.plan.plan_panel`, through
 `decisions.seat_plan`) and to the simulation's decider
 (`benchmarks/decisions.py`, which builds the decider's input from its own
 bench), yields the same record seats and the same explorer."""
@@ -16,9 +16,10 @@ import pytest
 from sqlalchemy import update
 
 from benchwarmers.bench.rating import Tally
-from benchwarmers.panel.engine import PanelEngine
+from benchwarmers.panel.plan import plan_panel
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.models import add_model, set_status
 from benchwarmers.store.schema import Model, SuiteResult
 from benchwarmers.types import Ask, Request, user
 
@@ -58,9 +59,9 @@ SUITE = {("atlas", "short"): (5, 1), ("cobalt", "short"): (6, 0), ("heath", "cod
 async def test_the_server_and_the_simulation_seat_alike(offline: Runtime, seat: Seat, seed: int) -> None:
     store = offline.store
     for alias in (*MEMBERS, *OUTSIDERS):
-        await registry.add_model(store, alias, "local", alias + "-served")
-    await registry.add_collection(store, "trio", list(MEMBERS), seats=3, explorer_seats=1, promotion="auto")
-    await registry.set_status(store, "tired", "resting", resting_until=datetime.now(UTC) + timedelta(hours=1))
+        await add_model(store, alias, "local", alias + "-served")
+    await add_collection(store, "trio", list(MEMBERS), seats=3, explorer_seats=1, promotion="auto")
+    await set_status(store, "tired", "resting", resting_until=datetime.now(UTC) + timedelta(hours=1))
     async with store.write() as session:  # two calls in a row failed (calls/health.py)
         await session.execute(update(Model).where(Model.alias == "broken").values(failures=2))
         for (alias, shape), (passed, failed) in SUITE.items():
@@ -97,8 +98,8 @@ async def test_the_server_and_the_simulation_seat_alike(offline: Runtime, seat: 
     bench.failures["broken"] = 2
     bench.joined = defaultdict(int)  # every model was added just now: all newcomers, as on the server
 
-    engine = PanelEngine(offline, rng=random.Random(seed))
-    plan = await engine.plan(Ask("trio", "panel", Request((user("what is the capital of France?"),))))
+    ask = Ask("trio", "panel", Request((user("what is the capital of France?"),)))
+    plan = await plan_panel(offline, ask, rng=random.Random(seed))
     served_record = [s.model.alias for s in plan.seating.seats if not s.explorer]
     served_explorers = [s.model.alias for s in plan.seating.seats if s.explorer]
 

@@ -15,7 +15,9 @@ from benchwarmers.bench.rating import HEALTH_MAX
 from benchwarmers.calls.pairs import PairJudgement, record_pairs
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection, get_collection, update_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model, retire, set_status
 from benchwarmers.store.schema import Call, LearnedLimit, Model, Probe, SeatingHistory, SuiteResult
 
 from .conftest import Seat
@@ -24,7 +26,7 @@ pytestmark = pytest.mark.unit
 
 
 async def add(rt: Runtime, alias: str, **kw: object) -> None:
-    await registry.add_model(rt.store, alias, "local", alias + "-served", **kw)  # type: ignore[arg-type]
+    await add_model(rt.store, alias, "local", alias + "-served", **kw)  # type: ignore[arg-type]
 
 
 async def test_useful_verdicts_rise_and_not_useful_fall(offline: Runtime, seat: Seat) -> None:
@@ -100,10 +102,8 @@ async def test_ineligible_models_go_last_with_the_reason(offline: Runtime, seat:
     await add(offline, "gone")
     await add(offline, "tired")
     await add(offline, "painter", role="image")
-    await registry.retire(offline.store, "gone", "stopped answering")
-    await registry.set_status(
-        offline.store, "tired", "resting", resting_until=datetime.now(UTC) + timedelta(hours=1)
-    )
+    await retire(offline.store, "gone", "stopped answering")
+    await set_status(offline.store, "tired", "resting", resting_until=datetime.now(UTC) + timedelta(hours=1))
     for alias in ("gone", "tired", "painter"):
         for _ in range(5):
             await seat(alias, useful=True)
@@ -126,10 +126,8 @@ async def test_explorer_rotates_among_least_judged_eligible(offline: Runtime, se
     await add(offline, "painter", role="image")
     await add(offline, "eye", role="vision")
     await add(offline, "new", status="onboarding")
-    await registry.retire(offline.store, "gone")
-    await registry.set_status(
-        offline.store, "tired", "resting", resting_until=datetime.now(UTC) + timedelta(hours=1)
-    )
+    await retire(offline.store, "gone")
+    await set_status(offline.store, "tired", "resting", resting_until=datetime.now(UTC) + timedelta(hours=1))
     await seat("judged", useful=True)
 
     picks = []
@@ -194,11 +192,11 @@ async def test_reports_for_model_show_and_the_api(offline: Runtime, seat: Seat) 
 
 
 async def test_speed_price_and_limits_break_equal_records(offline: Runtime, seat: Seat) -> None:
-    await registry.add_endpoint(offline.store, "busy", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+    await add_endpoint(offline.store, "busy", "http://127.0.0.1:9/v1", "openai", needs_key=False)
     await add(offline, "quick", price_out=0.0)
     await add(offline, "slow")
     await add(offline, "dear", price_out=30.0)
-    await registry.add_model(offline.store, "crowded", "busy", "crowded")
+    await add_model(offline.store, "crowded", "busy", "crowded")
     now = datetime.now(UTC)
     async with offline.store.write() as session:
         session.add(Probe(alias="slow", kind="speed", name="short", at=now, ok=True, first_byte_seconds=9.0))
@@ -295,22 +293,20 @@ async def test_judge_pairs_count_by_their_agreement_with_people(offline: Runtime
 async def test_promotion_as_the_collection_says(offline: Runtime, seat: Seat) -> None:
     for alias in ("a", "b", "star"):
         await add(offline, alias)
-    await registry.add_collection(offline.store, "trio", ["a", "b"], explorer_seats=1)
+    await add_collection(offline.store, "trio", ["a", "b"], explorer_seats=1)
     for _ in range(12):
         await seat("a", useful=True)
         await seat("b", useful=False)
         await seat("star", useful=True)
-    suggest = await decisions.seat_plan(
-        offline.store, await registry.get_collection(offline.store, "trio"), "short"
-    )
+    suggest = await decisions.seat_plan(offline.store, await get_collection(offline.store, "trio"), "short")
     assert suggest.record == ("a", "b") and suggest.suggestions[0].startswith("promote star")
-    auto = await registry.update_collection(offline.store, "trio", promotion="auto")
+    auto = await update_collection(offline.store, "trio", promotion="auto")
     promoted = await decisions.seat_plan(offline.store, auto, "short")
     assert promoted.record == ("a", "star") and "promoted" in promoted.why["star"]
-    never = await registry.update_collection(offline.store, "trio", promotion="never")
+    never = await update_collection(offline.store, "trio", promotion="never")
     assert (await decisions.seat_plan(offline.store, never, "short")).suggestions == ()
     with pytest.raises(UserError):
-        await registry.update_collection(offline.store, "trio", promotion="sometimes")
+        await update_collection(offline.store, "trio", promotion="sometimes")
 
 
 @pytest.mark.parametrize("promotion", ["suggest", "never"])
@@ -325,8 +321,8 @@ async def test_every_member_seats_as_the_decider_does(
     store = offline.store
     for alias in ("a", "b", "c", "d", "outsider"):
         await add(offline, alias)
-    await registry.add_collection(store, "trio", ["a", "b", "c", "d"], seats=seats)
-    await registry.update_collection(store, "trio", promotion=promotion)
+    await add_collection(store, "trio", ["a", "b", "c", "d"], seats=seats)
+    await update_collection(store, "trio", promotion=promotion)
     for _ in range(6):
         await seat("d", useful=True)
         await seat("a", useful=False)
@@ -334,19 +330,19 @@ async def test_every_member_seats_as_the_decider_does(
     await decisions.record_seating(store, "trio", "short", ("b", "a"), "a test")
 
     async def both() -> tuple[decider.Decision, decider.Decision]:
-        view = await registry.get_collection(store, "trio")
+        view = await get_collection(store, "trio")
         table, candidates, pairs = await decisions.seat_state(store, view, "short")
         return await decisions.seat_plan(store, view, "short"), decider.decide(table, candidates, pairs=pairs)
 
     fast, slow = await both()
     assert fast == slow and fast.why == slow.why
     assert fast.record == ("a", "b", "c", "d") and fast.left_off == ()
-    await registry.set_status(store, "b", "resting", resting_until=datetime.now(UTC) + timedelta(hours=1))
+    await set_status(store, "b", "resting", resting_until=datetime.now(UTC) + timedelta(hours=1))
     async with store.write() as session:
         await session.execute(update(Model).where(Model.alias == "c").values(failures=5))
     fast, slow = await both()
     assert fast == slow and fast.why == slow.why
     assert fast.record == ("a", "d") and [alias for alias, _ in fast.left_off] == ["b", "c"]
-    await registry.set_status(store, "b", "available")
+    await set_status(store, "b", "available")
     fast, slow = await both()
     assert fast == slow and fast.record == ("a", "b", "d")

@@ -8,24 +8,26 @@ from benchwarmers.bench import decisions
 from benchwarmers.calls import reach
 from benchwarmers.calls.caller import Caller
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model, get_model
 from benchwarmers.types import Request, Sampling, user
 
 
 async def add(rt: Runtime, alias: str, **kw: object) -> None:
-    await registry.add_model(rt.store, alias, "local", alias + "-served", **kw)  # type: ignore[arg-type]
+    await add_model(rt.store, alias, "local", alias + "-served", **kw)  # type: ignore[arg-type]
 
 
 async def test_explorers_are_reachable_and_free_where_the_collection_asks_for_free(offline: Runtime) -> None:
     # `local` points at a closed port: a call through the caller cannot connect.
-    await registry.add_endpoint(offline.store, "other", "http://127.0.0.1:9/v2", "openai", needs_key=False)
+    await add_endpoint(offline.store, "other", "http://127.0.0.1:9/v2", "openai", needs_key=False)
     await add(offline, "stranded")
-    await registry.add_model(offline.store, "free", "other", "free-served", price_in=0.0, price_out=0.0)
-    await registry.add_model(offline.store, "went-paid", "other", "paid-served", price_in=0.1, price_out=0.4)
-    await registry.add_model(offline.store, "member", "other", "member-served")
-    await registry.add_collection(offline.store, "thrifty", ["member"], explorer_seats=1, free_only=True)
-    await registry.add_collection(offline.store, "open", ["member"], explorer_seats=1)
-    stranded = await registry.get_model(offline.store, "stranded")
+    await add_model(offline.store, "free", "other", "free-served", price_in=0.0, price_out=0.0)
+    await add_model(offline.store, "went-paid", "other", "paid-served", price_in=0.1, price_out=0.4)
+    await add_model(offline.store, "member", "other", "member-served")
+    await add_collection(offline.store, "thrifty", ["member"], explorer_seats=1, free_only=True)
+    await add_collection(offline.store, "open", ["member"], explorer_seats=1)
+    stranded = await get_model(offline.store, "stranded")
     request = Request(messages=(user("hi"),), sampling=Sampling(max_tokens=5))
     result = await Caller(offline).call(stranded, request, kind="seat", timeout=2.0)
     assert result.status == "error"

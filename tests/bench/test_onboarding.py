@@ -17,7 +17,9 @@ from benchwarmers.bench.onboarding import OnboardRequest
 from benchwarmers.bench.suite import run_suite
 from benchwarmers.calls.caller import Caller
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry, schema
+from benchwarmers.store import schema
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import get_model, list_models
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider
 
 
@@ -48,7 +50,7 @@ async def test_quick_spends_the_four_probe_calls_and_keeps_the_answers(
     assert item.state == "done" and item.progress == 1.0 and item.alias == "quick-model"
     assert fake_provider.calls["org/Quick-Model:free"] == 4
     assert await logged_calls(bench, "quick-model", "probe") == 4
-    model = await registry.get_model(bench.store, "quick-model")
+    model = await get_model(bench.store, "quick-model")
     assert model.status == "available" and not model.ad_hoc
     rows = await probes.probe_history(bench.store, "quick-model")
     assert sorted(r.name for r in rows) == ["format", "json", "sum", "word"]
@@ -65,7 +67,7 @@ async def test_probe_checks_tell_a_wrong_answer_from_a_right_one(
     assert not any(r.ok for r in rows.values())
     assert all(r.answered for r in rows.values())  # health: it answered every probe
     # It answered, so it is on the bench: a wrong sum is a record, not an outage.
-    assert (await registry.get_model(bench.store, "sloppy")).status == "available"
+    assert (await get_model(bench.store, "sloppy")).status == "available"
 
 
 async def test_quick_ad_hoc_probes_only_and_marks_the_model(
@@ -75,7 +77,7 @@ async def test_quick_ad_hoc_probes_only_and_marks_the_model(
     item = await onboard(bench, "metered", "quick_ad_hoc", alias="metered", role="code")
     assert item.state == "done"
     assert fake_provider.calls["metered"] == 4
-    model = await registry.get_model(bench.store, "metered")
+    model = await get_model(bench.store, "metered")
     assert model.ad_hoc and model.role == "code" and model.status == "available"
 
 
@@ -86,7 +88,7 @@ async def test_a_model_that_does_not_answer_stays_unavailable(
     item = await onboard(bench, "broken", "full", alias="broken")
     assert item.state == "done" and "did not answer" in item.step
     assert fake_provider.calls["broken"] == 4  # the probe only: no suite for a model that did not answer
-    model = await registry.get_model(bench.store, "broken")
+    model = await get_model(bench.store, "broken")
     assert model.status == "unavailable" and "did not answer" in model.status_reason
 
 
@@ -109,7 +111,7 @@ async def test_a_restart_mid_queue_resumes_in_order(
     add_fake("first")
     add_fake("second")
     async with Runtime.open(home=home) as rt:
-        await registry.add_endpoint(rt.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+        await add_endpoint(rt.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
         ids = await onboarding.enqueue(
             rt.store, [OnboardRequest("fake", "first", "quick"), OnboardRequest("fake", "second", "quick")]
         )
@@ -125,7 +127,7 @@ async def test_a_restart_mid_queue_resumes_in_order(
         items = {i.id: i for i in await onboarding.queue_items(rt.store)}
         assert [items[i].state for i in ids] == ["done", "done"]
         assert items[ids[0]].finished_at <= items[ids[1]].started_at  # type: ignore[operator]
-        assert (await registry.get_model(rt.store, "first")).status == "available"
+        assert (await get_model(rt.store, "first")).status == "available"
     assert fake_provider.calls["first"] == 4 and fake_provider.calls["second"] == 4
 
 
@@ -149,9 +151,9 @@ async def test_onboarding_again_reuses_the_model(
     add_fake("again")
     await onboard(bench, "again", "quick_ad_hoc")
     await onboard(bench, "again", "quick")
-    model = await registry.get_model(bench.store, "again")
+    model = await get_model(bench.store, "again")
     assert not model.ad_hoc and model.status == "available"
-    assert len(await registry.list_models(bench.store)) == 1
+    assert len(await list_models(bench.store)) == 1
     assert fake_provider.calls["again"] == 8
     assert datetime.now(UTC) >= model.created_at
 
@@ -217,11 +219,11 @@ async def test_onboarding_applies_catalog_facts(
     runtime: Runtime, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
 ) -> None:
     # An endpoint named after a provider counts as that provider (a local proxy in front of it).
-    await registry.add_endpoint(runtime.store, "openai", fake_provider.openai_base, "openai", needs_key=False)
+    await add_endpoint(runtime.store, "openai", fake_provider.openai_base, "openai", needs_key=False)
     add_fake("gpt-4o-mini")
     ids = await onboarding.enqueue(runtime.store, [OnboardRequest("openai", "gpt-4o-mini", "quick")])
     await onboarding.drain(runtime, Caller(runtime), suite=None, only=set(ids))
-    model = await registry.get_model(runtime.store, "gpt-4o-mini")
+    model = await get_model(runtime.store, "gpt-4o-mini")
     assert (model.context_window, model.output_limit, model.vision, model.price_in) == (
         128000,
         16384,
@@ -267,7 +269,7 @@ async def test_a_running_item_cancelled_stops_at_its_next_step(
     item = await run.run()
     assert item.state == "cancelled" and run.cancelled
     assert fake_provider.calls["slow"] < 4  # stopped before the probe's four calls were all made
-    model = await registry.get_model(bench.store, item.alias or "slow")
+    model = await get_model(bench.store, item.alias or "slow")
     assert model.status == "unavailable" and "cancelled" in model.status_reason
 
 

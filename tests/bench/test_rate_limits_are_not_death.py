@@ -19,7 +19,8 @@ from benchwarmers.calls.caller import Caller
 from benchwarmers.limits.rest import wake_rested
 from benchwarmers.limits.user_limits import set_limits
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry, schema
+from benchwarmers.store import schema
+from benchwarmers.store.models import add_model, get_model
 from benchwarmers.store.times import utc
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider
 from benchwarmers.testing.script import RateLimit
@@ -38,12 +39,12 @@ async def test_a_model_that_answers_only_429s_rests_and_comes_back(
     bench: Runtime, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
 ) -> None:
     model = add_fake("busy", rate_limit=RateLimit("openai", retry=REST))
-    await registry.add_model(bench.store, "busy", "fake", "busy")
+    await add_model(bench.store, "busy", "fake", "busy")
     report = await health(bench)
     assert report.retired == [] and list(report.resting) == ["busy"]
     assert "rate limited until" in report.resting["busy"]
     assert fake_provider.calls["busy"] == 1  # no confirming call into a wall
-    rested = await registry.get_model(bench.store, "busy")
+    rested = await get_model(bench.store, "busy")
     assert rested.status == "resting"
     [probe] = await probes.probe_history(bench.store, "busy")
     assert probe.limited and not probe.answered
@@ -59,7 +60,7 @@ async def test_a_model_that_answers_only_429s_rests_and_comes_back(
     back = await health(bench)
     assert back.retired == [] and back.resting == {}
     assert fake_provider.calls["busy"] == 3
-    assert (await registry.get_model(bench.store, "busy")).status == "available"
+    assert (await get_model(bench.store, "busy")).status == "available"
 
 
 async def test_a_model_whose_endpoint_limit_is_used_up_is_not_probed_into_it_nor_retired(
@@ -68,15 +69,15 @@ async def test_a_model_whose_endpoint_limit_is_used_up_is_not_probed_into_it_nor
     # The fake on loopback is an unknown provider: its limits count per key.
     add_fake("first", rate_limit=RateLimit("openai", retry=30, limit=100, remaining=0))
     add_fake("second", error=FakeError(status=503))
-    await registry.add_model(bench.store, "first", "fake", "first")
-    await registry.add_model(bench.store, "second", "fake", "second")
+    await add_model(bench.store, "first", "fake", "first")
+    await add_model(bench.store, "second", "fake", "second")
     report = await health(bench)
     assert report.retired == []
     assert set(report.resting) == {"first", "second"}
     # The endpoint's requests are used up: the second model's probe never went out.
     assert fake_provider.calls["second"] == 0
     assert "limit of 100 requests" in report.resting["second"]
-    assert (await registry.get_model(bench.store, "second")).status == "available"
+    assert (await get_model(bench.store, "second")).status == "available"
 
 
 async def test_a_confirming_call_the_limiter_refuses_or_would_delay_retires_nobody(
@@ -84,13 +85,13 @@ async def test_a_confirming_call_the_limiter_refuses_or_would_delay_retires_nobo
 ) -> None:
     # The daily probe fails for real; the confirming call would wait a minute on our limit.
     add_fake("flaky", error=FakeError(status=503))
-    await registry.add_model(bench.store, "flaky", "fake", "flaky")
+    await add_model(bench.store, "flaky", "fake", "flaky")
     await set_limits(bench.store, "fake", "flaky", {"rpm": 1})
     report = await health(bench)
     assert report.retired == [] and list(report.resting) == ["flaky"]
     assert "1 requests a minute" in report.resting["flaky"]
     assert fake_provider.calls["flaky"] == 1  # the failed probe; the confirmation was never sent
-    assert (await registry.get_model(bench.store, "flaky")).status == "available"
+    assert (await get_model(bench.store, "flaky")).status == "available"
     kinds = [(p.kind, p.limited) for p in await probes.probe_history(bench.store, "flaky")]
     assert kinds == [("confirm", True), ("daily", False)]
 
@@ -99,7 +100,7 @@ async def test_a_real_failure_is_still_retired_after_one_confirming_call(
     bench: Runtime, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
 ) -> None:
     add_fake("dead", error=FakeError(status=503))
-    await registry.add_model(bench.store, "dead", "fake", "dead")
+    await add_model(bench.store, "dead", "fake", "dead")
     report = await health(bench)
     assert report.retired == ["dead"] and report.resting == {}
     assert fake_provider.calls["dead"] == 2
@@ -110,7 +111,7 @@ async def test_probe_progress_is_reported_per_model(
 ) -> None:
     for name in ("a", "b"):
         add_fake(name)
-        await registry.add_model(bench.store, name, "fake", name)
+        await add_model(bench.store, name, "fake", name)
     seen: list[tuple[int, int, str]] = []
     await retirement.daily_health(
         Caller(bench), bench.store, bench.outbound, datetime.now(UTC), lambda d, t, a: seen.append((d, t, a))
@@ -137,7 +138,7 @@ async def test_onboarding_a_model_that_answers_only_429s_rests_and_is_tried_agai
     model = add_fake("walled", rate_limit=RateLimit("openai", retry=REST))
     item = await onboard(bench, "walled")
     assert fake_provider.calls["walled"] == 1  # probing stops at the wall
-    rested = await registry.get_model(bench.store, "walled")
+    rested = await get_model(bench.store, "walled")
     assert rested.status == "resting" and rested.resting_until is not None
     assert "rate limited while onboarding" in rested.status_reason
     assert item.state == "queued" and item.not_before is not None
@@ -146,13 +147,13 @@ async def test_onboarding_a_model_that_answers_only_429s_rests_and_is_tried_agai
     # Its rest ends by onboarding again, not by waking up `available` unheard: asked
     # at a moment past the rest's end, nothing wakes it.
     assert await wake_rested(bench.store, now=utc(rested.resting_until) + timedelta(seconds=1)) == 0
-    assert (await registry.get_model(bench.store, "walled")).status == "resting"
+    assert (await get_model(bench.store, "walled")).status == "resting"
     await asyncio.sleep(REST + 0.1)  # the item's time to be onboarded again
 
     model.rate_limit = None  # the limit reset
     [again] = await onboarding.drain(bench, Caller(bench), suite=None)
     assert again.id == item.id and again.state == "done"
-    assert (await registry.get_model(bench.store, "walled")).status == "available"
+    assert (await get_model(bench.store, "walled")).status == "available"
     assert fake_provider.calls["walled"] == 5
 
 
@@ -166,7 +167,7 @@ async def test_an_onboarding_item_waiting_on_a_limit_is_not_run_before_it_frees(
     assert utc(item.not_before) > datetime.now(UTC)
     assert await onboarding.drain(bench, Caller(bench), suite=None) == []  # not due: left waiting
     assert fake_provider.calls["daily"] == 1
-    assert (await registry.get_model(bench.store, "daily")).status == "resting"
+    assert (await get_model(bench.store, "daily")).status == "resting"
 
 
 async def test_onboarding_refused_by_our_own_limiter_is_no_failure(
@@ -174,12 +175,12 @@ async def test_onboarding_refused_by_our_own_limiter_is_no_failure(
 ) -> None:
     # The endpoint's requests (limited per key on this unknown provider) are used up.
     add_fake("first", rate_limit=RateLimit("openai", retry=120, limit=100, remaining=0))
-    await registry.add_model(bench.store, "first", "fake", "first")
+    await add_model(bench.store, "first", "fake", "first")
     await health(bench)
     add_fake("second")
     item = await onboard(bench, "second")
     assert fake_provider.calls["second"] == 0  # refused before it went out, and not waited for
-    second = await registry.get_model(bench.store, "second")
+    second = await get_model(bench.store, "second")
     assert second.status == "resting" and "limit of 100 requests" in second.status_reason
     assert item.state == "queued" and item.not_before is not None
 
@@ -194,4 +195,4 @@ async def test_an_onboarding_probe_stopped_by_a_short_limit_waits_for_it_between
     assert item.state == "done" and fake_provider.calls["blip"] == 5
     rows = [(r.name, r.limited) for r in reversed(await probes.probe_history(bench.store, "blip"))]
     assert rows == [("word", True), ("word", False), ("sum", False), ("json", False), ("format", False)]
-    assert (await registry.get_model(bench.store, "blip")).status == "available"
+    assert (await get_model(bench.store, "blip")).status == "available"

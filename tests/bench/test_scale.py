@@ -21,8 +21,8 @@ from sqlalchemy import event, insert
 
 from benchwarmers.bench import decisions
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
 from benchwarmers.store.db import SQLITE_FILE
+from benchwarmers.store.models import add_model
 from benchwarmers.store.schema import Call, Verdict
 
 from .conftest import Seat
@@ -35,7 +35,7 @@ NOISE = 20_000
 
 async def add_bench(rt: Runtime, seat: Seat) -> None:
     for alias in (*MEMBERS, "other1", "other2"):
-        await registry.add_model(rt.store, alias, "local", alias + "-served")
+        await add_model(rt.store, alias, "local", alias + "-served")
     # Enough recent answers that the first-byte sample is full, and a few verdicts.
     async with rt.store.write() as session:
         now = datetime.now(UTC)
@@ -234,7 +234,7 @@ async def test_seats_past_the_cap_rotate_by_last_seat(
 ) -> None:
     monkeypatch.setattr(decisions, "SEAT_COUNT_CAP", 3)
     for alias in ("many", "more"):
-        await registry.add_model(offline.store, alias, "local", alias + "-served")
+        await add_model(offline.store, alias, "local", alias + "-served")
     for _ in range(5):
         await seat("more")
     for _ in range(4):
@@ -251,7 +251,7 @@ async def test_first_byte_stand_in_is_the_newest_answers(
     offline: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(decisions, "FIRST_BYTE_SAMPLE", 2)
-    await registry.add_model(offline.store, "lagging", "local", "lagging-served")
+    await add_model(offline.store, "lagging", "local", "lagging-served")
     now = datetime.now(UTC)
     rows = [_call("old", "lagging", now - timedelta(hours=2), "trio", "short") | {"first_byte_seconds": 0.2}]
     rows += [

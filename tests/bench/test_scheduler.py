@@ -15,7 +15,8 @@ from benchwarmers.bench import scheduler
 from benchwarmers.bench.scheduler import BenchJobs, BenchScheduler
 from benchwarmers.bench.suite import run_suite
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry, schema
+from benchwarmers.store import schema
+from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeModel, FakeProvider
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
@@ -44,7 +45,7 @@ async def test_off_on_a_fresh_install_and_switchable_at_runtime(
     bench: Runtime, jobs: BenchJobs, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
 ) -> None:
     add_fake("m")
-    await registry.add_model(bench.store, "m", "fake", "m")
+    await add_model(bench.store, "m", "fake", "m")
     await ran_at(bench, "daily_probe", scheduler.now_utc() - timedelta(days=2))  # a missed run waiting
     clock = BenchScheduler(jobs)
     await clock.start()
@@ -68,7 +69,7 @@ async def test_a_missed_run_is_made_up_once_not_twice(
     bench: Runtime, jobs: BenchJobs, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
 ) -> None:
     add_fake("m")
-    await registry.add_model(bench.store, "m", "fake", "m")
+    await add_model(bench.store, "m", "fake", "m")
     await ran_at(bench, "daily_probe", NOW - timedelta(days=5))  # four runs missed
     assert await scheduler.catch_up(jobs, NOW) == ["daily_probe"]
     assert fake_provider.calls["m"] == 1  # once, however many runs were missed
@@ -81,7 +82,7 @@ async def test_a_run_missed_more_than_seven_days_ago_is_not_made_up(
     bench: Runtime, jobs: BenchJobs, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
 ) -> None:
     add_fake("m")
-    await registry.add_model(bench.store, "m", "fake", "m")
+    await add_model(bench.store, "m", "fake", "m")
     await ran_at(bench, "daily_probe", NOW - timedelta(days=9))  # due 8 days ago: too old
     await ran_at(bench, "weekly_speed", NOW - timedelta(days=13))  # due 6 days ago: still made up
     assert await scheduler.catch_up(jobs, NOW) == ["weekly_speed"]
@@ -100,8 +101,8 @@ async def test_the_bench_never_calls_an_ad_hoc_model_on_its_own(
 ) -> None:
     add_fake("adhoc")
     add_fake("regular")
-    await registry.add_model(bench.store, "adhoc", "fake", "adhoc", ad_hoc=True)
-    await registry.add_model(bench.store, "regular", "fake", "regular")
+    await add_model(bench.store, "adhoc", "fake", "adhoc", ad_hoc=True)
+    await add_model(bench.store, "regular", "fake", "regular")
     for name in scheduler.JOBS:
         row = await scheduler.run_job(jobs, name, NOW)
         assert row.last_status == "ok", row.detail
@@ -117,7 +118,7 @@ async def test_speed_probe_measures_first_token_and_rate(
 
     # Streamed over half a second: long enough between first byte and last to measure a rate.
     add_fake("fast", answer=" ".join(["word"] * 30), ttfb=0.05, tokens_per_second=60)
-    await registry.add_model(bench.store, "fast", "fake", "fast")
+    await add_model(bench.store, "fast", "fake", "fast")
     await scheduler.run_job(jobs, "weekly_speed", NOW)
     rows = {p.name: p for p in await probes.probe_history(bench.store, "fast")}
     assert set(rows) == {"short", "long"}

@@ -16,8 +16,9 @@ from benchwarmers.limits.ledger import ledger, month_of, next_day
 from benchwarmers.limits.quotas import quotas_view
 from benchwarmers.limits.user_limits import set_limits
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
-from benchwarmers.store.registry import ModelView
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model, get_model
+from benchwarmers.store.views import ModelView
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel, RateLimit
 from benchwarmers.types import Request, Sampling, user
@@ -27,8 +28,8 @@ from tests.waiting import back_from_rest
 async def bench_on(
     runtime: Runtime, fake: FakeProvider, *served: str, api: str = "openai"
 ) -> list[ModelView]:
-    await registry.add_endpoint(runtime.store, "fake", fake.base_for(api), api, needs_key=False)
-    return [await registry.add_model(runtime.store, s, "fake", s) for s in served]
+    await add_endpoint(runtime.store, "fake", fake.base_for(api), api, needs_key=False)
+    return [await add_model(runtime.store, s, "fake", s) for s in served]
 
 
 async def ask(
@@ -81,7 +82,7 @@ async def test_a_429_rests_the_model_until_the_reset_whatever_the_style(
     first = await ask(runtime, model)
     after = time.time()
     assert first.status == "rate_limited"  # the provider's 429, not our refusal
-    resting = await registry.get_model(runtime.store, "m1")
+    resting = await get_model(runtime.store, "m1")
     assert resting.status == "resting" and resting.resting_until is not None
     until = resting.resting_until.replace(tzinfo=UTC).timestamp()
     assert before + retry - 1.05 < until < after + retry + 1.1  # as long as was said, however it was said
@@ -103,7 +104,7 @@ async def test_a_per_day_quota_rests_the_model_until_utc_midnight(
     fake_provider.add(FakeModel("m1", rate_limit=RateLimit("day")))
     (model,) = await bench_on(runtime, fake_provider, "m1")
     assert (await ask(runtime, model)).status == "rate_limited"
-    resting = await registry.get_model(runtime.store, "m1")
+    resting = await get_model(runtime.store, "m1")
     assert resting.resting_until is not None
     assert resting.resting_until.replace(tzinfo=UTC) == next_day(datetime.now(UTC))
     assert "429" in resting.status_reason

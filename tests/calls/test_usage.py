@@ -18,7 +18,9 @@ from benchwarmers.calls.usage import OWNER, check_by, check_day, check_span, usa
 from benchwarmers.errors import UserError
 from benchwarmers.limits.ledger import ledger, month_of
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import prices, registry
+from benchwarmers.store import prices
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model, get_model
 from benchwarmers.store.schema import Call
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
@@ -42,16 +44,16 @@ async def runtime(request: pytest.FixtureRequest, home: Path) -> AsyncIterator[R
 
 
 async def _call(runtime: Runtime, alias: str, context: CallContext = CallContext()) -> CallResult:
-    model = await registry.get_model(runtime.store, alias)
+    model = await get_model(runtime.store, alias)
     request = Request(messages=(user("say something short"),), sampling=Sampling(max_tokens=50))
     return await Caller(runtime).call(model, request, kind="seat", timeout=5.0, context=context)
 
 
 async def _bench(runtime: Runtime, fake: FakeProvider, **priced: tuple[float | None, float | None]) -> None:
-    await registry.add_endpoint(runtime.store, "fake", fake.base_for("openai"), "openai", needs_key=False)
+    await add_endpoint(runtime.store, "fake", fake.base_for("openai"), "openai", needs_key=False)
     for alias, (price_in, price_out) in priced.items():
         fake.add(FakeModel(alias, answer=f"{alias} answers in a few words"))
-        await registry.add_model(runtime.store, alias, "fake", alias, price_in=price_in, price_out=price_out)
+        await add_model(runtime.store, alias, "fake", alias, price_in=price_in, price_out=price_out)
 
 
 async def test_a_price_change_mid_month_costs_old_calls_at_the_old_price(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from benchwarmers.bench import discover
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.endpoints import add_endpoint
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import live_server
 
@@ -26,7 +26,7 @@ def free_on_openrouter(scratch: Path) -> list[str]:
 
     async def look() -> list[str]:
         async with Runtime.open(scratch) as rt:
-            await registry.add_endpoint(rt.store, "openrouter", "http://127.0.0.1:9/v1", "openai")
+            await add_endpoint(rt.store, "openrouter", "http://127.0.0.1:9/v1", "openai")
             entries = await discover.discover(rt.store, free_only=True)
         return [e.model for e in entries if "openrouter" in e.reachable][:3]
 

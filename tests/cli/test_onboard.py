@@ -10,15 +10,16 @@ from typer.testing import CliRunner
 
 from benchwarmers.cli.main import app
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model, get_model
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider
 from benchwarmers.testing.script import RateLimit
 
 
-def add_endpoint(home: Path, fake: FakeProvider) -> None:
+def add_fake_endpoint(home: Path, fake: FakeProvider) -> None:
     async def work() -> None:
         async with Runtime.open(home=home) as rt:
-            await registry.add_endpoint(rt.store, "fake", fake.openai_base, "openai", needs_key=False)
+            await add_endpoint(rt.store, "fake", fake.openai_base, "openai", needs_key=False)
 
     asyncio.run(work())
 
@@ -27,7 +28,7 @@ def test_onboard_quick_ad_hoc_then_probe(
     home: Path, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
 ) -> None:
     add_fake("vendor/Model-X")
-    add_endpoint(home, fake_provider)
+    add_fake_endpoint(home, fake_provider)
     runner = CliRunner()
     result = runner.invoke(
         app, ["onboard", "vendor/Model-X", "--endpoint", "fake", "--ad-hoc", "--role", "code"]
@@ -50,12 +51,12 @@ def test_probe_over_the_bench_shows_progress_and_rests_rate_limited_models(
 ) -> None:
     add_fake("steady")
     add_fake("busy", rate_limit=RateLimit("retry-after", retry=30))
-    add_endpoint(home, fake_provider)
+    add_fake_endpoint(home, fake_provider)
 
     async def bench() -> None:
         async with Runtime.open(home=home) as rt:
             for name in ("steady", "busy"):
-                await registry.add_model(rt.store, name, "fake", name)
+                await add_model(rt.store, name, "fake", name)
 
     asyncio.run(bench())
     result = CliRunner().invoke(app, ["probe"])
@@ -69,7 +70,7 @@ def test_onboarding_a_rate_limited_model_keeps_it_resting_not_removed(
     home: Path, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
 ) -> None:
     add_fake("walled", rate_limit=RateLimit("retry-after", retry=3600))
-    add_endpoint(home, fake_provider)
+    add_fake_endpoint(home, fake_provider)
     result = CliRunner().invoke(app, ["onboard", "walled", "--endpoint", "fake", "--quick"])
     assert result.exit_code == 0, result.output
     assert "walled is resting: rate limited until" in result.output
@@ -78,7 +79,7 @@ def test_onboarding_a_rate_limited_model_keeps_it_resting_not_removed(
 
     async def kept() -> str:
         async with Runtime.open(home=home) as rt:
-            return (await registry.get_model(rt.store, "walled")).status
+            return (await get_model(rt.store, "walled")).status
 
     assert asyncio.run(kept()) == "resting"
 
@@ -86,7 +87,7 @@ def test_onboarding_a_rate_limited_model_keeps_it_resting_not_removed(
 def test_onboard_errors_are_one_line(
     home: Path, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
 ) -> None:
-    add_endpoint(home, fake_provider)
+    add_fake_endpoint(home, fake_provider)
     runner = CliRunner()
     result = runner.invoke(app, ["onboard", "m", "--endpoint", "elsewhere", "--quick"])
     assert result.exit_code != 0 and "no endpoint named 'elsewhere'" in result.output
@@ -104,7 +105,7 @@ def test_onboard_beside_a_running_server_lets_the_server_work_it(
     from benchwarmers.testing.live_server import live_server
 
     add_fake("shared")
-    add_endpoint(home, fake_provider)
+    add_fake_endpoint(home, fake_provider)
     with live_server(home):
         result = CliRunner().invoke(app, ["onboard", "shared", "--endpoint", "fake", "--quick"])
     assert result.exit_code == 0, result.output

@@ -17,7 +17,9 @@ from sqlalchemy import func, select
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import DATABASE_URL_ENV, REDIS_URL_ENV, Runtime
 from benchwarmers.server.run import bind_sockets
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.store.schema import Call
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
@@ -71,11 +73,9 @@ async def two_workers(
     """`serve --workers 2` on PostgreSQL + Redis, one collection of one fake member; (URL, database URL)."""
     async with Runtime.open(home, database_url=postgres_url) as runtime:
         fake_provider.add(FakeModel("wk-one", answer="from a worker"))
-        await registry.add_endpoint(
-            runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False
-        )
-        await registry.add_model(runtime.store, "wk-one", "fake", "wk-one")
-        await registry.add_collection(runtime.store, "wk", members=["wk-one"])
+        await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+        await add_model(runtime.store, "wk-one", "fake", "wk-one")
+        await add_collection(runtime.store, "wk", members=["wk-one"])
     env = {
         **os.environ,
         "BENCHWARMERS_HOME": str(home),

@@ -20,8 +20,10 @@ import pytest
 
 from benchwarmers.limits.user_limits import set_limits
 from benchwarmers.runtime import DATABASE_URL_ENV, REDIS_URL_ENV, Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
 from benchwarmers.store.db import SQLITE_FILE
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
 from tests.serving import CALL_ID, served
@@ -50,10 +52,10 @@ def _env(home: Path) -> dict[str, str]:
 async def _register(home: Path, fake: FakeProvider, rpm: int | None = None) -> None:
     fake.add(FakeModel("wk-one", answer="from a worker"))
     async with Runtime.open(home, database_url=None) as runtime:
-        await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
-        await registry.add_model(runtime.store, "wk-one", "fake", "wk-one")
+        await add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
+        await add_model(runtime.store, "wk-one", "fake", "wk-one")
         # A seat refused for the limit gives up after 3 s, not when the minute frees room.
-        await registry.add_collection(runtime.store, "wk", members=["wk-one"], seat_timeout=3)
+        await add_collection(runtime.store, "wk", members=["wk-one"], seat_timeout=3)
         if rpm is not None:
             await set_limits(runtime.store, "fake", "", {"rpm": rpm})
 

@@ -10,16 +10,17 @@ from typer.testing import CliRunner
 
 from benchwarmers.cli.main import app
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeModel, FakeProvider
 
 
 def prepare(home: Path, fake: FakeProvider) -> None:
     async def work() -> None:
         async with Runtime.open(home=home) as rt:
-            await registry.add_endpoint(rt.store, "fake", fake.openai_base, "openai", needs_key=False)
-            await registry.add_model(rt.store, "yes-man", "fake", "yes-1")
-            await registry.add_model(rt.store, "loner", "fake", "loner-1", ad_hoc=True)
+            await add_endpoint(rt.store, "fake", fake.openai_base, "openai", needs_key=False)
+            await add_model(rt.store, "yes-man", "fake", "yes-1")
+            await add_model(rt.store, "loner", "fake", "loner-1", ad_hoc=True)
 
     asyncio.run(work())
 

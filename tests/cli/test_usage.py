@@ -12,7 +12,8 @@ import pytest
 
 from benchwarmers.calls.caller import CallContext, Caller
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model, get_model
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
 from benchwarmers.types import Request, Sampling, user
@@ -29,12 +30,10 @@ def spent(fake_provider: FakeProvider) -> None:
     async def work() -> None:
         async with Runtime.open() as runtime:
             store = runtime.store
-            await registry.add_endpoint(
-                store, "fake", fake_provider.base_for("openai"), "openai", needs_key=False
-            )
+            await add_endpoint(store, "fake", fake_provider.base_for("openai"), "openai", needs_key=False)
             for alias, price in (("dear", 4.0), ("mystery", None)):
                 fake_provider.add(FakeModel(alias, answer="four"))
-                await registry.add_model(store, alias, "fake", alias, price_in=price, price_out=price)
+                await add_model(store, alias, "fake", alias, price_in=price, price_out=price)
             request = Request(messages=(user("2+2?"),), sampling=Sampling(max_tokens=20))
             caller = Caller(runtime)
             for alias, context in (
@@ -42,7 +41,7 @@ def spent(fake_provider: FakeProvider) -> None:
                 ("dear", CallContext(collection="trio")),
                 ("mystery", CallContext(collection="duo")),
             ):
-                model = await registry.get_model(store, alias)
+                model = await get_model(store, alias)
                 await caller.call(model, request, kind="seat", timeout=5.0, context=context)
 
     asyncio.run(work())

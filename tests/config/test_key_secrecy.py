@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from benchwarmers.cli.main import app
 from benchwarmers.config.keys import endpoint_key, keys_path
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.models import list_models
+from benchwarmers.store.views import ModelView
 
 PROMPTED = "sk-prompted-4f1c9e0b7d2a"
 FROM_ENV = "sk-environment-93ab5c1e77"
@@ -61,6 +62,6 @@ def test_keys_stay_out_of_the_data_folder_and_logs(
         assert all(secret not in output for output in outputs)
 
 
-async def _bench_views(home: Path) -> list[registry.ModelView]:
+async def _bench_views(home: Path) -> list[ModelView]:
     async with Runtime.open(home=home) as rt:
-        return await registry.list_models(rt.store)
+        return await list_models(rt.store)

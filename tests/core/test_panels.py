@@ -15,7 +15,9 @@ from benchwarmers.core import Identity, Panels, collection_entry, finish_backgro
 from benchwarmers.errors import NotFound, ProviderError, Refused, UserError
 from benchwarmers.panel import engine as engine_module
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.store.schema import Call, SeatingHistory
 from benchwarmers.store.settings import MAX_PANELS, Settings
 from benchwarmers.testing.fake_provider import FakeProvider
@@ -28,12 +30,12 @@ TOOL = Tool("lookup", "looks a word up", {"type": "object"})
 
 async def bench(runtime: Runtime, fake: FakeProvider, *models: FakeModel) -> None:
     """Each model on endpoint `fake`; `duo` of the first two, `solo` of the first."""
-    await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
+    await add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
     for model in models:
         fake.add(model)
-        await registry.add_model(runtime.store, model.served, "fake", model.served)
-    await registry.add_collection(runtime.store, "duo", [m.served for m in models[:2]], purpose="two views")
-    await registry.add_collection(runtime.store, "solo", [models[0].served])
+        await add_model(runtime.store, model.served, "fake", model.served)
+    await add_collection(runtime.store, "duo", [m.served for m in models[:2]], purpose="two views")
+    await add_collection(runtime.store, "solo", [models[0].served])
 
 
 async def count(runtime: Runtime, table: type[Call] | type[SeatingHistory]) -> int:

@@ -13,8 +13,8 @@ from benchwarmers import core
 from benchwarmers.core.views import endpoint_json, model_json, onboarding_view, probe_json, probe_view
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import schema
-from benchwarmers.store.registry import EndpointView
 from benchwarmers.store.times import iso_utc
+from benchwarmers.store.views import EndpointView
 
 pytestmark = pytest.mark.unit
 

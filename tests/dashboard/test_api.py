@@ -16,7 +16,9 @@ from sqlalchemy import update
 
 from benchwarmers.dashboard import auth
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry, schema
+from benchwarmers.store import schema
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import live_server
 from tests.waiting import wait_for
@@ -404,8 +406,8 @@ def test_accepting_the_price_of_a_model_that_went_paid(home: Path, dashboard: ht
 
     async def went_paid() -> None:
         async with Runtime.open(home) as runtime:
-            await registry.add_endpoint(runtime.store, "hub", "http://127.0.0.1:9/v1", needs_key=False)
-            await registry.add_model(runtime.store, "llama", "hub", "llama", price_in=0.1, price_out=0.3)
+            await add_endpoint(runtime.store, "hub", "http://127.0.0.1:9/v1", needs_key=False)
+            await add_model(runtime.store, "llama", "hub", "llama", price_in=0.1, price_out=0.3)
             async with runtime.store.write() as session:
                 await session.execute(update(schema.Model).values(went_paid_at=datetime.now(UTC)))
 

@@ -15,7 +15,9 @@ import pytest
 
 from benchwarmers.identity.keys import create_key
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import live_server
 from tests.dashboard.conftest import set_setting
@@ -29,9 +31,9 @@ PASSWORD = "budget-secret-1"
 async def _bench(home: Path, base: str) -> str:
     async with Runtime.open(home) as runtime:
         store = runtime.store
-        await registry.add_endpoint(store, "hub", base, "openai", needs_key=False)
-        await registry.add_model(store, "paid", "hub", "paid", price_in=1.0, price_out=1.0)
-        await registry.add_collection(store, "solo", ["paid"])
+        await add_endpoint(store, "hub", base, "openai", needs_key=False)
+        await add_model(store, "paid", "hub", "paid", price_in=1.0, price_out=1.0)
+        await add_collection(store, "solo", ["paid"])
         _, secret = await create_key(store, "laptop")
         return secret
 

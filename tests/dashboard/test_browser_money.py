@@ -15,7 +15,9 @@ import pytest
 
 from benchwarmers.identity.keys import create_key
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import live_server
 
@@ -28,13 +30,13 @@ async def _bench(home: Path, fake: FakeProvider) -> str:
     """`dear` at $2 in / $8 out, `mystery` of unknown price, both in `mix`; a key `alice`."""
     async with Runtime.open(home) as runtime:
         store = runtime.store
-        await registry.add_endpoint(store, "hub", fake.openai_base, "openai", needs_key=False)
+        await add_endpoint(store, "hub", fake.openai_base, "openai", needs_key=False)
         for alias, price in (("dear", (2.0, 8.0)), ("mystery", (None, None))):
             fake.add(FakeModel(alias, answer=f"{alias} says four, in a few more words than one"))
-            await registry.add_model(
+            await add_model(
                 store, alias, "hub", alias, price_in=price[0], price_out=price[1], context_window=100_000
             )
-        await registry.add_collection(store, "mix", ["dear", "mystery"])
+        await add_collection(store, "mix", ["dear", "mystery"])
         _info, secret = await create_key(store, "alice", collections=("mix",))
     return secret
 

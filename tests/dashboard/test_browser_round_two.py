@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from benchwarmers.cli.main import app
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.models import set_status
 from benchwarmers.store.schema import LearnedLimit
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider
 from benchwarmers.testing.live_server import live_server
@@ -64,7 +64,7 @@ async def _endpoint_used_up(home: Path, until: datetime) -> None:
                     seen_at=datetime.now(UTC),
                 )
             )
-        await registry.set_status(runtime.store, "two", "resting", reason=LONG_REASON, resting_until=until)
+        await set_status(runtime.store, "two", "resting", reason=LONG_REASON, resting_until=until)
 
 
 def test_bench_endpoints_quotas_live_and_on_a_phone(

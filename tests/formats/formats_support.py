@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING
 
 from benchwarmers.identity.keys import create_key
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
 from benchwarmers.types import (
     LeftOff,
@@ -94,17 +96,15 @@ async def _register(home: Path, fake: FakeProvider) -> str:
     async with Runtime.open(home) as runtime:
         for alias, api in MEMBERS.items():
             endpoint = f"fake-{api}"
-            await registry.add_endpoint(runtime.store, endpoint, fake.base_for(api), api, needs_key=False)
+            await add_endpoint(runtime.store, endpoint, fake.base_for(api), api, needs_key=False)
             fake.add(FakeModel(alias, answer=echo(alias)))
-            await registry.add_model(
-                runtime.store, alias, endpoint, alias, vision=True, context_window=100_000
-            )
-        await registry.add_collection(runtime.store, "trio", list(MEMBERS), purpose="three seats for tests")
-        await registry.add_collection(runtime.store, "other", ["alpha"])
+            await add_model(runtime.store, alias, endpoint, alias, vision=True, context_window=100_000)
+        await add_collection(runtime.store, "trio", list(MEMBERS), purpose="three seats for tests")
+        await add_collection(runtime.store, "other", ["alpha"])
         # A long answer: more than an HTTP client takes in headers (httpx: 100 KB).
         fake.add(FakeModel("verbose", answer="lorem ipsum " * 12_000))
-        await registry.add_model(runtime.store, "verbose", "fake-openai", "verbose", context_window=100_000)
-        await registry.add_collection(runtime.store, "verbose", ["verbose"])
+        await add_model(runtime.store, "verbose", "fake-openai", "verbose", context_window=100_000)
+        await add_collection(runtime.store, "verbose", ["verbose"])
         _info, secret = await create_key(runtime.store, "trio-only", collections=("trio",))
     return secret
 

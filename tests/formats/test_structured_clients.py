@@ -27,7 +27,9 @@ from google.genai import types as genai_types
 from pydantic import BaseModel
 
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
 from benchwarmers.testing.live_server import live_server
 from benchwarmers.testing.sdk_types import check, check_all, ndjson_lines, sse_events
@@ -59,13 +61,11 @@ def answers(alias: str, valid: bool) -> Callable[[FakeRequest], str]:
 async def _register(home: Path, fake: FakeProvider) -> None:
     async with Runtime.open(home) as runtime:
         for api in ("openai", "anthropic", "gemini", "ollama"):
-            await registry.add_endpoint(
-                runtime.store, f"fake-{api}", fake.base_for(api), api, needs_key=False
-            )
+            await add_endpoint(runtime.store, f"fake-{api}", fake.base_for(api), api, needs_key=False)
         for alias, (api, valid) in [*SEATS.items(), (MERGER[0], (MERGER[1], True))]:
             fake.add(FakeModel(alias, answer=answers(alias, valid)))
-            await registry.add_model(runtime.store, alias, f"fake-{api}", alias, context_window=100_000)
-        await registry.add_collection(runtime.store, "json", list(SEATS), merger=MERGER[0])
+            await add_model(runtime.store, alias, f"fake-{api}", alias, context_window=100_000)
+        await add_collection(runtime.store, "json", list(SEATS), merger=MERGER[0])
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,9 @@ from google import genai
 from google.genai import types as genai_types
 
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeModel, FakeProvider, RateLimit
 from benchwarmers.testing.live_server import live_server
 
@@ -42,11 +44,11 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 async def _register(home: Path, locked: str, busy: str) -> None:
     async with Runtime.open(home) as runtime:
         for collection, base in (("dead", locked), ("full", busy)):
-            await registry.add_endpoint(runtime.store, collection, base, "openai", needs_key=False)
+            await add_endpoint(runtime.store, collection, base, "openai", needs_key=False)
             aliases = [f"{collection}-{served}" for served in ("one", "two")]
             for alias, served in zip(aliases, ("one", "two"), strict=True):
-                await registry.add_model(runtime.store, alias, collection, served)
-            await registry.add_collection(runtime.store, collection, aliases)
+                await add_model(runtime.store, alias, collection, served)
+            await add_collection(runtime.store, collection, aliases)
 
 
 def refused_as(status_code: int, message: str, collection: str, status: int, reason: str) -> None:

@@ -18,7 +18,8 @@ import pytest
 from benchwarmers.limits.counters import Counters, MemoryCounters, RedisCounters
 from benchwarmers.limits.shared import CounterService, SocketCounters
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
@@ -82,7 +83,7 @@ async def counters(request: pytest.FixtureRequest) -> AsyncIterator[Counters]:
 
 @pytest.fixture
 async def bench(runtime: Runtime) -> Runtime:
-    await registry.add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai")
-    await registry.add_model(runtime.store, "one", "fake", "model-one")
-    await registry.add_model(runtime.store, "two", "fake", "model-two")
+    await add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai")
+    await add_model(runtime.store, "one", "fake", "model-one")
+    await add_model(runtime.store, "two", "fake", "model-two")
     return runtime

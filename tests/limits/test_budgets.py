@@ -21,7 +21,9 @@ from benchwarmers.limits.budgets import (
     window,
 )
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 
 
 @pytest.mark.parametrize(
@@ -73,9 +75,9 @@ def test_a_cost_from_known_prices_and_none_from_an_unknown_one() -> None:
 
 async def test_budgets_are_saved_only_for_what_exists(runtime: Runtime) -> None:
     store = runtime.store
-    await registry.add_endpoint(store, "fake", "http://127.0.0.1:9/v1", "openai", needs_key=False)
-    await registry.add_model(store, "m", "fake", "m")
-    await registry.add_collection(store, "solo", ["m"])
+    await add_endpoint(store, "fake", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+    await add_model(store, "m", "fake", "m")
+    await add_collection(store, "solo", ["m"])
     await create_key(store, "alice")
     await create_key(store, "gone")
     await revoke_key(store, "gone")

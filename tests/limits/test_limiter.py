@@ -19,8 +19,8 @@ from benchwarmers.limits.ledger import next_day
 from benchwarmers.limits.rest import is_resting
 from benchwarmers.limits.user_limits import set_limits
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
 from benchwarmers.store.db import Store
+from benchwarmers.store.models import get_model
 from benchwarmers.types import Usage
 from tests.waiting import Clock, back_from_rest
 
@@ -213,7 +213,7 @@ async def test_a_429_rests_the_model_and_it_comes_back_after_the_reset(bench: Ru
     clock = Clock()
     limiter = Limiter(bench.store, MemoryCounters(), clock=clock, sleep=clock.sleep)
     await limiter.learn("fake", "model-one", status=429, headers={"retry-after": "600"}, body="slow down")
-    model = await registry.get_model(bench.store, "one")
+    model = await get_model(bench.store, "one")
     assert model.status == "resting" and is_resting(model)
     assert "429" in model.status_reason
     with pytest.raises(LimitExceeded) as refused:
@@ -230,7 +230,7 @@ async def test_a_429_rests_the_model_and_it_comes_back_after_the_reset(bench: Ru
 async def test_a_429_that_says_nothing_rests_for_the_default(bench: Runtime) -> None:
     before = datetime.now(UTC).timestamp()
     await bench.limiter.learn("fake", "model-one", status=429, headers={}, body="")
-    model = await registry.get_model(bench.store, "one")
+    model = await get_model(bench.store, "one")
     assert model.resting_until is not None
     until = model.resting_until.replace(tzinfo=UTC).timestamp()
     assert until == pytest.approx(before + 60, abs=2)

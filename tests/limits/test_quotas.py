@@ -19,7 +19,8 @@ from benchwarmers.limits.ledger import month_of, next_day, next_month
 from benchwarmers.limits.quotas import as_json, quotas_view
 from benchwarmers.limits.user_limits import MAX_AMOUNT, clear_limits, list_limits, set_limits
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model, get_model
 from benchwarmers.testing.live_server import live_server
 
 
@@ -43,9 +44,9 @@ async def spend(
 
 @pytest.fixture
 async def spent(runtime: Runtime) -> Runtime:
-    await registry.add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai")
-    await registry.add_model(runtime.store, "one", "fake", "model-one")
-    await registry.add_model(runtime.store, "two", "fake", "model-two")
+    await add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai")
+    await add_model(runtime.store, "one", "fake", "model-one")
+    await add_model(runtime.store, "two", "fake", "model-two")
     await spend(runtime, "model-one", 100, 20)
     await spend(runtime, "model-one", 50, 10)
     await spend(runtime, "model-two", 7, 3)
@@ -105,7 +106,7 @@ async def test_learned_limits_and_rests_show_and_expire(spent: Runtime) -> None:
     later = await quotas_view(spent.store, datetime.now(UTC) + timedelta(minutes=2))
     assert [q for q in later.quotas if q.source != "set"] == []
     assert later.resting == ()  # and the rest is over
-    assert (await registry.get_model(spent.store, "one")).status == "available"
+    assert (await get_model(spent.store, "one")).status == "available"
     await limiter.close()
 
 
@@ -169,7 +170,7 @@ def test_the_cli(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def test_get_bench_quotas(home: Path) -> None:
     async with Runtime.open(home=home) as runtime:
-        await registry.add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai")
+        await add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai")
         await set_limits(runtime.store, "fake", "", {"rpd": 9})
     with live_server(home) as server:
         async with httpx.AsyncClient() as client:

@@ -10,8 +10,9 @@ from benchwarmers.calls.caller import Caller, CallResult
 from benchwarmers.errors import LimitExceeded, UserError
 from benchwarmers.limits.scope import default_scope
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
-from benchwarmers.store.registry import ModelView
+from benchwarmers.store.endpoints import add_endpoint, set_limit_scope
+from benchwarmers.store.models import add_model
+from benchwarmers.store.views import ModelView
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel, RateLimit
 from benchwarmers.types import Request, Sampling, user
@@ -25,12 +26,10 @@ async def ask(runtime: Runtime, model: ModelView) -> CallResult:
 async def two_models(runtime: Runtime, fake: FakeProvider, scope: str = "") -> tuple[ModelView, ModelView]:
     fake.add(FakeModel("spent", rate_limit=RateLimit("openai", retry=30, limit=50, remaining=0)))
     fake.add(FakeModel("fresh", answer="still here"))
-    await registry.add_endpoint(
-        runtime.store, "fake", fake.openai_base, "openai", needs_key=False, limit_scope=scope
-    )
+    await add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False, limit_scope=scope)
     return (
-        await registry.add_model(runtime.store, "spent", "fake", "spent"),
-        await registry.add_model(runtime.store, "fresh", "fake", "fresh"),
+        await add_model(runtime.store, "spent", "fake", "spent"),
+        await add_model(runtime.store, "fresh", "fake", "fresh"),
     )
 
 
@@ -62,9 +61,9 @@ async def test_per_model_is_learned_when_models_report_different_ceilings(
     fake_provider.add(
         FakeModel("big", headers=RateLimit("openai", retry=30, limit=60, remaining=59).headers())
     )
-    await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
-    small = await registry.add_model(runtime.store, "small", "fake", "small")
-    big = await registry.add_model(runtime.store, "big", "fake", "big")
+    await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    small = await add_model(runtime.store, "small", "fake", "small")
+    big = await add_model(runtime.store, "big", "fake", "big")
     assert await runtime.limiter.scope("fake") == "key"  # loopback: no known provider
     assert (await ask(runtime, small)).status == "ok"
     assert (await ask(runtime, big)).status == "ok"
@@ -84,13 +83,13 @@ async def test_per_model_is_learned_when_models_report_different_ceilings(
 async def test_the_users_choice_wins_over_what_is_learned(
     runtime: Runtime, fake_provider: FakeProvider
 ) -> None:
-    await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
-    await registry.set_limit_scope(runtime.store, "fake", "model")
+    await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    await set_limit_scope(runtime.store, "fake", "model")
     assert await runtime.limiter.scope("fake") == "model"
-    await registry.set_limit_scope(runtime.store, "fake", "auto")
+    await set_limit_scope(runtime.store, "fake", "auto")
     assert await runtime.limiter.scope("fake") == "key"
     with pytest.raises(UserError, match="limit scope"):
-        await registry.set_limit_scope(runtime.store, "fake", "per-team")
+        await set_limit_scope(runtime.store, "fake", "per-team")
 
 
 @pytest.mark.parametrize(
@@ -110,7 +109,7 @@ def test_known_providers_have_defaults(url: str, scope: str) -> None:
 async def test_a_used_up_day_with_no_stated_limit_is_named_and_frees_at_its_reset(
     runtime: Runtime, fake_provider: FakeProvider
 ) -> None:
-    await registry.add_endpoint(runtime.store, "lim", fake_provider.openai_base, "openai", needs_key=False)
+    await add_endpoint(runtime.store, "lim", fake_provider.openai_base, "openai", needs_key=False)
     await runtime.limiter.learn(
         "lim", "one", status=429, headers={}, body="Quota exceeded: requests per day. Come back tomorrow."
     )

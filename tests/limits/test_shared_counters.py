@@ -15,7 +15,9 @@ import pytest
 
 from benchwarmers.limits.user_limits import set_limits
 from benchwarmers.runtime import REDIS_URL_ENV, Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeModel, FakeProvider
 
 from ..server.child_server import Child
@@ -41,10 +43,10 @@ def redis_url() -> Iterator[str]:
 
 async def _register(home: Path, fake: FakeProvider, endpoint: str) -> None:
     async with Runtime.open(home) as runtime:
-        await registry.add_endpoint(runtime.store, endpoint, fake.openai_base, "openai", needs_key=False)
+        await add_endpoint(runtime.store, endpoint, fake.openai_base, "openai", needs_key=False)
         fake.add(FakeModel("m", answer="m answers"))
-        await registry.add_model(runtime.store, "m", endpoint, "m")
-        await registry.add_collection(runtime.store, "one", ["m"], seat_timeout=3)
+        await add_model(runtime.store, "m", endpoint, "m")
+        await add_collection(runtime.store, "one", ["m"], seat_timeout=3)
         await set_limits(runtime.store, endpoint, "", {"rpm": LIMIT})
 
 

@@ -19,7 +19,9 @@ from benchwarmers.limits.budgets import set_budget, window
 from benchwarmers.limits.counters import Counters, MemoryCounters
 from benchwarmers.limits.spending import BudgetExceeded, Spending, paying
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing.store_template import copy_migrated_store
 from benchwarmers.types import Usage
 
@@ -87,9 +89,9 @@ async def test_token_budgets_bound_a_model_of_unknown_price(runtime: Runtime) ->
 
 async def test_every_scope_applies_and_the_request_names_its_key(runtime: Runtime) -> None:
     store = runtime.store
-    await registry.add_endpoint(store, "fake", "http://127.0.0.1:9/v1", "openai", needs_key=False)
-    await registry.add_model(store, "m", "fake", "m")
-    await registry.add_collection(store, "solo", ["m"])
+    await add_endpoint(store, "fake", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+    await add_model(store, "m", "fake", "m")
+    await add_collection(store, "solo", ["m"])
     key = await _key(runtime)
     await set_budget(store, "install", "", "week", usd=None, tokens=1000)
     await set_budget(store, "collection", "solo", "day", usd=None, tokens=500)

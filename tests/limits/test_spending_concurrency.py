@@ -25,7 +25,9 @@ from benchwarmers.calls.tokens import prompt_tokens, reply_tokens
 from benchwarmers.identity.keys import create_key
 from benchwarmers.limits.budgets import set_budget
 from benchwarmers.runtime import DATABASE_URL_ENV, REDIS_URL_ENV, Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.store.settings import MAX_PANELS, MAX_PANELS_PER_KEY, Settings
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.script import FakeError
@@ -50,11 +52,11 @@ ESTIMATE = prompt_tokens(
 async def _register(home: Path, fake: FakeProvider, key: str, database_url: str | None) -> str:
     async with Runtime.open(home, database_url=database_url) as runtime:
         store = runtime.store
-        await registry.add_endpoint(store, "fake", fake.openai_base, "openai", needs_key=False)
-        await registry.add_model(store, "paid", "fake", "paid", price_in=1.0, price_out=2.0)
-        await registry.add_model(store, "broken", "fake", "broken", price_in=1.0, price_out=2.0)
-        await registry.add_collection(store, "paid", ["paid"], seat_timeout=600)
-        await registry.add_collection(store, "broken", ["broken"], seat_timeout=60)
+        await add_endpoint(store, "fake", fake.openai_base, "openai", needs_key=False)
+        await add_model(store, "paid", "fake", "paid", price_in=1.0, price_out=2.0)
+        await add_model(store, "broken", "fake", "broken", price_in=1.0, price_out=2.0)
+        await add_collection(store, "paid", ["paid"], seat_timeout=600)
+        await add_collection(store, "broken", ["broken"], seat_timeout=60)
         await Settings(store).set(MAX_PANELS, 1000)
         await Settings(store).set(MAX_PANELS_PER_KEY, 1000)
         _, secret = await create_key(store, key)

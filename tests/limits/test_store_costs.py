@@ -14,7 +14,8 @@ from benchwarmers.errors import LimitExceeded
 from benchwarmers.limits import enforce
 from benchwarmers.limits.user_limits import _ALL, set_limits
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.store.schema import LearnedLimit
 from benchwarmers.types import Usage
 
@@ -24,8 +25,8 @@ pytestmark = pytest.mark.unit
 @pytest.fixture
 async def bench(runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> Runtime:
     monkeypatch.setattr(_ALL, "ttl", 3600.0)  # only a write drops it, however slow the machine
-    await registry.add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai")
-    await registry.add_model(runtime.store, "one", "fake", "model-one")
+    await add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai")
+    await add_model(runtime.store, "one", "fake", "model-one")
     return runtime
 
 

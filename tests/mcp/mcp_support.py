@@ -20,7 +20,9 @@ from mcp.client.stdio import stdio_client
 
 from benchwarmers.identity import keys as gatewaykeys
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.live_server import settle_logs
 from benchwarmers.testing.script import FakeModel
@@ -51,12 +53,12 @@ async def register(
     home.mkdir(parents=True, exist_ok=True)
     copy_migrated_store(home)  # migrated once per worker, not per test
     async with Runtime.open(home) as runtime:
-        await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
+        await add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
         for model in models:
             fake.add(model)
-            await registry.add_model(runtime.store, model.served, "fake", model.served)
+            await add_model(runtime.store, model.served, "fake", model.served)
         for name, fields in collections.items():
-            await registry.add_collection(runtime.store, name, **fields)
+            await add_collection(runtime.store, name, **fields)
 
 
 def make_key(home: Path, name: str, collections: tuple[str, ...] = (), per_minute: int | None = None) -> str:

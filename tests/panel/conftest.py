@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
 from benchwarmers.testing.store_template import copy_migrated_store
@@ -41,13 +43,13 @@ async def register(
     home.mkdir(parents=True, exist_ok=True)
     copy_migrated_store(home)  # migrated once per worker, not per test
     async with Runtime.open(home) as runtime:
-        await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
+        await add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
         for model in models:
             fake.add(model)
             facts = (model_facts or {}).get(model.served, {})
-            await registry.add_model(runtime.store, model.served, "fake", model.served, **facts)
+            await add_model(runtime.store, model.served, "fake", model.served, **facts)
         for name, fields in collections.items():
-            await registry.add_collection(runtime.store, name, **fields)
+            await add_collection(runtime.store, name, **fields)
         return await then(runtime) if then else None
 
 

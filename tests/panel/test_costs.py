@@ -30,14 +30,23 @@ from benchwarmers.limits.user_limits import _ALL, clear_limits, limits_for, set_
 from benchwarmers.panel import history
 from benchwarmers.panel.engine import _RUNNING, PanelEngine
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import (
+    _COLLECTIONS,
+    add_collection,
+    get_collection,
+    list_collections,
+    remove_collection,
+    update_collection,
+)
 from benchwarmers.store.db import Store
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import _BENCH, add_model, get_model, list_models, restore, retire
 from benchwarmers.store.schema import UsageMonth
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
 from benchwarmers.types import Ask, Request, user
 
-CACHES = (registry._BENCH, registry._COLLECTIONS, _ALL, history._LATEST)
+CACHES = (_BENCH, _COLLECTIONS, _ALL, history._LATEST)
 
 
 @pytest.fixture
@@ -88,11 +97,11 @@ def counting(store: Store) -> Iterator[Tally]:
 
 
 async def trio(runtime: Runtime, fake: FakeProvider) -> None:
-    await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
+    await add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
     for alias, ttfb in (("fast", 0.0), ("mid", 0.05), ("slow", 0.1)):
         fake.add(FakeModel(alias, answer=f"{alias} here", ttfb=ttfb))
-        await registry.add_model(runtime.store, alias, "fake", alias)
-    await registry.add_collection(runtime.store, "trio", ["fast", "mid", "slow"])
+        await add_model(runtime.store, alias, "fake", alias)
+    await add_collection(runtime.store, "trio", ["fast", "mid", "slow"])
 
 
 async def settle() -> None:
@@ -143,7 +152,7 @@ async def test_the_seating_history_is_written_only_when_who_sits_changes(
     assert [line["seated"] for line in await seating_history(runtime.store, "trio")] == [
         ["fast", "mid", "slow"]
     ]
-    await registry.retire(runtime.store, "mid")
+    await retire(runtime.store, "mid")
     await engine.answer(ASK)
     await settle()
     latest = (await seating_history(runtime.store, "trio"))[0]
@@ -158,10 +167,10 @@ async def test_asks_that_find_the_same_new_seating_note_it_once(
     from benchwarmers.bench import decisions
     from benchwarmers.bench.decisions import seating_history
 
-    await registry.add_endpoint(runtime.store, "e", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+    await add_endpoint(runtime.store, "e", "http://127.0.0.1:9/v1", "openai", needs_key=False)
     for alias in ("a", "b"):
-        await registry.add_model(runtime.store, alias, "e", alias)
-    await registry.add_collection(runtime.store, "duo", ["a", "b"])
+        await add_model(runtime.store, alias, "e", alias)
+    await add_collection(runtime.store, "duo", ["a", "b"])
     ranked = []
     rank = decisions.rank
 
@@ -188,26 +197,26 @@ async def test_every_kind_of_write_shows_in_the_next_read_at_once(
 ) -> None:
     await trio(runtime, fake_provider)
     store = runtime.store
-    assert (await registry.get_collection(store, "bench/trio")).members == ("fast", "mid", "slow")
-    await registry.update_collection(store, "trio", members=["slow", "fast"])
-    assert (await registry.get_collection(store, "trio")).members == ("slow", "fast")
-    await registry.add_collection(store, "duo", ["fast"])
-    assert [c.name for c in await registry.list_collections(store)] == ["duo", "trio"]
-    await registry.remove_collection(store, "duo")
+    assert (await get_collection(store, "bench/trio")).members == ("fast", "mid", "slow")
+    await update_collection(store, "trio", members=["slow", "fast"])
+    assert (await get_collection(store, "trio")).members == ("slow", "fast")
+    await add_collection(store, "duo", ["fast"])
+    assert [c.name for c in await list_collections(store)] == ["duo", "trio"]
+    await remove_collection(store, "duo")
     with pytest.raises(NotFound):
-        await registry.get_collection(store, "duo")
+        await get_collection(store, "duo")
 
-    await registry.retire(store, "mid")
-    assert (await registry.get_model(store, "mid")).status == "retired"
+    await retire(store, "mid")
+    assert (await get_model(store, "mid")).status == "retired"
     # A writer outside the registry (a 429's rest) is seen as soon as it commits.
     until = datetime.now(UTC) + timedelta(minutes=1)
     assert await rest_model(store, "fake", "fast", until, "rate limited")
-    assert {m.alias: m.status for m in await registry.list_models(store)}["fast"] == "resting"
+    assert {m.alias: m.status for m in await list_models(store)}["fast"] == "resting"
     # So is another store on the same database (the CLI beside a server, in one process).
     async with Runtime.open(home=runtime.home) as other:
-        await registry.restore(other.store, "mid")
+        await restore(other.store, "mid")
         await set_limits(other.store, "fake", "slow", {"rpm": 7})
-    assert (await registry.get_model(store, "mid")).status == "available"
+    assert (await get_model(store, "mid")).status == "available"
     assert [limit.amount for limit in await limits_for(store, "fake", "slow")] == [7]
     assert await clear_limits(store, "fake", "slow") == 1
     assert await limits_for(store, "fake", "slow") == ()
@@ -217,13 +226,13 @@ async def test_a_change_made_by_another_process_shows_within_the_time_to_live(
     runtime: Runtime, fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await trio(runtime, fake_provider)
-    monkeypatch.setattr(registry._BENCH, "ttl", 0.2)
-    assert (await registry.get_model(runtime.store, "slow")).status == "available"
+    monkeypatch.setattr(_BENCH, "ttl", 0.2)
+    assert (await get_model(runtime.store, "slow")).status == "available"
     # Behind SQLAlchemy's back, as another process would write.
     with sqlite3.connect(runtime.home / "benchwarmers.db") as db:
         db.execute("UPDATE models SET status = 'retired' WHERE alias = 'slow'")
     await asyncio.sleep(0.25)
-    assert (await registry.get_model(runtime.store, "slow")).status == "retired"
+    assert (await get_model(runtime.store, "slow")).status == "retired"
 
 
 async def test_calls_that_end_together_share_one_commit(runtime: Runtime) -> None:

@@ -9,7 +9,9 @@ import asyncio
 from benchwarmers.calls.reads import get_call
 from benchwarmers.panel.engine import _RUNNING, PanelEngine
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
 from benchwarmers.types import Ask, PanelDone, PanelEvent, PanelStarted, Request, SeatDone, SeatText, user
@@ -27,12 +29,12 @@ async def _events(engine: PanelEngine) -> list[PanelEvent]:
 async def test_seats_come_in_finish_order_and_the_reply_in_seat_order(
     runtime: Runtime, fake_provider: FakeProvider
 ) -> None:
-    await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
     # Seat 1 answers last, seat 3 first (each held until the one before it is in).
     for alias, ttfb in (("late", 0.3), ("middle", 0.15), ("early", 0.0)):
         fake_provider.add(FakeModel(alias, answer=f"{alias} here", ttfb=ttfb))
-        await registry.add_model(runtime.store, alias, "fake", alias)
-    await registry.add_collection(runtime.store, "trio", ["late", "middle", "early"])
+        await add_model(runtime.store, alias, "fake", alias)
+    await add_collection(runtime.store, "trio", ["late", "middle", "early"])
 
     events = await _events(PanelEngine(runtime))
 
@@ -51,12 +53,12 @@ async def test_a_seat_that_fails_before_it_goes_out_still_comes_after_the_start(
 ) -> None:
     """A seat refused before any wait (no key for its endpoint) ends in its
     task's first step; the stream still starts with `PanelStarted`."""
-    await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
-    await registry.add_endpoint(runtime.store, "keyless", fake_provider.openai_base, "openai", needs_key=True)
+    await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    await add_endpoint(runtime.store, "keyless", fake_provider.openai_base, "openai", needs_key=True)
     fake_provider.add(FakeModel("answers", answer="here"))
-    await registry.add_model(runtime.store, "answers", "fake", "answers")
-    await registry.add_model(runtime.store, "refused", "keyless", "answers")
-    await registry.add_collection(runtime.store, "trio", ["refused", "answers"])
+    await add_model(runtime.store, "answers", "fake", "answers")
+    await add_model(runtime.store, "refused", "keyless", "answers")
+    await add_collection(runtime.store, "trio", ["refused", "answers"])
 
     events = await _events(PanelEngine(runtime))
 
@@ -72,11 +74,11 @@ async def test_the_whole_reply_names_every_seat_and_each_is_in_the_log(
 ) -> None:
     """`answer` (the non-streamed front ends): one reply with every seat in
     seat order, each seat's call in the log by the time the reply is in."""
-    await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
     for alias in ("one", "two"):
         fake_provider.add(FakeModel(alias, answer=f"{alias} here"))
-        await registry.add_model(runtime.store, alias, "fake", alias)
-    await registry.add_collection(runtime.store, "trio", ["one", "two"])
+        await add_model(runtime.store, alias, "fake", alias)
+    await add_collection(runtime.store, "trio", ["one", "two"])
 
     reply = await PanelEngine(runtime).answer(ASK)
 
@@ -92,11 +94,11 @@ async def test_seat_text_only_when_asked_and_the_call_ids_named_at_the_start(
     reply's seats carry the same; `SeatText` pieces come only for a stream
     that asks for them (others pay nothing), each before its seat is done,
     adding up to its answer."""
-    await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
     for alias in ("one", "two"):
         fake_provider.add(FakeModel(alias, answer=f"{alias} writes several words here"))
-        await registry.add_model(runtime.store, alias, "fake", alias)
-    await registry.add_collection(runtime.store, "trio", ["one", "two"])
+        await add_model(runtime.store, alias, "fake", alias)
+    await add_collection(runtime.store, "trio", ["one", "two"])
     engine = PanelEngine(runtime)
 
     plain = [event async for event in engine.run(Ask("trio", "panel", Request((user("hi"),)), stream=True))]

@@ -6,11 +6,13 @@ from typing import Any
 
 import pytest
 
-from benchwarmers.panel import pace
+from benchwarmers.panel import pace, seats
 from benchwarmers.panel.engine import PanelEngine
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
 from benchwarmers.store.db import Store
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
 from benchwarmers.types import Ask, Request, user
@@ -32,19 +34,19 @@ def test_the_slowest_goes_first_for_a_reply_and_the_fastest_for_a_stream() -> No
 async def test_a_reply_sends_the_seat_that_took_longest_first(
     runtime: Runtime, fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
     for alias, ttfb in (("early", 0.0), ("late", 0.2)):
         fake_provider.add(FakeModel(alias, answer=f"{alias} here", ttfb=ttfb))
-        await registry.add_model(runtime.store, alias, "fake", alias)
-    await registry.add_collection(runtime.store, "duo", ["early", "late"])
+        await add_model(runtime.store, alias, "fake", alias)
+    await add_collection(runtime.store, "duo", ["early", "late"])
     started: list[str] = []
-    seat = PanelEngine._seat
+    seat = seats._seat
 
-    async def noted(engine: PanelEngine, plan: Any, planned: Any, *rest: Any) -> Any:
+    async def noted(caller: Any, plan: Any, planned: Any, *rest: Any) -> Any:
         started.append(planned.model.alias)  # a seat's task's first step: its call is set up from here
-        return await seat(engine, plan, planned, *rest)
+        return await seat(caller, plan, planned, *rest)
 
-    monkeypatch.setattr(PanelEngine, "_seat", noted)
+    monkeypatch.setattr(seats, "_seat", noted)
     engine = PanelEngine(runtime)
     ask = Ask("duo", "panel", Request((user("hello"),)))
 

@@ -18,7 +18,9 @@ from benchwarmers.limits.user_limits import set_limits
 from benchwarmers.panel import quorum
 from benchwarmers.panel.engine import _RUNNING, PanelEngine
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection, update_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import PLAIN_REPORT, FakeModel, merger
 from benchwarmers.types import (
@@ -39,15 +41,15 @@ SAFETY = 30.0  # a held seat answers after this anyway: a broken engine fails, n
 
 async def _trio(runtime: Runtime, fake: FakeProvider, hold: threading.Event, **collection: object) -> None:
     """fast and mid answer at once; slow (a 3-second seat) is held besides."""
-    await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
+    await add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
     for model in (
         FakeModel("fast", answer="fast answer"),
         FakeModel("mid", answer="mid answer"),
         FakeModel("slow", answer="slow answer", ttfb=3.0, hold=hold),
     ):
         fake.add(model)
-        await registry.add_model(runtime.store, model.served, "fake", model.served)
-    await registry.add_collection(runtime.store, "trio", ["fast", "mid", "slow"], **collection)  # type: ignore[arg-type]
+        await add_model(runtime.store, model.served, "fake", model.served)
+    await add_collection(runtime.store, "trio", ["fast", "mid", "slow"], **collection)  # type: ignore[arg-type]
 
 
 async def _run(engine: PanelEngine, ask: Ask) -> list[PanelEvent]:
@@ -155,8 +157,8 @@ async def test_merged_merges_what_is_in_at_the_quorum_and_streams_the_merger(
     judge_hold = threading.Event()
     answer = "The merged answer, written slowly word by word."
     fake_provider.add(FakeModel("judge", answer=merger(answer, PLAIN_REPORT), hold=judge_hold, hold_after=2))
-    await registry.add_model(runtime.store, "judge", "fake", "judge")
-    await registry.update_collection(runtime.store, "trio", merger="judge")
+    await add_model(runtime.store, "judge", "fake", "judge")
+    await update_collection(runtime.store, "trio", merger="judge")
     watchdogs = [_watchdog(hold), _watchdog(judge_hold)]
     events: list[PanelEvent] = []
     text_before_merger_done = False
@@ -194,14 +196,14 @@ async def test_merged_merges_what_is_in_at_the_quorum_and_streams_the_merger(
 async def test_a_merger_whose_report_is_invalid_hands_the_report_to_the_next(
     runtime: Runtime, fake_provider: FakeProvider
 ) -> None:
-    await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
     for model in (
         FakeModel("one", answer=merger("one merged", "{not json")),
         FakeModel("two", answer=merger("two merged", {**PLAIN_REPORT, "confidence": 0.9})),
     ):
         fake_provider.add(model)
-        await registry.add_model(runtime.store, model.served, "fake", model.served)
-    await registry.add_collection(runtime.store, "duo", ["one", "two"], reply="merged")
+        await add_model(runtime.store, model.served, "fake", model.served)
+    await add_collection(runtime.store, "duo", ["one", "two"], reply="merged")
     reply = await PanelEngine(runtime).answer(Ask("duo", "merged", Request((user("hi"),))))
     await _background()
     assert reply.merged is not None and reply.merged.status == "ok"
@@ -213,10 +215,10 @@ async def test_a_merger_whose_report_is_invalid_hands_the_report_to_the_next(
 async def test_no_valid_report_keeps_the_answer_and_says_so(
     runtime: Runtime, fake_provider: FakeProvider
 ) -> None:
-    await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
     fake_provider.add(FakeModel("one", answer=merger("merged", '{"consensus": "not a list"}')))
-    await registry.add_model(runtime.store, "one", "fake", "one")
-    await registry.add_collection(runtime.store, "solo", ["one"], reply="merged")
+    await add_model(runtime.store, "one", "fake", "one")
+    await add_collection(runtime.store, "solo", ["one"], reply="merged")
     reply = await PanelEngine(runtime).answer(Ask("solo", "merged", Request((user("hi"),))))
     await _background()
     assert reply.merged is not None and reply.merged.content == "merged" and reply.merged.report is None
@@ -249,10 +251,10 @@ async def test_wait_counts_answers_not_arrivals() -> None:
 async def test_collection_settings_are_checked(
     runtime: Runtime, fields: dict[str, object], message: str
 ) -> None:
-    await registry.add_endpoint(runtime.store, "fake", "http://127.0.0.1:9", "openai", needs_key=False)
-    await registry.add_model(runtime.store, "m", "fake", "m")
+    await add_endpoint(runtime.store, "fake", "http://127.0.0.1:9", "openai", needs_key=False)
+    await add_model(runtime.store, "m", "fake", "m")
     with pytest.raises(UserError, match=message):
-        await registry.add_collection(runtime.store, "c", ["m"], **fields)  # type: ignore[arg-type]
+        await add_collection(runtime.store, "c", ["m"], **fields)  # type: ignore[arg-type]
 
 
 async def test_the_mergers_calls_are_limited_and_logged_like_seats(
@@ -261,16 +263,16 @@ async def test_the_mergers_calls_are_limited_and_logged_like_seats(
     """A merger over its rate limit is refused before it goes out, like a
     seat: its calls are logged `limited`, kind merge, under the ask; the
     reply falls back to the panel."""
-    await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
     for model in (
         FakeModel("one", answer="one here"),
         FakeModel("judge", answer=merger("merged", PLAIN_REPORT)),
     ):
         fake_provider.add(model)
-        await registry.add_model(runtime.store, model.served, "fake", model.served)
+        await add_model(runtime.store, model.served, "fake", model.served)
     await set_limits(runtime.store, "fake", "judge", {"rpm": 1})
-    await registry.add_collection(runtime.store, "judges", ["judge"], seat_timeout=5.0)
-    await registry.add_collection(runtime.store, "solo", ["one"], merger="judge", seat_timeout=5.0)
+    await add_collection(runtime.store, "judges", ["judge"], seat_timeout=5.0)
+    await add_collection(runtime.store, "solo", ["one"], merger="judge", seat_timeout=5.0)
     engine = PanelEngine(runtime)
     first = await engine.answer(Ask("judges", "panel", Request((user("hi"),))))  # the minute's one call
     assert first.seats[0].status == "ok"
@@ -292,10 +294,10 @@ async def test_the_mergers_calls_are_limited_and_logged_like_seats(
 
 async def test_a_lone_seat_is_cut_by_the_deadline_too(runtime: Runtime, fake_provider: FakeProvider) -> None:
     hold = threading.Event()
-    await registry.add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
     fake_provider.add(FakeModel("slow", answer="slow answer", hold=hold))
-    await registry.add_model(runtime.store, "slow", "fake", "slow")
-    await registry.add_collection(runtime.store, "solo", ["slow"], deadline=1.0)
+    await add_model(runtime.store, "slow", "fake", "slow")
+    await add_collection(runtime.store, "solo", ["slow"], deadline=1.0)
     watchdog = _watchdog(hold)
     try:
         events = await _run(PanelEngine(runtime), Ask("solo", "panel", Request((user("hi"),)), stream=True))

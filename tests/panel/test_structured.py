@@ -14,7 +14,9 @@ from dataclasses import replace
 from benchwarmers.panel.engine import _RUNNING, PanelEngine
 from benchwarmers.panel.structured import NO_OUTPUT, as_asked, for_seating, native
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel, FakeRequest
 from benchwarmers.types import Ask, OutputFormat, PanelReply, Request, user
@@ -36,10 +38,10 @@ async def _reply(runtime: Runtime, ask: Ask) -> PanelReply:
 
 
 async def _bench(runtime: Runtime, fake: FakeProvider, models: dict[str, tuple[object, bool | None]]) -> None:
-    await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
+    await add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
     for alias, (answer, can) in models.items():
         fake.add(FakeModel(alias, answer=answer))  # type: ignore[arg-type]
-        await registry.add_model(runtime.store, alias, "fake", alias, structured_output=can)
+        await add_model(runtime.store, alias, "fake", alias, structured_output=can)
 
 
 def test_unknown_is_native_and_false_is_not() -> None:
@@ -67,7 +69,7 @@ async def test_a_model_that_cannot_is_left_off_with_the_reason(
     await _bench(
         runtime, fake_provider, {"can": (GOOD, True), "cannot": (GOOD, False), "unknown": (GOOD, None)}
     )
-    await registry.add_collection(runtime.store, "c", ["can", "cannot", "unknown"])
+    await add_collection(runtime.store, "c", ["can", "cannot", "unknown"])
     reply = await _reply(runtime, _ask())
     assert [s.alias for s in reply.seats] == ["can", "unknown"]
     assert [m.alias for m in reply.left_off] == ["cannot"]
@@ -83,7 +85,7 @@ async def test_the_prompt_fallback_puts_the_schema_in_the_system_prompt(
 ) -> None:
     fenced = f"```json\n{GOOD}\n```"
     await _bench(runtime, fake_provider, {"can": (GOOD, True), "cannot": (fenced, False)})
-    await registry.add_collection(runtime.store, "c", ["can", "cannot"], output_fallback="prompt")
+    await add_collection(runtime.store, "c", ["can", "cannot"], output_fallback="prompt")
     reply = await _reply(runtime, _ask())
     assert not reply.left_off
     prompted = fake_provider.last("cannot")
@@ -101,7 +103,7 @@ async def test_an_invalid_answer_is_marked_and_still_shown(
     await _bench(
         runtime, fake_provider, {"good": (GOOD, None), "wrong": ('{"n": "four"}', None), "prose": ("4", None)}
     )
-    await registry.add_collection(runtime.store, "c", ["good", "wrong", "prose"])
+    await add_collection(runtime.store, "c", ["good", "wrong", "prose"])
     reply = await _reply(runtime, _ask())
     checks = {s.alias: (s.status, s.content, s.output_check) for s in reply.seats}
     assert checks["good"][2] is not None and checks["good"][2].valid
@@ -129,7 +131,7 @@ async def test_a_merger_whose_answer_is_invalid_falls_back_to_the_next(
         fake_provider,
         {"prose": (_merging(GOOD, "They say four."), None), "json": (_merging(GOOD, '{"n": 4}'), None)},
     )
-    await registry.add_collection(runtime.store, "c", ["prose", "json"])
+    await add_collection(runtime.store, "c", ["prose", "json"])
     reply = await _reply(runtime, replace(_ask("merged"), only_aliases=("json",)))
     merged = reply.merged
     assert merged is not None and merged.status == "ok" and merged.alias == "json"
@@ -157,7 +159,7 @@ async def test_no_valid_merge_falls_back_to_the_panel_and_says_why(
         fake_provider,
         {"a": (_merging(GOOD, "prose"), None), "b": (_merging(GOOD, '{"n": "x"}'), None)},
     )
-    await registry.add_collection(runtime.store, "c", ["a", "b"])
+    await add_collection(runtime.store, "c", ["a", "b"])
     reply = await _reply(runtime, _ask("merged"))
     merged = reply.merged
     assert merged is not None and merged.status == "error"

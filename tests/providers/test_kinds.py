@@ -15,7 +15,7 @@ from benchwarmers.errors import ProviderAuthError
 from benchwarmers.providers import kinds
 from benchwarmers.providers.memory import MemoryClient, WireRequest, WireResponse
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.endpoints import add_endpoint
 from benchwarmers.types import API_KINDS, ApiKind
 
 pytestmark = pytest.mark.unit
@@ -63,7 +63,7 @@ async def test_the_store_default_agrees_with_the_registry(runtime: Runtime) -> N
     """The store sits below the providers and keeps its own default for
     callers below the core; it must say what the registry says."""
     for api in API_KINDS:
-        added = await registry.add_endpoint(runtime.store, f"e-{api}", "http://127.0.0.1:9", api)
+        added = await add_endpoint(runtime.store, f"e-{api}", "http://127.0.0.1:9", api)
         assert added.needs_key is kinds.kind(api).needs_key
 
 

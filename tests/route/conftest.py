@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.pytest_plugin import fake_provider, fake_provider_server  # noqa: F401
 from benchwarmers.testing.script import FakeModel
@@ -42,14 +44,12 @@ async def register(
     copy_migrated_store(home)  # migrated once per worker, not per test
     async with Runtime.open(home) as runtime:
         for kind in API_KINDS:
-            await registry.add_endpoint(runtime.store, kind, fake.base_for(kind), kind, needs_key=False)
+            await add_endpoint(runtime.store, kind, fake.base_for(kind), kind, needs_key=False)
         for kind, model in members:
             fake.add(model)
-            await registry.add_model(
-                runtime.store, model.served, kind, model.served, **facts.get(model.served, {})
-            )
+            await add_model(runtime.store, model.served, kind, model.served, **facts.get(model.served, {}))
         for name, fields in collections.items():
-            await registry.add_collection(runtime.store, name, **fields)
+            await add_collection(runtime.store, name, **fields)
 
 
 @pytest.fixture

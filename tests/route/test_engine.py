@@ -9,7 +9,9 @@ from typing import Any
 
 from benchwarmers.route.engine import RouteEngine
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
 from benchwarmers.types import Ask, Request, user
@@ -19,10 +21,10 @@ async def test_a_turn_starts_no_task_and_leaves_no_generator_to_the_loop(
     runtime: Runtime, fake_provider: FakeProvider
 ) -> None:
     store = runtime.store
-    await registry.add_endpoint(store, "openai", fake_provider.base_for("openai"), "openai", needs_key=False)
+    await add_endpoint(store, "openai", fake_provider.base_for("openai"), "openai", needs_key=False)
     fake_provider.add(FakeModel("alpha", answer="alpha answers"))
-    await registry.add_model(store, "alpha", "openai", "alpha")
-    await registry.add_collection(store, "agents", ["alpha"])
+    await add_model(store, "alpha", "openai", "alpha")
+    await add_collection(store, "agents", ["alpha"])
     ask = Ask("agents", "route", Request((user("hello"),)))
     engine = RouteEngine(runtime)
     await engine.answer(ask)  # the caches warm, the conversation sticks

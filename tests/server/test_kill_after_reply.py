@@ -19,8 +19,10 @@ import httpx
 import pytest
 
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
 from benchwarmers.store.db import SQLITE_FILE
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeModel, FakeProvider
 
 from ..conftest import throwaway_postgres
@@ -69,12 +71,12 @@ ASKS = [
 
 async def _register(home: Path, url: str | None, fake: FakeProvider) -> None:
     async with Runtime.open(home, url) as runtime:
-        await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
+        await add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
         for alias in ("kill-a", "kill-b"):
             fake.add(FakeModel(alias, answer=f"{alias} answers"))
-            await registry.add_model(runtime.store, alias, "fake", alias)
-        await registry.add_collection(runtime.store, "duo", ["kill-a", "kill-b"])
-        await registry.add_collection(runtime.store, "drive", ["kill-a"])
+            await add_model(runtime.store, alias, "fake", alias)
+        await add_collection(runtime.store, "duo", ["kill-a", "kill-b"])
+        await add_collection(runtime.store, "drive", ["kill-a"])
 
 
 def _kill_after_each_reply(home: Path, url: str | None, slow: Path) -> list[list[str]]:

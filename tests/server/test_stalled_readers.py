@@ -23,7 +23,9 @@ import pytest
 from benchwarmers.runtime import Runtime
 from benchwarmers.server.protocol import GONE_KEY
 from benchwarmers.server.streaming import stream_response
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.store.settings import STREAM_STALL_SECONDS, Settings
 from benchwarmers.testing.hostile import HostileUpstream, openai_text
 from benchwarmers.testing.live_server import LiveServer, live_server
@@ -43,9 +45,9 @@ async def register_big(home: Path, base: str, *, seat_timeout: int, stall: int) 
     setting: the bench every stalled-reader test asks."""
     async with Runtime.open(home) as runtime:
         store = runtime.store
-        await registry.add_endpoint(store, "big", base, "openai", needs_key=False)
-        await registry.add_model(store, "big", "big", "big")
-        await registry.add_collection(store, "big", ["big"], seat_timeout=seat_timeout)
+        await add_endpoint(store, "big", base, "openai", needs_key=False)
+        await add_model(store, "big", "big", "big")
+        await add_collection(store, "big", ["big"], seat_timeout=seat_timeout)
         await Settings(store).set(STREAM_STALL_SECONDS, stall)
 
 

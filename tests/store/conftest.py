@@ -10,6 +10,8 @@ import pytest
 from sqlalchemy import text
 
 from benchwarmers.runtime import Runtime
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.store.schema import Base
 
 
@@ -30,3 +32,12 @@ async def any_runtime(request: pytest.FixtureRequest, home: Path) -> AsyncIterat
                 for (sequence,) in sequences.all():
                     await session.execute(text(f'ALTER SEQUENCE "{sequence}" RESTART'))
         yield rt
+
+
+@pytest.fixture
+async def bench(any_runtime: Runtime) -> Runtime:
+    """An endpoint and two models on it, on each store (the registry's tests)."""
+    await add_endpoint(any_runtime.store, "hub", "https://hub.example/v1/", "openai")
+    await add_model(any_runtime.store, "alpha", "hub", "vendor/alpha")
+    await add_model(any_runtime.store, "beta", "hub", "vendor/beta", role="code")
+    return any_runtime

@@ -10,7 +10,9 @@ from types import SimpleNamespace
 import pytest
 
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import changes, registry
+from benchwarmers.store import changes
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model, list_models
 
 
 class Clock:
@@ -87,12 +89,12 @@ async def test_a_refresh_that_fails_leaves_the_entry_to_run_out(runtime: Runtime
 
 
 async def test_a_write_here_is_still_read_while_the_ask_waits(runtime: Runtime, clock: Clock) -> None:
-    await registry.add_endpoint(runtime.store, "local", "http://127.0.0.1:9/v1", "openai", needs_key=False)
-    await registry.add_model(runtime.store, "one", "local", "m1")
-    assert [m.alias for m in await registry.list_models(runtime.store)] == ["one"]
+    await add_endpoint(runtime.store, "local", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+    await add_model(runtime.store, "one", "local", "m1")
+    assert [m.alias for m in await list_models(runtime.store)] == ["one"]
     clock.now += 1.9  # late in its time, but a write makes it stale: no stale answer
-    await registry.add_model(runtime.store, "two", "local", "m2")
-    assert [m.alias for m in await registry.list_models(runtime.store)] == ["one", "two"]
+    await add_model(runtime.store, "two", "local", "m2")
+    assert [m.alias for m in await list_models(runtime.store)] == ["one", "two"]
 
 
 async def test_closing_the_store_lets_a_refresh_under_way_finish(home: Path, clock: Clock) -> None:

@@ -23,8 +23,11 @@ from benchwarmers.calls.log import CallRow
 from benchwarmers.limits import budgets, scope, user_limits
 from benchwarmers.panel import history
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import changes, db, registry
+from benchwarmers.store import changes, db
+from benchwarmers.store.collections import add_collection, get_collection
 from benchwarmers.store.db import reading
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model, models_by_alias
 from benchwarmers.store.schema import Base, Call
 from benchwarmers.store.settings import Settings
 
@@ -105,10 +108,10 @@ async def test_every_cache_reads_only_the_tables_it_names(
     runtime: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = runtime.store
-    await registry.add_endpoint(store, "e", "http://127.0.0.1:9/v1", needs_key=False)
+    await add_endpoint(store, "e", "http://127.0.0.1:9/v1", needs_key=False)
     for alias in ("a", "b", "c", "d"):
-        await registry.add_model(store, alias, "e", alias)
-    await registry.add_collection(store, "trio", ["a", "b", "c"], seats=2, explorer_seats=1)
+        await add_model(store, alias, "e", alias)
+    await add_collection(store, "trio", ["a", "b", "c"], seats=2, explorer_seats=1)
     await log.record_call(store, a_row(collection="trio", shape="short", first_byte_seconds=0.1))
     modules = [
         importlib.import_module(m.name) for m in pkgutil.walk_packages(benchwarmers.__path__, "benchwarmers.")
@@ -139,8 +142,8 @@ async def test_every_cache_reads_only_the_tables_it_names(
     event.listen(engine, "before_cursor_execute", on_execute)
     try:
         # What reads each cache: an ask's path, its seating and its limits.
-        await registry.models_by_alias(store)
-        await registry.get_collection(store, "trio")
+        await models_by_alias(store)
+        await get_collection(store, "trio")
         await scope.endpoint_scopes(store)
         await user_limits.limits_for(store, "e", "a")
         await budgets.all_budgets(store)

@@ -11,7 +11,10 @@ from sqlalchemy import func, select
 
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import kept, registry
+from benchwarmers.store import kept
+from benchwarmers.store.collections import add_collection, remove_collection, update_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.store.schema import KeptText
 from benchwarmers.types import Request, assistant, user
 
@@ -54,17 +57,17 @@ async def test_kept_until_it_expires_then_swept(runtime: Runtime) -> None:
 
 
 async def test_off_or_removed_takes_the_text_with_it(runtime: Runtime) -> None:
-    await registry.add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai", needs_key=False)
-    await registry.add_model(runtime.store, "one", "fake", "one")
-    view = await registry.add_collection(runtime.store, "trio", ["one"], keep_text=True, keep_days=7)
+    await add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+    await add_model(runtime.store, "one", "fake", "one")
+    view = await add_collection(runtime.store, "trio", ["one"], keep_text=True, keep_days=7)
     assert (view.keep_text, view.keep_days) == (True, 7)
-    await registry.add_collection(runtime.store, "other", ["one"], keep_text=True)
+    await add_collection(runtime.store, "other", ["one"], keep_text=True)
     await keep_one(runtime, "a_1")
     await keep_one(runtime, "a_2", collection="other")
-    off = await registry.update_collection(runtime.store, "trio", keep_text=False)
+    off = await update_collection(runtime.store, "trio", keep_text=False)
     assert off.keep_text is False and off.keep_days == 7
     assert list(await kept.kept_asks(runtime.store, ["a_1", "a_2"])) == ["a_2"]
-    await registry.remove_collection(runtime.store, "other")
+    await remove_collection(runtime.store, "other")
     assert await rows(runtime) == 0
     with pytest.raises(UserError, match="keep days must be 1 to 3650"):
-        await registry.update_collection(runtime.store, "trio", keep_days=0)
+        await update_collection(runtime.store, "trio", keep_days=0)

@@ -13,9 +13,11 @@ from sqlalchemy import Connection, inspect, text
 
 from benchwarmers.errors import StoreError
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
 from benchwarmers.store.db import Store, sqlite_url
+from benchwarmers.store.endpoints import add_endpoint
 from benchwarmers.store.migrate import alembic_config, current_revision, head_revision, migrate
+from benchwarmers.store.models import add_model, get_model
 from benchwarmers.store.schema import Base
 
 
@@ -151,9 +153,9 @@ async def test_postgresql_from_empty_to_head(
     monkeypatch.setenv("BENCHWARMERS_DATABASE_URL", postgres_url)
     async with Runtime.open(home=tmp_path) as rt:
         assert rt.store.url.startswith("postgresql+asyncpg://")
-        await registry.add_endpoint(rt.store, "hub", "http://127.0.0.1:9/v1", "openai")
-        await registry.add_model(rt.store, "a", "hub", "model-a")
-        collection = await registry.add_collection(rt.store, "duo", ["a"], reply="merged")
+        await add_endpoint(rt.store, "hub", "http://127.0.0.1:9/v1", "openai")
+        await add_model(rt.store, "a", "hub", "model-a")
+        collection = await add_collection(rt.store, "duo", ["a"], reply="merged")
         assert collection.members == ("a",)
-        assert (await registry.get_model(rt.store, "a")).created_at.tzinfo is not None
+        assert (await get_model(rt.store, "a")).created_at.tzinfo is not None
     assert not (tmp_path / "benchwarmers.db").exists()

@@ -12,7 +12,7 @@ from benchwarmers.calls import verdicts
 from benchwarmers.limits import rest
 from benchwarmers.panel import seating
 from benchwarmers.panel.seating import unfit_reason
-from benchwarmers.store import registry
+from benchwarmers.store import views
 from benchwarmers.store.times import iso_utc, utc
 
 pytestmark = pytest.mark.unit
@@ -46,7 +46,7 @@ def test_a_resting_model_says_until_when_in_utc() -> None:
     assert reason == "resting until 2026-05-01T12:00:00+00:00 (rate limited)"
 
 
-@pytest.mark.parametrize("module", [registry, verdicts, seating, rest])
+@pytest.mark.parametrize("module", [views, verdicts, seating, rest])
 def test_modules_read_stored_moments_through_store_times(module: ModuleType) -> None:
     """One way to make a stored moment aware: `store.times.utc`, no private copies."""
     source = inspect.getsource(module)

@@ -97,7 +97,7 @@ class Table:
     members: tuple[str, ...]  # in member order (ties keep it)
     seats: int = 0  # record seats; 0: every member
     explorer_seats: int = 0
-    promotion: str = "suggest"  # "auto", "suggest" or "never" (store.registry.PROMOTIONS)
+    promotion: str = "suggest"  # "auto", "suggest" or "never" (store.collections.PROMOTIONS)
     seated: tuple[str, ...] = ()  # who sat by record last (incumbency)
 
 

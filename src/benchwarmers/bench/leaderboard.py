@@ -34,17 +34,16 @@ from benchwarmers.bench.suite.runner import suite_summary
 from benchwarmers.calls.pairs import PairOutcome, pair_outcomes
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.models import list_models
 from benchwarmers.store.schema import Call, Verdict
 from benchwarmers.store.times import utc
+from benchwarmers.store.views import CollectionView
 
 SETTLED_WIDTH = 0.3  # a 90% interval wider than this ranks nothing yet
 TREND_DAYS = 30  # the trend's last days shown
 
 
-async def leaderboard(
-    runtime: Runtime, collection: registry.CollectionView, shape: str = ""
-) -> dict[str, Any]:
+async def leaderboard(runtime: Runtime, collection: CollectionView, shape: str = "") -> dict[str, Any]:
     """The board of `collection` for `shape` (by default the kind judged most)."""
     store = runtime.store
     name = collection.name
@@ -80,7 +79,7 @@ async def leaderboard(
     judge = await decisions.judge_agreement(store, name)
     candidates = list(dict.fromkeys([*collection.members, *sorted(sat)]))
     ranked = await decisions.rank(store, name, shape, candidates)
-    status = {m.alias: m.status for m in await registry.list_models(store)}
+    status = {m.alias: m.status for m in await list_models(store)}
     verdicts: dict[str, Counter[str]] = defaultdict(Counter)
     for alias, useful, _ in verdict_rows:
         verdicts[alias]["useful" if useful else "notUseful"] += 1
@@ -174,7 +173,7 @@ def _trend(alias: str, verdict_rows: Sequence[Any], pairs: Sequence[PairOutcome]
 
 
 async def _next_panel(
-    runtime: Runtime, collection: registry.CollectionView, shape: str, ranked: Sequence[Any]
+    runtime: Runtime, collection: CollectionView, shape: str, ranked: Sequence[Any]
 ) -> dict[str, Any]:
     """Who the record seats next (the eligible members best first, up to the
     collection's seats), who explores, and why: the rating's own reasons."""

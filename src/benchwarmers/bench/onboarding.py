@@ -56,8 +56,17 @@ from benchwarmers.bench.suite import SuiteRun
 from benchwarmers.calls.caller import Caller
 from benchwarmers.config import tunables
 from benchwarmers.errors import Conflict, NotFound, UserError
-from benchwarmers.store import registry, schema
+from benchwarmers.store import schema
 from benchwarmers.store.db import Store
+from benchwarmers.store.models import (
+    add_model,
+    check_alias,
+    check_role,
+    check_served,
+    get_model,
+    list_models,
+    set_status,
+)
 from benchwarmers.store.settings import SCHEDULER, Settings
 from benchwarmers.store.times import iso_utc, utc
 
@@ -118,12 +127,12 @@ async def enqueue(store: Store, requests: list[OnboardRequest], now: datetime | 
             if req.mode not in MODES:
                 raise UserError(f"unknown mode {req.mode!r}; use one of {', '.join(MODES)}")
             if req.role:
-                registry.check_role(req.role)
+                check_role(req.role)
             if req.alias:
-                registry.check_alias(req.alias)
+                check_alias(req.alias)
             if not req.served.strip():
                 raise UserError("a served model id is required")
-            registry.check_served(req.served)  # refused now, not as a traceback in the worker
+            check_served(req.served)  # refused now, not as a traceback in the worker
             endpoint = await session.scalar(
                 select(schema.Endpoint).where(schema.Endpoint.name == req.endpoint)
             )
@@ -363,7 +372,7 @@ class ItemRun:
         def probe_progress(step: str, fraction: float) -> None:
             self.note(step, 0.05 + fraction * (probe_share - 0.05))
 
-        model = await registry.get_model(self.store, alias)
+        model = await get_model(self.store, alias)
         outcomes = await probes.onboarding_probe(self.caller, self.store, model, now_utc(), probe_progress)
         answered = [o for o in outcomes if o.answered]
         passed = sum(o.passed for o in outcomes)
@@ -410,7 +419,7 @@ class ItemRun:
         )
         when = until.isoformat(timespec="seconds")
         error = next((o.error for o in reversed(outcomes) if o.error), "rate limited")
-        await registry.set_status(
+        await set_status(
             self.store,
             alias,
             "resting",
@@ -466,18 +475,18 @@ async def register(store: Store, item: schema.OnboardingItem) -> str:
     """The model for this item, created or (after a restart, or onboarding
     again) reused; the ad hoc flag follows the mode. Returns its alias."""
     ad_hoc = item.mode == "quick_ad_hoc"
-    same = [m for m in await registry.list_models(store, endpoint=item.endpoint) if m.served == item.served]
+    same = [m for m in await list_models(store, endpoint=item.endpoint) if m.served == item.served]
     if same:
         alias = same[0].alias
         values: dict[str, Any] = {"ad_hoc": ad_hoc}
         if item.role:
-            values["role"] = registry.check_role(item.role)
+            values["role"] = check_role(item.role)
         async with store.write() as session:
             await session.execute(update(schema.Model).where(schema.Model.alias == alias).values(**values))
-        await registry.set_status(store, alias, "onboarding", reason="onboarding")
+        await set_status(store, alias, "onboarding", reason="onboarding")
     else:
         alias = item.alias or await _free_alias(store, default_alias(item.served), item.endpoint)
-        await registry.add_model(
+        await add_model(
             store,
             alias,
             item.endpoint,
@@ -500,9 +509,9 @@ async def _free_alias(store: Store, alias: str, endpoint: str) -> str:
 
 
 async def _set_model_status(store: Store, alias: str, status: str, reason: str, only_if: str = "") -> None:
-    if only_if and (await registry.get_model(store, alias)).status != only_if:
+    if only_if and (await get_model(store, alias)).status != only_if:
         return
-    await registry.set_status(store, alias, status, reason=reason)
+    await set_status(store, alias, status, reason=reason)
 
 
 # ---------------------------------------------------------------- workers

@@ -43,7 +43,7 @@ from benchwarmers.config import tunables
 from benchwarmers.errors import LimitExceeded, ProviderBusy
 from benchwarmers.store import schema
 from benchwarmers.store.db import Store
-from benchwarmers.store.registry import ModelView
+from benchwarmers.store.views import ModelView
 from benchwarmers.types import NOT_SERVED, CallKind, Request, Sampling, user
 
 PROBE_TIMEOUT = tunables.PROBE_TIMEOUT.value

@@ -8,7 +8,7 @@ call goes out first, and only when that fails too is the model retired. The
 evidence stays: the probe rows with their errors, the reason on the model,
 and an alert. Restoring is one action and clears the reason and the alert,
 while the probe rows stay as history
-(`registry.restore`).
+(`store.models.restore`).
 
 A model whose endpoint no longer lists it is confirmed the same way: the
 list may be incomplete (local proxies, paginated lists), so a model that
@@ -42,13 +42,14 @@ from benchwarmers.errors import ProviderError
 from benchwarmers.limits.rest import wake_rested
 from benchwarmers.providers.kinds import listed_models
 from benchwarmers.providers.outbound import OutboundClient
-from benchwarmers.store import registry, schema
+from benchwarmers.store import schema
 from benchwarmers.store.db import Store
-from benchwarmers.store.registry import EndpointView, ModelView
+from benchwarmers.store.models import get_model, list_models, retire, set_status
+from benchwarmers.store.views import EndpointView, ModelView
 
 log = logging.getLogger(__name__)
 
-# Alert kinds; restoring a model dismisses them (registry.BENCHED_ALERT_KINDS).
+# Alert kinds; restoring a model dismisses them (`store.models.BENCHED_ALERT_KINDS`).
 RETIRED = "retired"
 UNLISTED = "unlisted"
 # Statuses the scheduled probes watch: `unavailable` models are probed so
@@ -88,9 +89,7 @@ class HealthReport:
 async def scheduled_models(store: Store, statuses: tuple[str, ...] = WATCHED) -> list[ModelView]:
     """Models the schedule may call: watched statuses, never ad hoc, never image."""
     return [
-        m
-        for m in await registry.list_models(store)
-        if m.status in statuses and not m.ad_hoc and m.role != "image"
+        m for m in await list_models(store) if m.status in statuses and not m.ad_hoc and m.role != "image"
     ]
 
 
@@ -147,7 +146,7 @@ async def check_model(
         return
     if outcome.answered:
         if model.status == "unavailable":
-            await registry.set_status(store, model.alias, "available", reason="answered the probe")
+            await set_status(store, model.alias, "available", reason="answered the probe")
             report.recovered.append(model.alias)
         return
     if model.status != "available" or not outcome.evidence:
@@ -161,7 +160,7 @@ async def probe_now(
     caller: Caller, store: Store, outbound: OutboundClient, alias: str, now: datetime | None = None
 ) -> HealthReport:
     """ "Probe now" for one model, asked for by the user (so ad hoc models too)."""
-    model = await registry.get_model(store, alias)
+    model = await get_model(store, alias)
     report = HealthReport()
     listed = await endpoint_lists(outbound, model.endpoint)
     await check_model(caller, store, model, listed, now or datetime.now(UTC), report)
@@ -193,7 +192,7 @@ async def confirm_or_retire(
     if not confirm.evidence:
         return "inconclusive"  # the call never went out (a busy pool): nothing learned
     full_reason = f"{reason}; confirming call {confirm.call} failed: {confirm.error}"
-    await registry.retire(store, model.alias, full_reason)
+    await retire(store, model.alias, full_reason)
     await raise_alert(store, RETIRED, model.alias, f"{model.alias} retired: {full_reason}", now)
     report.retired.append(model.alias)
     return "retired"

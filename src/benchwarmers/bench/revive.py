@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from benchwarmers.bench import probes
 from benchwarmers.calls.caller import Caller
-from benchwarmers.store import registry
+from benchwarmers.store.models import get_model
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
@@ -60,7 +60,7 @@ async def settled() -> None:
 
 async def _probe(runtime: Runtime, alias: str) -> None:
     try:
-        model = await registry.get_model(runtime.store, alias)
+        model = await get_model(runtime.store, alias)
         await probes.daily_probe(Caller(runtime), runtime.store, model, datetime.now(UTC))
     except Exception:  # a probe is a hope, never a failure of the ask that started it
         log.exception("could not probe the failing model %s", alias)

@@ -122,7 +122,7 @@ def cut_reason(exc: BaseException) -> str | None:
 
 
 class ModelLike(Protocol):
-    """What the caller needs of a registry model view (`registry.ModelView`)."""
+    """What the caller needs of a registry model view (`store.views.ModelView`)."""
 
     @property
     def alias(self) -> str: ...
@@ -243,7 +243,7 @@ class Caller:
         (a panel names its seats before they answer); `on_text`: handed each
         piece of text as it arrives; what it returns, when not None, is
         awaited before the next piece is read (its reader is behind: the
-        upstream waits, see `panel/engine.py`'s `_Stream`); `hold`: the
+        upstream waits, see `panel/hand.py`'s `Stream`); `hold`: the
         budgets' reservation made for it already (a panel's seats,
         `Spending.seat`), which the call settles or releases. Cancelled with a
         `cut` message, it returns the call's result (status `cut`) rather

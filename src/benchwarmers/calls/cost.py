@@ -19,7 +19,7 @@ the tokens, and a sum of costs says whether it left some out (`Total`). A
 model priced 0 in and out costs 0.
 
 The caller computes a call's cost as it ends, from the price its model view
-holds in memory (`registry.ModelView`: no read per call), which is the price
+holds in memory (`store.views.ModelView`: no read per call), which is the price
 in effect at the call's time, and keeps the figure on the call's row: a
 later change of price (dated in `model_prices`, `store/prices.py`) never
 re-prices a call already made.

@@ -143,7 +143,7 @@ BODY_SECONDS = Tunable(
 PANEL_STREAM_BUFFER = Tunable(
     64 * 1024,
     "characters",
-    "panel.engine.STREAM_BUFFER",
+    "panel.hand.STREAM_BUFFER",
     (
         "Seat text a panel's stream holds for its client before a seat waits (and so stops reading its "
         "upstream): backpressure, so a client that reads nothing holds this, not its reply (100 stalled "

@@ -92,16 +92,10 @@ from benchwarmers.limits.spending import BudgetStatus, money
 from benchwarmers.limits.spending import status_json as budget_json
 from benchwarmers.limits.user_limits import KINDS as LIMIT_KINDS
 from benchwarmers.limits.user_limits import UserLimit
+from benchwarmers.store.collections import ON_CUT, OUTPUT_FALLBACKS, PROMOTIONS
 from benchwarmers.store.db import sqlite_url
-from benchwarmers.store.registry import (
-    ON_CUT,
-    OUTPUT_FALLBACKS,
-    PROMOTIONS,
-    CollectionView,
-    EndpointView,
-    ModelView,
-)
 from benchwarmers.store.times import iso_utc, utc
+from benchwarmers.store.views import CollectionView, EndpointView, ModelView
 
 __all__ = [
     "AGENT_SESSION_HEADERS",

@@ -13,9 +13,10 @@ allowed.
     await admin.add_endpoint("hub", "https://hub.example/v1", "openai")
     await admin.change_setting("max_body_mb", 50)
 
-The rules themselves live below (`store.registry` checks names and
-members, `identity.keys` makes keys, `limits.user_limits` checks amounts);
-this layer decides who may, and is the one door the front ends use.
+The rules themselves live below (`store.endpoints`, `store.models` and
+`store.collections` check names and members, `identity.keys` makes keys,
+`limits.user_limits` checks amounts); this layer decides who may, and is
+the one door the front ends use.
 """
 
 from __future__ import annotations
@@ -39,10 +40,31 @@ from benchwarmers.identity.scope import OWNER, Identity, may_administer
 from benchwarmers.limits import budgets, ledger, quotas, spending, user_limits
 from benchwarmers.limits.scope import scopes_in_words
 from benchwarmers.providers import kinds
-from benchwarmers.store import prices, registry
+from benchwarmers.store import prices
+from benchwarmers.store.collections import (
+    add_collection,
+    get_collection,
+    list_collections,
+    remove_collection,
+    update_collection,
+)
+from benchwarmers.store.collections import check_collection_name as _check_collection_name
 from benchwarmers.store.db import Store
-from benchwarmers.store.registry import CollectionView, EndpointView, ModelView
+from benchwarmers.store.endpoints import (
+    add_endpoint,
+    check_api,
+    check_base_url,
+    check_endpoint_name,
+    count_models,
+    get_endpoint,
+    list_endpoints,
+    remove_endpoint,
+    set_limit_scope,
+)
+from benchwarmers.store.endpoints import check_scope as _check_scope
+from benchwarmers.store.models import add_model, get_model, list_models, remove_model
 from benchwarmers.store.schema import Call
+from benchwarmers.store.views import CollectionView, EndpointView, ModelView
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
@@ -53,16 +75,16 @@ SIGNIN_EXCHANGE_TIMEOUT = tunables.SIGNIN_EXCHANGE_TIMEOUT.value
 
 def check_scope(scope: str) -> str:
     """A limit scope as given (key, model, auto), checked before a store opens."""
-    return registry.check_scope(scope)
+    return _check_scope(scope)
 
 
 def check_endpoint(name: str, base_url: str, api: str) -> str:
     """An endpoint's name, URL and API checked before anything is asked of
     the user (the CLI prompts for a key only for a valid endpoint); returns
     the base URL as it will be stored."""
-    registry.check_endpoint_name(name)
-    registry.check_api(api)
-    return registry.check_base_url(base_url)
+    check_endpoint_name(name)
+    check_api(api)
+    return check_base_url(base_url)
 
 
 def api_kinds() -> tuple[str, ...]:
@@ -84,7 +106,7 @@ def default_base_url(api: str) -> str:
 
 def check_collection_name(name: str) -> str:
     """A collection's name checked before its form is taken further."""
-    return registry.check_collection_name(name)
+    return _check_collection_name(name)
 
 
 def check_endpoint_key(key: str) -> str:
@@ -141,7 +163,7 @@ class Admin:
         simulated: bool = False,
     ) -> EndpointView:
         needs_key = needs_key_by_default(api) if needs_key is None else needs_key
-        return await registry.add_endpoint(
+        return await add_endpoint(
             self._store(), name, base_url, api, needs_key=needs_key, simulated=simulated
         )
 
@@ -162,18 +184,16 @@ class Admin:
         if same := await self._same_endpoint(name, base_url, api):
             return same, False
         needs_key = needs_key_by_default(api) if needs_key is None else needs_key
-        added = await registry.add_endpoint(
-            store, name, base_url, api, needs_key=needs_key, limit_scope=limit_scope
-        )
+        added = await add_endpoint(store, name, base_url, api, needs_key=needs_key, limit_scope=limit_scope)
         return added, True
 
     async def _same_endpoint(self, name: str, base_url: str, api: str) -> EndpointView | None:
         """The endpoint of that name when it has this URL and API; another
         URL or API under the name is a Conflict that says how to change it."""
-        for same in await registry.list_endpoints(self._store()):
+        for same in await list_endpoints(self._store()):
             if same.name != name:
                 continue
-            if (same.base_url, same.api) != (registry.check_base_url(base_url), api):
+            if (same.base_url, same.api) != (check_base_url(base_url), api):
                 raise Conflict(
                     f"endpoint {name!r} already exists with {same.api} at {same.base_url}; "
                     f"remove it first to change it (`benchwarmers endpoint remove {name}`)"
@@ -196,7 +216,7 @@ class Admin:
                 return None
         try:
             listed = await diagnostics.listed_at(
-                self.runtime, name, registry.check_api(api), registry.check_base_url(base_url), key
+                self.runtime, name, check_api(api), check_base_url(base_url), key
             )
         except (ProviderError, TimeoutError) as exc:
             said = str(exc) or "no answer in time"
@@ -216,35 +236,35 @@ class Admin:
 
     async def set_limit_scope(self, name: str, scope: str) -> EndpointView:
         """Whom the endpoint's rate limits count: key, model or auto (`limits/scope.py`)."""
-        return await registry.set_limit_scope(self._store(), name, scope)
+        return await set_limit_scope(self._store(), name, scope)
 
     async def limit_scopes(self) -> dict[str, str]:
         """Each endpoint's limit scope in words, with where it came from."""
         return await scopes_in_words(self._store())
 
     async def endpoints(self) -> list[EndpointView]:
-        return await registry.list_endpoints(self._store())
+        return await list_endpoints(self._store())
 
     async def endpoint(self, name: str) -> EndpointView:
-        return await registry.get_endpoint(self._store(), name)
+        return await get_endpoint(self._store(), name)
 
     async def model_counts(self) -> dict[str, int]:
         """How many models each endpoint serves, by endpoint name."""
-        return await registry.count_models(self._store())
+        return await count_models(self._store())
 
     async def remove_endpoint(self, name: str, *, with_models: bool = False) -> None:
-        await registry.remove_endpoint(self._store(), name, with_models=with_models)
+        await remove_endpoint(self._store(), name, with_models=with_models)
 
     async def endpoint_listing(self, name: str) -> dict[str, Any]:
         """What the endpoint lists now (a connection test), each served id
         with its alias on the bench ("" when not there), or why it could not say."""
         store = self._store()
-        endpoint = await registry.get_endpoint(store, name)
+        endpoint = await get_endpoint(store, name)
         try:
             listed = await diagnostics.endpoint_models(self.runtime, endpoint)
         except (ProviderError, TimeoutError) as exc:
             return {"endpoint": name, "ok": False, "error": str(exc) or "no answer in time", "models": []}
-        on_bench = {m.served: m.alias for m in await registry.list_models(store, endpoint=name)}
+        on_bench = {m.served: m.alias for m in await list_models(store, endpoint=name)}
         return {
             "endpoint": name,
             "ok": True,
@@ -257,22 +277,22 @@ class Admin:
     async def add_model(
         self, alias: str, endpoint: str, served: str, role: str = "general", **facts: Any
     ) -> ModelView:
-        """`facts`: what `registry.add_model` takes besides (context window,
+        """`facts`: what `store.models.add_model` takes besides (context window,
         prices, vision, tools)."""
-        return await registry.add_model(self._store(), alias, endpoint, served, role, **facts)
+        return await add_model(self._store(), alias, endpoint, served, role, **facts)
 
     async def models(self, *, endpoint: str | None = None, include_retired: bool = True) -> list[ModelView]:
         """The bench by alias; an unknown endpoint is NotFound, not an empty list."""
         store = self._store()
         if endpoint is not None:
-            await registry.get_endpoint(store, endpoint)
-        return await registry.list_models(store, endpoint=endpoint, include_retired=include_retired)
+            await get_endpoint(store, endpoint)
+        return await list_models(store, endpoint=endpoint, include_retired=include_retired)
 
     async def model(self, alias: str) -> ModelView:
-        return await registry.get_model(self._store(), alias)
+        return await get_model(self._store(), alias)
 
     async def remove_model(self, alias: str, *, from_collections: bool = False) -> None:
-        await registry.remove_model(self._store(), alias, from_collections=from_collections)
+        await remove_model(self._store(), alias, from_collections=from_collections)
 
     async def set_model_prices(
         self,
@@ -297,29 +317,29 @@ class Admin:
             paid_ok=paid_ok,
             catalog=catalog,
         )
-        return await registry.get_model(self._store(), alias)
+        return await get_model(self._store(), alias)
 
     async def price_history(self, alias: str) -> list[prices.PriceChange]:
         """A model's prices, oldest first, each with when it took effect."""
-        await registry.get_model(self._store(), alias)  # NotFound for an unknown alias
+        await get_model(self._store(), alias)  # NotFound for an unknown alias
         return await prices.history(self._store(), alias)
 
     # ---------------------------------------------------------- collections
 
     async def add_collection(self, name: str, members: Sequence[str], **fields: Any) -> CollectionView:
-        return await registry.add_collection(self._store(), name, members, **fields)
+        return await add_collection(self._store(), name, members, **fields)
 
     async def update_collection(self, name: str, **fields: Any) -> CollectionView:
-        return await registry.update_collection(self._store(), name, **fields)
+        return await update_collection(self._store(), name, **fields)
 
     async def collections(self) -> list[CollectionView]:
-        return await registry.list_collections(self._store())
+        return await list_collections(self._store())
 
     async def collection(self, name: str) -> CollectionView:
-        return await registry.get_collection(self._store(), name)
+        return await get_collection(self._store(), name)
 
     async def remove_collection(self, name: str) -> None:
-        await registry.remove_collection(self._store(), name)
+        await remove_collection(self._store(), name)
 
     # --------------------------------------------------------- gateway keys
 
@@ -336,7 +356,7 @@ class Admin:
         `expires`: a date, a time from now (`30d`) or empty/`never`."""
         store = self._store()
         expires_at = key_expiry.parse_expiry(expires, datetime.now(UTC))
-        known = {c.name for c in await registry.list_collections(store)}
+        known = {c.name for c in await list_collections(store)}
         info, secret = await gateway_keys.create_key(
             store,
             name,
@@ -370,7 +390,7 @@ class Admin:
         self, endpoint: str, model: str, amounts: dict[str, int]
     ) -> list[user_limits.UserLimit]:
         store = self._store()
-        await registry.get_endpoint(store, endpoint)  # a clear NotFound for a typo
+        await get_endpoint(store, endpoint)  # a clear NotFound for a typo
         return await user_limits.set_limits(store, endpoint, model, amounts)
 
     async def limits(self) -> list[user_limits.UserLimit]:
@@ -382,7 +402,7 @@ class Admin:
     async def forget_learned_limit(self, endpoint: str, model: str, unit: str, window: str) -> int:
         """Clear a limit a provider's headers or 429 taught (`Limiter.forget_learned`)."""
         self.check_allowed()
-        await registry.get_endpoint(self._store(), endpoint)  # a clear NotFound for a typo
+        await get_endpoint(self._store(), endpoint)  # a clear NotFound for a typo
         removed = await self.runtime.limiter.forget_learned(endpoint, model, unit, window)
         if not removed:
             where = f"{endpoint}/{model}" if model else endpoint

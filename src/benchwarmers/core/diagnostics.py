@@ -25,9 +25,12 @@ from benchwarmers.config import tunables
 from benchwarmers.errors import ProviderError
 from benchwarmers.providers.kinds import EndpointAt, listed_models
 from benchwarmers.runtime import DATABASE_URL_ENV, REDIS_URL_ENV, Runtime
-from benchwarmers.store import registry, space
+from benchwarmers.store import space
 from benchwarmers.store.db import Store, redacted_url, sqlite_url, store_fingerprint
+from benchwarmers.store.endpoints import list_endpoints
 from benchwarmers.store.migrate import current_revision, head_revision, migrate
+from benchwarmers.store.models import list_models
+from benchwarmers.store.views import EndpointView
 from benchwarmers.types import ApiKind
 
 TIMEOUT = tunables.DOCTOR_TIMEOUT.value
@@ -99,7 +102,7 @@ def _disk(folder: Path) -> Check:
     return Check(True, "disk", f"{megabytes} MB free on {folder}")
 
 
-async def endpoint_models(runtime: Runtime, endpoint: registry.EndpointView) -> list[str]:
+async def endpoint_models(runtime: Runtime, endpoint: EndpointView) -> list[str]:
     """The ids an endpoint lists now, asked with its key; its ProviderError when it cannot say."""
     async with asyncio.timeout(TIMEOUT):
         return await listed_models(runtime.outbound, endpoint)
@@ -114,7 +117,7 @@ async def listed_at(runtime: Runtime, name: str, api: ApiKind, base_url: str, ke
         return await listed_models(runtime.outbound, unsaved, key=key)
 
 
-def url_hint(endpoint: registry.EndpointView) -> str:
+def url_hint(endpoint: EndpointView) -> str:
     """The usual cause of "Not Found" from an OpenAI-compatible endpoint ("" otherwise)."""
     if missing_v1(endpoint.api, endpoint.base_url):
         return (
@@ -160,12 +163,12 @@ async def _store(folder: Path) -> Check:
 
 
 async def _bench(runtime: Runtime) -> list[Check]:
-    endpoints = await registry.list_endpoints(runtime.store)
+    endpoints = await list_endpoints(runtime.store)
     found = [await _endpoint(runtime, endpoint) for endpoint in endpoints]
     if not found:
         fix = "benchwarmers quickstart, or benchwarmers endpoint add NAME URL --key"
         found.append(Check(False, "endpoints", "none yet", fix))
-    models = await registry.list_models(runtime.store)
+    models = await list_models(runtime.store)
     by_status = Counter(m.status for m in models)
     summary = ", ".join(f"{count} {status}" for status, count in sorted(by_status.items())) or "none"
     fix = f"benchwarmers onboard MODEL_ID -e {endpoints[0].name if endpoints else 'ENDPOINT'}"
@@ -175,7 +178,7 @@ async def _bench(runtime: Runtime) -> list[Check]:
     return found
 
 
-async def _endpoint(runtime: Runtime, endpoint: registry.EndpointView) -> Check:
+async def _endpoint(runtime: Runtime, endpoint: EndpointView) -> Check:
     what = f"endpoint {endpoint.name}"
     variable = endpoint_keys.env_var_name(endpoint.name)
     source = endpoint_keys.key_source(endpoint.name) if endpoint.needs_key else None

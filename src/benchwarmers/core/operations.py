@@ -40,10 +40,12 @@ from benchwarmers.config.home import resolve_home
 from benchwarmers.core.views import OnboardingView, ProbeView, onboarding_view, probe_view
 from benchwarmers.errors import NotFound, Refused, UserError
 from benchwarmers.identity.scope import OWNER, Identity, may_administer
-from benchwarmers.store import registry, schema
-from benchwarmers.store.registry import ModelView
+from benchwarmers.store import schema
+from benchwarmers.store.endpoints import get_endpoint
+from benchwarmers.store.models import get_model, list_models, restore, retire, set_role, set_structured_output
 from benchwarmers.store.settings import SCHEDULER
 from benchwarmers.store.times import iso_utc, utc
+from benchwarmers.store.views import ModelView
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
@@ -176,8 +178,8 @@ class Operations:
         is given the benefit of the doubt: the probe decides."""
         self.check_allowed()
         store = self.runtime.store
-        target = await registry.get_endpoint(store, endpoint)
-        new = not any(m.served == served for m in await registry.list_models(store, endpoint=endpoint))
+        target = await get_endpoint(store, endpoint)
+        new = not any(m.served == served for m in await list_models(store, endpoint=endpoint))
         if not new or keep:
             return new
         if target.needs_key and endpoint_keys.key_source(target.name) is None:
@@ -298,25 +300,25 @@ class Operations:
 
     async def probes(self, alias: str, limit: int = 50) -> list[ProbeView]:
         """A model's probe history, newest first (NotFound for an unknown alias)."""
-        await registry.get_model(self.runtime.store, alias)
+        await get_model(self.runtime.store, alias)
         return [probe_view(p) for p in await probes.probe_history(self.runtime.store, alias, limit=limit)]
 
     async def retire(self, alias: str, reason: str = "retired by the user") -> ModelView:
         self.check_allowed()
-        return await registry.retire(self.runtime.store, alias, reason)
+        return await retire(self.runtime.store, alias, reason)
 
     async def restore(self, alias: str) -> ModelView:
         self.check_allowed()
-        return await registry.restore(self.runtime.store, alias)
+        return await restore(self.runtime.store, alias)
 
     async def set_role(self, alias: str, role: str) -> ModelView:
         self.check_allowed()
-        return await registry.set_role(self.runtime.store, alias, role)
+        return await set_role(self.runtime.store, alias, role)
 
     async def set_structured_output(self, alias: str, value: bool | None) -> ModelView:
         """Whether a model answers in JSON when its API is asked to (None: unknown)."""
         self.check_allowed()
-        return await registry.set_structured_output(self.runtime.store, alias, value)
+        return await set_structured_output(self.runtime.store, alias, value)
 
     async def model_report(self, alias: str) -> dict[str, Any]:
         """One model and why it sits or does not: the model, its recent
@@ -325,7 +327,7 @@ class Operations:
         self.check_allowed()
         store = self.runtime.store
         return {
-            "model": await registry.get_model(store, alias),
+            "model": await get_model(store, alias),
             "probes": [probe_view(p) for p in await probes.probe_history(store, alias, limit=20)],
             "record": await decisions.model_report(store, alias),
             "suite": await runner.suite_summary(self.runtime, alias),
@@ -375,10 +377,10 @@ class Operations:
         self.check_allowed()
         store = self.runtime.store
         if alias is not None:
-            return [(await registry.get_model(store, alias)).alias]
+            return [(await get_model(store, alias)).alias]
         aliases = [
             m.alias
-            for m in await registry.list_models(store, include_retired=False)
+            for m in await list_models(store, include_retired=False)
             if m.status == "available" and not m.ad_hoc and m.role != "image"
         ]
         if not aliases:

@@ -39,10 +39,13 @@ from benchwarmers.identity.scope import OWNER, Identity, may_administer, may_cal
 from benchwarmers.limits.panels import Slot
 from benchwarmers.limits.spending import paying
 from benchwarmers.panel.engine import PanelEngine, finish_panels
-from benchwarmers.store import kept, registry, space
+from benchwarmers.panel.plan import plan_panel
+from benchwarmers.store import kept, space
+from benchwarmers.store.collections import collections_by_name, get_collection, list_collections
 from benchwarmers.store.schema import Call, Verdict
 from benchwarmers.store.settings import MAX_PANELS, MAX_PANELS_PER_KEY, Settings
 from benchwarmers.store.times import iso_utc
+from benchwarmers.store.views import CollectionView
 from benchwarmers.types import Ask, PanelDone, PanelEvent, PanelReply, Request, SeatDone, SeatText
 
 if TYPE_CHECKING:
@@ -70,9 +73,9 @@ class Panels:
 
     # ---------------------------------------------------------- collections
 
-    async def collections(self) -> list[registry.CollectionView]:
+    async def collections(self) -> list[CollectionView]:
         """The collections this identity may call, in the registry's order."""
-        views = await registry.list_collections(self.runtime.store)
+        views = await list_collections(self.runtime.store)
         return [view for view in views if may_call(self.identity, view.name)]
 
     async def check_collection(self, collection: str) -> None:
@@ -80,10 +83,10 @@ class Panels:
         unknown name; Refused (403) for one the caller's key does not cover."""
         await self.collection(collection)
 
-    async def collection(self, collection: str) -> registry.CollectionView:
+    async def collection(self, collection: str) -> CollectionView:
         """One collection this caller may call (checked as `check_collection`),
         from the one cached read that checks it."""
-        views = await registry.collections_by_name(self.runtime.store)
+        views = await collections_by_name(self.runtime.store)
         view = views.get(collection)
         if view is None:
             callable_names = [model_name(n) for n in views if may_call(self.identity, n)]
@@ -150,7 +153,7 @@ class Panels:
         most of what a keyed request cost more (docs/benchmarks.md)."""
         return "" if self.identity.owner else self.identity.name
 
-    async def _admitted(self, ask: Ask) -> registry.CollectionView:
+    async def _admitted(self, ask: Ask) -> CollectionView:
         """The collection asked, once this caller may ask it (and seat its
         extras); the engine seats from this view rather than reading it again."""
         view = await self.collection(ask.collection)
@@ -179,7 +182,7 @@ class Panels:
         alias exists (no 404-vs-200 oracle for a key's holder to probe with)."""
         if may_administer(self.identity):
             return
-        views = await registry.list_collections(self.runtime.store)
+        views = await list_collections(self.runtime.store)
         allowed = {m for view in views if may_call(self.identity, view.name) for m in view.members}
         outside = [alias for alias in extras if alias not in allowed]
         if outside:
@@ -198,7 +201,7 @@ class Panels:
         slot = await self._panel_slot()
         engine = PanelEngine(self.runtime)
         try:
-            plan = await engine.plan(ask, view, key=self.key)
+            plan = await plan_panel(self.runtime, ask, view, key=self.key)
         except BaseException:
             slot.release()  # seating failed: no panel runs
             raise
@@ -317,7 +320,7 @@ class Panels:
         if not may_call(self.identity, collection):
             raise Refused(f"this key may not read the decisions of {collection}", status=403)
         store = self.runtime.store
-        found = await registry.get_collection(store, collection.removeprefix("bench/"))
+        found = await get_collection(store, collection.removeprefix("bench/"))
         report = await decisions.decisions_report(
             store, found.name, list(found.members), shapes=(shape,) if shape else decisions.SHAPES
         )
@@ -340,7 +343,7 @@ class Panels:
         (`bench/leaderboard.py`). Counts and reasons only, never a note."""
         if not may_call(self.identity, collection):
             raise Refused(f"this key may not read the leaderboard of {collection}", status=403)
-        found = await registry.get_collection(self.runtime.store, collection.removeprefix("bench/"))
+        found = await get_collection(self.runtime.store, collection.removeprefix("bench/"))
         return await leaderboard.leaderboard(self.runtime, found, shape)
 
 
@@ -369,7 +372,7 @@ def _seat_order(seat: dict[str, Any]) -> tuple[bool, int, str]:
     return seat["kind"] == "merge", int(digits) if digits else 0, seat["seat"]
 
 
-def collection_entry(view: registry.CollectionView) -> dict[str, Any]:
+def collection_entry(view: CollectionView) -> dict[str, Any]:
     """A collection as `GET /v1/models` lists it and the MCP tools show it:
     the OpenAI model object, with extra keys describing the collection
     (clients ignore keys they do not know; an agent picks by purpose)."""

@@ -15,8 +15,8 @@ from typing import Any
 
 from benchwarmers.config import keys as endpoint_keys
 from benchwarmers.store import schema
-from benchwarmers.store.registry import EndpointView, ModelView
 from benchwarmers.store.times import iso_utc, utc
+from benchwarmers.store.views import EndpointView, ModelView
 
 SECONDS_DIGITS = 3
 

@@ -42,7 +42,7 @@ from benchwarmers.calls.tokens import fitted
 from benchwarmers.config import tunables
 from benchwarmers.panel.merge import Anonymised, anonymise, transcript
 from benchwarmers.panel.seating import fitted_unfit_reason
-from benchwarmers.store import registry
+from benchwarmers.store.views import CollectionView, ModelView
 from benchwarmers.types import Message, OutputFormat, Request, Sampling, Seat, Text
 
 log = logging.getLogger(__name__)
@@ -168,17 +168,17 @@ def _loads_lenient(text: str) -> Any:
 
 async def judge_candidates(
     store: Any,
-    collection: registry.CollectionView,
+    collection: CollectionView,
     shape: str,
-    bench: Mapping[str, registry.ModelView],
+    bench: Mapping[str, ModelView],
     request: Request,
     seated: Sequence[str],
-) -> list[registry.ModelView]:
+) -> list[ModelView]:
     """Who may judge this panel, first choice first (module docstring). The
     rest of the bench is ranked only when no member is free to judge."""
     now = datetime.now(UTC)
 
-    def free(aliases: Sequence[str]) -> list[registry.ModelView]:
+    def free(aliases: Sequence[str]) -> list[ModelView]:
         models = [bench[a] for a in dict.fromkeys(aliases) if a in bench and a not in seated]
         return [m for m in models if not fitted_unfit_reason(m, request, now)]
 
@@ -198,8 +198,8 @@ async def judge_candidates(
 async def judge_panel(
     caller: Caller,
     *,
-    collection: registry.CollectionView,
-    bench: Mapping[str, registry.ModelView],
+    collection: CollectionView,
+    bench: Mapping[str, ModelView],
     request: Request,
     shape: str,
     ask_id: str,

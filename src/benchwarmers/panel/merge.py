@@ -18,7 +18,8 @@ Three choices make the merge worth trusting more than a plain
 
 An ask for structured output is merged in the same format: the merger is
 asked for the JSON alone (`MERGE_SYSTEM_JSON`, `Request.output` passed on),
-and the engine takes the first merger whose answer is valid against it.
+and the first merger whose answer is valid against it is taken
+(`panel/merger.py`, which asks them).
 
 The merge is an ordinary call through the caller, with its own call id, so
 it takes verdicts like a seat and records show whether merging beats the

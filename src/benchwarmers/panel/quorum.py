@@ -15,17 +15,23 @@ when the reply may go without the rest:
 The seats still answering then are cut: cancelled upstream and logged
 `cut` (`on_cut = "cancel"`), or left to finish in the background and
 logged with their real outcome (`"finish"`), the reply saying `cut` for
-them either way. The engine does the cutting; this module only waits and
-says why.
+them either way. This module waits, says why, and cuts (`cut_running`),
+when the engine's wait for a panel's seats ends early.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from benchwarmers.calls.caller import cut
 from benchwarmers.types import Cut, Seat
+
+if TYPE_CHECKING:
+    from benchwarmers.panel.hand import Hand
+    from benchwarmers.panel.plan import Plan
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,3 +97,48 @@ def _cut(reason: str, rule: Rule) -> Cut:
         deadline=rule.deadline,
         background=rule.on_cut == "finish",
     )
+
+
+async def cut_running(
+    plan: Plan,
+    waited: Waited,
+    call_ids: Sequence[str],
+    hand: Hand,
+    muted: set[str],
+    background: list[asyncio.Task[Seat]],
+) -> dict[int, Seat]:
+    """The seats still answering when the reply may go, each `cut` with
+    the wait's reason: cancelled, each logging its call `cut` and
+    handing its own `SeatDone` (`on_cut = "cancel"`); or left to finish
+    in the background (`"finish"`), muted, with a `cut` seat handed in
+    its place now, its call logged with its real outcome later."""
+    seats = plan.seating.seats
+    out: dict[int, Seat] = {}
+    if plan.rule.on_cut == "finish":
+        for i, task in waited.running.items():
+            planned = seats[i]
+            muted.add(planned.label)
+            background.append(task)
+            out[i] = Seat(
+                call_ids[i],
+                planned.label,
+                planned.model.alias,
+                "cut",
+                waited.seconds,
+                error=waited.reason,
+                explorer=planned.explorer,
+            )
+            hand.seat(out[i])
+        return out
+    for task in waited.running.values():
+        task.cancel(cut(waited.reason))
+    ended = await asyncio.gather(*waited.running.values(), return_exceptions=True)
+    for i, result in zip(waited.running, ended, strict=True):
+        if isinstance(result, Seat):
+            out[i] = result
+            continue
+        # Cancelled before its call began: never logged, no id a verdict could name.
+        planned = seats[i]
+        out[i] = Seat("", planned.label, planned.model.alias, "cut", 0.0, error=waited.reason)
+        hand.seat(out[i])
+    return out

@@ -3,7 +3,7 @@ contradicted each other (and who sat on each side), the points only one
 seat made (and whether the merger thinks each is right), what nobody
 covered, and how sure the merger is.
 
-It is its own call beside the merger's answer (`panel/engine.py`), not a
+It is its own call beside the merger's answer (`panel/merger.py`), not a
 block at the end of the answer: the answer streams as it is written, and
 the report is JSON asked for against `REPORT_SCHEMA` (`Request.output`, so
 a provider that can hold a model to a schema does; the prompt asks for the

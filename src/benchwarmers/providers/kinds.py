@@ -38,7 +38,7 @@ class EndpointAt:
 
 
 class EndpointLike(Protocol):
-    """What is needed of an endpoint to call it (`store.registry.EndpointView`)."""
+    """What is needed of an endpoint to call it (`store.views.EndpointView`)."""
 
     @property
     def name(self) -> str: ...

@@ -52,8 +52,9 @@ from benchwarmers.route.conversation import conversation_key
 from benchwarmers.route.members import TurnOrder, route_fit
 from benchwarmers.route.record import spawn, turn_task
 from benchwarmers.route.shadow import start_shadows
-from benchwarmers.store import registry
-from benchwarmers.store.registry import CollectionView
+from benchwarmers.store.collections import get_collection
+from benchwarmers.store.models import models_by_alias
+from benchwarmers.store.views import CollectionView
 from benchwarmers.trim import give_back_soon
 from benchwarmers.types import (
     CONTENT_CHUNKS,
@@ -155,8 +156,8 @@ class RouteEngine:
         # One after the other: both are cached reads that almost never wait,
         # and `gather` would make each a task of its own.
         if collection is None:
-            collection = await registry.get_collection(store, ask.collection)
-        bench = await registry.models_by_alias(store)
+            collection = await get_collection(store, ask.collection)
+        bench = await models_by_alias(store)
         request = ask.request.under_system(collection.system_prompt)
         shape = shape_of(request)
         key = conversation_key(collection.name, ask.request, header=header, client=ask.conversation)

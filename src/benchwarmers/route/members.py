@@ -29,7 +29,7 @@ from benchwarmers.calls.tokens import context_needed, fitted
 from benchwarmers.panel.seating import unfit_reason
 from benchwarmers.panel.structured import as_asked, for_seating
 from benchwarmers.store.db import Store
-from benchwarmers.store.registry import CollectionView, ModelView
+from benchwarmers.store.views import CollectionView, ModelView
 from benchwarmers.types import LeftOff, Request
 
 

@@ -23,7 +23,7 @@ ms of a streamed panel's first content byte, docs/benchmarks.md, issue 39).
 
 However it ends (done, the client gone, the client cut for reading
 nothing), the body's generator is closed at once: a panel's seats wait
-on what the stream has not yet sent (backpressure, `panel/engine.py`),
+on what the stream has not yet sent (backpressure, `panel/hand.py`),
 and read on when it closes. A client gone stops the stream at its next
 piece (`protocol.GONE_KEY`): the server's `send` writes nothing to a
 closed connection and waits for nothing, so until the disconnect reached
@@ -71,7 +71,7 @@ class FormatStream(StreamingResponse):
             await super().__call__(scope, receive, send)
         finally:
             # Closed now, not whenever the collector finds it: a panel's seats
-            # wait on its stream's buffer (`panel/engine.py`) until it closes.
+            # wait on its stream's buffer (`panel/hand.py`) until it closes.
             close = getattr(self.body_iterator, "aclose", None)
             if close is not None:
                 await close()

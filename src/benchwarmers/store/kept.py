@@ -11,7 +11,7 @@ ask no time; with the setting off nothing is written.
 
 Expired text is never read back, and is deleted by `sweep`: when a runtime
 opens and every hour while it is open (`Runtime`). Turning the setting off
-or removing the collection deletes its text at once (`registry`).
+or removing the collection deletes its text at once (`store/collections.py`).
 """
 
 from __future__ import annotations

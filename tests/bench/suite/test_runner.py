@@ -11,7 +11,8 @@ from sqlalchemy import select
 from benchwarmers.bench.suite import load_tasks, next_tasks_for, run_suite, suite_summary
 from benchwarmers.bench.suite.runner import tasks_for
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model, get_model
 from benchwarmers.store.schema import Call, SuiteResult
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider, FakeRequest
 
@@ -62,8 +63,8 @@ async def test_right_and_wrong_members_score_and_are_recorded(
 ) -> None:
     fake_provider.add(FakeModel("sharp-1", answer=script(RIGHT)))
     fake_provider.add(FakeModel("dull-1", answer=script(WRONG)))
-    await registry.add_model(bench.store, "sharp", "fake", "sharp-1")
-    await registry.add_model(bench.store, "dull", "fake", "dull-1")
+    await add_model(bench.store, "sharp", "fake", "sharp-1")
+    await add_model(bench.store, "dull", "fake", "dull-1")
     seen: list[tuple[int, int]] = []
 
     sharp = await run_suite(bench, "sharp", tasks=picked(), gap=0, progress=lambda d, t: seen.append((d, t)))
@@ -92,7 +93,7 @@ async def test_right_and_wrong_members_score_and_are_recorded(
 
 async def test_a_failing_member_fails_its_tasks(bench: Runtime, fake_provider: FakeProvider) -> None:
     fake_provider.add(FakeModel("down-1", error=FakeError(500, "boom")))
-    await registry.add_model(bench.store, "down", "fake", "down-1")
+    await add_model(bench.store, "down", "fake", "down-1")
     run = await run_suite(bench, "down", tasks=picked()[:2], gap=0)
     assert [r.passed for r in run.results] == [False, False]
     assert all(r.detail.startswith("error") for r in run.results)
@@ -100,7 +101,7 @@ async def test_a_failing_member_fails_its_tasks(bench: Runtime, fake_provider: F
 
 async def test_runs_are_paced_never_a_burst(bench: Runtime, fake_provider: FakeProvider) -> None:
     fake_provider.add(FakeModel("sharp-1", answer=script(RIGHT)))
-    await registry.add_model(bench.store, "sharp", "fake", "sharp-1")
+    await add_model(bench.store, "sharp", "fake", "sharp-1")
     started = time.monotonic()
     await run_suite(bench, "sharp", tasks=picked()[:3], gap=0.15)
     assert time.monotonic() - started >= 0.3  # two gaps between three calls, at least
@@ -111,8 +112,8 @@ async def test_next_tasks_skip_done_ones_and_fit_the_role(
 ) -> None:
     fake_provider.add(FakeModel("sharp-1", answer=script(RIGHT)))
     fake_provider.add(FakeModel("eye-1", answer="It is red."))
-    await registry.add_model(bench.store, "sharp", "fake", "sharp-1")
-    await registry.add_model(bench.store, "eye", "fake", "eye-1", role="vision")
+    await add_model(bench.store, "sharp", "fake", "sharp-1")
+    await add_model(bench.store, "eye", "fake", "eye-1", role="vision")
 
     every = await tasks_for(bench, "sharp")
     assert all(t.shape != "vision" for t in every)
@@ -137,14 +138,14 @@ async def test_the_suite_is_paced_by_what_the_endpoint_allows(runtime: Runtime) 
     from benchwarmers.limits.user_limits import set_limits
 
     store = runtime.store
-    await registry.add_endpoint(store, "here", "http://127.0.0.1:8199/v1", needs_key=False)
-    await registry.add_endpoint(store, "far", "https://api.example.org/v1")
+    await add_endpoint(store, "here", "http://127.0.0.1:8199/v1", needs_key=False)
+    await add_endpoint(store, "far", "https://api.example.org/v1")
     for endpoint in ("here", "far"):
-        await registry.add_model(store, f"m-{endpoint}", endpoint, "m")
-    assert await paced_gap(store, await registry.get_model(store, "m-here")) == 0.0
-    assert await paced_gap(store, await registry.get_model(store, "m-far")) == DEFAULT_GAP
+        await add_model(store, f"m-{endpoint}", endpoint, "m")
+    assert await paced_gap(store, await get_model(store, "m-here")) == 0.0
+    assert await paced_gap(store, await get_model(store, "m-far")) == DEFAULT_GAP
     await set_limits(store, "far", "", {"rpm": 60})
     await set_limits(store, "far", "m", {"rpm": 30})
-    assert await paced_gap(store, await registry.get_model(store, "m-far")) == 2.0
+    assert await paced_gap(store, await get_model(store, "m-far")) == 2.0
     await set_limits(store, "here", "", {"rpm": 120})
-    assert await paced_gap(store, await registry.get_model(store, "m-here")) == 0.5
+    assert await paced_gap(store, await get_model(store, "m-here")) == 0.5

@@ -33,8 +33,10 @@ from hypothesis import strategies as st
 from benchwarmers.formats.errors import format_for_path
 from benchwarmers.identity.keys import create_key
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
 from benchwarmers.store.db import SQLITE_FILE
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.store.settings import MAX_BODY_MB, Settings
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import LiveServer, live_server, settle_logs
@@ -179,21 +181,21 @@ async def _register(home: Path, fake: FakeProvider) -> str:
         store = runtime.store
         await Settings(store).set(MAX_BODY_MB, 1)
         for api in ("openai", "anthropic", "gemini", "ollama"):
-            await registry.add_endpoint(store, f"fake-{api}", fake.base_for(api), api, needs_key=False)
+            await add_endpoint(store, f"fake-{api}", fake.base_for(api), api, needs_key=False)
         for alias, api in MEMBERS.items():
             fake.add(FakeModel(alias, answer=f"{alias} says four"))
-            await registry.add_model(store, alias, f"fake-{api}", alias, vision=True, context_window=100_000)
+            await add_model(store, alias, f"fake-{api}", alias, vision=True, context_window=100_000)
         fake.add(FakeModel("slow", answer="slow says four", latency=SLOW_SECONDS))
-        await registry.add_model(store, "slow", "fake-openai", "slow", context_window=100_000)
-        await registry.add_collection(store, "trio", ["alpha", "beta", "gamma"])
-        await registry.add_collection(store, "duo", ["alpha", "beta"])
-        await registry.add_collection(store, "lagging", ["alpha", "slow"])
+        await add_model(store, "slow", "fake-openai", "slow", context_window=100_000)
+        await add_collection(store, "trio", ["alpha", "beta", "gamma"])
+        await add_collection(store, "duo", ["alpha", "beta"])
+        await add_collection(store, "lagging", ["alpha", "slow"])
         # Streams its 40 words over about a second: a route turn still in flight.
         fake.add(FakeModel("trickle", answer=" ".join(["word"] * 40), tokens_per_second=40))
-        await registry.add_model(store, "trickle", "fake-openai", "trickle", context_window=100_000)
-        await registry.add_collection(store, "only-trickle", ["trickle"])
+        await add_model(store, "trickle", "fake-openai", "trickle", context_window=100_000)
+        await add_collection(store, "only-trickle", ["trickle"])
         for alias, api in MEMBERS.items():  # one member each: route mode through each API's adapter
-            await registry.add_collection(store, f"only-{api}", [alias])
+            await add_collection(store, f"only-{api}", [alias])
         _info, secret = await create_key(store, "trio-only", collections=("trio",))
     return secret
 

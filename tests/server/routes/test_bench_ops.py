@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.endpoints import add_endpoint
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import live_server
 
@@ -38,7 +38,7 @@ async def test_onboard_queue_models_and_scheduler_over_http(
     add_fake("org/a")
     add_fake("b")
     async with Runtime.open(home=home) as rt:
-        await registry.add_endpoint(rt.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+        await add_endpoint(rt.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
 
     def scenario() -> None:
         with live_server(home) as server, httpx.Client(timeout=60) as client:
@@ -129,7 +129,7 @@ async def test_a_model_already_queued_is_a_409_over_the_gateway(
     """Issue 40 item 18: the same model POSTed twice is queued once."""
     add_fake("slow", latency=2.0)
     async with Runtime.open(home=home) as rt:
-        await registry.add_endpoint(rt.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+        await add_endpoint(rt.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
 
     def scenario() -> None:
         with live_server(home) as server, httpx.Client(timeout=60) as client:

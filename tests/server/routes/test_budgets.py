@@ -23,7 +23,9 @@ from google.genai import errors as genai_errors
 from benchwarmers.identity.keys import create_key
 from benchwarmers.limits.budgets import set_budget
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import LiveServer
 
@@ -48,13 +50,13 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer
         async def setup() -> dict[str, str]:
             async with Runtime.open(home) as runtime:
                 store = runtime.store
-                await registry.add_endpoint(store, "fake", fake.openai_base, "openai", needs_key=False)
-                await registry.add_model(store, "cheap", "fake", "cheap", price_in=CHEAP, price_out=CHEAP)
-                await registry.add_model(store, "dear", "fake", "dear", price_in=DEAR, price_out=DEAR)
-                await registry.add_model(store, "local", "fake", "local")
-                await registry.add_collection(store, "solo", ["cheap"])
-                await registry.add_collection(store, "duo", ["dear", "cheap"])
-                await registry.add_collection(store, "free", ["local"])
+                await add_endpoint(store, "fake", fake.openai_base, "openai", needs_key=False)
+                await add_model(store, "cheap", "fake", "cheap", price_in=CHEAP, price_out=CHEAP)
+                await add_model(store, "dear", "fake", "dear", price_in=DEAR, price_out=DEAR)
+                await add_model(store, "local", "fake", "local")
+                await add_collection(store, "solo", ["cheap"])
+                await add_collection(store, "duo", ["dear", "cheap"])
+                await add_collection(store, "free", ["local"])
                 secrets = {}
                 for name in ("broke", "half", "tokens-only", "admin"):
                     _, secrets[name] = await create_key(store, name)

@@ -14,7 +14,9 @@ from benchwarmers.bench import decisions
 from benchwarmers.calls.verdicts import record_verdict
 from benchwarmers.cli.main import app
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.store.schema import Call, Probe, SuiteResult
 from benchwarmers.testing.live_server import live_server
 
@@ -22,10 +24,10 @@ from benchwarmers.testing.live_server import live_server
 def prepare(home: Path) -> None:
     async def work() -> None:
         async with Runtime.open(home=home) as rt:
-            await registry.add_endpoint(rt.store, "local", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+            await add_endpoint(rt.store, "local", "http://127.0.0.1:9/v1", "openai", needs_key=False)
             for alias in ("a", "b", "spare"):
-                await registry.add_model(rt.store, alias, "local", alias, price_in=0, price_out=0)
-            await registry.add_collection(rt.store, "duo", ["a", "b"], explorer_seats=1)
+                await add_model(rt.store, alias, "local", alias, price_in=0, price_out=0)
+            await add_collection(rt.store, "duo", ["a", "b"], explorer_seats=1)
             now = datetime.now(UTC)
             async with rt.store.write() as session:
                 # Four onboarding probes answered (one wrongly); a daily one unanswered, last week.

@@ -19,7 +19,9 @@ import pytest
 
 from benchwarmers.providers import transport
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider, RateLimit
 from benchwarmers.testing.live_server import LiveServer, live_server
 from tests.serving import free_port
@@ -53,25 +55,23 @@ def _register(home: Path, fake: FakeProvider) -> None:
     async def work() -> None:
         async with Runtime.open(home) as runtime:
             store = runtime.store
-            await registry.add_endpoint(store, "fake", fake.openai_base, "openai", needs_key=False)
-            await registry.add_endpoint(
-                store, "gone", f"http://127.0.0.1:{free_port()}/v1", "openai", needs_key=False
-            )
+            await add_endpoint(store, "fake", fake.openai_base, "openai", needs_key=False)
+            await add_endpoint(store, "gone", f"http://127.0.0.1:{free_port()}/v1", "openai", needs_key=False)
             for good in ("good-a", "good-b"):
                 fake.add(FakeModel(good, answer=f"{good} says hi"))
-                await registry.add_model(store, good, "fake", good)
+                await add_model(store, good, "fake", good)
             for kind, (script, _status) in FAULTS.items():
                 alias = f"bad-{kind}"
                 fake.add(FakeModel(alias, **script))
-                await registry.add_model(store, alias, "gone" if kind == "refused" else "fake", alias)
-                await registry.add_collection(
+                await add_model(store, alias, "gone" if kind == "refused" else "fake", alias)
+                await add_collection(
                     store, f"f-{kind}", ["good-a", "good-b", alias], seat_timeout=SEAT_SECONDS
                 )
 
             # Route mode with every member refused by a quota that says not when.
             fake.add(FakeModel("quota", rate_limit=RateLimit("day")))
-            await registry.add_model(store, "quota", "fake", "quota")
-            await registry.add_collection(store, "all-limited", ["quota"], seat_timeout=SEAT_SECONDS)
+            await add_model(store, "quota", "fake", "quota")
+            await add_collection(store, "all-limited", ["quota"], seat_timeout=SEAT_SECONDS)
 
     asyncio.run(work())
 

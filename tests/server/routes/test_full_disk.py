@@ -23,8 +23,11 @@ import pytest
 from benchwarmers.core.diagnostics import diagnose
 from benchwarmers.errors import StoreFull
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry, space
+from benchwarmers.store import space
+from benchwarmers.store.collections import add_collection
 from benchwarmers.store.db import Store
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import LiveServer, live_server
 
@@ -71,9 +74,9 @@ def _serving(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Live
         async def register() -> None:
             async with Runtime.open(home) as runtime:
                 store = runtime.store
-                await registry.add_endpoint(store, "fake", fake.openai_base, "openai", needs_key=False)
-                await registry.add_model(runtime.store, "m", "fake", "m")
-                await registry.add_collection(runtime.store, "solo", ["m"])
+                await add_endpoint(store, "fake", fake.openai_base, "openai", needs_key=False)
+                await add_model(runtime.store, "m", "fake", "m")
+                await add_collection(runtime.store, "solo", ["m"])
 
         asyncio.run(register())
         with live_server(home) as live:

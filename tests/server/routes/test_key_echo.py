@@ -14,7 +14,9 @@ import pytest
 
 from benchwarmers.providers.base import REDACTED
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import LiveServer, live_server
 
@@ -61,16 +63,16 @@ def _register(home: Path, fake: FakeProvider) -> None:
     async def work() -> None:
         async with Runtime.open(home) as runtime:
             store = runtime.store
-            await registry.add_endpoint(store, "good", fake.openai_base, "openai", needs_key=True)
+            await add_endpoint(store, "good", fake.openai_base, "openai", needs_key=True)
             fake.add(FakeModel("fine", answer="fine says hi"))
-            await registry.add_model(store, "fine", "good", "fine")
+            await add_model(store, "fine", "good", "fine")
             members = ["fine"]
             for api in APIS:
-                await registry.add_endpoint(store, f"bad-{api}", fake.base_for(api), api, needs_key=True)
+                await add_endpoint(store, f"bad-{api}", fake.base_for(api), api, needs_key=True)
                 fake.add(FakeModel(f"m-{api}"))
-                await registry.add_model(store, f"bad-{api}", f"bad-{api}", f"m-{api}")
+                await add_model(store, f"bad-{api}", f"bad-{api}", f"m-{api}")
                 members.append(f"bad-{api}")
-            await registry.add_collection(store, "leaky", members)
+            await add_collection(store, "leaky", members)
 
     asyncio.run(work())
 

@@ -22,7 +22,10 @@ import pytest
 
 from benchwarmers.calls import log
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import journal, registry
+from benchwarmers.store import journal
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import LiveServer, live_server
 
@@ -37,12 +40,12 @@ SLOW_COMMIT = 0.3
 
 async def _register(home: Path, fake: FakeProvider) -> None:
     async with Runtime.open(home) as runtime:
-        await registry.add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
+        await add_endpoint(runtime.store, "fake", fake.openai_base, "openai", needs_key=False)
         for alias in ("ryw-a", "ryw-b"):
             fake.add(FakeModel(alias, answer=f"{alias} answers"))
-            await registry.add_model(runtime.store, alias, "fake", alias)
-        await registry.add_collection(runtime.store, "duo", ["ryw-a", "ryw-b"])
-        await registry.add_collection(runtime.store, "drive", ["ryw-a"])
+            await add_model(runtime.store, alias, "fake", alias)
+        await add_collection(runtime.store, "duo", ["ryw-a", "ryw-b"])
+        await add_collection(runtime.store, "drive", ["ryw-a"])
 
 
 @pytest.fixture(scope="module")

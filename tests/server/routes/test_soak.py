@@ -17,7 +17,9 @@ import httpx
 import pytest
 
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
 from benchwarmers.testing.live_server import LiveServer, live_server
 
@@ -37,15 +39,15 @@ def _register(home: Path, fake: FakeProvider) -> None:
     async def work() -> None:
         async with Runtime.open(home) as runtime:
             store = runtime.store
-            await registry.add_endpoint(store, "fake", fake.openai_base, "openai", needs_key=False)
-            await registry.add_endpoint(store, "fake-anthropic", fake.url, "anthropic", needs_key=False)
+            await add_endpoint(store, "fake", fake.openai_base, "openai", needs_key=False)
+            await add_endpoint(store, "fake-anthropic", fake.url, "anthropic", needs_key=False)
             fake.add(FakeModel("steady", answer="steady answers"))
             fake.add(FakeModel("flaky", answer=_flaky))
             fake.add(FakeModel("slow", answer="slow answers", latency=0.2))
-            await registry.add_model(store, "steady", "fake", "steady")
-            await registry.add_model(store, "flaky", "fake", "flaky")
-            await registry.add_model(store, "slow", "fake-anthropic", "slow")
-            await registry.add_collection(store, "soak", ["steady", "flaky", "slow"], seat_timeout=10)
+            await add_model(store, "steady", "fake", "steady")
+            await add_model(store, "flaky", "fake", "flaky")
+            await add_model(store, "slow", "fake-anthropic", "slow")
+            await add_collection(store, "soak", ["steady", "flaky", "slow"], seat_timeout=10)
 
     asyncio.run(work())
 

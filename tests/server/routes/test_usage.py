@@ -18,7 +18,9 @@ import pytest
 
 from benchwarmers.identity.keys import create_key
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import LiveServer, live_server
 
@@ -35,14 +37,14 @@ class Money:
 async def _register(home: Path, fake: FakeProvider) -> tuple[str, str]:
     async with Runtime.open(home) as runtime:
         store = runtime.store
-        await registry.add_endpoint(store, "fake", fake.base_for("openai"), "openai", needs_key=False)
+        await add_endpoint(store, "fake", fake.base_for("openai"), "openai", needs_key=False)
         for alias, (price_in, price_out) in PRICES.items():
             fake.add(FakeModel(alias, answer=f"{alias} says four"))
-            await registry.add_model(
+            await add_model(
                 store, alias, "fake", alias, price_in=price_in, price_out=price_out, context_window=100_000
             )
-        await registry.add_collection(store, "mix", list(PRICES))
-        await registry.add_collection(store, "paid", ["dear", "gift"])
+        await add_collection(store, "mix", list(PRICES))
+        await add_collection(store, "paid", ["dear", "gift"])
         _info, secret = await create_key(store, "spender", collections=("paid",))
         _info, router = await create_key(store, "router", collections=("paid",))
     return secret, router

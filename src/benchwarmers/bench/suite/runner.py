@@ -29,9 +29,10 @@ from benchwarmers.config import tunables
 from benchwarmers.errors import UserError
 from benchwarmers.limits.quotas import quotas_view
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
 from benchwarmers.store.db import Store
+from benchwarmers.store.models import get_model
 from benchwarmers.store.schema import SuiteResult
+from benchwarmers.store.views import ModelView
 from benchwarmers.types import Image, Message, Request, Sampling, Text
 
 # The gap between two suite calls' starts, seconds, unless the caller says.
@@ -91,7 +92,7 @@ def fits(task: Task, role: str, vision: bool) -> bool:
 async def tasks_for(runtime: Runtime, alias: str) -> list[Task]:
     """The tasks this model takes that can be checked here (code tasks need
     the sandbox: without it they are left out, never run unisolated)."""
-    model = await registry.get_model(runtime.store, alias)
+    model = await get_model(runtime.store, alias)
     if model.role == "image":
         raise UserError(f"{alias} makes images; the suite has no tasks for it")
     return [
@@ -114,7 +115,7 @@ async def next_tasks_for(runtime: Runtime, alias: str, n: int) -> list[Task]:
     return [t for t in candidates if t.id not in done][:n]
 
 
-async def paced_gap(store: Store, model: registry.ModelView) -> float:
+async def paced_gap(store: Store, model: ModelView) -> float:
     """Seconds between suite calls to `model`, by what its endpoint allows:
     the tightest requests-a-minute limit known for it (set, or learned from
     the provider) spread evenly over the minute; no gap for a server on this
@@ -156,7 +157,7 @@ async def run_suite(
     """Run `tasks` (default: every task that fits the model, those never run
     first) against `alias`, `limit` at most, one at a time, `gap` seconds
     apart at least (default: `paced_gap`); `progress(done, total)` after each."""
-    model = await registry.get_model(runtime.store, alias)
+    model = await get_model(runtime.store, alias)
     if gap is None:
         gap = await paced_gap(runtime.store, model)
     if tasks is None:

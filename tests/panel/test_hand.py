@@ -1,5 +1,5 @@
 """Backpressure on a panel's stream (issue 36, attack 3): a client that
-reads nothing holds the stream's bounded buffer, not its reply. The seat's
+reads nothing holds the stream's bounded buffer (`Stream`), not its reply. The seat's
 upstream is not read while the buffer is full (the provider sees it: the
 pieces it has been asked for stop), the reader that catches up gets every
 piece in order, and a reader that goes away lets the seat read on to its
@@ -18,7 +18,9 @@ from benchwarmers.config import tunables
 from benchwarmers.panel.engine import _RUNNING, PanelEngine
 from benchwarmers.providers.memory import MemoryClient, WireRequest, WireResponse, _sse
 from benchwarmers.runtime import Runtime
-from benchwarmers.store import registry
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.types import Ask, PanelDone, PanelStarted, Request, SeatText, user
 
 PIECE = 4096
@@ -71,9 +73,9 @@ async def upstream(runtime: Runtime) -> AsyncIterator[Upstream]:
     real = runtime.outbound
     async with MemoryClient(answering) as memory:
         runtime.outbound = memory
-        await registry.add_endpoint(runtime.store, "up", "http://up.test/v1", "openai", needs_key=False)
-        await registry.add_model(runtime.store, "big", "up", "big")
-        await registry.add_collection(runtime.store, "big", ["big"], seat_timeout=600)
+        await add_endpoint(runtime.store, "up", "http://up.test/v1", "openai", needs_key=False)
+        await add_model(runtime.store, "big", "up", "big")
+        await add_collection(runtime.store, "big", ["big"], seat_timeout=600)
         try:
             yield answering
         finally:
