@@ -192,7 +192,7 @@ class _SlidingLog:
     `dropped` counts those cut from the front, so an entry's number
     (`dropped` + its index: a take's receipt) stays its own until it goes."""
 
-    __slots__ = ("times", "amounts", "start", "dropped", "total")
+    __slots__ = ("amounts", "dropped", "start", "times", "total")
 
     def __init__(self) -> None:
         self.times = array("d")
