@@ -310,3 +310,15 @@ async def test_a_sliding_window_never_holds_more_than_its_limit_and_frees_when_i
             # Room is there at the time it names (and not a moment before it is needed).
             in_window = sum(a for t, a in admitted if t > result.frees_at - span)
             assert in_window + amount <= limit
+
+
+async def test_a_reply_claiming_more_tokens_than_a_log_entry_holds_fills_the_window_until_it_ages() -> None:
+    """A provider may report any count of tokens; settled, it fills the
+    window (over any limit) and ages out with its call, and nothing fails
+    (in memory, where an entry is 64 bits: `_SlidingLog`)."""
+    counters = MemoryCounters()
+    tpm = [Charge.sliding("tpm-huge", 500, 1000, 60.0)]
+    taken = await counters.take(tpm, T0)
+    await counters.settle(tpm, taken.receipt, 10**30, T0 + 1)
+    assert not (await counters.take([Charge.sliding("tpm-huge", 1, 1000, 60.0)], T0 + 2)).admitted
+    assert (await counters.take([Charge.sliding("tpm-huge", 1000, 1000, 60.0)], T0 + 60)).admitted

@@ -179,6 +179,13 @@ def _frees_at(entries: Iterable[Sequence[Any]], used: int, charge: Charge) -> fl
 # Aged-out entries are cut from the front of a log's arrays once this many
 # have gathered and they are at least half the arrays (amortised O(1) a call).
 _COMPACT_AT = 4096
+# What one entry of a log holds at most either way (its array's 64 bits): a
+# reply may claim any count of tokens, and a window past this is over any limit.
+_MOST = 2**63 - 1
+
+
+def _bounded(amount: int) -> int:
+    return amount if -_MOST <= amount <= _MOST else max(-_MOST, min(amount, _MOST))
 
 
 class _SlidingLog:
@@ -204,6 +211,7 @@ class _SlidingLog:
     def add(self, at: float, amount: int) -> int:
         """Append an entry; its number (for `correct`)."""
         number = self.dropped + len(self.times)
+        amount = _bounded(amount)
         self.times.append(at)
         self.amounts.append(amount)
         self.total += amount
@@ -233,8 +241,9 @@ class _SlidingLog:
         """Move entry `number`'s amount by `by`, if it is still kept and newer than `after`."""
         index = number - self.dropped
         if index >= self.start and self.times[index] > after:
-            self.amounts[index] += by
-            self.total += by
+            was = self.amounts[index]
+            now = self.amounts[index] = _bounded(was + by)
+            self.total += now - was
 
 
 class MemoryCounters(Counters):
