@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+from collections import deque
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -226,6 +228,58 @@ async def test_a_long_busy_window_keeps_its_total_as_entries_age_out(counters: C
         assert in_window == min(tick + 1, limit)
 
 
+async def test_a_busy_minute_adds_nothing_for_the_collector_to_walk() -> None:
+    """A minute of a busy gateway is a few hundred thousand entries in the
+    logs; as objects the cyclic collector tracked they made its passes stop
+    the event loop for up to 200 ms (docs/benchmarks.md, issue 37)."""
+    counters = MemoryCounters()
+    tpm = Charge.sliding("busy-tpm", 30, 2_000_000_000, 60.0)
+    await counters.take([tpm], T0)
+    gc.collect()
+    before = len(gc.get_objects())
+    for call in range(20_000):
+        taken = await counters.take([tpm], T0 + call * 0.001)
+        await counters.settle([tpm], taken.receipt, 12, T0 + call * 0.001)
+    gc.collect()
+    assert len(gc.get_objects()) - before < 1000
+
+
+async def test_a_log_cut_at_its_front_as_it_ages_keeps_exact_counts_and_settles() -> None:
+    """Ten windows' worth of calls through one log, every estimate (2)
+    settled at the real amount (1) a moment later: through the cuts of its
+    aged-out front, the window admits exactly what a log kept whole would,
+    and each settle corrects its own entry."""
+    counters = MemoryCounters()
+    span, limit, step = 1.0, 1000, 0.0004
+    admitted: deque[tuple[float, int]] = deque()  # what the window should hold: (time, amount)
+    pending: list[tuple[object, int]] = []  # receipts to settle, and where their entry is in `admitted`
+    in_window, first = 0, 0  # the reference's total and how many of `admitted` have aged out
+    oldest: object = None
+    for call in range(30_000):
+        now = T0 + call * step
+        while first < len(admitted) and admitted[first][0] <= now - span:
+            in_window -= admitted[first][1]
+            first += 1
+        estimate = [Charge.sliding("cut", 2, limit, span)]
+        taken = await counters.take(estimate, now)
+        assert taken.admitted == (in_window + 2 <= limit)
+        if taken.admitted:
+            admitted.append((now, 2))
+            in_window += 2
+            pending.append((taken.receipt, len(admitted) - 1))
+            oldest = oldest or taken.receipt
+        if len(pending) > 3:  # replies come back a few calls later
+            receipt, index = pending.pop(0)
+            await counters.settle(estimate, receipt, 1, now)
+            if index >= first:
+                admitted[index] = (admitted[index][0], 1)
+                in_window -= 1
+    assert call * step > 10 * span
+    # A reply to the very first call, long after its entry was cut: nothing to correct.
+    await counters.settle([Charge.sliding("cut", 2, limit, span)], oldest, limit, now)
+    assert (await counters.take([Charge.sliding("cut", limit - in_window, limit, span)], now)).admitted
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     limit=st.integers(min_value=1, max_value=20),
@@ -256,3 +310,15 @@ async def test_a_sliding_window_never_holds_more_than_its_limit_and_frees_when_i
             # Room is there at the time it names (and not a moment before it is needed).
             in_window = sum(a for t, a in admitted if t > result.frees_at - span)
             assert in_window + amount <= limit
+
+
+async def test_a_reply_claiming_more_tokens_than_a_log_entry_holds_fills_the_window_until_it_ages() -> None:
+    """A provider may report any count of tokens; settled, it fills the
+    window (over any limit) and ages out with its call, and nothing fails
+    (in memory, where an entry is 64 bits: `_SlidingLog`)."""
+    counters = MemoryCounters()
+    tpm = [Charge.sliding("tpm-huge", 500, 1000, 60.0)]
+    taken = await counters.take(tpm, T0)
+    await counters.settle(tpm, taken.receipt, 10**30, T0 + 1)
+    assert not (await counters.take([Charge.sliding("tpm-huge", 1, 1000, 60.0)], T0 + 2)).admitted
+    assert (await counters.take([Charge.sliding("tpm-huge", 1000, 1000, 60.0)], T0 + 60)).admitted

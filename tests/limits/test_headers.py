@@ -8,6 +8,7 @@ from email.utils import format_datetime
 import pytest
 
 from benchwarmers.durations import parse_duration
+from benchwarmers.limits import headers as headers_module
 from benchwarmers.limits.headers import learn
 
 pytestmark = pytest.mark.unit
@@ -161,3 +162,30 @@ def test_per_day_wording_without_a_wait_resets_at_utc_midnight() -> None:
 def test_bodies_are_read_only_on_429() -> None:
     assert learn(200, {}, "Please try again in 20s", NOW).empty
     assert learn(429, {}, "slow down", NOW).empty
+
+
+def test_a_providers_header_names_are_read_once_and_their_values_on_every_reply(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every reply repeats the same header names with new values: the names
+    are read (which speak of limits, in which dialect) once per set of
+    names, the values on every reply; a name in two cases, the later wins."""
+    read: list[str] = []
+    original = headers_module._limit_header
+    monkeypatch.setattr(headers_module, "_limit_header", lambda name: read.append(name) or original(name))
+
+    def reply(remaining: int) -> dict[str, str]:
+        return {
+            "x-request-id-once-per-set": "abc",  # a set of names no other test sends
+            "X-RateLimit-Limit-Requests": "30",
+            "x-ratelimit-remaining-requests": "1",
+            "X-RATELIMIT-REMAINING-REQUESTS": str(remaining),
+            "x-ratelimit-reset-requests": "2s",
+        }
+
+    first = learn(200, reply(29), "", NOW)
+    names_read = len(read)
+    second = learn(200, reply(28), "", NOW + 1)
+    assert names_read == 5 and len(read) == names_read  # not one name read again
+    assert [(x.limit, x.remaining, x.resets_at) for x in first.limits] == [(30, 29, NOW + 2)]
+    assert [(x.limit, x.remaining, x.resets_at) for x in second.limits] == [(30, 28, NOW + 3)]

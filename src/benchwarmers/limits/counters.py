@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections import deque
+from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
@@ -176,20 +176,74 @@ def _frees_at(entries: Iterable[Sequence[Any]], used: int, charge: Charge) -> fl
     return None
 
 
-class _SlidingLog:
-    """One sliding window: its entries ([time, amount], oldest first; a
-    list, so `settle` can correct one where it stands) and their running total."""
+# Aged-out entries are cut from the front of a log's arrays once this many
+# have gathered and they are at least half the arrays (amortised O(1) a call).
+_COMPACT_AT = 4096
+# What one entry of a log holds at most either way (its array's 64 bits): a
+# reply may claim any count of tokens, and a window past this is over any limit.
+_MOST = 2**63 - 1
 
-    __slots__ = ("entries", "total")
+
+def _bounded(amount: int) -> int:
+    return amount if -_MOST <= amount <= _MOST else max(-_MOST, min(amount, _MOST))
+
+
+class _SlidingLog:
+    """One sliding window: its entries (times and amounts, oldest first) and
+    their running total. The entries are two flat arrays, not an object
+    each: a busy minute holds hundreds of thousands of them (five logs a
+    configured call), and as objects (a `[time, amount]` list each) they
+    were what the cyclic collector walked, in passes of up to 200 ms that
+    stopped the event loop and every request on it (docs/benchmarks.md,
+    issue 37, "the collector"). Entries older than `start` have aged out;
+    `dropped` counts those cut from the front, so an entry's number
+    (`dropped` + its index: a take's receipt) stays its own until it goes."""
+
+    __slots__ = ("amounts", "dropped", "start", "times", "total")
 
     def __init__(self) -> None:
-        self.entries: deque[list[Any]] = deque()
+        self.times = array("d")
+        self.amounts = array("q")
+        self.start = 0
+        self.dropped = 0
         self.total = 0
 
+    def add(self, at: float, amount: int) -> int:
+        """Append an entry; its number (for `correct`)."""
+        number = self.dropped + len(self.times)
+        amount = _bounded(amount)
+        self.times.append(at)
+        self.amounts.append(amount)
+        self.total += amount
+        return number
+
     def expire(self, span: float, now: float) -> None:
-        entries, horizon = self.entries, now - span
-        while entries and entries[0][0] <= horizon:
-            self.total -= entries.popleft()[1]
+        times, horizon, start = self.times, now - span, self.start
+        end = len(times)
+        if start == end or times[start] > horizon:
+            return  # nothing aged out (most calls of a busy window)
+        amounts = self.amounts
+        while start < end and times[start] <= horizon:
+            self.total -= amounts[start]
+            start += 1
+        if start >= _COMPACT_AT and start * 2 >= end:
+            del times[:start]
+            del amounts[:start]
+            self.dropped += start
+            start = 0
+        self.start = start
+
+    def entries(self) -> Iterable[tuple[float, int]]:
+        """(time, amount) of each entry in the window, oldest first."""
+        return zip(self.times[self.start :], self.amounts[self.start :], strict=True)
+
+    def correct(self, number: int, by: int, after: float) -> None:
+        """Move entry `number`'s amount by `by`, if it is still kept and newer than `after`."""
+        index = number - self.dropped
+        if index >= self.start and self.times[index] > after:
+            was = self.amounts[index]
+            now = self.amounts[index] = _bounded(was + by)
+            self.total += now - was
 
 
 class MemoryCounters(Counters):
@@ -233,7 +287,7 @@ class MemoryCounters(Counters):
                 else:
                     log.expire(span, now)
                 if log.total + amount > limit:
-                    refusals.append(Admission(False, _frees_at(log.entries, log.total, charge), charge))
+                    refusals.append(Admission(False, _frees_at(log.entries(), log.total, charge), charge))
                 continue
             found = fixed.get(key)
             used = found[0] if found is not None and found[1] > now else 0
@@ -247,18 +301,15 @@ class MemoryCounters(Counters):
     async def adjust(self, charges: list[Charge], now: float) -> None:
         self._count(charges, now)
 
-    def _count(self, charges: list[Charge], now: float, *, aged: bool = False) -> dict[str, list[Any]]:
-        """Add every charge; the sliding windows' new entries by key (a take's
-        receipt). `aged`: the sliding logs were aged out at `now` already (by `take`)."""
+    def _count(self, charges: list[Charge], now: float, *, aged: bool = False) -> dict[str, int]:
+        """Add every charge; the sliding windows' new entries' numbers by key (a
+        take's receipt). `aged`: the sliding logs were aged out at `now` already (by `take`)."""
         entries = {}
         fixed, logs = self._fixed, self._logs
         for key, amount, _limit, span, resets_at in charges:
             if span > 0:
                 log = logs[key] if aged else self._log(key, span, now)
-                entry = [now, amount]
-                log.entries.append(entry)
-                log.total += amount
-                entries[key] = entry
+                entries[key] = log.add(now, amount)
                 continue
             found = fixed.get(key)
             if found is not None and found[1] > now:
@@ -279,10 +330,9 @@ class MemoryCounters(Counters):
             if span <= 0:
                 self._count([charge._replace(amount=amount - taken)], now)
                 continue
-            entry = entries.get(key)
-            if entry is not None and entry[0] > now - span:  # still in the window (older ones were let go)
-                entry[1] += amount - taken
-                self._logs[key].total += amount - taken
+            number = entries.get(key)
+            if number is not None:  # still in the window (older ones were let go)
+                self._logs[key].correct(number, amount - taken, now - span)
 
     async def _settle_sliding(self, charges: list[Charge], receipt: object, amount: int, now: float) -> None:
         await self.settle(charges, receipt, amount, now)

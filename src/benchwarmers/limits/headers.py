@@ -65,11 +65,24 @@ def learn(
     `retry_after` is the wait the transport already read off the reply
     (`ProviderError.retry_after`: it also reads Gemini's `RetryInfo`, which
     only the raw error body carries); a `retry-after` header still wins."""
-    lowered = _limit_headers(headers)
-    if not lowered and retry_after is None and not (status == 429 and body):
+    plan = _plan(tuple(headers))
+    if plan is None and retry_after is None and not (status == 429 and body):
         return NOTHING  # most replies of most providers: not a word of limits
-    limits = [*_openai_style(lowered, now), *_anthropic_style(lowered, now)]
-    retry_at = _retry_after(lowered, now)
+    limits: list[LearnedLimit] = []
+    retry_at = None
+    if plan is not None:
+        limits = [
+            LearnedLimit(
+                unit,
+                window,
+                _int(headers[limit]) if limit else None,
+                _int(headers[remaining]) if remaining else None,
+                _reset(headers[reset], now) if reset else None,
+                source,
+            )
+            for unit, window, limit, remaining, reset, source in plan.limits
+        ]
+        retry_at = _retry_after(headers, plan, now)
     if retry_at is None and retry_after is not None:
         retry_at = now + max(retry_after, 0.0)
     if status == 429 and body:
@@ -80,22 +93,47 @@ def learn(
     return Learned(tuple(limits), retry_at)
 
 
-def _limit_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """The headers that can speak of limits (`*ratelimit*`, `retry-after*`),
-    by lower-cased name: every reply is read, and most carry none."""
-    kept = {}
-    for name, value in headers.items():
-        lowered = _limit_header(name)
-        if lowered:
-            kept[lowered] = value
-    return kept
+# One limit a reply's headers state, by the names (as sent) of the headers
+# holding its limit, remaining count and reset, each None when not sent:
+# (unit, window, limit, remaining, reset, source).
+_Stated = tuple[Unit, Window, str | None, str | None, str | None, str]
+
+
+class _Plan(NamedTuple):
+    """Where in a reply's headers its limits are (`_plan`)."""
+
+    limits: tuple[_Stated, ...]
+    retry_after_ms: str | None
+    retry_after: str | None
+
+
+@functools.lru_cache(maxsize=256)
+def _plan(names: tuple[str, ...]) -> _Plan | None:
+    """Which of a reply's headers, by name, state which limit; None when
+    none can speak of limits (`*ratelimit*`, `retry-after*`). A provider
+    sends the same names on every reply, only the values change, so the
+    names are read (lower-cased, grouped by limit, sorted) once per set of
+    names, not once per reply: that reading was most of what learning
+    from a reply cost (docs/benchmarks.md, issue 37). A name sent twice in
+    different cases: the later one, as a reply's last value wins."""
+    lowered: dict[str, str] = {}
+    for name in names:
+        low = _limit_header(name)
+        if low:
+            lowered[low] = name
+    if not lowered:
+        return None
+    return _Plan(
+        (*_openai_style(lowered), *_anthropic_style(lowered)),
+        lowered.get("retry-after-ms"),
+        lowered.get("retry-after"),
+    )
 
 
 @functools.lru_cache(maxsize=512)
 def _limit_header(name: str) -> str:
-    """`name` lower-cased if it can speak of limits, else "": a provider
-    sends the same few names on every reply, so this is asked of each
-    header of every reply and answered from the cache."""
+    """`name` lower-cased if it can speak of limits, else "" (asked of
+    each name of a set of names `_plan` has not seen)."""
     lowered = name.lower()
     return lowered if "ratelimit" in lowered or lowered.startswith("retry-after") else ""
 
@@ -162,60 +200,41 @@ def _openai_name(name: str) -> tuple[str, tuple[Unit, Window]] | None:
     return field, (_unit(unit), "day" if named == "day" else "minute" if named else "")
 
 
-def _openai_style(headers: Mapping[str, str], now: float) -> list[LearnedLimit]:
+def _openai_style(lowered: Mapping[str, str]) -> list[_Stated]:
+    """OpenAI's limits in `lowered` (lower-cased name -> the name as sent)."""
     found: dict[tuple[Unit, Window], dict[str, str]] = {}
-    for name, value in headers.items():
-        named = _openai_name(name)
+    for low, name in lowered.items():
+        named = _openai_name(low)
         if named is not None:
             field, limit = named
-            fields = found.get(limit)
-            if fields is None:
-                fields = found[limit] = {}
-            fields[field] = value
+            found.setdefault(limit, {})[field] = name
     return [
-        LearnedLimit(
-            unit,
-            window,
-            _int(fields.get("limit")),
-            _int(fields.get("remaining")),
-            _reset(fields.get("reset"), now),
-            "x-ratelimit",
-        )
+        (unit, window, fields.get("limit"), fields.get("remaining"), fields.get("reset"), "x-ratelimit")
         for (unit, window), fields in sorted(found.items())
     ]
 
 
-def _anthropic_style(headers: Mapping[str, str], now: float) -> list[LearnedLimit]:
+def _anthropic_style(lowered: Mapping[str, str]) -> list[_Stated]:
     """Anthropic's requests and tokens limits (the tokens one is the tighter
     of its input and output limits, so those two are not kept apart)."""
-    limits: list[LearnedLimit] = []
-    if not any(name.startswith("anthropic-ratelimit-") for name in headers):
-        return limits  # every other provider's replies
+    limits: list[_Stated] = []
     for unit in ("requests", "tokens"):
         prefix = f"anthropic-ratelimit-{unit}-"
-        fields = {k[len(prefix) :]: v for k, v in headers.items() if k.startswith(prefix)}
+        fields = {low[len(prefix) :]: name for low, name in lowered.items() if low.startswith(prefix)}
         if fields:
+            source = "anthropic-ratelimit"
             limits.append(
-                LearnedLimit(
-                    unit=unit,
-                    window="minute",
-                    limit=_int(fields.get("limit")),
-                    remaining=_int(fields.get("remaining")),
-                    resets_at=_reset(fields.get("reset"), now),
-                    source="anthropic-ratelimit",
-                )
+                (unit, "minute", fields.get("limit"), fields.get("remaining"), fields.get("reset"), source)
             )
     return limits
 
 
-def _retry_after(headers: Mapping[str, str], now: float) -> float | None:
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        seconds = parse_duration(millis)
+def _retry_after(headers: Mapping[str, str], plan: _Plan, now: float) -> float | None:
+    if plan.retry_after_ms is not None:
+        seconds = parse_duration(headers[plan.retry_after_ms])
         if seconds is not None:
             return now + seconds / 1000.0
-    value = headers.get("retry-after")
-    return _reset(value, now) if value is not None else None
+    return _reset(headers[plan.retry_after], now) if plan.retry_after is not None else None
 
 
 # ------------------------------------------------------------------ 429 bodies
