@@ -24,8 +24,10 @@ whole bench: every model's evidence, the decider, the explorer draw, the
 untried models' seat counts; "seat_plan (bench/solo, one member)" is a
 one-seat panel's, where the record decides nothing (the hot path's case).
 
-To compare with another version of `bench/decisions.py`, run the same
-script with `PYTHONPATH` pointing at that version's `src`.
+To compare with another version of `bench/decisions.py` (and of the cached
+reads it decides on, `bench/facts.py`, `evidence.py`, `pair_reads.py` and
+`seated.py`, in one module before the split), run the same script with
+`PYTHONPATH` pointing at that version's `src`.
 """
 
 from __future__ import annotations

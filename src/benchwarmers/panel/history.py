@@ -1,4 +1,4 @@
-"""The seating history a panel keeps: a dated line (`bench.decisions`)
+"""The seating history a panel keeps: a dated line (`bench.explain`)
 whenever who sits on a collection for a shape changes.
 
 Most asks seat the same panel as the last one, so the engine first compares
