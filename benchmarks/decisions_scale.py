@@ -56,6 +56,11 @@ try:
 except ImportError:  # a version from before the registry's split
     from benchwarmers.store.registry import add_collection, add_endpoint, add_model, get_collection
 
+try:  # the refreshes timed alone live beside the evidence they read
+    from benchwarmers.bench import evidence as loaders
+except ImportError:  # a version from before decisions' split: they lived in decisions.py
+    loaders = decisions
+
 THREE = ("alpha", "beta", "gamma")
 OTHERS = ("delta", "epsilon")
 BATCH = 20_000
@@ -172,8 +177,8 @@ async def one_size(calls: int, repeat: int, models: int) -> list[tuple[str, floa
                 ("refresh: verdict tallies", "_load_tallies"),
                 ("refresh: recent first bytes", "_load_first_bytes"),
             ):
-                if hasattr(decisions, load):
-                    operations[name] = lambda load=getattr(decisions, load): load(store)
+                if hasattr(loaders, load):
+                    operations[name] = lambda load=getattr(loaders, load): load(store)
             return [(name, *await measure(op, runtime, repeat)) for name, op in operations.items()]
 
 
