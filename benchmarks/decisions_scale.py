@@ -24,8 +24,10 @@ whole bench: every model's evidence, the decider, the explorer draw, the
 untried models' seat counts; "seat_plan (bench/solo, one member)" is a
 one-seat panel's, where the record decides nothing (the hot path's case).
 
-To compare with another version of `bench/decisions.py`, run the same
-script with `PYTHONPATH` pointing at that version's `src`.
+To compare with another version of `bench/decisions.py` (and of the cached
+reads it decides on, `bench/facts.py`, `evidence.py`, `pair_reads.py` and
+`seated.py`, in one module before the split), run the same script with
+`PYTHONPATH` pointing at that version's `src`.
 """
 
 from __future__ import annotations
@@ -53,6 +55,11 @@ try:
     from benchwarmers.store.models import add_model
 except ImportError:  # a version from before the registry's split
     from benchwarmers.store.registry import add_collection, add_endpoint, add_model, get_collection
+
+try:  # the refreshes timed alone live beside the evidence they read
+    from benchwarmers.bench import evidence as loaders
+except ImportError:  # a version from before decisions' split: they lived in decisions.py
+    loaders = decisions
 
 THREE = ("alpha", "beta", "gamma")
 OTHERS = ("delta", "epsilon")
@@ -170,8 +177,8 @@ async def one_size(calls: int, repeat: int, models: int) -> list[tuple[str, floa
                 ("refresh: verdict tallies", "_load_tallies"),
                 ("refresh: recent first bytes", "_load_first_bytes"),
             ):
-                if hasattr(decisions, load):
-                    operations[name] = lambda load=getattr(decisions, load): load(store)
+                if hasattr(loaders, load):
+                    operations[name] = lambda load=getattr(loaders, load): load(store)
             return [(name, *await measure(op, runtime, repeat)) for name, op in operations.items()]
 
 

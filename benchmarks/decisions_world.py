@@ -173,7 +173,7 @@ class Bench:
     memo: dict[tuple[object, ...], object] = field(default_factory=dict)
 
     def held_out(self, alias: str, t: int) -> str:
-        """What `decisions._held_out` says of the same facts."""
+        """What `facts.why_held_out` says of the same facts."""
         if alias in self.retired:
             return "retired"
         if self.resting_until.get(alias, -1) > t:
@@ -201,9 +201,9 @@ def _kept(bench: Bench, key: tuple[object, ...], make: Callable[[], T]) -> T:
 
 
 def evidence_of(bench: Bench, alias: str, shape: str, t: int) -> Evidence:
-    """As `decisions._evidence` reads it: verdicts here forgotten by age and
+    """As `evidence.read_evidence` reads it: verdicts here forgotten by age and
     change (`recall_shapes`: the model's shapes here read together, as
-    `decisions._load_recalled` does), the other shapes of this collection
+    `evidence._load_recalled` does), the other shapes of this collection
     pooled, the suite."""
     day = t // ASKS_PER_DAY
     counts = tuple(len(bench.verdicts.get((alias, s), ())) for s in SHAPES)
@@ -247,7 +247,7 @@ def _evidence(bench: Bench, alias: str, shape: str, day: int, counts: tuple[int,
 
 
 def pair_counts(bench: Bench, shape: str, t: int, judge: bool = False) -> PairCounts:
-    """As `decisions._pairs` weighs them: by age, and by who judged (`pair_weight`)."""
+    """As `pair_reads.pair_counts` weighs them: by age, and by who judged (`pair_weight`)."""
     day = t // ASKS_PER_DAY
     people = sum(len(rows) for rows in bench.pairs.values())  # the judge's agreement reads them all
     key = ("pairs", shape, day, judge, bench.version[shape], len(bench.pairs.get(shape, ())), people)

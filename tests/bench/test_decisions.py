@@ -10,8 +10,17 @@ import pytest
 from sqlalchemy import select, update
 
 from benchwarmers.bench import decider, decisions
+from benchwarmers.bench.explain import (
+    decisions_report,
+    model_report,
+    record_seating,
+    seating_history,
+    seating_reason,
+)
+from benchwarmers.bench.pair_reads import judge_agreement, pair_counts
 from benchwarmers.bench.pairs import JudgeAgreement, judge_weight
 from benchwarmers.bench.rating import HEALTH_MAX
+from benchwarmers.bench.seated import note_seated
 from benchwarmers.calls.pairs import PairJudgement, record_pairs
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
@@ -136,7 +145,7 @@ async def test_explorer_rotates_among_least_judged_eligible(offline: Runtime, se
         picks.append(pick)
         await seat(pick, explorer=True)  # seated, nobody judged it
         # As the panel engine counts the seats it plans, between reads of the seat counts.
-        decisions.note_seated(offline.store, "trio", "short", [pick])
+        note_seated(offline.store, "trio", "short", [pick])
     assert picks == ["x", "y", "x", "y"]
     every = await decisions.pick_explorers(offline.store, "trio", "short", 10, exclude=["member"])
     assert set(every) == {"x", "y", "judged"} and every[-1] == "judged"
@@ -156,12 +165,12 @@ async def test_seating_history_written_on_change_with_reason(offline: Runtime, s
     for alias in ("a", "b", "c"):
         await add(offline, alias)
     ranked = await decisions.rank(offline.store, "trio", "short")
-    reason = decisions.seating_reason(ranked, ["a", "b", "c"], explorers=["c"])
+    reason = seating_reason(ranked, ["a", "b", "c"], explorers=["c"])
     assert "c (explorer" in reason and "a score" in reason
-    assert await decisions.record_seating(offline.store, "bench/trio", "short", ["a", "b", "c"], reason)
-    assert not await decisions.record_seating(offline.store, "trio", "short", ["a", "b", "c"], "same again")
-    assert await decisions.record_seating(offline.store, "trio", "short", ["a", "c"], "b fell behind")
-    assert await decisions.record_seating(offline.store, "trio", "long", ["a", "c"], "another shape")
+    assert await record_seating(offline.store, "bench/trio", "short", ["a", "b", "c"], reason)
+    assert not await record_seating(offline.store, "trio", "short", ["a", "b", "c"], "same again")
+    assert await record_seating(offline.store, "trio", "short", ["a", "c"], "b fell behind")
+    assert await record_seating(offline.store, "trio", "long", ["a", "c"], "another shape")
     async with offline.store.read() as session:
         rows = (await session.scalars(select(SeatingHistory).order_by(SeatingHistory.id))).all()
     assert [(r.collection, r.shape, r.seated) for r in rows] == [
@@ -169,7 +178,7 @@ async def test_seating_history_written_on_change_with_reason(offline: Runtime, s
         ("trio", "short", ["a", "c"]),
         ("trio", "long", ["a", "c"]),
     ]
-    history = await decisions.seating_history(offline.store, "trio")
+    history = await seating_history(offline.store, "trio")
     assert history[0]["reason"] == "another shape" and history[-1]["reason"] == reason
 
 
@@ -178,7 +187,7 @@ async def test_reports_for_model_show_and_the_api(offline: Runtime, seat: Seat) 
     await add(offline, "b")
     await seat("a", useful=True)
     await seat("a", shape="code", useful=False)
-    report = await decisions.decisions_report(offline.store, "trio", ["a", "b"])
+    report = await decisions_report(offline.store, "trio", ["a", "b"])
     assert report["collection"] == "bench/trio"
     assert set(report["shapes"]) == {"short", "long", "code", "vision"}
     short = {row["alias"]: row for row in report["shapes"]["short"]}
@@ -187,7 +196,7 @@ async def test_reports_for_model_show_and_the_api(offline: Runtime, seat: Seat) 
         not row["eligible"] and row["reasons"][0].startswith("not seated")
         for row in report["shapes"]["vision"]
     )
-    mine = await decisions.model_report(offline.store, "a")
+    mine = await model_report(offline.store, "a")
     assert [(r["collection"], r["shape"]) for r in mine] == [("bench/trio", "code"), ("bench/trio", "short")]
 
 
@@ -276,10 +285,10 @@ async def test_judge_pairs_count_by_their_agreement_with_people(offline: Runtime
     for i in range(4, 14):
         await panel(i, "b", "a")
         await record_pairs(offline.store, PairJudgement("better", (f"b{i}", f"a{i}")), kind="judge")
-    earned = await decisions.judge_agreement(offline.store, "bench/trio")
+    earned = await judge_agreement(offline.store, "bench/trio")
     assert earned == JudgeAgreement(agreed=3, compared=4)
-    assert await decisions.judge_agreement(offline.store, "elsewhere") == JudgeAgreement()
-    pairs = await decisions._pairs(offline.store, "trio", "short", now)
+    assert await judge_agreement(offline.store, "elsewhere") == JudgeAgreement()
+    pairs = await pair_counts(offline.store, "trio", "short", now)
     assert pairs is not None
     w = judge_weight(3, 4)
     assert 0 < w < 0.2
@@ -327,7 +336,7 @@ async def test_every_member_seats_as_the_decider_does(
         await seat("d", useful=True)
         await seat("a", useful=False)
         await seat("outsider", useful=True)
-    await decisions.record_seating(store, "trio", "short", ("b", "a"), "a test")
+    await record_seating(store, "trio", "short", ("b", "a"), "a test")
 
     async def both() -> tuple[decider.Decision, decider.Decision]:
         view = await get_collection(store, "trio")

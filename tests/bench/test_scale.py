@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event, insert
 
-from benchwarmers.bench import decisions
+from benchwarmers.bench import decisions, evidence, seated
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import SQLITE_FILE
 from benchwarmers.store.models import add_model
@@ -43,7 +43,7 @@ async def add_bench(rt: Runtime, seat: Seat) -> None:
             insert(Call),
             [
                 _call(f"m{i}", MEMBERS[i % 3], now - timedelta(minutes=i), "trio", "short")
-                for i in range(3 * (decisions.FIRST_BYTE_SAMPLE + 5))
+                for i in range(3 * (evidence.FIRST_BYTE_SAMPLE + 5))
             ],
         )
     for alias in MEMBERS:
@@ -162,9 +162,9 @@ async def test_rank_and_explorers_read_the_same_however_long_the_log(
     ranked: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Each member already has more seats here than the cap, as on a offline in use for a while.
-    monkeypatch.setattr(decisions, "SEAT_COUNT_CAP", decisions.FIRST_BYTE_SAMPLE)
+    monkeypatch.setattr(seated, "SEAT_COUNT_CAP", evidence.FIRST_BYTE_SAMPLE)
     # As many recent verdicts read one by one as the members have: the read stops at their last.
-    monkeypatch.setattr(decisions, "RECENT_CAP", len(MEMBERS))
+    monkeypatch.setattr(evidence, "RECENT_CAP", len(MEMBERS))
     operations: dict[str, Callable[[], Awaitable[Any]]] = {
         "rank": lambda: decisions.rank(ranked.store, "trio", "short", list(MEMBERS)),
         "rank whole bench": lambda: decisions.rank(ranked.store, "trio", "short"),
@@ -232,7 +232,7 @@ async def test_store_start_refreshes_statistics(offline: Runtime) -> None:
 async def test_seats_past_the_cap_rotate_by_last_seat(
     offline: Runtime, seat: Seat, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(decisions, "SEAT_COUNT_CAP", 3)
+    monkeypatch.setattr(seated, "SEAT_COUNT_CAP", 3)
     for alias in ("many", "more"):
         await add_model(offline.store, alias, "local", alias + "-served")
     for _ in range(5):
@@ -241,7 +241,7 @@ async def test_seats_past_the_cap_rotate_by_last_seat(
         await seat("many")
     # Below the cap fewer seats go first; past it both count 3, and the one seated longest ago goes.
     assert await decisions.pick_explorers(offline.store, "trio", "short", 2) == ["more", "many"]
-    monkeypatch.setattr(decisions, "SEAT_COUNT_CAP", 10)
+    monkeypatch.setattr(seated, "SEAT_COUNT_CAP", 10)
     for cache in decisions.RANKING_CACHES:  # seat counts are read again only every SEAT_COUNT_TTL
         cache.forget()
     assert await decisions.pick_explorers(offline.store, "trio", "short", 2) == ["many", "more"]
@@ -250,7 +250,7 @@ async def test_seats_past_the_cap_rotate_by_last_seat(
 async def test_first_byte_stand_in_is_the_newest_answers(
     offline: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(decisions, "FIRST_BYTE_SAMPLE", 2)
+    monkeypatch.setattr(evidence, "FIRST_BYTE_SAMPLE", 2)
     await add_model(offline.store, "lagging", "local", "lagging-served")
     now = datetime.now(UTC)
     rows = [_call("old", "lagging", now - timedelta(hours=2), "trio", "short") | {"first_byte_seconds": 0.2}]

@@ -142,7 +142,7 @@ async def _ask_id(runtime: Runtime, call: str) -> str:
 async def test_the_seating_history_is_written_only_when_who_sits_changes(
     runtime: Runtime, fake_provider: FakeProvider, no_expiry: None
 ) -> None:
-    from benchwarmers.bench.decisions import seating_history
+    from benchwarmers.bench.explain import seating_history
 
     await trio(runtime, fake_provider)
     engine = PanelEngine(runtime)
@@ -165,7 +165,7 @@ async def test_asks_that_find_the_same_new_seating_note_it_once(
     """Asks at once on a seating the history has not seen leave the note to
     the first: one ranking and one write session, not one per ask."""
     from benchwarmers.bench import decisions
-    from benchwarmers.bench.decisions import seating_history
+    from benchwarmers.bench.explain import seating_history
 
     await add_endpoint(runtime.store, "e", "http://127.0.0.1:9/v1", "openai", needs_key=False)
     for alias in ("a", "b"):

@@ -1,6 +1,6 @@
 """Forgetting: how much an old verdict still counts, and when a model changed.
 
-Pure arithmetic (no store, no clock), shared by the server (`decisions.py`
+Pure arithmetic (no store, no clock), shared by the server (`evidence.py`
 hands it the verdicts of the recent window with their age, and the older
 ones as one tally) and the simulation (`benchmarks/decisions.py` hands it
 the same), so both forget the same way.

@@ -29,6 +29,8 @@ from typing import Any
 from sqlalchemy import func, select
 
 from benchwarmers.bench import decisions
+from benchwarmers.bench.evidence import SHAPES
+from benchwarmers.bench.pair_reads import judge_agreement
 from benchwarmers.bench.pairs import JudgeAgreement
 from benchwarmers.bench.suite.runner import suite_summary
 from benchwarmers.calls.pairs import PairOutcome, pair_outcomes
@@ -47,8 +49,8 @@ async def leaderboard(runtime: Runtime, collection: CollectionView, shape: str =
     """The board of `collection` for `shape` (by default the kind judged most)."""
     store = runtime.store
     name = collection.name
-    if shape and shape not in decisions.SHAPES:
-        raise UserError(f"shape {shape!r} is not known; shapes: {', '.join(decisions.SHAPES)}")
+    if shape and shape not in SHAPES:
+        raise UserError(f"shape {shape!r} is not known; shapes: {', '.join(SHAPES)}")
     async with store.read() as session:
         asked = dict(
             (
@@ -59,8 +61,8 @@ async def leaderboard(runtime: Runtime, collection: CollectionView, shape: str =
                 )
             ).all()
         )
-    shapes = [s for s in decisions.SHAPES if s in asked]
-    shape = shape or max(shapes, key=lambda s: asked[s], default=decisions.SHAPES[0])
+    shapes = [s for s in SHAPES if s in asked]
+    shape = shape or max(shapes, key=lambda s: asked[s], default=SHAPES[0])
     async with store.read() as session:
         sat = set(
             await session.scalars(
@@ -76,7 +78,7 @@ async def leaderboard(runtime: Runtime, collection: CollectionView, shape: str =
         ).all()
     judged = [p for p in await pair_outcomes(store, name) if p.shape == shape]
     pairs = [p for p in judged if p.kind == "person"]
-    judge = await decisions.judge_agreement(store, name)
+    judge = await judge_agreement(store, name)
     candidates = list(dict.fromkeys([*collection.members, *sorted(sat)]))
     ranked = await decisions.rank(store, name, shape, candidates)
     status = {m.alias: m.status for m in await list_models(store)}

@@ -150,7 +150,7 @@ class Ranking:
     interval: tuple[float, float]
     judged: int
     reasons: tuple[str, ...] = field(default=())
-    # False when the bench may not seat it now (retired, resting, ...): decisions.py says why.
+    # False when the bench may not seat it now (retired, resting, ...): facts.py says why.
     eligible: bool = True
     posterior: Posterior | None = field(default=None, compare=False)
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 REVIVE_EVERY = 60.0
-# Why the decider holds a failing model out begins with this (`bench/decisions.py`).
+# Why the decider holds a failing model out begins with this (`bench/facts.py`).
 FAILING = "failing:"
 
 # (database, alias) -> when this process last probed it.

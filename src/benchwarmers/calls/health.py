@@ -9,7 +9,7 @@ model's `failures` (and sets `failing_since` at the first); an answer
 request's fault, not the model's) and a call the caller stopped waiting
 for say nothing either way.
 
-Seating (`bench/decider.py`, through `bench/decisions.py`) holds a model out
+Seating (`bench/decider.py`, through `bench/facts.py`) holds a model out
 of every seat once `failures` reaches `FAILING_AFTER`, and
 `bench/revive.py` probes it at once (not at the daily probe): the probe's
 own call, ending here, clears it when it answers. Only changes are written

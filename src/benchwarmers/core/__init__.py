@@ -22,7 +22,7 @@ the services return) are re-exported here, and no store row nor the
 every method.
 """
 
-from benchwarmers.bench.decisions import SHAPES as DECISION_SHAPES
+from benchwarmers.bench.evidence import SHAPES as DECISION_SHAPES
 from benchwarmers.bench.onboarding import MODES as ONBOARDING_MODES
 from benchwarmers.bench.onboarding import OnboardRequest, mode_for
 from benchwarmers.bench.retirement import HealthReport

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
-from benchwarmers.bench import decisions, discover, onboarding, probes, retirement, scheduler
+from benchwarmers.bench import discover, onboarding, probes, retirement, scheduler
+from benchwarmers.bench.explain import model_report
 from benchwarmers.bench.onboarding import OnboardRequest
 from benchwarmers.bench.suite import rebench, rebench_fetch, runner
 from benchwarmers.bench.suite.tasks import Task, load_tasks
@@ -329,7 +330,7 @@ class Operations:
         return {
             "model": await get_model(store, alias),
             "probes": [probe_view(p) for p in await probes.probe_history(store, alias, limit=20)],
-            "record": await decisions.model_report(store, alias),
+            "record": await model_report(store, alias),
             "suite": await runner.suite_summary(self.runtime, alias),
             "notes": await pairs.model_notes(store, alias),
         }

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import desc, func, select
 
 from benchwarmers.bench import decisions, leaderboard
+from benchwarmers.bench.evidence import SHAPES
+from benchwarmers.bench.explain import decisions_report
 from benchwarmers.calls import pairs, verdicts
 from benchwarmers.calls.log import flush_log
 from benchwarmers.calls.reads import get_call
@@ -315,14 +317,14 @@ class Panels:
         with their scores, intervals and reasons, the models next in line for
         the explorer seats, the promotions suggested, and the dated history of who sat. Counts and
         reasons only, never a prompt, an answer or a note."""
-        if shape and shape not in decisions.SHAPES:
-            raise UserError(f"shape {shape!r} is not known; shapes: {', '.join(decisions.SHAPES)}")
+        if shape and shape not in SHAPES:
+            raise UserError(f"shape {shape!r} is not known; shapes: {', '.join(SHAPES)}")
         if not may_call(self.identity, collection):
             raise Refused(f"this key may not read the decisions of {collection}", status=403)
         store = self.runtime.store
         found = await get_collection(store, collection.removeprefix("bench/"))
-        report = await decisions.decisions_report(
-            store, found.name, list(found.members), shapes=(shape,) if shape else decisions.SHAPES
+        report = await decisions_report(
+            store, found.name, list(found.members), shapes=(shape,) if shape else SHAPES
         )
         report["explorers"] = {
             s: await decisions.pick_explorers(

@@ -1,4 +1,4 @@
-"""The seating history a panel keeps: a dated line (`bench.decisions`)
+"""The seating history a panel keeps: a dated line (`bench.explain`)
 whenever who sits on a collection for a shape changes.
 
 Most asks seat the same panel as the last one, so the engine first compares
@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from sqlalchemy import func, select
 
 from benchwarmers.bench import decisions
+from benchwarmers.bench.explain import record_seating, seating_reason
 from benchwarmers.store.changes import Cached
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import SeatingHistory
@@ -58,9 +59,9 @@ async def note_panel(
         _NOTING.add(noting)
         try:
             rankings = await decisions.rank(store, collection, shape, list(seated))
-            reason = decisions.seating_reason(rankings, seated, explorers)
+            reason = seating_reason(rankings, seated, explorers)
             left = "; ".join(f"{m.alias} left off: {m.reason}" for m in left_off)
-            await decisions.record_seating(
+            await record_seating(
                 store, collection, shape, list(seated), "; ".join(p for p in (reason, left) if p)
             )
         finally:

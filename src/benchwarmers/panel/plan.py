@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from benchwarmers.bench import decisions, revive
+from benchwarmers.bench.seated import note_seated
 from benchwarmers.calls.call_ids import new_ask_id
 from benchwarmers.calls.tokens import fitted, prompt_tokens, reply_tokens
 from benchwarmers.errors import UserError
@@ -102,7 +103,7 @@ async def plan_panel(
         )
         revive.probe_failing(runtime, decision.left_off)
         seating = seat_panel(collection, judged, bench=bench, extras=ask.extra_aliases, decision=decision)
-        decisions.note_seated(store, collection.name, shape, [s.model.alias for s in seating.seats])
+        note_seated(store, collection.name, shape, [s.model.alias for s in seating.seats])
     if not seating.seats:
         reasons = "; ".join(f"{m.alias}: {m.reason}" for m in seating.left_off) or "it has no members"
         raise UserError(

@@ -10,7 +10,7 @@ the user hands it back (`--catalog-price`).
 
 A model that was free (both prices 0) and that the catalog now finds priced
 "went paid" (`models.went_paid_at`): a `free_only` collection seats it
-nowhere (`bench/decisions.py`) until the user accepts the price
+nowhere (`bench/facts.py`) until the user accepts the price
 (`benchwarmers model set ALIAS --paid-ok`, or the price the user sets
 themselves), because a free tier silently turned into a bill is what this
 tool must not let happen.

@@ -232,9 +232,9 @@ class Call(Base):
     __table_args__ = (
         # Every index is paid for on each insert by the call log's writer, so each one here is
         # what some read needs (revision 0002 says which), and none is a leftmost prefix of another.
-        # An alias's recent answers, newest first (first byte, bench/decisions.py); its collections.
+        # An alias's recent answers, newest first (first byte, bench/evidence.py); its collections.
         Index("ix_calls_alias_at", "alias", "at"),
-        # Seats per alias on one collection and shape, counted from the index alone (bench/decisions.py);
+        # Seats per alias on one collection and shape, counted from the index alone (bench/seated.py);
         # its (collection) prefix serves the dashboard's recent asks of one collection.
         Index("ix_calls_seats", "collection", "shape", "kind", "alias", "at"),
     )
@@ -303,7 +303,7 @@ class VerdictTally(Base):
     shape and usefulness: kept in each verdict's own transaction
     (`calls/verdicts.py`), so ranking reads a row per group, however many
     verdicts there are, instead of counting them all every time
-    (bench/decisions.py)."""
+    (bench/evidence.py)."""
 
     __tablename__ = "verdict_tallies"
 
@@ -326,7 +326,7 @@ class PairVerdict(Base):
     __tablename__ = "pair_verdicts"
     __table_args__ = (
         UniqueConstraint("pair_key", "kind"),
-        # The rating reads a collection's pairs (bench/decisions.py, via `pair_outcomes`).
+        # The rating reads a collection's pairs (bench/pair_reads.py, via `pair_outcomes`).
         Index("ix_pair_verdicts_collection", "collection", "shape"),
     )
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 from typer.testing import CliRunner
 
-from benchwarmers.bench import decisions
+from benchwarmers.bench.explain import record_seating
 from benchwarmers.calls.verdicts import record_verdict
 from benchwarmers.cli.main import app
 from benchwarmers.runtime import Runtime
@@ -62,9 +62,7 @@ def prepare(home: Path) -> None:
                     )
             for i in range(4):
                 await record_verdict(rt.store, f"c{i}", True, "secret note")
-            await decisions.record_seating(
-                rt.store, "duo", "short", ["a", "b", "spare"], "a leads; spare explores"
-            )
+            await record_seating(rt.store, "duo", "short", ["a", "b", "spare"], "a leads; spare explores")
 
     asyncio.run(work())
 

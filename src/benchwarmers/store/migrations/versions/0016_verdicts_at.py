@@ -1,7 +1,7 @@
 """verdicts by time: the bench's newest verdicts without sorting the window
 
 - `ix_verdicts_at`: forgetting reads the bench's newest verdicts of the
-  recent window, newest first, up to a fixed number (`decisions.RECENT_CAP`).
+  recent window, newest first, up to a fixed number (`evidence.RECENT_CAP`).
   Down `ix_verdicts_alias_at` that read gathered every verdict of the window
   model by model and sorted them all to keep the newest (with 300k calls
   behind a bench, ~20k verdicts sorted on every refresh of the cache); down
