@@ -147,6 +147,19 @@ async def test_a_pair_counts_both_amounts_each_against_its_limit(counters: Count
     assert [await counters.used_pair(k, T0) for k in ("pair-day", "pair-month")] == [(2, 4), (2, 3)]
 
 
+async def test_a_budget_settled_at_more_tokens_than_a_counter_holds_is_spent_until_its_window_ends(
+    counters: Counters,
+) -> None:
+    """A reply's claim of 10^30 tokens settled into a budget's window: it
+    counts as over the limit (Redis's HINCRBY takes no such number), and the
+    next window starts empty."""
+    day = PairCharge("huge-day", 1, 1, 10, 1000, T0 + 100)
+    assert await counters.take_pairs([day], T0) == -1
+    await counters.adjust_pairs([day], 10**30, 10**30, T0 + 1)
+    assert await counters.take_pairs([day], T0 + 2) == 0
+    assert await counters.take_pairs([day._replace(key="huge-next")], T0 + 2) == -1
+
+
 async def test_the_pair_that_refuses_is_the_one_that_never_fits_else_the_last_to_reset(
     counters: Counters,
 ) -> None:
@@ -312,11 +325,13 @@ async def test_a_sliding_window_never_holds_more_than_its_limit_and_frees_when_i
             assert in_window + amount <= limit
 
 
-async def test_a_reply_claiming_more_tokens_than_a_log_entry_holds_fills_the_window_until_it_ages() -> None:
+async def test_a_reply_claiming_more_tokens_than_a_log_entry_holds_fills_the_window_until_it_ages(
+    counters: Counters,
+) -> None:
     """A provider may report any count of tokens; settled, it fills the
-    window (over any limit) and ages out with its call, and nothing fails
-    (in memory, where an entry is 64 bits: `_SlidingLog`)."""
-    counters = MemoryCounters()
+    window (over any limit) and ages out with its call, and nothing fails:
+    in memory, where an entry is 64 bits (`_SlidingLog`), on the workers'
+    service and in Redis, whose scripts count in doubles."""
     tpm = [Charge.sliding("tpm-huge", 500, 1000, 60.0)]
     taken = await counters.take(tpm, T0)
     await counters.settle(tpm, taken.receipt, 10**30, T0 + 1)

@@ -607,6 +607,19 @@ return 1
 """
 
 
+# What an amount may be in the scripts: Lua counts in doubles and prints them
+# with 14 digits ("%.14g"), so a bigger one would name its entry "<id>:1e+30",
+# which no script reads back, and INCRBY refuses it. A reply may claim any
+# count of tokens; one past this is over any limit anyway (as `_MOST` in memory).
+_MOST_IN_LUA = 10**14 - 1
+
+
+def _for_lua(amount: int) -> int:
+    return (
+        amount if -_MOST_IN_LUA <= amount <= _MOST_IN_LUA else max(-_MOST_IN_LUA, min(amount, _MOST_IN_LUA))
+    )
+
+
 class RedisCounters(Counters):
     """Counters several servers share (`BENCHWARMERS_REDIS_URL`). A sliding
     log is a sorted set scored by time whose members carry their amount
@@ -637,7 +650,7 @@ class RedisCounters(Counters):
             key = self._key(charge.key)
             keys += [key, key + ":total"]
             param = charge.span if charge.is_sliding else charge.resets_at
-            argv += ["s" if charge.is_sliding else "f", charge.amount, charge.limit, repr(param)]
+            argv += ["s" if charge.is_sliding else "f", _for_lua(charge.amount), charge.limit, repr(param)]
         return keys, argv
 
     async def take(self, charges: list[Charge], now: float) -> Admission:
@@ -659,11 +672,11 @@ class RedisCounters(Counters):
         if not isinstance(receipt, str):
             return
         keys: list[str] = []
-        argv: list[Any] = [repr(now), receipt, amount]
+        argv: list[Any] = [repr(now), receipt, _for_lua(amount)]
         for charge in charges:
             key = self._key(charge.key)
             keys += [key, key + ":total"]
-            argv += [charge.amount, repr(charge.span)]
+            argv += [_for_lua(charge.amount), repr(charge.span)]
         await self._settle(keys=keys, args=argv)
 
     async def put(
@@ -681,14 +694,20 @@ class RedisCounters(Counters):
             return -1
         argv: list[Any] = []
         for _key, first, second, first_limit, second_limit, resets_at in charges:
-            argv += (first, second, first_limit, second_limit, math.ceil(resets_at * 1000))
+            argv += (
+                _for_lua(first),
+                _for_lua(second),
+                first_limit,
+                second_limit,
+                math.ceil(resets_at * 1000),
+            )
         keys = [self.prefix + c[0] for c in charges]
         return int(await self._take_pairs(keys=keys, args=argv)) - 1
 
     async def adjust_pairs(self, windows: Sequence[PairCharge], first: int, second: int, now: float) -> None:
         if windows:
             keys = [self.prefix + w[0] for w in windows]
-            argv = [first, second, *(math.ceil(w[5] * 1000) for w in windows)]
+            argv = [_for_lua(first), _for_lua(second), *(math.ceil(w[5] * 1000) for w in windows)]
             await self._adjust_pairs(keys=keys, args=argv)
 
     async def put_pair(
