@@ -184,8 +184,8 @@ _COMPACT_AT = 4096
 _MOST = 2**63 - 1
 
 
-def _bounded(amount: int) -> int:
-    return amount if -_MOST <= amount <= _MOST else max(-_MOST, min(amount, _MOST))
+def _bounded(amount: int, most: int = _MOST) -> int:
+    return amount if -most <= amount <= most else max(-most, min(amount, most))
 
 
 class _SlidingLog:
@@ -615,9 +615,7 @@ _MOST_IN_LUA = 10**14 - 1
 
 
 def _for_lua(amount: int) -> int:
-    return (
-        amount if -_MOST_IN_LUA <= amount <= _MOST_IN_LUA else max(-_MOST_IN_LUA, min(amount, _MOST_IN_LUA))
-    )
+    return _bounded(amount, _MOST_IN_LUA)
 
 
 class RedisCounters(Counters):
