@@ -72,9 +72,7 @@ async def test_an_entry_used_late_in_its_time_is_served_at_once_and_read_again_b
     assert source.reads == 2
 
 
-async def test_entries_late_together_are_read_again_one_after_another(
-    runtime: Runtime, clock: Clock
-) -> None:
+async def test_entries_late_together_are_read_again_one_after_another(runtime: Runtime, clock: Clock) -> None:
     """The caches an ask uses come due together: their refreshes take one
     connection at a time, not one each at once (docs/benchmarks.md, issue 39)."""
     first: changes.Cached[str] = changes.Cached(("models",), ttl=2.0)

@@ -302,8 +302,8 @@ class _Refreshes:
     """A store's refreshes, read one after another by one task on its event
     loop (see the module's docstring): the task starts `REFRESH_AFTER`
     after the first, so the ask that found an entry late goes first, and
-    reads every refresh asked meanwhile before it ends. True while any is
-    waiting or under way."""
+    reads every refresh asked meanwhile before it ends. Each task reads
+    only its own list, on its own loop. True while any is waiting or under way."""
 
     def __init__(self) -> None:
         self._waiting: deque[_Refresh] = deque()
@@ -315,28 +315,28 @@ class _Refreshes:
     def add(self, refresh: _Refresh) -> None:
         loop = asyncio.get_running_loop()
         task = self._task
-        if task is not None and not task.done() and task.get_loop() is not loop:
-            self._forget()  # its loop went away (a test's): its refreshes were never read
-            task = None
+        if task is None or task.done() or task.get_loop() is not loop:
+            if task is not None and not task.done() and not task.get_loop().is_running():
+                _drop(self._waiting)  # its loop went away (a test's): never to be read
+            self._waiting = deque()
+            self._task = loop.create_task(_read_all(self._waiting), name="cache refresh")
         self._waiting.append(refresh)
-        if task is None or task.done():
-            self._task = loop.create_task(self._read_all(), name="cache refresh")
-
-    async def _read_all(self) -> None:
-        try:
-            await asyncio.sleep(REFRESH_AFTER)
-            while self._waiting:
-                await self._waiting.popleft().run()
-        finally:  # cancelled (the loop closing): those not read are asked again by the next late ask
-            while self._waiting:
-                self._waiting.popleft().drop()
-
-    def _forget(self) -> None:
-        while self._waiting:
-            self._waiting.popleft().drop()
-        self._task = None
 
     async def finish(self) -> None:
         task = self._task
         if task is not None and not task.done() and task.get_loop() is asyncio.get_running_loop():
             await task
+
+
+async def _read_all(waiting: deque[_Refresh]) -> None:
+    try:
+        await asyncio.sleep(REFRESH_AFTER)
+        while waiting:
+            await waiting.popleft().run()
+    finally:  # cancelled (the loop closing): those not read are asked again by the next late ask
+        _drop(waiting)
+
+
+def _drop(waiting: deque[_Refresh]) -> None:
+    while waiting:
+        waiting.popleft().drop()
