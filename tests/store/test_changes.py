@@ -74,6 +74,31 @@ async def test_an_entry_used_late_in_its_time_is_served_at_once_and_read_again_b
     assert source.reads == 2
 
 
+async def test_entries_late_together_are_read_again_one_after_another(runtime: Runtime, clock: Clock) -> None:
+    """The caches an ask uses come due together: their refreshes take one
+    connection at a time, not one each at once (docs/benchmarks.md, issue 39)."""
+    first: changes.Cached[str] = changes.Cached(("models",), ttl=2.0)
+    second: changes.Cached[str] = changes.Cached(("endpoints",), ttl=2.0)
+    one, two = Source(), Source()
+    await first.get(runtime.store, one.load)
+    await second.get(runtime.store, two.load)
+    one.value, one.gate = "one again", asyncio.Event()  # the first refresh is held open
+    two.value = "two again"
+    clock.now += 1.8  # both late
+    assert await first.get(runtime.store, one.load) == "first"
+    assert await second.get(runtime.store, two.load) == "first"
+    await asyncio.sleep(changes.REFRESH_AFTER * 2)
+    assert (one.reads, two.reads) == (2, 1)  # the second waits for the first's read
+    assert changes._refreshes_of(runtime.store)
+    one.gate.set()
+    await changes._refreshes_of(runtime.store).finish()
+    assert (one.reads, two.reads) == (2, 2)
+    assert not changes._refreshes_of(runtime.store)
+    clock.now += 0.1
+    assert await first.get(runtime.store, one.load) == "one again"
+    assert await second.get(runtime.store, two.load) == "two again"
+
+
 async def test_a_refresh_that_fails_leaves_the_entry_to_run_out(runtime: Runtime, clock: Clock) -> None:
     cache: changes.Cached[str] = changes.Cached(("models",), ttl=2.0)
     source = Source()

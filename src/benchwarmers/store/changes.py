@@ -19,6 +19,17 @@ connections would otherwise read ten times at once, half of them on new
 pool connections). What is served is never older than `ttl`: a refreshed
 entry's age counts from when its read began.
 
+The caches an ask uses were read together, so they come due together: a
+panel's ask finds nine late at once. Their refreshes are read one after
+another by one task per store (`_Refreshes`), not each in a task of its
+own at the same moment: nine reads at once took nine of SQLite's pooled
+connections, past the pool's five, so every refresh round opened (a
+thread, the file, the pragmas) and closed four more, and their threads
+fought the event loop's for the interpreter (docs/benchmarks.md, issue
+39: a third of `panel.py`'s asks, 3fd40b0's five caches stayed within
+the pool). One after another they take one connection at a time, and an
+entry waits at most a few reads longer, well inside its last quarter.
+
 How a write is seen: the store's engine reports every statement; an INSERT,
 UPDATE or DELETE marks its table on the connection, and the commit bumps
 that table's version for the database. The version is bumped again once the
@@ -44,6 +55,7 @@ import contextlib
 import re
 import time
 import weakref
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from itertools import repeat
@@ -246,38 +258,85 @@ class Cached(Generic[T]):
 
     def _refresh_behind(self, store: Store, database: str, load: Callable[[], Awaitable[T]]) -> None:
         self._refreshing.add(database)
+        _refreshes_of(store).add(_Refresh(self, store, database, load))
 
-        async def refresh() -> None:
-            try:
-                await asyncio.sleep(REFRESH_AFTER)
-                # A failed read leaves the entry to run out as before; the next ask's own read reports it.
-                with contextlib.suppress(Exception):
-                    await self._load(store, database, load, stamp(store, self.tables), time.monotonic())
-            finally:
-                self._refreshing.discard(database)
-
-        _refreshes_of(store).add(asyncio.get_running_loop().create_task(refresh(), name="cache refresh"))
+    async def _refreshed(self, store: Store, database: str, load: Callable[[], Awaitable[T]]) -> None:
+        try:
+            # A failed read leaves the entry to run out as before; the next ask's own read reports it.
+            with contextlib.suppress(Exception):
+                await self._load(store, database, load, stamp(store, self.tables), time.monotonic())
+        finally:
+            self._refreshing.discard(database)
 
 
-# The refreshes under way per store, so closing the store lets them finish first.
+@dataclass(frozen=True, slots=True)
+class _Refresh:
+    """One entry to read again behind the asks."""
+
+    cache: Cached[Any]
+    store: Store
+    database: str
+    load: Callable[[], Awaitable[Any]]
+
+    async def run(self) -> None:
+        await self.cache._refreshed(self.store, self.database, self.load)
+
+    def drop(self) -> None:
+        """Not read after all (its loop went away first): the next late ask asks again."""
+        self.cache._refreshing.discard(self.database)
+
+
+# The refreshes waiting or under way per store, so closing the store lets them finish first.
 _refreshes: weakref.WeakKeyDictionary[Store, _Refreshes] = weakref.WeakKeyDictionary()
 
 
 def _refreshes_of(store: Store) -> _Refreshes:
-    tasks = _refreshes.get(store)
-    if tasks is None:
-        tasks = _refreshes[store] = _Refreshes()
-        store.on_close(tasks.finish)
-    return tasks
+    refreshes = _refreshes.get(store)
+    if refreshes is None:
+        refreshes = _refreshes[store] = _Refreshes()
+        store.on_close(refreshes.finish)
+    return refreshes
 
 
-class _Refreshes(set[asyncio.Task[None]]):
-    """A store's refreshes under way: each leaves the set when done."""
+class _Refreshes:
+    """A store's refreshes, read one after another by one task on its event
+    loop (see the module's docstring): the task starts `REFRESH_AFTER`
+    after the first, so the ask that found an entry late goes first, and
+    reads every refresh asked meanwhile before it ends. Each task reads
+    only its own list, on its own loop. True while any is waiting or under way."""
 
-    def add(self, task: asyncio.Task[None]) -> None:
-        super().add(task)
-        task.add_done_callback(self.discard)
+    def __init__(self) -> None:
+        self._waiting: deque[_Refresh] = deque()
+        self._task: asyncio.Task[None] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self._waiting) or (self._task is not None and not self._task.done())
+
+    def add(self, refresh: _Refresh) -> None:
+        loop = asyncio.get_running_loop()
+        task = self._task
+        if task is None or task.done() or task.get_loop() is not loop:
+            if task is not None and not task.done() and not task.get_loop().is_running():
+                _drop(self._waiting)  # its loop went away (a test's): never to be read
+            self._waiting = deque()
+            self._task = loop.create_task(_read_all(self._waiting), name="cache refresh")
+        self._waiting.append(refresh)
 
     async def finish(self) -> None:
-        loop = asyncio.get_running_loop()
-        await asyncio.gather(*(task for task in list(self) if task.get_loop() is loop))
+        task = self._task
+        if task is not None and not task.done() and task.get_loop() is asyncio.get_running_loop():
+            await task
+
+
+async def _read_all(waiting: deque[_Refresh]) -> None:
+    try:
+        await asyncio.sleep(REFRESH_AFTER)
+        while waiting:
+            await waiting.popleft().run()
+    finally:  # cancelled (the loop closing): those not read are asked again by the next late ask
+        _drop(waiting)
+
+
+def _drop(waiting: deque[_Refresh]) -> None:
+    while waiting:
+        waiting.popleft().drop()
