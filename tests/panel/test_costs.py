@@ -20,6 +20,7 @@ import pytest
 from sqlalchemy import event, select
 from sqlalchemy.exc import IntegrityError
 
+from benchwarmers.bench.seated import SEATED
 from benchwarmers.calls import log
 from benchwarmers.calls.call_ids import new_call_id
 from benchwarmers.calls.log import CallRow, record_call
@@ -46,7 +47,7 @@ from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
 from benchwarmers.types import Ask, Request, user
 
-CACHES = (_BENCH, _COLLECTIONS, _ALL, history._LATEST)
+CACHES = (_BENCH, _COLLECTIONS, _ALL, SEATED)
 
 
 @pytest.fixture

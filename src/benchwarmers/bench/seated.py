@@ -45,9 +45,10 @@ class _SeatCounts:
 SEAT_COUNTS = _SeatCounts()
 
 
-async def seated_now(store: Store, collection: str, shape: str) -> tuple[tuple[str, ...], bool]:
-    """Who sits on this collection and shape now (its newest seating line),
-    and whether it has explorer seats (then they explore, not optimism)."""
+async def latest_seatings(store: Store) -> dict[tuple[str, str], tuple[str, ...]]:
+    """(collection, shape) -> the aliases on its newest seating line: one
+    cached read for the seating (who sits now) and the history's note (did
+    it change), so a refresh round reads the table once."""
 
     async def load() -> dict[tuple[str, str], tuple[str, ...]]:
         newest = (
@@ -63,7 +64,13 @@ async def seated_now(store: Store, collection: str, shape: str) -> tuple[tuple[s
             )
             return {(coll, shp): tuple(seated or ()) for coll, shp, seated in rows}
 
-    seated = (await SEATED.get(store, load)).get((collection, shape), ())
+    return await SEATED.get(store, load)
+
+
+async def seated_now(store: Store, collection: str, shape: str) -> tuple[tuple[str, ...], bool]:
+    """Who sits on this collection and shape now (its newest seating line),
+    and whether it has explorer seats (then they explore, not optimism)."""
+    seated = (await latest_seatings(store)).get((collection, shape), ())
     return seated, bool((await collection_seating(store)).get(collection, (0, False))[0])
 
 

@@ -22,19 +22,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from sqlalchemy import func, select
-
 from benchwarmers.bench import decisions
 from benchwarmers.bench.explain import record_seating, seating_reason
-from benchwarmers.store.changes import Cached
+from benchwarmers.bench.seated import latest_seatings
 from benchwarmers.store.db import Store
-from benchwarmers.store.schema import SeatingHistory
 from benchwarmers.types import LeftOff
 
 log = logging.getLogger(__name__)
 
-# (collection, shape) -> the aliases seated on its latest history line.
-_LATEST: Cached[dict[tuple[str, str], tuple[str, ...]]] = Cached(("seating_history",))
 # (database, collection, shape, seated) whose note is under way.
 _NOTING: set[tuple[str, str, str, tuple[str, ...]]] = set()
 
@@ -51,7 +46,7 @@ async def note_panel(
     the reason names each seat's record and why members were left off.
     Never raises: the history is a record of the panel, never a reason to fail it."""
     try:
-        latest = await _LATEST.get(store, lambda: _read_latest(store))
+        latest = await latest_seatings(store)
         seats = tuple(seated)
         noting = (store.database_key, collection, shape, seats)
         if latest.get((collection, shape)) == seats or noting in _NOTING:
@@ -68,14 +63,3 @@ async def note_panel(
             _NOTING.discard(noting)
     except Exception:
         log.exception("could not write the seating history of bench/%s", collection)
-
-
-async def _read_latest(store: Store) -> dict[tuple[str, str], tuple[str, ...]]:
-    newest = select(func.max(SeatingHistory.id)).group_by(SeatingHistory.collection, SeatingHistory.shape)
-    async with store.read() as session:
-        rows = await session.execute(
-            select(SeatingHistory.collection, SeatingHistory.shape, SeatingHistory.seated).where(
-                SeatingHistory.id.in_(newest)
-            )
-        )
-        return {(name, shape): tuple(seated) for name, shape, seated in rows}
