@@ -50,13 +50,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from common import Child, free_port
+from common import Child, bench_writers, free_port
 
 from benchwarmers.panel.engine import PanelEngine
 from benchwarmers.runtime import Runtime
-from benchwarmers.store.collections import add_collection
-from benchwarmers.store.endpoints import add_endpoint
-from benchwarmers.store.models import add_model
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.live_server import live_server
 from benchwarmers.testing.script import FakeModel
@@ -71,6 +68,7 @@ CLI = [sys.executable, "-c", "from benchwarmers.cli.main import run; run()"]
 
 
 async def set_up(home: Path, openai_base: str) -> None:
+    add_endpoint, add_model, add_collection = bench_writers()
     async with Runtime.open(home) as runtime:
         await add_endpoint(runtime.store, "fake", openai_base, "openai", needs_key=False)
         for alias in DELAYS:
