@@ -29,7 +29,10 @@ from benchwarmers.types import Request, Sampling, user
 
 from ..conftest import throwaway_postgres
 
-TODAY = datetime.now(UTC).date()
+
+def today() -> date:
+    """Read when asked, not at import: a run that crosses midnight logs its calls on the new day."""
+    return datetime.now(UTC).date()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -72,7 +75,7 @@ async def test_a_price_change_mid_month_costs_old_calls_at_the_old_price(
     async with runtime.store.read() as session:
         logged = dict((await session.execute(select(Call.id, Call.cost_usd))).all())
     assert logged == {before.call: pytest.approx(old), after.call: pytest.approx(new)}
-    rows, total = await usage(runtime.store, "model", TODAY, TODAY)
+    rows, total = await usage(runtime.store, "model", today(), today())
     assert [(r.group, r.calls, r.unpriced_calls) for r in rows] == [("dear", 2, 0)]
     assert total.cost_usd == pytest.approx(old + new)
     (line,) = await ledger(runtime.store, month_of(datetime.now(UTC)))
@@ -94,7 +97,7 @@ async def test_an_unknown_price_stays_unknown_and_a_free_one_is_zero(
     assert unknown.cost_usd is None
     assert free.cost_usd == 0.0
     await flush_log()
-    rows, total = await usage(runtime.store, "model", TODAY, TODAY)
+    rows, total = await usage(runtime.store, "model", today(), today())
     by_model = {r.group: r for r in rows}
     assert (by_model["mystery"].cost_usd, by_model["mystery"].unpriced_calls) == (0.0, 1)
     assert (by_model["gift"].cost_usd, by_model["gift"].unpriced_calls) == (0.0, 0)
@@ -115,7 +118,7 @@ async def test_spend_grouped_by_key_collection_model_and_day(
     await flush_log()
 
     async def grouped(by: str, key: str | None = None) -> dict[str, tuple[int, float]]:
-        rows, _ = await usage(runtime.store, check_by(by), TODAY, TODAY, key=key)
+        rows, _ = await usage(runtime.store, check_by(by), today(), today(), key=key)
         return {r.group: (r.calls, pytest.approx(r.cost_usd)) for r in rows}
 
     assert await grouped("key") == {"alice": (2, cost[0] + cost[1]), "bob": (1, cost[2]), OWNER: (1, cost[3])}
@@ -125,10 +128,10 @@ async def test_spend_grouped_by_key_collection_model_and_day(
         "(none)": (1, cost[3]),
     }
     assert await grouped("model") == {"a": (2, cost[0] + cost[3]), "b": (2, cost[1] + cost[2])}
-    assert await grouped("day") == {TODAY.isoformat(): (4, sum(cost))}
+    assert await grouped("day") == {today().isoformat(): (4, sum(cost))}
     assert await grouped("model", key="bob") == {"b": (1, cost[2])}  # a key reads its own spend only
     # A span of days that holds none of them holds nothing.
-    rows, total = await usage(runtime.store, "day", TODAY - timedelta(days=9), TODAY - timedelta(days=1))
+    rows, total = await usage(runtime.store, "day", today() - timedelta(days=9), today() - timedelta(days=1))
     assert rows == [] and total.calls == 0
 
 

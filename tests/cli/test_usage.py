@@ -20,7 +20,10 @@ from benchwarmers.types import Request, Sampling, user
 
 from .test_main import fails, ok
 
-TODAY = datetime.now(UTC).date().isoformat()
+
+def today() -> str:
+    """Read when asked, not at import: a run that crosses midnight logs its calls on the new day."""
+    return datetime.now(UTC).date().isoformat()
 
 
 @pytest.fixture
@@ -52,9 +55,9 @@ def test_usage_as_json_by_each_group(spent: None) -> None:
         ("key", {"alice", "owner"}),
         ("collection", {"trio", "duo"}),
         ("model", {"dear", "mystery"}),
-        ("day", {TODAY}),
+        ("day", {today()}),
     ):
-        report = json.loads(ok("usage", "--by", by, "--since", TODAY, "--until", TODAY, "--json"))
+        report = json.loads(ok("usage", "--by", by, "--since", today(), "--until", today(), "--json"))
         assert {r["group"] for r in report["rows"]} == groups
         assert report["total"]["calls"] == 3 and report["total"]["unpricedCalls"] == 1
     models = {r["group"]: r for r in json.loads(ok("usage", "--by", "model", "--json"))["rows"]}

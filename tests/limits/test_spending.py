@@ -25,8 +25,8 @@ from benchwarmers.store.models import add_model
 from benchwarmers.testing.store_template import copy_migrated_store
 from benchwarmers.types import Usage
 
-# 2026-12-04 12:00 UTC, a Friday.
-NOON = datetime(2026, 12, 4, 12, tzinfo=UTC).timestamp()
+# 2036-12-05 12:00 UTC, a Friday: in the future, since Redis expires a window at its real end.
+NOON = datetime(2036, 12, 5, 12, tzinfo=UTC).timestamp()
 
 
 @dataclass
@@ -60,9 +60,9 @@ async def test_a_call_reserves_settles_and_is_refused_when_it_does_not_fit(
     with pytest.raises(BudgetExceeded) as refused:
         await spending.reserve(key=key, **call)
     assert refused.value.message == (
-        f"budget key {key} per day: $0.0002 of $0.001 left, resets 2026-12-05T00:00:00+00:00"
+        f"budget key {key} per day: $0.0002 of $0.001 left, resets 2036-12-06T00:00:00+00:00"
     )
-    assert refused.value.frees_at == datetime(2026, 12, 5, tzinfo=UTC).timestamp()
+    assert refused.value.frees_at == datetime(2036, 12, 6, tzinfo=UTC).timestamp()
     # The first used less than it reserved, the second failed: room for the third now.
     await spending.settle(first, Usage(100, 10))  # $0.00022
     await spending.settle(second, Usage())
@@ -72,7 +72,7 @@ async def test_a_call_reserves_settles_and_is_refused_when_it_does_not_fit(
     assert (status.spent_nano, status.left_usd) == (620_000, pytest.approx(0.00038))
     await spending.settle(third, Usage(100, 100))
     (status,) = await spending.status()
-    assert status.spent_nano == 620_000 and status.resets_at == datetime(2026, 12, 5, tzinfo=UTC)
+    assert status.spent_nano == 620_000 and status.resets_at == datetime(2036, 12, 6, tzinfo=UTC)
 
 
 async def test_token_budgets_bound_a_model_of_unknown_price(runtime: Runtime) -> None:
@@ -82,7 +82,7 @@ async def test_token_budgets_bound_a_model_of_unknown_price(runtime: Runtime) ->
     call = {"collection": "", "price_in": None, "price_out": None, "tokens_in": 100, "tokens_out": 100}
     await spending.reserve(key=key, **call)  # the USD budget cannot price it; the tokens can
     with pytest.raises(
-        BudgetExceeded, match=f"budget key {key} per month: 100 of 300 tokens left, resets 2027-01-01"
+        BudgetExceeded, match=f"budget key {key} per month: 100 of 300 tokens left, resets 2037-01-01"
     ):
         await spending.reserve(key=key, **call)
 
@@ -110,7 +110,7 @@ async def test_every_scope_applies_and_the_request_names_its_key(runtime: Runtim
     for _ in range(3):  # 400 counted so far
         await spending.reserve(collection="", **call)
     with pytest.raises(
-        BudgetExceeded, match="budget install per week: 0 of 1000 tokens left, resets 2026-12-07"
+        BudgetExceeded, match="budget install per week: 0 of 1000 tokens left, resets 2036-12-08"
     ):
         await spending.reserve(collection="", **call)
 
@@ -139,19 +139,19 @@ async def test_spend_is_booked_in_the_utc_day_each_call_settled_in(runtime: Runt
     """The day a settled call counts in is worked out once a day, not per
     call: a call a second either side of midnight, and a clock set back,
     still land in their own days."""
-    now = [datetime(2026, 12, 4, 23, 59, 59, tzinfo=UTC).timestamp()]
+    now = [datetime(2036, 12, 5, 23, 59, 59, tzinfo=UTC).timestamp()]
     spending = Spending(runtime.store, MemoryCounters(), clock=lambda: now[0])
     call = {"collection": "", "price_in": None, "price_out": None, "tokens_in": 10, "tokens_out": 0}
     for moment, tokens in (
-        (datetime(2026, 12, 4, 23, 59, 59, tzinfo=UTC), 1),
-        (datetime(2026, 12, 5, 0, 0, 0, tzinfo=UTC), 20),
-        (datetime(2026, 12, 5, 0, 0, 1, tzinfo=UTC), 300),
-        (datetime(2026, 12, 4, 12, tzinfo=UTC), 4000),  # the clock set back
+        (datetime(2036, 12, 5, 23, 59, 59, tzinfo=UTC), 1),
+        (datetime(2036, 12, 6, 0, 0, 0, tzinfo=UTC), 20),
+        (datetime(2036, 12, 6, 0, 0, 1, tzinfo=UTC), 300),
+        (datetime(2036, 12, 5, 12, tzinfo=UTC), 4000),  # the clock set back
     ):
         now[0] = moment.timestamp()
         await spending.settle(await spending.reserve(key="k", **call), Usage(tokens, 0))
-    assert spending.book.pending("key", "k", "2026-12-04") == (0, 4321)
-    assert spending.book.pending("key", "k", "2026-12-05") == (0, 320)
+    assert spending.book.pending("key", "k", "2036-12-05") == (0, 4321)
+    assert spending.book.pending("key", "k", "2036-12-06") == (0, 320)
 
 
 async def test_a_panel_seats_what_the_budget_pays_for_cheapest_first_or_by_record(runtime: Runtime) -> None:
@@ -171,7 +171,7 @@ async def test_a_panel_seats_what_the_budget_pays_for_cheapest_first_or_by_recor
     holds, left_off, _ = await cheapest.seat(applying, seats, estimates, collection="", order="cheapest")
     assert sorted(holds) == [1, 2, 3]
     assert [(m.alias, m.reason) for m in left_off] == [
-        ("dear", f"budget: key {key} per day: $0.0015 of $0.0021 left, resets 2026-12-05T00:00:00+00:00")
+        ("dear", f"budget: key {key} per day: $0.0015 of $0.0021 left, resets 2036-12-06T00:00:00+00:00")
     ]
     record = Spending(runtime.store, MemoryCounters(), clock=lambda: NOON)
     holds, left_off, refusals = await record.seat(applying, seats, estimates, collection="", order="record")
