@@ -41,8 +41,13 @@ whose replies carry rate-limit headers the limiter learns; the user's
 limits on that endpoint and model, far above the load), its cells
 alternated with the plain key asking `bench/solo:route` on the same server.
 
+`--floor` counts `floor.py` (the same Starlette app on our own outbound
+client: the least this stack costs) the same way, under callgrind with its
+clocks slowed, asked as `vs_litellm.py` asks it: how many of our
+instructions a request are above what the stack itself spends.
+
     .venv/bin/python benchmarks/instructions.py [--requests 100] [--rounds 2]
-        [--asks route,solo,trio,stream,configured] [--tree /tmp/base] [--no-self] [--keep DIR]
+        [--asks route,solo,trio,stream,configured] [--tree /tmp/base] [--no-self] [--floor] [--keep DIR]
 
 Needs valgrind and libfaketime (`apt-get install valgrind faketime`). No
 lock is needed (load does not change the counts); run one at a time
@@ -68,7 +73,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from common import Child, Load, bench_writers, send_count, serve_benchwarmers
+from common import Child, Load, bench_writers, free_port, send_count, serve_benchwarmers
 
 ASKS = {
     "route": ("passthrough, route mode (bench/solo:route)", "bench/solo:route", False),
@@ -91,6 +96,7 @@ FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
 THREE = ("alpha", "beta", "gamma")
 HERE = Path(__file__).resolve().parent
 SELF = HERE.parent
+FLOOR = "floor"  # the floor's one ask, and its one key's name
 
 
 async def set_up(home: Path, upstream: str) -> dict[str, str]:
@@ -210,21 +216,27 @@ class Counted:
         home = folder / "home"
         self.secrets = set_up_in(tree, home, upstream)
         self.out = folder / "callgrind.out"
-        valgrind = [
+        self.child, base = serve_benchwarmers(
+            folder, home, under=self.valgrind(), env={**tree_env(tree), **self.slowed()}
+        )
+        self.url = f"{base}/v1/chat/completions"
+        from vs_litellm import body
+
+        self.child.wait_ready(self.url, body("bench/solo"), timeout=600, headers=self.auth(PLAIN))
+        self.dumps = 0
+
+    def valgrind(self) -> list[str]:
+        return [
             "valgrind",
             "--tool=callgrind",
             "--instr-atstart=no",
             "--separate-threads=yes",
             f"--callgrind-out-file={self.out}",
         ]
-        # The server's clocks (and its sleeps and timeouts) slowed as valgrind slows it: see the docstring.
-        slowed = {"LD_PRELOAD": FAKETIME, "FAKETIME": f"+0 x{speed:g}"}
-        self.child, base = serve_benchwarmers(folder, home, under=valgrind, env={**tree_env(tree), **slowed})
-        self.url = f"{base}/v1/chat/completions"
-        from vs_litellm import body
 
-        self.child.wait_ready(self.url, body("bench/solo"), timeout=600, headers=self.auth(PLAIN))
-        self.dumps = 0
+    def slowed(self) -> dict[str, str]:
+        """The server's clocks, sleeps and timeouts slowed as valgrind slows it (the docstring)."""
+        return {"LD_PRELOAD": FAKETIME, "FAKETIME": f"+0 x{self.speed:g}"}
 
     def auth(self, key: str) -> dict[str, str]:
         return {"authorization": f"Bearer {self.secrets[key]}"}
@@ -301,6 +313,58 @@ class Counted:
 
     def stop(self) -> None:
         self.child.stop()
+
+
+class CountedFloor(Counted):
+    """`floor.py` under callgrind, as `Counted` runs ours: no store, no key."""
+
+    def __init__(self, folder: Path, upstream: str, *, speed: float, keep: Path | None = None) -> None:
+        self.folder = folder
+        self.keep = keep
+        self.speed = speed
+        self.secrets = {FLOOR: ""}
+        self.out = folder / "callgrind.out"
+        port = free_port()
+        script = [sys.executable, str(HERE / "floor.py"), "--port", str(port), "--upstream", upstream]
+        self.child = Child(FLOOR, [*self.valgrind(), *script], env=self.slowed(), cwd=folder)
+        self.url = f"http://127.0.0.1:{port}/v1/chat/completions"
+        from vs_litellm import body
+
+        self.child.wait_ready(self.url, body("alpha"), timeout=600)
+        self.dumps = 0
+
+    def auth(self, key: str) -> dict[str, str]:
+        return {}
+
+
+def measure_floor(upstream: str, args: argparse.Namespace) -> list[Count]:
+    """The floor's instructions a request, asked as `vs_litellm.py` asks it."""
+    from vs_litellm import body
+
+    with tempfile.TemporaryDirectory(prefix="bw-counted-floor-") as temp:
+        server = CountedFloor(Path(temp), upstream, speed=args.speed, keep=args.keep)
+        try:
+            counted = asyncio.run(
+                server.cells(
+                    [(FLOOR, Load(server.url, [body("alpha")], {}))],
+                    rounds=args.rounds,
+                    connections=args.connections,
+                    requests=args.requests,
+                    warm_up=args.warm_up,
+                    settle=args.settle,
+                    name=FLOOR,
+                )
+            )
+        finally:
+            server.stop()
+    for _key, count in counted:
+        print(
+            f"floor | {count.per_request:,.0f} instructions/request "
+            f"(main thread {count.main_per_request:,.0f}) | errors {count.errors}",
+            file=sys.stderr,
+            flush=True,
+        )
+    return [count for _key, count in counted]
 
 
 def _summary(path: Path) -> int:
@@ -382,8 +446,15 @@ def spread(counts: list[Count]) -> str:
     return f"{(max(values) - min(values)) / statistics.mean(values) * 100:.2f}%"
 
 
-def render(trees: list[Tree], args: argparse.Namespace) -> str:
+def render(trees: list[Tree], args: argparse.Namespace, floor: list[Count] | None = None) -> str:
     lines = []
+    if floor:
+        mean = statistics.mean(c.per_request for c in floor)
+        main = statistics.mean(c.main_per_request for c in floor)
+        lines += [
+            f"\nThe floor (floor.py): {mean:,.0f} instructions per request (main thread {main:,.0f}), "
+            f"spread {spread(floor)}, errors {sum(c.errors for c in floor)}",
+        ]
     for tree in trees:
         lines += [
             f"\n{tree.label} ({tree.commit}): instructions per request, mean of {args.rounds} rounds "
@@ -407,6 +478,14 @@ def render(trees: list[Tree], args: argparse.Namespace) -> str:
                 errors = sum(c.errors for c in counts)
                 figures = f"{mean:,.0f} | {main:,.0f} | {spread(counts)} | {errors} | {versus}"
                 lines.append(f"| {ASKS[ask][0]} | {key} | {figures} |")
+        if floor:
+            floor_mean = statistics.mean(c.per_request for c in floor)
+            over = [
+                f"{ask} {statistics.mean(c.per_request for c in tree.counts[(ask, PLAIN)]) / floor_mean:.2f}x"
+                for ask in args.asks
+                if (ask, PLAIN) in tree.counts
+            ]
+            lines.append(f"\nNo budget, against the floor: {', '.join(over)}")
     if len(trees) > 1:
         first = trees[0]
         lines += [
@@ -456,6 +535,7 @@ def main() -> int:
     )
     parser.add_argument("--tree", type=Path, action="append", default=[], help="another checkout (its src/)")
     parser.add_argument("--no-self", action="store_true", help="measure only the --tree checkouts")
+    parser.add_argument("--floor", action="store_true", help="count floor.py too")
     parser.add_argument("--keep", type=Path, help="keep each cell's callgrind dumps in this folder")
     parser.add_argument("--set-up", nargs=2, metavar=("HOME", "UPSTREAM"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -478,7 +558,10 @@ def main() -> int:
         from vs_litellm import start_upstream
 
         upstream_child, upstream = start_upstream(Path(temp), 0.0)
+        floor = None
         try:
+            if args.floor:
+                floor = measure_floor(upstream, args)
             for tree in trees:
                 tree.commit = commit_of(tree.path)
                 measure_tree(tree, upstream, args)
@@ -489,7 +572,7 @@ def main() -> int:
         f"{started:%Y-%m-%d %H:%M} UTC, {(datetime.now(UTC) - started).total_seconds() / 60:.0f} min; "
         f"load average at the end {load[0]:.1f} (counts do not depend on it)"
     )
-    print(render(trees, args))
+    print(render(trees, args, floor))
     return 0
 
 
