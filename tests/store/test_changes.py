@@ -122,6 +122,28 @@ async def test_a_write_here_is_still_read_while_the_ask_waits(runtime: Runtime, 
     assert [m.alias for m in await list_models(runtime.store)] == ["one", "two"]
 
 
+async def test_a_write_to_another_table_keeps_the_entry_and_one_to_its_own_drops_it(
+    runtime: Runtime, clock: Clock
+) -> None:
+    """Every use checks one count of the database's writes; a write to any
+    table moves it, and then the entry's own tables are compared: kept when
+    they did not move, read again when they did, however many uses between."""
+    store = runtime.store
+    cache = changes.Cached[str](("models",))
+    source = Source()
+    assert await cache.get(store, source.load) == "first"
+    changes.committed(store, ("calls",))  # another table: the count moves, the entry's tables do not
+    source.value = "second"
+    assert await cache.get(store, source.load) == "first"
+    assert await cache.get(store, source.load) == "first"
+    assert source.reads == 1
+    changes.committed(store, ("endpoints",))
+    changes.committed(store, ("models",))  # its own table, after another's
+    assert await cache.get(store, source.load) == "second"
+    assert await cache.get(store, source.load) == "second"
+    assert source.reads == 2
+
+
 async def test_closing_the_store_lets_a_refresh_under_way_finish(home: Path, clock: Clock) -> None:
     cache: changes.Cached[str] = changes.Cached(("models",), ttl=2.0)
     source = Source()

@@ -84,7 +84,11 @@ _PENDING = "benchwarmers_changed_tables"  # written, not yet committed
 _LANDING = "benchwarmers_committed_tables"  # committed, bumped again once the commit is surely in
 
 # database (`Store.database_key`: stores on one database share it) -> table -> version; only ever goes up.
+# Under `_ANY` (no table's name) the count of bumps to any table of it: an
+# entry that saw that count knows its tables unchanged without reading each
+# one's version (`Cached.get`, on every use of every cache).
 _versions: dict[str, dict[str, int]] = {}
+_ANY = ""
 _watched: weakref.WeakSet[Engine] = weakref.WeakSet()
 
 
@@ -92,7 +96,7 @@ def watch(store: Store) -> None:
     """Start seeing the writes made through this store's engine, idempotent."""
     if store.watched:
         return
-    versions = _versions.setdefault(store.database_key, {})
+    versions = _versions_of(store.database_key)
     engine = store.engine.sync_engine
     if engine not in _watched:
         _watched.add(engine)
@@ -104,12 +108,17 @@ def committed(store: Store, tables: tuple[str, ...]) -> None:
     """A commit made past the store's engine has landed, writing `tables`:
     on the event loop's thread, after the commit and before anyone is told
     of it (a read that started before it landed is then not kept)."""
-    _bump(_versions.setdefault(store.database_key, {}), tables)
+    _bump(_versions_of(store.database_key), tables)
+
+
+def _versions_of(database: str) -> dict[str, int]:
+    return _versions.setdefault(database, {_ANY: 0})
 
 
 def _bump(versions: dict[str, int], tables: Iterable[str]) -> None:
     for table in tables:
         versions[table] = versions.get(table, 0) + 1
+    versions[_ANY] += 1
 
 
 def _watch_engine(engine: Engine, versions: dict[str, int]) -> None:
@@ -162,15 +171,22 @@ def _info(conn: Any) -> dict[str, Any]:
 
 def stamp(store: Store, tables: tuple[str, ...]) -> tuple[int, ...]:
     versions = _versions.get(store.database_key, {})
-    # In C (`map`): a comprehension is a frame of its own, and a cached read asks this on every use.
+    # In C (`map`): a comprehension is a frame of its own.
     return tuple(map(versions.get, tables, repeat(0)))
 
 
-@dataclass(frozen=True, slots=True)
 class _Entry(Generic[T]):
-    stamp: tuple[int, ...]
-    loaded_at: float
-    value: T
+    """A kept read: its tables' versions when it began, when it began, its
+    value, and the database's count of bumps (`_ANY`) at which its tables
+    were last found at those versions."""
+
+    __slots__ = ("loaded_at", "seen", "stamp", "value")
+
+    def __init__(self, stamp: tuple[int, ...], loaded_at: float, value: T, seen: int) -> None:
+        self.stamp = stamp
+        self.loaded_at = loaded_at
+        self.value = value
+        self.seen = seen
 
 
 class Cached(Generic[T]):
@@ -196,16 +212,22 @@ class Cached(Generic[T]):
         if not store.watched:
             watch(store)
         database = store.database_key
-        before = stamp(store, self.tables)
-        now = time.monotonic()
         entry = self._entries.get(database)
-        if entry is not None and entry.stamp == before:
-            age = now - entry.loaded_at
-            if age < self.ttl:
-                if age >= self.ttl * REFRESH_AHEAD and database not in self._refreshing:
-                    self._refresh_behind(store, database, load)
-                return entry.value
-        return await self._load(store, database, load, before, now)
+        now = time.monotonic()
+        if entry is not None:
+            # Nothing bumped in this database since the entry was last found
+            # current: its tables are as they were, without reading each
+            # one's version (most uses: every use of every cache asks).
+            versions = _versions[database]
+            bumps = versions[_ANY]
+            if entry.seen == bumps or entry.stamp == tuple(map(versions.get, self.tables, repeat(0))):
+                entry.seen = bumps
+                age = now - entry.loaded_at
+                if age < self.ttl:
+                    if age >= self.ttl * REFRESH_AHEAD and database not in self._refreshing:
+                        self._refresh_behind(store, database, load)
+                    return entry.value
+        return await self._load(store, database, load, stamp(store, self.tables), now)
 
     def forget(self) -> None:
         """Read again next time (tests, or a change made behind the store's back)."""
@@ -249,7 +271,7 @@ class Cached(Generic[T]):
                 del self._reading[database]
         shared.set_result(value)
         if stamp(store, self.tables) == before:  # nothing committed meanwhile: safe to keep
-            self._entries[database] = _Entry(before, began, value)
+            self._entries[database] = _Entry(before, began, value, _versions[database][_ANY])
         return value
 
     async def _read(self, load: Callable[[], Awaitable[T]]) -> T:
