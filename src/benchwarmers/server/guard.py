@@ -339,10 +339,16 @@ class _ClientGone(Exception):
 
 
 def _headers(scope: Scope) -> dict[bytes, bytes]:
-    """Header names lower-cased by the server; the first of repeats wins.
-    A second Host header is refused here, in the one pass over them all."""
-    found: dict[bytes, bytes] = {}
-    for name, value in scope["headers"]:
+    """Header names lower-cased; the first of repeats wins. A second Host
+    header is refused here. ASGI servers hand the names lower-cased, so a
+    request that repeats no name (nearly all) is one `dict` in C; only one
+    that repeats some name is walked in Python."""
+    raw = scope["headers"]
+    found: dict[bytes, bytes] = dict(raw)
+    if len(found) == len(raw) and b"".join(found).islower():  # no repeats, no upper case: in C
+        return found
+    found = {}
+    for name, value in raw:
         lowered = name.lower()
         if lowered in found:
             if lowered == b"host":

@@ -155,8 +155,11 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             raise _Refusal
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._count(len(name) + len(value) + 4)
-        super().on_header(name, value)
+        # `_count` inline, and the parent's by name, not through `super()`: once a header of every request.
+        self._head_bytes += len(name) + len(value) + 4
+        if self._head_bytes > MAX_HEAD_BYTES:
+            raise _Refusal
+        HttpToolsProtocol.on_header(self, name, value)
 
     def on_headers_complete(self) -> None:
         self._disarm_head()
