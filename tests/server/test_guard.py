@@ -10,7 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from benchwarmers.server.guard import DRAIN_BYTES, MAX_JSON_DEPTH, MB, json_too_deep, received_by
+from benchwarmers.errors import Refused
+from benchwarmers.server.guard import DRAIN_BYTES, MAX_JSON_DEPTH, MB, _headers, json_too_deep, received_by
 from benchwarmers.store.settings import ALLOWED_HOSTS, MAX_BODY_MB
 from benchwarmers.testing.live_server import LiveServer
 
@@ -341,3 +342,19 @@ async def test_a_receive_that_returns_another_awaitable_is_waited_for_too() -> N
     never: asyncio.Future[dict[str, object]] = loop.create_future()
     with pytest.raises(TimeoutError):
         await received_by(lambda: never, loop.time() + 0.01)
+
+
+def test_headers_are_read_first_wins_and_a_second_host_is_refused() -> None:
+    """Most requests repeat no header name and are read in one `dict`; a
+    repeated name is the first one's, a second Host is refused, and a name
+    not lower-cased (not as ASGI servers hand them) is lower-cased."""
+    plain = [(b"host", b"127.0.0.1"), (b"authorization", b"Bearer a"), (b"x-1", b"v")]
+    assert _headers({"headers": plain}) == dict(plain)
+    repeated = [(b"host", b"127.0.0.1"), (b"accept", b"a"), (b"accept", b"b")]
+    assert _headers({"headers": repeated}) == {b"host": b"127.0.0.1", b"accept": b"a"}
+    assert _headers({"headers": [(b"Host", b"127.0.0.1"), (b"X-Api-Key", b"k")]}) == {
+        b"host": b"127.0.0.1",
+        b"x-api-key": b"k",
+    }
+    with pytest.raises(Refused, match="more than one Host"):
+        _headers({"headers": [(b"host", b"127.0.0.1"), (b"host", b"evil.example")]})
