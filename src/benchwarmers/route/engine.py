@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Callable, Sequence
-from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -122,9 +121,7 @@ class RouteEngine:
                 gateway_key=gateway_key,
             )
             try:
-                async with aclosing(turn.chunks()) as chunks:
-                    async for _chunk in chunks:
-                        pass
+                await turn.finish()
             except ProviderError as exc:
                 status = turn.result.status if turn.result is not None else "error"
                 cost = turn.result.cost_usd if turn.result is not None else 0.0
@@ -281,15 +278,33 @@ class RouteTurn:
                     yield chunk
             ended = True
         finally:
-            try:
-                await self._stream.aclose()
-            finally:  # even when a hang-up cancels the close: the row is written regardless
-                self._note_tool_calls()
-                if not ended:  # its client left: what the turn held is freed once the stream unwinds
-                    give_back_soon(asyncio.get_running_loop())
+            await self._closed(ended)
         await await_recorded((*self._failed_calls, self._stream.result))
         if on_end is not None:
             on_end()
+
+    async def finish(self) -> None:
+        """`chunks()` for a whole reply (`RouteEngine.answer`): the member's
+        reply read to its end and this turn's calls into the log, no chunk
+        handed on. Its own coroutine, not `chunks()` drained: that was a
+        generator more per turn (its hooks, and a step per chunk) for
+        chunks nobody reads."""
+        ended = False
+        try:
+            async for _chunk in self._stream:
+                pass
+            ended = True
+        finally:
+            await self._closed(ended)
+        await await_recorded((*self._failed_calls, self._stream.result))
+
+    async def _closed(self, ended: bool) -> None:
+        try:
+            await self._stream.aclose()
+        finally:  # even when a hang-up cancels the close: the row is written regardless
+            self._note_tool_calls()
+            if not ended:  # its client left: what the turn held is freed once the stream unwinds
+                give_back_soon(asyncio.get_running_loop())
 
     def _note_tool_calls(self) -> None:
         result = self._stream.result
