@@ -24,7 +24,23 @@ DEFAULT_REPLY_TOKENS = 1024
 REPLY_ROOM_TOKENS = 256
 
 
+# The request last estimated and its estimate: one call estimates its request
+# three or four times (its shape, each member's fit, the budgets and the
+# limiter), and a `Request` is frozen, so the same object is the same estimate.
+_last: tuple[Request | None, int] = (None, 0)
+
+
 def prompt_tokens(request: Request) -> int:
+    global _last
+    last, tokens = _last
+    if last is request:
+        return tokens
+    tokens = _estimate(request)
+    _last = (request, tokens)
+    return tokens
+
+
+def _estimate(request: Request) -> int:
     chars = len(request.system)
     images = 0
     for message in request.messages:
