@@ -134,3 +134,30 @@ def test_a_hot_endpoint_not_declared_for_gateway_keys_is_refused_at_build() -> N
 
     with pytest.raises(TypeError, match="not declared @gateway"):
         create_app(lambda: None, routers=[open_lane])  # type: ignore[arg-type, return-value]
+
+
+@pytest.mark.parametrize(
+    ("status", "headers"),
+    [
+        (200, None),
+        (201, {"X-Bench-Call": "c_1", "x-bench-member": "alpha"}),
+        (200, {}),
+        (204, None),
+        (200, {"Content-Type": "application/problem+json"}),
+        (200, {"content-length": "99"}),
+    ],
+)
+def test_a_json_reply_has_starlettes_head_and_orjsons_body(
+    status: int, headers: dict[str, str] | None
+) -> None:
+    """The model routes' `JSONResponse` makes its head itself: the same
+    headers, in the same order, as Starlette's would; its body is orjson's."""
+    from starlette.responses import JSONResponse as StarletteJSONResponse
+
+    from benchwarmers import jsontext
+    from benchwarmers.server.json_response import JSONResponse as Ours
+
+    content = {"answer": "é", "n": [1, 2.5, None]}
+    ours, theirs = Ours(content, status, headers), StarletteJSONResponse(content, status, headers)
+    assert (ours.status_code, ours.raw_headers) == (theirs.status_code, theirs.raw_headers)
+    assert ours.body == jsontext.dumps(content)
