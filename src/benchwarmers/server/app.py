@@ -58,7 +58,7 @@ class Gateway(FastAPI):
         lane = self.hot_lane
         if lane is not None and scope["type"] == "http" and lane.take(scope):
             scope["app"] = self
-            await lane(scope, receive, send)
+            await lane.stack(scope, receive, send)
             return
         await super().__call__(scope, receive, send)
 
