@@ -428,8 +428,8 @@ def _sent_keys(headers: dict[bytes, bytes], query: bytes) -> list[str]:
     if scheme.lower() == "bearer" and token.strip():
         sent.append(token.strip())
     for name in formats_registry.key_headers():
-        value = headers.get(name, b"").decode("latin-1").strip()
-        if value:
+        found = headers.get(name)  # most requests send none of these: nothing decoded for them
+        if found and (value := found.decode("latin-1").strip()):
             sent.append(value)
     if b"=" in query:
         names = formats_registry.key_query_names()
