@@ -4,6 +4,8 @@ error messages from each API's body, and the SSE / NDJSON reader."""
 from __future__ import annotations
 
 import email.utils
+import itertools
+import random
 import time
 
 import pytest
@@ -102,3 +104,37 @@ def test_ndjson_skips_blank_lines() -> None:
         SseEvent("", '{"a": 1}'),
         SseEvent("", '{"b": 2}'),
     ]
+
+
+def test_plain_data_events_read_a_block_at_a_time_as_line_by_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streams of `data: ` events, most of them one line each (read a block
+    at a time) mixed with named, multi-line, comment, CR and blank-line
+    ones, cut into random pieces: the same events as the line reader alone."""
+    kinds = [
+        "data: {}\n\n",
+        'data: {"a": 1}\n\n',
+        "data: [DONE]\n\n",
+        "event: e\ndata: x\n\n",
+        "data: one\ndata: two\n\n",
+        ": comment\n\n",
+        "data:tight\n\n",
+        "\n",
+        "data: cr\r\n\r\n",
+        "data: é\u2028\n\n",
+    ]
+    rng = random.Random(37)
+    streams = ["".join(rng.choice(kinds) for _ in range(rng.randrange(1, 12))).encode() for _ in range(300)]
+
+    def read(raw: bytes, cuts: list[int]) -> list[SseEvent]:
+        frames = Frames("sse")
+        got: list[SseEvent] = []
+        for start, end in itertools.pairwise([0, *cuts, len(raw)]):
+            got += frames.feed(raw[start:end])
+        return [*got, *frames.end()]
+
+    for raw in streams:
+        cuts = sorted(rng.sample(range(len(raw) + 1), min(len(raw) + 1, rng.randrange(0, 4))))
+        fast = read(raw, cuts)
+        with monkeypatch.context() as patched:
+            patched.setattr(Frames, "_plain", lambda self, text, events: text)
+            assert fast == read(raw, cuts), raw

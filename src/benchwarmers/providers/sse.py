@@ -63,9 +63,30 @@ class Frames:
         text = self._pending + chunk
         # A CR at the end may be half of a CRLF: keep it for the next piece.
         complete, held = (text[:-1], "\r") if text.endswith("\r") else (text, "")
+        events: list[SseEvent] = []
+        if self._sse and not self._data and not self._name and "\r" not in complete:
+            complete = self._plain(complete, events)
         lines = _split(complete)
         self._pending = lines.pop() + held  # the line not ended yet ("" when none)
+        if events:
+            events += self._lines(lines)
+            return events
         return self._lines(lines)
+
+    def _plain(self, text: str, events: list[SseEvent]) -> str:
+        """The events at the front of `text` that are one `data: ` line each
+        (every event of most streams: OpenAI's, Anthropic's after their
+        `event:` line is absent, Gemini's), read a block at a time rather
+        than a line at a time; what is left from the first other block on
+        (or the block not ended yet), for the line reader. Called with no
+        event half read, so each block ended by a blank line is an event."""
+        blocks = text.split("\n\n")
+        for index in range(len(blocks) - 1):
+            block = blocks[index]
+            if block[:6] != "data: " or "\n" in block:
+                return "\n\n".join(blocks[index:])
+            events.append(SseEvent("", block[6:]))
+        return blocks[-1]
 
     def end(self) -> list[SseEvent]:
         """What the last, unterminated line completes (NDJSON only: a
