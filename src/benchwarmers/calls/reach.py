@@ -13,7 +13,6 @@ call's failure.
 from __future__ import annotations
 
 import logging
-import weakref
 from datetime import UTC, datetime
 
 from sqlalchemy import update
@@ -23,15 +22,15 @@ from benchwarmers.store.schema import Endpoint
 
 log = logging.getLogger(__name__)
 
-# store -> endpoint -> reachable, as this process last wrote it.
-_written: weakref.WeakKeyDictionary[Store, dict[str, bool]] = weakref.WeakKeyDictionary()
+# In `Store.local`: endpoint -> reachable, as this process last wrote it.
+_WRITTEN = "reach.written"
 
 
 async def note(store: Store, endpoint: str, *, reachable: bool) -> None:
     """Record that a call to `endpoint` connected (or could not), if that is news."""
-    seen = _written.get(store)  # not setdefault: that makes a weak reference and a dict on every call
+    seen: dict[str, bool] | None = store.local.get(_WRITTEN)  # not setdefault: a dict on every call
     if seen is None:
-        seen = _written[store] = {}
+        seen = store.local[_WRITTEN] = {}
     if seen.get(endpoint) == reachable:
         return
     statement = update(Endpoint).where(Endpoint.name == endpoint)

@@ -16,20 +16,21 @@ the reply and on the bench stay as seated.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 
 from benchwarmers.store.db import Store
 
 # Members remembered at most per store (aliases are bench names; a backstop).
 _CAP = 4096
-# store -> alias -> seconds its last call took.
-_took: weakref.WeakKeyDictionary[Store, dict[str, float]] = weakref.WeakKeyDictionary()
+# In `Store.local`: alias -> seconds its last call took.
+_TOOK = "pace.took"
 
 
 def note(store: Store, alias: str, seconds: float) -> None:
     """What a member's call took, for the next panel's order."""
-    took = _took.setdefault(store, {})
+    took: dict[str, float] | None = store.local.get(_TOOK)
+    if took is None:
+        took = store.local[_TOOK] = {}
     if alias in took or len(took) < _CAP:
         took[alias] = seconds
 
@@ -38,7 +39,7 @@ def send_order(store: Store, aliases: Sequence[str], *, slowest_first: bool) -> 
     """The seats' indices in the order to send their calls: the slowest
     first, or the fastest first; members that took the same (or that are
     not known yet) keep their seat order among themselves."""
-    known = _took.get(store, {})
+    known: dict[str, float] = store.local.get(_TOOK, {})
     unknown = float("inf")
     took = [known.get(alias, unknown) for alias in aliases]
     return sorted(range(len(aliases)), key=lambda i: -took[i] if slowest_first else took[i])

@@ -66,6 +66,11 @@ class Store:
         else:
             self.database_key = engine_url.render_as_string(hide_password=True)
         self.watched = False  # set once `store.changes.watch` sees its writes
+        # What modules keep for this store in this process, each under a key of its own
+        # (`store/space.py`'s room, `calls/reach.py`'s notes, `panel/pace.py`'s times): a dict
+        # here, where a WeakKeyDictionary keyed by the store made a weak reference per lookup,
+        # and a call looked up three. Nothing kept here may hold the store (no cycle).
+        self.local: dict[str, Any] = {}
         self._write_lock = asyncio.Lock()
         self._closers: list[Callable[[], Awaitable[None]]] = []
         # The SQLite file, for a writer with a connection of its own in a thread of its own

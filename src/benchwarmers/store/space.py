@@ -26,7 +26,6 @@ from __future__ import annotations
 import errno
 import os
 import time
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,13 +47,13 @@ class _Room:
     clear_until: float = 0.0  # a check found room: until then, asks pass without another
 
 
-_ROOMS: weakref.WeakKeyDictionary[Store, _Room] = weakref.WeakKeyDictionary()
+_ROOM = "space.room"  # the store's `_Room`, in `Store.local`
 
 
 def _room(store: Store) -> _Room:
-    room = _ROOMS.get(store)
+    room: _Room | None = store.local.get(_ROOM)
     if room is None:
-        room = _ROOMS[store] = _Room()
+        room = store.local[_ROOM] = _Room()
     return room
 
 
