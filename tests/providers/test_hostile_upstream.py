@@ -21,6 +21,7 @@ import pytest
 
 from benchwarmers.errors import ProviderBadReply
 from benchwarmers.providers import transport, wire
+from benchwarmers.providers.openai import OpenAIAdapter
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.providers.transport import Transport
 from benchwarmers.testing.hostile import HostileUpstream, bomb_head, gzip_bomb, gzipped, many_headers
@@ -136,7 +137,7 @@ async def test_a_gzip_bomb_in_a_stream_is_refused_as_it_inflates() -> None:
                 headers={},
                 timeout=60.0,
                 framing="sse",
-                is_end=lambda _event: False,
+                decoder=OpenAIAdapter(outbound).decoder(),
             )
             with pytest.raises(ProviderBadReply, match=f"inflates more than {wire.MAX_INFLATION_RATIO}:1"):
                 async for _ in stream:

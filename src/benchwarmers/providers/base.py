@@ -16,15 +16,14 @@ import hashlib
 import json
 import urllib.parse
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterable, AsyncIterator, Callable
-from contextlib import aclosing
+from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
-from benchwarmers.errors import ProviderBadReply, ProviderError
+from benchwarmers.errors import ProviderError
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.providers.sse import Framing
-from benchwarmers.providers.transport import StreamEvent, Transport
+from benchwarmers.providers.transport import StreamEvent, Transport, reading
 from benchwarmers.types import (
     CONTENT_CHUNKS,
     ApiKind,
@@ -35,14 +34,11 @@ from benchwarmers.types import (
     Reply,
     ReplyBuilder,
     Request,
-    ResponseHeaders,
     TextDelta,
     ToolCallDelta,
     Usage,
     UsageReport,
 )
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,46 +91,40 @@ class Adapter(ABC):
     def __init__(self, outbound: OutboundClient) -> None:
         self.transport = Transport(outbound)
 
-    async def execute(
+    def execute(
         self, target: Target, request: Request, *, stream: bool, timeout: float | None = None
     ) -> AsyncIterator[Chunk]:
         """`ResponseHeaders`, then text and tool-call pieces, a `UsageReport`
-        and a `Finish`. Raises `ProviderError` subclasses only."""
-        call = self.prepare(target, request, stream=stream)
+        and a `Finish`. Raises `ProviderError` subclasses only, with the
+        endpoint's key scrubbed from them; one the API cannot carry before
+        anything is iterated. A stream is the transport's own generator
+        (`Transport.stream`, decoding with this adapter's decoder), not
+        one more wrapped around it."""
+        try:
+            call = self.prepare(target, request, stream=stream)
+        except ProviderError as error:
+            raise scrubbed(error, target.key) from None
+        if not stream:
+            return self._whole(call, target, timeout)
+        return self.transport.stream(
+            call.url,
+            call.body,
+            headers=call.headers,
+            timeout=timeout,
+            framing=self.framing,
+            decoder=self.decoder(),
+            failed=lambda error: scrubbed(error, target.key),
+        )
+
+    async def _whole(self, call: Outbound, target: Target, timeout: float | None) -> AsyncIterator[Chunk]:
         content_sent = False
         try:
-            if not stream:
-                headers, body = await self.transport.post_json(
-                    call.url, call.body, headers=call.headers, timeout=timeout
-                )
-                yield headers
-                for chunk in _reading(self.read_reply, headers.status, body):
-                    content_sent = content_sent or isinstance(chunk, CONTENT_CHUNKS)
-                    yield chunk
-                return
-            decoder = self.decoder()
-            status = 0
-            events = self.transport.stream(
-                call.url,
-                call.body,
-                headers=call.headers,
-                timeout=timeout,
-                framing=self.framing,
-                is_end=decoder.is_end,
+            headers, body = await self.transport.post_json(
+                call.url, call.body, headers=call.headers, timeout=timeout
             )
-            # Closed as soon as reading stops, an error in an event included: the
-            # connection goes back then, not when the stream is garbage collected.
-            async with aclosing(events):
-                async for item in events:
-                    if isinstance(item, ResponseHeaders):
-                        status = item.status
-                        yield item
-                        continue
-                    for event in item:
-                        for chunk in _reading(decoder.feed, status, event):
-                            content_sent = content_sent or isinstance(chunk, CONTENT_CHUNKS)
-                            yield chunk
-            for chunk in _reading(decoder.close, status):
+            yield headers
+            for chunk in reading(self.read_reply, headers.status, body):
+                content_sent = content_sent or isinstance(chunk, CONTENT_CHUNKS)
                 yield chunk
         except ProviderError as error:
             error.after_first_byte = content_sent
@@ -146,7 +136,7 @@ class Adapter(ABC):
         url, headers = self.models_call(target)
         try:
             body = await self.transport.get_json(url, headers=headers, timeout=timeout)
-            served: list[str] = _reading(self.read_models, 200, body)
+            served: list[str] = reading(self.read_models, 200, body)
             return served
         except ProviderError as error:
             raise scrubbed(error, target.key) from None
@@ -195,19 +185,6 @@ def _replace_all(text: str, forms: set[str]) -> str:
     for form in forms:
         text = text.replace(form, REDACTED)
     return text
-
-
-def _reading(read: Callable[..., T], status: int, *args: Any) -> T:
-    """Run a reply reader on `args`; a reply that lacks what its API
-    promises (a KeyError deep in a dict) is a bad reply, not a crash."""
-    try:
-        return read(*args)
-    except ProviderError:
-        raise
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
-        raise ProviderBadReply(
-            f"unexpected reply shape ({type(error).__name__}: {error})", status=status
-        ) from None
 
 
 # ------------------------------------------------------------------- gather

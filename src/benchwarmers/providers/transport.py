@@ -28,8 +28,9 @@ in-memory twin `memory.MemoryClient`) and maps every way a call can fail, once:
 
 Every error carries the status (when there was one) and the response headers,
 lower-cased, so the limits layer can learn from a refusal as well as from a
-success. `after_first_byte` is set by the adapter (`providers/base.py`),
-which alone knows whether any content reached its caller.
+success. `after_first_byte` is set for a stream by its reader here, which
+decodes it with the adapter's decoder and so knows whether any content
+reached its caller (the adapter's `failed` then scrubs its key from it).
 
 `timeout` is one deadline for the whole call, streaming or not: a seat's
 time is what the caller has, however the provider spends it. It is reckoned
@@ -48,7 +49,7 @@ import email.utils
 import re
 import time
 from collections.abc import AsyncGenerator, Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from benchwarmers import jsontext
 from benchwarmers.durations import UNIT_PATTERN, parse_duration
@@ -65,7 +66,9 @@ from benchwarmers.providers.deadline import Deadline
 from benchwarmers.providers.outbound import OutboundClient, Response
 from benchwarmers.providers.sse import Frames, Framing
 from benchwarmers.providers.wire import ReplyRefused
-from benchwarmers.types import ResponseHeaders
+from benchwarmers.types import CONTENT_CHUNKS, Chunk, ResponseHeaders
+
+T = TypeVar("T")
 
 # OpenAI-style streams end with this data line instead of a JSON document.
 DONE = "[DONE]"
@@ -80,6 +83,14 @@ class StreamEvent(NamedTuple):
 
     name: str
     data: Any
+
+
+class Decoding(Protocol):
+    """What reads a stream's events (an adapter's `StreamDecoder`)."""
+
+    def is_end(self, event: StreamEvent) -> bool: ...
+    def feed(self, event: StreamEvent) -> list[Chunk]: ...
+    def close(self) -> list[Chunk]: ...
 
 
 class Transport:
@@ -103,15 +114,20 @@ class Transport:
         headers: dict[str, str],
         timeout: float | None,
         framing: Framing,
-        is_end: Callable[[StreamEvent], bool],
-    ) -> AsyncGenerator[ResponseHeaders | list[StreamEvent], None]:
-        """`ResponseHeaders`, then the stream's events, a list per piece of
-        the body that completes any (one step of this generator for them
-        all: a piece usually holds several, often the whole reply). Reads
-        to the end of the body (Gemini sends its usage after the finish)
-        and raises `ProviderBadReply` if no event satisfied `is_end`; an
-        event that is not JSON raises after the events before it."""
+        decoder: Decoding,
+        failed: Callable[[ProviderError], ProviderError] = lambda error: error,
+    ) -> AsyncGenerator[Chunk, None]:
+        """`ResponseHeaders`, then the reply's chunks as `decoder` reads its
+        events (text and tool-call pieces, usage, the finish). Reads to the
+        end of the body (Gemini sends its usage after the finish) and raises
+        `ProviderBadReply` if no event satisfied `decoder.is_end`; an event
+        that is not JSON raises after the events before it. A `ProviderError`
+        leaves through `failed` (the adapter's: its key scrubbed), marked
+        `after_first_byte` once any content went out. The adapter's stream
+        itself, not a layer under another generator: each was a generator's
+        step per chunk and the loop's first-iteration hook per call."""
         deadline = Deadline.after(timeout)
+        content_sent = False
         try:
             response = await _opened(self.outbound, "POST", url, body, headers, deadline)
             try:
@@ -141,28 +157,25 @@ class Transport:
                         if size > MAX_REPLY_BYTES:
                             raise _too_big(response)
                         items = frames.feed(piece)
-                    if not items:
-                        continue
-                    events: list[StreamEvent] = []
-                    bad: ProviderBadReply | None = None
                     for item in items:
-                        try:
-                            event = _parse_event(item.name, item.data, status, found)
-                        except ProviderBadReply as error:
-                            bad = error
-                            break
-                        ended = ended or is_end(event)
-                        events.append(event)
-                    if events:
-                        yield events
-                    if bad is not None:
-                        raise bad
+                        event = _parse_event(item.name, item.data, status, found)
+                        ended = ended or decoder.is_end(event)
+                        for chunk in reading(decoder.feed, status, event):
+                            content_sent = content_sent or isinstance(chunk, CONTENT_CHUNKS)
+                            yield chunk
                 if not ended:
                     raise ProviderBadReply(
                         "the stream ended before its end marker", status=status, headers=found
                     )
+                last = reading(decoder.close, status)
             finally:
                 response.release()
+            deadline.close()
+            for chunk in last:  # after the connection went back, as the reply's end is read
+                yield chunk
+        except ProviderError as error:
+            error.after_first_byte = content_sent
+            raise failed(error) from None
         finally:
             deadline.close()
 
@@ -295,6 +308,19 @@ def _gemini_retry_delay(body: Any) -> float | None:
 
 
 # ---------------------------------------------------------------- plumbing
+
+
+def reading(read: Callable[..., T], status: int, *args: Any) -> T:
+    """Run a reply reader on `args`; a reply that lacks what its API
+    promises (a KeyError deep in a dict) is a bad reply, not a crash."""
+    try:
+        return read(*args)
+    except ProviderError:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
+        raise ProviderBadReply(
+            f"unexpected reply shape ({type(error).__name__}: {error})", status=status
+        ) from None
 
 
 def _parse_event(name: str, data: str, status: int, headers: dict[str, str]) -> StreamEvent:
