@@ -16,6 +16,7 @@ import pytest
 from benchwarmers.calls.reads import get_call
 from benchwarmers.config import tunables
 from benchwarmers.panel.engine import _RUNNING, PanelEngine
+from benchwarmers.panel.hand import Stream
 from benchwarmers.providers.memory import MemoryClient, WireRequest, WireResponse, _sse
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.collections import add_collection
@@ -127,3 +128,17 @@ async def test_a_reader_that_goes_away_lets_its_seat_finish_and_be_logged(
     assert upstream.pulled == PIECES  # the seat read on to its end
     row = await get_call(runtime.store, call)
     assert row is not None and row.status == "ok"
+
+
+async def test_the_first_piece_of_text_waits_until_the_consumer_has_taken_it() -> None:
+    """The stream's first text is written before its seat reads on (and ends
+    its call); the pieces after it wait only for a full buffer."""
+    stream = Stream()
+    stream.event(PanelStarted("c", "chat", (("Seat 1", "a", "c_1"),), ()))
+    first = stream.text(SeatText("Seat 1", "a", "c_1", "one "))
+    assert isinstance(first, asyncio.Future)
+    assert isinstance(await stream.take(), PanelStarted)
+    assert not first.done()
+    assert isinstance(await stream.take(), SeatText)
+    assert first.done()
+    assert stream.text(SeatText("Seat 1", "a", "c_1", "two")) is None

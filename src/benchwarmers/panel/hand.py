@@ -79,9 +79,19 @@ class Stream(Hand):
     once the consumer has taken the buffer below the bound (or gone). The
     other events are few and small, and never wait: a seat's `SeatDone`
     must not wait behind another seat's text. Once closed (the consumer
-    left), nothing is kept and nothing waits."""
+    left), nothing is kept and nothing waits.
 
-    __slots__ = ("_arrived", "_closed", "_events", "_held", "_room")
+    The stream's first piece of text waits too, until the consumer has
+    taken it: the consumer then writes it (and, in the gateway, the
+    status and headers before it: the status waits for the first answer,
+    `server/streaming.py`) before the seat reads on. Else the seat, whose
+    upstream's piece most often holds the whole short answer, reads to its
+    end and ends its call (its log row, the limiter, budgets, health) while
+    the first answer waits unwritten: ~0.25 ms of a streamed panel's first
+    content byte (docs/benchmarks.md, branch stream). Once a stream: the
+    later pieces find a consumer already writing."""
+
+    __slots__ = ("_arrived", "_closed", "_events", "_held", "_room", "_started")
 
     def __init__(self) -> None:
         self._events: deque[PanelEvent | BaseException] = deque()
@@ -89,6 +99,7 @@ class Stream(Hand):
         self._arrived: asyncio.Future[None] | None = None  # the consumer waits for an event
         self._room: asyncio.Future[None] | None = None  # seats wait for the buffer to drain
         self._closed = False
+        self._started = False  # a piece of text was handed: the first waits for the consumer
 
     async def take(self) -> PanelEvent | BaseException:
         """The next event, waiting for one."""
@@ -135,8 +146,9 @@ class Stream(Hand):
             return None
         self._put(text)
         self._held += len(text.text)
-        if self._held < STREAM_BUFFER:
+        if self._held < STREAM_BUFFER and self._started:
             return None
+        self._started = True
         if self._room is None:
             self._room = asyncio.get_running_loop().create_future()
         return self._room
