@@ -169,6 +169,8 @@ class Bench:
     on_bench: list[str] = field(default_factory=list)
     joined: dict[str, int] = field(default_factory=dict)
     version: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # per shape, for caching
+    # People's pair counts per shape as last built: (day, pairs counted, counts); built on within a day.
+    people_pairs: dict[str, tuple[int, int, PairCounts]] = field(default_factory=dict)
     # Reads kept by what they read (verdicts only grow): key -> value.
     memo: dict[tuple[object, ...], object] = field(default_factory=dict)
 
@@ -255,14 +257,34 @@ def pair_counts(bench: Bench, shape: str, t: int, judge: bool = False) -> PairCo
 
 
 def _pair_counts(bench: Bench, shape: str, day: int, judge: bool) -> PairCounts:
+    rows = bench.pairs.get(shape, [])
+    if not judge:
+        return _people_counts(bench, shape, day, rows)
     pairs = PairCounts()
-    earned = judge_agreement(bench) if judge else JudgeAgreement()
+    earned = judge_agreement(bench)
     person = pair_weight("person", earned)
-    for at, better, worse, outcome in bench.pairs.get(shape, ()):
+    for at, better, worse, outcome in rows:
         pairs.add(better, worse, outcome, age_weight(day - at // ASKS_PER_DAY) * person)
-    if judge:
-        for (at_day, better, worse, outcome), n in bench.judge_pairs.get(shape, {}).items():
-            pairs.add(better, worse, outcome, n * age_weight(day - at_day) * pair_weight("judge", earned))
+    for (at_day, better, worse, outcome), n in bench.judge_pairs.get(shape, {}).items():
+        pairs.add(better, worse, outcome, n * age_weight(day - at_day) * pair_weight("judge", earned))
+    return pairs
+
+
+def _people_counts(bench: Bench, shape: str, day: int, rows: list[tuple[int, str, str, str]]) -> PairCounts:
+    """People's pairs alone, built on from the counts of the same day's
+    fewer pairs (pairs only arrive, in order; a pair's weight moves only
+    with the day): the same additions in the same order as counting them
+    all afresh, so the same floats, at a few additions a new pair."""
+    person = pair_weight("person", JudgeAgreement())
+    kept_day, done, counted = bench.people_pairs.get(shape, (-1, 0, PairCounts()))
+    if kept_day != day or done > len(rows):
+        done, counted = 0, PairCounts()
+    pairs = PairCounts(misses=defaultdict(float, counted.misses))
+    for winner, row in counted.wins.items():  # a copy, in the same order (the fit's order)
+        pairs.wins[winner].update(row)
+    for at, better, worse, outcome in rows[done:]:
+        pairs.add(better, worse, outcome, age_weight(day - at // ASKS_PER_DAY) * person)
+    bench.people_pairs[shape] = (day, len(rows), pairs)
     return pairs
 
 

@@ -122,13 +122,13 @@ def rankings(table: Table, candidates: Sequence[Candidate], pairs: PairCounts | 
     resting or seated anew costs a re-rating, not a re-fit; on the server's
     warm path and in the simulation alike."""
     evidence = tuple(c.evidence for c in candidates)
-    pairs_key = pairs.key() if pairs else None
+    read = _Hashed((evidence, pairs.key() if pairs else None))
     seated = frozenset(table.seated)
     optimism = 0.0 if table.explorer_seats else OPTIMISM
     rated = _kept(
         _RATED,
-        (evidence, pairs_key, seated, optimism),
-        lambda: _rated(evidence, pairs_key, pairs, seated, optimism),
+        (read, seated, optimism),
+        lambda: _rated(evidence, read, pairs, seated, optimism),
     )
     order = sorted(range(len(rated)), key=lambda i: -rated[i].score)
     out = [rated[i] for i in order if not candidates[i].held_out]
@@ -144,12 +144,12 @@ def rankings(table: Table, candidates: Sequence[Candidate], pairs: PairCounts | 
 
 def _rated(
     evidence: tuple[Evidence, ...],
-    pairs_key: object,
+    key: _Hashed,
     pairs: PairCounts | None,
     seated: frozenset[str],
     optimism: float,
 ) -> tuple[Ranking, ...]:
-    read, base, posts = _kept(_FITTED, (evidence, pairs_key), lambda: _fit(evidence, pairs))
+    read, base, posts = _kept(_FITTED, key, lambda: _fit(evidence, pairs))
     rated = [rate(e, base, e.alias in seated, optimism, posts[e.alias]) for e in read]
     if pairs:
         rated = [_with_pairs(r, pairs) for r in rated]
@@ -168,6 +168,23 @@ def _fit(
     if pairs:
         posts = joint(posts, pairs)
     return read, base, posts
+
+
+class _Hashed:
+    """A key hashed once: the evidence of every candidate and the pairs are
+    a deep tuple, and a lookup and a store each hashed it afresh."""
+
+    __slots__ = ("hash", "value")
+
+    def __init__(self, value: Hashable) -> None:
+        self.value = value
+        self.hash = hash(value)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Hashed) and self.hash == other.hash and self.value == other.value
 
 
 def _kept(kept: dict[Hashable, T], key: Hashable, make: Callable[[], T]) -> T:

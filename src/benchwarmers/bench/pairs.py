@@ -134,7 +134,7 @@ def joint(posteriors: Mapping[str, Posterior], pairs: PairCounts) -> dict[str, P
         mean = _sigmoid(t)
         spread = mean * (1 - mean)
         information = sum(
-            (won + lost) * _sigmoid(t - theta[o]) * (1 - _sigmoid(t - theta[o])) for o, won, lost in played
+            (won + lost) * d * (1 - d) for o, won, lost in played for d in [_sigmoid(t - theta[o])]
         )
         # Beta(a, b) has variance m(1-m)/(a+b+1): the pairs add their information to a+b.
         strength = post.alpha + post.beta + information / max(spread, 1e-9)
