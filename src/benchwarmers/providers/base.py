@@ -5,9 +5,12 @@ An adapter only translates. Sending, framing streams and mapping failures
 live in `transport.py`, so the four adapters differ exactly where the APIs
 do: the body they post, the URL, the auth header, and how a reply or a
 stream event reads. The template `execute` below runs that translation the
-same way for all four, which is also where `after_first_byte` is decided:
-an error counts as after the first byte once a text or tool-call piece has
-reached the caller, which is what route-mode failover needs to know.
+same way for all four: a whole reply read here, a stream read by the
+transport with this adapter's decoder (`Transport.stream`), each deciding
+`after_first_byte` as the chunks go out: an error counts as after the first
+byte once a text or tool-call piece has reached the caller, which is what
+route-mode failover needs to know. Either way the endpoint's key is
+scrubbed from every error (`scrubbed`).
 """
 
 from __future__ import annotations
