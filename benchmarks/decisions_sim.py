@@ -62,6 +62,7 @@ def simulate(
     pairs_share: float,
     judge: float = 0.0,
     judged_share: float | None = None,
+    coin_stream: int = 0,
 ) -> Outcome:
     world = make_world(hard, asks)
     world_rng = random.Random(seed)  # the world's coins: the same for every decider
@@ -76,7 +77,9 @@ def simulate(
         {a: (world_rng.random(), world_rng.random(), world_rng.random()) for a in world.base}
         for _ in range(asks)
     ]
-    rng = random.Random(seed * 7919 + 1)  # the decider's own
+    # The decider's own coins: stream 0 is the one every earlier figure used; `coin_stream` picks another
+    # stream with the world's coins unchanged (decisions.py --coins averages a seed over several).
+    rng = random.Random(seed * 7919 + 1 + coin_stream * 1_000_003)
     judge_rng = random.Random(seed * 104729 + 7)  # the judge's own coins: the world's stay as they were
     judging = judge > 0 and getattr(decider, "judge", False)
 
