@@ -87,8 +87,8 @@ class Stream(Hand):
     `server/streaming.py`) before the seat reads on. Else the seat, whose
     upstream's piece most often holds the whole short answer, reads to its
     end and ends its call (its log row, the limiter, budgets, health) while
-    the first answer waits unwritten: ~0.25 ms of a streamed panel's first
-    content byte (docs/benchmarks.md, branch stream). Once a stream: the
+    the first answer waits unwritten: 0.1-0.3 ms of a streamed panel's first
+    content byte (docs/benchmarks.md, branch `stream`). Once a stream: the
     later pieces find a consumer already writing."""
 
     __slots__ = ("_arrived", "_closed", "_events", "_held", "_room", "_started")
