@@ -96,8 +96,10 @@ ask is kept by what it reads (and `decider.rankings` keeps its fit), so a
 48-seed run of the six takes minutes; the figures are those of computing
 everything afresh on every ask.
 
-Run: `python benchmarks/decisions.py --world hard --pairs 0.5 --seeds 48 --jobs 2`
-(`--tune` to choose the baselines' constants on the tuning seeds first).
+Run: `python benchmarks/decisions.py --world hard --pairs 0.5 --seeds 48 --jobs 2 --coins 4`
+(the held-out table of docs/benchmarks.md; `--coins 1` is four times quicker and
+one draw of each decider's luck; `--tune` to choose the baselines' constants on
+the tuning seeds first).
 Judge worlds: `python benchmarks/decisions.py --world easy --pairs 0.5 --judged 0.3
 --judge 0.7 --seeds 48 --jobs 2` (and `--judge 0.5`): ours alone against ours
 with the judge, paired by seed, and the judge's agreement and weight at the end.
