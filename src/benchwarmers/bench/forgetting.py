@@ -15,9 +15,7 @@ Two mechanisms, because each alone is wrong somewhere:
 - **A change detector**: the newest verdicts of a model here are compared
   with everything before them at a few split points (`CHANGE_SPLITS`); when
   the newest part is further from the rest than `CHANGE_Z` standard errors
-  (both parts' sampling error; `CHANGE_Z_DOWN`, fewer, when the newest part
-  is worse: a degraded model on a record seat costs every ask it sits, an
-  improved one kept waiting costs only the gap), everything before the split counts
+  (both parts' sampling error), everything before the split counts
   `CHANGE_KEEP` of its weight. The model's interval reopens around what it
   does now, so a model that degraded is noticed in tens of verdicts, and
   one that improved is too. The split with the largest distance wins, so as
@@ -50,10 +48,6 @@ FLOOR: float = 0.5 ** (RECENT_DAYS / HALF_LIFE_DAYS)
 # The detector compares the newest k verdicts with the rest, for each k here.
 CHANGE_SPLITS = (8, 16, 32, 64)
 CHANGE_Z = 3.5
-# A model that got worse is flagged at fewer standard errors than one that got
-# better: a degraded model holding a record seat costs every ask it sits, while
-# an improved one waiting a little longer for its seat costs only the gap.
-CHANGE_Z_DOWN = 3.0
 CHANGE_KEEP = 0.1
 # The rest must be at least this many times the newest part, so a model's
 # first verdicts are not taken for a change.
@@ -121,7 +115,7 @@ def _recalled(
 
 def _change(older: Tally, newest_first: Sequence[bool]) -> tuple[int, str]:
     """(split, why): the newest `split` verdicts are far from the rest (0: no change)."""
-    best, best_z, why = 0, 0.0, ""
+    best, best_z, why = 0, CHANGE_Z, ""
     for k in CHANGE_SPLITS:
         if k > len(newest_first):
             break
@@ -134,7 +128,7 @@ def _change(older: Tally, newest_first: Sequence[bool]) -> tuple[int, str]:
         p_rest = (rest_good + 0.5) / (rest_total + 1)
         spread = math.sqrt(p_new * (1 - p_new) / k + p_rest * (1 - p_rest) / rest_total)
         z = abs(p_new - p_rest) / spread
-        if z > best_z and z > (CHANGE_Z_DOWN if p_new < p_rest else CHANGE_Z):
+        if z > best_z:
             best, best_z = k, z
             why = (
                 f"changed: {new_good} of its last {k} verdicts useful against "
@@ -162,7 +156,7 @@ def _change_across(
         ),
         key=lambda row: (row[0], row[2], row[1]),  # same age: each shape's newest first, in turn
     )
-    best_z, best_k = 0.0, 0
+    best_z, best_k = CHANGE_Z, 0
     for k in CHANGE_SPLITS:
         if k > len(merged):
             break
@@ -189,7 +183,7 @@ def _change_across(
         if len(gaps) < 2 or variance <= 0 or any(g * gap < 0 for g in gaps):
             continue
         z = abs(gap) / math.sqrt(variance)
-        if z > best_z and z > (CHANGE_Z_DOWN if gap < 0 else CHANGE_Z):
+        if z > best_z:
             best_z, best_k = z, k
     if not best_k:
         return {}
