@@ -27,29 +27,18 @@ _FENCE = "```"
 # Lines that look like source: definitions, imports, braces ending a line,
 # statements ending in semicolons, shell prompts. Two of them make a request
 # code. Read as `^\s*(def |class |...)|[{};]\s*$` over the whole text, one
-# regex, once (tests/panel/test_shapes.py keeps it as the reference): the
-# line starts are read a line at a time here, and the line ends by a regex
-# of their own, which sre skips through to each brace or semicolon.
-_LINE_STARTS = (
-    "def ",
-    "class ",
-    "import ",
-    "function ",
-    "const ",
-    "let ",
-    "var ",
-    "#include",
-    "package ",
-    "fn ",
-    "pub fn ",
-    "public ",
-    "private ",
-    "SELECT ",
-    "$ ",
-    ">>> ",
+# regex (tests/panel/test_shapes.py keeps it as the reference), sre tried
+# both at every character, 50 instructions a character; apart, a line's
+# start is found from the newline before it (the text is read with one put
+# before it), which sre skips through to, and a line's end from its brace
+# or semicolon, which `str.find` does (`memchr`).
+_LINE_START = re.compile(
+    r"\n\s*(?:def |class |import |from \S+ import |function |const |let |var |#include|package |fn |"
+    r"pub fn |public |private |SELECT |\$ |>>> )"
 )
-_FROM_IMPORT = re.compile(r"from \S+ import ")
-_LINE_END = re.compile(r"[{};]\s*$", re.MULTILINE)
+_LINE_END_MARKS = "{};"
+# Only blanks from here to the line's end (or the text's): `[{};]\s*$`'s tail.
+_BLANK_TO_LINE_END = re.compile(r"\s*$", re.MULTILINE)
 _CODE_WORDS = re.compile(
     r"\b(stack ?trace|traceback|segfault|compile error|refactor|unit test|regex|function|bug in)\b", re.I
 )
@@ -81,10 +70,10 @@ def shape_of(request: Request) -> Shape:
 def _looks_like_code(text: str) -> bool:
     """A fence, two lines that look like source, or words about code. Every
     ask reads it over its whole conversation, which an agent resends each
-    turn (77 KB at 60 turns): as three regexes over the text it cost 6 ms a
-    turn at that size, twenty times the rest of a route turn's CPU
-    (docs/benchmarks.md); read as below it costs a tenth of that, with the
-    same answer on every text (the regexes are kept as the test's reference)."""
+    turn (77 KB at 60 turns): as three regexes over the text that was 62M
+    instructions a turn (4 ms; the rest of a route turn is 1.5M), read as
+    below 2.8M, with the same answer on every text (the regexes are the
+    test's reference; docs/benchmarks.md)."""
     if _FENCE in text:
         return True
     return _code_lines(text) >= 2 or _code_words(text)
@@ -92,21 +81,24 @@ def _looks_like_code(text: str) -> bool:
 
 def _code_lines(text: str) -> int:
     """How many code lines, counted up to two: those ending in a brace or a
-    semicolon, then those beginning (after blanks) with a definition, an
-    import or a prompt. No match of one kind holds one of the other (the
-    starts hold a brace only inside `from X import`, never at a line's end),
-    so counted apart they add up to the one regex's count."""
+    semicolon (each such mark followed by nothing but blanks to its line's
+    end is one), then those beginning (after blanks) with a definition, an
+    import or a prompt. No match of one kind holds one of the other (a
+    start holds a brace only inside `from X import`, never at a line's
+    end), so counted apart they add up to the one regex's count."""
     found = 0
-    for _end in _LINE_END.finditer(text):
+    for mark in _LINE_END_MARKS:
+        at = text.find(mark)
+        while at >= 0:
+            if _BLANK_TO_LINE_END.match(text, at + 1):
+                found += 1
+                if found >= 2:
+                    return found
+            at = text.find(mark, at + 1)
+    for _match in _LINE_START.finditer("\n" + text):
         found += 1
         if found >= 2:
             return found
-    for line in text.split("\n"):
-        start = line.lstrip()
-        if start.startswith(_LINE_STARTS) or (start.startswith("from ") and _FROM_IMPORT.match(start)):
-            found += 1
-            if found >= 2:
-                return found
     return found
 
 
