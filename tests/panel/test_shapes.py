@@ -1,6 +1,7 @@
 """A request's shape: whether it reads as code is the same answer as the
-three regexes it was read with over the whole text, now read faster
-(`shapes._looks_like_code`), on texts made to catch where they could part."""
+three regexes it was read with over its messages joined, now read a message
+at a time and faster (`shapes._reads_as_code`), with long messages' readings
+kept, on texts made to catch where they could part."""
 
 from __future__ import annotations
 
@@ -113,7 +114,7 @@ def test_the_answer_is_the_regexes_answer_on_random_texts() -> None:
         text = "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 12)))
         expected = reference(text)
         codes += expected
-        assert shapes._looks_like_code(text) == expected, repr(text)
+        assert shapes._reads_as_code([text]) == expected, repr(text)
         assert min(shapes._code_lines(text), 2) == min(len(CODE_LINE.findall(text)), 2), repr(text)
         assert shapes._code_words(text) == bool(CODE_WORDS.search(text)), repr(text)
     assert 2_000 < codes < 18_000  # both answers were asked often
@@ -137,7 +138,36 @@ def test_the_answer_is_the_regexes_answer_on_random_texts() -> None:
 )
 def test_the_cases_at_the_edges(text: str, code: bool) -> None:
     assert reference(text) == code
-    assert shapes._looks_like_code(text) == code
+    assert shapes._reads_as_code([text]) == code
+
+
+def test_messages_read_one_at_a_time_answer_as_their_joined_text() -> None:
+    rng = random.Random(38)
+    for _ in range(10_000):
+        count = rng.randint(1, 4)
+        texts = ["".join(rng.choice(PIECES) for _ in range(rng.randint(0, 6))) for _ in range(count)]
+        assert shapes._reads_as_code(texts) == reference("\n".join(texts)), repr(texts)
+
+
+def test_a_long_message_read_again_is_found_and_the_kept_stay_within_their_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kept = shapes._Read(4 * shapes.KEEP_FROM)
+    monkeypatch.setattr(shapes, "_kept", kept)
+    prose = "words and words\n" * (shapes.KEEP_FROM // 8)
+    code = "x = 1;\n" * (shapes.KEEP_FROM // 4)
+    assert not shapes._reads_as_code([prose])
+    assert shapes._reads_as_code([prose, code])
+    assert set(kept._kept) == {prose, code}
+    read: list[str] = []
+    monkeypatch.setattr(shapes, "_read", lambda text: read.append(text) or shapes._Reading(False, 0, False))
+    assert shapes._reads_as_code([prose, code])  # both found, neither read again
+    assert read == []
+    other = "more words\n" * (shapes.KEEP_FROM // 5)
+    shapes._reads_as_code([other])
+    assert read == [other]
+    assert prose not in kept._kept  # the oldest let go
+    assert kept._held == sum(map(len, kept._kept)) <= 4 * shapes.KEEP_FROM
 
 
 def test_a_long_prose_conversation_is_short_work_and_not_code() -> None:

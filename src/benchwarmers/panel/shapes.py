@@ -12,9 +12,11 @@ prompt makes it `long`, anything else is `short`.
 from __future__ import annotations
 
 import re
-from typing import Literal, TypeAlias
+import threading
+from typing import Literal, NamedTuple, TypeAlias
 
 from benchwarmers.calls.tokens import prompt_tokens
+from benchwarmers.config import tunables
 from benchwarmers.types import Request
 
 Shape: TypeAlias = Literal["short", "long", "code", "vision"]
@@ -59,24 +61,89 @@ _CODE_WORD_PARTS = (
 def shape_of(request: Request) -> Shape:
     if request.has_images:
         return "vision"
-    text = "\n".join(m.text for m in request.messages)
-    if _looks_like_code(text):
+    if _reads_as_code([m.text for m in request.messages]):
         return "code"
     if prompt_tokens(request) > LONG_PROMPT_TOKENS:
         return "long"
     return "short"
 
 
-def _looks_like_code(text: str) -> bool:
-    """A fence, two lines that look like source, or words about code. Every
-    ask reads it over its whole conversation, which an agent resends each
-    turn (77 KB at 60 turns): as three regexes over the text that was 62M
-    instructions a turn (4 ms; the rest of a route turn is 1.5M), read as
-    below 2.8M, with the same answer on every text (the regexes are the
-    test's reference; docs/benchmarks.md)."""
+def _reads_as_code(texts: list[str]) -> bool:
+    """Whether the messages, joined by newlines, hold a fence, two lines
+    that look like source, or words about code. Every ask reads its whole
+    conversation, which an agent resends each turn (77 KB at 60 turns): as
+    three regexes over the joined text that was 62M instructions a turn
+    (4 ms; the rest of a route turn is 1.5M); read as below, 4.4M the first
+    time and 0.25M a turn that resends it, with the same answer on every
+    text (the regexes are the test's reference; docs/benchmarks.md).
+
+    Read a message at a time: a fence, a code line and a word about code
+    each lie within one line, and a newline ends a message's last line as
+    the text's end does, so the joined text's answer is any message's
+    fence or words, or two code lines among them all. A long message's
+    reading is kept (`_Read`), so a turn reads only what is new."""
+    lines = 0
+    for text in texts:
+        found = _read(text) if len(text) < KEEP_FROM else _kept.read(text)
+        if found.fence or found.words:
+            return True
+        lines += found.lines
+        if lines >= 2:
+            return True
+    return False
+
+
+class _Reading(NamedTuple):
+    """What one message holds of the three signs of code."""
+
+    fence: bool
+    lines: int  # up to two
+    words: bool
+
+
+def _read(text: str) -> _Reading:
+    """One message read, as far as its own answer needs."""
     if _FENCE in text:
-        return True
-    return _code_lines(text) >= 2 or _code_words(text)
+        return _Reading(True, 0, False)
+    lines = _code_lines(text)
+    if lines >= 2:
+        return _Reading(False, lines, False)
+    return _Reading(False, lines, _code_words(text))
+
+
+# Messages shorter than this are read again (a one-line ask's): finding one costs about as much.
+KEEP_FROM = 256
+READ_CHARACTERS = tunables.SHAPE_READ_CHARACTERS.value
+
+
+class _Read:
+    """Long messages' readings, kept by their text up to `READ_CHARACTERS`
+    characters of it, the oldest let go first. Looking one up hashes and
+    compares the text (in C), a tenth of reading it."""
+
+    def __init__(self, characters: int) -> None:
+        self.characters = characters
+        self._kept: dict[str, _Reading] = {}
+        self._held = 0
+        self._lock = threading.Lock()  # a shape is read on the server's loop, and in the CLI's threads
+
+    def read(self, text: str) -> _Reading:
+        found = self._kept.get(text)
+        if found is not None:
+            return found
+        found = _read(text)
+        with self._lock:
+            if text not in self._kept:
+                self._kept[text] = found
+                self._held += len(text)
+                while self._held > self.characters and self._kept:
+                    oldest = next(iter(self._kept))
+                    self._held -= len(oldest)
+                    del self._kept[oldest]
+        return found
+
+
+_kept = _Read(READ_CHARACTERS)
 
 
 def _code_lines(text: str) -> int:
