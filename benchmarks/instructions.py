@@ -41,6 +41,11 @@ whose replies carry rate-limit headers the limiter learns; the user's
 limits on that endpoint and model, far above the load), its cells
 alternated with the plain key asking `bench/solo:route` on the same server.
 
+`--conversation KB` asks every cell (the floor's too) with an agent's
+conversation of about KB kilobytes of prose instead of one line, as an
+agent resends its whole conversation every turn: what a request costs per
+byte of it.
+
 `--floor` counts `floor.py` (the same Starlette app on our own outbound
 client: the least this stack costs) the same way, under callgrind with its
 clocks slowed, asked as `vs_litellm.py` asks it: how many of our
@@ -48,6 +53,7 @@ instructions a request are above what the stack itself spends.
 
     .venv/bin/python benchmarks/instructions.py [--requests 100] [--rounds 2]
         [--asks route,solo,trio,stream,configured] [--tree /tmp/base] [--no-self] [--floor] [--keep DIR]
+        [--conversation KB]
 
 Needs valgrind and libfaketime (`apt-get install valgrind faketime`). No
 lock is needed (load does not change the counts); run one at a time
@@ -61,6 +67,7 @@ import asyncio
 import inspect
 import json
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -337,16 +344,60 @@ class CountedFloor(Counted):
         return {}
 
 
+def conversation(kilobytes: int) -> list[dict[str, str]]:
+    """An agent's conversation of about `kilobytes` KB, as a client resends
+    it every turn: a system prompt and turns of prose, 15 words a line and
+    15 lines a turn, from a fixed seed. Prose, no code: every rule that
+    reads a request's text (its shape: `panel/shapes.py`) reads all of it."""
+    rng = random.Random(37)
+    words = [
+        "the",
+        "quick",
+        "brown",
+        "fox",
+        "jumps",
+        "over",
+        "a",
+        "lazy",
+        "dog",
+        "and",
+        "writes",
+        "some",
+        "prose",
+        "about",
+        "nothing",
+        "much",
+    ]
+
+    def lines(count: int) -> str:
+        return "\n".join(" ".join(rng.choice(words) for _ in range(15)) for _ in range(count))
+
+    messages = [{"role": "system", "content": lines(20)}]
+    while sum(len(m["content"]) for m in messages) < kilobytes * 1024:
+        role = "user" if len(messages) % 2 else "assistant"
+        messages.append({"role": role, "content": lines(15)})
+    messages.append({"role": "user", "content": "Say hello in five words."})
+    return messages
+
+
+def asked(model: str, args: argparse.Namespace) -> dict[str, Any]:
+    """`vs_litellm.py`'s request body, or with `--conversation` a long one."""
+    from vs_litellm import body
+
+    if not args.conversation:
+        return body(model)
+    return {"model": model, "messages": conversation(args.conversation)}
+
+
 def measure_floor(upstream: str, args: argparse.Namespace) -> list[Count]:
     """The floor's instructions a request, asked as `vs_litellm.py` asks it."""
-    from vs_litellm import body
 
     with tempfile.TemporaryDirectory(prefix="bw-counted-floor-") as temp:
         server = CountedFloor(Path(temp), upstream, speed=args.speed, keep=args.keep)
         try:
             counted = asyncio.run(
                 server.cells(
-                    [(FLOOR, Load(server.url, [body("alpha")], {}))],
+                    [(FLOOR, Load(server.url, [asked("alpha", args)], {}))],
                     rounds=args.rounds,
                     connections=args.connections,
                     requests=args.requests,
@@ -388,8 +439,6 @@ def commit_of(tree: Path | None) -> str:
 
 
 def measure_tree(tree: Tree, upstream: str, args: argparse.Namespace) -> None:
-    from vs_litellm import body
-
     with tempfile.TemporaryDirectory(prefix="bw-counted-") as temp:
         server = Counted(Path(temp), tree.path, upstream, speed=args.speed, keep=args.keep)
         try:
@@ -409,7 +458,9 @@ def measure_tree(tree: Tree, upstream: str, args: argparse.Namespace) -> None:
                     (
                         key,
                         Load(
-                            server.url, [{**body(m), "stream": True} if stream else body(m)], server.auth(key)
+                            server.url,
+                            [{**asked(m, args), "stream": True} if stream else asked(m, args)],
+                            server.auth(key),
                         ),
                     )
                     for key, m in sent
@@ -537,6 +588,13 @@ def main() -> int:
     parser.add_argument("--no-self", action="store_true", help="measure only the --tree checkouts")
     parser.add_argument("--floor", action="store_true", help="count floor.py too")
     parser.add_argument("--keep", type=Path, help="keep each cell's callgrind dumps in this folder")
+    parser.add_argument(
+        "--conversation",
+        type=int,
+        default=0,
+        metavar="KB",
+        help="ask with an agent's conversation of about this many KB of prose (0: vs_litellm.py's one line)",
+    )
     parser.add_argument("--set-up", nargs=2, metavar=("HOME", "UPSTREAM"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.set_up:

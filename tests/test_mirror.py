@@ -102,7 +102,6 @@ COVERED_BY: dict[str, tuple[str, ...]] = {
     "panel/plan.py": ("tests/calls/test_health.py", "tests/panel/test_structured.py"),
     "panel/seating.py": ("tests/panel/test_rules.py",),
     "panel/seats.py": ("tests/panel/test_engine.py", "tests/panel/test_pace.py"),
-    "panel/shapes.py": ("tests/panel/test_rules.py",),
     "providers/base.py": ("tests/providers/test_memory.py", "tests/providers/test_outbound.py"),
     "providers/sse.py": ("tests/providers/test_transport.py",),
     "route/members.py": ("tests/route/test_engine.py", "tests/route/test_failover.py"),

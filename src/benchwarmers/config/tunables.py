@@ -406,6 +406,20 @@ JUDGE_MAX_TOKENS = Tunable(
         "panel is 28 entries of some 20 tokens); a judge that writes prose first is not paid for at length."
     ),
 )
+SHAPE_READ_CHARACTERS = Tunable(
+    4 * 1024 * 1024,
+    "characters",
+    "panel.shapes.READ_CHARACTERS",
+    (
+        "How much of the messages read for a request's shape is kept, with what was read (a fence, its "
+        "code lines, words about code), for the next asks that resend them: an agent resends its whole "
+        "conversation every turn, and reading it all again cost more than the rest of a route turn "
+        "from some 2 KB on (77 KB: 62M instructions a turn as three regexes, 0.25M with its messages' "
+        "readings kept). Four million characters keep a round of some forty agents' 100 KB "
+        "conversations; a message is kept only from 256 characters on, below which reading it costs "
+        "about what finding it does."
+    ),
+)
 TUNABLES: tuple[Tunable[int] | Tunable[float] | Tunable[tuple[float, ...]], ...] = (
     CALL_LOG_LINGER,
     CALL_LOG_MAX_BEHIND,
@@ -455,4 +469,5 @@ TUNABLES: tuple[Tunable[int] | Tunable[float] | Tunable[tuple[float, ...]], ...]
     SIGNIN_EXCHANGE_TIMEOUT,
     MIN_PROGRESS_SECONDS,
     JUDGE_MAX_TOKENS,
+    SHAPE_READ_CHARACTERS,
 )
