@@ -7,8 +7,7 @@ server's panel seating calls (`bench/decisions.py::seat_plan`), on a
 held out while resting (a 429) or failing (calls that fail in a row, until a
 probe answers, probed on the next ask as `bench/revive.py` does), verdicts
 forgotten with age and after a change (`bench/forgetting.py`, one simulated
-day = `ASKS_PER_DAY` asks; the detector reads pairs too, and a flagged
-model's pairs from before its change count less), pairs fitted in (`bench/pairs.py`), newcomers
+day = `ASKS_PER_DAY` asks), pairs fitted in (`bench/pairs.py`), newcomers
 explored first, promotion `auto`. tests/bench/test_decider_equivalence.py
 checks that the server and this simulation seat the same way from the same state.
 
