@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from benchwarmers.bench.decider import Candidate, Table
-from benchwarmers.bench.forgetting import RECENT_DAYS, Recalled, age_weight, recall, recall_shapes
+from benchwarmers.bench.forgetting import (
+    RECENT_DAYS,
+    Recalled,
+    age_weight,
+    pair_discount,
+    recall,
+    recall_shapes,
+)
 from benchwarmers.bench.pairs import JudgeAgreement, PairCounts, agreement, pair_weight
 from benchwarmers.bench.rating import Evidence, Tally
 from benchwarmers.calls.health import FAILING_AFTER
@@ -149,6 +156,8 @@ class Bench:
     verdicts: dict[tuple[str, str], list[tuple[int, bool]]] = field(default_factory=lambda: defaultdict(list))
     # shape -> [(ask, better, worse, outcome)].
     pairs: dict[str, list[tuple[int, str, str, str]]] = field(default_factory=lambda: defaultdict(list))
+    # (alias, shape) -> [(ask, how it fared: 1 won, 0.5 a tie, 0 lost or both bad)], oldest first.
+    fared: dict[tuple[str, str], list[tuple[int, float]]] = field(default_factory=lambda: defaultdict(list))
     # A judge model's pairs (`--judge`): shape -> (day, better, worse, outcome) -> how many,
     # and per (ask, pair) its outcome and better, for the agreement with people's.
     judge_pairs: dict[str, dict[tuple[int, str, str, str], int]] = field(
@@ -208,10 +217,27 @@ def evidence_of(bench: Bench, alias: str, shape: str, t: int) -> Evidence:
     `evidence._load_recalled` does), the other shapes of this collection
     pooled, the suite."""
     day = t // ASKS_PER_DAY
-    counts = tuple(len(bench.verdicts.get((alias, s), ())) for s in SHAPES)
+    counts = _read(bench, alias)
     return _kept(
         bench, ("evidence", alias, shape, day, counts), lambda: _evidence(bench, alias, shape, day, counts)
     )
+
+
+def _read(bench: Bench, alias: str) -> tuple[int, ...]:
+    """How many verdicts (and pairs) of a model forgetting reads, per shape: what its reads are kept by."""
+    verdicts = tuple(len(bench.verdicts.get((alias, s), ())) for s in SHAPES)
+    return verdicts + tuple(len(bench.fared.get((alias, s), ())) for s in SHAPES)
+
+
+def changes_since(bench: Bench, shape: str, t: int) -> dict[str, float]:
+    """Per model whose change the detector saw here, the age in days where it began."""
+    day = t // ASKS_PER_DAY
+    out = {}
+    for alias in bench.on_bench:
+        since = _recalled(bench, alias, day, _read(bench, alias))[shape].since
+        if since < math.inf:
+            out[alias] = since
+    return out
 
 
 def _recalled(bench: Bench, alias: str, day: int, counts: tuple[int, ...]) -> dict[str, Recalled]:
@@ -228,7 +254,12 @@ def _recall(bench: Bench, alias: str, day: int) -> dict[str, Recalled]:
         older = [r for r in recent if r[0] >= RECENT_DAYS]
         window = [r for r in recent if r[0] < RECENT_DAYS]
         read[s] = (Tally(float(sum(u for _, u in older)), float(sum(not u for _, u in older))), window)
-    together = recall_shapes({s: v for s, v in read.items() if v[1]})
+    fared = {}  # how it fared in people's pairs of the window, newest first (as `evidence._fared`)
+    for s in SHAPES:
+        rows = [(float(day - at // ASKS_PER_DAY), x) for at, x in reversed(bench.fared.get((alias, s), []))]
+        if rows := [r for r in rows if r[0] < RECENT_DAYS]:
+            fared[s] = rows
+    together = recall_shapes({s: v for s, v in read.items() if v[1] or s in fared}, pairs=fared)
     return {s: together.get(s) or recall(*read[s]) for s in SHAPES}
 
 
@@ -240,6 +271,7 @@ def _evidence(bench: Bench, alias: str, shape: str, day: int, counts: tuple[int,
         alias,
         here=remembered.tally,
         changed=remembered.changed,
+        changed_since=remembered.since,
         judged=len(rows),
         same_collection=sum((bench.tally(alias, s) for s in others), Tally()),
         other_shapes=tuple(bench.tally(alias, s) for s in others),
@@ -249,24 +281,33 @@ def _evidence(bench: Bench, alias: str, shape: str, day: int, counts: tuple[int,
 
 
 def pair_counts(bench: Bench, shape: str, t: int, judge: bool = False) -> PairCounts:
-    """As `pair_reads.pair_counts` weighs them: by age, and by who judged (`pair_weight`)."""
+    """As `pair_reads.pair_counts` weighs them: by age, by who judged
+    (`pair_weight`), and a model's from before a change the detector saw less
+    (`forgetting.pair_discount`)."""
     day = t // ASKS_PER_DAY
     people = sum(len(rows) for rows in bench.pairs.values())  # the judge's agreement reads them all
+    since = changes_since(bench, shape, t)
     key = ("pairs", shape, day, judge, bench.version[shape], len(bench.pairs.get(shape, ())), people)
-    return _kept(bench, key, lambda: _pair_counts(bench, shape, day, judge))
+    key += tuple(sorted(since.items()))
+    return _kept(bench, key, lambda: _pair_counts(bench, shape, day, judge, since))
 
 
-def _pair_counts(bench: Bench, shape: str, day: int, judge: bool) -> PairCounts:
+def _pair_counts(bench: Bench, shape: str, day: int, judge: bool, since: dict[str, float]) -> PairCounts:
     rows = bench.pairs.get(shape, [])
-    if not judge:
+    if not judge and not since:
         return _people_counts(bench, shape, day, rows)
     pairs = PairCounts()
-    earned = judge_agreement(bench)
+    earned = judge_agreement(bench) if judge else JudgeAgreement()
     person = pair_weight("person", earned)
     for at, better, worse, outcome in rows:
-        pairs.add(better, worse, outcome, age_weight(day - at // ASKS_PER_DAY) * person)
+        age = float(day - at // ASKS_PER_DAY)
+        pairs.add(better, worse, outcome, age_weight(age) * person * pair_discount(since, better, worse, age))
+    if not judge:
+        return pairs
     for (at_day, better, worse, outcome), n in bench.judge_pairs.get(shape, {}).items():
-        pairs.add(better, worse, outcome, n * age_weight(day - at_day) * pair_weight("judge", earned))
+        age = float(day - at_day)
+        weight = n * age_weight(age) * pair_weight("judge", earned) * pair_discount(since, better, worse, age)
+        pairs.add(better, worse, outcome, weight)
     return pairs
 
 

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from benchwarmers.bench.decider import Candidate, Table, decide, rankings
-from benchwarmers.bench.forgetting import CHANGE_KEEP, recall, recall_shapes
+from benchwarmers.bench.forgetting import CHANGE_KEEP, pair_discount, pair_score, recall, recall_shapes
 from benchwarmers.bench.pairs import PairCounts, joint
 from benchwarmers.bench.rating import Evidence, Posterior, Tally
 
@@ -141,10 +141,14 @@ def test_a_change_on_every_shape_is_seen_on_them_together() -> None:
     differ but hold steady are not taken for a change: each verdict is
     compared with its own shape's record."""
     older = {"short": Tally(36, 24), "long": Tally(30, 30), "code": Tally(54, 6)}
-    worse = {"short": [False, False, True], "long": [False, False, True], "code": [True, False, False, True]}
+    worse = {
+        "short": [False, False, True],
+        "long": [False, False, True],
+        "code": [False, True, False, True, False],
+    }
 
     def shapes(newest: dict[str, list[bool]]) -> dict[str, tuple[Tally, list[tuple[float, bool]]]]:
-        return {s: (older[s], [(float(day), u) for day, u in enumerate(newest[s] * 4)]) for s in older}
+        return {s: (older[s], [(float(day), u) for day, u in enumerate(newest[s] * 6)]) for s in older}
 
     alone = {s: recall(o, r) for s, (o, r) in shapes(worse).items()}
     assert not any(r.changed for r in alone.values())
@@ -153,6 +157,31 @@ def test_a_change_on_every_shape_is_seen_on_them_together() -> None:
     assert together["code"].tally.total < alone["code"].tally.total
     steady = {"short": [True, False, True], "long": [False, True, False], "code": [True, True, True, True]}
     assert not any(r.changed for r in recall_shapes(shapes(steady)).values())
+
+
+def test_pairs_show_a_change_the_verdicts_alone_do_not() -> None:
+    """A model's single verdicts are too few to show its change, but it now
+    loses the pairs it used to win: read beside the verdicts, its pairs
+    reopen its record, and its pairs from before the change count less."""
+    older = {"short": Tally(14, 6), "code": Tally(14, 6)}
+    # Newest first: a day's verdicts and pairs (ages in days), then the weeks before.
+    recent = {s: [(0.0, False), (1.0, True), (2.0, False)] for s in older}
+    before = [(float(day), pair_score("better", True)) for day in range(5, 25)]
+    lost = [(float(day % 4), pair_score("better", False)) for day in range(12)]
+    pairs = {s: sorted(lost + before) for s in older}
+    shapes = {s: (older[s], recent[s]) for s in older}
+    assert not any(r.changed for r in recall_shapes(shapes).values())
+    together = recall_shapes(shapes, pairs=pairs)
+    assert all(r.changed.startswith("changed on every shape") for r in together.values())
+    since = together["short"].since
+    assert since <= 5.0  # the change began after most of the pairs it won
+    assert pair_discount({"m": since}, "m", "other", 10.0) == CHANGE_KEEP
+    assert pair_discount({"m": since}, "other", "m", 0.0) == 1.0
+    assert pair_discount({}, "m", "other", 10.0) == 1.0
+    # A model that fares in its pairs as it always did is not flagged.
+    steady = {s: sorted((float(d), pair_score("better", d % 3 != 0)) for d in range(30)) for s in older}
+    assert not any(r.changed for r in recall_shapes(shapes, pairs=steady).values())
+    assert pair_score("tie", False) == 0.5 and pair_score("both_bad", True) == 0.0
 
 
 def test_old_verdicts_count_less() -> None:

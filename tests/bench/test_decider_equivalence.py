@@ -15,12 +15,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
+from benchwarmers.bench.forgetting import CHANGE_KEEP, age_weight, pair_score
+from benchwarmers.bench.pair_reads import pair_counts
 from benchwarmers.bench.rating import Tally
+from benchwarmers.calls.pairs import PairJudgement, record_pairs
 from benchwarmers.panel.plan import plan_panel
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.collections import add_collection
 from benchwarmers.store.models import add_model, set_status
-from benchwarmers.store.schema import Model, SuiteResult
+from benchwarmers.store.schema import Call, Model, PairVerdict, SuiteResult
 from benchwarmers.types import Ask, Request, user
 
 from .conftest import Seat
@@ -28,6 +31,7 @@ from .conftest import Seat
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import decisions as simulation
 import decisions_world
+from decisions_world import ASKS_PER_DAY
 
 pytestmark = pytest.mark.unit
 
@@ -53,6 +57,17 @@ VERDICTS: dict[tuple[str, str], list[bool]] = {
     ("fallen", "code"): [True] * 14 + [False] * 4,
 }
 SUITE = {("atlas", "short"): (5, 1), ("cobalt", "short"): (6, 0), ("heath", "code"): (2, 4)}
+# Pairs judged on short: (days ago, better, worse, outcome). "fallen" won its pairs before its
+# change and loses them now: the detector reads them, and those before its change count less.
+PAIRS = [
+    (6, "fallen", "atlas", "better"),
+    (5, "fallen", "boreal", "better"),
+    (4, "fallen", "atlas", "better"),
+    (3, "boreal", "cobalt", "tie"),
+    (0, "atlas", "fallen", "better"),
+    (0, "boreal", "fallen", "better"),
+    (0, "cobalt", "dune", "both_bad"),
+]
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
@@ -94,6 +109,29 @@ async def test_the_server_and_the_simulation_seat_alike(offline: Runtime, seat: 
             order += 1
             bench.seats[alias, shape] += 1
             bench.last_seated[alias, shape] = float(order)
+    for i, (days, better, worse, outcome) in enumerate(PAIRS):
+        async with store.write() as session:
+            for alias in (better, worse):
+                session.add(
+                    Call(
+                        id=f"{alias}{i}",
+                        at=datetime.now(UTC),
+                        kind="seat",
+                        alias=alias,
+                        collection="trio",
+                        shape="short",
+                        ask_id=f"ask{i}",
+                        status="ok",
+                    )
+                )
+        await record_pairs(store, PairJudgement(outcome, (f"{better}{i}", f"{worse}{i}")))
+        async with store.write() as session:  # judged `days` ago (and an hour: whole days)
+            when = datetime.now(UTC) - timedelta(days=days, hours=1)
+            await session.execute(update(PairVerdict).where(PairVerdict.ask_id == f"ask{i}").values(at=when))
+        at = -ASKS_PER_DAY * days  # the simulation's ask of that day (its now: ask 0, day 0)
+        bench.pairs["short"].append((at, better, worse, outcome))
+        bench.fared[better, "short"].append((at, pair_score(outcome, True)))
+        bench.fared[worse, "short"].append((at, pair_score(outcome, False)))
     bench.resting_until["tired"] = 10**9
     bench.failures["broken"] = 2
     bench.joined = defaultdict(int)  # every model was added just now: all newcomers, as on the server
@@ -106,6 +144,12 @@ async def test_the_server_and_the_simulation_seat_alike(offline: Runtime, seat: 
     record, explorers = simulation.Ours().seats(bench, "short", 0, random.Random(seed))
     fallen = decisions_world.evidence_of(bench, "fallen", "short", 0)
     assert fallen.changed.startswith("changed on every shape")
+    assert fallen.changed_since == 0.0  # its pairs before today count less, on both sides
+    served_pairs = await pair_counts(store, "trio", "short", datetime.now(UTC), {"fallen": 0.0})
+    assert served_pairs is not None
+    simulated = decisions_world.pair_counts(bench, "short", 0)
+    assert served_pairs.record("fallen") == pytest.approx(simulated.record("fallen"))
+    assert simulated.record("fallen") == pytest.approx((3 * CHANGE_KEEP * age_weight(5.0), 2.0), rel=0.2)
     assert served_record == record
     assert served_explorers == explorers[:1]
     left = {m.alias: m.reason for m in plan.seating.left_off}

@@ -38,8 +38,9 @@ For the panel and route helpers:
 
 from __future__ import annotations
 
+import math
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
@@ -104,8 +105,13 @@ async def rank(
             )
             for a in models
         ],
-        await pair_counts(store, name, shape, now),
+        await pair_counts(store, name, shape, now, changes_since(evidence)),
     )
+
+
+def changes_since(evidence: Mapping[str, Evidence]) -> dict[str, float]:
+    """Per model the change detector flagged, the age in days its change began."""
+    return {a: e.changed_since for a, e in evidence.items() if e.changed_since < math.inf}
 
 
 async def rank_aliases(store: Store, collection: str, shape: str, aliases: list[str]) -> list[str]:
@@ -226,7 +232,7 @@ async def seat_state(
     pairs = None
     if capped or outsiders:
         evidence = await read_evidence(store, name, shape, models, now)
-        pairs = await pair_counts(store, name, shape, now)
+        pairs = await pair_counts(store, name, shape, now, changes_since(evidence))
     else:
         # Every member that may sit sits, in member order: the record decides nothing here,
         # so it is not read (most panels: the ask's hot path).

@@ -12,6 +12,7 @@ however long the call log.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -20,7 +21,8 @@ from sqlalchemy import select
 
 from benchwarmers.bench import recent
 from benchwarmers.bench.facts import Facts, facts_of
-from benchwarmers.bench.forgetting import FLOOR, RECENT_DAYS, Recalled, age_weight, recall_shapes
+from benchwarmers.bench.forgetting import FLOOR, RECENT_DAYS, Recalled, age_weight, pair_score, recall_shapes
+from benchwarmers.bench.pair_reads import PAIRS, load_pairs
 from benchwarmers.bench.rating import Evidence, Tally
 from benchwarmers.store.changes import Cached
 from benchwarmers.store.db import Store
@@ -43,8 +45,9 @@ SHAPES = ("short", "long", "code", "vision")
 TALLIES: Cached[dict[str, list[tuple[str, str, bool, int]]]] = Cached(("verdict_tallies", "models"))
 # (alias, collection, shape) -> its verdicts there as forgetting reads them (`bench/forgetting.py`):
 # the recent window's one by one (`recent.verdicts`), the older ones as the tallies' rest.
+# The detector reads people's pairs of the window too (how each model fared in them).
 RECALLED: Cached[dict[tuple[str, str, str], Recalled]] = Cached(
-    ("verdict_tallies", "models"), reads=("verdicts",)
+    ("verdict_tallies", "models", "pair_verdicts"), reads=("verdicts",)
 )
 SUITE: Cached[dict[str, list[tuple[str, bool]]]] = Cached(("suite_results",))
 PROBES: Cached[dict[str, list[Probe]]] = Cached(("probes",))
@@ -115,6 +118,7 @@ async def read_evidence(
             alias,
             here=remembered.tally if remembered else judged_here,
             changed=remembered.changed if remembered else "",
+            changed_since=remembered.since if remembered else math.inf,
             judged=int(judged_here.total),
             same_collection=same.get(alias, none),
             other_shapes=tuple(by_shape[alias].values()) if alias in by_shape else (),
@@ -175,9 +179,12 @@ async def _load_recalled(store: Store) -> dict[tuple[str, str, str], Recalled]:
         window[alias, coll, shp].append((oldest, useful))
     read = sum(len(r) for r in window.values())
     older_weight = age_weight(oldest) if read >= RECENT_CAP else FLOOR
+    fared = await _fared(store, now)
     # A model's shapes in one collection are read together: the detector looks at them at once too.
     grouped: dict[tuple[str, str], dict[str, tuple[Tally, list[tuple[float, bool]]]]] = defaultdict(dict)
-    for (alias, coll, shp), rows_here in sorted(window.items(), key=lambda item: _shape_rank(item[0][2])):
+    keys = sorted({*window, *fared}, key=lambda key: _shape_rank(key[2]))
+    for alias, coll, shp in keys:
+        rows_here = window.get((alias, coll, shp), [])
         total = Tally()
         for c, s, useful, count in tallies.get(alias, ()):
             if c == coll and s == shp:
@@ -188,8 +195,28 @@ async def _load_recalled(store: Store) -> dict[tuple[str, str, str], Recalled]:
     return {
         (alias, coll, shp): remembered
         for (alias, coll), shapes in grouped.items()
-        for shp, remembered in recall_shapes(shapes, older_weight).items()
+        for shp, remembered in recall_shapes(
+            shapes, older_weight, {s: fared[alias, coll, s] for s in shapes if (alias, coll, s) in fared}
+        ).items()
     }
+
+
+async def _fared(store: Store, now: datetime) -> dict[tuple[str, str, str], list[tuple[float, float]]]:
+    """Per alias, collection and shape, how it fared in people's pairs of the
+    recent window, newest first: (age in whole days, `forgetting.pair_score`).
+    A judge model's pairs are left to the rating, weighed by its agreement."""
+    loaded = await PAIRS.get(store, lambda: load_pairs(store))
+    out: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
+    for (coll, shp), rows in loaded.rows.items():
+        for better, worse, outcome, at, kind, _ in reversed(rows):
+            age = float((now - at).days)
+            if age >= RECENT_DAYS:
+                break
+            if kind != "person":
+                continue
+            out[better, coll, shp].append((age, pair_score(outcome, True)))
+            out[worse, coll, shp].append((age, pair_score(outcome, False)))
+    return out
 
 
 def _shape_rank(shape: str) -> int:

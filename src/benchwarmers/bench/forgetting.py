@@ -30,6 +30,17 @@ Two mechanisms, because each alone is wrong somewhere:
   the split (a stratified test: the sum of useful less expected over its
   spread), never one shape's rate with another's. A change seen on every
   shape at once splits each shape where the newest part begins in it.
+
+  That test reads the model's **pairs** too (how it fared in each: won,
+  a tie, lost or both bad; people's pairs, a judge model's are left to the
+  rating), each against its own shape's pairs before the split: with pairs
+  on half the judged asks a model is in three pairs for every verdict, and
+  a degraded model starts losing the pairs it used to win before its
+  verdicts alone show it. Because it reads more, and pairs' opponents vary,
+  its bar is higher (`CHANGE_Z_ACROSS`). When it flags a change, the
+  model's pairs from before it count `CHANGE_KEEP` as well
+  (`pair_discount`, by the age where the change began: `Recalled.since`),
+  or its old wins would keep it seated; its pairs since count whole.
 """
 
 from __future__ import annotations
@@ -48,6 +59,9 @@ FLOOR: float = 0.5 ** (RECENT_DAYS / HALF_LIFE_DAYS)
 # The detector compares the newest k verdicts with the rest, for each k here.
 CHANGE_SPLITS = (8, 16, 32, 64)
 CHANGE_Z = 3.5
+# The test on every shape at once, pairs read too: a higher bar (at 3.5, 48 hard tuning seeds x 2
+# coin streams settled 32 verdicts later than today; at 4.0, 11: docs/benchmarks.md, issue 35).
+CHANGE_Z_ACROSS = 4.0
 CHANGE_KEEP = 0.1
 # The rest must be at least this many times the newest part, so a model's
 # first verdicts are not taken for a change.
@@ -67,40 +81,69 @@ class Recalled:
 
     tally: Tally  # discounted by age, and by the change when there was one
     changed: str = ""  # why the older verdicts count less ("" when no change was seen)
+    # Age in days of the oldest verdict (or pair) after the change: its pairs older than this
+    # count `CHANGE_KEEP` too (`pair_discount`); infinite when no change was seen.
+    since: float = math.inf
 
 
 def recall(older: Tally, recent: Sequence[tuple[float, bool]], older_weight: float = FLOOR) -> Recalled:
     """`older`: the verdicts before the recent window (each counts
     `older_weight`: `FLOOR`, or the weight at the age where reading one by
     one stopped); `recent`: (age in days, useful) of the window's verdicts, newest first."""
-    return _recalled(older, recent, older_weight, _change(older, [useful for _, useful in recent]))
+    split, why = _change(older, [useful for _, useful in recent])
+    since = recent[split - 1][0] if split else math.inf
+    return _recalled(older, recent, older_weight, (split, why, since))
 
 
 def recall_shapes(
-    shapes: Mapping[K, tuple[Tally, Sequence[tuple[float, bool]]]], older_weight: float = FLOOR
+    shapes: Mapping[K, tuple[Tally, Sequence[tuple[float, bool]]]],
+    older_weight: float = FLOOR,
+    pairs: Mapping[K, Sequence[tuple[float, float]]] | None = None,
 ) -> dict[K, Recalled]:
     """`recall` of each shape of one model in one collection (shape ->
     (older, recent) as `recall` takes them), with the change detector read
     on every shape at once too: when no shape alone shows a change and all
     of them together do, each shape splits where the newest part begins in
-    it. The shapes' recent verdicts are merged newest first (by age; among
-    those of one age, each shape's newest in turn, in the mapping's order:
-    the server and the simulation give the same)."""
+    it. `pairs`: per shape, how the model fared in its pairs of the recent
+    window, newest first (age in days, 1 won, 0.5 a tie, 0 lost or both
+    bad): the detector reads them beside the verdicts, each against its own
+    shape's pairs before the split. The shapes' recent verdicts (and pairs)
+    are merged newest first (by age; among those of one age, each shape's
+    newest in turn, in the mapping's order: the server and the simulation
+    give the same)."""
     alone = {k: _change(older, [u for _, u in recent]) for k, (older, recent) in shapes.items()}
-    pooled: dict[K, tuple[int, str]] = {}
-    if len(shapes) > 1 and not any(split for split, _ in alone.values()):
-        pooled = _change_across(shapes)
-    return {
-        k: _recalled(older, recent, older_weight, pooled.get(k) or alone[k])
-        for k, (older, recent) in shapes.items()
+    changes = {
+        k: (split, why, shapes[k][1][split - 1][0] if split else math.inf)
+        for k, (split, why) in alone.items()
     }
+    if not any(split for split, _ in alone.values()):
+        changes.update(_change_across(shapes, pairs or {}))
+    return {k: _recalled(older, recent, older_weight, changes[k]) for k, (older, recent) in shapes.items()}
+
+
+def pair_score(outcome: str, better: bool) -> float:
+    """How a model fared in one pair, as the detector reads it (`recall_shapes`'
+    `pairs`): 1 won, 0.5 a tie, 0 lost or both bad; `better`: it is the pair's first."""
+    if outcome == "tie":
+        return 0.5
+    return 1.0 if outcome == "better" and better else 0.0
+
+
+def pair_discount(since: Mapping[str, float], better: str, worse: str, age: float) -> float:
+    """What a pair this old counts beside its age weight: `CHANGE_KEEP` for
+    each of the two whose change (`Recalled.since`, by alias) came after it."""
+    keep = 1.0
+    for alias in (better, worse):
+        if age > since.get(alias, math.inf):
+            keep *= CHANGE_KEEP
+    return keep
 
 
 def _recalled(
-    older: Tally, recent: Sequence[tuple[float, bool]], older_weight: float, change: tuple[int, str]
+    older: Tally, recent: Sequence[tuple[float, bool]], older_weight: float, change: tuple[int, str, float]
 ) -> Recalled:
     weights = [age_weight(age) for age, _ in recent]
-    split, why = change
+    split, why, since = change
     keep = CHANGE_KEEP if why else 1.0
     good = bad = 0.0
     for index, ((_, useful), weight) in enumerate(zip(recent, weights, strict=True)):
@@ -110,7 +153,8 @@ def _recalled(
         else:
             bad += w
     floor = older_weight * keep
-    return Recalled(Tally(good + older.good * floor, bad + older.bad * floor), why)
+    tally = Tally(good + older.good * floor, bad + older.bad * floor)
+    return Recalled(tally, why, since if why else math.inf)
 
 
 def _change(older: Tally, newest_first: Sequence[bool]) -> tuple[int, str]:
@@ -139,24 +183,31 @@ def _change(older: Tally, newest_first: Sequence[bool]) -> tuple[int, str]:
 
 def _change_across(
     shapes: Mapping[K, tuple[Tally, Sequence[tuple[float, bool]]]],
-) -> dict[K, tuple[int, str]]:
-    """Per shape (split, why) of a change seen on every shape at once (empty: none).
+    pairs: Mapping[K, Sequence[tuple[float, float]]],
+) -> dict[K, tuple[int, str, float]]:
+    """Per shape (split, why, since) of a change seen on every shape at once (empty: none).
 
-    For the newest k verdicts of all shapes merged, each is compared with
-    its own shape's record before the split: z = sum(useful - p_shape) over
-    the spread of that sum (each verdict's own, and the error of p_shape).
-    Only a change the same way on every shape among them (two at least)
-    counts: one shape's chance swing is the per-shape detector's to judge."""
-    order = list(shapes)
+    For the newest k of all shapes' verdicts and pairs merged, each is
+    compared with its own stratum's record before the split (a shape's
+    verdicts, or its pairs): z = sum(outcome - p_stratum) over the spread
+    of that sum (each one's own, and the error of p_stratum). Only a change
+    the same way on every shape among them counts, and two strata at least:
+    one shape's chance swing in verdicts alone is the per-shape detector's to judge."""
+    strata: list[tuple[K, Tally, list[float]]] = []  # (shape, older, outcomes newest first)
+    for key, (older, recent) in shapes.items():
+        strata.append((key, older, [float(u) for _, u in recent]))
+        if key in pairs:
+            strata.append((key, Tally(), [score for _, score in pairs[key]]))
+    ages: list[list[float]] = []
+    for key, (_, recent) in shapes.items():
+        ages.append([a for a, _ in recent])
+        if key in pairs:
+            ages.append([a for a, _ in pairs[key]])
     merged = sorted(
-        (
-            (age, order.index(k), i, useful)
-            for k, (_, recent) in shapes.items()
-            for i, (age, useful) in enumerate(recent)
-        ),
-        key=lambda row: (row[0], row[2], row[1]),  # same age: each shape's newest first, in turn
+        ((age, index, i) for index, row in enumerate(ages) for i, age in enumerate(row)),
+        key=lambda row: (row[0], row[2], row[1]),  # same age: each stratum's newest first, in turn
     )
-    best_z, best_k = CHANGE_Z, 0
+    best_z, best_k = CHANGE_Z_ACROSS, 0
     for k in CHANGE_SPLITS:
         if k > len(merged):
             break
@@ -164,23 +215,24 @@ def _change_across(
         rest_total = sum(older.total for older, _ in shapes.values()) + len(merged) - k
         if rest_total < CHANGE_REST_FACTOR * k:
             continue
-        gaps: list[float] = []
+        gaps: dict[K, float] = {}
         variance = 0.0
-        for index, key in enumerate(order):
-            here = [useful for _, s, _, useful in new if s == index]
-            if not here:
+        used = 0
+        for index, (key, older, outcomes) in enumerate(strata):
+            n = sum(1 for _, s, _ in new if s == index)
+            if not n:
                 continue
-            older, recent = shapes[key]
-            after = [u for _, u in recent[len(here) :]]
+            after = outcomes[n:]
             rest_good, rest_n = older.good + sum(after), older.total + len(after)
             if rest_n <= 0:
                 continue
             p = (rest_good + 0.5) / (rest_n + 1)
-            gaps.append(sum(here) - len(here) * p)
-            variance += len(here) * p * (1 - p) * (1 + len(here) / rest_n)
-        gap = sum(gaps)
-        # A change on every shape: two shapes at least, each moved the same way.
-        if len(gaps) < 2 or variance <= 0 or any(g * gap < 0 for g in gaps):
+            gaps[key] = gaps.get(key, 0.0) + sum(outcomes[:n]) - n * p
+            variance += n * p * (1 - p) * (1 + n / rest_n)
+            used += 1
+        gap = sum(gaps.values())
+        # A change on every shape: two strata at least, each shape moved the same way.
+        if used < 2 or variance <= 0 or any(g * gap < 0 for g in gaps.values()):
             continue
         z = abs(gap) / math.sqrt(variance)
         if z > best_z:
@@ -188,14 +240,18 @@ def _change_across(
     if not best_k:
         return {}
     new = merged[:best_k]
+    since = new[-1][0]
     out = {}
-    for index, key in enumerate(order):
-        split = sum(1 for _, s, _, _ in new if s == index)
-        useful = sum(u for _, s, _, u in new if s == index)
+    for index, (key, _, outcomes) in enumerate(strata):
+        if index and strata[index - 1][0] == key:
+            continue  # the shape's pairs: its verdicts' stratum says the split
+        split = sum(1 for _, s, _ in new if s == index)
+        useful = int(sum(outcomes[:split]))
         out[key] = (
             split,
             f"changed on every shape: {useful} of its last {split} verdicts here useful, its newest "
             f"{best_k} across shapes {best_z:.1f} standard errors from its record; "
             f"older verdicts count {CHANGE_KEEP:.0%}",
+            since,
         )
     return out

@@ -14,12 +14,13 @@ by who judged (a judge model's by how often it agreed with people here,
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import select
 
-from benchwarmers.bench.forgetting import age_weight
+from benchwarmers.bench.forgetting import age_weight, pair_discount
 from benchwarmers.bench.pairs import JudgeAgreement, PairCounts, agreement, pair_weight
 from benchwarmers.calls.verdicts import collection_name
 from benchwarmers.store.changes import Cached
@@ -31,12 +32,16 @@ from benchwarmers.store.times import utc
 PAIRS: Cached[_Pairs] = Cached(("pair_verdicts",))
 
 
-async def pair_counts(store: Store, collection: str, shape: str, now: datetime) -> PairCounts | None:
+async def pair_counts(
+    store: Store, collection: str, shape: str, now: datetime, since: Mapping[str, float] | None = None
+) -> PairCounts | None:
     """The pairs judged on this collection and shape, each weighed by its age
-    in whole days as verdicts are (`forgetting.age_weight`) and by who judged
-    (`pairs.pair_weight`: a judge model's by its agreement with people here);
-    None when there are none."""
-    loaded = await PAIRS.get(store, lambda: _load_pairs(store))
+    in whole days as verdicts are (`forgetting.age_weight`), by who judged
+    (`pairs.pair_weight`: a judge model's by its agreement with people here),
+    and, for a model the change detector flagged (`since`: alias -> the age
+    in days its change began, `Evidence.changed_since`), less when judged
+    before its change (`forgetting.pair_discount`); None when there are none."""
+    loaded = await PAIRS.get(store, lambda: load_pairs(store))
     rows = loaded.rows.get((collection, shape))
     if not rows:
         return None
@@ -44,14 +49,16 @@ async def pair_counts(store: Store, collection: str, shape: str, now: datetime) 
     pairs = PairCounts()
     for better, worse, outcome, at, kind, person_too in rows:
         weight = pair_weight(kind, judge, person_too=person_too)
-        pairs.add(better, worse, outcome, age_weight(float((now - at).days)) * weight)
+        age = float((now - at).days)
+        keep = pair_discount(since, better, worse, age) if since else 1.0
+        pairs.add(better, worse, outcome, age_weight(age) * weight * keep)
     return pairs
 
 
 async def judge_agreement(store: Store, collection: str) -> JudgeAgreement:
     """How often the collection's judge model agreed with people, and the
     weight that earns its verdicts (`bench/pairs.py`)."""
-    loaded = await PAIRS.get(store, lambda: _load_pairs(store))
+    loaded = await PAIRS.get(store, lambda: load_pairs(store))
     return loaded.agreement.get(collection_name(collection), JudgeAgreement())
 
 
@@ -65,7 +72,7 @@ class _Pairs:
     agreement: dict[str, JudgeAgreement]
 
 
-async def _load_pairs(store: Store) -> _Pairs:
+async def load_pairs(store: Store) -> _Pairs:
     """Every pair judged (`calls/pairs.py` writes them), per collection and shape."""
     out: dict[tuple[str, str], list[tuple[str, str, str, datetime, str, bool]]] = defaultdict(list)
     # collection -> kind -> (ask, pair, outcome, better call)

@@ -132,6 +132,9 @@ class Evidence:
     near_limit: bool = False
     # Why the detector thinks the model changed ("" when it does not): `bench/forgetting.py`.
     changed: str = ""
+    # Age in days where that change began (`forgetting.Recalled.since`): its pairs from before
+    # count less (`forgetting.pair_discount`); infinite when no change was seen.
+    changed_since: float = math.inf
     # Verdicts here as counted (`here` is discounted by age); None: `here`'s total.
     judged: int | None = None
 
