@@ -37,7 +37,9 @@ Two mechanisms, because each alone is wrong somewhere:
   on half the judged asks a model is in three pairs for every verdict, and
   a degraded model starts losing the pairs it used to win before its
   verdicts alone show it. Because it reads more, and pairs' opponents vary,
-  its bar is higher (`CHANGE_Z_ACROSS`). When it flags a change, the
+  its bar is higher (`CHANGE_Z_ACROSS`), and it flags only a drop (a model
+  that got worse everywhere; a rise is left to each shape's own test).
+  When it flags a change, the
   model's pairs from before it count `CHANGE_KEEP` as well
   (`pair_discount`, by the age where the change began: `Recalled.since`),
   or its old wins would keep it seated; its pairs since count whole.
@@ -190,7 +192,7 @@ def _change_across(
     For the newest k of all shapes' verdicts and pairs merged, each is
     compared with its own stratum's record before the split (a shape's
     verdicts, or its pairs): z = sum(outcome - p_stratum) over the spread
-    of that sum (each one's own, and the error of p_stratum). Only a change
+    of that sum (each one's own, and the error of p_stratum). Only a drop
     the same way on every shape among them counts, and two strata at least:
     one shape's chance swing in verdicts alone is the per-shape detector's to judge."""
     strata: list[tuple[K, Tally, list[float]]] = []  # (shape, older, outcomes newest first)
@@ -232,7 +234,9 @@ def _change_across(
             used += 1
         gap = sum(gaps.values())
         # A change on every shape: two strata at least, each shape moved the same way.
-        if used < 2 or variance <= 0 or any(g * gap < 0 for g in gaps.values()):
+        # Only a drop: pairs' opponents vary, and rises flagged on them cost a world that
+        # does not change (easy world, tuning seeds: +191 verdicts to settle both ways, +25 drops only).
+        if used < 2 or variance <= 0 or gap >= 0 or any(g * gap < 0 for g in gaps.values()):
             continue
         z = abs(gap) / math.sqrt(variance)
         if z > best_z:
