@@ -44,13 +44,6 @@ from benchwarmers.store.times import utc
 from benchwarmers.types import LeftOff, Request
 
 SEAT_LABEL = "Seat {n}"
-# The labels of the first seats, made once: a `format` a seat on every ask otherwise.
-_LABELS = tuple(SEAT_LABEL.format(n=n) for n in range(1, 33))
-
-
-def _label(n: int) -> str:
-    """The label of the `n`th seat (from 1)."""
-    return _LABELS[n - 1] if n <= len(_LABELS) else SEAT_LABEL.format(n=n)
 
 
 class SeatableModel(Protocol):
@@ -126,7 +119,7 @@ def seat_panel(
     seated: list[PlannedSeat] = []
     taken = {*decision.record, *(alias for alias, _ in decision.left_off)}
     for model in eligible:
-        seated.append(PlannedSeat(_label(len(seated) + 1), model))
+        seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model))
     for alias in dict.fromkeys(extras):
         if alias in taken:
             continue
@@ -138,7 +131,7 @@ def seat_panel(
         if reason:
             left_off.append(LeftOff(alias, reason))
         else:
-            seated.append(PlannedSeat(_label(len(seated) + 1), model))
+            seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model))
 
     if collection.explorer_seats > 0:
         explorers = [
@@ -150,7 +143,7 @@ def seat_panel(
             and not fitted_unfit_reason(by_alias[alias], request, now)
         ]
         for model in explorers[: collection.explorer_seats]:
-            seated.append(PlannedSeat(_label(len(seated) + 1), model, explorer=True))
+            seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model, explorer=True))
     return Seating(tuple(seated), tuple(left_off))
 
 
@@ -183,7 +176,7 @@ def seat_exactly(
         if reason:
             left_off.append(LeftOff(alias, reason))
         else:
-            seated.append(PlannedSeat(_label(len(seated) + 1), model))
+            seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model))
     return Seating(tuple(seated), tuple(left_off))
 
 
@@ -221,10 +214,9 @@ def unfit_reason(model: SeatableModel, request: Request, needed: int, now: datet
     if model.status == "onboarding":
         return "onboarding: not yet on the bench"
     reads_images = model.role == "vision" or model.vision
-    images = request.has_images
-    if images and not reads_images:
+    if request.has_images and not reads_images:
         return "cannot read images, and the request carries one"
-    if not images and model.role == "vision":
+    if not request.has_images and model.role == "vision":
         return "vision model, seated only for requests with images"
     if model.context_window and needed > model.context_window:
         return f"context window {model.context_window} < {needed} tokens needed"
