@@ -187,8 +187,14 @@ async def _every_member(store: Store, collection: SeatingSettings, shape: str) -
     `decide`'s own, kept by its inputs, read from the members' facts alone:
     building the whole bench's candidates and rating them on every ask cost
     a one-seat panel a fifth of its CPU; here, once the members' held-out
-    reasons are known, an ask is a dictionary lookup. The tests prove it
-    seats as `decide` on `seat_state` does (tests/bench/test_decisions.py)."""
+    reasons are known, an ask is a dictionary lookup. And an ask that finds
+    the very objects the last one read (the facts, the seating line, the
+    collection: a cache refresh or a write makes new ones), before any
+    member's rest has ended, takes the last answer without working out the
+    table and the reasons again (`_LAST_EVERY`: the plan's share of a
+    streamed panel's first byte, docs/benchmarks.md, branch `panel39`). The
+    tests prove it seats as `decide` on `seat_state` does
+    (tests/bench/test_decisions.py)."""
     rows = await FACTS.get(store, lambda: load_facts(store))
     seated, _ = await seated_now(store, collection.name, shape)
     now = datetime.now(UTC)
