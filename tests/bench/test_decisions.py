@@ -355,3 +355,30 @@ async def test_every_member_seats_as_the_decider_does(
     await set_status(store, "b", "available")
     fast, slow = await both()
     assert fast == slow and fast.record == ("a", "b", "d")
+
+
+async def test_every_member_answer_is_reused_until_a_fact_changes_or_a_rest_ends(
+    offline: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain ask on an unchanged bench is seated from the last answer; a
+    write to the facts, or the clock passing a member's rest, decides again."""
+    store = offline.store
+    for alias in ("a", "b"):
+        await add(offline, alias)
+    await add_collection(store, "duo", ["a", "b"])
+    view = await get_collection(store, "duo")
+    assert (await decisions.seat_plan(store, view, "short")).record == ("a", "b")
+    ends = datetime.now(UTC) + timedelta(hours=1)
+    async with store.write() as session:
+        await session.execute(update(Model).where(Model.alias == "b").values(resting_until=ends))
+    resting = await decisions.seat_plan(store, view, "short")
+    assert resting.record == ("a",) and [alias for alias, _ in resting.left_off] == ["b"]
+    assert await decisions.seat_plan(store, view, "short") is resting
+
+    class Later(datetime):
+        @classmethod
+        def now(cls, tz: object = None) -> datetime:  # type: ignore[override]
+            return ends + timedelta(seconds=1)
+
+    monkeypatch.setattr(decisions, "datetime", Later)
+    assert (await decisions.seat_plan(store, view, "short")).record == ("a", "b")

@@ -47,7 +47,7 @@ from typing import Protocol
 
 from benchwarmers.bench import decider
 from benchwarmers.bench.evidence import FIRST_BYTES, LIMITS, PROBES, RECALLED, SUITE, TALLIES, read_evidence
-from benchwarmers.bench.facts import FACTS, facts_of, load_facts, went_paid, why_held_out
+from benchwarmers.bench.facts import FACTS, Facts, facts_of, load_facts, went_paid, why_held_out
 from benchwarmers.bench.pair_reads import PAIRS, pair_counts
 from benchwarmers.bench.pairs import PairCounts
 from benchwarmers.bench.rating import MIN_TRIES, Evidence, Ranking
@@ -71,6 +71,25 @@ NEWCOMER_DAYS = 7
 # kept without expiry; dropped whole when this many pile up (a held-out reason names a time).
 EVERY_MEMBER_KEPT = 1024
 _EVERY_MEMBER: dict[tuple[decider.Table, tuple[str, ...]], decider.Decision] = {}
+
+
+@dataclass(slots=True)
+class _Reused:
+    """The last `_every_member` answer of a collection and shape and what it
+    was read from: the very objects the caches held (a refresh or a write
+    makes new ones), and when the first member's rest then to come ends
+    (the one fact of `why_held_out` that the clock alone changes)."""
+
+    collection: SeatingSettings
+    rows: dict[str, Facts]
+    seated: tuple[str, ...]
+    until: datetime | None
+    decision: decider.Decision | None
+
+
+# `_every_member`'s last answer by (database, collection, shape): a plain ask on an unchanged
+# bench is answered from it without building the table and the reasons again.
+_LAST_EVERY: dict[tuple[str, str, str], _Reused] = {}
 # Every cache ranking reads (tests and `benchmarks/decisions_scale.py` empty them all).
 RANKING_CACHES = (
     FACTS,
@@ -174,14 +193,41 @@ async def _every_member(store: Store, collection: SeatingSettings, shape: str) -
     `decide`'s own, kept by its inputs, read from the members' facts alone:
     building the whole bench's candidates and rating them on every ask cost
     a one-seat panel a fifth of its CPU; here, once the members' held-out
-    reasons are known, an ask is a dictionary lookup. The tests prove it
-    seats as `decide` on `seat_state` does (tests/bench/test_decisions.py)."""
+    reasons are known, an ask is a dictionary lookup. And an ask that finds
+    the very objects the last one read (the facts, the seating line, the
+    collection: a cache refresh or a write makes new ones), before any
+    member's rest has ended, takes the last answer without working out the
+    table and the reasons again (`_LAST_EVERY`: the plan's share of a
+    streamed panel's first byte, docs/benchmarks.md, branch `panel39`). The
+    tests prove it seats as `decide` on `seat_state` does
+    (tests/bench/test_decisions.py)."""
     rows = await FACTS.get(store, lambda: load_facts(store))
+    seated, _ = await seated_now(store, collection.name, shape)
+    now = datetime.now(UTC)
+    where = (store.database_key, collection.name, shape)
+    last = _LAST_EVERY.get(where)
+    if (
+        last is not None
+        and last.collection is collection
+        and last.rows is rows
+        and last.seated is seated
+        and (last.until is None or now < last.until)
+    ):
+        return last.decision
+    decision = _every_member_of(collection, shape, rows, seated, now)
+    rests = [utc(r.resting_until) for a in collection.members if (r := rows.get(a)) and r.resting_until]
+    until = min((ends for ends in rests if ends > now), default=None)
+    _LAST_EVERY[where] = _Reused(collection, rows, seated, until, decision)
+    return decision
+
+
+def _every_member_of(
+    collection: SeatingSettings, shape: str, rows: dict[str, Facts], seated: tuple[str, ...], now: datetime
+) -> decider.Decision | None:
+    """`_every_member` from the members' facts, as read."""
     members = tuple(a for a in collection.members if a in rows)
     if 0 < collection.seats < len(members):  # capped: the record decides
         return None
-    now = datetime.now(UTC)
-    seated, _ = await seated_now(store, collection.name, shape)
     table = decider.Table(
         members=members,
         seats=collection.seats,

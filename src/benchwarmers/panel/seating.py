@@ -44,6 +44,13 @@ from benchwarmers.store.times import utc
 from benchwarmers.types import LeftOff, Request
 
 SEAT_LABEL = "Seat {n}"
+# The labels of the first seats, made once: a `format` a seat on every ask otherwise.
+_LABELS = tuple(SEAT_LABEL.format(n=n) for n in range(1, 33))
+
+
+def _label(n: int) -> str:
+    """The label of the `n`th seat (from 1)."""
+    return _LABELS[n - 1] if n <= len(_LABELS) else SEAT_LABEL.format(n=n)
 
 
 class SeatableModel(Protocol):
@@ -119,7 +126,7 @@ def seat_panel(
     seated: list[PlannedSeat] = []
     taken = {*decision.record, *(alias for alias, _ in decision.left_off)}
     for model in eligible:
-        seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model))
+        seated.append(PlannedSeat(_label(len(seated) + 1), model))
     for alias in dict.fromkeys(extras):
         if alias in taken:
             continue
@@ -131,7 +138,7 @@ def seat_panel(
         if reason:
             left_off.append(LeftOff(alias, reason))
         else:
-            seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model))
+            seated.append(PlannedSeat(_label(len(seated) + 1), model))
 
     if collection.explorer_seats > 0:
         explorers = [
@@ -143,7 +150,7 @@ def seat_panel(
             and not fitted_unfit_reason(by_alias[alias], request, now)
         ]
         for model in explorers[: collection.explorer_seats]:
-            seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model, explorer=True))
+            seated.append(PlannedSeat(_label(len(seated) + 1), model, explorer=True))
     return Seating(tuple(seated), tuple(left_off))
 
 
@@ -176,7 +183,7 @@ def seat_exactly(
         if reason:
             left_off.append(LeftOff(alias, reason))
         else:
-            seated.append(PlannedSeat(SEAT_LABEL.format(n=len(seated) + 1), model))
+            seated.append(PlannedSeat(_label(len(seated) + 1), model))
     return Seating(tuple(seated), tuple(left_off))
 
 
@@ -214,9 +221,10 @@ def unfit_reason(model: SeatableModel, request: Request, needed: int, now: datet
     if model.status == "onboarding":
         return "onboarding: not yet on the bench"
     reads_images = model.role == "vision" or model.vision
-    if request.has_images and not reads_images:
+    images = request.has_images
+    if images and not reads_images:
         return "cannot read images, and the request carries one"
-    if not request.has_images and model.role == "vision":
+    if not images and model.role == "vision":
         return "vision model, seated only for requests with images"
     if model.context_window and needed > model.context_window:
         return f"context window {model.context_window} < {needed} tokens needed"
