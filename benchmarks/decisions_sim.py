@@ -23,6 +23,7 @@ from decisions_world import (
     make_world,
 )
 
+from benchwarmers.bench.forgetting import pair_score
 from benchwarmers.bench.pairs import JudgeAgreement, pair_weight
 from benchwarmers.bench.rating import Tally
 from benchwarmers.calls.health import FAILING_AFTER
@@ -264,6 +265,9 @@ def _add_verdict(
 def _add_pair(bench: Bench, shape: str, t: int, outcome: tuple[str, str, str]) -> Callable[[], None]:
     def add() -> None:
         bench.pairs[shape].append((t, *outcome))
+        better, worse, said = outcome
+        bench.fared[better, shape].append((t, pair_score(said, True)))
+        bench.fared[worse, shape].append((t, pair_score(said, False)))
         bench.version[shape] += 1
         # The judge's pair of the same answers now counts nothing (`pair_weight(person_too=True)`).
         judged = bench.judge_said.get((t, frozenset(outcome[:2])))

@@ -22,7 +22,6 @@ from benchwarmers.bench.forgetting import (
     Recalled,
     age_weight,
     pair_discount,
-    pair_residuals,
     recall,
     recall_shapes,
 )
@@ -157,6 +156,8 @@ class Bench:
     verdicts: dict[tuple[str, str], list[tuple[int, bool]]] = field(default_factory=lambda: defaultdict(list))
     # shape -> [(ask, better, worse, outcome)].
     pairs: dict[str, list[tuple[int, str, str, str]]] = field(default_factory=lambda: defaultdict(list))
+    # (alias, shape) -> [(ask, how it fared: 1 won, 0.5 a tie, 0 lost or both bad)], oldest first.
+    fared: dict[tuple[str, str], list[tuple[int, float]]] = field(default_factory=lambda: defaultdict(list))
     # A judge model's pairs (`--judge`): shape -> (day, better, worse, outcome) -> how many,
     # and per (ask, pair) its outcome and better, for the agreement with people's.
     judge_pairs: dict[str, dict[tuple[int, str, str, str], int]] = field(
@@ -225,7 +226,7 @@ def evidence_of(bench: Bench, alias: str, shape: str, t: int) -> Evidence:
 def _read(bench: Bench, alias: str) -> tuple[int, ...]:
     """How many verdicts (and pairs) of a model forgetting reads, per shape: what its reads are kept by."""
     verdicts = tuple(len(bench.verdicts.get((alias, s), ())) for s in SHAPES)
-    return verdicts + tuple(len(bench.pairs.get(s, ())) for s in SHAPES)
+    return verdicts + tuple(len(bench.fared.get((alias, s), ())) for s in SHAPES)
 
 
 def changes_since(bench: Bench, shape: str, t: int) -> dict[str, float]:
@@ -255,24 +256,11 @@ def _recall(bench: Bench, alias: str, day: int) -> dict[str, Recalled]:
         read[s] = (Tally(float(sum(u for _, u in older)), float(sum(not u for _, u in older))), window)
     fared = {}  # how it fared in people's pairs of the window, newest first (as `evidence._fared`)
     for s in SHAPES:
-        if rows := _residuals(bench, s, day).get(alias):
+        rows = [(float(day - at // ASKS_PER_DAY), x) for at, x in reversed(bench.fared.get((alias, s), []))]
+        if rows := [r for r in rows if r[0] < RECENT_DAYS]:
             fared[s] = rows
     together = recall_shapes({s: v for s, v in read.items() if v[1] or s in fared}, pairs=fared)
     return {s: together.get(s) or recall(*read[s]) for s in SHAPES}
-
-
-def _residuals(bench: Bench, shape: str, day: int) -> dict[str, list[tuple[float, float]]]:
-    """`forgetting.pair_residuals` of a shape's people's pairs of the window (kept per day and pair count)."""
-    rows = bench.pairs.get(shape, [])
-
-    def make() -> dict[str, list[tuple[float, float]]]:
-        aged = [
-            (float(day - at // ASKS_PER_DAY), better, worse, said)
-            for at, better, worse, said in reversed(rows)
-        ]
-        return pair_residuals([row for row in aged if row[0] < RECENT_DAYS])
-
-    return _kept(bench, ("residuals", shape, day, len(rows)), make)
 
 
 def _evidence(bench: Bench, alias: str, shape: str, day: int, counts: tuple[int, ...]) -> Evidence:

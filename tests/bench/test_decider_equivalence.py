@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
-from benchwarmers.bench.forgetting import CHANGE_KEEP, age_weight
+from benchwarmers.bench.forgetting import CHANGE_KEEP, age_weight, pair_score
 from benchwarmers.bench.pair_reads import pair_counts
 from benchwarmers.bench.rating import Tally
 from benchwarmers.calls.pairs import PairJudgement, record_pairs
@@ -130,6 +130,8 @@ async def test_the_server_and_the_simulation_seat_alike(offline: Runtime, seat: 
             await session.execute(update(PairVerdict).where(PairVerdict.ask_id == f"ask{i}").values(at=when))
         at = -ASKS_PER_DAY * days  # the simulation's ask of that day (its now: ask 0, day 0)
         bench.pairs["short"].append((at, better, worse, outcome))
+        bench.fared[better, "short"].append((at, pair_score(outcome, True)))
+        bench.fared[worse, "short"].append((at, pair_score(outcome, False)))
     bench.resting_until["tired"] = 10**9
     bench.failures["broken"] = 2
     bench.joined = defaultdict(int)  # every model was added just now: all newcomers, as on the server

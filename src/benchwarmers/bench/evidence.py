@@ -21,14 +21,7 @@ from sqlalchemy import select
 
 from benchwarmers.bench import recent
 from benchwarmers.bench.facts import Facts, facts_of
-from benchwarmers.bench.forgetting import (
-    FLOOR,
-    RECENT_DAYS,
-    Recalled,
-    age_weight,
-    pair_residuals,
-    recall_shapes,
-)
+from benchwarmers.bench.forgetting import FLOOR, RECENT_DAYS, Recalled, age_weight, pair_score, recall_shapes
 from benchwarmers.bench.pair_reads import PAIRS, load_pairs
 from benchwarmers.bench.rating import Evidence, Tally
 from benchwarmers.store.changes import Cached
@@ -210,21 +203,19 @@ async def _load_recalled(store: Store) -> dict[tuple[str, str, str], Recalled]:
 
 async def _fared(store: Store, now: datetime) -> dict[tuple[str, str, str], list[tuple[float, float]]]:
     """Per alias, collection and shape, how it fared in people's pairs of the
-    recent window, newest first: (age in whole days, against what it was expected to:
-    `forgetting.pair_residuals`).
+    recent window, newest first: (age in whole days, `forgetting.pair_score`).
     A judge model's pairs are left to the rating, weighed by its agreement."""
     loaded = await PAIRS.get(store, lambda: load_pairs(store))
-    out: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
+    out: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
     for (coll, shp), rows in loaded.rows.items():
-        window: list[tuple[float, str, str, str]] = []
         for better, worse, outcome, at, kind, _ in reversed(rows):
             age = float((now - at).days)
             if age >= RECENT_DAYS:
                 break
-            if kind == "person":
-                window.append((age, better, worse, outcome))
-        for alias, fared in pair_residuals(window).items():
-            out[alias, coll, shp] = fared
+            if kind != "person":
+                continue
+            out[better, coll, shp].append((age, pair_score(outcome, True)))
+            out[worse, coll, shp].append((age, pair_score(outcome, False)))
     return out
 
 

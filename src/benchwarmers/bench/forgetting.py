@@ -131,31 +131,6 @@ def pair_score(outcome: str, better: bool) -> float:
     return 1.0 if outcome == "better" and better else 0.0
 
 
-def pair_residuals(rows: Sequence[tuple[float, str, str, str]]) -> dict[str, list[tuple[float, float]]]:
-    """How each model fared in one shape's pairs against what it was expected
-    to, as the detector reads them (`recall_shapes`' `pairs`): `rows` are the
-    pairs of the window, newest first (age, better, worse, outcome); per model,
-    newest first, (age, 0.5 + its `pair_score` less the expected score).
-
-    The expected score is a Bradley-Terry reading of the two models' strengths,
-    each the log-odds of its mean `pair_score` here over the window: a model
-    that now meets stronger opponents (seats change) loses more pairs without
-    having changed; its residual does not move, a degraded model's does."""
-    totals: dict[str, list[float]] = {}
-    for _, better, worse, outcome in rows:
-        for alias, first in ((better, True), (worse, False)):
-            total = totals.setdefault(alias, [0.0, 0.0])
-            total[0] += pair_score(outcome, first)
-            total[1] += 1.0
-    strength = {alias: math.log((good + 0.5) / (n - good + 0.5)) for alias, (good, n) in totals.items()}
-    out: dict[str, list[tuple[float, float]]] = {}
-    for age, better, worse, outcome in rows:
-        for alias, other, first in ((better, worse, True), (worse, better, False)):
-            expected = 1.0 / (1.0 + math.exp(strength[other] - strength[alias]))
-            out.setdefault(alias, []).append((age, 0.5 + pair_score(outcome, first) - expected))
-    return out
-
-
 def pair_discount(since: Mapping[str, float], better: str, worse: str, age: float) -> float:
     """What a pair this old counts beside its age weight: `CHANGE_KEEP` for
     each of the two whose change (`Recalled.since`, by alias) came after it."""
