@@ -196,14 +196,12 @@ def _change_across(
     the same way on every shape among them counts, and two strata at least:
     one shape's chance swing in verdicts alone is the per-shape detector's to judge."""
     strata: list[tuple[K, Tally, list[float]]] = []  # (shape, older, outcomes newest first)
+    ages: list[list[float]] = []  # each stratum's ages, in the same order
     for key, (older, recent) in shapes.items():
         strata.append((key, older, [float(u) for _, u in recent]))
-        if key in pairs:
-            strata.append((key, Tally(), [score for _, score in pairs[key]]))
-    ages: list[list[float]] = []
-    for key, (_, recent) in shapes.items():
         ages.append([a for a, _ in recent])
         if key in pairs:
+            strata.append((key, Tally(), [score for _, score in pairs[key]]))
             ages.append([a for a, _ in pairs[key]])
     merged = sorted(
         ((age, index, i) for index, row in enumerate(ages) for i, age in enumerate(row)),
