@@ -83,6 +83,18 @@ def test_gemini_openapi_schema_reads_into_json_schema() -> None:
         ),
         (lambda: gemini_output("application/json", SCHEMA, SCHEMA), "send one of them"),
         (lambda: ollama_format(["json"]), 'format must be "json"'),
+        (
+            lambda: chat_response_format(
+                {"type": "json_schema", "json_schema": {"name": "n", "strict": True, "schema": {"type": "string"}}}
+            ),
+            'response_format.json_schema.schema must be an object schema ("type": "object") when strict is true',
+        ),
+        (
+            lambda: responses_text_format(
+                {"type": "json_schema", "name": "n", "strict": True, "schema": {"type": "array"}}
+            ),
+            "text.format.schema must be an object schema",
+        ),
     ],
 )
 def test_bad_values_name_the_callers_field(read, says: str) -> None:  # type: ignore[no-untyped-def]

@@ -59,6 +59,18 @@ def _strict(obj: Mapping[str, Any], where: str) -> bool:
     return bool(strict)
 
 
+def _strict_schema(schema: dict[str, Any], strict: bool, where: str) -> dict[str, Any]:
+    """OpenAI's strict mode holds an answer to an object schema (its root
+    `"type": "object"`): a strict scalar, array or `anyOf` root is refused
+    by OpenAI, so here too, before any seat is asked."""
+    if strict and schema.get("type") != "object":
+        raise UserError(
+            f"{where}.schema must be an object schema (\"type\": \"object\") when strict is true,"
+            f" not {json.dumps(schema.get('type'))}"
+        )
+    return schema
+
+
 def chat_response_format(value: object) -> OutputFormat | None:
     """OpenAI chat's `response_format`: `{"type": "text"}` (none),
     `{"type": "json_object"}`, or `{"type": "json_schema", "json_schema":
@@ -74,11 +86,12 @@ def chat_response_format(value: object) -> OutputFormat | None:
     if kind == "json_schema":
         spec = require_object(obj.get("json_schema"), "response_format.json_schema")
         where = "response_format.json_schema"
+        strict = _strict(spec, where)
         return OutputFormat(
             "json_schema",
-            _schema(spec.get("schema", {}), f"{where}.schema"),
+            _strict_schema(_schema(spec.get("schema", {}), f"{where}.schema"), strict, where),
             _name(spec, where, required=True),
-            _strict(spec, where),
+            strict,
         )
     raise UserError(f"response_format.type must be text, json_object or json_schema, not {kind!r}")
 
@@ -95,11 +108,12 @@ def responses_text_format(value: object) -> OutputFormat | None:
     if kind == "json_object":
         return JSON_OBJECT
     if kind == "json_schema":
+        strict = _strict(obj, "text.format")
         return OutputFormat(
             "json_schema",
-            _schema(obj.get("schema"), "text.format.schema"),
+            _strict_schema(_schema(obj.get("schema"), "text.format.schema"), strict, "text.format"),
             _name(obj, "text.format", required=True),
-            _strict(obj, "text.format"),
+            strict,
         )
     raise UserError(f"text.format.type must be text, json_object or json_schema, not {kind!r}")
 
