@@ -243,6 +243,11 @@ class Request:
         return ""
 
 
+# The longest deadline an ask or a collection may set, in seconds (a day): no
+# seat runs so long, so a larger one is a mistake (a unit slip), said as one.
+DEADLINE_MOST = 86_400.0
+
+
 @dataclass(frozen=True, slots=True)
 class Ask:
     """A gateway request after its format was read: which collection, how it
@@ -264,7 +269,8 @@ class Ask:
     only_aliases: tuple[str, ...] = ()
     # Answer once this many seats answered (0: the collection's setting; none: every seat).
     quorum: int = 0
-    # Answer with what is in after this many seconds (0: the collection's setting).
+    # Answer with what is in after this many seconds (0: the collection's setting;
+    # at most DEADLINE_MOST).
     deadline: float = 0.0
     # The gateway key that asks is not the ask's: the core hands it to the
     # engines beside it, from the caller's identity (`core.Panels.key`).

@@ -169,6 +169,10 @@ def test_anthropic_stream_the_merger_writes_before_it_is_done(panel_server: Any)
         ({"x-bench-deadline": "soon"}, {}, "x-bench-deadline must be a number of seconds"),
         ({}, {"bench": {"quorum": "2"}}, "bench.quorum must be a whole number"),
         ({}, {"bench": {"deadline": 0}}, "bench.deadline must be more than 0 seconds"),
+        ({"x-bench-deadline": "1e12"}, {}, "x-bench-deadline must be at most 86400 seconds"),
+        ({}, {"bench": {"deadline": 10**30}}, "bench.deadline must be at most 86400 seconds"),
+        ({"x-bench-quorum": "4"}, {}, "quorum 4 is more than the 3 seats bench/trio can seat"),
+        ({}, {"bench": {"quorum": 10**20}}, "is more than the 3 seats bench/trio can seat"),
     ],
 )
 def test_bad_values_are_a_400_in_the_callers_format(

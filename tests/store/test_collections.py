@@ -56,6 +56,8 @@ async def test_collection_round_trip(bench: Runtime) -> None:
         (["alpha"], {"merger": "ghost"}, NotFound, "'ghost'"),
         (["alpha"], {"seats": -1}, UserError, "negative"),
         (["alpha"], {"seat_timeout": 0}, UserError, "timeout"),
+        (["alpha"], {"deadline": -1}, UserError, "deadline must be 0 to 86400 seconds"),
+        (["alpha"], {"deadline": 1e12}, UserError, "deadline must be 0 to 86400 seconds"),
     ],
 )
 async def test_collection_validation(

@@ -69,7 +69,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchwarmers.errors import UserError
-from benchwarmers.types import Ask, AskMode, Message, Part, ToolCall, ToolResult
+from benchwarmers.types import DEADLINE_MOST, Ask, AskMode, Message, Part, ToolCall, ToolResult
 
 MODEL_PREFIX = "bench/"
 MODES: tuple[AskMode, ...] = ("panel", "merged", "route")
@@ -115,7 +115,8 @@ def quorum_value(value: object, where: str, *, header: bool = False) -> int:
 
 
 def deadline_value(value: object, where: str, *, header: bool = False) -> float:
-    """A per-ask deadline: seconds, more than 0 and finite (None: not given, 0)."""
+    """A per-ask deadline: seconds, more than 0 and at most a day
+    (`DEADLINE_MOST`; None: not given, 0)."""
     if value is None:
         return 0.0
     number = _header_number(value) if header and isinstance(value, str) else value
@@ -123,6 +124,8 @@ def deadline_value(value: object, where: str, *, header: bool = False) -> float:
         raise UserError(f"{where} must be a number of seconds, not {value!r}")
     if number <= 0:
         raise UserError(f"{where} must be more than 0 seconds, not {value!r}")
+    if number > DEADLINE_MOST:
+        raise UserError(f"{where} must be at most {DEADLINE_MOST:g} seconds (a day), not {value!r}")
     return float(number)
 
 

@@ -84,6 +84,7 @@ async def plan_panel(
     # where a gather would cost a task and a turn of the loop for each.
     if collection is None:
         collection = await get_collection(store, ask.collection)
+    _check_quorum(ask, collection)
     bench = await models_by_alias(store)
     request = ask.request.under_system(collection.system_prompt)
     shape = shape_of(request)
@@ -131,6 +132,30 @@ async def plan_panel(
         key=key,
         holds=holds,
     )
+
+
+def most_seats(ask: Ask, collection: CollectionView) -> int:
+    """The most seats this ask could have: the seats named (a follow-up),
+    else the collection's record seats, its explorer seats and the extras."""
+    if ask.only_aliases:
+        return len(dict.fromkeys(ask.only_aliases))
+    members = len(collection.members)
+    record = min(collection.seats, members) if collection.seats > 0 else members
+    return record + collection.explorer_seats + len(dict.fromkeys(ask.extra_aliases))
+
+
+def _check_quorum(ask: Ask, collection: CollectionView) -> None:
+    """An ask's own quorum above every seat its collection could give it
+    could never be met: the caller's mistake, a 400 before any seat is
+    asked. (One as large as the seats that sit this time, some members
+    left off, waits for every seat; the collection's own quorum, set
+    before its members changed, does too.)"""
+    most = most_seats(ask, collection)
+    if ask.quorum > most:
+        raise UserError(
+            f"quorum {ask.quorum} is more than the {most} seat{'s' if most != 1 else ''}"
+            f" bench/{collection.name} can seat"
+        )
 
 
 async def _budgeted(

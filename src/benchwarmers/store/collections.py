@@ -18,7 +18,6 @@ value `UserError`, each with a message fit to show the user as is.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -33,7 +32,7 @@ from benchwarmers.store import schema
 from benchwarmers.store.changes import Cached
 from benchwarmers.store.db import Store
 from benchwarmers.store.views import KEEP_DAYS, CollectionView, Indexed, collection_view, model_row
-from benchwarmers.types import ReplyMode
+from benchwarmers.types import DEADLINE_MOST, ReplyMode
 
 # Collections are asked as bench/<name>[:merged|:route], so no slash and no colon.
 COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -298,8 +297,11 @@ def quorum_fields(quorum: int, deadline: float, on_cut: str) -> dict[str, Any]:
     """A collection's quorum, deadline and what a cut does, checked (0: off)."""
     if isinstance(quorum, bool) or not isinstance(quorum, int) or quorum < 0:
         raise UserError(f"quorum must be a whole number of seats, 0 or more (0: every seat), not {quorum!r}")
-    if isinstance(deadline, bool) or not isinstance(deadline, int | float) or not 0 <= deadline < math.inf:
-        raise UserError(f"deadline must be 0 or more seconds (0: none), not {deadline!r}")
+    number = isinstance(deadline, int | float) and not isinstance(deadline, bool)
+    if not number or not 0 <= deadline <= DEADLINE_MOST:
+        raise UserError(
+            f"deadline must be 0 to {DEADLINE_MOST:g} seconds (0: none; at most a day), not {deadline!r}"
+        )
     if on_cut not in ON_CUT:
         raise UserError(f"on cut {on_cut!r} is not known; use {' or '.join(ON_CUT)}")
     return {"quorum": quorum, "deadline": float(deadline), "on_cut": on_cut}
