@@ -11,6 +11,7 @@ import asyncio
 import json
 from dataclasses import replace
 
+from benchwarmers.formats.panel_text import StreamText
 from benchwarmers.panel.engine import _RUNNING, PanelEngine
 from benchwarmers.panel.structured import NO_OUTPUT, as_asked, for_seating, native
 from benchwarmers.runtime import Runtime
@@ -167,3 +168,28 @@ async def test_no_valid_merge_falls_back_to_the_panel_and_says_why(
     assert "b: not valid against the output asked" in merged.error
     assert merged.output_check is not None and not merged.output_check.valid
     assert merged.note.startswith("No merger answered")
+
+
+
+async def test_a_streamed_merge_with_a_schema_is_one_valid_answer(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    """Streamed, a merger's answer that is not valid (`prose`'s, tried
+    first as it did not sit) is not shown, nor the fence around a valid
+    one (`fenced`'s): the stream's text is the valid merge alone, as the
+    whole reply's is, so a client parsing it gets one JSON value."""
+    await _bench(
+        runtime,
+        fake_provider,
+        {
+            "prose": (_merging(GOOD, "They say four."), None),
+            "fenced": (_merging(GOOD, '```json\n{"n": 4}\n```'), None),
+        },
+    )
+    await add_collection(runtime.store, "c", ["prose", "fenced"])
+    ask = replace(_ask("merged"), stream=True, only_aliases=("fenced",))
+    text = StreamText(merged=True)
+    pieces = [text.piece(event) async for event in PanelEngine(runtime).run(ask)]
+    while _RUNNING:
+        await asyncio.gather(*_RUNNING, return_exceptions=True)
+    assert json.loads("".join(pieces)) == {"n": 4}, pieces

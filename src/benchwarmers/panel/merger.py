@@ -9,7 +9,10 @@ that did not sit on this panel first (`panel/merge.py` says why), none
 whose seat just failed. A merger that fails, or whose answer is not valid
 against the output asked, hands the answer to the next candidate, as one
 whose report is not valid hands the report on. Each is a call of kind
-merge, its seat "merged" or "report" in the log.
+merge, its seat "merged" or "report" in the log. Asked for structured
+output, a streamed merge hands the answer on only once it is checked, in
+one piece and out of any fence: a stream cannot take back text, and its
+client parses what it got as one JSON value.
 """
 
 from __future__ import annotations
@@ -101,7 +104,9 @@ async def merge(
                 stream=True,
                 recorded=False,
                 call_id=call_id,
-                on_text=on_text if plan.stream else None,
+                # Structured output: held until checked (below), as a stream cannot take
+                # back an invalid answer, nor the fence around a valid one.
+                on_text=on_text if plan.stream and output is None else None,
             )
             calls.append(result)
             wrote = wrote or bool(pieces)
@@ -111,6 +116,8 @@ async def merge(
                 if not check.valid:
                     tried.append(f"{model.alias}: not valid against the output asked ({check.error})")
                     continue
+                if plan.stream:  # the checked answer, out of its fence: the stream's one JSON value
+                    hand.merge_text(MergeText(model.alias, call_id, unwrapped(content)))
                 merged = Merged(
                     result.call,
                     model.alias,
