@@ -136,6 +136,10 @@ def _header_number(text: str) -> object:
         return text
 
 
+# The keys a request body's `bench` object may hold (`with`: OpenAI chat's extra seats).
+BENCH_OPTIONS = ("quorum", "deadline", "with")
+
+
 def with_bench_options(ask: Ask, value: object) -> Ask:
     """The ask with the quorum and deadline of the body's `bench` object
     (`{"quorum": 2, "deadline": 5}`), when it has one; route mode has no seats
@@ -143,6 +147,9 @@ def with_bench_options(ask: Ask, value: object) -> Ask:
     if value is None or ask.mode == "route":
         return ask
     bench = require_object(value, "bench")
+    unknown = [key for key in bench if key not in BENCH_OPTIONS]
+    if unknown:  # a misspelt option would be a silent wait for every seat
+        raise UserError(f"bench.{unknown[0]} is not known; bench takes {', '.join(BENCH_OPTIONS)}")
     quorum = quorum_value(bench.get("quorum"), "bench.quorum")
     deadline = deadline_value(bench.get("deadline"), "bench.deadline")
     if not quorum and not deadline:
