@@ -41,6 +41,20 @@ def test_each_formats_spelling_reads_into_one_value() -> None:
     assert ollama_format("") is None
 
 
+def test_refs_that_resolve_within_the_schema_are_taken() -> None:
+    """Pydantic's `$defs`, anchors and a nested `$id` resolve; a `$ref` in
+    data (an `enum` value) is not one."""
+    item = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    for schema in (
+        {"$defs": {"Item": item}, "type": "object", "properties": {"i": {"$ref": "#/$defs/Item"}}},
+        {"$defs": {"a": {"$anchor": "foo", "type": "string"}}, "properties": {"x": {"$ref": "#foo"}}},
+        {"$defs": {"i": {"$id": "item", "$defs": {"q": {}}, "properties": {"z": {"$ref": "#/$defs/q"}}}}},
+        {"enum": [{"$ref": "#/nowhere"}]},
+        {"type": "object", "properties": {"$ref": {"type": "string"}}},
+    ):
+        assert ollama_format(schema) == OutputFormat("json_schema", schema)
+
+
 def test_gemini_openapi_schema_reads_into_json_schema() -> None:
     given = {
         "type": "OBJECT",
@@ -85,15 +99,29 @@ def test_gemini_openapi_schema_reads_into_json_schema() -> None:
         (lambda: ollama_format(["json"]), 'format must be "json"'),
         (
             lambda: chat_response_format(
-                {"type": "json_schema", "json_schema": {"name": "n", "strict": True, "schema": {"type": "string"}}}
+                {
+                    "type": "json_schema",
+                    "json_schema": {"name": "n", "strict": True, "schema": {"type": "string"}},
+                }
             ),
-            'response_format.json_schema.schema must be an object schema ("type": "object") when strict is true',
+            "response_format.json_schema.schema must be an object schema"
+            ' ("type": "object") when strict is true',
         ),
         (
             lambda: responses_text_format(
                 {"type": "json_schema", "name": "n", "strict": True, "schema": {"type": "array"}}
             ),
             "text.format.schema must be an object schema",
+        ),
+        (
+            lambda: ollama_format({"type": "object", "properties": {"a": {"$ref": "#/$defs/nope"}}}),
+            "format['properties']['a']['$ref'] '#/$defs/nope' does not resolve within the schema",
+        ),
+        (
+            lambda: anthropic_output_format(
+                {"type": "json_schema", "schema": {"$ref": "http://169.254.169.254/x"}}, "output_format"
+            ),
+            "output_format.schema['$ref'] 'http://169.254.169.254/x' does not resolve",
         ),
     ],
 )

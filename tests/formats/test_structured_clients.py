@@ -356,6 +356,16 @@ BAD: list[tuple[tuple[str, dict[str, Any]], dict[str, Any], str]] = [
         "response_format.type must be text, json_object or json_schema",
     ),
     (CHAT, {"response_format": "json"}, "response_format must be a JSON object"),
+    (
+        CHAT,
+        {"response_format": {"type": "json_schema", "json_schema": {"name": "v", "schema": {"$ref": "#/x"}}}},
+        "response_format.json_schema.schema['$ref'] '#/x' does not resolve within the schema",
+    ),
+    (
+        RESPONSES,
+        {"text": {"format": {"type": "json_schema", "name": "v", "strict": True, "schema": {"enum": [1]}}}},
+        "text.format.schema must be an object schema",
+    ),
     (CHAT, {"response_format": {"type": "json_schema"}}, "response_format.json_schema must be a JSON object"),
     (
         CHAT,

@@ -15,12 +15,16 @@ How each provider API is sent the format is `providers/structured_output.py`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from typing import Any
 
 from jsonschema import exceptions as schema_errors
 from jsonschema import validators
+from referencing import Registry, Specification
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012, specification_with
 
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import json_type, require_object
@@ -40,7 +44,42 @@ def _schema(value: object, where: str) -> dict[str, Any]:
     except schema_errors.SchemaError as exc:
         at = "".join(f"[{p!r}]" for p in exc.absolute_path)
         raise UserError(f"{where}{at} is not a valid JSON Schema: {exc.message}") from None
+    dialect = schema.get("$schema")
+    spec = specification_with(dialect if isinstance(dialect, str) else "", default=DRAFT202012)
+    _refs_resolve(schema, spec, Registry().resolver_with_root(spec.create_resource(schema)), where, "")
     return schema
+
+
+# Keywords whose values are data, not subschemas: a "$ref" inside is a value.
+_DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
+
+
+def _refs_resolve(node: object, spec: Specification[Any], resolver: Any, where: str, at: str) -> None:
+    """Every `$ref` in the schema resolves within it: one that does not
+    (a `#/$defs/...` that is not there, a URL: nothing is fetched) could
+    check no answer, so it is the caller's mistake, said now."""
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            _refs_resolve(item, spec, resolver, where, f"{at}[{i}]")
+        return
+    if not isinstance(node, dict):
+        return
+    if at and isinstance(node.get("$id"), str):  # a nested resource: its refs are relative to it
+        # An anchor-only `$id` (draft 7's "#foo") that is no resource: the same base.
+        with contextlib.suppress(Exception):
+            resolver = resolver.in_subresource(spec.create_resource(node))
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        try:
+            resolver.lookup(ref)
+        except Unresolvable:
+            raise UserError(
+                f"{where}{at}['$ref'] {ref!r} does not resolve within the schema"
+                " (only the schema's own definitions are read; nothing is fetched)"
+            ) from None
+    for key, value in node.items():
+        if key not in _DATA_KEYWORDS:
+            _refs_resolve(value, spec, resolver, where, f"{at}[{key!r}]")
 
 
 def _name(obj: Mapping[str, Any], where: str, *, required: bool) -> str:
@@ -65,7 +104,7 @@ def _strict_schema(schema: dict[str, Any], strict: bool, where: str) -> dict[str
     by OpenAI, so here too, before any seat is asked."""
     if strict and schema.get("type") != "object":
         raise UserError(
-            f"{where}.schema must be an object schema (\"type\": \"object\") when strict is true,"
+            f'{where}.schema must be an object schema ("type": "object") when strict is true,'
             f" not {json.dumps(schema.get('type'))}"
         )
     return schema
