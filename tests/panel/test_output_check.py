@@ -73,3 +73,18 @@ def test_the_draft_the_schema_names_is_used() -> None:
         False,
         "$: 3 is greater than or equal to the maximum of 3",
     )
+
+
+def test_json_nested_too_deep_is_an_invalid_answer_not_a_crash() -> None:
+    """A seat stuck writing `[[[[...` (a degenerate generation) is marked
+    invalid like any answer that is not JSON; the panel goes on."""
+    deep = "[" * 100_000 + "]" * 100_000
+    for output in (OutputFormat("json_object"), OutputFormat("json_schema", {"type": "array"})):
+        valid, error = check_output(deep, output)
+        assert not valid and error == "not JSON: nested too deeply"
+
+
+def test_a_value_too_deep_for_the_schema_check_is_invalid_not_a_crash() -> None:
+    nested = OutputFormat("json_schema", {"type": "array", "items": {"$ref": "#"}})
+    valid, error = check_output("[" * 500 + "]" * 500, nested)
+    assert not valid and error == "nested too deeply to check against the schema"

@@ -60,6 +60,7 @@ def test_a_valid_report_is_read_and_relabelled() -> None:
         json.dumps({**GOOD, "extra": 1}),
         json.dumps({**GOOD, "unique": [{"point": "p", "seat": "A", "right": "yes"}]}),
         "Here is the report: " + json.dumps(GOOD),
+        "[" * 100_000,  # a merger stuck on one character: not a report, not a crash
     ],
 )
 def test_an_invalid_report_is_none(text: str) -> None:

@@ -46,11 +46,16 @@ def check_output(text: str, output: OutputFormat) -> tuple[bool, str]:
         value = json.loads(body)
     except ValueError as exc:
         return False, _short(f"not JSON: {exc}")
+    except RecursionError:  # `[[[[...`: a model stuck on one character, read as any non-JSON
+        return False, "not JSON: nested too deeply"
     if output.kind == "json_object" or output.schema is None:
         if output.kind == "json_object" and not isinstance(value, dict):
             return False, f"a JSON object was asked for, not {type(value).__name__}"
         return True, ""
-    error = _validator(json.dumps(output.schema, sort_keys=True)).best_match_error(value)
+    try:
+        error = _validator(json.dumps(output.schema, sort_keys=True)).best_match_error(value)
+    except RecursionError:  # a value deeper than the validator can walk: no answer a reader wants
+        return False, "nested too deeply to check against the schema"
     if error is None:
         return True, ""
     return False, _short(error)
