@@ -170,7 +170,6 @@ async def test_no_valid_merge_falls_back_to_the_panel_and_says_why(
     assert merged.note.startswith("No merger answered")
 
 
-
 async def test_a_streamed_merge_with_a_schema_is_one_valid_answer(
     runtime: Runtime, fake_provider: FakeProvider
 ) -> None:
