@@ -27,6 +27,7 @@ from benchwarmers.types import (
     Ask,
     MergeDone,
     MergeText,
+    OutputCheck,
     PanelDone,
     PanelEvent,
     PanelStarted,
@@ -144,9 +145,32 @@ async def test_a_quorum_no_smaller_than_the_panel_waits_for_every_seat(
     hold.set()
     await _trio(runtime, fake_provider, hold)
     fake_provider.models["slow"].ttfb = 0.0
-    reply = await PanelEngine(runtime).answer(Ask("trio", "panel", Request((user("hi"),)), quorum=5))
+    # As large as the panel, per ask; larger, the collection's own (set before members went).
+    reply = await PanelEngine(runtime).answer(Ask("trio", "panel", Request((user("hi"),)), quorum=3))
     await _background()
     assert reply.cut is None and [s.status for s in reply.seats] == ["ok", "ok", "ok"]
+    await update_collection(runtime.store, "trio", quorum=5)
+    reply = await PanelEngine(runtime).answer(Ask("trio", "panel", Request((user("hi"),))))
+    await _background()
+    assert reply.cut is None and [s.status for s in reply.seats] == ["ok", "ok", "ok"]
+
+
+async def test_a_quorum_above_the_seats_the_collection_can_seat_is_refused(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    hold = threading.Event()
+    hold.set()
+    await _trio(runtime, fake_provider, hold)
+    with pytest.raises(UserError, match="quorum 4 is more than the 3 seats bench/trio can seat"):
+        await PanelEngine(runtime).answer(Ask("trio", "panel", Request((user("hi"),)), quorum=4))
+    assert not fake_provider.requests, "nobody was asked"
+    # A seat added beside the collection's (`with`) is one more it can seat.
+    fake_provider.add(FakeModel("extra", answer="extra answer"))
+    await add_model(runtime.store, "extra", "fake", "extra")
+    ask = Ask("trio", "panel", Request((user("hi"),)), quorum=4, extra_aliases=("extra",))
+    reply = await PanelEngine(runtime).answer(ask)
+    await _background()
+    assert reply.cut is None and len(reply.seats) == 4
 
 
 async def test_merged_merges_what_is_in_at_the_quorum_and_streams_the_merger(
@@ -237,6 +261,23 @@ async def test_wait_counts_answers_not_arrivals() -> None:
     waited = await quorum.wait(tasks, quorum.Rule(quorum=1))
     assert sorted(waited.seats) == [0, 1] and list(waited.running) == [2]
     assert waited.reason == "quorum 1 of 3 reached"
+    tasks[2].cancel()
+
+
+async def test_asked_for_json_an_invalid_answer_does_not_count() -> None:
+    """Asked for structured output, an answer that is not valid against it
+    is in (and shown) but is not one the caller can use: quorum 1 waits
+    past it for a valid one."""
+
+    async def seat(valid: bool, after: float) -> Seat:
+        await asyncio.sleep(after)
+        check = OutputCheck("json_object", valid, "" if valid else "not JSON")
+        return Seat("c", "Seat", "a", "ok", after, output_check=check)
+
+    tasks = {0: asyncio.create_task(seat(False, 0.0)), 1: asyncio.create_task(seat(True, 0.05))}
+    tasks[2] = asyncio.create_task(seat(True, 60.0))
+    waited = await quorum.wait(tasks, quorum.Rule(quorum=1))
+    assert sorted(waited.seats) == [0, 1] and list(waited.running) == [2]
     tasks[2].cancel()
 
 

@@ -7,7 +7,8 @@ its `bench` object) or its collection (`quorum`, `deadline`, `on_cut`) says
 when the reply may go without the rest:
 
 * quorum K: once K seats answered `ok` (a failed, empty or refused seat is
-  in, but is not an answer: K counts answers a reader can use); a quorum
+  in, but is not an answer: K counts answers a reader can use; asked for
+  structured output, an answer not valid against it is not one either); a quorum
   of as many seats as sit, or more, waits for every seat;
 * deadline D seconds after the seats were sent: with whatever is in,
   however many that is.
@@ -86,8 +87,14 @@ async def wait(tasks: Mapping[int, asyncio.Task[Seat]], rule: Rule) -> Waited:
             i = index_of[task]
             del running[i]
             seats[i] = task.result()
-            answered += seats[i].status == "ok"
+            answered += usable(seats[i])
     return Waited(seats, running, None)
+
+
+def usable(seat: Seat) -> bool:
+    """An answer the quorum counts: ok, and, asked for structured output,
+    valid against it (an invalid one is shown, but is no answer to use)."""
+    return seat.status == "ok" and (seat.output_check is None or seat.output_check.valid)
 
 
 def _cut(reason: str, rule: Rule) -> Cut:
