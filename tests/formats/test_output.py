@@ -41,6 +41,20 @@ def test_each_formats_spelling_reads_into_one_value() -> None:
     assert ollama_format("") is None
 
 
+def test_strict_takes_an_object_root_given_by_a_local_ref() -> None:
+    node = {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}
+    schema = {"$defs": {"Node": node}, "$ref": "#/$defs/Node"}
+    spec = {"type": "json_schema", "json_schema": {"name": "tree", "strict": True, "schema": schema}}
+    assert chat_response_format(spec) == OutputFormat("json_schema", schema, name="tree", strict=True)
+    with pytest.raises(UserError, match="must be an object schema"):
+        chat_response_format(
+            {
+                **spec,
+                "json_schema": {**spec["json_schema"], "schema": {"$defs": {"S": {}}, "$ref": "#/$defs/S"}},
+            }
+        )
+
+
 def test_refs_that_resolve_within_the_schema_are_taken() -> None:
     """Pydantic's `$defs`, anchors and a nested `$id` resolve; a `$ref` in
     data (an `enum` value) is not one."""

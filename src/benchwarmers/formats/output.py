@@ -101,7 +101,17 @@ def _strict(obj: Mapping[str, Any], where: str) -> bool:
 def _strict_schema(schema: dict[str, Any], strict: bool, where: str) -> dict[str, Any]:
     """OpenAI's strict mode holds an answer to an object schema (its root
     `"type": "object"`): a strict scalar, array or `anyOf` root is refused
-    by OpenAI, so here too, before any seat is asked."""
+    by OpenAI, so here too, before any seat is asked. A root that is a
+    local `$ref` is read where it points (`{"$ref": "#/$defs/Node"}`)."""
+    ref = schema.get("$ref")
+    if strict and "type" not in schema and isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = schema
+        for part in ref[2:].split("/"):
+            target = (
+                target.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(target, dict) else None
+            )
+        if isinstance(target, dict) and target.get("type") == "object":
+            return schema
     if strict and schema.get("type") != "object":
         raise UserError(
             f'{where}.schema must be an object schema ("type": "object") when strict is true,'
