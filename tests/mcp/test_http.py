@@ -239,7 +239,7 @@ MISTAKES: list[tuple[str, dict[str, Any], str]] = [
     ("ask", {"collection": "trio", "prompt": "hi", "quorum": 0}, "quorum must be at least 1 seat"),
     ("ask", {"collection": "trio", "prompt": "hi", "deadline": -1}, "deadline must be more than 0 seconds"),
     ("ask", {"collection": "trio", "prompt": "hi", "quorum": 99}, "quorum 99 is more than the"),
-    ("ask", {"collection": "trio", "prompt": "hi", "deadline": 1e9}, "deadline must be at most 86400 seconds"),
+    ("ask", {"collection": "trio", "prompt": "hi", "deadline": 1e9}, "deadline must be at most 86400"),
     ("verdict", {"call": "c_" + "y" * 20, "useful": True}, "no call"),
     ("verdict", {"call": " ", "useful": True}, '"call" must be a call id'),
     ("verdict", {"better": "c_" + "y" * 20}, '"worse" must be a call id'),
