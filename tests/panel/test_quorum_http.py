@@ -172,6 +172,7 @@ def test_anthropic_stream_the_merger_writes_before_it_is_done(panel_server: Any)
         ({"x-bench-deadline": "1e12"}, {}, "x-bench-deadline must be at most 86400 seconds"),
         ({}, {"bench": {"deadline": 10**30}}, "bench.deadline must be at most 86400 seconds"),
         ({"x-bench-quorum": "4"}, {}, "quorum 4 is more than the 3 seats bench/trio can seat"),
+        ({"x-bench-quorum": "9" * 23}, {}, f"quorum {'9' * 23} is more than the 3 seats"),
         ({}, {"bench": {"quorom": 2}}, "bench.quorom is not known; bench takes quorum, deadline, with"),
         ({}, {"bench": {"quorum": 10**20}}, "is more than the 3 seats bench/trio can seat"),
     ],

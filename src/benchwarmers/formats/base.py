@@ -130,8 +130,16 @@ def deadline_value(value: object, where: str, *, header: bool = False) -> float:
 
 
 def _header_number(text: str) -> object:
+    """A header's number: whole when written whole (a large quorum said as
+    sent, not rounded through a float), else a float; else the text."""
+    if not text.strip():
+        return text
     try:
-        return float(text.strip()) if text.strip() else text
+        return int(text.strip())
+    except ValueError:
+        pass
+    try:
+        return float(text.strip())
     except ValueError:
         return text
 
