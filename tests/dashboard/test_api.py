@@ -398,6 +398,10 @@ def test_judge_verdicts_are_set_on_the_collection_form(
     assert [c["judge_verdicts"] for c in dashboard.get("/ui/api/collections").json()["collections"]] == [
         False
     ]
+    # A deadline over a day is refused on its own field (the form marks the box at fault).
+    late = dashboard.post("/ui/api/collections/duo", json={"members": ["m1", "m2"], "deadline": 1e12})
+    assert late.status_code == 400 and late.json()["error"]["field"] == "deadline"
+    assert "at most 86400 seconds" in late.json()["error"]["message"]
 
 
 def test_accepting_the_price_of_a_model_that_went_paid(home: Path, dashboard: httpx.Client) -> None:

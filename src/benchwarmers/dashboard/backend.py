@@ -57,6 +57,7 @@ from benchwarmers.dashboard.fields import FieldError, field, names, number, text
 from benchwarmers.errors import StoreError, UserError
 from benchwarmers.formats.bench_json import left_off_json, merged_json, seat_json
 from benchwarmers.types import (
+    DEADLINE_MOST,
     Ask,
     AskMode,
     MergeDone,
@@ -326,6 +327,8 @@ class Backend:
             options["quorum"] = int(quorum)
         deadline = number(body, "deadline", label="the deadline", whole=False)
         if deadline is not None:
+            if deadline > DEADLINE_MOST:
+                raise FieldError("deadline", f"the deadline is at most {DEADLINE_MOST:g} seconds (a day)")
             options["deadline"] = deadline
         on_cut = text(body, "on_cut")
         if on_cut:
