@@ -43,6 +43,14 @@ def test_every_format_reads_the_bench_object(name: str) -> None:
         parse({**body, "bench": {"quorum": 0}})
 
 
+@pytest.mark.parametrize("name", list(BODIES))
+def test_every_format_seats_the_bench_objects_extras(name: str) -> None:
+    parse, body = BODIES[name]
+    assert parse({**body, "bench": {"with": ["extra"]}}).extra_aliases == ("extra",)
+    with pytest.raises(UserError, match=r"bench\.with"):
+        parse({**body, "bench": {"with": "extra"}})
+
+
 def test_the_headers_win_over_the_body() -> None:
     parse, body = BODIES["openai_chat"]
     ask = with_header_options(parse({**body, **BENCH}), {"x-bench-quorum": "3"})

@@ -144,7 +144,7 @@ def _header_number(text: str) -> object:
         return text
 
 
-# The keys a request body's `bench` object may hold (`with`: OpenAI chat's extra seats).
+# The keys a request body's `bench` object may hold (`with`: extra seats, by alias).
 BENCH_OPTIONS = ("quorum", "deadline", "with")
 
 
@@ -160,9 +160,26 @@ def with_bench_options(ask: Ask, value: object) -> Ask:
         raise UserError(f"bench.{unknown[0]} is not known; bench takes {', '.join(BENCH_OPTIONS)}")
     quorum = quorum_value(bench.get("quorum"), "bench.quorum")
     deadline = deadline_value(bench.get("deadline"), "bench.deadline")
-    if not quorum and not deadline:
+    extras = bench_with(bench)
+    if not quorum and not deadline and not extras:
         return ask
-    return dataclasses.replace(ask, quorum=quorum or ask.quorum, deadline=deadline or ask.deadline)
+    return dataclasses.replace(
+        ask,
+        quorum=quorum or ask.quorum,
+        deadline=deadline or ask.deadline,
+        extra_aliases=ask.extra_aliases or extras,
+    )
+
+
+def bench_with(bench: Mapping[str, Any]) -> tuple[str, ...]:
+    """The `bench` object's `with`: aliases seated beside the collection's."""
+    aliases = bench.get("with") or []
+    if not isinstance(aliases, list):
+        raise UserError(f"bench.with must be a list of model aliases, not {json_type(aliases)}")
+    for i, alias in enumerate(aliases):
+        if not isinstance(alias, str) or not alias:
+            raise UserError(f"bench.with[{i}] must be a model alias, not {json_type(alias)}")
+    return tuple(aliases)
 
 
 def with_header_options(ask: Ask, headers: Mapping[str, str]) -> Ask:
