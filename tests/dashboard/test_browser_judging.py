@@ -341,7 +341,11 @@ def test_blind_mode_hides_the_names_until_judged_then_reveals_them(
 
         # Recent asks is blind too: a new ask (from a client) hides its names, the judged one shows them.
         chat = {"model": "bench/trio", "messages": [{"role": "user", "content": "The capital again?"}]}
-        assert httpx.post(b.base + "/v1/chat/completions", json=chat, timeout=60).status_code == 200
+        again = httpx.post(b.base + "/v1/chat/completions", json=chat, timeout=60)
+        assert again.status_code == 200
+        # One of its three answers judged (as on the Ask page, that names nobody yet).
+        first = again.json()["bench"]["seats"][0]["call"]
+        assert b.client.post("/ui/api/verdict", json={"call": first, "useful": True}).status_code == 200
         page.locator("header nav").get_by_role("link", name="Collections", exact=True).click()
         asks = page.locator("#asks article.ask")
         asks.nth(1).wait_for()

@@ -186,6 +186,10 @@
       this.judgeable()[index]?.card.focus();
     }
 
+    revealIfJudged() {
+      if (this.pairs.size || this.judgeable().every((s) => s.verdict)) this.reveal();
+    }
+
     reveal() {
       if (this.names.revealed) return;
       this.names.revealed = true;
@@ -200,8 +204,7 @@
 
     // A blind panel is revealed once judged: a pair, the best, or every answer on its own.
     judged(data) {
-      const seats = this.judgeable();
-      if (this.pairs.size || seats.every((s) => s.verdict)) this.reveal();
+      this.revealIfJudged();
       this.onJudged(this);
       document.dispatchEvent(new CustomEvent('bw:judged', { detail: data || {} }));
     }
