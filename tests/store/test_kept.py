@@ -13,7 +13,9 @@ from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import kept
 from benchwarmers.store.collections import add_collection, remove_collection, update_collection
+from benchwarmers.store.db import Store
 from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.migrate import migrate
 from benchwarmers.store.models import add_model
 from benchwarmers.store.schema import KeptText
 from benchwarmers.types import Request, assistant, user
@@ -96,3 +98,21 @@ async def test_a_new_retention_moves_what_is_kept_already(runtime: Runtime) -> N
     await update_collection(runtime.store, "trio", keep_days=10)
     assert await kept.sweep(runtime.store, datetime.now(UTC) + timedelta(days=5)) == 0
     assert list(await kept.kept_asks(runtime.store, ["a_later"])) == ["a_later"]
+
+
+async def test_a_new_retention_on_postgresql(postgres_url: str) -> None:
+    """The same re-dating on PostgreSQL (one statement run for each row)."""
+    store = Store(postgres_url)
+    try:
+        await migrate(store)
+        await add_endpoint(store, "fake", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+        await add_model(store, "one", "fake", "one")
+        await add_collection(store, "trio", ["one"], keep_text=True, keep_days=30)
+        await kept.keep(
+            store, collection="trio", keep_days=30, ask_id="a_1", request=QUESTION, answers=[("c_1", "one")]
+        )
+        await update_collection(store, "trio", keep_days=3)
+        assert await kept.sweep(store, datetime.now(UTC) + timedelta(days=2)) == 0
+        assert await kept.sweep(store, datetime.now(UTC) + timedelta(days=3, minutes=1)) == 2
+    finally:
+        await store.close()
