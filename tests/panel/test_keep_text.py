@@ -98,9 +98,10 @@ def test_a_panel_stopped_from_the_page_keeps_the_answers_that_were_in(panel_serv
     kept all the same, to be read and judged later in the recent asks."""
     models = [
         FakeModel("one", answer="one answers"),
+        FakeModel("two", answer="two answers"),
         FakeModel("slow", answer=" ".join(f"word{n}" for n in range(200)), tokens_per_second=10),
     ]
-    collections = {"kept": {"members": ["one", "slow"], "keep_text": True, "keep_days": 3}}
+    collections = {"kept": {"members": ["one", "two", "slow"], "keep_text": True, "keep_days": 3}}
     with panel_server(models, collections) as server, httpx.Client(base_url=server.url, timeout=60) as ui:
         ui.get("/endpoints")
         ui.headers["x-csrf-token"] = ui.cookies[auth.CSRF_COOKIE]
@@ -110,10 +111,11 @@ def test_a_panel_stopped_from_the_page_keeps_the_answers_that_were_in(panel_serv
             for line in reply.iter_lines():
                 if line.strip():
                     events.append(json.loads(line))
-                if any(e["event"] == "seat" for e in events) and any(
+                done = {e["seat"]["alias"] for e in events if e["event"] == "seat"}
+                if done == {"one", "two"} and any(
                     e["event"] == "seat_text" and e["alias"] == "slow" for e in events
                 ):
-                    break  # the page's Stop
+                    break  # the page's Stop, with two seats in (one awaited in the panel's own task)
         calls = {s["alias"]: s["call"] for s in events[0]["seats"]}
 
         def kept() -> list[dict[str, Any]]:
@@ -123,7 +125,7 @@ def test_a_panel_stopped_from_the_page_keeps_the_answers_that_were_in(panel_serv
         (shown,) = wait_for(kept)
         assert shown["question"]["messages"] == [{"role": "user", "content": "stopped-marker-4410?"}]
         seats = {s["alias"]: s for s in shown["seats"]}
-        assert seats["one"]["content"] == "one answers"
+        assert (seats["one"]["content"], seats["two"]["content"]) == ("one answers", "two answers")
         assert seats["slow"]["status"] == "cancelled" and not seats["slow"]["content"]
         judged = ui.post("/ui/api/verdict", json={"call": calls["one"], "useful": True, "note": "later"})
         assert judged.status_code == 200

@@ -35,6 +35,7 @@ free pages are given back (`benchwarmers.trim`).
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import TYPE_CHECKING
@@ -65,6 +66,8 @@ from benchwarmers.types import (
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
+
+log = logging.getLogger(__name__)
 
 # Panels whose client left are still running here: a task nobody references
 # can be garbage-collected mid-flight.
@@ -260,8 +263,9 @@ class PanelEngine:
             for task in others.values():
                 task.cancel(*stopped.args)
             ended = await asyncio.gather(*others.values(), return_exceptions=True)
-            done = [*answered.values(), *(seat for seat in ended if isinstance(seat, Seat))]
-            await self._keep_stopped(plan, stopped, done)
+            done = {seat.call: seat for seat in answered.values()}  # a seat awaited already is in both
+            done.update((seat.call, seat) for seat in ended if isinstance(seat, Seat))
+            await self._keep_stopped(plan, stopped, list(done.values()))
             raise
         seats = tuple(answered[i] for i in range(len(seating.seats)))  # in seat order
         merged: Merged | None = None
@@ -303,7 +307,12 @@ class PanelEngine:
         collection that keeps text, the question and the answers that were
         in are kept, theirs to read and judge later as any ask's."""
         if stopped.args == (STOPPED,) and plan.collection.keep_text:
-            await self._keep_text(plan, seats, None)
+            try:
+                await self._keep_text(plan, seats, None)
+            except Exception:  # the stop goes on: text not kept is logged, never a failed panel
+                log.exception(
+                    "bench/%s ask %s: the stopped ask's text was not kept", plan.collection.name, plan.ask_id
+                )
 
     async def _keep_text(self, plan: Plan, seats: Sequence[Seat], merged: Merged | None) -> None:
         """The question and the answers, for a collection that keeps them
