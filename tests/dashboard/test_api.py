@@ -398,6 +398,15 @@ def test_judge_verdicts_are_set_on_the_collection_form(
     assert [c["judge_verdicts"] for c in dashboard.get("/ui/api/collections").json()["collections"]] == [
         False
     ]
+    # A switch is true or false: "false" (a string) is refused, not read as on; left out, it stays.
+    for key in ("judge_verdicts", "blind", "keep_text"):
+        for wrong in ("false", 1, None):
+            refused = dashboard.post("/ui/api/collections/duo", json={"members": ["m1", "m2"], key: wrong})
+            assert refused.status_code == 400 and refused.json()["error"]["field"] == key, (key, wrong)
+    on = {"members": ["m1", "m2"], "blind": True, "judge_verdicts": True}
+    assert dashboard.post("/ui/api/collections/duo", json=on).status_code == 200
+    kept = dashboard.post("/ui/api/collections/duo", json={"members": ["m1", "m2"], "purpose": "checks"})
+    assert (kept.json()["collection"]["blind"], kept.json()["collection"]["judge_verdicts"]) == (True, True)
 
 
 def test_accepting_the_price_of_a_model_that_went_paid(home: Path, dashboard: httpx.Client) -> None:

@@ -285,9 +285,17 @@ class Backend:
             "merger": text(body, "merger"),
             "purpose": text(body, "purpose"),
             "system_prompt": text(body, "system_prompt"),
-            "blind": bool(body.get("blind")),
-            "judge_verdicts": bool(body.get("judge_verdicts")),
         }
+        # On or off, as the form's boxes send them; left out, as they were (off for a new one).
+        for key, label in (
+            ("blind", "blind"),
+            ("judge_verdicts", "judge verdicts"),
+            ("keep_text", "keep text"),
+        ):
+            if key in body:
+                if not isinstance(body[key], bool):
+                    raise FieldError(key, f"{label} is on or off (true or false)")
+                options[key] = body[key]
         for key, label in (("seats", "seats"), ("explorer_seats", "explorer seats")):
             value = number(body, key, label=label)
             if value is not None:
@@ -302,10 +310,6 @@ class Backend:
             if promotion not in PROMOTIONS:
                 raise FieldError("promotion", f"promotion is one of {', '.join(PROMOTIONS)}")
             options["promotion"] = promotion
-        if "keep_text" in body:
-            if not isinstance(body["keep_text"], bool):
-                raise FieldError("keep_text", "keep text is on or off (true or false)")
-            options["keep_text"] = body["keep_text"]
         keep_days = number(body, "keep_days", label="the days text is kept")
         if keep_days is not None:
             if keep_days < 1:
