@@ -405,6 +405,8 @@ def test_judge_verdicts_are_set_on_the_collection_form(
             assert refused.status_code == 400 and refused.json()["error"]["field"] == key, (key, wrong)
     on = {"members": ["m1", "m2"], "blind": True, "judge_verdicts": True}
     assert dashboard.post("/ui/api/collections/duo", json=on).status_code == 200
+    wrong = dashboard.post("/ui/api/ask", json={"collection": "duo", "prompt": "x", "merged": "false"})
+    assert wrong.status_code == 400 and wrong.json()["error"]["field"] == "merged"
     kept = dashboard.post("/ui/api/collections/duo", json={"members": ["m1", "m2"], "purpose": "checks"})
     assert (kept.json()["collection"]["blind"], kept.json()["collection"]["judge_verdicts"]) == (True, True)
 

@@ -53,7 +53,7 @@ from benchwarmers.core import (
     quotas_json,
     set_endpoint_key,
 )
-from benchwarmers.dashboard.fields import FieldError, field, names, number, text
+from benchwarmers.dashboard.fields import FieldError, field, names, number, switch, text
 from benchwarmers.errors import StoreError, UserError
 from benchwarmers.formats.bench_json import left_off_json, merged_json, seat_json
 from benchwarmers.types import (
@@ -292,10 +292,8 @@ class Backend:
             ("judge_verdicts", "judge verdicts"),
             ("keep_text", "keep text"),
         ):
-            if key in body:
-                if not isinstance(body[key], bool):
-                    raise FieldError(key, f"{label} is on or off (true or false)")
-                options[key] = body[key]
+            if (on := switch(body, key, label=label)) is not None:
+                options[key] = on
         for key, label in (("seats", "seats"), ("explorer_seats", "explorer seats")):
             value = number(body, key, label=label)
             if value is not None:
@@ -372,7 +370,7 @@ class Backend:
         (the page's stop button): its seats still answering are cancelled."""
         collection = text(body, "collection", required=True, label="the collection")
         messages = conversation(body)
-        merged = bool(body.get("merged"))
+        merged = bool(switch(body, "merged", label="merged"))
         only = tuple(names(body, "seats"))
         with field("collection"):
             found = await self.panels.collection(collection.removeprefix("bench/"))
