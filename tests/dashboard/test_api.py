@@ -75,6 +75,12 @@ def test_testing_an_endpoint_lists_its_models_or_says_why_not(
     listed = dashboard.get("/ui/api/endpoints/fake/models").json()
     assert listed == {"endpoint": "fake", "ok": True, "error": "", "models": [{"served": "m1", "alias": ""}]}
     assert "sk-right" not in dashboard.get("/endpoints").text
+    # On or off is true or false: "false" is refused, never read as yes (remove its models, need no key).
+    wrong = dashboard.post("/ui/api/endpoints/fake/remove", json={"with_models": "false"})
+    assert wrong.status_code == 400 and wrong.json()["error"]["field"] == "with_models"
+    keyless = {"name": "other", "api": "openai", "base_url": fake_provider.openai_base, "keyless": "false"}
+    refused = dashboard.post("/ui/api/endpoints", json=keyless)
+    assert refused.status_code == 400 and refused.json()["error"]["field"] == "keyless"
     assert dashboard.post("/ui/api/endpoints/fake/remove").json() == {"ok": True}
     assert dashboard.get("/ui/api/endpoints").json()["endpoints"] == []
     assert dashboard.get("/ui/api/endpoints/fake/models").status_code == 404

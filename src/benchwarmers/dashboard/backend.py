@@ -110,7 +110,7 @@ class Backend:
         api = text(body, "api") or "openai"
         base_url = text(body, "base_url", required=True, label="the base URL")
         key = text(body, "key")
-        keyless = bool(body.get("keyless")) or not needs_key_by_default(api)
+        keyless = bool(switch(body, "keyless", label="needs no key")) or not needs_key_by_default(api)
         with field("name"):
             self.admin.check_allowed()
             check_endpoint(name, "http://x", "openai")
@@ -142,7 +142,8 @@ class Backend:
 
     async def remove_endpoint(self, name: str, body: dict[str, Any]) -> None:
         """With `with_models` (the page said which first), its models go too."""
-        await self.admin.remove_endpoint(name, with_models=bool(body.get("with_models")))
+        with_models = bool(switch(body, "with_models", label="with its models"))  # "false" is no yes
+        await self.admin.remove_endpoint(name, with_models=with_models)
 
     async def remove_model(self, alias: str) -> None:
         """Off the bench and out of its collections (the page said which
