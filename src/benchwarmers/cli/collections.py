@@ -267,7 +267,7 @@ def _show(collection: CollectionView) -> None:
         ("seat timeout", f"{collection.seat_timeout:g} s"),
         ("quorum", _quorum_label(collection)),
         ("shadow seats", str(collection.shadow_seats)),
-        ("keep text", f"{collection.keep_days} days" if collection.keep_text else "no"),
+        ("keep text", _days(collection.keep_days) if collection.keep_text else "no"),
         ("blind", "yes" if collection.blind else "no"),
         ("judge verdicts", "on" if collection.judge_verdicts else "off"),
         ("output fallback", collection.output_fallback),
@@ -277,6 +277,10 @@ def _show(collection: CollectionView) -> None:
     for label, value in rows:
         table.add_row(label, escape(value))
     console.print(table)
+
+
+def _days(days: int) -> str:
+    return "1 day" if days == 1 else f"{days} days"
 
 
 def _seats_label(collection: CollectionView) -> str:

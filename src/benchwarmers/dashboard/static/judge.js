@@ -283,7 +283,7 @@
   function emptyAnswer(turn, seat) {
     if (seat.status === 'writing') return 'waiting for the first words…';
     if (seat.status === 'cancelled') return 'stopped before it answered';
-    if (!turn.textKept && seat.status === 'ok') return 'answer not kept (the collection does not keep text)';
+    if (!turn.textKept && seat.status === 'ok') return 'answer not kept (its collection did not keep text then, or its days are over)';
     return 'no answer';
   }
 
