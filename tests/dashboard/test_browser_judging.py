@@ -505,6 +505,29 @@ def test_the_markdown_renderer_draws_what_it_knows_and_nothing_else(browser: Any
     assert list(zip([t for t, _ in MARKDOWN_CASES], drawn, strict=True)) == MARKDOWN_CASES
 
 
+def test_unmatched_brackets_and_markers_render_in_linear_time(browser: Any, home: Path) -> None:
+    """An answer full of `[` or `_` with nothing to close them is drawn in one
+    pass, not one scan of the rest per opener (100,000 brackets took some 13 s
+    a frame, redrawn every frame while the seat streams). The bound is many
+    times what the pass takes, and far below what the scans did."""
+    with live_server(home) as server:
+        page = browser.new_page()
+        page.goto(server.url + "/ask")
+        page.locator("body[data-ready]").wait_for(state="attached")
+        took = page.evaluate(
+            """() => ['['.repeat(100000), '_a '.repeat(30000), '*a '.repeat(30000), '~~a '.repeat(25000)]
+              .map((t) => {
+                const started = performance.now();
+                const box = document.createElement('div');
+                box.append(bw.markdown(t));
+                return [performance.now() - started, box.textContent === t.trim()];
+            })"""
+        )
+        page.close()
+    assert all(ms < 3000 for ms, _ in took), took
+    assert all(same for _, same in took), took
+
+
 def test_an_unclosed_fence_is_code_so_far_as_a_stream_leaves_it(browser: Any, home: Path) -> None:
     with live_server(home) as server:
         page = browser.new_page()
