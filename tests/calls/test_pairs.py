@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import func, insert, select
 
 from benchwarmers.calls.call_ids import new_call_id
-from benchwarmers.calls.pairs import PairJudgement, pair_outcomes, record_pairs
+from benchwarmers.calls.pairs import PairJudgement, check_pair_body, pair_outcomes, record_pairs
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import Store
@@ -88,3 +88,18 @@ async def test_two_replicas_on_postgresql_judge_one_pair_into_one_row(postgres_u
     finally:
         await first.close()
         await second.close()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"better": "c_a", "worse": "c_b", "useful": True},
+        {"best": "c_a", "call": "c_a"},
+        {"tie": ["c_a", "c_b"], "call": "c_a", "useful": False},
+    ],
+)
+def test_a_pair_body_that_also_names_a_seats_verdict_is_refused(body: dict[str, object]) -> None:
+    """Which was meant, the seat's verdict or the pair? Refused (nothing is
+    stored), as the CLI and the MCP tool refuse both at once, not half-read."""
+    with pytest.raises(UserError, match="not both"):
+        check_pair_body(body)

@@ -9,10 +9,12 @@ import asyncio
 import random
 from datetime import UTC, datetime
 
-from sqlalchemy import func, insert, select
+import pytest
+from sqlalchemy import func, insert, select, update
 
 from benchwarmers.calls.call_ids import new_call_id
 from benchwarmers.calls.verdicts import record_verdict
+from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import Store
 from benchwarmers.store.migrate import migrate
@@ -97,6 +99,22 @@ async def test_any_sequence_of_verdicts_leaves_the_counts_equal_to_the_verdicts(
     for _ in range(120):
         await record_verdict(store, draw.choice(ids), draw.random() < 0.5, draw.choice(("", "", "note")))
     assert await tallies(store) == await counted(store)
+
+
+@pytest.mark.parametrize("status", ["cancelled", "cut"])
+async def test_a_seat_stopped_before_it_finished_takes_no_verdict(runtime: Runtime, status: str) -> None:
+    """Stopped from the page (`cancelled`) or cut at a quorum (`cut`): no whole
+    answer was given, so it owes no verdict and a "not useful" on it is
+    refused (400), with nothing stored or counted."""
+    store = runtime.store
+    stopped, answered = (await add_calls(store, 3, ("a",), ("short",)))[::2]
+    async with store.write() as session:
+        await session.execute(update(Call).where(Call.id == stopped).values(status=status))
+    with pytest.raises(UserError, match="stopped before it finished"):
+        await record_verdict(store, stopped, False, "too slow")
+    await record_verdict(store, answered, True)
+    assert await tallies(store) == {("a", "seat", "trio", "short", True): 1}
+    assert await counted(store) == await tallies(store)
 
 
 async def test_verdicts_written_at_once_are_each_counted(runtime: Runtime) -> None:

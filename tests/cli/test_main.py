@@ -127,6 +127,13 @@ def test_models_and_collections(hub: None) -> None:
     assert re.search(r"judge verdicts\s+off", ok("collection", "show", "duo"))
     assert re.search(r"judge verdicts\s+on", ok("collection", "set", "duo", "--judge-verdicts"))
     assert re.search(r"judge verdicts\s+off", ok("collection", "set", "duo", "--no-judge-verdicts"))
+    assert re.search(
+        r"keep text\s+1 day\b", ok("collection", "set", "duo", "--keep-text", "--keep-days", "1")
+    )
+    assert re.search(r"blind\s+no", ok("collection", "show", "duo"))
+    assert re.search(r"blind\s+yes", ok("collection", "set", "duo", "--blind"))
+    assert re.search(r"blind\s+no", ok("collection", "set", "duo", "--no-blind"))
+    assert re.search(r"blind\s+yes", ok("collection", "add", "hidden", "--member", "beta", "--blind"))
 
 
 def test_structured_output_settings(hub: None) -> None:

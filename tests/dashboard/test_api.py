@@ -75,6 +75,12 @@ def test_testing_an_endpoint_lists_its_models_or_says_why_not(
     listed = dashboard.get("/ui/api/endpoints/fake/models").json()
     assert listed == {"endpoint": "fake", "ok": True, "error": "", "models": [{"served": "m1", "alias": ""}]}
     assert "sk-right" not in dashboard.get("/endpoints").text
+    # On or off is true or false: "false" is refused, never read as yes (remove its models, need no key).
+    wrong = dashboard.post("/ui/api/endpoints/fake/remove", json={"with_models": "false"})
+    assert wrong.status_code == 400 and wrong.json()["error"]["field"] == "with_models"
+    keyless = {"name": "other", "api": "openai", "base_url": fake_provider.openai_base, "keyless": "false"}
+    refused = dashboard.post("/ui/api/endpoints", json=keyless)
+    assert refused.status_code == 400 and refused.json()["error"]["field"] == "keyless"
     assert dashboard.post("/ui/api/endpoints/fake/remove").json() == {"ok": True}
     assert dashboard.get("/ui/api/endpoints").json()["endpoints"] == []
     assert dashboard.get("/ui/api/endpoints/fake/models").status_code == 404
@@ -402,6 +408,17 @@ def test_judge_verdicts_are_set_on_the_collection_form(
     late = dashboard.post("/ui/api/collections/duo", json={"members": ["m1", "m2"], "deadline": 1e12})
     assert late.status_code == 400 and late.json()["error"]["field"] == "deadline"
     assert "at most 86400 seconds" in late.json()["error"]["message"]
+    # A switch is true or false: "false" (a string) is refused, not read as on; left out, it stays.
+    for key in ("judge_verdicts", "blind", "keep_text"):
+        for wrong in ("false", 1, None):
+            refused = dashboard.post("/ui/api/collections/duo", json={"members": ["m1", "m2"], key: wrong})
+            assert refused.status_code == 400 and refused.json()["error"]["field"] == key, (key, wrong)
+    on = {"members": ["m1", "m2"], "blind": True, "judge_verdicts": True}
+    assert dashboard.post("/ui/api/collections/duo", json=on).status_code == 200
+    wrong = dashboard.post("/ui/api/ask", json={"collection": "duo", "prompt": "x", "merged": "false"})
+    assert wrong.status_code == 400 and wrong.json()["error"]["field"] == "merged"
+    kept = dashboard.post("/ui/api/collections/duo", json={"members": ["m1", "m2"], "purpose": "checks"})
+    assert (kept.json()["collection"]["blind"], kept.json()["collection"]["judge_verdicts"]) == (True, True)
 
 
 def test_accepting_the_price_of_a_model_that_went_paid(home: Path, dashboard: httpx.Client) -> None:

@@ -341,7 +341,11 @@ def test_blind_mode_hides_the_names_until_judged_then_reveals_them(
 
         # Recent asks is blind too: a new ask (from a client) hides its names, the judged one shows them.
         chat = {"model": "bench/trio", "messages": [{"role": "user", "content": "The capital again?"}]}
-        assert httpx.post(b.base + "/v1/chat/completions", json=chat, timeout=60).status_code == 200
+        again = httpx.post(b.base + "/v1/chat/completions", json=chat, timeout=60)
+        assert again.status_code == 200
+        # One of its three answers judged (as on the Ask page, that names nobody yet).
+        first = again.json()["bench"]["seats"][0]["call"]
+        assert b.client.post("/ui/api/verdict", json={"call": first, "useful": True}).status_code == 200
         page.locator("header nav").get_by_role("link", name="Collections", exact=True).click()
         asks = page.locator("#asks article.ask")
         asks.nth(1).wait_for()
@@ -499,6 +503,29 @@ def test_the_markdown_renderer_draws_what_it_knows_and_nothing_else(browser: Any
         )
         page.close()
     assert list(zip([t for t, _ in MARKDOWN_CASES], drawn, strict=True)) == MARKDOWN_CASES
+
+
+def test_unmatched_brackets_and_markers_render_in_linear_time(browser: Any, home: Path) -> None:
+    """An answer full of `[` or `_` with nothing to close them is drawn in one
+    pass, not one scan of the rest per opener (100,000 brackets took some 13 s
+    a frame, redrawn every frame while the seat streams). The bound is many
+    times what the pass takes, and far below what the scans did."""
+    with live_server(home) as server:
+        page = browser.new_page()
+        page.goto(server.url + "/ask")
+        page.locator("body[data-ready]").wait_for(state="attached")
+        took = page.evaluate(
+            """() => ['['.repeat(100000), '_a '.repeat(30000), '*a '.repeat(30000), '~~a '.repeat(25000)]
+              .map((t) => {
+                const started = performance.now();
+                const box = document.createElement('div');
+                box.append(bw.markdown(t));
+                return [performance.now() - started, box.textContent === t.trim()];
+            })"""
+        )
+        page.close()
+    assert all(ms < 3000 for ms, _ in took), took
+    assert all(same for _, same in took), took
 
 
 def test_an_unclosed_fence_is_code_so_far_as_a_stream_leaves_it(browser: Any, home: Path) -> None:

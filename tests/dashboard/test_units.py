@@ -9,7 +9,7 @@ import hashlib
 import pytest
 
 from benchwarmers.dashboard import auth, chart, signin
-from benchwarmers.dashboard.fields import FieldError, field, names, number, text
+from benchwarmers.dashboard.fields import FieldError, field, names, number, switch, text
 from benchwarmers.errors import NotFound, UserError
 
 pytestmark = pytest.mark.unit
@@ -105,3 +105,13 @@ def test_the_chart_draws_usd_too_under_a_round_dollar_scale() -> None:
     assert a.height == pytest.approx((drawn.baseline - chart.TOP) * 0.6, abs=0.3)  # $0.03 of $0.05
     tokens = chart.usage_chart(spent, "tokens")
     assert len(tokens.bars) == 3 and [label for _, label in tokens.ticks][-1] == "1k"
+
+
+def test_a_switch_is_true_or_false_or_left_out() -> None:
+    assert switch({"merged": True}, "merged") is True
+    assert switch({"merged": False}, "merged") is False
+    assert switch({}, "merged") is None
+    for wrong in ("false", "yes", 1, 0, None, []):
+        with pytest.raises(FieldError) as refused:
+            switch({"merged": wrong}, "merged")
+        assert refused.value.field == "merged" and "true or false" in str(refused.value)

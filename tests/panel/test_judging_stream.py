@@ -89,6 +89,8 @@ def test_text_streams_per_seat_and_stop_cancels_the_slow_seat(
             f"{server.url}/bench/verdict", json={"better": calls["fast"], "worse": calls["slow"]}
         )
         assert refused.status_code == 400 and "cancelled" in refused.json()["error"]["message"]
+        alone = httpx.post(f"{server.url}/bench/verdict", json={"call": calls["slow"], "useful": False})
+        assert alone.status_code == 400 and "cancelled" in alone.json()["error"]["message"]
 
 
 def test_a_follow_up_reaches_exactly_the_seats_named_with_the_history(

@@ -4,6 +4,7 @@ that does not keeps no text of an ask anywhere in the data folder."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -89,3 +90,42 @@ def test_the_cli_turns_keep_text_on_and_off(panel_server: Any, monkeypatch: Any)
     assert "9 days" in on.output
     off = CliRunner().invoke(app, ["collection", "set", "plain", "--no-keep-text"])
     assert off.exit_code == 0 and "keep text" in off.output and "9 days" not in off.output
+
+
+def test_a_panel_stopped_from_the_page_keeps_the_answers_that_were_in(panel_server: Any) -> None:
+    """Stop (the dashboard's stream closed) cancels the slow seat; in a
+    collection that keeps text, the question and the answers already in are
+    kept all the same, to be read and judged later in the recent asks."""
+    models = [
+        FakeModel("one", answer="one answers"),
+        FakeModel("two", answer="two answers"),
+        FakeModel("slow", answer=" ".join(f"word{n}" for n in range(200)), tokens_per_second=10),
+    ]
+    collections = {"kept": {"members": ["one", "two", "slow"], "keep_text": True, "keep_days": 3}}
+    with panel_server(models, collections) as server, httpx.Client(base_url=server.url, timeout=60) as ui:
+        ui.get("/endpoints")
+        ui.headers["x-csrf-token"] = ui.cookies[auth.CSRF_COOKIE]
+        events: list[dict[str, Any]] = []
+        body = {"collection": "kept", "prompt": "stopped-marker-4410?"}
+        with ui.stream("POST", "/ui/api/ask", json=body) as reply:
+            for line in reply.iter_lines():
+                if line.strip():
+                    events.append(json.loads(line))
+                done = {e["seat"]["alias"] for e in events if e["event"] == "seat"}
+                if done == {"one", "two"} and any(
+                    e["event"] == "seat_text" and e["alias"] == "slow" for e in events
+                ):
+                    break  # the page's Stop, with two seats in (one awaited in the panel's own task)
+        calls = {s["alias"]: s["call"] for s in events[0]["seats"]}
+
+        def kept() -> list[dict[str, Any]]:
+            asks = ui.get("/ui/api/asks", params={"collection": "kept"}).json()["asks"]
+            return [a for a in asks if a["ask"] == events[0]["ask"] and "question" in a]
+
+        (shown,) = wait_for(kept)
+        assert shown["question"]["messages"] == [{"role": "user", "content": "stopped-marker-4410?"}]
+        seats = {s["alias"]: s for s in shown["seats"]}
+        assert (seats["one"]["content"], seats["two"]["content"]) == ("one answers", "two answers")
+        assert seats["slow"]["status"] == "cancelled" and not seats["slow"]["content"]
+        judged = ui.post("/ui/api/verdict", json={"call": calls["one"], "useful": True, "note": "later"})
+        assert judged.status_code == 200

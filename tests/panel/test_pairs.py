@@ -117,6 +117,11 @@ def test_bad_pairs_are_a_clear_4xx_and_store_nothing(panel_server: Any) -> None:
             "a tie of one": ({"tie": [first["one"]]}, 400, "two call ids"),
             "no worse": ({"better": first["one"]}, 400, '"worse"'),
             "a number": ({"best": 7}, 400, '"best"'),
+            "a seat's verdict too": (
+                {"better": first["one"], "worse": first["two"], "useful": True},
+                400,
+                "not both",
+            ),
         }
         for case, (body, status, says) in refused.items():
             response = httpx.post(f"{base}/bench/verdict", json=body)

@@ -13,7 +13,9 @@ from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import kept
 from benchwarmers.store.collections import add_collection, remove_collection, update_collection
+from benchwarmers.store.db import Store
 from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.migrate import migrate
 from benchwarmers.store.models import add_model
 from benchwarmers.store.schema import KeptText
 from benchwarmers.types import Request, assistant, user
@@ -71,3 +73,46 @@ async def test_off_or_removed_takes_the_text_with_it(runtime: Runtime) -> None:
     assert await rows(runtime) == 0
     with pytest.raises(UserError, match="keep days must be 1 to 3650"):
         await update_collection(runtime.store, "trio", keep_days=0)
+
+
+async def test_a_new_retention_moves_what_is_kept_already(runtime: Runtime) -> None:
+    """Kept for the days the collection says now, counted from the ask:
+    shortened, text past the new retention goes at once and the rest expires
+    sooner; lengthened, it is kept longer."""
+    await add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+    await add_model(runtime.store, "one", "fake", "one")
+    await add_collection(runtime.store, "trio", ["one"], keep_text=True, keep_days=30)
+    await keep_one(runtime, "a_old", days=30)
+    async with runtime.store.write() as session:  # asked three days ago
+        for row in await session.scalars(select(KeptText).where(KeptText.ask_id == "a_old")):
+            row.expires_at = row.expires_at - timedelta(days=3)
+    await keep_one(runtime, "a_new", days=30)
+
+    await update_collection(runtime.store, "trio", keep_days=2)
+    assert list(await kept.kept_asks(runtime.store, ["a_old", "a_new"])) == ["a_new"]
+    assert await rows(runtime) == 3  # the three-day-old ask's rows are gone, not left to the sweep
+    soon = datetime.now(UTC) + timedelta(days=2, minutes=1)
+    assert await kept.sweep(runtime.store, soon) == 3
+
+    await keep_one(runtime, "a_later", days=2)
+    await update_collection(runtime.store, "trio", keep_days=10)
+    assert await kept.sweep(runtime.store, datetime.now(UTC) + timedelta(days=5)) == 0
+    assert list(await kept.kept_asks(runtime.store, ["a_later"])) == ["a_later"]
+
+
+async def test_a_new_retention_on_postgresql(postgres_url: str) -> None:
+    """The same re-dating on PostgreSQL (one statement run for each row)."""
+    store = Store(postgres_url)
+    try:
+        await migrate(store)
+        await add_endpoint(store, "fake", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+        await add_model(store, "one", "fake", "one")
+        await add_collection(store, "trio", ["one"], keep_text=True, keep_days=30)
+        await kept.keep(
+            store, collection="trio", keep_days=30, ask_id="a_1", request=QUESTION, answers=[("c_1", "one")]
+        )
+        await update_collection(store, "trio", keep_days=3)
+        assert await kept.sweep(store, datetime.now(UTC) + timedelta(days=2)) == 0
+        assert await kept.sweep(store, datetime.now(UTC) + timedelta(days=3, minutes=1)) == 2
+    finally:
+        await store.close()

@@ -45,6 +45,9 @@ PAIR_FORMS = (
     '{"better": "<call>", "worse": "<call>"}, {"tie": ["<call>", "<call>"]}, '
     '{"both_bad": ["<call>", "<call>"]} or {"best": "<call>"} (each with an optional "note")'
 )
+# A body that names a seat's verdict (`call`, `useful`) beside a pair's keys: which was meant?
+SEAT_KEYS = ("call", "useful")
+BOTH_WAYS = "judge one seat (call and useful) or a pair (better/worse, tie, both_bad, best), not both"
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,9 +133,7 @@ def verdict_body(
         check_verdict_body(body)
         return body
     if call or useful is not None:
-        raise UserError(
-            "judge one seat (call and useful) or a pair (better/worse, tie, both_bad, best), not both"
-        )
+        raise UserError(BOTH_WAYS)
     check_pair_body(body)
     return body
 
@@ -150,6 +151,8 @@ def check_pair_body(body: object) -> PairJudgement:
     given = [key for key in PAIR_KEYS if key in body]
     if len(given) != 1:
         raise UserError(f"judge one way at a time, not {' and '.join(repr(k) for k in given)}: {PAIR_FORMS}")
+    if any(key in body for key in SEAT_KEYS):  # refused, not half-read: nothing is stored
+        raise UserError(BOTH_WAYS)
     how = cast(Literal["better", "tie", "both_bad", "best"], given[0])
     note = check_note(body.get("note", ""))
     if how == "best":

@@ -36,6 +36,11 @@ NOTE_LIMIT = 2000
 # Calls whose answer a person reads as an answer: panel seats and merges.
 JUDGEABLE_KINDS = ("seat", "merge")
 ANSWERED = ("ok", "empty")
+# Calls stopped before they finished (by the person who asked, or cut at a
+# quorum or deadline): their answer was never given whole, so it owes no
+# verdict and takes none (a "not useful" would count against the model for
+# the stop).
+STOPPED = ("cancelled", "cut")
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +98,11 @@ async def record_verdict(store: Store, call_id: str, useful: bool, note: str = "
         call = await session.get(Call, call_id)
         if call is None:
             raise NotFound(f"no call {call_id!r} in the call log")
+        if call.status in STOPPED:
+            raise UserError(
+                f"{call_id!r} was stopped before it finished ({call.status}): "
+                "there is no whole answer to judge, and it owes no verdict"
+            )
         verdict = await session.get(Verdict, call_id)
         if verdict is not None and verdict.useful == useful and verdict.note == note:
             return Recorded(call_id, call.alias, call.kind, useful, note, utc(verdict.at), changed=False)

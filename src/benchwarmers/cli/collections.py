@@ -82,6 +82,14 @@ KeepText = Annotated[
 KeepDays = Annotated[
     int | None, typer.Option("--keep-days", min=1, help="Days kept text stays (default 30).")
 ]
+Blind = Annotated[
+    bool | None,
+    typer.Option(
+        "--blind/--no-blind",
+        help="The dashboard's Ask page shows the answers as Seat A/B/C, shuffled, and names "
+        "the models once you have judged (the page's toggle changes it for one ask).",
+    ),
+]
 JudgeVerdicts = Annotated[
     bool | None,
     typer.Option(
@@ -120,6 +128,7 @@ def add(
     shadow: Shadow = None,
     keep_text: KeepText = None,
     keep_days: KeepDays = None,
+    blind: Blind = None,
     judge_verdicts: JudgeVerdicts = None,
     output_fallback: OutputFallback = None,
     quorum: Quorum = None,
@@ -141,6 +150,7 @@ def add(
         "shadow_seats": shadow,
         "keep_text": keep_text,
         "keep_days": keep_days,
+        "blind": blind,
         "judge_verdicts": judge_verdicts,
         "output_fallback": output_fallback,
         "quorum": quorum,
@@ -169,6 +179,7 @@ def set_(
     shadow: Shadow = None,
     keep_text: KeepText = None,
     keep_days: KeepDays = None,
+    blind: Blind = None,
     judge_verdicts: JudgeVerdicts = None,
     output_fallback: OutputFallback = None,
     quorum: Quorum = None,
@@ -193,6 +204,7 @@ def set_(
             shadow_seats=shadow,
             keep_text=keep_text,
             keep_days=keep_days,
+            blind=blind,
             judge_verdicts=judge_verdicts,
             output_fallback=output_fallback,
             quorum=quorum,
@@ -255,7 +267,8 @@ def _show(collection: CollectionView) -> None:
         ("seat timeout", f"{collection.seat_timeout:g} s"),
         ("quorum", _quorum_label(collection)),
         ("shadow seats", str(collection.shadow_seats)),
-        ("keep text", f"{collection.keep_days} days" if collection.keep_text else "no"),
+        ("keep text", _days(collection.keep_days) if collection.keep_text else "no"),
+        ("blind", "yes" if collection.blind else "no"),
         ("judge verdicts", "on" if collection.judge_verdicts else "off"),
         ("output fallback", collection.output_fallback),
         ("purpose", collection.purpose or "-"),
@@ -264,6 +277,10 @@ def _show(collection: CollectionView) -> None:
     for label, value in rows:
         table.add_row(label, escape(value))
     console.print(table)
+
+
+def _days(days: int) -> str:
+    return "1 day" if days == 1 else f"{days} days"
 
 
 def _seats_label(collection: CollectionView) -> str:

@@ -53,7 +53,7 @@ from benchwarmers.core import (
     quotas_json,
     set_endpoint_key,
 )
-from benchwarmers.dashboard.fields import FieldError, field, names, number, text
+from benchwarmers.dashboard.fields import FieldError, field, names, number, switch, text
 from benchwarmers.errors import StoreError, UserError
 from benchwarmers.formats.bench_json import left_off_json, merged_json, seat_json
 from benchwarmers.types import (
@@ -111,7 +111,7 @@ class Backend:
         api = text(body, "api") or "openai"
         base_url = text(body, "base_url", required=True, label="the base URL")
         key = text(body, "key")
-        keyless = bool(body.get("keyless")) or not needs_key_by_default(api)
+        keyless = bool(switch(body, "keyless", label="needs no key")) or not needs_key_by_default(api)
         with field("name"):
             self.admin.check_allowed()
             check_endpoint(name, "http://x", "openai")
@@ -143,7 +143,8 @@ class Backend:
 
     async def remove_endpoint(self, name: str, body: dict[str, Any]) -> None:
         """With `with_models` (the page said which first), its models go too."""
-        await self.admin.remove_endpoint(name, with_models=bool(body.get("with_models")))
+        with_models = bool(switch(body, "with_models", label="with its models"))  # "false" is no yes
+        await self.admin.remove_endpoint(name, with_models=with_models)
 
     async def remove_model(self, alias: str) -> None:
         """Off the bench and out of its collections (the page said which
@@ -286,9 +287,15 @@ class Backend:
             "merger": text(body, "merger"),
             "purpose": text(body, "purpose"),
             "system_prompt": text(body, "system_prompt"),
-            "blind": bool(body.get("blind")),
-            "judge_verdicts": bool(body.get("judge_verdicts")),
         }
+        # On or off, as the form's boxes send them; left out, as they were (off for a new one).
+        for key, label in (
+            ("blind", "blind"),
+            ("judge_verdicts", "judge verdicts"),
+            ("keep_text", "keep text"),
+        ):
+            if (on := switch(body, key, label=label)) is not None:
+                options[key] = on
         for key, label in (("seats", "seats"), ("explorer_seats", "explorer seats")):
             value = number(body, key, label=label)
             if value is not None:
@@ -303,10 +310,6 @@ class Backend:
             if promotion not in PROMOTIONS:
                 raise FieldError("promotion", f"promotion is one of {', '.join(PROMOTIONS)}")
             options["promotion"] = promotion
-        if "keep_text" in body:
-            if not isinstance(body["keep_text"], bool):
-                raise FieldError("keep_text", "keep text is on or off (true or false)")
-            options["keep_text"] = body["keep_text"]
         keep_days = number(body, "keep_days", label="the days text is kept")
         if keep_days is not None:
             if keep_days < 1:
@@ -371,7 +374,7 @@ class Backend:
         (the page's stop button): its seats still answering are cancelled."""
         collection = text(body, "collection", required=True, label="the collection")
         messages = conversation(body)
-        merged = bool(body.get("merged"))
+        merged = bool(switch(body, "merged", label="merged"))
         only = tuple(names(body, "seats"))
         with field("collection"):
             found = await self.panels.collection(collection.removeprefix("bench/"))

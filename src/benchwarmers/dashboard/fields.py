@@ -74,6 +74,17 @@ def number(body: dict[str, Any], name: str, *, label: str = "", whole: bool = Tr
     return parsed
 
 
+def switch(body: dict[str, Any], name: str, *, label: str = "") -> bool | None:
+    """A box that is on or off: `true` or `false` (a string "false" is no
+    switch, and refused rather than read as on); None when left out."""
+    if name not in body:
+        return None
+    value = body[name]
+    if not isinstance(value, bool):
+        raise FieldError(name, f"{label or name} is on or off (true or false)")
+    return value
+
+
 def names(body: dict[str, Any], name: str) -> list[str]:
     """A list of names (ticked boxes, or text separated by commas or spaces)."""
     value = body.get(name, [])

@@ -35,8 +35,9 @@ free pages are given back (`benchwarmers.trim`).
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from benchwarmers import metrics
@@ -65,6 +66,8 @@ from benchwarmers.types import (
 
 if TYPE_CHECKING:
     from benchwarmers.runtime import Runtime
+
+log = logging.getLogger(__name__)
 
 # Panels whose client left are still running here: a task nobody references
 # can be garbage-collected mid-flight.
@@ -174,7 +177,7 @@ class PanelEngine:
                 await asyncio.sleep(0)
                 await self._record_seating(plan)
                 if plan.collection.keep_text:
-                    await self._keep_text(plan, reply)
+                    await self._keep_text(plan, reply.seats, reply.merged)
                 if plan.collection.judge_verdicts:  # after the reply: the caller never waits for it
                     await judge.judge_panel(
                         self.caller,
@@ -259,12 +262,19 @@ class PanelEngine:
             # the store (the one asked here has written its own).
             for task in others.values():
                 task.cancel(*stopped.args)
-            await asyncio.gather(*others.values(), return_exceptions=True)
+            ended = await asyncio.gather(*others.values(), return_exceptions=True)
+            done = {seat.call: seat for seat in answered.values()}  # a seat awaited already is in both
+            done.update((seat.call, seat) for seat in ended if isinstance(seat, Seat))
+            await self._keep_stopped(plan, stopped, list(done.values()))
             raise
         seats = tuple(answered[i] for i in range(len(seating.seats)))  # in seat order
         merged: Merged | None = None
         if plan.merged:
-            merged = await merge(self.caller, plan, seats, calls, hand, self.rng)
+            try:
+                merged = await merge(self.caller, plan, seats, calls, hand, self.rng)
+            except asyncio.CancelledError as stopped:
+                await self._keep_stopped(plan, stopped, seats)
+                raise
             hand.event(MergeDone(merged))
         total = Total.of(call.cost_usd for call in calls)
         reply = PanelReply(
@@ -292,12 +302,25 @@ class PanelEngine:
             plan.seating.left_off,
         )
 
-    async def _keep_text(self, plan: Plan, reply: PanelReply) -> None:
+    async def _keep_stopped(self, plan: Plan, stopped: asyncio.CancelledError, seats: Sequence[Seat]) -> None:
+        """A panel a person stopped (`STOPPED`; not a closing process): in a
+        collection that keeps text, the question and the answers that were
+        in are kept, theirs to read and judge later as any ask's."""
+        if stopped.args == (STOPPED,) and plan.collection.keep_text:
+            try:
+                await self._keep_text(plan, seats, None)
+            except Exception:  # the stop goes on: text not kept is logged, never a failed panel
+                log.exception(
+                    "bench/%s ask %s: the stopped ask's text was not kept", plan.collection.name, plan.ask_id
+                )
+
+    async def _keep_text(self, plan: Plan, seats: Sequence[Seat], merged: Merged | None) -> None:
         """The question and the answers, for a collection that keeps them
-        (`store/kept.py`); after the reply is out, so it costs the ask no time."""
-        answers = [(s.call, s.content) for s in reply.seats if s.status == "ok"]
-        if reply.merged is not None and reply.merged.status == "ok":
-            answers.append((reply.merged.call, reply.merged.content))
+        (`store/kept.py`); after the reply is out, so it costs the ask no
+        time (or, for a panel a person stopped, the answers that were in)."""
+        answers = [(s.call, s.content) for s in seats if s.status == "ok"]
+        if merged is not None and merged.status == "ok":
+            answers.append((merged.call, merged.content))
         await kept.keep(
             self.runtime.store,
             collection=plan.collection.name,

@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from benchwarmers.errors import Conflict, NotFound, UserError
-from benchwarmers.store import schema
+from benchwarmers.store import kept, schema
 from benchwarmers.store.changes import Cached
 from benchwarmers.store.db import Store
 from benchwarmers.store.views import KEEP_DAYS, CollectionView, Indexed, collection_view, model_row
@@ -141,7 +141,8 @@ async def update_collection(
     budget_seating: str | None = None,
 ) -> CollectionView:
     """Change what is given (None leaves a field as it is). Turning
-    `keep_text` off removes the text already kept."""
+    `keep_text` off removes the text already kept; a new `keep_days` moves
+    the expiry of what is kept already (`kept.redate`)."""
     async with store.write() as session:
         row = await _collection_row(session, name)
         fields = _collection_fields(
@@ -159,6 +160,8 @@ async def update_collection(
         )
         if row.keep_text and not fields["keep_text"]:
             await session.execute(delete(schema.KeptText).where(schema.KeptText.collection == row.name))
+        elif fields["keep_days"] != row.keep_days:  # what is kept follows the retention set now
+            await kept.redate(session, row.name, row.keep_days, fields["keep_days"])
         if merger is not None:
             fields["merger_alias"] = await _checked_merger(session, merger)
         if blind is not None:

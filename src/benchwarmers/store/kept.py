@@ -11,7 +11,9 @@ ask no time; with the setting off nothing is written.
 
 Expired text is never read back, and is deleted by `sweep`: when a runtime
 opens and every hour while it is open (`Runtime`). Turning the setting off
-or removing the collection deletes its text at once (`store/collections.py`).
+or removing the collection deletes its text at once (`store/collections.py`);
+changing `keep_days` moves the expiry of what is kept already (`redate`), so
+text is always kept for the days the collection says now, from its ask.
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import Table, bindparam, delete, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import KeptText
+from benchwarmers.store.times import utc
 from benchwarmers.types import Request
 
 SWEEP_EVERY_SECONDS = 3600.0
@@ -111,3 +115,29 @@ async def sweep(store: Store, now: datetime | None = None) -> int:
             delete(KeptText).where(KeptText.expires_at <= (now or datetime.now(UTC)))
         )
     return int(getattr(result, "rowcount", 0) or 0)
+
+
+async def redate(session: AsyncSession, collection: str, days_before: int, days_now: int) -> None:
+    """A collection's retention changed from `days_before` to `days_now`:
+    each row it kept expires that much sooner or later (its ask's time plus
+    the days now), and what that puts in the past goes at once."""
+    shift = timedelta(days=days_now - days_before)
+    if not shift:
+        return
+    now = datetime.now(UTC)
+    rows = (
+        await session.execute(
+            select(KeptText.id, KeptText.expires_at).where(KeptText.collection == collection)
+        )
+    ).all()
+    moved = [(row_id, utc(expires) + shift) for row_id, expires in rows]
+    due = [row_id for row_id, expires in moved if expires <= now]
+    later = [{"row": row_id, "expires": expires} for row_id, expires in moved if expires > now]
+    if due:
+        await session.execute(delete(KeptText).where(KeptText.id.in_(due)))
+    if later:
+        table = cast(Table, KeptText.__table__)  # Core: one statement, executed for each row
+        statement = (
+            update(table).where(table.c.id == bindparam("row")).values(expires_at=bindparam("expires"))
+        )
+        await session.execute(statement, later)

@@ -186,6 +186,10 @@
       this.judgeable()[index]?.card.focus();
     }
 
+    revealIfJudged() {
+      if (this.pairs.size || this.judgeable().every((s) => s.verdict)) this.reveal();
+    }
+
     reveal() {
       if (this.names.revealed) return;
       this.names.revealed = true;
@@ -200,8 +204,7 @@
 
     // A blind panel is revealed once judged: a pair, the best, or every answer on its own.
     judged(data) {
-      const seats = this.judgeable();
-      if (this.pairs.size || seats.every((s) => s.verdict)) this.reveal();
+      this.revealIfJudged();
       this.onJudged(this);
       document.dispatchEvent(new CustomEvent('bw:judged', { detail: data || {} }));
     }
@@ -280,7 +283,7 @@
   function emptyAnswer(turn, seat) {
     if (seat.status === 'writing') return 'waiting for the first words…';
     if (seat.status === 'cancelled') return 'stopped before it answered';
-    if (!turn.textKept && seat.status === 'ok') return 'answer not kept (the collection does not keep text)';
+    if (!turn.textKept && seat.status === 'ok') return 'answer not kept (its collection did not keep text then, or its days are over)';
     return 'no answer';
   }
 

@@ -185,6 +185,7 @@
 
   function inline(text) {
     const out = [];
+    const seen = { brackets: null, noCloser: {} }; // what one pass over `text` found, for every opener after
     let plain = '';
     const push = (made) => { if (plain) out.push(document.createTextNode(plain)); plain = ''; out.push(made); };
     let i = 0;
@@ -207,7 +208,7 @@
         continue;
       }
       if (ch === '[') {
-        const link = readLink(text, i);
+        const link = readLink(text, i, seen);
         if (link) {
           if (SAFE_LINK.test(link.url)) {
             const a = node('a', '', ...inline(link.label));
@@ -235,7 +236,7 @@
         }
       }
       if (ch === '*' || ch === '_' || ch === '~') {
-        const span = readEmphasis(text, i);
+        const span = readEmphasis(text, i, seen.noCloser);
         if (span) { push(node(span.tag, '', ...inline(span.inner))); i = span.end; continue; }
       }
       if (ch === '\n' && plain.endsWith('  ')) { plain = plain.trimEnd(); push(node('br', '')); i += 1; continue; }
@@ -258,23 +259,36 @@
     return -1;
   }
 
-  function readLink(text, start) {
-    let depth = 0;
-    let j = start;
-    for (; j < text.length; j += 1) {
+  // The `]` closing each `[` of `text` (nested ones counted, a backslash
+  // skipping the character after it), found in one pass: scanning on from
+  // every `[` instead took time squared in the text's brackets.
+  function bracketPairs(text) {
+    const pairs = new Map();
+    const open = [];
+    for (let j = 0; j < text.length; j += 1) {
       if (text[j] === '\\') { j += 1; continue; }
-      if (text[j] === '[') depth += 1;
-      else if (text[j] === ']') { depth -= 1; if (depth === 0) break; }
+      if (text[j] === '[') open.push(j);
+      else if (text[j] === ']' && open.length) pairs.set(open.pop(), j);
     }
-    if (depth !== 0 || text[j + 1] !== '(') return null;
+    return pairs;
+  }
+
+  function readLink(text, start, seen) {
+    seen.brackets = seen.brackets || bracketPairs(text);
+    const j = seen.brackets.get(start);
+    if (j === undefined || text[j + 1] !== '(') return null;
     const target = /^\(\s*<?([^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)>?(?:\s+"[^"]*")?\s*\)/.exec(text.slice(j + 1));
     if (!target) return null;
     return { label: text.slice(start + 1, j), url: target[1], end: j + 1 + target[0].length };
   }
 
-  function readEmphasis(text, start) {
+  // `noCloser[marker]`: a start from which no closing `marker` was found.
+  // Whether a marker closes depends on it alone, not on where the span
+  // began, so no later start finds one either and is not scanned again.
+  function readEmphasis(text, start, noCloser) {
     for (const [marker, tag] of PAIRS) {
       if (!text.startsWith(marker, start)) continue;
+      if (noCloser[marker] !== undefined && start >= noCloser[marker]) continue;
       const after = text[start + marker.length];
       if (!after || /\s/.test(after)) continue;
       // `_` inside a word (snake_case) is not emphasis.
@@ -291,6 +305,7 @@
           }
           j += 1;
         }
+        noCloser[marker] = start;
       }
     }
     return null;

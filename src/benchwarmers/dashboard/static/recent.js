@@ -43,7 +43,7 @@
       const merge = ask.seats.find((s) => s.kind === 'merge' && s.seat !== 'report'); // not the merger's report call
       if (merge) turn.merged({ ...merge, content: merge.content ?? '', agreement: [], costUsd: merge.cost_usd });
       for (const pair of ask.pairs || []) turn.remember(pair);
-      if ((ask.pairs || []).length || seats.some((s) => s.verdict)) turn.reveal(); // judged already
+      turn.revealIfJudged(); // judged already, by the Ask page's rule: every answer, a pair or the best
     }
   }
 
