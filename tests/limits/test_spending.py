@@ -216,3 +216,11 @@ async def test_a_panel_the_budget_pays_for_whole_is_reserved_in_one_take(
     assert sorted(holds) == [1, 2] and len(takes) == 1 + 3
     assert [(m.alias, m.reason.split(":")[1]) for m in left_off] == [("dear", f" key {key} per day")]
     assert [(s.spent_nano, s.spent_tokens) for s in await spending.status()] == [(2_100_000, 550)] * 2
+
+
+async def test_unbudgeted_is_the_hold_reserve_gives_where_no_budget_applies(runtime: Runtime) -> None:
+    """What a panel's seat takes when its plan found no budget (`panel/plan.py`)."""
+    paying(await _key(runtime))
+    spending = Spending(runtime.store, MemoryCounters(), clock=lambda: NOON)
+    call = {"collection": "c", "price_in": 2.0, "price_out": 3.0}
+    assert await spending.reserve(tokens_in=100, tokens_out=100, **call) == spending.unbudgeted(**call)  # type: ignore[arg-type]

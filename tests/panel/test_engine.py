@@ -117,3 +117,29 @@ async def test_seat_text_only_when_asked_and_the_call_ids_named_at_the_start(
         assert "".join(written) == seat.content
     while _RUNNING:
         await asyncio.gather(*_RUNNING, return_exceptions=True)
+
+
+async def test_a_plain_ask_reads_the_budgets_once_in_its_plan_not_per_seat(
+    runtime: Runtime, fake_provider: FakeProvider, monkeypatch: object
+) -> None:
+    """No budget applies: the plan says so (`unbudgeted`) and each seat
+    takes the hold `reserve` would have given, without reading the
+    budgets again (issue 39's plain-ask overhead)."""
+    from benchwarmers.limits.spending import Spending
+
+    await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    for alias in ("a", "b", "c"):
+        fake_provider.add(FakeModel(alias, answer=f"{alias} here"))
+        await add_model(runtime.store, alias, "fake", alias)
+    await add_collection(runtime.store, "trio", ["a", "b", "c"])
+    reserved: list[str] = []
+    reserve = Spending.reserve
+
+    async def counted(self: Spending, **kwargs: object) -> object:
+        reserved.append(str(kwargs["collection"]))
+        return await reserve(self, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Spending, "reserve", counted)  # type: ignore[attr-defined]
+    events = await _events(PanelEngine(runtime))
+    reply = events[-1].reply  # type: ignore[attr-defined]
+    assert [s.status for s in reply.seats] == ["ok"] * 3 and reserved == []

@@ -121,6 +121,28 @@ def test_the_answer_is_the_regexes_answer_on_random_texts() -> None:
 
 
 @pytest.mark.parametrize(
+    "words",
+    [
+        "stack trace",
+        "stacktrace",
+        "traceback",
+        "segfault",
+        "compile error",
+        "refactor",
+        "unit test",
+        "regex",
+        "function",
+        "bug in",
+    ],
+)
+def test_every_word_about_code_is_looked_for(words: str) -> None:
+    """Each of `_CODE_WORD_PARTS`, as `_code_words` writes them out, finds its words."""
+    for text in (f"a {words} here", f"A {words.upper()} HERE"):
+        assert shapes._code_words(text) and bool(CODE_WORDS.search(text)), text
+    assert any(part in words for part in shapes._CODE_WORD_PARTS)
+
+
+@pytest.mark.parametrize(
     ("text", "code"),
     [
         ("what is the capital of France?", False),

@@ -56,6 +56,7 @@ from benchwarmers.bench.seated import (
     SEAT_COUNTS,
     SEATED,
     collection_seating,
+    latest_seatings,
     seat_counts,
     seated_now,
 )
@@ -202,7 +203,8 @@ async def _every_member(store: Store, collection: SeatingSettings, shape: str) -
     tests prove it seats as `decide` on `seat_state` does
     (tests/bench/test_decisions.py)."""
     rows = await FACTS.get(store, lambda: load_facts(store))
-    seated, _ = await seated_now(store, collection.name, shape)
+    # Who sits now, alone: `seated_now`'s second read (explorer seats) is of no use here.
+    seated = (await latest_seatings(store)).get((collection.name, shape), ())
     now = datetime.now(UTC)
     where = (store.database_key, collection.name, shape)
     last = _LAST_EVERY.get(where)

@@ -200,6 +200,12 @@ class Spending:
                 raise await self._refusal(charges[refused], now)
         return Hold(tuple(charges), payer, collection, price_in, price_out, nano, tokens)
 
+    def unbudgeted(self, *, collection: str, price_in: float | None, price_out: float | None) -> Hold:
+        """What `reserve` returns when no budget applies, for a call whose
+        panel's plan has just found none (`panel/plan.py`): the same hold,
+        without reading the budgets again for each seat."""
+        return Hold((), _PAYER.get(), collection, price_in, price_out)
+
     def _charges(
         self, applying: tuple[Counted, ...], nano: int | None, tokens: int, now: float
     ) -> list[PairCharge] | None:

@@ -61,6 +61,8 @@ class Plan:
     key: str = ""
     # The budgets' reservation of each seat, by label (none when no budget applies).
     holds: Mapping[str, Hold] = field(default_factory=dict)
+    # No budget applied when the plan read them: its seats reserve nothing (`Spending.unbudgeted`).
+    unbudgeted: bool = False
 
 
 async def plan_panel(
@@ -131,6 +133,7 @@ async def plan_panel(
         rule=rule,
         key=key,
         holds=holds,
+        unbudgeted=holds is _UNBUDGETED,
     )
 
 
@@ -156,6 +159,8 @@ def _check_quorum(ask: Ask, collection: CollectionView) -> None:
             f"quorum {ask.quorum} is more than the {most} seat{'s' if most != 1 else ''}"
             f" bench/{collection.name} can seat"
         )
+# `_budgeted`'s holds when no budget applies (never written to).
+_UNBUDGETED: dict[str, Hold] = {}
 
 
 async def _budgeted(
@@ -168,7 +173,7 @@ async def _budgeted(
     spending = runtime.spending
     applying = await spending.applying(collection.name)
     if not applying:
-        return {}, seating
+        return _UNBUDGETED, seating
     prompt = prompt_tokens(request)
     estimates = [(prompt, reply_tokens(fitted(request, s.model))) for s in seating.seats]
     holds, left_off, refusals = await spending.seat(
