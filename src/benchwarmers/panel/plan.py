@@ -159,6 +159,8 @@ def _check_quorum(ask: Ask, collection: CollectionView) -> None:
             f"quorum {ask.quorum} is more than the {most} seat{'s' if most != 1 else ''}"
             f" bench/{collection.name} can seat"
         )
+
+
 # `_budgeted`'s holds when no budget applies (never written to).
 _UNBUDGETED: dict[str, Hold] = {}
 
