@@ -24,7 +24,7 @@ from decisions_world import (
 )
 
 from benchwarmers.bench.forgetting import pair_score
-from benchwarmers.bench.pairs import JudgeAgreement, half_verdicts, pair_weight
+from benchwarmers.bench.pairs import JudgeAgreement, pair_weight
 from benchwarmers.bench.rating import Tally
 from benchwarmers.calls.health import FAILING_AFTER
 
@@ -268,8 +268,6 @@ def _add_pair(bench: Bench, shape: str, t: int, outcome: tuple[str, str, str]) -
         better, worse, said = outcome
         bench.fared[better, shape].append((t, pair_score(said, True)))
         bench.fared[worse, shape].append((t, pair_score(said, False)))
-        for alias, half in half_verdicts(better, worse, said):
-            bench.halves[alias, shape] += half
         bench.version[shape] += 1
         # The judge's pair of the same answers now counts nothing (`pair_weight(person_too=True)`).
         judged = bench.judge_said.get((t, frozenset(outcome[:2])))

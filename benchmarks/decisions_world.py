@@ -158,9 +158,6 @@ class Bench:
     pairs: dict[str, list[tuple[int, str, str, str]]] = field(default_factory=lambda: defaultdict(list))
     # (alias, shape) -> [(ask, how it fared: 1 won, 0.5 a tie, 0 lost or both bad)], oldest first.
     fared: dict[tuple[str, str], list[tuple[int, float]]] = field(default_factory=lambda: defaultdict(list))
-    # (alias, shape) -> the half verdicts its people's ties and "both bad" pairs carried
-    # (`pairs.half_verdicts`), unweighted as the tallies of its verdicts are: its pooled prior reads them.
-    halves: dict[tuple[str, str], Tally] = field(default_factory=lambda: defaultdict(Tally))
     # A judge model's pairs (`--judge`): shape -> (day, better, worse, outcome) -> how many,
     # and per (ask, pair) its outcome and better, for the agreement with people's.
     judge_pairs: dict[str, dict[tuple[int, str, str, str], int]] = field(
@@ -218,8 +215,7 @@ def evidence_of(bench: Bench, alias: str, shape: str, t: int) -> Evidence:
     """As `evidence.read_evidence` reads it: verdicts here forgotten by age and
     change (`recall_shapes`: the model's shapes here read together, as
     `evidence._load_recalled` does), the other shapes of this collection
-    pooled (with the half verdicts of their pairs, as `evidence.read_evidence`
-    adds them), the suite."""
+    pooled, the suite."""
     day = t // ASKS_PER_DAY
     counts = _read(bench, alias)
     return _kept(
@@ -270,17 +266,17 @@ def _recall(bench: Bench, alias: str, day: int) -> dict[str, Recalled]:
 def _evidence(bench: Bench, alias: str, shape: str, day: int, counts: tuple[int, ...]) -> Evidence:
     remembered = _recalled(bench, alias, day, counts)[shape]
     rows = bench.verdicts.get((alias, shape), [])
-    others = tuple(bench.tally(alias, s) + bench.halves[alias, s] for s in SHAPES if s != shape)
+    others = [s for s in SHAPES if s != shape]
     return Evidence(
         alias,
         here=remembered.tally,
         changed=remembered.changed,
         changed_since=remembered.since,
         judged=len(rows),
-        same_collection=sum(others, Tally()),
-        other_shapes=others,
+        same_collection=sum((bench.tally(alias, s) for s in others), Tally()),
+        other_shapes=tuple(bench.tally(alias, s) for s in others),
         suite_shape=bench.suite[alias, shape],
-        suite_other=sum((bench.suite[alias, s] for s in SHAPES if s != shape), Tally()),
+        suite_other=sum((bench.suite[alias, s] for s in others), Tally()),
     )
 
 
@@ -324,7 +320,7 @@ def _people_counts(bench: Bench, shape: str, day: int, rows: list[tuple[int, str
     kept_day, done, counted = bench.people_pairs.get(shape, (-1, 0, PairCounts()))
     if kept_day != day or done > len(rows):
         done, counted = 0, PairCounts()
-    pairs = PairCounts(misses=defaultdict(float, counted.misses), hits=defaultdict(float, counted.hits))
+    pairs = PairCounts(misses=defaultdict(float, counted.misses))
     for winner, row in counted.wins.items():  # a copy, in the same order (the fit's order)
         pairs.wins[winner].update(row)
     for at, better, worse, outcome in rows[done:]:

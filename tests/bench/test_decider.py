@@ -9,7 +9,7 @@ import pytest
 
 from benchwarmers.bench.decider import Candidate, Table, decide, rankings
 from benchwarmers.bench.forgetting import CHANGE_KEEP, pair_discount, pair_score, recall, recall_shapes
-from benchwarmers.bench.pairs import PairCounts, half_verdicts, joint
+from benchwarmers.bench.pairs import PairCounts, joint
 from benchwarmers.bench.rating import Evidence, Posterior, Tally
 
 pytestmark = pytest.mark.unit
@@ -221,21 +221,6 @@ def test_both_bad_lowers_both_and_pairs_reorder_the_ranking() -> None:
     order = [r.alias for r in rankings(table, candidates, better)]
     assert order[0] == "c" and order[-1] == "a"
     assert any("pairs: preferred 4" in why for why in rankings(table, candidates, better)[0].reasons)
-
-
-def test_a_tie_raises_both_as_both_bad_lowers_both() -> None:
-    """A tie says both answers did the job: half a "useful" verdict each, as
-    "both bad" is half a "not useful" each; "better" carries none."""
-    table = Table(members=("a", "b", "c"))
-    candidates = [cand("a", 5, 5), cand("b", 5, 5), cand("c", 5, 5)]
-    tied = PairCounts()
-    for _ in range(4):
-        tied.add("a", "b", "tie")
-    assert tied.halves("a") == Tally(2.0, 0.0) and tied.halves("c") == Tally()
-    rated = {r.alias: r for r in rankings(table, candidates, tied)}
-    assert rated["a"].mean > rated["c"].mean and rated["b"].mean > rated["c"].mean
-    assert half_verdicts("a", "b", "both_bad", 2.0) == (("a", Tally(0.0, 1.0)), ("b", Tally(0.0, 1.0)))
-    assert half_verdicts("a", "b", "better") == ()
 
 
 def test_rankings_are_fitted_once_per_evidence(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,9 +15,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
-from benchwarmers.bench.evidence import read_evidence
-from benchwarmers.bench.facts import facts_of
-from benchwarmers.bench.forgetting import CHANGE_KEEP, age_weight
+from benchwarmers.bench.forgetting import CHANGE_KEEP, age_weight, pair_score
 from benchwarmers.bench.pair_reads import pair_counts
 from benchwarmers.bench.rating import Tally
 from benchwarmers.calls.pairs import PairJudgement, record_pairs
@@ -32,7 +30,6 @@ from .conftest import Seat
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import decisions as simulation
-import decisions_sim
 import decisions_world
 from decisions_world import ASKS_PER_DAY
 
@@ -70,13 +67,6 @@ PAIRS = [
     (0, "atlas", "fallen", "better"),
     (0, "boreal", "fallen", "better"),
     (0, "cobalt", "dune", "both_bad"),
-]
-# Pairs judged on code: their ties and "both bad" are half verdicts in the pooled prior on short.
-CODE_PAIRS = [
-    (2, "dune", "cobalt", "tie"),
-    (1, "cobalt", "dune", "both_bad"),
-    (0, "ember", "atlas", "both_bad"),
-    (0, "dune", "ember", "better"),
 ]
 
 
@@ -119,9 +109,7 @@ async def test_the_server_and_the_simulation_seat_alike(offline: Runtime, seat: 
             order += 1
             bench.seats[alias, shape] += 1
             bench.last_seated[alias, shape] = float(order)
-    judged = [(days, "short", *rest) for days, *rest in PAIRS]
-    judged += [(days, "code", *rest) for days, *rest in CODE_PAIRS]
-    for i, (days, shape, better, worse, outcome) in enumerate(judged):
+    for i, (days, better, worse, outcome) in enumerate(PAIRS):
         async with store.write() as session:
             for alias in (better, worse):
                 session.add(
@@ -131,7 +119,7 @@ async def test_the_server_and_the_simulation_seat_alike(offline: Runtime, seat: 
                         kind="seat",
                         alias=alias,
                         collection="trio",
-                        shape=shape,
+                        shape="short",
                         ask_id=f"ask{i}",
                         status="ok",
                     )
@@ -141,7 +129,9 @@ async def test_the_server_and_the_simulation_seat_alike(offline: Runtime, seat: 
             when = datetime.now(UTC) - timedelta(days=days, hours=1)
             await session.execute(update(PairVerdict).where(PairVerdict.ask_id == f"ask{i}").values(at=when))
         at = -ASKS_PER_DAY * days  # the simulation's ask of that day (its now: ask 0, day 0)
-        decisions_sim._add_pair(bench, shape, at, (better, worse, outcome))()
+        bench.pairs["short"].append((at, better, worse, outcome))
+        bench.fared[better, "short"].append((at, pair_score(outcome, True)))
+        bench.fared[worse, "short"].append((at, pair_score(outcome, False)))
     bench.resting_until["tired"] = 10**9
     bench.failures["broken"] = 2
     bench.joined = defaultdict(int)  # every model was added just now: all newcomers, as on the server
@@ -160,19 +150,6 @@ async def test_the_server_and_the_simulation_seat_alike(offline: Runtime, seat: 
     simulated = decisions_world.pair_counts(bench, "short", 0)
     assert served_pairs.record("fallen") == pytest.approx(simulated.record("fallen"))
     assert simulated.record("fallen") == pytest.approx((3 * CHANGE_KEEP * age_weight(5.0), 2.0), rel=0.2)
-    # The pooled prior reads the other shapes' half verdicts alike: dune's tie (half useful) and
-    # "both bad" (half not useful) on code, on top of its six useful verdicts there.
-    served = await read_evidence(store, "trio", "short", await facts_of(store, None), datetime.now(UTC))
-    for alias in ("atlas", "cobalt", "dune", "ember"):
-        simulated_evidence = decisions_world.evidence_of(bench, alias, "short", 0)
-        assert served[alias].same_collection == simulated_evidence.same_collection
-        shapes = [
-            sorted((t.good, t.bad) for t in e.other_shapes if t.total)
-            for e in (served[alias], simulated_evidence)
-        ]
-        assert shapes[0] == shapes[1]
-    assert served["dune"].same_collection == Tally(6.5, 0.5)
-    assert served["ember"].same_collection == Tally(0.0, 0.5)
     assert served_record == record
     assert served_explorers == explorers[:1]
     left = {m.alias: m.reason for m in plan.seating.left_off}

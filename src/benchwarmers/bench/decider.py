@@ -161,8 +161,8 @@ def _fit(
 ) -> tuple[list[Evidence], float, dict[str, Posterior]]:
     """The posteriors: each model's evidence over the population base, pairs fitted in."""
     read = list(evidence)
-    if pairs:  # a tie is also half a "useful" verdict for each, "both bad" half a "not useful"
-        read = [replace(e, here=e.here + pairs.halves(e.alias)) for e in read]
+    if pairs:  # "both bad" is also half a "not useful" verdict for each
+        read = [replace(e, here=e.here + pairs.both_bad_misses(e.alias)) for e in read]
     base = population_mean(read)
     posts = {e.alias: posterior(e, base) for e in read}
     if pairs:

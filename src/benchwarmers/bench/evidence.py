@@ -2,9 +2,7 @@
 
 Verdicts on its answers (here, elsewhere in the collection, on this shape
 elsewhere; the recent window's one by one as forgetting discounts them,
-`bench/forgetting.py`; the collection's other shapes with the half
-verdicts of people's ties and "both bad" pairs there,
-`pairs.half_verdicts`), suite results, probes, speed (a speed probe, or
+`bench/forgetting.py`), suite results, probes, speed (a speed probe, or
 its newest answers' first byte), and whether its endpoint is near a
 learned limit. Each read covers the whole bench and is cached as the
 bench's facts are (`facts.FACTS`): ranking runs on every seat-by-record
@@ -70,10 +68,9 @@ async def read_evidence(
     elsewhere: dict[str, Tally] = defaultdict(Tally)
     suite_shape: dict[str, Tally] = defaultdict(Tally)
     suite_other: dict[str, Tally] = defaultdict(Tally)
-    tallies, recalled, pairs, suite, probes, first_bytes, limits = (
+    tallies, recalled, suite, probes, first_bytes, limits = (
         await TALLIES.get(store, lambda: _load_tallies(store)),
         await RECALLED.get(store, lambda: _load_recalled(store)),
-        await PAIRS.get(store, lambda: load_pairs(store)),
         await SUITE.get(store, lambda: _load_suite(store)),
         await PROBES.get(store, lambda: _load_probes(store)),
         await FIRST_BYTES.get(store, lambda: _load_first_bytes(store)),
@@ -89,11 +86,6 @@ async def read_evidence(
                 by_shape[alias][shp] += one
             elif shp == shape:
                 elsewhere[alias] += one
-        # Its other shapes here read as its own is (`decider._fit`): with the half verdicts of its pairs.
-        for (coll, shp), half in pairs.halves.get(alias, {}).items():
-            if coll == collection and shp != shape:
-                same[alias] += half
-                by_shape[alias][shp] += half
         for task_shape, passed in suite.get(alias, ()):
             one = Tally(1.0, 0.0) if passed else Tally(0.0, 1.0)
             if task_shape == shape:

@@ -21,8 +21,7 @@ from datetime import datetime
 from sqlalchemy import select
 
 from benchwarmers.bench.forgetting import age_weight, pair_discount
-from benchwarmers.bench.pairs import JudgeAgreement, PairCounts, agreement, half_verdicts, pair_weight
-from benchwarmers.bench.rating import Tally
+from benchwarmers.bench.pairs import JudgeAgreement, PairCounts, agreement, pair_weight
 from benchwarmers.calls.verdicts import collection_name
 from benchwarmers.store.changes import Cached
 from benchwarmers.store.db import Store
@@ -67,14 +66,10 @@ async def judge_agreement(store: Store, collection: str) -> JudgeAgreement:
 class _Pairs:
     """Every pair judged, per (collection, shape): (better, worse, outcome,
     when, who judged, whether a person judged the same pair too), oldest
-    first; per collection its judge's agreement; and per alias the half
-    verdicts its people's ties and "both bad" pairs carried, per (collection,
-    shape), unweighted as verdict tallies are (`evidence.read_evidence` adds a
-    model's other shapes' to its pooled prior)."""
+    first; and per collection its judge's agreement."""
 
     rows: dict[tuple[str, str], list[tuple[str, str, str, datetime, str, bool]]]
     agreement: dict[str, JudgeAgreement]
-    halves: dict[str, dict[tuple[str, str], Tally]]
 
 
 async def load_pairs(store: Store) -> _Pairs:
@@ -99,16 +94,12 @@ async def load_pairs(store: Store) -> _Pairs:
         )
         listed = rows.all()
     people = {key for _, _, _, _, _, _, kind, _, key, _ in listed if kind == "person"}
-    halves: dict[str, dict[tuple[str, str], Tally]] = defaultdict(lambda: defaultdict(Tally))
     for coll, shp, better, worse, outcome, at, kind, ask, key, better_call in listed:
         out[coll, shp].append((better, worse, outcome, utc(at), kind, kind != "person" and key in people))
         judged[coll][kind].append((ask, key, outcome, better_call if outcome == "better" else ""))
-        if kind == "person":
-            for alias, half in half_verdicts(better, worse, outcome):
-                halves[alias][coll, shp] += half
     agreed = {
         coll: agreement(kinds.get("person", ()), kinds["judge"])
         for coll, kinds in judged.items()
         if "judge" in kinds
     }
-    return _Pairs(dict(out), agreed, {alias: dict(rows) for alias, rows in halves.items()})
+    return _Pairs(dict(out), agreed)

@@ -19,17 +19,9 @@ model with no pairs keeps its Beta exactly.
 What the outcomes mean (`PairCounts.add`):
 
 - `better`: one win for the better.
-- `tie`: half a win each way, and half a "useful" verdict each
-  (`halves`): both did the job, about as well ("both bad" says when
-  neither did).
+- `tie`: half a win each way: the two are about as good.
 - `both_bad`: half a win each way, and half a "not useful" verdict each
-  (`halves`): neither answer did the job.
-
-Those half verdicts are what a model's own shape reads beside its single
-verdicts (`decider._fit`), and what its other shapes add to its pooled
-prior (`half_verdicts`, read by `evidence.read_evidence` and the
-simulation alike), so a challenger read mostly from its prior and an
-incumbent read from its own shape are read the same way.
+  (`both_bad_misses`): neither answer did the job.
 
 Single verdicts are never turned into pairs: most seat pairs of an ask
 would be ties, and the simulation measured them to hurt.
@@ -76,7 +68,6 @@ class PairCounts:
 
     wins: dict[str, dict[str, float]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(float)))
     misses: dict[str, float] = field(default_factory=lambda: defaultdict(float))
-    hits: dict[str, float] = field(default_factory=lambda: defaultdict(float))
 
     def add(self, better: str, worse: str, outcome: str, weight: float = 1.0) -> None:
         if outcome == "better":
@@ -84,13 +75,13 @@ class PairCounts:
             return
         self.wins[better][worse] += weight / 2
         self.wins[worse][better] += weight / 2
-        said = self.misses if outcome == "both_bad" else self.hits
-        said[better] += weight / 2
-        said[worse] += weight / 2
+        if outcome == "both_bad":
+            self.misses[better] += weight / 2
+            self.misses[worse] += weight / 2
 
-    def halves(self, alias: str) -> Tally:
-        """The half verdicts a model's ties ("useful") and "both bad" pairs ("not useful") carry."""
-        return Tally(self.hits.get(alias, 0.0), self.misses.get(alias, 0.0))
+    def both_bad_misses(self, alias: str) -> Tally:
+        """The "not useful" half-verdicts a model's "both bad" pairs carry."""
+        return Tally(0.0, self.misses.get(alias, 0.0))
 
     def record(self, alias: str) -> tuple[float, float]:
         """(won, lost) of this model's pairs, weighted."""
@@ -104,7 +95,6 @@ class PairCounts:
         return (
             tuple((a, tuple(row.items())) for a, row in self.wins.items()),
             tuple(self.misses.items()),
-            tuple(self.hits.items()),
         )
 
     def __bool__(self) -> bool:
@@ -150,17 +140,6 @@ def joint(posteriors: Mapping[str, Posterior], pairs: PairCounts) -> dict[str, P
         strength = post.alpha + post.beta + information / max(spread, 1e-9)
         out[alias] = Posterior(mean * strength, (1 - mean) * strength)
     return out
-
-
-def half_verdicts(
-    better: str, worse: str, outcome: str, weight: float = 1.0
-) -> tuple[tuple[str, Tally], ...]:
-    """The half verdicts one pair carries for each side, as `PairCounts.add`
-    counts them: (alias, Tally) for a tie or "both bad", none for "better"."""
-    if outcome == "better":
-        return ()
-    half = Tally(weight / 2, 0.0) if outcome == "tie" else Tally(0.0, weight / 2)
-    return ((better, half), (worse, half))
 
 
 def count(outcomes: Iterable[tuple[str, str, str, float]]) -> PairCounts:
