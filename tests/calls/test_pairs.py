@@ -13,6 +13,7 @@ from sqlalchemy import func, insert, select
 
 from benchwarmers.calls.call_ids import new_call_id
 from benchwarmers.calls.pairs import PairJudgement, check_pair_body, pair_outcomes, record_pairs
+from benchwarmers.calls.verdicts import pending
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import Store
@@ -69,6 +70,19 @@ async def test_outcomes_read_back_per_collection(runtime: Runtime) -> None:
     with pytest.raises(UserError, match="different asks"):
         await record_pairs(store, PairJudgement("tie", (a, other)))
     assert await pair_count(store) == 2
+
+
+async def test_a_persons_pair_judges_its_seats_a_judges_does_not(runtime: Runtime) -> None:
+    store = runtime.store
+    a, b, c, d = await seats(store, "a_3", ("alpha", "beta", "gamma", "delta"))
+    (elsewhere,) = await seats(store, "a_4", ("alpha",))
+    assert await pending(store, [a, b, c, d, elsewhere]) == [a, b, c, d, elsewhere]
+    await record_pairs(store, PairJudgement("better", (b, a)))
+    await record_pairs(store, PairJudgement("tie", (c, d)), kind="judge")
+    # The person's pair judged a and b; the judge's pair is not the user's verdict.
+    assert await pending(store, [a, b, c, d, elsewhere]) == [c, d, elsewhere]
+    await record_pairs(store, PairJudgement("best", (c,)))
+    assert await pending(store, [a, b, c, d, elsewhere]) == [elsewhere]
 
 
 async def test_two_replicas_on_postgresql_judge_one_pair_into_one_row(postgres_url: str) -> None:

@@ -79,14 +79,6 @@ async def test_ask_verdict_and_pending_from_a_transcript(
             assert again.structured_content["recorded"]["changed"] is False
             assert "nothing changed" in tool_text(again)
 
-            paired = await client.call_tool("verdict", {"better": mid, "worse": slow, "note": "shorter"})
-            assert not paired.is_error, tool_text(paired)
-            (pair,) = paired.structured_content["recorded"]["pairs"]
-            assert (pair["betterAlias"], pair["worseAlias"], pair["outcome"]) == ("mid", "slow", "better")
-            assert f"{mid} (mid) better than {slow} (slow) — shorter" in tool_text(paired)
-            tied = await client.call_tool("verdict", {"tie": [fast, slow]})
-            assert tied.structured_content["recorded"]["pairs"][0]["outcome"] == "tie"
-
             transcript = sample_transcript(tmp_path / "session.jsonl", text)
             pending = await client.call_tool("pending_verdicts", {"transcript_path": str(transcript)})
             assert not pending.is_error, tool_text(pending)
@@ -95,6 +87,18 @@ async def test_ask_verdict_and_pending_from_a_transcript(
 
             by_calls = await client.call_tool("pending_verdicts", {"calls": [slow, "c_" + "x" * 20]})
             assert by_calls.structured_content["pending"] == [slow]
+
+            paired = await client.call_tool("verdict", {"better": mid, "worse": slow, "note": "shorter"})
+            assert not paired.is_error, tool_text(paired)
+            (pair,) = paired.structured_content["recorded"]["pairs"]
+            assert (pair["betterAlias"], pair["worseAlias"], pair["outcome"]) == ("mid", "slow", "better")
+            assert f"{mid} (mid) better than {slow} (slow) — shorter" in tool_text(paired)
+            tied = await client.call_tool("verdict", {"tie": [fast, slow]})
+            assert tied.structured_content["recorded"]["pairs"][0]["outcome"] == "tie"
+
+            # A person's pair is a verdict too: the seats it names are judged.
+            after = await client.call_tool("pending_verdicts", {"transcript_path": str(transcript)})
+            assert after.structured_content["pending"] == [], tool_text(after)
 
 
 async def test_v1_mcp_answers_the_same(bench_server: Any) -> None:

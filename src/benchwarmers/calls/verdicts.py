@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from benchwarmers.calls.log import settled
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.store.db import Store
-from benchwarmers.store.schema import Call, Verdict, VerdictTally
+from benchwarmers.store.schema import Call, PairVerdict, Verdict, VerdictTally
 from benchwarmers.store.times import utc
 
 COLLECTION_PREFIX = "bench/"
@@ -206,7 +206,11 @@ async def pending(
     store: Store, calls: Sequence[str], *, collections: frozenset[str] | None = None
 ) -> list[str]:
     """Of these ids, those that are seats (or merges) that answered (ok or
-    empty) and have no verdict yet, in the order given. Unknown ids are not
+    empty) and have no verdict yet, in the order given: neither a verdict of
+    their own nor a person's pair naming them (a pair is a verdict of its own
+    kind; an agent that said "best of the panel" has judged every seat, and
+    its Stop hook should not ask again). A judge's pairs leave a seat
+    pending: they are the judge's, not the user's. Unknown ids are not
     seats; with `collections`, neither are seats of other collections (what
     a key limited to those is told)."""
     wanted = list(dict.fromkeys(calls))
@@ -227,6 +231,13 @@ async def pending(
     await settled(store, wanted)
     async with store.read() as session:
         open_ids = set(await session.scalars(query))
+        if open_ids:  # read down the pairs' ask index: a seat's pairs are on its own ask
+            asks = select(Call.ask_id).where(Call.id.in_(open_ids))
+            paired = select(PairVerdict.better_call, PairVerdict.worse_call).where(
+                PairVerdict.ask_id.in_(asks), PairVerdict.kind == "person"
+            )
+            for better, worse in await session.execute(paired):
+                open_ids.difference_update((better, worse))
     return [c for c in wanted if c in open_ids]
 
 
