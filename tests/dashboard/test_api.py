@@ -7,7 +7,7 @@ import asyncio
 import json
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -440,3 +440,72 @@ def test_accepting_the_price_of_a_model_that_went_paid(home: Path, dashboard: ht
     assert accepted.json()["model"]["went_paid_at"] is None
     assert "/ui/api/models/llama/paid-ok" not in dashboard.get("/models").text
     assert dashboard.post("/ui/api/models/nobody/paid-ok").status_code == 404
+
+
+def test_recent_asks_page_back_through_every_ask_once_and_refuse_a_bad_cursor(
+    home: Path, dashboard: httpx.Client
+) -> None:
+    """More than a page of asks, their calls interleaved and some ending at the same instant:
+    paging with `next` sees each once, in order, and ends; a bad cursor or size is a 400 naming it."""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+
+    async def log() -> None:
+        async with Runtime.open(home) as runtime, runtime.store.write() as session:
+            for n in range(47):
+                collection = "duo" if n % 5 else "solo"
+                # Each ask's first seat starts before the ask before ends; asks 3k and 3k+1 end together.
+                base = start + timedelta(seconds=_base(n))
+                for k, (kind, seat) in enumerate((("seat", "s1"), ("seat", "s2"), ("merge", "merged"))):
+                    session.add(
+                        schema.Call(
+                            id=f"c{n:02d}-{k}",
+                            at=base + timedelta(seconds=k * 1.5 if kind == "merge" else k),
+                            kind=kind,
+                            alias="m1",
+                            collection=collection,
+                            shape="chat",
+                            seat=seat,
+                            ask_id=f"a{n:02d}",
+                            status="ok",
+                        )
+                    )
+
+    asyncio.run(log())
+    newest_first = sorted(
+        (f"a{n:02d}" for n in range(47)),
+        key=lambda a: (_base(int(a[1:])) + 3, a),
+        reverse=True,
+    )
+    for limit, filter_, expected in (
+        ("20", "", newest_first),
+        ("3", "", newest_first),
+        ("4", "bench/duo", [a for a in newest_first if int(a[1:]) % 5]),
+    ):
+        seen: list[str] = []
+        cursor: str | None = ""
+        while cursor is not None:
+            page = dashboard.get(
+                "/ui/api/asks", params={"limit": limit, "before": cursor, "collection": filter_}
+            ).json()
+            assert 0 < len(page["asks"]) <= int(limit)
+            seen += [a["ask"] for a in page["asks"]]
+            cursor = page["next"]
+            assert len(seen) < 60
+        assert seen == expected  # no duplicates, no gaps, newest first
+    first = dashboard.get("/ui/api/asks").json()
+    assert len(first["asks"]) == 20 and first["next"] == newest_first[19]
+    assert [s["kind"] for s in first["asks"][0]["seats"]] == ["seat", "seat", "merge"]
+    for params, name in (
+        ({"before": "no-such-ask"}, "before"),
+        ({"limit": "0"}, "limit"),
+        ({"limit": "101"}, "limit"),
+        ({"limit": "ten"}, "limit"),
+        ({"limit": "-1"}, "limit"),
+    ):
+        refused = dashboard.get("/ui/api/asks", params=params)
+        assert refused.status_code == 400, (params, refused.text)
+        assert refused.json()["error"]["field"] == name
+
+
+def _base(n: int) -> int:
+    return 2 * (n - (n % 3 == 1))

@@ -25,7 +25,7 @@ from collections.abc import AsyncGenerator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import desc, func, select
+from sqlalchemy import func, select
 
 from benchwarmers.bench import decisions, leaderboard
 from benchwarmers.bench.evidence import SHAPES
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 
 FINISH_GRACE_SECONDS = tunables.FINISH_GRACE_SECONDS.value
 RECENT_ASKS = 20
+MAX_RECENT_ASKS = 100  # a page of Recent asks at most
 
 
 class Panels:
@@ -256,30 +257,44 @@ class Panels:
             return None
         return await self.record(logged.collection)
 
-    async def recent_asks(self, collection: str = "", limit: int = RECENT_ASKS) -> list[dict[str, Any]]:
+    async def recent_asks(
+        self, collection: str = "", limit: int = RECENT_ASKS, before: str = ""
+    ) -> tuple[list[dict[str, Any]], str]:
         """The gateway's latest asks (of the collections this identity may
         call), newest first, each with its seats in seat order and the merge
         last: call id, alias, status, time, tokens, verdict (and note); the
         pairs judged on it. The log keeps no prompt or answer: only a
         collection that keeps text (`keep_text`) has its ask's `question`
-        and each seat's `content` here, until they expire."""
+        and each seat's `content` here, until they expire.
+
+        Paged by a stable cursor: `before` is an ask id, and the page holds
+        the asks older than it (by their last call, then ask id). Returned
+        with the cursor of the next page ("" when none is older). The read
+        walks the calls' `at` index down from the cursor, never the whole log."""
+        if not 1 <= limit <= MAX_RECENT_ASKS:
+            raise UserError(f"limit must be 1 to {MAX_RECENT_ASKS}", field="limit")
         where = [Call.kind.in_(("seat", "merge")), Call.ask_id != ""]
-        if collection:
-            where.append(Call.collection == collection)
-        latest = (
-            select(Call.ask_id, Call.collection, func.max(Call.at).label("last"))
-            .where(*where)
-            .group_by(Call.ask_id, Call.collection)
-            .order_by(desc("last"))
-            .limit(limit)
-        )
         async with self.runtime.store.read() as session:
-            asks = [a for a in (await session.execute(latest)).all() if may_call(self.identity, a.collection)]
+            cursor: tuple[datetime, str] | None = None
+            if before:
+                found = (
+                    await session.execute(select(func.max(Call.at)).where(*where, Call.ask_id == before))
+                ).scalar()
+                if found is None:
+                    raise UserError(
+                        f"no ask {before!r}: page with the `next` of the page before", field="before"
+                    )
+                cursor = (found, before)
+            if collection:
+                where.append(Call.collection == collection)
+            asks = await self._ask_page(session, where, cursor, limit + 1)
+            more = len(asks) > limit
+            asks = asks[:limit]
             rows = (
                 await session.execute(
                     select(Call, Verdict)
                     .outerjoin(Verdict, Verdict.call_id == Call.id)
-                    .where(Call.ask_id.in_([a.ask_id for a in asks]))
+                    .where(Call.ask_id.in_([a[0] for a in asks]))
                     .order_by(Call.at)
                 )
             ).all()
@@ -301,7 +316,63 @@ class Panels:
                 ask["question"] = text.question
                 for seat in ask["seats"]:
                     seat["content"] = text.answers.get(seat["call"], "")
-        return [grouped[a.ask_id] for a in asks if a.ask_id in grouped]
+        page = [grouped[a[0]] for a in asks if a[0] in grouped]
+        return page, (asks[-1][0] if more and asks else "")
+
+    async def _ask_page(
+        self, session: Any, where: list[Any], cursor: tuple[datetime, str] | None, want: int
+    ) -> list[tuple[str, str, datetime]]:
+        """Up to `want` asks (id, collection, last call's time), newest first by
+        (last, id), older than `cursor`: read down the `at` index in chunks,
+        each chunk finished to the end of its last instant (so ties are whole),
+        until enough asks are found or the log ends."""
+        upper, inclusive = (cursor[0], True) if cursor else (None, False)
+        seen: set[str] = set()
+        found: list[tuple[str, str, datetime]] = []
+        chunk = want * 4  # an ask is a few calls; the next chunk reads on if asks straddle the cursor
+        while True:
+            bound = [] if upper is None else [Call.at <= upper if inclusive else Call.at < upper]
+            rows = list(
+                (
+                    await session.execute(
+                        select(Call.ask_id, Call.collection, Call.at)
+                        .where(*where, *bound)
+                        .order_by(Call.at.desc())
+                        .limit(chunk)
+                    )
+                ).all()
+            )
+            if not rows:
+                break
+            end = rows[-1].at
+            if len(rows) == chunk:  # the rest of the last instant, by the index too
+                rows += (
+                    await session.execute(
+                        select(Call.ask_id, Call.collection, Call.at).where(*where, Call.at == end)
+                    )
+                ).all()
+            fresh = {r.ask_id: r.collection for r in rows if r.ask_id not in seen}
+            seen.update(fresh)
+            if fresh:
+                # Each new ask's last call (ask id index); one after the cursor was on a page before.
+                lasts = (
+                    await session.execute(
+                        select(Call.ask_id, func.max(Call.at))
+                        .where(Call.kind.in_(("seat", "merge")), Call.ask_id.in_(list(fresh)))
+                        .group_by(Call.ask_id)
+                    )
+                ).all()
+                for ask_id, last in lasts:
+                    if cursor is not None and (last, ask_id) >= cursor:
+                        continue
+                    if may_call(self.identity, fresh[ask_id]):
+                        found.append((ask_id, fresh[ask_id], last))
+            # Every ask whose last call is at or after `end` is known now, so those are final.
+            if len([a for a in found if a[2] >= end]) >= want or len(rows) < chunk:
+                break
+            upper, inclusive = end, False
+        found.sort(key=lambda a: (a[2], a[0]), reverse=True)
+        return found[:want]
 
     # --------------------------------------------------- estimates, reasons
 

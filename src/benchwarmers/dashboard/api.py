@@ -292,8 +292,12 @@ async def collection_record(request: Request, name: str) -> dict[str, Any]:
 
 @router.get("/asks")
 @owner
-async def asks(request: Request, collection: str = "") -> dict[str, Any]:
-    return {"asks": await backend_of(request).recent_asks(collection.removeprefix("bench/"))}
+async def asks(request: Request, collection: str = "", before: str = "", limit: str = "20") -> dict[str, Any]:
+    """Recent asks, newest first, a page at a time: `before` is the `next` of the page before
+    (an ask id), `limit` the page's size (1 to 100); either refused with a 400 naming it."""
+    if not limit.isdigit():
+        raise FieldError("limit", "limit must be a whole number of asks, 1 to 100")
+    return await backend_of(request).recent_asks(collection.removeprefix("bench/"), int(limit), before)
 
 
 @router.get("/leaderboard")

@@ -361,8 +361,10 @@ class Backend:
     async def remove_collection(self, name: str) -> None:
         await self.admin.remove_collection(name)
 
-    async def recent_asks(self, collection: str = "") -> list[dict[str, Any]]:
-        return await self.panels.recent_asks(collection)
+    async def recent_asks(self, collection: str = "", limit: int = 20, before: str = "") -> dict[str, Any]:
+        """A page of Recent asks and `next`, the cursor of the page after it (null: none older)."""
+        asks, after = await self.panels.recent_asks(collection, limit=limit, before=before)
+        return {"asks": asks, "next": after or None}
 
     async def ask(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
         """The playground: the panel's events as small JSON objects, in the
