@@ -571,3 +571,54 @@ def test_kept_text_shows_in_recent_asks_and_is_judged_later(
         expect(ask.locator('.seat-card[data-alias="beta"] .answer')).to_contain_text("answer not kept")
         assert ask.locator(".question").count() == 0
         assert b.watch.take() == []
+
+
+def test_older_kept_asks_page_back_and_are_judged_in_place_and_in_pairs_blind(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    models = [FakeModel(n, answer=capable) for n in ("alpha", "beta")]
+    with bench(browser, home, fake_provider, models, keep_text=True, keep_days=7, blind=True) as b:
+        page = b.page
+        # More asks than a page (20), from a client: the first is the one paged back to.
+        for n in range(23):
+            chat = {"model": "bench/trio", "messages": [{"role": "user", "content": f"Question {n:02d}"}]}
+            assert httpx.post(b.base + "/v1/chat/completions", json=chat, timeout=60).status_code == 200
+        page.locator("header nav").get_by_role("link", name="Collections", exact=True).click()
+        expect(page.locator("#asks article.ask")).to_have_count(20)
+        expect(page.locator("#asks article.ask").first.locator(".question")).to_contain_text("Question 22")
+        older = page.get_by_role("button", name="Older asks")
+        older.focus()
+        page.keyboard.press("Enter")  # by keyboard: a button
+        asks = page.locator("#older-asks article.ask")
+        expect(asks).to_have_count(3)
+        expect(page.locator("#older-state")).to_contain_text("3 older asks shown; none older")
+        expect(older).to_be_hidden()
+        shown = [q.inner_text() for q in page.locator("#recent article.ask .question").all()]
+        numbers = [re.findall(r"Question (\d\d)", s) for s in shown]
+        assert numbers == [[f"{n:02d}"] for n in range(22, -1, -1)]  # no gap, no repeat
+        oldest = asks.last
+        expect(oldest.locator(".question")).to_contain_text("Question 00")
+        # Blind as the first page: no names until judged.
+        expect(oldest.locator(".seat-card")).to_have_count(2)
+        assert oldest.locator(".seat-card[data-alias]").count() == 0
+        # (the fake answers name their model; the page does not)
+        expect(oldest.locator(".seat-card .who")).to_have_count(2)
+        assert {w.inner_text() for w in oldest.locator(".seat-card .who").all()}.isdisjoint({"alpha", "beta"})
+        # In place by mouse: both answers judged, the names show (the Ask page's rule).
+        cards = oldest.locator(".seat-card")
+        cards.nth(0).locator('button[data-verdict="useful"]').click()
+        expect(cards.nth(0).locator(".judge-state")).to_contain_text("useful")
+        assert oldest.locator(".seat-card[data-alias]").count() == 0
+        cards.nth(1).locator('button[data-verdict="not_useful"]').click()
+        expect(oldest.locator(".seat-card[data-alias]")).to_have_count(2)
+        # A pair by keyboard, in that ask (the focus is in its turn): A is better.
+        page.keyboard.press("a")
+        compare = oldest.locator("section.compare")
+        expect(compare.locator(".pairs li")).to_have_count(1)
+        page.screenshot(path=str(artifacts / "collections-older.png"), full_page=True)
+        ask_id = oldest.get_attribute("data-ask")
+        last = b.client.get("/ui/api/asks", params={"before": asks.nth(1).get_attribute("data-ask")}).json()
+        (stored,) = [a for a in last["asks"] if a["ask"] == ask_id]
+        assert sorted(s["verdict"] is not None for s in stored["seats"]) == [True, True]
+        assert len(stored["pairs"]) == 1 and last["next"] is None
+        assert b.watch.take() == []

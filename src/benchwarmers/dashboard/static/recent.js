@@ -2,15 +2,22 @@
 // judge.js as the Ask page draws a panel, so a verdict (or a pair) can be
 // given later, in place. The log keeps no text unless the collection keeps
 // it (`keep_text`): then the question and the answers are shown too.
+// The poll redraws the first page only; "Older asks" pages back (the API's
+// `next` cursor) into a list of its own, drawn once, judged in place alike.
 (() => {
   'use strict';
 
   const { api, el, readable } = window.bw;
   const box = document.getElementById('asks');
   if (!box) return;
+  const olderBox = document.getElementById('older-asks');
+  const olderButton = document.getElementById('older');
+  const olderState = document.getElementById('older-state');
 
   let last = '';
   let timer = null;
+  let next = null; // the cursor of the page after those shown: the first page's, then the last older page's
+  let pagedBack = false; // once older asks are shown, the first page's `next` no longer moves the cursor
 
   async function refresh() {
     clearTimeout(timer);
@@ -21,6 +28,8 @@
         last = text;
         draw(result.data.asks);
       }
+      if (!pagedBack) { next = result.data.next; olderButton.hidden = !next; }
+      else await fillGap(result.data.asks, result.data.next);
     }
     timer = setTimeout(refresh, 3000);
   }
@@ -31,20 +40,62 @@
       box.append(el('p', { class: 'hint', text: 'No asks yet: try the Ask page, or any client pointed at this server.' }));
       return;
     }
-    for (const ask of asks) {
-      const article = el('article', { class: 'ask', 'data-ask': ask.ask },
-        el('header', {}, el('strong', { text: `bench/${ask.collection}` }), ' ', el('span', { class: 'tag', text: ask.shape }), ' ',
-          el('time', { datetime: ask.at, text: readable(ask.at) })));
-      box.append(article);
-      const seats = ask.seats.filter((s) => s.kind !== 'merge');
-      const turn = new bw.Turn(article, { collection: ask.collection, names: namesOf(ask), question: questionText(ask.question), textKept: ask.question !== undefined });
-      turn.start(seats.map((s) => ({ seat: s.seat, alias: s.alias, call: s.call })));
-      for (const seat of seats) turn.done({ ...seat, content: seat.content ?? '', costUsd: seat.cost_usd });
-      const merge = ask.seats.find((s) => s.kind === 'merge' && s.seat !== 'report'); // not the merger's report call
-      if (merge) turn.merged({ ...merge, content: merge.content ?? '', agreement: [], costUsd: merge.cost_usd });
-      for (const pair of ask.pairs || []) turn.remember(pair);
-      turn.revealIfJudged(); // judged already, by the Ask page's rule: every answer, a pair or the best
+    for (const ask of asks) drawAsk(ask, box);
+  }
+
+  // "Older asks": the next page, after the ones shown, by mouse or keyboard (a button).
+  async function loadOlder() {
+    if (!next) return;
+    olderButton.disabled = true;
+    olderState.textContent = 'Loading older asks…';
+    const result = await api('GET', `/ui/api/asks?before=${encodeURIComponent(next)}`);
+    olderButton.disabled = false;
+    if (!result.ok) {
+      olderState.textContent = result.data?.error?.message || `Could not load older asks (${result.status}).`;
+      return;
     }
+    pagedBack = true;
+    const shown = new Set([...document.querySelectorAll('#recent article.ask')].map((a) => a.dataset.ask));
+    const fresh = result.data.asks.filter((ask) => !shown.has(ask.ask));
+    for (const ask of fresh) drawAsk(ask, olderBox);
+    next = result.data.next;
+    olderButton.hidden = !next;
+    olderState.textContent = `${fresh.length} older ask${fresh.length === 1 ? '' : 's'} shown${next ? '' : '; none older'}.`;
+  }
+  olderButton?.addEventListener('click', loadOlder);
+
+  // New asks push the first page's oldest out: once paged back, those are drawn at the top of
+  // the older list (read down from the first page's end to the first older ask), so none is lost.
+  async function fillGap(asks, firstNext) {
+    const top = olderBox.querySelector('article.ask')?.dataset.ask;
+    if (!top || !asks.length || asks.some((a) => a.ask === top)) return;
+    let cursor = firstNext;
+    const missing = [];
+    for (let i = 0; cursor && cursor !== top && i < 5; i++) {
+      const result = await api('GET', `/ui/api/asks?before=${encodeURIComponent(cursor)}`);
+      if (!result.ok) return;
+      const index = result.data.asks.findIndex((a) => a.ask === top);
+      missing.push(...(index < 0 ? result.data.asks : result.data.asks.slice(0, index)));
+      cursor = index < 0 ? result.data.next : null;
+    }
+    const shown = new Set([...document.querySelectorAll('#recent article.ask')].map((a) => a.dataset.ask));
+    const first = olderBox.firstChild;
+    for (const ask of missing.filter((a) => !shown.has(a.ask))) drawAsk(ask, olderBox, first);
+  }
+
+  function drawAsk(ask, into, before = null) {
+    const article = el('article', { class: 'ask', 'data-ask': ask.ask },
+      el('header', {}, el('strong', { text: `bench/${ask.collection}` }), ' ', el('span', { class: 'tag', text: ask.shape }), ' ',
+        el('time', { datetime: ask.at, text: readable(ask.at) })));
+    into.insertBefore(article, before);
+    const seats = ask.seats.filter((s) => s.kind !== 'merge');
+    const turn = new bw.Turn(article, { collection: ask.collection, names: namesOf(ask), question: questionText(ask.question), textKept: ask.question !== undefined });
+    turn.start(seats.map((s) => ({ seat: s.seat, alias: s.alias, call: s.call })));
+    for (const seat of seats) turn.done({ ...seat, content: seat.content ?? '', costUsd: seat.cost_usd });
+    const merge = ask.seats.find((s) => s.kind === 'merge' && s.seat !== 'report'); // not the merger's report call
+    if (merge) turn.merged({ ...merge, content: merge.content ?? '', agreement: [], costUsd: merge.cost_usd });
+    for (const pair of ask.pairs || []) turn.remember(pair);
+    turn.revealIfJudged(); // judged already, by the Ask page's rule: every answer, a pair or the best
   }
 
   // A kept question (`{"system", "messages": [{"role", "content"}], "images"}`) as the page shows it:
