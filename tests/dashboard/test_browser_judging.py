@@ -621,4 +621,14 @@ def test_older_kept_asks_page_back_and_are_judged_in_place_and_in_pairs_blind(
         (stored,) = [a for a in last["asks"] if a["ask"] == ask_id]
         assert sorted(s["verdict"] is not None for s in stored["seats"]) == [True, True]
         assert len(stored["pairs"]) == 1 and last["next"] is None
+        # New asks push the first page's oldest out: they show above the older ones, none twice.
+        for n in (23, 24):
+            chat = {"model": "bench/trio", "messages": [{"role": "user", "content": f"Question {n:02d}"}]}
+            assert httpx.post(b.base + "/v1/chat/completions", json=chat, timeout=60).status_code == 200
+        expect(page.locator("#recent article.ask")).to_have_count(25)
+        expect(page.locator("#asks article.ask").first.locator(".question")).to_contain_text("Question 24")
+        shown = [q.inner_text() for q in page.locator("#recent article.ask .question").all()]
+        numbers = [re.findall(r"Question (\d\d)", s) for s in shown]
+        assert numbers == [[f"{n:02d}"] for n in range(24, -1, -1)]
+        expect(oldest.locator(".seat-card[data-alias]")).to_have_count(2)  # the judged older ask as it was
         assert b.watch.take() == []
