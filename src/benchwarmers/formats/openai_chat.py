@@ -22,6 +22,7 @@ from typing import Any
 from benchwarmers import ids, jsontext
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import (
+    bench_with,
     data_url_image,
     model_name,
     optional_bool,
@@ -230,11 +231,9 @@ def _has_tool_parts(request: Request) -> bool:
 
 
 def _extras(value: object) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    bench = require_object(value, "bench")
-    aliases = require_list(bench.get("with") or [], "bench.with")
-    return tuple(require_str(a, f"bench.with[{i}]") for i, a in enumerate(aliases))
+    """`bench.with` read here too, as route mode's ask is not given the
+    body's other bench options (`with_bench_options`) but refuses a bad one."""
+    return () if value is None else bench_with(require_object(value, "bench"))
 
 
 def _conversation(obj: Mapping[str, Any]) -> str:
