@@ -327,7 +327,9 @@
     refreshQueue();
   });
 
-  if (page !== 'login') refreshQueue();
+  // The first read of the queue, awaited by lists whose tags it decides (drawn before it, an
+  // item already queued would show a box that can be ticked again).
+  const firstQueueRead = page !== 'login' ? refreshQueue() : Promise.resolve();
 
   // ---------------------------------------- Onboard: the endpoint's list
 
@@ -346,6 +348,7 @@
       return;
     }
     const models = result.data.models;
+    await firstQueueRead;
     state.textContent = models.length ? `${models.length} model(s). Tick the ones to onboard.` : 'The endpoint lists no models.';
     list.replaceChildren(...models.map((m) => {
       const queued = queuedModels.has(`${select.value}|${m.served}`);
