@@ -266,7 +266,7 @@ async def measure(
     with `server_pid`, also how much CPU that server spent meanwhile."""
     cpu_before = cpu_seconds(server_pid) if server_pid else 0.0
     ticks_before = machine_ticks()
-    if prefer_wrk and len(load.bodies) == 1 and wrk_path():
+    if prefer_wrk and len(load.bodies) == 1 and wrk_times(seconds) and wrk_path():
         cell = await asyncio.to_thread(_wrk, load, connections, seconds)
     else:
         cell = await _httpx_load(load, connections, seconds)
@@ -325,6 +325,14 @@ async def unstolen(
             await asyncio.sleep(pause)
     assert best is not None, "tries must be at least 1"
     return best, tries - 1
+
+
+def wrk_times(seconds: float) -> bool:
+    """Whether wrk can run for `seconds`: it takes whole seconds only (given
+    `-d0.5s` it prints its usage and exits 1, which ended a run asked for
+    `--seconds 0.5` in a traceback); other durations go to the httpx loader,
+    which the tables name in their loader column."""
+    return seconds >= 1 and seconds == int(seconds)
 
 
 def _wrk(load: Load, connections: int, seconds: float) -> Cell:

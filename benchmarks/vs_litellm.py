@@ -84,6 +84,7 @@ from common import (
     serve_benchwarmers,
     unstolen,
     wrk_path,
+    wrk_times,
 )
 from peers import Peer, start_portkey, start_tensorzero
 from sqlalchemy import insert
@@ -254,8 +255,24 @@ def start_litellm(folder: Path, command: str, upstream: str) -> Server:
         cwd=folder,
     )
     base = f"http://127.0.0.1:{port}"
-    ready = child.wait_ready(f"{base}/v1/chat/completions", body("alpha"), timeout=120)
+    try:
+        ready = child.wait_ready(f"{base}/v1/chat/completions", body("alpha"), timeout=120)
+    except BaseException:
+        child.stop()
+        raise
     return Server("litellm", child, base, ready)
+
+
+def start_litellm_or_skip(folder: Path, command: str, upstream: str) -> Server | None:
+    """LiteLLM's proxy, or None with one line on stderr when it does not come
+    up (an install missing its proxy extras exits at once): the run goes on
+    without its column, as when it is not installed, not into a traceback."""
+    try:
+        return start_litellm(folder, command, upstream)
+    except RuntimeError as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        print(f"LiteLLM did not start ({first}): its column is skipped", file=sys.stderr)
+        return None
 
 
 def start_floor(folder: Path, upstream: str) -> Server:
@@ -675,8 +692,9 @@ def main() -> int:
             if litellm is None:
                 print(f"LiteLLM not found ({args.litellm!r}): its column is skipped", file=sys.stderr)
             else:
-                theirs = start_litellm(folder, litellm, upstream_base)
-                children.append(theirs.child)
+                theirs = start_litellm_or_skip(folder, litellm, upstream_base)
+                if theirs is not None:
+                    children.append(theirs.child)
             floor = None if args.no_floor else start_floor(folder, upstream_base)
             if floor is not None:
                 children.append(floor.child)
@@ -722,7 +740,7 @@ def main() -> int:
                 child.stop()
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     version = f"LiteLLM {litellm_version(litellm)}" if litellm else "LiteLLM absent"
-    loader = "wrk" if use_wrk else "httpx"
+    loader = "wrk" if use_wrk and wrk_times(args.seconds) else "httpx"
     print(
         f"{when}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; {version}; "
         f"{args.rounds} rounds of {args.seconds:g} s per cell (medians), loader {loader}; "
