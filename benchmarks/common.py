@@ -139,6 +139,20 @@ class Child:
         self._log.close()
 
 
+RUN_CLI = "from benchwarmers.cli.main import run; run()"
+
+
+def benchwarmers_command() -> str:
+    """The `benchwarmers` command of this interpreter's environment (not
+    another install's), else the one on PATH; the run stops in one line
+    when there is none."""
+    beside = Path(sys.executable).with_name("benchwarmers")
+    command = str(beside) if beside.exists() else shutil.which("benchwarmers")
+    if command is None:
+        raise SystemExit("the benchwarmers command is not installed: run this with the project's .venv")
+    return command
+
+
 def serve_benchwarmers(
     folder: Path, home: Path, *, under: list[str] | None = None, env: dict[str, str] | None = None
 ) -> tuple[Child, str]:
@@ -148,14 +162,7 @@ def serve_benchwarmers(
     (`valgrind ...`), which is then handed this venv's interpreter and the
     CLI's entry point rather than the console script; `env` adds to the
     environment (`PYTHONPATH` for another checkout's code)."""
-    if under:
-        argv = [*under, sys.executable, "-c", "from benchwarmers.cli.main import run; run()"]
-    else:
-        beside = Path(sys.executable).with_name("benchwarmers")
-        command = str(beside) if beside.exists() else shutil.which("benchwarmers")
-        if command is None:
-            raise SystemExit("the benchwarmers command is not installed: run this with the project's .venv")
-        argv = [command]
+    argv = [*under, sys.executable, "-c", RUN_CLI] if under else [benchwarmers_command()]
     port = free_port()
     child = Child(
         "benchwarmers",

@@ -83,6 +83,7 @@ from common import (
     Child,
     Load,
     add_steal_arguments,
+    benchwarmers_command,
     cpu_seconds,
     free_port,
     machine_ticks,
@@ -90,6 +91,7 @@ from common import (
     unstolen,
 )
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 from vs_litellm import body, set_up_bench, start_upstream
 
 MODEL = "bench/solo:route"
@@ -152,6 +154,19 @@ async def transactions(url: str, database: str) -> int:
         return int(await connection.fetchval(query, database))
     finally:
         await connection.close()
+
+
+async def services_answer(postgres: str, redis: str) -> None:
+    """Stop in one line, before any server starts, when PostgreSQL or Redis
+    does not answer (`--store sqlite` needs neither)."""
+    try:
+        await admin(postgres, "SELECT 1")
+    except (OSError, asyncpg.PostgresError) as exc:
+        raise SystemExit(f"--store postgres: PostgreSQL at {postgres} does not answer ({exc})") from None
+    try:
+        await redis_commands(redis)
+    except (OSError, RedisError) as exc:
+        raise SystemExit(f"--store postgres: Redis at {redis} does not answer ({exc})") from None
 
 
 async def redis_commands(url: str) -> int:
@@ -229,10 +244,9 @@ async def start_server(
         await set_up_bench(home, upstream)
     group, prefix = stack.enter_context(server_cgroup()) if cgroup_usable() else (None, [])
     port = free_port()
-    command = Path(sys.executable).with_name("benchwarmers")
     child = Child(
         f"workers-{workers}",
-        [*prefix, str(command), "serve", "--port", str(port), "--workers", str(workers)],
+        [*prefix, benchwarmers_command(), "serve", "--port", str(port), "--workers", str(workers)],
         env={**env, **({} if name else {"BENCHWARMERS_DATABASE_URL": "", "BENCHWARMERS_REDIS_URL": ""})},
         cwd=folder,
     )
@@ -368,6 +382,8 @@ async def run(args: argparse.Namespace) -> str:
     caps = caps_to_run(args.cap)
     modes = {"uncapped": 0.0, **{f"capped at {cap:g} core per worker": cap for cap in caps}}
     results: dict[str, dict[int, list[Result]]] = {mode: {1: [], 2: []} for mode in modes}
+    if args.store == "postgres":
+        await services_answer(args.postgres, args.redis)
     folder = Path(tempfile.mkdtemp(prefix="bw-workers-"))
     async with contextlib.AsyncExitStack() as stack:
         stack.callback(shutil.rmtree, folder, ignore_errors=True)

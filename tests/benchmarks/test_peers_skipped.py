@@ -7,6 +7,7 @@ when installed, skipped with one line when not")."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -115,3 +116,10 @@ def test_vs_litellm_runs_to_its_tables_with_no_peer_installed(tmp_path: Path) ->
     assert "| configured: key rate, endpoint, model and learned limits" in out, out
     assert "CPU/req vs no limits (≤1.2x)" in out, out
     assert "| 0-5 |" in out and "| 5-10 |" in out and "last/first" in out, out
+
+
+def test_workers_on_postgres_without_it_stops_in_one_line(tmp_path: Path) -> None:
+    """Neither PostgreSQL nor Redis here (closed ports): one line naming which, before any server starts."""
+    closed = "postgresql://postgres@127.0.0.1:9/test"
+    with pytest.raises(SystemExit, match=r"PostgreSQL at .* does not answer"):
+        asyncio.run(workers.services_answer(closed, "redis://127.0.0.1:9/0"))
