@@ -22,12 +22,18 @@ Scenarios, each at 1 and 10 connections (`--connections`):
   (`--history`).
 
 Beside both runs **the floor** (`floor.py`: a raw Starlette app forwarding
-to the upstream through one aiohttp session, no routing, keys, formats or
-store), started in the same run on the same upstream: the passthrough rows
-also say how our CPU per request compares with the least a Python gateway
-on this stack can cost, and a last table holds issue 15's targets for them
-(≥10x LiteLLM's requests/s, ≤1/10 its CPU per request, ≤1/5 its p99, CPU
-within 3x of the floor), each ratio from this one run.
+to the upstream through our own outbound client, `providers/outbound.py`;
+no routing, keys, formats or store), started in the same run on the same
+upstream: the passthrough rows also say how our CPU per request compares
+with the least a Python gateway on this stack can cost. Issue 37 adds the
+configured scenario (a key with a rate, endpoint, model and learned
+limits, beside the same server without them), TensorZero's and Portkey's
+gateways beside the passthrough when installed (`peers.py`; one line on
+stderr for each that is not, or does not come up) and `--sustained`. A
+last table holds the targets: issue 15's (≥10x LiteLLM's requests/s,
+≤1/10 its CPU per request, ≤1/5 its p99) and issue 37's (CPU ≤2x the
+floor's, ≤1.3x TensorZero's, ≤1/3 Portkey's; configured ≤1.2x ours
+without limits and ≥20x LiteLLM's requests/s), each ratio from this one run.
 
 Every cell runs `--rounds` times, ours, LiteLLM's and the floor's back to
 back, ours and the floor's always next to each other (`_unit`), and the
@@ -47,7 +53,8 @@ cells taken within seconds of each other.
         [--only passthrough] [--steal-limit 0.05] [--tries 4]
 
 LiteLLM runs from its own environment (it is not one of our dependencies):
-its column is skipped, saying so, when the command is not found.
+its column is skipped, saying so in one line, when the command is not
+found or its proxy does not come up.
 """
 
 from __future__ import annotations

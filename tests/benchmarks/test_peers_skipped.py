@@ -18,6 +18,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import peers
+import sustained
 import vs_litellm
 import workers
 
@@ -116,6 +117,16 @@ def test_vs_litellm_runs_to_its_tables_with_no_peer_installed(tmp_path: Path) ->
     assert "| configured: key rate, endpoint, model and learned limits" in out, out
     assert "CPU/req vs no limits (≤1.2x)" in out, out
     assert "| 0-5 |" in out and "| 5-10 |" in out and "last/first" in out, out
+    assert "not judged (a run of 10 s" in out, out  # its first and last 10 s are the same slices
+
+
+def test_the_sustained_bound_is_judged_over_a_minute_only() -> None:
+    """Issue 37 reads the bound over a 60 s run; a shorter one's first and
+    last 10 s overlap and said "met" whatever happened over time."""
+    assert sustained.verdict(1.0, 10).startswith("not judged")
+    assert sustained.verdict(1.5, 55).startswith("not judged")
+    assert sustained.verdict(1.05, 60) == "met"
+    assert sustained.verdict(1.2, 70) == "MISSED"
 
 
 def test_workers_on_postgres_without_it_stops_in_one_line(tmp_path: Path) -> None:
