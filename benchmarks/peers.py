@@ -85,8 +85,8 @@ def start_tensorzero(folder: Path, upstream: str, python: str | None) -> Peer | 
     named = bool(python)
     found = shutil.which(python) if python else sys.executable
     if found is None or subprocess.run([found, "-c", "import tensorzero"], capture_output=True).returncode:
-        hint = "" if named else " (--tensorzero-python or $TENSORZERO_PYTHON names one that has it)"
-        _skipped("TensorZero", f"not installed (python {python or found!r} has no tensorzero{hint})")
+        hint = "" if named else "; --tensorzero-python or $TENSORZERO_PYTHON names one that has it"
+        _skipped("TensorZero", f"not installed (no tensorzero in python {python or found!r}{hint})")
         return None
     config = folder / "tensorzero.toml"
     config.write_text(
@@ -114,9 +114,13 @@ def start_portkey(folder: Path, upstream: str, package: str | None) -> Peer | No
         package = str(PORTKEY_LOCAL.resolve())
     start = Path(package) / "build" / "start-server.js" if package else None
     if node is None or start is None or not start.exists():
-        why = "node is not on PATH" if node is None else f"{package!r} has no build/start-server.js"
-        hint = "" if package else "; --portkey or $PORTKEY_GATEWAY names its folder"
-        _skipped("Portkey's gateway", f"not installed ({why}{hint})")
+        if node is None:
+            why = "node is not on PATH"
+        elif package:
+            why = f"{package!r} has no build/start-server.js"
+        else:
+            why = f"none named, no ./{PORTKEY_LOCAL.as_posix()}; --portkey or $PORTKEY_GATEWAY names one"
+        _skipped("Portkey's gateway", f"not installed ({why})")
         return None
     port = free_port()
     child = Child("portkey", [node, str(start), f"--port={port}", "--headless"], cwd=folder)
