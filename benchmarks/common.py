@@ -139,6 +139,20 @@ class Child:
         self._log.close()
 
 
+RUN_CLI = "from benchwarmers.cli.main import run; run()"
+
+
+def benchwarmers_command() -> str:
+    """The `benchwarmers` command of this interpreter's environment (not
+    another install's), else the one on PATH; the run stops in one line
+    when there is none."""
+    beside = Path(sys.executable).with_name("benchwarmers")
+    command = str(beside) if beside.exists() else shutil.which("benchwarmers")
+    if command is None:
+        raise SystemExit("the benchwarmers command is not installed: run this with the project's .venv")
+    return command
+
+
 def serve_benchwarmers(
     folder: Path, home: Path, *, under: list[str] | None = None, env: dict[str, str] | None = None
 ) -> tuple[Child, str]:
@@ -148,14 +162,7 @@ def serve_benchwarmers(
     (`valgrind ...`), which is then handed this venv's interpreter and the
     CLI's entry point rather than the console script; `env` adds to the
     environment (`PYTHONPATH` for another checkout's code)."""
-    if under:
-        argv = [*under, sys.executable, "-c", "from benchwarmers.cli.main import run; run()"]
-    else:
-        beside = Path(sys.executable).with_name("benchwarmers")
-        command = str(beside) if beside.exists() else shutil.which("benchwarmers")
-        if command is None:
-            raise SystemExit("the benchwarmers command is not installed: run this with the project's .venv")
-        argv = [command]
+    argv = [*under, sys.executable, "-c", RUN_CLI] if under else [benchwarmers_command()]
     port = free_port()
     child = Child(
         "benchwarmers",
@@ -266,7 +273,7 @@ async def measure(
     with `server_pid`, also how much CPU that server spent meanwhile."""
     cpu_before = cpu_seconds(server_pid) if server_pid else 0.0
     ticks_before = machine_ticks()
-    if prefer_wrk and len(load.bodies) == 1 and wrk_path():
+    if prefer_wrk and len(load.bodies) == 1 and wrk_times(seconds) and wrk_path():
         cell = await asyncio.to_thread(_wrk, load, connections, seconds)
     else:
         cell = await _httpx_load(load, connections, seconds)
@@ -325,6 +332,14 @@ async def unstolen(
             await asyncio.sleep(pause)
     assert best is not None, "tries must be at least 1"
     return best, tries - 1
+
+
+def wrk_times(seconds: float) -> bool:
+    """Whether wrk can run for `seconds`: it takes whole seconds only (given
+    `-d0.5s` it prints its usage and exits 1, which ended a run asked for
+    `--seconds 0.5` in a traceback); other durations go to the httpx loader,
+    which the tables name in their loader column."""
+    return seconds >= 1 and seconds == int(seconds)
 
 
 def _wrk(load: Load, connections: int, seconds: float) -> Cell:

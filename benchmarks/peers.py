@@ -16,9 +16,13 @@ repository, on the same instant upstream (`upstream.py`) as ours:
   Node (20), so it is compared on plain requests only.
 
 `start_tensorzero(folder, upstream, python)` and `start_portkey(folder,
-upstream, package)` return a `Server` (None, with one line on stderr, when
-not installed); `vs_litellm.py` asks for them with `--tensorzero-python`
-and `--portkey` (or `$TENSORZERO_PYTHON`, `$PORTKEY_GATEWAY`).
+upstream, package)` return a `Peer`, or None with one line on stderr when
+it is not installed or does not come up (a run on a machine without the
+peers goes on without them, rather than ending in a traceback);
+`vs_litellm.py` asks for them with `--tensorzero-python` and `--portkey`
+(or `$TENSORZERO_PYTHON`, `$PORTKEY_GATEWAY`). Not named, each is looked
+for where installing it as above puts it: `tensorzero` in the Python
+running the benchmark, the npm package under `./node_modules`.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from typing import Any
 from common import Child, free_port
 
 TENSORZERO_MODEL = "tensorzero::model_name::alpha"
+# Where `npm install @portkey-ai/gateway` in the current folder puts it.
+PORTKEY_LOCAL = Path("node_modules") / "@portkey-ai" / "gateway"
 # Run by TensorZero's own Python: start the gateway on PORT and keep it up.
 _TENSORZERO_MAIN = """
 import sys, threading, tensorzero
@@ -66,13 +72,21 @@ def _version(python: str, package: str) -> str:
     return done.stdout.strip() or "?"
 
 
+def _skipped(name: str, why: str) -> None:
+    """The one line a peer that does not run leaves on stderr."""
+    print(f"{name} {why}: its column is skipped", file=sys.stderr)
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
 def start_tensorzero(folder: Path, upstream: str, python: str | None) -> Peer | None:
-    found = shutil.which(python) if python else None
+    named = bool(python)
+    found = shutil.which(python) if python else sys.executable
     if found is None or subprocess.run([found, "-c", "import tensorzero"], capture_output=True).returncode:
-        print(
-            f"TensorZero not installed (python {python!r} has no tensorzero): its column is skipped",
-            file=sys.stderr,
-        )
+        hint = "" if named else "; --tensorzero-python or $TENSORZERO_PYTHON names one that has it"
+        _skipped("TensorZero", f"not installed (no tensorzero in python {python or found!r}{hint})")
         return None
     config = folder / "tensorzero.toml"
     config.write_text(
@@ -83,21 +97,30 @@ def start_tensorzero(folder: Path, upstream: str, python: str | None) -> Peer | 
     script = folder / "tensorzero_main.py"
     script.write_text(_TENSORZERO_MAIN)
     child = Child("tensorzero", [found, str(script), str(config)], cwd=folder)
-    base = _announced(child).removesuffix("/openai/v1")  # it announces its OpenAI base
-    chat_url = f"{base}/openai/v1/chat/completions"
-    ready = child.wait_ready(chat_url, body(TENSORZERO_MODEL), timeout=60)
+    try:
+        base = _announced(child).removesuffix("/openai/v1")  # it announces its OpenAI base
+        chat_url = f"{base}/openai/v1/chat/completions"
+        ready = child.wait_ready(chat_url, body(TENSORZERO_MODEL), timeout=60)
+    except RuntimeError as exc:
+        child.stop()
+        _skipped("TensorZero", f"did not start ({_first_line(exc)})")
+        return None
     return Peer("TensorZero", child, chat_url, {}, TENSORZERO_MODEL, ready, _version(found, "tensorzero"))
 
 
 def start_portkey(folder: Path, upstream: str, package: str | None) -> Peer | None:
     node = shutil.which("node")
+    if not package and PORTKEY_LOCAL.is_dir():
+        package = str(PORTKEY_LOCAL.resolve())
     start = Path(package) / "build" / "start-server.js" if package else None
     if node is None or start is None or not start.exists():
-        print(
-            f"Portkey's gateway not installed ({package!r} has no build/start-server.js): "
-            "its column is skipped",
-            file=sys.stderr,
-        )
+        if node is None:
+            why = "node is not on PATH"
+        elif package:
+            why = f"{package!r} has no build/start-server.js"
+        else:
+            why = f"none named, no ./{PORTKEY_LOCAL.as_posix()}; --portkey or $PORTKEY_GATEWAY names one"
+        _skipped("Portkey's gateway", f"not installed ({why})")
         return None
     port = free_port()
     child = Child("portkey", [node, str(start), f"--port={port}", "--headless"], cwd=folder)
@@ -107,7 +130,12 @@ def start_portkey(folder: Path, upstream: str, package: str | None) -> Peer | No
         "authorization": "Bearer x",
     }
     chat_url = f"http://127.0.0.1:{port}/v1/chat/completions"
-    ready = child.wait_ready(chat_url, body("alpha"), timeout=60, headers=headers)
+    try:
+        ready = child.wait_ready(chat_url, body("alpha"), timeout=60, headers=headers)
+    except RuntimeError as exc:
+        child.stop()
+        _skipped("Portkey's gateway", f"did not start ({_first_line(exc)})")
+        return None
     version = "?"
     manifest = Path(package or "") / "package.json"
     if manifest.exists():

@@ -22,12 +22,18 @@ Scenarios, each at 1 and 10 connections (`--connections`):
   (`--history`).
 
 Beside both runs **the floor** (`floor.py`: a raw Starlette app forwarding
-to the upstream through one aiohttp session, no routing, keys, formats or
-store), started in the same run on the same upstream: the passthrough rows
-also say how our CPU per request compares with the least a Python gateway
-on this stack can cost, and a last table holds issue 15's targets for them
-(≥10x LiteLLM's requests/s, ≤1/10 its CPU per request, ≤1/5 its p99, CPU
-within 3x of the floor), each ratio from this one run.
+to the upstream through our own outbound client, `providers/outbound.py`;
+no routing, keys, formats or store), started in the same run on the same
+upstream: the passthrough rows also say how our CPU per request compares
+with the least a Python gateway on this stack can cost. Issue 37 adds the
+configured scenario (a key with a rate, endpoint, model and learned
+limits, beside the same server without them), TensorZero's and Portkey's
+gateways beside the passthrough when installed (`peers.py`; one line on
+stderr for each that is not, or does not come up) and `--sustained`. A
+last table holds the targets: issue 15's (≥10x LiteLLM's requests/s,
+≤1/10 its CPU per request, ≤1/5 its p99) and issue 37's (CPU ≤2x the
+floor's, ≤1.3x TensorZero's, ≤1/3 Portkey's; configured ≤1.2x ours
+without limits and ≥20x LiteLLM's requests/s), each ratio from this one run.
 
 Every cell runs `--rounds` times, ours, LiteLLM's and the floor's back to
 back, ours and the floor's always next to each other (`_unit`), and the
@@ -47,7 +53,8 @@ cells taken within seconds of each other.
         [--only passthrough] [--steal-limit 0.05] [--tries 4]
 
 LiteLLM runs from its own environment (it is not one of our dependencies):
-its column is skipped, saying so, when the command is not found.
+its column is skipped, saying so in one line, when the command is not
+found or its proxy does not come up.
 """
 
 from __future__ import annotations
@@ -84,6 +91,7 @@ from common import (
     serve_benchwarmers,
     unstolen,
     wrk_path,
+    wrk_times,
 )
 from peers import Peer, start_portkey, start_tensorzero
 from sqlalchemy import insert
@@ -254,8 +262,24 @@ def start_litellm(folder: Path, command: str, upstream: str) -> Server:
         cwd=folder,
     )
     base = f"http://127.0.0.1:{port}"
-    ready = child.wait_ready(f"{base}/v1/chat/completions", body("alpha"), timeout=120)
+    try:
+        ready = child.wait_ready(f"{base}/v1/chat/completions", body("alpha"), timeout=120)
+    except BaseException:
+        child.stop()
+        raise
     return Server("litellm", child, base, ready)
+
+
+def start_litellm_or_skip(folder: Path, command: str, upstream: str) -> Server | None:
+    """LiteLLM's proxy, or None with one line on stderr when it does not come
+    up (an install missing its proxy extras exits at once): the run goes on
+    without its column, as when it is not installed, not into a traceback."""
+    try:
+        return start_litellm(folder, command, upstream)
+    except RuntimeError as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        print(f"LiteLLM did not start ({first}): its column is skipped", file=sys.stderr)
+        return None
 
 
 def start_floor(folder: Path, upstream: str) -> Server:
@@ -675,8 +699,9 @@ def main() -> int:
             if litellm is None:
                 print(f"LiteLLM not found ({args.litellm!r}): its column is skipped", file=sys.stderr)
             else:
-                theirs = start_litellm(folder, litellm, upstream_base)
-                children.append(theirs.child)
+                theirs = start_litellm_or_skip(folder, litellm, upstream_base)
+                if theirs is not None:
+                    children.append(theirs.child)
             floor = None if args.no_floor else start_floor(folder, upstream_base)
             if floor is not None:
                 children.append(floor.child)
@@ -722,7 +747,7 @@ def main() -> int:
                 child.stop()
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     version = f"LiteLLM {litellm_version(litellm)}" if litellm else "LiteLLM absent"
-    loader = "wrk" if use_wrk else "httpx"
+    loader = "wrk" if use_wrk and wrk_times(args.seconds) else "httpx"
     print(
         f"{when}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; {version}; "
         f"{args.rounds} rounds of {args.seconds:g} s per cell (medians), loader {loader}; "

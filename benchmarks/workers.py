@@ -30,8 +30,11 @@ Two ways, both printed, each labelled:
 
 In both, the server's cgroup has a large `cpu.shares`, so other work on a
 shared machine does not take its budget (or, uncapped, its cores) away.
-That needs root and the controller at `/sys/fs/cgroup/cpu`; without it,
-`--cap 0` runs uncapped in the machine's own group.
+That needs root and the controller at `/sys/fs/cgroup/cpu` (cgroup v1);
+without it (cgroup v2, no root: most machines nobody prepared for this)
+the capped run is skipped with one line saying why and the uncapped one
+runs in the machine's own group, unless `--cap` was given, which then
+stops the run; `--cap 0` asks for the uncapped run alone.
 
 Beside requests/s, CPU per request and the cores each group kept busy,
 each cell counts PostgreSQL transactions and Redis commands per request:
@@ -80,6 +83,7 @@ from common import (
     Child,
     Load,
     add_steal_arguments,
+    benchwarmers_command,
     cpu_seconds,
     free_port,
     machine_ticks,
@@ -87,6 +91,7 @@ from common import (
     unstolen,
 )
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 from vs_litellm import body, set_up_bench, start_upstream
 
 MODEL = "bench/solo:route"
@@ -103,6 +108,34 @@ STATS_SETTLE = 1.2
 # through the other's cell, settle into the load measured.
 WARM_SECONDS = 1.0
 GROUPS = ("server", "loader", "upstream", "PostgreSQL", "Redis", "other")
+# The capped run's cores per worker when `--cap` is not given.
+DEFAULT_CAP = 0.45
+
+
+def cgroup_usable() -> bool:
+    """Whether this process may make cgroups under the v1 cpu controller
+    (`server_cgroup`): root, and the controller mounted where v1 mounts it."""
+    return CGROUP_CPU.is_dir() and os.access(CGROUP_CPU, os.W_OK)
+
+
+def caps_to_run(asked: list[float] | None) -> list[float]:
+    """The capped runs' cores per worker. Not asked (`--cap` left out): the
+    default one where the controller is there, else none, said in one line
+    on stderr, so the script runs to its end (uncapped) on any machine.
+    Asked for where it cannot be done: the run stops, saying why."""
+    if asked is None:
+        if cgroup_usable():
+            return [DEFAULT_CAP]
+        print(
+            f"capped run skipped: it needs root and the cgroup v1 cpu controller at {CGROUP_CPU}; "
+            "the uncapped run only",
+            file=sys.stderr,
+        )
+        return []
+    caps = [cap for cap in asked if cap]
+    if caps and not cgroup_usable():
+        raise SystemExit(f"--cap needs root and the cgroup v1 cpu controller at {CGROUP_CPU} (or --cap 0)")
+    return caps
 
 
 async def admin(url: str, statement: str) -> None:
@@ -121,6 +154,19 @@ async def transactions(url: str, database: str) -> int:
         return int(await connection.fetchval(query, database))
     finally:
         await connection.close()
+
+
+async def services_answer(postgres: str, redis: str) -> None:
+    """Stop in one line, before any server starts, when PostgreSQL or Redis
+    does not answer (`--store sqlite` needs neither)."""
+    try:
+        await admin(postgres, "SELECT 1")
+    except (OSError, asyncpg.PostgresError) as exc:
+        raise SystemExit(f"--store postgres: PostgreSQL at {postgres} does not answer ({exc})") from None
+    try:
+        await redis_commands(redis)
+    except (OSError, RedisError) as exc:
+        raise SystemExit(f"--store postgres: Redis at {redis} does not answer ({exc})") from None
 
 
 async def redis_commands(url: str) -> int:
@@ -196,12 +242,11 @@ async def start_server(
         await set_up_bench(home, upstream, database_url=database)
     else:
         await set_up_bench(home, upstream)
-    group, prefix = stack.enter_context(server_cgroup()) if CGROUP_CPU.is_dir() else (None, [])
+    group, prefix = stack.enter_context(server_cgroup()) if cgroup_usable() else (None, [])
     port = free_port()
-    command = Path(sys.executable).with_name("benchwarmers")
     child = Child(
         f"workers-{workers}",
-        [*prefix, str(command), "serve", "--port", str(port), "--workers", str(workers)],
+        [*prefix, benchwarmers_command(), "serve", "--port", str(port), "--workers", str(workers)],
         env={**env, **({} if name else {"BENCHWARMERS_DATABASE_URL": "", "BENCHWARMERS_REDIS_URL": ""})},
         cwd=folder,
     )
@@ -334,11 +379,11 @@ def table(title: str, results: dict[int, list[Result]], args: argparse.Namespace
 
 
 async def run(args: argparse.Namespace) -> str:
-    caps = [cap for cap in args.cap if cap]
+    caps = caps_to_run(args.cap)
     modes = {"uncapped": 0.0, **{f"capped at {cap:g} core per worker": cap for cap in caps}}
-    if caps and not CGROUP_CPU.is_dir():
-        raise SystemExit(f"--cap needs the cgroup v1 cpu controller at {CGROUP_CPU} (or --cap 0)")
     results: dict[str, dict[int, list[Result]]] = {mode: {1: [], 2: []} for mode in modes}
+    if args.store == "postgres":
+        await services_answer(args.postgres, args.redis)
     folder = Path(tempfile.mkdtemp(prefix="bw-workers-"))
     async with contextlib.AsyncExitStack() as stack:
         stack.callback(shutil.rmtree, folder, ignore_errors=True)
@@ -380,8 +425,9 @@ def main() -> int:
         "--cap",
         type=float,
         nargs="+",
-        default=[0.45],
-        help="cores per worker in the capped runs, one run per value (0: uncapped only)",
+        default=None,
+        help=f"cores per worker in the capped runs, one run per value (0: uncapped only; default "
+        f"{DEFAULT_CAP:g} where the cgroup v1 cpu controller can be used, else uncapped only)",
     )
     default_pg = os.environ.get("BENCHWARMERS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--postgres", default=default_pg, help="an admin URL; a database is made per server")

@@ -3,7 +3,8 @@
 Real processes on loopback in front of the fake provider: both workers
 answer and every call they answered is in the store; a limit is spent once
 across the workers (the supervisor's counters, `limits/shared.py`), also
-when the worker that counted is killed; a worker killed mid-load loses no
+when the worker that counted is killed; a token limit is charged once, its
+estimate settled with the reply's count; a worker killed mid-load loses no
 call a client was told of (its replacement replays its journal) and the
 supervisor carries on with a new one."""
 
@@ -146,6 +147,49 @@ async def test_two_workers_on_sqlite_let_exactly_the_limit_through(
                 assert victim not in await _pids(spread, url)
     assert statuses.count("ok") == LIMIT == fake_provider.calls["wk-one"], statuses
     assert statuses.count("limited") == LIMITED_ASKS - LIMIT
+    assert child.process.returncode == 0, child.output()
+
+
+# A token limit whose calls each estimate their prompt and `TOKEN_MAX` reply
+# tokens but use about `TOKEN_WORDS` (the fake counts words): charged once at
+# the real count, `TOKEN_LIMIT` lets exactly 4 through (3 x ~201 used + the
+# next estimate ~302 fit, 4 x 201 + 302 do not); an estimate never settled
+# lets 3 through, one counted twice (estimate and real) 2.
+TOKEN_MAX, TOKEN_WORDS, TOKEN_LIMIT, TOKEN_ASKS = 300, 200, 1005, 7
+
+
+async def test_two_workers_on_sqlite_settle_a_token_estimate_once(
+    home: Path, fake_provider: FakeProvider, sqlite_env: dict[str, str]
+) -> None:
+    """Issue 37: token limits charged once, the estimate settled on the
+    reply, also when the calls go through two workers and the supervisor's
+    counters (each ask on a fresh connection, which the kernel spreads)."""
+    fake_provider.add(FakeModel("wk-tok", answer=" ".join(["word"] * TOKEN_WORDS)))
+    async with Runtime.open(home, database_url=None) as runtime:
+        await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+        await add_model(runtime.store, "wk-tok", "fake", "wk-tok")
+        await add_collection(runtime.store, "wk", members=["wk-tok"], seat_timeout=3)
+        await set_limits(runtime.store, "fake", "wk-tok", {"tpm": TOKEN_LIMIT})
+    ask = {**BODY, "max_tokens": TOKEN_MAX}
+    statuses: list[str] = []
+    with served("--workers", "2", log=home.parent / "serve.log", env=sqlite_env) as child:
+        fresh = httpx.Limits(max_keepalive_connections=0)
+        async with httpx.AsyncClient(timeout=60, limits=fresh) as client:
+            assert len(await _pids(client, child.url)) == 2
+            for _ in range(TOKEN_ASKS):
+                reply = await client.post(f"{child.url}/v1/chat/completions", json=ask)
+                if reply.status_code == 429:
+                    assert "the limit of" in reply.text, reply.text
+                    statuses.append("limited")
+                else:
+                    assert reply.status_code == 200, reply.text
+                    [seat] = reply.json()["bench"]["seats"]
+                    statuses.append(str(seat["status"]))
+                await asyncio.sleep(0.2)  # a settle may land just after its reply is sent
+    assert statuses == ["ok"] * 4 + ["limited"] * (TOKEN_ASKS - 4), statuses
+    assert fake_provider.calls["wk-tok"] == 4
+    per_call = sum(fake_provider.reported["wk-tok"]) / 4  # the fake's totals, both directions
+    assert TOKEN_WORDS <= per_call <= TOKEN_WORDS + 10, fake_provider.reported
     assert child.process.returncode == 0, child.output()
 
 

@@ -6,9 +6,11 @@ import asyncio
 import gc
 from collections import deque
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchwarmers.limits import counters as counter_module
 from benchwarmers.limits.counters import (
     UNLIMITED,
     Charge,
@@ -255,6 +257,51 @@ async def test_a_busy_minute_adds_nothing_for_the_collector_to_walk() -> None:
         await counters.settle([tpm], taken.receipt, 12, T0 + call * 0.001)
     gc.collect()
     assert len(gc.get_objects()) - before < 1000
+
+
+async def test_a_charge_that_fits_never_walks_a_full_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37: a limit costs O(1) a call however full its minute is. With
+    50,000 calls in the window, takes that fit and their settles run with
+    the log's walk (its entries, `_frees_at`) made to fail: only a refusal
+    may walk it, to say when room frees."""
+    counters = MemoryCounters()
+    rpm, tpm = Charge.sliding("o1-rpm", 1, 10**9, 60.0), Charge.sliding("o1-tpm", 500, 10**12, 60.0)
+    for call in range(50_000):
+        await counters.take([rpm, tpm], T0 + call * 0.0001)
+
+    def walked(*_: object) -> None:
+        raise AssertionError("an admitted charge walked the window")
+
+    monkeypatch.setattr(counter_module, "_frees_at", walked)
+    monkeypatch.setattr(counter_module._SlidingLog, "entries", walked)
+    now = T0 + 5.0
+    for call in range(1000):
+        taken = await counters.take([rpm, tpm], now + call * 0.0001)
+        assert taken.admitted
+        await counters.settle([tpm], taken.receipt, 30, now + call * 0.0001)
+
+
+async def test_redis_charges_that_fit_read_no_window_whole(redis_counters: RedisCounters) -> None:
+    """The same in Redis: with 5,000 calls in the window, 300 takes that fit
+    and their settles send no ZRANGE (the whole-window read that made a call
+    cost O(calls in the minute)); Redis counts each command a script runs.
+    Another client's refusals meanwhile add a few, never one per take."""
+    rpm, tpm = Charge.sliding("o1-rpm", 1, 10**9, 60.0), Charge.sliding("o1-tpm", 500, 10**12, 60.0)
+    redis = redis_counters._redis
+    for call in range(5_000):
+        await redis_counters.take([rpm, tpm], T0 + call * 0.001)
+
+    async def zranges() -> int:
+        stats = await redis.info("commandstats")
+        return int(stats.get("cmdstat_zrange", {}).get("calls", 0))
+
+    before = await zranges()
+    now = T0 + 6.0
+    for call in range(300):
+        taken = await redis_counters.take([rpm, tpm], now + call * 0.001)
+        assert taken.admitted
+        await redis_counters.settle([tpm], taken.receipt, 30, now + call * 0.001)
+    assert await zranges() - before < 100
 
 
 async def test_a_log_cut_at_its_front_as_it_ages_keeps_exact_counts_and_settles() -> None:
