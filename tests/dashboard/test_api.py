@@ -408,6 +408,9 @@ def test_judge_verdicts_are_set_on_the_collection_form(
     late = dashboard.post("/ui/api/collections/duo", json={"members": ["m1", "m2"], "deadline": 1e12})
     assert late.status_code == 400 and late.json()["error"]["field"] == "deadline"
     assert "at most 86400 seconds" in late.json()["error"]["message"]
+    for key, wrong in (("keep_days", 5000), ("seats", -1), ("explorer_seats", -2)):
+        refused = dashboard.post("/ui/api/collections/duo", json={"members": ["m1", "m2"], key: wrong})
+        assert refused.status_code == 400 and refused.json()["error"]["field"] == key, refused.text
     # A switch is true or false: "false" (a string) is refused, not read as on; left out, it stays.
     for key in ("judge_verdicts", "blind", "keep_text"):
         for wrong in ("false", 1, None):
