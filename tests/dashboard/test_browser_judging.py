@@ -380,6 +380,34 @@ def test_three_seats_stream_their_text_as_it_is_written(
         assert b.watch.take() == []
 
 
+def test_the_ask_page_is_reached_by_its_labels_and_button_names(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """What a person (or a screen reader, or a test written from outside)
+    finds by name: one box labelled Question (the follow-up's is its own),
+    and buttons named by their words, the key beside them announced as a
+    shortcut rather than read into the name ("Useful", not "Useful U")."""
+    models = [FakeModel(name, answer=capable) for name in ("alpha", "beta")]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        page.get_by_label("Question").fill("Which is best?")
+        page.get_by_role("button", name="Ask", exact=True).click()
+        page.locator("#ask-state >> text=Done.").wait_for()
+        expect(page.get_by_label("Question")).to_have_count(1)
+        expect(page.get_by_label("Follow-up")).to_be_visible()
+        for words, key in (("Useful", "U"), ("Not useful", "N"), ("Best of the panel", "P"), ("Copy", "C")):
+            named = page.get_by_role("button", name=words, exact=True)
+            expect(named).to_have_count(2)
+            assert named.first.get_attribute("aria-keyshortcuts") == key
+        for words in ("A is better", "B is better", "Tie", "Both bad"):
+            expect(page.get_by_role("button", name=words, exact=True)).to_have_count(1)
+        card(page, "alpha").get_by_role("button", name="Useful", exact=True).click()
+        expect(card(page, "alpha").locator(".judge-state")).to_contain_text("useful")
+        page.get_by_role("button", name="A is better", exact=True).click()
+        expect(page.locator("section.compare .pairs li")).to_have_count(1)
+        assert b.watch.take() == []
+
+
 def test_stop_cancels_the_slow_seat_and_the_upstream_sees_it_hang_up(
     browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
 ) -> None:
