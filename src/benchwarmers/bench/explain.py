@@ -19,6 +19,7 @@ from sqlalchemy import select
 
 from benchwarmers.bench.decisions import rank
 from benchwarmers.bench.evidence import SHAPES
+from benchwarmers.bench.leaderboard import SETTLED_WIDTH
 from benchwarmers.bench.rating import Ranking
 from benchwarmers.calls.verdicts import collection_name
 from benchwarmers.store.collections import collections_by_name
@@ -106,7 +107,9 @@ async def model_report(store: Store, alias: str, standings: Standings | None = N
     pairs are read against the other side, so a model ranked alone showed a
     figure its pairs had not moved (its words said "preferred 2", its score
     stayed the prior's). `standings` keeps each collection and shape's ranks
-    for the next model's report (the Bench page reports every model)."""
+    for the next model's report (the Bench page reports every model).
+    `settled` is false while the interval is too wide to rank on, as on the
+    leaderboard: the pages say "we don't know yet", not a sure-looking 54%."""
     async with store.read() as session:
         pairs: set[tuple[str, str]] = set(
             (
@@ -129,8 +132,15 @@ async def model_report(store: Store, alias: str, standings: Standings | None = N
                 r.alias: r for r in await rank(store, coll, shape, await _rivals(store, coll, shape, alias))
             }
             memo[(coll, shape)] = ranked
+        standing = ranked[alias]
+        low, high = standing.interval
         out.append(
-            {"collection": f"bench/{coll}" if coll else "(any)", "shape": shape, **ranked[alias].as_dict()}
+            {
+                "collection": f"bench/{coll}" if coll else "(any)",
+                "shape": shape,
+                **standing.as_dict(),
+                "settled": high - low <= SETTLED_WIDTH,  # read as the leaderboard reads it
+            }
         )
     return out
 
