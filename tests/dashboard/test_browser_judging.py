@@ -357,6 +357,41 @@ def test_blind_mode_hides_the_names_until_judged_then_reveals_them(
         assert b.watch.take() == []
 
 
+def test_a_blind_follow_up_names_no_model_in_the_page_and_reaches_the_chosen_seat(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Blind, the follow-up's choices were the models' names as their
+    values ("only Seat B" was `<option value="beta">`): in the page for
+    anyone to read before judging. They name the seat now, and still reach it."""
+    names = ("alpha", "beta", "gamma")
+    said = answers(First="The same answer.", Second="Again the same.")
+    models = [FakeModel(name, answer=said) for name in names]
+    with bench(browser, home, fake_provider, models, blind=True) as b:
+        page = b.page
+        b.ask("First question")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        expect(page.get_by_label("Send to")).to_be_visible()
+        assert not any(name in page.content() for name in names)
+        call_b = page.locator('#conversation .seat-card[data-label="Seat B"]').get_attribute("data-call")
+        (asked,) = b.client.get("/ui/api/asks").json()["asks"]
+        alias_b = next(s["alias"] for s in asked["seats"] if s["call"] == call_b)
+        before = {name: fake_provider.calls[name] for name in names}
+        page.get_by_label("Send to").select_option(label="only Seat B")
+        page.get_by_label("Follow-up").fill("Second question, to B")
+        page.get_by_role("button", name="Send follow-up").click()
+        page.locator("#conversation section.turn >> nth=1").wait_for()
+        page.locator("#ask-state >> text=Done.").wait_for()
+        moved = {name: fake_provider.calls[name] - before[name] for name in names}
+        assert moved == {name: int(name == alias_b) for name in names}
+        assert [(m.role, m.text) for m in fake_provider.last(alias_b).messages] == [
+            ("user", "First question"),
+            ("assistant", "The same answer."),
+            ("user", "Second question, to B"),
+        ]
+        assert not any(name in page.content() for name in names)
+        assert b.watch.take() == []
+
+
 def test_three_seats_stream_their_text_as_it_is_written(
     browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
 ) -> None:
