@@ -357,6 +357,28 @@ def test_blind_mode_hides_the_names_until_judged_then_reveals_them(
         assert b.watch.take() == []
 
 
+def test_one_answer_offers_no_best_of_the_panel_nor_a_pair(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Best of the panel is better than every other answer: with one answer
+    there is none, so neither the button nor its key asks the server (which
+    refused it with a 400 the card showed)."""
+    with bench(browser, home, fake_provider, [FakeModel("alpha", answer=capable)]) as b:
+        page = b.page
+        b.answered("Only one?", ("alpha",))
+        alpha = card(page, "alpha")
+        expect(alpha.get_by_role("button", name="Useful", exact=True)).to_be_visible()
+        expect(alpha.locator("button[data-best]")).to_be_hidden()
+        expect(page.locator("section.compare")).to_be_hidden()
+        page.locator("body").press("1")
+        page.keyboard.press("p")
+        page.keyboard.press("u")
+        expect(alpha.locator(".judge-state")).to_contain_text("useful")
+        assert "only seat" not in alpha.inner_text()
+        assert b.client.get("/ui/api/asks").json()["asks"][0]["pairs"] == []
+        assert b.watch.take() == []
+
+
 def test_a_blind_follow_up_names_no_model_in_the_page_and_reaches_the_chosen_seat(
     browser: Any, home: Path, fake_provider: FakeProvider
 ) -> None:

@@ -392,6 +392,8 @@
     const seats = turn.judgeable();
     const bar = turn.compare;
     bar.hidden = seats.length < 2;
+    // "Best of the panel" needs another answer to be best of: with one, it is not offered.
+    for (const button of turn.root.querySelectorAll('[data-best]')) button.hidden = bar.hidden;
     if (bar.hidden) return;
     const [a, b] = [bar.querySelector('[data-side="a"]'), bar.querySelector('[data-side="b"]')];
     let chosen = [a.value, b.value];
@@ -492,7 +494,7 @@
       const action = SEAT_KEYS[key];
       if (action === 'useful' || action === 'not_useful') judgeSeat(card.seat, action === 'useful');
       else if (action === 'note') card.querySelector('input.note').focus();
-      else if (action === 'best') best(card.seat);
+      else if (action === 'best') { if (!turn.compare.hidden) best(card.seat); }
       else copyText(card.seat.text, card.querySelector('[data-copy-answer]'));
       return;
     }
