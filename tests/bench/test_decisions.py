@@ -5,6 +5,7 @@ written on change with its reason, and the reasons reach the API."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import select, update
@@ -250,6 +251,42 @@ async def test_pairs_judged_move_the_ranking(offline: Runtime, seat: Seat) -> No
     assert [r.alias for r in ranked] == ["c", "b", "a"]
     assert any("pairs: preferred 4" in why for why in ranked[0].reasons)
     assert ranked[0].judged == 4  # pairs are not single verdicts
+
+
+async def test_a_models_report_ranks_it_among_its_collection_so_its_pairs_count(offline: Runtime) -> None:
+    """The model page's (and `model show`'s) figure is the leaderboard's:
+    ranked alone, a model's pairs moved only its words ("preferred 4"),
+    its usefulness stayed the prior's, though seating read them."""
+    for alias in ("a", "b"):
+        await add(offline, alias)
+    await add_collection(offline.store, "duo", ["a", "b"])
+    now = datetime.now(UTC)
+    for i in range(4):
+        async with offline.store.write() as session:
+            for alias in ("a", "b"):
+                session.add(
+                    Call(
+                        id=f"{alias}{i}",
+                        at=now,
+                        kind="seat",
+                        alias=alias,
+                        collection="duo",
+                        shape="short",
+                        ask_id=f"ask{i}",
+                        status="ok",
+                    )
+                )
+        await record_pairs(offline.store, PairJudgement("better", (f"a{i}", f"b{i}")))
+    board = {r.alias: r for r in await decisions.rank(offline.store, "duo", "short", ["a", "b"])}
+    assert board["a"].mean > 0.6 > 0.4 > board["b"].mean
+    standings: dict[tuple[str, str], dict[str, Any]] = {}
+    for alias in ("a", "b"):
+        (mine,) = await model_report(offline.store, alias, standings)
+        assert (mine["collection"], mine["mean"]) == ("bench/duo", round(board[alias].mean, 4))
+        assert mine["interval"] == [round(x, 4) for x in board[alias].interval]
+    assert list(standings) == [("duo", "short")]  # ranked once for both reports
+    alone = await model_report(offline.store, "b")
+    assert alone[0]["mean"] == round(board["b"].mean, 4)
 
 
 async def test_judge_pairs_count_by_their_agreement_with_people(offline: Runtime) -> None:

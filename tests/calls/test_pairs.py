@@ -12,7 +12,13 @@ import pytest
 from sqlalchemy import func, insert, select
 
 from benchwarmers.calls.call_ids import new_call_id
-from benchwarmers.calls.pairs import PairJudgement, check_pair_body, pair_outcomes, record_pairs
+from benchwarmers.calls.pairs import (
+    PairJudgement,
+    check_pair_body,
+    is_pair_body,
+    pair_outcomes,
+    record_pairs,
+)
 from benchwarmers.calls.verdicts import pending
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.runtime import Runtime
@@ -116,4 +122,21 @@ def test_a_pair_body_that_also_names_a_seats_verdict_is_refused(body: dict[str, 
     """Which was meant, the seat's verdict or the pair? Refused (nothing is
     stored), as the CLI and the MCP tool refuse both at once, not half-read."""
     with pytest.raises(UserError, match="not both"):
+        check_pair_body(body)
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ({"best": "c_a", "worse": "c_b"}, "not with 'best'"),
+        ({"tie": ["c_a", "c_b"], "worse": "c_c"}, "not with 'tie'"),
+        ({"worse": "c_b"}, '"worse" goes with "better"'),
+    ],
+)
+def test_worse_without_better_is_refused_not_dropped(body: dict[str, object], said: str) -> None:
+    """`worse` is half of the better/worse form: beside `best` it was read
+    as "best of the panel" and `worse` dropped (stored, not what was said);
+    alone it was taken for a seat's verdict missing its `call`."""
+    assert is_pair_body(body)
+    with pytest.raises(UserError, match=said):
         check_pair_body(body)

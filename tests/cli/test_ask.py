@@ -101,6 +101,7 @@ def test_ask_in_process_when_no_server_answers(
     assert no_quorum.exit_code != 0 and "--quorum must be at least 1 seat" in no_quorum.output
     no_choice = CliRunner().invoke(app, ["verdict", calls[0]])
     assert no_choice.exit_code != 0 and "--useful" in no_choice.output
+    assert "--best A" in no_choice.output  # every way to judge is named, the shortcut too
 
 
 def test_an_in_process_ask_exits_without_a_traceback(fake_provider: FakeProvider, tmp_path: Path) -> None:

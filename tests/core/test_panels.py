@@ -53,6 +53,7 @@ async def test_a_scoped_caller_sees_and_judges_only_its_collections(
     assert [v.name for v in await scoped.collections()] == ["solo"]
     entry = collection_entry(await owner.collection("duo"))
     assert entry["id"] == "bench/duo" and entry["purpose"] == "two views" and entry["seats"] == 2
+    assert (entry["keepText"], entry["blind"], entry["judgeVerdicts"]) == (False, False, False)
 
     with pytest.raises(NotFound, match=r"collections here: bench/solo$"):
         await scoped.check_collection("nope")

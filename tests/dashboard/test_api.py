@@ -352,6 +352,19 @@ def test_a_blind_collection_and_the_leaderboard_of_its_pairs(
         assert 0 <= model["low"] <= model["score"] <= model["high"] <= 1 and model["settled"] is False
         assert model["member"] is True and [p["day"] for p in model["trend"]]
     assert sorted(board["nextPanel"]["seats"]) == ["m1", "m2"] and board["nextPanel"]["reasons"]
+    # The model's page and the Bench page read the board's figure (its pairs in it), and one
+    # judgement is "we don't know yet", not a sure-looking percentage.
+    useful = dashboard.post("/ui/api/verdict", json={"call": calls["m2"], "useful": True})
+    assert useful.status_code == 200, useful.text
+    board = dashboard.get("/ui/api/leaderboard", params={"collection": "bench/duo"}).json()
+    for model in board["models"]:
+        (record,) = dashboard.get(f"/ui/api/models/{model['alias']}").json()["record"]
+        assert (record["mean"], record["interval"]) == (model["score"], [model["low"], model["high"]])
+        assert record["settled"] is False
+    listed = {m["alias"]: m["record"] for m in dashboard.get("/ui/api/models").json()["models"]}
+    assert listed["m2"]["mean"] == next(m["score"] for m in board["models"] if m["alias"] == "m2")
+    assert "we don't know yet" in dashboard.get("/models").text
+    assert "we don't know yet" in dashboard.get("/models/m2").text
     # Bad input: a clear 4xx beside the field it is about.
     unknown = dashboard.get("/ui/api/leaderboard", params={"collection": "nope"})
     assert unknown.status_code == 404 and unknown.json()["error"]["field"] == "collection"
@@ -408,6 +421,9 @@ def test_judge_verdicts_are_set_on_the_collection_form(
     late = dashboard.post("/ui/api/collections/duo", json={"members": ["m1", "m2"], "deadline": 1e12})
     assert late.status_code == 400 and late.json()["error"]["field"] == "deadline"
     assert "at most 86400 seconds" in late.json()["error"]["message"]
+    for key, wrong in (("keep_days", 5000), ("seats", -1), ("explorer_seats", -2)):
+        refused = dashboard.post("/ui/api/collections/duo", json={"members": ["m1", "m2"], key: wrong})
+        assert refused.status_code == 400 and refused.json()["error"]["field"] == key, refused.text
     # A switch is true or false: "false" (a string) is refused, not read as on; left out, it stays.
     for key in ("judge_verdicts", "blind", "keep_text"):
         for wrong in ("false", 1, None):

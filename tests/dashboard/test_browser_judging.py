@@ -357,6 +357,63 @@ def test_blind_mode_hides_the_names_until_judged_then_reveals_them(
         assert b.watch.take() == []
 
 
+def test_one_answer_offers_no_best_of_the_panel_nor_a_pair(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Best of the panel is better than every other answer: with one answer
+    there is none, so neither the button nor its key asks the server (which
+    refused it with a 400 the card showed)."""
+    with bench(browser, home, fake_provider, [FakeModel("alpha", answer=capable)]) as b:
+        page = b.page
+        b.answered("Only one?", ("alpha",))
+        alpha = card(page, "alpha")
+        expect(alpha.get_by_role("button", name="Useful", exact=True)).to_be_visible()
+        expect(alpha.locator("button[data-best]")).to_be_hidden()
+        expect(page.locator("section.compare")).to_be_hidden()
+        page.locator("body").press("1")
+        page.keyboard.press("p")
+        page.keyboard.press("u")
+        expect(alpha.locator(".judge-state")).to_contain_text("useful")
+        assert "only seat" not in alpha.inner_text()
+        assert b.client.get("/ui/api/asks").json()["asks"][0]["pairs"] == []
+        assert b.watch.take() == []
+
+
+def test_a_blind_follow_up_names_no_model_in_the_page_and_reaches_the_chosen_seat(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Blind, the follow-up's choices were the models' names as their
+    values ("only Seat B" was `<option value="beta">`): in the page for
+    anyone to read before judging. They name the seat now, and still reach it."""
+    names = ("alpha", "beta", "gamma")
+    said = answers(First="The same answer.", Second="Again the same.")
+    models = [FakeModel(name, answer=said) for name in names]
+    with bench(browser, home, fake_provider, models, blind=True) as b:
+        page = b.page
+        b.ask("First question")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        expect(page.get_by_label("Send to")).to_be_visible()
+        assert not any(name in page.content() for name in names)
+        call_b = page.locator('#conversation .seat-card[data-label="Seat B"]').get_attribute("data-call")
+        (asked,) = b.client.get("/ui/api/asks").json()["asks"]
+        alias_b = next(s["alias"] for s in asked["seats"] if s["call"] == call_b)
+        before = {name: fake_provider.calls[name] for name in names}
+        page.get_by_label("Send to").select_option(label="only Seat B")
+        page.get_by_label("Follow-up").fill("Second question, to B")
+        page.get_by_role("button", name="Send follow-up").click()
+        page.locator("#conversation section.turn >> nth=1").wait_for()
+        page.locator("#ask-state >> text=Done.").wait_for()
+        moved = {name: fake_provider.calls[name] - before[name] for name in names}
+        assert moved == {name: int(name == alias_b) for name in names}
+        assert [(m.role, m.text) for m in fake_provider.last(alias_b).messages] == [
+            ("user", "First question"),
+            ("assistant", "The same answer."),
+            ("user", "Second question, to B"),
+        ]
+        assert not any(name in page.content() for name in names)
+        assert b.watch.take() == []
+
+
 def test_three_seats_stream_their_text_as_it_is_written(
     browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
 ) -> None:
@@ -377,6 +434,34 @@ def test_three_seats_stream_their_text_as_it_is_written(
         for name in names:
             expect(card(page, name).locator(".answer")).to_have_text(f"{name} says {words}")
             expect(card(page, name)).to_have_class(re.compile(r"\bs-ok\b"))
+        assert b.watch.take() == []
+
+
+def test_the_ask_page_is_reached_by_its_labels_and_button_names(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """What a person (or a screen reader, or a test written from outside)
+    finds by name: one box labelled Question (the follow-up's is its own),
+    and buttons named by their words, the key beside them announced as a
+    shortcut rather than read into the name ("Useful", not "Useful U")."""
+    models = [FakeModel(name, answer=capable) for name in ("alpha", "beta")]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        page.get_by_label("Question").fill("Which is best?")
+        page.get_by_role("button", name="Ask", exact=True).click()
+        page.locator("#ask-state >> text=Done.").wait_for()
+        expect(page.get_by_label("Question")).to_have_count(1)
+        expect(page.get_by_label("Follow-up")).to_be_visible()
+        for words, key in (("Useful", "U"), ("Not useful", "N"), ("Best of the panel", "P"), ("Copy", "C")):
+            named = page.get_by_role("button", name=words, exact=True)
+            expect(named).to_have_count(2)
+            assert named.first.get_attribute("aria-keyshortcuts") == key
+        for words in ("A is better", "B is better", "Tie", "Both bad"):
+            expect(page.get_by_role("button", name=words, exact=True)).to_have_count(1)
+        card(page, "alpha").get_by_role("button", name="Useful", exact=True).click()
+        expect(card(page, "alpha").locator(".judge-state")).to_contain_text("useful")
+        page.get_by_role("button", name="A is better", exact=True).click()
+        expect(page.locator("section.compare .pairs li")).to_have_count(1)
         assert b.watch.take() == []
 
 

@@ -197,7 +197,7 @@ def test_command_and_skill_front_matter() -> None:
     skill = front_matter(PLUGIN / "skills" / "panel" / "SKILL.md")
     assert set(skill) == {"name", "description"} and skill["name"] == "panel"
     body = (PLUGIN / "skills" / "panel" / "SKILL.md").read_text().lower()
-    for rule in ("when a panel helps", "verify before acting", "verdict", "name every seat"):
+    for rule in ("when a panel helps", "verify before acting", "verdict", "name every seat", "`better`"):
         assert rule in body, rule
 
 

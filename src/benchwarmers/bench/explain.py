@@ -4,7 +4,7 @@
     A dated `seating_history` row when who sits changed (False: unchanged);
     `seating_reason(rankings, seated, explorers)` words the reason. The
     panel engine writes it after each ask through `panel/history.py`.
-``await decisions_report(store, collection) -> dict`` and ``await model_report(store, alias)``
+``await decisions_report(store, collection) -> dict`` and ``await model_report(store, alias[, standings])``
     The reasons, for `GET /bench/decisions` and `benchwarmers model show`:
     `decisions.rank`'s standings, so what people read is what seats.
 """
@@ -13,14 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeAlias
 
 from sqlalchemy import select
 
 from benchwarmers.bench.decisions import rank
 from benchwarmers.bench.evidence import SHAPES
+from benchwarmers.bench.leaderboard import SETTLED_WIDTH
 from benchwarmers.bench.rating import Ranking
 from benchwarmers.calls.verdicts import collection_name
+from benchwarmers.store.collections import collections_by_name
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import Call, SeatingHistory, SuiteResult
 from benchwarmers.store.times import utc
@@ -92,9 +94,22 @@ async def decisions_report(
     return {"collection": f"bench/{name}", "shapes": ranked, "history": await seating_history(store, name)}
 
 
-async def model_report(store: Store, alias: str) -> list[dict[str, Any]]:
+# Each collection and shape's ranks by alias, kept across models' reports.
+Standings: TypeAlias = dict[tuple[str, str], dict[str, Ranking]]
+
+
+async def model_report(store: Store, alias: str, standings: Standings | None = None) -> list[dict[str, Any]]:
     """The model's standing on every collection and shape it has sat on (and
-    the shapes of its suite tasks where it has sat nowhere yet)."""
+    the shapes of its suite tasks where it has sat nowhere yet).
+
+    Each standing is the model ranked among its collection's members and
+    whoever sat there on that shape, as the leaderboard and seating rank it:
+    pairs are read against the other side, so a model ranked alone showed a
+    figure its pairs had not moved (its words said "preferred 2", its score
+    stayed the prior's). `standings` keeps each collection and shape's ranks
+    for the next model's report (the Bench page reports every model).
+    `settled` is false while the interval is too wide to rank on, as on the
+    leaderboard: the pages say "we don't know yet", not a sure-looking 54%."""
     async with store.read() as session:
         pairs: set[tuple[str, str]] = set(
             (
@@ -108,8 +123,40 @@ async def model_report(store: Store, alias: str) -> list[dict[str, Any]]:
         )
     if not pairs:
         pairs = {("", shape) for shape in suite_shapes or {"short"}}
+    memo = standings if standings is not None else {}
     out = []
     for coll, shape in sorted(pairs):
-        (ranking,) = await rank(store, coll, shape, [alias])
-        out.append({"collection": f"bench/{coll}" if coll else "(any)", "shape": shape, **ranking.as_dict()})
+        ranked = memo.get((coll, shape))
+        if ranked is None or alias not in ranked:
+            ranked = {
+                r.alias: r for r in await rank(store, coll, shape, await _rivals(store, coll, shape, alias))
+            }
+            memo[(coll, shape)] = ranked
+        standing = ranked[alias]
+        low, high = standing.interval
+        out.append(
+            {
+                "collection": f"bench/{coll}" if coll else "(any)",
+                "shape": shape,
+                **standing.as_dict(),
+                "settled": high - low <= SETTLED_WIDTH,  # read as the leaderboard reads it
+            }
+        )
     return out
+
+
+async def _rivals(store: Store, collection: str, shape: str, alias: str) -> list[str]:
+    """Whom `alias` is ranked among on `collection` and `shape`: the
+    leaderboard's candidates (members, then who sat there), and `alias`."""
+    if not collection:
+        return [alias]
+    view = (await collections_by_name(store)).get(collection)
+    async with store.read() as session:
+        sat = set(
+            await session.scalars(
+                select(Call.alias).where(
+                    Call.collection == collection, Call.shape == shape, Call.kind == "seat"
+                )
+            )
+        )
+    return list(dict.fromkeys([*(view.members if view else ()), *sorted(sat), alias]))

@@ -48,6 +48,8 @@ PAIR_FORMS = (
 # A body that names a seat's verdict (`call`, `useful`) beside a pair's keys: which was meant?
 SEAT_KEYS = ("call", "useful")
 BOTH_WAYS = "judge one seat (call and useful) or a pair (better/worse, tie, both_bad, best), not both"
+# `worse` is half of the `better` form only: beside `best` (or alone) it would be dropped unread.
+WORSE_ALONE = '"worse" goes with "better": {"better": "<call>", "worse": "<call>"}'
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +142,7 @@ def verdict_body(
 
 def is_pair_body(body: object) -> bool:
     """Whether a verdict body judges a pair (else it is `{"call", "useful"}`)."""
-    return isinstance(body, Mapping) and any(key in body for key in PAIR_KEYS)
+    return isinstance(body, Mapping) and any(key in body for key in (*PAIR_KEYS, "worse"))
 
 
 def check_pair_body(body: object) -> PairJudgement:
@@ -149,6 +151,8 @@ def check_pair_body(body: object) -> PairJudgement:
     if not isinstance(body, Mapping):
         raise UserError(f"the body must be a JSON object: {PAIR_FORMS}")
     given = [key for key in PAIR_KEYS if key in body]
+    if "worse" in body and "better" not in given:  # refused, not half-read: nothing is stored
+        raise UserError(WORSE_ALONE if not given else f"{WORSE_ALONE}, not with {given[0]!r}")
     if len(given) != 1:
         raise UserError(f"judge one way at a time, not {' and '.join(repr(k) for k in given)}: {PAIR_FORMS}")
     if any(key in body for key in SEAT_KEYS):  # refused, not half-read: nothing is stored

@@ -152,7 +152,8 @@ def verdict(
     pair = bool(better or worse or tie or both_bad or best)
     if not pair and useful is None:
         raise UserError(
-            "say --useful or --not-useful (or compare: --better A --worse B, --tie A B, --both-bad A B)"
+            "say --useful or --not-useful"
+            " (or compare: --better A --worse B, --tie A B, --both-bad A B, --best A)"
         )
     # The command's own arguments, checked before either path, so a mistake is
     # the same one line whether a server runs or not.

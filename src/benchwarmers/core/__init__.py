@@ -23,6 +23,7 @@ every method.
 """
 
 from benchwarmers.bench.evidence import SHAPES as DECISION_SHAPES
+from benchwarmers.bench.explain import Standings
 from benchwarmers.bench.onboarding import MODES as ONBOARDING_MODES
 from benchwarmers.bench.onboarding import OnboardRequest, mode_for
 from benchwarmers.bench.retirement import HealthReport
@@ -146,6 +147,7 @@ __all__ = [
     "RouteTurn",
     "SettingRow",
     "Spend",
+    "Standings",
     "SuiteRun",
     "UserLimit",
     "api_kinds",

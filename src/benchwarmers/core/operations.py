@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 
 from benchwarmers.bench import discover, onboarding, probes, retirement, scheduler
-from benchwarmers.bench.explain import model_report
+from benchwarmers.bench.explain import Standings, model_report
 from benchwarmers.bench.onboarding import OnboardRequest
 from benchwarmers.bench.suite import rebench, rebench_fetch, runner
 from benchwarmers.bench.suite.tasks import Task, load_tasks
@@ -321,16 +321,17 @@ class Operations:
         self.check_allowed()
         return await set_structured_output(self.runtime.store, alias, value)
 
-    async def model_report(self, alias: str) -> dict[str, Any]:
+    async def model_report(self, alias: str, standings: Standings | None = None) -> dict[str, Any]:
         """One model and why it sits or does not: the model, its recent
         probes, its record per collection and shape (with the reasons) and
-        its suite results."""
+        its suite results. `standings`, shared across models' reports, ranks
+        each collection and shape once (`explain.model_report`)."""
         self.check_allowed()
         store = self.runtime.store
         return {
             "model": await get_model(store, alias),
             "probes": [probe_view(p) for p in await probes.probe_history(store, alias, limit=20)],
-            "record": await model_report(store, alias),
+            "record": await model_report(store, alias, standings),
             "suite": await runner.suite_summary(self.runtime, alias),
             "notes": await pairs.model_notes(store, alias),
         }

@@ -462,6 +462,7 @@ def collection_entry(view: CollectionView) -> dict[str, Any]:
         "keepText": view.keep_text,
         "keepDays": view.keep_days,
         "judgeVerdicts": view.judge_verdicts,
+        "blind": view.blind,  # the dashboard's Ask page hides who is who until judged
         "quorum": view.quorum,
         "deadline": view.deadline,
         "onCut": view.on_cut,

@@ -33,6 +33,7 @@ from benchwarmers.core import (
     KeyInfo,
     ModelView,
     Recorded,
+    Standings,
     budget_json,
     check_collection_name,
     check_endpoint,
@@ -176,8 +177,9 @@ class Backend:
             for member in view.members:
                 seated.setdefault(member, []).append(view.name)
         used_up = exhausted(await self.admin.quotas())
+        standings: Standings = {}  # each collection and shape ranked once, for every model's record
         for m in await self.admin.models():
-            report = await self.ops.model_report(m.alias)
+            report = await self.ops.model_report(m.alias, standings)
             history = report["probes"]
             timed = next((p for p in history if p.tokens_per_second), None)
             standing = max(report["record"], key=lambda r: r["judged"], default=None)

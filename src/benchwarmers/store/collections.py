@@ -266,21 +266,24 @@ def _collection_fields(
     keep_text: bool,
     keep_days: int,
 ) -> dict[str, Any]:
+    # Each refusal names its field, so the dashboard's form marks that box (not the name's).
     if reply not in REPLY_MODES:
-        raise UserError(f"reply mode {reply!r} is not known; use panel or merged")
+        raise UserError(f"reply mode {reply!r} is not known; use panel or merged", field="reply")
     if promotion not in PROMOTIONS:
-        raise UserError(f"promotion {promotion!r} is not known; use {', '.join(PROMOTIONS)}")
-    for label, count in (
-        ("seats", seats),
-        ("explorer seats", explorer_seats),
-        ("shadow seats", shadow_seats),
+        raise UserError(
+            f"promotion {promotion!r} is not known; use {', '.join(PROMOTIONS)}", field="promotion"
+        )
+    for key, label, count in (
+        ("seats", "seats", seats),
+        ("explorer_seats", "explorer seats", explorer_seats),
+        ("shadow_seats", "shadow seats", shadow_seats),
     ):
         if count < 0:
-            raise UserError(f"{label} cannot be negative ({count})")
+            raise UserError(f"{label} cannot be negative ({count})", field=key)
     if not seat_timeout > 0:
-        raise UserError(f"seat timeout must be more than 0 seconds ({seat_timeout})")
+        raise UserError(f"seat timeout must be more than 0 seconds ({seat_timeout})", field="seat_timeout")
     if not 1 <= keep_days <= KEEP_DAYS_MOST:
-        raise UserError(f"keep days must be 1 to {KEEP_DAYS_MOST} ({keep_days})")
+        raise UserError(f"keep days must be 1 to {KEEP_DAYS_MOST} ({keep_days})", field="keep_days")
     return {
         "reply": reply,
         "purpose": purpose.strip(),

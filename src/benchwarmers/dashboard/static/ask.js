@@ -46,13 +46,13 @@
   follow.addEventListener('submit', (event) => {
     event.preventDefault();
     const question = follow.elements.prompt.value;
-    const to = follow.elements.to.value;
+    const to = offered.get(follow.elements.to.value) || '';
     const last = conversation.turns.at(-1);
     const seats = to ? [to] : last.aliases;
     ask(follow, {
       collection: conversation.collection,
       prompt: question,
-      messages: history(to || follow.elements.carry.value),
+      messages: history(to || offered.get(follow.elements.carry.value) || ''),
       seats,
     }, question);
   });
@@ -77,6 +77,12 @@
       || seats.find((s) => s.text);
   }
 
+  // A choice's value names its seat ("Seat B"), not its model, while a blind
+  // panel's names are hidden: an option's value is in the page for anyone
+  // (or any test) to read. `offered` maps each value back to its model.
+  let offered = new Map();
+  function seatValue(names, alias) { return names.revealed ? alias : names.label(alias); }
+
   // The follow-up form's choices: the same seats, or one of them; whose answer the history carries.
   function offerFollowUp() {
     const view = conversation.turns.at(-1).view;
@@ -84,11 +90,12 @@
     follow.hidden = !seats.length;
     if (!seats.length) return;
     const names = conversation.names;
+    offered = new Map(seats.map((s) => [seatValue(names, s.alias), s.alias]));
     follow.elements.to.replaceChildren(
       el('option', { value: '', text: `the same seats (${conversation.turns.at(-1).aliases.map((a) => names.label(a)).join(', ')})` }),
-      ...seats.map((s) => el('option', { value: s.alias, text: `only ${names.shown(s.alias)}` })));
+      ...seats.map((s) => el('option', { value: seatValue(names, s.alias), text: `only ${names.shown(s.alias)}` })));
     const pick = carried(view, '');
-    follow.elements.carry.replaceChildren(...seats.map((s) => el('option', { value: s.alias, text: `${names.shown(s.alias)}'s answers`, selected: s === pick })));
+    follow.elements.carry.replaceChildren(...seats.map((s) => el('option', { value: seatValue(names, s.alias), text: `${names.shown(s.alias)}'s answers`, selected: s === pick })));
   }
 
   // The carry choice names models: redraw it when a blind panel is revealed.

@@ -287,16 +287,23 @@
     return 'no answer';
   }
 
+  // A button with its key shown beside its words: the key is announced as
+  // aria-keyshortcuts, not read into the name, so the button is named
+  // "Useful" (a screen reader, or a test asking for that name, finds it).
+  function keyed(words, key, attrs) {
+    return el('button', { type: 'button', 'aria-keyshortcuts': key, ...attrs }, `${words} `, el('kbd', { text: key, 'aria-hidden': 'true' }));
+  }
+
   function judgeBar(turn, seat) {
     const name = turn.names.label(seat.alias);
     const press = (kind) => ({ 'aria-pressed': String(seat.verdict === kind) });
     const note = el('input', { class: 'note', type: 'text', name: 'note', 'aria-label': `Note on ${name} (optional)`, placeholder: 'Note (optional): E, then Enter' });
     note.value = seat.note || '';
     return el('footer', { class: 'judge', role: 'group', 'aria-label': `Judge ${name}` },
-      el('button', { type: 'button', class: 'good', 'data-verdict': 'useful', ...press('useful') }, 'Useful ', el('kbd', { text: 'U' })),
-      el('button', { type: 'button', class: 'bad', 'data-verdict': 'not_useful', ...press('not_useful') }, 'Not useful ', el('kbd', { text: 'N' })),
-      el('button', { type: 'button', 'data-best': '' }, 'Best of the panel ', el('kbd', { text: 'P' })),
-      el('button', { type: 'button', 'data-copy-answer': '' }, 'Copy ', el('kbd', { text: 'C' })),
+      keyed('Useful', 'U', { class: 'good', 'data-verdict': 'useful', ...press('useful') }),
+      keyed('Not useful', 'N', { class: 'bad', 'data-verdict': 'not_useful', ...press('not_useful') }),
+      keyed('Best of the panel', 'P', { 'data-best': '' }),
+      keyed('Copy', 'C', { 'data-copy-answer': '' }),
       note,
       el('small', { class: 'judge-state', role: 'status', text: seat.verdict ? said(seat) : '' }));
   }
@@ -365,10 +372,10 @@
       el('h3', { text: 'Compare two answers' }),
       el('div', { class: 'buttons' },
         el('label', {}, 'A ', pick('a')), el('label', {}, 'B ', pick('b')),
-        el('button', { type: 'button', 'data-pair': 'a' }, 'A is better ', el('kbd', { text: 'A' })),
-        el('button', { type: 'button', 'data-pair': 'b' }, 'B is better ', el('kbd', { text: 'B' })),
-        el('button', { type: 'button', 'data-pair': 'tie' }, 'Tie ', el('kbd', { text: 'T' })),
-        el('button', { type: 'button', 'data-pair': 'both_bad' }, 'Both bad ', el('kbd', { text: 'X' })),
+        keyed('A is better', 'A', { 'data-pair': 'a' }),
+        keyed('B is better', 'B', { 'data-pair': 'b' }),
+        keyed('Tie', 'T', { 'data-pair': 'tie' }),
+        keyed('Both bad', 'X', { 'data-pair': 'both_bad' }),
         note),
       el('small', { class: 'compare-state', role: 'status' }),
       el('ul', { class: 'pairs plain' }));
@@ -385,6 +392,8 @@
     const seats = turn.judgeable();
     const bar = turn.compare;
     bar.hidden = seats.length < 2;
+    // "Best of the panel" needs another answer to be best of: with one, it is not offered.
+    for (const button of turn.root.querySelectorAll('[data-best]')) button.hidden = bar.hidden;
     if (bar.hidden) return;
     const [a, b] = [bar.querySelector('[data-side="a"]'), bar.querySelector('[data-side="b"]')];
     let chosen = [a.value, b.value];
@@ -485,7 +494,7 @@
       const action = SEAT_KEYS[key];
       if (action === 'useful' || action === 'not_useful') judgeSeat(card.seat, action === 'useful');
       else if (action === 'note') card.querySelector('input.note').focus();
-      else if (action === 'best') best(card.seat);
+      else if (action === 'best') { if (!turn.compare.hidden) best(card.seat); }
       else copyText(card.seat.text, card.querySelector('[data-copy-answer]'));
       return;
     }
