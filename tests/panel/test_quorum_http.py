@@ -82,16 +82,16 @@ def test_quorum_2_of_3_replies_after_the_two_fast_seats_and_names_the_cut_one(
         assert not held.slow.is_set()  # the reply came while the slow seat was still held
         bench = reply.model_extra["bench"]
         status = {s["alias"]: s["status"] for s in bench["seats"]}
-        assert status == {"fast": "ok", "mid": "ok", "slow": "cut"}
+        assert status == {"fast": "ok", "mid": "ok", "slow": "cancelled"}
         slow = next(s for s in bench["seats"] if s["alias"] == "slow")
-        assert slow["error"] == "quorum 2 of 3 reached" and slow["call"]
+        assert slow["error"] == "cut: quorum 2 of 3 reached" and slow["call"]
         assert bench["cut"] == {
             "reason": "quorum",
             "quorum": 2,
             "deadline": 0.0,
             "background": on_cut == "finish",
         }
-        assert "cut: the reply went without it: quorum 2 of 3 reached" in reply.choices[0].message.content
+        assert "cut: quorum 2 of 3 reached: the reply went without it" in reply.choices[0].message.content
         held.slow.set()
         logged = call_statuses(server.home)
         if on_cut == "finish":  # it finishes in the background, logged with its real outcome
@@ -102,7 +102,7 @@ def test_quorum_2_of_3_replies_after_the_two_fast_seats_and_names_the_cut_one(
                 threading.Event().wait(0.1)
                 logged = call_statuses(server.home)
         assert [logged.get(s["call"]) for s in bench["seats"] if s["alias"] != "slow"] == ["ok", "ok"]
-        assert logged[slow["call"]] == ("cut" if on_cut == "cancel" else "ok")
+        assert logged[slow["call"]] == ("cancelled" if on_cut == "cancel" else "ok")
 
 
 def test_openai_stream_the_merger_writes_before_it_is_done_and_the_report_is_in_bench(
@@ -131,7 +131,7 @@ def test_openai_stream_the_merger_writes_before_it_is_done_and_the_report_is_in_
         assert merged["alias"] == "judge" and merged["content"] == ANSWER
         assert merged["report"]["consensus"] == ["two and two make four"]
         assert merged["report"]["confidence"] == 0.9
-        assert {s["alias"]: s["status"] for s in bench["seats"]}["slow"] == "cut"
+        assert {s["alias"]: s["status"] for s in bench["seats"]}["slow"] == "cancelled"
 
 
 def test_anthropic_stream_the_merger_writes_before_it_is_done(panel_server: Any) -> None:

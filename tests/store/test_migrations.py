@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -115,6 +116,48 @@ async def test_sqlite_migrations_round_trip(tmp_path: Path) -> None:
     store = Store(sqlite_url(tmp_path))
     try:
         await _round_trip(store)
+    finally:
+        await store.close()
+
+
+async def test_a_cut_seat_logged_before_0017_reads_cancelled_with_its_reason(tmp_path: Path) -> None:
+    """The SPEC's one word for a seat stopped or cut at a quorum: rows
+    logged `cut` become `cancelled`, their error `cut: ` and why (and back
+    down again); a person's stop is left as it was."""
+    store = Store(sqlite_url(tmp_path))
+
+    def to(revision: str) -> Callable[[Connection], None]:
+        return lambda conn: command.downgrade(alembic_config(conn), revision)
+
+    row = (
+        "INSERT INTO calls (id, at, kind, alias, endpoint, served, task, collection, shape, seat,"
+        " ask_id, conversation, status, seconds, tokens_in, tokens_out, error, explorer) VALUES"
+        " (:id, '2026-12-01 00:00:00', 'seat', 'a', '', '', '', 'trio', 'short', '', 'a_1', '',"
+        " :status, 1.0, 0, 0, :error, false)"
+    )
+    read = "SELECT id, status, error FROM calls ORDER BY id"
+    try:
+        await migrate(store)
+        async with store.engine.begin() as connection:
+            await connection.run_sync(to("0016"))
+        async with store.write() as session:
+            await session.execute(text(row), {"id": "c_1", "status": "cut", "error": "quorum 2 of 3 reached"})
+            await session.execute(
+                text(row), {"id": "c_2", "status": "cancelled", "error": "stopped by the person who asked"}
+            )
+        await migrate(store)
+        async with store.read() as session:
+            assert [tuple(r) for r in await session.execute(text(read))] == [
+                ("c_1", "cancelled", "cut: quorum 2 of 3 reached"),
+                ("c_2", "cancelled", "stopped by the person who asked"),
+            ]
+        async with store.engine.begin() as connection:
+            await connection.run_sync(to("0016"))
+        async with store.read() as session:
+            assert [tuple(r)[1:] for r in await session.execute(text(read))] == [
+                ("cut", "quorum 2 of 3 reached"),
+                ("cancelled", "stopped by the person who asked"),
+            ]
     finally:
         await store.close()
 

@@ -45,8 +45,9 @@ A call cancelled with `STOPPED` as the cancellation's message (a person
 stopped the panel: `PanelEngine.run(stop_on_close=True)`) is recorded as
 `cancelled`, not as an error: nobody failed, and no verdict is owed. One
 cancelled with a `cut(reason)` message (a panel's quorum or deadline left
-it behind) is recorded `cut` with that reason, and `call` returns its
-result like a timeout's instead of raising: the seat is still a seat.
+it behind) is recorded `cancelled` too, its error `cut: ` and that
+reason, and `call` returns its result like a timeout's instead of
+raising: the seat is still a seat.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ _CUT = "cut: "
 
 def cut(reason: str) -> str:
     """The message to cancel a call's task with when a panel's reply goes
-    out without it ("quorum 2 of 3 reached"): recorded `cut`, with `reason`."""
+    out without it ("quorum 2 of 3 reached"): recorded `cancelled`, its error this message."""
     return _CUT + reason
 
 
@@ -246,7 +247,7 @@ class Caller:
         upstream waits, see `panel/hand.py`'s `Stream`); `hold`: the
         budgets' reservation made for it already (a panel's seats,
         `Spending.seat`), which the call settles or releases. Cancelled with a
-        `cut` message, it returns the call's result (status `cut`) rather
+        `cut` message, it returns the call's result (status `cancelled`) rather
         than raising."""
         call_stream = self.stream(
             model,
@@ -319,7 +320,7 @@ class _Outcome:
 
     def cut(self, reason: str) -> None:
         """The panel's reply went out without it (`task.cancel(cut(reason))`)."""
-        self.status, self.error = "cut", reason
+        self.status, self.error = "cancelled", cut(reason)
 
     def abandoned(self) -> None:
         """The consumer left (or its task was cancelled) before the end."""
@@ -504,8 +505,8 @@ class CallStream:
         counted and told to the limiter."""
         reply = outcome.arrived.reply()
         status = reply_status(reply) if outcome.answered else outcome.status
-        if status == "cut" and outcome.sent and reply.usage == Usage():
-            # Cut before the provider reported usage: counted by estimate, not as free.
+        if status == "cancelled" and outcome.sent and reply.usage == Usage():
+            # Stopped or cut before the provider reported usage: counted by estimate, not as free.
             reply = dataclasses.replace(reply, usage=spent_estimate(self.request, reply.text))
         seconds = time.monotonic() - outcome.started
         model = self.model

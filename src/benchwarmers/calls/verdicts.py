@@ -40,7 +40,7 @@ ANSWERED = ("ok", "empty")
 # quorum or deadline): their answer was never given whole, so it owes no
 # verdict and takes none (a "not useful" would count against the model for
 # the stop).
-STOPPED = ("cancelled", "cut")
+STOPPED = ("cancelled",)
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,10 +61,10 @@ def seat_body(seat: Seat) -> str:
     """A seat's answer, or why there is none."""
     if seat.status == "ok":
         body = seat.content
+    elif seat.status == "cancelled" and seat.error.startswith("cut: "):
+        body = f"_({seat.error}: the reply went without it)_"
     elif seat.status == "cancelled":
         body = "_(stopped before it finished)_"
-    elif seat.status == "cut":
-        body = f"_(cut: the reply went without it{': ' + seat.error if seat.error else ''})_"
     elif seat.status == "empty":
         body = "_(answered with nothing)_"
     elif seat.status == "limited":

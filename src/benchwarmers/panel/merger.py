@@ -190,7 +190,7 @@ async def _report(
             found = read_report(result.reply.text) if result.status == "ok" else None
             if found is not None:
                 return relabel(found, anonymised.label_of_letter)
-            if result.status == "cut":
+            if result.status == "cancelled":
                 return None
     except asyncio.CancelledError as exc:
         if cut_reason(exc) is None:

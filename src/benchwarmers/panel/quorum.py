@@ -14,9 +14,11 @@ when the reply may go without the rest:
   however many that is.
 
 The seats still answering then are cut: cancelled upstream and logged
-`cut` (`on_cut = "cancel"`), or left to finish in the background and
-logged with their real outcome (`"finish"`), the reply saying `cut` for
-them either way. This module waits, says why, and cuts (`cut_running`),
+`cancelled`, their error `cut: ` and why (`on_cut = "cancel"`), or left
+to finish in the background and logged with their real outcome
+(`"finish"`), the reply saying `cancelled` and `cut: ...` for them either
+way (the SPEC's one word for a seat stopped or cut) and naming them in
+`bench.cut`. This module waits, says why, and cuts (`cut_running`),
 when the engine's wait for a panel's seats ends early.
 """
 
@@ -114,11 +116,12 @@ async def cut_running(
     muted: set[str],
     background: list[asyncio.Task[Seat]],
 ) -> dict[int, Seat]:
-    """The seats still answering when the reply may go, each `cut` with
-    the wait's reason: cancelled, each logging its call `cut` and
-    handing its own `SeatDone` (`on_cut = "cancel"`); or left to finish
-    in the background (`"finish"`), muted, with a `cut` seat handed in
-    its place now, its call logged with its real outcome later."""
+    """The seats still answering when the reply may go, each cut with
+    the wait's reason: cancelled, each logging its call `cancelled` (error
+    `cut: ` and the reason) and handing its own `SeatDone` (`on_cut =
+    "cancel"`); or left to finish in the background (`"finish"`), muted,
+    with a cancelled seat handed in its place now, its call logged with its
+    real outcome later."""
     seats = plan.seating.seats
     out: dict[int, Seat] = {}
     if plan.rule.on_cut == "finish":
@@ -130,9 +133,9 @@ async def cut_running(
                 call_ids[i],
                 planned.label,
                 planned.model.alias,
-                "cut",
+                "cancelled",
                 waited.seconds,
-                error=waited.reason,
+                error=cut(waited.reason),
                 explorer=planned.explorer,
             )
             hand.seat(out[i])
@@ -146,6 +149,6 @@ async def cut_running(
             continue
         # Cancelled before its call began: never logged, no id a verdict could name.
         planned = seats[i]
-        out[i] = Seat("", planned.label, planned.model.alias, "cut", 0.0, error=waited.reason)
+        out[i] = Seat("", planned.label, planned.model.alias, "cancelled", 0.0, error=cut(waited.reason))
         hand.seat(out[i])
     return out

@@ -261,8 +261,10 @@
     else if (seat.text) answer.append(bw.markdown(seat.text));
     else answer.append(el('p', { class: 'hint', text: emptyAnswer(turn, seat) }));
     const parts = [header, answer];
-    if (seat.status === 'cancelled') parts.push(el('p', { class: 'hint', text: 'Cancelled: stopped from the page; it costs no verdict.' }));
-    if (seat.status === 'cut') parts.push(el('p', { class: 'hint', text: 'Cut: the reply went without it (quorum or deadline).' }));
+    // One status for both (the SPEC's word); a cut's error starts "cut: ".
+    const wasCut = seat.status === 'cancelled' && (seat.error || '').startsWith('cut: ');
+    if (wasCut) parts.push(el('p', { class: 'hint', text: 'Cut: the reply went without it (quorum or deadline); it costs no verdict.' }));
+    else if (seat.status === 'cancelled') parts.push(el('p', { class: 'hint', text: 'Cancelled: stopped from the page; it costs no verdict.' }));
     if (seat.call && JUDGEABLE.has(seat.status)) parts.push(judgeBar(turn, seat));
     card.replaceChildren(...parts);
   }
