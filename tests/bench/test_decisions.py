@@ -223,6 +223,25 @@ async def test_speed_price_and_limits_break_equal_records(offline: Runtime, seat
     assert "near its rate limit" in reasons["crowded"]
 
 
+async def _pair_judged(offline: Runtime, collection: str, i: int, better: str, worse: str) -> None:
+    """Ask `i` of `collection` on short: two seats, `better` judged better than `worse`."""
+    async with offline.store.write() as session:
+        for alias in (better, worse):
+            session.add(
+                Call(
+                    id=f"{alias}{i}",
+                    at=datetime.now(UTC),
+                    kind="seat",
+                    alias=alias,
+                    collection=collection,
+                    shape="short",
+                    ask_id=f"ask{i}",
+                    status="ok",
+                )
+            )
+    await record_pairs(offline.store, PairJudgement("better", (f"{better}{i}", f"{worse}{i}")))
+
+
 async def test_pairs_judged_move_the_ranking(offline: Runtime, seat: Seat) -> None:
     """Pairs (`calls/pairs.py`) are fitted into the same posterior as the
     single verdicts: equal records, then c judged better than a four times."""
@@ -230,23 +249,8 @@ async def test_pairs_judged_move_the_ranking(offline: Runtime, seat: Seat) -> No
         await add(offline, alias)
         for useful in (True, False, True, False):
             await seat(alias, useful=useful)
-    now = datetime.now(UTC)
     for i in range(4):
-        async with offline.store.write() as session:
-            for alias in ("c", "a"):
-                session.add(
-                    Call(
-                        id=f"{alias}{i}",
-                        at=now,
-                        kind="seat",
-                        alias=alias,
-                        collection="trio",
-                        shape="short",
-                        ask_id=f"ask{i}",
-                        status="ok",
-                    )
-                )
-        await record_pairs(offline.store, PairJudgement("better", (f"c{i}", f"a{i}")))
+        await _pair_judged(offline, "trio", i, "c", "a")
     ranked = await decisions.rank(offline.store, "trio", "short")
     assert [r.alias for r in ranked] == ["c", "b", "a"]
     assert any("pairs: preferred 4" in why for why in ranked[0].reasons)
@@ -260,23 +264,8 @@ async def test_a_models_report_ranks_it_among_its_collection_so_its_pairs_count(
     for alias in ("a", "b"):
         await add(offline, alias)
     await add_collection(offline.store, "duo", ["a", "b"])
-    now = datetime.now(UTC)
     for i in range(4):
-        async with offline.store.write() as session:
-            for alias in ("a", "b"):
-                session.add(
-                    Call(
-                        id=f"{alias}{i}",
-                        at=now,
-                        kind="seat",
-                        alias=alias,
-                        collection="duo",
-                        shape="short",
-                        ask_id=f"ask{i}",
-                        status="ok",
-                    )
-                )
-        await record_pairs(offline.store, PairJudgement("better", (f"a{i}", f"b{i}")))
+        await _pair_judged(offline, "duo", i, "a", "b")
     board = {r.alias: r for r in await decisions.rank(offline.store, "duo", "short", ["a", "b"])}
     assert board["a"].mean > 0.6 > 0.4 > board["b"].mean
     standings: dict[tuple[str, str], dict[str, Any]] = {}
