@@ -206,10 +206,13 @@ async def judge_panel(
     seats: Sequence[Seat],
     seated: Sequence[str],
     rng: random.Random | None = None,
+    key: str = "",
 ) -> int:
     """Ask the judge and store its pairs; the number stored. Never raises
     but for a cancellation: a judge that fails, answers nothing readable or
-    cannot be chosen stores nothing and is logged."""
+    cannot be chosen stores nothing and is logged. `key` is the gateway key
+    that asked: the judge's call is logged as its, as the seats' are, so
+    usage by key counts what judging its asks cost."""
     answered = [s for s in seats if s.status == "ok" and s.call]
     if len(answered) < 2:
         return 0
@@ -233,6 +236,7 @@ async def judge_panel(
                 shape=shape,
                 seat="judge",
                 ask_id=ask_id,
+                key=key,
             ),
             stream=True,
         )
