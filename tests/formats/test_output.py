@@ -94,6 +94,25 @@ def test_gemini_openapi_schema_reads_into_json_schema() -> None:
     assert gemini_output("application/json", given, None).schema == openapi_to_json_schema(given)  # type: ignore[union-attr]
 
 
+def test_gemini_int64_counts_sent_as_strings_are_numbers() -> None:
+    """Gemini's REST reference types `minItems` and the like int64, which its
+    JSON writes as strings (the JS SDK's types say string): Gemini takes
+    them, so a 400 ('1' is not of type 'integer') refused a valid request."""
+    given = {
+        "type": "OBJECT",
+        "properties": {
+            "tags": {"type": "ARRAY", "items": {"type": "STRING", "minLength": "2"}, "maxItems": "3"},
+        },
+        "minProperties": "1",
+    }
+    read = gemini_output("application/json", given, None)
+    assert read is not None and read.schema == {
+        "type": "object",
+        "properties": {"tags": {"type": "array", "items": {"type": "string", "minLength": 2}, "maxItems": 3}},
+        "minProperties": 1,
+    }
+
+
 @pytest.mark.parametrize(
     ("read", "says"),
     [

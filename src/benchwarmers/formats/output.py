@@ -220,8 +220,10 @@ def openapi_to_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     is checked against and every other API is sent: keys in camel case (the
     SDK writes `additional_properties`), types in lower case,
     `nullable` as a type that allows null, the ordering hint dropped, the
-    rest (`properties`, `items`, `anyOf`, `enum`, `required`, bounds) as
-    JSON Schema spells them already."""
+    counts Gemini's REST reference types int64 (`minItems`, `maxLength`...)
+    as numbers when sent as its JSON mapping's strings (`"1"`, as the JS SDK
+    types them), the rest (`properties`, `items`, `anyOf`, `enum`,
+    `required`, bounds) as JSON Schema spells them already."""
     out: dict[str, Any] = {}
     for snake, value in schema.items():
         key = _camel(snake)  # google-genai sends its Schema's keys in snake case
@@ -235,11 +237,19 @@ def openapi_to_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = _nested(value)
         elif key == "anyOf" and isinstance(value, list):
             out[key] = [_nested(v) for v in value]
+        elif key in _INT64_COUNTS and isinstance(value, str) and value.isdigit():
+            out[key] = int(value)
         else:
             out[key] = value
     if schema.get("nullable") is True and isinstance(out.get("type"), str):
         out["type"] = [out["type"], "null"]
     return out
+
+
+# The counts of Gemini's Schema that are int64, which proto3's JSON writes as strings.
+_INT64_COUNTS = frozenset(
+    ("minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties")
+)
 
 
 def _camel(key: str) -> str:
