@@ -156,9 +156,33 @@ def test_gemini_int64_counts_sent_as_strings_are_numbers() -> None:
             ),
             "output_format.schema['$ref'] 'http://169.254.169.254/x' does not resolve",
         ),
+        # Each of these was a 500 (before any seat, or when the answers were checked).
+        (lambda: ollama_format({"$schema": 5, "type": "object"}), "format['$schema'] must be a string"),
+        (
+            lambda: ollama_format({"$dynamicRef": "#meta", "type": "object"}),
+            "format['$dynamicRef'] '#meta' does not resolve within the schema",
+        ),
+        (
+            lambda: ollama_format({"anyOf": [{"type": "object"}], "$ref": "#/anyOf/x"}),
+            "format['$ref'] '#/anyOf/x' does not resolve within the schema",
+        ),
+        (
+            lambda: ollama_format({"type": "object", "$ref": "#/type/0/x"}),
+            "format['$ref'] '#/type/0/x' does not resolve within the schema",
+        ),
+        (
+            lambda: ollama_format({"properties": {"x": {"$ref": "#/properties/y/enum"}, "y": {"enum": [1]}}}),
+            "format['properties']['x']['$ref'] '#/properties/y/enum' points to an array, not a schema",
+        ),
     ],
 )
 def test_bad_values_name_the_callers_field(read, says: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(UserError, match=None) as refused:
         read()
     assert says in str(refused.value)
+
+
+def test_a_dynamic_ref_to_its_anchor_is_taken() -> None:
+    schema = {"$defs": {"node": {"$dynamicAnchor": "meta", "type": "object"}}, "$dynamicRef": "#meta"}
+    read = ollama_format(schema)
+    assert read is not None and read.schema == schema
