@@ -222,6 +222,30 @@ def test_the_judges_call_is_the_asking_keys_like_its_seats(panel_server: Any) ->
         assert {row["group"]: row["calls"] for row in usage["rows"]}["referee"] == 1
 
 
+def test_a_judge_without_structured_output_is_asked_in_its_prompt(
+    panel_server: Any, fake_provider: FakeProvider
+) -> None:
+    """A model marked as not answering in JSON natively judges as it merges:
+    asked for the JSON in its system prompt, not its API's setting. It was
+    passed over as unfit (the judge's request asks for structured output),
+    so a bench of such models had no judge at all."""
+    models = [
+        FakeModel("alpha-model", answer="first"),
+        FakeModel("beta-model", answer="second"),
+        FakeModel("referee", answer=prefers("second")),
+    ]
+    collections = {
+        "judged": {"members": ["alpha-model", "beta-model"], "merger": "referee", "judge_verdicts": True}
+    }
+    with panel_server(models, collections, {"referee": {"structured_output": False}}) as server:
+        ask(server.url, "judged")
+        wait_for(lambda: pairs(server.home))
+        assert pairs(server.home) == [("beta-model", "alpha-model", "better", "judge", "judged")]
+        (asked,) = [r for r in fake_provider.requests if r.model == "referee"]
+        assert asked.output is None and "response_format" not in asked.body
+        assert "valid against this JSON Schema" in asked.system
+
+
 def test_the_judges_answer_is_read_leniently_and_wrong_pairs_passed_over() -> None:
     labels = {"A": "Seat 2", "B": "Seat 1", "C": "Seat 3"}
     answer = """Here is my judgement:
