@@ -424,6 +424,11 @@ def test_judge_verdicts_are_set_on_the_collection_form(
     for key, wrong in (("keep_days", 5000), ("seats", -1), ("explorer_seats", -2)):
         refused = dashboard.post("/ui/api/collections/duo", json={"members": ["m1", "m2"], key: wrong})
         assert refused.status_code == 400 and refused.json()["error"]["field"] == key, refused.text
+    # Numbers past a float's range or SQLite's integer are a 400, not a 500.
+    for key, value in (("quorum", 1e300), ("quorum", "1e300"), ("seats", 1e300), ("deadline", 10**400)):
+        huge = dashboard.post("/ui/api/collections/duo", json={"members": ["m1", "m2"], key: value})
+        assert huge.status_code == 400, (key, value, huge.text)
+        assert len(huge.json()["error"]["message"]) < 120
     # A switch is true or false: "false" (a string) is refused, not read as on; left out, it stays.
     for key in ("judge_verdicts", "blind", "keep_text"):
         for wrong in ("false", 1, None):

@@ -63,3 +63,30 @@ def test_route_mode_has_no_seats_to_cut() -> None:
     parse, body = BODIES["openai_chat"]
     ask = parse({**body, "model": "bench/trio:route", "bench": {"quorum": 0}})
     assert with_header_options(ask, {"x-bench-quorum": "nonsense"}).quorum == 0
+
+
+HUGE = "1" + "0" * 400  # a whole number past a float's range
+
+
+@pytest.mark.parametrize(
+    ("headers", "message"),
+    [
+        ({"x-bench-quorum": "inf"}, "x-bench-quorum must be a whole number of seats"),
+        ({"x-bench-quorum": "nan"}, "x-bench-quorum must be a whole number of seats"),
+        ({"x-bench-quorum": "1e400"}, "x-bench-quorum must be a whole number of seats"),
+        ({"x-bench-quorum": "1" * 5000}, "x-bench-quorum must be a whole number of seats, not '111"),
+        ({"x-bench-deadline": HUGE}, "x-bench-deadline must be at most 86400 seconds"),
+    ],
+)
+def test_a_number_past_a_floats_range_is_a_user_error(headers: dict[str, str], message: str) -> None:
+    """int(inf) and math.isfinite of a 400-digit number raised (a 500 in every format)."""
+    parse, body = BODIES["openai_chat"]
+    with pytest.raises(UserError, match=message) as raised:
+        with_header_options(parse(body), headers)
+    assert len(str(raised.value)) < 200  # a long header is not sent back whole
+
+
+def test_a_body_deadline_past_a_floats_range_is_a_user_error() -> None:
+    parse, body = BODIES["anthropic"]
+    with pytest.raises(UserError, match=r"bench\.deadline must be at most 86400 seconds"):
+        parse({**body, "bench": {"deadline": int(HUGE)}})

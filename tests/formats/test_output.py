@@ -94,6 +94,25 @@ def test_gemini_openapi_schema_reads_into_json_schema() -> None:
     assert gemini_output("application/json", given, None).schema == openapi_to_json_schema(given)  # type: ignore[union-attr]
 
 
+def test_gemini_int64_counts_sent_as_strings_are_numbers() -> None:
+    """Gemini's REST reference types `minItems` and the like int64, which its
+    JSON writes as strings (the JS SDK's types say string): Gemini takes
+    them, so a 400 ('1' is not of type 'integer') refused a valid request."""
+    given = {
+        "type": "OBJECT",
+        "properties": {
+            "tags": {"type": "ARRAY", "items": {"type": "STRING", "minLength": "2"}, "maxItems": "3"},
+        },
+        "minProperties": "1",
+    }
+    read = gemini_output("application/json", given, None)
+    assert read is not None and read.schema == {
+        "type": "object",
+        "properties": {"tags": {"type": "array", "items": {"type": "string", "minLength": 2}, "maxItems": 3}},
+        "minProperties": 1,
+    }
+
+
 @pytest.mark.parametrize(
     ("read", "says"),
     [
@@ -137,9 +156,33 @@ def test_gemini_openapi_schema_reads_into_json_schema() -> None:
             ),
             "output_format.schema['$ref'] 'http://169.254.169.254/x' does not resolve",
         ),
+        # Each of these was a 500 (before any seat, or when the answers were checked).
+        (lambda: ollama_format({"$schema": 5, "type": "object"}), "format['$schema'] must be a string"),
+        (
+            lambda: ollama_format({"$dynamicRef": "#meta", "type": "object"}),
+            "format['$dynamicRef'] '#meta' does not resolve within the schema",
+        ),
+        (
+            lambda: ollama_format({"anyOf": [{"type": "object"}], "$ref": "#/anyOf/x"}),
+            "format['$ref'] '#/anyOf/x' does not resolve within the schema",
+        ),
+        (
+            lambda: ollama_format({"type": "object", "$ref": "#/type/0/x"}),
+            "format['$ref'] '#/type/0/x' does not resolve within the schema",
+        ),
+        (
+            lambda: ollama_format({"properties": {"x": {"$ref": "#/properties/y/enum"}, "y": {"enum": [1]}}}),
+            "format['properties']['x']['$ref'] '#/properties/y/enum' points to an array, not a schema",
+        ),
     ],
 )
 def test_bad_values_name_the_callers_field(read, says: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(UserError, match=None) as refused:
         read()
     assert says in str(refused.value)
+
+
+def test_a_dynamic_ref_to_its_anchor_is_taken() -> None:
+    schema = {"$defs": {"node": {"$dynamicAnchor": "meta", "type": "object"}}, "$dynamicRef": "#meta"}
+    read = ollama_format(schema)
+    assert read is not None and read.schema == schema

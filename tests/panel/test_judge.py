@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from benchwarmers.identity.keys import create_key
 from benchwarmers.panel import judge
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeError, FakeModel, FakeRequest
@@ -184,6 +185,65 @@ def test_a_panel_with_one_answer_is_not_judged(panel_server: Any, fake_provider:
         ask(server.url, "whole")
         wait_for(lambda: pairs(server.home))
         assert [c[3] for c in judge_calls(server.home)] == ["whole"]
+
+
+def test_the_judges_call_is_the_asking_keys_like_its_seats(panel_server: Any) -> None:
+    """The judge's call is logged under the gateway key that asked, as the
+    seats' and the merger's are: usage by key (and a key limited to its
+    collections, reading its own usage) counts what the judge cost it."""
+    models = [
+        FakeModel("alpha-model", answer="first"),
+        FakeModel("beta-model", answer="second"),
+        FakeModel("referee", answer=prefers("second")),
+    ]
+    collections = {
+        "judged": {"members": ["alpha-model", "beta-model"], "merger": "referee", "judge_verdicts": True}
+    }
+
+    async def make_key(runtime: Any) -> str:
+        return (await create_key(runtime.store, "agent", collections=("judged",)))[1]
+
+    with panel_server(models, collections, then=make_key) as server:
+        reply = httpx.post(
+            f"{server.url}/v1/chat/completions",
+            headers={"authorization": f"Bearer {server.prepared}"},
+            json={"model": "bench/judged", "messages": [{"role": "user", "content": "which is it?"}]},
+            timeout=60,
+        )
+        assert reply.status_code == 200, reply.text
+        wait_for(lambda: judge_calls(server.home) and pairs(server.home))
+        keys = rows(server.home, "SELECT kind, gateway_key FROM calls ORDER BY kind")
+        assert keys == [("judge", "agent"), ("seat", "agent"), ("seat", "agent")]
+        usage = httpx.get(
+            f"{server.url}/bench/usage",
+            params={"by": "model"},
+            headers={"authorization": f"Bearer {server.prepared}"},
+        ).json()
+        assert {row["group"]: row["calls"] for row in usage["rows"]}["referee"] == 1
+
+
+def test_a_judge_without_structured_output_is_asked_in_its_prompt(
+    panel_server: Any, fake_provider: FakeProvider
+) -> None:
+    """A model marked as not answering in JSON natively judges as it merges:
+    asked for the JSON in its system prompt, not its API's setting. It was
+    passed over as unfit (the judge's request asks for structured output),
+    so a bench of such models had no judge at all."""
+    models = [
+        FakeModel("alpha-model", answer="first"),
+        FakeModel("beta-model", answer="second"),
+        FakeModel("referee", answer=prefers("second")),
+    ]
+    collections = {
+        "judged": {"members": ["alpha-model", "beta-model"], "merger": "referee", "judge_verdicts": True}
+    }
+    with panel_server(models, collections, {"referee": {"structured_output": False}}) as server:
+        ask(server.url, "judged")
+        wait_for(lambda: pairs(server.home))
+        assert pairs(server.home) == [("beta-model", "alpha-model", "better", "judge", "judged")]
+        (asked,) = [r for r in fake_provider.requests if r.model == "referee"]
+        assert asked.output is None and "response_format" not in asked.body
+        assert "valid against this JSON Schema" in asked.system
 
 
 def test_the_judges_answer_is_read_leniently_and_wrong_pairs_passed_over() -> None:

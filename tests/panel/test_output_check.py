@@ -39,6 +39,15 @@ pytestmark = pytest.mark.unit
         ("", AS_SCHEMA, False, "empty answer, JSON was asked for"),
         ('{"a": [1]}', AS_OBJECT, True, ""),
         ("[1, 2]", AS_OBJECT, False, "a JSON object was asked for, not list"),
+        # Python's reader takes these; JSON (and a client's parser) does not.
+        ('{"n": NaN}', AS_OBJECT, False, "not JSON: NaN is not a JSON value"),
+        ('{"n": 1, "x": -Infinity}', AS_OBJECT, False, "not JSON: -Infinity is not a JSON value"),
+        (
+            "Infinity",
+            OutputFormat("json_schema", {"type": "number"}),
+            False,
+            "not JSON: Infinity is not a JSON value",
+        ),
         (
             "{'a': 1}",
             AS_OBJECT,

@@ -97,3 +97,14 @@ def test_the_shared_spellings() -> None:
     words = output_instruction(OutputFormat("json_schema", SCHEMA, name="count"))
     assert 'named "count"' in words
     assert words.endswith(json.dumps(SCHEMA, separators=(",", ":")))
+
+
+def test_a_name_openai_would_refuse_goes_out_as_one_it_takes() -> None:
+    """`^[a-zA-Z0-9_-]{1,64}$` is OpenAI's rule; a caller's `Page[Item]` or
+    `my verdict` failed every OpenAI-compatible seat with a 400."""
+    sent = openai_response_format(OutputFormat("json_schema", SCHEMA, name="Page[Item] é"))
+    assert sent["json_schema"]["name"] == "Page_Item___"
+    long = openai_response_format(OutputFormat("json_schema", SCHEMA, name="n" * 100))
+    assert long["json_schema"]["name"] == "n" * 64
+    kept = openai_response_format(OutputFormat("json_schema", SCHEMA, name="verdict-2_b"))
+    assert kept["json_schema"]["name"] == "verdict-2_b"

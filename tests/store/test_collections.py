@@ -101,3 +101,12 @@ async def test_the_indexes_by_name_follow_every_write_at_once(bench: Runtime) ->
     assert list(await collections_by_name(store)) == ["pair"]
     with pytest.raises(NotFound):
         await get_collection(store, "also")
+
+
+async def test_counts_past_any_panel_are_refused(bench: Runtime) -> None:
+    """A quorum or seat count SQLite's integer cannot hold was a 500 (an OverflowError on write)."""
+    with pytest.raises(UserError, match=r"quorum must be at most 1000 seats, not 100\.\.\. \(301 digits\)"):
+        await add_collection(bench.store, "huge", ["alpha"], quorum=10**300)
+    with pytest.raises(UserError, match="seats must be at most 1000"):
+        await add_collection(bench.store, "huge", ["alpha"], seats=2**63)
+    assert (await add_collection(bench.store, "wide", ["alpha"], quorum=1000)).quorum == 1000

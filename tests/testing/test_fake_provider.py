@@ -9,19 +9,22 @@ import asyncio
 import json
 import time
 from pathlib import Path
+from typing import Literal
 
 import anthropic
 import httpx
+import jsonschema
 import ollama
 import openai
 import pytest
 from google import genai
 from google.genai import types as genai_types
+from pydantic import BaseModel, Field
 from typer.testing import CliRunner
 
 from benchwarmers.cli.main import app
 from benchwarmers.testing import FakeModel, FakeProvider, FakeToolCall
-from benchwarmers.testing.script import RateLimit, go_duration, models_from_json
+from benchwarmers.testing.script import RateLimit, go_duration, models_from_json, schema_example
 from benchwarmers.types import API_KINDS
 
 ANSWER = "hello from the fake"
@@ -191,6 +194,62 @@ def test_json_answers_when_asked_for_structured_output() -> None:
         assert json.loads(ask("example", response_format={"type": "json_object"})) == {}
         assert ask("broken", response_format=as_schema) == "not json"
         assert fake.last("broken").output == {"kind": "json_schema", "schema": schema}
+
+
+class _Inner(BaseModel):
+    name: str = Field(min_length=2)
+    score: float = Field(gt=0, le=1)
+
+
+class _Nested(BaseModel):
+    """What an SDK's parse helper sends for a nested model: `$defs` and `$ref`, bounds."""
+
+    answer: int = Field(le=-3)
+    kind: Literal["a", "b"]
+    inner: _Inner
+    maybe: _Inner | None
+    items: list[_Inner] = Field(min_length=2)
+    price: float = Field(gt=5, multiple_of=0.25)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        _Nested.model_json_schema(),
+        {"type": "object", "required": ["n"], "properties": {"n": {"type": "number", "exclusiveMinimum": 5}}},
+        {
+            "type": "integer",
+            "minimum": 3,
+            "exclusiveMinimum": True,
+            "$schema": "http://json-schema.org/draft-04/schema#",
+        },
+        {
+            "allOf": [{"$ref": "#/$defs/a"}, {"required": ["b"], "properties": {"b": {"type": "boolean"}}}],
+            "$defs": {"a": {"type": "object", "required": ["a"], "properties": {"a": {"type": "string"}}}},
+        },
+        {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "minItems": 3},
+        {
+            "type": "object",
+            "required": ["name", "children"],
+            "properties": {"name": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#"}}},
+        },
+    ],
+    ids=[
+        "pydantic nested",
+        "exclusive minimum",
+        "draft 4 exclusive",
+        "allOf and $ref",
+        "prefixItems",
+        "self $ref",
+    ],
+)
+def test_a_schema_example_is_valid_against_the_schema(schema: dict[str, object]) -> None:
+    """`schema-example` answered `{}` for a `$ref` (every nested pydantic
+    model) and the bound itself for an exclusive one: answers the gateway
+    rightly marked invalid, failing a test that meant them to be valid."""
+    example = schema_example(schema)
+    jsonschema.validators.validator_for(schema).check_schema(schema)
+    jsonschema.validate(example, schema, cls=jsonschema.validators.validator_for(schema))
 
 
 @pytest.mark.parametrize(

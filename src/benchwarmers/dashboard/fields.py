@@ -63,7 +63,7 @@ def number(body: dict[str, Any], name: str, *, label: str = "", whole: bool = Tr
         raise FieldError(name, f"{label or name} must be a number")
     try:
         parsed = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: a whole number past a float's range
         raise FieldError(name, f"{label or name} must be a number") from None
     if parsed != parsed or parsed in (float("inf"), float("-inf")):
         raise FieldError(name, f"{label or name} must be a number")

@@ -107,8 +107,14 @@ def quorum_value(value: object, where: str, *, header: bool = False) -> int:
     if value is None:
         return 0
     number = _header_number(value) if header and isinstance(value, str) else value
-    if isinstance(number, bool) or not isinstance(number, int | float) or number != int(number):
-        raise UserError(f"{where} must be a whole number of seats, not {value!r}")
+    # `is_integer`, not `number != int(number)`: int() of an infinite or NaN
+    # header ("inf", "1e400") raised, a 500 instead of this 400.
+    if (
+        isinstance(number, bool)
+        or not isinstance(number, int | float)
+        or (isinstance(number, float) and not number.is_integer())
+    ):
+        raise UserError(f"{where} must be a whole number of seats, not {_shown(value)}")
     if number < 1:
         raise UserError(f"{where} must be at least 1 seat, not {value!r}")
     return int(number)
@@ -120,13 +126,27 @@ def deadline_value(value: object, where: str, *, header: bool = False) -> float:
     if value is None:
         return 0.0
     number = _header_number(value) if header and isinstance(value, str) else value
-    if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(number):
-        raise UserError(f"{where} must be a number of seconds, not {value!r}")
+    # A float's finiteness only: math.isfinite of a whole number past a float's
+    # range (`1` and 400 zeros, in a header or the body) raised, a 500.
+    if isinstance(number, bool) or not isinstance(number, int | float) or not _finite(number):
+        raise UserError(f"{where} must be a number of seconds, not {_shown(value)}")
     if number <= 0:
         raise UserError(f"{where} must be more than 0 seconds, not {value!r}")
     if number > DEADLINE_MOST:
-        raise UserError(f"{where} must be at most {DEADLINE_MOST:g} seconds (a day), not {value!r}")
+        raise UserError(f"{where} must be at most {DEADLINE_MOST:g} seconds (a day), not {_shown(value)}")
     return float(number)
+
+
+def _finite(number: int | float) -> bool:
+    """Whether a number is finite (a whole number always is, however long)."""
+    return isinstance(number, int) or math.isfinite(number)
+
+
+def _shown(value: object) -> str:
+    """A value as an error repeats it, cut short: a header of thousands of
+    digits is not sent back whole."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _header_number(text: str) -> object:

@@ -39,6 +39,8 @@ def _schema(value: object, where: str) -> dict[str, Any]:
     (draft 2020-12 unless it names another): a schema no validator could
     apply is the caller's mistake, said now, not at every seat."""
     schema = dict(require_object(value, where))
+    if "$schema" in schema and not isinstance(schema["$schema"], str):  # validator_for reads it as a URL
+        raise UserError(f"{where}['$schema'] must be a string naming a JSON Schema draft")
     try:
         validators.validator_for(schema, default=validators.Draft202012Validator).check_schema(schema)
     except schema_errors.SchemaError as exc:
@@ -50,6 +52,9 @@ def _schema(value: object, where: str) -> dict[str, Any]:
     return schema
 
 
+# The keywords that point elsewhere in the schema (`$dynamicRef`: 2020-12's,
+# `$recursiveRef`: 2019-09's), each checked as `$ref` is.
+_REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
 # Keywords whose values are data, not subschemas: a "$ref" inside is a value.
 _DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
 
@@ -68,15 +73,21 @@ def _refs_resolve(node: object, spec: Specification[Any], resolver: Any, where: 
         # An anchor-only `$id` (draft 7's "#foo") that is no resource: the same base.
         with contextlib.suppress(Exception):
             resolver = resolver.in_subresource(spec.create_resource(node))
-    ref = node.get("$ref")
-    if isinstance(ref, str):
+    for keyword in _REF_KEYWORDS:
+        ref = node.get(keyword)
+        if not isinstance(ref, str):
+            continue
         try:
-            resolver.lookup(ref)
-        except Unresolvable:
+            target = resolver.lookup(ref).contents
+        # A pointer through a list or a value (`#/anyOf/x`, `#/type/0`) raises
+        # ValueError or TypeError, not Unresolvable.
+        except (Unresolvable, ValueError, TypeError, LookupError):
             raise UserError(
-                f"{where}{at}['$ref'] {ref!r} does not resolve within the schema"
+                f"{where}{at}[{keyword!r}] {ref!r} does not resolve within the schema"
                 " (only the schema's own definitions are read; nothing is fetched)"
             ) from None
+        if not isinstance(target, dict | bool):  # `#/properties/x/enum`: the check would raise
+            raise UserError(f"{where}{at}[{keyword!r}] {ref!r} points to {json_type(target)}, not a schema")
     for key, value in node.items():
         if key not in _DATA_KEYWORDS:
             _refs_resolve(value, spec, resolver, where, f"{at}[{key!r}]")
@@ -220,8 +231,10 @@ def openapi_to_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     is checked against and every other API is sent: keys in camel case (the
     SDK writes `additional_properties`), types in lower case,
     `nullable` as a type that allows null, the ordering hint dropped, the
-    rest (`properties`, `items`, `anyOf`, `enum`, `required`, bounds) as
-    JSON Schema spells them already."""
+    counts Gemini's REST reference types int64 (`minItems`, `maxLength`...)
+    as numbers when sent as its JSON mapping's strings (`"1"`, as the JS SDK
+    types them), the rest (`properties`, `items`, `anyOf`, `enum`,
+    `required`, bounds) as JSON Schema spells them already."""
     out: dict[str, Any] = {}
     for snake, value in schema.items():
         key = _camel(snake)  # google-genai sends its Schema's keys in snake case
@@ -235,11 +248,19 @@ def openapi_to_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = _nested(value)
         elif key == "anyOf" and isinstance(value, list):
             out[key] = [_nested(v) for v in value]
+        elif key in _INT64_COUNTS and isinstance(value, str) and value.isdigit():
+            out[key] = int(value)
         else:
             out[key] = value
     if schema.get("nullable") is True and isinstance(out.get("type"), str):
         out["type"] = [out["type"], "null"]
     return out
+
+
+# The counts of Gemini's Schema that are int64, which proto3's JSON writes as strings.
+_INT64_COUNTS = frozenset(
+    ("minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties")
+)
 
 
 def _camel(key: str) -> str:

@@ -189,6 +189,7 @@ class PanelEngine:
                         seats=reply.seats,
                         seated=[s.model.alias for s in plan.seating.seats],
                         rng=self.rng,
+                        key=plan.key,
                     )
             except BaseException as exc:
                 hand.failed(exc)

@@ -10,7 +10,8 @@ on this panel (a judge must not judge its own answer) and that can take
 the request now. It sees the answers as Seat A, B, C in a shuffled order
 (`merge.anonymise`), never the models' names, and is asked for one JSON
 object, by the prompt and by `Request.output` (adapters that send
-structured output send it): `{"pairs": [{"a": "A", "b": "B", "verdict":
+structured output send it; a model with none of its own is asked in its
+system prompt, `panel/structured.py`): `{"pairs": [{"a": "A", "b": "B", "verdict":
 "A" | "B" | "tie" | "both_bad"}]}`. Its answer is read leniently (a fenced
 block, a trailing comma, "Seat A" for "A"); a pair it names wrongly is
 passed over, and an answer with no readable pair stores nothing and is
@@ -30,6 +31,7 @@ import logging
 import random
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from itertools import combinations
 from typing import Any, Literal
@@ -42,6 +44,7 @@ from benchwarmers.calls.tokens import fitted
 from benchwarmers.config import tunables
 from benchwarmers.panel.merge import Anonymised, anonymise, transcript
 from benchwarmers.panel.seating import fitted_unfit_reason
+from benchwarmers.panel.structured import as_asked
 from benchwarmers.store.views import CollectionView, ModelView
 from benchwarmers.types import Message, OutputFormat, Request, Sampling, Seat, Text
 
@@ -175,12 +178,15 @@ async def judge_candidates(
     seated: Sequence[str],
 ) -> list[ModelView]:
     """Who may judge this panel, first choice first (module docstring). The
-    rest of the bench is ranked only when no member is free to judge."""
+    rest of the bench is ranked only when no member is free to judge. A
+    model with no structured output of its own may judge: it is asked for
+    the JSON in its prompt (`judge_panel`), as a merger is."""
     now = datetime.now(UTC)
+    fit_for = replace(request, output=None)
 
     def free(aliases: Sequence[str]) -> list[ModelView]:
         models = [bench[a] for a in dict.fromkeys(aliases) if a in bench and a not in seated]
-        return [m for m in models if not fitted_unfit_reason(m, request, now)]
+        return [m for m in models if not fitted_unfit_reason(m, fit_for, now)]
 
     members = [a for a in collection.members if a in bench and a not in seated]
     ranked = await decisions.pick_mergers(store, collection.name, shape, members) if members else []
@@ -206,10 +212,13 @@ async def judge_panel(
     seats: Sequence[Seat],
     seated: Sequence[str],
     rng: random.Random | None = None,
+    key: str = "",
 ) -> int:
     """Ask the judge and store its pairs; the number stored. Never raises
     but for a cancellation: a judge that fails, answers nothing readable or
-    cannot be chosen stores nothing and is logged."""
+    cannot be chosen stores nothing and is logged. `key` is the gateway key
+    that asked: the judge's call is logged as its, as the seats' are, so
+    usage by key counts what judging its asks cost."""
     answered = [s for s in seats if s.status == "ok" and s.call]
     if len(answered) < 2:
         return 0
@@ -224,7 +233,7 @@ async def judge_panel(
         judge = candidates[0]
         result = await caller.call(
             judge,
-            fitted(asked, judge),
+            as_asked(fitted(asked, judge), judge)[0],
             kind="judge",
             timeout=collection.seat_timeout,
             context=CallContext(
@@ -233,6 +242,7 @@ async def judge_panel(
                 shape=shape,
                 seat="judge",
                 ask_id=ask_id,
+                key=key,
             ),
             stream=True,
         )

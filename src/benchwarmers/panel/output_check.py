@@ -43,7 +43,7 @@ def check_output(text: str, output: OutputFormat) -> tuple[bool, str]:
     if not body:
         return False, "empty answer, JSON was asked for"
     try:
-        value = json.loads(body)
+        value = json.loads(body, parse_constant=_not_json)
     except ValueError as exc:
         return False, _short(f"not JSON: {exc}")
     except RecursionError:  # `[[[[...`: a model stuck on one character, read as any non-JSON
@@ -59,6 +59,13 @@ def check_output(text: str, output: OutputFormat) -> tuple[bool, str]:
     if error is None:
         return True, ""
     return False, _short(error)
+
+
+def _not_json(word: str) -> object:
+    """`NaN`, `Infinity` and `-Infinity`, which Python's reader takes and
+    JSON has not: a client's parser (JSON.parse, a strict SDK) refuses an
+    answer holding one, so it is no valid JSON here either."""
+    raise ValueError(f"{word} is not a JSON value")
 
 
 def output_check(text: str, output: OutputFormat) -> OutputCheck:

@@ -11,20 +11,27 @@ setting inline.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from benchwarmers.types import OutputFormat
 
 DEFAULT_SCHEMA_NAME = "answer"
+# What OpenAI takes as a schema's name (`^[a-zA-Z0-9_-]{1,64}$`); anything else is refused.
+_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+_NAME_MOST = 64
 
 
 def openai_response_format(output: OutputFormat) -> dict[str, Any]:
     """The format as OpenAI chat's `response_format` spells it (the openai
     adapter sends it; a schema needs a name there, "answer" when the caller
-    gave none)."""
+    gave none). The name is sent as OpenAI takes one: a caller of another
+    API, or an SDK naming a generic model (`Page[Item]`), may give a name
+    OpenAI would refuse, failing every OpenAI-compatible seat."""
     if output.kind == "json_object" or output.schema is None:
         return {"type": "json_object"}
-    spec: dict[str, Any] = {"name": output.name or DEFAULT_SCHEMA_NAME, "schema": output.schema}
+    name = _NAME_CHARS.sub("_", output.name)[:_NAME_MOST] or DEFAULT_SCHEMA_NAME
+    spec: dict[str, Any] = {"name": name, "schema": output.schema}
     if output.strict:
         spec["strict"] = True
     return {"type": "json_schema", "json_schema": spec}

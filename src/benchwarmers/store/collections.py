@@ -43,6 +43,10 @@ PROMOTIONS = ("auto", "suggest", "never")
 ON_CUT = ("cancel", "finish")
 # The longest a collection may keep its text, in days.
 KEEP_DAYS_MOST = 3650
+# The most seats (record, explorer, shadow) or quorum a collection may name: far
+# past any panel, and below what SQLite's integer holds (a form's `1e300` read
+# as a whole number overflowed it, a 500).
+SEATS_MOST = 1000
 # Every collection (with its members), as last read.
 _COLLECTIONS: Cached[Indexed[CollectionView]] = Cached(("collections", "collection_members", "models"))
 
@@ -280,6 +284,8 @@ def _collection_fields(
     ):
         if count < 0:
             raise UserError(f"{label} cannot be negative ({count})", field=key)
+        if count > SEATS_MOST:
+            raise UserError(f"{label} must be at most {SEATS_MOST} ({_short(count)})", field=key)
     if not seat_timeout > 0:
         raise UserError(f"seat timeout must be more than 0 seconds ({seat_timeout})", field="seat_timeout")
     if not 1 <= keep_days <= KEEP_DAYS_MOST:
@@ -299,17 +305,29 @@ def _collection_fields(
     }
 
 
+def _short(number: int) -> str:
+    """A number as an error repeats it: a form's `1e300` read whole is 301 digits."""
+    text = str(number)
+    return text if len(text) <= 15 else f"{text[:3]}... ({len(text)} digits)"
+
+
 def quorum_fields(quorum: int, deadline: float, on_cut: str) -> dict[str, Any]:
     """A collection's quorum, deadline and what a cut does, checked (0: off)."""
     if isinstance(quorum, bool) or not isinstance(quorum, int) or quorum < 0:
-        raise UserError(f"quorum must be a whole number of seats, 0 or more (0: every seat), not {quorum!r}")
+        raise UserError(
+            f"quorum must be a whole number of seats, 0 or more (0: every seat), not {quorum!r}",
+            field="quorum",
+        )
+    if quorum > SEATS_MOST:
+        raise UserError(f"quorum must be at most {SEATS_MOST} seats, not {_short(quorum)}", field="quorum")
     number = isinstance(deadline, int | float) and not isinstance(deadline, bool)
     if not number or not 0 <= deadline <= DEADLINE_MOST:
         raise UserError(
-            f"deadline must be 0 to {DEADLINE_MOST:g} seconds (0: none; at most a day), not {deadline!r}"
+            f"deadline must be 0 to {DEADLINE_MOST:g} seconds (0: none; at most a day), not {deadline!r}",
+            field="deadline",
         )
     if on_cut not in ON_CUT:
-        raise UserError(f"on cut {on_cut!r} is not known; use {' or '.join(ON_CUT)}")
+        raise UserError(f"on cut {on_cut!r} is not known; use {' or '.join(ON_CUT)}", field="on_cut")
     return {"quorum": quorum, "deadline": float(deadline), "on_cut": on_cut}
 
 

@@ -344,37 +344,107 @@ _PLACEHOLDERS = ("prompt", "model", "api", "system")
 SCHEMA_EXAMPLE = "schema-example"
 
 
-def schema_example(schema: Any) -> Any:
+def schema_example(schema: Any, root: Any = None, depth: int = 0) -> Any:
     """The smallest value valid against a plain JSON Schema: an object's
     required properties, each its own example; the first of an `enum` or
-    `anyOf`; `minItems` examples in an array; the bound of a number or the
-    length of a string. Enough for a fake's answers, not a generator for
-    every schema (`$ref`, `not` and patterns are not followed)."""
-    if not isinstance(schema, dict):
+    `anyOf`; `minItems` examples in an array (`prefixItems` first); a number
+    within its bounds (exclusive ones, and a maximum below 0, too) and a
+    multiple of its `multipleOf`; a string of its `minLength`. A local
+    `$ref` (`#/$defs/Inner`, as pydantic writes nested models) is followed
+    and `allOf`'s parts joined, so an SDK's schema of a nested model gets a
+    valid example. Enough for a fake's answers, not a generator for every
+    schema (`not`, `pattern` and `if` are not followed)."""
+    root = schema if root is None else root
+    if not isinstance(schema, dict) or depth > _EXAMPLE_DEPTH:
         return None
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#"):
+        rest = {k: v for k, v in schema.items() if k != "$ref"}
+        return schema_example(_joined(_pointed(root, ref), rest), root, depth + 1)
+    if isinstance(schema.get("allOf"), list):
+        joined = {k: v for k, v in schema.items() if k != "allOf"}
+        for part in schema["allOf"]:
+            if isinstance(part, dict) and isinstance(part.get("$ref"), str) and part["$ref"].startswith("#"):
+                part = _joined(_pointed(root, part["$ref"]), {k: v for k, v in part.items() if k != "$ref"})
+            joined = _joined(joined, part if isinstance(part, dict) else {})
+        return schema_example(joined, root, depth + 1)
     if "const" in schema:
         return schema["const"]
     if schema.get("enum"):
         return schema["enum"][0]
     for key in ("anyOf", "oneOf"):
         if schema.get(key):
-            return schema_example(schema[key][0])
+            return schema_example(schema[key][0], root, depth + 1)
     kind = schema.get("type", "object")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
     if kind == "object":
         properties = schema.get("properties") or {}
-        return {name: schema_example(properties.get(name, {})) for name in schema.get("required", [])}
+        return {
+            name: schema_example(properties.get(name, {}), root, depth + 1)
+            for name in schema.get("required", [])
+        }
     if kind == "array":
-        return [schema_example(schema.get("items", {})) for _ in range(int(schema.get("minItems", 0)))]
+        prefix = [schema_example(item, root, depth + 1) for item in schema.get("prefixItems") or []]
+        more = max(int(schema.get("minItems", 0)) - len(prefix), 0)
+        return prefix + [schema_example(schema.get("items", {}), root, depth + 1) for _ in range(more)]
     if kind in ("integer", "number"):
-        low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
-        return int(low) + (1 if "exclusiveMinimum" in schema else 0) if kind == "integer" else low
+        return _number_example(schema, whole=kind == "integer")
     if kind == "string":
         return "x" * int(schema.get("minLength", 0))
     if kind == "boolean":
         return False
     return None
+
+
+# How deep `schema_example` follows a schema (a `$ref` to itself ends here).
+_EXAMPLE_DEPTH = 32
+
+
+def _pointed(root: Any, ref: str) -> dict[str, Any]:
+    """What a local `$ref` points to in the root schema ({} when nothing)."""
+    target = root
+    for part in ref[1:].lstrip("/").split("/") if ref != "#" else []:
+        key = part.replace("~1", "/").replace("~0", "~")
+        target = target.get(key) if isinstance(target, dict) else None
+    return target if isinstance(target, dict) else {}
+
+
+def _joined(schema: dict[str, Any], part: dict[str, Any]) -> dict[str, Any]:
+    """Two schemas an answer must meet both of, as one (properties and
+    required lists joined; any other key of `part` wins)."""
+    out = {**schema, **part}
+    out["properties"] = {**(schema.get("properties") or {}), **(part.get("properties") or {})}
+    out["required"] = list(dict.fromkeys([*(schema.get("required") or []), *(part.get("required") or [])]))
+    return out
+
+
+def _number_example(schema: dict[str, Any], *, whole: bool) -> float | int:
+    """The number nearest 0 within the schema's bounds: an exclusive bound
+    (a number in 2020-12, `true` beside `minimum` in draft 4) stepped past,
+    a `multipleOf` rounded up to."""
+    low, high = schema.get("minimum"), schema.get("maximum")
+    above, below = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
+    if above is True:
+        above, low = low, None
+    if below is True:
+        below, high = high, None
+    step = 1 if whole else 0.5
+    value: float = 0
+    if isinstance(low, int | float) and not isinstance(low, bool):
+        value = max(value, low) if low > 0 else value
+    if isinstance(above, int | float) and not isinstance(above, bool) and value <= above:
+        value = above + step
+    if isinstance(high, int | float) and not isinstance(high, bool) and value > high:
+        value = high
+    if isinstance(below, int | float) and not isinstance(below, bool) and value >= below:
+        value = below - step
+    if isinstance(low, int | float) and not isinstance(low, bool) and value < low:
+        value = low
+    multiple = schema.get("multipleOf")
+    if isinstance(multiple, int | float) and not isinstance(multiple, bool) and multiple > 0:
+        value = math.ceil(value / multiple) * multiple
+    return math.ceil(value) if whole else value
 
 
 def _template(answer: str) -> Callable[[FakeRequest], str]:
