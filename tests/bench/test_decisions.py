@@ -273,6 +273,7 @@ async def test_a_models_report_ranks_it_among_its_collection_so_its_pairs_count(
         (mine,) = await model_report(offline.store, alias, standings)
         assert (mine["collection"], mine["mean"]) == ("bench/duo", round(board[alias].mean, 4))
         assert mine["interval"] == [round(x, 4) for x in board[alias].interval]
+        assert (mine["judged"], mine["compared"]) == (0, 4)  # judged in pairs alone: a record all the same
     assert list(standings) == [("duo", "short")]  # ranked once for both reports
     alone = await model_report(offline.store, "b")
     assert alone[0]["mean"] == round(board["b"].mean, 4)

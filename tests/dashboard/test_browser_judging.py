@@ -300,6 +300,11 @@ def test_b_is_better_by_keyboard_and_both_bad_by_mouse_are_stored_as_shown(
             ("gamma", "1 won, 0 lost, 0 tied, 1 both bad"),
         ):
             expect(page.locator(f'#leaderboard tr[data-alias="{alias}"] .pairs')).to_have_text(record)
+        # Judged in pairs alone, a model has a record on the Bench page: not "not judged yet".
+        page.goto(b.base + "/models")
+        gamma = page.locator('tr[data-alias="gamma"] td[data-label="Record"]')
+        expect(gamma).to_contain_text("in pairs")
+        expect(gamma).not_to_contain_text("not judged yet")
         assert b.watch.take() == []
 
 

@@ -354,4 +354,6 @@ def _with_pairs(r: Ranking, pairs: PairCounts) -> Ranking:
     won, lost = pairs.record(r.alias)
     if not won and not lost:
         return r
-    return replace(r, reasons=(*r.reasons, f"pairs: preferred {won:g}, not preferred {lost:g}"))
+    return replace(
+        r, compared=won + lost, reasons=(*r.reasons, f"pairs: preferred {won:g}, not preferred {lost:g}")
+    )

@@ -145,7 +145,9 @@ class Ranking:
 
     `score` is what seating sorts by; `mean` and `interval` are the Beta
     posterior of usefulness; `judged` counts verdicts on this collection and
-    shape; `reasons` say, in words, what moved the score."""
+    shape; `compared` how much it was compared in pairs there (weighted:
+    a model judged in pairs alone has a record too); `reasons` say, in
+    words, what moved the score."""
 
     alias: str
     score: float
@@ -156,6 +158,7 @@ class Ranking:
     # False when the bench may not seat it now (retired, resting, ...): facts.py says why.
     eligible: bool = True
     posterior: Posterior | None = field(default=None, compare=False)
+    compared: float = 0.0
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -164,6 +167,7 @@ class Ranking:
             "mean": round(self.mean, 4),
             "interval": [round(self.interval[0], 4), round(self.interval[1], 4)],
             "judged": self.judged,
+            "compared": round(self.compared, 2),
             "reasons": list(self.reasons),
             "eligible": self.eligible,
         }

@@ -182,7 +182,7 @@ class Backend:
             report = await self.ops.model_report(m.alias, standings)
             history = report["probes"]
             timed = next((p for p in history if p.tokens_per_second), None)
-            standing = max(report["record"], key=lambda r: r["judged"], default=None)
+            standing = max(report["record"], key=lambda r: (r["judged"], r["compared"]), default=None)
             rows.append(
                 {
                     **model_json(m),
