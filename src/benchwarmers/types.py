@@ -489,8 +489,10 @@ class Merged:
     error: str = ""
     usage: Usage = Usage()
     agreement: tuple[AgreementPoint, ...] = ()
-    # Set when no merger answered and the reply fell back to the panel, or
-    # when no merger returned a valid report (the answer stands).
+    # Set when no merger answered and the reply fell back to the panel (or,
+    # asked for structured output, to a valid seat's answer: its call and
+    # alias are then the seat's), or when no merger returned a valid report
+    # (the answer stands).
     note: str = ""
     # Whether the merged answer holds to the structured output asked for (None: none was asked).
     output_check: OutputCheck | None = None

@@ -45,6 +45,9 @@ SCHEMA = {
 # alias -> (the API kind of its endpoint, whether its seat answers valid JSON)
 SEATS = {"alpha": ("openai", True), "beta": ("anthropic", True), "gamma": ("gemini", False)}
 MERGER = ("delta", "ollama")
+# A merger whose answer is never valid: `fallback` (the seats above) answers with
+# the first valid seat's JSON instead, `hopeless` (gamma alone) with the panel.
+BAD_MERGER = ("epsilon", "openai")
 INVALID = "Four, I think."
 QUESTION = "Which is bigger, 3 or 4? Answer in JSON."
 
@@ -62,10 +65,13 @@ async def _register(home: Path, fake: FakeProvider) -> None:
     async with Runtime.open(home) as runtime:
         for api in ("openai", "anthropic", "gemini", "ollama"):
             await add_endpoint(runtime.store, f"fake-{api}", fake.base_for(api), api, needs_key=False)
-        for alias, (api, valid) in [*SEATS.items(), (MERGER[0], (MERGER[1], True))]:
+        mergers = [(MERGER[0], (MERGER[1], True)), (BAD_MERGER[0], (BAD_MERGER[1], False))]
+        for alias, (api, valid) in [*SEATS.items(), *mergers]:
             fake.add(FakeModel(alias, answer=answers(alias, valid)))
             await add_model(runtime.store, alias, f"fake-{api}", alias, context_window=100_000)
         await add_collection(runtime.store, "json", list(SEATS), merger=MERGER[0])
+        await add_collection(runtime.store, "fallback", list(SEATS), merger=BAD_MERGER[0])
+        await add_collection(runtime.store, "hopeless", ["gamma"], merger=BAD_MERGER[0])
 
 
 @pytest.fixture(scope="module")
@@ -486,3 +492,93 @@ def test_the_sdks_parse_helpers_read_the_merged_answer(
     )
     assert message.parsed_output == Verdict(answer=4, reason="delta counted")
     assert gateway.fake.last("beta").output is not None  # each seat was asked for the schema
+
+
+# ------------------------------------- no merger's answer valid: a seat's stands in
+
+
+def assert_stood_in(bench: dict[str, Any], text: str) -> None:
+    """No merger's answer was valid: the reply is alpha's (the first valid
+    seat, none having a record), valid against the schema, and `bench.merged`
+    says so, naming the seat by label and call id."""
+    seat = next(s for s in bench["seats"] if s["alias"] == "alpha")
+    merged = bench["merged"]
+    assert (merged["status"], merged["alias"], merged["call"]) == ("ok", "alpha", seat["call"])
+    assert merged["output"] == {"kind": "json_schema", "valid": True, "error": ""}
+    assert merged["content"] == text == seat["content"]
+    jsonschema.validate(json.loads(text), SCHEMA)
+    assert merged["note"].startswith(
+        "No merger's answer was valid (epsilon: not valid against the output asked"
+    )
+    assert f"this is {seat['seat']}'s answer instead (alpha, call {seat['call']})" in merged["note"]
+
+
+def test_openai_chat_parse_reads_a_valid_seat_when_no_merger_is_valid(
+    gateway: Gateway, openai_client: openai.OpenAI
+) -> None:
+    messages: Any = [{"role": "user", "content": QUESTION}]
+    chat = openai_client.chat.completions.parse(
+        model="bench/fallback:merged", messages=messages, response_format=Verdict
+    )
+    text = chat.choices[0].message.content or ""
+    assert chat.choices[0].message.parsed == Verdict(answer=4, reason="alpha counted")
+    assert Verdict.model_validate(json.loads(text)) == Verdict(answer=4, reason="alpha counted")
+    assert_stood_in(chat.model_extra["bench"], text)  # type: ignore[index]
+    raw = openai_client.chat.completions.with_raw_response.create(
+        model="bench/fallback:merged", messages=messages, response_format=CHAT_FORMAT
+    )
+    check("chat", raw.http_response.json())
+
+
+def test_streams_send_a_valid_seat_in_one_piece_when_no_merger_is_valid(gateway: Gateway) -> None:
+    chat = httpx.post(
+        f"{gateway.url}/v1/chat/completions",
+        json={
+            "model": "bench/fallback:merged",
+            "messages": [{"role": "user", "content": QUESTION}],
+            "response_format": CHAT_FORMAT,
+            "stream": True,
+        },
+        timeout=30,
+    )
+    events = list(sse_events(chat.content))
+    check_all("chat_chunk", events)
+    pieces = [
+        e["choices"][0]["delta"]["content"]
+        for e in events
+        if e["choices"] and e["choices"][0]["delta"].get("content")
+    ]
+    assert len(pieces) == 1, pieces
+    assert_stood_in(events[-1]["bench"], pieces[0])
+    generate = httpx.post(
+        f"{gateway.url}/api/generate",
+        json={"model": "bench/fallback:merged", "prompt": QUESTION, "format": SCHEMA},
+        timeout=30,
+    )
+    lines = list(ndjson_lines(generate.content))
+    check_all("ollama_generate", lines)
+    assert_stood_in(lines[-1]["bench"], "".join(line["response"] for line in lines))
+
+
+def test_with_no_valid_seat_either_the_reply_is_the_panel_with_the_note(
+    gateway: Gateway, openai_client: openai.OpenAI
+) -> None:
+    completion = openai_client.chat.completions.create(
+        model="bench/hopeless:merged",
+        messages=[{"role": "user", "content": QUESTION}],
+        response_format=CHAT_FORMAT,
+    )
+    text = completion.choices[0].message.content or ""
+    merged = completion.model_extra["bench"]["merged"]  # type: ignore[index]
+    assert merged["status"] == "error" and merged["output"]["valid"] is False
+    assert merged["note"].startswith("No merger answered (epsilon: not valid against the output asked")
+    assert text.startswith(f"_{merged['note']}_") and "### Seat 1 · gamma (ok, " in text and INVALID in text
+    stream = httpx.post(
+        f"{gateway.url}/api/generate",
+        json={"model": "bench/hopeless:merged", "prompt": QUESTION, "format": SCHEMA},
+        timeout=30,
+    )
+    lines = list(ndjson_lines(stream.content))
+    streamed = "".join(line["response"] for line in lines)
+    assert lines[-1]["bench"]["merged"]["status"] == "error"
+    assert streamed.startswith("_No merger answered (") and INVALID in streamed

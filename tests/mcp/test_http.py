@@ -13,6 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
+from benchwarmers.mcp.text import ask_text
+from benchwarmers.types import Merged, PanelReply, Seat
+
 from .mcp_support import (
     TRIO,
     call_rows,
@@ -280,6 +283,18 @@ def raw_call(request_id: int, method: str, params: dict[str, Any]) -> dict[str, 
         params = {"name": method, "arguments": params}
         method = "tools/call"
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+
+def test_a_seat_standing_in_for_the_merge_is_named_once_with_the_note() -> None:
+    """No merger's answer valid against the schema: the merge's place holds
+    a seat's answer; the agent reads the note, and the call id once."""
+    seat = Seat("c_fast", "Seat 1", "fast", "ok", 1.0, '{"n": 4}')
+    note = "No merger's answer was valid (slow: empty); this is Seat 1's answer instead (fast, call c_fast)."
+    merged = Merged("c_fast", "fast", "ok", 0.0, '{"n": 4}', note=note)
+    text = ask_text(PanelReply("c", "chat", (seat,), merged=merged))
+    assert f"## Merged · fast · call c_fast\n\n({note})\n\n" in text
+    assert text.count("c_fast") == 4  # the merge's heading and note, the seat's heading, the verdict line
+    assert text.rstrip().endswith("for each seat you judged: c_fast")  # named there once
 
 
 async def test_with_seats_extra_models_and_merged_adds_a_merge(bench_server: Any) -> None:

@@ -11,16 +11,21 @@ import asyncio
 import json
 from dataclasses import replace
 
-from benchwarmers.formats.panel_text import StreamText
+import pytest
+from sqlalchemy import select
+
+from benchwarmers.bench import decisions
+from benchwarmers.formats.panel_text import StreamText, reply_text
 from benchwarmers.panel.engine import _RUNNING, PanelEngine
 from benchwarmers.panel.structured import NO_OUTPUT, as_asked, for_seating, native
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.collections import add_collection
 from benchwarmers.store.endpoints import add_endpoint
 from benchwarmers.store.models import add_model
+from benchwarmers.store.schema import KeptText
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel, FakeRequest
-from benchwarmers.types import Ask, OutputFormat, PanelReply, Request, user
+from benchwarmers.types import Ask, MergeText, OutputFormat, PanelReply, Request, user
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 OUTPUT = OutputFormat("json_schema", SCHEMA, name="count")
@@ -152,13 +157,79 @@ async def test_a_merger_whose_answer_is_invalid_falls_back_to_the_next(
     )
 
 
-async def test_no_valid_merge_falls_back_to_the_panel_and_says_why(
+async def test_no_valid_merge_answers_with_the_first_valid_seat_and_says_whose(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    """No merger's answer is valid: the answer is the valid seat's (`b`'s,
+    out of its fence; `a`'s seat answered prose), its call and alias in the
+    merge's place, the note naming both mergers' failures and the seat."""
+    await _bench(
+        runtime,
+        fake_provider,
+        {
+            "a": (_merging("four", "prose"), None),
+            "b": (_merging(f"```json\n{GOOD}\n```", '{"n": "x"}'), None),
+        },
+    )
+    await add_collection(runtime.store, "c", ["a", "b"])
+    reply = await _reply(runtime, _ask("merged"))
+    merged, seat = reply.merged, next(s for s in reply.seats if s.alias == "b")
+    assert merged is not None and merged.status == "ok"
+    assert (merged.call, merged.alias, merged.content) == (seat.call, "b", GOOD)
+    assert merged.output_check is not None and merged.output_check.valid
+    assert merged.note.startswith("No merger's answer was valid (")
+    assert "a: not valid against the output asked" in merged.note
+    assert "b: not valid against the output asked" in merged.note
+    assert f"this is {seat.seat}'s answer instead (b, call {seat.call})" in merged.note
+    assert reply_text(reply) == GOOD
+
+
+async def test_a_kept_ask_keeps_a_standing_in_seat_answer_once(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    """The stand-in's call is its seat's: kept text holds that answer once,
+    not a second row under the same call id (which the store refuses)."""
+    await _bench(runtime, fake_provider, {"a": (_merging(GOOD, "prose"), None)})
+    await add_collection(runtime.store, "c", ["a"], keep_text=True)
+    reply = await _reply(runtime, _ask("merged"))
+    assert reply.merged is not None and reply.merged.call == reply.seats[0].call
+    async with runtime.store.read() as session:
+        rows = (await session.execute(select(KeptText.id, KeptText.answer))).all()
+    assert (reply.seats[0].call, GOOD) in rows and len(rows) == 2  # the ask's question, the seat's answer
+
+
+async def test_of_several_valid_seats_the_first_by_record_stands_in(
+    runtime: Runtime, fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two valid seats: with no record, the first in member order stands in;
+    with `b` ranked first on this shape (as mergers are picked), `b`."""
+    await _bench(
+        runtime,
+        fake_provider,
+        {"a": (_merging('{"n": 1}', "prose"), None), "b": (_merging('{"n": 2}', "prose"), None)},
+    )
+    await add_collection(runtime.store, "c", ["a", "b"])
+    reply = await _reply(runtime, _ask("merged"))
+    assert reply.merged is not None and (reply.merged.alias, reply.merged.content) == ("a", '{"n": 1}')
+    asked: list[list[str]] = []
+
+    async def b_first(store: object, collection: str, shape: str, aliases: list[str]) -> list[str]:
+        asked.append(aliases)
+        return sorted(aliases, reverse=True)
+
+    monkeypatch.setattr(decisions, "rank_aliases", b_first)
+    reply = await _reply(runtime, _ask("merged"))
+    assert reply.merged is not None and (reply.merged.alias, reply.merged.content) == ("b", '{"n": 2}')
+    assert asked == [["a", "b"]]  # the valid seats, in seat order
+
+
+async def test_no_valid_merge_nor_seat_falls_back_to_the_panel_and_says_why(
     runtime: Runtime, fake_provider: FakeProvider
 ) -> None:
     await _bench(
         runtime,
         fake_provider,
-        {"a": (_merging(GOOD, "prose"), None), "b": (_merging(GOOD, '{"n": "x"}'), None)},
+        {"a": (_merging("four", "prose"), None), "b": (_merging('{"n": "4"}', '{"n": "x"}'), None)},
     )
     await add_collection(runtime.store, "c", ["a", "b"])
     reply = await _reply(runtime, _ask("merged"))
@@ -168,6 +239,7 @@ async def test_no_valid_merge_falls_back_to_the_panel_and_says_why(
     assert "b: not valid against the output asked" in merged.error
     assert merged.output_check is not None and not merged.output_check.valid
     assert merged.note.startswith("No merger answered")
+    assert reply_text(reply).startswith(f"_{merged.note}_") and "### Seat 1" in reply_text(reply)
 
 
 async def test_a_streamed_merge_with_a_schema_is_one_valid_answer(
@@ -191,4 +263,28 @@ async def test_a_streamed_merge_with_a_schema_is_one_valid_answer(
     pieces = [text.piece(event) async for event in PanelEngine(runtime).run(ask)]
     while _RUNNING:
         await asyncio.gather(*_RUNNING, return_exceptions=True)
+    assert json.loads("".join(pieces)) == {"n": 4}, pieces
+
+
+async def test_a_streamed_merge_with_no_valid_merger_is_the_valid_seat_in_one_piece(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    """Streamed, a valid seat's answer standing in for the merge goes out as a
+    checked merge does: one `MergeText`, out of its fence, the stream's one JSON value."""
+    await _bench(
+        runtime,
+        fake_provider,
+        {
+            "a": (_merging("four", "prose"), None),
+            "b": (_merging(f"```json\n{GOOD}\n```", "They say four."), None),
+        },
+    )
+    await add_collection(runtime.store, "c", ["a", "b"])
+    text = StreamText(merged=True)
+    events = [event async for event in PanelEngine(runtime).run(replace(_ask("merged"), stream=True))]
+    while _RUNNING:
+        await asyncio.gather(*_RUNNING, return_exceptions=True)
+    pieces = [text.piece(event) for event in events]
+    merge_texts = [e for e in events if isinstance(e, MergeText)]
+    assert [(e.alias, e.text) for e in merge_texts] == [("b", GOOD)]
     assert json.loads("".join(pieces)) == {"n": 4}, pieces

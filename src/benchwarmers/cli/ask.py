@@ -23,6 +23,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.rule import Rule
 from rich.table import Table
 
@@ -250,6 +251,8 @@ class _Printer:
             console.print(f"[red]{merged.note or merged.error}[/red]")
             return
         console.print(Rule(f"[bold]merged[/bold] · {merged.alias} · call [cyan]{merged.call}[/cyan]"))
+        if merged.note:  # a merge after others failed, or a seat's answer standing in for one
+            console.print(f"[dim]{escape(merged.note)}[/dim]")
         console.print(Markdown(merged.content))
         if merged.agreement:
             table = Table("point", "held by", "contradicted by", show_lines=False)

@@ -26,7 +26,7 @@ def ask_text(reply: PanelReply) -> str:
     for member in reply.left_off:
         lines.append(f"Left off: {member.alias}: {member.reason}")
     calls = [s.call for s in seats if s.call and s.status in ("ok", "empty")]
-    if merged is not None and merged.call:
+    if merged is not None and merged.call and merged.call not in calls:  # a seat's answer may stand in
         calls.append(merged.call)
     if calls:
         lines += [
@@ -56,7 +56,10 @@ def _seat_section(seat: Seat) -> list[str]:
 def _merged_section(merged: Merged) -> list[str]:
     if merged.status != "ok":
         return [f"(No merged answer: {merged.note or merged.error or 'the merge failed'})", ""]
-    lines = [f"## Merged · {merged.alias} · call {merged.call}", "", merged.content.strip(), ""]
+    lines = [f"## Merged · {merged.alias} · call {merged.call}", ""]
+    if merged.note:  # a merge after others failed, or a seat's answer standing in for one
+        lines += [f"({merged.note})", ""]
+    lines += [merged.content.strip(), ""]
     for point in merged.agreement:
         held = ", ".join(point.held_by) or "none"
         against = ", ".join(point.contradicted_by)

@@ -320,7 +320,8 @@ class PanelEngine:
         (`store/kept.py`); after the reply is out, so it costs the ask no
         time (or, for a panel a person stopped, the answers that were in)."""
         answers = [(s.call, s.content) for s in seats if s.status == "ok"]
-        if merged is not None and merged.status == "ok":
+        # A seat's answer standing in for a merge (no merger's was valid) is kept once, as the seat's.
+        if merged is not None and merged.status == "ok" and all(merged.call != call for call, _ in answers):
             answers.append((merged.call, merged.content))
         await kept.keep(
             self.runtime.store,

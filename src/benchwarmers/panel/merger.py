@@ -12,7 +12,10 @@ whose report is not valid hands the report on. Each is a call of kind
 merge, its seat "merged" or "report" in the log. Asked for structured
 output, a streamed merge hands the answer on only once it is checked, in
 one piece and out of any fence: a stream cannot take back text, and its
-client parses what it got as one JSON value.
+client parses what it got as one JSON value. When no merger's answer is
+valid, the answer is a seat's that is (the first by record, as mergers are
+picked), its call and alias in the merge's place and the note saying so;
+the panel's text stands in only when no seat's answer is valid either.
 """
 
 from __future__ import annotations
@@ -151,6 +154,25 @@ async def merge(
     cost = _known([c.cost_usd for c in calls[merging:]])
     if merged is None:
         detail = "; ".join(tried) if tried else "no member could merge"
+        stand_in = None if output is None else await _best_valid_seat(caller.runtime.store, plan, seats)
+        if stand_in is not None:
+            content = unwrapped(stand_in.content)
+            if plan.stream:  # out as a checked merge goes: the stream's one JSON value
+                hand.merge_text(MergeText(stand_in.alias, stand_in.call, content))
+            return Merged(
+                stand_in.call,
+                stand_in.alias,
+                "ok",
+                0.0,
+                content,
+                note=(
+                    f"No merger's answer was valid ({detail}); this is {stand_in.seat}'s answer instead"
+                    f" ({stand_in.alias}, call {stand_in.call}): of the seats whose answers were valid"
+                    " against the output asked, the first by record."
+                ),
+                output_check=stand_in.output_check,
+                cost_usd=cost,  # the mergers tried; the seat's own call is counted as the seat's
+            )
         return Merged(
             "",
             "",
@@ -231,6 +253,19 @@ async def _merger_candidates(store: Store, plan: Plan, seats: Sequence[Seat]) ->
     outside = [m for m in fit if m.alias not in status]
     answered = [m for m in fit if status.get(m.alias) == "ok"]
     return outside + answered
+
+
+async def _best_valid_seat(store: Store, plan: Plan, seats: Sequence[Seat]) -> Seat | None:
+    """The seat whose answer stands in when no merger's is valid against
+    the output asked: of the seats whose answers are, the first by record
+    on this shape, as mergers are picked (seat order breaks ties); None
+    when no seat's answer is valid."""
+    valid = [s for s in seats if s.status == "ok" and s.output_check is not None and s.output_check.valid]
+    if len(valid) < 2:
+        return valid[0] if valid else None
+    ranked = await decisions.rank_aliases(store, plan.collection.name, plan.shape, [s.alias for s in valid])
+    order = {alias: n for n, alias in enumerate(ranked)}
+    return min(valid, key=lambda s: order.get(s.alias, len(order)))
 
 
 def _fell_back(tried: list[str]) -> str:
