@@ -187,10 +187,8 @@ def test_a_panel_with_one_answer_is_not_judged(panel_server: Any, fake_provider:
         assert [c[3] for c in judge_calls(server.home)] == ["whole"]
 
 
-def test_the_judges_call_is_the_asking_keys_like_its_seats(panel_server: Any) -> None:
-    """The judge's call is logged under the gateway key that asked, as the
-    seats' and the merger's are: usage by key (and a key limited to its
-    collections, reading its own usage) counts what the judge cost it."""
+def _two_seats_and_a_referee() -> tuple[list[FakeModel], dict[str, Any]]:
+    """Two seats and a judge (also the merger) that prefers the second's answer."""
     models = [
         FakeModel("alpha-model", answer="first"),
         FakeModel("beta-model", answer="second"),
@@ -199,6 +197,14 @@ def test_the_judges_call_is_the_asking_keys_like_its_seats(panel_server: Any) ->
     collections = {
         "judged": {"members": ["alpha-model", "beta-model"], "merger": "referee", "judge_verdicts": True}
     }
+    return models, collections
+
+
+def test_the_judges_call_is_the_asking_keys_like_its_seats(panel_server: Any) -> None:
+    """The judge's call is logged under the gateway key that asked, as the
+    seats' and the merger's are: usage by key (and a key limited to its
+    collections, reading its own usage) counts what the judge cost it."""
+    models, collections = _two_seats_and_a_referee()
 
     async def make_key(runtime: Any) -> str:
         return (await create_key(runtime.store, "agent", collections=("judged",)))[1]
@@ -229,14 +235,7 @@ def test_a_judge_without_structured_output_is_asked_in_its_prompt(
     asked for the JSON in its system prompt, not its API's setting. It was
     passed over as unfit (the judge's request asks for structured output),
     so a bench of such models had no judge at all."""
-    models = [
-        FakeModel("alpha-model", answer="first"),
-        FakeModel("beta-model", answer="second"),
-        FakeModel("referee", answer=prefers("second")),
-    ]
-    collections = {
-        "judged": {"members": ["alpha-model", "beta-model"], "merger": "referee", "judge_verdicts": True}
-    }
+    models, collections = _two_seats_and_a_referee()
     with panel_server(models, collections, {"referee": {"structured_output": False}}) as server:
         ask(server.url, "judged")
         wait_for(lambda: pairs(server.home))
