@@ -249,6 +249,8 @@ MISTAKES: list[tuple[str, dict[str, Any], str]] = [
     ("ask", {"collection": "trio", "prompt": "hi", "deadline": 1e9}, "deadline must be at most 86400"),
     ("verdict", {"call": "c_" + "y" * 20, "useful": True}, "no call"),
     ("verdict", {"call": " ", "useful": True}, '"call" must be a call id'),
+    ("verdict", {"call": "c_" + "y" * 20, "useful": "yes"}, "useful"),
+    ("verdict", {"call": "c_" + "y" * 20, "useful": 1}, "useful"),
     ("verdict", {"better": "c_" + "y" * 20}, '"worse" must be a call id'),
     ("verdict", {"tie": ["c_" + "y" * 20, "c_" + "y" * 20]}, "named twice"),
     ("verdict", {"call": "c_" + "y" * 20, "useful": True, "best": "c_" + "y" * 20}, "not both"),

@@ -28,7 +28,7 @@ from typing import Annotated, Any, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from benchwarmers import __version__
 from benchwarmers.core import environment, tunables, verdict_body
@@ -189,7 +189,8 @@ class _Tools:
         self,
         ctx: Context,
         call: Annotated[str, Field(description="The seat's call id, from ask's result (c_...).")] = "",
-        useful: Annotated[bool | None, Field(description="Was this seat's answer useful?")] = None,
+        # Strict: "yes" or 1 is refused, not read as a verdict nobody gave.
+        useful: Annotated[StrictBool | None, Field(description="Was this seat's answer useful?")] = None,
         note: Annotated[str, Field(description="Why, in a few words.")] = "",
         better: Annotated[str, Field(description="A pair: the call id of the better answer.")] = "",
         worse: Annotated[str, Field(description="A pair: the call id of the worse answer.")] = "",
