@@ -24,7 +24,13 @@ from typer.testing import CliRunner
 
 from benchwarmers.cli.main import app
 from benchwarmers.testing import FakeModel, FakeProvider, FakeToolCall
-from benchwarmers.testing.script import RateLimit, go_duration, models_from_json, schema_example
+from benchwarmers.testing.script import (
+    SCHEMA_EXAMPLE,
+    RateLimit,
+    go_duration,
+    models_from_json,
+    schema_example,
+)
 from benchwarmers.types import API_KINDS
 
 ANSWER = "hello from the fake"
@@ -194,6 +200,32 @@ def test_json_answers_when_asked_for_structured_output() -> None:
         assert json.loads(ask("example", response_format={"type": "json_object"})) == {}
         assert ask("broken", response_format=as_schema) == "not json"
         assert fake.last("broken").output == {"kind": "json_schema", "schema": schema}
+
+
+def test_json_asked_in_the_system_prompt_is_answered_as_json() -> None:
+    """Anthropic has no plain JSON mode, and a model without structured
+    output is asked in its system prompt: the fake reads those words as a
+    model would, so `json_answer` answers them too (it answered `answer`)."""
+    schema = {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}
+    with FakeProvider([FakeModel("m", answer="prose", json_answer=SCHEMA_EXAMPLE)]) as fake:
+        client = anthropic.Anthropic(base_url=fake.url, api_key="x", max_retries=0)
+
+        def ask(system: str) -> str:
+            reply = client.messages.create(
+                model="m", max_tokens=64, system=system, messages=[{"role": "user", "content": "hi"}]
+            )
+            return "".join(block.text for block in reply.content if block.type == "text")
+
+        plain = "Answer with one JSON object only: no prose, no code fence, nothing before or after it."
+        assert json.loads(ask(plain)) == {}
+        assert fake.last("m").prompted == {"kind": "json_object", "schema": None}
+        shaped = (
+            'Answer with one JSON value only, valid against this JSON Schema named "s": no prose, no code '
+            f"fence, nothing before or after it.\n\n{json.dumps(schema)}"
+        )
+        assert json.loads(ask(shaped)) == {"n": 0}
+        assert fake.last("m").prompted == {"kind": "json_schema", "schema": schema}
+        assert ask("Be brief.") == "prose"
 
 
 class _Inner(BaseModel):

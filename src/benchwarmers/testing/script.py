@@ -75,6 +75,8 @@ class FakeRequest:
     # The structured output asked in the API's own setting, read back:
     # {"kind": "json_object" | "json_schema", "schema"}; None when none was.
     output: dict[str, Any] | None = None
+    # The same, asked in words in the system prompt (no API setting for it): `wire._prompted_output`.
+    prompted: dict[str, Any] | None = None
 
     @property
     def prompt(self) -> str:
@@ -245,10 +247,11 @@ class FakeModel:
 
     def text_for(self, request: FakeRequest) -> str:
         answer = self.answer
-        if request.output is not None and self.json_answer is not None:
+        asked = request.output or request.prompted
+        if asked is not None and self.json_answer is not None:
             answer = self.json_answer
         if answer == SCHEMA_EXAMPLE:
-            return json.dumps(schema_example((request.output or {}).get("schema") or {"type": "object"}))
+            return json.dumps(schema_example((asked or {}).get("schema") or {"type": "object"}))
         return answer(request) if callable(answer) else answer
 
     def calls_for(self, request: FakeRequest) -> list[FakeToolCall]:

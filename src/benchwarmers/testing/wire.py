@@ -41,6 +41,7 @@ def read_request(
         api
     ](request, body)
     request.output = _output(api, body)
+    request.prompted = None if request.output else _prompted_output(request.system)
     return request
 
 
@@ -66,6 +67,33 @@ def _output(api: ApiKind, body: dict[str, Any]) -> dict[str, Any] | None:
     if isinstance(fmt, dict):
         return {"kind": "json_schema", "schema": fmt}
     return {"kind": "json_object", "schema": None} if fmt == "json" else None
+
+
+# How a gateway asks for JSON in the system prompt when the API has no setting for
+# the kind asked (Anthropic has no plain JSON mode) or the model no structured output:
+# the words read as a model would read them, the schema (if any) on the line after.
+_PROMPTED = re.compile(r"Answer with one JSON (object|value) only")
+
+
+def _prompted_output(system: str) -> dict[str, Any] | None:
+    """The structured output a system prompt asks in words, as `_output`
+    says it; None when it asks none. A schema that does not read as JSON
+    leaves the ask as plain JSON."""
+    found = _PROMPTED.search(system)
+    if found is None:
+        return None
+    after = system[found.end() :].split("\n\n", 1)
+    if found.group(1) == "object" or len(after) < 2:
+        return {"kind": "json_object", "schema": None}
+    try:
+        schema = json.loads(after[1].split("\n", 1)[0])
+    except ValueError:
+        return {"kind": "json_object", "schema": None}
+    return (
+        {"kind": "json_schema", "schema": schema}
+        if isinstance(schema, dict)
+        else {"kind": "json_object", "schema": None}
+    )
 
 
 def _read_openai(request: FakeRequest, body: dict[str, Any]) -> None:
