@@ -320,3 +320,18 @@ def test_the_header_leaves_the_answers_out_past_its_budget() -> None:
         bench_header(PanelReply("trio", "short", (Seat("c_1", "Seat 1", "a", "ok", 1.0, "hi"),)))["x-bench"]
     )
     assert "contentOmitted" not in small and small["seats"][0]["content"] == "hi"
+
+
+def test_the_header_leaves_a_long_report_out_when_the_answers_were_not_enough() -> None:
+    """A merger's long report (and the agreement map built from it) stayed
+    in the header with the answers left out, past what proxies take."""
+    seat = Seat("c_1", "Seat 1", "alpha", "ok", 1.0, "x")
+    report = MergeReport(consensus=tuple("a point everyone made, said at length " * 4 for _ in range(80)))
+    agreement = (AgreementPoint("the sky is blue", ("Seat 1",)),)
+    merged = Merged("c_2", "beta", "ok", 2.0, "y", agreement=agreement, report=report)
+    header = bench_header(PanelReply("trio", "short", (seat,), merged=merged))["x-bench"]
+    assert len(header) <= BENCH_HEADER_BUDGET
+    read = json.loads(header)
+    assert read["contentOmitted"] is True and read["reportOmitted"] is True
+    assert "report" not in read["merged"] and "agreement" not in read["merged"]
+    assert read["merged"]["call"] == "c_2" and read["seats"][0]["call"] == "c_1"

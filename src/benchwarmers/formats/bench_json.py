@@ -214,11 +214,19 @@ def bench_header(reply: PanelReply) -> dict[str, str]:
     """The `bench` object as a response header, for formats whose reply body
     has no room for an extra key (compact JSON, ASCII only). Over
     `BENCH_HEADER_BUDGET` the answers' `content` is left out (marked
-    `"contentOmitted": true`): call ids, statuses and usage always fit."""
+    `"contentOmitted": true`), and if that is not enough the merger's
+    report and agreement map too (`"reportOmitted": true`: a long report
+    would push the header past what proxies and clients take), so call
+    ids, statuses and usage always go."""
     text = json.dumps(panel_json(reply), separators=(",", ":"), ensure_ascii=True)
     if len(text) > BENCH_HEADER_BUDGET:
         short = {**panel_json(reply, content=False), "contentOmitted": True}
         text = json.dumps(short, separators=(",", ":"), ensure_ascii=True)
+        if len(text) > BENCH_HEADER_BUDGET and "merged" in short:
+            for key in ("report", "agreement"):
+                short["merged"].pop(key, None)
+            short["reportOmitted"] = True
+            text = json.dumps(short, separators=(",", ":"), ensure_ascii=True)
     return {"x-bench": text}
 
 
