@@ -19,7 +19,7 @@ from sqlalchemy import select
 
 from benchwarmers.bench.decisions import rank
 from benchwarmers.bench.evidence import SHAPES
-from benchwarmers.bench.leaderboard import SETTLED_WIDTH
+from benchwarmers.bench.leaderboard import SETTLED_WIDTH, board_candidates
 from benchwarmers.bench.rating import Ranking
 from benchwarmers.calls.verdicts import collection_name
 from benchwarmers.store.collections import collections_by_name
@@ -151,12 +151,5 @@ async def _rivals(store: Store, collection: str, shape: str, alias: str) -> list
     if not collection:
         return [alias]
     view = (await collections_by_name(store)).get(collection)
-    async with store.read() as session:
-        sat = set(
-            await session.scalars(
-                select(Call.alias).where(
-                    Call.collection == collection, Call.shape == shape, Call.kind == "seat"
-                )
-            )
-        )
-    return list(dict.fromkeys([*(view.members if view else ()), *sorted(sat), alias]))
+    members = view.members if view else ()
+    return list(dict.fromkeys([*await board_candidates(store, collection, members, shape), alias]))

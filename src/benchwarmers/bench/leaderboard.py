@@ -36,6 +36,7 @@ from benchwarmers.bench.suite.runner import suite_summary
 from benchwarmers.calls.pairs import PairOutcome, pair_outcomes
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
+from benchwarmers.store.db import Store
 from benchwarmers.store.models import list_models
 from benchwarmers.store.schema import Call, Verdict
 from benchwarmers.store.times import utc
@@ -64,11 +65,6 @@ async def leaderboard(runtime: Runtime, collection: CollectionView, shape: str =
     shapes = [s for s in SHAPES if s in asked]
     shape = shape or max(shapes, key=lambda s: asked[s], default=SHAPES[0])
     async with store.read() as session:
-        sat = set(
-            await session.scalars(
-                select(Call.alias).where(Call.collection == name, Call.shape == shape, Call.kind == "seat")
-            )
-        )
         verdict_rows = (
             await session.execute(
                 select(Verdict.alias, Verdict.useful, Verdict.at).where(
@@ -79,7 +75,7 @@ async def leaderboard(runtime: Runtime, collection: CollectionView, shape: str =
     judged = [p for p in await pair_outcomes(store, name) if p.shape == shape]
     pairs = [p for p in judged if p.kind == "person"]
     judge = await judge_agreement(store, name)
-    candidates = list(dict.fromkeys([*collection.members, *sorted(sat)]))
+    candidates = await board_candidates(store, name, collection.members, shape)
     ranked = await decisions.rank(store, name, shape, candidates)
     status = {m.alias: m.status for m in await list_models(store)}
     verdicts: dict[str, Counter[str]] = defaultdict(Counter)
@@ -122,6 +118,19 @@ async def leaderboard(runtime: Runtime, collection: CollectionView, shape: str =
         },
         "nextPanel": await _next_panel(runtime, collection, shape, ranked),
     }
+
+
+async def board_candidates(store: Store, collection: str, members: Sequence[str], shape: str) -> list[str]:
+    """Whom a board of `collection` on `shape` ranks: its `members`, then
+    whoever sat there (a model that left the collection keeps its record);
+    the model pages rank a model among the same (`explain.model_report`)."""
+    async with store.read() as session:
+        sat = await session.scalars(
+            select(Call.alias)
+            .distinct()
+            .where(Call.collection == collection, Call.shape == shape, Call.kind == "seat")
+        )
+        return list(dict.fromkeys([*members, *sorted(sat)]))
 
 
 def judge_summary(judge: JudgeAgreement) -> str:
