@@ -116,7 +116,7 @@ def quorum_value(value: object, where: str, *, header: bool = False) -> int:
     ):
         raise UserError(f"{where} must be a whole number of seats, not {_shown(value)}")
     if number < 1:
-        raise UserError(f"{where} must be at least 1 seat, not {value!r}")
+        raise UserError(f"{where} must be at least 1 seat, not {_shown(value)}")
     return int(number)
 
 
@@ -131,7 +131,7 @@ def deadline_value(value: object, where: str, *, header: bool = False) -> float:
     if isinstance(number, bool) or not isinstance(number, int | float) or not _finite(number):
         raise UserError(f"{where} must be a number of seconds, not {_shown(value)}")
     if number <= 0:
-        raise UserError(f"{where} must be more than 0 seconds, not {value!r}")
+        raise UserError(f"{where} must be more than 0 seconds, not {_shown(value)}")
     if number > DEADLINE_MOST:
         raise UserError(f"{where} must be at most {DEADLINE_MOST:g} seconds (a day), not {_shown(value)}")
     return float(number)
