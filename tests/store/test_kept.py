@@ -5,6 +5,7 @@ setting off and with the collection."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
@@ -98,6 +99,71 @@ async def test_a_new_retention_moves_what_is_kept_already(runtime: Runtime) -> N
     await update_collection(runtime.store, "trio", keep_days=10)
     assert await kept.sweep(runtime.store, datetime.now(UTC) + timedelta(days=5)) == 0
     assert list(await kept.kept_asks(runtime.store, ["a_later"])) == ["a_later"]
+
+
+def on_disk(folder: Path, *words: str) -> set[str]:
+    """Which of `words` some file of the data folder holds, as bytes."""
+    data = b"".join(f.read_bytes() for f in folder.rglob("*") if f.is_file())
+    return {word for word in words if word.encode() in data}
+
+
+async def test_deleted_text_is_gone_from_the_data_folder(runtime: Runtime, home: Path) -> None:
+    """Expired, turned off, removed, or past a shortened retention: the words
+    are in no file of the data folder (SQLite overwrites a deleted row and
+    the WAL that held it is cut), not only out of the table."""
+    await add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+    await add_model(runtime.store, "one", "fake", "one")
+    for name in ("off", "removed", "shorter"):
+        await add_collection(runtime.store, name, ["one"], keep_text=True, keep_days=30)
+    names = ("expired", "off", "removed", "shorter")
+    # Long enough to run over SQLite pages of their own: each end is looked for.
+    secret = {name: f"begins-{name} " + "x" * 9000 + f" ends-{name}" for name in names}
+
+    async def keep_secret(name: str, collection: str, days: int = 30) -> None:
+        asked = Request((user(f"Q-{name}"),))
+        await kept.keep(
+            runtime.store,
+            collection=collection,
+            keep_days=days,
+            ask_id=f"a_{name}",
+            request=asked,
+            answers=[(f"c_{name}", secret[name])],
+        )
+
+    await keep_secret("expired", "off", days=1)
+    await keep_secret("off", "off")
+    await keep_secret("removed", "removed")
+    await keep_secret("shorter", "shorter")
+    async with runtime.store.write() as session:  # asked three days ago
+        for row in await session.scalars(select(KeptText).where(KeptText.ask_id == "a_shorter")):
+            row.expires_at = row.expires_at - timedelta(days=3)
+    words = {name: (f"Q-{name}", f"begins-{name}", f"ends-{name}") for name in names}
+    every = [word for three in words.values() for word in three]
+    assert on_disk(home, *every) == set(every)
+
+    assert await kept.sweep(runtime.store, datetime.now(UTC) + timedelta(days=2)) == 2
+    assert not on_disk(home, *words["expired"])
+    await update_collection(runtime.store, "off", keep_text=False)
+    assert not on_disk(home, *words["off"])
+    await remove_collection(runtime.store, "removed")
+    assert not on_disk(home, *words["removed"])
+    await update_collection(runtime.store, "shorter", keep_days=2)
+    assert not on_disk(home, *every)
+
+
+async def test_a_wal_not_cut_is_cut_by_the_next_sweep(
+    runtime: Runtime, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long read kept the WAL from being cut when the text was deleted:
+    the next sweep, with nothing due, cuts it."""
+    await keep_one(runtime, "a_1")
+    cut = kept.wal.truncate
+    monkeypatch.setattr(kept.wal, "truncate", lambda file: False)
+    assert await kept.sweep(runtime.store, datetime.now(UTC) + timedelta(days=3)) == 3
+    assert on_disk(home, "one says")
+    monkeypatch.setattr(kept.wal, "truncate", cut)
+    assert await kept.sweep(runtime.store) == 0
+    assert not on_disk(home, "one says", "and then?")
 
 
 async def test_a_new_retention_on_postgresql(postgres_url: str) -> None:

@@ -47,3 +47,22 @@ def test_a_checkpoint_asked_for_copies_the_wal_back(tmp_path: Path, monkeypatch:
     finally:
         checkpointer.stop()
         writer.close()
+
+
+def test_truncate_cuts_the_wal_to_nothing_unless_a_read_is_in_the_way(tmp_path: Path) -> None:
+    file = str(tmp_path / "db")
+    writer = sqlite_connect(file)
+    writer.execute("CREATE TABLE t (n INTEGER)")
+    written(writer, 5)
+    reader = sqlite_connect(file)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM t").fetchone()  # a snapshot the WAL's frames hold
+    written(writer, 5)
+    try:
+        assert wal.truncate(file, wait=0.05) is False
+        reader.execute("COMMIT")
+        assert wal.truncate(file) is True
+        assert Path(file + "-wal").stat().st_size == 0
+    finally:
+        reader.close()
+        writer.close()

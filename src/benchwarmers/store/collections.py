@@ -162,6 +162,8 @@ async def update_collection(
             keep_text=row.keep_text if keep_text is None else keep_text,
             keep_days=row.keep_days if keep_days is None else keep_days,
         )
+        # Text deleted here (the setting off, a shorter retention) is erased once committed.
+        forgets = row.keep_text and (not fields["keep_text"] or fields["keep_days"] < row.keep_days)
         if row.keep_text and not fields["keep_text"]:
             await session.execute(delete(schema.KeptText).where(schema.KeptText.collection == row.name))
         elif fields["keep_days"] != row.keep_days:  # what is kept follows the retention set now
@@ -194,7 +196,10 @@ async def update_collection(
                 for index, model in enumerate(model_rows)
             )
         await session.flush()
-        return await _collection_view_of(session, row)
+        view = await _collection_view_of(session, row)
+    if forgets:
+        await kept.erase(store)
+    return view
 
 
 async def list_collections(store: Store) -> list[CollectionView]:
@@ -240,11 +245,14 @@ async def _read_collections(store: Store) -> Indexed[CollectionView]:
 
 async def remove_collection(store: Store, name: str) -> None:
     """Its verdicts and call log stay (they name the collection as text);
-    the text it kept (`keep_text`) goes with it."""
+    the text it kept (`keep_text`) goes with it, erased from the data folder."""
     async with store.write() as session:
         row = await _collection_row(session, name)
+        kept_text = row.keep_text
         await session.execute(delete(schema.KeptText).where(schema.KeptText.collection == row.name))
         await session.delete(row)
+    if kept_text:
+        await kept.erase(store)
 
 
 OUTPUT_FALLBACKS = ("leave_off", "prompt")

@@ -197,6 +197,10 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=5000")
+    # A deleted row's bytes are overwritten, not left in a free page of the file: the
+    # text a collection kept is gone from the data folder once deleted (`store/kept.py`).
+    # Debian's SQLite is built with it on; SQLite's own default (macOS, Windows) is off.
+    cursor.execute("PRAGMA secure_delete=ON")
     cursor.close()
 
 

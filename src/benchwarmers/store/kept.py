@@ -14,10 +14,18 @@ opens and every hour while it is open (`Runtime`). Turning the setting off
 or removing the collection deletes its text at once (`store/collections.py`);
 changing `keep_days` moves the expiry of what is kept already (`redate`), so
 text is always kept for the days the collection says now, from its ask.
+
+Deleted means gone from the data folder, not only from the table: SQLite
+overwrites a deleted row's bytes (`secure_delete`, `store/db.py`), and
+after each deletion the WAL, which still holds the pages as they were
+written, is copied back and cut to nothing (`erase`). One that could not
+be cut then (a long read in the way) is cut by the next sweep. On
+PostgreSQL the rows' space is the database's own vacuum's.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -26,12 +34,14 @@ from typing import Any, cast
 from sqlalchemy import Table, bindparam, delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from benchwarmers.store import wal
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import KeptText
 from benchwarmers.store.times import utc
 from benchwarmers.types import Request
 
 SWEEP_EVERY_SECONDS = 3600.0
+_UNERASED = "kept.unerased"  # `Store.local`: a deletion whose WAL was not cut yet
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +124,20 @@ async def sweep(store: Store, now: datetime | None = None) -> int:
         result = await session.execute(
             delete(KeptText).where(KeptText.expires_at <= (now or datetime.now(UTC)))
         )
-    return int(getattr(result, "rowcount", 0) or 0)
+    gone = int(getattr(result, "rowcount", 0) or 0)
+    if gone or store.local.get(_UNERASED):
+        await erase(store)
+    return gone
+
+
+async def erase(store: Store) -> None:
+    """After kept text was deleted (and committed): on an SQLite file, the
+    WAL copied back and cut, so no old page holding it is left on disk. In
+    a thread (it may wait a moment for a read to end); not done, the next
+    sweep tries again."""
+    if store.sqlite_file is None:
+        return
+    store.local[_UNERASED] = not await asyncio.to_thread(wal.truncate, store.sqlite_file)
 
 
 async def redate(session: AsyncSession, collection: str, days_before: int, days_now: int) -> None:

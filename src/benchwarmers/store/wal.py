@@ -36,6 +36,23 @@ def checkpoint(connection: sqlite3.Connection) -> None:
         connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
 
+def truncate(file: str, wait: float = 1.0) -> bool:
+    """Copy the whole WAL into the database and cut the WAL file to nothing,
+    waiting up to `wait` seconds for readers and writers; whether it was done.
+    For deleted rows that must leave the data folder (`store/kept.py`): a
+    checkpoint copies pages back but leaves the WAL's old frames on disk,
+    overwritten only as later writes happen to reach them."""
+    connection = sqlite_connect(file)
+    try:
+        connection.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")
+        busy, _log, _copied = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return not busy
+    except sqlite3.Error:
+        return False
+    finally:
+        connection.close()
+
+
 class Checkpointer:
     """A thread that checkpoints one SQLite file's WAL when asked (`ask`),
     and once more when no one has asked for `QUIET` seconds after that."""
