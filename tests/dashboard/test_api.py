@@ -370,6 +370,7 @@ def test_a_blind_collection_and_the_leaderboard_of_its_pairs(
     assert unknown.status_code == 404 and unknown.json()["error"]["field"] == "collection"
     shape = dashboard.get("/ui/api/leaderboard", params={"collection": "duo", "shape": "poetry"})
     assert shape.status_code == 400 and "poetry" in shape.json()["error"]["message"]
+    assert shape.json()["error"]["field"] == "shape"  # the shape refused, not the collection
     assert dashboard.get("/ui/api/leaderboard").status_code == 400
     assert "m1" in dashboard.get("/leaderboard", params={"collection": "duo"}).text
     # Unticked on the form, the collection is blind no more.

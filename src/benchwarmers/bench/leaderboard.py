@@ -51,7 +51,7 @@ async def leaderboard(runtime: Runtime, collection: CollectionView, shape: str =
     store = runtime.store
     name = collection.name
     if shape and shape not in SHAPES:
-        raise UserError(f"shape {shape!r} is not known; shapes: {', '.join(SHAPES)}")
+        raise UserError(f"shape {shape!r} is not known; shapes: {', '.join(SHAPES)}", field="shape")
     async with store.read() as session:
         asked = dict(
             (

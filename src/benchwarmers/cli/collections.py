@@ -67,7 +67,7 @@ OnCut = Annotated[
     str | None,
     typer.Option(
         "--on-cut",
-        help="The seats still answering at the quorum or deadline: cancel (logged cut) "
+        help="The seats still answering at the quorum or deadline: cancel (logged cancelled, error cut: ...) "
         "or finish (in the background, logged with their outcome).",
     ),
 ]

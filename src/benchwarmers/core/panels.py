@@ -389,7 +389,7 @@ class Panels:
         the explorer seats, the promotions suggested, and the dated history of who sat. Counts and
         reasons only, never a prompt, an answer or a note."""
         if shape and shape not in SHAPES:
-            raise UserError(f"shape {shape!r} is not known; shapes: {', '.join(SHAPES)}")
+            raise UserError(f"shape {shape!r} is not known; shapes: {', '.join(SHAPES)}", field="shape")
         if not may_call(self.identity, collection):
             raise Refused(f"this key may not read the decisions of {collection}", status=403)
         store = self.runtime.store
