@@ -75,8 +75,8 @@ KeepText = Annotated[
     bool | None,
     typer.Option(
         "--keep-text/--no-keep-text",
-        help="Keep each ask's question and answers in the data folder (for --keep-days), "
-        "to read and judge them later; off removes what was kept.",
+        help="Keep each panel ask's question and answers in the data folder (for --keep-days), "
+        "to read and judge them later (a :route turn keeps none); off removes what was kept.",
     ),
 ]
 KeepDays = Annotated[
