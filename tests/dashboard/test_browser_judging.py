@@ -652,6 +652,11 @@ def test_kept_text_shows_in_recent_asks_and_is_judged_later(
         # Judged later, where it stands.
         ask.locator('.seat-card[data-alias="beta"] button[data-verdict="not_useful"]').click()
         page.locator('table[data-record="trio"] tr[data-alias="beta"] td.not-useful >> text=1').wait_for()
+        # And changed later: the record follows, one verdict still.
+        ask.locator('.seat-card[data-alias="beta"] button[data-verdict="useful"]').click()
+        page.locator('table[data-record="trio"] tr[data-alias="beta"] td.useful >> text=1').wait_for()
+        expect(page.locator('table[data-record="trio"] tr[data-alias="beta"] td.judged')).to_have_text("1")
+        expect(ask.locator('.seat-card[data-alias="beta"] [data-copy-answer]')).to_have_count(1)
         page.screenshot(path=str(artifacts / "collections-kept.png"), full_page=True)
         # Turned off, the text goes: the seats remain, the answers are no longer there.
         edited = {"members": ["alpha", "beta"], "keep_text": False}
@@ -660,6 +665,11 @@ def test_kept_text_shows_in_recent_asks_and_is_judged_later(
         ask = page.locator("#asks article.ask").first
         expect(ask.locator('.seat-card[data-alias="beta"] .answer')).to_contain_text("answer not kept")
         assert ask.locator(".question").count() == 0
+        # No text, nothing to copy: no Copy button, and C on the card does nothing.
+        beta = ask.locator('.seat-card[data-alias="beta"]')
+        expect(beta.locator("[data-copy-answer]")).to_have_count(0)
+        beta.focus()
+        page.keyboard.press("c")
         assert b.watch.take() == []
 
 

@@ -305,7 +305,7 @@
       keyed('Useful', 'U', { class: 'good', 'data-verdict': 'useful', ...press('useful') }),
       keyed('Not useful', 'N', { class: 'bad', 'data-verdict': 'not_useful', ...press('not_useful') }),
       keyed('Best of the panel', 'P', { 'data-best': '' }),
-      keyed('Copy', 'C', { 'data-copy-answer': '' }),
+      seat.text ? keyed('Copy', 'C', { 'data-copy-answer': '' }) : null, // an answer not kept: nothing to copy
       note,
       el('small', { class: 'judge-state', role: 'status', text: seat.verdict ? said(seat) : '' }));
   }
@@ -497,7 +497,7 @@
       if (action === 'useful' || action === 'not_useful') judgeSeat(card.seat, action === 'useful');
       else if (action === 'note') card.querySelector('input.note').focus();
       else if (action === 'best') { if (!turn.compare.hidden) best(card.seat); }
-      else copyText(card.seat.text, card.querySelector('[data-copy-answer]'));
+      else if (card.seat.text) copyText(card.seat.text, card.querySelector('[data-copy-answer]'));
       return;
     }
     if (PAIR_KEYS[key] && !turn.compare.hidden) { event.preventDefault(); judgePair(turn, PAIR_KEYS[key]); }
