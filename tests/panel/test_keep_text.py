@@ -5,6 +5,8 @@ that does not keeps no text of an ask anywhere in the data folder."""
 from __future__ import annotations
 
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from typer.testing import CliRunner
 
 from benchwarmers.cli.main import app
 from benchwarmers.dashboard import auth
+from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.live_server import settle_logs
 from benchwarmers.testing.script import FakeModel
 from tests.waiting import wait_for
@@ -120,7 +123,10 @@ def test_a_panel_stopped_from_the_page_keeps_the_answers_that_were_in(panel_serv
 
         def kept() -> list[dict[str, Any]]:
             asks = ui.get("/ui/api/asks", params={"collection": "kept"}).json()["asks"]
-            return [a for a in asks if a["ask"] == events[0]["ask"] and "question" in a]
+            # Kept, and the three seats' rows in the log (the cancelled one's may land a batch later).
+            return [
+                a for a in asks if a["ask"] == events[0]["ask"] and "question" in a and len(a["seats"]) == 3
+            ]
 
         (shown,) = wait_for(kept)
         assert shown["question"]["messages"] == [{"role": "user", "content": "stopped-marker-4410?"}]
@@ -129,3 +135,28 @@ def test_a_panel_stopped_from_the_page_keeps_the_answers_that_were_in(panel_serv
         assert seats["slow"]["status"] == "cancelled" and not seats["slow"]["content"]
         judged = ui.post("/ui/api/verdict", json={"call": calls["one"], "useful": True, "note": "later"})
         assert judged.status_code == 200
+
+
+def test_an_ask_answering_while_keep_text_is_turned_off_keeps_nothing(
+    panel_server: Any, fake_provider: FakeProvider
+) -> None:
+    """Turned off (from the page) while a panel was still answering: when it
+    is done, nothing of it is kept, not its question, not its answers (they
+    stayed for the old days, shown under a collection that keeps none)."""
+    held = threading.Event()
+    models = [FakeModel("one", answer="one answers"), FakeModel("two", answer="late-marker-3391", hold=held)]
+    with panel_server(models, COLLECTIONS) as server, httpx.Client(base_url=server.url, timeout=60) as ui:
+        ui.get("/endpoints")
+        ui.headers["x-csrf-token"] = ui.cookies[auth.CSRF_COOKIE]
+        with ThreadPoolExecutor(1) as pool:
+            asked = pool.submit(ask, server.url, "kept", "in-flight-marker-8802?")
+            wait_for(lambda: fake_provider.calls.get("two", 0) == 1)
+            off = ui.post("/ui/api/collections/kept", json={"members": ["one", "two"], "keep_text": False})
+            assert off.status_code == 200
+            held.set()
+            calls = asked.result(timeout=60)
+        home = server.home
+        assert len(calls) == 2
+    # The server closed once its panels were done (their text kept or not by then): none of it anywhere.
+    text = folder_text(home)
+    assert "in-flight-marker-8802" not in text and "late-marker-3391" not in text

@@ -29,11 +29,18 @@ async def rows(runtime: Runtime) -> int:
         return int(await session.scalar(select(func.count()).select_from(KeptText)) or 0)
 
 
-async def keep_one(runtime: Runtime, ask_id: str, collection: str = "trio", days: int = 2) -> None:
-    await kept.keep(
+async def keeping(store: Store, *names: str, days: int = 2) -> None:
+    """Collections that keep text for `days`, of one model."""
+    await add_endpoint(store, "fake", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+    await add_model(store, "one", "fake", "one")
+    for name in names:
+        await add_collection(store, name, ["one"], keep_text=True, keep_days=days)
+
+
+async def keep_one(runtime: Runtime, ask_id: str, collection: str = "trio") -> bool:
+    return await kept.keep(
         runtime.store,
         collection=collection,
-        keep_days=days,
         ask_id=ask_id,
         request=QUESTION,
         answers=[(f"c_{ask_id}_1", "one says"), (f"c_{ask_id}_2", "two says"), ("", "never logged")],
@@ -41,7 +48,8 @@ async def keep_one(runtime: Runtime, ask_id: str, collection: str = "trio", days
 
 
 async def test_kept_until_it_expires_then_swept(runtime: Runtime) -> None:
-    await keep_one(runtime, "a_1")
+    await keeping(runtime.store, "trio")
+    assert await keep_one(runtime, "a_1")
     found = await kept.kept_asks(runtime.store, ["a_1", "a_other"])
     assert list(found) == ["a_1"]
     assert found["a_1"].question == {
@@ -60,11 +68,9 @@ async def test_kept_until_it_expires_then_swept(runtime: Runtime) -> None:
 
 
 async def test_off_or_removed_takes_the_text_with_it(runtime: Runtime) -> None:
-    await add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai", needs_key=False)
-    await add_model(runtime.store, "one", "fake", "one")
+    await keeping(runtime.store, "other")
     view = await add_collection(runtime.store, "trio", ["one"], keep_text=True, keep_days=7)
     assert (view.keep_text, view.keep_days) == (True, 7)
-    await add_collection(runtime.store, "other", ["one"], keep_text=True)
     await keep_one(runtime, "a_1")
     await keep_one(runtime, "a_2", collection="other")
     off = await update_collection(runtime.store, "trio", keep_text=False)
@@ -80,14 +86,12 @@ async def test_a_new_retention_moves_what_is_kept_already(runtime: Runtime) -> N
     """Kept for the days the collection says now, counted from the ask:
     shortened, text past the new retention goes at once and the rest expires
     sooner; lengthened, it is kept longer."""
-    await add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai", needs_key=False)
-    await add_model(runtime.store, "one", "fake", "one")
-    await add_collection(runtime.store, "trio", ["one"], keep_text=True, keep_days=30)
-    await keep_one(runtime, "a_old", days=30)
+    await keeping(runtime.store, "trio", days=30)
+    await keep_one(runtime, "a_old")
     async with runtime.store.write() as session:  # asked three days ago
         for row in await session.scalars(select(KeptText).where(KeptText.ask_id == "a_old")):
             row.expires_at = row.expires_at - timedelta(days=3)
-    await keep_one(runtime, "a_new", days=30)
+    await keep_one(runtime, "a_new")
 
     await update_collection(runtime.store, "trio", keep_days=2)
     assert list(await kept.kept_asks(runtime.store, ["a_old", "a_new"])) == ["a_new"]
@@ -95,10 +99,26 @@ async def test_a_new_retention_moves_what_is_kept_already(runtime: Runtime) -> N
     soon = datetime.now(UTC) + timedelta(days=2, minutes=1)
     assert await kept.sweep(runtime.store, soon) == 3
 
-    await keep_one(runtime, "a_later", days=2)
+    await keep_one(runtime, "a_later")
     await update_collection(runtime.store, "trio", keep_days=10)
     assert await kept.sweep(runtime.store, datetime.now(UTC) + timedelta(days=5)) == 0
     assert list(await kept.kept_asks(runtime.store, ["a_later"])) == ["a_later"]
+
+
+async def test_an_ask_done_after_the_setting_changed_keeps_as_it_says_now(runtime: Runtime) -> None:
+    """A panel still answering when its owner turned keep_text off, removed
+    the collection or changed the days: its text is kept as the collection
+    says when it is done, not as it said when asked (it stayed for the old
+    days, shown under a collection that keeps nothing)."""
+    await keeping(runtime.store, "trio", "gone", days=30)
+    await update_collection(runtime.store, "trio", keep_text=False)
+    await remove_collection(runtime.store, "gone")
+    assert not await keep_one(runtime, "a_off")
+    assert not await keep_one(runtime, "a_gone", collection="gone")
+    assert await rows(runtime) == 0
+    await update_collection(runtime.store, "trio", keep_text=True, keep_days=3)
+    assert await keep_one(runtime, "a_on")
+    assert await kept.sweep(runtime.store, datetime.now(UTC) + timedelta(days=3, minutes=1)) == 3
 
 
 def on_disk(folder: Path, *words: str) -> set[str]:
@@ -111,32 +131,30 @@ async def test_deleted_text_is_gone_from_the_data_folder(runtime: Runtime, home:
     """Expired, turned off, removed, or past a shortened retention: the words
     are in no file of the data folder (SQLite overwrites a deleted row and
     the WAL that held it is cut), not only out of the table."""
-    await add_endpoint(runtime.store, "fake", "http://127.0.0.1:9/v1", "openai", needs_key=False)
-    await add_model(runtime.store, "one", "fake", "one")
-    for name in ("off", "removed", "shorter"):
-        await add_collection(runtime.store, name, ["one"], keep_text=True, keep_days=30)
+    await keeping(runtime.store, "off", "removed", "shorter", days=30)
     names = ("expired", "off", "removed", "shorter")
     # Long enough to run over SQLite pages of their own: each end is looked for.
     secret = {name: f"begins-{name} " + "x" * 9000 + f" ends-{name}" for name in names}
 
-    async def keep_secret(name: str, collection: str, days: int = 30) -> None:
+    async def keep_secret(name: str, collection: str) -> None:
         asked = Request((user(f"Q-{name}"),))
         await kept.keep(
             runtime.store,
             collection=collection,
-            keep_days=days,
             ask_id=f"a_{name}",
             request=asked,
             answers=[(f"c_{name}", secret[name])],
         )
 
-    await keep_secret("expired", "off", days=1)
+    await keep_secret("expired", "off")
     await keep_secret("off", "off")
     await keep_secret("removed", "removed")
     await keep_secret("shorter", "shorter")
-    async with runtime.store.write() as session:  # asked three days ago
-        for row in await session.scalars(select(KeptText).where(KeptText.ask_id == "a_shorter")):
-            row.expires_at = row.expires_at - timedelta(days=3)
+    async with runtime.store.write() as session:  # asked 29 days ago, and (shorter's) three days ago
+        for row in await session.scalars(
+            select(KeptText).where(KeptText.ask_id.in_(["a_expired", "a_shorter"]))
+        ):
+            row.expires_at = row.expires_at - timedelta(days=29 if row.ask_id == "a_expired" else 3)
     words = {name: (f"Q-{name}", f"begins-{name}", f"ends-{name}") for name in names}
     every = [word for three in words.values() for word in three]
     assert on_disk(home, *every) == set(every)
@@ -156,6 +174,7 @@ async def test_a_wal_not_cut_is_cut_by_the_next_sweep(
 ) -> None:
     """A long read kept the WAL from being cut when the text was deleted:
     the next sweep, with nothing due, cuts it."""
+    await keeping(runtime.store, "trio")
     await keep_one(runtime, "a_1")
     cut = kept.wal.truncate
     monkeypatch.setattr(kept.wal, "truncate", lambda file: False)
@@ -171,12 +190,8 @@ async def test_a_new_retention_on_postgresql(postgres_url: str) -> None:
     store = Store(postgres_url)
     try:
         await migrate(store)
-        await add_endpoint(store, "fake", "http://127.0.0.1:9/v1", "openai", needs_key=False)
-        await add_model(store, "one", "fake", "one")
-        await add_collection(store, "trio", ["one"], keep_text=True, keep_days=30)
-        await kept.keep(
-            store, collection="trio", keep_days=30, ask_id="a_1", request=QUESTION, answers=[("c_1", "one")]
-        )
+        await keeping(store, "trio", days=30)
+        await kept.keep(store, collection="trio", ask_id="a_1", request=QUESTION, answers=[("c_1", "one")])
         await update_collection(store, "trio", keep_days=3)
         assert await kept.sweep(store, datetime.now(UTC) + timedelta(days=2)) == 0
         assert await kept.sweep(store, datetime.now(UTC) + timedelta(days=3, minutes=1)) == 2

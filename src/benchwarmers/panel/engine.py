@@ -326,7 +326,6 @@ class PanelEngine:
         await kept.keep(
             self.runtime.store,
             collection=plan.collection.name,
-            keep_days=plan.collection.keep_days,
             ask_id=plan.ask_id,
             request=plan.request,
             answers=answers,

@@ -148,7 +148,7 @@ async def update_collection(
     `keep_text` off removes the text already kept; a new `keep_days` moves
     the expiry of what is kept already (`kept.redate`)."""
     async with store.write() as session:
-        row = await _collection_row(session, name)
+        row = await _collection_row(session, name, lock=True)
         fields = _collection_fields(
             reply=row.reply if reply is None else reply,
             purpose=row.purpose if purpose is None else purpose,
@@ -247,7 +247,7 @@ async def remove_collection(store: Store, name: str) -> None:
     """Its verdicts and call log stay (they name the collection as text);
     the text it kept (`keep_text`) goes with it, erased from the data folder."""
     async with store.write() as session:
-        row = await _collection_row(session, name)
+        row = await _collection_row(session, name, lock=True)
         kept_text = row.keep_text
         await session.execute(delete(schema.KeptText).where(schema.KeptText.collection == row.name))
         await session.delete(row)
@@ -386,11 +386,13 @@ async def _collection_view_of(session: AsyncSession, row: schema.Collection) -> 
     return collection_view(loaded, [m.model.alias for m in loaded.members])
 
 
-async def _collection_row(session: AsyncSession, name: str) -> schema.Collection:
+async def _collection_row(session: AsyncSession, name: str, *, lock: bool = False) -> schema.Collection:
+    """The collection's row; `lock`ed for a change (PostgreSQL's row lock;
+    SQLite has one writer): a panel keeping text reads the setting under
+    the same lock (`kept.keep`), so it sees the change or the change sees its text."""
     name = name.removeprefix("bench/")
-    row = await session.scalar(
-        select(schema.Collection).where(schema.Collection.name == name).options(*_member_loads())
-    )
+    query = select(schema.Collection).where(schema.Collection.name == name).options(*_member_loads())
+    row = await session.scalar(query.with_for_update() if lock else query)
     if row is None:
         raise NotFound(f"no collection named {name!r}")
     return row

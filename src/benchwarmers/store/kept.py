@@ -36,7 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from benchwarmers.store import wal
 from benchwarmers.store.db import Store
-from benchwarmers.store.schema import KeptText
+from benchwarmers.store.schema import Collection, KeptText
 from benchwarmers.store.times import utc
 from benchwarmers.types import Request
 
@@ -67,12 +67,37 @@ async def keep(
     store: Store,
     *,
     collection: str,
-    keep_days: int,
     ask_id: str,
     request: Request,
     answers: Sequence[tuple[str, str]],
-) -> None:
-    """Keep an ask's question and its answers (call id, text) for `keep_days`."""
+) -> bool:
+    """Keep an ask's question and its answers (call id, text) for the
+    collection's `keep_days`; whether they were kept.
+
+    Read from the collection as it is when the panel is done, not as it
+    was when it was asked: an ask still answering when its owner turned
+    `keep_text` off (or removed the collection, or shortened the days)
+    keeps nothing (or keeps for the days set now), where it left its text
+    behind for the old days. The collection's row is locked for it, so on
+    PostgreSQL the change waits for this write or this write for it
+    (SQLite has one writer)."""
+    setting = (
+        select(Collection.keep_text, Collection.keep_days)
+        .where(Collection.name == collection)
+        .with_for_update()
+    )
+    async with store.write() as session:
+        found = (await session.execute(setting)).first()
+        if found is None or not found.keep_text:
+            return False
+        await session.execute(insert(KeptText), _rows(collection, found.keep_days, ask_id, request, answers))
+    return True
+
+
+def _rows(
+    collection: str, keep_days: int, ask_id: str, request: Request, answers: Sequence[tuple[str, str]]
+) -> list[dict[str, Any]]:
+    """The rows of one kept ask: the question's, then one per answer (by call id)."""
     expires = datetime.now(UTC) + timedelta(days=keep_days)
     rows: list[dict[str, Any]] = [
         {
@@ -96,8 +121,7 @@ async def keep(
         for call, text in answers
         if call
     ]
-    async with store.write() as session:
-        await session.execute(insert(KeptText), rows)
+    return rows
 
 
 async def kept_asks(store: Store, ask_ids: Sequence[str]) -> dict[str, KeptAsk]:
