@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from benchwarmers.dashboard import auth
-from benchwarmers.testing import FakeModel, FakeProvider
+from benchwarmers.testing import FakeModel, FakeProvider, script
 from benchwarmers.testing.live_server import live_server
 from benchwarmers.testing.script import FakeRequest
 from tests.conftest import capable
@@ -498,6 +498,46 @@ def test_stop_cancels_the_slow_seat_and_the_upstream_sees_it_hang_up(
         assert statuses == {"alpha": "ok", "beta": "ok", "slow": "cancelled"}
         page.screenshot(path=str(artifacts / "ask-stopped.png"), full_page=True)
         # The one failed request is the stream the Stop aborted.
+        assert b.watch.take() == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]
+
+
+def test_a_merged_collection_merges_by_default_and_stop_cuts_the_merge_being_written(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """The Merged answer box starts as the collection replies (as Blind
+    does); a Stop while the merger writes shows the merge cancelled, not
+    still writing, and it is logged cancelled."""
+    long = " ".join(f"word{i}" for i in range(400))
+    merging = script.merger(answers(mergestop=long), script.PLAIN_REPORT)
+    models = [
+        FakeModel("alpha", answer=capable),
+        FakeModel("beta", answer=capable),
+        FakeModel("merger", answer=merging, tokens_per_second=5),
+    ]
+    merged = {"members": ["alpha", "beta"], "reply": "merged", "merger": "merger"}
+    with bench(browser, home, fake_provider, models, **merged) as b:
+        page = b.page
+        expect(page.locator("#f-merged")).to_be_checked()
+        b.ask("Will you mergestop?")
+        page.locator(".merged-card .answer >> text=/word1/").wait_for()
+        page.click("#ask-stop")
+        expect(page.locator("#ask-state")).to_contain_text("Stopped")
+        merge = page.locator(".merged-card")
+        expect(merge).to_have_class(re.compile(r"\bs-cancelled\b"))
+        expect(merge.locator(".status")).to_have_text("cancelled")
+        expect(merge).to_contain_text("it costs no verdict")
+        expect(merge.locator("button")).to_have_count(0)
+        wait_for(lambda: ("closed", "merger") in fake_provider.timeline)
+
+        def merge_logged() -> list[dict[str, Any]]:
+            asks = b.client.get("/ui/api/asks").json()["asks"]
+            return [a for a in asks if any(s["seat"] == "merged" for s in a["seats"])]
+
+        logged = wait_for(merge_logged)
+        statuses = {s["seat"]: (s["alias"], s["status"]) for s in logged[0]["seats"]}
+        assert statuses["merged"] == ("merger", "cancelled")
+        assert {statuses[seat][1] for seat in ("Seat 1", "Seat 2")} == {"ok"}
+        page.screenshot(path=str(artifacts / "ask-merge-stopped.png"), full_page=True)
         assert b.watch.take() == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]
 
 

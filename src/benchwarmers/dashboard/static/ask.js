@@ -22,11 +22,14 @@
   let conversation = null;
   let running = null; // the AbortController of the stream in flight
 
-  function blindDefault() {
-    blindBox.checked = collectionSelect.selectedOptions[0]?.dataset.blind === '1';
+  // Blind and Merged answer start as the collection says (its `blind`, its reply `merged`), changed here for one ask.
+  function collectionDefaults() {
+    const chosen = collectionSelect.selectedOptions[0]?.dataset || {};
+    blindBox.checked = chosen.blind === '1';
+    form.elements.merged.checked = chosen.merged === '1';
   }
-  collectionSelect.addEventListener('change', blindDefault);
-  blindDefault();
+  collectionSelect.addEventListener('change', collectionDefaults);
+  collectionDefaults();
 
   form.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) form.requestSubmit();
@@ -172,7 +175,7 @@
       turn.aliases = event.seats.map((s) => s.alias);
       turn.ask = event.ask || '';
       state.textContent = `${event.seats.length} seat(s) on ${event.collection}, shape ${event.shape}` + (event.merged ? ', then a merge' : '') + '…';
-      view.start(event.seats);
+      view.start(event.seats, event.merged);
       document.getElementById('left-off').replaceChildren(...event.left_off.map((x) => el('li', { class: 'hint', text: `${x.alias} left off: ${x.reason}` })));
     } else if (event.event === 'seat_text') {
       view.text(event.seat, event.text);

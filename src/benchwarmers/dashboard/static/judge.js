@@ -92,7 +92,8 @@
       Turn.all.push(this);
     }
 
-    start(seats) {
+    start(seats, merged = false) {
+      this.mergePlanned = merged; // a merge follows the seats: a Stop before it is done cuts it too
       this.names.assign(seats.map((s) => s.alias));
       for (const alias of this.names.order(seats.map((s) => s.alias))) {
         const planned = seats.find((s) => s.alias === alias);
@@ -138,11 +139,19 @@
       this.root.querySelector('.panel-row').classList.add('with-merge');
       this.mergeFrame = this.mergeFrame || requestAnimationFrame(() => {
         this.mergeFrame = 0;
-        if (this.mergedJson) return;
-        this.mergedBox.replaceChildren(el('article', { class: 'seat-card merged-card s-writing streaming' },
-          el('header', {}, el('strong', { text: 'Merged' }), ' ', el('span', { class: 'status s-writing', text: 'writing…' })),
-          el('div', { class: 'answer md' }, bw.markdown(this.mergeStreamed))));
+        if (!this.mergedJson) this.mergeSoFar('writing');
       });
+    }
+
+    // The merge as far as it was written: still writing, or cut by a Stop.
+    mergeSoFar(status) {
+      const cut = status === 'cancelled';
+      this.mergedBox.hidden = false;
+      this.root.querySelector('.panel-row').classList.add('with-merge');
+      this.mergedBox.replaceChildren(el('article', { class: `seat-card merged-card s-${status}` + (cut ? '' : ' streaming') },
+        el('header', {}, el('strong', { text: 'Merged' }), ' ', el('span', { class: `status s-${status}`, text: cut ? status : 'writing…' })),
+        el('div', { class: 'answer md' }, this.mergeStreamed ? bw.markdown(this.mergeStreamed) : el('p', { class: 'hint', text: 'stopped before it answered' })),
+        cut ? el('p', { class: 'hint', text: 'Cancelled: stopped from the page; it costs no verdict.' }) : null));
     }
 
     merged(json) {
@@ -166,7 +175,7 @@
       this.root.querySelector('.panel-row').classList.add('with-merge');
     }
 
-    // The stream ended early (stopped, or broken): seats still writing were cut.
+    // The stream ended early (stopped, or broken): seats still writing were cut, and the merge not done.
     cut() {
       for (const seat of this.seats.values()) {
         if (seat.status !== 'writing') continue;
@@ -174,6 +183,11 @@
         seat.status = 'cancelled';
         seat.card.classList.remove('streaming');
         draw(seat);
+      }
+      if ((this.mergePlanned || this.mergeCall) && !this.mergedJson) {
+        cancelAnimationFrame(this.mergeFrame || 0);
+        this.mergeFrame = 0;
+        this.mergeSoFar('cancelled');
       }
       refreshCompare(this);
     }
