@@ -589,6 +589,42 @@ def test_a_follow_up_goes_to_the_same_seats_with_the_history_or_to_one(
         assert b.watch.take() == []
 
 
+def test_a_merged_conversation_merges_its_follow_up_to_the_same_seats(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Merged answer ticked for the first turn: a follow-up to the same seats
+    is merged too (it was not, the box read only by the first turn); one to
+    a chosen seat is that seat's answer alone."""
+    merging = script.merger(answers(), script.PLAIN_REPORT)
+    models = [
+        FakeModel("alpha", answer=capable),
+        FakeModel("beta", answer=capable),
+        FakeModel("gamma", answer=merging),
+    ]
+    with bench(browser, home, fake_provider, models, members=["alpha", "beta"], merger="gamma") as b:
+        page = b.page
+        expect(page.locator("#f-merged")).not_to_be_checked()  # a panel collection
+        page.check("#f-merged")
+        b.ask("First question")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        turns = page.locator("#conversation section.turn")
+        expect(turns.nth(0).locator(".merged-card.s-ok")).to_have_count(1)
+        page.fill("#f-follow", "Second question")
+        page.click("#follow-up button[type=submit]")
+        turns.nth(1).wait_for()
+        page.locator("#ask-state >> text=Done.").wait_for()
+        expect(turns.nth(1).locator(".seat-card.s-ok:not(.merged-card)")).to_have_count(2)
+        expect(turns.nth(1).locator(".merged-card.s-ok")).to_have_count(1)
+        page.select_option("#f-to", "beta")
+        page.fill("#f-follow", "Third, to beta only")
+        page.click("#follow-up button[type=submit]")
+        turns.nth(2).wait_for()
+        page.locator("#ask-state >> text=Done.").wait_for()
+        expect(turns.nth(2).locator(".seat-card")).to_have_count(1)
+        assert turns.nth(2).locator(".merged-card").count() == 0
+        assert b.watch.take() == []
+
+
 MARKDOWN_CASES = [
     ("# T", '<h3 class="md-h1">T</h3>'),
     ("### Three ###", '<h5 class="md-h3">Three</h5>'),

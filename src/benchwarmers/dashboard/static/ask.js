@@ -40,10 +40,11 @@
 
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    conversation = { collection: collectionSelect.value, names: bw.seatNames(blindBox.checked), turns: [] };
+    const merged = form.elements.merged.checked;
+    conversation = { collection: collectionSelect.value, names: bw.seatNames(blindBox.checked), merged, turns: [] };
     conversationBox.replaceChildren();
     const question = form.elements.prompt.value;
-    ask(form, { collection: conversation.collection, prompt: question, merged: form.elements.merged.checked }, question);
+    ask(form, { collection: conversation.collection, prompt: question, merged }, question);
   });
 
   follow.addEventListener('submit', (event) => {
@@ -57,6 +58,7 @@
       prompt: question,
       messages: history(to || offered.get(follow.elements.carry.value) || ''),
       seats,
+      merged: conversation.merged && !to, // the same panel merges again; one seat's answer is its own
     }, question);
   });
 
