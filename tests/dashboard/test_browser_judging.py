@@ -593,8 +593,9 @@ def test_a_merged_conversation_merges_its_follow_up_to_the_same_seats(
     browser: Any, home: Path, fake_provider: FakeProvider
 ) -> None:
     """Merged answer ticked for the first turn: a follow-up to the same seats
-    is merged too (it was not, the box read only by the first turn); one to
-    a chosen seat is that seat's answer alone."""
+    is merged too (it was not, the box read only by the first turn), with
+    the merged answer as the history by default (a seat's was carried); one
+    to a chosen seat is that seat's answer alone."""
     merging = script.merger(answers(), script.PLAIN_REPORT)
     models = [
         FakeModel("alpha", answer=capable),
@@ -609,12 +610,22 @@ def test_a_merged_conversation_merges_its_follow_up_to_the_same_seats(
         page.locator("#ask-state >> text=Done.").wait_for()
         turns = page.locator("#conversation section.turn")
         expect(turns.nth(0).locator(".merged-card.s-ok")).to_have_count(1)
+        merged_text = turns.nth(0).locator(".merged-card .answer").inner_text().strip()
+        # The history carries what was read: the merged answer (its own choice), not a seat's.
+        assert page.locator("#f-carry option:checked").inner_text() == "the merged answers"
         page.fill("#f-follow", "Second question")
         page.click("#follow-up button[type=submit]")
         turns.nth(1).wait_for()
         page.locator("#ask-state >> text=Done.").wait_for()
         expect(turns.nth(1).locator(".seat-card.s-ok:not(.merged-card)")).to_have_count(2)
         expect(turns.nth(1).locator(".merged-card.s-ok")).to_have_count(1)
+        for name in ("alpha", "beta"):
+            asked = [(m.role, m.text) for m in fake_provider.last(name).messages]
+            assert asked == [
+                ("user", "First question"),
+                ("assistant", merged_text),
+                ("user", "Second question"),
+            ]
         page.select_option("#f-to", "beta")
         page.fill("#f-follow", "Third, to beta only")
         page.click("#follow-up button[type=submit]")

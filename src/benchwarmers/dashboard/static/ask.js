@@ -62,8 +62,11 @@
     }, question);
   });
 
+  // The carry choice for the merged answers: no alias (they have no space) nor seat label ("Seat A") is it.
+  const MERGED = 'the merged answer';
+
   // Earlier questions, each followed by the answer carried forward: the
-  // chosen model's where it answered that turn, else the turn's pick.
+  // chosen model's (or the merge's, MERGED) where that turn had it, else the turn's pick.
   function history(alias) {
     const messages = [];
     for (const turn of conversation.turns) {
@@ -75,11 +78,17 @@
   }
 
   function carried(view, alias) {
+    if (alias === MERGED && mergedAnswer(view)) return mergedAnswer(view);
     const seats = view.judgeable();
     return seats.find((s) => s.alias === alias)
       || seats.find((s) => s.call === view.best)
       || seats.find((s) => s.verdict === 'useful')
       || seats.find((s) => s.text);
+  }
+
+  function mergedAnswer(view) {
+    const merge = view.mergedJson;
+    return merge?.status === 'ok' && merge.content ? { text: merge.content } : null;
   }
 
   // A choice's value names its seat ("Seat B"), not its model, while a blind
@@ -96,11 +105,16 @@
     if (!seats.length) return;
     const names = conversation.names;
     offered = new Map(seats.map((s) => [seatValue(names, s.alias), s.alias]));
+    offered.set(MERGED, MERGED);
     follow.elements.to.replaceChildren(
       el('option', { value: '', text: `the same seats (${conversation.turns.at(-1).aliases.map((a) => names.label(a)).join(', ')})` }),
       ...seats.map((s) => el('option', { value: seatValue(names, s.alias), text: `only ${names.shown(s.alias)}` })));
-    const pick = carried(view, '');
-    follow.elements.carry.replaceChildren(...seats.map((s) => el('option', { value: seatValue(names, s.alias), text: `${names.shown(s.alias)}'s answers`, selected: s === pick })));
+    // A merged turn carries its merge, unless an answer was picked best of the panel.
+    const merge = mergedAnswer(view) !== null && !view.best;
+    const pick = merge ? null : carried(view, '');
+    follow.elements.carry.replaceChildren(
+      ...(mergedAnswer(view) ? [el('option', { value: MERGED, text: 'the merged answers', selected: merge })] : []),
+      ...seats.map((s) => el('option', { value: seatValue(names, s.alias), text: `${names.shown(s.alias)}'s answers`, selected: s === pick })));
   }
 
   // The carry choice names models: redraw it when a blind panel is revealed.
