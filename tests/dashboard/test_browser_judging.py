@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import httpx
 import pytest
@@ -592,7 +593,7 @@ def test_a_follow_up_goes_to_the_same_seats_with_the_history_or_to_one(
 def test_a_merged_conversation_merges_its_follow_up_to_the_same_seats(
     browser: Any, home: Path, fake_provider: FakeProvider
 ) -> None:
-    """Merged answer ticked for the first turn: a follow-up to the same seats
+    """Merged answer ticked for the first turn, and judged by keyboard: a follow-up to the same seats
     is merged too (it was not, the box read only by the first turn), with
     the merged answer as the history by default (a seat's was carried); one
     to a chosen seat is that seat's answer alone."""
@@ -611,6 +612,28 @@ def test_a_merged_conversation_merges_its_follow_up_to_the_same_seats(
         turns = page.locator("#conversation section.turn")
         expect(turns.nth(0).locator(".merged-card.s-ok")).to_have_count(1)
         merged_text = turns.nth(0).locator(".merged-card .answer").inner_text().strip()
+        # The merged answer judged by keyboard, one key each, as a seat's: M, N, E and a note, Enter.
+        page.keyboard.press("m")
+        merge = turns.nth(0).locator(".merged-card")
+        expect(merge).to_be_focused()
+        expect(merge.get_by_role("button", name="Useful", exact=True)).to_have_attribute(
+            "aria-keyshortcuts", "U"
+        )
+        page.keyboard.press("n")
+        expect(merge.locator(".judge-state")).to_have_text("✗ not useful")
+        page.keyboard.press("e")
+        page.keyboard.type("too vague")
+        page.keyboard.press("Enter")
+        expect(merge.locator(".judge-state")).to_have_text("✗ not useful — “too vague”")
+        page.keyboard.press("Escape")
+        expect(merge).to_be_focused()
+        page.keyboard.press("u")
+        expect(merge.locator('button[data-merge-verdict="useful"]')).to_have_attribute("aria-pressed", "true")
+        call = merge.get_attribute("data-call")
+        recent = b.client.get("/ui/api/asks").json()["asks"][0]["seats"]
+        assert [s["verdict"] for s in recent if s["call"] == call] == [
+            {"useful": True, "note": "too vague", "at": ANY}
+        ]
         # The history carries what was read: the merged answer (its own choice), not a seat's.
         assert page.locator("#f-carry option:checked").inner_text() == "the merged answers"
         page.fill("#f-follow", "Second question")

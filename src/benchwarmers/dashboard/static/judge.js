@@ -164,7 +164,7 @@
       const named = (who) => who.map((w) => names.label(seats.find((s) => s.seat === w)?.alias || w)).join(', ');
       const agreement = json.agreement || [];
       this.mergedBox.hidden = false;
-      this.mergedBox.replaceChildren(el('article', { class: `seat-card merged-card s-${json.status}`, 'data-call': json.call },
+      this.mergedBox.replaceChildren(el('article', { class: `seat-card merged-card s-${json.status}`, 'data-call': json.call, tabIndex: 0, 'aria-label': `Merged answer, ${json.status}` },
         el('header', {}, el('strong', { text: 'Merged' }), ' ', el('span', { class: 'tag who', text: names.revealed ? json.alias : 'merger' }), ' ',
           el('span', { class: `status s-${json.status}`, text: json.status }), ' ', el('small', { text: `${json.seconds} s` }), names.revealed ? costTag(json.costUsd) : null),
         el('p', { class: 'hint', text: `Merged from ${seats.filter((s) => JUDGEABLE.has(s.status)).map((s) => names.label(s.alias)).join(', ') || 'no seat'}, shown beside it.` }),
@@ -324,7 +324,8 @@
       el('small', { class: 'judge-state', role: 'status', text: seat.verdict ? said(seat) : '' }));
   }
 
-  // The merge is judged on its own (useful or not, a note): it is no seat to compare.
+  // The merge is judged on its own (useful or not, a note): it is no seat to
+  // compare. By mouse or by its keys, as a seat is (`bar.give`, the keydown below).
   function mergeBar(json) {
     const verdict = json.verdict ? (json.verdict.useful ? 'useful' : 'not_useful') : '';
     const note = el('input', { class: 'note', type: 'text', name: 'note', 'aria-label': 'Note on the merged answer (optional)', placeholder: 'Note (optional)' });
@@ -338,13 +339,19 @@
       for (const button of bar.querySelectorAll('button[data-merge-verdict]')) button.setAttribute('aria-pressed', String(button.dataset.mergeVerdict === (useful ? 'useful' : 'not_useful')));
       document.dispatchEvent(new CustomEvent('bw:judged', { detail: result.data }));
     };
-    const button = (kind, label, className) => {
-      const made = el('button', { type: 'button', class: className, 'data-merge-verdict': kind, 'aria-pressed': String(verdict === kind), text: label });
+    const button = (kind, label, key, className) => {
+      const made = keyed(label, key, { class: className, 'data-merge-verdict': kind, 'aria-pressed': String(verdict === kind) });
       made.addEventListener('click', () => give(kind === 'useful'));
       return made;
     };
     const bar = el('footer', { class: 'judge', role: 'group', 'aria-label': 'Judge the merged answer' },
-      button('useful', 'Useful', 'good'), button('not_useful', 'Not useful', 'bad'), note, state);
+      button('useful', 'Useful', 'U', 'good'), button('not_useful', 'Not useful', 'N', 'bad'), note, state);
+    // Enter in the note saves it with the verdict given (none yet: says to give one).
+    bar.give = give;
+    bar.saveNote = () => {
+      if (json.verdict) give(json.verdict.useful);
+      else state.textContent = 'Now Useful or Not useful saves the note with the verdict.';
+    };
     return bar;
   }
 
@@ -477,9 +484,10 @@
     }
   });
 
-  // The keys (listed on the page): digits go to a seat; U, N, E, P, C act on
-  // the seat in focus; A, B, T, X judge the pair in the compare bar of the
-  // turn in focus (else the latest). A key typed into a field is the field's.
+  // The keys (listed on the page): digits go to a seat, M to the merged
+  // answer; U, N, E, P, C act on the seat in focus (U, N, E on the merged
+  // answer); A, B, T, X judge the pair in the compare bar of the turn in
+  // focus (else the latest). A key typed into a field is the field's.
   const SEAT_KEYS = { u: 'useful', n: 'not_useful', e: 'note', p: 'best', c: 'copy' };
   const PAIR_KEYS = { a: 'a', b: 'b', t: 'tie', x: 'both_bad' };
 
@@ -489,6 +497,13 @@
 
   document.addEventListener('keydown', (event) => {
     const target = event.target;
+    const mergeCard = target.closest?.('.merged-card');
+    const mergeBarOf = mergeCard?.querySelector('footer.judge');
+    if (target.matches?.('input.note') && mergeBarOf) {
+      if (event.key === 'Escape') { event.preventDefault(); mergeCard.focus(); }
+      if (event.key === 'Enter') { event.preventDefault(); mergeBarOf.saveNote(); }
+      return;
+    }
     if (target.matches?.('input.note') && target.closest('.seat-card')) {
       const seat = target.closest('.seat-card').seat;
       if (event.key === 'Escape') { event.preventDefault(); seat.card.focus(); }
@@ -504,6 +519,17 @@
     const turn = target.closest?.('section.turn')?.turn || latest();
     if (!turn) return;
     if (/^[1-9]$/.test(key)) { event.preventDefault(); turn.focusSeat(Number(key) - 1); return; }
+    if (key === 'm') { // to the merged answer, judged as an answer is
+      const merged = turn.mergedBox.querySelector('.merged-card');
+      if (merged) { event.preventDefault(); merged.focus(); }
+      return;
+    }
+    if (target === mergeCard && mergeBarOf && ['u', 'n', 'e'].includes(key)) {
+      event.preventDefault();
+      if (key === 'e') mergeBarOf.querySelector('input.note').focus();
+      else mergeBarOf.give(key === 'u');
+      return;
+    }
     const card = target.closest?.('.seat-card');
     if (card?.seat && JUDGEABLE.has(card.seat.status) && SEAT_KEYS[key]) {
       event.preventDefault();
