@@ -373,6 +373,13 @@ def test_a_blind_collection_and_the_leaderboard_of_its_pairs(
     assert shape.json()["error"]["field"] == "shape"  # the shape refused, not the collection
     assert dashboard.get("/ui/api/leaderboard").status_code == 400
     assert "m1" in dashboard.get("/leaderboard", params={"collection": "duo"}).text
+    # The page says so with the JSON's status, not a 200 reading "Not found".
+    page = dashboard.get("/leaderboard", params={"collection": "nope"})
+    assert page.status_code == 404 and "no collection named" in page.text
+    page = dashboard.get("/leaderboard", params={"collection": "duo", "shape": "poetry"})
+    assert page.status_code == 400 and "poetry" in page.text
+    page = dashboard.get("/models/nope")
+    assert page.status_code == 404 and "nope" in page.text
     # Unticked on the form, the collection is blind no more.
     edited = dashboard.post("/ui/api/collections/duo", json={"members": ["m1", "m2"], "blind": False})
     assert edited.json()["collection"]["blind"] is False

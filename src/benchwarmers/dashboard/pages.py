@@ -124,8 +124,9 @@ _env.filters["humane"] = humane
 _env.filters["breakable"] = breakable
 
 
-def render(request: Request, template: str, page: str, **values: Any) -> HTMLResponse:
-    response = HTMLResponse("")
+def render(request: Request, template: str, page: str, status: int = 200, **values: Any) -> HTMLResponse:
+    """The page, with `status` (a page saying what was not found is a 404, as its JSON is)."""
+    response = HTMLResponse("", status_code=status)
     token = auth.csrf_token(request, response)
     door: auth.Door | None = getattr(request.state, "door", None)
     body = _env.get_template(template).render(
@@ -196,7 +197,7 @@ async def model_page(request: Request, alias: str) -> Response:
     try:
         facts = await backend_of(request).model(alias)
     except NotFound as exc:
-        return render(request, "missing.html", "models", message=str(exc))
+        return render(request, "missing.html", "models", status=exc.status, message=str(exc))
     return render(request, "model.html", "models", roles=MODEL_ROLES, **facts)
 
 
@@ -243,7 +244,7 @@ async def leaderboard_page(request: Request, collection: str = "", shape: str = 
     try:
         drawn = await backend.leaderboard(chosen, shape) if chosen else None
     except UserError as exc:
-        return render(request, "missing.html", "leaderboard", message=str(exc))
+        return render(request, "missing.html", "leaderboard", status=exc.status, message=str(exc))
     return render(
         request,
         "leaderboard.html",
