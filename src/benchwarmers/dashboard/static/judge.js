@@ -346,8 +346,8 @@
     };
     const bar = el('footer', { class: 'judge', role: 'group', 'aria-label': 'Judge the merged answer' },
       button('useful', 'Useful', 'U', 'good'), button('not_useful', 'Not useful', 'N', 'bad'), note, state);
-    // Enter in the note saves it with the verdict given (none yet: says to give one).
     bar.give = give;
+    // Enter in the note saves it with the verdict given (none yet: says to give one).
     bar.saveNote = () => {
       if (json.verdict) give(json.verdict.useful);
       else state.textContent = 'Now Useful or Not useful saves the note with the verdict.';
