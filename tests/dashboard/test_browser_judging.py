@@ -519,6 +519,7 @@ def test_a_merged_collection_merges_by_default_and_stop_cuts_the_merge_being_wri
     with bench(browser, home, fake_provider, models, **merged) as b:
         page = b.page
         expect(page.locator("#f-merged")).to_be_checked()
+        expect(page.locator("#f-merged")).to_be_disabled()  # the collection merges every ask
         b.ask("Will you mergestop?")
         page.locator(".merged-card .answer >> text=/word1/").wait_for()
         page.click("#ask-stop")
@@ -606,6 +607,7 @@ def test_a_merged_conversation_merges_its_follow_up_to_the_same_seats(
     with bench(browser, home, fake_provider, models, members=["alpha", "beta"], merger="gamma") as b:
         page = b.page
         expect(page.locator("#f-merged")).not_to_be_checked()  # a panel collection
+        expect(page.locator("#f-merged")).to_be_enabled()
         page.check("#f-merged")
         b.ask("First question")
         page.locator("#ask-state >> text=Done.").wait_for()

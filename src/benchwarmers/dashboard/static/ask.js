@@ -22,11 +22,13 @@
   let conversation = null;
   let running = null; // the AbortController of the stream in flight
 
-  // Blind and Merged answer start as the collection says (its `blind`, its reply `merged`), changed here for one ask.
+  // Blind and Merged answer start as the collection says (its `blind`, its reply `merged`), changed
+  // here for one ask; a collection that replies merged merges every ask, so its box cannot be unticked.
   function collectionDefaults() {
     const chosen = collectionSelect.selectedOptions[0]?.dataset || {};
     blindBox.checked = chosen.blind === '1';
     form.elements.merged.checked = chosen.merged === '1';
+    form.elements.merged.disabled = chosen.merged === '1';
   }
   collectionSelect.addEventListener('change', collectionDefaults);
   collectionDefaults();
