@@ -798,6 +798,10 @@ def test_older_kept_asks_page_back_and_are_judged_in_place_and_in_pairs_blind(
         page.locator("header nav").get_by_role("link", name="Collections", exact=True).click()
         expect(page.locator("#asks article.ask")).to_have_count(20)
         expect(page.locator("#asks article.ask").first.locator(".question")).to_contain_text("Question 22")
+        # With no ask in focus, a key acts on the latest ask, the top one (it went to the bottom one).
+        page.keyboard.press("1")
+        expect(page.locator("#asks article.ask").first.locator(".seat-card").first).to_be_focused()
+        page.locator("body").focus()
         older = page.get_by_role("button", name="Older asks")
         older.focus()
         page.keyboard.press("Enter")  # by keyboard: a button

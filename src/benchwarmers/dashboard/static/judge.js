@@ -73,8 +73,9 @@
   // -------------------------------------------------------------- turn
 
   class Turn {
-    constructor(box, { collection, names, question, onJudged, textKept = true }) {
+    constructor(box, { collection, names, question, onJudged, textKept = true, at = Date.now() }) {
       this.collection = collection;
+      this.at = at; // when it was asked (ms): the keys act on the latest turn when none is in focus
       this.textKept = textKept; // false: the log kept no answers (Recent asks of a collection without keep_text)
       this.names = names;
       this.onJudged = onJudged || (() => {});
@@ -491,8 +492,9 @@
   const SEAT_KEYS = { u: 'useful', n: 'not_useful', e: 'note', p: 'best', c: 'copy' };
   const PAIR_KEYS = { a: 'a', b: 'b', t: 'tie', x: 'both_bad' };
 
+  // The latest ask on the page: the Ask page's last turn, Recent asks' top one (drawn newest first).
   function latest() {
-    return Turn.all.filter((t) => t.root.isConnected).at(-1);
+    return Turn.all.filter((t) => t.root.isConnected).reduce((found, t) => (!found || t.at >= found.at ? t : found), null);
   }
 
   document.addEventListener('keydown', (event) => {

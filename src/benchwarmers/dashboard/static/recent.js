@@ -89,7 +89,7 @@
         el('time', { datetime: ask.at, text: readable(ask.at) })));
     into.insertBefore(article, before);
     const seats = ask.seats.filter((s) => s.kind !== 'merge');
-    const turn = new bw.Turn(article, { collection: ask.collection, names: namesOf(ask), question: questionText(ask.question), textKept: ask.question !== undefined });
+    const turn = new bw.Turn(article, { collection: ask.collection, names: namesOf(ask), question: questionText(ask.question), textKept: ask.question !== undefined, at: Date.parse(ask.at) });
     turn.start(seats.map((s) => ({ seat: s.seat, alias: s.alias, call: s.call })));
     for (const seat of seats) turn.done({ ...seat, content: seat.content ?? '', costUsd: seat.cost_usd });
     const merge = ask.seats.find((s) => s.kind === 'merge' && s.seat !== 'report'); // not the merger's report call
