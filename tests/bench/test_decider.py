@@ -84,27 +84,27 @@ def test_a_settled_seat_is_kept_against_a_challenger_judged_on_few_answers() -> 
     (c,) = [r for r in kept.rankings if r.alias == "c"]
     assert any("kept out of a's settled seat: judged on 4 answers" in why for why in c.reasons)
     assert c.score < next(r.score for r in kept.rankings if r.alias == "a")
-    assert set(decide(table, [*settled, cand("c", 12, 0)], rng=random.Random(0)).record) == {"b", "c"}
+    assert set(decide(table, [*settled, cand("c", 16, 0)], rng=random.Random(0)).record) == {"b", "c"}
     newcomer = cand("c", 4, 0, newcomer=True)
     assert set(decide(table, [*settled, newcomer], rng=random.Random(0)).record) == {"b", "c"}
     changed = Candidate("a", Evidence("a", here=Tally(60, 40), changed="changed: 2 of its last 8"), True)
     flagged = [changed, settled[1], cand("c", 4, 0)]
     assert set(decide(table, flagged, rng=random.Random(0)).record) == {"b", "c"}
-    young = [cand("a", 6, 4), cand("b", 7, 3), cand("c", 4, 0)]  # nobody judged on 20 answers yet
+    young = [cand("a", 12, 8), cand("b", 14, 6), cand("c", 4, 0)]  # nobody judged on 30 answers yet
     assert set(decide(table, young, rng=random.Random(0)).record) == {"b", "c"}
 
 
 def test_an_answer_compared_in_several_pairs_is_one_answer_judged() -> None:
     """People's pairs count a model's answers once each, however many pairs
-    of its ask they were in; a judge model's pairs count none. Ten asks'
-    answers, each in three pairs, are ten: enough to take a settled seat."""
+    of its ask they were in; a judge model's pairs count none. Fifteen asks'
+    answers, each in three pairs, are fifteen: enough to take a settled seat."""
     pairs = PairCounts()
-    for ask in range(10):
+    for ask in range(15):
         pairs.add("c", "a", "better", ask=ask)
         pairs.add("c", "b", "better", ask=ask)
         pairs.add("c", "d", "tie", ask=ask)
         pairs.add("c", "a", "better")  # a judge model's: no ask, no answer
-    assert (pairs.answers["c"], pairs.answers["a"], pairs.answers["d"]) == (10, 10, 10)
+    assert (pairs.answers["c"], pairs.answers["a"], pairs.answers["d"]) == (15, 15, 15)
     table = Table(members=("a", "b", "c"), seats=2, explorer_seats=1, seated=("a", "b"))
     candidates = [cand("a", 60, 40), cand("b", 70, 30), cand("c")]
     assert "c" in decide(table, candidates, pairs=pairs, rng=random.Random(0)).record

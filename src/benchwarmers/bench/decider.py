@@ -85,8 +85,8 @@ EXPLORE_MARGIN = 0.03
 # sixth look); a challenger still reaching above the seat keeps the explorer seat until it has
 # been judged enough to take it. Newcomers are exempt (their suite result seats them at once),
 # and so is a seat whose model the change detector flagged (its record is of what it was).
-SETTLED_ANSWERS = 20
-CHALLENGER_ANSWERS = 10
+SETTLED_ANSWERS = 30
+CHALLENGER_ANSWERS = 15
 
 
 @dataclass(frozen=True, slots=True)
