@@ -301,7 +301,8 @@ def _pair_counts(bench: Bench, shape: str, day: int, judge: bool, since: dict[st
     person = pair_weight("person", earned)
     for at, better, worse, outcome in rows:
         age = float(day - at // ASKS_PER_DAY)
-        pairs.add(better, worse, outcome, age_weight(age) * person * pair_discount(since, better, worse, age))
+        weight = age_weight(age) * person * pair_discount(since, better, worse, age)
+        pairs.add(better, worse, outcome, weight, at)
     if not judge:
         return pairs
     for (at_day, better, worse, outcome), n in bench.judge_pairs.get(shape, {}).items():
@@ -320,11 +321,15 @@ def _people_counts(bench: Bench, shape: str, day: int, rows: list[tuple[int, str
     kept_day, done, counted = bench.people_pairs.get(shape, (-1, 0, PairCounts()))
     if kept_day != day or done > len(rows):
         done, counted = 0, PairCounts()
-    pairs = PairCounts(misses=defaultdict(float, counted.misses))
+    pairs = PairCounts(
+        misses=defaultdict(float, counted.misses),
+        answers=defaultdict(float, counted.answers),
+        answered=set(counted.answered),
+    )
     for winner, row in counted.wins.items():  # a copy, in the same order (the fit's order)
         pairs.wins[winner].update(row)
     for at, better, worse, outcome in rows[done:]:
-        pairs.add(better, worse, outcome, age_weight(day - at // ASKS_PER_DAY) * person)
+        pairs.add(better, worse, outcome, age_weight(day - at // ASKS_PER_DAY) * person, at)
     bench.people_pairs[shape] = (day, len(rows), pairs)
     return pairs
 

@@ -72,6 +72,50 @@ def test_an_explorer_earns_its_seat_only_while_it_may_beat_the_weakest() -> None
     assert picks == Counter({"contender": 40})
 
 
+def test_a_settled_seat_is_kept_against_a_challenger_judged_on_few_answers() -> None:
+    """A member seated by record and judged on many answers here keeps its
+    seat against a challenger with a higher estimate read from a few
+    answers (saying so); judged on enough answers, the challenger takes it;
+    a newcomer, or a seat whose model the change detector flagged, is not kept."""
+    table = Table(members=("a", "b", "c"), seats=2, explorer_seats=1, seated=("a", "b"))
+    settled = [cand("a", 60, 40), cand("b", 70, 30)]
+    kept = decide(table, [*settled, cand("c", 4, 0)], rng=random.Random(0))
+    assert set(kept.record) == {"a", "b"} and kept.explorers == ("c",)
+    (c,) = [r for r in kept.rankings if r.alias == "c"]
+    assert any("kept out of a's settled seat: judged on 4 answers" in why for why in c.reasons)
+    assert c.score < next(r.score for r in kept.rankings if r.alias == "a")
+    assert set(decide(table, [*settled, cand("c", 16, 0)], rng=random.Random(0)).record) == {"b", "c"}
+    newcomer = cand("c", 4, 0, newcomer=True)
+    assert set(decide(table, [*settled, newcomer], rng=random.Random(0)).record) == {"b", "c"}
+    changed = Candidate("a", Evidence("a", here=Tally(60, 40), changed="changed: 2 of its last 8"), True)
+    flagged = [changed, settled[1], cand("c", 4, 0)]
+    assert set(decide(table, flagged, rng=random.Random(0)).record) == {"b", "c"}
+    young = [cand("a", 12, 8), cand("b", 14, 6), cand("c", 4, 0)]  # nobody judged on 30 answers yet
+    assert set(decide(table, young, rng=random.Random(0)).record) == {"b", "c"}
+
+
+def test_an_answer_compared_in_several_pairs_is_one_answer_judged() -> None:
+    """People's pairs count a model's answers once each, however many pairs
+    of its ask they were in; a judge model's pairs count none. Fifteen asks'
+    answers, each in three pairs, are fifteen: enough to take a settled seat."""
+    pairs = PairCounts()
+    for ask in range(15):
+        pairs.add("c", "a", "better", ask=ask)
+        pairs.add("c", "b", "better", ask=ask)
+        pairs.add("c", "d", "tie", ask=ask)
+        pairs.add("c", "a", "better")  # a judge model's: no ask, no answer
+    assert (pairs.answers["c"], pairs.answers["a"], pairs.answers["d"]) == (15, 15, 15)
+    table = Table(members=("a", "b", "c"), seats=2, explorer_seats=1, seated=("a", "b"))
+    candidates = [cand("a", 60, 40), cand("b", 70, 30), cand("c")]
+    assert "c" in decide(table, candidates, pairs=pairs, rng=random.Random(0)).record
+    few = PairCounts()
+    for ask in range(3):
+        for _ in range(10):
+            few.add("c", "a", "better", ask=ask)
+    assert few.answers["c"] == 3
+    assert "c" not in decide(table, candidates, pairs=few, rng=random.Random(0)).record
+
+
 def test_a_failing_or_resting_member_gives_its_seat_to_the_next_best() -> None:
     table = Table(members=("a", "b", "c"), seats=2)
     candidates = [

@@ -128,7 +128,7 @@ async def test_the_server_and_the_simulation_seat_alike(offline: Runtime, seat: 
         async with store.write() as session:  # judged `days` ago (and an hour: whole days)
             when = datetime.now(UTC) - timedelta(days=days, hours=1)
             await session.execute(update(PairVerdict).where(PairVerdict.ask_id == f"ask{i}").values(at=when))
-        at = -ASKS_PER_DAY * days  # the simulation's ask of that day (its now: ask 0, day 0)
+        at = -ASKS_PER_DAY * days + i  # an ask of that day, one per pair as on the server (now: day 0)
         bench.pairs["short"].append((at, better, worse, outcome))
         bench.fared[better, "short"].append((at, pair_score(outcome, True)))
         bench.fared[worse, "short"].append((at, pair_score(outcome, False)))
@@ -149,6 +149,8 @@ async def test_the_server_and_the_simulation_seat_alike(offline: Runtime, seat: 
     assert served_pairs is not None
     simulated = decisions_world.pair_counts(bench, "short", 0)
     assert served_pairs.record("fallen") == pytest.approx(simulated.record("fallen"))
+    assert served_pairs.answers == pytest.approx(simulated.answers)
+    assert simulated.answers["fallen"] == pytest.approx(2 + 3 * CHANGE_KEEP * age_weight(5.0), rel=0.2)
     assert simulated.record("fallen") == pytest.approx((3 * CHANGE_KEEP * age_weight(5.0), 2.0), rel=0.2)
     assert served_record == record
     assert served_explorers == explorers[:1]

@@ -15,7 +15,9 @@ The rules, in order:
    429, until a probe answers) sits nowhere; the reason is its `leftOff`.
 2. **Record seats** go to the collection's members, best first by the
    rating (`rating.rate`, with the pairs fitted in: `pairs.joint`): every
-   member when the collection caps nothing, else the best `seats`. A
+   member when the collection caps nothing, else the best `seats`, a
+   settled seat kept against a challenger judged on few answers here
+   (`SETTLED_ANSWERS`). A
    member held out gives its seat to the next best member (said in its
    `leftOff`: "its seat went to X"); when no member is left to take it and
    `promotion` is `auto`, to the best non-member with a record here.
@@ -43,6 +45,7 @@ The rules, in order:
 
 from __future__ import annotations
 
+import math
 import random
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
@@ -74,6 +77,16 @@ T = TypeVar("T")
 _NOTHING: Any = object()
 # Explore a tried model only while its 90% interval's top is this far above the weakest seat's mean.
 EXPLORE_MARGIN = 0.03
+# A settled seat: a member seated by record with this many of its answers judged here (verdicts,
+# and answers people compared in pairs, each once) keeps its seat against any challenger judged
+# on fewer than `CHALLENGER_ANSWERS` answers here, whatever that one's estimate. Such an estimate
+# is mostly its prior, or a few lucky pairs, and a seat it took late was a wrong panel for the
+# asks it took to read it back down (the easy world's slowest runs, docs/benchmarks.md: issue 34,
+# sixth look); a challenger still reaching above the seat keeps the explorer seat until it has
+# been judged enough to take it. Newcomers are exempt (their suite result seats them at once),
+# and so is a seat whose model the change detector flagged (its record is of what it was).
+SETTLED_ANSWERS = 30
+CHALLENGER_ANSWERS = 15
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +143,7 @@ def rankings(table: Table, candidates: Sequence[Candidate], pairs: PairCounts | 
         (read, seated, optimism),
         lambda: _rated(evidence, read, pairs, seated, optimism),
     )
+    rated = _settled(table, candidates, rated, pairs)
     order = sorted(range(len(rated)), key=lambda i: -rated[i].score)
     out = [rated[i] for i in order if not candidates[i].held_out]
     out += [
@@ -154,6 +168,42 @@ def _rated(
     if pairs:
         rated = [_with_pairs(r, pairs) for r in rated]
     return tuple(rated)
+
+
+def _settled(
+    table: Table, candidates: Sequence[Candidate], rated: tuple[Ranking, ...], pairs: PairCounts | None
+) -> tuple[Ranking, ...]:
+    """The ratings with settled seats kept (`SETTLED_ANSWERS`): a challenger
+    judged on too few answers here scores just under the weakest settled seat
+    at most, and says why."""
+    answered = pairs.answers if pairs else {}
+    judged = [r.judged + answered.get(r.alias, 0) for r in rated]
+    seated = set(table.seated)
+    settled = [
+        (r.score, r.alias)
+        for r, c, n in zip(rated, candidates, judged, strict=True)
+        if r.alias in seated and not c.held_out and not c.evidence.changed and n >= SETTLED_ANSWERS
+    ]
+    if not settled:
+        return rated
+    floor, holder = min(settled)
+    return tuple(
+        replace(
+            r,
+            score=math.nextafter(floor, -math.inf),
+            reasons=(
+                *r.reasons,
+                f"kept out of {holder}'s settled seat: judged on {n:.3g} answers here, "
+                f"fewer than {CHALLENGER_ANSWERS} (too few to unseat a model judged on many)",
+            ),
+        )
+        if r.score >= floor
+        and r.alias not in seated
+        and not (c.held_out or c.newcomer)
+        and n < CHALLENGER_ANSWERS
+        else r
+        for r, c, n in zip(rated, candidates, judged, strict=True)
+    )
 
 
 def _fit(

@@ -208,7 +208,7 @@ async def _fared(store: Store, now: datetime) -> dict[tuple[str, str, str], list
     loaded = await PAIRS.get(store, lambda: load_pairs(store))
     out: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
     for (coll, shp), rows in loaded.rows.items():
-        for better, worse, outcome, at, kind, _ in reversed(rows):
+        for better, worse, outcome, at, kind, _, _ in reversed(rows):
             age = float((now - at).days)
             if age >= RECENT_DAYS:
                 break

@@ -47,11 +47,11 @@ async def pair_counts(
         return None
     judge = loaded.agreement.get(collection, JudgeAgreement())
     pairs = PairCounts()
-    for better, worse, outcome, at, kind, person_too in rows:
+    for better, worse, outcome, at, kind, person_too, ask in rows:
         weight = pair_weight(kind, judge, person_too=person_too)
         age = float((now - at).days)
         keep = pair_discount(since, better, worse, age) if since else 1.0
-        pairs.add(better, worse, outcome, age_weight(age) * weight * keep)
+        pairs.add(better, worse, outcome, age_weight(age) * weight * keep, ask if kind == "person" else None)
     return pairs
 
 
@@ -65,16 +65,16 @@ async def judge_agreement(store: Store, collection: str) -> JudgeAgreement:
 @dataclass(frozen=True, slots=True)
 class _Pairs:
     """Every pair judged, per (collection, shape): (better, worse, outcome,
-    when, who judged, whether a person judged the same pair too), oldest
-    first; and per collection its judge's agreement."""
+    when, who judged, whether a person judged the same pair too, its ask),
+    oldest first; and per collection its judge's agreement."""
 
-    rows: dict[tuple[str, str], list[tuple[str, str, str, datetime, str, bool]]]
+    rows: dict[tuple[str, str], list[tuple[str, str, str, datetime, str, bool, str]]]
     agreement: dict[str, JudgeAgreement]
 
 
 async def load_pairs(store: Store) -> _Pairs:
     """Every pair judged (`calls/pairs.py` writes them), per collection and shape."""
-    out: dict[tuple[str, str], list[tuple[str, str, str, datetime, str, bool]]] = defaultdict(list)
+    out: dict[tuple[str, str], list[tuple[str, str, str, datetime, str, bool, str]]] = defaultdict(list)
     # collection -> kind -> (ask, pair, outcome, better call)
     judged: dict[str, dict[str, list[tuple[str, str, str, str]]]] = defaultdict(lambda: defaultdict(list))
     async with store.read() as session:
@@ -95,7 +95,8 @@ async def load_pairs(store: Store) -> _Pairs:
         listed = rows.all()
     people = {key for _, _, _, _, _, _, kind, _, key, _ in listed if kind == "person"}
     for coll, shp, better, worse, outcome, at, kind, ask, key, better_call in listed:
-        out[coll, shp].append((better, worse, outcome, utc(at), kind, kind != "person" and key in people))
+        person_too = kind != "person" and key in people
+        out[coll, shp].append((better, worse, outcome, utc(at), kind, person_too, ask))
         judged[coll][kind].append((ask, key, outcome, better_call if outcome == "better" else ""))
     agreed = {
         coll: agreement(kinds.get("person", ()), kinds["judge"])

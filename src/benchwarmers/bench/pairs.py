@@ -68,8 +68,23 @@ class PairCounts:
 
     wins: dict[str, dict[str, float]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(float)))
     misses: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    # Per model, how many of its answers people compared, weighed as their pairs are (by age):
+    # each answer once, however many pairs of its ask it was in (a model in a 4-seat panel is
+    # in three), so the decider can tell a model judged on many answers from one compared a few
+    # times (`decider.SETTLED_ANSWERS`).
+    answers: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    answered: set[tuple[str, Hashable]] = field(default_factory=set)  # (model, ask) counted
 
-    def add(self, better: str, worse: str, outcome: str, weight: float = 1.0) -> None:
+    def add(
+        self, better: str, worse: str, outcome: str, weight: float = 1.0, ask: Hashable | None = None
+    ) -> None:
+        """One pair verdict; `ask`: the ask it compared two answers of, given
+        for people's pairs (a judge model's are not answers a person judged)."""
+        if ask is not None:
+            for alias in (better, worse):
+                if (alias, ask) not in self.answered:
+                    self.answered.add((alias, ask))
+                    self.answers[alias] += weight
         if outcome == "better":
             self.wins[better][worse] += weight
             return
