@@ -138,12 +138,12 @@ def rankings(table: Table, candidates: Sequence[Candidate], pairs: PairCounts | 
     read = _Hashed((evidence, pairs.key() if pairs else None))
     seated = frozenset(table.seated)
     optimism = 0.0 if table.explorer_seats else OPTIMISM
+    flags = tuple((bool(c.held_out), c.newcomer) for c in candidates)  # what `_settled` reads of them
     rated = _kept(
         _RATED,
-        (read, seated, optimism),
-        lambda: _rated(evidence, read, pairs, seated, optimism),
+        (read, seated, optimism, flags),
+        lambda: _settled(table, candidates, _rated(evidence, read, pairs, seated, optimism), pairs),
     )
-    rated = _settled(table, candidates, rated, pairs)
     order = sorted(range(len(rated)), key=lambda i: -rated[i].score)
     out = [rated[i] for i in order if not candidates[i].held_out]
     out += [

@@ -110,6 +110,7 @@ class PairCounts:
         return (
             tuple((a, tuple(row.items())) for a, row in self.wins.items()),
             tuple(self.misses.items()),
+            tuple(self.answers.items()),
         )
 
     def __bool__(self) -> bool:
