@@ -6,7 +6,8 @@
 - `offline`: a bench whose endpoint `local` nothing answers, for the
   decisions, which read the store only; `seat(...)` writes seats and
   verdicts as the panel would (rows in `calls`, verdicts through
-  `record_verdict`).
+  `record_verdict`); `judge_pair(...)` writes an ask's two seats and a
+  pair judged between them (through `record_pairs`).
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from datetime import UTC, datetime
 
 import pytest
 
+from benchwarmers.calls.pairs import PairJudgement, record_pairs
 from benchwarmers.calls.verdicts import record_verdict
 from benchwarmers.runtime import Runtime
+from benchwarmers.store.db import Store
 from benchwarmers.store.endpoints import add_endpoint
 from benchwarmers.store.schema import Call
 from benchwarmers.testing import FakeProvider
@@ -72,3 +75,25 @@ def seat(offline: Runtime) -> Seat:
         return call_id
 
     return add
+
+
+async def judge_pair(
+    store: Store, collection: str, i: int, better: str, worse: str, outcome: str = "better"
+) -> None:
+    """Ask `i` of `collection` on short: a seat of `better` and one of
+    `worse` (calls `{alias}{i}`), the pair judged `outcome` between them."""
+    async with store.write() as session:
+        for alias in (better, worse):
+            session.add(
+                Call(
+                    id=f"{alias}{i}",
+                    at=datetime.now(UTC),
+                    kind="seat",
+                    alias=alias,
+                    collection=collection,
+                    shape="short",
+                    ask_id=f"ask{i}",
+                    status="ok",
+                )
+            )
+    await record_pairs(store, PairJudgement(outcome, (f"{better}{i}", f"{worse}{i}")))

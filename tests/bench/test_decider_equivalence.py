@@ -18,15 +18,14 @@ from sqlalchemy import update
 from benchwarmers.bench.forgetting import CHANGE_KEEP, age_weight, pair_score
 from benchwarmers.bench.pair_reads import pair_counts
 from benchwarmers.bench.rating import Tally
-from benchwarmers.calls.pairs import PairJudgement, record_pairs
 from benchwarmers.panel.plan import plan_panel
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.collections import add_collection
 from benchwarmers.store.models import add_model, set_status
-from benchwarmers.store.schema import Call, Model, PairVerdict, SuiteResult
+from benchwarmers.store.schema import Model, PairVerdict, SuiteResult
 from benchwarmers.types import Ask, Request, user
 
-from .conftest import Seat
+from .conftest import Seat, judge_pair
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import decisions as simulation
@@ -110,21 +109,7 @@ async def test_the_server_and_the_simulation_seat_alike(offline: Runtime, seat: 
             bench.seats[alias, shape] += 1
             bench.last_seated[alias, shape] = float(order)
     for i, (days, better, worse, outcome) in enumerate(PAIRS):
-        async with store.write() as session:
-            for alias in (better, worse):
-                session.add(
-                    Call(
-                        id=f"{alias}{i}",
-                        at=datetime.now(UTC),
-                        kind="seat",
-                        alias=alias,
-                        collection="trio",
-                        shape="short",
-                        ask_id=f"ask{i}",
-                        status="ok",
-                    )
-                )
-        await record_pairs(store, PairJudgement(outcome, (f"{better}{i}", f"{worse}{i}")))
+        await judge_pair(store, "trio", i, better, worse, outcome)
         async with store.write() as session:  # judged `days` ago (and an hour: whole days)
             when = datetime.now(UTC) - timedelta(days=days, hours=1)
             await session.execute(update(PairVerdict).where(PairVerdict.ask_id == f"ask{i}").values(at=when))

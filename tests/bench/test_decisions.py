@@ -30,7 +30,7 @@ from benchwarmers.store.endpoints import add_endpoint
 from benchwarmers.store.models import add_model, retire, set_status
 from benchwarmers.store.schema import Call, LearnedLimit, Model, Probe, SeatingHistory, SuiteResult
 
-from .conftest import Seat
+from .conftest import Seat, judge_pair
 
 pytestmark = pytest.mark.unit
 
@@ -223,25 +223,6 @@ async def test_speed_price_and_limits_break_equal_records(offline: Runtime, seat
     assert "near its rate limit" in reasons["crowded"]
 
 
-async def _pair_judged(offline: Runtime, collection: str, i: int, better: str, worse: str) -> None:
-    """Ask `i` of `collection` on short: two seats, `better` judged better than `worse`."""
-    async with offline.store.write() as session:
-        for alias in (better, worse):
-            session.add(
-                Call(
-                    id=f"{alias}{i}",
-                    at=datetime.now(UTC),
-                    kind="seat",
-                    alias=alias,
-                    collection=collection,
-                    shape="short",
-                    ask_id=f"ask{i}",
-                    status="ok",
-                )
-            )
-    await record_pairs(offline.store, PairJudgement("better", (f"{better}{i}", f"{worse}{i}")))
-
-
 async def test_pairs_judged_move_the_ranking(offline: Runtime, seat: Seat) -> None:
     """Pairs (`calls/pairs.py`) are fitted into the same posterior as the
     single verdicts: equal records, then c judged better than a four times."""
@@ -250,7 +231,7 @@ async def test_pairs_judged_move_the_ranking(offline: Runtime, seat: Seat) -> No
         for useful in (True, False, True, False):
             await seat(alias, useful=useful)
     for i in range(4):
-        await _pair_judged(offline, "trio", i, "c", "a")
+        await judge_pair(offline.store, "trio", i, "c", "a")
     ranked = await decisions.rank(offline.store, "trio", "short")
     assert [r.alias for r in ranked] == ["c", "b", "a"]
     assert any("pairs: preferred 4" in why for why in ranked[0].reasons)
@@ -265,7 +246,7 @@ async def test_a_models_report_ranks_it_among_its_collection_so_its_pairs_count(
         await add(offline, alias)
     await add_collection(offline.store, "duo", ["a", "b"])
     for i in range(4):
-        await _pair_judged(offline, "duo", i, "a", "b")
+        await judge_pair(offline.store, "duo", i, "a", "b")
     board = {r.alias: r for r in await decisions.rank(offline.store, "duo", "short", ["a", "b"])}
     assert board["a"].mean > 0.6 > 0.4 > board["b"].mean
     standings: dict[tuple[str, str], dict[str, Any]] = {}
