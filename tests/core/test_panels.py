@@ -15,7 +15,7 @@ from benchwarmers.core import Identity, Panels, collection_entry, finish_backgro
 from benchwarmers.errors import NotFound, ProviderError, Refused, UserError
 from benchwarmers.panel import engine as engine_module
 from benchwarmers.runtime import Runtime
-from benchwarmers.store.collections import add_collection
+from benchwarmers.store.collections import add_collection, remove_collection
 from benchwarmers.store.endpoints import add_endpoint
 from benchwarmers.store.models import add_model
 from benchwarmers.store.schema import Call, SeatingHistory
@@ -280,3 +280,21 @@ async def test_a_panel_stopped_while_its_own_task_asks_a_seat_records_every_seat
     logged = await _logged(runtime)
     assert logged["fast"] == ("ok", "")
     assert logged["slow"][0] == "error" and "stopped waiting" in logged["slow"][1]
+
+
+async def test_the_record_of_a_collection_that_never_was_is_not_found(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    """Not an empty record, which reads as "nothing judged yet"; a collection
+    with nothing judged is that, and a removed one keeps its verdicts' record."""
+    await bench(runtime, fake_provider, FakeModel("one", answer="first"), FakeModel("two", answer="second"))
+    owner = Panels(runtime)
+    for name in ("nope", "bench/nope"):
+        with pytest.raises(NotFound, match="no collection"):
+            await owner.record(name)
+    assert (await owner.record("bench/duo"))["aliases"] == {}
+    reply = await owner.answer(Ask("solo", "panel", HELLO))
+    await owner.verdict({"call": reply.seats[0].call, "useful": True})
+    await remove_collection(runtime.store, "solo")
+    assert (await owner.record("solo"))["aliases"]["one"]["useful"] == 1
+    assert (await owner.seat_record(reply.seats[0].call) or {})["aliases"]["one"]["judged"] == 1

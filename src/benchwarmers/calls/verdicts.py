@@ -202,6 +202,14 @@ async def record(store: Store, collection: str, task: str = "") -> dict[str, Any
     return out
 
 
+async def judged_any(store: Store, collection: str) -> bool:
+    """Whether any verdict names `collection`: a removed collection's
+    verdicts stay (`remove_collection`), and so does its record."""
+    query = select(Verdict.call_id).where(Verdict.collection == collection_name(collection)).limit(1)
+    async with store.read() as session:
+        return (await session.scalar(query)) is not None
+
+
 async def pending(
     store: Store, calls: Sequence[str], *, collections: frozenset[str] | None = None
 ) -> list[str]:

@@ -235,10 +235,22 @@ class Panels:
         return await verdicts.record_verdict(store, call, useful, note)
 
     async def record(self, collection: str, task: str = "") -> dict[str, Any]:
-        """What the verdicts on a collection's seats add up to."""
+        """What the verdicts on a collection's seats add up to. A name that
+        is neither a collection nor in any verdict (a removed collection's
+        verdicts stay, so does its record) is NotFound, as the leaderboard's
+        is: an empty record would read as "nothing judged yet"."""
+        self._may_read_record(collection)
+        store = self.runtime.store
+        try:
+            await get_collection(store, collection)
+        except NotFound:
+            if not await verdicts.judged_any(store, collection):
+                raise
+        return await verdicts.record(store, collection, task)
+
+    def _may_read_record(self, collection: str) -> None:
         if not may_call(self.identity, collection):
             raise Refused(f"this key may not read the record of {collection}", status=403)
-        return await verdicts.record(self.runtime.store, collection, task)
 
     async def pending(self, body: object) -> list[str]:
         """Of the call ids in `body` (`{"calls": [...]}`, checked here), the
@@ -255,7 +267,9 @@ class Panels:
         logged = await get_call(self.runtime.store, call)
         if logged is None or not logged.collection:
             return None
-        return await self.record(logged.collection)
+        # A seat of it was logged, so it existed: no existence check (it may be removed since).
+        self._may_read_record(logged.collection)
+        return await verdicts.record(self.runtime.store, logged.collection)
 
     async def recent_asks(
         self, collection: str = "", limit: int = RECENT_ASKS, before: str = ""

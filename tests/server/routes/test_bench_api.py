@@ -105,3 +105,12 @@ def test_verdict_on_a_real_call_then_junk_keeps_it(bench: Bench, client: httpx.C
 def test_any_json_to_pending(client: httpx.Client, value: Any) -> None:
     reply = client.post("/bench/pending", content=as_bytes({"calls": value}))
     check_reply(reply, "/bench/pending", value)
+
+
+def test_the_record_of_an_unknown_collection_is_a_404_in_the_gateway_format(client: httpx.Client) -> None:
+    for name in ("nope", "bench/nope"):
+        reply = client.get("/bench/record", params={"collection": name})
+        assert reply.status_code == 404, reply.text
+        check_reply(reply, "/bench/record")
+        assert "no collection" in reply.json()["error"]["message"]
+    assert client.get("/bench/record", params={"collection": "bench/trio"}).status_code == 200
