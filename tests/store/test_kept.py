@@ -197,3 +197,26 @@ async def test_a_new_retention_on_postgresql(postgres_url: str) -> None:
         assert await kept.sweep(store, datetime.now(UTC) + timedelta(days=3, minutes=1)) == 2
     finally:
         await store.close()
+
+
+async def test_a_cut_another_process_owed_is_made_by_this_ones_sweep(
+    runtime: Runtime, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CLI command removed a collection that kept text while a long read
+    kept the WAL from being cut, and exited: the server's next sweep, with
+    nothing due of its own, cuts it (the debt is on disk, not in the CLI's memory)."""
+    await keeping(runtime.store, "trio")
+    await keep_one(runtime, "a_1")
+    cut = kept.wal.truncate
+    cli = Store(runtime.store.url)
+    try:
+        monkeypatch.setattr(kept.wal, "truncate", lambda file: False)
+        await remove_collection(cli, "trio")
+    finally:
+        await cli.close()
+    assert await rows(runtime) == 0
+    assert on_disk(home, "one says")
+    monkeypatch.setattr(kept.wal, "truncate", cut)
+    assert await kept.sweep(runtime.store) == 0
+    assert not on_disk(home, "one says", "and then?")
+    assert not list(home.glob("*" + kept.OWED_SUFFIX))  # paid: the next sweeps cut nothing more

@@ -19,16 +19,22 @@ Deleted means gone from the data folder, not only from the table: SQLite
 overwrites a deleted row's bytes (`secure_delete`, `store/db.py`), and
 after each deletion the WAL, which still holds the pages as they were
 written, is copied back and cut to nothing (`erase`). One that could not
-be cut then (a long read in the way) is cut by the next sweep. On
-PostgreSQL the rows' space is the database's own vacuum's.
+be cut then (a long read in the way) is owed: a marker file beside the
+database says so (`<file>-uncut`), so the next sweep of any process on
+that file cuts it, the server's hourly one after a CLI command that gave
+up, not only the next sweep of the process that deleted. On PostgreSQL
+the rows' space is the database's own vacuum's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, delete, insert, select, update
@@ -41,7 +47,8 @@ from benchwarmers.store.times import utc
 from benchwarmers.types import Request
 
 SWEEP_EVERY_SECONDS = 3600.0
-_UNERASED = "kept.unerased"  # `Store.local`: a deletion whose WAL was not cut yet
+# Beside the SQLite file: a deletion's WAL cut is owed (a file, so another process sees it).
+OWED_SUFFIX = "-uncut"
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +156,7 @@ async def sweep(store: Store, now: datetime | None = None) -> int:
             delete(KeptText).where(KeptText.expires_at <= (now or datetime.now(UTC)))
         )
     gone = int(getattr(result, "rowcount", 0) or 0)
-    if gone or store.local.get(_UNERASED):
+    if gone or (store.sqlite_file is not None and os.path.exists(store.sqlite_file + OWED_SUFFIX)):
         await erase(store)
     return gone
 
@@ -157,11 +164,24 @@ async def sweep(store: Store, now: datetime | None = None) -> int:
 async def erase(store: Store) -> None:
     """After kept text was deleted (and committed): on an SQLite file, the
     WAL copied back and cut, so no old page holding it is left on disk. In
-    a thread (it may wait a moment for a read to end); not done, the next
-    sweep tries again."""
-    if store.sqlite_file is None:
-        return
-    store.local[_UNERASED] = not await asyncio.to_thread(wal.truncate, store.sqlite_file)
+    a thread (it may wait a moment for a read to end); not done, a marker
+    file says a cut is owed and the next sweep, of this process or another
+    on the same file, tries again."""
+    if store.sqlite_file is not None:
+        await asyncio.to_thread(_cut, store.sqlite_file)
+
+
+def _cut(file: str) -> None:
+    """Cut the WAL, the marker taken off first and put back if the cut
+    failed. Another process's marker put after this unlink stays; one put
+    before it followed that process's deletion (a mark follows its commit),
+    which this cut, begun later, covers: no owed cut is lost."""
+    owed = Path(file + OWED_SUFFIX)
+    with contextlib.suppress(OSError):  # the text is deleted either way: the cut is the extra
+        owed.unlink(missing_ok=True)
+    if not wal.truncate(file):
+        with contextlib.suppress(OSError):
+            owed.touch()
 
 
 async def redate(session: AsyncSession, collection: str, days_before: int, days_now: int) -> None:
