@@ -707,6 +707,50 @@ def test_the_markdown_renderer_draws_what_it_knows_and_nothing_else(browser: Any
     assert list(zip([t for t, _ in MARKDOWN_CASES], drawn, strict=True)) == MARKDOWN_CASES
 
 
+ENTITY_CASES = [
+    # (markdown, the text drawn, the elements drawn)
+    ("&lt;b&gt;x&lt;/b&gt; &amp; &#39;a&#39; &#x27;b&#X27; &copy;", "<b>x</b> & 'a' 'b' \u00a9", ["P"]),
+    ("&lt;img src=x onerror=alert(1)&gt;", "<img src=x onerror=alert(1)>", ["P"]),
+    ("`&lt;b&gt;` and &lt;", "&lt;b&gt; and <", ["P", "CODE"]),
+    ("```\n&amp; &#39;\n```", "codeCopy&amp; &#39;", ["DIV", "DIV", "SPAN", "BUTTON", "PRE", "CODE"]),
+    ("&nosuch; &ampx; &#0; &#xD800; &#99999999; \\&amp;", "&nosuch; &ampx; \ufffd \ufffd &#99999999; &amp;", ["P"]),
+    ("&#42;not em&#42; **&quot;strong&quot;**", '*not em* "strong"', ["P", "STRONG"]),
+    ("# &lt;h&gt;\n\n- &gt; item", "<h>> item", ["H3", "UL", "LI"]),
+    ("[a](javascript&#58;alert(1))", "[a](javascript&#58;alert(1))", ["P"]),
+]
+
+
+def test_entities_show_as_their_characters_and_never_as_markup(browser: Any, home: Path) -> None:
+    """`&lt;b&gt;` is the characters `<b>` (text, not an element), `&amp;`
+    is `&`, numbers decoded; in code they stay as written, an unknown name
+    or a number out of range as CommonMark says, and a link's destination
+    is checked decoded (`javascript&#58;` is no link)."""
+    with live_server(home) as server:
+        page = browser.new_page()
+        page.goto(server.url + "/ask")
+        page.locator("body[data-ready]").wait_for(state="attached")
+        drawn = page.evaluate(
+            """cases => cases.map(text => {
+                const box = document.createElement('div');
+                box.append(bw.markdown(text));
+                return [box.textContent, [...box.querySelectorAll('*')].map((e) => e.tagName)];
+            })""",
+            [text for text, _, _ in ENTITY_CASES],
+        )
+        href = page.evaluate(
+            """() => {
+                const box = document.createElement('div');
+                box.append(bw.markdown('[a](https://x.org/?a=1&amp;b=2)'));
+                return box.querySelector('a').getAttribute('href');
+            }"""
+        )
+        page.close()
+    assert [(t, [c, e]) for t, c, e in ENTITY_CASES] == list(
+        zip([t for t, _, _ in ENTITY_CASES], drawn, strict=True)
+    )
+    assert href == "https://x.org/?a=1&b=2"
+
+
 def test_unmatched_brackets_and_markers_render_in_linear_time(browser: Any, home: Path) -> None:
     """An answer full of `[` or `_` with nothing to close them is drawn in one
     pass, not one scan of the rest per opener (100,000 brackets took some 13 s

@@ -8,6 +8,10 @@
 // fence, as a stream leaves it, is code so far), and inline code, **strong**, *emphasis*,
 // ~~strike~~, [links](https://...) and <https://...>. A link is a link only
 // when its scheme is http, https or mailto; any other shows as its text.
+// Entities (`&lt;`, `&amp;`, `&#39;`, `&#x27;`, any HTML5 name) show as the
+// character they name, as text (`&lt;b&gt;` is the characters `<b>`, never
+// an element); in code they stay as written, and an unknown name is left
+// alone (CommonMark).
 //
 //   bw.markdown(text) -> DocumentFragment
 (() => {
@@ -21,7 +25,9 @@
   const ITEM = /^( *)([-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$/;
   const TABLE_ROW = /^ {0,3}\|.*\|\s*$/;
   const TABLE_RULE = /^ {0,3}\|(?:\s*:?-+:?\s*\|)+\s*$/;
-  const ESCAPABLE = '\\`*_{}[]()#+-.!~<>|"\'';
+  const ESCAPABLE = '\\`*_{}[]()#+-.!~<>|"\'&';
+  // An entity: decimal (1-7 digits), hex (1-6) or a name (the longest HTML5 one is 31).
+  const ENTITY = /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([A-Za-z][A-Za-z0-9]{1,31}));/y;
 
   function node(tag, className, ...children) {
     const made = document.createElement(tag);
@@ -193,6 +199,12 @@
       const ch = text[i];
       if (ch === '\\' && i + 1 < text.length && ESCAPABLE.includes(text[i + 1])) { plain += text[i + 1]; i += 2; continue; }
       if (ch === '\\' && text[i + 1] === '\n') { push(node('br', '')); i += 2; continue; }
+      if (ch === '&') {
+        ENTITY.lastIndex = i;
+        const found = ENTITY.exec(text);
+        const character = found && entity(found);
+        if (character !== null) { plain += character; i += found[0].length; continue; }
+      }
       if (ch === '`') {
         const run = /^`+/.exec(text.slice(i))[0];
         const close = findRun(text, '`', run.length, i + run.length);
@@ -210,9 +222,10 @@
       if (ch === '[') {
         const link = readLink(text, i, seen);
         if (link) {
-          if (SAFE_LINK.test(link.url)) {
+          const url = entities(link.url); // checked as the browser will read it: `javascript&#58;` is not safe
+          if (SAFE_LINK.test(url)) {
             const a = node('a', '', ...inline(link.label));
-            a.setAttribute('href', link.url);
+            a.setAttribute('href', url);
             a.rel = 'noopener noreferrer nofollow';
             a.target = '_blank';
             push(a);
@@ -245,6 +258,36 @@
     }
     if (plain) out.push(document.createTextNode(plain));
     return out;
+  }
+
+  // The character(s) an entity match stands for, or null for an unknown name.
+  // A number out of Unicode's range, a surrogate or 0 is U+FFFD (CommonMark).
+  // A name is looked up by the browser's own table (every HTML5 entity), in
+  // a detached <textarea>: its content is text to the parser (no element can
+  // come of it), and what goes in is `&`, letters and digits, and `;`.
+  const NAMED = new Map();
+  let decoder = null;
+  function entity(found) {
+    if (found[1] !== undefined || found[2] !== undefined) {
+      const code = found[1] !== undefined ? parseInt(found[1], 10) : parseInt(found[2], 16);
+      const valid = code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff);
+      return String.fromCodePoint(valid ? code : 0xfffd);
+    }
+    const name = found[3];
+    if (!NAMED.has(name)) {
+      decoder = decoder || document.createElement('textarea');
+      decoder.innerHTML = `&${name};`;
+      const decoded = decoder.value;
+      // Unknown: left as written. A longer name after a legacy one (`&ampx;`) the
+      // parser reads as that one and the rest (`&x;`): no entity is over two characters.
+      NAMED.set(name, decoded !== `&${name};` && [...decoded].length <= 2 ? decoded : null);
+    }
+    return NAMED.get(name);
+  }
+
+  // `text` with its entities decoded (a link's destination).
+  function entities(text) {
+    return text.replace(new RegExp(ENTITY.source, 'g'), (...found) => entity(found) ?? found[0]);
   }
 
   // Where a run of exactly `length` of `ch` starts at or after `from` (-1 if none).
