@@ -363,6 +363,84 @@ def test_blind_mode_hides_the_names_until_judged_then_reveals_them(
         assert b.watch.take() == []
 
 
+def test_blind_a_failed_seats_message_names_no_model_until_judged(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """A seat whose model failed showed the upstream's message, which may
+    name the model (or ours, naming its alias): blind, the card says it
+    failed and keeps the message, out of the page, until the names are
+    shown; then it is there in full. The same on Recent asks. A panel with
+    nothing to judge (every seat failed) has nothing to hide: named at once."""
+    names = ("alpha", "beta", "gamma")
+    models = [FakeModel(name, answer=answers(capital="It is Paris.")) for name in names]
+    with bench(browser, home, fake_provider, models, blind=True) as b:
+        page = b.page
+        models[2].error = script.FakeError(status=400, message="gamma-upstream refused the ask")
+        b.ask("What is the capital of France?")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        cards = page.locator("#conversation .seat-card")
+        failed = page.locator("#conversation .seat-card.s-error")
+        expect(failed).to_have_count(1)
+        expect(failed.locator(".answer .error")).to_contain_text("message stays hidden")
+        assert not any(name in page.content() for name in names), page.inner_text("#conversation")
+        assert "upstream refused" not in page.content()
+        page.screenshot(path=str(artifacts / "ask-blind-failed.png"), full_page=True)
+        for key in ("1", "2"):  # the two answers that can be judged
+            page.locator("body").press(key)
+            page.keyboard.press("u")
+        expect(page.locator("#conversation .seat-card[data-alias]")).to_have_count(3)
+        expect(failed.locator(".answer .error")).to_contain_text("gamma-upstream refused the ask")
+        assert cards.count() == 3
+
+        # Recent asks: an ask from a client hides its failed seat's message; the judged one shows it.
+        chat = {"model": "bench/trio", "messages": [{"role": "user", "content": "The capital again?"}]}
+        assert httpx.post(b.base + "/v1/chat/completions", json=chat, timeout=60).status_code == 200
+        page.locator("header nav").get_by_role("link", name="Collections", exact=True).click()
+        asks = page.locator("#asks article.ask")
+        asks.nth(1).wait_for()
+        expect(asks.nth(0).locator(".seat-card.s-error .error")).to_contain_text("message stays hidden")
+        assert asks.nth(0).locator(".seat-card[data-alias]").count() == 0
+        newest = asks.nth(0).evaluate("e => e.outerHTML")
+        assert not any(name in newest for name in names) and "upstream refused" not in newest, newest
+        expect(asks.nth(1).locator(".seat-card.s-error .error")).to_contain_text("gamma-upstream refused")
+
+        # Every seat failed: nothing to judge, nothing to hide.
+        for model in models:
+            model.error = script.FakeError(status=400, message=f"{model.served}-upstream refused the ask")
+        page.goto(b.base + "/ask")
+        page.locator('body[data-ready="Ask"]').wait_for(state="attached")
+        b.ask("And now?")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        expect(page.locator("#conversation .seat-card[data-alias]")).to_have_count(3)
+        for name in names:
+            expect(card(page, name).locator(".error")).to_contain_text(f"{name}-upstream refused")
+        assert b.watch.take() == []
+
+
+def test_blind_a_failed_merges_message_names_no_merger_until_judged(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """The merger is "merger" on a blind page: its failure's message (which
+    may name it, and it may be a member) is hidden alike, until judged."""
+    models = [FakeModel(name, answer=answers(Merge="It is Paris.")) for name in ("alpha", "beta", "gamma")]
+    members = {"members": ["alpha", "beta"], "reply": "merged", "merger": "gamma"}
+    with bench(browser, home, fake_provider, models, blind=True, **members) as b:
+        page = b.page
+        models[2].error = script.FakeError(status=400, message="gamma-upstream refused to merge")
+        b.ask("Merge this")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        merged = page.locator("#conversation .merged-card")
+        expect(merged.locator(".error")).to_contain_text("message stays hidden")
+        html = page.content()
+        assert not [name for name in ("alpha", "beta", "gamma") if name in html], page.inner_text("main")
+        for key in ("1", "2"):
+            page.locator("body").press(key)
+            page.keyboard.press("u")
+        expect(page.locator("#conversation .seat-card[data-alias]")).to_have_count(2)
+        expect(merged.locator(".error")).to_contain_text("gamma-upstream refused to merge")
+        assert b.watch.take() == []
+
+
 def test_one_answer_offers_no_best_of_the_panel_nor_a_pair(
     browser: Any, home: Path, fake_provider: FakeProvider
 ) -> None:

@@ -166,7 +166,10 @@
       running = null;
       stop.hidden = true;
       button.disabled = false;
-      if (conversation.turns.includes(turn)) offerFollowUp();
+      if (conversation.turns.includes(turn)) {
+        view.revealIfNothingToJudge(); // blind, every seat failed: their messages, with the names
+        offerFollowUp();
+      }
     }
   }
 

@@ -169,7 +169,7 @@
         el('header', {}, el('strong', { text: 'Merged' }), ' ', el('span', { class: 'tag who', text: names.revealed ? json.alias : 'merger' }), ' ',
           el('span', { class: `status s-${json.status}`, text: json.status }), ' ', el('small', { text: `${json.seconds} s` }), names.revealed ? costTag(json.costUsd) : null),
         el('p', { class: 'hint', text: `Merged from ${seats.filter((s) => JUDGEABLE.has(s.status)).map((s) => names.label(s.alias)).join(', ') || 'no seat'}, shown beside it.` }),
-        el('div', { class: 'answer md' }, json.error ? json.error : bw.markdown(json.content || '')),
+        el('div', { class: 'answer md' }, json.error ? el('p', { class: 'error', text: names.revealed ? json.error : hiddenError(json.status) }) : bw.markdown(json.content || '')),
         json.report ? reportBox(json.report, named) : agreement.length ? el('ul', { class: 'agreement' }, ...agreement.map((p) => el('li', {},
           p.point, ' ', el('small', { text: `held by ${named(p.heldBy) || 'none'}` + (p.contradictedBy.length ? `; contradicted by ${named(p.contradictedBy)}` : '') })))) : null,
         json.call && JUDGEABLE.has(json.status) ? mergeBar(json) : null));
@@ -203,6 +203,14 @@
 
     revealIfJudged() {
       if (this.pairs.size || this.judgeable().every((s) => s.verdict)) this.reveal();
+    }
+
+    // Every seat of every turn under these names failed (or was stopped): no
+    // answer to judge, so no judging to keep unbiased, and each failure's
+    // message (hidden while blind) is what there is to read. Named now.
+    revealIfNothingToJudge() {
+      const turns = Turn.all.filter((turn) => turn.names === this.names && turn.root.isConnected);
+      if (!turns.some((turn) => turn.judgeable().length)) this.reveal();
     }
 
     reveal() {
@@ -272,7 +280,7 @@
       seat.seconds !== undefined ? el('small', { text: ` ${seat.seconds} s` }) : null,
       names.revealed ? costTag(seat.costUsd) : null); // a price would tell a blind seat's model
     const answer = el('div', { class: 'answer md' });
-    if (seat.error) answer.append(el('p', { class: 'error', text: seat.error }));
+    if (seat.error) answer.append(el('p', { class: 'error', text: names.revealed ? seat.error : hiddenError(seat.status) }));
     else if (seat.text) answer.append(bw.markdown(seat.text));
     else answer.append(el('p', { class: 'hint', text: emptyAnswer(turn, seat) }));
     const parts = [header, answer];
@@ -282,6 +290,14 @@
     else if (seat.status === 'cancelled') parts.push(el('p', { class: 'hint', text: 'Cancelled: stopped from the page; it costs no verdict.' }));
     if (seat.call && JUDGEABLE.has(seat.status)) parts.push(judgeBar(turn, seat));
     card.replaceChildren(...parts);
+  }
+
+  // A failed call's message, blind: the upstream's text (or ours) may name the
+  // model, its alias or its provider, so none of it is in the page until the
+  // names are shown (`redraw` then puts it in full).
+  function hiddenError(status) {
+    if (status === 'cancelled') return 'stopped before it answered';
+    return 'Failed: its message stays hidden while the names are (it may name the model); it shows once you have judged.';
   }
 
   // What a call cost, as the `bench` object says it: USD, or null for a price
