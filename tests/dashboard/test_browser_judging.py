@@ -791,7 +791,11 @@ ENTITY_CASES = [
     ("&lt;img src=x onerror=alert(1)&gt;", "<img src=x onerror=alert(1)>", ["P"]),
     ("`&lt;b&gt;` and &lt;", "&lt;b&gt; and <", ["P", "CODE"]),
     ("```\n&amp; &#39;\n```", "codeCopy&amp; &#39;", ["DIV", "DIV", "SPAN", "BUTTON", "PRE", "CODE"]),
-    ("&nosuch; &ampx; &#0; &#xD800; &#99999999; \\&amp;", "&nosuch; &ampx; \ufffd \ufffd &#99999999; &amp;", ["P"]),
+    (
+        "&nosuch; &ampx; &#0; &#xD800; &#99999999; \\&amp;",
+        "&nosuch; &ampx; \ufffd \ufffd &#99999999; &amp;",
+        ["P"],
+    ),
     ("&#42;not em&#42; **&quot;strong&quot;**", '*not em* "strong"', ["P", "STRONG"]),
     ("# &lt;h&gt;\n\n- &gt; item", "<h>> item", ["H3", "UL", "LI"]),
     ("[a](javascript&#58;alert(1))", "[a](javascript&#58;alert(1))", ["P"]),
