@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import func, insert, select, update
 
 from benchwarmers.calls.call_ids import new_call_id
-from benchwarmers.calls.verdicts import record_verdict
+from benchwarmers.calls.verdicts import judged_any, record_verdict
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import Store
@@ -141,3 +141,13 @@ async def test_two_replicas_on_postgresql_count_every_verdict(postgres_url: str)
     finally:
         await first.close()
         await second.close()
+
+
+async def test_judged_any_says_whether_a_verdict_names_the_collection(runtime: Runtime) -> None:
+    """What tells a removed collection's record (its verdicts stay) from a
+    name that never was: by either form of the name."""
+    (call,) = await add_calls(runtime.store, 1, ("one",), ("short",))
+    assert not await judged_any(runtime.store, "bench/trio")
+    await record_verdict(runtime.store, call, True)
+    assert await judged_any(runtime.store, "bench/trio") and await judged_any(runtime.store, "trio")
+    assert not await judged_any(runtime.store, "trio2")
