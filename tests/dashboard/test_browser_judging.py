@@ -768,20 +768,27 @@ MARKDOWN_CASES = [
 ]
 
 
-def test_the_markdown_renderer_draws_what_it_knows_and_nothing_else(browser: Any, home: Path) -> None:
+def markdown_drawn(browser: Any, home: Path, texts: list[str], what: str) -> list[Any]:
+    """For each text, `what` (a JS expression of `box`, the text drawn by
+    `bw.markdown` into a div) as the Ask page's renderer gives it."""
     with live_server(home) as server:
         page = browser.new_page()
         page.goto(server.url + "/ask")
         page.locator("body[data-ready]").wait_for(state="attached")
-        drawn = page.evaluate(
-            """cases => cases.map(text => {
+        drawn: list[Any] = page.evaluate(
+            f"""texts => texts.map(text => {{
                 const box = document.createElement('div');
                 box.append(bw.markdown(text));
-                return box.innerHTML;
-            })""",
-            [text for text, _ in MARKDOWN_CASES],
+                return {what};
+            }})""",
+            texts,
         )
         page.close()
+    return drawn
+
+
+def test_the_markdown_renderer_draws_what_it_knows_and_nothing_else(browser: Any, home: Path) -> None:
+    drawn = markdown_drawn(browser, home, [text for text, _ in MARKDOWN_CASES], "box.innerHTML")
     assert list(zip([t for t, _ in MARKDOWN_CASES], drawn, strict=True)) == MARKDOWN_CASES
 
 
@@ -799,6 +806,7 @@ ENTITY_CASES = [
     ("&#42;not em&#42; **&quot;strong&quot;**", '*not em* "strong"', ["P", "STRONG"]),
     ("# &lt;h&gt;\n\n- &gt; item", "<h>> item", ["H3", "UL", "LI"]),
     ("[a](javascript&#58;alert(1))", "[a](javascript&#58;alert(1))", ["P"]),
+    ("[a](https://x.org/?a=1&amp;b=2)", "a", ["P", "A https://x.org/?a=1&b=2"]),
 ]
 
 
@@ -807,30 +815,13 @@ def test_entities_show_as_their_characters_and_never_as_markup(browser: Any, hom
     is `&`, numbers decoded; in code they stay as written, an unknown name
     or a number out of range as CommonMark says, and a link's destination
     is checked decoded (`javascript&#58;` is no link)."""
-    with live_server(home) as server:
-        page = browser.new_page()
-        page.goto(server.url + "/ask")
-        page.locator("body[data-ready]").wait_for(state="attached")
-        drawn = page.evaluate(
-            """cases => cases.map(text => {
-                const box = document.createElement('div');
-                box.append(bw.markdown(text));
-                return [box.textContent, [...box.querySelectorAll('*')].map((e) => e.tagName)];
-            })""",
-            [text for text, _, _ in ENTITY_CASES],
-        )
-        href = page.evaluate(
-            """() => {
-                const box = document.createElement('div');
-                box.append(bw.markdown('[a](https://x.org/?a=1&amp;b=2)'));
-                return box.querySelector('a').getAttribute('href');
-            }"""
-        )
-        page.close()
-    assert [(t, [c, e]) for t, c, e in ENTITY_CASES] == list(
-        zip([t for t, _, _ in ENTITY_CASES], drawn, strict=True)
+    texts = [text for text, _, _ in ENTITY_CASES]
+    # Each element drawn: its tag, and a link's href after it.
+    elements = (
+        "[...box.querySelectorAll('*')].map((e) => `${e.tagName} ${e.getAttribute('href') || ''}`.trim())"
     )
-    assert href == "https://x.org/?a=1&b=2"
+    drawn = markdown_drawn(browser, home, texts, f"[box.textContent, {elements}]")
+    assert [(t, [c, e]) for t, c, e in ENTITY_CASES] == list(zip(texts, drawn, strict=True))
 
 
 def test_unmatched_brackets_and_markers_render_in_linear_time(browser: Any, home: Path) -> None:
