@@ -298,3 +298,21 @@ async def test_the_record_of_a_collection_that_never_was_is_not_found(
     await remove_collection(runtime.store, "solo")
     assert (await owner.record("solo"))["aliases"]["one"]["useful"] == 1
     assert (await owner.seat_record(reply.seats[0].call) or {})["aliases"]["one"]["judged"] == 1
+
+
+async def test_recent_asks_of_a_collection_that_never_was_are_not_found(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    """Filtered by a name that never was: NotFound (its field named), not an
+    empty page; a collection with nothing asked yet is an empty page, and a
+    removed one still has the asks its log keeps."""
+    await bench(runtime, fake_provider, FakeModel("one", answer="first"), FakeModel("two", answer="second"))
+    owner = Panels(runtime)
+    with pytest.raises(NotFound, match="no collection") as refused:
+        await owner.recent_asks("nope")
+    assert refused.value.field == "collection"
+    assert await owner.recent_asks("duo") == ([], "")
+    await owner.answer(Ask("solo", "panel", HELLO))
+    await remove_collection(runtime.store, "solo")
+    asks, _ = await owner.recent_asks("solo")
+    assert [a["collection"] for a in asks] == ["solo"]
