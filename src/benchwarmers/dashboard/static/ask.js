@@ -167,7 +167,7 @@
       stop.hidden = true;
       button.disabled = false;
       if (conversation.turns.includes(turn)) {
-        view.revealIfNothingToJudge(); // blind, every seat failed: their messages, with the names
+        view.revealIfNothingToJudge(); // blind, no answer to judge: the failures' messages, with the names
         offerFollowUp();
       }
     }
