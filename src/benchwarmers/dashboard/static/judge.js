@@ -169,7 +169,7 @@
         el('header', {}, el('strong', { text: 'Merged' }), ' ', el('span', { class: 'tag who', text: names.revealed ? json.alias : 'merger' }), ' ',
           el('span', { class: `status s-${json.status}`, text: json.status }), ' ', el('small', { text: `${json.seconds} s` }), names.revealed ? costTag(json.costUsd) : null),
         el('p', { class: 'hint', text: `Merged from ${seats.filter((s) => JUDGEABLE.has(s.status)).map((s) => names.label(s.alias)).join(', ') || 'no seat'}, shown beside it.` }),
-        el('div', { class: 'answer md' }, json.error ? json.error : bw.markdown(json.content || '')),
+        el('div', { class: 'answer md' }, json.error ? errorText(names, json.status, json.error) : bw.markdown(json.content || '')),
         json.report ? reportBox(json.report, named) : agreement.length ? el('ul', { class: 'agreement' }, ...agreement.map((p) => el('li', {},
           p.point, ' ', el('small', { text: `held by ${named(p.heldBy) || 'none'}` + (p.contradictedBy.length ? `; contradicted by ${named(p.contradictedBy)}` : '') })))) : null,
         json.call && JUDGEABLE.has(json.status) ? mergeBar(json) : null));
@@ -201,8 +201,13 @@
       this.judgeable()[index]?.card.focus();
     }
 
+    // Judged: a pair, the best, or every answer on its own (none to judge counts).
+    settled() {
+      return this.pairs.size > 0 || this.judgeable().every((s) => s.verdict);
+    }
+
     revealIfJudged() {
-      if (this.pairs.size || this.judgeable().every((s) => s.verdict)) this.reveal();
+      if (this.settled()) this.reveal();
     }
 
     reveal() {
@@ -272,7 +277,7 @@
       seat.seconds !== undefined ? el('small', { text: ` ${seat.seconds} s` }) : null,
       names.revealed ? costTag(seat.costUsd) : null); // a price would tell a blind seat's model
     const answer = el('div', { class: 'answer md' });
-    if (seat.error) answer.append(el('p', { class: 'error', text: seat.error }));
+    if (seat.error) answer.append(el('p', { class: 'error', text: errorText(names, seat.status, seat.error) }));
     else if (seat.text) answer.append(bw.markdown(seat.text));
     else answer.append(el('p', { class: 'hint', text: emptyAnswer(turn, seat) }));
     const parts = [header, answer];
@@ -295,6 +300,13 @@
     if (usd === null) return 'cost unknown';
     if (usd === 0) return '$0';
     return `$${usd < 1 ? Number(usd.toPrecision(2)) : usd.toFixed(2)}`;
+  }
+
+  // A failed call's error is the provider's words, which often name the model ("model 'x' not
+  // found", "x is overloaded"): blind, it waits for the names. A cut or a stop is ours and names none.
+  function errorText(names, status, error) {
+    if (names.revealed || status === 'cancelled') return error;
+    return `${status}: its message is shown once the names are (a provider's error often names its model)`;
   }
 
   function emptyAnswer(turn, seat) {
