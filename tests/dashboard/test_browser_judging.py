@@ -397,6 +397,39 @@ def test_a_blind_seats_error_names_no_model_until_the_names_are_shown(
         assert b.watch.take() == []
 
 
+def test_judging_a_blind_ask_in_recent_asks_moves_no_record_row_until_the_names_show(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Recent asks sits above the collection's record table, which followed
+    each verdict: blind, judging Seat A turned "No verdicts yet" into a row
+    "alpha 1 0 1" while the card still said "name hidden". The table waits
+    for the verdict that shows the names, then has them all."""
+    names = ("alpha", "beta")
+    models = [FakeModel(name, answer=capable) for name in names]
+    with bench(browser, home, fake_provider, models, blind=True) as b:
+        page = b.page
+        chat = {"model": "bench/trio", "messages": [{"role": "user", "content": "Who is who?"}]}
+        assert httpx.post(b.base + "/v1/chat/completions", json=chat, timeout=60).status_code == 200
+        page.locator("header nav").get_by_role("link", name="Collections", exact=True).click()
+        ask = page.locator("#asks article.ask").first
+        cards = ask.locator(".seat-card")
+        expect(cards).to_have_count(2)
+        rows = page.locator('table[data-record="trio"] tbody tr')
+        cards.nth(0).get_by_role("button", name="Useful", exact=True).click()
+        expect(cards.nth(0).locator(".judge-state")).to_contain_text("useful")
+        page.wait_for_timeout(300)  # the table followed at once, when it did
+        expect(rows).to_have_count(1)
+        expect(rows.first).to_have_class("none")
+        assert ask.locator(".seat-card[data-alias]").count() == 0
+        assert not any(name in page.inner_text("#recent") for name in names)
+        assert not any(name in page.inner_text('table[data-record="trio"]') for name in names)
+        cards.nth(1).get_by_role("button", name="Not useful", exact=True).click()
+        expect(ask.locator(".seat-card[data-alias]")).to_have_count(2)
+        expect(page.locator('table[data-record="trio"] tbody tr[data-alias]')).to_have_count(2)
+        expect(page.locator('table[data-record="trio"] tr[data-alias] td.judged')).to_have_text(["1", "1"])
+        assert b.watch.take() == []
+
+
 def test_one_answer_offers_no_best_of_the_panel_nor_a_pair(
     browser: Any, home: Path, fake_provider: FakeProvider
 ) -> None:

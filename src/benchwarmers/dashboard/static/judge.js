@@ -172,7 +172,7 @@
         el('div', { class: 'answer md' }, json.error ? errorText(names, json.status, json.error) : bw.markdown(json.content || '')),
         json.report ? reportBox(json.report, named) : agreement.length ? el('ul', { class: 'agreement' }, ...agreement.map((p) => el('li', {},
           p.point, ' ', el('small', { text: `held by ${named(p.heldBy) || 'none'}` + (p.contradictedBy.length ? `; contradicted by ${named(p.contradictedBy)}` : '') })))) : null,
-        json.call && JUDGEABLE.has(json.status) ? mergeBar(json) : null));
+        json.call && JUDGEABLE.has(json.status) ? mergeBar(json, names) : null));
       this.root.querySelector('.panel-row').classList.add('with-merge');
     }
 
@@ -223,10 +223,11 @@
     }
 
     // A blind panel is revealed once judged: a pair, the best, or every answer on its own.
+    // The event says whether the names are still hidden: a record that moves tells who was judged.
     judged(data) {
       this.revealIfJudged();
       this.onJudged(this);
-      document.dispatchEvent(new CustomEvent('bw:judged', { detail: data || {} }));
+      document.dispatchEvent(new CustomEvent('bw:judged', { detail: { ...data, hidden: !this.names.revealed } }));
     }
 
     // A pair verdict already given (`{better, worse, outcome, note}`), shown in the compare bar.
@@ -339,7 +340,7 @@
 
   // The merge is judged on its own (useful or not, a note): it is no seat to
   // compare. By mouse or by its keys, as a seat is (`bar.give`, the keydown below).
-  function mergeBar(json) {
+  function mergeBar(json, names) {
     const verdict = json.verdict ? (json.verdict.useful ? 'useful' : 'not_useful') : '';
     const note = el('input', { class: 'note', type: 'text', name: 'note', 'aria-label': 'Note on the merged answer (optional)', placeholder: 'Note (optional)' });
     note.value = json.verdict?.note || '';
@@ -350,7 +351,7 @@
       json.verdict = { useful, note: note.value.trim() };
       state.textContent = said({ verdict: useful ? 'useful' : 'not_useful', note: json.verdict.note });
       for (const button of bar.querySelectorAll('button[data-merge-verdict]')) button.setAttribute('aria-pressed', String(button.dataset.mergeVerdict === (useful ? 'useful' : 'not_useful')));
-      document.dispatchEvent(new CustomEvent('bw:judged', { detail: result.data }));
+      document.dispatchEvent(new CustomEvent('bw:judged', { detail: { ...result.data, hidden: !names.revealed } }));
     };
     const button = (kind, label, key, className) => {
       const made = keyed(label, key, { class: className, 'data-merge-verdict': kind, 'aria-pressed': String(verdict === kind) });
