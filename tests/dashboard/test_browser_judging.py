@@ -301,6 +301,14 @@ def test_b_is_better_by_keyboard_and_both_bad_by_mouse_are_stored_as_shown(
             ("gamma", "1 won, 0 lost, 0 tied, 1 both bad"),
         ):
             expect(page.locator(f'#leaderboard tr[data-alias="{alias}"] .pairs')).to_have_text(record)
+        # Beta and gamma met in that pair, though neither won it: the matrix says so, not "not met".
+        matrix = page.locator("#win-matrix")
+        for row, column in (("beta", "gamma"), ("gamma", "beta")):
+            cell = matrix.locator(f'tr[data-alias="{row}"] td[data-against="{column}"]')
+            expect(cell).to_have_text("0–0 1 both bad")
+        expect(matrix.locator('tr[data-alias="beta"] td[data-against="alpha"]')).to_have_text("not met")
+        board = b.client.get("/ui/api/leaderboard", params={"collection": "bench/trio"}).json()
+        assert board["bothBad"] == {"beta": {"gamma": 1}, "gamma": {"beta": 1}}
         # Judged in pairs alone, a model has a record on the Bench page: not "not judged yet".
         page.goto(b.base + "/models")
         gamma = page.locator('tr[data-alias="gamma"] td[data-label="Record"]')
