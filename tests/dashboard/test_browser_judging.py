@@ -389,8 +389,9 @@ def test_a_blind_seats_error_names_no_model_until_the_names_are_shown(
         expect(failed).to_have_count(1)
         expect(failed.locator(".answer")).to_contain_text("shown once the names are")
         assert not any(name in page.content() for name in names)
+        answered = page.locator("#conversation .seat-card.s-ok")
         for i in range(2):
-            page.locator("#conversation .seat-card.s-ok").nth(i).get_by_role("button", name="Useful", exact=True).click()
+            answered.nth(i).get_by_role("button", name="Useful", exact=True).click()
         expect(page.locator("#conversation .seat-card[data-alias]")).to_have_count(3)
         expect(failed.locator(".answer")).to_contain_text("gamma is overloaded")
 
