@@ -336,6 +336,8 @@ def test_blind_mode_hides_the_names_until_judged_then_reveals_them(
         shown = page.inner_text("#conversation") + page.inner_text("#follow-up")
         assert not any(name in shown for name in names), shown
         assert page.locator("#conversation .seat-card[data-alias]").count() == 0
+        # Nor the server's numbering ("Seat 1" is the first member as the collection lists them).
+        assert not re.search(r"Seat \d", page.inner_html("#conversation"))
         page.screenshot(path=str(artifacts / "ask-blind.png"), full_page=True)
 
         # Judged one by one (by keyboard): the names stay hidden until the last verdict.
@@ -349,6 +351,7 @@ def test_blind_mode_hides_the_names_until_judged_then_reveals_them(
         expect(page.locator("#conversation .seat-card[data-alias]")).to_have_count(3)
         revealed = {cards.nth(i).get_attribute("data-alias") for i in range(3)}
         assert revealed == set(names)
+        assert {cards.nth(i).get_attribute("data-seat") for i in range(3)} == {"Seat 1", "Seat 2", "Seat 3"}
         for i in range(3):
             expect(cards.nth(i).locator(".who")).to_have_text(cards.nth(i).get_attribute("data-alias") or "")
         page.screenshot(path=str(artifacts / "ask-blind-revealed.png"), full_page=True)

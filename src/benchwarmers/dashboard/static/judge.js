@@ -254,7 +254,7 @@
   }
 
   function seatCard(turn, seat) {
-    const card = el('article', { class: 'seat-card', tabIndex: 0, 'data-seat': seat.seat });
+    const card = el('article', { class: 'seat-card', tabIndex: 0 });
     card.turn = turn;
     card.seat = seat;
     return card;
@@ -268,7 +268,9 @@
     const names = turn.names;
     card.className = `seat-card s-${seat.status}` + (seat.card.classList.contains('streaming') ? ' streaming' : '') + (seat.verdict ? ' judged' : '');
     card.dataset.label = names.label(seat.alias);
-    if (names.revealed) card.dataset.alias = seat.alias; else delete card.dataset.alias;
+    // The server's seat ("Seat 2") is the panel's order, its members' as listed: blind, it waits too.
+    if (names.revealed) Object.assign(card.dataset, { alias: seat.alias, seat: seat.seat });
+    else { delete card.dataset.alias; delete card.dataset.seat; }
     if (seat.call) card.dataset.call = seat.call;
     card.setAttribute('aria-label', `${names.shown(seat.alias)}, ${seat.status}`);
     const header = el('header', {},
