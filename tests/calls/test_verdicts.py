@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import func, insert, select, update
 
 from benchwarmers.calls.call_ids import new_call_id
-from benchwarmers.calls.verdicts import record_verdict
+from benchwarmers.calls.verdicts import check_verdict_body, record_verdict
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import Store
@@ -141,3 +141,11 @@ async def test_two_replicas_on_postgresql_count_every_verdict(postgres_url: str)
     finally:
         await first.close()
         await second.close()
+
+
+@pytest.mark.parametrize("extra", ["usefull", "notes", "task"])
+def test_a_verdict_body_with_a_key_it_does_not_take_is_refused(extra: str) -> None:
+    """A misspelt key was ignored: `{"useful": true, "usefull": false}` stored useful."""
+    with pytest.raises(UserError, match=f"no '{extra}'"):
+        check_verdict_body({"call": "c_a", "useful": True, extra: False})
+    assert check_verdict_body({"call": "c_a", "useful": True, "note": None}) == ("c_a", True, "")
