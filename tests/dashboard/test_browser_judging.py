@@ -499,6 +499,39 @@ def test_a_blind_follow_up_names_no_model_in_the_page_and_reaches_the_chosen_sea
         assert b.watch.take() == []
 
 
+def test_a_blind_conversation_is_named_once_each_turn_is_judged_not_one_follow_up(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """A verdict on a one-seat follow-up named every model of the
+    conversation, Seat A and Seat C too, whose first answers nobody had
+    judged. The names wait for each turn's judging (every answer, a pair or
+    the best), as one turn's do."""
+    names = ("alpha", "beta", "gamma")
+    models = [FakeModel(name, answer=answers(First="An answer.", Second="Another.")) for name in names]
+    with bench(browser, home, fake_provider, models, blind=True) as b:
+        page = b.page
+        b.ask("First question")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        page.get_by_label("Send to").select_option(label="only Seat B")
+        page.get_by_label("Follow-up").fill("Second question, to B")
+        page.get_by_role("button", name="Send follow-up").click()
+        second = page.locator("#conversation section.turn").nth(1)
+        second.wait_for()
+        page.locator("#ask-state >> text=Done.").wait_for()
+        second.locator(".seat-card").get_by_role("button", name="Useful", exact=True).click()
+        expect(second.locator(".judge-state")).to_contain_text("useful")
+        page.wait_for_timeout(300)
+        assert page.locator("#conversation .seat-card[data-alias]").count() == 0
+        assert not any(name in page.content() for name in names)
+        # The first turn judged (best of the panel): now every turn is, and the names show.
+        first = page.locator("#conversation section.turn").first
+        first.locator('.seat-card[data-label="Seat A"]').get_by_role(
+            "button", name="Best of the panel"
+        ).click()
+        expect(page.locator("#conversation .seat-card[data-alias]")).to_have_count(4)
+        assert b.watch.take() == []
+
+
 def test_three_seats_stream_their_text_as_it_is_written(
     browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
 ) -> None:

@@ -156,7 +156,7 @@
       await read(response, (event) => onEvent(event, turn));
       view.cut(); // a stream that closed before a seat's end: that seat was cut
       // Blind, with no answer to judge (every seat failed) and nothing left unjudged before it: named now.
-      if (!view.judgeable().length && conversation.turns.every((t) => t.view.settled())) view.reveal();
+      if (!view.judgeable().length) view.revealIfJudged();
       state.textContent = 'Done. Judge the answers where they stand: their verdicts decide the next panel.'
         + (turn.cost ? ` ${turn.cost}` : '');
     } catch (error) {

@@ -206,8 +206,10 @@
       return this.pairs.size > 0 || this.judgeable().every((s) => s.verdict);
     }
 
+    // A conversation's names show once each of its turns is judged: a verdict on a one-seat
+    // follow-up says nothing of the answers before it that were never judged.
     revealIfJudged() {
-      if (this.settled()) this.reveal();
+      if (Turn.all.filter((t) => t.names === this.names && t.root.isConnected).every((t) => t.settled())) this.reveal();
     }
 
     reveal() {
