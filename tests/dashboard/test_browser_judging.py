@@ -317,6 +317,42 @@ def test_b_is_better_by_keyboard_and_both_bad_by_mouse_are_stored_as_shown(
         assert b.watch.take() == []
 
 
+def test_a_pairs_note_stays_when_its_verdict_is_changed_later(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """A seat's note box keeps its note, so a changed verdict keeps it; the
+    pair's box was emptied after each save, so changing "A is better" to a
+    tie later stored the pair with no note (gone from the model's page)."""
+    models = [FakeModel(name, answer=capable) for name in ("alpha", "beta", "gamma")]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        calls = b.answered("Which is clearer?", ("alpha", "beta", "gamma"))
+        compare = page.locator("section.compare").last
+        note = compare.get_by_label("Note on the pair (optional)")
+
+        def choose(a: str, b: str) -> None:
+            compare.locator('select[data-side="a"]').select_option(calls[a])
+            compare.locator('select[data-side="b"]').select_option(calls[b])
+
+        choose("alpha", "beta")
+        note.fill("alpha cites its source")
+        compare.get_by_role("button", name="A is better").click()
+        expect(compare.locator(".pairs li")).to_have_count(1)
+        expect(note).to_have_value("")  # moved on to a pair not judged yet
+        note.fill("typed for the next pair")
+        choose("beta", "alpha")  # words typed by hand are not replaced
+        expect(note).to_have_value("typed for the next pair")
+        note.fill("")
+        choose("alpha", "gamma")
+        choose("beta", "alpha")  # the judged pair again: its note is back
+        expect(note).to_have_value("alpha cites its source")
+        compare.get_by_role("button", name="Tie").click()
+        expect(compare.locator(".pairs li").first).to_contain_text(": tie")
+        (pair,) = b.client.get("/ui/api/asks").json()["asks"][0]["pairs"]
+        assert (pair["outcome"], pair["note"]) == ("tie", "alpha cites its source")
+        assert b.watch.take() == []
+
+
 def test_blind_mode_hides_the_names_until_judged_then_reveals_them(
     browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
 ) -> None:

@@ -421,6 +421,7 @@
       el('small', { class: 'compare-state', role: 'status' }),
       el('ul', { class: 'pairs plain' }));
     bar.turn = turn;
+    for (const side of bar.querySelectorAll('select')) side.addEventListener('change', () => pairNote(turn));
     return bar;
   }
 
@@ -446,6 +447,7 @@
       chosen = nextPair(turn, calls) || [calls[0], calls[1]];
     }
     [a.value, b.value] = chosen;
+    pairNote(turn);
     const byCall = new Map(seats.map((s) => [s.call, s]));
     bar.querySelector('.pairs').replaceChildren(...[...turn.pairs.entries()].map(([key, pair]) => {
       const [better, worse] = [byCall.get(pair.better), byCall.get(pair.worse)];
@@ -454,6 +456,19 @@
       const text = pair.outcome === 'better' ? `${x} better than ${y}` : pair.outcome === 'tie' ? `${x} and ${y}: tie` : `${x} and ${y}: both bad`;
       return el('li', { 'data-pair-key': key, text: text + (pair.note ? ` — “${pair.note}”` : '') });
     }).filter(Boolean));
+  }
+
+  // The note box holds the note of the pair chosen, when it was judged, so changing
+  // the pair's verdict keeps it (a seat's note box keeps its note so). Only when the
+  // choice moves (a seat ending redraws the bar), and never over words typed since.
+  function pairNote(turn) {
+    const bar = turn.compare;
+    const box = bar.querySelector('input.note');
+    const key = pairKey(bar.querySelector('[data-side="a"]').value, bar.querySelector('[data-side="b"]').value);
+    if (key === bar.shownPair) return;
+    bar.shownPair = key;
+    if (box.value && box.value !== bar.filled) return; // written by hand: kept for the pair chosen now
+    box.value = bar.filled = turn.pairs.get(key)?.note || '';
   }
 
   function nextPair(turn, calls) {
@@ -480,7 +495,8 @@
     const result = await api('POST', '/ui/api/verdict', { ...body, note });
     if (!result.ok) { state.textContent = message(result); return; }
     for (const pair of result.data.recorded?.pairs || []) remember(turn, pair);
-    bar.querySelector('input.note').value = '';
+    bar.shownPair = null; // the next pair's note (or this one's, judged again) fills the box
+    bar.filled = bar.querySelector('input.note').value; // the note just saved is the pair's, not typed
     state.textContent = 'Saved.';
     refreshCompare(turn, true);
     turn.judged(result.data);
