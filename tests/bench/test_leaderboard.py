@@ -36,6 +36,15 @@ def test_pairs_count_wins_losses_ties_and_both_bad_per_model_and_per_two() -> No
     assert "c" not in matrix.get("b", {})  # both bad says nothing of which was better
 
 
+def test_two_models_judged_both_bad_met_though_neither_won() -> None:
+    """The matrix counts who beat whom, so "both bad" is not in it; the board
+    says beside it how often two models were both bad (the page read them
+    "not met", as if the verdict was lost)."""
+    pairs = [pair("b", "c", "both_bad"), pair("c", "b", "both_bad"), pair("a", "b"), pair("a", "c", "tie")]
+    assert leaderboard._both_bad(pairs) == {"b": {"c": 2}, "c": {"b": 2}}
+    assert leaderboard._both_bad([pair("a", "b")]) == {}
+
+
 def test_the_trend_adds_each_day_to_what_came_before() -> None:
     verdicts = [("a", True, DAY1), ("a", False, DAY2), ("b", True, DAY1)]
     trend = leaderboard._trend("a", verdicts, [pair("a", "b", at=DAY2), pair("a", "c", "tie", at=DAY2)])

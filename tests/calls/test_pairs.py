@@ -140,3 +140,23 @@ def test_worse_without_better_is_refused_not_dropped(body: dict[str, object], sa
     assert is_pair_body(body)
     with pytest.raises(UserError, match=said):
         check_pair_body(body)
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ({"better": "c_a", "worse": "c_b", "nte": "typo"}, "no 'nte'"),
+        ({"tie": ["c_a", "c_b"], "outcome": "tie"}, "no 'outcome'"),
+        ({"bothBad": ["c_a", "c_b"], "both_bad": ["c_a", "c_b"]}, "given twice"),
+    ],
+)
+def test_a_pair_body_with_a_key_it_does_not_take_is_refused(body: dict[str, object], said: str) -> None:
+    """A key no form takes was ignored: the pair stored, what the key meant lost."""
+    with pytest.raises(UserError, match=said):
+        check_pair_body(body)
+
+
+def test_both_bad_may_be_spelt_as_the_json_spells_it() -> None:
+    body = {"bothBad": ["c_a", "c_b"], "note": "neither"}
+    assert is_pair_body(body)
+    assert check_pair_body(body) == PairJudgement("both_bad", ("c_a", "c_b"), "neither")

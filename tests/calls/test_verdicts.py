@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import func, insert, select, update
 
 from benchwarmers.calls.call_ids import new_call_id
-from benchwarmers.calls.verdicts import judged_any, record_verdict
+from benchwarmers.calls.verdicts import check_verdict_body, judged_any, record_verdict
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import Store
@@ -151,3 +151,11 @@ async def test_judged_any_says_whether_a_verdict_names_the_collection(runtime: R
     await record_verdict(runtime.store, call, True)
     assert await judged_any(runtime.store, "bench/trio") and await judged_any(runtime.store, "trio")
     assert not await judged_any(runtime.store, "trio2")
+
+
+@pytest.mark.parametrize("extra", ["usefull", "notes", "task"])
+def test_a_verdict_body_with_a_key_it_does_not_take_is_refused(extra: str) -> None:
+    """A misspelt key was ignored: `{"useful": true, "usefull": false}` stored useful."""
+    with pytest.raises(UserError, match=f"no '{extra}'"):
+        check_verdict_body({"call": "c_a", "useful": True, extra: False})
+    assert check_verdict_body({"call": "c_a", "useful": True, "note": None}) == ("c_a", True, "")

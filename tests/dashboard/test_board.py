@@ -42,6 +42,36 @@ def test_the_trend_is_a_line_once_there_are_two_days() -> None:
 
 def test_a_matrix_cell_counts_a_tie_as_half_a_win() -> None:
     matrix = {"a": {"b": {"wins": 2, "losses": 1, "ties": 1}, "c": {"wins": 0, "losses": 0, "ties": 0}}}
-    assert board.matrix_cell(matrix, "a", "b") == {"wins": 2, "losses": 1, "ties": 1, "rate": 0.625, "met": 4}
+    assert board.matrix_cell(matrix, "a", "b") == {
+        "wins": 2,
+        "losses": 1,
+        "ties": 1,
+        "bothBad": 0,
+        "rate": 0.625,
+        "met": 4,
+    }
     assert board.matrix_cell(matrix, "a", "c") is None
     assert board.matrix_cell(matrix, "b", "a") is None
+
+
+def test_a_matrix_cell_says_both_bad_pairs_and_only_those_met() -> None:
+    matrix = {"a": {"b": {"wins": 1, "losses": 0, "ties": 1}}}
+    both_bad = {"a": {"b": 1, "c": 2}, "c": {"a": 2}}
+    assert board.matrix_cell(matrix, "a", "b", both_bad) == {
+        "wins": 1,
+        "losses": 0,
+        "ties": 1,
+        "bothBad": 1,
+        "rate": 0.75,
+        "met": 3,
+    }
+    # Met only in both-bad pairs: met (not "not met"), and nobody's win rate.
+    assert board.matrix_cell(matrix, "a", "c", both_bad) == {
+        "wins": 0,
+        "losses": 0,
+        "ties": 0,
+        "bothBad": 2,
+        "rate": None,
+        "met": 2,
+    }
+    assert board.matrix_cell(matrix, "b", "c", both_bad) is None

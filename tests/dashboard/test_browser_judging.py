@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from benchwarmers.dashboard import auth
-from benchwarmers.testing import FakeModel, FakeProvider, script
+from benchwarmers.testing import FakeError, FakeModel, FakeProvider, script
 from benchwarmers.testing.live_server import live_server
 from benchwarmers.testing.script import FakeRequest
 from tests.conftest import capable
@@ -301,11 +301,55 @@ def test_b_is_better_by_keyboard_and_both_bad_by_mouse_are_stored_as_shown(
             ("gamma", "1 won, 0 lost, 0 tied, 1 both bad"),
         ):
             expect(page.locator(f'#leaderboard tr[data-alias="{alias}"] .pairs')).to_have_text(record)
+        # Beta and gamma met in that pair, though neither won it: the matrix says so, not "not met".
+        matrix = page.locator("#win-matrix")
+        for row, column in (("beta", "gamma"), ("gamma", "beta")):
+            cell = matrix.locator(f'tr[data-alias="{row}"] td[data-against="{column}"]')
+            expect(cell).to_have_text("0–0 1 both bad")
+        expect(matrix.locator('tr[data-alias="beta"] td[data-against="alpha"]')).to_have_text("not met")
+        board = b.client.get("/ui/api/leaderboard", params={"collection": "bench/trio"}).json()
+        assert board["bothBad"] == {"beta": {"gamma": 1}, "gamma": {"beta": 1}}
         # Judged in pairs alone, a model has a record on the Bench page: not "not judged yet".
         page.goto(b.base + "/models")
         gamma = page.locator('tr[data-alias="gamma"] td[data-label="Record"]')
         expect(gamma).to_contain_text("in pairs")
         expect(gamma).not_to_contain_text("not judged yet")
+        assert b.watch.take() == []
+
+
+def test_a_pairs_note_stays_when_its_verdict_is_changed_later(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """A seat's note box keeps its note, so a changed verdict keeps it; the
+    pair's box was emptied after each save, so changing "A is better" to a
+    tie later stored the pair with no note (gone from the model's page)."""
+    models = [FakeModel(name, answer=capable) for name in ("alpha", "beta", "gamma")]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        calls = b.answered("Which is clearer?", ("alpha", "beta", "gamma"))
+        compare = page.locator("section.compare").last
+        note = compare.get_by_label("Note on the pair (optional)")
+
+        def choose(a: str, b: str) -> None:
+            compare.locator('select[data-side="a"]').select_option(calls[a])
+            compare.locator('select[data-side="b"]').select_option(calls[b])
+
+        choose("alpha", "beta")
+        note.fill("alpha cites its source")
+        compare.get_by_role("button", name="A is better").click()
+        expect(compare.locator(".pairs li")).to_have_count(1)
+        expect(note).to_have_value("")  # moved on to a pair not judged yet
+        note.fill("typed for the next pair")
+        choose("beta", "alpha")  # words typed by hand are not replaced
+        expect(note).to_have_value("typed for the next pair")
+        note.fill("")
+        choose("alpha", "gamma")
+        choose("beta", "alpha")  # the judged pair again: its note is back
+        expect(note).to_have_value("alpha cites its source")
+        compare.get_by_role("button", name="Tie").click()
+        expect(compare.locator(".pairs li").first).to_contain_text(": tie")
+        (pair,) = b.client.get("/ui/api/asks").json()["asks"][0]["pairs"]
+        assert (pair["outcome"], pair["note"]) == ("tie", "alpha cites its source")
         assert b.watch.take() == []
 
 
@@ -328,6 +372,8 @@ def test_blind_mode_hides_the_names_until_judged_then_reveals_them(
         shown = page.inner_text("#conversation") + page.inner_text("#follow-up")
         assert not any(name in shown for name in names), shown
         assert page.locator("#conversation .seat-card[data-alias]").count() == 0
+        # Nor the server's numbering ("Seat 1" is the first member as the collection lists them).
+        assert not re.search(r"Seat \d", page.inner_html("#conversation"))
         page.screenshot(path=str(artifacts / "ask-blind.png"), full_page=True)
 
         # Judged one by one (by keyboard): the names stay hidden until the last verdict.
@@ -341,6 +387,7 @@ def test_blind_mode_hides_the_names_until_judged_then_reveals_them(
         expect(page.locator("#conversation .seat-card[data-alias]")).to_have_count(3)
         revealed = {cards.nth(i).get_attribute("data-alias") for i in range(3)}
         assert revealed == set(names)
+        assert {cards.nth(i).get_attribute("data-seat") for i in range(3)} == {"Seat 1", "Seat 2", "Seat 3"}
         for i in range(3):
             expect(cards.nth(i).locator(".who")).to_have_text(cards.nth(i).get_attribute("data-alias") or "")
         page.screenshot(path=str(artifacts / "ask-blind-revealed.png"), full_page=True)
@@ -381,7 +428,7 @@ def test_blind_a_failed_seats_message_names_no_model_until_judged(
         cards = page.locator("#conversation .seat-card")
         failed = page.locator("#conversation .seat-card.s-error")
         expect(failed).to_have_count(1)
-        expect(failed.locator(".answer .error")).to_contain_text("message stays hidden")
+        expect(failed.locator(".answer .error")).to_contain_text("shown once the names are")
         assert not any(name in page.content() for name in names), page.inner_text("#conversation")
         assert "upstream refused" not in page.content()
         page.screenshot(path=str(artifacts / "ask-blind-failed.png"), full_page=True)
@@ -398,7 +445,7 @@ def test_blind_a_failed_seats_message_names_no_model_until_judged(
         page.locator("header nav").get_by_role("link", name="Collections", exact=True).click()
         asks = page.locator("#asks article.ask")
         asks.nth(1).wait_for()
-        expect(asks.nth(0).locator(".seat-card.s-error .error")).to_contain_text("message stays hidden")
+        expect(asks.nth(0).locator(".seat-card.s-error .error")).to_contain_text("shown once the names are")
         assert asks.nth(0).locator(".seat-card[data-alias]").count() == 0
         newest = asks.nth(0).evaluate("e => e.outerHTML")
         assert not any(name in newest for name in names) and "upstream refused" not in newest, newest
@@ -430,7 +477,7 @@ def test_blind_a_failed_merges_message_names_no_merger_until_judged(
         b.ask("Merge this")
         page.locator("#ask-state >> text=Done.").wait_for()
         merged = page.locator("#conversation .merged-card")
-        expect(merged.locator(".error")).to_contain_text("message stays hidden")
+        expect(merged.locator(".error")).to_contain_text("shown once the names are")
         html = page.content()
         assert not [name for name in ("alpha", "beta", "gamma") if name in html], page.inner_text("main")
         for key in ("1", "2"):
@@ -438,6 +485,74 @@ def test_blind_a_failed_merges_message_names_no_merger_until_judged(
             page.keyboard.press("u")
         expect(page.locator("#conversation .seat-card[data-alias]")).to_have_count(2)
         expect(merged.locator(".error")).to_contain_text("gamma-upstream refused to merge")
+        assert b.watch.take() == []
+
+
+def test_a_blind_seats_error_names_no_model_until_the_names_are_shown(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """A provider's error often names its model ("model 'gamma' not found"):
+    blind, the failed seat showed it under "name hidden", telling who sat
+    there before anything was judged. Its words wait for the names; with
+    no answer to judge at all, the names (and the errors) show at once."""
+    names = ("alpha", "beta", "gamma")
+    models = [FakeModel(name, answer=answers(Which="An answer.")) for name in names]
+    with bench(browser, home, fake_provider, models, blind=True) as b:
+        page = b.page
+        fake_provider.add(FakeModel("gamma", error=FakeError(503, "gamma is overloaded")))
+        b.ask("Which one?")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        failed = page.locator("#conversation .seat-card.s-error")
+        expect(failed).to_have_count(1)
+        expect(failed.locator(".answer")).to_contain_text("shown once the names are")
+        assert not any(name in page.content() for name in names)
+        answered = page.locator("#conversation .seat-card.s-ok")
+        for i in range(2):
+            answered.nth(i).get_by_role("button", name="Useful", exact=True).click()
+        expect(page.locator("#conversation .seat-card[data-alias]")).to_have_count(3)
+        expect(failed.locator(".answer")).to_contain_text("gamma is overloaded")
+
+        # Every seat failed: nothing to judge, so nothing to hide.
+        for name in names:
+            fake_provider.add(FakeModel(name, error=FakeError(503, f"{name} is overloaded")))
+        page.reload()
+        page.locator('body[data-ready="Ask"]').wait_for(state="attached")
+        b.ask("Which one now?")
+        expect(page.locator("#conversation .seat-card[data-alias]")).to_have_count(3)
+        expect(page.locator("#conversation")).to_contain_text("beta is overloaded")
+        assert b.watch.take() == []
+
+
+def test_judging_a_blind_ask_in_recent_asks_moves_no_record_row_until_the_names_show(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Recent asks sits above the collection's record table, which followed
+    each verdict: blind, judging Seat A turned "No verdicts yet" into a row
+    "alpha 1 0 1" while the card still said "name hidden". The table waits
+    for the verdict that shows the names, then has them all."""
+    names = ("alpha", "beta")
+    models = [FakeModel(name, answer=capable) for name in names]
+    with bench(browser, home, fake_provider, models, blind=True) as b:
+        page = b.page
+        chat = {"model": "bench/trio", "messages": [{"role": "user", "content": "Who is who?"}]}
+        assert httpx.post(b.base + "/v1/chat/completions", json=chat, timeout=60).status_code == 200
+        page.locator("header nav").get_by_role("link", name="Collections", exact=True).click()
+        ask = page.locator("#asks article.ask").first
+        cards = ask.locator(".seat-card")
+        expect(cards).to_have_count(2)
+        rows = page.locator('table[data-record="trio"] tbody tr')
+        cards.nth(0).get_by_role("button", name="Useful", exact=True).click()
+        expect(cards.nth(0).locator(".judge-state")).to_contain_text("useful")
+        page.wait_for_timeout(300)  # the table followed at once, when it did
+        expect(rows).to_have_count(1)
+        expect(rows.first).to_have_class("none")
+        assert ask.locator(".seat-card[data-alias]").count() == 0
+        assert not any(name in page.inner_text("#recent") for name in names)
+        assert not any(name in page.inner_text('table[data-record="trio"]') for name in names)
+        cards.nth(1).get_by_role("button", name="Not useful", exact=True).click()
+        expect(ask.locator(".seat-card[data-alias]")).to_have_count(2)
+        expect(page.locator('table[data-record="trio"] tbody tr[data-alias]')).to_have_count(2)
+        expect(page.locator('table[data-record="trio"] tr[data-alias] td.judged')).to_have_text(["1", "1"])
         assert b.watch.take() == []
 
 
@@ -495,6 +610,39 @@ def test_a_blind_follow_up_names_no_model_in_the_page_and_reaches_the_chosen_sea
             ("user", "Second question, to B"),
         ]
         assert not any(name in page.content() for name in names)
+        assert b.watch.take() == []
+
+
+def test_a_blind_conversation_is_named_once_each_turn_is_judged_not_one_follow_up(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """A verdict on a one-seat follow-up named every model of the
+    conversation, Seat A and Seat C too, whose first answers nobody had
+    judged. The names wait for each turn's judging (every answer, a pair or
+    the best), as one turn's do."""
+    names = ("alpha", "beta", "gamma")
+    models = [FakeModel(name, answer=answers(First="An answer.", Second="Another.")) for name in names]
+    with bench(browser, home, fake_provider, models, blind=True) as b:
+        page = b.page
+        b.ask("First question")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        page.get_by_label("Send to").select_option(label="only Seat B")
+        page.get_by_label("Follow-up").fill("Second question, to B")
+        page.get_by_role("button", name="Send follow-up").click()
+        second = page.locator("#conversation section.turn").nth(1)
+        second.wait_for()
+        page.locator("#ask-state >> text=Done.").wait_for()
+        second.locator(".seat-card").get_by_role("button", name="Useful", exact=True).click()
+        expect(second.locator(".judge-state")).to_contain_text("useful")
+        page.wait_for_timeout(300)
+        assert page.locator("#conversation .seat-card[data-alias]").count() == 0
+        assert not any(name in page.content() for name in names)
+        # The first turn judged (best of the panel): now every turn is, and the names show.
+        first = page.locator("#conversation section.turn").first
+        first.locator('.seat-card[data-label="Seat A"]').get_by_role(
+            "button", name="Best of the panel"
+        ).click()
+        expect(page.locator("#conversation .seat-card[data-alias]")).to_have_count(4)
         assert b.watch.take() == []
 
 

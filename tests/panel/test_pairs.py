@@ -122,12 +122,44 @@ def test_bad_pairs_are_a_clear_4xx_and_store_nothing(panel_server: Any) -> None:
                 400,
                 "not both",
             ),
+            # A key the body does not take was ignored: the pair stored, the typo's meaning lost.
+            "a misspelt key": ({"better": first["one"], "worse": first["two"], "nots": "x"}, 400, "'nots'"),
+            "both bad spelt twice": (
+                {"both_bad": [first["one"], first["two"]], "bothBad": [first["one"], first["two"]]},
+                400,
+                "one way at a time",
+            ),
         }
         for case, (body, status, says) in refused.items():
             response = httpx.post(f"{base}/bench/verdict", json=body)
             assert response.status_code == status, case
             assert says in response.json()["error"]["message"], case
         assert pair_rows(server.home) == []
+
+
+def test_both_bad_is_spelt_as_the_json_spells_it_too_and_a_verdict_takes_no_other_key(
+    panel_server: Any,
+) -> None:
+    """The leaderboard and the asks name that outcome `bothBad`; a body
+    spelt so was told '"call" must be a call id'. A seat's verdict with a
+    key it does not take (`usefull`) was stored without it."""
+    with panel_server(MODELS, COLLECTIONS) as server:
+        base = server.url
+        seats = ask(base)
+        spelt = httpx.post(f"{base}/bench/verdict", json={"bothBad": [seats["one"], seats["two"]]})
+        assert spelt.status_code == 200, spelt.text
+        assert spelt.json()["recorded"]["pairs"][0]["outcome"] == "both_bad"
+        assert pair_rows(server.home) == [("one", "two", "both_bad", "person", "quad", "")]
+        for body in (
+            {"call": seats["three"], "useful": True, "usefull": False},
+            {"call": seats["three"], "useful": True, "notes": "why"},
+        ):
+            refused = httpx.post(f"{base}/bench/verdict", json=body)
+            assert refused.status_code == 400, body
+            extra = next(k for k in body if k not in ("call", "useful"))
+            assert f"'{extra}'" in refused.json()["error"]["message"]
+        with sqlite3.connect(server.home / "benchwarmers.db") as db:
+            assert db.execute("SELECT count(*) FROM verdicts").fetchone() == (0,)
 
 
 def test_a_key_cannot_judge_another_keys_seats(panel_server: Any) -> None:

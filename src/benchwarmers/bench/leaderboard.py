@@ -110,6 +110,7 @@ async def leaderboard(runtime: Runtime, collection: CollectionView, shape: str =
         "shapes": shapes,
         "models": models,
         "matrix": matrix,
+        "bothBad": _both_bad(pairs),
         "judge": {
             **judge.as_json(),
             "on": collection.judge_verdicts,
@@ -161,6 +162,18 @@ def _pair_record(pairs: Sequence[PairOutcome]) -> tuple[dict[str, dict[str, int]
             record[a]["bothBad"] += 1
             record[b]["bothBad"] += 1
     return record, dict(matrix)
+
+
+def _both_bad(pairs: Sequence[PairOutcome]) -> dict[str, dict[str, int]]:
+    """Per two models how often both answers were judged bad: the matrix
+    counts who beat whom, which says nothing of these, but they met."""
+    met: dict[str, dict[str, int]] = defaultdict(dict)
+    for pair in pairs:
+        if pair.outcome == "both_bad":
+            a, b = pair.better_alias, pair.worse_alias
+            met[a][b] = met[a].get(b, 0) + 1
+            met[b][a] = met[b].get(a, 0) + 1
+    return dict(met)
 
 
 def _trend(alias: str, verdict_rows: Sequence[Any], pairs: Sequence[PairOutcome]) -> list[dict[str, Any]]:

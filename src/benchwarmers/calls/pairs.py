@@ -50,6 +50,10 @@ SEAT_KEYS = ("call", "useful")
 BOTH_WAYS = "judge one seat (call and useful) or a pair (better/worse, tie, both_bad, best), not both"
 # `worse` is half of the `better` form only: beside `best` (or alone) it would be dropped unread.
 WORSE_ALONE = '"worse" goes with "better": {"better": "<call>", "worse": "<call>"}'
+# Our JSON names that outcome `bothBad` (the leaderboard's and the asks' pairs): a body may too.
+SPELLINGS = {"bothBad": "both_bad"}
+# Every key a pair body may hold; another is refused, not ignored (a typo judged nothing).
+PAIR_BODY_KEYS = (*PAIR_KEYS, "worse", "note")
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +146,18 @@ def verdict_body(
 
 def is_pair_body(body: object) -> bool:
     """Whether a verdict body judges a pair (else it is `{"call", "useful"}`)."""
-    return isinstance(body, Mapping) and any(key in body for key in (*PAIR_KEYS, "worse"))
+    return isinstance(body, Mapping) and any(key in body for key in (*PAIR_KEYS, "worse", *SPELLINGS))
+
+
+def _spelled(body: Mapping[str, Any]) -> dict[str, Any]:
+    """`body` with `SPELLINGS` read as the keys they spell; a key given both ways is refused."""
+    spelled: dict[str, Any] = {}
+    for key, value in body.items():
+        name = SPELLINGS.get(key, key)
+        if name in spelled:
+            raise UserError(f"judge one way at a time: {name!r} given twice (once as {key!r}): {PAIR_FORMS}")
+        spelled[name] = value
+    return spelled
 
 
 def check_pair_body(body: object) -> PairJudgement:
@@ -150,6 +165,10 @@ def check_pair_body(body: object) -> PairJudgement:
     which form was expected. The same call twice is refused here."""
     if not isinstance(body, Mapping):
         raise UserError(f"the body must be a JSON object: {PAIR_FORMS}")
+    body = _spelled(body)
+    unknown = [key for key in body if key not in (*PAIR_BODY_KEYS, *SEAT_KEYS)]
+    if unknown:  # refused, not ignored: nothing is stored
+        raise UserError(f"a pair body takes no {unknown[0]!r}: {PAIR_FORMS}")
     given = [key for key in PAIR_KEYS if key in body]
     if "worse" in body and "better" not in given:  # refused, not half-read: nothing is stored
         raise UserError(WORSE_ALONE if not given else f"{WORSE_ALONE}, not with {given[0]!r}")

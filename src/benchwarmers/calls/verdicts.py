@@ -73,6 +73,12 @@ def check_verdict_body(body: object) -> tuple[str, bool, str]:
         raise UserError(
             'the body must be a JSON object: {"call": "<call id>", "useful": true|false, "note": "..."}'
         )
+    unknown = [key for key in body if key not in ("call", "useful", "note")]
+    if unknown:  # refused, not ignored: a misspelt key judged nothing, or not what was meant
+        raise UserError(
+            f'a verdict takes no {unknown[0]!r}: {{"call": "<call id>", "useful": true|false, "note": "..."}}'
+            ", or a pair (better and worse, tie, both_bad or best)"
+        )
     call, useful, note = body.get("call"), body.get("useful"), body.get("note", "")
     if not isinstance(call, str) or not call.strip():
         raise UserError('"call" must be a call id (a string, as in bench.seats[].call)')

@@ -67,16 +67,20 @@ def trend_label(trend: list[dict[str, Any]]) -> str:
     return f"{_pct(_unit(first['score']))} on {first['day']} to {_pct(_unit(last['score']))} on {last['day']}"
 
 
-def matrix_cell(matrix: dict[str, Any], row: str, column: str) -> dict[str, Any] | None:
-    """`row` against `column`: wins, losses, ties and the win rate, or None when they never met."""
-    cell = matrix.get(row, {}).get(column)
-    if not cell:
-        return None
+def matrix_cell(
+    matrix: dict[str, Any], row: str, column: str, both_bad: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """`row` against `column`: wins, losses, ties and the win rate (None when
+    only both-bad pairs met: nobody won), the both-bad pairs (the JSON's
+    `bothBad`), or None when they never met."""
+    cell = matrix.get(row, {}).get(column) or {}
     wins, losses, ties = int(cell.get("wins", 0)), int(cell.get("losses", 0)), int(cell.get("ties", 0))
-    met = wins + losses + ties
-    if not met:
+    bad = int((both_bad or {}).get(row, {}).get(column, 0))
+    compared = wins + losses + ties
+    if not compared + bad:
         return None
-    return {"wins": wins, "losses": losses, "ties": ties, "rate": (wins + ties / 2) / met, "met": met}
+    rate = (wins + ties / 2) / compared if compared else None
+    return {"wins": wins, "losses": losses, "ties": ties, "bothBad": bad, "rate": rate, "met": compared + bad}
 
 
 def _unit(value: Any) -> float:

@@ -155,6 +155,8 @@
       if (source === follow) follow.elements.prompt.value = ''; // asked: the box is for the next one
       await read(response, (event) => onEvent(event, turn));
       view.cut(); // a stream that closed before a seat's end: that seat was cut
+      // Blind, with no answer to judge (every seat failed) and nothing left unjudged before it: named now.
+      if (!view.judgeable().length) view.revealIfJudged();
       state.textContent = 'Done. Judge the answers where they stand: their verdicts decide the next panel.'
         + (turn.cost ? ` ${turn.cost}` : '');
     } catch (error) {

@@ -169,10 +169,10 @@
         el('header', {}, el('strong', { text: 'Merged' }), ' ', el('span', { class: 'tag who', text: names.revealed ? json.alias : 'merger' }), ' ',
           el('span', { class: `status s-${json.status}`, text: json.status }), ' ', el('small', { text: `${json.seconds} s` }), names.revealed ? costTag(json.costUsd) : null),
         el('p', { class: 'hint', text: `Merged from ${seats.filter((s) => JUDGEABLE.has(s.status)).map((s) => names.label(s.alias)).join(', ') || 'no seat'}, shown beside it.` }),
-        el('div', { class: 'answer md' }, json.error ? el('p', { class: 'error', text: names.revealed ? json.error : hiddenError(json.status) }) : bw.markdown(json.content || '')),
+        el('div', { class: 'answer md' }, json.error ? errorText(names, json.status, json.error) : bw.markdown(json.content || '')),
         json.report ? reportBox(json.report, named) : agreement.length ? el('ul', { class: 'agreement' }, ...agreement.map((p) => el('li', {},
           p.point, ' ', el('small', { text: `held by ${named(p.heldBy) || 'none'}` + (p.contradictedBy.length ? `; contradicted by ${named(p.contradictedBy)}` : '') })))) : null,
-        json.call && JUDGEABLE.has(json.status) ? mergeBar(json) : null));
+        json.call && JUDGEABLE.has(json.status) ? mergeBar(json, names) : null));
       this.root.querySelector('.panel-row').classList.add('with-merge');
     }
 
@@ -201,8 +201,15 @@
       this.judgeable()[index]?.card.focus();
     }
 
+    // Judged: a pair, the best, or every answer on its own (none to judge counts).
+    settled() {
+      return this.pairs.size > 0 || this.judgeable().every((s) => s.verdict);
+    }
+
+    // A conversation's names show once each of its turns is judged: a verdict on a one-seat
+    // follow-up says nothing of the answers before it that were never judged.
     revealIfJudged() {
-      if (this.pairs.size || this.judgeable().every((s) => s.verdict)) this.reveal();
+      if (Turn.all.filter((t) => t.names === this.names && t.root.isConnected).every((t) => t.settled())) this.reveal();
     }
 
     // Every seat of every turn under these names failed (or was stopped): no
@@ -226,10 +233,11 @@
     }
 
     // A blind panel is revealed once judged: a pair, the best, or every answer on its own.
+    // The event says whether the names are still hidden: a record that moves tells who was judged.
     judged(data) {
       this.revealIfJudged();
       this.onJudged(this);
-      document.dispatchEvent(new CustomEvent('bw:judged', { detail: data || {} }));
+      document.dispatchEvent(new CustomEvent('bw:judged', { detail: { ...data, hidden: !this.names.revealed } }));
     }
 
     // A pair verdict already given (`{better, worse, outcome, note}`), shown in the compare bar.
@@ -256,7 +264,7 @@
   }
 
   function seatCard(turn, seat) {
-    const card = el('article', { class: 'seat-card', tabIndex: 0, 'data-seat': seat.seat });
+    const card = el('article', { class: 'seat-card', tabIndex: 0 });
     card.turn = turn;
     card.seat = seat;
     return card;
@@ -270,7 +278,9 @@
     const names = turn.names;
     card.className = `seat-card s-${seat.status}` + (seat.card.classList.contains('streaming') ? ' streaming' : '') + (seat.verdict ? ' judged' : '');
     card.dataset.label = names.label(seat.alias);
-    if (names.revealed) card.dataset.alias = seat.alias; else delete card.dataset.alias;
+    // The server's seat ("Seat 2") is the panel's order, its members' as listed: blind, it waits too.
+    if (names.revealed) Object.assign(card.dataset, { alias: seat.alias, seat: seat.seat });
+    else { delete card.dataset.alias; delete card.dataset.seat; }
     if (seat.call) card.dataset.call = seat.call;
     card.setAttribute('aria-label', `${names.shown(seat.alias)}, ${seat.status}`);
     const header = el('header', {},
@@ -280,7 +290,7 @@
       seat.seconds !== undefined ? el('small', { text: ` ${seat.seconds} s` }) : null,
       names.revealed ? costTag(seat.costUsd) : null); // a price would tell a blind seat's model
     const answer = el('div', { class: 'answer md' });
-    if (seat.error) answer.append(el('p', { class: 'error', text: names.revealed ? seat.error : hiddenError(seat.status) }));
+    if (seat.error) answer.append(el('p', { class: 'error', text: errorText(names, seat.status, seat.error) }));
     else if (seat.text) answer.append(bw.markdown(seat.text));
     else answer.append(el('p', { class: 'hint', text: emptyAnswer(turn, seat) }));
     const parts = [header, answer];
@@ -290,14 +300,6 @@
     else if (seat.status === 'cancelled') parts.push(el('p', { class: 'hint', text: 'Cancelled: stopped from the page; it costs no verdict.' }));
     if (seat.call && JUDGEABLE.has(seat.status)) parts.push(judgeBar(turn, seat));
     card.replaceChildren(...parts);
-  }
-
-  // A failed call's message, blind: the upstream's text (or ours) may name the
-  // model, its alias or its provider, so none of it is in the page until the
-  // names are shown (`redraw` then puts it in full).
-  function hiddenError(status) {
-    if (status === 'cancelled') return 'stopped before it answered';
-    return 'Failed: its message stays hidden while the names are (it may name the model); it shows once you have judged.';
   }
 
   // What a call cost, as the `bench` object says it: USD, or null for a price
@@ -311,6 +313,13 @@
     if (usd === null) return 'cost unknown';
     if (usd === 0) return '$0';
     return `$${usd < 1 ? Number(usd.toPrecision(2)) : usd.toFixed(2)}`;
+  }
+
+  // A failed call's error is the provider's words, which often name the model ("model 'x' not
+  // found", "x is overloaded"): blind, it waits for the names. A cut or a stop is ours and names none.
+  function errorText(names, status, error) {
+    if (names.revealed || status === 'cancelled') return error;
+    return `${status}: its message is shown once the names are (a provider's error often names its model)`;
   }
 
   function emptyAnswer(turn, seat) {
@@ -343,7 +352,7 @@
 
   // The merge is judged on its own (useful or not, a note): it is no seat to
   // compare. By mouse or by its keys, as a seat is (`bar.give`, the keydown below).
-  function mergeBar(json) {
+  function mergeBar(json, names) {
     const verdict = json.verdict ? (json.verdict.useful ? 'useful' : 'not_useful') : '';
     const note = el('input', { class: 'note', type: 'text', name: 'note', 'aria-label': 'Note on the merged answer (optional)', placeholder: 'Note (optional)' });
     note.value = json.verdict?.note || '';
@@ -354,7 +363,7 @@
       json.verdict = { useful, note: note.value.trim() };
       state.textContent = said({ verdict: useful ? 'useful' : 'not_useful', note: json.verdict.note });
       for (const button of bar.querySelectorAll('button[data-merge-verdict]')) button.setAttribute('aria-pressed', String(button.dataset.mergeVerdict === (useful ? 'useful' : 'not_useful')));
-      document.dispatchEvent(new CustomEvent('bw:judged', { detail: result.data }));
+      document.dispatchEvent(new CustomEvent('bw:judged', { detail: { ...result.data, hidden: !names.revealed } }));
     };
     const button = (kind, label, key, className) => {
       const made = keyed(label, key, { class: className, 'data-merge-verdict': kind, 'aria-pressed': String(verdict === kind) });
@@ -420,6 +429,7 @@
       el('small', { class: 'compare-state', role: 'status' }),
       el('ul', { class: 'pairs plain' }));
     bar.turn = turn;
+    for (const side of bar.querySelectorAll('select')) side.addEventListener('change', () => pairNote(turn));
     return bar;
   }
 
@@ -445,6 +455,7 @@
       chosen = nextPair(turn, calls) || [calls[0], calls[1]];
     }
     [a.value, b.value] = chosen;
+    pairNote(turn);
     const byCall = new Map(seats.map((s) => [s.call, s]));
     bar.querySelector('.pairs').replaceChildren(...[...turn.pairs.entries()].map(([key, pair]) => {
       const [better, worse] = [byCall.get(pair.better), byCall.get(pair.worse)];
@@ -453,6 +464,19 @@
       const text = pair.outcome === 'better' ? `${x} better than ${y}` : pair.outcome === 'tie' ? `${x} and ${y}: tie` : `${x} and ${y}: both bad`;
       return el('li', { 'data-pair-key': key, text: text + (pair.note ? ` — “${pair.note}”` : '') });
     }).filter(Boolean));
+  }
+
+  // The note box holds the note of the pair chosen, when it was judged, so changing
+  // the pair's verdict keeps it (a seat's note box keeps its note so). Only when the
+  // choice moves (a seat ending redraws the bar), and never over words typed since.
+  function pairNote(turn) {
+    const bar = turn.compare;
+    const box = bar.querySelector('input.note');
+    const key = pairKey(bar.querySelector('[data-side="a"]').value, bar.querySelector('[data-side="b"]').value);
+    if (key === bar.shownPair) return;
+    bar.shownPair = key;
+    if (box.value && box.value !== bar.filled) return; // written by hand: kept for the pair chosen now
+    box.value = bar.filled = turn.pairs.get(key)?.note || '';
   }
 
   function nextPair(turn, calls) {
@@ -479,7 +503,8 @@
     const result = await api('POST', '/ui/api/verdict', { ...body, note });
     if (!result.ok) { state.textContent = message(result); return; }
     for (const pair of result.data.recorded?.pairs || []) remember(turn, pair);
-    bar.querySelector('input.note').value = '';
+    bar.shownPair = null; // the next pair's note (or this one's, judged again) fills the box
+    bar.filled = bar.querySelector('input.note').value; // the note just saved is the pair's, not typed
     state.textContent = 'Saved.';
     refreshCompare(turn, true);
     turn.judged(result.data);

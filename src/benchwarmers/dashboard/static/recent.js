@@ -118,10 +118,12 @@
     return names.get(ask.ask);
   }
 
-  // A verdict given here: the collection's record table follows it.
+  // A verdict given here: the collection's record table follows it, once the
+  // names are shown (blind, a row that moved would name the seat just judged;
+  // the verdict that reveals them brings the whole record).
   document.addEventListener('bw:judged', (event) => {
     const record = event.detail.record;
-    if (!record) return;
+    if (!record || event.detail.hidden) return;
     const name = record.collection.replace(/^bench\//, '');
     const table = document.querySelector(`table[data-record="${CSS.escape(name)}"] tbody`);
     if (!table) return;
