@@ -169,7 +169,7 @@
         el('header', {}, el('strong', { text: 'Merged' }), ' ', el('span', { class: 'tag who', text: names.revealed ? json.alias : 'merger' }), ' ',
           el('span', { class: `status s-${json.status}`, text: json.status }), ' ', el('small', { text: `${json.seconds} s` }), names.revealed ? costTag(json.costUsd) : null),
         el('p', { class: 'hint', text: `Merged from ${seats.filter((s) => JUDGEABLE.has(s.status)).map((s) => names.label(s.alias)).join(', ') || 'no seat'}, shown beside it.` }),
-        el('div', { class: 'answer md' }, json.error ? errorText(names, json.status, json.error) : bw.markdown(json.content || '')),
+        el('div', { class: 'answer md' }, json.error ? el('p', { class: 'error', text: errorText(names, json.status, json.error) }) : bw.markdown(json.content || '')),
         json.report ? reportBox(json.report, named) : agreement.length ? el('ul', { class: 'agreement' }, ...agreement.map((p) => el('li', {},
           p.point, ' ', el('small', { text: `held by ${named(p.heldBy) || 'none'}` + (p.contradictedBy.length ? `; contradicted by ${named(p.contradictedBy)}` : '') })))) : null,
         json.call && JUDGEABLE.has(json.status) ? mergeBar(json, names) : null));
