@@ -817,6 +817,59 @@ def test_a_follow_up_goes_to_the_same_seats_with_the_history_or_to_one(
         assert b.watch.take() == []
 
 
+def test_a_follow_up_where_each_seat_continues_its_own_thread(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """ "each seat its own answers" (arena style): every seat is asked the
+    earlier questions each followed by its own answer, not the one carried
+    for all. It is offered first, but the pick stays chosen (beta, best of
+    the panel), and only for the same seats (one chosen seat carries its own already)."""
+    names = ("alpha", "beta", "gamma")
+    models = [
+        FakeModel(n, answer=answers(First=f"{n} on the first", Second=f"{n} on the second")) for n in names
+    ]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        b.ask("First question")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        card(page, "beta").locator("button[data-best]").click()
+        expect(page.locator("section.compare .pairs li")).to_have_count(2)
+        carry = page.locator("#f-carry")
+        each = carry.locator("option").first
+        expect(each).to_have_text("each seat its own answers")
+        assert carry.input_value() == "beta"
+        page.select_option("#f-to", "gamma")
+        expect(each).to_be_disabled()
+        page.select_option("#f-to", "")
+        expect(each).to_be_enabled()
+        carry.select_option(label="each seat its own answers")
+        page.fill("#f-follow", "Second question")
+        page.click("#follow-up button[type=submit]")
+        page.locator("#conversation section.turn >> nth=1").wait_for()
+        page.locator("#ask-state >> text=Done.").wait_for()
+        for name in names:
+            assert [(m.role, m.text) for m in fake_provider.last(name).messages] == [
+                ("user", "First question"),
+                ("assistant", f"{name} on the first"),
+                ("user", "Second question"),
+            ], name
+        # And again: each thread goes on with its own two answers.
+        carry.select_option(label="each seat its own answers")
+        page.fill("#f-follow", "Third question")
+        page.click("#follow-up button[type=submit]")
+        page.locator("#conversation section.turn >> nth=2").wait_for()
+        page.locator("#ask-state >> text=Done.").wait_for()
+        for name in names:
+            assert [(m.role, m.text) for m in fake_provider.last(name).messages] == [
+                ("user", "First question"),
+                ("assistant", f"{name} on the first"),
+                ("user", "Second question"),
+                ("assistant", f"{name} on the second"),
+                ("user", "Third question"),
+            ], name
+        assert b.watch.take() == []
+
+
 def test_a_merged_conversation_merges_its_follow_up_to_the_same_seats(
     browser: Any, home: Path, fake_provider: FakeProvider
 ) -> None:
