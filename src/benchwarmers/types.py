@@ -270,6 +270,11 @@ class Ask:
     # Answer with what is in after this many seconds (0: the collection's setting;
     # at most DEADLINE_MOST).
     deadline: float = 0.0
+    # A follow-up where each seat continues its own thread: alias -> that seat's
+    # own turns, the question last (the dashboard's "each seat its own answers").
+    # A seat not named is asked `request`'s messages. Pairs of tuples, not a
+    # dict: an `Ask` is frozen and hashable, and the usual ask (none) costs nothing.
+    threads: tuple[tuple[str, tuple[Message, ...]], ...] = ()
     # The gateway key that asks is not the ask's: the core hands it to the
     # engines beside it, from the caller's identity (`core.Panels.key`).
 

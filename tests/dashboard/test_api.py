@@ -280,6 +280,26 @@ def test_the_playground_streams_seats_then_the_merge(
     assert sorted(s["seat"] for s in asks[0]["seats"][2:]) == ["merged", "report"]
 
 
+def test_a_follow_up_s_threads_are_refused_as_a_field_before_anything_is_asked(
+    dashboard: httpx.Client,
+) -> None:
+    """`threads` (each seat's own history) naming a seat not asked is a 400
+    naming the field, in the shape every field's refusal has."""
+    body = {
+        "collection": "duo",
+        "prompt": "Second?",
+        "messages": [{"role": "user", "content": "First?"}, {"role": "assistant", "content": "a"}],
+        "seats": ["m1"],
+        "threads": {"m2": [{"role": "user", "content": "First?"}]},
+    }
+    refused = dashboard.post("/ui/api/ask", json=body)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"] == {
+        "message": "threads name seats not asked: m2 (the seats asked are m1)",
+        "field": "threads",
+    }
+
+
 def _register(dashboard: httpx.Client, fake: FakeProvider, served: tuple[str, ...]) -> None:
     """Onboard (Quick + ad hoc: probes only) and wait for the queue to finish."""
     queued = dashboard.post(

@@ -769,6 +769,14 @@ def test_a_merged_collection_merges_by_default_and_stop_cuts_the_merge_being_wri
         assert b.watch.take() == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]
 
 
+def first_turn_best(b: Bench, alias: str) -> None:
+    """ "First question" asked and answered by three seats, `alias`'s answer judged best of the panel."""
+    b.ask("First question")
+    b.page.locator("#ask-state >> text=Done.").wait_for()
+    card(b.page, alias).locator("button[data-best]").click()
+    expect(b.page.locator("section.compare .pairs li")).to_have_count(2)
+
+
 def test_a_follow_up_goes_to_the_same_seats_with_the_history_or_to_one(
     browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
 ) -> None:
@@ -776,11 +784,8 @@ def test_a_follow_up_goes_to_the_same_seats_with_the_history_or_to_one(
     models = [FakeModel(n, answer=capable) for n in names]
     with bench(browser, home, fake_provider, models) as b:
         page = b.page
-        b.ask("First question")
-        page.locator("#ask-state >> text=Done.").wait_for()
         # Beta's answer is the one to carry on with: best of the panel.
-        card(page, "beta").locator("button[data-best]").click()
-        expect(page.locator("section.compare .pairs li")).to_have_count(2)
+        first_turn_best(b, "beta")
         assert page.locator("#f-carry").input_value() == "beta"
         page.fill("#f-follow", "Second question")
         page.click("#follow-up button[type=submit]")
@@ -814,6 +819,44 @@ def test_a_follow_up_goes_to_the_same_seats_with_the_history_or_to_one(
             ("user", "Third, to gamma only"),
         ]
         page.screenshot(path=str(artifacts / "ask-follow-up.png"), full_page=True)
+        assert b.watch.take() == []
+
+
+def test_a_follow_up_where_each_seat_continues_its_own_thread(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """ "each seat its own answers" (arena style): every seat is asked the
+    earlier questions each followed by its own answer, not the one carried
+    for all. It is offered first, but the pick stays chosen (beta, best of
+    the panel), and only for the same seats (one chosen seat carries its own already)."""
+    names = ("alpha", "beta", "gamma")
+    models = [
+        FakeModel(n, answer=answers(First=f"{n} on the first", Second=f"{n} on the second")) for n in names
+    ]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        first_turn_best(b, "beta")
+        carry = page.locator("#f-carry")
+        each = carry.locator("option").first
+        expect(each).to_have_text("each seat its own answers")
+        assert carry.input_value() == "beta"
+        page.select_option("#f-to", "gamma")
+        expect(each).to_be_disabled()
+        page.select_option("#f-to", "")
+        expect(each).to_be_enabled()
+        # Each seat is asked the earlier questions, each followed by its own answer, then the new one.
+        own = {"First question": "on the first", "Second question": "on the second"}
+        for turn, question in enumerate(("Second question", "Third question"), start=1):
+            carry.select_option(label="each seat its own answers")
+            page.fill("#f-follow", question)
+            page.click("#follow-up button[type=submit]")
+            page.locator(f"#conversation section.turn >> nth={turn}").wait_for()
+            page.locator("#ask-state >> text=Done.").wait_for()
+            for name in names:
+                earlier = [(q, f"{name} {own[q]}") for q in list(own)[:turn]]
+                thread = [said for q, a in earlier for said in (("user", q), ("assistant", a))]
+                asked = [(m.role, m.text) for m in fake_provider.last(name).messages]
+                assert asked == [*thread, ("user", question)], name
         assert b.watch.take() == []
 
 

@@ -14,7 +14,18 @@ from benchwarmers.store.endpoints import add_endpoint
 from benchwarmers.store.models import add_model
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
-from benchwarmers.types import Ask, PanelDone, PanelEvent, PanelStarted, Request, SeatDone, SeatText, user
+from benchwarmers.types import (
+    Ask,
+    Message,
+    PanelDone,
+    PanelEvent,
+    PanelStarted,
+    Request,
+    SeatDone,
+    SeatText,
+    assistant,
+    user,
+)
 
 ASK = Ask("trio", "panel", Request((user("hello"),)))
 
@@ -143,3 +154,45 @@ async def test_a_plain_ask_reads_the_budgets_once_in_its_plan_not_per_seat(
     events = await _events(PanelEngine(runtime))
     reply = events[-1].reply  # type: ignore[attr-defined]
     assert [s.status for s in reply.seats] == ["ok"] * 3 and reserved == []
+
+
+async def test_a_follow_up_with_threads_asks_each_seat_its_own_thread(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    """Each seat continues its own thread (`Ask.threads`): asked its own
+    earlier answer, under the collection's system prompt as any ask; a seat
+    with no thread is asked the shared history (`request`)."""
+    await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    for alias in ("a", "b", "c"):
+        fake_provider.add(FakeModel(alias, answer=f"{alias} again"))
+        await add_model(runtime.store, alias, "fake", alias)
+    await add_collection(runtime.store, "trio", ["a", "b", "c"], system_prompt="Be brief.")
+
+    def thread(answer: str) -> tuple[Message, ...]:
+        return (user("First?"), assistant(answer), user("Second?"))
+
+    shared = Request(thread("b said"))
+    ask = Ask(
+        "trio",
+        "panel",
+        shared,
+        only_aliases=("a", "b", "c"),
+        threads=(("a", thread("a said")), ("c", thread("c said"))),
+    )
+    reply = await PanelEngine(runtime).answer(ask)
+    while _RUNNING:
+        await asyncio.gather(*_RUNNING, return_exceptions=True)
+
+    assert [(s.alias, s.content) for s in reply.seats] == [
+        ("a", "a again"),
+        ("b", "b again"),
+        ("c", "c again"),
+    ]
+    for alias in ("a", "b", "c"):
+        asked = fake_provider.last(alias)
+        assert [(m.role, m.text) for m in asked.messages] == [
+            ("user", "First?"),
+            ("assistant", f"{alias} said"),
+            ("user", "Second?"),
+        ], alias
+        assert asked.system == "Be brief."

@@ -374,17 +374,28 @@ class Backend:
         written, each seat, the merge, done). Checks come before the first
         event, so a refusal is a plain 4xx. A follow-up sends the history
         (`messages`: earlier turns, the chosen answers) and the seats to ask
-        (`seats`: exactly those aliases). Closing the stream stops the panel
-        (the page's stop button): its seats still answering are cancelled."""
+        (`seats`: exactly those aliases); one where each seat continues its
+        own thread sends each seat's earlier turns too (`threads`, by alias:
+        `messages` stays the history the shape, the budgets' estimate and
+        the merger read, and any seat's without a thread). Closing the stream
+        stops the panel (the page's stop button): its seats still answering
+        are cancelled."""
         collection = text(body, "collection", required=True, label="the collection")
         messages = conversation(body)
         merged = bool(switch(body, "merged", label="merged"))
         only = tuple(names(body, "seats"))
+        own = threads(body, only)
         with field("collection"):
             found = await self.panels.collection(collection.removeprefix("bench/"))
         mode: AskMode = "merged" if merged or found.reply == "merged" else "panel"
         the_ask = Ask(
-            found.name, mode, Request(messages=messages), stream=True, seat_text=True, only_aliases=only
+            found.name,
+            mode,
+            Request(messages=messages),
+            stream=True,
+            seat_text=True,
+            only_aliases=only,
+            threads=own,
         )
         with field("seats"):
             events = await self.panels.panel(the_ask, stop_on_close=True)
@@ -638,21 +649,47 @@ def conversation(body: dict[str, Any]) -> tuple[Message, ...]:
     The last turn must be the user's: it is what the seats answer."""
     history = body.get("messages") or []
     prompt = text(body, "prompt", required=not history, label="the question")
+    return _turns(history, prompt, "messages", "messages")
+
+
+def threads(body: dict[str, Any], seats: tuple[str, ...]) -> tuple[tuple[str, tuple[Message, ...]], ...]:
+    """Each seat's own thread (`threads`: `{alias: [{"role", "content"}...]}`,
+    its earlier turns), the question (`prompt`) after each, checked as
+    `conversation` checks `messages`; every alias one of `seats` (the
+    aliases asked). None given: () (`Ask.threads`: every seat is asked `messages`)."""
+    given = body.get("threads")
+    if given is None or given == {}:
+        return ()
+    if not isinstance(given, dict):
+        raise FieldError("threads", 'threads must be an object: {alias: [{"role", "content"}...]}')
+    unknown = [alias for alias in given if alias not in seats]
+    if unknown:
+        asked = f"the seats asked are {', '.join(seats)}" if seats else "no seats were named (seats)"
+        raise FieldError("threads", f"threads name seats not asked: {', '.join(unknown)} ({asked})")
+    prompt = text(body, "prompt", label="the question")
+    return tuple(
+        (alias, _turns(thread, prompt, "threads", f'threads["{alias}"]')) for alias, thread in given.items()
+    )
+
+
+def _turns(history: Any, prompt: str, name: str, label: str) -> tuple[Message, ...]:
+    """The turns of a history (field `name`, called `label` in its errors) and the question after them."""
     if not isinstance(history, list):
-        raise FieldError("messages", 'messages must be a list of {"role", "content"}')
+        raise FieldError(name, f'{label} must be a list of {{"role", "content"}}')
     turns: list[Message] = []
     for index, turn in enumerate(history):
         role = turn.get("role") if isinstance(turn, dict) else None
         content = turn.get("content") if isinstance(turn, dict) else None
         if role not in ("user", "assistant") or not isinstance(content, str) or not content.strip():
             raise FieldError(
-                "messages", f'messages[{index}] must be {{"role": "user" or "assistant", "content": text}}'
+                name, f'{label}[{index}] must be {{"role": "user" or "assistant", "content": text}}'
             )
         turns.append(user(content) if role == "user" else assistant(content))
     if prompt:
         turns.append(user(prompt))
-    if turns[-1].role != "user":
-        raise FieldError("messages", "the last turn must be the user's: it is what the seats answer")
+    if not turns or turns[-1].role != "user":
+        where = f"{label}: " if label != name else ""
+        raise FieldError(name, f"{where}the last turn must be the user's: it is what the seats answer")
     return tuple(turns)
 
 

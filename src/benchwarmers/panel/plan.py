@@ -8,14 +8,17 @@ holds the collection and the bench as read, the seats (the bench's
 decision, `bench/decider.py`, or exactly those a follow-up names), each
 seat's reservation under the budgets (`limits/spending.py`), whether the
 panel merges, when it may answer without its slower seats
-(`panel/quorum.py`), and the ask's id.
+(`panel/quorum.py`), and the ask's id. A follow-up whose seats each
+continue their own thread (`Ask.threads`) keeps each seat's own request
+(`Plan.request_for`); `request`, the shared history, is what the shape,
+the budgets' estimate, the merger and the judge read.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from benchwarmers.bench import decisions, revive
@@ -63,6 +66,15 @@ class Plan:
     holds: Mapping[str, Hold] = field(default_factory=dict)
     # No budget applied when the plan read them: its seats reserve nothing (`Spending.unbudgeted`).
     unbudgeted: bool = False
+    # Each seat's own request, by alias, when the ask carried threads (`Ask.threads`);
+    # None (the usual ask): every seat is asked `request`.
+    threads: Mapping[str, Request] | None = None
+
+    def request_for(self, alias: str) -> Request:
+        """What the seat of this model is asked: its own thread's request
+        (under the collection's system prompt, as `request`), else `request`."""
+        threads = self.threads
+        return self.request if threads is None else threads.get(alias, self.request)
 
 
 async def plan_panel(
@@ -134,7 +146,14 @@ async def plan_panel(
         key=key,
         holds=holds,
         unbudgeted=holds is _UNBUDGETED,
+        threads=_threads(ask, request) if ask.threads else None,
     )
+
+
+def _threads(ask: Ask, request: Request) -> dict[str, Request]:
+    """Each thread's request: the shared one (system prompts, sampling, output
+    format) with that seat's own turns as its messages."""
+    return {alias: replace(request, messages=messages) for alias, messages in ask.threads}
 
 
 def most_seats(ask: Ask, collection: CollectionView) -> int:

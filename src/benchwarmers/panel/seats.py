@@ -78,7 +78,9 @@ async def _seat(
         explorer=planned.explorer,
         key=plan.key,
     )
-    request, note = fitted_note(plan.request, planned.model)
+    # Its own thread only when the ask carried threads (a follow-up): the usual ask reads `request`.
+    asked = plan.request if plan.threads is None else plan.request_for(planned.model.alias)
+    request, note = fitted_note(asked, planned.model)
     request, prompted = as_asked(request, planned.model)
     if prompted:  # rare: a generator joining the two was 15 bytecodes a seat on every ask
         note = f"{note}; {prompted}" if note else prompted

@@ -2,7 +2,8 @@
 // into each seat as they are written (`/ui/api/ask` sends NDJSON: started,
 // seat_text deltas, seat, merged, done), a Stop that aborts the stream (the
 // server then cancels the seats still writing), and follow-up turns to the
-// same seats or one chosen seat, with the conversation so far. Judging is
+// same seats or one chosen seat, with the conversation so far (one carried
+// answer a turn, or each seat its own answers: `threads`). Judging is
 // `judge.js`'s, in place under each answer.
 (() => {
   'use strict';
@@ -55,25 +56,40 @@
     const to = offered.get(follow.elements.to.value) || '';
     const last = conversation.turns.at(-1);
     const seats = to ? [to] : last.aliases;
+    // Each seat its own answers: every seat its own thread; `messages` stays the turn's pick's history.
+    const each = !to && follow.elements.carry.value === EACH;
     ask(follow, {
       collection: conversation.collection,
       prompt: question,
-      messages: history(to || offered.get(follow.elements.carry.value) || ''),
+      messages: history(to || (each ? '' : offered.get(follow.elements.carry.value)) || ''),
       seats,
+      ...(each ? { threads: Object.fromEntries(seats.map((alias) => [alias, thread(alias)])) } : {}),
       merged: conversation.merged && !to, // the same panel merges again; one seat's answer is its own
     }, question);
   });
 
-  // The carry choice for the merged answers: no alias (they have no space) nor seat label ("Seat A") is it.
+  // The carry choices for the merged answers and for each seat's own: no alias (they have no space)
+  // nor seat label ("Seat A") is either.
   const MERGED = 'the merged answer';
+  const EACH = 'each seat its own';
 
   // Earlier questions, each followed by the answer carried forward: the
   // chosen model's (or the merge's, MERGED) where that turn had it, else the turn's pick.
   function history(alias) {
+    return historyBy((view) => carried(view, alias));
+  }
+
+  // A seat's own thread: its own answer each turn it answered, else (it was not asked,
+  // or failed) the turn's pick, so its turns still alternate question and answer.
+  function thread(alias) {
+    return historyBy((view) => view.judgeable().find((s) => s.alias === alias && s.text) || carried(view, ''));
+  }
+
+  function historyBy(answerOf) {
     const messages = [];
     for (const turn of conversation.turns) {
       messages.push({ role: 'user', content: turn.question });
-      const answer = carried(turn.view, alias);
+      const answer = answerOf(turn.view);
       if (answer) messages.push({ role: 'assistant', content: answer.text });
     }
     return messages;
@@ -113,11 +129,27 @@
       ...seats.map((s) => el('option', { value: seatValue(names, s.alias), text: `only ${names.shown(s.alias)}` })));
     // A merged turn carries its merge, unless an answer was picked best of the panel.
     const merge = mergedAnswer(view) !== null && !view.best;
-    const pick = merge ? null : carried(view, '');
+    // The pick (else the first seat's) is chosen: "each seat its own answers", first, is asked for.
+    const pick = merge ? null : carried(view, '') || seats[0];
+    // Each seat its own thread: a panel that never merged (a merge reads one history).
+    const threads = !conversation.merged && !conversation.turns.some((turn) => mergedAnswer(turn.view));
     follow.elements.carry.replaceChildren(
+      ...(threads ? [el('option', { value: EACH, text: 'each seat its own answers' })] : []),
       ...(mergedAnswer(view) ? [el('option', { value: MERGED, text: 'the merged answers', selected: merge })] : []),
       ...seats.map((s) => el('option', { value: seatValue(names, s.alias), text: `${names.shown(s.alias)}'s answers`, selected: s === pick })));
+    follow.elements.carry.dataset.chosen = follow.elements.carry.value;
+    sentTo();
   }
+
+  // Each seat its own answers is a choice for the same seats: one chosen seat carries its own already.
+  function sentTo() {
+    const carry = follow.elements.carry;
+    const each = carry.querySelector(`option[value="${EACH}"]`);
+    if (!each) return;
+    each.disabled = Boolean(follow.elements.to.value);
+    if (each.disabled && each.selected) carry.value = carry.dataset.chosen;
+  }
+  follow.elements.to.addEventListener('change', sentTo);
 
   // The carry choice names models: redraw it when a blind panel is revealed.
   function judged() {
