@@ -5,12 +5,15 @@ test_decisions.py) and the dashboard (tests/dashboard)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 
 from benchwarmers.bench import leaderboard
-from benchwarmers.bench.pairs import JudgeAgreement, judge_weight
+from benchwarmers.bench.decider import Candidate, Table, rankings
+from benchwarmers.bench.pairs import JudgeAgreement, PairCounts, judge_weight
+from benchwarmers.bench.rating import Evidence, Tally
 from benchwarmers.calls.pairs import Outcome, PairOutcome
 
 pytestmark = pytest.mark.unit
@@ -62,3 +65,29 @@ def test_the_judge_line_says_agreement_and_weight() -> None:
     assert leaderboard.judge_summary(JudgeAgreement(agreed=2.5, compared=4)).startswith(
         "judge agreement 2.5/4,"
     )
+
+
+def test_a_model_judged_twice_is_not_known_however_narrow_its_interval() -> None:
+    """A model with a perfect suite and two pair wins, nothing else, read
+    "99% (91-100%)" on the board, as settled as models judged fifty times:
+    its interval is narrow from its suite and the prior pooled from the
+    others, not from what people said of it here. Settled now asks both."""
+    models = {"a": (40, 8), "b": (35, 12), "c": (30, 20)}
+    candidates = [
+        Candidate(
+            a, Evidence(a, here=Tally(good, bad), suite_shape=Tally(5, 1), suite_other=Tally(5, 1)), True
+        )
+        for a, (good, bad) in models.items()
+    ]
+    candidates.append(Candidate("x", Evidence("x", suite_shape=Tally(6, 0), suite_other=Tally(11, 1)), True))
+    pairs = PairCounts()
+    pairs.add("x", "a", "better", ask=1)
+    pairs.add("x", "b", "better", ask=1)
+    ranked = {r.alias: r for r in rankings(Table(("a", "b", "c", "x")), candidates, pairs)}
+    low, high = ranked["x"].interval
+    assert high - low <= leaderboard.SETTLED_WIDTH  # narrow: the width alone called it settled
+    assert not leaderboard.settled(ranked["x"])
+    assert all(leaderboard.settled(ranked[a]) for a in models)
+    judged_enough = replace(ranked["x"], judged=3)  # three verdicts and its two pairs
+    assert leaderboard.settled(judged_enough)
+    assert not leaderboard.settled(replace(ranked["a"], interval=(0.4, 0.8)))  # judged often, still too wide

@@ -19,7 +19,7 @@ from sqlalchemy import select
 
 from benchwarmers.bench.decisions import rank
 from benchwarmers.bench.evidence import SHAPES
-from benchwarmers.bench.leaderboard import SETTLED_WIDTH, board_candidates
+from benchwarmers.bench.leaderboard import board_candidates, settled
 from benchwarmers.bench.rating import Ranking
 from benchwarmers.calls.verdicts import collection_name
 from benchwarmers.store.collections import collections_by_name
@@ -133,13 +133,12 @@ async def model_report(store: Store, alias: str, standings: Standings | None = N
             }
             memo[(coll, shape)] = ranked
         standing = ranked[alias]
-        low, high = standing.interval
         out.append(
             {
                 "collection": f"bench/{coll}" if coll else "(any)",
                 "shape": shape,
                 **standing.as_dict(),
-                "settled": high - low <= SETTLED_WIDTH,  # read as the leaderboard reads it
+                "settled": settled(standing),  # read as the leaderboard reads it
             }
         )
     return out

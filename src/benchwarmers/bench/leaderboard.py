@@ -7,8 +7,11 @@ posterior (its mean as the score, its 90% interval as `low`/`high`), the
 verdicts and pairs are counted from their own tables, the suite is the
 latest run of each task, and the next panel is the ranked members up to
 the collection's seats, with the explorers and the reasons the rating
-writes. An interval wider than `SETTLED_WIDTH` is `settled: false`: too
-wide to rank on ("we don't know yet").
+writes. A standing is `settled: false` ("we don't know yet") when its
+interval is wider than `SETTLED_WIDTH`, too wide to rank on, or when the
+model was judged here fewer than `SETTLED_JUDGED` times, however narrow
+its interval: what the other models' records pool into its prior narrows
+it before anyone judged it (`settled`).
 
 People's verdicts and pairs are what the counts and the trend show; a
 judge model's pairs (kind "judge", `panel/judge.py`) are counted apart,
@@ -32,6 +35,7 @@ from benchwarmers.bench import decisions
 from benchwarmers.bench.evidence import SHAPES
 from benchwarmers.bench.pair_reads import judge_agreement
 from benchwarmers.bench.pairs import JudgeAgreement
+from benchwarmers.bench.rating import Ranking
 from benchwarmers.bench.suite.runner import suite_summary
 from benchwarmers.calls.pairs import PairOutcome, pair_outcomes
 from benchwarmers.errors import UserError
@@ -43,6 +47,9 @@ from benchwarmers.store.times import utc
 from benchwarmers.store.views import CollectionView
 
 SETTLED_WIDTH = 0.3  # a 90% interval wider than this ranks nothing yet
+# Nor does a record of fewer verdicts and pairs (weighted) here than this: a model with two pair
+# wins and nothing else read "92% (71-100%)", its interval narrowed by the pooled prior.
+SETTLED_JUDGED = 5.0
 TREND_DAYS = 30  # the trend's last days shown
 
 
@@ -96,7 +103,7 @@ async def leaderboard(runtime: Runtime, collection: CollectionView, shape: str =
                 "score": round(standing.mean, 4),
                 "low": round(low, 4),
                 "high": round(high, 4),
-                "settled": high - low <= SETTLED_WIDTH,
+                "settled": settled(standing),
                 "verdicts": {"useful": verdicts[alias]["useful"], "notUseful": verdicts[alias]["notUseful"]},
                 "pairs": record[alias],
                 "suite": {"passed": suite.get("passed", 0), "total": suite.get("total", 0)},
@@ -119,6 +126,14 @@ async def leaderboard(runtime: Runtime, collection: CollectionView, shape: str =
         },
         "nextPanel": await _next_panel(runtime, collection, shape, ranked),
     }
+
+
+def settled(standing: Ranking) -> bool:
+    """Whether a standing ranks anything yet (the board's and the model
+    pages' `settled`; else "we don't know yet"): a narrow enough interval,
+    from enough of the model's own verdicts and pairs here."""
+    low, high = standing.interval
+    return high - low <= SETTLED_WIDTH and standing.judged + standing.compared >= SETTLED_JUDGED
 
 
 async def board_candidates(store: Store, collection: str, members: Sequence[str], shape: str) -> list[str]:
