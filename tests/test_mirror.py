@@ -63,7 +63,6 @@ COVERED_BY: dict[str, tuple[str, ...]] = {
     "core/services.py": ("tests/core/test_panels.py", "tests/cli/test_main.py"),
     "core/settings.py": ("tests/server/test_settings_route.py", "tests/cli/test_settings.py"),
     "dashboard/auth.py": ("tests/dashboard/test_browser_judging.py", "tests/dashboard/test_units.py"),
-    "dashboard/backend.py": ("tests/dashboard/test_api.py",),
     "dashboard/chart.py": ("tests/dashboard/test_units.py",),
     "dashboard/fields.py": ("tests/dashboard/test_units.py",),
     "dashboard/pages.py": ("tests/dashboard/test_door.py", "tests/dashboard/test_browser.py"),
