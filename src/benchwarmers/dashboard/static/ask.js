@@ -187,8 +187,6 @@
       if (source === follow) follow.elements.prompt.value = ''; // asked: the box is for the next one
       await read(response, (event) => onEvent(event, turn));
       view.cut(); // a stream that closed before a seat's end: that seat was cut
-      // Blind, with no answer to judge (every seat failed) and nothing left unjudged before it: named now.
-      if (!view.judgeable().length) view.revealIfJudged();
       state.textContent = 'Done. Judge the answers where they stand: their verdicts decide the next panel.'
         + (turn.cost ? ` ${turn.cost}` : '');
     } catch (error) {
@@ -201,7 +199,9 @@
       stop.hidden = true;
       button.disabled = false;
       if (conversation.turns.includes(turn)) {
-        view.revealIfNothingToJudge(); // blind, no answer to judge: the failures' messages, with the names
+        // Blind, no answer to judge (every seat failed or was stopped) and nothing unjudged before it:
+        // named now, so the failures' messages can be read.
+        if (!view.judgeable().length) view.revealIfJudged();
         offerFollowUp();
       }
     }

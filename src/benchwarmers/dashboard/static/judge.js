@@ -212,14 +212,6 @@
       if (Turn.all.filter((t) => t.names === this.names && t.root.isConnected).every((t) => t.settled())) this.reveal();
     }
 
-    // Every seat of every turn under these names failed (or was stopped): no
-    // answer to judge, so no judging to keep unbiased, and each failure's
-    // message (hidden while blind) is what there is to read. Named now.
-    revealIfNothingToJudge() {
-      const turns = Turn.all.filter((turn) => turn.names === this.names && turn.root.isConnected);
-      if (!turns.some((turn) => turn.judgeable().length)) this.reveal();
-    }
-
     reveal() {
       if (this.names.revealed) return;
       this.names.revealed = true;
