@@ -935,6 +935,17 @@ MARKDOWN_CASES = [
     ("### Three ###", '<h5 class="md-h3">Three</h5>'),
     ("1. a\n2. b", '<ol class="md-list"><li>a</li><li>b</li></ol>'),
     ("3. a", '<ol class="md-list" start="3"><li>a</li></ol>'),
+    # A blank line between items (as models write steps) keeps one loose list, not three.
+    ("1. a\n\n2. b\n\n3. c", '<ol class="md-list"><li><p>a</p></li><li><p>b</p></li><li><p>c</p></li></ol>'),
+    ("- a\n\n- b\n\npara", '<ul class="md-list"><li><p>a</p></li><li><p>b</p></li></ul><p>para</p>'),
+    ("1. a\n\n- b", '<ol class="md-list"><li>a</li></ol><ul class="md-list"><li>b</li></ul>'),
+    # An image is never loaded: a safe one is a link named by its alt text, no stray "!".
+    (
+        "![chart](https://x.org/c.png)",
+        '<p><a class="md-image" href="https://x.org/c.png" rel="noopener noreferrer nofollow" '
+        'target="_blank">image: chart</a></p>',
+    ),
+    ("![s](data:image/svg+xml;base64,PHN2Zz4=)", "<p>![s](data:image/svg+xml;base64,PHN2Zz4=)</p>"),
     ("- a\n  - b\n- c", '<ul class="md-list"><li>a<ul class="md-list"><li>b</li></ul></li><li>c</li></ul>'),
     ("> quote", "<blockquote><p>quote</p></blockquote>"),
     ("snake_case_name and _em_", "<p>snake_case_name and <em>em</em></p>"),
