@@ -127,3 +127,14 @@ def test_an_in_process_ask_exits_without_a_traceback(fake_provider: FakeProvider
         # One line says no server answered at BENCHWARMERS_URL; nothing else reaches stderr.
         assert done.stderr.startswith("warning: no server at http://127.0.0.1:9;")
         assert done.stderr.count("\n") == 1
+
+
+def test_half_a_pair_is_refused_in_the_commands_words_before_any_server(tmp_path: Path) -> None:
+    """`--better A` alone said '"worse" must be a call id', a body's key the
+    command never showed; now it names the option missing, non-zero exit,
+    nothing asked of a server (none runs here)."""
+    for given, missing in (("--better", "--worse"), ("--worse", "--better")):
+        refused = CliRunner().invoke(app, ["verdict", given, "c_AAAAAAAAAAAAAAAAAAAAAA"])
+        assert refused.exit_code != 0
+        assert f"{given} needs {missing} too" in refused.output and "--best A" in refused.output
+        assert '"worse"' not in refused.output and '"better"' not in refused.output

@@ -156,6 +156,11 @@ def verdict(
             "say --useful or --not-useful"
             " (or compare: --better A --worse B, --tie A B, --both-bad A B, --best A)"
         )
+    if bool(better) != bool(worse):  # said in the command's words, not the body's keys
+        given, missing = ("--better", "--worse") if better else ("--worse", "--better")
+        raise UserError(
+            f"{given} needs {missing} too: --better A --worse B (or --best A: better than each other seat)"
+        )
     # The command's own arguments, checked before either path, so a mistake is
     # the same one line whether a server runs or not.
     body = verdict_body(
