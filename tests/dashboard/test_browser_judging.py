@@ -9,18 +9,24 @@ browser part is the judging, not the onboarding `test_browser.py` walks.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from unittest.mock import ANY
 
 import httpx
 import pytest
+from sqlalchemy import update
 
 from benchwarmers.dashboard import auth
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import schema
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider, script
 from benchwarmers.testing.live_server import live_server
 from benchwarmers.testing.script import FakeRequest
@@ -350,6 +356,66 @@ def test_a_pairs_note_stays_when_its_verdict_is_changed_later(
         expect(compare.locator(".pairs li").first).to_contain_text(": tie")
         (pair,) = b.client.get("/ui/api/asks").json()["asks"][0]["pairs"]
         assert (pair["outcome"], pair["note"]) == ("tie", "alpha cites its source")
+        assert b.watch.take() == []
+
+
+def test_the_leaderboard_per_kind_of_question_with_its_trend_and_a_model_that_left(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """The Leaderboard as a stranger reads it: short questions judged three
+    days ago and today draw a trend line; the code board is reached from the
+    page by keyboard and ranks as its JSON does; a member taken off the
+    collection keeps its record, tagged "not a member" (it read "explorer")."""
+    models = [FakeModel(n, answer=capable) for n in ("alpha", "beta", "gamma")]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        old = b.answered("Which is best?", ("alpha", "beta", "gamma"))
+        assert b.client.post("/ui/api/verdict", json={"best": old["beta"]}).status_code == 200
+
+        async def three_days_back() -> None:
+            async with Runtime.open(home) as runtime, runtime.store.write() as session:
+                await session.execute(
+                    update(schema.PairVerdict).values(at=datetime.now(UTC) - timedelta(days=3))
+                )
+
+        with ThreadPoolExecutor(1) as other:  # Playwright's loop runs in this thread
+            other.submit(asyncio.run, three_days_back()).result()
+        today = b.answered("Which is best, again?", ("alpha", "beta", "gamma"))
+        assert b.client.post("/ui/api/verdict", json={"best": today["beta"]}).status_code == 200
+        code = b.answered("Fix this python function:\n```python\ndef f(:\n```", ("alpha", "beta", "gamma"))
+        assert b.client.post("/ui/api/verdict", json={"best": code["gamma"]}).status_code == 200
+        left = b.client.post("/ui/api/collections/trio", json={"members": ["beta", "gamma"]})
+        assert left.status_code == 200, left.text
+
+        page.goto(b.base + "/leaderboard?collection=bench/trio&shape=short")
+        page.locator('body[data-ready="Leaderboard"]').wait_for(state="attached")
+        expect(page.locator("#leaderboard caption")).to_contain_text("short questions")
+        beta = page.locator('#leaderboard tr[data-alias="beta"]')
+        expect(beta.locator(".rank")).to_have_text("1")
+        expect(beta.locator(".pairs")).to_have_text("4 won, 0 lost, 0 tied")
+        expect(beta.locator(".trend svg.spark polyline")).to_have_count(1)  # two days: a line
+        alpha = page.locator('#leaderboard tr[data-alias="alpha"]')
+        expect(alpha.locator(".tag")).to_have_text("not a member")
+        expect(page.locator("#next-panel")).not_to_contain_text("alpha")
+        board = b.client.get("/bench/leaderboard", params={"collection": "trio", "shape": "short"}).json()
+        (trend,) = [m["trend"] for m in board["models"] if m["alias"] == "beta"]
+        assert len(trend) == 2 and trend[0]["day"] < trend[1]["day"]
+        page.screenshot(path=str(artifacts / "leaderboard-short.png"), full_page=True)
+
+        # To the code board by keyboard: its link, Enter.
+        page.get_by_role("navigation", name="Kinds of question").get_by_role("link", name="code").focus()
+        page.keyboard.press("Enter")
+        page.locator('body[data-ready="Leaderboard"]').wait_for(state="attached")
+        expect(page.locator("#leaderboard caption")).to_contain_text("code questions")
+        asked = {"collection": "bench/trio", "shape": "code"}  # the name as the model field spells it
+        board = b.client.get("/bench/leaderboard", params=asked).json()
+        assert board["models"][0]["alias"] == "gamma"
+        for model in board["models"]:
+            row = page.locator(f'#leaderboard tr[data-alias="{model["alias"]}"]')
+            expect(row.locator(".rank")).to_have_text(str(model["rank"]))
+        gamma_on_beta = page.locator('#win-matrix tr[data-alias="gamma"] td[data-against="beta"]')
+        expect(gamma_on_beta).to_contain_text("1–0")
+        page.screenshot(path=str(artifacts / "leaderboard-code.png"), full_page=True)
         assert b.watch.take() == []
 
 
