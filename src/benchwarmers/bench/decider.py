@@ -405,6 +405,6 @@ def _with_pairs(r: Ranking, pairs: PairCounts) -> Ranking:
     if not won and not lost:
         return r
     said = f"pairs: preferred {round(won, 1):g}, not preferred {round(lost, 1):g}"
-    if (won % 0.5) or (lost % 0.5):  # not whole pairs and ties: older pairs count less, as verdicts do
-        said += " (weighed by age)"
+    if (won % 0.5) or (lost % 0.5):  # not whole pairs and ties: older pairs and a judge model's count less
+        said += " (weighted)"
     return replace(r, compared=won + lost, reasons=(*r.reasons, said))
