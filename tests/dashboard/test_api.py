@@ -432,7 +432,8 @@ def test_the_leaderboard_keeps_a_model_that_left_and_says_it_left_and_every_shap
     row = re.search(r'<tr data-alias="m3".*?</tr>', page, re.S)
     assert row and "not a member" in row.group() and "explorer" not in row.group()
     for model in board["models"]:  # the page's rank is the JSON's
-        assert re.search(rf'<tr data-alias="{model["alias"]}"[^>]*>\s*<td class="rank">{model["rank"]}<', page)
+        alias, rank = model["alias"], model["rank"]
+        assert re.search(rf'<tr data-alias="{alias}"[^>]*>\s*<td class="rank">{rank}<', page)
     # Only short was asked; the code board still offers the way back to it.
     code = dashboard.get("/leaderboard", params={"collection": "trio", "shape": "code"}).text
     assert 'href="/leaderboard?collection=trio&amp;shape=short"' in code
