@@ -1170,6 +1170,74 @@ def test_kept_text_shows_in_recent_asks_and_is_judged_later(
         assert b.watch.take() == []
 
 
+def test_recent_asks_are_judged_by_keyboard_only_with_the_keys_the_page_lists(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Recent asks said "keys as on the Ask page: U, N, E, P, M, A, B, T, X":
+    not the digits that reach an answer, nor C. Each key it lists now works
+    there, on the newest ask, no mouse: 1 U, 2 N E note Enter, A, 3 C, 3 P.
+
+    With the verdict slow to come back (a server across a network), a note
+    begun at once is kept: its Enter before the verdict's answer saved no
+    note ("Now Useful or Not useful saves the note"), and the answer's
+    redraw mid-note dropped the letters typed and made keys of the rest."""
+    models = [FakeModel(n, answer=capable) for n in ("alpha", "beta", "gamma")]
+    with bench(browser, home, fake_provider, models, keep_text=True) as b:
+        page = b.page
+        b.answered("Judge me later", ("alpha", "beta", "gamma"))
+        page.goto(b.base + "/collections")
+        page.locator('body[data-ready="Collections"]').wait_for(state="attached")
+        listed = page.locator("#recent .hint").first.locator("kbd").all_inner_texts()
+        assert listed == ["1", "9", "U", "N", "E", "Enter", "P", "C", "M", "A", "B", "T", "X"]
+        ask = page.locator("#asks article.ask").first
+        expect(ask.locator(".seat-card")).to_have_count(3)
+        seat = {a: ask.locator(f'.seat-card[data-alias="{a}"]') for a in ("alpha", "beta", "gamma")}
+        page.evaluate(
+            """() => { const sent = window.fetch; window.fetch = async (url, init) => {
+                if (String(url).includes('/ui/api/verdict')) await new Promise((r) => setTimeout(r, 400));
+                return sent(url, init); }; }"""
+        )
+        page.keyboard.press("1")
+        expect(seat["alpha"]).to_be_focused()
+        page.keyboard.press("u")
+        page.keyboard.press("e")
+        page.keyboard.type("ok")
+        page.keyboard.press("Enter")  # before U's answer: saved after it, with the note
+        expect(seat["alpha"].locator(".judge-state")).to_have_text("✓ useful — “ok”")
+        page.keyboard.press("Escape")
+        page.keyboard.press("2")
+        page.keyboard.press("n")
+        page.keyboard.press("e")
+        page.keyboard.type("th")
+        page.wait_for_timeout(700)  # N's answer redraws the card meanwhile
+        page.keyboard.type("in")
+        page.keyboard.press("Enter")
+        expect(seat["beta"].locator(".judge-state")).to_have_text("✗ not useful — “thin”")
+        page.keyboard.press("Escape")
+        page.keyboard.press("a")
+        expect(ask.locator(".pairs li")).to_have_count(1)
+        page.keyboard.press("3")
+        page.keyboard.press("c")
+        expect(seat["gamma"].locator("[data-copy-answer]")).to_contain_text("Copied")
+        assert page.evaluate("navigator.clipboard.readText()") == "An answer from gamma."
+        page.keyboard.press("p")
+        expect(ask.locator(".pairs li")).to_have_count(3)
+        stored = b.client.get("/ui/api/asks").json()["asks"][0]
+        assert {s["alias"]: (s["verdict"] or {}).get("note") for s in stored["seats"]} == {
+            "alpha": "ok",
+            "beta": "thin",
+            "gamma": None,
+        }
+        assert {p["outcome"] for p in stored["pairs"]} == {"better"}  # no letter of a note became T
+        assert {(p["betterAlias"], p["worseAlias"]) for p in stored["pairs"]} == {
+            ("alpha", "beta"),
+            ("gamma", "alpha"),
+            ("gamma", "beta"),
+        }
+        page.screenshot(path=str(artifacts / "collections-keyboard.png"), full_page=True)
+        assert b.watch.take() == []
+
+
 def test_older_kept_asks_page_back_and_are_judged_in_place_and_in_pairs_blind(
     browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
 ) -> None:
