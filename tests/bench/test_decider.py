@@ -287,3 +287,26 @@ def test_rankings_are_fitted_once_per_evidence(monkeypatch: pytest.MonkeyPatch) 
     assert len(fits) == 1
     moved = rankings(table, [cand("a", 7, 4), cand("b", 3, 7)], pairs)
     assert moved[0].mean < first[0].mean and len(fits) == 2
+
+
+def test_a_pairs_reason_reads_as_counts_not_the_weights_float() -> None:
+    """Pairs weighed by age read "pairs: preferred 3.86607, not preferred 0"
+    on the Leaderboard's next-panel reasons: now a tenth at most, and said to
+    be weighted (older pairs and a judge model's count less); whole pairs and
+    ties read as counts."""
+    table = Table(members=("a", "b"))
+    candidates = [cand("a", 5, 5), cand("b", 5, 5)]
+    aged = PairCounts()
+    aged.add("a", "b", "better", weight=0.96652)
+    aged.add("a", "b", "better", weight=2.9)
+    why = {r.alias: r.reasons[-1] for r in rankings(table, candidates, aged)}
+    assert why == {
+        "a": "pairs: preferred 3.9, not preferred 0 (weighted)",
+        "b": "pairs: preferred 0, not preferred 3.9 (weighted)",
+    }
+    whole = PairCounts()
+    whole.add("a", "b", "better")
+    whole.add("a", "b", "tie")
+    assert {r.alias: r.reasons[-1] for r in rankings(table, candidates, whole)}["a"] == (
+        "pairs: preferred 1.5, not preferred 0.5"
+    )

@@ -91,3 +91,12 @@ def test_a_model_judged_twice_is_not_known_however_narrow_its_interval() -> None
     judged_enough = replace(ranked["x"], judged=3)  # three verdicts and its two pairs
     assert leaderboard.settled(judged_enough)
     assert not leaderboard.settled(replace(ranked["a"], interval=(0.4, 0.8)))  # judged often, still too wide
+
+
+def test_equal_scores_share_a_rank_and_the_next_counts_them_all() -> None:
+    """Three members nobody judged, on one prior, ranked "1, 2, 3" in the
+    order they were named: the board read as if the first had won."""
+    assert leaderboard.ranks([0.4, 0.4, 0.4]) == [1, 1, 1]
+    assert leaderboard.ranks([0.7, 0.5, 0.5, 0.2]) == [1, 2, 2, 4]
+    assert leaderboard.ranks([0.400001, 0.4]) == [1, 1]  # equal as the board shows them
+    assert leaderboard.ranks([0.9, 0.8]) == [1, 2] and leaderboard.ranks([]) == []

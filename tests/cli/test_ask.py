@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from benchwarmers.cli.ask import _verdict_lines
 from benchwarmers.cli.main import app
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
@@ -127,3 +128,45 @@ def test_an_in_process_ask_exits_without_a_traceback(fake_provider: FakeProvider
         # One line says no server answered at BENCHWARMERS_URL; nothing else reaches stderr.
         assert done.stderr.startswith("warning: no server at http://127.0.0.1:9;")
         assert done.stderr.count("\n") == 1
+
+
+def test_half_a_pair_is_refused_in_the_commands_words_before_any_server(tmp_path: Path) -> None:
+    """`--better A` alone said '"worse" must be a call id', a body's key the
+    command never showed; now it names the option missing, non-zero exit,
+    nothing asked of a server (none runs here)."""
+    for given, missing in (("--better", "--worse"), ("--worse", "--better")):
+        refused = CliRunner().invoke(app, ["verdict", given, "c_AAAAAAAAAAAAAAAAAAAAAA"])
+        assert refused.exit_code != 0
+        assert f"{given} needs {missing} too" in refused.output and "--best A" in refused.output
+        assert '"worse"' not in refused.output and '"better"' not in refused.output
+
+
+def test_the_note_stored_is_said_back_with_the_verdict_and_each_pair() -> None:
+    """`verdict --best A --note "why"` printed its pairs and never the note
+    it stored (the MCP tool says it): now each line ends with it."""
+    seat = {"call": "c_1", "alias": "one", "useful": False, "note": "too long", "changed": True}
+    assert _verdict_lines(seat) == ["c_1 · one: not useful — too long"]
+    pairs = [
+        {
+            "better": "c_1",
+            "worse": "c_2",
+            "betterAlias": "one",
+            "worseAlias": "two",
+            "outcome": "better",
+            "note": "cites it",
+            "changed": True,
+        },
+        {
+            "better": "c_1",
+            "worse": "c_3",
+            "betterAlias": "one",
+            "worseAlias": "three",
+            "outcome": "better",
+            "note": "",
+            "changed": False,
+        },
+    ]
+    assert _verdict_lines({"pairs": pairs}) == [
+        "c_1 · one better than c_2 · two — cites it",
+        "c_1 · one better than c_3 · three (already recorded; nothing changed)",
+    ]

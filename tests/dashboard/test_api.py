@@ -405,6 +405,41 @@ def test_a_blind_collection_and_the_leaderboard_of_its_pairs(
     assert edited.json()["collection"]["blind"] is False
 
 
+def test_the_leaderboard_keeps_a_model_that_left_and_says_it_left_and_every_shape_is_reached(
+    dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    """A member taken off the collection keeps its record on the board, read
+    as what it is: not a member (it was tagged "explorer", which it never
+    was). A board opened on a kind of question not asked yet still links to
+    the kinds that were, and the page and the JSON rank alike."""
+    for alias in ("m1", "m2", "m3"):
+        fake_provider.add(FakeModel(alias, answer=f"{alias} says yes"))
+    body = {"name": "fake", "api": "openai", "base_url": fake_provider.openai_base, "keyless": True}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    _register(dashboard, fake_provider, ("m1", "m2", "m3"))
+    made = dashboard.post("/ui/api/collections", json={"name": "trio", "members": ["m1", "m2", "m3"]})
+    assert made.status_code == 200, made.text
+    with dashboard.stream("POST", "/ui/api/ask", json={"collection": "trio", "prompt": "yes?"}) as reply:
+        events = [json.loads(line) for line in reply.iter_lines() if line.strip()]
+    calls = {e["seat"]["alias"]: e["seat"]["call"] for e in events if e["event"] == "seat"}
+    assert dashboard.post("/ui/api/verdict", json={"best": calls["m3"]}).status_code == 200
+    left = dashboard.post("/ui/api/collections/trio", json={"members": ["m1", "m2"]})
+    assert left.status_code == 200, left.text
+    board = dashboard.get("/ui/api/leaderboard", params={"collection": "trio"}).json()
+    m3 = next(m for m in board["models"] if m["alias"] == "m3")
+    assert m3["member"] is False and m3["pairs"]["wins"] == 2 and "m3" not in board["nextPanel"]["explorers"]
+    page = dashboard.get("/leaderboard", params={"collection": "bench/trio"}).text
+    row = re.search(r'<tr data-alias="m3".*?</tr>', page, re.S)
+    assert row and "not a member" in row.group() and "explorer" not in row.group()
+    for model in board["models"]:  # the page's rank is the JSON's
+        alias, rank = model["alias"], model["rank"]
+        assert re.search(rf'<tr data-alias="{alias}"[^>]*>\s*<td class="rank">{rank}<', page)
+    # Only short was asked; the code board still offers the way back to it.
+    code = dashboard.get("/leaderboard", params={"collection": "trio", "shape": "code"}).text
+    assert 'href="/leaderboard?collection=trio&amp;shape=short"' in code
+    assert 'href="/leaderboard?collection=trio&amp;shape=code" aria-current="page"' in code
+
+
 def test_onboarding_a_model_the_endpoint_does_not_serve_is_refused(
     dashboard: httpx.Client, fake_provider: FakeProvider
 ) -> None:

@@ -9,18 +9,24 @@ browser part is the judging, not the onboarding `test_browser.py` walks.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from unittest.mock import ANY
 
 import httpx
 import pytest
+from sqlalchemy import update
 
 from benchwarmers.dashboard import auth
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import schema
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider, script
 from benchwarmers.testing.live_server import live_server
 from benchwarmers.testing.script import FakeRequest
@@ -350,6 +356,66 @@ def test_a_pairs_note_stays_when_its_verdict_is_changed_later(
         expect(compare.locator(".pairs li").first).to_contain_text(": tie")
         (pair,) = b.client.get("/ui/api/asks").json()["asks"][0]["pairs"]
         assert (pair["outcome"], pair["note"]) == ("tie", "alpha cites its source")
+        assert b.watch.take() == []
+
+
+def test_the_leaderboard_per_kind_of_question_with_its_trend_and_a_model_that_left(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """The Leaderboard as a stranger reads it: short questions judged three
+    days ago and today draw a trend line; the code board is reached from the
+    page by keyboard and ranks as its JSON does; a member taken off the
+    collection keeps its record, tagged "not a member" (it read "explorer")."""
+    models = [FakeModel(n, answer=capable) for n in ("alpha", "beta", "gamma")]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        old = b.answered("Which is best?", ("alpha", "beta", "gamma"))
+        assert b.client.post("/ui/api/verdict", json={"best": old["beta"]}).status_code == 200
+
+        async def three_days_back() -> None:
+            async with Runtime.open(home) as runtime, runtime.store.write() as session:
+                await session.execute(
+                    update(schema.PairVerdict).values(at=datetime.now(UTC) - timedelta(days=3))
+                )
+
+        with ThreadPoolExecutor(1) as other:  # Playwright's loop runs in this thread
+            other.submit(asyncio.run, three_days_back()).result()
+        today = b.answered("Which is best, again?", ("alpha", "beta", "gamma"))
+        assert b.client.post("/ui/api/verdict", json={"best": today["beta"]}).status_code == 200
+        code = b.answered("Fix this python function:\n```python\ndef f(:\n```", ("alpha", "beta", "gamma"))
+        assert b.client.post("/ui/api/verdict", json={"best": code["gamma"]}).status_code == 200
+        left = b.client.post("/ui/api/collections/trio", json={"members": ["beta", "gamma"]})
+        assert left.status_code == 200, left.text
+
+        page.goto(b.base + "/leaderboard?collection=bench/trio&shape=short")
+        page.locator('body[data-ready="Leaderboard"]').wait_for(state="attached")
+        expect(page.locator("#leaderboard caption")).to_contain_text("short questions")
+        beta = page.locator('#leaderboard tr[data-alias="beta"]')
+        expect(beta.locator(".rank")).to_have_text("1")
+        expect(beta.locator(".pairs")).to_have_text("4 won, 0 lost, 0 tied")
+        expect(beta.locator(".trend svg.spark polyline")).to_have_count(1)  # two days: a line
+        alpha = page.locator('#leaderboard tr[data-alias="alpha"]')
+        expect(alpha.locator(".tag")).to_have_text("not a member")
+        expect(page.locator("#next-panel")).not_to_contain_text("alpha")
+        board = b.client.get("/bench/leaderboard", params={"collection": "trio", "shape": "short"}).json()
+        (trend,) = [m["trend"] for m in board["models"] if m["alias"] == "beta"]
+        assert len(trend) == 2 and trend[0]["day"] < trend[1]["day"]
+        page.screenshot(path=str(artifacts / "leaderboard-short.png"), full_page=True)
+
+        # To the code board by keyboard: its link, Enter.
+        page.get_by_role("navigation", name="Kinds of question").get_by_role("link", name="code").focus()
+        page.keyboard.press("Enter")
+        page.locator('body[data-ready="Leaderboard"]').wait_for(state="attached")
+        expect(page.locator("#leaderboard caption")).to_contain_text("code questions")
+        asked = {"collection": "bench/trio", "shape": "code"}  # the name as the model field spells it
+        board = b.client.get("/bench/leaderboard", params=asked).json()
+        assert board["models"][0]["alias"] == "gamma"
+        for model in board["models"]:
+            row = page.locator(f'#leaderboard tr[data-alias="{model["alias"]}"]')
+            expect(row.locator(".rank")).to_have_text(str(model["rank"]))
+        gamma_on_beta = page.locator('#win-matrix tr[data-alias="gamma"] td[data-against="beta"]')
+        expect(gamma_on_beta).to_contain_text("1–0")
+        page.screenshot(path=str(artifacts / "leaderboard-code.png"), full_page=True)
         assert b.watch.take() == []
 
 
@@ -935,6 +1001,17 @@ MARKDOWN_CASES = [
     ("### Three ###", '<h5 class="md-h3">Three</h5>'),
     ("1. a\n2. b", '<ol class="md-list"><li>a</li><li>b</li></ol>'),
     ("3. a", '<ol class="md-list" start="3"><li>a</li></ol>'),
+    # A blank line between items (as models write steps) keeps one loose list, not three.
+    ("1. a\n\n2. b\n\n3. c", '<ol class="md-list"><li><p>a</p></li><li><p>b</p></li><li><p>c</p></li></ol>'),
+    ("- a\n\n- b\n\npara", '<ul class="md-list"><li><p>a</p></li><li><p>b</p></li></ul><p>para</p>'),
+    ("1. a\n\n- b", '<ol class="md-list"><li>a</li></ol><ul class="md-list"><li>b</li></ul>'),
+    # An image is never loaded: a safe one is a link named by its alt text, no stray "!".
+    (
+        "![chart](https://x.org/c.png)",
+        '<p><a class="md-image" href="https://x.org/c.png" rel="noopener noreferrer nofollow" '
+        'target="_blank">image: chart</a></p>',
+    ),
+    ("![s](data:image/svg+xml;base64,PHN2Zz4=)", "<p>![s](data:image/svg+xml;base64,PHN2Zz4=)</p>"),
     ("- a\n  - b\n- c", '<ul class="md-list"><li>a<ul class="md-list"><li>b</li></ul></li><li>c</li></ul>'),
     ("> quote", "<blockquote><p>quote</p></blockquote>"),
     ("snake_case_name and _em_", "<p>snake_case_name and <em>em</em></p>"),
@@ -1090,6 +1167,74 @@ def test_kept_text_shows_in_recent_asks_and_is_judged_later(
         expect(beta.locator("[data-copy-answer]")).to_have_count(0)
         beta.focus()
         page.keyboard.press("c")
+        assert b.watch.take() == []
+
+
+def test_recent_asks_are_judged_by_keyboard_only_with_the_keys_the_page_lists(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Recent asks said "keys as on the Ask page: U, N, E, P, M, A, B, T, X":
+    not the digits that reach an answer, nor C. Each key it lists now works
+    there, on the newest ask, no mouse: 1 U, 2 N E note Enter, A, 3 C, 3 P.
+
+    With the verdict slow to come back (a server across a network), a note
+    begun at once is kept: its Enter before the verdict's answer saved no
+    note ("Now Useful or Not useful saves the note"), and the answer's
+    redraw mid-note dropped the letters typed and made keys of the rest."""
+    models = [FakeModel(n, answer=capable) for n in ("alpha", "beta", "gamma")]
+    with bench(browser, home, fake_provider, models, keep_text=True) as b:
+        page = b.page
+        b.answered("Judge me later", ("alpha", "beta", "gamma"))
+        page.goto(b.base + "/collections")
+        page.locator('body[data-ready="Collections"]').wait_for(state="attached")
+        listed = page.locator("#recent .hint").first.locator("kbd").all_inner_texts()
+        assert listed == ["1", "9", "U", "N", "E", "Enter", "P", "C", "M", "A", "B", "T", "X"]
+        ask = page.locator("#asks article.ask").first
+        expect(ask.locator(".seat-card")).to_have_count(3)
+        seat = {a: ask.locator(f'.seat-card[data-alias="{a}"]') for a in ("alpha", "beta", "gamma")}
+        page.evaluate(
+            """() => { const sent = window.fetch; window.fetch = async (url, init) => {
+                if (String(url).includes('/ui/api/verdict')) await new Promise((r) => setTimeout(r, 400));
+                return sent(url, init); }; }"""
+        )
+        page.keyboard.press("1")
+        expect(seat["alpha"]).to_be_focused()
+        page.keyboard.press("u")
+        page.keyboard.press("e")
+        page.keyboard.type("ok")
+        page.keyboard.press("Enter")  # before U's answer: saved after it, with the note
+        expect(seat["alpha"].locator(".judge-state")).to_have_text("✓ useful — “ok”")
+        page.keyboard.press("Escape")
+        page.keyboard.press("2")
+        page.keyboard.press("n")
+        page.keyboard.press("e")
+        page.keyboard.type("th")
+        page.wait_for_timeout(700)  # N's answer redraws the card meanwhile
+        page.keyboard.type("in")
+        page.keyboard.press("Enter")
+        expect(seat["beta"].locator(".judge-state")).to_have_text("✗ not useful — “thin”")
+        page.keyboard.press("Escape")
+        page.keyboard.press("a")
+        expect(ask.locator(".pairs li")).to_have_count(1)
+        page.keyboard.press("3")
+        page.keyboard.press("c")
+        expect(seat["gamma"].locator("[data-copy-answer]")).to_contain_text("Copied")
+        assert page.evaluate("navigator.clipboard.readText()") == "An answer from gamma."
+        page.keyboard.press("p")
+        expect(ask.locator(".pairs li")).to_have_count(3)
+        stored = b.client.get("/ui/api/asks").json()["asks"][0]
+        assert {s["alias"]: (s["verdict"] or {}).get("note") for s in stored["seats"]} == {
+            "alpha": "ok",
+            "beta": "thin",
+            "gamma": None,
+        }
+        assert {p["outcome"] for p in stored["pairs"]} == {"better"}  # no letter of a note became T
+        assert {(p["betterAlias"], p["worseAlias"]) for p in stored["pairs"]} == {
+            ("alpha", "beta"),
+            ("gamma", "alpha"),
+            ("gamma", "beta"),
+        }
+        page.screenshot(path=str(artifacts / "collections-keyboard.png"), full_page=True)
         assert b.watch.take() == []
 
 

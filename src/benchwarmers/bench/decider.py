@@ -404,6 +404,7 @@ def _with_pairs(r: Ranking, pairs: PairCounts) -> Ranking:
     won, lost = pairs.record(r.alias)
     if not won and not lost:
         return r
-    return replace(
-        r, compared=won + lost, reasons=(*r.reasons, f"pairs: preferred {won:g}, not preferred {lost:g}")
-    )
+    said = f"pairs: preferred {round(won, 1):g}, not preferred {round(lost, 1):g}"
+    if (won % 0.5) or (lost % 0.5):  # not whole pairs and ties: older pairs and a judge model's count less
+        said += " (weighted)"
+    return replace(r, compared=won + lost, reasons=(*r.reasons, said))

@@ -91,7 +91,7 @@ async def leaderboard(runtime: Runtime, collection: CollectionView, shape: str =
     record, matrix = _pair_record(pairs)
     by_score = sorted(ranked, key=lambda r: -r.mean)
     models = []
-    for position, standing in enumerate(by_score, start=1):
+    for position, standing in zip(ranks([r.mean for r in by_score]), by_score, strict=True):
         alias = standing.alias
         low, high = standing.interval
         suite = (await suite_summary(runtime, alias)).get(shape, {})
@@ -126,6 +126,15 @@ async def leaderboard(runtime: Runtime, collection: CollectionView, shape: str =
         },
         "nextPanel": await _next_panel(runtime, collection, shape, ranked),
     }
+
+
+def ranks(scores: Sequence[float]) -> list[int]:
+    """Each score's rank, best first (`scores` sorted high to low): equal
+    scores (as the board shows them) share a rank, the next after them
+    counts them all (1, 1, 3). Three members nobody judged yet, on the same
+    prior, are not "1, 2, 3" by the order they were named in."""
+    shown = [round(score, 4) for score in scores]
+    return [1 + sum(other > score for other in shown) for score in shown]
 
 
 def settled(standing: Ranking) -> bool:

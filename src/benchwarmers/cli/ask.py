@@ -156,6 +156,11 @@ def verdict(
             "say --useful or --not-useful"
             " (or compare: --better A --worse B, --tie A B, --both-bad A B, --best A)"
         )
+    if bool(better) != bool(worse):  # said in the command's words, not the body's keys
+        given, missing = ("--better", "--worse") if better else ("--worse", "--better")
+        raise UserError(
+            f"{given} needs {missing} too: --better A --worse B (or --best A: better than each other seat)"
+        )
     # The command's own arguments, checked before either path, so a mistake is
     # the same one line whether a server runs or not.
     body = verdict_body(
@@ -186,14 +191,19 @@ def _verdict_lines(recorded: dict[str, Any]) -> list[str]:
     if "pairs" not in recorded:
         said = "useful" if recorded["useful"] else "not useful"
         changed = "" if recorded.get("changed", True) else " (already recorded; nothing changed)"
-        return [f"{recorded['call']} · {recorded['alias']}: {said}{changed}"]
+        return [f"{recorded['call']} · {recorded['alias']}: {said}{_noted(recorded)}{changed}"]
     lines = []
     for pair in recorded["pairs"]:
         between = {"better": "better than", "tie": "tie with", "both_bad": "both bad with"}[pair["outcome"]]
         changed = "" if pair.get("changed", True) else " (already recorded; nothing changed)"
         better, worse = f"{pair['better']} · {pair['betterAlias']}", f"{pair['worse']} · {pair['worseAlias']}"
-        lines.append(f"{better} {between} {worse}{changed}")
+        lines.append(f"{better} {between} {worse}{_noted(pair)}{changed}")
     return lines
+
+
+def _noted(recorded: dict[str, Any]) -> str:
+    """The note stored with a verdict or a pair, as the MCP tool says it: ` — why`."""
+    return f" — {recorded['note']}" if recorded.get("note") else ""
 
 
 # --------------------------------------------------------------- plumbing

@@ -377,18 +377,36 @@
     return (seat.verdict === 'useful' ? '✓ useful' : '✗ not useful') + (seat.note ? ` — “${seat.note}”` : '');
   }
 
-  async function judgeSeat(seat, useful) {
+  // One seat's verdicts are sent one at a time, in the order given: N, then
+  // E, a note and Enter before N's answer came back, is N and then N with its
+  // note (`seat.pending`: the verdict on its way, which Enter in the note saves).
+  function judgeSeat(seat, useful) {
+    seat.pending = useful ? 'useful' : 'not_useful';
+    const sent = (seat.sending || Promise.resolve()).then(() => sendVerdict(seat, useful));
+    seat.sending = sent.catch(() => {});
+    return sent;
+  }
+
+  async function sendVerdict(seat, useful) {
     const card = seat.card;
     const note = card.querySelector('input.note')?.value.trim() || '';
-    const state = card.querySelector('.judge-state');
     const result = await api('POST', '/ui/api/verdict', { call: seat.call, useful, note });
-    if (!result.ok) { state.textContent = message(result); return; }
+    if (!result.ok) { card.querySelector('.judge-state').textContent = message(result); return; }
     seat.verdict = useful ? 'useful' : 'not_useful';
     seat.note = note;
+    // A note being written while the verdict was on its way keeps its letters
+    // and the focus: the redraw must neither drop them nor make keys of the rest.
+    const box = card.querySelector('input.note');
+    const writing = box && box === document.activeElement ? { value: box.value, at: box.selectionStart } : null;
     const focused = card.contains(document.activeElement);
     draw(seat);
-    if (focused) card.focus();
     card.turn.judged(result.data);
+    const again = card.querySelector('input.note');
+    if (writing && again) {
+      again.value = writing.value;
+      again.focus();
+      again.setSelectionRange(writing.at ?? writing.value.length, writing.at ?? writing.value.length);
+    } else if (focused) card.focus();
   }
 
   async function best(seat) {
@@ -544,7 +562,8 @@
       if (event.key === 'Escape') { event.preventDefault(); seat.card.focus(); }
       if (event.key === 'Enter') {
         event.preventDefault();
-        if (seat.verdict) judgeSeat(seat, seat.verdict === 'useful');
+        const given = seat.verdict || seat.pending;
+        if (given) judgeSeat(seat, given === 'useful');
         else seat.card.querySelector('.judge-state').textContent = 'Now Useful or Not useful saves the note with the verdict.';
       }
       return;

@@ -7,7 +7,8 @@
 // quotes, rules, pipe tables, code fences (with a copy button; an unclosed
 // fence, as a stream leaves it, is code so far), and inline code, **strong**, *emphasis*,
 // ~~strike~~, [links](https://...) and <https://...>. A link is a link only
-// when its scheme is http, https or mailto; any other shows as its text.
+// when its scheme is http, https or mailto; any other shows as its text. An
+// image (`![alt](https://...)`) is never loaded: it is a link "image: alt".
 // Entities (`&lt;`, `&amp;`, `&#39;`, `&#x27;`, any HTML5 name) show as the
 // character they name, as text (`&lt;b&gt;` is the characters `<b>`, never
 // an element); in code they stay as written, and an unknown name is left
@@ -123,8 +124,14 @@
     let loose = false;
     const items = [];
     while (i < lines.length) {
-      const match = ITEM.exec(lines[i]);
+      // Blank lines between two items of this list keep it one (loose) list:
+      // "1. a", "", "2. b" is one <ol> of two items, as models often write it.
+      let at = i;
+      while (at < lines.length && !lines[at].trim()) at += 1;
+      const match = ITEM.exec(lines[at] || '');
       if (!match || match[1].length !== indent || /\d/.test(match[2]) !== ordered) break;
+      if (at > i) loose = true;
+      i = at;
       const offset = match[1].length + match[2].length + 1;
       const body = [match[3] || ''];
       i += 1;
@@ -218,6 +225,25 @@
         plain += run;
         i += run.length;
         continue;
+      }
+      if (ch === '!' && text[i + 1] === '[') {
+        // An image is never loaded (nothing a model wrote fetches anything): a
+        // safe one is a link to it, named by its alt text; else its characters.
+        const link = readLink(text, i + 1, seen);
+        if (link) {
+          const url = entities(link.url);
+          if (SAFE_LINK.test(url)) {
+            const a = node('a', 'md-image', `image: ${link.label || url}`);
+            a.setAttribute('href', url);
+            a.rel = 'noopener noreferrer nofollow';
+            a.target = '_blank';
+            push(a);
+          } else {
+            plain += text.slice(i, link.end);
+          }
+          i = link.end;
+          continue;
+        }
       }
       if (ch === '[') {
         const link = readLink(text, i, seen);
