@@ -129,3 +129,26 @@ def test_model_show(home: Path) -> None:
     assert "probes: answered 4 of 5 recent ones (3 of those passed their check)" in out
     missing = CliRunner().invoke(app, ["model", "show", "nope"])
     assert missing.exit_code != 0
+
+
+def test_the_board_names_a_member_the_seat_cap_leaves_out_as_the_explorer_it_will_be(home: Path) -> None:
+    """Over the seat cap, the explorer seat goes to a member left out (the
+    decider's pool takes unseated members): the board's next panel says so,
+    as the decisions report does, and the seating the asks get agrees."""
+
+    async def work() -> None:
+        async with Runtime.open(home=home) as rt:
+            await add_endpoint(rt.store, "local", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+            for alias in ("a", "b", "c"):
+                await add_model(rt.store, alias, "local", alias, price_in=0, price_out=0)
+            await add_collection(rt.store, "capped", ["a", "b", "c"], seats=2, explorer_seats=1)
+
+    asyncio.run(work())
+    with live_server(home) as server, httpx.Client(timeout=60) as client:
+        params = {"collection": "bench/capped", "shape": "short"}
+        board = client.get(f"{server.url}/bench/leaderboard", params=params).json()
+        nxt = board["nextPanel"]
+        assert nxt["seats"] == ["a", "b"] and nxt["explorers"] == ["c"], nxt
+        assert "c explores" in " ".join(nxt["reasons"]) and "c waits" not in " ".join(nxt["reasons"])
+        decided = client.get(f"{server.url}/bench/decisions", params=params).json()
+        assert decided["explorers"]["short"] == ["c"], decided["explorers"]
