@@ -11,6 +11,7 @@ import httpx
 from typer.testing import CliRunner
 
 from benchwarmers.bench.explain import record_seating
+from benchwarmers.calls.pairs import PairJudgement, record_pairs
 from benchwarmers.calls.verdicts import record_verdict
 from benchwarmers.cli.main import app
 from benchwarmers.runtime import Runtime
@@ -152,3 +153,44 @@ def test_the_board_names_a_member_the_seat_cap_leaves_out_as_the_explorer_it_wil
         assert "c explores" in " ".join(nxt["reasons"]) and "c waits" not in " ".join(nxt["reasons"])
         decided = client.get(f"{server.url}/bench/decisions", params=params).json()
         assert decided["explorers"]["short"] == ["c"], decided["explorers"]
+
+
+def test_an_explorer_with_a_long_record_is_not_said_to_have_little(home: Path) -> None:
+    """The board's explorer reason is the decider's: a member that lost
+    every pair it was in explores as the next best by record, not as "a
+    model with little record here" (what every explorer was said to be)."""
+
+    async def work() -> None:
+        async with Runtime.open(home=home) as rt:
+            await add_endpoint(rt.store, "local", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+            for alias in ("a", "b", "c"):
+                await add_model(rt.store, alias, "local", alias, price_in=0, price_out=0)
+            await add_collection(rt.store, "capped", ["a", "b", "c"], seats=2, explorer_seats=1)
+            now = datetime.now(UTC)
+            async with rt.store.write() as session:
+                for ask in range(8):
+                    for alias in ("a", "b", "c"):
+                        session.add(
+                            Call(
+                                id=f"c{ask}{alias}",
+                                at=now,
+                                kind="seat",
+                                alias=alias,
+                                collection="capped",
+                                shape="short",
+                                status="ok",
+                                ask_id=f"a{ask}",
+                            )
+                        )
+            for ask in range(8):
+                for winner in ("a", "b"):
+                    await record_pairs(rt.store, PairJudgement("better", (f"c{ask}{winner}", f"c{ask}c")))
+
+    asyncio.run(work())
+    with live_server(home) as server, httpx.Client(timeout=60) as client:
+        params = {"collection": "bench/capped", "shape": "short"}
+        nxt = client.get(f"{server.url}/bench/leaderboard", params=params).json()["nextPanel"]
+        assert nxt["seats"] == ["a", "b"] and nxt["explorers"] == ["c"], nxt
+        (said,) = [r for r in nxt["reasons"] if r.startswith("c explores")]
+        assert "little record" not in said and "few verdicts" not in said, said
+        assert "by record" in said or "might beat" in said, said
