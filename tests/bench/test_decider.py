@@ -228,6 +228,24 @@ def test_pairs_show_a_change_the_verdicts_alone_do_not() -> None:
     assert pair_score("tie", False) == 0.5 and pair_score("both_bad", True) == 0.0
 
 
+def test_a_change_the_pairs_showed_is_said_in_pairs() -> None:
+    """The reason of a change seen in pairs names the pairs: a model judged
+    in pairs alone, that won them all and now loses them on every shape,
+    is not "changed: 0 of its last 0 verdicts here useful" (nothing said of
+    what showed it); verdicts and pairs both in the newest part are both said."""
+    won = [(float(day), pair_score("better", True)) for day in range(5, 45)]
+    lost = [(day / 10, pair_score("better", False)) for day in range(16)]
+    pairs = {s: sorted(lost + won) for s in ("short", "code")}
+    alone = recall_shapes({s: (Tally(), []) for s in pairs}, pairs=pairs)
+    for recalled in alone.values():
+        assert recalled.changed.startswith("changed on every shape"), recalled.changed
+        assert "won 0 of its last" in recalled.changed and " pairs here" in recalled.changed
+        assert "of its last 0 verdicts" not in recalled.changed
+    both = {"short": (Tally(), [(0.05, False), (0.15, False), (3.0, True)]), "code": (Tally(), [])}
+    said = recall_shapes(both, pairs=pairs)["short"].changed
+    assert "of its last 2 verdicts here useful and won 0 of its last" in said, said
+
+
 def test_old_verdicts_count_less() -> None:
     fresh = recall(Tally(), [(0.0, True)] * 10).tally
     month_old = recall(Tally(), [(30.0, True)] * 10).tally

@@ -313,6 +313,14 @@ async def pick_explorers(
     store: Store, collection: str, shape: str, n: int, exclude: Sequence[str] = ()
 ) -> list[str]:
     """The first `n` explorers in line for this collection and shape."""
+    return [alias for alias, _ in await explorers_in_line(store, collection, shape, n, exclude)]
+
+
+async def explorers_in_line(
+    store: Store, collection: str, shape: str, n: int, exclude: Sequence[str] = ()
+) -> list[tuple[str, str]]:
+    """`pick_explorers` with the decider's reason for each ("explorer: few
+    verdicts or pairs here yet", "...might beat the weakest seat"...; "" for a spare)."""
     if n <= 0:
         return []
     name = collection_name(collection)
@@ -320,7 +328,7 @@ async def pick_explorers(
     # Who is next in line, even on a collection with no explorer seat; `exclude` sit by record.
     settings = Seating(name, tuple(exclude), 0, max(explorer_seats, 1), free_only, "never")
     decision = await seat_plan(store, settings, shape, spares=max(n - settings.explorer_seats, 0))
-    return list(decision.explorers[:n])
+    return [(alias, decision.why.get(alias, "")) for alias in decision.explorers[:n]]
 
 
 async def pick_mergers(store: Store, collection: str, shape: str, candidates: Sequence[str]) -> list[str]:

@@ -249,11 +249,18 @@ def _change_across(
             continue  # the shape's pairs: its verdicts' stratum says the split
         split = sum(1 for _, s, _ in new if s == index)
         useful = int(sum(outcomes[:split]))
+        # What of this shape fell in the newest part, in words: its verdicts, its pairs, or both.
+        said = [f"{useful} of its last {split} verdicts here useful"] if split else []
+        if index + 1 < len(strata) and strata[index + 1][0] == key:
+            paired = sum(1 for _, s, _ in new if s == index + 1)
+            if paired:
+                won = sum(strata[index + 1][2][:paired])
+                said.append(f"won {won:g} of its last {paired} pairs here")
         out[key] = (
             split,
-            f"changed on every shape: {useful} of its last {split} verdicts here useful, its newest "
-            f"{best_k} across shapes {best_z:.1f} standard errors from its record; "
-            f"older verdicts count {CHANGE_KEEP:.0%}",
+            f"changed on every shape: {' and '.join(said) or 'nothing new here'}, its newest "
+            f"{best_k} verdicts and pairs across shapes {best_z:.1f} standard errors from its record; "
+            f"older verdicts and pairs count {CHANGE_KEEP:.0%}",
             since,
         )
     return out

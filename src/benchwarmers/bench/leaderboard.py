@@ -224,18 +224,25 @@ async def _next_panel(
     runtime: Runtime, collection: CollectionView, shape: str, ranked: Sequence[Any]
 ) -> dict[str, Any]:
     """Who the record seats next (the eligible members best first, up to the
-    collection's seats), who explores, and why: the rating's own reasons."""
+    collection's seats), who explores, and why: the rating's own reasons.
+    Only the record seats are kept from exploring: a member the seat cap
+    leaves out may take an explorer seat, as the asks' seating gives it
+    (`bench/decider.py`, explorer seats)."""
     members = [r for r in ranked if r.alias in collection.members]
     eligible = [r for r in members if r.eligible]
     seated = eligible[: collection.seats] if collection.seats else eligible
-    explorers = await decisions.pick_explorers(
-        runtime.store, collection.name, shape, collection.explorer_seats, exclude=collection.members
+    in_line = await decisions.explorers_in_line(
+        runtime.store, collection.name, shape, collection.explorer_seats, exclude=[r.alias for r in seated]
     )
+    explorers = [alias for alias, _ in in_line]
     reasons = [f"{r.alias} sits: {'; '.join(r.reasons) or 'a member'}" for r in seated]
     reasons += [
-        f"{r.alias} waits: {'; '.join(r.reasons) or 'the seats are full'}" for r in members if r not in seated
+        f"{r.alias} waits: {'; '.join(r.reasons) or 'the seats are full'}"
+        for r in members
+        if r not in seated and r.alias not in explorers
     ]
+    # The decider's own reason: a model with a long record may explore too (the next best by record).
     reasons += [
-        f"{alias} explores: an explorer seat for a model with little record here" for alias in explorers
+        f"{alias} explores: {why.removeprefix('explorer: ') or 'an explorer seat'}" for alias, why in in_line
     ]
     return {"seats": [r.alias for r in seated], "explorers": explorers, "reasons": reasons}

@@ -419,16 +419,16 @@ class Panels:
         report = await decisions_report(
             store, found.name, list(found.members), shapes=(shape,) if shape else SHAPES
         )
+        plans = {s: await decisions.seat_plan(store, found, s) for s in report["shapes"]}
+        # Next in line after the record seats: a member the seat cap leaves out may explore too.
         report["explorers"] = {
             s: await decisions.pick_explorers(
-                store, found.name, s, max(found.explorer_seats, 1), exclude=found.members
+                store, found.name, s, max(found.explorer_seats, 1), exclude=plans[s].record
             )
             for s in report["shapes"]
         }
         # Under promotion "suggest", a non-member clearly better than a record seat is named here.
-        report["suggestions"] = {
-            s: list((await decisions.seat_plan(store, found, s)).suggestions) for s in report["shapes"]
-        }
+        report["suggestions"] = {s: list(plans[s].suggestions) for s in report["shapes"]}
         return report
 
     async def leaderboard(self, collection: str, shape: str = "") -> dict[str, Any]:

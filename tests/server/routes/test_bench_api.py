@@ -43,6 +43,45 @@ def test_verdict_bodies(client: httpx.Client, call_id: str, body: Any, use_real:
     check_reply(reply, "/bench/verdict", body)
 
 
+@pytest.fixture(scope="module")
+def two_asks(client: httpx.Client) -> list[str]:
+    """Seats of two asks: pairs within one ask, across two, and a call twice."""
+    return seat_calls(client) + seat_calls(client)
+
+
+# Each pair form, and the near misses of one: a key missing or holding anything, lists grown or cut.
+PAIR_BODIES = st.one_of(
+    perturbed({"better": "c_x", "worse": "c_y", "note": "n"}),
+    perturbed({"tie": ["c_x", "c_y"]}),
+    perturbed({"both_bad": ["c_x", "c_y"], "note": "n"}),
+    perturbed({"bothBad": ["c_x", "c_y"]}),
+    perturbed({"best": "c_x"}),
+    st.dictionaries(
+        st.sampled_from(["better", "worse", "tie", "both_bad", "bothBad", "best", "note", "call", "useful"]),
+        json_values,
+        max_size=4,
+    ),
+)
+
+
+@FUZZ
+@given(body=PAIR_BODIES, picks=st.lists(st.integers(0, 7), min_size=4, max_size=4))
+def test_pair_bodies(client: httpx.Client, two_asks: list[str], body: Any, picks: list[int]) -> None:
+    """Pair bodies, random or near a form, naming the seats of one ask or two
+    (or one seat twice) where the form puts a call id: never a 5xx."""
+    real = iter(two_asks[i % len(two_asks)] for i in picks)
+    if isinstance(body, dict):
+        for key, value in list(body.items()):
+            if value == "c_x" or value == "c_y":
+                body[key] = next(real, value)
+            elif isinstance(value, list):
+                body[key] = [next(real, v) if v in ("c_x", "c_y") else v for v in value]
+    reply = client.post(
+        "/bench/verdict", content=as_bytes(body), headers={"content-type": "application/json"}
+    )
+    check_reply(reply, "/bench/verdict", body)
+
+
 @FUZZ
 @given(body=perturbed({"calls": ["c_x", "c_y"]}))
 def test_pending_bodies(client: httpx.Client, body: Any) -> None:

@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 from typer.testing import CliRunner
 
 from benchwarmers.bench.explain import record_seating
+from benchwarmers.calls.pairs import PairJudgement, record_pairs
 from benchwarmers.calls.verdicts import record_verdict
 from benchwarmers.cli.main import app
 from benchwarmers.runtime import Runtime
@@ -129,3 +131,55 @@ def test_model_show(home: Path) -> None:
     assert "probes: answered 4 of 5 recent ones (3 of those passed their check)" in out
     missing = CliRunner().invoke(app, ["model", "show", "nope"])
     assert missing.exit_code != 0
+
+
+def capped(home: Path, lost_pairs: int = 0) -> None:
+    """Collection `capped`: members a, b, c, two seats and an explorer seat;
+    `lost_pairs` asks of the three in which c lost to a and to b."""
+
+    async def work() -> None:
+        async with Runtime.open(home=home) as rt:
+            await add_endpoint(rt.store, "local", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+            for alias in ("a", "b", "c"):
+                await add_model(rt.store, alias, "local", alias, price_in=0, price_out=0)
+            await add_collection(rt.store, "capped", ["a", "b", "c"], seats=2, explorer_seats=1)
+            seats = [(f"c{ask}{alias}", alias, f"a{ask}") for ask in range(lost_pairs) for alias in "abc"]
+            common = {"at": datetime.now(UTC), "kind": "seat", "collection": "capped", "shape": "short"}
+            async with rt.store.write() as session:
+                session.add_all(Call(id=i, alias=a, ask_id=k, status="ok", **common) for i, a, k in seats)
+            for ask in range(lost_pairs):
+                for winner in "ab":
+                    await record_pairs(rt.store, PairJudgement("better", (f"c{ask}{winner}", f"c{ask}c")))
+
+    asyncio.run(work())
+
+
+def next_panel(client: httpx.Client, url: str) -> dict[str, Any]:
+    params = {"collection": "bench/capped", "shape": "short"}
+    nxt: dict[str, Any] = client.get(f"{url}/bench/leaderboard", params=params).json()["nextPanel"]
+    assert nxt["seats"] == ["a", "b"] and nxt["explorers"] == ["c"], nxt
+    return nxt
+
+
+def test_the_board_names_a_member_the_seat_cap_leaves_out_as_the_explorer_it_will_be(home: Path) -> None:
+    """Over the seat cap, the explorer seat goes to a member left out (the
+    decider's pool takes unseated members): the board's next panel says so,
+    as the decisions report does, and the seating the asks get agrees."""
+    capped(home)
+    with live_server(home) as server, httpx.Client(timeout=60) as client:
+        nxt = next_panel(client, server.url)
+        assert "c explores" in " ".join(nxt["reasons"]) and "c waits" not in " ".join(nxt["reasons"])
+        params = {"collection": "bench/capped", "shape": "short"}
+        decided = client.get(f"{server.url}/bench/decisions", params=params).json()
+        assert decided["explorers"]["short"] == ["c"], decided["explorers"]
+
+
+def test_an_explorer_with_a_long_record_is_not_said_to_have_little(home: Path) -> None:
+    """The board's explorer reason is the decider's: a member that lost
+    every pair it was in explores as the next best by record, not as "a
+    model with little record here" (what every explorer was said to be)."""
+    capped(home, lost_pairs=8)
+    with live_server(home) as server, httpx.Client(timeout=60) as client:
+        (said,) = [r for r in next_panel(client, server.url)["reasons"] if r.startswith("c explores")]
+        assert "little record" not in said and "few verdicts" not in said, said
+        assert "by record" in said or "might beat" in said, said
