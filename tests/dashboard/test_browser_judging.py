@@ -27,7 +27,7 @@ from sqlalchemy import update
 from benchwarmers.dashboard import auth
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import schema
-from benchwarmers.testing import FakeError, FakeModel, FakeProvider, script
+from benchwarmers.testing import FakeModel, FakeProvider, script
 from benchwarmers.testing.live_server import live_server
 from benchwarmers.testing.script import FakeRequest
 from tests.conftest import capable
@@ -551,41 +551,6 @@ def test_blind_a_failed_merges_message_names_no_merger_until_judged(
             page.keyboard.press("u")
         expect(page.locator("#conversation .seat-card[data-alias]")).to_have_count(2)
         expect(merged.locator(".error")).to_contain_text("gamma-upstream refused to merge")
-        assert b.watch.take() == []
-
-
-def test_a_blind_seats_error_names_no_model_until_the_names_are_shown(
-    browser: Any, home: Path, fake_provider: FakeProvider
-) -> None:
-    """A provider's error often names its model ("model 'gamma' not found"):
-    blind, the failed seat showed it under "name hidden", telling who sat
-    there before anything was judged. Its words wait for the names; with
-    no answer to judge at all, the names (and the errors) show at once."""
-    names = ("alpha", "beta", "gamma")
-    models = [FakeModel(name, answer=answers(Which="An answer.")) for name in names]
-    with bench(browser, home, fake_provider, models, blind=True) as b:
-        page = b.page
-        fake_provider.add(FakeModel("gamma", error=FakeError(503, "gamma is overloaded")))
-        b.ask("Which one?")
-        page.locator("#ask-state >> text=Done.").wait_for()
-        failed = page.locator("#conversation .seat-card.s-error")
-        expect(failed).to_have_count(1)
-        expect(failed.locator(".answer")).to_contain_text("shown once the names are")
-        assert not any(name in page.content() for name in names)
-        answered = page.locator("#conversation .seat-card.s-ok")
-        for i in range(2):
-            answered.nth(i).get_by_role("button", name="Useful", exact=True).click()
-        expect(page.locator("#conversation .seat-card[data-alias]")).to_have_count(3)
-        expect(failed.locator(".answer")).to_contain_text("gamma is overloaded")
-
-        # Every seat failed: nothing to judge, so nothing to hide.
-        for name in names:
-            fake_provider.add(FakeModel(name, error=FakeError(503, f"{name} is overloaded")))
-        page.reload()
-        page.locator('body[data-ready="Ask"]').wait_for(state="attached")
-        b.ask("Which one now?")
-        expect(page.locator("#conversation .seat-card[data-alias]")).to_have_count(3)
-        expect(page.locator("#conversation")).to_contain_text("beta is overloaded")
         assert b.watch.take() == []
 
 
