@@ -979,6 +979,15 @@ MARKDOWN_CASES = [
     ("![s](data:image/svg+xml;base64,PHN2Zz4=)", "<p>![s](data:image/svg+xml;base64,PHN2Zz4=)</p>"),
     ("- a\n  - b\n- c", '<ul class="md-list"><li>a<ul class="md-list"><li>b</li></ul></li><li>c</li></ul>'),
     ("> quote", "<blockquote><p>quote</p></blockquote>"),
+    # Code indented four spaces (or a tab) after a blank line is code; in a paragraph it continues it.
+    (
+        "Run:\n\n    pip install x\n      --pre\n\n\tls <dir>\n\nDone.",
+        '<p>Run:</p><div class="code-block"><div class="code-bar"><span class="code-lang">code</span>'
+        '<button class="small copy" type="button" data-copy-code="" aria-label="Copy the code">Copy</button>'
+        "</div><pre><code>pip install x\n  --pre\n\nls &lt;dir&gt;</code></pre></div><p>Done.</p>",
+    ),
+    ("a\n    b", "<p>a\n    b</p>"),
+    ("- [ ] to do\n- [x] done", '<ul class="md-list"><li>☐ to do</li><li>☑ done</li></ul>'),
     ("snake_case_name and _em_", "<p>snake_case_name and <em>em</em></p>"),
     ("\\*not em\\*", "<p>*not em*</p>"),
     ("a **b *c* d** e", "<p>a <strong>b <em>c</em> d</strong> e</p>"),

@@ -5,7 +5,9 @@
 // in an answer shows as those characters. What it knows: ATX headings,
 // paragraphs, bullet and numbered lists (nested by indentation), block
 // quotes, rules, pipe tables, code fences (with a copy button; an unclosed
-// fence, as a stream leaves it, is code so far), and inline code, **strong**, *emphasis*,
+// fence, as a stream leaves it, is code so far), code indented four spaces
+// (or a tab) after a blank line, task items (`- [ ]`, `- [x]` as ☐ and ☑,
+// text, not inputs), and inline code, **strong**, *emphasis*,
 // ~~strike~~, [links](https://...) and <https://...>. A link is a link only
 // when its scheme is http, https or mailto; any other shows as its text. An
 // image (`![alt](https://...)`) is never loaded: it is a link "image: alt".
@@ -23,6 +25,7 @@
   const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
   const RULE = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
   const QUOTE = /^ {0,3}> ?/;
+  const TASK = /^\[([ xX])\][ \t]+/;
   const ITEM = /^( *)([-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$/;
   const TABLE_ROW = /^ {0,3}\|.*\|\s*$/;
   const TABLE_RULE = /^ {0,3}\|(?:\s*:?-+:?\s*\|)+\s*$/;
@@ -61,6 +64,16 @@
       const line = lines[i];
       let match;
       if (!line.trim()) { flush(); i += 1; continue; }
+      if (!paragraph.length && columns(line) >= 4) { // indented code (in a paragraph: its next line)
+        const code = [];
+        while (i < lines.length && (!lines[i].trim() || columns(lines[i]) >= 4)) {
+          code.push(untab(lines[i]).slice(4));
+          i += 1;
+        }
+        while (!code[code.length - 1].trim()) code.pop();
+        out.push(codeBlock(code.join('\n'), ''));
+        continue;
+      }
       if ((match = FENCE.exec(line))) {
         flush();
         const marker = match[1];
@@ -133,7 +146,7 @@
       if (at > i) loose = true;
       i = at;
       const offset = match[1].length + match[2].length + 1;
-      const body = [match[3] || ''];
+      const body = [(match[3] || '').replace(TASK, (_, done) => (done === ' ' ? '☐ ' : '☑ '))];
       i += 1;
       while (i < lines.length) {
         const line = lines[i];
@@ -184,6 +197,15 @@
   function closes(line, marker) {
     const bare = line.trim();
     return bare.length >= marker.length && bare === marker[0].repeat(bare.length);
+  }
+
+  // A line's indentation in columns, a tab to the next multiple of four; the line so expanded.
+  function untab(line) {
+    return line.replace(/^[ \t]+/, (space) => space.replace(/ {0,3}\t/g, '    '));
+  }
+
+  function columns(line) {
+    return leading(untab(line));
   }
 
   function leading(line) {
