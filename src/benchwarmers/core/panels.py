@@ -302,16 +302,8 @@ class Panels:
             if collection:
                 where.append(Call.collection == collection)
             asks = await self._ask_page(session, where, cursor, limit + 1)
-        more = len(asks) > limit
-        asks = asks[:limit]
-        if collection and not asks:
-            # None: a collection with nothing asked yet, or a name that never was (no
-            # call names it: a removed collection's log stays), NotFound as its record is.
-            try:
-                await get_collection(self.runtime.store, collection)
-            except NotFound as exc:
-                raise NotFound(str(exc), field="collection") from None
-        async with self.runtime.store.read() as session:
+            more = len(asks) > limit
+            asks = asks[:limit]
             rows = (
                 await session.execute(
                     select(Call, Verdict)
@@ -320,6 +312,13 @@ class Panels:
                     .order_by(Call.at)
                 )
             ).all()
+        if collection and not asks:
+            # None: a collection with nothing asked yet, or a name that never was (no
+            # call names it: a removed collection's log stays), NotFound as its record is.
+            try:
+                await get_collection(self.runtime.store, collection)
+            except NotFound as exc:
+                raise NotFound(str(exc), field="collection") from None
         grouped: dict[str, dict[str, Any]] = {}
         for call, verdict in rows:
             ask = grouped.setdefault(

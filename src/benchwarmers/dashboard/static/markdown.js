@@ -32,6 +32,7 @@
   const ESCAPABLE = '\\`*_{}[]()#+-.!~<>|"\'&';
   // An entity: decimal (1-7 digits), hex (1-6) or a name (the longest HTML5 one is 31).
   const ENTITY = /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([A-Za-z][A-Za-z0-9]{1,31}));/y;
+  const ENTITIES = new RegExp(ENTITY.source, 'g'); // every one in a text (a link's destination)
 
   function node(tag, className, ...children) {
     const made = document.createElement(tag);
@@ -335,7 +336,7 @@
 
   // `text` with its entities decoded (a link's destination).
   function entities(text) {
-    return text.replace(new RegExp(ENTITY.source, 'g'), (...found) => entity(found) ?? found[0]);
+    return text.replace(ENTITIES, (...found) => entity(found) ?? found[0]);
   }
 
   // Where a run of exactly `length` of `ch` starts at or after `from` (-1 if none).
