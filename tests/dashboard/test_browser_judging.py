@@ -359,6 +359,38 @@ def test_a_pairs_note_stays_when_its_verdict_is_changed_later(
         assert b.watch.take() == []
 
 
+def test_a_long_unbroken_note_wraps_in_its_card_and_on_the_models_page(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """A note of one long word (a URL, a path: up to 2,000 characters) ran
+    out of its card over the next one and made the Ask page and the model's
+    page scroll sideways 15,000 pixels; it wraps where it stands, as an
+    answer does, and stays text."""
+    models = [FakeModel(name, answer=capable) for name in ("alpha", "beta")]
+    wide = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    long_note = "<b>see</b> https://example.org/" + "x" * 1900
+    with bench(browser, home, fake_provider, models, keep_text=True, keep_days=7) as b:
+        page = b.page
+        b.answered("Which is clearer?", ("alpha", "beta"))
+        alpha = card(page, "alpha")
+        alpha.locator("input.note").fill(long_note)
+        alpha.locator('button[data-verdict="useful"]').click()
+        expect(alpha.locator(".judge-state")).to_contain_text("xxxx”")
+        compare = page.locator("section.compare").last
+        compare.locator("input.note").fill("y" * 1900)
+        compare.get_by_role("button", name="A is better").click()
+        expect(compare.locator(".pairs li")).to_have_count(1)
+        assert page.evaluate(wide) == 0
+        page.goto(b.base + "/models/alpha")
+        expect(page.locator('#notes li[data-kind="verdict"] q')).to_have_text(long_note)
+        assert page.evaluate(wide) == 0
+        page.locator("header nav").get_by_role("link", name="Collections", exact=True).click()
+        ask = page.locator("#asks article.ask").first
+        expect(ask.locator('.seat-card[data-alias="alpha"] .judge-state')).to_contain_text("<b>see</b>")
+        assert page.evaluate(wide) == 0
+        assert b.watch.take() == []
+
+
 def test_the_leaderboard_per_kind_of_question_with_its_trend_and_a_model_that_left(
     browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
 ) -> None:
