@@ -278,6 +278,17 @@ def test_the_playground_streams_seats_then_the_merge(
     # The merge's two calls: its answer, and its report beside it.
     assert [s["kind"] for s in asks[0]["seats"]] == ["seat", "seat", "merge", "merge"]
     assert sorted(s["seat"] for s in asks[0]["seats"][2:]) == ["merged", "report"]
+    # m1 sat and merged: its page tells the note on its merge from the note on its seat.
+    merge_call = next(e for e in events if e["event"] == "merged")["merged"]["call"]
+    seat_call = next(e["seat"]["call"] for e in seats if e["seat"]["alias"] == "m1")
+    for call, note in ((merge_call, "merged well"), (seat_call, "answered well")):
+        judged = dashboard.post("/ui/api/verdict", json={"call": call, "useful": True, "note": note})
+        assert judged.status_code == 200, judged.text
+    notes = {n["note"]: n["answer"] for n in dashboard.get("/ui/api/models/m1").json()["notes"]}
+    assert notes == {"merged well": "merge", "answered well": "seat"}
+    page = dashboard.get("/models/m1").text
+    assert re.search(r"merged answer</span>\s*<span class=\"status s-ok\">useful</span>\s*<q>merged well", page)
+    assert not re.search(r"merged answer</span>\s*<span class=\"status s-ok\">useful</span>\s*<q>answered", page)
 
 
 def test_a_follow_up_s_threads_are_refused_as_a_field_before_anything_is_asked(

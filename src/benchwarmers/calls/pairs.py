@@ -371,8 +371,9 @@ async def pairs_of_asks(store: Store, ask_ids: Sequence[str]) -> dict[str, list[
 
 async def model_notes(store: Store, alias: str, limit: int = 50) -> list[dict[str, Any]]:
     """The notes people wrote on one model's answers, newest first: on its
-    seats alone (`verdict`) and on the pairs it was in (`pair`, with the
-    other model and whether this one won). What the model's page shows."""
+    answers alone (`verdict`, `answer` the call's kind: a seat, a merge...) and on
+    the pairs it was in (`pair`, with the other model and whether this one
+    won). What the model's page shows."""
     singles = (
         select(Verdict)
         .where(Verdict.alias == alias, Verdict.note != "")
@@ -393,6 +394,9 @@ async def model_notes(store: Store, alias: str, limit: int = 50) -> list[dict[st
             notes.append(
                 {
                     "kind": "verdict",
+                    # The judged call's kind (`seat`, `merge`, `route`...): a merger often sits
+                    # too, and its page tells a note on its merge from one on its seat.
+                    "answer": verdict.kind,
                     "call": verdict.call_id,
                     "ask": verdict.ask_id,
                     "collection": verdict.collection,
