@@ -287,8 +287,8 @@ def test_the_playground_streams_seats_then_the_merge(
     notes = {n["note"]: n["answer"] for n in dashboard.get("/ui/api/models/m1").json()["notes"]}
     assert notes == {"merged well": "merge", "answered well": "seat"}
     page = dashboard.get("/models/m1").text
-    assert re.search(r"merged answer</span>\s*<span class=\"status s-ok\">useful</span>\s*<q>merged well", page)
-    assert not re.search(r"merged answer</span>\s*<span class=\"status s-ok\">useful</span>\s*<q>answered", page)
+    tagged = r"merged answer</span>\s*<span class=\"status s-ok\">useful</span>\s*<q>"
+    assert re.search(tagged + "merged well", page) and not re.search(tagged + "answered", page)
 
 
 def test_a_follow_up_s_threads_are_refused_as_a_field_before_anything_is_asked(
