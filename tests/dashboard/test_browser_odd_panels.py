@@ -1,0 +1,76 @@
+"""A panel as a new user brings one, on a phone 375 px wide: six seats, model
+names that are long and have no place to break (a quantised model pulled from
+Hugging Face), and answers that are a deeply nested list, a code block of
+long lines, 50 KB of words, only whitespace, nothing. Every page the judging
+loop uses stays as wide as the screen, and the judge buttons stay in reach.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchwarmers.testing import FakeModel, FakeProvider
+from tests.dashboard.test_browser_judging import answers, bench, card
+
+expect = pytest.importorskip("playwright.sync_api").expect
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+PHONE = 375
+LONG = "hf.co/mradermacher/Qwen2.5_Coder_32B_Instruct_abliterated_GGUF:Q4_K_M_imatrix"
+ALIASES = (
+    LONG,
+    "ollama/llama3.2:3b",
+    "openrouter/meta-llama/llama-3.1-8b-instruct:free",
+    "qwen2.5-coder:1.5b",
+    "gpt-4.1-mini",
+    "x@y+z",
+)
+NESTED = "\n".join("  " * depth + f"- level {depth}" for depth in range(40))
+CODE = "```python\n" + "\n".join(f"print({n})  # " + "y" * 200 for n in range(100)) + "\n```"
+ODD = (NESTED, CODE, "words " * 8_500, "   \n\t  ", "", "A short one.")
+
+
+def page_width(page: Any) -> int:
+    return int(page.evaluate("document.documentElement.scrollWidth"))
+
+
+def test_six_seats_with_long_names_and_odd_answers_fit_a_phone(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    models = [FakeModel(alias, answer=answers(odd=text)) for alias, text in zip(ALIASES, ODD, strict=True)]
+    with bench(browser, home, fake_provider, models, aliases=ALIASES, viewport=(PHONE, 800)) as b:
+        page = b.page
+        b.ask("Something odd, please")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        long_card = card(page, LONG)
+        expect(long_card.locator(".who")).to_have_text(LONG)
+        long_card.locator("input.note").fill("the only one that ran")
+        long_card.locator('button[data-verdict="useful"]').click()
+        expect(long_card.locator(".judge-state")).to_contain_text("useful")
+        long_card.focus()
+        page.keyboard.press("p")  # best of the panel: five pairs, each naming LONG, with its note
+        compare = page.locator("section.compare").last
+        expect(compare.locator(".pairs li")).to_have_count(5)
+        empty = card(page, "gpt-4.1-mini")  # its answer was nothing: judged all the same
+        empty.locator('button[data-verdict="not_useful"]').click()
+        expect(empty.locator(".judge-state")).to_contain_text("not useful")
+        page.screenshot(path=str(artifacts / "odd-panel-ask-phone.png"), full_page=True)
+        assert page_width(page) <= PHONE, "the Ask page is wider than the phone"
+
+        page.goto(b.base + "/leaderboard?collection=trio")
+        page.locator('body[data-ready="Leaderboard"]').wait_for(state="attached")
+        assert page_width(page) <= PHONE, "the Leaderboard is wider than the phone"
+        page.locator("#leaderboard").get_by_role("link", name=LONG).click()
+        expect(page.locator("h1")).to_have_text(LONG)
+        page.goto(b.base + "/models/gpt-4.1-mini")  # its notes name LONG
+        expect(page.locator("#notes")).to_contain_text(f"worse than {LONG}")
+        assert page_width(page) <= PHONE, "a model's page is wider than the phone"
+
+        page.goto(b.base + "/collections")
+        expect(page.locator("#asks article.ask")).to_have_count(1)
+        page.screenshot(path=str(artifacts / "odd-panel-collections-phone.png"), full_page=True)
+        assert page_width(page) <= PHONE, "the Collections page is wider than the phone"
+        assert b.watch.take() == []
