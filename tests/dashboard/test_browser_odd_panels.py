@@ -2,7 +2,8 @@
 names that are long and have no place to break (a quantised model pulled from
 Hugging Face), and answers that are a deeply nested list, a code block of
 long lines, 50 KB of words, only whitespace, nothing. Every page the judging
-loop uses stays as wide as the screen, and the judge buttons stay in reach.
+loop uses stays as wide as the screen, and each card's judge buttons stay
+within a screen of its top.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from tests.dashboard.test_browser_judging import answers, bench, card
 expect = pytest.importorskip("playwright.sync_api").expect
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
-PHONE = 375
+PHONE, SCREEN = 375, 800
 LONG = "hf.co/mradermacher/Qwen2.5_Coder_32B_Instruct_abliterated_GGUF:Q4_K_M_imatrix"
 ALIASES = (
     LONG,
@@ -41,7 +42,7 @@ def test_six_seats_with_long_names_and_odd_answers_fit_a_phone(
     browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
 ) -> None:
     models = [FakeModel(alias, answer=answers(odd=text)) for alias, text in zip(ALIASES, ODD, strict=True)]
-    with bench(browser, home, fake_provider, models, aliases=ALIASES, viewport=(PHONE, 800)) as b:
+    with bench(browser, home, fake_provider, models, aliases=ALIASES, viewport=(PHONE, SCREEN)) as b:
         page = b.page
         b.ask("Something odd, please")
         page.locator("#ask-state >> text=Done.").wait_for()
@@ -59,6 +60,11 @@ def test_six_seats_with_long_names_and_odd_answers_fit_a_phone(
         expect(empty.locator(".judge-state")).to_contain_text("not useful")
         page.screenshot(path=str(artifacts / "odd-panel-ask-phone.png"), full_page=True)
         assert page_width(page) <= PHONE, "the Ask page is wider than the phone"
+        # 50 KB of words scroll inside their answer: each card's buttons are within a
+        # screen of its top (they were 35,000 px down, and the pair bar under them).
+        for seat in page.locator("#conversation .seat-card").all():
+            top, button = seat.bounding_box(), seat.locator('button[data-verdict="useful"]').bounding_box()
+            assert top and button and button["y"] - top["y"] < SCREEN, seat.get_attribute("data-alias")
 
         page.goto(b.base + "/leaderboard?collection=trio")
         page.locator('body[data-ready="Leaderboard"]').wait_for(state="attached")
