@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from benchwarmers.cli.ask import _verdict_lines
 from benchwarmers.cli.main import app
-from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing import script
+from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeError, FakeModel
 from tests.panel.conftest import register
 

@@ -106,7 +106,9 @@ def bench(
         body = {"name": "fake", "api": "openai", "base_url": fake.openai_base, "keyless": True}
         assert client.post("/ui/api/endpoints", json=body).status_code == 200
         served = [m.served for m in models]
-        named = [{"served": m, "alias": a} for m, a in zip(served, aliases, strict=True)] if aliases else served
+        named: list[Any] = served
+        if aliases:
+            named = [{"served": m, "alias": a} for m, a in zip(served, aliases, strict=True)]
         onboard = {"endpoint": "fake", "models": named, "mode": "quick_ad_hoc"}
         queued = client.post("/ui/api/onboard", json=onboard)
         assert queued.status_code == 200, queued.text
