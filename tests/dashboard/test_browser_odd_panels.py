@@ -80,3 +80,30 @@ def test_six_seats_with_long_names_and_odd_answers_fit_a_phone(
         page.screenshot(path=str(artifacts / "odd-panel-collections-phone.png"), full_page=True)
         assert page_width(page) <= PHONE, "the Collections page is wider than the phone"
         assert b.watch.take() == []
+
+
+def test_a_model_caught_in_a_loop_of_list_markers_is_drawn_and_judged(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """A small model caught in a loop writes `- - - - …` or `> - > - …`
+    thousands deep. The renderer nested a list (or a quote) per marker until
+    the stack overflowed: the seat stayed "writing…" with no buttons, the
+    panel never finished (the other seats were cut), and Recent asks threw."""
+    looping = {"dashes": "- " * 5000 + "x", "quotes": "> - " * 3000 + "y"}
+    models = [FakeModel(alias, answer=answers(loop=text)) for alias, text in looping.items()]
+    models.append(FakeModel("sane", answer=answers(loop="A plain answer.")))
+    with bench(browser, home, fake_provider, models, keep_text=True) as b:
+        page = b.page
+        b.ask("Answer in a loop, please")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        for alias in (*looping, "sane"):
+            seat = card(page, alias)
+            expect(seat.locator(".status").first).to_have_text("ok")
+            expect(seat.locator('button[data-verdict="useful"]')).to_be_visible()
+        expect(card(page, "dashes").locator(".answer")).to_contain_text("- - - x")
+        card(page, "dashes").locator('button[data-verdict="not_useful"]').click()
+        expect(card(page, "dashes").locator(".judge-state")).to_contain_text("not useful")
+        page.goto(b.base + "/collections")
+        expect(page.locator("#asks article.ask .seat-card")).to_have_count(3)
+        expect(page.locator("#asks article.ask .seat-card").first.locator(".answer")).not_to_be_empty()
+        assert b.watch.take() == []
