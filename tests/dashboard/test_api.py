@@ -341,6 +341,29 @@ def test_a_model_whose_alias_has_slashes_has_its_page_its_buttons_and_its_ops_ro
     assert probes.status_code == 200 and probes.json()
 
 
+def test_several_tags_of_one_ollama_model_are_onboarded_each_under_its_own_alias(
+    dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    """An Ollama user benches a family's sizes side by side. Each tag's alias
+    was the family's (`llama3.2`) or, taken, the family and the endpoint: a
+    third tag found that taken too, and its onboarding failed."""
+    served = ["llama3.2:1b", "llama3.2:3b", "llama3.2:latest", "llama3.2"]
+    for name in served:
+        fake_provider.add(FakeModel(name, answer="yes"))
+    body = {"name": "ollama", "api": "ollama", "base_url": fake_provider.url, "keyless": True}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    onboard = {"endpoint": "ollama", "models": served, "mode": "quick_ad_hoc"}
+    assert dashboard.post("/ui/api/onboard", json=onboard).status_code == 200
+    wait_for(lambda: not (q := dashboard.get("/ui/api/queue").json())["running"] and not q["queued"])
+    items = dashboard.get("/ui/api/queue").json()["items"]
+    assert [(i["served"], i["state"], i["alias"]) for i in items] == [
+        ("llama3.2:1b", "done", "llama3.2"),
+        ("llama3.2:3b", "done", "llama3.2-3b"),
+        ("llama3.2:latest", "done", "llama3.2-latest"),
+        ("llama3.2", "done", "llama3.2-ollama"),
+    ]
+
+
 def test_a_model_is_queued_once_and_a_queued_or_running_item_is_cancelled(
     dashboard: httpx.Client, fake_provider: FakeProvider
 ) -> None:
