@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from benchwarmers.testing import FakeModel, FakeProvider
+from benchwarmers.testing import FakeModel, FakeProvider, script
 from tests.dashboard.test_browser_judging import answers, bench, card
 
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -32,6 +32,8 @@ ALIASES = (
 NESTED = "\n".join("  " * depth + f"- level {depth}" for depth in range(40))
 CODE = "```python\n" + "\n".join(f"print({n})  # " + "y" * 200 for n in range(100)) + "\n```"
 ODD = (NESTED, CODE, "words " * 8_500, "   \n\t  ", "", "A short one.")
+SOURCE = "https://huggingface.co/mradermacher/Qwen2.5_Coder_32B_Instruct_abliterated_GGUF/blob/main/README.md"
+REPORT = {**script.PLAIN_REPORT, "consensus": [f"all cite {SOURCE}"]}  # whoever merges
 
 
 def page_width(page: Any) -> int:
@@ -41,7 +43,10 @@ def page_width(page: Any) -> int:
 def test_six_seats_with_long_names_and_odd_answers_fit_a_phone(
     browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
 ) -> None:
-    models = [FakeModel(alias, answer=answers(odd=text)) for alias, text in zip(ALIASES, ODD, strict=True)]
+    models = [
+        FakeModel(alias, answer=script.merger(answers(odd=text), REPORT))
+        for alias, text in zip(ALIASES, ODD, strict=True)
+    ]
     with bench(browser, home, fake_provider, models, aliases=ALIASES, viewport=(PHONE, SCREEN)) as b:
         page = b.page
         b.ask("Something odd, please")
@@ -65,6 +70,12 @@ def test_six_seats_with_long_names_and_odd_answers_fit_a_phone(
         for seat in page.locator("#conversation .seat-card").all():
             top, button = seat.bounding_box(), seat.locator('button[data-verdict="useful"]').bounding_box()
             assert top and button and button["y"] - top["y"] < SCREEN, seat.get_attribute("data-alias")
+        # Merged, below the seats on a phone: a link in the merge's report wraps too.
+        page.check("#f-merged")
+        b.ask("Something odd, merged")
+        expect(page.locator("#conversation .merged-card .merge-report")).to_contain_text(SOURCE)
+        page.locator("#ask-state >> text=Done.").wait_for()
+        assert page_width(page) <= PHONE, "a merged answer is wider than the phone"
 
         page.goto(b.base + "/leaderboard?collection=trio")
         page.locator('body[data-ready="Leaderboard"]').wait_for(state="attached")
@@ -76,7 +87,7 @@ def test_six_seats_with_long_names_and_odd_answers_fit_a_phone(
         assert page_width(page) <= PHONE, "a model's page is wider than the phone"
 
         page.goto(b.base + "/collections")
-        expect(page.locator("#asks article.ask")).to_have_count(1)
+        expect(page.locator("#asks article.ask")).to_have_count(2)
         page.screenshot(path=str(artifacts / "odd-panel-collections-phone.png"), full_page=True)
         assert page_width(page) <= PHONE, "the Collections page is wider than the phone"
         assert b.watch.take() == []
