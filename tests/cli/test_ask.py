@@ -17,8 +17,9 @@ from typer.testing import CliRunner
 
 from benchwarmers.cli.ask import _verdict_lines
 from benchwarmers.cli.main import app
+from benchwarmers.testing import script
 from benchwarmers.testing.fake_provider import FakeProvider
-from benchwarmers.testing.script import FakeModel
+from benchwarmers.testing.script import FakeError, FakeModel
 from tests.panel.conftest import register
 
 MODELS = [
@@ -80,6 +81,25 @@ def test_ask_and_verdict_against_a_running_server(panel_server: Any, monkeypatch
         assert pair_count(server.home) == 1  # one pair, its verdict replaced each time
         mixed = CliRunner().invoke(app, ["verdict", first, "--useful", "--best", second])
         assert mixed.exit_code != 0 and "not both" in mixed.output
+
+
+def test_a_seats_error_in_square_brackets_is_printed_as_written(
+    panel_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A provider's error may quote a path or a field in brackets, and a
+    merger's point a path; they were read as console markup: `[/docs/errors]`
+    ended the command with a MarkupError, and `[messages]` vanished."""
+    said = "field [messages] is invalid, see [/docs/errors]"
+    point = "names are in [/etc/hosts]"
+    report = {**script.PLAIN_REPORT, "consensus": [point]}
+    models = [
+        FakeModel("one", answer=script.merger("first answer", report)),
+        FakeModel("two", error=FakeError(400, said)),
+    ]
+    with panel_server(models, DUO) as server:
+        monkeypatch.setenv("BENCHWARMERS_URL", server.url)
+        shown = " ".join(run("ask", "duo", "which?", "--merged").output.split())
+    assert "first answer" in shown and said in shown and point in shown
 
 
 def test_ask_in_process_when_no_server_answers(

@@ -322,6 +322,59 @@ def _register(dashboard: httpx.Client, fake: FakeProvider, served: tuple[str, ..
     assert states == {s: "done" for s in served}, states
 
 
+def test_a_model_whose_alias_has_slashes_has_its_page_its_buttons_and_its_ops_routes(
+    dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    """An alias may hold `/` and `:`, as a user names a model after its id
+    (`openrouter/meta-llama/llama-3.1-8b-instruct:free`). The routes took one
+    path segment: the Leaderboard's link to its page was a 405, and the Bench
+    page's buttons and the ops API a 404."""
+    alias = "openrouter/meta-llama/llama-3.1-8b-instruct:free"
+    fake_provider.add(FakeModel(alias, answer="yes"))
+    body = {"name": "fake", "api": "openai", "base_url": fake_provider.openai_base, "keyless": True}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    onboard = {"endpoint": "fake", "models": [{"served": alias, "alias": alias}], "mode": "quick_ad_hoc"}
+    assert dashboard.post("/ui/api/onboard", json=onboard).status_code == 200
+    wait_for(lambda: not (q := dashboard.get("/ui/api/queue").json())["running"] and not q["queued"])
+    made = dashboard.post("/ui/api/collections", json={"name": "solo", "members": [alias]})
+    assert made.status_code == 200, made.text
+    board = dashboard.get("/leaderboard", params={"collection": "solo"}).text
+    link = re.search(r'<a href="(/models/[^"]+)">' + re.escape(alias) + "<", board)
+    assert link, board
+    page = dashboard.get(link.group(1))
+    assert page.status_code == 200 and f"<h1>{alias}" in page.text
+    assert dashboard.get(f"/ui/api/models/{alias}").json()["model"]["alias"] == alias
+    role = dashboard.post(f"/ui/api/models/{alias}/role", json={"role": "code"})
+    assert role.status_code == 200 and role.json()["model"]["role"] == "code"
+    assert dashboard.post(f"/ui/api/models/{alias}/retire").json()["model"]["status"] == "retired"
+    assert dashboard.post(f"/bench/ops/models/{alias}/restore").status_code == 200
+    probes = dashboard.get(f"/bench/ops/models/{alias}/probes")
+    assert probes.status_code == 200 and probes.json()
+
+
+def test_several_tags_of_one_ollama_model_are_onboarded_each_under_its_own_alias(
+    dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    """An Ollama user benches a family's sizes side by side. Each tag's alias
+    was the family's (`llama3.2`) or, taken, the family and the endpoint: a
+    third tag found that taken too, and its onboarding failed."""
+    served = ["llama3.2:1b", "llama3.2:3b", "llama3.2:latest", "llama3.2"]
+    for name in served:
+        fake_provider.add(FakeModel(name, answer="yes"))
+    body = {"name": "ollama", "api": "ollama", "base_url": fake_provider.url, "keyless": True}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    onboard = {"endpoint": "ollama", "models": served, "mode": "quick_ad_hoc"}
+    assert dashboard.post("/ui/api/onboard", json=onboard).status_code == 200
+    wait_for(lambda: not (q := dashboard.get("/ui/api/queue").json())["running"] and not q["queued"])
+    items = dashboard.get("/ui/api/queue").json()["items"]
+    assert [(i["served"], i["state"], i["alias"]) for i in items] == [
+        ("llama3.2:1b", "done", "llama3.2"),
+        ("llama3.2:3b", "done", "llama3.2-3b"),
+        ("llama3.2:latest", "done", "llama3.2-latest"),
+        ("llama3.2", "done", "llama3.2-ollama"),
+    ]
+
+
 def test_a_model_is_queued_once_and_a_queued_or_running_item_is_cancelled(
     dashboard: httpx.Client, fake_provider: FakeProvider
 ) -> None:

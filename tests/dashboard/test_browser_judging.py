@@ -87,9 +87,17 @@ class Bench:
 
 @contextmanager
 def bench(
-    browser: Any, home: Path, fake: FakeProvider, models: list[FakeModel], **collection: Any
+    browser: Any,
+    home: Path,
+    fake: FakeProvider,
+    models: list[FakeModel],
+    *,
+    aliases: tuple[str, ...] = (),
+    viewport: tuple[int, int] = (1280, 900),
+    **collection: Any,
 ) -> Iterator[Bench]:
-    """A server with `models` onboarded (Quick + ad hoc) in collection `trio`, and a page on Ask."""
+    """A server with `models` onboarded (Quick + ad hoc) in collection `trio`, and a page on Ask:
+    under `aliases` where given (in the models' order), else the alias each one's id gives."""
     for model in models:
         fake.add(model)
     with live_server(home) as server, httpx.Client(base_url=server.url, timeout=30) as client:
@@ -98,13 +106,17 @@ def bench(
         body = {"name": "fake", "api": "openai", "base_url": fake.openai_base, "keyless": True}
         assert client.post("/ui/api/endpoints", json=body).status_code == 200
         served = [m.served for m in models]
-        onboard = {"endpoint": "fake", "models": served, "mode": "quick_ad_hoc"}
+        named: list[Any] = served
+        if aliases:
+            named = [{"served": m, "alias": a} for m, a in zip(served, aliases, strict=True)]
+        onboard = {"endpoint": "fake", "models": named, "mode": "quick_ad_hoc"}
         queued = client.post("/ui/api/onboard", json=onboard)
         assert queued.status_code == 200, queued.text
         wait_for(lambda: not (q := client.get("/ui/api/queue").json())["running"] and not q["queued"], 90)
-        made = client.post("/ui/api/collections", json={"name": "trio", "members": served, **collection})
+        members = list(aliases) or served
+        made = client.post("/ui/api/collections", json={"name": "trio", "members": members, **collection})
         assert made.status_code == 200, made.text
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
         context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
         page = context.new_page()
         page.set_default_timeout(WAIT)

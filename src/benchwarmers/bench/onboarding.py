@@ -485,7 +485,7 @@ async def register(store: Store, item: schema.OnboardingItem) -> str:
             await session.execute(update(schema.Model).where(schema.Model.alias == alias).values(**values))
         await set_status(store, alias, "onboarding", reason="onboarding")
     else:
-        alias = item.alias or await _free_alias(store, default_alias(item.served), item.endpoint)
+        alias = item.alias or await _free_alias(store, item.served, item.endpoint)
         await add_model(
             store,
             alias,
@@ -502,10 +502,20 @@ async def register(store: Store, item: schema.OnboardingItem) -> str:
     return alias
 
 
-async def _free_alias(store: Store, alias: str, endpoint: str) -> str:
+async def _free_alias(store: Store, served: str, endpoint: str) -> str:
+    """The served id's default alias or, another model's already, the first
+    free of: with the id's tag (Ollama's sizes of one family, `llama3.2:1b`
+    and `llama3.2:3b`, differ only there), with the endpoint's name, then
+    that numbered."""
+    alias = default_alias(served)
+    tag = served.rsplit("/", 1)[-1].partition(":")[2]
+    tagged = [default_alias(f"{alias}-{tag}")] if tag else []
+    candidates = [alias, *tagged, f"{alias}-{endpoint}"]
+    candidates += [f"{alias}-{endpoint}-{n}" for n in range(2, 100)]
     async with store.read() as session:
-        taken = await session.scalar(select(schema.Model.id).where(schema.Model.alias == alias))
-    return alias if taken is None else f"{alias}-{endpoint}"
+        found = await session.scalars(select(schema.Model.alias).where(schema.Model.alias.in_(candidates)))
+        taken = set(found)
+    return next(c for c in candidates if c not in taken)
 
 
 async def _set_model_status(store: Store, alias: str, status: str, reason: str, only_if: str = "") -> None:

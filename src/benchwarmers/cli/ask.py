@@ -245,7 +245,7 @@ class _Printer:
         if seat.content:
             console.print(Markdown(seat.content))
         elif seat.error:
-            console.print(f"[{colour}]{seat.error}[/{colour}]")
+            console.print(f"[{colour}]{escape(seat.error)}[/{colour}]")
 
     def finish(self, reply: PanelReply) -> None:
         if self.quiet:
@@ -253,12 +253,12 @@ class _Printer:
         if reply.merged is not None:
             self._merged(reply.merged)
         for member in reply.left_off:
-            console.print(f"[dim]left off: {member.alias}: {member.reason}[/dim]")
+            console.print(f"[dim]left off: {member.alias}: {escape(member.reason)}[/dim]")
         console.print("[dim]judge a seat: benchwarmers verdict CALL --useful|--not-useful[/dim]")
 
     def _merged(self, merged: Merged) -> None:
         if merged.status != "ok":
-            console.print(f"[red]{merged.note or merged.error}[/red]")
+            console.print(f"[red]{escape(merged.note or merged.error)}[/red]")
             return
         console.print(Rule(f"[bold]merged[/bold] · {merged.alias} · call [cyan]{merged.call}[/cyan]"))
         if merged.note:  # a merge after others failed, or a seat's answer standing in for one
@@ -267,5 +267,5 @@ class _Printer:
         if merged.agreement:
             table = Table("point", "held by", "contradicted by", show_lines=False)
             for point in merged.agreement:
-                table.add_row(point.point, ", ".join(point.held_by), ", ".join(point.contradicted_by))
+                table.add_row(escape(point.point), ", ".join(point.held_by), ", ".join(point.contradicted_by))
             console.print(table)

@@ -150,44 +150,44 @@ async def models(request: Request) -> dict[str, Any]:
     return {"models": await backend.models(), "alerts": await backend.alerts()}
 
 
-@router.get("/models/{alias}")
+@router.get("/models/{alias:path}")
 @owner
 async def model(request: Request, alias: str) -> dict[str, Any]:
     return await backend_of(request).model(alias)
 
 
-@router.post("/models/{alias}/retire")
+@router.post("/models/{alias:path}/retire")
 @owner
 async def retire(request: Request, alias: str) -> dict[str, Any]:
     return {"model": await backend_of(request).retire(alias)}
 
 
-@router.post("/models/{alias}/restore")
+@router.post("/models/{alias:path}/restore")
 @owner
 async def restore(request: Request, alias: str) -> dict[str, Any]:
     return {"model": await backend_of(request).restore(alias)}
 
 
-@router.post("/models/{alias}/paid-ok")
+@router.post("/models/{alias:path}/paid-ok")
 @owner
 async def accept_price(request: Request, alias: str) -> dict[str, Any]:
     return {"model": await backend_of(request).accept_price(alias)}
 
 
-@router.post("/models/{alias}/role")
+@router.post("/models/{alias:path}/role")
 @owner
 async def set_role(request: Request, alias: str) -> dict[str, Any]:
     return {"model": await backend_of(request).set_role(alias, await form(request))}
 
 
-@router.post("/models/{alias}/remove")
+@router.post("/models/{alias:path}/remove")
 @owner
 async def remove_model(request: Request, alias: str) -> dict[str, Any]:
     await backend_of(request).remove_model(alias)
     return {"ok": True}
 
 
-@router.post("/models/{alias}/probe")
+@router.post("/models/{alias:path}/probe")
 @owner
 async def probe(request: Request, alias: str) -> dict[str, Any]:
     return {"model": await backend_of(request).probe(alias)}

@@ -191,7 +191,7 @@ async def models_page(request: Request) -> Response:
     )
 
 
-@router.get("/models/{alias}")
+@router.get("/models/{alias:path}")
 @auth.page
 async def model_page(request: Request, alias: str) -> Response:
     try:

@@ -4,7 +4,8 @@
 // node inside elements this file creates, so `<script>` or `<img onerror>`
 // in an answer shows as those characters. What it knows: ATX headings,
 // paragraphs, bullet and numbered lists (nested by indentation), block
-// quotes, rules, pipe tables, code fences (with a copy button; an unclosed
+// quotes (lists and quotes 32 deep at most; deeper is their text), rules,
+// pipe tables, code fences (with a copy button; an unclosed
 // fence, as a stream leaves it, is code so far), code indented four spaces
 // (or a tab) after a blank line, task items (`- [ ]`, `- [x]` as ☐ and ☑,
 // text, not inputs), and inline code, **strong**, *emphasis*,
@@ -53,7 +54,14 @@
 
   // ------------------------------------------------------------- blocks
 
-  function blocks(lines) {
+  // Lists and quotes nest by drawing their lines as blocks again. A model
+  // caught in a loop writes `- - - - …` or `> > > …` thousands deep, which
+  // overflowed the stack and stopped the page: deeper than this, the rest is
+  // its text as written.
+  const DEEPEST = 32;
+
+  function blocks(lines, depth = 0) {
+    if (depth > DEEPEST) return [node('p', '', lines.join('\n'))];
     const out = [];
     let i = 0;
     let paragraph = [];
@@ -110,12 +118,12 @@
         flush();
         const quoted = [];
         while (i < lines.length && QUOTE.test(lines[i])) { quoted.push(lines[i].replace(QUOTE, '')); i += 1; }
-        out.push(node('blockquote', '', ...blocks(quoted)));
+        out.push(node('blockquote', '', ...blocks(quoted, depth + 1)));
         continue;
       }
       if ((match = ITEM.exec(line)) && (!paragraph.length || match[3])) {
         flush();
-        i = list(lines, i, out);
+        i = list(lines, i, out, depth);
         continue;
       }
       paragraph.push(line);
@@ -127,8 +135,9 @@
 
   // One list from line `start`: its items at the first item's indentation,
   // each item's own lines (indented further, blank lines between) rendered
-  // as blocks of their own, so lists nest. Returns the line after it.
-  function list(lines, start, out) {
+  // as blocks of their own (one level deeper than `depth`), so lists nest.
+  // Returns the line after it.
+  function list(lines, start, out, depth) {
     const first = ITEM.exec(lines[start]);
     const indent = first[1].length;
     const ordered = /\d/.test(first[2]);
@@ -167,7 +176,7 @@
       items.push(body);
     }
     for (const body of items) {
-      const rendered = blocks(body);
+      const rendered = blocks(body, depth + 1);
       const li = node('li', '');
       if (!loose && rendered[0]?.tagName === 'P') li.append(...rendered.shift().childNodes);
       li.append(...rendered);

@@ -103,7 +103,7 @@ async def dismiss(request: Request, alert_id: Annotated[int, Path(ge=1, le=SQL_I
 # ------------------------------------------------------------------ models
 
 
-@router.post("/models/{alias}/probe")
+@router.post("/models/{alias:path}/probe")
 @gateway
 async def probe_now(request: Request, alias: str) -> dict[str, Any]:
     ops = operations_of(request)
@@ -115,7 +115,7 @@ async def probe_now(request: Request, alias: str) -> dict[str, Any]:
     }
 
 
-@router.get("/models/{alias}/probes")
+@router.get("/models/{alias:path}/probes")
 @gateway
 async def probe_list(request: Request, alias: str, limit: Annotated[int, Query(ge=1)] = 50) -> dict[str, Any]:
     return {
@@ -123,7 +123,7 @@ async def probe_list(request: Request, alias: str, limit: Annotated[int, Query(g
     }
 
 
-@router.post("/models/{alias}/retire")
+@router.post("/models/{alias:path}/retire")
 @gateway
 async def retire(request: Request, alias: str) -> dict[str, Any]:
     ops = operations_of(request)
@@ -135,13 +135,13 @@ async def retire(request: Request, alias: str) -> dict[str, Any]:
     return {"model": model_json(await ops.retire(alias, reason or "retired by the user"))}
 
 
-@router.post("/models/{alias}/restore")
+@router.post("/models/{alias:path}/restore")
 @gateway
 async def restore(request: Request, alias: str) -> dict[str, Any]:
     return {"model": model_json(await operations_of(request).restore(alias))}
 
 
-@router.post("/models/{alias}/role")
+@router.post("/models/{alias:path}/role")
 @gateway
 async def set_role(request: Request, alias: str) -> dict[str, Any]:
     ops = operations_of(request)
