@@ -12,6 +12,7 @@ import pytest
 
 from benchwarmers.bench import leaderboard
 from benchwarmers.bench.decider import Candidate, Table, rankings
+from benchwarmers.bench.forgetting import age_weight
 from benchwarmers.bench.pairs import JudgeAgreement, PairCounts, judge_weight
 from benchwarmers.bench.rating import Evidence, Tally
 from benchwarmers.calls.pairs import Outcome, PairOutcome
@@ -51,10 +52,12 @@ def test_two_models_judged_both_bad_met_though_neither_won() -> None:
 def test_the_trend_adds_each_day_to_what_came_before() -> None:
     verdicts = [("a", True, DAY1), ("a", False, DAY2), ("b", True, DAY1)]
     trend = leaderboard._trend("a", verdicts, [pair("a", "b", at=DAY2), pair("a", "c", "tie", at=DAY2)])
-    # Day 1: one useful -> (1 + 1) / (2 + 1). Day 2: + not useful, a win, a tie -> (1 + 2.5) / (2 + 4).
+    # Day 1: one useful -> (1 + 1) / (2 + 1). Day 2: + not useful, a win, a tie, and day 1's verdict
+    # a day old then, weighed as the rating weighs it (`age_weight(1)`) -> (1 + w + 1.5) / (2 + w + 3).
+    old = age_weight(1)
     assert trend == [
         {"day": "2026-12-01", "score": round(2 / 3, 4)},
-        {"day": "2026-12-02", "score": round(3.5 / 6, 4)},
+        {"day": "2026-12-02", "score": round((2.5 + old) / (5 + old), 4)},
     ]
     assert leaderboard._trend("nobody", verdicts, []) == []
 

@@ -18,24 +18,28 @@ judge model's pairs (kind "judge", `panel/judge.py`) are counted apart,
 with how often the judge agreed with people and the weight that earns it
 in the rating (`judge`: "judge agreement 7/10, weight 0.08").
 
-The trend is the same kind of estimate day by day: per day, the share of
-good outcomes so far (useful verdicts, pairs won, half of each tie) under
-a uniform prior, `(1 + good) / (2 + judged)`.
+The trend is the same kind of estimate day by day: at the end of each day,
+the share of good outcomes so far (useful verdicts, pairs won, half of each
+tie) under a uniform prior, `(1 + good) / (2 + judged)`, each weighed as the
+rating weighed it that day (by age, and a tenth before a change the
+detector saw), so a model that got worse has a trend that falls with it.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select
 
 from benchwarmers.bench import decisions
 from benchwarmers.bench.evidence import SHAPES
+from benchwarmers.bench.forgetting import CHANGE_KEEP, RECENT_DAYS, age_weight, pair_score, recall_shapes
 from benchwarmers.bench.pair_reads import judge_agreement
 from benchwarmers.bench.pairs import JudgeAgreement
-from benchwarmers.bench.rating import Ranking
+from benchwarmers.bench.rating import Ranking, Tally
 from benchwarmers.bench.suite.runner import suite_summary
 from benchwarmers.calls.pairs import PairOutcome, pair_outcomes
 from benchwarmers.errors import UserError
@@ -201,23 +205,49 @@ def _both_bad(pairs: Sequence[PairOutcome]) -> dict[str, dict[str, int]]:
 
 
 def _trend(alias: str, verdict_rows: Sequence[Any], pairs: Sequence[PairOutcome]) -> list[dict[str, Any]]:
-    """The day-by-day estimate (module docstring), the last `TREND_DAYS` days with any judgement."""
-    daily: dict[str, list[float]] = defaultdict(list)  # day -> good (1, 0.5, 0) per judgement
-    for who, useful, at in verdict_rows:
-        if who == alias:
-            daily[utc(at).date().isoformat()].append(1.0 if useful else 0.0)
-    for pair in pairs:
-        if alias not in (pair.better_alias, pair.worse_alias):
+    """The estimate as it stood at the end of each day with a judgement (the
+    last `TREND_DAYS` of them), forgotten as the rating forgets
+    (`_estimate_at`): a model that got worse falls to where its score is,
+    not an all-time share that barely moves after weeks of good verdicts."""
+    mine = sorted(((utc(at), bool(useful)) for who, useful, at in verdict_rows if who == alias), reverse=True)
+    fared = sorted(
+        (
+            (p.at, pair_score(p.outcome, p.better_alias == alias))
+            for p in pairs
+            if alias in (p.better_alias, p.worse_alias)
+        ),
+        reverse=True,
+    )
+    days = sorted({at.date() for at, _ in mine} | {at.date() for at, _ in fared})[-TREND_DAYS:]
+    return [{"day": day.isoformat(), "score": round(_estimate_at(day, mine, fared), 4)} for day in days]
+
+
+def _estimate_at(
+    day: date, mine: Sequence[tuple[datetime, bool]], fared: Sequence[tuple[datetime, float]]
+) -> float:
+    """`(1 + good) / (2 + judged)` at the end of `day` (`mine`: the verdicts,
+    `fared`: how the model fared in pairs; newest first): each verdict and pair
+    (1 won, 0.5 a tie, 0 lost or both bad) weighed by its age in whole days
+    then (`forgetting.age_weight`), and what came before a change the
+    detector sees then counts a tenth (`forgetting.recall_shapes`)."""
+    end = datetime.combine(day + timedelta(days=1), datetime.min.time(), UTC)
+    older = Tally()
+    recent: list[tuple[float, bool]] = []  # newest first, as `recall` reads them
+    for at, useful in mine:
+        if at >= end:
             continue
-        won = pair.outcome == "better" and pair.better_alias == alias
-        daily[pair.at.date().isoformat()].append(1.0 if won else 0.5 if pair.outcome == "tie" else 0.0)
-    good = judged = 0.0
-    trend = []
-    for day in sorted(daily):
-        good += sum(daily[day])
-        judged += len(daily[day])
-        trend.append({"day": day, "score": round((1 + good) / (2 + judged), 4)})
-    return trend[-TREND_DAYS:]
+        age = float((end - at).days)
+        if age < RECENT_DAYS:
+            recent.append((age, useful))
+        else:
+            older += Tally(1.0, 0.0) if useful else Tally(0.0, 1.0)
+    paired = [(float((end - at).days), score) for at, score in fared if at < end]
+    recalled = recall_shapes({"": (older, recent)}, pairs={"": [p for p in paired if p[0] < RECENT_DAYS]})[""]
+    good, judged = recalled.tally.good, recalled.tally.total
+    for age, score in paired:
+        weight = age_weight(age) * (CHANGE_KEEP if age > recalled.since else 1.0)
+        good, judged = good + weight * score, judged + weight
+    return (1 + good) / (2 + judged)
 
 
 async def _next_panel(

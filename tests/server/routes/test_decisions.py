@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from sqlalchemy import select, update
 from typer.testing import CliRunner
 
 from benchwarmers.bench.explain import record_seating
@@ -19,7 +20,7 @@ from benchwarmers.runtime import Runtime
 from benchwarmers.store.collections import add_collection
 from benchwarmers.store.endpoints import add_endpoint
 from benchwarmers.store.models import add_model
-from benchwarmers.store.schema import Call, Probe, SuiteResult
+from benchwarmers.store.schema import Call, Probe, SuiteResult, Verdict
 from benchwarmers.testing.live_server import live_server
 
 
@@ -183,3 +184,59 @@ def test_an_explorer_with_a_long_record_is_not_said_to_have_little(home: Path) -
         (said,) = [r for r in next_panel(client, server.url)["reasons"] if r.startswith("c explores")]
         assert "little record" not in said and "few verdicts" not in said, said
         assert "by record" in said or "might beat" in said, said
+
+
+def fell(home: Path) -> None:
+    """Collection `fell`: members steady and fall judged on 3 asks a day for
+    60 days; fall's answers useful for 50 days, then not (10 days)."""
+
+    async def work() -> None:
+        async with Runtime.open(home=home) as rt:
+            await add_endpoint(rt.store, "local", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+            for alias in ("steady", "fall"):
+                await add_model(rt.store, alias, "local", alias, price_in=0, price_out=0)
+            await add_collection(rt.store, "fell", ["steady", "fall"])
+            now = datetime.now(UTC)
+            calls = [
+                Call(
+                    id=f"c{day}-{n}-{alias}", at=now - timedelta(days=day, hours=n), kind="seat", alias=alias
+                )
+                for day in range(60)
+                for n in range(3)
+                for alias in ("steady", "fall")
+            ]
+            async with rt.store.write() as session:
+                for call in calls:
+                    call.collection, call.shape, call.status, call.ask_id = (
+                        "fell",
+                        "short",
+                        "ok",
+                        call.id[:-5],
+                    )
+                session.add_all(calls)
+            for call in calls:
+                day, n = map(int, call.id[1:].split("-")[:2])
+                useful = n > 0 if call.alias == "steady" else day >= 10
+                await record_verdict(rt.store, call.id, useful)
+            async with rt.store.write() as session:  # each verdict given the day its answer came
+                judged_at = select(Call.at).where(Call.id == Verdict.call_id).scalar_subquery()
+                await session.execute(update(Verdict).values(at=judged_at))
+
+    asyncio.run(work())
+
+
+def test_the_trend_of_a_model_that_got_worse_falls_to_where_its_score_is(home: Path) -> None:
+    """A model useful for fifty days, then useless for ten: the rating
+    forgets with age and its change detector reopens the model ("changed"),
+    so its score is low now; the trend ends there too. It ended at 83%
+    beside a score under 30% (an all-time share since the first verdict,
+    neither forgetting nor change), as if the model had barely slipped."""
+    fell(home)
+    with live_server(home) as server, httpx.Client(timeout=60) as client:
+        board = client.get(f"{server.url}/bench/leaderboard", params={"collection": "fell"}).json()
+        fall, steady = (next(m for m in board["models"] if m["alias"] == a) for a in ("fall", "steady"))
+        assert any(r.startswith("fall sits") and "changed" in r for r in board["nextPanel"]["reasons"])
+        scores = [point["score"] for point in fall["trend"]]
+        assert scores[0] > 0.9 and scores[-1] < 0.3, scores
+        assert fall["low"] - 0.05 <= scores[-1] <= fall["high"] + 0.05, (fall, scores)
+        assert steady["low"] - 0.05 <= steady["trend"][-1]["score"] <= steady["high"] + 0.05, steady
