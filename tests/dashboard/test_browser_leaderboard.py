@@ -1,0 +1,128 @@
+"""The Leaderboard of a collection of fourteen members, some with long
+names, judged in pairs (headless Chromium): the page says what its JSON
+says, and on a 375 px phone each model's record is on screen and the win
+matrix is read row by row, its rows' names in view while it scrolls
+sideways, by mouse or by keyboard.
+
+The store is filled through its own functions (calls, verdicts, pairs),
+as `tests/server/routes/test_decisions.py` does: the browser part is the
+reading, not the asking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from benchwarmers.calls.pairs import PairJudgement, record_pairs
+from benchwarmers.calls.verdicts import record_verdict
+from benchwarmers.dashboard.board import interval
+from benchwarmers.runtime import Runtime
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
+from benchwarmers.store.schema import Call
+from benchwarmers.testing.live_server import live_server
+from tests.dashboard.test_browser import Watch
+from tests.waiting import wait_for
+
+expect = pytest.importorskip("playwright.sync_api").expect
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+PHONE = 375
+MEMBERS = [f"provider-{n:02d}/a-model-with-a-long-name" if n % 4 == 0 else f"m{n:02d}" for n in range(14)]
+
+
+def judged_in_pairs(home: Path) -> None:
+    """Collection `many`: the fourteen members on 24 asks, each seat judged
+    useful or not and the best of each ask picked (13 pairs an ask)."""
+
+    async def work() -> None:
+        chance = random.Random(34)
+        async with Runtime.open(home=home) as rt:
+            await add_endpoint(rt.store, "local", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+            for alias in MEMBERS:
+                await add_model(rt.store, alias, "local", alias, price_in=0, price_out=0)
+            await add_collection(rt.store, "many", MEMBERS, seats=5, explorer_seats=1)
+            now = datetime.now(UTC)
+            asks = [[(f"c{ask}-{n}", alias) for n, alias in enumerate(MEMBERS)] for ask in range(24)]
+            async with rt.store.write() as session:
+                for ask, seats in enumerate(asks):
+                    at = now - timedelta(hours=ask)
+                    session.add_all(
+                        Call(id=i, at=at, kind="seat", alias=a, collection="many", shape="short", status="ok")
+                        for i, a in seats
+                    )
+                    for call in session.new:
+                        call.ask_id = f"a{ask}"
+            for seats in asks:
+                for call, alias in seats:
+                    await record_verdict(rt.store, call, chance.random() < 1 - MEMBERS.index(alias) / 20)
+                best = max(seats, key=lambda seat: chance.random() - MEMBERS.index(seat[1]) / 10)
+                await record_pairs(rt.store, PairJudgement("best", (best[0],)))
+
+    with ThreadPoolExecutor(1) as other:  # Playwright's loop runs in this thread
+        other.submit(asyncio.run, work()).result()
+
+
+def right(box: dict[str, float] | None) -> float:
+    assert box is not None
+    return box["x"] + box["width"]
+
+
+def test_a_board_of_fourteen_says_what_its_json_says_and_reads_on_a_phone(
+    browser: Any, artifacts: Path, home: Path
+) -> None:
+    judged_in_pairs(home)
+    with live_server(home) as server, httpx.Client(base_url=server.url, timeout=30) as client:
+        board = client.get("/bench/leaderboard", params={"collection": "many"}).json()
+        assert len(board["models"]) == len(MEMBERS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        watch = Watch(page)
+        page.goto(server.url + "/leaderboard?collection=many")
+        page.locator('body[data-ready="Leaderboard"]').wait_for(state="attached")
+        for model in board["models"]:  # field by field
+            row = page.locator(f'#leaderboard tr[data-alias="{model["alias"]}"]')
+            expect(row.locator(".rank")).to_have_text(str(model["rank"]))
+            expect(row.locator(".band-label")).to_have_text(interval(model).label)
+            verdicts, pairs = model["verdicts"], model["pairs"]
+            expect(row.locator(".verdicts")).to_have_text(
+                f"{verdicts['useful']} useful, {verdicts['notUseful']} not"
+            )
+            expect(row.locator(".pairs")).to_contain_text(f"{pairs['wins']} won, {pairs['losses']} lost")
+        page.screenshot(path=str(artifacts / "leaderboard-fourteen.png"), full_page=True)
+
+        page.set_viewport_size({"width": PHONE, "height": 800})
+        page.reload()
+        page.locator('body[data-ready="Leaderboard"]').wait_for(state="attached")
+        # Each model's record on screen: its verdicts and pairs were off it, to the right of the
+        # score, and the table's caption cut at the screen's edge.
+        assert right(page.locator("#leaderboard caption").bounding_box()) <= PHONE
+        for model in board["models"]:
+            row = page.locator(f'#leaderboard tr[data-alias="{model["alias"]}"]')
+            for cell in (".verdicts", ".pairs", ".trend"):
+                assert right(row.locator(cell).bounding_box()) <= PHONE, (model["alias"], cell)
+        # The matrix scrolls sideways in its own region, which the keyboard reaches and scrolls;
+        # each row's name stays in view as it does (they scrolled away, and the cells with them).
+        wrap = page.get_by_role("region", name="Head to head")
+        wrap.focus()
+        page.keyboard.press("ArrowRight")
+        wait_for(lambda: wrap.evaluate("region => region.scrollLeft") > 0, 5)
+        wrap.evaluate("region => { region.scrollLeft = region.scrollWidth }")
+        page.wait_for_timeout(100)
+        for name in page.locator("#win-matrix tbody th").all():
+            box = name.bounding_box()
+            assert box is not None and box["x"] >= 0 and right(box) <= PHONE / 2, name.text_content()
+        last = MEMBERS[-1]
+        cell = page.locator(f'#win-matrix tr[data-alias="{MEMBERS[0]}"] td[data-against="{last}"]')
+        assert right(cell.bounding_box()) <= PHONE  # the far column, beside the row's name
+        page.screenshot(path=str(artifacts / "leaderboard-fourteen-phone.png"), full_page=True)
+        assert watch.problems == []
+        page.close()
