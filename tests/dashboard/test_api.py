@@ -497,11 +497,30 @@ def test_the_leaderboard_keeps_a_model_that_left_and_says_it_left_and_every_shap
     assert row and "not a member" in row.group() and "explorer" not in row.group()
     for model in board["models"]:  # the page's rank is the JSON's
         alias, rank = model["alias"], model["rank"]
-        assert re.search(rf'<tr data-alias="{alias}"[^>]*>\s*<td class="rank">{rank}<', page)
+        assert re.search(rf'<tr data-alias="{alias}"[^>]*>\s*<td class="rank"[^>]*>{rank}<', page)
     # Only short was asked; the code board still offers the way back to it.
     code = dashboard.get("/leaderboard", params={"collection": "trio", "shape": "code"}).text
     assert 'href="/leaderboard?collection=trio&amp;shape=short"' in code
     assert 'href="/leaderboard?collection=trio&amp;shape=code" aria-current="page"' in code
+
+
+def test_a_collection_left_with_no_members_says_so_on_its_board(
+    dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    """Its only member removed from the bench, a collection has no one to
+    rank: its board said "No model of this collection is judged yet: ask on
+    the Ask page", an ask that cannot seat anyone."""
+    fake_provider.add(FakeModel("m1", answer="yes"))
+    body = {"name": "fake", "api": "openai", "base_url": fake_provider.openai_base, "keyless": True}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    _register(dashboard, fake_provider, ("m1",))
+    assert dashboard.post("/ui/api/collections", json={"name": "solo", "members": ["m1"]}).status_code == 200
+    assert dashboard.post("/ui/api/models/m1/remove").status_code == 200
+    board = dashboard.get("/ui/api/leaderboard", params={"collection": "solo"})
+    assert board.status_code == 200 and board.json()["models"] == [], board.text
+    page = dashboard.get("/leaderboard", params={"collection": "solo"}).text
+    assert "judged yet" not in page and "bench/solo has no members" in page, page
+    assert 'href="/collections"' in page
 
 
 def test_onboarding_a_model_the_endpoint_does_not_serve_is_refused(
