@@ -523,6 +523,29 @@ def test_a_collection_left_with_no_members_says_so_on_its_board(
     assert 'href="/collections"' in page
 
 
+def test_a_board_asked_for_a_gone_collection_or_an_odd_shape_keeps_the_picker(
+    dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    """A bookmark of a collection since removed, or a shape mistyped in the
+    address, answers its 404 or 400 on the Leaderboard itself: the message,
+    and the collections to pick from. It was a page headed "Not found" (for
+    a bad shape too) whose one link went to the Bench."""
+    fake_provider.add(FakeModel("m1", answer="yes"))
+    body = {"name": "fake", "api": "openai", "base_url": fake_provider.openai_base, "keyless": True}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    _register(dashboard, fake_provider, ("m1",))
+    assert dashboard.post("/ui/api/collections", json={"name": "solo", "members": ["m1"]}).status_code == 200
+    for params, status, said in (
+        ({"collection": "gone"}, 404, "no collection named"),
+        ({"collection": "solo", "shape": "poetry<b>"}, 400, "shape &#39;poetry&lt;b&gt;&#39; is not known"),
+    ):
+        page = dashboard.get("/leaderboard", params=params)
+        assert page.status_code == status, page.text
+        assert "<h1>Leaderboard</h1>" in page.text and "Not found" not in page.text
+        assert re.search(r'<p class="notice warn" role="alert">[^<]*' + said, page.text), page.text
+        assert '<option value="solo"' in page.text  # the picker, to choose one that is there
+
+
 def test_onboarding_a_model_the_endpoint_does_not_serve_is_refused(
     dashboard: httpx.Client, fake_provider: FakeProvider
 ) -> None:

@@ -241,14 +241,17 @@ async def leaderboard_page(request: Request, collection: str = "", shape: str = 
     backend = backend_of(request)
     collections = await backend.collections()
     chosen = collection.removeprefix("bench/") or (collections[0]["name"] if collections else "")
+    drawn, refused = None, None
     try:
         drawn = await backend.leaderboard(chosen, shape) if chosen else None
-    except UserError as exc:
-        return render(request, "missing.html", "leaderboard", status=exc.status, message=str(exc))
+    except UserError as exc:  # said on the page, its picker kept: a bookmark of a removed collection
+        refused = exc
     return render(
         request,
         "leaderboard.html",
         "leaderboard",
+        status=refused.status if refused else 200,
+        error=str(refused or ""),
         collections=collections,
         chosen=chosen,
         board=drawn,
