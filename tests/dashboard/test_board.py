@@ -40,6 +40,18 @@ def test_the_trend_is_a_line_once_there_are_two_days() -> None:
     assert board.trend_label(two_days) == "20% on d1 to 60% on d2"
 
 
+def test_the_trend_line_spaces_its_days_as_far_apart_as_they_are() -> None:
+    """Thirty days with a judgement may span months: a day judged in June
+    after a month of them in January sits at the line's end, the January
+    days bunched at its start; they were spaced evenly, a gap of months
+    drawn as one day's."""
+    days = ["2026-01-01", "2026-01-02", "2026-01-03", "2026-06-30"]
+    points = board.sparkline([{"day": day, "score": 0.5} for day in days])
+    xs = [float(point.split(",")[0]) for point in points.split()]
+    assert xs[0] == 0 and xs[-1] == board.SPARK_WIDTH
+    assert xs[2] < board.SPARK_WIDTH * 0.05, xs
+
+
 def test_a_matrix_cell_counts_a_tie_as_half_a_win() -> None:
     matrix = {"a": {"b": {"wins": 2, "losses": 1, "ties": 1}, "c": {"wins": 0, "losses": 0, "ties": 0}}}
     assert board.matrix_cell(matrix, "a", "b") == {

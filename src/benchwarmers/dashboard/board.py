@@ -12,6 +12,7 @@ page's content security policy allows no `style=`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 BAR_WIDTH, BAR_HEIGHT = 180, 18
@@ -48,14 +49,26 @@ def interval(model: dict[str, Any]) -> Interval:
 
 
 def sparkline(trend: list[dict[str, Any]]) -> str:
-    """The trend's scores as SVG polyline points (oldest left; "" for fewer than two days)."""
-    scores = [_unit(point["score"]) for point in trend if point.get("score") is not None]
-    if len(scores) < 2:
+    """The trend's scores as SVG polyline points (oldest left; "" for fewer
+    than two days), each day as far along as it is in time: the days with a
+    judgement may be a month's in a row, then one months later."""
+    points = [(_day(point), _unit(point["score"])) for point in trend if point.get("score") is not None]
+    if len(points) < 2:
         return ""
-    step = SPARK_WIDTH / (len(scores) - 1)
+    first, span = points[0][0], points[-1][0] - points[0][0]
+    along = [(day - first) / span if span else i / (len(points) - 1) for i, (day, _) in enumerate(points)]
     return " ".join(
-        f"{round(i * step, 1)},{round((1 - s) * (SPARK_HEIGHT - 4) + 2, 1)}" for i, s in enumerate(scores)
+        f"{round(x * SPARK_WIDTH, 1)},{round((1 - s) * (SPARK_HEIGHT - 4) + 2, 1)}"
+        for x, (_, s) in zip(along, points, strict=True)
     )
+
+
+def _day(point: dict[str, Any]) -> int:
+    """A trend point's day as a day number (0 when it is not a date: still drawn, in its order)."""
+    try:
+        return date.fromisoformat(str(point.get("day", ""))).toordinal()
+    except ValueError:
+        return 0
 
 
 def trend_label(trend: list[dict[str, Any]]) -> str:
