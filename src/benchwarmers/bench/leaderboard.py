@@ -112,6 +112,7 @@ async def leaderboard(runtime: Runtime, collection: CollectionView, shape: str =
                 "pairs": record[alias],
                 "suite": {"passed": suite.get("passed", 0), "total": suite.get("total", 0)},
                 "trend": _trend(alias, verdict_rows, pairs),
+                "changed": changed(standing),
                 "status": status.get(alias, ""),
             }
         )
@@ -147,6 +148,13 @@ def settled(standing: Ranking) -> bool:
     from enough of the model's own verdicts and pairs here."""
     low, high = standing.interval
     return high - low <= SETTLED_WIDTH and standing.judged + standing.compared >= SETTLED_JUDGED
+
+
+def changed(standing: Ranking) -> str:
+    """What the change detector saw of this model here (`forgetting`: "changed: 2 of its last
+    16 verdicts useful against 85% before; ..."), "" when nothing: said on its row, whether
+    or not it is a member the next panel's reasons name."""
+    return next((reason for reason in standing.reasons if reason.startswith("changed")), "")
 
 
 async def board_candidates(store: Store, collection: str, members: Sequence[str], shape: str) -> list[str]:

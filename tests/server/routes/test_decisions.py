@@ -4,6 +4,8 @@ and `benchwarmers model show` in a terminal."""
 from __future__ import annotations
 
 import asyncio
+import html
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -240,3 +242,8 @@ def test_the_trend_of_a_model_that_got_worse_falls_to_where_its_score_is(home: P
         assert scores[0] > 0.9 and scores[-1] < 0.3, scores
         assert fall["low"] - 0.05 <= scores[-1] <= fall["high"] + 0.05, (fall, scores)
         assert steady["low"] - 0.05 <= steady["trend"][-1]["score"] <= steady["high"] + 0.05, steady
+        # The detector's finding is the model's own, on its row: not only in the next panel's reasons.
+        assert fall["changed"].startswith("changed: ") and steady["changed"] == "", (fall, steady)
+        page = client.get(f"{server.url}/leaderboard", params={"collection": "fell"}).text
+        row = re.search(r'<tr data-alias="fall".*?</tr>', page, re.S)
+        assert row and html.escape(fall["changed"]) in row.group(), row
