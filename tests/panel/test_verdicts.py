@@ -85,3 +85,29 @@ def test_bad_input_is_a_clear_4xx(panel_server: Any) -> None:
             f"{base}/bench/verdict", content=b"{not json", headers={"content-type": "application/json"}
         )
         assert broken.status_code == 400
+
+
+def test_route_turns_judged_are_the_verdicts_behind_the_board_as_on_the_models_page(panel_server: Any) -> None:
+    """An agent in route mode judges its turns: those verdicts move the
+    model's score (the rating reads route turns as answers) and the model's
+    page counted them (`judged`), but the leaderboard's `verdicts` said
+    0 and 0, so the board showed a moved score with nothing behind it."""
+    with panel_server([FakeModel("one", answer="first")], {"solo": {"members": ["one"]}}) as server:
+        base = server.url
+        turns = [
+            httpx.post(
+                f"{base}/v1/chat/completions",
+                json={"model": "bench/solo:route", "messages": [{"role": "user", "content": f"turn {i}"}]},
+                timeout=60,
+            ).json()["bench"]["call"]
+            for i in range(3)
+        ]
+        for call, useful in zip(turns, (True, True, False), strict=True):
+            answer = httpx.post(f"{base}/bench/verdict", json={"call": call, "useful": useful})
+            assert answer.status_code == 200 and answer.json()["recorded"]["kind"] == "route"
+        board = httpx.get(f"{base}/bench/leaderboard", params={"collection": "bench/solo"}).json()
+        (one,) = board["models"]
+        assert one["verdicts"] == {"useful": 2, "notUseful": 1}
+        assert [day["score"] for day in one["trend"]] == [0.6]  # (1 + 2) / (2 + 3)
+        (standing,) = httpx.get(f"{base}/ui/api/models/one").json()["record"]
+        assert standing["judged"] == sum(one["verdicts"].values())

@@ -13,8 +13,8 @@ model was judged here fewer than `SETTLED_JUDGED` times, however narrow
 its interval: what the other models' records pool into its prior narrows
 it before anyone judged it (`settled`).
 
-People's verdicts and pairs are what the counts and the trend show; a
-judge model's pairs (kind "judge", `panel/judge.py`) are counted apart,
+People's verdicts (on the answers the rating reads: seats, route turns)
+and pairs are what the counts and the trend show; a judge model's pairs (kind "judge", `panel/judge.py`) are counted apart,
 with how often the judge agreed with people and the weight that earns it
 in the rating (`judge`: "judge agreement 7/10, weight 0.08").
 
@@ -32,7 +32,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from benchwarmers.bench import decisions
-from benchwarmers.bench.evidence import SHAPES
+from benchwarmers.bench.evidence import ANSWER_KINDS, SHAPES
 from benchwarmers.bench.pair_reads import judge_agreement
 from benchwarmers.bench.pairs import JudgeAgreement
 from benchwarmers.bench.rating import Ranking
@@ -74,8 +74,10 @@ async def leaderboard(runtime: Runtime, collection: CollectionView, shape: str =
     async with store.read() as session:
         verdict_rows = (
             await session.execute(
+                # The verdicts the rating reads (a route turn's too), not only the seats': a
+                # collection judged in route mode showed a moved score with nothing behind it.
                 select(Verdict.alias, Verdict.useful, Verdict.at).where(
-                    Verdict.collection == name, Verdict.shape == shape, Verdict.kind == "seat"
+                    Verdict.collection == name, Verdict.shape == shape, Verdict.kind.in_(ANSWER_KINDS)
                 )
             )
         ).all()
