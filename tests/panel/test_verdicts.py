@@ -87,7 +87,9 @@ def test_bad_input_is_a_clear_4xx(panel_server: Any) -> None:
         assert broken.status_code == 400
 
 
-def test_route_turns_judged_are_the_verdicts_behind_the_board_as_on_the_models_page(panel_server: Any) -> None:
+def test_route_turns_judged_are_the_verdicts_behind_the_board_as_on_the_models_page(
+    panel_server: Any,
+) -> None:
     """An agent in route mode judges its turns: those verdicts move the
     model's score (the rating reads route turns as answers) and the model's
     page counted them (`judged`), but the leaderboard's `verdicts` said

@@ -14,9 +14,10 @@ its interval: what the other models' records pool into its prior narrows
 it before anyone judged it (`settled`).
 
 People's verdicts (on the answers the rating reads: seats, route turns)
-and pairs are what the counts and the trend show; a judge model's pairs (kind "judge", `panel/judge.py`) are counted apart,
-with how often the judge agreed with people and the weight that earns it
-in the rating (`judge`: "judge agreement 7/10, weight 0.08").
+and pairs are what the counts and the trend show; a judge model's pairs
+(kind "judge", `panel/judge.py`) are counted apart, with how often the
+judge agreed with people and the weight that earns it in the rating
+(`judge`: "judge agreement 7/10, weight 0.08").
 
 The trend is the same kind of estimate day by day: per day, the share of
 good outcomes so far (useful verdicts, pairs won, half of each tie) under

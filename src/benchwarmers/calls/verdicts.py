@@ -66,9 +66,10 @@ class Recorded:
         }
 
 
-def check_verdict_body(body: object) -> tuple[str, bool, str]:
+def check_verdict_body(body: object) -> tuple[str, bool, str | None]:
     """`{"call", "useful", "note"?}` -> (call, useful, note), or a UserError
-    that names the field."""
+    that names the field. No "note" key is None: the note already stored stays
+    (`record_verdict`)."""
     if not isinstance(body, Mapping):
         raise UserError(
             'the body must be a JSON object: {"call": "<call id>", "useful": true|false, "note": "..."}'
@@ -79,12 +80,19 @@ def check_verdict_body(body: object) -> tuple[str, bool, str]:
             f'a verdict takes no {unknown[0]!r}: {{"call": "<call id>", "useful": true|false, "note": "..."}}'
             ", or a pair (better and worse, tie, both_bad or best)"
         )
-    call, useful, note = body.get("call"), body.get("useful"), body.get("note", "")
+    call, useful = body.get("call"), body.get("useful")
     if not isinstance(call, str) or not call.strip():
         raise UserError('"call" must be a call id (a string, as in bench.seats[].call)')
     if not isinstance(useful, bool):
         raise UserError('"useful" must be true or false')
-    return call.strip(), useful, check_note(note)
+    return call.strip(), useful, given_note(body)
+
+
+def given_note(body: Mapping[str, Any]) -> str | None:
+    """A body's checked `"note"`, or None when it has no such key: the same
+    verdict sent again without its note (an agent's retry, a hook firing
+    twice, the CLI said again) keeps the note, where "" wrote over it."""
+    return check_note(body["note"]) if "note" in body else None
 
 
 def check_note(note: object) -> str:
@@ -98,7 +106,10 @@ def check_note(note: object) -> str:
     return note.strip()
 
 
-async def record_verdict(store: Store, call_id: str, useful: bool, note: str = "") -> Recorded:
+async def record_verdict(store: Store, call_id: str, useful: bool, note: str | None = "") -> Recorded:
+    """Store a verdict on one call, or leave the same one be. `note` None:
+    the same verdict keeps its note; a changed one carries none (the note
+    said why of the verdict it replaces)."""
     await settled(store, [call_id])  # a call this process is still writing is found
     async with store.write() as session:
         call = await session.get(Call, call_id)
@@ -110,8 +121,11 @@ async def record_verdict(store: Store, call_id: str, useful: bool, note: str = "
                 "there is no whole answer to judge, and it owes no verdict"
             )
         verdict = await session.get(Verdict, call_id)
-        if verdict is not None and verdict.useful == useful and verdict.note == note:
-            return Recorded(call_id, call.alias, call.kind, useful, note, utc(verdict.at), changed=False)
+        if verdict is not None and verdict.useful == useful and note in (None, verdict.note):
+            return Recorded(
+                call_id, call.alias, call.kind, useful, verdict.note, utc(verdict.at), changed=False
+            )
+        note = note or ""
         now = datetime.now(UTC)
         if verdict is None:
             session.add(

@@ -191,7 +191,10 @@ class _Tools:
         call: Annotated[str, Field(description="The seat's call id, from ask's result (c_...).")] = "",
         # Strict: "yes" or 1 is refused, not read as a verdict nobody gave.
         useful: Annotated[StrictBool | None, Field(description="Was this seat's answer useful?")] = None,
-        note: Annotated[str, Field(description="Why, in a few words.")] = "",
+        note: Annotated[
+            str | None,
+            Field(description="Why, in a few words. Left out, the same verdict again keeps its note."),
+        ] = None,
         better: Annotated[str, Field(description="A pair: the call id of the better answer.")] = "",
         worse: Annotated[str, Field(description="A pair: the call id of the worse answer.")] = "",
         tie: Annotated[
