@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Executable, Table, select, update
+from sqlalchemy import Executable, Table, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -112,7 +112,9 @@ async def record_verdict(store: Store, call_id: str, useful: bool, note: str | N
     said why of the verdict it replaces)."""
     await settled(store, [call_id])  # a call this process is still writing is found
     async with store.write() as session:
-        call = await session.get(Call, call_id)
+        # The call's row locked (PostgreSQL; SQLite's one writer is the lock): verdicts on one
+        # call at once, from any replica, each read the one before, never both "none yet".
+        call = await session.get(Call, call_id, with_for_update={"key_share": True})
         if call is None:
             raise NotFound(f"no call {call_id!r} in the call log")
         if call.status in STOPPED:
@@ -141,43 +143,32 @@ async def record_verdict(store: Store, call_id: str, useful: bool, note: str | N
                     ask_id=call.ask_id,
                 )
             )
-            await _count(session, store.is_sqlite, call, useful)
+            await _count(session, store.is_sqlite, call, {useful: 1})
         else:
             if verdict.useful != useful:
-                await _uncount(session, verdict)
-                await _count(session, store.is_sqlite, call, useful)
+                await _count(session, store.is_sqlite, call, {useful: 1, verdict.useful: -1})
             verdict.useful, verdict.note, verdict.at = useful, note, now
         return Recorded(call_id, call.alias, call.kind, useful, note, now, changed=True)
 
 
-async def _count(session: AsyncSession, sqlite: bool, call: Call, useful: bool) -> None:
-    """One more verdict on `call`'s model, kind, collection and shape."""
-    await session.execute(
-        _tally_upsert(sqlite),
-        {
-            "alias": call.alias,
-            "kind": call.kind,
-            "collection": call.collection,
-            "shape": call.shape,
-            "useful": useful,
-            "count": 1,
-        },
-    )
-
-
-async def _uncount(session: AsyncSession, verdict: Verdict) -> None:
-    """The verdict being replaced no longer counts."""
-    await session.execute(
-        update(VerdictTally)
-        .where(
-            VerdictTally.alias == verdict.alias,
-            VerdictTally.kind == verdict.kind,
-            VerdictTally.collection == verdict.collection,
-            VerdictTally.shape == verdict.shape,
-            VerdictTally.useful == verdict.useful,
+async def _count(session: AsyncSession, sqlite: bool, call: Call, moves: dict[bool, int]) -> None:
+    """Move the counts of `call`'s model, kind, collection and shape: one
+    more verdict (`{useful: 1}`), or one replaced (`{new: 1, old: -1}`: the
+    verdict replaced no longer counts). Not useful's row first, always:
+    two verdicts changed the other way round at once (PostgreSQL) took the
+    two rows in opposite orders, and one was killed as a deadlock."""
+    for useful in sorted(moves):
+        await session.execute(
+            _tally_upsert(sqlite),
+            {
+                "alias": call.alias,
+                "kind": call.kind,
+                "collection": call.collection,
+                "shape": call.shape,
+                "useful": useful,
+                "count": moves[useful],
+            },
         )
-        .values(count=VerdictTally.count - 1)
-    )
 
 
 @functools.cache
