@@ -176,3 +176,43 @@ async def test_one_seat_judged_at_once_on_two_replicas_is_one_verdict_counted_on
         "three": 0,
     }
     assert [s["judged"] for s in standing] == [1]
+
+
+async def test_seats_judged_at_once_on_two_workers_of_one_sqlite_file_are_counted_once(
+    panel_server: Any,
+) -> None:
+    """`serve --workers 2` on the default SQLite: each worker's one writer
+    is its own, and a verdict read the call and its verdict before its
+    write took the file's lock, so two workers judging one seat at once
+    both inserted (a 500) or moved counts from a verdict the other had
+    just replaced (the record said 3 not useful, the rating's tally 14)."""
+    models = [FakeModel("one"), FakeModel("two")]
+    with (
+        panel_server(models, {"duo": {"members": ["one", "two"]}}) as first,
+        live_server(first.home) as second,
+    ):
+        async with httpx.AsyncClient(timeout=60) as client:
+            for _ in range(5):
+                asked = await client.post(
+                    f"{first.url}/v1/chat/completions",
+                    json={"model": "bench/duo", "messages": [{"role": "user", "content": "hi"}]},
+                )
+                one, two = (s["call"] for s in asked.json()["bench"]["seats"])
+                bodies = [{"call": (one, two)[i % 4 // 2], "useful": i % 3 == 0} for i in range(16)]
+                said = [
+                    client.post(f"{(first, second)[i % 2].url}/bench/verdict", json=body)
+                    for i, body in enumerate(bodies)
+                ]
+                answers = await asyncio.gather(*said)
+                assert [a.status_code for a in answers] == [200] * len(bodies), [a.text for a in answers]
+            record = (await client.get(f"{second.url}/bench/record", params={"collection": "duo"})).json()
+            standing = (await client.get(f"{second.url}/ui/api/models/one")).json()["record"]
+    with sqlite3.connect(first.home / "benchwarmers.db") as db:
+        tallies = dict(
+            db.execute(
+                "SELECT useful, count FROM verdict_tallies WHERE alias = 'one' AND count != 0"
+            ).fetchall()
+        )
+    one = record["aliases"]["one"]
+    assert one["judged"] == 5 and [s["judged"] for s in standing] == [5]
+    assert tallies == {k: v for k, v in ((1, one["useful"]), (0, one["notUseful"])) if v}

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Executable, Table, select
+from sqlalchemy import Executable, Table, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -112,8 +112,11 @@ async def record_verdict(store: Store, call_id: str, useful: bool, note: str | N
     said why of the verdict it replaces)."""
     await settled(store, [call_id])  # a call this process is still writing is found
     async with store.write() as session:
-        # The call's row locked (PostgreSQL; SQLite's one writer is the lock): verdicts on one
-        # call at once, from any replica, each read the one before, never both "none yet".
+        # Verdicts on one call at once, from any worker or replica, each read the one before,
+        # never both "none yet": on PostgreSQL the call's row is locked; on SQLite the file's
+        # write lock is taken before the reads (another worker's writer is another process).
+        if store.is_sqlite:
+            await session.execute(text("BEGIN IMMEDIATE"))
         call = await session.get(Call, call_id, with_for_update={"key_share": True})
         if call is None:
             raise NotFound(f"no call {call_id!r} in the call log")
