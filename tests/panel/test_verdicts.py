@@ -122,6 +122,13 @@ def test_route_turns_judged_are_the_verdicts_behind_the_board_as_on_the_models_p
         assert [day["score"] for day in one["trend"]] == [0.6]  # (1 + 2) / (2 + 3)
         (standing,) = httpx.get(f"{base}/ui/api/models/one").json()["record"]
         assert standing["judged"] == sum(one["verdicts"].values())
+        # The record counts judged calls of the collection, route turns too (it read empty).
+        record = httpx.get(f"{base}/bench/record", params={"collection": "bench/solo"}).json()
+        assert {k: v for k, v in record["aliases"]["one"].items() if k != "lastAt"} == {
+            "useful": 2,
+            "notUseful": 1,
+            "judged": 3,
+        }
 
 
 @pytest.mark.integration

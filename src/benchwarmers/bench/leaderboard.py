@@ -33,12 +33,13 @@ from typing import Any
 from sqlalchemy import func, select
 
 from benchwarmers.bench import decisions
-from benchwarmers.bench.evidence import ANSWER_KINDS, SHAPES
+from benchwarmers.bench.evidence import SHAPES
 from benchwarmers.bench.pair_reads import judge_agreement
 from benchwarmers.bench.pairs import JudgeAgreement
 from benchwarmers.bench.rating import Ranking
 from benchwarmers.bench.suite.runner import suite_summary
 from benchwarmers.calls.pairs import PairOutcome, pair_outcomes
+from benchwarmers.calls.verdicts import ANSWER_KINDS
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import Store

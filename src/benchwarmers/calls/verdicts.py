@@ -35,6 +35,9 @@ COLLECTION_PREFIX = "bench/"
 NOTE_LIMIT = 2000
 # Calls whose answer a person reads as an answer: panel seats and merges.
 JUDGEABLE_KINDS = ("seat", "merge")
+# Verdicts on these calls say how useful a model's own answer was: what the
+# rating reads, and a model's line of the record counts (a merge is counted apart).
+ANSWER_KINDS = ("seat", "route", "shadow")
 ANSWERED = ("ok", "empty")
 # Calls stopped before they finished (by the person who asked, or cut at a
 # quorum or deadline): their answer was never given whole, so it owes no
@@ -192,13 +195,15 @@ def collection_name(value: str) -> str:
 
 
 async def record(store: Store, collection: str, task: str = "") -> dict[str, Any]:
-    """Judged seats of a collection per alias (and, apart, its merges):
+    """Judged calls of a collection per alias (and, apart, its merges):
     counts and the last verdict's date. `task` keeps verdicts whose note
-    holds it. Counts only: never a prompt, an answer or a note."""
+    holds it. Counts only: never a prompt, an answer or a note. A route
+    turn judged counts as a seat does, as in the rating and on the
+    leaderboard (a route-mode collection's record read empty)."""
     name = collection_name(collection)
     # The verdict carries its call's facts, so the call log is not walked.
     query = select(Verdict.kind, Verdict.alias, Verdict.useful, Verdict.at).where(
-        Verdict.collection == name, Verdict.kind.in_(JUDGEABLE_KINDS)
+        Verdict.collection == name, Verdict.kind.in_((*ANSWER_KINDS, "merge"))
     )
     if task:
         query = query.where(Verdict.note.contains(task, autoescape=True))
