@@ -190,3 +190,20 @@ def test_the_note_stored_is_said_back_with_the_verdict_and_each_pair() -> None:
         "c_1 · one better than c_2 · two — cites it",
         "c_1 · one better than c_3 · three (already recorded; nothing changed)",
     ]
+
+
+def test_a_verdict_said_again_without_note_keeps_its_note(
+    panel_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`verdict CALL --useful` said again (no --note) sent `"note": ""`,
+    which wrote over the note given before; now it changes nothing, and
+    `--note ""` is how a note is cleared."""
+    with panel_server(MODELS, DUO) as server:
+        monkeypatch.setenv("BENCHWARMERS_URL", server.url)
+        call = CALL_ID.findall(run("ask", "duo", "which?").output)[0]
+        run("verdict", call, "--useful", "--note", "spot on")
+        again = run("verdict", call, "--useful").output
+        assert "spot on" in again and "nothing changed" in again
+        assert "spot on" not in run("verdict", call, "--useful", "--note", "").output
+        with sqlite3.connect(server.home / "benchwarmers.db") as db:
+            assert db.execute("SELECT note FROM verdicts").fetchall() == [("",)]

@@ -1319,3 +1319,52 @@ def test_older_kept_asks_page_back_and_are_judged_in_place_and_in_pairs_blind(
         assert numbers == [[f"{n:02d}"] for n in range(24, -1, -1)]
         expect(oldest.locator(".seat-card[data-alias]")).to_have_count(2)  # the judged older ask as it was
         assert b.watch.take() == []
+
+
+def test_recent_asks_show_what_was_judged_elsewhere_after_a_verdict_given_there(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Once a seat was judged in Recent asks, the focus stays on its card,
+    and the poll redrew nothing while the focus was in the list: a verdict
+    given since through the API (the CLI, an agent), a pair judged in another
+    tab and a new ask never showed, nor did the record table move, until
+    the person clicked elsewhere. A note typed and not saved is kept, and so
+    is the focus, when the list is redrawn."""
+    models = [FakeModel(n, answer=capable) for n in ("alpha", "beta", "gamma")]
+    with bench(browser, home, fake_provider, models, keep_text=True) as b:
+        page = b.page
+        calls = b.answered("Judge me here and elsewhere", ("alpha", "beta", "gamma"))
+        page.goto(b.base + "/collections")
+        page.locator('body[data-ready="Collections"]').wait_for(state="attached")
+        ask = page.locator("#asks article.ask").first
+        beta = ask.locator('.seat-card[data-alias="beta"]')
+        beta.locator('button[data-verdict="useful"]').click()
+        expect(beta.locator(".judge-state")).to_have_text("✓ useful")
+        gamma_note = ask.locator('.seat-card[data-alias="gamma"] input.note')
+        gamma_note.fill("half typed")  # not saved: no verdict given with it yet
+        beta.focus()
+        # Elsewhere: a verdict through the API, a pair from another tab, a new ask.
+        said = {"call": calls["alpha"], "useful": False, "note": "from the API"}
+        assert b.client.post("/ui/api/verdict", json=said).status_code == 200
+        paired = {"tie": [calls["beta"], calls["gamma"]], "note": "same"}
+        assert b.client.post("/ui/api/verdict", json=paired).status_code == 200
+        b.client.post(
+            "/v1/chat/completions",
+            json={"model": "bench/trio", "messages": [{"role": "user", "content": "A second question"}]},
+        )
+        expect(page.locator("#asks article.ask")).to_have_count(2, timeout=10_000)
+        ask = page.locator("#asks article.ask").nth(1)
+        alpha = ask.locator('.seat-card[data-alias="alpha"]')
+        expect(alpha.locator(".judge-state")).to_have_text("✗ not useful — “from the API”")
+        tie = re.compile(r"^Seat [BC] · (beta|gamma) and Seat [BC] · (beta|gamma): tie — “same”$")
+        expect(ask.locator(".pairs li")).to_have_text([tie])  # a tie's two in call-id order
+        record = page.locator('table[data-record="trio"]')
+        expect(record.locator('tr[data-alias="alpha"] td.not-useful')).to_have_text("1")
+        expect(record.locator('tr[data-alias="beta"] td.useful')).to_have_text("1")
+        # What the person had in hand is still there: the focus, and the note not saved.
+        expect(ask.locator('.seat-card[data-alias="beta"]')).to_be_focused()
+        expect(ask.locator('.seat-card[data-alias="gamma"] input.note')).to_have_value("half typed")
+        page.keyboard.press("n")  # the keys still act on the card in focus
+        expect(ask.locator('.seat-card[data-alias="beta"] .judge-state')).to_have_text("✗ not useful")
+        page.screenshot(path=str(artifacts / "collections-judged-elsewhere.png"), full_page=True)
+        assert b.watch.take() == []

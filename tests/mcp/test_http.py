@@ -317,3 +317,54 @@ async def test_with_seats_extra_models_and_merged_adds_a_merge(bench_server: Any
         assert "(No merged answer:" in text
     for seat in bench["seats"]:
         assert f"call {seat['call']}" in text
+
+
+async def test_the_same_verdict_again_without_its_note_keeps_it_as_over_http(bench_server: Any) -> None:
+    """The tool's `note` defaulted to "": an agent judging a seat again
+    without a note (a retry) wrote "" over its note; over HTTP a body
+    without "note" keeps it, and the tool now says the same."""
+    with bench_server() as server:
+        async with http_client(server.url + "/mcp") as client:
+            asked = await client.call_tool("ask", {"collection": "bench/trio", "prompt": "what is up?"})
+            fast, mid, _slow = seat_calls(asked.structured_content["bench"])
+            await client.call_tool("verdict", {"call": fast, "useful": True, "note": "right"})
+            again = await client.call_tool("verdict", {"call": fast, "useful": True})
+            assert again.structured_content["recorded"] | {"at": ""} == (
+                httpx.post(f"{server.url}/bench/verdict", json={"call": fast, "useful": True}).json()[
+                    "recorded"
+                ]
+                | {"at": ""}
+            )
+            assert (
+                again.structured_content["recorded"]["note"],
+                again.structured_content["recorded"]["changed"],
+            ) == (
+                "right",
+                False,
+            )
+            await client.call_tool("verdict", {"best": mid, "note": "clearest"})
+            best = await client.call_tool("verdict", {"best": mid})
+            assert {(p["note"], p["changed"]) for p in best.structured_content["recorded"]["pairs"]} == {
+                ("clearest", False)
+            }
+
+
+async def test_a_bad_verdict_is_the_same_one_line_over_mcp_as_over_http(bench_server: Any) -> None:
+    """`useful` not a boolean was the SDK's pydantic report over MCP ("1
+    validation error for verdictArguments ... errors.pydantic.dev"), where
+    HTTP and the CLI say '"useful" must be true or false'."""
+    with bench_server() as server:
+        async with http_client(server.url + "/mcp") as client:
+            asked = await client.call_tool("ask", {"collection": "bench/trio", "prompt": "what is up?"})
+            fast = seat_calls(asked.structured_content["bench"])[0]
+            for useful in ("yes", 1, "true", None):
+                body: dict[str, Any] = {"call": fast, "useful": useful}
+                over_http = httpx.post(f"{server.url}/bench/verdict", json=body)
+                assert over_http.status_code == 400
+                refused = await client.call_tool("verdict", body)
+                assert refused.is_error
+                said = tool_text(refused)
+                assert said.endswith(over_http.json()["error"]["message"]) and "pydantic" not in said, said
+            schema = (await client.list_tools()).tools
+            (verdict,) = [t for t in schema if t.name == "verdict"]
+            assert verdict.input_schema["properties"]["useful"]["type"] == "boolean"

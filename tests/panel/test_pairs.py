@@ -191,3 +191,38 @@ def test_a_key_cannot_judge_another_keys_seats(panel_server: Any) -> None:
         )
         assert own.status_code == 200
         assert len(pair_rows(server.home)) == 1
+
+
+def test_the_same_verdict_again_without_its_note_keeps_the_note(panel_server: Any) -> None:
+    """An agent's retry, a hook firing twice, `benchwarmers verdict CALL
+    --useful` said again: the same verdict without a "note" key wrote "" over
+    the note given with it (changed: true), and the model's page lost it. Now
+    it writes nothing; a note given (even "") is what is stored, and a
+    changed verdict without a note carries none (the old note was its why)."""
+    with panel_server(MODELS, COLLECTIONS) as server:
+        base = server.url
+        seats = ask(base)
+        said = {"call": seats["one"], "useful": True, "note": "cites the source"}
+        assert httpx.post(f"{base}/bench/verdict", json=said).json()["recorded"]["changed"] is True
+        again = httpx.post(f"{base}/bench/verdict", json={"call": seats["one"], "useful": True}).json()
+        assert (again["recorded"]["changed"], again["recorded"]["note"]) == (False, "cites the source")
+        best = {"best": seats["two"], "note": "clearest"}
+        assert {
+            p["changed"] for p in httpx.post(f"{base}/bench/verdict", json=best).json()["recorded"]["pairs"]
+        } == {True}
+        repeated = httpx.post(f"{base}/bench/verdict", json={"best": seats["two"]}).json()["recorded"][
+            "pairs"
+        ]
+        assert {(p["changed"], p["note"]) for p in repeated} == {(False, "clearest")}
+        notes = httpx.get(f"{base}/ui/api/models/one").json()["notes"]
+        assert [n["note"] for n in notes if n["kind"] == "verdict"] == ["cites the source"]
+        assert {n["note"] for n in notes if n["kind"] == "pair"} == {"clearest"}
+        # Cleared on purpose: an empty note is a note.
+        cleared = httpx.post(f"{base}/bench/verdict", json={"call": seats["one"], "useful": True, "note": ""})
+        assert cleared.json()["recorded"]["changed"] is True
+        # A changed verdict without a note: the old note was why of the other verdict.
+        httpx.post(f"{base}/bench/verdict", json={"call": seats["one"], "useful": True, "note": "again"})
+        flipped = httpx.post(f"{base}/bench/verdict", json={"call": seats["one"], "useful": False}).json()
+        assert (flipped["recorded"]["changed"], flipped["recorded"]["note"]) == (True, "")
+        with sqlite3.connect(server.home / "benchwarmers.db") as db:
+            assert db.execute("SELECT useful, note FROM verdicts").fetchall() == [(0, "")]

@@ -24,13 +24,12 @@ from benchwarmers.bench.facts import Facts, facts_of
 from benchwarmers.bench.forgetting import FLOOR, RECENT_DAYS, Recalled, age_weight, pair_score, recall_shapes
 from benchwarmers.bench.pair_reads import PAIRS, load_pairs
 from benchwarmers.bench.rating import Evidence, Tally
+from benchwarmers.calls.verdicts import ANSWER_KINDS
 from benchwarmers.store.changes import Cached
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import LearnedLimit, Probe, SuiteResult, VerdictTally
 from benchwarmers.store.times import utc
 
-# Verdicts on these calls say how useful a model's own answer was.
-ANSWER_KINDS = ("seat", "route", "shadow")
 HEALTH_WINDOW = timedelta(days=7)
 # Answers whose first byte stands in for a missing speed probe: the newest this many.
 FIRST_BYTE_SAMPLE = 50

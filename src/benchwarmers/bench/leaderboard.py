@@ -13,10 +13,11 @@ model was judged here fewer than `SETTLED_JUDGED` times, however narrow
 its interval: what the other models' records pool into its prior narrows
 it before anyone judged it (`settled`).
 
-People's verdicts and pairs are what the counts and the trend show; a
-judge model's pairs (kind "judge", `panel/judge.py`) are counted apart,
-with how often the judge agreed with people and the weight that earns it
-in the rating (`judge`: "judge agreement 7/10, weight 0.08").
+People's verdicts (on the answers the rating reads: seats, route turns)
+and pairs are what the counts and the trend show; a judge model's pairs
+(kind "judge", `panel/judge.py`) are counted apart, with how often the
+judge agreed with people and the weight that earns it in the rating
+(`judge`: "judge agreement 7/10, weight 0.08").
 
 The trend is the same kind of estimate day by day: at the end of each day,
 the share of good outcomes so far (useful verdicts, pairs won, half of each
@@ -42,6 +43,7 @@ from benchwarmers.bench.pairs import JudgeAgreement
 from benchwarmers.bench.rating import Ranking, Tally
 from benchwarmers.bench.suite.runner import suite_summary
 from benchwarmers.calls.pairs import PairOutcome, pair_outcomes
+from benchwarmers.calls.verdicts import ANSWER_KINDS
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import Store
@@ -78,8 +80,10 @@ async def leaderboard(runtime: Runtime, collection: CollectionView, shape: str =
     async with store.read() as session:
         verdict_rows = (
             await session.execute(
+                # The verdicts the rating reads (a route turn's too), not only the seats': a
+                # collection judged in route mode showed a moved score with nothing behind it.
                 select(Verdict.alias, Verdict.useful, Verdict.at).where(
-                    Verdict.collection == name, Verdict.shape == shape, Verdict.kind == "seat"
+                    Verdict.collection == name, Verdict.shape == shape, Verdict.kind.in_(ANSWER_KINDS)
                 )
             )
         ).all()

@@ -30,7 +30,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from benchwarmers.calls.log import settled
-from benchwarmers.calls.verdicts import ANSWERED, check_note, check_verdict_body, collection_name
+from benchwarmers.calls.verdicts import ANSWERED, check_verdict_body, collection_name, given_note
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.store.db import Store
 from benchwarmers.store.schema import Call, PairVerdict, Verdict
@@ -59,11 +59,12 @@ PAIR_BODY_KEYS = (*PAIR_KEYS, "worse", "note")
 @dataclass(frozen=True, slots=True)
 class PairJudgement:
     """A pair body, checked: `calls` is (better, worse) for `better`, the two
-    for `tie` and `both_bad`, the one best seat for `best`."""
+    for `tie` and `both_bad`, the one best seat for `best`. `note` None (the
+    body had none): a pair judged the same again keeps its note."""
 
     how: Literal["better", "tie", "both_bad", "best"]
     calls: tuple[str, ...]
-    note: str = ""
+    note: str | None = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +116,7 @@ def verdict_body(
     *,
     call: str = "",
     useful: bool | None = None,
-    note: str = "",
+    note: str | None = None,
     better: str = "",
     worse: str = "",
     tie: Sequence[str] | None = None,
@@ -124,8 +125,9 @@ def verdict_body(
 ) -> dict[str, Any]:
     """The `POST /bench/verdict` body a front end's options say (the CLI's
     flags, the MCP tool's arguments), checked as the server checks it, so a
-    mistake is the same one line whichever way it came."""
-    body: dict[str, Any] = {"note": note}
+    mistake is the same one line whichever way it came. No `note` (None)
+    sends no "note": the same verdict again keeps the note it has."""
+    body: dict[str, Any] = {}
     if better or worse:
         body |= {"better": better, "worse": worse}
     if tie is not None:
@@ -134,7 +136,9 @@ def verdict_body(
         body["both_bad"] = list(both_bad)
     if best:
         body["best"] = best
-    if len(body) == 1:  # no pair: one seat's verdict
+    if note is not None:
+        body["note"] = note
+    if not is_pair_body(body):  # one seat's verdict
         body |= {"call": call, "useful": useful}
         check_verdict_body(body)
         return body
@@ -177,7 +181,7 @@ def check_pair_body(body: object) -> PairJudgement:
     if any(key in body for key in SEAT_KEYS):  # refused, not half-read: nothing is stored
         raise UserError(BOTH_WAYS)
     how = cast(Literal["better", "tie", "both_bad", "best"], given[0])
-    note = check_note(body.get("note", ""))
+    note = given_note(body)
     if how == "best":
         return PairJudgement("best", (_call_id(body.get("best"), '"best"'),), note)
     if how == "better":
@@ -261,12 +265,12 @@ async def record_pairs(
         recorded: list[RecordedPair] = []
         for (better, worse), key in zip(sides, keys, strict=True):
             before = stored.get(key)
-            same = before is not None and (
-                before.better_call,
-                before.worse_call,
-                before.outcome,
-                before.note,
-            ) == (better.id, worse.id, outcome, judged.note)
+            same = (
+                before is not None
+                and (before.better_call, before.worse_call, before.outcome) == (better.id, worse.id, outcome)
+                and judged.note in (None, before.note)
+            )
+            note = before.note if same and before is not None else judged.note or ""
             if not same:
                 await session.execute(
                     _pair_upsert(store.is_sqlite),
@@ -281,7 +285,7 @@ async def record_pairs(
                         "kind": kind,
                         "collection": better.collection,
                         "shape": better.shape,
-                        "note": judged.note,
+                        "note": note,
                         "at": now,
                     },
                 )
@@ -293,7 +297,7 @@ async def record_pairs(
                     better.ask_id,
                     better.alias,
                     worse.alias,
-                    judged.note,
+                    note,
                     changed=not same,
                 )
             )

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Executable, Table, select, update
+from sqlalchemy import Executable, Table, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -35,6 +35,9 @@ COLLECTION_PREFIX = "bench/"
 NOTE_LIMIT = 2000
 # Calls whose answer a person reads as an answer: panel seats and merges.
 JUDGEABLE_KINDS = ("seat", "merge")
+# Verdicts on these calls say how useful a model's own answer was: what the
+# rating reads, and a model's line of the record counts (a merge is counted apart).
+ANSWER_KINDS = ("seat", "route", "shadow")
 ANSWERED = ("ok", "empty")
 # Calls stopped before they finished (by the person who asked, or cut at a
 # quorum or deadline): their answer was never given whole, so it owes no
@@ -66,9 +69,10 @@ class Recorded:
         }
 
 
-def check_verdict_body(body: object) -> tuple[str, bool, str]:
+def check_verdict_body(body: object) -> tuple[str, bool, str | None]:
     """`{"call", "useful", "note"?}` -> (call, useful, note), or a UserError
-    that names the field."""
+    that names the field. No "note" key is None: the note already stored stays
+    (`record_verdict`)."""
     if not isinstance(body, Mapping):
         raise UserError(
             'the body must be a JSON object: {"call": "<call id>", "useful": true|false, "note": "..."}'
@@ -79,12 +83,19 @@ def check_verdict_body(body: object) -> tuple[str, bool, str]:
             f'a verdict takes no {unknown[0]!r}: {{"call": "<call id>", "useful": true|false, "note": "..."}}'
             ", or a pair (better and worse, tie, both_bad or best)"
         )
-    call, useful, note = body.get("call"), body.get("useful"), body.get("note", "")
+    call, useful = body.get("call"), body.get("useful")
     if not isinstance(call, str) or not call.strip():
         raise UserError('"call" must be a call id (a string, as in bench.seats[].call)')
     if not isinstance(useful, bool):
         raise UserError('"useful" must be true or false')
-    return call.strip(), useful, check_note(note)
+    return call.strip(), useful, given_note(body)
+
+
+def given_note(body: Mapping[str, Any]) -> str | None:
+    """A body's checked `"note"`, or None when it has no such key: the same
+    verdict sent again without its note (an agent's retry, a hook firing
+    twice, the CLI said again) keeps the note, where "" wrote over it."""
+    return check_note(body["note"]) if "note" in body else None
 
 
 def check_note(note: object) -> str:
@@ -98,10 +109,18 @@ def check_note(note: object) -> str:
     return note.strip()
 
 
-async def record_verdict(store: Store, call_id: str, useful: bool, note: str = "") -> Recorded:
+async def record_verdict(store: Store, call_id: str, useful: bool, note: str | None = "") -> Recorded:
+    """Store a verdict on one call, or leave the same one be. `note` None:
+    the same verdict keeps its note; a changed one carries none (the note
+    said why of the verdict it replaces)."""
     await settled(store, [call_id])  # a call this process is still writing is found
     async with store.write() as session:
-        call = await session.get(Call, call_id)
+        # Verdicts on one call at once, from any worker or replica, each read the one before,
+        # never both "none yet": on PostgreSQL the call's row is locked; on SQLite the file's
+        # write lock is taken before the reads (another worker's writer is another process).
+        if store.is_sqlite:
+            await session.execute(text("BEGIN IMMEDIATE"))
+        call = await session.get(Call, call_id, with_for_update={"key_share": True})
         if call is None:
             raise NotFound(f"no call {call_id!r} in the call log")
         if call.status in STOPPED:
@@ -110,8 +129,11 @@ async def record_verdict(store: Store, call_id: str, useful: bool, note: str = "
                 "there is no whole answer to judge, and it owes no verdict"
             )
         verdict = await session.get(Verdict, call_id)
-        if verdict is not None and verdict.useful == useful and verdict.note == note:
-            return Recorded(call_id, call.alias, call.kind, useful, note, utc(verdict.at), changed=False)
+        if verdict is not None and verdict.useful == useful and note in (None, verdict.note):
+            return Recorded(
+                call_id, call.alias, call.kind, useful, verdict.note, utc(verdict.at), changed=False
+            )
+        note = note or ""
         now = datetime.now(UTC)
         if verdict is None:
             session.add(
@@ -127,43 +149,32 @@ async def record_verdict(store: Store, call_id: str, useful: bool, note: str = "
                     ask_id=call.ask_id,
                 )
             )
-            await _count(session, store.is_sqlite, call, useful)
+            await _count(session, store.is_sqlite, call, {useful: 1})
         else:
             if verdict.useful != useful:
-                await _uncount(session, verdict)
-                await _count(session, store.is_sqlite, call, useful)
+                await _count(session, store.is_sqlite, call, {useful: 1, verdict.useful: -1})
             verdict.useful, verdict.note, verdict.at = useful, note, now
         return Recorded(call_id, call.alias, call.kind, useful, note, now, changed=True)
 
 
-async def _count(session: AsyncSession, sqlite: bool, call: Call, useful: bool) -> None:
-    """One more verdict on `call`'s model, kind, collection and shape."""
-    await session.execute(
-        _tally_upsert(sqlite),
-        {
-            "alias": call.alias,
-            "kind": call.kind,
-            "collection": call.collection,
-            "shape": call.shape,
-            "useful": useful,
-            "count": 1,
-        },
-    )
-
-
-async def _uncount(session: AsyncSession, verdict: Verdict) -> None:
-    """The verdict being replaced no longer counts."""
-    await session.execute(
-        update(VerdictTally)
-        .where(
-            VerdictTally.alias == verdict.alias,
-            VerdictTally.kind == verdict.kind,
-            VerdictTally.collection == verdict.collection,
-            VerdictTally.shape == verdict.shape,
-            VerdictTally.useful == verdict.useful,
+async def _count(session: AsyncSession, sqlite: bool, call: Call, moves: dict[bool, int]) -> None:
+    """Move the counts of `call`'s model, kind, collection and shape: one
+    more verdict (`{useful: 1}`), or one replaced (`{new: 1, old: -1}`: the
+    verdict replaced no longer counts). Not useful's row first, always:
+    two verdicts changed the other way round at once (PostgreSQL) took the
+    two rows in opposite orders, and one was killed as a deadlock."""
+    for useful in sorted(moves):
+        await session.execute(
+            _tally_upsert(sqlite),
+            {
+                "alias": call.alias,
+                "kind": call.kind,
+                "collection": call.collection,
+                "shape": call.shape,
+                "useful": useful,
+                "count": moves[useful],
+            },
         )
-        .values(count=VerdictTally.count - 1)
-    )
 
 
 @functools.cache
@@ -184,13 +195,15 @@ def collection_name(value: str) -> str:
 
 
 async def record(store: Store, collection: str, task: str = "") -> dict[str, Any]:
-    """Judged seats of a collection per alias (and, apart, its merges):
+    """Judged calls of a collection per alias (and, apart, its merges):
     counts and the last verdict's date. `task` keeps verdicts whose note
-    holds it. Counts only: never a prompt, an answer or a note."""
+    holds it. Counts only: never a prompt, an answer or a note. A route
+    turn judged counts as a seat does, as in the rating and on the
+    leaderboard (a route-mode collection's record read empty)."""
     name = collection_name(collection)
     # The verdict carries its call's facts, so the call log is not walked.
     query = select(Verdict.kind, Verdict.alias, Verdict.useful, Verdict.at).where(
-        Verdict.collection == name, Verdict.kind.in_(JUDGEABLE_KINDS)
+        Verdict.collection == name, Verdict.kind.in_((*ANSWER_KINDS, "merge"))
     )
     if task:
         query = query.where(Verdict.note.contains(task, autoescape=True))

@@ -132,8 +132,13 @@ def verdict(
         bool | None, typer.Option("--useful/--not-useful", help="Was the answer useful?", show_default=False)
     ] = None,
     note: Annotated[
-        str, typer.Option("--note", help="Why; `GET /bench/record?task=` matches its words.")
-    ] = "",
+        str | None,
+        typer.Option(
+            "--note",
+            help="Why; `GET /bench/record?task=` matches its words. Left out, the same verdict"
+            ' keeps its note; --note "" clears it.',
+        ),
+    ] = None,
     better: Annotated[str, typer.Option("--better", help="A pair: the better answer's call id.")] = "",
     worse: Annotated[str, typer.Option("--worse", help="A pair: the worse answer's call id.")] = "",
     tie: Annotated[

@@ -28,7 +28,7 @@ from typing import Annotated, Any, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field, StrictBool
+from pydantic import Field, WithJsonSchema
 
 from benchwarmers import __version__
 from benchwarmers.core import environment, tunables, verdict_body
@@ -189,9 +189,15 @@ class _Tools:
         self,
         ctx: Context,
         call: Annotated[str, Field(description="The seat's call id, from ask's result (c_...).")] = "",
-        # Strict: "yes" or 1 is refused, not read as a verdict nobody gave.
-        useful: Annotated[StrictBool | None, Field(description="Was this seat's answer useful?")] = None,
-        note: Annotated[str, Field(description="Why, in a few words.")] = "",
+        # Shown as a boolean, checked by `verdict_body` as HTTP checks it: "yes" or 1 is refused
+        # with the same one line, not read as a verdict nobody gave, nor the SDK's pydantic report.
+        useful: Annotated[
+            Any, WithJsonSchema({"type": "boolean"}), Field(description="Was this seat's answer useful?")
+        ] = None,
+        note: Annotated[
+            str | None,
+            Field(description="Why, in a few words. Left out, the same verdict again keeps its note."),
+        ] = None,
         better: Annotated[str, Field(description="A pair: the call id of the better answer.")] = "",
         worse: Annotated[str, Field(description="A pair: the call id of the worse answer.")] = "",
         tie: Annotated[

@@ -24,14 +24,67 @@
     const result = await api('GET', '/ui/api/asks');
     if (result.ok) {
       const text = JSON.stringify(result.data.asks);
-      if (text !== last && !box.contains(document.activeElement)) {
+      if (text !== last && !typing()) {
         last = text;
+        const hands = inHand();
         draw(result.data.asks);
+        putBack(hands);
+        refreshRecords();
       }
       if (!pagedBack) { next = result.data.next; olderButton.hidden = !next; }
       else await fillGap(result.data.asks, result.data.next);
     }
     timer = setTimeout(refresh, 3000);
+  }
+
+  // A field in the list in use (a note being typed, A or B being chosen): the list waits.
+  function typing() {
+    return !!document.activeElement?.matches('input, select, textarea') && box.contains(document.activeElement);
+  }
+
+  // Where a node of the list is, to find it again once the list is redrawn: its ask,
+  // its answer (call), and which of the answer's (or the ask's) controls it is.
+  function placeOf(node) {
+    const ask = node.closest('article.ask');
+    if (!ask) return null;
+    const card = node.closest('[data-call]');
+    const attribute = ['data-verdict', 'data-merge-verdict', 'data-best', 'data-copy-answer', 'data-pair', 'data-side']
+      .find((name) => node.hasAttribute(name));
+    const control = attribute ? `[${attribute}="${CSS.escape(node.getAttribute(attribute))}"]` : node.matches('input.note') ? 'input.note' : '';
+    return { ask: ask.dataset.ask, call: card?.dataset.call || '', control };
+  }
+
+  function find(place) {
+    const ask = place && box.querySelector(`article.ask[data-ask="${CSS.escape(place.ask)}"]`);
+    const scope = ask && place.call ? ask.querySelector(`[data-call="${CSS.escape(place.call)}"]`) : ask;
+    if (!scope) return null;
+    return place.control ? scope.querySelector(place.control) : scope;
+  }
+
+  // What the person has in hand before a redraw: the focus, the notes typed and not
+  // saved yet (each differs from its answer's or its pair's saved note), the pairs chosen.
+  function inHand() {
+    const fields = [];
+    for (const field of box.querySelectorAll('input.note, select')) {
+      const turn = field.closest('section.turn')?.turn;
+      const card = field.closest('.seat-card');
+      const saved = field.matches('select') ? null
+        : card?.seat ? card.seat.note || ''
+          : card ? turn?.mergedJson?.verdict?.note || ''
+            : turn?.compare.filled || '';
+      if (saved === null || field.value !== saved) fields.push({ place: placeOf(field), value: field.value });
+    }
+    return { focus: box.contains(document.activeElement) ? placeOf(document.activeElement) : null, fields };
+  }
+
+  function putBack({ focus, fields }) {
+    for (const { place, value } of fields) {
+      const field = find(place);
+      if (!field || (field.matches('select') && ![...field.options].some((o) => o.value === value))) continue;
+      field.value = value;
+      if (field.matches('select')) field.dispatchEvent(new Event('change'));
+    }
+    find(focus)?.focus();
   }
 
   function draw(asks) {
@@ -122,8 +175,22 @@
   // names are shown (blind, a row that moved would name the seat just judged;
   // the verdict that reveals them brings the whole record).
   document.addEventListener('bw:judged', (event) => {
-    const record = event.detail.record;
-    if (!record || event.detail.hidden) return;
+    if (!event.detail.hidden) fillRecord(event.detail.record);
+  });
+
+  // Asks judged elsewhere (the API, the CLI, another tab): each record table follows
+  // them, but a blind collection's not while an ask of it here still hides its names.
+  async function refreshRecords() {
+    for (const table of document.querySelectorAll('table[data-record]')) {
+      const name = table.dataset.record;
+      if (bw.Turn.all.some((t) => t.collection === name && t.root.isConnected && !t.names.revealed)) continue;
+      const result = await api('GET', `/ui/api/collections/${encodeURIComponent(name)}/record`);
+      if (result.ok) fillRecord(result.data);
+    }
+  }
+
+  function fillRecord(record) {
+    if (!record) return;
     const name = record.collection.replace(/^bench\//, '');
     const table = document.querySelector(`table[data-record="${CSS.escape(name)}"] tbody`);
     if (!table) return;
@@ -133,7 +200,7 @@
       el('td', { class: 'not-useful', text: r.notUseful }),
       el('td', { class: 'judged', text: r.judged })));
     if (rows.length) table.replaceChildren(...rows);
-  });
+  }
 
   refresh();
 })();
