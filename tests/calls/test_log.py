@@ -64,8 +64,10 @@ async def test_the_log_checkpoints_the_wal_outside_its_commits_and_keeps_it_boun
     # Batches 10, 20, ... 60, each once its waiters are told: the WAL starts over after each.
     assert wait_for(lambda: by["call-log"] == 6)
     assert wait_for(lambda: by["wal-checkpoint"] >= 3)  # asked at 4, 8, 12, ... (a few asks coalesce)
-    # The WAL is written again from its start: no longer than about twelve batches wrote.
-    assert 0 < wal_bytes(runtime.home) <= after_twelve + after_twelve // 2
+    # The WAL is written again from its start: bounded, not sixty batches long (about five times
+    # what twelve wrote). A checkpoint a reader's snapshot holds off on a loaded box lets it run
+    # a few batches longer (CI: 1.7 times), so the bound is twice twelve batches, not 1.5.
+    assert 0 < wal_bytes(runtime.home) <= 2 * after_twelve
 
 
 async def test_a_cached_read_of_the_log_is_dropped_once_a_call_commits(runtime: Runtime) -> None:
