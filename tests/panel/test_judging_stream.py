@@ -137,3 +137,13 @@ def test_a_follow_up_reaches_exactly_the_seats_named_with_the_history(
             refused = ui.post("/ui/api/ask", json=refused_body)
             assert refused.status_code in (400, 404), case
             assert refused.json()["error"]["field"] in ("messages", "seats"), case
+
+        # A seat taken off the bench since the turn before is left off, saying so: the others answer
+        # (the whole follow-up was a 404 naming it, on a blind page too).
+        body = {"collection": "trio", "prompt": "and after that?", "seats": ["fast", "ghost", "mid"]}
+        with ui.stream("POST", "/ui/api/ask", json=body) as reply:
+            assert reply.status_code == 200
+            events = [json.loads(line) for line in reply.iter_lines() if line.strip()]
+        assert [s["alias"] for s in events[0]["seats"]] == ["fast", "mid"]
+        assert events[0]["left_off"] == [{"alias": "ghost", "reason": "no longer on the bench"}]
+        assert [e["seat"]["status"] for e in events if e["event"] == "seat"] == ["ok", "ok"]

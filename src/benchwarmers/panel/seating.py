@@ -171,14 +171,20 @@ def seat_exactly(
     now: datetime | None = None,
 ) -> Seating:
     """Exactly these aliases, in this order, each that can answer (a
-    follow-up turn to the same seats, or to one chosen seat)."""
+    follow-up turn to the same seats, or to one chosen seat). One taken off
+    the bench since the turn before is left off, saying so, and the others
+    answer; a 404 only when none of them is on the bench."""
     now = now or datetime.now(UTC)
     seated: list[PlannedSeat] = []
     left_off: list[LeftOff] = []
-    for alias in dict.fromkeys(aliases):
+    named = tuple(dict.fromkeys(aliases))
+    if named and not any(alias in by_alias for alias in named):
+        raise NotFound(f"no model {named[0]!r} on the bench to seat")
+    for alias in named:
         model = by_alias.get(alias)
         if model is None:
-            raise NotFound(f"no model {alias!r} on the bench to seat")
+            left_off.append(LeftOff(alias, "no longer on the bench"))
+            continue
         reason = fitted_unfit_reason(model, request, now)
         if reason:
             left_off.append(LeftOff(alias, reason))
