@@ -154,6 +154,16 @@
   // The carry choice names models: redraw it when a blind panel is revealed.
   function judged() {
     if (conversation && !running) offerFollowUp();
+    if (conversation) leftOff(conversation.turns.at(-1));
+  }
+
+  // The members left off the latest turn, and why. Blind, one that sat an earlier turn is its
+  // seat ("Seat C left off: retired", not its model: a follow-up would name it so), one that
+  // never sat "a member", until the names show.
+  function leftOff(turn) {
+    const names = conversation.names;
+    const who = (alias) => (names.revealed ? alias : names.label(alias) !== alias ? names.label(alias) : 'a member');
+    document.getElementById('left-off').replaceChildren(...(turn?.leftOff || []).map((x) => el('li', { class: 'hint', text: `${who(x.alias)} left off: ${names.hide(x.reason)}` })));
   }
 
   async function ask(source, body, question) {
@@ -178,6 +188,8 @@
       if (!response.ok) {
         let data = null;
         try { data = await response.json(); } catch (e) { data = null; }
+        // A follow-up refused may name a seat's model ("no model 'x' on the bench to seat"): blind, its seat.
+        if (typeof data?.error?.message === 'string') data.error.message = conversation.names.hide(data.error.message);
         showError(source, { status: response.status, data });
         view.root.remove();
         state.textContent = '';
@@ -203,6 +215,9 @@
         // named now, so the failures' messages can be read.
         if (!view.judgeable().length) view.revealIfJudged();
         offerFollowUp();
+        leftOff(turn);
+      } else if (source === follow) {
+        follow.hidden = false; // refused: the form stays, its error and question in it, to send again
       }
     }
   }
@@ -231,7 +246,8 @@
       turn.ask = event.ask || '';
       state.textContent = `${event.seats.length} seat(s) on ${event.collection}, shape ${event.shape}` + (event.merged ? ', then a merge' : '') + '…';
       view.start(event.seats, event.merged);
-      document.getElementById('left-off').replaceChildren(...event.left_off.map((x) => el('li', { class: 'hint', text: `${x.alias} left off: ${x.reason}` })));
+      turn.leftOff = event.left_off;
+      leftOff(turn);
     } else if (event.event === 'seat_text') {
       view.text(event.seat, event.text);
     } else if (event.event === 'seat') {

@@ -33,6 +33,13 @@
       label(alias) { return letters.get(alias) || alias; },
       shown(alias) { return this.revealed ? `${letters.get(alias) || ''} · ${alias}` : this.label(alias); },
       order(aliases) { return [...aliases].sort((a, b) => this.label(a).localeCompare(this.label(b))); },
+      // A message of ours that names seats' models ("no model 'x' on the bench", a left-off
+      // reason): while hidden, each model with a seat here is named by its seat instead.
+      hide(text) {
+        if (this.revealed) return text;
+        const longest = [...letters.keys()].sort((a, b) => b.length - a.length);
+        return longest.reduce((out, alias) => out.split(alias).join(letters.get(alias)), String(text));
+      },
     };
   }
 

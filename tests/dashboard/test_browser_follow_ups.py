@@ -1,0 +1,110 @@
+"""Follow-ups on the Ask page in worlds the first tests did not make, in
+headless Chromium: a blind conversation of four turns whose seats leave the
+bench between them (one retired, one taken off the bench), each seat
+keeping its letter, the members left off named by their seat until judged,
+a refused follow-up naming no model and leaving its form in place, and each
+seat's own thread carried past the turn that was refused."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from benchwarmers.cli.main import app
+from benchwarmers.testing import FakeModel, FakeProvider
+from tests.dashboard.test_browser_judging import answers, bench
+
+expect = pytest.importorskip("playwright.sync_api").expect
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+NAMES = ("alpha", "beta", "gamma")
+
+
+def cli(*args: str) -> None:
+    """A CLI command, as the owner runs it beside the open page (off Playwright's thread)."""
+
+    def run() -> None:
+        result = CliRunner().invoke(app, list(args))
+        assert result.exit_code == 0, result.output
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(run).result()
+
+
+def seat_aliases(client: Any, page: Any, turn: int) -> dict[str, str]:
+    """Seat label -> alias of one turn's cards, read from the log (the page names none yet)."""
+    calls = page.locator("#conversation section.turn").nth(turn).locator(".seat-card")
+    by_call = {c.get_attribute("data-call"): c.get_attribute("data-label") for c in calls.all()}
+    seats = [s for ask in client.get("/ui/api/asks").json()["asks"] for s in ask["seats"]]
+    return {by_call[s["call"]]: s["alias"] for s in seats if s["call"] in by_call}
+
+
+def test_a_blind_conversation_of_four_turns_whose_seats_leave_the_bench_between_them(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    said = answers(First="One.", Second="Two.", Third="Three.", Fourth="Four.")
+    with bench(browser, home, fake_provider, [FakeModel(n, answer=said) for n in NAMES], blind=True) as b:
+        page, left_off = b.page, b.page.locator("#left-off")
+        b.ask("First question")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        first = seat_aliases(b.client, page, 0)
+        assert sorted(first) == ["Seat A", "Seat B", "Seat C"]
+
+        # Seat C's model is retired: the follow-up to the same seats leaves it off, by its seat.
+        cli("model", "retire", first["Seat C"])
+        page.get_by_label("Follow-up").fill("Second question")
+        page.get_by_role("button", name="Send follow-up").click()
+        page.locator("#conversation section.turn >> nth=1").wait_for()
+        page.locator("#ask-state >> text=Done.").wait_for()
+        expect(left_off).to_have_text("Seat C left off: retired: retired by the user")
+        assert seat_aliases(b.client, page, 1) == {"Seat A": first["Seat A"], "Seat B": first["Seat B"]}
+        assert not any(name in page.content() for name in NAMES)
+
+        # Seat B's model leaves the collection and the bench: asked alone, the refusal names its seat.
+        members = [first["Seat A"], first["Seat C"]]
+        cli("collection", "set", "trio", *[f"--member={m}" for m in members])
+        cli("model", "remove", first["Seat B"])
+        page.get_by_label("Send to").select_option(label="only Seat B")
+        page.get_by_label("Follow-up").fill("Third question, to B")
+        page.get_by_role("button", name="Send follow-up").click()
+        # The form stays, saying why (it hid, its error in it: no follow-up could be sent again).
+        expect(page.locator("#follow-up")).to_be_visible()
+        expect(page.locator("#follow-up")).to_contain_text("no model 'Seat B' on the bench to seat")
+        expect(page.get_by_label("Follow-up")).to_have_value("Third question, to B")
+        assert page.locator("#conversation section.turn").count() == 2
+        assert not any(name in page.content() for name in NAMES)
+        b.watch.take()  # the refusal's 404, expected
+
+        # The fourth turn, to the same seats: Seat B is left off (it was a 404 for all of them),
+        # Seat A answers with its own thread, the refused turn in none of it.
+        page.get_by_label("Send to").select_option(index=0)
+        page.get_by_label("Follow-up").fill("Fourth question")
+        page.get_by_role("button", name="Send follow-up").click()
+        page.locator("#conversation section.turn >> nth=2").wait_for()
+        page.locator("#ask-state >> text=Done.").wait_for()
+        expect(left_off).to_have_text("Seat B left off: no longer on the bench")
+        assert seat_aliases(b.client, page, 2) == {"Seat A": first["Seat A"]}
+        assert [(m.role, m.text) for m in fake_provider.last(first["Seat A"]).messages] == [
+            ("user", "First question"),
+            ("assistant", "One."),
+            ("user", "Second question"),
+            ("assistant", "Two."),
+            ("user", "Fourth question"),
+        ]
+        assert not any(name in page.content() for name in NAMES)
+
+        # Each turn judged: the names show, the members left off among them.
+        turns = page.locator("#conversation section.turn")
+        for turn in range(2):
+            turns.nth(turn).locator('.seat-card[data-label="Seat A"]').get_by_role(
+                "button", name="Best of the panel"
+            ).click()
+            expect(turns.nth(turn).locator(".compare .pairs li").first).to_be_visible()
+        turns.nth(2).locator(".seat-card").get_by_role("button", name="Useful", exact=True).click()
+        expect(page.locator("#conversation .seat-card[data-alias]")).to_have_count(6)
+        expect(left_off).to_have_text(f"{first['Seat B']} left off: no longer on the bench")
+        page.screenshot(path=str(artifacts / "ask-blind-four-turns.png"), full_page=True)
+        assert b.watch.take() == []
