@@ -51,6 +51,25 @@ def test_every_format_seats_the_bench_objects_extras(name: str) -> None:
         parse({**body, "bench": {"with": "extra"}})
 
 
+@pytest.mark.parametrize("name", list(BODIES))
+def test_every_format_asks_exactly_the_bench_objects_seats(name: str) -> None:
+    """`bench.seats`: a follow-up over the API to the seats of an earlier reply, or to one of them."""
+    parse, body = BODIES[name]
+    assert parse({**body, "bench": {"seats": ["beta", "alpha"]}}).only_aliases == ("beta", "alpha")
+    assert parse(body).only_aliases == ()
+    refused = {
+        "seats": (r"bench\.seats must be a list of model aliases, not a string", "alpha"),
+        "empty": (r"bench\.seats must name at least one model alias", []),
+        "blank": (r"bench\.seats\[1\] must be a model alias, not a string", ["alpha", ""]),
+        "number": (r"bench\.seats\[0\] must be a model alias, not a number", [3]),
+    }
+    for pattern, seats in refused.values():
+        with pytest.raises(UserError, match=pattern):
+            parse({**body, "bench": {"seats": seats}})
+    with pytest.raises(UserError, match=r"bench\.with cannot add to it"):
+        parse({**body, "bench": {"seats": ["alpha"], "with": ["gamma"]}})
+
+
 def test_the_headers_win_over_the_body() -> None:
     parse, body = BODIES["openai_chat"]
     ask = with_header_options(parse({**body, **BENCH}), {"x-bench-quorum": "3"})

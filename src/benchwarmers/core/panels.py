@@ -190,7 +190,7 @@ class Panels:
         outside = [alias for alias in extras if alias not in allowed]
         if outside:
             raise Refused(
-                f"this key may seat only the members of its collections in bench.with; "
+                f"this key may seat only the members of its collections in bench.with or bench.seats; "
                 f"{', '.join(repr(a) for a in outside)} is not one",
                 status=403,
             )

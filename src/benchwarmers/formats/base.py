@@ -164,8 +164,9 @@ def _header_number(text: str) -> object:
         return text
 
 
-# The keys a request body's `bench` object may hold (`with`: extra seats, by alias).
-BENCH_OPTIONS = ("quorum", "deadline", "with")
+# The keys a request body's `bench` object may hold (`with`: extra seats, by alias;
+# `seats`: exactly these seats, a follow-up to the seats of an earlier turn, or to one of them).
+BENCH_OPTIONS = ("quorum", "deadline", "with", "seats")
 
 
 def with_bench_options(ask: Ask, value: object) -> Ask:
@@ -181,24 +182,41 @@ def with_bench_options(ask: Ask, value: object) -> Ask:
     quorum = quorum_value(bench.get("quorum"), "bench.quorum")
     deadline = deadline_value(bench.get("deadline"), "bench.deadline")
     extras = bench_with(bench)
-    if not quorum and not deadline and not extras:
+    only = bench_seats(bench)
+    if only and extras:
+        raise UserError("bench.seats names every seat of the ask: bench.with cannot add to it")
+    if not quorum and not deadline and not extras and not only:
         return ask
     return dataclasses.replace(
         ask,
         quorum=quorum or ask.quorum,
         deadline=deadline or ask.deadline,
         extra_aliases=ask.extra_aliases or extras,
+        only_aliases=only or ask.only_aliases,
     )
 
 
 def bench_with(bench: Mapping[str, Any]) -> tuple[str, ...]:
     """The `bench` object's `with`: aliases seated beside the collection's."""
-    aliases = bench.get("with") or []
+    return _aliases(bench, "with")
+
+
+def bench_seats(bench: Mapping[str, Any]) -> tuple[str, ...]:
+    """The `bench` object's `seats`: exactly these aliases (a follow-up turn to
+    the seats an earlier reply's `bench.seats` named, or to one of them)."""
+    aliases = _aliases(bench, "seats")
+    if "seats" in bench and not aliases:
+        raise UserError("bench.seats must name at least one model alias (leave it out for the panel)")
+    return aliases
+
+
+def _aliases(bench: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    aliases = bench.get(key) or []
     if not isinstance(aliases, list):
-        raise UserError(f"bench.with must be a list of model aliases, not {json_type(aliases)}")
+        raise UserError(f"bench.{key} must be a list of model aliases, not {json_type(aliases)}")
     for i, alias in enumerate(aliases):
         if not isinstance(alias, str) or not alias:
-            raise UserError(f"bench.with[{i}] must be a model alias, not {json_type(alias)}")
+            raise UserError(f"bench.{key}[{i}] must be a model alias, not {json_type(alias)}")
     return tuple(aliases)
 
 

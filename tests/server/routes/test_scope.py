@@ -37,6 +37,17 @@ def test_an_alias_that_exists_and_one_that_does_not_get_the_same_answer(
     ].replace("'nope'", "X")
 
 
+def test_a_scoped_key_asks_only_its_collections_members_as_the_seats_of_a_follow_up(
+    bench: Bench, client: httpx.Client
+) -> None:
+    before = bench.fake.calls.copy()
+    body = ask_body("trio", bench={"seats": ["alpha", "slow"]})
+    reply = client.post("/v1/chat/completions", json=body, headers={"authorization": f"Bearer {bench.trio_key}"})
+    assert reply.status_code == 403, reply.text
+    assert "'slow' is not one" in reply.json()["error"]["message"]
+    assert bench.fake.calls == before
+
+
 def test_a_scoped_key_may_seat_a_member_of_its_collection_and_the_owner_anyone(
     bench: Bench, client: httpx.Client
 ) -> None:
