@@ -7,6 +7,7 @@ seat's own thread carried past the turn that was refused."""
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,9 @@ from typer.testing import CliRunner
 
 from benchwarmers.cli.main import app
 from benchwarmers.testing import FakeModel, FakeProvider
-from tests.dashboard.test_browser_judging import answers, bench
+from benchwarmers.testing.script import FakeRequest
+from tests.conftest import capable
+from tests.dashboard.test_browser_judging import answers, bench, card
 
 expect = pytest.importorskip("playwright.sync_api").expect
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
@@ -108,3 +111,79 @@ def test_a_blind_conversation_of_four_turns_whose_seats_leave_the_bench_between_
         expect(left_off).to_have_text(f"{first['Seat B']} left off: no longer on the bench")
         page.screenshot(path=str(artifacts / "ask-blind-four-turns.png"), full_page=True)
         assert b.watch.take() == []
+
+
+def test_after_a_stop_and_a_turn_to_one_seat_the_whole_panel_is_asked_again_each_its_own_thread(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """After a follow-up to one chosen seat, the Send-to choices were that
+    seat alone ("the same seats (Seat B)", "only Seat B"): the conversation
+    could never go back to its panel, nor on with another of its seats."""
+    long = " ".join(f"word{i}" for i in range(400))
+
+    def said(request: FakeRequest) -> str:
+        prompt = request.messages[-1].text if request.messages else ""
+        if request.model == "gamma" and prompt.startswith("Stop"):
+            return long
+        if prompt.split()[0] in ("Stop", "Second", "Third", "Fourth"):
+            return f"{request.model} on {prompt.split()[0]}"
+        return capable(request)
+
+    models = [FakeModel(n, answer=said, tokens_per_second=5 if n == "gamma" else None) for n in NAMES]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        send_to = page.get_by_label("Send to")
+        b.ask("Stop here, gamma")
+        expect(card(page, "alpha")).to_have_class(re.compile(r"\bs-ok\b"))
+        expect(card(page, "beta")).to_have_class(re.compile(r"\bs-ok\b"))
+        card(page, "gamma").locator(".answer >> text=/word1/").wait_for()
+        page.click("#ask-stop")
+        expect(page.locator("#ask-state")).to_contain_text("Stopped")
+
+        def follow(question: str, to: str) -> None:
+            send_to.select_option(label=to)
+            page.get_by_label("Follow-up").fill(question)
+            page.get_by_role("button", name="Send follow-up").click()
+            expect(page.locator("#conversation section.turn")).to_have_count(question_count[0] + 1)
+            question_count[0] += 1
+            page.locator("#ask-state >> text=Done.").wait_for()
+
+        question_count = [1]
+        # After the Stop: the same seats, gamma's cut answer carried by none (the turn's pick instead).
+        follow("Second question", "the same seats (Seat A, Seat B, Seat C)")
+        gamma = [(m.role, m.text) for m in fake_provider.last("gamma").messages]
+        assert gamma == [
+            ("user", "Stop here, gamma"),
+            ("assistant", "alpha on Stop"),
+            ("user", "Second question"),
+        ]
+        # One chosen seat, then the whole panel again: each seat its own thread.
+        follow("Third question", "only Seat B · beta")
+        assert send_to.locator("option").all_inner_texts() == [
+            "the same seats (Seat B)",
+            "the whole panel again (Seat A, Seat B, Seat C)",
+            "only Seat A · alpha",
+            "only Seat B · beta",
+            "only Seat C · gamma",
+        ]
+        send_to.select_option(label="the whole panel again (Seat A, Seat B, Seat C)")
+        page.get_by_label("History carries").select_option(label="each seat its own answers")
+        follow("Fourth question", "the whole panel again (Seat A, Seat B, Seat C)")
+        assert [(m.role, m.text) for m in fake_provider.last("alpha").messages] == [
+            ("user", "Stop here, gamma"),
+            ("assistant", "alpha on Stop"),
+            ("user", "Second question"),
+            ("assistant", "alpha on Second"),
+            ("user", "Third question"),
+            ("assistant", "beta on Third"),
+            ("user", "Fourth question"),
+        ]
+        assert fake_provider.last("gamma").messages[3].text == "gamma on Second"
+        assert "the whole panel again" not in " ".join(send_to.locator("option").all_inner_texts())
+
+        # The fourth turn's answers are paired as the first turn's were.
+        fourth = page.locator("#conversation section.turn").nth(3)
+        fourth.get_by_role("button", name="A is better").click()
+        expect(fourth.locator(".compare .pairs li")).to_have_text(["Seat A · alpha better than Seat B · beta"])
+        page.screenshot(path=str(artifacts / "ask-back-to-the-panel.png"), full_page=True)
+        assert b.watch.take() == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]

@@ -55,7 +55,7 @@
     const question = follow.elements.prompt.value;
     const to = offered.get(follow.elements.to.value) || '';
     const last = conversation.turns.at(-1);
-    const seats = to ? [to] : last.aliases;
+    const seats = to ? [to] : follow.elements.to.value === PANEL ? panelSeats() : last.aliases;
     // Each seat its own answers: every seat its own thread; `messages` stays the turn's pick's history.
     const each = !to && follow.elements.carry.value === EACH;
     ask(follow, {
@@ -72,6 +72,13 @@
   // nor seat label ("Seat A") is either.
   const MERGED = 'the merged answer';
   const EACH = 'each seat its own';
+  // The send-to choice of every seat the conversation asked, after a turn that asked fewer (one chosen seat).
+  const PANEL = 'the whole panel';
+
+  // Every seat the conversation asked, in any turn, by its seat letter.
+  function panelSeats() {
+    return conversation.names.order([...new Set(conversation.turns.flatMap((turn) => turn.aliases))]);
+  }
 
   // Earlier questions, each followed by the answer carried forward: the
   // chosen model's (or the merge's, MERGED) where that turn had it, else the turn's pick.
@@ -122,11 +129,17 @@
     follow.hidden = !seats.length;
     if (!seats.length) return;
     const names = conversation.names;
-    offered = new Map(seats.map((s) => [seatValue(names, s.alias), s.alias]));
+    // One chosen seat: any seat that answered a turn, not only the last turn's (back from one seat to another).
+    const answered = panelSeats().filter((alias) => conversation.turns.some((turn) => turn.view.judgeable().some((s) => s.alias === alias)));
+    offered = new Map(answered.map((alias) => [seatValue(names, alias), alias]));
     offered.set(MERGED, MERGED);
+    const last = conversation.turns.at(-1).aliases;
+    const panel = panelSeats();
+    const labels = (aliases) => aliases.map((a) => names.label(a)).join(', ');
     follow.elements.to.replaceChildren(
-      el('option', { value: '', text: `the same seats (${conversation.turns.at(-1).aliases.map((a) => names.label(a)).join(', ')})` }),
-      ...seats.map((s) => el('option', { value: seatValue(names, s.alias), text: `only ${names.shown(s.alias)}` })));
+      el('option', { value: '', text: `the same seats (${labels(last)})` }),
+      ...(panel.length > new Set(last).size ? [el('option', { value: PANEL, text: `the whole panel again (${labels(panel)})` })] : []),
+      ...answered.map((alias) => el('option', { value: seatValue(names, alias), text: `only ${names.shown(alias)}` })));
     // A merged turn carries its merge, unless an answer was picked best of the panel.
     const merge = mergedAnswer(view) !== null && !view.best;
     // The pick (else the first seat's) is chosen: "each seat its own answers", first, is asked for.
@@ -146,7 +159,7 @@
     const carry = follow.elements.carry;
     const each = carry.querySelector(`option[value="${EACH}"]`);
     if (!each) return;
-    each.disabled = Boolean(follow.elements.to.value);
+    each.disabled = Boolean(offered.get(follow.elements.to.value));
     if (each.disabled && each.selected) carry.value = carry.dataset.chosen;
   }
   follow.elements.to.addEventListener('change', sentTo);
