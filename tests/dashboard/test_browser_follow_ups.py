@@ -7,7 +7,6 @@ seat's own thread carried past the turn that was refused."""
 
 from __future__ import annotations
 
-import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from benchwarmers.cli.main import app
 from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.script import FakeRequest
 from tests.conftest import capable
-from tests.dashboard.test_browser_judging import answers, bench, card
+from tests.dashboard.test_browser_judging import answers, bench, stop_while_writing
 
 expect = pytest.importorskip("playwright.sync_api").expect
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
@@ -134,21 +133,17 @@ def test_after_a_stop_and_a_turn_to_one_seat_the_whole_panel_is_asked_again_each
         page = b.page
         send_to = page.get_by_label("Send to")
         b.ask("Stop here, gamma")
-        expect(card(page, "alpha")).to_have_class(re.compile(r"\bs-ok\b"))
-        expect(card(page, "beta")).to_have_class(re.compile(r"\bs-ok\b"))
-        card(page, "gamma").locator(".answer >> text=/word1/").wait_for()
-        page.click("#ask-stop")
-        expect(page.locator("#ask-state")).to_contain_text("Stopped")
+        stop_while_writing(page, "gamma")
+        turns = page.locator("#conversation section.turn")
 
         def follow(question: str, to: str) -> None:
+            asked = turns.count()
             send_to.select_option(label=to)
             page.get_by_label("Follow-up").fill(question)
             page.get_by_role("button", name="Send follow-up").click()
-            expect(page.locator("#conversation section.turn")).to_have_count(question_count[0] + 1)
-            question_count[0] += 1
+            expect(turns).to_have_count(asked + 1)
             page.locator("#ask-state >> text=Done.").wait_for()
 
-        question_count = [1]
         # After the Stop: the same seats, gamma's cut answer carried by none (the turn's pick instead).
         follow("Second question", "the same seats (Seat A, Seat B, Seat C)")
         gamma = [(m.role, m.text) for m in fake_provider.last("gamma").messages]
@@ -182,8 +177,10 @@ def test_after_a_stop_and_a_turn_to_one_seat_the_whole_panel_is_asked_again_each
         assert "the whole panel again" not in " ".join(send_to.locator("option").all_inner_texts())
 
         # The fourth turn's answers are paired as the first turn's were.
-        fourth = page.locator("#conversation section.turn").nth(3)
+        fourth = turns.nth(3)
         fourth.get_by_role("button", name="A is better").click()
-        expect(fourth.locator(".compare .pairs li")).to_have_text(["Seat A · alpha better than Seat B · beta"])
+        expect(fourth.locator(".compare .pairs li")).to_have_text(
+            ["Seat A · alpha better than Seat B · beta"]
+        )
         page.screenshot(path=str(artifacts / "ask-back-to-the-panel.png"), full_page=True)
         assert b.watch.take() == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]

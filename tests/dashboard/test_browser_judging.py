@@ -133,6 +133,15 @@ def card(page: Any, alias: str) -> Any:
     return page.locator(f'#conversation .seat-card[data-alias="{alias}"]')
 
 
+def stop_while_writing(page: Any, writing: str, answered: tuple[str, ...] = ("alpha", "beta")) -> None:
+    """Once `answered` are done and `writing` is half way through its words, Stop."""
+    for alias in answered:
+        expect(card(page, alias)).to_have_class(re.compile(r"\bs-ok\b"))
+    card(page, writing).locator(".answer >> text=/word1/").wait_for()
+    page.click("#ask-stop")
+    expect(page.locator("#ask-state")).to_contain_text("Stopped")
+
+
 def test_answers_are_markdown_and_model_html_shows_as_text(
     browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
 ) -> None:
@@ -784,11 +793,7 @@ def test_stop_cancels_the_slow_seat_and_the_upstream_sees_it_hang_up(
     with bench(browser, home, fake_provider, models) as b:
         page = b.page
         b.ask("Will you stop?")
-        expect(card(page, "alpha")).to_have_class(re.compile(r"\bs-ok\b"))
-        expect(card(page, "beta")).to_have_class(re.compile(r"\bs-ok\b"))
-        card(page, "slow").locator(".answer >> text=/word1/").wait_for()
-        page.click("#ask-stop")
-        expect(page.locator("#ask-state")).to_contain_text("Stopped")
+        stop_while_writing(page, "slow")
         expect(card(page, "slow")).to_have_class(re.compile(r"\bs-cancelled\b"))
         expect(card(page, "slow").locator("button[data-verdict]")).to_have_count(0)
         # The cut seat is no choice in the compare bar; the two that answered are.

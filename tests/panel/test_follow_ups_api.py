@@ -33,7 +33,9 @@ def ask(server: Any, messages: list[dict[str, str]], seats: list[str] | None = N
     return {"text": reply.choices[0].message.content, **bench}
 
 
-def test_a_panel_conversation_of_four_turns_over_the_api(panel_server: Any, fake_provider: FakeProvider) -> None:
+def test_a_panel_conversation_of_four_turns_over_the_api(
+    panel_server: Any, fake_provider: FakeProvider
+) -> None:
     models = [FakeModel(n, answer=said(n)) for n in NAMES[:2]]
     models.append(FakeModel("gamma", answer=said("gamma"), error=FakeError(503, "overloaded"), fail_first=1))
     with panel_server(models, {"trio": {"members": list(NAMES)}}) as server:
@@ -61,14 +63,24 @@ def test_a_panel_conversation_of_four_turns_over_the_api(panel_server: Any, fake
         assert fake_provider.last("beta").messages[3].text == "beta on turn 2"
 
         # Turn four: back to the whole panel, gamma answering now.
-        history += [{"role": "assistant", "content": third["seats"][0]["content"]}, {"role": "user", "content": "4"}]
+        history += [
+            {"role": "assistant", "content": third["seats"][0]["content"]},
+            {"role": "user", "content": "4"},
+        ]
         fourth = ask(server, history, seats=list(NAMES))
         assert {s["alias"]: s["content"] for s in fourth["seats"]} == {n: f"{n} on turn 4" for n in NAMES}
 
         # Each turn's answers are judged and paired as any ask's; a pair across two turns is not one.
-        call = {(turn, s["alias"]): s["call"] for turn, r in enumerate((first, second, third, fourth)) for s in r["seats"]}
+        call = {
+            (turn, s["alias"]): s["call"]
+            for turn, r in enumerate((first, second, third, fourth))
+            for s in r["seats"]
+        }
         verdict = f"{server.url}/bench/verdict"
-        assert httpx.post(verdict, json={"better": call[1, "beta"], "worse": call[1, "alpha"]}).status_code == 200
+        assert (
+            httpx.post(verdict, json={"better": call[1, "beta"], "worse": call[1, "alpha"]}).status_code
+            == 200
+        )
         assert httpx.post(verdict, json={"call": call[2, "beta"], "useful": True}).status_code == 200
         assert httpx.post(verdict, json={"tie": [call[3, "gamma"], call[3, "alpha"]]}).status_code == 200
         across = httpx.post(verdict, json={"better": call[2, "beta"], "worse": call[3, "beta"]})
@@ -78,6 +90,10 @@ def test_a_panel_conversation_of_four_turns_over_the_api(panel_server: Any, fake
         fifth = ask(server, [{"role": "user", "content": "5"}], seats=["alpha", "ghost"])
         assert [s["alias"] for s in fifth["seats"]] == ["alpha"]
         assert fifth["leftOff"] == [{"alias": "ghost", "reason": "no longer on the bench"}]
-        body = {"model": "bench/trio", "messages": [{"role": "user", "content": "6"}], "bench": {"seats": ["ghost"]}}
+        body = {
+            "model": "bench/trio",
+            "messages": [{"role": "user", "content": "6"}],
+            "bench": {"seats": ["ghost"]},
+        }
         missing = httpx.post(f"{server.url}/v1/chat/completions", json=body)
         assert missing.status_code == 404 and "ghost" in missing.json()["error"]["message"]

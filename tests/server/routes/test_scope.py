@@ -42,7 +42,9 @@ def test_a_scoped_key_asks_only_its_collections_members_as_the_seats_of_a_follow
 ) -> None:
     before = bench.fake.calls.copy()
     body = ask_body("trio", bench={"seats": ["alpha", "slow"]})
-    reply = client.post("/v1/chat/completions", json=body, headers={"authorization": f"Bearer {bench.trio_key}"})
+    reply = client.post(
+        "/v1/chat/completions", json=body, headers={"authorization": f"Bearer {bench.trio_key}"}
+    )
     assert reply.status_code == 403, reply.text
     assert "'slow' is not one" in reply.json()["error"]["message"]
     assert bench.fake.calls == before
