@@ -2,8 +2,9 @@
 headless Chromium: a blind conversation of four turns whose seats leave the
 bench between them (one retired, one taken off the bench), each seat
 keeping its letter, the members left off named by their seat until judged,
-a refused follow-up naming no model and leaving its form in place, and each
-seat's own thread carried past the turn that was refused."""
+a refused follow-up naming no model and leaving its form in place, a turn's
+cost waiting for the names, and each seat's own thread carried past the
+turn that was refused."""
 
 from __future__ import annotations
 
@@ -88,6 +89,9 @@ def test_a_blind_conversation_of_four_turns_whose_seats_leave_the_bench_between_
         page.locator("#conversation section.turn >> nth=2").wait_for()
         page.locator("#ask-state >> text=Done.").wait_for()
         expect(left_off).to_have_text("Seat B left off: no longer on the bench")
+        # A turn to one seat costs that seat's price, which tells its model: it waits for the names.
+        expect(page.locator("#ask-state")).to_contain_text("Its cost shows with the names.")
+        assert "cost" not in page.locator("#ask-state").inner_text().replace("Its cost shows", "")
         assert seat_aliases(b.client, page, 2) == {"Seat A": first["Seat A"]}
         assert [(m.role, m.text) for m in fake_provider.last(first["Seat A"]).messages] == [
             ("user", "First question"),
@@ -108,6 +112,7 @@ def test_a_blind_conversation_of_four_turns_whose_seats_leave_the_bench_between_
         turns.nth(2).locator(".seat-card").get_by_role("button", name="Useful", exact=True).click()
         expect(page.locator("#conversation .seat-card[data-alias]")).to_have_count(6)
         expect(left_off).to_have_text(f"{first['Seat B']} left off: no longer on the bench")
+        expect(page.locator("#ask-state")).to_contain_text("This ask cost")
         page.screenshot(path=str(artifacts / "ask-blind-four-turns.png"), full_page=True)
         assert b.watch.take() == []
 

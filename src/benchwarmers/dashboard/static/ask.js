@@ -168,6 +168,14 @@
   function judged() {
     if (conversation && !running) offerFollowUp();
     if (conversation) leftOff(conversation.turns.at(-1));
+    if (conversation && !running && conversation.turns.at(-1)?.finished) doneState(conversation.turns.at(-1));
+  }
+
+  // The turn's end, and what it cost. Blind, the cost waits for the names as each seat's does: a
+  // price tells a model, and a turn to one chosen seat costs that seat's price.
+  function doneState(turn) {
+    const cost = !turn.cost ? '' : conversation.names.revealed ? ` ${turn.cost}` : ' Its cost shows with the names.';
+    state.textContent = `Done. Judge the answers where they stand: their verdicts decide the next panel.${cost}`;
   }
 
   // The members left off the latest turn, and why. Blind, one that sat an earlier turn is its
@@ -212,8 +220,8 @@
       if (source === follow) follow.elements.prompt.value = ''; // asked: the box is for the next one
       await read(response, (event) => onEvent(event, turn));
       view.cut(); // a stream that closed before a seat's end: that seat was cut
-      state.textContent = 'Done. Judge the answers where they stand: their verdicts decide the next panel.'
-        + (turn.cost ? ` ${turn.cost}` : '');
+      turn.finished = true;
+      doneState(turn);
     } catch (error) {
       view.cut();
       state.textContent = stopped
