@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from benchwarmers.cli.main import app
 from benchwarmers.testing import FakeModel, FakeProvider
+from benchwarmers.testing.live_server import live_server
 from benchwarmers.testing.script import FakeRequest
 from tests.conftest import capable
 from tests.dashboard.test_browser_judging import answers, bench, stop_while_writing
@@ -189,3 +190,36 @@ def test_after_a_stop_and_a_turn_to_one_seat_the_whole_panel_is_asked_again_each
         )
         page.screenshot(path=str(artifacts / "ask-back-to-the-panel.png"), full_page=True)
         assert b.watch.take() == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]
+
+
+def test_seat_letters_are_one_each_past_z_and_shuffled_afresh_each_conversation(
+    browser: Any, home: Path
+) -> None:
+    """The 27th seat of a panel was "Seat A" again: two cards, and two of the
+    follow-up's choices, under one name (blind, "only Seat A" asked whichever
+    came last)."""
+    with live_server(home) as server:
+        page = browser.new_page()
+        page.goto(server.url + "/ask")
+        page.locator("body[data-ready]").wait_for(state="attached")
+        labels, orders, hidden = page.evaluate(
+            """() => {
+                const many = Array.from({ length: 60 }, (_, i) => `m${i}`);
+                const names = bw.seatNames(false);
+                names.assign(many);
+                const orders = Array.from({ length: 30 }, () => {
+                    const blind = bw.seatNames(true);
+                    blind.assign(['alpha', 'beta', 'gamma']);
+                    return ['alpha', 'beta', 'gamma'].map((a) => blind.label(a)).join();
+                });
+                const blind = bw.seatNames(true);
+                blind.assign(['gpt-4o', 'gpt-4o-mini']);
+                const hidden = blind.hide("no model 'gpt-4o-mini' (gpt-4o)");
+                return [many.map((a) => names.label(a)), orders, hidden];
+            }"""
+        )
+        page.close()
+    assert labels[:3] == ["Seat A", "Seat B", "Seat C"] and labels[25:28] == ["Seat Z", "Seat AA", "Seat AB"]
+    assert labels[51:53] == ["Seat AZ", "Seat BA"] and len(set(labels)) == 60
+    assert len(set(orders)) > 1  # 30 blind conversations, one order each: never all alike
+    assert "gpt" not in hidden and hidden.count("Seat ") == 2

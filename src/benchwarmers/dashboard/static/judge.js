@@ -28,7 +28,7 @@
       assign(aliases) {
         const fresh = aliases.filter((a) => !letters.has(a));
         if (blind) shuffle(fresh);
-        for (const alias of fresh) letters.set(alias, `Seat ${LETTERS[letters.size % LETTERS.length]}`);
+        for (const alias of fresh) letters.set(alias, `Seat ${letter(letters.size)}`);
       },
       label(alias) { return letters.get(alias) || alias; },
       shown(alias) { return this.revealed ? `${letters.get(alias) || ''} · ${alias}` : this.label(alias); },
@@ -41,6 +41,11 @@
         return longest.reduce((out, alias) => out.split(alias).join(letters.get(alias)), String(text));
       },
     };
+  }
+
+  // A, B, ... Z, then AA, AB...: a panel of more than 26 seats names each one once.
+  function letter(n) {
+    return (n >= LETTERS.length ? letter(Math.floor(n / LETTERS.length) - 1) : '') + LETTERS[n % LETTERS.length];
   }
 
   function shuffle(items) {
