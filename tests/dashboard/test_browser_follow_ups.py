@@ -223,3 +223,50 @@ def test_seat_letters_are_one_each_past_z_and_shuffled_afresh_each_conversation(
     assert labels[51:53] == ["Seat AZ", "Seat BA"] and len(set(labels)) == 60
     assert len(set(orders)) > 1  # 30 blind conversations, one order each: never all alike
     assert "gpt" not in hidden and hidden.count("Seat ") == 2
+
+
+def test_a_follow_up_stopped_before_any_answer_ends_no_conversation(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """A follow-up stopped before any seat answered (or one every seat
+    failed) hid the follow-up form: the conversation, its history and its
+    seats were lost, and the next question went to a new panel."""
+    long = " ".join(f"word{i}" for i in range(400))
+
+    def said(request: FakeRequest) -> str:
+        prompt = request.messages[-1].text if request.messages else ""
+        if prompt.startswith("Second"):
+            return long
+        return (
+            f"{request.model} on {prompt.split()[0]}"
+            if prompt.startswith(("First", "Third"))
+            else capable(request)
+        )
+
+    models = [FakeModel(n, answer=said, tokens_per_second=5) for n in NAMES]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        b.ask("First question")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        page.get_by_label("Follow-up").fill("Second question")
+        page.get_by_role("button", name="Send follow-up").click()
+        second = page.locator("#conversation section.turn").nth(1)
+        second.locator(".answer >> text=/word1/").first.wait_for()
+        page.click("#ask-stop")
+        expect(page.locator("#ask-state")).to_contain_text("Stopped")
+        expect(second.locator(".seat-card.s-cancelled")).to_have_count(3)
+
+        expect(page.locator("#follow-up")).to_be_visible()
+        assert page.get_by_label("Send to").input_value() == ""  # the same seats
+        page.get_by_label("Follow-up").fill("Third question")
+        page.get_by_role("button", name="Send follow-up").click()
+        expect(page.locator("#conversation section.turn")).to_have_count(3)
+        page.locator("#ask-state >> text=Done.").wait_for()
+        for alias in NAMES:
+            assert [(m.role, m.text) for m in fake_provider.last(alias).messages] == [
+                ("user", "First question"),
+                ("assistant", f"{alias} on First"),
+                ("user", "Second question"),
+                ("user", "Third question"),
+            ]
+        assert b.watch.take() == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]

@@ -54,8 +54,7 @@
     event.preventDefault();
     const question = follow.elements.prompt.value;
     const to = offered.get(follow.elements.to.value) || '';
-    const last = conversation.turns.at(-1);
-    const seats = to ? [to] : follow.elements.to.value === PANEL ? panelSeats() : last.aliases;
+    const seats = to ? [to] : follow.elements.to.value === PANEL ? panelSeats() : lastSeats();
     // Each seat its own answers: every seat its own thread; `messages` stays the turn's pick's history.
     const each = !to && follow.elements.carry.value === EACH;
     ask(follow, {
@@ -74,6 +73,11 @@
   const EACH = 'each seat its own';
   // The send-to choice of every seat the conversation asked, after a turn that asked fewer (one chosen seat).
   const PANEL = 'the whole panel';
+
+  // The seats of the latest turn that seated any (one stopped before its seats were named seated none).
+  function lastSeats() {
+    return conversation.turns.findLast((turn) => turn.aliases.length)?.aliases || [];
+  }
 
   // Every seat the conversation asked, in any turn, by its seat letter.
   function panelSeats() {
@@ -126,14 +130,15 @@
   function offerFollowUp() {
     const view = conversation.turns.at(-1).view;
     const seats = view.judgeable();
-    follow.hidden = !seats.length;
-    if (!seats.length) return;
-    const names = conversation.names;
     // One chosen seat: any seat that answered a turn, not only the last turn's (back from one seat to another).
+    // A turn with no answer (stopped, or every seat failed) ends no conversation that had one before it.
     const answered = panelSeats().filter((alias) => conversation.turns.some((turn) => turn.view.judgeable().some((s) => s.alias === alias)));
+    follow.hidden = !answered.length;
+    if (!answered.length) return;
+    const names = conversation.names;
     offered = new Map(answered.map((alias) => [seatValue(names, alias), alias]));
     offered.set(MERGED, MERGED);
-    const last = conversation.turns.at(-1).aliases;
+    const last = lastSeats();
     const panel = panelSeats();
     const labels = (aliases) => aliases.map((a) => names.label(a)).join(', ');
     follow.elements.to.replaceChildren(
@@ -149,7 +154,7 @@
     follow.elements.carry.replaceChildren(
       ...(threads ? [el('option', { value: EACH, text: 'each seat its own answers' })] : []),
       ...(mergedAnswer(view) ? [el('option', { value: MERGED, text: 'the merged answers', selected: merge })] : []),
-      ...seats.map((s) => el('option', { value: seatValue(names, s.alias), text: `${names.shown(s.alias)}'s answers`, selected: s === pick })));
+      ...(seats.length ? seats.map((s) => s.alias) : answered).map((alias) => el('option', { value: seatValue(names, alias), text: `${names.shown(alias)}'s answers`, selected: alias === pick?.alias })));
     follow.elements.carry.dataset.chosen = follow.elements.carry.value;
     sentTo();
   }
