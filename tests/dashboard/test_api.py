@@ -418,7 +418,9 @@ def test_a_blind_collection_and_the_leaderboard_of_its_pairs(
         "/ui/api/collections/duo", json={"members": ["m1", "m2"], "blind": True, "output_fallback": "prompt"}
     )
     assert prompted.json()["collection"]["output_fallback"] == "prompt"
-    with dashboard.stream("POST", "/ui/api/ask", json={"collection": "duo", "prompt": "yes?"}) as reply:
+    # Unticked for this ask (the page's toggle), the stream names each seat's model.
+    unblind = {"collection": "duo", "prompt": "yes?", "blind": False}
+    with dashboard.stream("POST", "/ui/api/ask", json=unblind) as reply:
         events = [json.loads(line) for line in reply.iter_lines() if line.strip()]
     calls = {e["seat"]["alias"]: e["seat"]["call"] for e in events if e["event"] == "seat"}
     pair = dashboard.post("/ui/api/verdict", json={"better": calls["m2"], "worse": calls["m1"], "note": "m2"})

@@ -52,6 +52,10 @@ def test_a_blind_conversation_of_four_turns_whose_seats_leave_the_bench_between_
     said = answers(First="One.", Second="Two.", Third="Three.", Fourth="Four.")
     with bench(browser, home, fake_provider, [FakeModel(n, answer=said) for n in NAMES], blind=True) as b:
         page, left_off = b.page, b.page.locator("#left-off")
+        fetched: list[Any] = []  # what the page fetched to ask and to judge: no model named in it
+        page.on(
+            "response", lambda r: fetched.append(r) if r.url.endswith(("/api/ask", "/api/verdict")) else None
+        )
         b.ask("First question")
         page.locator("#ask-state >> text=Done.").wait_for()
         first = seat_aliases(b.client, page, 0)
@@ -116,6 +120,9 @@ def test_a_blind_conversation_of_four_turns_whose_seats_leave_the_bench_between_
         expect(page.locator("#ask-state")).to_contain_text("This ask cost")
         page.screenshot(path=str(artifacts / "ask-blind-four-turns.png"), full_page=True)
         assert b.watch.take() == []
+        bodies = [r.text() for r in fetched]
+        assert len(bodies) == 7 and all(bodies)  # four asks (one refused) and three verdicts
+        assert not [name for name in NAMES for body in bodies if name in body]
 
 
 def test_after_a_stop_and_a_turn_to_one_seat_the_whole_panel_is_asked_again_each_its_own_thread(

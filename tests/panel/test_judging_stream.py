@@ -18,7 +18,7 @@ import httpx
 from benchwarmers.dashboard import auth
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.live_server import settle_logs
-from benchwarmers.testing.script import FakeModel
+from benchwarmers.testing.script import FakeError, FakeModel
 from tests.waiting import wait_for
 
 # The slow seat writes a word every 0.1 s for 20 s: stopped long before its end.
@@ -147,3 +147,73 @@ def test_a_follow_up_reaches_exactly_the_seats_named_with_the_history(
         assert [s["alias"] for s in events[0]["seats"]] == ["fast", "mid"]
         assert events[0]["left_off"] == [{"alias": "ghost", "reason": "no longer on the bench"}]
         assert [e["seat"]["status"] for e in events if e["event"] == "seat"] == ["ok", "ok"]
+
+
+def test_a_blind_ask_names_no_model_in_what_the_page_fetches_until_judged(
+    panel_server: Any, fake_provider: FakeProvider
+) -> None:
+    """The page hid a blind ask's names, but its stream named every seat's
+    model (`alias`, the members' order in `seat`, a provider's error, the
+    price), and a verdict's answer named the model judged: any reader of the
+    page's requests saw them. Now seats are handles (a call id) until the
+    ask is judged, and `POST /ui/api/names` tells them then."""
+    models = [
+        FakeModel("fast", answer="one answer"),
+        FakeModel("mid", answer="another answer"),
+        FakeModel("slow", error=FakeError(404, "no such model: slow")),
+    ]
+    blind = {"trio": {"members": ["fast", "mid", "slow"], "blind": True}}
+    with panel_server(models, blind) as server, dashboard(server) as ui:
+
+        def ask(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+            with ui.stream("POST", "/ui/api/ask", json={"collection": "trio", **body}) as reply:
+                assert reply.status_code == 200
+                raw = reply.read().decode()
+            return raw, [json.loads(line) for line in raw.splitlines() if line.strip()]
+
+        raw, events = ask({"prompt": "which?"})
+        assert not any(name in raw for name in ("fast", "mid", "slow", "Seat 1", "costUsd"))
+        handles = [s["alias"] for s in events[0]["seats"]]
+        assert handles == [s["call"] for s in events[0]["seats"]] == [s["seat"] for s in events[0]["seats"]]
+        done = {e["seat"]["alias"]: e["seat"] for e in events if e["event"] == "seat"}
+        failed = next(h for h, seat in done.items() if seat["status"] == "error")
+        assert done[failed]["error"] == "hidden until the names are shown"
+        answered = [h for h in handles if h != failed]
+
+        # A verdict names no model; the names wait for every answer judged (or a pair).
+        said = ui.post("/ui/api/verdict", json={"call": answered[0], "useful": True, "blind": True})
+        assert said.status_code == 200 and "alias" not in said.text and "record" not in said.json()
+        assert ui.post("/ui/api/names", json={"calls": handles}).json() == {
+            "calls": {},
+            "asks": {},
+            "merges": {},
+        }
+        pair = {"better": answered[1], "worse": answered[0], "blind": True}
+        said = ui.post("/ui/api/verdict", json=pair)
+        assert said.status_code == 200 and "Alias" not in said.text
+        named = ui.post("/ui/api/names", json={"calls": handles}).json()
+        assert sorted(n["alias"] for n in named["calls"].values()) == ["fast", "mid", "slow"]
+        assert named["calls"][failed]["error"].endswith("no such model: slow")
+        assert list(named["asks"].values()) == [{"costUsd": 0, "costComplete": False}]
+
+        # A follow-up names its seats by their handles, and they keep them.
+        raw, again = ask(
+            {
+                "messages": [
+                    {"role": "user", "content": "which?"},
+                    {"role": "assistant", "content": "one"},
+                ],
+                "prompt": "and now?",
+                "seats": answered,
+            }
+        )
+        assert [s["alias"] for s in again[0]["seats"]] == answered
+        assert not any(name in raw for name in ("fast", "mid", "slow"))
+        assert [m.text for m in fake_provider.last("mid").messages] == ["which?", "one", "and now?"]
+        # Unticked on the page, the same collection's ask names its models.
+        raw, shown = ask({"prompt": "named?", "blind": False})
+        assert {s["alias"] for s in shown[0]["seats"]} == {"fast", "mid", "slow"}
+        refused = ui.post("/ui/api/names", json={"calls": "c_x"})
+        assert refused.status_code == 200  # a name given as text is one name (`names`), unknown: none
+        many = ui.post("/ui/api/names", json={"calls": [f"c_{n}" for n in range(1001)]})
+        assert many.status_code == 400 and many.json()["error"]["field"] == "calls"

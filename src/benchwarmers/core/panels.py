@@ -31,7 +31,7 @@ from benchwarmers.bench import decisions, leaderboard
 from benchwarmers.bench.evidence import SHAPES
 from benchwarmers.bench.explain import decisions_report
 from benchwarmers.calls import pairs, verdicts
-from benchwarmers.calls.log import flush_log
+from benchwarmers.calls.log import flush_log, settled
 from benchwarmers.calls.reads import get_call
 from benchwarmers.calls.tokens import prompt_tokens
 from benchwarmers.config import tunables
@@ -394,6 +394,81 @@ class Panels:
             upper, inclusive = end, False
         found.sort(key=lambda a: (a[2], a[0]), reverse=True)
         return found[:want]
+
+    # ------------------------------------------------------------ blind asks
+
+    async def seat_aliases(self, collection: str, calls: Sequence[str]) -> dict[str, str]:
+        """The model of each of these calls that is a seat of `collection`:
+        a blind follow-up names its seats by a call of theirs (`dashboard/blind.py`)."""
+        if not calls:
+            return {}
+        await settled(self.runtime.store, calls)
+        async with self.runtime.store.read() as session:
+            rows = await session.execute(
+                select(Call.id, Call.alias).where(
+                    Call.id.in_(list(calls)), Call.kind == "seat", Call.collection == collection
+                )
+            )
+            return {row.id: row.alias for row in rows}
+
+    async def judged_names(self, calls: Sequence[str]) -> dict[str, Any]:
+        """What a blind ask kept from the page, for each of these calls (seats
+        and merges) whose ask is judged: `{"calls": {call: {"alias", "seat",
+        "error", "costUsd"}}, "asks": {ask: {"costUsd", "costComplete"}}, "merges":
+        {ask: [{"alias", "status", "error"}]}}` (the mergers tried: a merge none
+        answered has no call of its own to name).
+        An ask is judged when a pair names two of its seats, when each seat
+        that answered has a verdict, or when none answered; the others' calls
+        are left out (their names wait)."""
+        if not calls:
+            return {"calls": {}, "asks": {}, "merges": {}}
+        await settled(self.runtime.store, calls)
+        async with self.runtime.store.read() as session:
+            ask_ids = list(
+                (
+                    await session.execute(
+                        select(Call.ask_id)
+                        .where(Call.id.in_(list(calls)), Call.kind.in_(("seat", "merge")), Call.ask_id != "")
+                        .distinct()
+                    )
+                ).scalars()
+            )
+            rows = (
+                await session.execute(
+                    select(Call, Verdict)
+                    .outerjoin(Verdict, Verdict.call_id == Call.id)
+                    .where(Call.ask_id.in_(ask_ids), Call.kind.in_(("seat", "merge")))
+                )
+            ).all()
+        paired = await pairs.pairs_of_asks(self.runtime.store, ask_ids)
+        by_ask: dict[str, list[tuple[Call, Verdict | None]]] = {}
+        for call, verdict in rows:
+            if may_call(self.identity, f"bench/{call.collection}"):
+                by_ask.setdefault(call.ask_id, []).append((call, verdict))
+        out: dict[str, Any] = {"calls": {}, "asks": {}, "merges": {}}
+        for ask, members in by_ask.items():
+            answered = [v for c, v in members if c.kind == "seat" and c.status in verdicts.ANSWERED]
+            if not (paired.get(ask) or all(v is not None for v in answered)):
+                continue
+            costs = [c.cost_usd for c, _ in members]
+            out["asks"][ask] = {
+                "costUsd": sum(c for c in costs if c is not None),
+                "costComplete": all(c is not None for c in costs),
+            }
+            out["merges"][ask] = [
+                {"alias": c.alias, "status": c.status, "error": c.error}
+                for c, _ in sorted(members, key=lambda m: m[0].at)
+                if c.kind == "merge"
+            ]
+            for call, _ in members:
+                if call.id in calls:
+                    out["calls"][call.id] = {
+                        "alias": call.alias,
+                        "seat": call.seat,
+                        "error": call.error,
+                        "costUsd": call.cost_usd,
+                    }
+        return out
 
     # --------------------------------------------------- estimates, reasons
 

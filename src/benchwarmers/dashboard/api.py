@@ -330,6 +330,13 @@ async def verdict(request: Request) -> dict[str, Any]:
     return await backend_of(request).verdict(await form(request))
 
 
+@router.post("/names")
+@owner
+async def judged_names(request: Request) -> dict[str, Any]:
+    """A blind ask's models, once it is judged (`dashboard/blind.py`)."""
+    return await backend_of(request).judged_names(await form(request))
+
+
 # --------------------------------------------------------------- quotas
 
 

@@ -54,6 +54,7 @@ from benchwarmers.core import (
     quotas_json,
     set_endpoint_key,
 )
+from benchwarmers.dashboard.blind import Blinder
 from benchwarmers.dashboard.fields import FieldError, field, names, number, switch, text
 from benchwarmers.errors import StoreError, UserError
 from benchwarmers.formats.bench_json import left_off_json, merged_json, seat_json
@@ -383,10 +384,17 @@ class Backend:
         collection = text(body, "collection", required=True, label="the collection")
         messages = conversation(body)
         merged = bool(switch(body, "merged", label="merged"))
+        blind = switch(body, "blind", label="blind")
         only = tuple(names(body, "seats"))
         own = threads(body, only)
         with field("collection"):
             found = await self.panels.collection(collection.removeprefix("bench/"))
+        blinder = None
+        if found.blind if blind is None else blind:  # `dashboard/blind.py`: seats named by handles
+            known = await self.panels.seat_aliases(found.name, [*only, *(a for a, _ in own)])
+            blinder = Blinder({alias: handle for handle, alias in known.items()})
+            only = tuple(known.get(seat, seat) for seat in only)
+            own = tuple((known.get(seat, seat), thread) for seat, thread in own)
         mode: AskMode = "merged" if merged or found.reply == "merged" else "panel"
         the_ask = Ask(
             found.name,
@@ -398,19 +406,40 @@ class Backend:
             threads=own,
         )
         with field("seats"):
-            events = await self.panels.panel(the_ask, stop_on_close=True)
+            try:
+                events = await self.panels.panel(the_ask, stop_on_close=True)
+            except UserError as refused:  # "no model 'x' on the bench to seat": blind, its handle
+                if blinder is not None:
+                    refused.args = (blinder.hide(str(refused)),)
+                raise
 
         async def stream() -> AsyncGenerator[dict[str, Any], None]:
             async with aclosing(events):
                 async for event in events:
-                    yield event_json(event)
+                    yield event_json(event) if blinder is None else blinder.event(event_json(event))
 
         return stream()
 
     async def verdict(self, body: dict[str, Any]) -> dict[str, Any]:
-        recorded = await self.panels.verdict(body)
+        """The verdict recorded and the collection's record after it; `"blind":
+        true` (a blind ask's page) leaves out the models judged and the record."""
+        blind = switch(body, "blind", label="blind")
+        recorded = await self.panels.verdict({k: v for k, v in body.items() if k != "blind"})
+        if blind:
+            said = recorded.as_json()
+            said.pop("alias", None)
+            for pair in said.get("pairs", []):
+                del pair["betterAlias"], pair["worseAlias"]
+            return {"recorded": said}
         judged = recorded.call if isinstance(recorded, Recorded) else recorded.pairs[0].better
         return {"recorded": recorded.as_json(), "record": await self.panels.seat_record(judged)}
+
+    async def judged_names(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A blind ask's names, once judged (`Panels.judged_names`)."""
+        calls = names(body, "calls")
+        if len(calls) > NAMES_AT_ONCE:
+            raise FieldError("calls", f"at most {NAMES_AT_ONCE} calls at once")
+        return await self.panels.judged_names(calls)
 
     async def collection_record(self, name: str) -> dict[str, Any]:
         return await self.panels.record(name)
@@ -691,6 +720,10 @@ def _turns(history: Any, prompt: str, name: str, label: str) -> tuple[Message, .
         where = f"{label}: " if label != name else ""
         raise FieldError(name, f"{where}the last turn must be the user's: it is what the seats answer")
     return tuple(turns)
+
+
+# The calls one `names` request may name: a long conversation's seats and merges.
+NAMES_AT_ONCE = 1000
 
 
 def event_json(event: PanelEvent) -> dict[str, Any]:

@@ -44,10 +44,11 @@
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const merged = form.elements.merged.checked;
-    conversation = { collection: collectionSelect.value, names: bw.seatNames(blindBox.checked), merged, turns: [] };
+    // Blind, the server names the seats by handles until judged (`dashboard/blind.py`).
+    conversation = { collection: collectionSelect.value, names: bw.seatNames(blindBox.checked, { handles: true }), merged, turns: [] };
     conversationBox.replaceChildren();
     const question = form.elements.prompt.value;
-    ask(form, { collection: conversation.collection, prompt: question, merged }, question);
+    ask(form, { collection: conversation.collection, prompt: question, merged, blind: blindBox.checked }, question);
   });
 
   follow.addEventListener('submit', (event) => {
@@ -64,6 +65,7 @@
       seats,
       ...(each ? { threads: Object.fromEntries(seats.map((alias) => [alias, thread(alias)])) } : {}),
       merged: conversation.merged && !to, // the same panel merges again; one seat's answer is its own
+      blind: conversation.names.blind,
     }, question);
   });
 
@@ -179,7 +181,9 @@
   // The turn's end, and what it cost. Blind, the cost waits for the names as each seat's does: a
   // price tells a model, and a turn to one chosen seat costs that seat's price.
   function doneState(turn) {
-    const cost = !turn.cost ? '' : conversation.names.revealed ? ` ${turn.cost}` : ' Its cost shows with the names.';
+    const names = conversation.names;
+    const known = turn.cost || (turn.view.askCost ? costLine(turn.view.askCost) : '');
+    const cost = names.revealed ? (known ? ` ${known}` : '') : names.blind ? ' Its cost shows with the names.' : '';
     state.textContent = `Done. Judge the answers where they stand: their verdicts decide the next panel.${cost}`;
   }
 
@@ -188,7 +192,7 @@
   // never sat "a member", until the names show.
   function leftOff(turn) {
     const names = conversation.names;
-    const who = (alias) => (names.revealed ? alias : names.label(alias) !== alias ? names.label(alias) : 'a member');
+    const who = (alias) => (names.revealed && alias ? names.realName(alias) : alias && names.label(alias) !== alias ? names.label(alias) : 'a member');
     document.getElementById('left-off').replaceChildren(...(turn?.leftOff || []).map((x) => el('li', { class: 'hint', text: `${who(x.alias)} left off: ${names.hide(x.reason)}` })));
   }
 
@@ -270,6 +274,7 @@
     if (event.event === 'started') {
       turn.aliases = event.seats.map((s) => s.alias);
       turn.ask = event.ask || '';
+      view.askId = turn.ask; // the names, once judged, bring its cost
       state.textContent = `${event.seats.length} seat(s) on ${event.collection}, shape ${event.shape}` + (event.merged ? ', then a merge' : '') + '…';
       view.start(event.seats, event.merged);
       turn.leftOff = event.left_off;
@@ -283,9 +288,13 @@
     } else if (event.event === 'merged') {
       view.merged(event.merged);
     } else if (event.event === 'done' && event.costUsd !== undefined) {
-      // The ask's cost: the known prices' sum, and whether some call's price was unknown.
-      turn.cost = `This ask cost ${bw.costText(event.costUsd)}` + (event.costComplete ? '.' : ' (and some calls whose price is unknown).');
+      turn.cost = costLine(event); // blind, the stream leaves it out: the names bring it (`askCost`)
     }
+  }
+
+  // The ask's cost: the known prices' sum, and whether some call's price was unknown.
+  function costLine({ costUsd, costComplete }) {
+    return `This ask cost ${bw.costText(costUsd)}` + (costComplete ? '.' : ' (and some calls whose price is unknown).');
   }
 
   stop.addEventListener('click', () => running?.abort());

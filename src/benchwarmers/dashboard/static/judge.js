@@ -20,25 +20,32 @@
   // "Seat A", "Seat B"... per model, stable over a conversation's turns; in
   // blind mode handed out in a shuffled order, the model's name hidden
   // until `reveal()`.
-  function seatNames(blind) {
+  // `handles`: the server named the seats by handles (a blind ask on the Ask page, `dashboard/blind.py`),
+  // their models asked for once judged (`POST /ui/api/names`); Recent asks has the models already.
+  function seatNames(blind, { handles = false } = {}) {
     const letters = new Map();
     return {
       blind,
+      handles: blind && handles,
+      real: new Map(), // handle -> model, once revealed
       revealed: !blind,
+      realName(alias) { return this.real.get(alias) || alias; },
       assign(aliases) {
         const fresh = aliases.filter((a) => !letters.has(a));
         if (blind) shuffle(fresh);
         for (const alias of fresh) letters.set(alias, `Seat ${letter(letters.size)}`);
       },
       label(alias) { return letters.get(alias) || alias; },
-      shown(alias) { return this.revealed ? `${letters.get(alias) || ''} · ${alias}` : this.label(alias); },
+      shown(alias) { return this.revealed ? `${letters.get(alias) || ''} · ${this.realName(alias)}` : this.label(alias); },
       order(aliases) { return [...aliases].sort((a, b) => this.label(a).localeCompare(this.label(b))); },
       // A message of ours that names seats' models ("no model 'x' on the bench", a left-off
       // reason): while hidden, each model with a seat here is named by its seat instead.
       hide(text) {
         if (this.revealed) return text;
         const longest = [...letters.keys()].sort((a, b) => b.length - a.length);
-        return longest.reduce((out, alias) => out.split(alias).join(letters.get(alias)), String(text));
+        // A whole name: `gpt-4o` is not the start of `gpt-4o-mini`.
+        const whole = (alias) => new RegExp(`(?<![\\w.:/-])${alias.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w.:/-])`, 'g');
+        return longest.reduce((out, alias) => out.replace(whole(alias), () => letters.get(alias)), String(text));
       },
     };
   }
@@ -225,9 +232,17 @@
     }
 
     reveal() {
-      if (this.names.revealed) return;
-      this.names.revealed = true;
-      for (const turn of Turn.all) if (turn.names === this.names) turn.redraw();
+      const names = this.names;
+      if (names.revealed || names.revealing) return;
+      const turns = Turn.all.filter((turn) => turn.names === names && turn.root.isConnected);
+      if (!names.handles) { show(names, turns); return; }
+      names.revealing = true;
+      named(turns).then((ok) => {
+        names.revealing = false;
+        if (!ok) return;
+        show(names, turns);
+        this.onJudged(this);
+      });
     }
 
     redraw() {
@@ -251,6 +266,41 @@
     }
   }
   Turn.all = [];
+
+  function show(names, turns) {
+    names.revealed = true;
+    for (const turn of turns) turn.redraw();
+  }
+
+  // A blind conversation's models, and what the stream kept back with them (a failed seat's error,
+  // the costs), from the server once its asks are judged: false while one is not (the names wait).
+  async function named(turns) {
+    const calls = turns.flatMap((turn) => [...turn.seats.values()].map((s) => s.call).concat(turn.mergedJson?.call || []));
+    const result = await api('POST', '/ui/api/names', { calls: calls.filter(Boolean) });
+    if (!result.ok) return false;
+    const found = result.data.calls;
+    if (!calls.filter(Boolean).every((call) => found[call])) return false;
+    for (const turn of turns) {
+      for (const seat of turn.seats.values()) {
+        const it = found[seat.call];
+        turn.names.real.set(seat.alias, it.alias);
+        Object.assign(seat, { error: seat.status === 'cancelled' ? seat.error : it.error, costUsd: it.costUsd, serverSeat: it.seat });
+      }
+      const merge = turn.mergedJson && found[turn.mergedJson.call];
+      if (merge) Object.assign(turn.mergedJson, { alias: merge.alias, error: merge.error, costUsd: merge.costUsd });
+      else if (turn.mergedJson?.error) { // no merger answered: the mergers tried, as the merge said them
+        const tried = result.data.merges[turn.askId] || [];
+        turn.mergedJson.error = tried.map((m) => `${m.alias}: ${m.status}` + (m.error ? ` (${m.error})` : '')).join('; ') || 'no member could merge';
+      }
+      turn.askCost = result.data.asks[turn.askId];
+    }
+    return true;
+  }
+
+  // A verdict's body: blind and still named by handles, its answer names no model either.
+  function verdictBody(names, body) {
+    return names.handles && !names.revealed ? { ...body, blind: true } : body;
+  }
 
   // The merger's checked report beside the seats: what they agreed on, where
   // they contradicted each other (who on which side), points one seat alone
@@ -283,13 +333,13 @@
     card.className = `seat-card s-${seat.status}` + (seat.card.classList.contains('streaming') ? ' streaming' : '') + (seat.verdict ? ' judged' : '');
     card.dataset.label = names.label(seat.alias);
     // The server's seat ("Seat 2") is the panel's order, its members' as listed: blind, it waits too.
-    if (names.revealed) Object.assign(card.dataset, { alias: seat.alias, seat: seat.seat });
+    if (names.revealed) Object.assign(card.dataset, { alias: names.realName(seat.alias), seat: seat.serverSeat || seat.seat });
     else { delete card.dataset.alias; delete card.dataset.seat; }
     if (seat.call) card.dataset.call = seat.call;
     card.setAttribute('aria-label', `${names.shown(seat.alias)}, ${seat.status}`);
     const header = el('header', {},
       el('strong', { class: 'seat-name', text: names.label(seat.alias) }), ' ',
-      names.revealed ? el('span', { class: 'tag who', text: seat.alias }) : el('span', { class: 'tag who hidden-name', text: 'name hidden' }), ' ',
+      names.revealed ? el('span', { class: 'tag who', text: names.realName(seat.alias) }) : el('span', { class: 'tag who hidden-name', text: 'name hidden' }), ' ',
       el('span', { class: `status s-${seat.status}`, text: seat.status === 'writing' ? 'writing…' : seat.status }),
       seat.seconds !== undefined ? el('small', { text: ` ${seat.seconds} s` }) : null,
       names.revealed ? costTag(seat.costUsd) : null); // a price would tell a blind seat's model
@@ -362,7 +412,7 @@
     note.value = json.verdict?.note || '';
     const state = el('small', { class: 'judge-state', role: 'status', text: verdict ? said({ verdict, note: note.value }) : '' });
     const give = async (useful) => {
-      const result = await api('POST', '/ui/api/verdict', { call: json.call, useful, note: note.value.trim() });
+      const result = await api('POST', '/ui/api/verdict', verdictBody(names, { call: json.call, useful, note: note.value.trim() }));
       if (!result.ok) { state.textContent = message(result); return; }
       json.verdict = { useful, note: note.value.trim() };
       state.textContent = said({ verdict: useful ? 'useful' : 'not_useful', note: json.verdict.note });
@@ -402,7 +452,7 @@
   async function sendVerdict(seat, useful) {
     const card = seat.card;
     const note = card.querySelector('input.note')?.value.trim() || '';
-    const result = await api('POST', '/ui/api/verdict', { call: seat.call, useful, note });
+    const result = await api('POST', '/ui/api/verdict', verdictBody(card.turn.names, { call: seat.call, useful, note }));
     if (!result.ok) { card.querySelector('.judge-state').textContent = message(result); return; }
     seat.verdict = useful ? 'useful' : 'not_useful';
     seat.note = note;
@@ -424,7 +474,7 @@
   async function best(seat) {
     const turn = seat.card.turn;
     const note = seat.card.querySelector('input.note')?.value.trim() || '';
-    const result = await api('POST', '/ui/api/verdict', { best: seat.call, note });
+    const result = await api('POST', '/ui/api/verdict', verdictBody(turn.names, { best: seat.call, note }));
     const state = seat.card.querySelector('.judge-state');
     if (!result.ok) { state.textContent = message(result); return; }
     for (const pair of result.data.recorded?.pairs || []) remember(turn, pair);
@@ -522,7 +572,7 @@
     if (!a || !b || a === b) { state.textContent = 'Pick two different answers as A and B.'; return; }
     const note = bar.querySelector('input.note').value.trim();
     const body = choice === 'a' ? { better: a, worse: b } : choice === 'b' ? { better: b, worse: a } : { [choice]: [a, b] };
-    const result = await api('POST', '/ui/api/verdict', { ...body, note });
+    const result = await api('POST', '/ui/api/verdict', verdictBody(turn.names, { ...body, note }));
     if (!result.ok) { state.textContent = message(result); return; }
     for (const pair of result.data.recorded?.pairs || []) remember(turn, pair);
     bar.shownPair = null; // the next pair's note (or this one's, judged again) fills the box
