@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchwarmers.dashboard.blind import ERROR_HIDDEN, Blinder
+from benchwarmers.dashboard.blind import ERROR_HIDDEN, Blinder, hidden_ask
 
 pytestmark = pytest.mark.unit
 
@@ -75,3 +75,23 @@ def test_a_merge_names_its_seats_by_handle_and_its_merger_not_at_all() -> None:
     assert shown["agreement"] == [{"point": "sky", "heldBy": ["c_a", "c_b"], "contradictedBy": []}]
     assert shown["report"]["contradictions"][0]["sides"][0]["seats"] == ["c_a"]
     assert shown["report"]["unique"][0]["seat"] == "c_b"
+
+
+def test_a_recent_ask_is_hidden_until_judged_and_one_no_seat_answered_is_not() -> None:
+    def row(call: str, status: str, verdict: object = None, kind: str = "seat") -> dict[str, object]:
+        seat = {"call": call, "kind": kind, "seat": "Seat 1", "alias": call.upper(), "status": status}
+        return {**seat, "error": "" if status == "ok" else "X failed", "cost_usd": 0.1, "verdict": verdict}
+
+    ask = {"ask": "a_1", "collection": "trio", "pairs": [], "seats": [row("c_a", "ok"), row("c_b", "error")]}
+    hidden = hidden_ask(ask)
+    assert hidden["hidden"] is True and [s["alias"] for s in hidden["seats"]] == ["c_a", "c_b"]
+    assert hidden["seats"][1]["error"] == ERROR_HIDDEN and "cost_usd" not in hidden["seats"][0]
+    assert (
+        hidden_ask({**ask, "seats": [row("c_a", "ok", {"useful": True}), row("c_b", "error")]})["seats"][0][
+            "alias"
+        ]
+        == "C_A"
+    )
+    assert hidden_ask({**ask, "pairs": [{"better": "c_a"}]}) == {**ask, "pairs": [{"better": "c_a"}]}
+    nobody = {**ask, "seats": [row("c_a", "timeout"), row("c_m", "ok", kind="merge")]}
+    assert hidden_ask(nobody) == nobody  # no answer to judge: named at once, as the page does

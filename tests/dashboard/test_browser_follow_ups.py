@@ -20,7 +20,7 @@ from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.live_server import live_server
 from benchwarmers.testing.script import FakeRequest
 from tests.conftest import capable
-from tests.dashboard.test_browser_judging import answers, bench, stop_while_writing
+from tests.dashboard.test_browser_judging import answers, bench, logged_aliases, stop_while_writing
 
 expect = pytest.importorskip("playwright.sync_api").expect
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
@@ -38,12 +38,11 @@ def cli(*args: str) -> None:
         pool.submit(run).result()
 
 
-def seat_aliases(client: Any, page: Any, turn: int) -> dict[str, str]:
+def seat_aliases(home: Path, page: Any, turn: int) -> dict[str, str]:
     """Seat label -> alias of one turn's cards, read from the log (the page names none yet)."""
-    calls = page.locator("#conversation section.turn").nth(turn).locator(".seat-card")
-    by_call = {c.get_attribute("data-call"): c.get_attribute("data-label") for c in calls.all()}
-    seats = [s for ask in client.get("/ui/api/asks").json()["asks"] for s in ask["seats"]]
-    return {by_call[s["call"]]: s["alias"] for s in seats if s["call"] in by_call}
+    cards = page.locator("#conversation section.turn").nth(turn).locator(".seat-card").all()
+    logged = logged_aliases(home)
+    return {c.get_attribute("data-label"): logged[c.get_attribute("data-call")] for c in cards}
 
 
 def test_a_blind_conversation_of_four_turns_whose_seats_leave_the_bench_between_them(
@@ -58,7 +57,7 @@ def test_a_blind_conversation_of_four_turns_whose_seats_leave_the_bench_between_
         )
         b.ask("First question")
         page.locator("#ask-state >> text=Done.").wait_for()
-        first = seat_aliases(b.client, page, 0)
+        first = seat_aliases(home, page, 0)
         assert sorted(first) == ["Seat A", "Seat B", "Seat C"]
 
         # Seat C's model is retired: the follow-up to the same seats leaves it off, by its seat.
@@ -68,7 +67,7 @@ def test_a_blind_conversation_of_four_turns_whose_seats_leave_the_bench_between_
         page.locator("#conversation section.turn >> nth=1").wait_for()
         page.locator("#ask-state >> text=Done.").wait_for()
         expect(left_off).to_have_text("Seat C left off: retired: retired by the user")
-        assert seat_aliases(b.client, page, 1) == {"Seat A": first["Seat A"], "Seat B": first["Seat B"]}
+        assert seat_aliases(home, page, 1) == {"Seat A": first["Seat A"], "Seat B": first["Seat B"]}
         assert not any(name in page.content() for name in NAMES)
 
         # Seat B's model leaves the collection and the bench: asked alone, the refusal names its seat.
@@ -97,7 +96,7 @@ def test_a_blind_conversation_of_four_turns_whose_seats_leave_the_bench_between_
         # A turn to one seat costs that seat's price, which tells its model: it waits for the names.
         expect(page.locator("#ask-state")).to_contain_text("Its cost shows with the names.")
         assert "cost" not in page.locator("#ask-state").inner_text().replace("Its cost shows", "")
-        assert seat_aliases(b.client, page, 2) == {"Seat A": first["Seat A"]}
+        assert seat_aliases(home, page, 2) == {"Seat A": first["Seat A"]}
         assert [(m.role, m.text) for m in fake_provider.last(first["Seat A"]).messages] == [
             ("user", "First question"),
             ("assistant", "One."),

@@ -188,6 +188,13 @@ def test_a_blind_ask_names_no_model_in_what_the_page_fetches_until_judged(
             "asks": {},
             "merges": {},
         }
+        # Recent asks (the Collections page) name no model of it either, nor its error.
+        listed = ui.get("/ui/api/asks")
+        assert not any(name in listed.text for name in ("fast", "mid", "slow"))
+        assert [(s["alias"], s["seat"]) for s in listed.json()["asks"][0]["seats"]] == [
+            (h, h) for h in handles
+        ]
+        assert listed.json()["asks"][0]["hidden"] is True
         pair = {"better": answered[1], "worse": answered[0], "blind": True}
         said = ui.post("/ui/api/verdict", json=pair)
         assert said.status_code == 200 and "Alias" not in said.text
@@ -195,6 +202,8 @@ def test_a_blind_ask_names_no_model_in_what_the_page_fetches_until_judged(
         assert sorted(n["alias"] for n in named["calls"].values()) == ["fast", "mid", "slow"]
         assert named["calls"][failed]["error"].endswith("no such model: slow")
         assert list(named["asks"].values()) == [{"costUsd": 0, "costComplete": False}]
+        (judged,) = ui.get("/ui/api/asks").json()["asks"]
+        assert "hidden" not in judged and {s["alias"] for s in judged["seats"]} == {"fast", "mid", "slow"}
 
         # A follow-up names its seats by their handles, and they keep them.
         raw, again = ask(

@@ -54,7 +54,7 @@ from benchwarmers.core import (
     quotas_json,
     set_endpoint_key,
 )
-from benchwarmers.dashboard.blind import Blinder
+from benchwarmers.dashboard.blind import Blinder, hidden_ask
 from benchwarmers.dashboard.fields import FieldError, field, names, number, switch, text
 from benchwarmers.errors import StoreError, UserError
 from benchwarmers.formats.bench_json import left_off_json, merged_json, seat_json
@@ -367,7 +367,11 @@ class Backend:
     async def recent_asks(self, collection: str = "", limit: int = 20, before: str = "") -> dict[str, Any]:
         """A page of Recent asks and `next`, the cursor of the page after it (null: none older)."""
         asks, after = await self.panels.recent_asks(collection, limit=limit, before=before)
-        return {"asks": asks, "next": after or None}
+        blind = {c.name for c in await self.panels.collections() if c.blind}
+        return {
+            "asks": [hidden_ask(ask) if ask["collection"] in blind else ask for ask in asks],
+            "next": after or None,
+        }
 
     async def ask(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
         """The playground: the panel's events as small JSON objects, in the

@@ -99,3 +99,27 @@ class Blinder:
     def _cited(self, seats: list[str]) -> list[str]:
         """Seats a merger cites, by the server's label (or a model's name): their handles."""
         return [self.labels.get(s) or self.handles.get(s) or "" for s in seats]
+
+
+def judged(ask: dict[str, Any]) -> bool:
+    """A Recent asks row judged as `Panels.judged_names` judges one: a pair, a
+    verdict on each seat that answered, or none answered."""
+    answered = [s for s in ask["seats"] if s["kind"] == "seat" and s["status"] in ("ok", "empty")]
+    return bool(ask.get("pairs")) or all(s["verdict"] is not None for s in answered)
+
+
+def hidden_ask(ask: dict[str, Any]) -> dict[str, Any]:
+    """A blind collection's ask in Recent asks: as it is once judged; before,
+    each seat named by its call (`"hidden": true`), the merger by nothing,
+    and no error, price or explorer seat that could tell a model."""
+    if judged(ask):
+        return ask
+    seats = []
+    for seat in ask["seats"]:
+        quiet = {k: v for k, v in seat.items() if k not in ("cost_usd", "explorer")}
+        merge = seat["kind"] == "merge"
+        quiet.update(alias="" if merge else seat["call"], seat=seat["seat"] if merge else seat["call"])
+        if quiet["error"] and quiet["status"] != "cancelled":
+            quiet["error"] = ERROR_HIDDEN
+        seats.append(quiet)
+    return {**ask, "seats": seats, "hidden": True}

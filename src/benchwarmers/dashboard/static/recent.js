@@ -142,9 +142,18 @@
         el('time', { datetime: ask.at, text: readable(ask.at) })));
     into.insertBefore(article, before);
     const seats = ask.seats.filter((s) => s.kind !== 'merge');
-    const turn = new bw.Turn(article, { collection: ask.collection, names: namesOf(ask), question: questionText(ask.question), textKept: ask.question !== undefined, at: Date.parse(ask.at) });
-    turn.start(seats.map((s) => ({ seat: s.seat, alias: s.alias, call: s.call })));
-    for (const seat of seats) turn.done({ ...seat, content: seat.content ?? '', costUsd: seat.cost_usd });
+    // Blind, each seat is its call here, as the server names it until the ask is judged (`hidden`);
+    // once judged, the JSON brings the models, each under the letter it had.
+    const names = namesOf(ask);
+    const key = (s) => (names.blind ? s.call : s.alias);
+    names.handles = names.blind && Boolean(ask.hidden);
+    if (names.blind && !ask.hidden) for (const s of seats) names.real.set(s.call, s.alias);
+    const turn = new bw.Turn(article, { collection: ask.collection, names, question: questionText(ask.question), textKept: ask.question !== undefined, at: Date.parse(ask.at) });
+    turn.start(seats.map((s) => ({ seat: key(s), alias: key(s), call: s.call })));
+    for (const seat of seats) {
+      turn.done({ ...seat, seat: key(seat), alias: key(seat), content: seat.content ?? '', costUsd: seat.cost_usd });
+      if (!ask.hidden) turn.seats.get(key(seat)).serverSeat = seat.seat;
+    }
     const merge = ask.seats.find((s) => s.kind === 'merge' && s.seat !== 'report'); // not the merger's report call
     if (merge) turn.merged({ ...merge, content: merge.content ?? '', agreement: [], costUsd: merge.cost_usd });
     for (const pair of ask.pairs || []) turn.remember(pair);
@@ -166,7 +175,7 @@
   function namesOf(ask) {
     if (!names.has(ask.ask)) {
       const section = document.querySelector(`section[data-collection="${CSS.escape(ask.collection)}"]`);
-      names.set(ask.ask, bw.seatNames(section?.dataset.blind === '1'));
+      names.set(ask.ask, bw.seatNames(section?.dataset.blind === '1', { handles: true }));
     }
     return names.get(ask.ask);
   }
