@@ -12,17 +12,22 @@ names its seats (and threads) by their handles, which the log turns back
 into models (`Panels.seat_aliases`); the stream then names each by the
 same handle again, so a seat keeps its letter across turns. Once the
 person has judged, the page asks `POST /ui/api/names` for what was left
-out (`Panels.judged_names`: only for asks judged).
+out (`Panels.judged_names`: only for asks judged). Recent asks of a blind
+collection are so too (`hidden_ask`): an ask not judged yet names its seats
+by their calls. Neither lists the seats in the members' order, which the
+Collections page shows.
 """
 
 from __future__ import annotations
 
+import random
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 # A seat's error kept back while blind; a stop's or a cut's is ours and names no model.
 ERROR_HIDDEN = "hidden until the names are shown"
+_SHUFFLE = random.SystemRandom()
 # What a seat or a merge says that could tell its model.
 _TELLING = ("costUsd", "usage", "note", "explorer", "freesAt")
 
@@ -38,8 +43,9 @@ class Blinder:
     def event(self, out: dict[str, Any]) -> dict[str, Any]:
         """The event's JSON as the page may see it."""
         kind = out["event"]
-        if kind == "started":
+        if kind == "started":  # shuffled: the seats' order is the members' order
             out["seats"] = [self._named(seat) for seat in out["seats"]]
+            _SHUFFLE.shuffle(out["seats"])
             out["left_off"] = [
                 {"alias": self.handles.get(x["alias"], ""), "reason": self.hide(x["reason"])}
                 for x in out["left_off"]
@@ -111,11 +117,13 @@ def judged(ask: dict[str, Any]) -> bool:
 def hidden_ask(ask: dict[str, Any]) -> dict[str, Any]:
     """A blind collection's ask in Recent asks: as it is once judged; before,
     each seat named by its call (`"hidden": true`), the merger by nothing,
-    and no error, price or explorer seat that could tell a model."""
+    and no error, price or explorer seat that could tell a model; its seats
+    in the order of their calls, not the members'."""
     if judged(ask):
         return ask
     seats = []
-    for seat in ask["seats"]:
+    # By call, not in seat order (the members' order): the same order on every read of it.
+    for seat in sorted(ask["seats"], key=lambda s: (s["kind"] == "merge", s["call"])):
         quiet = {k: v for k, v in seat.items() if k not in ("cost_usd", "explorer")}
         merge = seat["kind"] == "merge"
         quiet.update(alias="" if merge else seat["call"], seat=seat["seat"] if merge else seat["call"])
