@@ -142,7 +142,7 @@
     offered.set(MERGED, MERGED);
     const last = lastSeats();
     const panel = panelSeats();
-    const labels = (aliases) => aliases.map((a) => names.label(a)).join(', ');
+    const labels = (aliases) => names.order(aliases).map((a) => names.label(a)).join(', ');
     follow.elements.to.replaceChildren(
       el('option', { value: '', text: `the same seats (${labels(last)})` }),
       ...(panel.length > new Set(last).size ? [el('option', { value: PANEL, text: `the whole panel again (${labels(panel)})` })] : []),
