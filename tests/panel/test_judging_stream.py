@@ -204,20 +204,17 @@ def test_a_blind_ask_names_no_model_in_what_the_page_fetches_until_judged(
         (judged,) = ui.get("/ui/api/asks").json()["asks"]
         assert "hidden" not in judged and {s["alias"] for s in judged["seats"]} == {"fast", "mid", "slow"}
 
-        # A follow-up names its seats by their handles, and they keep them.
-        raw, again = ask(
-            {
-                "messages": [
-                    {"role": "user", "content": "which?"},
-                    {"role": "assistant", "content": "one"},
-                ],
-                "prompt": "and now?",
-                "seats": answered,
-            }
-        )
-        assert [s["alias"] for s in again[0]["seats"]] == answered
+        # A follow-up names its seats (and a seat's own thread) by their handles, and they keep them.
+        history = [{"role": "user", "content": "which?"}, {"role": "assistant", "content": "one"}]
+        own = [{"role": "user", "content": "which?"}, {"role": "assistant", "content": "its own"}]
+        threads = {answered[0]: own, answered[1]: history}
+        raw, again = ask({"messages": history, "prompt": "and now?", "seats": answered, "threads": threads})
+        assert sorted(s["alias"] for s in again[0]["seats"]) == sorted(answered)
+        first_model = named["calls"][answered[0]]["alias"]
+        assert [m.text for m in fake_provider.last(first_model).messages] == ["which?", "its own", "and now?"]
         assert not any(name in raw for name in ("fast", "mid", "slow"))
-        assert [m.text for m in fake_provider.last("mid").messages] == ["which?", "one", "and now?"]
+        second_model = named["calls"][answered[1]]["alias"]
+        assert [m.text for m in fake_provider.last(second_model).messages] == ["which?", "one", "and now?"]
         # Unticked on the page, the same collection's ask names its models.
         raw, shown = ask({"prompt": "named?", "blind": False})
         assert {s["alias"] for s in shown[0]["seats"]} == {"fast", "mid", "slow"}
