@@ -274,6 +274,11 @@ class Caller:
                                     await behind
                 except ProviderError:
                     pass
+                except asyncio.CancelledError as exc:
+                    # Cancelled here, between chunks (waiting on a stream's reader), not in
+                    # the call: the call ends as that cancellation says, not as abandoned.
+                    call_stream.cancelled_by = exc
+                    raise
         except asyncio.CancelledError as exc:
             task = asyncio.current_task()
             if cut_reason(exc) is None or call_stream.result is None or task is None:
@@ -322,6 +327,16 @@ class _Outcome:
         """The panel's reply went out without it (`task.cancel(cut(reason))`)."""
         self.status, self.error = "cancelled", cut(reason)
 
+    def cancelled(self, exc: asyncio.CancelledError) -> None:
+        """Its task was cancelled: a person's stop, a cut, or else its consumer left."""
+        reason = cut_reason(exc)
+        if exc.args == (STOPPED,):
+            self.stopped()
+        elif reason is not None:
+            self.cut(reason)
+        else:
+            self.abandoned()
+
     def abandoned(self) -> None:
         """The consumer left (or its task was cancelled) before the end."""
         self.status, self.error = "error", self.error or "the caller stopped waiting for the reply"
@@ -368,6 +383,9 @@ class CallStream:
         # Whether the endpoint answered at all (None: the call never learned it).
         self._reached: bool | None = None
         self._iterator: AsyncIterator[Chunk] | None = None
+        # The cancellation that closed the call from its consumer's side (a
+        # stop or a cut landing between chunks): the call ends as it says.
+        self.cancelled_by: asyncio.CancelledError | None = None
 
     def __aiter__(self) -> AsyncIterator[Chunk]:
         if self._iterator is None:
@@ -445,16 +463,13 @@ class CallStream:
             await self._learn_failure(outcome, exc)
             raise
         except asyncio.CancelledError as exc:
-            reason = cut_reason(exc)
-            if exc.args == (STOPPED,):
-                outcome.stopped()
-            elif reason is not None:
-                outcome.cut(reason)
-            else:
-                outcome.abandoned()
+            outcome.cancelled(exc)
             raise
         except GeneratorExit:
-            outcome.abandoned()
+            if self.cancelled_by is None:
+                outcome.abandoned()
+            else:
+                outcome.cancelled(self.cancelled_by)
             raise
         except Exception as exc:  # a bug below us still ends as a recorded call
             outcome.broke(exc)
