@@ -21,6 +21,7 @@ under them.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -107,8 +108,9 @@ class Panels:
         before a front end starts its reply, and a stream that starts is one
         that finishes. The panel itself runs in the engine's own task: a
         caller that stops listening leaves it to finish and be recorded,
-        unless `stop_on_close` (a person's stop button: closing the stream
-        cancels the seats still answering, recorded `cancelled`).
+        unless `stop_on_close` (a person's stop button, a gateway client
+        hanging up: closing the stream cancels the seats still answering,
+        recorded `cancelled`).
         A caller that waits for the whole reply asks `answer`.
 
         Under `unanswered_is_error` the first event is handed on only once a
@@ -195,11 +197,14 @@ class Panels:
                 status=403,
             )
 
-    async def answer(self, ask: Ask) -> PanelReply:
+    async def answer(self, ask: Ask, *, left: asyncio.Future[None] | None = None) -> PanelReply:
         """The whole reply at once, for front ends that do not stream: the
         checks and the seating as in `panel`, then the engine's reply, with
         no event on the way (no stream wraps them). The panel keeps its slot
-        until its seats are over, even when this caller leaves first."""
+        until its seats are over, even when this caller leaves first.
+        `left`: done when the caller has gone (an HTTP client that hung up):
+        the panel stops as a closed `panel(stop_on_close=True)` does, its
+        seats still answering cancelled, and this raises `errors.Left`."""
         view = await self._admitted(ask)
         slot = await self._panel_slot()
         engine = PanelEngine(self.runtime)
@@ -208,7 +213,7 @@ class Panels:
         except BaseException:
             slot.release()  # seating failed: no panel runs
             raise
-        reply = await engine.reply_to(plan, on_done=slot.release)
+        reply = await engine.reply_to(plan, on_done=slot.release, left=left)
         if self.unanswered_is_error and (failure := unanswered(reply)):
             raise failure
         return reply

@@ -9,14 +9,16 @@ journaled on SQLite, committed on PostgreSQL), so a client told of a call
 finds it, even after a crash. A seat's failure is that seat's status, never
 the request's.
 
-The work runs in a task of its own that the event stream only watches:
-when the client hangs up, the stream's consumer goes away but the panel
+The work runs in a task of its own that the event stream (or the caller
+of a whole reply) only watches: when that consumer goes away the panel
 still finishes and every seat (and the merge) is still recorded, so a
-verdict can name them later and the bench learns from them. Unless the
-stream is a person's, who may stop it (`run(stop_on_close=True)`: the
-dashboard): then closing the stream cancels the seats still answering,
-upstream too, and they are recorded `cancelled`. The engine knows no HTTP
-and no format.
+verdict can name them later and the bench learns from them. Unless its
+caller asked that leaving stop it (`run(stop_on_close=True)`: the
+dashboard's Stop, a panel stream's client hanging up;
+`reply_to(left=...)`: a whole reply's client hanging up): then the seats
+still answering are cancelled, upstream too, and recorded `cancelled`,
+owing no verdict, while those already in stay as they were. The engine
+knows no HTTP and no format: what "left" means is the front end's.
 
 Each seat's call id is minted before the seats are asked, so
 `PanelStarted` names it; an ask that wants text as it is written
@@ -44,6 +46,7 @@ from benchwarmers import metrics
 from benchwarmers.calls.call_ids import new_call_id
 from benchwarmers.calls.caller import STOPPED, Caller, CallResult, await_recorded
 from benchwarmers.calls.cost import Total
+from benchwarmers.errors import Left
 from benchwarmers.panel import history, judge, pace, quorum
 from benchwarmers.panel.hand import Hand, Stream, Whole
 from benchwarmers.panel.merger import merge
@@ -124,15 +127,43 @@ class PanelEngine:
         """The whole reply at once (non-streamed clients, the CLI, MCP)."""
         return await self.reply_to(await plan_panel(self.runtime, ask, collection, rng=self.rng))
 
-    async def reply_to(self, plan: Plan, *, on_done: Callable[[object], None] | None = None) -> PanelReply:
+    async def reply_to(
+        self,
+        plan: Plan,
+        *,
+        on_done: Callable[[object], None] | None = None,
+        left: asyncio.Future[None] | None = None,
+    ) -> PanelReply:
         """The whole reply to a planned panel. No event is handed on: the
         caller sleeps until the reply is in (a queue would wake it for the
         panel's start). It waits on a future of its own, never on the
         panel's task, so a caller that leaves does not stop the panel, which
-        still finishes and is recorded; `on_done` as in `run`."""
+        still finishes and is recorded; `on_done` as in `run`. `left`: done
+        when the caller has gone (its client hung up) before the reply: the
+        panel is stopped as `run(stop_on_close=True)` stops it, and this
+        raises `Left` once its seats are recorded. Nothing is injected into
+        the caller's own task: only the panel's task is cancelled."""
         reply: asyncio.Future[PanelReply] = asyncio.get_running_loop().create_future()
-        self._launch(plan, Whole(reply), on_done)
-        return await reply
+        task = self._launch(plan, Whole(reply), on_done)
+        if left is None:
+            return await reply
+
+        def leaving(_: object) -> None:
+            if not reply.done():
+                task.cancel(STOPPED)
+                # A task cancelled before its first step never hands anything on.
+                task.add_done_callback(lambda _: reply.done() or reply.cancel())
+
+        left.add_done_callback(leaving)
+        try:
+            return await reply
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if left.done() and current is not None and not current.cancelling():
+                raise Left(f"bench/{plan.collection.name}: the client left before the reply") from None
+            raise
+        finally:
+            left.remove_done_callback(leaving)
 
     def _launch(self, plan: Plan, hand: Hand, on_done: Callable[[object], None] | None) -> asyncio.Task[None]:
         task = asyncio.create_task(self._work(plan, hand, on_done))
