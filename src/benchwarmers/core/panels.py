@@ -22,6 +22,8 @@ under them.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 from collections.abc import AsyncGenerator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -279,6 +281,13 @@ class Panels:
     async def recent_asks(
         self, collection: str = "", limit: int = RECENT_ASKS, before: str = ""
     ) -> tuple[list[dict[str, Any]], str]:
+        """A page of the latest asks and the next page's cursor (`recent_asks_page`)."""
+        page, after, _tag = await self.recent_asks_page(collection, limit, before)
+        return page or [], after
+
+    async def recent_asks_page(
+        self, collection: str = "", limit: int = RECENT_ASKS, before: str = "", unless: str = ""
+    ) -> tuple[list[dict[str, Any]] | None, str, str]:
         """The gateway's latest asks (of the collections this identity may
         call), newest first, each with its seats in seat order and the merge
         last: call id, alias, status, time, tokens, verdict (and note); the
@@ -288,8 +297,14 @@ class Panels:
 
         Paged by a stable cursor: `before` is an ask id, and the page holds
         the asks older than it (by their last call, then ask id). Returned
-        with the cursor of the next page ("" when none is older). The read
-        walks the calls' `at` index down from the cursor, never the whole log."""
+        with the cursor of the next page ("" when none is older) and its tag:
+        a digest of everything the page shows but the kept text itself
+        (which is written once and only ever removed: the ids of what is kept
+        stand for it). A page whose tag is `unless` is not read further and
+        is None: a poller that has it already (the dashboard's, every few
+        seconds, of a page that can hold megabytes of kept answers) costs the
+        small reads and no text. The read walks the calls' `at` index down
+        from the cursor, never the whole log."""
         if not 1 <= limit <= MAX_RECENT_ASKS:
             raise UserError(f"limit must be 1 to {MAX_RECENT_ASKS}", field="limit")
         where = [Call.kind.in_(("seat", "merge")), Call.ask_id != ""]
@@ -333,17 +348,23 @@ class Panels:
             ask["at"] = iso_utc(call.at)
             ask["seats"].append(_seat_row(call, verdict))
         judged_pairs = await pairs.pairs_of_asks(self.runtime.store, list(grouped))
-        texts = await kept.kept_asks(self.runtime.store, list(grouped))
         for ask in grouped.values():
             ask["seats"].sort(key=_seat_order)
             ask["pairs"] = judged_pairs.get(ask["ask"], [])
+        page = [grouped[a[0]] for a in asks if a[0] in grouped]
+        after = asks[-1][0] if more and asks else ""
+        kept_ids = await kept.kept_ids(self.runtime.store, list(grouped))
+        tag = hashlib.sha256(json.dumps([page, kept_ids, after], sort_keys=True).encode()).hexdigest()[:32]
+        if unless and unless == tag:
+            return None, after, tag
+        texts = await kept.kept_asks(self.runtime.store, list(grouped))
+        for ask in page:
             text = texts.get(ask["ask"])
             if text is not None:
                 ask["question"] = text.question
                 for seat in ask["seats"]:
                     seat["content"] = text.answers.get(seat["call"], "")
-        page = [grouped[a[0]] for a in asks if a[0] in grouped]
-        return page, (asks[-1][0] if more and asks else "")
+        return page, after, tag
 
     async def _ask_page(
         self, session: Any, where: list[Any], cursor: tuple[datetime, str] | None, want: int

@@ -363,10 +363,14 @@ class Backend:
     async def remove_collection(self, name: str) -> None:
         await self.admin.remove_collection(name)
 
-    async def recent_asks(self, collection: str = "", limit: int = 20, before: str = "") -> dict[str, Any]:
-        """A page of Recent asks and `next`, the cursor of the page after it (null: none older)."""
-        asks, after = await self.panels.recent_asks(collection, limit=limit, before=before)
-        return {"asks": asks, "next": after or None}
+    async def recent_asks(
+        self, collection: str = "", limit: int = 20, before: str = "", unless: str = ""
+    ) -> tuple[dict[str, Any] | None, str]:
+        """A page of Recent asks and `next`, the cursor of the page after it
+        (null: none older), with the page's tag; None for the page when its
+        tag is `unless` (the poller has it: `Panels.recent_asks_page`)."""
+        asks, after, tag = await self.panels.recent_asks_page(collection, limit, before, unless)
+        return (None if asks is None else {"asks": asks, "next": after or None}), tag
 
     async def ask(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
         """The playground: the panel's events as small JSON objects, in the

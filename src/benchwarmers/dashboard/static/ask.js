@@ -248,6 +248,27 @@
 
   stop.addEventListener('click', () => running?.abort());
 
+  // The asks on the page, looked at again every few seconds (Recent asks' first page, with its
+  // ETag: a 304 while nothing changed): a verdict or a pair given elsewhere (the API, the CLI,
+  // another tab) shows on its card, so nobody judges against what they cannot see.
+  let asksTag = '';
+  async function lookAgain() {
+    const turns = (conversation?.turns || []).filter((turn) => turn.ask);
+    if (turns.length && !running && !document.hidden) {
+      const result = await bw.api('GET', '/ui/api/asks', null, asksTag ? { 'if-none-match': asksTag } : {});
+      if (result.ok) {
+        asksTag = result.headers.get('etag') || '';
+        const byAsk = new Map(result.data.asks.map((ask) => [ask.ask, ask]));
+        for (const turn of turns) {
+          // A card that waited (a note being typed) is looked at again in full next time.
+          if (byAsk.has(turn.ask) && turn.view.sync(byAsk.get(turn.ask))) asksTag = '';
+        }
+      }
+    }
+    setTimeout(lookAgain, 3000);
+  }
+  setTimeout(lookAgain, 3000);
+
   document.addEventListener('keydown', (event) => {
     if (event.defaultPrevented) return;
     if (event.key === 'Escape' && running) { event.preventDefault(); running.abort(); return; }
