@@ -1458,5 +1458,17 @@ def test_the_ask_page_shows_a_verdict_and_a_pair_given_elsewhere_on_its_answers(
         expect(alpha.locator(".judge-state")).to_contain_text("✓ useful")
         (stored,) = b.client.get("/ui/api/asks").json()["asks"]
         assert {s["alias"]: s["verdict"] and s["verdict"]["useful"] for s in stored["seats"]}["alpha"] is True
+        # A pair's note being typed: a pair given elsewhere meanwhile waits, the words stay.
+        pair_note = page.locator("#conversation section.compare input.note")
+        pair_note.fill("mine, half typed")
+        pair_note.focus()
+        tie = {"tie": [calls["alpha"], calls["gamma"]], "note": "a tie from the API"}
+        assert b.client.post("/bench/verdict", json=tie).status_code == 200
+        page.wait_for_timeout(7000)  # two looks at least
+        expect(pair_note).to_have_value("mine, half typed")
+        expect(page.locator("#conversation .pairs li")).to_have_count(1)
+        page.evaluate("document.activeElement.blur()")
+        expect(page.locator("#conversation .pairs li")).to_have_count(2, timeout=10_000)
+        expect(pair_note).to_have_value("mine, half typed")
         page.screenshot(path=str(artifacts / "ask-judged-elsewhere.png"), full_page=True)
         assert b.watch.take() == []

@@ -252,13 +252,19 @@
         draw(seat);
         changed = true;
       }
+      // The compare bar in use (A or B being chosen, a pair's note typed): its pairs wait too.
+      const comparing = this.compare.contains(document.activeElement) && document.activeElement.matches('input, select, textarea');
       for (const pair of ask.pairs || []) {
         const known = this.pairs.get(pairKey(pair.better, pair.worse));
         if (known && known.outcome === pair.outcome && known.better === pair.better && (known.note || '') === (pair.note || '')) continue;
+        if (comparing) { waiting = true; continue; }
         remember(this, pair);
         changed = true;
       }
-      if (changed) { refreshCompare(this); this.revealIfJudged(); }
+      if (changed) {
+        if (!comparing) refreshCompare(this);
+        this.revealIfJudged();
+      }
       return waiting;
     }
 
