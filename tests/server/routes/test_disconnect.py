@@ -13,6 +13,7 @@ import socket
 from typing import Any
 
 import httpx
+import openai
 import pytest
 
 from tests.waiting import wait_for
@@ -199,3 +200,18 @@ def test_an_mcp_ask_hung_up_keeps_its_seats(bench: Bench, path: str) -> None:
         assert both, new_calls(bench.home, known, "seat")
         seats = new_calls(bench.home, known, "seat")
         assert {(r["alias"], r["status"]) for r in seats} >= {("alpha", "ok")}
+
+
+def test_an_sdk_that_times_out_stops_its_panel(bench: Bench) -> None:
+    """The official OpenAI client giving up on a whole reply (its timeout,
+    no retry) is a client hanging up: the seat still held upstream is
+    cancelled, not left to answer nobody (with retries, each attempt's
+    panel would have run on)."""
+    known = {row["id"] for row in rows(bench.home, "SELECT id FROM calls")}
+    client = openai.OpenAI(base_url=bench.url + "/v1", api_key="unused", timeout=5.0, max_retries=0)
+    with httpx.Client(base_url=bench.url, timeout=30) as http, bench.slow_held(started=True):
+        with pytest.raises(openai.APITimeoutError):
+            client.chat.completions.create(
+                model="bench/lagging", messages=[{"role": "user", "content": LAGGING_PROMPT}]
+            )
+        assert_stopped_like_stop(bench, http, known)
