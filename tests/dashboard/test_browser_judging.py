@@ -1407,6 +1407,9 @@ def test_older_asks_show_what_was_judged_elsewhere_and_an_idle_poll_costs_no_bod
         expect(alpha.locator(".judge-state")).to_have_text("✓ useful — “second thought”", timeout=10_000)
         expect(oldest.locator(".pairs li")).to_have_count(1)
         expect(oldest.locator(".pairs li")).to_contain_text("beta wins")
+        # The record table follows a verdict on an older ask too.
+        record = page.locator('table[data-record="trio"]')
+        expect(record.locator('tr[data-alias="alpha"] td.useful')).to_have_text("1")
         # Acted on here afterwards, the card judges from what the store holds.
         alpha.locator('button[data-verdict="not_useful"]').click()
         expect(alpha.locator(".judge-state")).to_contain_text("✗ not useful")

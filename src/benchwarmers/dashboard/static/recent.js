@@ -65,6 +65,7 @@
     olderBox.replaceChildren();
     for (const ask of result.data.asks) drawAsk(ask, olderBox);
     putBack(olderBox, hands);
+    refreshRecords(); // a verdict given elsewhere on an older ask moves its record too
   }
 
   // A field in a list in use (a note being typed, A or B being chosen): that list waits.
