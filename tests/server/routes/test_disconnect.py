@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 from typing import Any
 
 import httpx
@@ -215,3 +216,35 @@ def test_an_sdk_that_times_out_stops_its_panel(bench: Bench) -> None:
                 model="bench/lagging", messages=[{"role": "user", "content": LAGGING_PROMPT}]
             )
         assert_stopped_like_stop(bench, http, known)
+
+
+@pytest.mark.parametrize("name", sorted(PANEL_STREAMS))
+def test_a_panel_stream_hung_up_before_any_seat_answered_cancels_every_seat(bench: Bench, name: str) -> None:
+    """Hung up while the stream still waits for its first answer (its status
+    not sent yet): every seat is cancelled upstream and logged `cancelled`."""
+    known = {row["id"] for row in rows(bench.home, "SELECT id FROM calls")}
+    path, body = PANEL_STREAMS[name]
+    port = httpx.URL(bench.url).port
+    payload = json.dumps(body).encode()
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"content-type: application/json\r\ncontent-length: {len(payload)}\r\n\r\n"
+    )
+    alpha = bench.fake.models["alpha"]
+    alpha.hold, alpha.hold_after = threading.Event(), 0
+    try:
+        with bench.slow_held(started=True):
+            since = len(bench.fake.timeline)
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
+                raw.sendall(head.encode() + payload)
+                assert wait_for(
+                    lambda: {("asked", "alpha"), ("asked", "slow")} <= set(bench.fake.timeline[since:])
+                )
+            both = wait_for(lambda: len(new_calls(bench.home, known, "seat")) == 2)
+            seats = {r["alias"]: r["status"] for r in new_calls(bench.home, known, "seat")}
+            assert both and seats == {"alpha": "cancelled", "slow": "cancelled"}, seats
+            timeline = bench.fake.timeline
+            assert wait_for(lambda: {s for e, s in timeline[since:] if e == "closed"} >= {"alpha", "slow"})
+    finally:
+        alpha.hold.set()
+        alpha.hold, alpha.hold_after = None, None
