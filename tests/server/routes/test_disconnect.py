@@ -166,6 +166,8 @@ def test_a_whole_panel_reply_hung_up_cancels_the_seats_still_answering(bench: Be
             )
             assert wait_for(lambda: new_calls(bench.home, known, "seat"))
         assert_stopped_like_stop(bench, client, known)
+        # The reply nobody reads is counted as a client that closed its request.
+        assert 'status="499"' in client.get("/metrics").text
 
 
 @pytest.mark.parametrize("name", sorted(ROUTE_STREAMS))

@@ -252,18 +252,17 @@
   // ETag: a 304 while nothing changed): a verdict or a pair given elsewhere (the API, the CLI,
   // another tab) shows on its card, so nobody judges against what they cannot see.
   let asksTag = '';
+  let seen = new Map(); // the asks as last read, by ask id: a card that waited is synced from it later
   async function lookAgain() {
     const turns = (conversation?.turns || []).filter((turn) => turn.ask);
     if (turns.length && !running && !document.hidden) {
       const result = await bw.api('GET', '/ui/api/asks', null, asksTag ? { 'if-none-match': asksTag } : {});
       if (result.ok) {
         asksTag = result.headers.get('etag') || '';
-        const byAsk = new Map(result.data.asks.map((ask) => [ask.ask, ask]));
-        for (const turn of turns) {
-          // A card that waited (a note being typed) is looked at again in full next time.
-          if (byAsk.has(turn.ask) && turn.view.sync(byAsk.get(turn.ask))) asksTag = '';
-        }
+        seen = new Map(result.data.asks.map((ask) => [ask.ask, ask]));
       }
+      // A card whose field is in use waits (`Turn.sync`), and is synced here at a later look.
+      for (const turn of turns) if (seen.has(turn.ask)) turn.view.sync(seen.get(turn.ask));
     }
     setTimeout(lookAgain, 3000);
   }

@@ -235,6 +235,7 @@
     // What the store holds of this turn's ask (an ask of Recent asks' JSON): a verdict, a note
     // or a pair given elsewhere (the API, the CLI, another tab) shown here as if given here.
     // A card whose field is in use (a note being typed) waits for the next look: true when one did.
+    // Idempotent: called again with the same ask, it changes nothing.
     sync(ask) {
       let changed = false;
       let waiting = false;

@@ -26,12 +26,12 @@
 
   async function refresh() {
     clearTimeout(timer);
-    const result = await api('GET', '/ui/api/asks', null, tag ? { 'if-none-match': tag } : {});
-    if (result.ok) {
+    // A field of the first page in use (a note typed, A or B chosen): it waits, unread.
+    const result = typing(box) ? null : await api('GET', '/ui/api/asks', null, tag ? { 'if-none-match': tag } : {});
+    if (result?.ok && !typing(box)) {
+      tag = result.headers.get('etag') || '';
       const text = JSON.stringify(result.data.asks);
-      if (typing(box)) tag = ''; // not drawn: the next poll reads it whole again
-      else tag = result.headers.get('etag') || '';
-      if (text !== last && !typing(box)) {
+      if (text !== last) {
         last = text;
         const hands = inHand(box);
         draw(result.data.asks);
@@ -42,7 +42,7 @@
       if (!pagedBack) { next = result.data.next; olderButton.hidden = !next; }
       else await fillGap(result.data.asks, result.data.next);
     }
-    if (pagedBack && (result.ok || result.status === 304)) await refreshOlder(firstNext);
+    if (pagedBack && firstNext) await refreshOlder(firstNext);
     timer = setTimeout(refresh, 3000);
   }
 
