@@ -103,6 +103,20 @@ PANEL_WHOLES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
+def raw_ask(bench: Bench, path: str, body: dict[str, Any]) -> socket.socket:
+    """The request sent on a socket of its own, whose reply is never read:
+    closing it (the `with` block's end) is the client hanging up."""
+    payload = json.dumps(body).encode()
+    port = httpx.URL(bench.url).port
+    raw = socket.create_connection(("127.0.0.1", port), timeout=30)
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"content-type: application/json\r\ncontent-length: {len(payload)}\r\n\r\n"
+    )
+    raw.sendall(head.encode() + payload)
+    return raw
+
+
 def panels_in_flight(client: httpx.Client) -> float:
     """The `benchwarmers_panels_in_flight` gauge of `/metrics`."""
     text = client.get("/metrics").text
@@ -150,16 +164,9 @@ def test_a_whole_panel_reply_hung_up_cancels_the_seats_still_answering(bench: Be
     stops the panel as a stream's does: no seat runs on for nobody."""
     known = {row["id"] for row in rows(bench.home, "SELECT id FROM calls")}
     path, body = PANEL_WHOLES[name]
-    port = httpx.URL(bench.url).port
-    payload = json.dumps(body).encode()
-    head = (
-        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-        f"content-type: application/json\r\ncontent-length: {len(payload)}\r\n\r\n"
-    )
     with httpx.Client(base_url=bench.url, timeout=30) as client, bench.slow_held(started=True):
         since = len(bench.fake.timeline)
-        with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
-            raw.sendall(head.encode() + payload)
+        with raw_ask(bench, path, body):
             # Hang up once alpha answered and slow is asked (and held).
             assert wait_for(
                 lambda: {("answered", "alpha"), ("asked", "slow")} <= set(bench.fake.timeline[since:])
@@ -226,19 +233,12 @@ def test_a_panel_stream_hung_up_before_any_seat_answered_cancels_every_seat(benc
     not sent yet): every seat is cancelled upstream and logged `cancelled`."""
     known = {row["id"] for row in rows(bench.home, "SELECT id FROM calls")}
     path, body = PANEL_STREAMS[name]
-    port = httpx.URL(bench.url).port
-    payload = json.dumps(body).encode()
-    head = (
-        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-        f"content-type: application/json\r\ncontent-length: {len(payload)}\r\n\r\n"
-    )
     alpha = bench.fake.models["alpha"]
     alpha.hold, alpha.hold_after = threading.Event(), 0
     try:
         with bench.slow_held(started=True):
             since = len(bench.fake.timeline)
-            with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
-                raw.sendall(head.encode() + payload)
+            with raw_ask(bench, path, body):
                 assert wait_for(
                     lambda: {("asked", "alpha"), ("asked", "slow")} <= set(bench.fake.timeline[since:])
                 )
