@@ -140,6 +140,9 @@ def assert_stopped_like_stop(bench: Bench, client: httpx.Client, known: set[str]
     assert error == "stopped by the person who asked", error
     refused = client.post("/bench/verdict", json={"call": seats["slow"]["id"], "useful": False})
     assert refused.status_code == 400, refused.text
+    pair = {"better": seats["alpha"]["id"], "worse": seats["slow"]["id"]}
+    refused = client.post("/bench/verdict", json=pair)
+    assert refused.status_code == 400 and "did not answer (cancelled)" in refused.text, refused.text
     judged = client.post("/bench/verdict", json={"call": seats["alpha"]["id"], "useful": True})
     assert judged.status_code == 200, judged.text
     assert wait_for(lambda: panels_in_flight(client) == 0), panels_in_flight(client)
