@@ -1475,3 +1475,31 @@ def test_the_ask_page_shows_a_verdict_and_a_pair_given_elsewhere_on_its_answers(
         expect(pair_note).to_have_value("mine, half typed")
         page.screenshot(path=str(artifacts / "ask-judged-elsewhere.png"), full_page=True)
         assert b.watch.take() == []
+
+
+def test_the_ask_page_shows_a_merge_judged_elsewhere(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """The merged answer on the Ask page follows a verdict given on it
+    elsewhere (the API, another tab), as the seats' cards do."""
+    models = [
+        FakeModel("alpha", answer=capable),
+        FakeModel("beta", answer=capable),
+        FakeModel("merger", answer=script.merger("the merged answer", script.PLAIN_REPORT)),
+    ]
+    merged = {"members": ["alpha", "beta"], "reply": "merged", "merger": "merger"}
+    with bench(browser, home, fake_provider, models, **merged) as b:
+        page = b.page
+        b.ask("Merge this, then judge it elsewhere")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        merge = page.locator(".merged-card")
+        call = merge.get_attribute("data-call")
+        said = {"call": call, "useful": False, "note": "merge judged elsewhere"}
+        assert b.client.post("/bench/verdict", json=said).status_code == 200
+        expect(merge.locator(".judge-state")).to_have_text(
+            "✗ not useful — “merge judged elsewhere”", timeout=10_000
+        )
+        expect(merge.locator('button[data-merge-verdict="not_useful"]')).to_have_attribute(
+            "aria-pressed", "true"
+        )
+        assert b.watch.take() == []

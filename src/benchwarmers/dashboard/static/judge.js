@@ -253,6 +253,16 @@
         draw(seat);
         changed = true;
       }
+      // The merged answer's verdict likewise (its card redrawn, unless its note is in use).
+      const merge = ask.seats.find((s) => s.kind === 'merge' && s.call === this.mergedJson?.call);
+      if (merge) {
+        const had = this.mergedJson.verdict || null;
+        const now = merge.verdict ? { useful: merge.verdict.useful, note: merge.verdict.note || '' } : null;
+        if ((had?.useful ?? null) !== (now?.useful ?? null) || (had?.note || '') !== (now?.note || '')) {
+          if (this.mergedBox.contains(document.activeElement) && document.activeElement.matches('input')) waiting = true;
+          else { this.mergedJson.verdict = now; this.merged(this.mergedJson); }
+        }
+      }
       // The compare bar in use (A or B being chosen, a pair's note typed): its pairs wait too.
       const comparing = this.compare.contains(document.activeElement) && document.activeElement.matches('input, select, textarea');
       for (const pair of ask.pairs || []) {
