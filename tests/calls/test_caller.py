@@ -211,7 +211,7 @@ async def test_a_calls_end_runs_to_its_end_without_a_task_unless_it_waits() -> N
             await caller_module._to_the_end(failing(after_wait))
 
 
-@pytest.mark.parametrize("how", ["stop", "cut"])
+@pytest.mark.parametrize("how", ["stop", "hung_up", "cut"])
 async def test_a_call_stopped_while_its_reader_is_behind_is_cancelled_not_abandoned(
     runtime: Runtime, fake_provider: FakeProvider, how: str
 ) -> None:
@@ -237,13 +237,14 @@ async def test_a_call_stopped_while_its_reader_is_behind_is_cancelled_not_abando
     )
     while not texts:
         await asyncio.sleep(0.01)
-    call.cancel(caller_module.STOPPED if how == "stop" else caller_module.cut("quorum 1 of 2 reached"))
-    if how == "stop":
+    messages = {"stop": caller_module.STOPPED, "hung_up": caller_module.HUNG_UP}
+    expected = messages.get(how, "cut: quorum 1 of 2 reached")
+    call.cancel(messages.get(how, caller_module.cut("quorum 1 of 2 reached")))
+    if how != "cut":
         with pytest.raises(asyncio.CancelledError):
             await call
     else:
         assert (await call).status == "cancelled"  # a cut returns the seat's result
     row = await get_call(runtime.store, "c_behind" + how)
     assert row is not None
-    expected = caller_module.STOPPED if how == "stop" else "cut: quorum 1 of 2 reached"
     assert (row.status, row.error) == ("cancelled", expected)

@@ -798,6 +798,10 @@ def test_stop_cancels_the_slow_seat_and_the_upstream_sees_it_hang_up(
         logged = wait_for(lambda: [a for a in b.client.get("/ui/api/asks").json()["asks"] if a["seats"]])
         statuses = {s["alias"]: s["status"] for s in logged[0]["seats"]}
         assert statuses == {"alpha": "ok", "beta": "ok", "slow": "cancelled"}
+        # The page's Stop is the person's, told from a gateway client hanging up.
+        assert {s["alias"]: s["error"] for s in logged[0]["seats"]}[
+            "slow"
+        ] == "stopped by the person who asked"
         page.screenshot(path=str(artifacts / "ask-stopped.png"), full_page=True)
         # The one failed request is the stream the Stop aborted.
         assert b.watch.take() == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]

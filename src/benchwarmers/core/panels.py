@@ -34,6 +34,7 @@ from benchwarmers.bench import decisions, leaderboard
 from benchwarmers.bench.evidence import SHAPES
 from benchwarmers.bench.explain import decisions_report
 from benchwarmers.calls import pairs, verdicts
+from benchwarmers.calls.caller import HUNG_UP, STOPPED
 from benchwarmers.calls.log import flush_log
 from benchwarmers.calls.reads import get_call
 from benchwarmers.calls.tokens import prompt_tokens
@@ -104,7 +105,9 @@ class Panels:
 
     # ---------------------------------------------------------------- asks
 
-    async def panel(self, ask: Ask, *, stop_on_close: bool = False) -> AsyncGenerator[PanelEvent, None]:
+    async def panel(
+        self, ask: Ask, *, stop_on_close: bool = False, person: bool = False
+    ) -> AsyncGenerator[PanelEvent, None]:
         """The panel's events, with the first already taken: the collection
         check and the seating run before this returns, so their errors come
         before a front end starts its reply, and a stream that starts is one
@@ -112,7 +115,8 @@ class Panels:
         caller that stops listening leaves it to finish and be recorded,
         unless `stop_on_close` (a person's stop button, a gateway client
         hanging up: closing the stream cancels the seats still answering,
-        recorded `cancelled`).
+        recorded `cancelled`, their error saying the client hung up, or,
+        for a `person`'s page (the dashboard), that the person stopped it).
         A caller that waits for the whole reply asks `answer`.
 
         Under `unanswered_is_error` the first event is handed on only once a
@@ -121,7 +125,7 @@ class Panels:
         piece before it sends its status (`server.streaming.FormatStream`),
         so that error is still its reply, while everything else that starts
         the reply is done as the seats are asked, not after the first answer."""
-        events, first = await self._started(ask, stop_on_close)
+        events, first = await self._started(ask, stop_on_close, person)
         answered = self.unanswered_is_error
 
         async def chained() -> AsyncGenerator[PanelEvent, None]:
@@ -136,7 +140,7 @@ class Panels:
         return chained()
 
     async def _started(
-        self, ask: Ask, stop_on_close: bool
+        self, ask: Ask, stop_on_close: bool, person: bool
     ) -> tuple[AsyncGenerator[PanelEvent, None], PanelEvent]:
         """The engine's events, and the first of them, taken: the checks and
         the seating have run."""
@@ -144,7 +148,12 @@ class Panels:
         slot = await self._panel_slot()
         try:
             events = PanelEngine(self.runtime).run(
-                ask, on_done=slot.release, collection=view, stop_on_close=stop_on_close, key=self.key
+                ask,
+                on_done=slot.release,
+                collection=view,
+                stop_on_close=stop_on_close,
+                stop_as=STOPPED if person else HUNG_UP,
+                key=self.key,
             )
             first = await anext(events)
         except BaseException:

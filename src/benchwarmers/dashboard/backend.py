@@ -402,7 +402,7 @@ class Backend:
             threads=own,
         )
         with field("seats"):
-            events = await self.panels.panel(the_ask, stop_on_close=True)
+            events = await self.panels.panel(the_ask, stop_on_close=True, person=True)
 
         async def stream() -> AsyncGenerator[dict[str, Any], None]:
             async with aclosing(events):

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 
 from benchwarmers import metrics
 from benchwarmers.calls.call_ids import new_call_id
-from benchwarmers.calls.caller import STOPPED, Caller, CallResult, await_recorded
+from benchwarmers.calls.caller import HUNG_UP, STOPPED, STOPS, Caller, CallResult, await_recorded
 from benchwarmers.calls.cost import Total
 from benchwarmers.errors import Left
 from benchwarmers.panel import history, judge, pace, quorum
@@ -90,6 +90,7 @@ class PanelEngine:
         on_done: Callable[[object], None] | None = None,
         collection: CollectionView | None = None,
         stop_on_close: bool = False,
+        stop_as: str = STOPPED,
         key: str = "",
     ) -> AsyncGenerator[PanelEvent, None]:
         """Seat first (an unknown collection or alias raises here, before any
@@ -100,8 +101,9 @@ class PanelEngine:
         once, not once a seat. `collection`: its view, when the caller has
         just read it (`plan_panel`). `stop_on_close`: closing this stream
         before the reply stops the panel (its seats still answering are
-        cancelled and recorded `cancelled`); `key`: the gateway key that
-        asks, as `plan_panel`."""
+        cancelled and recorded `cancelled`, `stop_as` their error: `STOPPED`,
+        a person's Stop, or `HUNG_UP`, a gateway client gone); `key`: the
+        gateway key that asks, as `plan_panel`."""
         plan = await plan_panel(self.runtime, ask, collection, key=key, rng=self.rng)
         stream = Stream()
         task = self._launch(plan, stream, on_done)
@@ -119,7 +121,7 @@ class PanelEngine:
             stream.close()  # nobody reads on: the buffer goes, and a seat waiting on it reads on
             if not replied and not task.done():
                 if stop_on_close:
-                    task.cancel(STOPPED)
+                    task.cancel(stop_as)
                 # Its seats read on and are freed when they end: the heap's free pages back then.
                 task.add_done_callback(lambda done: give_back_soon(done.get_loop()))
 
@@ -150,7 +152,7 @@ class PanelEngine:
 
         def leaving(_: object) -> None:
             if not reply.done():
-                task.cancel(STOPPED)
+                task.cancel(HUNG_UP)
                 # A task cancelled before its first step never hands anything on.
                 task.add_done_callback(lambda _: reply.done() or reply.cancel())
 
@@ -335,10 +337,10 @@ class PanelEngine:
         )
 
     async def _keep_stopped(self, plan: Plan, stopped: asyncio.CancelledError, seats: Sequence[Seat]) -> None:
-        """A panel a person stopped (`STOPPED`; not a closing process): in a
+        """A panel a person stopped, or its client left (`STOPS`; not a closing process): in a
         collection that keeps text, the question and the answers that were
         in are kept, theirs to read and judge later as any ask's."""
-        if stopped.args == (STOPPED,) and plan.collection.keep_text:
+        if len(stopped.args) == 1 and stopped.args[0] in STOPS and plan.collection.keep_text:
             try:
                 await self._keep_text(plan, seats, None)
             except Exception:  # the stop goes on: text not kept is logged, never a failed panel

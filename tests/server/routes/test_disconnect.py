@@ -137,7 +137,7 @@ def assert_stopped_like_stop(bench: Bench, client: httpx.Client, known: set[str]
     assert len({r["ask_id"] for r in seats.values()}) == 1
     assert wait_for(lambda: ("closed", "slow") in bench.fake.timeline), bench.fake.timeline
     error = rows(bench.home, "SELECT error FROM calls WHERE id = ?", seats["slow"]["id"])[0]["error"]
-    assert error == "stopped by the person who asked", error
+    assert error == "stopped: the client hung up before the reply", error
     refused = client.post("/bench/verdict", json={"call": seats["slow"]["id"], "useful": False})
     assert refused.status_code == 400, refused.text
     pair = {"better": seats["alpha"]["id"], "worse": seats["slow"]["id"]}
