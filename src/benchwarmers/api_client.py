@@ -9,7 +9,8 @@ its replies, its errors and its streams the same way.
 
 Every failure is one `UserError` line: `NoServer` when nothing answers at
 the URL (the CLI then runs in-process), no whole answer within the
-timeout (`BENCHWARMERS_TIMEOUT`: the panel still finishes on the server),
+timeout (`BENCHWARMERS_TIMEOUT`: the stream closed, the server stops the
+panel, its seats still answering cancelled, as for any client hanging up),
 or the server's own 4xx message.
 """
 
@@ -135,7 +136,8 @@ class ApiClient:
         if isinstance(exc, httpx.TimeoutException | TimeoutError):
             return UserError(
                 f"the server at {self.url} did not answer within {self.timeout:g} s "
-                f"({client_env.TIMEOUT_ENV}); the panel still finishes there and its seats are recorded"
+                f"({client_env.TIMEOUT_ENV}); the panel stopped there: the seats that had answered "
+                "are recorded, those still answering cancelled"
             )
         return UserError(f"talking to the server at {self.url} failed: {exc}")
 

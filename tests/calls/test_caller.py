@@ -12,6 +12,7 @@ import pytest
 
 from benchwarmers.calls import caller as caller_module
 from benchwarmers.calls.caller import Caller, CallResult
+from benchwarmers.calls.reads import get_call
 from benchwarmers.limits.ledger import ledger, month_of, next_day
 from benchwarmers.limits.quotas import quotas_view
 from benchwarmers.limits.user_limits import set_limits
@@ -208,3 +209,42 @@ async def test_a_calls_end_runs_to_its_end_without_a_task_unless_it_waits() -> N
     for after_wait in (False, True):
         with pytest.raises(ValueError, match="bookkeeping failed"):
             await caller_module._to_the_end(failing(after_wait))
+
+
+@pytest.mark.parametrize("how", ["stop", "hung_up", "cut"])
+async def test_a_call_stopped_while_its_reader_is_behind_is_cancelled_not_abandoned(
+    runtime: Runtime, fake_provider: FakeProvider, how: str
+) -> None:
+    """A stream's seat waits between chunks while its client is behind
+    (`on_text` hands back a future): a stop or a cut landing there ends the
+    call `cancelled` as it says, as one landing in the upstream read does.
+    It was logged `error`, "the caller stopped waiting for the reply": a
+    stalled client's hang-up, or the page's Stop, read as a model's failure."""
+    fake_provider.add(FakeModel("m1", answer="one two three four five six", tokens_per_second=50))
+    (model,) = await bench_on(runtime, fake_provider, "m1")
+    behind: asyncio.Future[None] = asyncio.get_running_loop().create_future()  # never drained
+    texts: list[str] = []
+
+    def on_text(text: str) -> asyncio.Future[None]:
+        texts.append(text)
+        return behind
+
+    request = Request(messages=(user("hi"),), sampling=Sampling(max_tokens=50))
+    call = asyncio.create_task(
+        Caller(runtime).call(
+            model, request, kind="seat", timeout=30, stream=True, call_id="c_behind" + how, on_text=on_text
+        )
+    )
+    while not texts:
+        await asyncio.sleep(0.01)
+    messages = {"stop": caller_module.STOPPED, "hung_up": caller_module.HUNG_UP}
+    expected = messages.get(how, "cut: quorum 1 of 2 reached")
+    call.cancel(messages.get(how, caller_module.cut("quorum 1 of 2 reached")))
+    if how != "cut":
+        with pytest.raises(asyncio.CancelledError):
+            await call
+    else:
+        assert (await call).status == "cancelled"  # a cut returns the seat's result
+    row = await get_call(runtime.store, "c_behind" + how)
+    assert row is not None
+    assert (row.status, row.error) == ("cancelled", expected)

@@ -701,3 +701,54 @@ def test_recent_asks_page_back_through_every_ask_once_and_refuse_a_bad_cursor(
 
 def _base(n: int) -> int:
     return 2 * (n - (n % 3 == 1))
+
+
+def test_recent_asks_polled_with_its_etag_is_a_304_until_something_on_it_changes(
+    dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    """The page's poll (every 3 s) of a first page that can hold megabytes of
+    kept answers: sent back its `ETag`, an unchanged page is a 304 with no
+    body; a verdict or a pair given elsewhere (the API, the CLI, another
+    tab), a new ask, changes it."""
+    for served in ("m1", "m2"):
+        fake_provider.add(FakeModel(served, answer=f"{served} says " + "words " * 2000))
+    body = {"name": "fake", "api": "openai", "base_url": fake_provider.openai_base, "keyless": True}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    _register(dashboard, fake_provider, ("m1", "m2"))
+    made = {"name": "duo", "members": ["m1", "m2"], "keep_text": True, "keep_days": 7}
+    assert dashboard.post("/ui/api/collections", json=made).status_code == 200
+
+    def ask() -> None:
+        with dashboard.stream("POST", "/ui/api/ask", json={"collection": "duo", "prompt": "yes?"}) as reply:
+            assert reply.status_code == 200
+            reply.read()
+
+    def poll(tag: str) -> httpx.Response:
+        return dashboard.get("/ui/api/asks", headers={"if-none-match": tag})
+
+    ask()
+    first = wait_for(
+        lambda: (r := dashboard.get("/ui/api/asks")).json()["asks"][0]["seats"][0].get("content") and r
+    )
+    tag = first.headers["etag"]
+    assert tag.startswith('"') and first.headers["cache-control"] == "no-cache"
+    assert len(first.content) > 20_000  # the kept answers
+    unchanged = poll(tag)
+    assert (unchanged.status_code, unchanged.content, unchanged.headers["etag"]) == (304, b"", tag)
+    seats = first.json()["asks"][0]["seats"]
+    steps = (
+        {"call": seats[0]["call"], "useful": True},
+        {"call": seats[0]["call"], "useful": True, "note": "a note later"},  # the note alone changed
+        {"better": seats[1]["call"], "worse": seats[0]["call"]},
+    )
+    for verdict in steps:
+        assert dashboard.post("/bench/verdict", json=verdict).status_code == 200
+        changed = poll(tag)
+        assert changed.status_code == 200 and changed.headers["etag"] != tag, verdict
+        tag = changed.headers["etag"]
+        assert poll(tag).status_code == 304
+    page = changed.json()["asks"][0]
+    assert page["seats"][0]["verdict"]["note"] == "a note later" and len(page["pairs"]) == 1
+    ask()
+    newer = poll(tag)
+    assert newer.status_code == 200 and len(newer.json()["asks"]) == 2

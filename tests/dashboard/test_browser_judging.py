@@ -810,6 +810,10 @@ def test_stop_cancels_the_slow_seat_and_the_upstream_sees_it_hang_up(
         logged = wait_for(lambda: [a for a in b.client.get("/ui/api/asks").json()["asks"] if a["seats"]])
         statuses = {s["alias"]: s["status"] for s in logged[0]["seats"]}
         assert statuses == {"alpha": "ok", "beta": "ok", "slow": "cancelled"}
+        # The page's Stop is the person's, told from a gateway client hanging up.
+        assert {s["alias"]: s["error"] for s in logged[0]["seats"]}[
+            "slow"
+        ] == "stopped by the person who asked"
         page.screenshot(path=str(artifacts / "ask-stopped.png"), full_page=True)
         # The one failed request is the stream the Stop aborted.
         assert b.watch.take() == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]
@@ -1379,4 +1383,139 @@ def test_recent_asks_show_what_was_judged_elsewhere_after_a_verdict_given_there(
         page.keyboard.press("n")  # the keys still act on the card in focus
         expect(ask.locator('.seat-card[data-alias="beta"] .judge-state')).to_have_text("✗ not useful")
         page.screenshot(path=str(artifacts / "collections-judged-elsewhere.png"), full_page=True)
+        assert b.watch.take() == []
+
+
+def test_older_asks_show_what_was_judged_elsewhere_and_an_idle_poll_costs_no_body(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Older asks were drawn once: a verdict, a changed note or a pair given
+    since through the API (the CLI, an agent, another tab) never showed
+    there, and a person acting on that card judged against what they could
+    not see. They are read again as the first page is, and shown; while
+    nothing changes, each poll is a 304 with no body (the first page can
+    hold megabytes of kept answers)."""
+    models = [FakeModel(n, answer=capable) for n in ("alpha", "beta")]
+    with bench(browser, home, fake_provider, models, keep_text=True, keep_days=7) as b:
+        page = b.page
+        for n in range(21):  # one more than a page: the first is the older one
+            chat = {"model": "bench/trio", "messages": [{"role": "user", "content": f"Question {n:02d}"}]}
+            assert httpx.post(b.base + "/v1/chat/completions", json=chat, timeout=60).status_code == 200
+        polls: list[int] = []
+        page.on("response", lambda r: polls.append(r.status) if "/ui/api/asks" in r.url else None)
+        page.locator("header nav").get_by_role("link", name="Collections", exact=True).click()
+        expect(page.locator("#asks article.ask")).to_have_count(20)
+        page.get_by_role("button", name="Older asks").click()
+        oldest = page.locator("#older-asks article.ask")
+        expect(oldest).to_have_count(1)
+        expect(oldest.locator(".question")).to_contain_text("Question 00")
+        first = b.client.get("/ui/api/asks").json()["next"]
+        (stored,) = b.client.get("/ui/api/asks", params={"before": first}).json()["asks"]
+        calls = {s["alias"]: s["call"] for s in stored["seats"]}
+        # Elsewhere: a verdict with a note, then the note changed; a pair.
+        for said in (
+            {"call": calls["alpha"], "useful": True, "note": "first thought"},
+            {"call": calls["alpha"], "useful": True, "note": "second thought"},
+            {"better": calls["beta"], "worse": calls["alpha"], "note": "beta wins"},
+        ):
+            assert b.client.post("/bench/verdict", json=said).status_code == 200
+        alpha = oldest.locator('.seat-card[data-alias="alpha"]')
+        expect(alpha.locator(".judge-state")).to_have_text("✓ useful — “second thought”", timeout=10_000)
+        expect(oldest.locator(".pairs li")).to_have_count(1)
+        expect(oldest.locator(".pairs li")).to_contain_text("beta wins")
+        # The record table follows a verdict on an older ask too.
+        record = page.locator('table[data-record="trio"]')
+        expect(record.locator('tr[data-alias="alpha"] td.useful')).to_have_text("1")
+        # Acted on here afterwards, the card judges from what the store holds.
+        alpha.locator('button[data-verdict="not_useful"]').click()
+        expect(alpha.locator(".judge-state")).to_contain_text("✗ not useful")
+        (after,) = b.client.get("/ui/api/asks", params={"before": first}).json()["asks"]
+        assert {s["alias"]: s["verdict"]["useful"] for s in after["seats"] if s["verdict"]} == {
+            "alpha": False
+        }
+        # Idle: the polls of both lists come back 304, no body.
+        polls.clear()
+        for _ in range(60):  # Playwright's events are handed over only while it runs
+            if polls.count(304) >= 4:
+                break
+            page.wait_for_timeout(500)
+        assert 200 not in polls[-3:], polls
+        page.screenshot(path=str(artifacts / "collections-older-judged-elsewhere.png"), full_page=True)
+        assert b.watch.take() == []
+
+
+def test_the_ask_page_shows_a_verdict_and_a_pair_given_elsewhere_on_its_answers(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """A panel asked on the Ask page, judged elsewhere (the API, the CLI, the
+    Collections page in another tab): the page showed its answers unjudged
+    until reloaded, and a person judging there judged against what they
+    could not see. It looks again (a 304 while nothing changed) and shows
+    the verdict, its note and the pair; a note being typed is left alone."""
+    models = [FakeModel(n, answer=capable) for n in ("alpha", "beta", "gamma")]
+    with bench(browser, home, fake_provider, models, keep_text=True) as b:
+        page = b.page
+        calls = b.answered("Judge me in two tabs", ("alpha", "beta", "gamma"))
+        card(page, "gamma").locator("input.note").fill("typing here")
+        card(page, "gamma").locator("input.note").focus()
+        for said in (
+            {"call": calls["alpha"], "useful": False, "note": "from the API"},
+            {"call": calls["gamma"], "useful": True},
+            {"better": calls["beta"], "worse": calls["alpha"], "note": "beta better"},
+        ):
+            assert b.client.post("/bench/verdict", json=said).status_code == 200
+        alpha = card(page, "alpha")
+        expect(alpha.locator(".judge-state")).to_have_text("✗ not useful — “from the API”", timeout=10_000)
+        expect(page.locator("#conversation .pairs li")).to_have_count(1)
+        expect(page.locator("#conversation .pairs li")).to_contain_text("beta better")
+        # The card in use waits: the note typed there is not lost.
+        expect(card(page, "gamma").locator("input.note")).to_have_value("typing here")
+        page.evaluate("document.activeElement.blur()")
+        expect(card(page, "gamma").locator(".judge-state")).to_have_text("✓ useful", timeout=10_000)
+        # Judged here afterwards: the card and the store agree.
+        alpha.locator('button[data-verdict="useful"]').click()
+        expect(alpha.locator(".judge-state")).to_contain_text("✓ useful")
+        (stored,) = b.client.get("/ui/api/asks").json()["asks"]
+        assert {s["alias"]: s["verdict"] and s["verdict"]["useful"] for s in stored["seats"]}["alpha"] is True
+        # A pair's note being typed: a pair given elsewhere meanwhile waits, the words stay.
+        pair_note = page.locator("#conversation section.compare input.note")
+        pair_note.fill("mine, half typed")
+        pair_note.focus()
+        tie = {"tie": [calls["alpha"], calls["gamma"]], "note": "a tie from the API"}
+        assert b.client.post("/bench/verdict", json=tie).status_code == 200
+        page.wait_for_timeout(7000)  # two looks at least
+        expect(pair_note).to_have_value("mine, half typed")
+        expect(page.locator("#conversation .pairs li")).to_have_count(1)
+        page.evaluate("document.activeElement.blur()")
+        expect(page.locator("#conversation .pairs li")).to_have_count(2, timeout=10_000)
+        expect(pair_note).to_have_value("mine, half typed")
+        page.screenshot(path=str(artifacts / "ask-judged-elsewhere.png"), full_page=True)
+        assert b.watch.take() == []
+
+
+def test_the_ask_page_shows_a_merge_judged_elsewhere(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """The merged answer on the Ask page follows a verdict given on it
+    elsewhere (the API, another tab), as the seats' cards do."""
+    models = [
+        FakeModel("alpha", answer=capable),
+        FakeModel("beta", answer=capable),
+        FakeModel("merger", answer=script.merger("the merged answer", script.PLAIN_REPORT)),
+    ]
+    merged = {"members": ["alpha", "beta"], "reply": "merged", "merger": "merger"}
+    with bench(browser, home, fake_provider, models, **merged) as b:
+        page = b.page
+        b.ask("Merge this, then judge it elsewhere")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        merge = page.locator(".merged-card")
+        call = merge.get_attribute("data-call")
+        said = {"call": call, "useful": False, "note": "merge judged elsewhere"}
+        assert b.client.post("/bench/verdict", json=said).status_code == 200
+        expect(merge.locator(".judge-state")).to_have_text(
+            "✗ not useful — “merge judged elsewhere”", timeout=10_000
+        )
+        expect(merge.locator('button[data-merge-verdict="not_useful"]')).to_have_attribute(
+            "aria-pressed", "true"
+        )
         assert b.watch.take() == []

@@ -5,13 +5,21 @@ order once every call it names is in the log."""
 from __future__ import annotations
 
 import asyncio
+import threading
 
+import pytest
+from sqlalchemy import select
+
+from benchwarmers.calls.log import flush_log
 from benchwarmers.calls.reads import get_call
+from benchwarmers.errors import Left
 from benchwarmers.panel.engine import _RUNNING, PanelEngine
+from benchwarmers.panel.plan import plan_panel
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.collections import add_collection
 from benchwarmers.store.endpoints import add_endpoint
 from benchwarmers.store.models import add_model
+from benchwarmers.store.schema import Call
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
 from benchwarmers.types import (
@@ -196,3 +204,81 @@ async def test_a_follow_up_with_threads_asks_each_seat_its_own_thread(
             ("user", "Second?"),
         ], alias
         assert asked.system == "Be brief."
+
+
+async def _held_duo(runtime: Runtime, fake_provider: FakeProvider) -> threading.Event:
+    """Collection trio: `quick` answers at once, `held` only once the returned event is set."""
+    await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+    hold = threading.Event()
+    fake_provider.add(FakeModel("quick", answer="quick here"))
+    fake_provider.add(FakeModel("held", answer="held here", hold=hold, hold_after=0))
+    for alias in ("quick", "held"):
+        await add_model(runtime.store, alias, "fake", alias)
+    await add_collection(runtime.store, "trio", ["quick", "held"])
+    return hold
+
+
+async def _statuses(runtime: Runtime) -> dict[str, str]:
+    while _RUNNING:
+        await asyncio.gather(*_RUNNING, return_exceptions=True)
+    await flush_log()
+    async with runtime.store.read() as session:
+        return {row.alias: row.status for row in (await session.execute(select(Call))).scalars()}
+
+
+async def test_a_whole_reply_whose_caller_left_stops_its_panel(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    """`reply_to(left=)`: the caller's client hung up before the reply (the
+    future done): the seats still answering are cancelled upstream and
+    logged `cancelled`, the one in before stays `ok`, and the caller gets
+    `Left` once they are recorded, its own task never cancelled."""
+    hold = await _held_duo(runtime, fake_provider)
+    left: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    try:
+        waiting = asyncio.create_task(
+            PanelEngine(runtime).reply_to(await plan_panel(runtime, ASK, None), left=left)
+        )
+        while ("answered", "quick") not in fake_provider.timeline or (
+            "asked",
+            "held",
+        ) not in fake_provider.timeline:
+            await asyncio.sleep(0.01)
+        left.set_result(None)
+        with pytest.raises(Left):
+            await waiting
+        assert await _statuses(runtime) == {"quick": "ok", "held": "cancelled"}
+        assert ("closed", "held") in fake_provider.timeline
+    finally:
+        hold.set()
+
+
+async def test_a_caller_gone_before_its_panel_started_stops_it_too(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    """`left` already done when the panel is launched (its task cancelled
+    before its first step): the caller still gets `Left`, never a wait for
+    a reply that cannot come."""
+    hold = await _held_duo(runtime, fake_provider)
+    left: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    left.set_result(None)
+    try:
+        plan = await plan_panel(runtime, ASK, None)
+        with pytest.raises(Left):
+            await asyncio.wait_for(PanelEngine(runtime).reply_to(plan, left=left), 30)
+    finally:
+        hold.set()
+
+
+async def test_a_whole_reply_in_before_its_caller_left_is_kept(
+    runtime: Runtime, fake_provider: FakeProvider
+) -> None:
+    """Without `left`, or with it done only after the reply, a caller that
+    goes stops nothing: the panel finishes and every seat is logged `ok`."""
+    hold = await _held_duo(runtime, fake_provider)
+    hold.set()
+    left: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    reply = await PanelEngine(runtime).reply_to(await plan_panel(runtime, ASK, None), left=left)
+    left.set_result(None)
+    assert [s.status for s in reply.seats] == ["ok", "ok"]
+    assert await _statuses(runtime) == {"quick": "ok", "held": "ok"}

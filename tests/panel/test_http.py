@@ -491,11 +491,11 @@ def test_a_client_that_hangs_up_still_gets_every_seat_recorded(
             if len(rows) == 3:
                 break
             time.sleep(0.05)
-        assert sorted((r["alias"], r["status"]) for r in rows) == [
-            ("fast", "ok"),
-            ("mid", "ok"),
-            ("slow", "ok"),
-        ]
+        # Hung up, the panel stopped as the page's Stop stops it: a seat in
+        # before is logged as it answered, one still answering `cancelled`
+        # (tests/server/routes/test_disconnect.py holds the seats to show which).
+        assert sorted(r["alias"] for r in rows) == ["fast", "mid", "slow"]
+        assert {r["status"] for r in rows} <= {"ok", "cancelled"}, rows
 
 
 def test_a_key_sees_and_calls_only_its_collections(panel_server: Any) -> None:

@@ -42,8 +42,9 @@ Every call tells `reach.py` whether its endpoint answered at all, and
 `health.py` whether its model is failing (the dead are not seated).
 
 A call cancelled with `STOPPED` as the cancellation's message (a person
-stopped the panel: `PanelEngine.run(stop_on_close=True)`) is recorded as
-`cancelled`, not as an error: nobody failed, and no verdict is owed. One
+stopped the panel: `PanelEngine.run(stop_on_close=True)`), or `HUNG_UP` (a
+gateway client hung up before the reply), is recorded as `cancelled` with
+that message as its error, not as a failure: nobody failed, and no verdict is owed. One
 cancelled with a `cut(reason)` message (a panel's quorum or deadline left
 it behind) is recorded `cancelled` too, its error `cut: ` and that
 reason, and `call` returns its result like a timeout's instead of
@@ -104,6 +105,10 @@ if TYPE_CHECKING:
 
 # The message of a cancellation that is a person's stop (`task.cancel(STOPPED)`).
 STOPPED = "stopped by the person who asked"
+# The message of one whose client hung up before the reply (a gateway client: closed stream, timeout).
+HUNG_UP = "stopped: the client hung up before the reply"
+# The messages of a stop: the call is `cancelled`, this message its error, and it owes no verdict.
+STOPS = (STOPPED, HUNG_UP)
 # How a cut's cancellation message starts (`cut`): the rest is why.
 _CUT = "cut: "
 
@@ -274,6 +279,11 @@ class Caller:
                                     await behind
                 except ProviderError:
                     pass
+                except asyncio.CancelledError as exc:
+                    # Cancelled here, between chunks (waiting on a stream's reader), not in
+                    # the call: the call ends as that cancellation says, not as abandoned.
+                    call_stream.cancelled_by = exc
+                    raise
         except asyncio.CancelledError as exc:
             task = asyncio.current_task()
             if cut_reason(exc) is None or call_stream.result is None or task is None:
@@ -314,13 +324,23 @@ class _Outcome:
         self.failure, self.error = exc, exc.message
         self.status, self.frees_at = _failed_status(exc)
 
-    def stopped(self) -> None:
-        """The person who asked stopped it (`task.cancel(STOPPED)`)."""
-        self.status, self.error = "cancelled", STOPPED
+    def stopped(self, why: str = STOPPED) -> None:
+        """The person who asked stopped it (`task.cancel(STOPPED)`), or its client hung up (`HUNG_UP`)."""
+        self.status, self.error = "cancelled", why
 
     def cut(self, reason: str) -> None:
         """The panel's reply went out without it (`task.cancel(cut(reason))`)."""
         self.status, self.error = "cancelled", cut(reason)
+
+    def cancelled(self, exc: asyncio.CancelledError) -> None:
+        """Its task was cancelled: a person's stop, a cut, or else its consumer left."""
+        reason = cut_reason(exc)
+        if len(exc.args) == 1 and exc.args[0] in STOPS:
+            self.stopped(exc.args[0])
+        elif reason is not None:
+            self.cut(reason)
+        else:
+            self.abandoned()
 
     def abandoned(self) -> None:
         """The consumer left (or its task was cancelled) before the end."""
@@ -368,6 +388,9 @@ class CallStream:
         # Whether the endpoint answered at all (None: the call never learned it).
         self._reached: bool | None = None
         self._iterator: AsyncIterator[Chunk] | None = None
+        # The cancellation that closed the call from its consumer's side (a
+        # stop or a cut landing between chunks): the call ends as it says.
+        self.cancelled_by: asyncio.CancelledError | None = None
 
     def __aiter__(self) -> AsyncIterator[Chunk]:
         if self._iterator is None:
@@ -445,16 +468,13 @@ class CallStream:
             await self._learn_failure(outcome, exc)
             raise
         except asyncio.CancelledError as exc:
-            reason = cut_reason(exc)
-            if exc.args == (STOPPED,):
-                outcome.stopped()
-            elif reason is not None:
-                outcome.cut(reason)
-            else:
-                outcome.abandoned()
+            outcome.cancelled(exc)
             raise
         except GeneratorExit:
-            outcome.abandoned()
+            if self.cancelled_by is None:
+                outcome.abandoned()
+            else:
+                outcome.cancelled(self.cancelled_by)
             raise
         except Exception as exc:  # a bug below us still ends as a recorded call
             outcome.broke(exc)

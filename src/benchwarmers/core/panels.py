@@ -21,6 +21,9 @@ under them.
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import json
 from collections.abc import AsyncGenerator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -31,6 +34,7 @@ from benchwarmers.bench import decisions, leaderboard
 from benchwarmers.bench.evidence import SHAPES
 from benchwarmers.bench.explain import decisions_report
 from benchwarmers.calls import pairs, verdicts
+from benchwarmers.calls.caller import HUNG_UP, STOPPED
 from benchwarmers.calls.log import flush_log, settled
 from benchwarmers.calls.reads import get_call
 from benchwarmers.calls.tokens import prompt_tokens
@@ -101,14 +105,18 @@ class Panels:
 
     # ---------------------------------------------------------------- asks
 
-    async def panel(self, ask: Ask, *, stop_on_close: bool = False) -> AsyncGenerator[PanelEvent, None]:
+    async def panel(
+        self, ask: Ask, *, stop_on_close: bool = False, person: bool = False
+    ) -> AsyncGenerator[PanelEvent, None]:
         """The panel's events, with the first already taken: the collection
         check and the seating run before this returns, so their errors come
         before a front end starts its reply, and a stream that starts is one
         that finishes. The panel itself runs in the engine's own task: a
         caller that stops listening leaves it to finish and be recorded,
-        unless `stop_on_close` (a person's stop button: closing the stream
-        cancels the seats still answering, recorded `cancelled`).
+        unless `stop_on_close` (a person's stop button, a gateway client
+        hanging up: closing the stream cancels the seats still answering,
+        recorded `cancelled`, their error saying the client hung up, or,
+        for a `person`'s page (the dashboard), that the person stopped it).
         A caller that waits for the whole reply asks `answer`.
 
         Under `unanswered_is_error` the first event is handed on only once a
@@ -117,7 +125,7 @@ class Panels:
         piece before it sends its status (`server.streaming.FormatStream`),
         so that error is still its reply, while everything else that starts
         the reply is done as the seats are asked, not after the first answer."""
-        events, first = await self._started(ask, stop_on_close)
+        events, first = await self._started(ask, stop_on_close, person)
         answered = self.unanswered_is_error
 
         async def chained() -> AsyncGenerator[PanelEvent, None]:
@@ -132,7 +140,7 @@ class Panels:
         return chained()
 
     async def _started(
-        self, ask: Ask, stop_on_close: bool
+        self, ask: Ask, stop_on_close: bool, person: bool
     ) -> tuple[AsyncGenerator[PanelEvent, None], PanelEvent]:
         """The engine's events, and the first of them, taken: the checks and
         the seating have run."""
@@ -140,7 +148,12 @@ class Panels:
         slot = await self._panel_slot()
         try:
             events = PanelEngine(self.runtime).run(
-                ask, on_done=slot.release, collection=view, stop_on_close=stop_on_close, key=self.key
+                ask,
+                on_done=slot.release,
+                collection=view,
+                stop_on_close=stop_on_close,
+                stop_as=STOPPED if person else HUNG_UP,
+                key=self.key,
             )
             first = await anext(events)
         except BaseException:
@@ -195,11 +208,14 @@ class Panels:
                 status=403,
             )
 
-    async def answer(self, ask: Ask) -> PanelReply:
+    async def answer(self, ask: Ask, *, left: asyncio.Future[None] | None = None) -> PanelReply:
         """The whole reply at once, for front ends that do not stream: the
         checks and the seating as in `panel`, then the engine's reply, with
         no event on the way (no stream wraps them). The panel keeps its slot
-        until its seats are over, even when this caller leaves first."""
+        until its seats are over, even when this caller leaves first.
+        `left`: done when the caller has gone (an HTTP client that hung up):
+        the panel stops as a closed `panel(stop_on_close=True)` does, its
+        seats still answering cancelled, and this raises `errors.Left`."""
         view = await self._admitted(ask)
         slot = await self._panel_slot()
         engine = PanelEngine(self.runtime)
@@ -208,7 +224,7 @@ class Panels:
         except BaseException:
             slot.release()  # seating failed: no panel runs
             raise
-        reply = await engine.reply_to(plan, on_done=slot.release)
+        reply = await engine.reply_to(plan, on_done=slot.release, left=left)
         if self.unanswered_is_error and (failure := unanswered(reply)):
             raise failure
         return reply
@@ -274,6 +290,13 @@ class Panels:
     async def recent_asks(
         self, collection: str = "", limit: int = RECENT_ASKS, before: str = ""
     ) -> tuple[list[dict[str, Any]], str]:
+        """A page of the latest asks and the next page's cursor (`recent_asks_page`)."""
+        page, after, _tag = await self.recent_asks_page(collection, limit, before)
+        return page or [], after
+
+    async def recent_asks_page(
+        self, collection: str = "", limit: int = RECENT_ASKS, before: str = "", unless: str = ""
+    ) -> tuple[list[dict[str, Any]] | None, str, str]:
         """The gateway's latest asks (of the collections this identity may
         call), newest first, each with its seats in seat order and the merge
         last: call id, alias, status, time, tokens, verdict (and note); the
@@ -283,8 +306,14 @@ class Panels:
 
         Paged by a stable cursor: `before` is an ask id, and the page holds
         the asks older than it (by their last call, then ask id). Returned
-        with the cursor of the next page ("" when none is older). The read
-        walks the calls' `at` index down from the cursor, never the whole log."""
+        with the cursor of the next page ("" when none is older) and its tag:
+        a digest of everything the page shows but the kept text itself
+        (which is written once and only ever removed: the ids of what is kept
+        stand for it). A page whose tag is `unless` is not read further and
+        is None: a poller that has it already (the dashboard's, every few
+        seconds, of a page that can hold megabytes of kept answers) costs the
+        small reads and no text. The read walks the calls' `at` index down
+        from the cursor, never the whole log."""
         if not 1 <= limit <= MAX_RECENT_ASKS:
             raise UserError(f"limit must be 1 to {MAX_RECENT_ASKS}", field="limit")
         where = [Call.kind.in_(("seat", "merge")), Call.ask_id != ""]
@@ -328,17 +357,23 @@ class Panels:
             ask["at"] = iso_utc(call.at)
             ask["seats"].append(_seat_row(call, verdict))
         judged_pairs = await pairs.pairs_of_asks(self.runtime.store, list(grouped))
-        texts = await kept.kept_asks(self.runtime.store, list(grouped))
         for ask in grouped.values():
             ask["seats"].sort(key=_seat_order)
             ask["pairs"] = judged_pairs.get(ask["ask"], [])
+        page = [grouped[a[0]] for a in asks if a[0] in grouped]
+        after = asks[-1][0] if more and asks else ""
+        kept_ids = await kept.kept_ids(self.runtime.store, list(grouped))
+        tag = hashlib.sha256(json.dumps([page, kept_ids, after], sort_keys=True).encode()).hexdigest()[:32]
+        if unless and unless == tag:
+            return None, after, tag
+        texts = await kept.kept_asks(self.runtime.store, list(grouped))
+        for ask in page:
             text = texts.get(ask["ask"])
             if text is not None:
                 ask["question"] = text.question
                 for seat in ask["seats"]:
                     seat["content"] = text.answers.get(seat["call"], "")
-        page = [grouped[a[0]] for a in asks if a[0] in grouped]
-        return page, (asks[-1][0] if more and asks else "")
+        return page, after, tag
 
     async def _ask_page(
         self, session: Any, where: list[Any], cursor: tuple[datetime, str] | None, want: int

@@ -292,12 +292,20 @@ async def collection_record(request: Request, name: str) -> dict[str, Any]:
 
 @router.get("/asks")
 @owner
-async def asks(request: Request, collection: str = "", before: str = "", limit: str = "20") -> dict[str, Any]:
+async def asks(request: Request, collection: str = "", before: str = "", limit: str = "20") -> Response:
     """Recent asks, newest first, a page at a time: `before` is the `next` of the page before
-    (an ask id), `limit` the page's size (1 to 100); either refused with a 400 naming it."""
+    (an ask id), `limit` the page's size (1 to 100); either refused with a 400 naming it.
+    Tagged (`ETag`): a poll that sends the tag it has (`If-None-Match`) of a page that has
+    not changed gets a 304 with no body, and its kept text is not even read."""
     if not limit.isdigit():
         raise FieldError("limit", "limit must be a whole number of asks, 1 to 100")
-    return await backend_of(request).recent_asks(collection.removeprefix("bench/"), int(limit), before)
+    had = request.headers.get("if-none-match", "").strip().removeprefix("W/").strip('"')
+    name = collection.removeprefix("bench/")
+    page, tag = await backend_of(request).recent_asks(name, int(limit), before, had)
+    headers = {"etag": f'"{tag}"', "cache-control": "no-cache"}
+    if page is None:
+        return Response(status_code=304, headers=headers)
+    return JSONResponse(page, headers=headers)
 
 
 @router.get("/leaderboard")

@@ -14,6 +14,7 @@ JSON the pages read.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from datetime import UTC, datetime
@@ -364,14 +365,22 @@ class Backend:
     async def remove_collection(self, name: str) -> None:
         await self.admin.remove_collection(name)
 
-    async def recent_asks(self, collection: str = "", limit: int = 20, before: str = "") -> dict[str, Any]:
-        """A page of Recent asks and `next`, the cursor of the page after it (null: none older)."""
-        asks, after = await self.panels.recent_asks(collection, limit=limit, before=before)
-        blind = {c.name for c in await self.panels.collections() if c.blind}
-        return {
-            "asks": [hidden_ask(ask) if ask["collection"] in blind else ask for ask in asks],
-            "next": after or None,
-        }
+    async def recent_asks(
+        self, collection: str = "", limit: int = 20, before: str = "", unless: str = ""
+    ) -> tuple[dict[str, Any] | None, str]:
+        """A page of Recent asks and `next`, the cursor of the page after it
+        (null: none older), with the page's tag; None for the page when its
+        tag is `unless` (the poller has it: `Panels.recent_asks_page`). The
+        tag names the blind collections too: a collection made blind (or
+        not) changes what the same asks show."""
+        blind = sorted(c.name for c in await self.panels.collections() if c.blind)
+        suffix = "-b" + format(zlib.crc32("\n".join(blind).encode()), "x")
+        had = unless[: -len(suffix)] if unless.endswith(suffix) else "\x00" if unless else ""
+        asks, after, tag = await self.panels.recent_asks_page(collection, limit, before, had)
+        if asks is None:
+            return None, tag + suffix
+        page = [hidden_ask(ask) if ask["collection"] in blind else ask for ask in asks]
+        return {"asks": page, "next": after or None}, tag + suffix
 
     async def ask(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
         """The playground: the panel's events as small JSON objects, in the
@@ -411,7 +420,7 @@ class Backend:
         )
         with field("seats"):
             try:
-                events = await self.panels.panel(the_ask, stop_on_close=True)
+                events = await self.panels.panel(the_ask, stop_on_close=True, person=True)
             except UserError as refused:  # "no model 'x' on the bench to seat": blind, its handle
                 if blinder is not None:
                     refused.args = (blinder.hide(str(refused)),)

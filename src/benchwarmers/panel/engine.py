@@ -9,14 +9,16 @@ journaled on SQLite, committed on PostgreSQL), so a client told of a call
 finds it, even after a crash. A seat's failure is that seat's status, never
 the request's.
 
-The work runs in a task of its own that the event stream only watches:
-when the client hangs up, the stream's consumer goes away but the panel
+The work runs in a task of its own that the event stream (or the caller
+of a whole reply) only watches: when that consumer goes away the panel
 still finishes and every seat (and the merge) is still recorded, so a
-verdict can name them later and the bench learns from them. Unless the
-stream is a person's, who may stop it (`run(stop_on_close=True)`: the
-dashboard): then closing the stream cancels the seats still answering,
-upstream too, and they are recorded `cancelled`. The engine knows no HTTP
-and no format.
+verdict can name them later and the bench learns from them. Unless its
+caller asked that leaving stop it (`run(stop_on_close=True)`: the
+dashboard's Stop, a panel stream's client hanging up;
+`reply_to(left=...)`: a whole reply's client hanging up): then the seats
+still answering are cancelled, upstream too, and recorded `cancelled`,
+owing no verdict, while those already in stay as they were. The engine
+knows no HTTP and no format: what "left" means is the front end's.
 
 Each seat's call id is minted before the seats are asked, so
 `PanelStarted` names it; an ask that wants text as it is written
@@ -42,8 +44,9 @@ from typing import TYPE_CHECKING
 
 from benchwarmers import metrics
 from benchwarmers.calls.call_ids import new_call_id
-from benchwarmers.calls.caller import STOPPED, Caller, CallResult, await_recorded
+from benchwarmers.calls.caller import HUNG_UP, STOPPED, STOPS, Caller, CallResult, await_recorded
 from benchwarmers.calls.cost import Total
+from benchwarmers.errors import Left
 from benchwarmers.panel import history, judge, pace, quorum
 from benchwarmers.panel.hand import Hand, Stream, Whole
 from benchwarmers.panel.merger import merge
@@ -87,6 +90,7 @@ class PanelEngine:
         on_done: Callable[[object], None] | None = None,
         collection: CollectionView | None = None,
         stop_on_close: bool = False,
+        stop_as: str = STOPPED,
         key: str = "",
     ) -> AsyncGenerator[PanelEvent, None]:
         """Seat first (an unknown collection or alias raises here, before any
@@ -97,8 +101,9 @@ class PanelEngine:
         once, not once a seat. `collection`: its view, when the caller has
         just read it (`plan_panel`). `stop_on_close`: closing this stream
         before the reply stops the panel (its seats still answering are
-        cancelled and recorded `cancelled`); `key`: the gateway key that
-        asks, as `plan_panel`."""
+        cancelled and recorded `cancelled`, `stop_as` their error: `STOPPED`,
+        a person's Stop, or `HUNG_UP`, a gateway client gone); `key`: the
+        gateway key that asks, as `plan_panel`."""
         plan = await plan_panel(self.runtime, ask, collection, key=key, rng=self.rng)
         stream = Stream()
         task = self._launch(plan, stream, on_done)
@@ -116,7 +121,7 @@ class PanelEngine:
             stream.close()  # nobody reads on: the buffer goes, and a seat waiting on it reads on
             if not replied and not task.done():
                 if stop_on_close:
-                    task.cancel(STOPPED)
+                    task.cancel(stop_as)
                 # Its seats read on and are freed when they end: the heap's free pages back then.
                 task.add_done_callback(lambda done: give_back_soon(done.get_loop()))
 
@@ -124,15 +129,43 @@ class PanelEngine:
         """The whole reply at once (non-streamed clients, the CLI, MCP)."""
         return await self.reply_to(await plan_panel(self.runtime, ask, collection, rng=self.rng))
 
-    async def reply_to(self, plan: Plan, *, on_done: Callable[[object], None] | None = None) -> PanelReply:
+    async def reply_to(
+        self,
+        plan: Plan,
+        *,
+        on_done: Callable[[object], None] | None = None,
+        left: asyncio.Future[None] | None = None,
+    ) -> PanelReply:
         """The whole reply to a planned panel. No event is handed on: the
         caller sleeps until the reply is in (a queue would wake it for the
         panel's start). It waits on a future of its own, never on the
         panel's task, so a caller that leaves does not stop the panel, which
-        still finishes and is recorded; `on_done` as in `run`."""
+        still finishes and is recorded; `on_done` as in `run`. `left`: done
+        when the caller has gone (its client hung up) before the reply: the
+        panel is stopped as `run(stop_on_close=True)` stops it, and this
+        raises `Left` once its seats are recorded. Nothing is injected into
+        the caller's own task: only the panel's task is cancelled."""
         reply: asyncio.Future[PanelReply] = asyncio.get_running_loop().create_future()
-        self._launch(plan, Whole(reply), on_done)
-        return await reply
+        task = self._launch(plan, Whole(reply), on_done)
+        if left is None:
+            return await reply
+
+        def leaving(_: object) -> None:
+            if not reply.done():
+                task.cancel(HUNG_UP)
+                # A task cancelled before its first step never hands anything on.
+                task.add_done_callback(lambda _: reply.done() or reply.cancel())
+
+        left.add_done_callback(leaving)
+        try:
+            return await reply
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if left.done() and current is not None and not current.cancelling():
+                raise Left(f"bench/{plan.collection.name}: the client left before the reply") from None
+            raise
+        finally:
+            left.remove_done_callback(leaving)
 
     def _launch(self, plan: Plan, hand: Hand, on_done: Callable[[object], None] | None) -> asyncio.Task[None]:
         task = asyncio.create_task(self._work(plan, hand, on_done))
@@ -304,10 +337,10 @@ class PanelEngine:
         )
 
     async def _keep_stopped(self, plan: Plan, stopped: asyncio.CancelledError, seats: Sequence[Seat]) -> None:
-        """A panel a person stopped (`STOPPED`; not a closing process): in a
+        """A panel a person stopped, or its client left (`STOPS`; not a closing process): in a
         collection that keeps text, the question and the answers that were
         in are kept, theirs to read and judge later as any ask's."""
-        if stopped.args == (STOPPED,) and plan.collection.keep_text:
+        if len(stopped.args) == 1 and stopped.args[0] in STOPS and plan.collection.keep_text:
             try:
                 await self._keep_text(plan, seats, None)
             except Exception:  # the stop goes on: text not kept is logged, never a failed panel

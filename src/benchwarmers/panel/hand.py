@@ -11,7 +11,9 @@ that reads nothing so holds the buffer, not the reply: a stalled reader of
 a 4 MB answer held all 4 MB before (docs/benchmarks.md, issue 36). When the
 stream's consumer goes (the client hung up, or the server cut it for
 reading nothing, `server/protocol.py`), the buffer is dropped and the seats
-read on, so they still finish and are logged (`panel/engine.py`). A seat's
+read on, so they still finish and are logged (`panel/engine.py`), unless
+the panel is stopped with it (`stop_on_close`: every gateway stream and
+the dashboard's), when they are cancelled and logged `cancelled`. A seat's
 text is still kept whole (`Seat.content`: the log, the merge, kept text),
 but it only grows as fast as the client takes it. `x-bench-stream:
 sections` and merged streams send a seat only once it is whole, so theirs

@@ -33,10 +33,11 @@ And on the way out, a client that stops reading what we send it:
   setting, default 30; the guard puts its value in the scope under
   `STALL_KEY`) is cut: the connection is reset (`SO_LINGER` 0, so the
   kernel drops its copy too rather than queue a FIN behind it) and
-  aborted, which drops our buffer at once, and the app sees the client gone (a panel's seats still finish and
-  are logged, as when a client hangs up). uvicorn's `send` then returns at
-  once, writing nothing, so a stream would pull its upstream to the end
-  before the disconnect reached it (a cut route-mode turn read its whole 4
+  aborted, which drops our buffer at once, and the app sees the client gone (a panel
+  stops, as when a client hangs up: its seats still answering cancelled and logged
+  `cancelled`). uvicorn's `send` then returns at once, writing nothing,
+  so a stream would pull its upstream to the end before the disconnect
+  reached it (a cut route-mode turn read its whole 4
   MB reply): the scope's `GONE_KEY` says the client is gone, and the
   stream stops at its next piece (`streaming.FormatStream`). A slow reader that takes
   something within each period is left alone. The timer exists only while
@@ -65,7 +66,8 @@ import logging
 import socket
 import struct
 import termios
-from typing import cast
+from collections.abc import MutableMapping
+from typing import Any, cast
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -80,6 +82,8 @@ MAX_HEAD_BYTES = 64 * 1024
 STALL_KEY = "benchwarmers.stall_seconds"
 # Set in a request's scope once its client is gone (hung up or cut) before its response was done.
 GONE_KEY = "benchwarmers.client_gone"
+# A future in a request's scope (`client_left`), done once its client is gone as above.
+LEFT_KEY = "benchwarmers.client_left"
 STALL_SECONDS = float(STREAM_STALL_SECONDS.default)
 
 # SO_LINGER on, for 0 s: closing the socket resets the connection.
@@ -93,6 +97,19 @@ _REPLIES = {
     408: b"the request's head did not arrive in time",
     431: b"the request's head is larger than 64 KB",
 }
+
+
+def client_left(scope: MutableMapping[str, Any]) -> asyncio.Future[None]:
+    """A future done once this request's client hangs up (or is cut) before
+    its response is done: a route awaiting a whole reply hands it to the
+    core (`Panels.answer(left=)`), which stops the panel then, as a stream's
+    close stops it. Never done under another server than this protocol (an
+    in-process ASGI client): the panel then finishes, as it did before."""
+    left: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    if GONE_KEY in scope:
+        left.set_result(None)
+    scope[LEFT_KEY] = left
+    return left
 
 
 class _Refusal(Exception):
@@ -119,6 +136,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self.cycle is not None and not self.cycle.response_complete:
             scope = cast("dict[str, object]", self.cycle.scope)  # uvicorn's TypedDict: an ASGI scope
             scope[GONE_KEY] = True  # a stream stops at once (`streaming.FormatStream`)
+            left = scope.get(LEFT_KEY)
+            if isinstance(left, asyncio.Future) and not left.done():
+                left.set_result(None)  # a whole reply's panel stops (`client_left`)
         self._disarm_head()
         if self._head_timer is not None:
             self._head_timer.cancel()

@@ -111,7 +111,8 @@ STREAM_STALL_SECONDS: Setting[int] = Setting(
     "stream_stall_seconds",
     30,
     _positive_int,
-    "seconds a client may read nothing of a reply we are sending before it is cut (its panel still finishes)",
+    "seconds a client may read nothing of a reply we are sending before it is cut "
+    "(its panel stops as when a client hangs up: the seats still answering are cancelled)",
 )
 LOGIN_USER: Setting[str] = Setting("login_user", "", _text, "dashboard login name (empty: no login)")
 # A password hash (`identity/passwords.py`), never the password; never shown (`core/settings.py`).

@@ -164,16 +164,21 @@ class Bench:
         return self.server.home
 
     @contextmanager
-    def slow_held(self) -> Iterator[None]:
+    def slow_held(self, *, started: bool = False) -> Iterator[None]:
         """The `slow` seat answers only after the block (the fake's hold):
-        still running for exactly as long as a test needs, whatever the clock."""
+        still running for exactly as long as a test needs, whatever the clock.
+        `started`: its reply's head is sent first and the hold is inside its
+        stream, so the fake sees ("closed", "slow") when its caller hangs up."""
         slow = self.fake.models["slow"]
         slow.hold = threading.Event()
+        if started:
+            slow.hold_after = 0
         try:
             yield
         finally:
             slow.hold.set()
             slow.hold = None
+            slow.hold_after = None
 
 
 async def _register(home: Path, fake: FakeProvider) -> str:

@@ -1,13 +1,20 @@
-"""A client that hangs up mid-stream loses no record: on every streaming
-route, the seats that had finished are in the call log as they finished,
-and the seats (or the route turn) still running end in the log too."""
+"""A client that hangs up loses no record: on every streaming route, the
+seats that had finished are in the call log as they finished, and the
+seats (or the route turn) still running end in the log too. A panel's
+client hanging up (a stream closed, or a whole reply's connection before
+it) stops the panel as the dashboard's Stop does: the seats still
+answering are cancelled upstream and logged `cancelled` (docs/api.md);
+an MCP tool call's panel still finishes (docs/mcp.md)."""
 
 from __future__ import annotations
 
 import json
+import socket
+import threading
 from typing import Any
 
 import httpx
+import openai
 import pytest
 
 from tests.waiting import wait_for
@@ -85,24 +92,92 @@ def hang_up_when(
     return seen
 
 
+# path, body of a whole (non-streamed) panel reply, per format, on the same collection.
+PANEL_WHOLES: dict[str, tuple[str, dict[str, Any]]] = {
+    "openai": ("/v1/chat/completions", {**PANEL_STREAMS["openai"][1], "stream": False}),
+    "responses": ("/v1/responses", {**PANEL_STREAMS["responses"][1], "stream": False}),
+    "anthropic": ("/v1/messages", {**PANEL_STREAMS["anthropic"][1], "stream": False}),
+    "gemini": ("/v1beta/models/bench/lagging:generateContent", PANEL_STREAMS["gemini"][1]),
+    "ollama-chat": ("/api/chat", {**PANEL_STREAMS["ollama-chat"][1], "stream": False}),
+    "ollama-generate": ("/api/generate", {**PANEL_STREAMS["ollama-generate"][1], "stream": False}),
+}
+
+
+def raw_ask(bench: Bench, path: str, body: dict[str, Any]) -> socket.socket:
+    """The request sent on a socket of its own, whose reply is never read:
+    closing it (the `with` block's end) is the client hanging up."""
+    payload = json.dumps(body).encode()
+    port = httpx.URL(bench.url).port
+    raw = socket.create_connection(("127.0.0.1", port), timeout=30)
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"content-type: application/json\r\ncontent-length: {len(payload)}\r\n\r\n"
+    )
+    raw.sendall(head.encode() + payload)
+    return raw
+
+
+def panels_in_flight(client: httpx.Client) -> float:
+    """The `benchwarmers_panels_in_flight` gauge of `/metrics`."""
+    text = client.get("/metrics").text
+    lines = [line for line in text.splitlines() if line.startswith("benchwarmers_panels_in_flight ")]
+    return float(lines[0].split()[1]) if lines else 0.0
+
+
+def assert_stopped_like_stop(bench: Bench, client: httpx.Client, known: set[str]) -> None:
+    """The hung-up panel as the page's Stop leaves one: the seat that was in
+    is logged as it finished and can be judged; the one still answering is
+    cancelled upstream (the fake saw its connection closed), logged
+    `cancelled` in the same ask, and owes no verdict (one is refused);
+    nothing of the panel runs on."""
+    both = wait_for(lambda: len(new_calls(bench.home, known, "seat")) == 2)
+    seats = {r["alias"]: r for r in new_calls(bench.home, known, "seat")}
+    assert both, seats
+    assert (seats["alpha"]["status"], seats["slow"]["status"]) == ("ok", "cancelled"), seats
+    assert len({r["ask_id"] for r in seats.values()}) == 1
+    assert wait_for(lambda: ("closed", "slow") in bench.fake.timeline), bench.fake.timeline
+    error = rows(bench.home, "SELECT error FROM calls WHERE id = ?", seats["slow"]["id"])[0]["error"]
+    assert error == "stopped: the client hung up before the reply", error
+    refused = client.post("/bench/verdict", json={"call": seats["slow"]["id"], "useful": False})
+    assert refused.status_code == 400, refused.text
+    pair = {"better": seats["alpha"]["id"], "worse": seats["slow"]["id"]}
+    refused = client.post("/bench/verdict", json=pair)
+    assert refused.status_code == 400 and "did not answer (cancelled)" in refused.text, refused.text
+    judged = client.post("/bench/verdict", json={"call": seats["alpha"]["id"], "useful": True})
+    assert judged.status_code == 200, judged.text
+    assert wait_for(lambda: panels_in_flight(client) == 0), panels_in_flight(client)
+    assert client.get("/healthz").status_code == 200
+
+
 @pytest.mark.parametrize("name", sorted(PANEL_STREAMS))
-def test_a_panel_stream_hung_up_keeps_its_seats(bench: Bench, name: str) -> None:
+def test_a_panel_stream_hung_up_cancels_the_seats_still_answering(bench: Bench, name: str) -> None:
     known = {row["id"] for row in rows(bench.home, "SELECT id FROM calls")}
     path, body = PANEL_STREAMS[name]
-    with httpx.Client(base_url=bench.url, timeout=30) as client:
-        with bench.slow_held():
-            # Alpha's status line follows its text once it is done (the stream shows text as written).
-            hang_up_when(client, path, body, b"_(ok, ")
-            # The fast seat finished before the hang-up: it is in the log as it finished,
-            # while the slow one is still held.
-            done = wait_for(lambda: new_calls(bench.home, known, "seat"))
-            assert [(r["alias"], r["status"]) for r in done] == [("alpha", "ok")]
-        # The slow seat was still running: it ends in the log too, in the same ask.
-        both = wait_for(lambda: len(new_calls(bench.home, known, "seat")) == 2)
-        assert both, new_calls(bench.home, known, "seat")
-        seats = new_calls(bench.home, known, "seat")
-        assert {r["alias"] for r in seats} == {"alpha", "slow"} and len({r["ask_id"] for r in seats}) == 1
-        assert client.get("/healthz").status_code == 200
+    with httpx.Client(base_url=bench.url, timeout=30) as client, bench.slow_held(started=True):
+        # Alpha's status line follows its text once it is done (the stream shows text as written).
+        hang_up_when(client, path, body, b"_(ok, ")
+        # The slow seat, still held upstream, is cancelled at once, not
+        # left to run for nobody: it ends before the hold is let go.
+        assert_stopped_like_stop(bench, client, known)
+
+
+@pytest.mark.parametrize("name", sorted(PANEL_WHOLES))
+def test_a_whole_panel_reply_hung_up_cancels_the_seats_still_answering(bench: Bench, name: str) -> None:
+    """A client waiting for a whole reply that hangs up (a timeout, Ctrl-C)
+    stops the panel as a stream's does: no seat runs on for nobody."""
+    known = {row["id"] for row in rows(bench.home, "SELECT id FROM calls")}
+    path, body = PANEL_WHOLES[name]
+    with httpx.Client(base_url=bench.url, timeout=30) as client, bench.slow_held(started=True):
+        since = len(bench.fake.timeline)
+        with raw_ask(bench, path, body):
+            # Hang up once alpha answered and slow is asked (and held).
+            assert wait_for(
+                lambda: {("answered", "alpha"), ("asked", "slow")} <= set(bench.fake.timeline[since:])
+            )
+            assert wait_for(lambda: new_calls(bench.home, known, "seat"))
+        assert_stopped_like_stop(bench, client, known)
+        # The reply nobody reads is counted as a client that closed its request.
+        assert 'status="499"' in client.get("/metrics").text
 
 
 @pytest.mark.parametrize("name", sorted(ROUTE_STREAMS))
@@ -138,3 +213,43 @@ def test_an_mcp_ask_hung_up_keeps_its_seats(bench: Bench, path: str) -> None:
         assert both, new_calls(bench.home, known, "seat")
         seats = new_calls(bench.home, known, "seat")
         assert {(r["alias"], r["status"]) for r in seats} >= {("alpha", "ok")}
+
+
+def test_an_sdk_that_times_out_stops_its_panel(bench: Bench) -> None:
+    """The official OpenAI client giving up on a whole reply (its timeout,
+    no retry) is a client hanging up: the seat still held upstream is
+    cancelled, not left to answer nobody (with retries, each attempt's
+    panel would have run on)."""
+    known = {row["id"] for row in rows(bench.home, "SELECT id FROM calls")}
+    client = openai.OpenAI(base_url=bench.url + "/v1", api_key="unused", timeout=5.0, max_retries=0)
+    with httpx.Client(base_url=bench.url, timeout=30) as http, bench.slow_held(started=True):
+        with pytest.raises(openai.APITimeoutError):
+            client.chat.completions.create(
+                model="bench/lagging", messages=[{"role": "user", "content": LAGGING_PROMPT}]
+            )
+        assert_stopped_like_stop(bench, http, known)
+
+
+@pytest.mark.parametrize("name", sorted(PANEL_STREAMS))
+def test_a_panel_stream_hung_up_before_any_seat_answered_cancels_every_seat(bench: Bench, name: str) -> None:
+    """Hung up while the stream still waits for its first answer (its status
+    not sent yet): every seat is cancelled upstream and logged `cancelled`."""
+    known = {row["id"] for row in rows(bench.home, "SELECT id FROM calls")}
+    path, body = PANEL_STREAMS[name]
+    alpha = bench.fake.models["alpha"]
+    alpha.hold, alpha.hold_after = threading.Event(), 0
+    try:
+        with bench.slow_held(started=True):
+            since = len(bench.fake.timeline)
+            with raw_ask(bench, path, body):
+                assert wait_for(
+                    lambda: {("asked", "alpha"), ("asked", "slow")} <= set(bench.fake.timeline[since:])
+                )
+            both = wait_for(lambda: len(new_calls(bench.home, known, "seat")) == 2)
+            seats = {r["alias"]: r["status"] for r in new_calls(bench.home, known, "seat")}
+            assert both and seats == {"alpha": "cancelled", "slow": "cancelled"}, seats
+            timeline = bench.fake.timeline
+            assert wait_for(lambda: {s for e, s in timeline[since:] if e == "closed"} >= {"alpha", "slow"})
+    finally:
+        alpha.hold.set()
+        alpha.hold, alpha.hold_after = None, None

@@ -12,8 +12,9 @@
 
   // ------------------------------------------------------------ requests
 
-  async function api(method, url, body) {
-    const init = { method, headers: { accept: 'application/json' }, credentials: 'same-origin' };
+  // `headers`: more request headers (a poll's If-None-Match); the result's `headers` are the reply's.
+  async function api(method, url, body, headers) {
+    const init = { method, headers: { accept: 'application/json', ...headers }, credentials: 'same-origin' };
     if (method !== 'GET') {
       init.headers['content-type'] = 'application/json';
       init.headers['x-csrf-token'] = csrf;
@@ -23,7 +24,7 @@
     let data = null;
     try { data = await response.json(); } catch (e) { data = null; }
     if (response.status === 401) { location.href = '/login?next=' + encodeURIComponent(location.pathname); }
-    return { ok: response.ok, status: response.status, data };
+    return { ok: response.ok, status: response.status, data, headers: response.headers };
   }
 
   // "2026-12-01T09:12:36.257+00:00" -> "2026-12-01 09:12:36 UTC" (as the pages' own times read).

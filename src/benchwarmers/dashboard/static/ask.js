@@ -299,6 +299,26 @@
 
   stop.addEventListener('click', () => running?.abort());
 
+  // The asks on the page, looked at again every few seconds (Recent asks' first page, with its
+  // ETag: a 304 while nothing changed): a verdict or a pair given elsewhere (the API, the CLI,
+  // another tab) shows on its card, so nobody judges against what they cannot see.
+  let asksTag = '';
+  let seen = new Map(); // the asks as last read, by ask id: a card that waited is synced from it later
+  async function lookAgain() {
+    const turns = (conversation?.turns || []).filter((turn) => turn.ask);
+    if (turns.length && !running && !document.hidden) {
+      const result = await bw.api('GET', '/ui/api/asks', null, asksTag ? { 'if-none-match': asksTag } : {});
+      if (result.ok) {
+        asksTag = result.headers.get('etag') || '';
+        seen = new Map(result.data.asks.map((ask) => [ask.ask, ask]));
+      }
+      // A card whose field is in use waits (`Turn.sync`), and is synced here at a later look.
+      for (const turn of turns) if (seen.has(turn.ask)) turn.view.sync(seen.get(turn.ask));
+    }
+    setTimeout(lookAgain, 3000);
+  }
+  setTimeout(lookAgain, 3000);
+
   document.addEventListener('keydown', (event) => {
     if (event.defaultPrevented) return;
     if (event.key === 'Escape' && running) { event.preventDefault(); running.abort(); return; }

@@ -259,6 +259,53 @@
       document.dispatchEvent(new CustomEvent('bw:judged', { detail: { ...data, hidden: !this.names.revealed } }));
     }
 
+    // What the store holds of this turn's ask (an ask of Recent asks' JSON): a verdict, a note
+    // or a pair given elsewhere (the API, the CLI, another tab) shown here as if given here.
+    // A card whose field is in use (a note being typed) waits for the next look: true when one did.
+    // Idempotent: called again with the same ask, it changes nothing.
+    sync(ask) {
+      let changed = false;
+      let waiting = false;
+      for (const json of ask.seats) {
+        const seat = [...this.seats.values()].find((s) => s.call === json.call);
+        if (!seat || seat.status === 'writing') continue;
+        const verdict = json.verdict ? (json.verdict.useful ? 'useful' : 'not_useful') : null;
+        const note = json.verdict?.note || '';
+        if (seat.verdict === verdict && (seat.note || '') === note) continue;
+        if (seat.card.contains(document.activeElement) && document.activeElement.matches('input, select, textarea')) {
+          waiting = true;
+          continue;
+        }
+        Object.assign(seat, { verdict, note });
+        draw(seat);
+        changed = true;
+      }
+      // The merged answer's verdict likewise (its card redrawn, unless its note is in use).
+      const merge = ask.seats.find((s) => s.kind === 'merge' && s.call === this.mergedJson?.call);
+      if (merge) {
+        const had = this.mergedJson.verdict || null;
+        const now = merge.verdict ? { useful: merge.verdict.useful, note: merge.verdict.note || '' } : null;
+        if ((had?.useful ?? null) !== (now?.useful ?? null) || (had?.note || '') !== (now?.note || '')) {
+          if (this.mergedBox.contains(document.activeElement) && document.activeElement.matches('input')) waiting = true;
+          else { this.mergedJson.verdict = now; this.merged(this.mergedJson); }
+        }
+      }
+      // The compare bar in use (A or B being chosen, a pair's note typed): its pairs wait too.
+      const comparing = this.compare.contains(document.activeElement) && document.activeElement.matches('input, select, textarea');
+      for (const pair of ask.pairs || []) {
+        const known = this.pairs.get(pairKey(pair.better, pair.worse));
+        if (known && known.outcome === pair.outcome && known.better === pair.better && (known.note || '') === (pair.note || '')) continue;
+        if (comparing) { waiting = true; continue; }
+        remember(this, pair);
+        changed = true;
+      }
+      if (changed) {
+        if (!comparing) refreshCompare(this);
+        this.revealIfJudged();
+      }
+      return waiting;
+    }
+
     // A pair verdict already given (`{better, worse, outcome, note}`), shown in the compare bar.
     remember(pair) {
       remember(this, pair);
@@ -351,7 +398,7 @@
     // One status for both (the SPEC's word); a cut's error starts "cut: ".
     const wasCut = seat.status === 'cancelled' && (seat.error || '').startsWith('cut: ');
     if (wasCut) parts.push(el('p', { class: 'hint', text: 'Cut: the reply went without it (quorum or deadline); it costs no verdict.' }));
-    else if (seat.status === 'cancelled') parts.push(el('p', { class: 'hint', text: 'Cancelled: stopped from the page; it costs no verdict.' }));
+    else if (seat.status === 'cancelled') parts.push(el('p', { class: 'hint', text: 'Cancelled: stopped before it finished (Stop on the page, or its client hung up); it costs no verdict.' }));
     if (seat.call && JUDGEABLE.has(seat.status)) parts.push(judgeBar(turn, seat));
     card.replaceChildren(...parts);
   }

@@ -2,8 +2,11 @@
 // judge.js as the Ask page draws a panel, so a verdict (or a pair) can be
 // given later, in place. The log keeps no text unless the collection keeps
 // it (`keep_text`): then the question and the answers are shown too.
-// The poll redraws the first page only; "Older asks" pages back (the API's
-// `next` cursor) into a list of its own, drawn once, judged in place alike.
+// The poll redraws the first page only, and only when it changed (its ETag
+// sent back: an unchanged page is a 304 with no body, however much kept text
+// it holds); "Older asks" pages back (the API's `next` cursor) into a list
+// of its own, judged in place alike and read again as the first page is
+// (its own ETag), so what was judged elsewhere shows there too.
 (() => {
   'use strict';
 
@@ -15,31 +18,59 @@
   const olderState = document.getElementById('older-state');
 
   let last = '';
+  let tag = ''; // the ETag of the first page drawn: a poll of an unchanged page is a 304, no body
+  let firstNext = null; // the first page's `next`: where the older asks shown begin
   let timer = null;
   let next = null; // the cursor of the page after those shown: the first page's, then the last older page's
   let pagedBack = false; // once older asks are shown, the first page's `next` no longer moves the cursor
 
   async function refresh() {
     clearTimeout(timer);
-    const result = await api('GET', '/ui/api/asks');
-    if (result.ok) {
+    // A field of the first page in use (a note typed, A or B chosen): it waits, unread.
+    const result = typing(box) ? null : await api('GET', '/ui/api/asks', null, tag ? { 'if-none-match': tag } : {});
+    if (result?.ok && !typing(box)) {
+      tag = result.headers.get('etag') || '';
       const text = JSON.stringify(result.data.asks);
-      if (text !== last && !typing()) {
+      if (text !== last) {
         last = text;
-        const hands = inHand();
+        const hands = inHand(box);
         draw(result.data.asks);
-        putBack(hands);
+        putBack(box, hands);
         refreshRecords();
       }
+      firstNext = result.data.next;
       if (!pagedBack) { next = result.data.next; olderButton.hidden = !next; }
       else await fillGap(result.data.asks, result.data.next);
     }
+    if (pagedBack && firstNext) await refreshOlder(firstNext);
     timer = setTimeout(refresh, 3000);
   }
 
-  // A field in the list in use (a note being typed, A or B being chosen): the list waits.
-  function typing() {
-    return !!document.activeElement?.matches('input, select, textarea') && box.contains(document.activeElement);
+  // The older asks shown, read again (one page from the first page's end, its own ETag:
+  // a 304 while nothing changed) and redrawn when a verdict, a pair or a note given
+  // elsewhere (the API, the CLI, another tab) changed them, as the first page is.
+  let olderTag = '';
+  let olderLast = '';
+  async function refreshOlder(firstNext) {
+    const count = olderBox.querySelectorAll('article.ask').length;
+    if (!firstNext || !count || count > 100 || typing(olderBox)) return;
+    const url = `/ui/api/asks?before=${encodeURIComponent(firstNext)}&limit=${count}`;
+    const result = await api('GET', url, null, olderTag ? { 'if-none-match': olderTag } : {});
+    if (!result.ok || typing(olderBox)) return;
+    olderTag = result.headers.get('etag') || '';
+    const text = JSON.stringify(result.data.asks);
+    if (text === olderLast) return;
+    olderLast = text;
+    const hands = inHand(olderBox);
+    olderBox.replaceChildren();
+    for (const ask of result.data.asks) drawAsk(ask, olderBox);
+    putBack(olderBox, hands);
+    refreshRecords(); // a verdict given elsewhere on an older ask moves its record too
+  }
+
+  // A field in a list in use (a note being typed, A or B being chosen): that list waits.
+  function typing(list) {
+    return !!document.activeElement?.matches('input, select, textarea') && list.contains(document.activeElement);
   }
 
   // Where a node of the list is, to find it again once the list is redrawn: its ask,
@@ -54,8 +85,8 @@
     return { ask: ask.dataset.ask, call: card?.dataset.call || '', control };
   }
 
-  function find(place) {
-    const ask = place && box.querySelector(`article.ask[data-ask="${CSS.escape(place.ask)}"]`);
+  function find(list, place) {
+    const ask = place && list.querySelector(`article.ask[data-ask="${CSS.escape(place.ask)}"]`);
     const scope = ask && place.call ? ask.querySelector(`[data-call="${CSS.escape(place.call)}"]`) : ask;
     if (!scope) return null;
     return place.control ? scope.querySelector(place.control) : scope;
@@ -63,9 +94,9 @@
 
   // What the person has in hand before a redraw: the focus, the notes typed and not
   // saved yet (each differs from its answer's or its pair's saved note), the pairs chosen.
-  function inHand() {
+  function inHand(list) {
     const fields = [];
-    for (const field of box.querySelectorAll('input.note, select')) {
+    for (const field of list.querySelectorAll('input.note, select')) {
       const turn = field.closest('section.turn')?.turn;
       const card = field.closest('.seat-card');
       const saved = field.matches('select') ? null
@@ -74,17 +105,17 @@
             : turn?.compare.filled || '';
       if (saved === null || field.value !== saved) fields.push({ place: placeOf(field), value: field.value });
     }
-    return { focus: box.contains(document.activeElement) ? placeOf(document.activeElement) : null, fields };
+    return { focus: list.contains(document.activeElement) ? placeOf(document.activeElement) : null, fields };
   }
 
-  function putBack({ focus, fields }) {
+  function putBack(list, { focus, fields }) {
     for (const { place, value } of fields) {
-      const field = find(place);
+      const field = find(list, place);
       if (!field || (field.matches('select') && ![...field.options].some((o) => o.value === value))) continue;
       field.value = value;
       if (field.matches('select')) field.dispatchEvent(new Event('change'));
     }
-    find(focus)?.focus();
+    find(list, focus)?.focus();
   }
 
   function draw(asks) {

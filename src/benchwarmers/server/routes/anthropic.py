@@ -32,6 +32,7 @@ from benchwarmers.server.deps import headers_of, panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
 from benchwarmers.server.json_response import JSONResponse
+from benchwarmers.server.protocol import client_left
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, panel_stream_ask, stream_response
 
@@ -49,9 +50,9 @@ async def messages(request: Request) -> Response:
     panels = panels_of(request)
     if ask.stream:
         ask = panel_stream_ask(request, ask)
-        events = await panels.panel(ask)
+        events = await panels.panel(ask, stop_on_close=True)
         return stream_response(anthropic.render_stream(events, ask), anthropic.MEDIA_TYPE_STREAM)
-    reply = await panels.answer(ask)
+    reply = await panels.answer(ask, left=client_left(request.scope))
     return JSONResponse(anthropic.render_reply(reply, ask), headers=bench_header(reply))
 
 

@@ -35,6 +35,7 @@ from benchwarmers.server.deps import headers_of, panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
 from benchwarmers.server.json_response import JSONResponse
+from benchwarmers.server.protocol import client_left
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, panel_stream_ask, stream_response
 
@@ -92,8 +93,8 @@ async def generate(request: Request, target: str) -> Response:
     ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
     if method == "streamGenerateContent":
         ask = panel_stream_ask(request, dataclasses.replace(ask, stream=True))
-        events = await panels.panel(ask)
+        events = await panels.panel(ask, stop_on_close=True)
         media_type = gemini.MEDIA_TYPE_STREAM if sse else gemini.MEDIA_TYPE_ARRAY_STREAM
         return stream_response(gemini.render_stream(events, ask, sse=sse), media_type)
-    reply = await panels.answer(ask)
+    reply = await panels.answer(ask, left=client_left(request.scope))
     return JSONResponse(gemini.render_reply(reply, ask), headers=bench_header(reply))

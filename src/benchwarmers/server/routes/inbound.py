@@ -25,6 +25,7 @@ from benchwarmers.server.deps import headers_of, panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
 from benchwarmers.server.json_response import JSONResponse
+from benchwarmers.server.protocol import client_left
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, stream_response
 
@@ -54,9 +55,9 @@ def ask_router(fmt: registry.InboundFormat) -> APIRouter:
         ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
         panels = panels_of(request)
         if ask.stream:
-            events = await panels.panel(ask)
+            events = await panels.panel(ask, stop_on_close=True)
             return stream_response(codec.render_stream(events, ask), codec.MEDIA_TYPE_STREAM)
-        reply = await panels.answer(ask)
+        reply = await panels.answer(ask, left=client_left(request.scope))
         return JSONResponse(codec.render_reply(reply, ask), headers=bench_header(reply))
 
     async def ask(request: Request) -> Response:

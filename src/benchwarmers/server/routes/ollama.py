@@ -27,6 +27,7 @@ from benchwarmers.server.deps import headers_of, panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
 from benchwarmers.server.json_response import JSONResponse
+from benchwarmers.server.protocol import client_left
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, panel_stream_ask, stream_response
 from benchwarmers.types import Ask
@@ -61,9 +62,9 @@ async def _answer(request: Request, *, generate: bool) -> Response:
     ask = with_header_options(ask, headers_of(request, OPTION_HEADERS))
     if ask.stream:
         ask = panel_stream_ask(request, ask)
-        events = await panels.panel(ask)
+        events = await panels.panel(ask, stop_on_close=True)
         return stream_response(ollama.render_stream(events, ask, generate=generate), ollama.MEDIA_TYPE_STREAM)
-    reply = await panels.answer(ask)
+    reply = await panels.answer(ask, left=client_left(request.scope))
     return JSONResponse(ollama.render_reply(reply, ask, generate=generate), headers=bench_header(reply))
 
 

@@ -28,6 +28,7 @@ from benchwarmers.server.deps import headers_of, panels_of
 from benchwarmers.server.errors import read_json
 from benchwarmers.server.hot import hot
 from benchwarmers.server.json_response import JSONResponse
+from benchwarmers.server.protocol import client_left
 from benchwarmers.server.route_mode import route_response
 from benchwarmers.server.streaming import STREAM_HEADERS, panel_stream_ask, stream_response
 
@@ -45,9 +46,10 @@ async def chat_completions(request: Request) -> Response:
     panels = panels_of(request)
     if ask.stream:
         ask = panel_stream_ask(request, ask)
-        events = await panels.panel(ask)
+        events = await panels.panel(ask, stop_on_close=True)
         return stream_response(openai_chat.render_stream(events, ask), openai_chat.MEDIA_TYPE_STREAM)
-    return JSONResponse(openai_chat.render_reply(await panels.answer(ask), ask))
+    reply = await panels.answer(ask, left=client_left(request.scope))
+    return JSONResponse(openai_chat.render_reply(reply, ask))
 
 
 @router.get("/v1/models")
