@@ -752,3 +752,30 @@ def test_recent_asks_polled_with_its_etag_is_a_304_until_something_on_it_changes
     ask()
     newer = poll(tag)
     assert newer.status_code == 200 and len(newer.json()["asks"]) == 2
+
+
+def test_recent_asks_tag_changes_when_a_collection_is_made_blind(
+    dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    """The same asks show hidden once their collection is blind: a poller
+    holding the page's tag from before gets the hidden page, not a 304."""
+    for served in ("m1", "m2"):
+        fake_provider.add(FakeModel(served, answer=f"{served} says hello"))
+    body = {"name": "fake", "api": "openai", "base_url": fake_provider.openai_base, "keyless": True}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    _register(dashboard, fake_provider, ("m1", "m2"))
+    assert (
+        dashboard.post("/ui/api/collections", json={"name": "duo", "members": ["m1", "m2"]}).status_code
+        == 200
+    )
+    with dashboard.stream("POST", "/ui/api/ask", json={"collection": "duo", "prompt": "yes?"}) as reply:
+        reply.read()
+    first = wait_for(lambda: (r := dashboard.get("/ui/api/asks")).json()["asks"] and r)
+    assert not first.json()["asks"][0].get("hidden")
+    tag = first.headers["etag"]
+    made_blind = dashboard.post("/ui/api/collections/duo", json={"members": ["m1", "m2"], "blind": True})
+    assert made_blind.status_code == 200
+    after = dashboard.get("/ui/api/asks", headers={"if-none-match": tag})
+    assert after.status_code == 200 and after.json()["asks"][0]["hidden"] is True
+    assert {s["alias"] for s in after.json()["asks"][0]["seats"]}.isdisjoint({"m1", "m2"})
+    assert dashboard.get("/ui/api/asks", headers={"if-none-match": after.headers["etag"]}).status_code == 304
