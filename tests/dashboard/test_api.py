@@ -693,6 +693,7 @@ def test_recent_asks_page_back_through_every_ask_once_and_refuse_a_bad_cursor(
         ({"limit": "101"}, "limit"),
         ({"limit": "ten"}, "limit"),
         ({"limit": "-1"}, "limit"),
+        ({"limit": "\u00b2"}, "limit"),  # a digit to str.isdigit, not to int(): was a 500
     ):
         refused = dashboard.get("/ui/api/asks", params=params)
         assert refused.status_code == 400, (params, refused.text)

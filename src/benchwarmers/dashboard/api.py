@@ -297,7 +297,7 @@ async def asks(request: Request, collection: str = "", before: str = "", limit: 
     (an ask id), `limit` the page's size (1 to 100); either refused with a 400 naming it.
     Tagged (`ETag`): a poll that sends the tag it has (`If-None-Match`) of a page that has
     not changed gets a 304 with no body, and its kept text is not even read."""
-    if not limit.isdigit():
+    if not (limit.isascii() and limit.isdigit()):
         raise FieldError("limit", "limit must be a whole number of asks, 1 to 100")
     had = request.headers.get("if-none-match", "").strip().removeprefix("W/").strip('"')
     name = collection.removeprefix("bench/")

@@ -248,7 +248,7 @@ def openapi_to_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = _nested(value)
         elif key == "anyOf" and isinstance(value, list):
             out[key] = [_nested(v) for v in value]
-        elif key in _INT64_COUNTS and isinstance(value, str) and value.isdigit():
+        elif key in _INT64_COUNTS and isinstance(value, str) and value.isascii() and value.isdigit():
             out[key] = int(value)
         else:
             out[key] = value

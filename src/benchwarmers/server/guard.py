@@ -380,7 +380,7 @@ def _split_host(value: str) -> tuple[str | None, int | None]:
     name = name.rstrip(".")
     if ":" in name and not _is_ip(name):
         return None, None  # colons only in an IPv6 literal
-    if not name or (port_text and not (port_text.isdigit() and len(port_text) <= 5)):
+    if not name or (port_text and not (port_text.isascii() and port_text.isdigit() and len(port_text) <= 5)):
         return None, None
     return name, int(port_text) if port_text else None
 

@@ -78,7 +78,7 @@ def _names(value: Any) -> list[str]:
 
 
 def _positive_int(value: Any) -> int:
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
         value = int(value.strip())
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError("expected a whole number of at least 1")
