@@ -5,16 +5,23 @@ the initialize handshake Claude Code speaks ("legacy")."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
+from benchwarmers.calls.caller import HUNG_UP
+from benchwarmers.mcp.http import _Running
 from benchwarmers.mcp.text import ask_text
+from benchwarmers.testing.fake_provider import FakeProvider
+from benchwarmers.testing.script import FakeModel
 from benchwarmers.types import Merged, PanelReply, Seat
+from tests.waiting import wait_for
 
 from .mcp_support import (
     TRIO,
@@ -166,20 +173,82 @@ async def test_keep_alive_comments_without_a_progress_token(
     assert "slow answer" in text
 
 
-async def test_the_panel_finishes_and_records_when_the_client_leaves(bench_server: Any) -> None:
-    with bench_server(trio_models(slow_ttfb=0.6)) as server:
+# The slow seat writes a word every 0.1 s for 20 s: a stop lands long before its end.
+SLOW_ANSWER = " ".join(f"word{n}" for n in range(200))
+
+
+def slow_trio() -> list[FakeModel]:
+    return [*trio_models()[:2], FakeModel("slow", answer=SLOW_ANSWER, tokens_per_second=10)]
+
+
+def stopped_like_stop(server: Any, fake_provider: FakeProvider) -> None:
+    """The slow seat was cancelled upstream (the fake provider saw its
+    connection close) and logged `cancelled`, the client's hang-up its
+    error; the seats that were in stay as they answered."""
+    assert wait_for(lambda: ("closed", "slow") in fake_provider.timeline)
+
+    def three() -> list[dict[str, Any]] | None:
+        seats = [r for r in call_rows(server.home).values() if r["kind"] == "seat"]
+        return seats if len(seats) == 3 else None
+
+    seats = {r["alias"]: r for r in wait_for(three)}
+    assert {alias: r["status"] for alias, r in seats.items()} == {
+        "fast": "ok",
+        "mid": "ok",
+        "slow": "cancelled",
+    }
+    assert seats["slow"]["error"] == HUNG_UP
+    assert ("answered", "slow") not in fake_provider.timeline
+
+
+async def test_a_client_that_leaves_mid_panel_stops_it_as_stop_does(
+    bench_server: Any, fake_provider: FakeProvider
+) -> None:
+    """The panel ran to the end for nobody (the slow seat's 20 s spent); now
+    a tool call whose HTTP connection goes stops it as the page's Stop."""
+    with bench_server(slow_trio()) as server:
         async with httpx.AsyncClient(timeout=30) as http:
             body = raw_call(1, "ask", {"collection": "trio", "prompt": "hi"})
             async with http.stream("POST", server.url + "/mcp", json=body, headers=SSE_HEADERS) as reply:
                 assert reply.status_code == 200
+                await asyncio.sleep(1.0)  # fast and mid are in; slow is writing
             # The connection is closed now, long before the slow seat answers.
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            seats = [r for r in call_rows(server.home).values() if r["kind"] == "seat"]
-            if len(seats) == 3:
-                break
-            time.sleep(0.1)
-    assert sorted((r["alias"], r["status"]) for r in seats) == [("fast", "ok"), ("mid", "ok"), ("slow", "ok")]
+        stopped_like_stop(server, fake_provider)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_tool_call_the_client_cancels_stops_the_panel(
+    bench_server: Any, fake_provider: FakeProvider, mode: str
+) -> None:
+    """The official client's cancel (`notifications/cancelled`, its request's
+    stream closed) stops the panel's slow seat upstream, logged `cancelled`."""
+    with bench_server(slow_trio()) as server:
+        async with http_client(server.url + "/mcp", mode=mode) as client:
+            with anyio.move_on_after(1.0) as waited:
+                await client.call_tool("ask", {"collection": "trio", "prompt": "hi"})
+            assert waited.cancelled_caught
+            # Waited in a thread: the client's loop sends its cancel meanwhile.
+            await asyncio.to_thread(stopped_like_stop, server, fake_provider)
+            # The session goes on: the next tool call is answered.
+            listing = await client.call_tool("list_collections", {})
+            assert not listing.is_error
+
+
+async def test_a_cancel_is_acted_on_only_for_the_one_call_it_can_name() -> None:
+    """A handshake-era cancel names a request id only, under which two
+    clients of one key may each have a call running: neither is cancelled."""
+    running = _Running()
+    call = ("owner", "1")
+    with running.held(call) as first, running.held(call) as second:
+        running.cancel(call)
+        assert not first.cancel_called and not second.cancel_called
+    with running.held(call) as only:
+        running.cancel(("owner", '"1"'))  # the id spelled as a string names another call
+        running.cancel(("someone", "1"))
+        assert not only.cancel_called
+        running.cancel(call)
+        assert only.cancel_called
+    assert running.calls == {}
 
 
 @pytest.mark.parametrize("mode", MODES)
