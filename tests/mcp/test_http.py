@@ -15,13 +15,10 @@ import anyio
 import httpx
 import pytest
 
-from benchwarmers.calls.caller import HUNG_UP
 from benchwarmers.mcp.http import _Running
 from benchwarmers.mcp.text import ask_text
 from benchwarmers.testing.fake_provider import FakeProvider
-from benchwarmers.testing.script import FakeModel
 from benchwarmers.types import Merged, PanelReply, Seat
-from tests.waiting import wait_for
 
 from .mcp_support import (
     TRIO,
@@ -30,6 +27,8 @@ from .mcp_support import (
     make_key,
     sample_transcript,
     seat_calls,
+    slow_trio,
+    stopped_like_stop,
     tool_text,
     trio_models,
 )
@@ -171,34 +170,6 @@ async def test_keep_alive_comments_without_a_progress_token(
     assert ": keep-alive" in text
     assert text.index(": keep-alive") < text.index('"result"')
     assert "slow answer" in text
-
-
-# The slow seat writes a word every 0.1 s for 20 s: a stop lands long before its end.
-SLOW_ANSWER = " ".join(f"word{n}" for n in range(200))
-
-
-def slow_trio() -> list[FakeModel]:
-    return [*trio_models()[:2], FakeModel("slow", answer=SLOW_ANSWER, tokens_per_second=10)]
-
-
-def stopped_like_stop(server: Any, fake_provider: FakeProvider) -> None:
-    """The slow seat was cancelled upstream (the fake provider saw its
-    connection close) and logged `cancelled`, the client's hang-up its
-    error; the seats that were in stay as they answered."""
-    assert wait_for(lambda: ("closed", "slow") in fake_provider.timeline)
-
-    def three() -> list[dict[str, Any]] | None:
-        seats = [r for r in call_rows(server.home).values() if r["kind"] == "seat"]
-        return seats if len(seats) == 3 else None
-
-    seats = {r["alias"]: r for r in wait_for(three)}
-    assert {alias: r["status"] for alias, r in seats.items()} == {
-        "fast": "ok",
-        "mid": "ok",
-        "slow": "cancelled",
-    }
-    assert seats["slow"]["error"] == HUNG_UP
-    assert ("answered", "slow") not in fake_provider.timeline
 
 
 async def test_a_client_that_leaves_mid_panel_stops_it_as_stop_does(

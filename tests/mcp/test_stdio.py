@@ -4,10 +4,13 @@ records, the same key scope."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from pathlib import Path
 from typing import Any
+
+import anyio
 
 from benchwarmers.mcp.transcript import TRANSCRIPT_DIRS_ENV
 from benchwarmers.testing.fake_provider import FakeProvider
@@ -19,7 +22,9 @@ from .mcp_support import (
     make_key,
     sample_transcript,
     seat_calls,
+    slow_trio,
     stdio_session,
+    stopped_like_stop,
     tool_text,
     trio_models,
 )
@@ -99,3 +104,19 @@ async def test_no_server_is_a_clear_tool_error(tmp_path: Path) -> None:
     assert tool_text(result).endswith(
         f"no server at {url}; start one with `benchwarmers serve`, or set BENCHWARMERS_URL to yours"
     )
+
+
+async def test_a_tool_call_cancelled_over_stdio_stops_the_panel(
+    bench_server: Any, fake_provider: FakeProvider, tmp_path: Path
+) -> None:
+    """The client's cancel reaches `benchwarmers mcp`, which closes its panel
+    stream: the server stops the panel as for any client hanging up."""
+    with bench_server(slow_trio()) as server:
+        async with stdio_session(server.url, tmp_path / "stderr.log") as client:
+            with anyio.move_on_after(1.5) as waited:
+                await client.call_tool("ask", {"collection": "trio", "prompt": "hi"})
+            assert waited.cancelled_caught
+            # Waited in a thread: the client's loop sends its cancel meanwhile.
+            await asyncio.to_thread(stopped_like_stop, server, fake_provider)
+            listing = await client.call_tool("list_collections", {})
+            assert not listing.is_error
