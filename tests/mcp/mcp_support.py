@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 from mcp.client.stdio import stdio_client
 
@@ -188,3 +189,16 @@ def stopped_like_stop(server: Any, fake_provider: FakeProvider) -> None:
     }
     assert seats["slow"]["error"] == HUNG_UP
     assert ("answered", "slow") not in fake_provider.timeline
+
+
+async def cancel_an_ask(client: Client, server: Any, fake_provider: FakeProvider, after: float) -> None:
+    """Ask the slow trio, cancel the tool call after `after` seconds (the
+    client's own cancel), and check the panel stopped as Stop stops one;
+    the session goes on: its next tool call is answered."""
+    with anyio.move_on_after(after) as waited:
+        await client.call_tool("ask", {"collection": "trio", "prompt": "hi"})
+    assert waited.cancelled_caught
+    # Waited in a thread: the client's loop sends its cancel meanwhile.
+    await asyncio.to_thread(stopped_like_stop, server, fake_provider)
+    listing = await client.call_tool("list_collections", {})
+    assert not listing.is_error

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 import pytest
 
@@ -23,6 +22,7 @@ from benchwarmers.types import Merged, PanelReply, Seat
 from .mcp_support import (
     TRIO,
     call_rows,
+    cancel_an_ask,
     http_client,
     make_key,
     sample_transcript,
@@ -195,14 +195,7 @@ async def test_a_tool_call_the_client_cancels_stops_the_panel(
     stream closed) stops the panel's slow seat upstream, logged `cancelled`."""
     with bench_server(slow_trio()) as server:
         async with http_client(server.url + "/mcp", mode=mode) as client:
-            with anyio.move_on_after(1.0) as waited:
-                await client.call_tool("ask", {"collection": "trio", "prompt": "hi"})
-            assert waited.cancelled_caught
-            # Waited in a thread: the client's loop sends its cancel meanwhile.
-            await asyncio.to_thread(stopped_like_stop, server, fake_provider)
-            # The session goes on: the next tool call is answered.
-            listing = await client.call_tool("list_collections", {})
-            assert not listing.is_error
+            await cancel_an_ask(client, server, fake_provider, after=1.0)
 
 
 async def test_a_cancel_is_acted_on_only_for_the_one_call_it_can_name() -> None:

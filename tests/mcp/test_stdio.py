@@ -4,13 +4,10 @@ records, the same key scope."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from pathlib import Path
 from typing import Any
-
-import anyio
 
 from benchwarmers.mcp.transcript import TRANSCRIPT_DIRS_ENV
 from benchwarmers.testing.fake_provider import FakeProvider
@@ -19,12 +16,12 @@ from tests.serving import free_port
 from .mcp_support import (
     TRIO,
     call_rows,
+    cancel_an_ask,
     make_key,
     sample_transcript,
     seat_calls,
     slow_trio,
     stdio_session,
-    stopped_like_stop,
     tool_text,
     trio_models,
 )
@@ -113,10 +110,4 @@ async def test_a_tool_call_cancelled_over_stdio_stops_the_panel(
     stream: the server stops the panel as for any client hanging up."""
     with bench_server(slow_trio()) as server:
         async with stdio_session(server.url, tmp_path / "stderr.log") as client:
-            with anyio.move_on_after(1.5) as waited:
-                await client.call_tool("ask", {"collection": "trio", "prompt": "hi"})
-            assert waited.cancelled_caught
-            # Waited in a thread: the client's loop sends its cancel meanwhile.
-            await asyncio.to_thread(stopped_like_stop, server, fake_provider)
-            listing = await client.call_tool("list_collections", {})
-            assert not listing.is_error
+            await cancel_an_ask(client, server, fake_provider, after=1.5)
