@@ -275,6 +275,10 @@ class Ask:
     # A seat not named is asked `request`'s messages. Pairs of tuples, not a
     # dict: an `Ask` is frozen and hashable, and the usual ask (none) costs nothing.
     threads: tuple[tuple[str, tuple[Message, ...]], ...] = ()
+    # The Ask page's Blind toggle, where it differs from the collection's setting:
+    # logged on the ask's calls (`calls.blind`), so Recent asks hide (or show) its
+    # names as it was asked. None: as the collection says.
+    blind: bool | None = None
     # The gateway key that asks is not the ask's: the core hands it to the
     # engines beside it, from the caller's identity (`core.Panels.key`).
 

@@ -15,9 +15,11 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 from mcp.client.stdio import stdio_client
 
+from benchwarmers.calls.caller import HUNG_UP
 from benchwarmers.identity import keys as gatewaykeys
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.collections import add_collection
@@ -28,6 +30,7 @@ from benchwarmers.testing.live_server import settle_logs
 from benchwarmers.testing.script import FakeModel
 from benchwarmers.testing.store_template import copy_migrated_store
 from mcp import Client, StdioServerParameters
+from tests.waiting import wait_for
 
 TRIO = {"trio": {"members": ["fast", "mid", "slow"], "purpose": "three opinions"}}
 
@@ -158,3 +161,44 @@ async def stdio_session(url: str, errlog: Path, key: str = "", **env: str) -> As
     with errlog.open("w") as log:
         async with Client(stdio_client(parameters, errlog=log)) as client:
             yield client
+
+
+# The slow seat writes a word every 0.1 s for 20 s: a stop lands long before its end.
+SLOW_ANSWER = " ".join(f"word{n}" for n in range(200))
+
+
+def slow_trio() -> list[FakeModel]:
+    return [*trio_models()[:2], FakeModel("slow", answer=SLOW_ANSWER, tokens_per_second=10)]
+
+
+def stopped_like_stop(server: Any, fake_provider: FakeProvider) -> None:
+    """The slow seat was cancelled upstream (the fake provider saw its
+    connection close) and logged `cancelled`, the client's hang-up its
+    error; the seats that were in stay as they answered."""
+    assert wait_for(lambda: ("closed", "slow") in fake_provider.timeline)
+
+    def three() -> list[dict[str, Any]] | None:
+        seats = [r for r in call_rows(server.home).values() if r["kind"] == "seat"]
+        return seats if len(seats) == 3 else None
+
+    seats = {r["alias"]: r for r in wait_for(three)}
+    assert {alias: r["status"] for alias, r in seats.items()} == {
+        "fast": "ok",
+        "mid": "ok",
+        "slow": "cancelled",
+    }
+    assert seats["slow"]["error"] == HUNG_UP
+    assert ("answered", "slow") not in fake_provider.timeline
+
+
+async def cancel_an_ask(client: Client, server: Any, fake_provider: FakeProvider, after: float) -> None:
+    """Ask the slow trio, cancel the tool call after `after` seconds (the
+    client's own cancel), and check the panel stopped as Stop stops one;
+    the session goes on: its next tool call is answered."""
+    with anyio.move_on_after(after) as waited:
+        await client.call_tool("ask", {"collection": "trio", "prompt": "hi"})
+    assert waited.cancelled_caught
+    # Waited in a thread: the client's loop sends its cancel meanwhile.
+    await asyncio.to_thread(stopped_like_stop, server, fake_provider)
+    listing = await client.call_tool("list_collections", {})
+    assert not listing.is_error

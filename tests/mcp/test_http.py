@@ -5,6 +5,7 @@ the initialize handshake Claude Code speaks ("legacy")."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from pathlib import Path
@@ -13,16 +14,21 @@ from typing import Any
 import httpx
 import pytest
 
+from benchwarmers.mcp.http import _Running
 from benchwarmers.mcp.text import ask_text
+from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.types import Merged, PanelReply, Seat
 
 from .mcp_support import (
     TRIO,
     call_rows,
+    cancel_an_ask,
     http_client,
     make_key,
     sample_transcript,
     seat_calls,
+    slow_trio,
+    stopped_like_stop,
     tool_text,
     trio_models,
 )
@@ -166,20 +172,47 @@ async def test_keep_alive_comments_without_a_progress_token(
     assert "slow answer" in text
 
 
-async def test_the_panel_finishes_and_records_when_the_client_leaves(bench_server: Any) -> None:
-    with bench_server(trio_models(slow_ttfb=0.6)) as server:
+async def test_a_client_that_leaves_mid_panel_stops_it_as_stop_does(
+    bench_server: Any, fake_provider: FakeProvider
+) -> None:
+    """The panel ran to the end for nobody (the slow seat's 20 s spent); now
+    a tool call whose HTTP connection goes stops it as the page's Stop."""
+    with bench_server(slow_trio()) as server:
         async with httpx.AsyncClient(timeout=30) as http:
             body = raw_call(1, "ask", {"collection": "trio", "prompt": "hi"})
             async with http.stream("POST", server.url + "/mcp", json=body, headers=SSE_HEADERS) as reply:
                 assert reply.status_code == 200
+                await asyncio.sleep(1.0)  # fast and mid are in; slow is writing
             # The connection is closed now, long before the slow seat answers.
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            seats = [r for r in call_rows(server.home).values() if r["kind"] == "seat"]
-            if len(seats) == 3:
-                break
-            time.sleep(0.1)
-    assert sorted((r["alias"], r["status"]) for r in seats) == [("fast", "ok"), ("mid", "ok"), ("slow", "ok")]
+        stopped_like_stop(server, fake_provider)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_tool_call_the_client_cancels_stops_the_panel(
+    bench_server: Any, fake_provider: FakeProvider, mode: str
+) -> None:
+    """The official client's cancel (`notifications/cancelled`, its request's
+    stream closed) stops the panel's slow seat upstream, logged `cancelled`."""
+    with bench_server(slow_trio()) as server:
+        async with http_client(server.url + "/mcp", mode=mode) as client:
+            await cancel_an_ask(client, server, fake_provider, after=1.0)
+
+
+async def test_a_cancel_is_acted_on_only_for_the_one_call_it_can_name() -> None:
+    """A handshake-era cancel names a request id only, under which two
+    clients of one key may each have a call running: neither is cancelled."""
+    running = _Running()
+    call = ("owner", "1")
+    with running.held(call) as first, running.held(call) as second:
+        running.cancel(call)
+        assert not first.cancel_called and not second.cancel_called
+    with running.held(call) as only:
+        running.cancel(("owner", '"1"'))  # the id spelled as a string names another call
+        running.cancel(("someone", "1"))
+        assert not only.cancel_called
+        running.cancel(call)
+        assert only.cancel_called
+    assert running.calls == {}
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -16,9 +16,11 @@ from tests.serving import free_port
 from .mcp_support import (
     TRIO,
     call_rows,
+    cancel_an_ask,
     make_key,
     sample_transcript,
     seat_calls,
+    slow_trio,
     stdio_session,
     tool_text,
     trio_models,
@@ -99,3 +101,13 @@ async def test_no_server_is_a_clear_tool_error(tmp_path: Path) -> None:
     assert tool_text(result).endswith(
         f"no server at {url}; start one with `benchwarmers serve`, or set BENCHWARMERS_URL to yours"
     )
+
+
+async def test_a_tool_call_cancelled_over_stdio_stops_the_panel(
+    bench_server: Any, fake_provider: FakeProvider, tmp_path: Path
+) -> None:
+    """The client's cancel reaches `benchwarmers mcp`, which closes its panel
+    stream: the server stops the panel as for any client hanging up."""
+    with bench_server(slow_trio()) as server:
+        async with stdio_session(server.url, tmp_path / "stderr.log") as client:
+            await cancel_an_ask(client, server, fake_provider, after=1.5)

@@ -222,3 +222,61 @@ def test_a_blind_ask_names_no_model_in_what_the_page_fetches_until_judged(
         assert refused.status_code == 200  # a name given as text is one name (`names`), unknown: none
         many = ui.post("/ui/api/names", json={"calls": [f"c_{n}" for n in range(1001)]})
         assert many.status_code == 400 and many.json()["error"]["field"] == "calls"
+
+
+def test_an_ask_the_toggle_made_blind_is_hidden_in_recent_asks_until_judged(
+    panel_server: Any, fake_provider: FakeProvider
+) -> None:
+    """The page's Blind toggle changes one ask from its collection's setting,
+    but nothing stored it: Recent asks (and the Ask page's own poll of them)
+    named the models of an ask asked blind in a collection that is not at
+    once, before it was judged. Its calls now say so (`calls.blind`, only
+    where it differs from the collection), and an ask unticked in a blind
+    collection shows its names likewise."""
+    models = [FakeModel("fast", answer="one answer"), FakeModel("mid", answer="another answer")]
+    both = {"open": {"members": ["fast", "mid"]}, "shut": {"members": ["fast", "mid"], "blind": True}}
+    with panel_server(models, both) as server, dashboard(server) as ui:
+
+        def ask(collection: str, blind: bool) -> list[str]:
+            body = {"collection": collection, "prompt": "which?", "blind": blind}
+            with ui.stream("POST", "/ui/api/ask", json=body) as reply:
+                assert reply.status_code == 200
+                events = [json.loads(line) for line in reply.iter_lines() if line.strip()]
+            return [s["call"] for s in events[0]["seats"]]
+
+        def listed(collection: str) -> dict[str, Any]:
+            """The collection's one ask, once its calls are committed (behind the reply)."""
+            page = wait_for(lambda: ui.get("/ui/api/asks", params={"collection": collection}).json()["asks"])
+            assert len(page) == 1
+            return dict(page[0])
+
+        asked_blind = ask("open", True)
+        hidden = listed("open")
+        assert hidden["hidden"] is True and hidden["blind"] is True
+        assert {s["alias"] for s in hidden["seats"]} == set(asked_blind)
+        assert not any(name in ui.get("/ui/api/asks").text for name in ("fast", "mid"))
+        shown = ask("shut", False)
+        unticked = listed("shut")
+        assert "hidden" not in unticked and unticked["blind"] is False
+        assert {s["alias"] for s in unticked["seats"]} == {"fast", "mid"}
+        rows = call_rows(server.home)
+        assert {rows[c]["blind"] for c in asked_blind} == {1} and {rows[c]["blind"] for c in shown} == {0}
+
+        # Judged (a verdict on each answer), its names show, as a blind collection's ask's do.
+        for call in asked_blind:
+            said = ui.post("/ui/api/verdict", json={"call": call, "useful": True, "blind": True})
+            assert said.status_code == 200
+        judged = listed("open")
+        assert "hidden" not in judged and {s["alias"] for s in judged["seats"]} == {"fast", "mid"}
+
+        # Ticked as its collection says, nothing is stored: the ask follows the collection.
+        ask("open", False)
+        ask("shut", True)
+
+        def four() -> list[dict[str, Any]] | None:
+            asks: list[dict[str, Any]] = ui.get("/ui/api/asks").json()["asks"]
+            return asks if len(asks) == 4 else None
+
+        newest = {a["collection"]: a for a in wait_for(four)[:2]}
+        assert "blind" not in newest["open"] and "hidden" not in newest["open"]
+        assert "blind" not in newest["shut"] and newest["shut"]["hidden"] is True

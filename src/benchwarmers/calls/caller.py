@@ -160,6 +160,8 @@ class CallContext(NamedTuple):
     explorer: bool = False
     # The gateway key that asked ("" for the owner and the bench's own calls).
     key: str = ""
+    # A panel's ask made blind (or not) against its collection (`Ask.blind`); None: as it says.
+    blind: bool | None = None
 
 
 class CallResult(NamedTuple):
@@ -620,6 +622,7 @@ class CallStream:
                 ask_id=context.ask_id,
                 conversation=context.conversation,
                 explorer=context.explorer,
+                blind=context.blind,
                 sent=sent,
             ),
         )

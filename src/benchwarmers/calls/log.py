@@ -90,6 +90,7 @@ class CallRow(NamedTuple):
     ask_id: str = ""
     conversation: str = ""
     explorer: bool = False
+    blind: bool | None = None  # `Ask.blind`
     # False when our own limits refused the call before it went out: it is
     # in the log (the seat shows it) but the ledger counts no request.
     sent: bool = True
@@ -707,4 +708,5 @@ def _call_values(row: CallRow, at: datetime) -> dict[str, Any]:
         "gateway_key": row.gateway_key,
         "error": row.error[:ERROR_LIMIT],
         "explorer": row.explorer,
+        "blind": row.blind,
     }

@@ -355,6 +355,8 @@ class Panels:
                 {"ask": call.ask_id, "collection": call.collection, "shape": call.shape, "seats": []},
             )
             ask["at"] = iso_utc(call.at)
+            if call.blind is not None:  # the Ask page's toggle set it against the collection's
+                ask["blind"] = call.blind
             ask["seats"].append(_seat_row(call, verdict))
         judged_pairs = await pairs.pairs_of_asks(self.runtime.store, list(grouped))
         for ask in grouped.values():

@@ -379,7 +379,9 @@ class Backend:
         asks, after, tag = await self.panels.recent_asks_page(collection, limit, before, had)
         if asks is None:
             return None, tag + suffix
-        page = [hidden_ask(ask) if ask["collection"] in blind else ask for ask in asks]
+        # An ask the Ask page's toggle made blind or not says so itself (`calls.blind`); the rest
+        # are as their collection is now.
+        page = [hidden_ask(ask) if ask.get("blind", ask["collection"] in blind) else ask for ask in asks]
         return {"asks": page, "next": after or None}, tag + suffix
 
     async def ask(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
@@ -409,6 +411,8 @@ class Backend:
             only = tuple(known.get(seat, seat) for seat in only)
             own = tuple((known.get(seat, seat), thread) for seat, thread in own)
         mode: AskMode = "merged" if merged or found.reply == "merged" else "panel"
+        # Logged on its calls where the toggle differs from the collection: Recent asks keep to it.
+        own_blind = None if blind is None or blind == found.blind else blind
         the_ask = Ask(
             found.name,
             mode,
@@ -417,6 +421,7 @@ class Backend:
             seat_text=True,
             only_aliases=only,
             threads=own,
+            blind=own_blind,
         )
         with field("seats"):
             try:

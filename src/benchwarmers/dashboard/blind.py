@@ -14,7 +14,9 @@ same handle again, so a seat keeps its letter across turns. Once the
 person has judged, the page asks `POST /ui/api/names` for what was left
 out (`Panels.judged_names`: only for asks judged). Recent asks of a blind
 collection are so too (`hidden_ask`): an ask not judged yet names its seats
-by their calls. Neither lists the seats in the members' order, which the
+by their calls; an ask the page's toggle made blind or not against its
+collection says so on its calls (`calls.blind`, `Ask.blind`) and is as it
+was asked. Neither lists the seats in the members' order, which the
 Collections page shows.
 """
 

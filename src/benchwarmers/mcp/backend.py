@@ -17,6 +17,7 @@ already defines for the rest (the `/v1/models` entries, the verdict's
 
 from __future__ import annotations
 
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -86,15 +87,16 @@ class InProcessBackend:
         return [collection_entry(view) for view in await self.core.collections()]
 
     async def ask(self, ask: Ask, watch: PanelWatch) -> PanelReply:
-        # The engine runs the panel in a task of its own: if this call is
-        # cancelled (the client left), the panel still finishes and records.
-        async for event in await self.core.panel(ask):
-            if isinstance(event, PanelStarted):
-                watch.seated = [alias for _label, alias, _call in event.seats]
-            elif isinstance(event, SeatDone):
-                watch.seat_done(event.seat)
-            elif isinstance(event, PanelDone):
-                return event.reply
+        # Cancelled (the tool call was: `server._Tools._with_progress`), the stream closes
+        # before the reply, which stops the panel: its seats still answering are cancelled.
+        async with aclosing(await self.core.panel(ask, stop_on_close=True)) as events:
+            async for event in events:
+                if isinstance(event, PanelStarted):
+                    watch.seated = [alias for _label, alias, _call in event.seats]
+                elif isinstance(event, SeatDone):
+                    watch.seat_done(event.seat)
+                elif isinstance(event, PanelDone):
+                    return event.reply
         raise RuntimeError("the panel ended without a reply")
 
     async def verdict(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -16,29 +16,45 @@ start (a manager runs once), kept on `app.state`.
 While a tool runs, a stream that has been silent for the progress
 interval gets an SSE comment (`: keep-alive`), so a client or proxy with
 an idle limit keeps the connection even when it sent no progress token.
+
+A tool call whose request's stream closes (its HTTP connection goes, or a
+2026-era client cancels it, which closes that stream) is cancelled by the
+SDK, and so is the panel it runs (`server._Tools._with_progress`). A
+handshake-era client cancels with a `notifications/cancelled` POST of its
+own, which the stateless SDK serves in a session of its own, blind to the
+call it names: `McpEndpoint` cancels that call itself, found by who asked
+and its request id (`_Running`; two calls of one caller under one id, from
+two clients, are left running: neither can be told from the other).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import Any
 
 import anyio
+from anyio import CancelScope
 from mcp.server.mcpserver import Context
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
+from benchwarmers import jsontext
 from benchwarmers.core import Panels
 from benchwarmers.formats.errors import error_bytes
 from benchwarmers.mcp.backend import InProcessBackend
 from benchwarmers.mcp.server import build_server, progress_seconds
 
 STATE_KEY = "mcp_sessions"
+CANCELLED = "notifications/cancelled"
+# Where the guard put the body it read (`server.guard.BODY_STATE`; the server is above us).
+BODY_STATE = "body"
 KEEP_ALIVE = b": keep-alive\n\n"
 
 
@@ -80,13 +96,79 @@ class McpEndpoint:
 
     def __init__(self, keep_alive_every: float | None = None) -> None:
         self.keep_alive_every = keep_alive_every
+        self.running = _Running()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         manager: StreamableHTTPSessionManager | None = getattr(scope["app"].state, STATE_KEY, None)
         if manager is None:
             raise RuntimeError("the MCP session manager is not running (the app's lifespan did not start it)")
         every = self.keep_alive_every if self.keep_alive_every is not None else progress_seconds()
-        await _with_keep_alive(manager.handle_request, every, scope, receive, _json_rpc_refusals(send))
+        addressed = _addressed(scope)
+        if addressed is not None and addressed[0] == CANCELLED:
+            self.running.cancel(addressed[1])  # and the SDK acknowledges it, as it does
+        if addressed is None or addressed[0] != "tools/call":
+            await _with_keep_alive(manager.handle_request, every, scope, receive, _json_rpc_refusals(send))
+            return
+        call = addressed[1]
+        ended = {"started": False, "done": False}
+
+        async def sending(message: Message) -> None:
+            ended["started"] = ended["started"] or message["type"] == "http.response.start"
+            ended["done"] = message["type"] == "http.response.body" and not message.get("more_body", False)
+            await send(message)
+
+        with self.running.held(call) as held:
+            await _with_keep_alive(manager.handle_request, every, scope, receive, _json_rpc_refusals(sending))
+        if held.cancelled_caught and ended["started"] and not ended["done"]:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class _Running:
+    """The tool calls running, by who asked and request id, so that a
+    handshake-era `notifications/cancelled` (a POST of its own) can cancel
+    the call it names, as the SDK does for a call in its own session."""
+
+    def __init__(self) -> None:
+        self.calls: dict[tuple[str, str], list[CancelScope]] = {}
+
+    @contextlib.contextmanager
+    def held(self, call: tuple[str, str]) -> Iterator[CancelScope]:
+        scope = CancelScope()
+        self.calls.setdefault(call, []).append(scope)
+        try:
+            with scope:
+                yield scope
+        finally:
+            held = self.calls[call]
+            held.remove(scope)
+            if not held:
+                del self.calls[call]
+
+    def cancel(self, call: tuple[str, str]) -> None:
+        held = self.calls.get(call, [])
+        if len(held) == 1:  # two clients of one caller under one id: neither is told from the other
+            held[0].cancel()
+
+
+def _addressed(scope: Scope) -> tuple[str, tuple[str, str]] | None:
+    """The body's JSON-RPC method and (who asked, the request id it names:
+    a request's own, a `notifications/cancelled`'s `requestId`), when it is
+    one message that names one; ids spelled as sent (1 is not "1")."""
+    state = scope.get("state", {})
+    body = state.get(BODY_STATE)
+    if not body or not body.lstrip().startswith(b"{"):
+        return None  # a batch, or no body: the SDK answers it as it does
+    try:
+        message = jsontext.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or not isinstance(method := message.get("method"), str):
+        return None
+    params = message.get("params")
+    named = params.get("requestId") if method == CANCELLED and isinstance(params, dict) else message.get("id")
+    if named is None:
+        return None
+    return method, (getattr(state.get("identity"), "name", ""), json.dumps(named))
 
 
 def _json_rpc_refusals(send: Send) -> Send:

@@ -253,22 +253,29 @@ class _Tools:
         message says which seats are in. Progress is best effort: a client
         that cannot take it still gets the result.
 
-        `work` runs in a task of its own that this call only watches: if the
-        client leaves (this call is cancelled), the panel still finishes and
-        every seat is recorded, so a verdict can name it later."""
+        `work` runs in a task of its own that this call watches: if this
+        call is cancelled (its client sent `notifications/cancelled`, or its
+        HTTP connection went), that task is cancelled too, which stops the
+        panel as the dashboard's Stop does (the backends ask with
+        `stop_on_close`): the seats still answering are cancelled upstream
+        and logged `cancelled`, those in stay judgeable."""
         started = time.monotonic()
         task = asyncio.ensure_future(work)
         _FINISHING.add(task)
         task.add_done_callback(_forget)
-        while not (await asyncio.wait({task}, timeout=self.progress_every))[0]:
-            waited = round(time.monotonic() - started, 1)
-            with suppress(Exception):
-                await ctx.report_progress(waited, message=f"{label}: {watch.summary()} ({waited:.0f} s)")
+        try:
+            while not (await asyncio.wait({task}, timeout=self.progress_every))[0]:
+                waited = round(time.monotonic() - started, 1)
+                with suppress(Exception):
+                    await ctx.report_progress(waited, message=f"{label}: {watch.summary()} ({waited:.0f} s)")
+        except asyncio.CancelledError:
+            task.cancel()  # the tool call is gone: so is the panel's reader, which stops its seats
+            raise
         return task.result()
 
 
-# Work whose caller left, still running: a task nobody references can be
-# garbage-collected mid-flight.
+# Work being stopped after its caller left (a panel's seats being cancelled and
+# logged): a task nobody references can be garbage-collected mid-flight.
 _FINISHING: set[asyncio.Future[Any]] = set()
 
 

@@ -232,6 +232,7 @@ def _merge_context(plan: Plan, seat: str = "merged") -> CallContext:
         seat=seat,
         ask_id=plan.ask_id,
         key=plan.key,
+        blind=plan.blind,
     )
 
 

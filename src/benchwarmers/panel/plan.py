@@ -69,6 +69,8 @@ class Plan:
     # Each seat's own request, by alias, when the ask carried threads (`Ask.threads`);
     # None (the usual ask): every seat is asked `request`.
     threads: Mapping[str, Request] | None = None
+    # The ask's own blindness, on each call's log row (`Ask.blind`).
+    blind: bool | None = None
 
     def request_for(self, alias: str) -> Request:
         """What the seat of this model is asked: its own thread's request
@@ -147,6 +149,7 @@ async def plan_panel(
         holds=holds,
         unbudgeted=holds is _UNBUDGETED,
         threads=_threads(ask, request) if ask.threads else None,
+        blind=ask.blind,
     )
 
 

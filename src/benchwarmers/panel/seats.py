@@ -77,6 +77,7 @@ async def _seat(
         ask_id=plan.ask_id,
         explorer=planned.explorer,
         key=plan.key,
+        blind=plan.blind,
     )
     # Its own thread only when the ask carried threads (a follow-up): the usual ask reads `request`.
     asked = plan.request if plan.threads is None else plan.request_for(planned.model.alias)

@@ -267,6 +267,9 @@ class Call(Base):
     cost_usd: Mapped[float | None] = mapped_column(Float)
     # The gateway key that asked ("" for the owner and the bench's own calls): spend per key.
     gateway_key: Mapped[str] = mapped_column(String(64), default="", server_default="")
+    # A panel's call whose ask the Ask page's toggle made blind (True) or not (False) against its
+    # collection's setting; None: as the collection says (`dashboard/blind.py`, Recent asks).
+    blind: Mapped[bool | None] = mapped_column(Boolean, nullable=True, default=None)
 
 
 class Verdict(Base):

@@ -201,12 +201,13 @@
     return before ? `${last.content} (after ${before} earlier message${before === 1 ? '' : 's'})` : last.content;
   }
 
-  // A blind collection's asks are blind here too, each keeping its shuffle across redraws.
+  // A blind collection's asks are blind here too, each keeping its shuffle across redraws; an ask
+  // the Ask page's toggle made blind or not says so itself (`blind`).
   const names = new Map();
   function namesOf(ask) {
     if (!names.has(ask.ask)) {
       const section = document.querySelector(`section[data-collection="${CSS.escape(ask.collection)}"]`);
-      names.set(ask.ask, bw.seatNames(section?.dataset.blind === '1', { handles: true }));
+      names.set(ask.ask, bw.seatNames(ask.blind ?? section?.dataset.blind === '1', { handles: true }));
     }
     return names.get(ask.ask);
   }

@@ -19,6 +19,8 @@ from benchwarmers.server.deps import panels_of
 MCP_PATHS = ("/mcp", "/v1/mcp")
 
 router = APIRouter(lifespan=mcp_lifespan(panels_of))
+# One endpoint for both paths: a tool call cancelled by a POST to the other is found too.
+_ENDPOINT = McpEndpoint()
 for _path in MCP_PATHS:
     # A Route whose endpoint is an ASGI app (not a function) hands it the raw request.
-    router.routes.append(Route(_path, gateway(McpEndpoint()), methods=["POST"], include_in_schema=False))
+    router.routes.append(Route(_path, gateway(_ENDPOINT), methods=["POST"], include_in_schema=False))
