@@ -316,6 +316,7 @@ class Panels:
         from the cursor, never the whole log."""
         if not 1 <= limit <= MAX_RECENT_ASKS:
             raise UserError(f"limit must be 1 to {MAX_RECENT_ASKS}", field="limit")
+        await flush_log()  # read your writes: an ask this process just answered is on the page
         where = [Call.kind.in_(("seat", "merge")), Call.ask_id != ""]
         async with self.runtime.store.read() as session:
             cursor: tuple[datetime, str] | None = None
