@@ -6,6 +6,7 @@ the initialize handshake Claude Code speaks ("legacy")."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -401,3 +402,54 @@ async def test_a_bad_verdict_is_the_same_one_line_over_mcp_as_over_http(bench_se
             schema = (await client.list_tools()).tools
             (verdict,) = [t for t in schema if t.name == "verdict"]
             assert verdict.input_schema["properties"]["useful"]["type"] == "boolean"
+
+
+def judged_rows(home: Path) -> tuple[int, int]:
+    """How many seat verdicts and pairs the store holds."""
+    with sqlite3.connect(home / "benchwarmers.db") as db:
+        seats = db.execute("SELECT count(*) FROM verdicts").fetchone()[0]
+        pairs = db.execute("SELECT count(*) FROM pair_verdicts").fetchone()[0]
+    return seats, pairs
+
+
+async def test_an_argument_a_tool_does_not_take_is_refused_not_dropped(bench_server: Any) -> None:
+    """The SDK dropped a key a tool does not take: `notes` for `note`
+    recorded the verdict and lost the note, `bothBad` (as our JSON spells
+    it, and HTTP takes) was read as no verdict at all, an extra key judged
+    the pair anyway. Now the verdict tool's arguments are checked as
+    `POST /bench/verdict` checks its body, in its words, nothing stored."""
+    with bench_server() as server:
+        async with http_client(server.url + "/mcp") as client:
+            asked = await client.call_tool("ask", {"collection": "bench/trio", "prompt": "what is up?"})
+            fast, mid, slow = seat_calls(asked.structured_content["bench"])
+            other = seat_calls(
+                (await client.call_tool("ask", {"collection": "trio", "prompt": "again"})).structured_content[
+                    "bench"
+                ]
+            )
+            before = judged_rows(server.home)
+            for body in (
+                {"call": fast, "useful": False, "notes": "wrong"},
+                {"better": fast, "worse": mid, "notes": "clearer"},
+                {"best": fast, "x": 1},
+                {"tie": [fast, 5]},
+                {"tie": [fast, mid, slow]},
+                {"both_bad": [fast, other[1]]},
+            ):
+                over_http = httpx.post(f"{server.url}/bench/verdict", json=body)
+                assert over_http.status_code in (400, 404), body
+                refused = await client.call_tool("verdict", body)
+                assert refused.is_error, body
+                said = tool_text(refused)
+                assert said.endswith(over_http.json()["error"]["message"]) and "pydantic" not in said, said
+            assert judged_rows(server.home) == before, "nothing stored"
+            spelled = await client.call_tool("verdict", {"bothBad": [fast, mid]})
+            assert not spelled.is_error, tool_text(spelled)
+            assert spelled.structured_content["recorded"]["pairs"][0]["outcome"] == "both_bad"
+            as_text = await client.call_tool("verdict", {"tie": f'["{mid}", "{slow}"]'})
+            assert as_text.structured_content["recorded"]["pairs"][0]["outcome"] == "tie"
+            typo = await client.call_tool("ask", {"colection": "trio", "collection": "trio", "prompt": "hi"})
+            assert typo.is_error and "ask takes no 'colection'" in tool_text(typo), tool_text(typo)
+        assert len([r for r in call_rows(server.home).values() if r["kind"] == "seat"]) == 6, (
+            "the typo asked nothing"
+        )

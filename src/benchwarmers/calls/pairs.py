@@ -148,6 +148,19 @@ def verdict_body(
     return body
 
 
+def checked_verdict_body(body: object) -> dict[str, Any]:
+    """A verdict body handed on as it came (the MCP tool's arguments),
+    checked as `POST /bench/verdict` checks it, one seat's or a pair's: a
+    key no form takes, a wrong type, a `worse` alone are refused in the
+    server's words before anything is stored, never dropped on the way; the
+    body returned reads `bothBad` as `both_bad`."""
+    if is_pair_body(body):
+        check_pair_body(body)
+        return _spelled(cast(Mapping[str, Any], body))
+    check_verdict_body(body)
+    return dict(cast(Mapping[str, Any], body))
+
+
 def is_pair_body(body: object) -> bool:
     """Whether a verdict body judges a pair (else it is `{"call", "useful"}`)."""
     return isinstance(body, Mapping) and any(key in body for key in (*PAIR_KEYS, "worse", *SPELLINGS))

@@ -32,7 +32,7 @@ from benchwarmers.bench.suite.runner import SuiteRun
 from benchwarmers.bench.suite.sandbox import unavailable as sandbox_unavailable
 from benchwarmers.bench.suite.tasks import SHAPES as SUITE_SHAPES
 from benchwarmers.calls.call_ids import CALL_ID_PREFIX
-from benchwarmers.calls.pairs import verdict_body
+from benchwarmers.calls.pairs import checked_verdict_body, verdict_body
 from benchwarmers.calls.verdicts import Recorded, check_verdict_body
 from benchwarmers.config import environment, tunables
 from benchwarmers.config.home import (
@@ -157,6 +157,7 @@ __all__ = [
     "check_endpoint_key",
     "check_scope",
     "check_verdict_body",
+    "checked_verdict_body",
     "collection_entry",
     "default_base_url",
     "diagnose",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import json
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -27,11 +28,11 @@ from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
 from benchwarmers import __version__
-from benchwarmers.core import environment, tunables, verdict_body
+from benchwarmers.core import checked_verdict_body, environment, tunables, verdict_body
 from benchwarmers.errors import BenchwarmersError, UserError
 from benchwarmers.formats.base import MODEL_PREFIX, deadline_value, parse_model_name, quorum_value
 from benchwarmers.formats.bench_json import panel_json
@@ -99,7 +100,7 @@ def progress_seconds() -> float:
 def build_server(backend_of: BackendOf, *, progress_every: float | None = None) -> MCPServer:
     """The MCP server with the four tools, each calling `backend_of(ctx)`."""
     tools = _Tools(backend_of, progress_every if progress_every is not None else progress_seconds())
-    server: MCPServer = MCPServer(
+    server: MCPServer = _Server(
         "benchwarmers", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -136,6 +137,54 @@ def build_server(backend_of: BackendOf, *, progress_every: float | None = None) 
         structured_output=False,
     )
     return server
+
+
+# The verdict tool's keys that take a list: a client that sends one as its JSON text (Claude
+# Desktop does) has it read as the list, as the SDK reads the other tools' arguments.
+LIST_KEYS = ("tie", "both_bad", "bothBad")
+
+
+class _Server(MCPServer):
+    """The SDK's server, refusing at its door the arguments a tool does not
+    take. The SDK drops them unread, so a misspelt `note` judged the seat and
+    lost the note, a `colection` asked nothing it meant, where
+    `POST /bench/verdict` refuses a key it does not take. `verdict`'s
+    arguments are that route's body, so they are checked as the route
+    checks it, in its words (`bothBad` read as it reads it)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            if name == "verdict":
+                arguments = checked_verdict_body(_given(arguments))
+            else:
+                await self._refuse_unknown(name, arguments)
+        except BenchwarmersError as exc:  # worded as the SDK words a tool's own error
+            raise ToolError(f"Error executing tool {name}: {exc}") from None
+        return await super().call_tool(name, arguments, context)
+
+    async def _refuse_unknown(self, name: str, arguments: dict[str, Any]) -> None:
+        tool = next((tool for tool in await self.list_tools() if tool.name == name), None)
+        known = list(tool.input_schema.get("properties", {})) if tool is not None else []
+        unknown = [key for key in arguments if key not in known]
+        if tool is not None and unknown:  # an unknown tool is the SDK's to refuse
+            raise UserError(f"{name} takes no {unknown[0]!r}; it takes {', '.join(known)}")
+
+
+def _given(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The verdict tool's arguments as a body: those left at the tool's
+    defaults (null, or "" but for `note`, where "" clears the note) were not
+    given, and a list sent as its JSON text is the list."""
+    body: dict[str, Any] = {}
+    for key, value in arguments.items():
+        if value is None or (value == "" and key != "note"):
+            continue
+        if key in LIST_KEYS and isinstance(value, str):
+            with suppress(ValueError, RecursionError):
+                value = json.loads(value)
+        body[key] = value
+    return body
 
 
 class _Tools:
