@@ -161,6 +161,23 @@ def test_half_a_pair_is_refused_in_the_commands_words_before_any_server(tmp_path
         assert '"worse"' not in refused.output and '"better"' not in refused.output
 
 
+def test_a_third_call_beside_a_pair_is_named_as_one_too_many(tmp_path: Path) -> None:
+    """`--tie A B C` took C as the CALL argument and said "judge one seat
+    (call and useful) or a pair ..., not both", though no --useful was
+    given; now it names C as one call too many, before any server."""
+    calls = [f"c_{letter * 20}" for letter in "ABC"]
+    for args in (
+        ["--tie", *calls],
+        ["--both-bad", *calls],
+        [calls[2], "--better", calls[0], "--worse", calls[1]],
+    ):
+        refused = CliRunner().invoke(app, ["verdict", *args])
+        assert refused.exit_code != 0, args
+        assert f"{calls[2]!r} is one too many" in refused.output and "useful" not in refused.output, (
+            refused.output
+        )
+
+
 def test_the_note_stored_is_said_back_with_the_verdict_and_each_pair() -> None:
     """`verdict --best A --note "why"` printed its pairs and never the note
     it stored (the MCP tool says it): now each line ends with it."""

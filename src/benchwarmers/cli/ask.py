@@ -161,6 +161,11 @@ def verdict(
             "say --useful or --not-useful"
             " (or compare: --better A --worse B, --tie A B, --both-bad A B, --best A)"
         )
+    if pair and call and useful is None:  # `--tie A B C`: the third id lands here, not in the pair
+        raise UserError(
+            f"a pair names its calls in its options, so {call!r} is one too many:"
+            " --better A --worse B, --tie A B, --both-bad A B or --best A"
+        )
     if bool(better) != bool(worse):  # said in the command's words, not the body's keys
         given, missing = ("--better", "--worse") if better else ("--worse", "--better")
         raise UserError(
