@@ -56,6 +56,8 @@ def test_ask_and_verdict_against_a_running_server(panel_server: Any, monkeypatch
         # Seats print as they finish: the faster one first.
         assert shown.index("first answer") < shown.index("second answer")
 
+        # Two answers: the way to compare them is shown beside the way to judge one.
+        assert "compare two: benchwarmers verdict --better A --worse B" in shown
         as_json = json.loads(run("ask", "bench/duo", "again?", "--json").output)
         assert [s["alias"] for s in as_json["seats"]] == ["one", "two"]
         # A quorum of 1 (sent in the body's `bench`): the faster seat's answer, the

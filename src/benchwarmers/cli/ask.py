@@ -265,6 +265,11 @@ class _Printer:
         for member in reply.left_off:
             console.print(f"[dim]left off: {member.alias}: {escape(member.reason)}[/dim]")
         console.print("[dim]judge a seat: benchwarmers verdict CALL --useful|--not-useful[/dim]")
+        if sum(seat.status in ("ok", "empty") for seat in reply.seats) >= 2:  # two answers to compare
+            console.print(
+                "[dim]compare two: benchwarmers verdict --better A --worse B (or --tie A B,"
+                " --both-bad A B, --best A)[/dim]"
+            )
 
     def _merged(self, merged: Merged) -> None:
         if merged.status != "ok":
