@@ -285,6 +285,22 @@ def test_both_bad_lowers_both_and_pairs_reorder_the_ranking() -> None:
     assert any("pairs: preferred 4" in why for why in rankings(table, candidates, better)[0].reasons)
 
 
+def test_a_both_bad_pair_is_said_as_one_not_as_verdicts_nobody_gave() -> None:
+    """A model judged only in one "both bad" pair read "0 of 0.5 verdicts
+    here useful (weighed by age)" on the leaderboard, beside its 0 verdicts;
+    the pair's half "not useful" still counts, said as what it is."""
+    table = Table(members=("a", "b"))
+    bad = PairCounts()
+    bad.add("a", "b", "both_bad")
+    (first, *_), judged = rankings(table, [cand("a"), cand("b")], bad), cand("a", 2, 1)
+    assert "no verdicts here yet" in first.reasons[0], first.reasons
+    assert "both bad in pairs, read as 0.5 verdicts not useful" in first.reasons[0]
+    rated = {r.alias: r for r in rankings(table, [judged, cand("b")], bad)}
+    assert "2 of 3 verdicts here useful" in rated["a"].reasons[0], rated["a"].reasons
+    alone = {r.alias: r.mean for r in rankings(table, [cand("a"), cand("b")], PairCounts())}
+    assert first.mean < alone[first.alias], "the pair still lowers it"
+
+
 def test_rankings_are_fitted_once_per_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fit is kept by what it reads: the same evidence is fitted once,
     a model resting anew re-sorts without a re-fit, a new verdict re-fits."""

@@ -212,7 +212,11 @@ def _fit(
     """The posteriors: each model's evidence over the population base, pairs fitted in."""
     read = list(evidence)
     if pairs:  # "both bad" is also half a "not useful" verdict for each
-        read = [replace(e, here=e.here + pairs.both_bad_misses(e.alias)) for e in read]
+        read = [
+            replace(e, here=e.here + misses, both_bad=misses.bad)
+            for e in read
+            for misses in (pairs.both_bad_misses(e.alias),)
+        ]
     base = population_mean(read)
     posts = {e.alias: posterior(e, base) for e in read}
     if pairs:

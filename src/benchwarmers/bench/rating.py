@@ -137,6 +137,9 @@ class Evidence:
     changed_since: float = math.inf
     # Verdicts here as counted (`here` is discounted by age); None: `here`'s total.
     judged: int | None = None
+    # Of `here`'s "not useful", the halves its "both bad" pairs carry (`bench/pairs.py`):
+    # read as verdicts, said apart, for they are no verdict anyone gave.
+    both_bad: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,14 +340,29 @@ def optimistic_draw(post: Posterior, rng: random.Random) -> float:
 
 
 def _record_reason(e: Evidence, mean: float, lo: float, hi: float) -> str:
+    verdicts = Tally(e.here.good, max(0.0, e.here.bad - e.both_bad))
     return _record_words(
-        e.here, e.suite_shape, e.suite_other, e.probe_checks, e.same_collection + e.elsewhere, mean, lo, hi
+        verdicts,
+        e.both_bad,
+        e.suite_shape,
+        e.suite_other,
+        e.probe_checks,
+        e.same_collection + e.elsewhere,
+        mean,
+        lo,
+        hi,
     )
 
 
 @lru_cache(maxsize=4096)
 def _record_words(
-    here: Tally, suite_shape: Tally, suite_other: Tally, probe_checks: Tally, pooled: Tally, *interval: float
+    here: Tally,
+    both_bad: float,
+    suite_shape: Tally,
+    suite_other: Tally,
+    probe_checks: Tally,
+    pooled: Tally,
+    *interval: float,
 ) -> str:
     mean, lo, hi = interval
     parts = [f"usefulness {mean:.0%} (90% interval {lo:.0%}-{hi:.0%})"]
@@ -352,6 +370,8 @@ def _record_words(
         parts.append(f"{here.good:.3g} of {here.total:.3g} verdicts here useful (weighed by age)")
     else:
         parts.append("no verdicts here yet")
+    if both_bad:
+        parts.append(f"both bad in pairs, read as {both_bad:.3g} verdicts not useful")
     if suite_shape.total:
         parts.append(f"suite {suite_shape.good:g}/{suite_shape.total:g} on this shape")
     elif suite_other.total:
