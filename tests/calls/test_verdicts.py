@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import func, insert, select, update
 
 from benchwarmers.calls.call_ids import new_call_id
-from benchwarmers.calls.verdicts import check_verdict_body, judged_any, record_verdict
+from benchwarmers.calls.verdicts import check_pending_body, check_verdict_body, judged_any, record_verdict
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import Store
@@ -159,3 +159,15 @@ def test_a_verdict_body_with_a_key_it_does_not_take_is_refused(extra: str) -> No
     with pytest.raises(UserError, match=f"no '{extra}'"):
         check_verdict_body({"call": "c_a", "useful": True, extra: False})
     assert check_verdict_body({"call": "c_a", "useful": True, "note": None}) == ("c_a", True, "")
+
+
+def test_a_pending_body_with_a_key_beside_calls_is_refused_not_half_read() -> None:
+    """`{"calls": [...], "transcript_path": ...}` checked the ids and
+    dropped the rest unread, where a verdict body refuses a key it does
+    not take; now it is refused naming the key."""
+    assert check_pending_body({"calls": ["c_a"]}) == ["c_a"]
+    for body in ({"calls": ["c_a"], "transcript_path": "/x.jsonl"}, {"call": ["c_a"]}):
+        with pytest.raises(UserError, match="takes no"):
+            check_pending_body(body)
+    with pytest.raises(UserError, match='"calls" a list of call ids'):
+        check_pending_body({"calls": "c_a"})

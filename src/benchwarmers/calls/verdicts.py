@@ -269,6 +269,12 @@ async def pending(
 
 
 def check_pending_body(body: object) -> list[str]:
+    """`{"calls": [...]}` -> the call ids; anything else a UserError, a key
+    beside `calls` too (refused, as a verdict body's is: `{"calls": [...],
+    "transcript_path": ...}` would have checked the ids and read no file)."""
+    unknown = [key for key in body if key != "calls"] if isinstance(body, Mapping) else []
+    if unknown:
+        raise UserError(f'the body takes no {unknown[0]!r}: {{"calls": ["<call id>", ...]}}')
     calls = body.get("calls") if isinstance(body, Mapping) else None
     if not (isinstance(calls, list) and all(isinstance(c, str) for c in calls)):
         raise UserError('the body must be {"calls": ["<call id>", ...]}: "calls" a list of call ids')
