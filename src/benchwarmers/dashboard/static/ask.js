@@ -54,6 +54,11 @@
   follow.addEventListener('submit', (event) => {
     event.preventDefault();
     const question = follow.elements.prompt.value;
+    if (!question.trim()) { // said as the first question's is, not as the server's "last turn must be the user's"
+      clearErrors(follow);
+      showError(follow, { status: 400, data: { error: { field: 'prompt', message: 'the question is required' } } });
+      return;
+    }
     const to = offered.get(follow.elements.to.value) || '';
     const seats = to ? [to] : follow.elements.to.value === PANEL ? panelSeats() : lastSeats();
     // Each seat its own answers: every seat its own thread; `messages` stays the turn's pick's history.
@@ -205,6 +210,13 @@
     document.getElementById('left-off').replaceChildren();
     const view = new bw.Turn(conversationBox, { collection: body.collection, names: conversation.names, question, onJudged: judged });
     const turn = { question, view, aliases: [] };
+    // Sent (Ctrl+Enter leaves the focus in the question): the keys are the answers' now (1-9, U, N, A...),
+    // not more letters of a question already asked; a refusal gives the box back.
+    const typing = source.contains(document.activeElement) && document.activeElement.matches('textarea') ? document.activeElement : null;
+    if (typing) {
+      view.root.tabIndex = -1;
+      view.root.focus({ preventScroll: true });
+    }
     running = new AbortController();
     stop.hidden = false;
     let stopped = false;
@@ -246,8 +258,9 @@
         if (!view.judgeable().length) view.revealIfJudged();
         offerFollowUp();
         leftOff(turn);
-      } else if (source === follow) {
-        follow.hidden = false; // refused: the form stays, its error and question in it, to send again
+      } else {
+        if (source === follow) follow.hidden = false; // refused: the form stays, its error and question in it, to send again
+        if (!document.activeElement || document.activeElement === document.body) typing?.focus(); // unless moved since
       }
     }
   }
