@@ -21,7 +21,8 @@
   // blind mode handed out in a shuffled order, the model's name hidden
   // until `reveal()`.
   // `handles`: the server named the seats by handles (a blind ask on the Ask page, `dashboard/blind.py`),
-  // their models asked for once judged (`POST /ui/api/names`); Recent asks has the models already.
+  // their models asked for once judged (`POST /ui/api/names`); Recent asks has the models already,
+  // and keys its seats by call id too. Keyed by call ids, a blind panel's letters are `byHash`'s.
   function seatNames(blind, { handles = false } = {}) {
     const letters = new Map();
     return {
@@ -32,7 +33,8 @@
       realName(alias) { return this.real.get(alias) || alias; },
       assign(aliases) {
         const fresh = aliases.filter((a) => !letters.has(a));
-        if (blind) shuffle(fresh);
+        if (blind && handles) byHash(fresh);
+        else if (blind) shuffle(fresh);
         for (const alias of fresh) letters.set(alias, `Seat ${letter(letters.size)}`);
       },
       label(alias) { return letters.get(alias) || alias; },
@@ -63,6 +65,14 @@
       [items[i], items[j]] = [items[j], items[i]];
     }
     return items;
+  }
+
+  // Seats named by handles are keyed by call ids (the Ask page's handle, Recent asks' key), random
+  // for each ask: ordered by a hash of them, the seats are shuffled, and shuffled alike wherever the
+  // ask is drawn, so the Seat B judged on the Ask page is Seat B in Recent asks and after a reload.
+  function byHash(items) {
+    const hash = (text) => [...text].reduce((h, c) => Math.imul(h ^ c.codePointAt(0), 16777619) >>> 0, 2166136261);
+    return items.sort((a, b) => hash(a) - hash(b) || a.localeCompare(b));
   }
 
   // -------------------------------------------------------------- copy
@@ -548,7 +558,9 @@
       el('small', { class: 'compare-state', role: 'status' }),
       el('ul', { class: 'pairs plain' }));
     bar.turn = turn;
-    for (const side of bar.querySelectorAll('select')) side.addEventListener('change', () => pairNote(turn));
+    for (const side of bar.querySelectorAll('select')) {
+      side.addEventListener('change', () => { bar.picked = true; pairNote(turn); });
+    }
     return bar;
   }
 
@@ -556,7 +568,8 @@
     return a < b ? `${a}|${b}` : `${b}|${a}`;
   }
 
-  // The selects offer the judgeable seats; A and B move to the next pair not judged yet.
+  // The selects offer the judgeable seats; A and B move to the next pair not judged yet, in the
+  // seats' order (Seat A and Seat B first, whichever finished first), unless the person picked a pair.
   function refreshCompare(turn, advance) {
     const seats = turn.judgeable();
     const bar = turn.compare;
@@ -570,8 +583,9 @@
     a.replaceChildren(...options());
     b.replaceChildren(...options());
     const calls = seats.map((s) => s.call);
-    if (advance || !calls.includes(chosen[0]) || !calls.includes(chosen[1]) || chosen[0] === chosen[1]) {
+    if (advance || !bar.picked || !calls.includes(chosen[0]) || !calls.includes(chosen[1]) || chosen[0] === chosen[1]) {
       chosen = nextPair(turn, calls) || [calls[0], calls[1]];
+      bar.picked = false;
     }
     [a.value, b.value] = chosen;
     pairNote(turn);
