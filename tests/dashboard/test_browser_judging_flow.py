@@ -1,0 +1,129 @@
+"""The judging loop as a newcomer walks it, keys first (headless Chromium):
+an ask sent with Ctrl+Enter is judged by its keys at once, the compare bar
+starts at Seat A and Seat B whichever answered first, a Leaderboard left
+open in another tab shows the new pair, a blind ask's letters are the same
+on the Ask page, in Recent asks and after a reload, and each collection
+says whether it keeps its asks' text and for how long.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchwarmers.testing import FakeModel, FakeProvider
+from tests.conftest import capable
+from tests.dashboard.test_browser_judging import bench, card
+
+expect = pytest.importorskip("playwright.sync_api").expect
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+NAMES = ("alpha", "beta", "gamma")
+
+
+def test_keys_judge_at_once_after_ctrl_enter_and_the_open_leaderboard_shows_the_pair(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Before, Ctrl+Enter left the focus in the question: 1, U, E... were typed
+    into it. The bar compared the first two seats to finish (Seat B and Seat C,
+    Seat A being slow), so "A is better" judged other seats than it says; and
+    a Leaderboard tab showed a pair only once reloaded."""
+    with bench(browser, home, fake_provider, [FakeModel(n, answer=capable) for n in NAMES]) as b:
+        page = b.page
+        board = page.context.new_page()
+        board.goto(b.base + "/leaderboard?collection=trio")
+        row = board.locator('#leaderboard tr[data-alias="alpha"]')
+        expect(row.locator(".pairs")).to_have_text("0 won, 0 lost, 0 tied")
+
+        release = threading.Event()
+        fake_provider.add(FakeModel("alpha", answer=capable, hold=release))  # Seat A answers last
+        page.get_by_label("Question").fill("Which is best?")
+        page.keyboard.press("Control+Enter")
+        for alias in ("beta", "gamma"):
+            expect(card(page, alias).locator(".answer")).to_have_text(f"An answer from {alias}.")
+        compare = page.locator("section.compare")
+        expect(compare.locator('select[data-side="a"] option:checked')).to_have_text("Seat B · beta")
+        release.set()
+        page.locator("#ask-state >> text=Done.").wait_for()
+        expect(compare.locator('select[data-side="a"] option:checked')).to_have_text("Seat A · alpha")
+        expect(compare.locator('select[data-side="b"] option:checked')).to_have_text("Seat B · beta")
+
+        # The keys are the answers' at once: 2 goes to Seat B, U, E, a note, Enter.
+        page.keyboard.press("2")
+        assert page.evaluate("document.activeElement.dataset.alias") == "beta"
+        page.keyboard.press("u")
+        expect(card(page, "beta").locator(".judge-state")).to_contain_text("useful")
+        page.keyboard.press("e")
+        page.keyboard.type("a plan, then code")
+        page.keyboard.press("Enter")
+        expect(card(page, "beta").locator(".judge-state")).to_contain_text("“a plan, then code”")
+        expect(page.get_by_label("Question")).to_have_value("Which is best?")
+        page.keyboard.press("Escape")
+        page.keyboard.press("a")
+        expect(compare.locator(".pairs li")).to_have_text(["Seat A · alpha better than Seat B · beta"])
+        page.screenshot(path=str(artifacts / "ask-keys-at-once.png"), full_page=True)
+
+        # The Leaderboard left open counts it, without a reload.
+        expect(row.locator(".pairs")).to_have_text("1 won, 0 lost, 0 tied")
+        cell = board.locator('#win-matrix tr[data-alias="alpha"] td[data-against="beta"]')
+        expect(cell).to_contain_text("1–0")
+        board.screenshot(path=str(artifacts / "leaderboard-live.png"), full_page=True)
+        assert b.watch.take() == []
+
+
+def test_a_refused_ask_or_follow_up_gives_its_box_back(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Sending moves the keys to the answers; an ask or a follow-up refused
+    (no question) leaves them in its box, to write the question there. An
+    empty follow-up said "the last turn must be the user's", the API's words."""
+    with bench(browser, home, fake_provider, [FakeModel(n, answer=capable) for n in NAMES[:2]]) as b:
+        page = b.page
+        page.get_by_label("Question").focus()
+        page.keyboard.press("Control+Enter")
+        expect(page.locator('#ask-form [data-error-for="prompt"]')).to_have_text("the question is required")
+        expect(page.get_by_label("Question")).to_be_focused()
+        page.keyboard.type("Which is best?")
+        page.keyboard.press("Control+Enter")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        page.keyboard.press("f")
+        expect(page.get_by_label("Follow-up")).to_be_focused()
+        page.keyboard.press("Control+Enter")
+        expect(page.locator('#follow-up [data-error-for="prompt"]')).to_have_text("the question is required")
+        expect(page.get_by_label("Follow-up")).to_be_focused()
+        assert [p for p in b.watch.take() if "400" not in p] == []
+
+
+def test_a_blind_asks_letters_are_the_same_on_the_ask_page_in_recent_asks_and_after_a_reload(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Before, Recent asks shuffled a blind ask's seats afresh on each load: the
+    Seat A judged on the Ask page was another model's letter there."""
+    models = [FakeModel(n, answer=capable) for n in NAMES]
+    with bench(browser, home, fake_provider, models, blind=True, keep_text=True, keep_days=7) as b:
+        page = b.page
+        b.ask("Who is who?")
+        page.locator("#ask-state >> text=Done.").wait_for()
+
+        def letters(scope: str) -> dict[str, str]:
+            seats = page.locator(f"{scope} .seat-card")
+            expect(seats).to_have_count(3)
+            drawn = [seats.nth(i) for i in range(3)]
+            return {seat.get_attribute("data-call"): seat.get_attribute("data-label") for seat in drawn}
+
+        asked = letters("#conversation")
+        assert sorted(asked.values()) == ["Seat A", "Seat B", "Seat C"]
+        page.locator("header nav").get_by_role("link", name="Collections", exact=True).click()
+        assert letters("#asks article.ask") == asked
+        page.reload()
+        assert letters("#asks article.ask") == asked
+
+        # What the collection keeps, said on its card without opening Edit.
+        said = page.locator('section.collection[data-collection="trio"] .settings-said')
+        expect(said).to_contain_text("questions and answers for 7 days")
+        expect(said).to_contain_text("blind")
+        page.screenshot(path=str(artifacts / "recent-asks-blind-letters.png"), full_page=True)
+        assert b.watch.take() == []
