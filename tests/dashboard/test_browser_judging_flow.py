@@ -8,13 +8,14 @@ says whether it keeps its asks' text and for how long.
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from benchwarmers.testing import FakeModel, FakeProvider
+from benchwarmers.testing import FakeError, FakeModel, FakeProvider
 from tests.conftest import capable
 from tests.dashboard.test_browser_judging import bench, card
 
@@ -65,6 +66,28 @@ def test_keys_judge_at_once_after_ctrl_enter_and_the_open_leaderboard_shows_the_
         cell = board.locator('#win-matrix tr[data-alias="alpha"] td[data-against="beta"]')
         expect(cell).to_contain_text("1–0")
         board.screenshot(path=str(artifacts / "leaderboard-live.png"), full_page=True)
+        assert b.watch.take() == []
+
+
+def test_a_digit_goes_to_its_seats_letter_though_a_seat_before_it_failed(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Before, the digits counted only the answers to judge: with Seat B
+    failed, 3 did nothing and 2 went to Seat C."""
+    with bench(browser, home, fake_provider, [FakeModel(n, answer=capable) for n in NAMES]) as b:
+        page = b.page
+        fake_provider.add(FakeModel("beta", error=FakeError(500, "upstream exploded")))
+        b.answered("Which is best?", ())
+        expect(card(page, "beta")).to_have_class(re.compile(r"\bs-error\b"))
+        page.locator("body").press("3")
+        expect(card(page, "gamma")).to_be_focused()
+        assert card(page, "gamma").get_attribute("aria-keyshortcuts") == "3"
+        page.keyboard.press("u")
+        expect(card(page, "gamma").locator(".judge-state")).to_have_text("✓ useful")
+        page.keyboard.press("2")
+        expect(card(page, "beta")).to_be_focused()
+        page.keyboard.press("u")  # a failed seat: nothing to judge, no verdict asked for
+        expect(card(page, "beta").locator(".judge-state")).to_have_count(0)
         assert b.watch.take() == []
 
 

@@ -226,8 +226,10 @@
       return [...this.seats.values()].filter((s) => s.call && JUDGEABLE.has(s.status));
     }
 
+    // The digit's seat in the letters' order (1 is Seat A): a failed seat, or one still writing,
+    // keeps its number, so 5 is Seat E whatever came back before it.
     focusSeat(index) {
-      this.judgeable()[index]?.card.focus();
+      [...this.seats.values()][index]?.card.focus();
     }
 
     // Judged: a pair, the best, or every answer on its own (none to judge counts).
@@ -394,6 +396,8 @@
     else { delete card.dataset.alias; delete card.dataset.seat; }
     if (seat.call) card.dataset.call = seat.call;
     card.setAttribute('aria-label', `${names.shown(seat.alias)}, ${seat.status}`);
+    const place = [...turn.seats.values()].indexOf(seat);
+    if (place >= 0 && place < 9) card.setAttribute('aria-keyshortcuts', String(place + 1));
     const header = el('header', {},
       el('strong', { class: 'seat-name', text: names.label(seat.alias) }), ' ',
       names.revealed ? el('span', { class: 'tag who', text: names.realName(seat.alias) }) : el('span', { class: 'tag who hidden-name', text: 'name hidden' }), ' ',
