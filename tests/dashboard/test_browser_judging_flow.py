@@ -91,6 +91,32 @@ def test_a_digit_goes_to_its_seats_letter_though_a_seat_before_it_failed(
         assert b.watch.take() == []
 
 
+def test_on_a_phone_stop_stays_in_reach_while_the_answers_are_read_below(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Before, Stop stayed by the question, a screen or more above the answers
+    being read, and a phone has no Esc: the slow seat could not be stopped
+    from where the person was."""
+    long = " ".join(f"word{i}" for i in range(300))
+    with bench(
+        browser, home, fake_provider, [FakeModel(n, answer=capable) for n in NAMES], viewport=(390, 844)
+    ) as b:
+        page = b.page
+        release = threading.Event()
+        fake_provider.add(FakeModel("alpha", answer=long))
+        fake_provider.add(FakeModel("gamma", answer=capable, hold=release))
+        b.ask("Which is best?")
+        expect(card(page, "alpha")).to_have_class(re.compile(r"\bs-ok\b"))
+        page.locator("footer.bottom").scroll_into_view_if_needed()
+        stop = page.get_by_role("button", name="Stop")
+        expect(stop).to_be_in_viewport()
+        page.screenshot(path=str(artifacts / "ask-phone-stop.png"))
+        stop.click()
+        expect(card(page, "gamma")).to_have_class(re.compile(r"\bs-cancelled\b"))
+        release.set()
+        assert b.watch.take() == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]
+
+
 def test_a_refused_ask_or_follow_up_gives_its_box_back(
     browser: Any, home: Path, fake_provider: FakeProvider
 ) -> None:

@@ -311,6 +311,8 @@
   }
 
   stop.addEventListener('click', () => running?.abort());
+  // Out of view (the answers read further down), Stop floats at the window's foot: in reach by touch too.
+  new IntersectionObserver(([row]) => stop.classList.toggle('floating', !row.isIntersecting)).observe(stop.parentElement);
 
   // The asks on the page, looked at again every few seconds (Recent asks' first page, with its
   // ETag: a 304 while nothing changed): a verdict or a pair given elsewhere (the API, the CLI,
