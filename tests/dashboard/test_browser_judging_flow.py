@@ -18,6 +18,7 @@ import pytest
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider
 from tests.conftest import capable
 from tests.dashboard.test_browser_judging import bench, card
+from tests.waiting import wait_for
 
 expect = pytest.importorskip("playwright.sync_api").expect
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
@@ -115,6 +116,29 @@ def test_on_a_phone_stop_stays_in_reach_while_the_answers_are_read_below(
         expect(card(page, "gamma")).to_have_class(re.compile(r"\bs-cancelled\b"))
         release.set()
         assert b.watch.take() == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]
+
+
+def test_a_reload_mid_stream_stops_the_panel_and_gives_the_question_back(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Before, a reload while the seats wrote left a blank page: the question
+    was gone with the answers (stopped upstream, as Stop stops them)."""
+    long = " ".join(f"word{i}" for i in range(400))
+    with bench(browser, home, fake_provider, [FakeModel(n, answer=capable) for n in NAMES]) as b:
+        page = b.page
+        fake_provider.add(FakeModel("gamma", answer=long, tokens_per_second=5))
+        b.ask("Will a reload stop you?")
+        card(page, "gamma").locator(".answer >> text=/word1/").wait_for()
+        page.reload()
+        page.locator('body[data-ready="Ask"]').wait_for(state="attached")
+        expect(page.get_by_label("Question")).to_have_value("Will a reload stop you?")
+        expect(page.locator("#ask-state")).to_contain_text("stopped it")
+        wait_for(lambda: ("closed", "gamma") in fake_provider.timeline)
+        page.reload()  # said once: a second reload is a fresh page
+        page.locator('body[data-ready="Ask"]').wait_for(state="attached")
+        expect(page.locator("#ask-state")).to_have_text("")
+        problems = b.watch.take()
+        assert all("ERR_ABORTED" in p for p in problems), problems
 
 
 def test_a_refused_ask_or_follow_up_gives_its_box_back(

@@ -34,6 +34,18 @@
   collectionSelect.addEventListener('change', collectionDefaults);
   collectionDefaults();
 
+  // A reload (or a page left) while the panel answered stopped it: the question comes back in its box,
+  // saying so, rather than a blank page (the answers already in are in Recent asks, kept or not).
+  const ASKING = 'bw-asking';
+  const unfinished = JSON.parse(sessionStorage.getItem(ASKING) || 'null');
+  sessionStorage.removeItem(ASKING);
+  if (unfinished && !form.elements.prompt.value && [...collectionSelect.options].some((o) => o.value === unfinished.collection)) {
+    collectionSelect.value = unfinished.collection;
+    collectionDefaults();
+    form.elements.prompt.value = unfinished.question;
+    state.textContent = 'The page was left while the panel answered, which stopped it: its question is back here to ask again (what had answered is in Recent asks).';
+  }
+
   form.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) form.requestSubmit();
   });
@@ -218,6 +230,7 @@
       view.root.focus({ preventScroll: true });
     }
     running = new AbortController();
+    if (source === form) sessionStorage.setItem(ASKING, JSON.stringify({ collection: body.collection, question }));
     stop.hidden = false;
     let stopped = false;
     running.signal.addEventListener('abort', () => { stopped = true; });
@@ -249,6 +262,7 @@
         ? 'Stopped: the answers still being written were cancelled (they cost no verdict).'
         : `The stream broke: ${error.message}`;
     } finally {
+      sessionStorage.removeItem(ASKING);
       running = null;
       stop.hidden = true;
       button.disabled = false;
