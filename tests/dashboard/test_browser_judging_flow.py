@@ -70,6 +70,46 @@ def test_keys_judge_at_once_after_ctrl_enter_and_the_open_leaderboard_shows_the_
         assert b.watch.take() == []
 
 
+def test_a_pairs_note_is_written_and_saved_by_keys_alone(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Before, the pair's note box kept the keys: Esc and Enter did nothing in
+    it, so a note was saved with a pair only by the mouse."""
+    with bench(browser, home, fake_provider, [FakeModel(n, answer=capable) for n in NAMES]) as b:
+        page = b.page
+        calls = b.answered("Which is best?", NAMES)
+        compare = page.locator("section.compare")
+        note = compare.get_by_label("Note on the pair (optional)")
+        note.focus()
+        page.keyboard.type("beta is sharper")
+        page.keyboard.press("Enter")  # not judged yet: the keys are the pair's again
+        expect(compare.locator(".compare-state")).to_contain_text("Now A, B, T or X")
+        page.keyboard.press("b")
+        expect(compare.locator(".pairs li")).to_have_text(
+            ["Seat B · beta better than Seat A · alpha — “beta is sharper”"]
+        )
+        compare.locator('select[data-side="a"]').select_option(calls["alpha"])
+        compare.locator('select[data-side="b"]').select_option(calls["beta"])
+        expect(note).to_have_value("beta is sharper")
+        note.fill("beta is much sharper")
+        page.keyboard.press("Enter")  # judged: saved again as it was, with the note
+        expect(compare.locator(".pairs li")).to_have_text(
+            ["Seat B · beta better than Seat A · alpha — “beta is much sharper”"]
+        )
+        note.fill("both fine")
+        page.keyboard.press("Escape")
+        page.keyboard.press("t")  # the bar's next pair: Seat A and Seat C
+        expect(compare.locator(".pairs li").nth(1)).to_have_text(
+            "Seat A · alpha and Seat C · gamma: tie — “both fine”"
+        )
+        stored = b.client.get("/ui/api/asks").json()["asks"][0]["pairs"]
+        assert {(p["outcome"], p["note"]) for p in stored} == {
+            ("better", "beta is much sharper"),
+            ("tie", "both fine"),
+        }
+        assert b.watch.take() == []
+
+
 def test_a_digit_goes_to_its_seats_letter_though_a_seat_before_it_failed(
     browser: Any, home: Path, fake_provider: FakeProvider
 ) -> None:

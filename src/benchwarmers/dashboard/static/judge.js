@@ -550,7 +550,7 @@
   function compareBar(turn) {
     const pick = (side) => el('select', { 'data-side': side, 'aria-label': `Answer ${side.toUpperCase()}` });
     const note = el('input', { class: 'note', type: 'text', name: 'pair-note', placeholder: 'Note on the pair (optional)', 'aria-label': 'Note on the pair (optional)' });
-    const bar = el('section', { class: 'compare card', hidden: true, 'aria-label': 'Compare two answers' },
+    const bar = el('section', { class: 'compare card', hidden: true, tabIndex: -1, 'aria-label': 'Compare two answers' },
       el('h3', { text: 'Compare two answers' }),
       el('div', { class: 'buttons' },
         el('label', {}, 'A ', pick('a')), el('label', {}, 'B ', pick('b')),
@@ -597,7 +597,8 @@
     bar.querySelector('.pairs').replaceChildren(...[...turn.pairs.entries()].map(([key, pair]) => {
       const [better, worse] = [byCall.get(pair.better), byCall.get(pair.worse)];
       if (!better || !worse) return null;
-      const [x, y] = [turn.names.shown(better.alias), turn.names.shown(worse.alias)];
+      let [x, y] = [turn.names.shown(better.alias), turn.names.shown(worse.alias)];
+      if (pair.outcome !== 'better' && x.localeCompare(y) > 0) [x, y] = [y, x]; // a tie: in the seats' order
       const text = pair.outcome === 'better' ? `${x} better than ${y}` : pair.outcome === 'tie' ? `${x} and ${y}: tie` : `${x} and ${y}: both bad`;
       return el('li', { 'data-pair-key': key, text: text + (pair.note ? ` — “${pair.note}”` : '') });
     }).filter(Boolean));
@@ -647,6 +648,18 @@
     turn.judged(result.data);
   }
 
+  // Enter in the pair's note: the pair chosen judged already, judged again as it was, with the note.
+  function pairNoteSaved(bar) {
+    const [a, b] = [bar.querySelector('[data-side="a"]').value, bar.querySelector('[data-side="b"]').value];
+    const known = bar.turn.pairs.get(pairKey(a, b));
+    if (known) {
+      judgePair(bar.turn, known.outcome === 'better' ? (known.better === a ? 'a' : 'b') : known.outcome);
+      return;
+    }
+    bar.focus();
+    bar.querySelector('.compare-state').textContent = 'Now A, B, T or X saves the note with the pair.';
+  }
+
   // ------------------------------------------------- mouse and keyboard
 
   document.addEventListener('click', (event) => {
@@ -682,6 +695,14 @@
     if (target.matches?.('input.note') && mergeBarOf) {
       if (event.key === 'Escape') { event.preventDefault(); mergeCard.focus(); }
       if (event.key === 'Enter') { event.preventDefault(); mergeBarOf.saveNote(); }
+      return;
+    }
+    // The pair's note: Esc leaves it for the keys (A, B, T, X save it with the pair); Enter saves it
+    // with the pair's verdict, or, the pair not judged yet, leaves it so too, saying so.
+    const compare = target.closest?.('section.compare');
+    if (target.matches?.('input.note') && compare) {
+      if (event.key === 'Escape') { event.preventDefault(); compare.focus(); }
+      if (event.key === 'Enter') { event.preventDefault(); pairNoteSaved(compare); }
       return;
     }
     if (target.matches?.('input.note') && target.closest('.seat-card')) {
