@@ -34,6 +34,18 @@
   collectionSelect.addEventListener('change', collectionDefaults);
   collectionDefaults();
 
+  // A reload (or a page left) while the panel answered stopped it: the question comes back in its box,
+  // saying so, rather than a blank page (the answers already in are in Recent asks, kept or not).
+  const ASKING = 'bw-asking';
+  const unfinished = JSON.parse(sessionStorage.getItem(ASKING) || 'null');
+  sessionStorage.removeItem(ASKING);
+  if (unfinished && !form.elements.prompt.value && [...collectionSelect.options].some((o) => o.value === unfinished.collection)) {
+    collectionSelect.value = unfinished.collection;
+    collectionDefaults();
+    form.elements.prompt.value = unfinished.question;
+    state.textContent = 'The page was left while the panel answered, which stopped it: its question is back here to ask again (what had answered is in Recent asks).';
+  }
+
   form.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) form.requestSubmit();
   });
@@ -54,6 +66,11 @@
   follow.addEventListener('submit', (event) => {
     event.preventDefault();
     const question = follow.elements.prompt.value;
+    if (!question.trim()) { // said as the first question's is, not as the server's "last turn must be the user's"
+      clearErrors(follow);
+      showError(follow, { status: 400, data: { error: { field: 'prompt', message: 'the question is required' } } });
+      return;
+    }
     const to = offered.get(follow.elements.to.value) || '';
     const seats = to ? [to] : follow.elements.to.value === PANEL ? panelSeats() : lastSeats();
     // Each seat its own answers: every seat its own thread; `messages` stays the turn's pick's history.
@@ -205,7 +222,15 @@
     document.getElementById('left-off').replaceChildren();
     const view = new bw.Turn(conversationBox, { collection: body.collection, names: conversation.names, question, onJudged: judged });
     const turn = { question, view, aliases: [] };
+    // Sent (Ctrl+Enter leaves the focus in the question): the keys are the answers' now (1-9, U, N, A...),
+    // not more letters of a question already asked; a refusal gives the box back.
+    const typing = source.contains(document.activeElement) && document.activeElement.matches('textarea') ? document.activeElement : null;
+    if (typing) {
+      view.root.tabIndex = -1;
+      view.root.focus({ preventScroll: true });
+    }
     running = new AbortController();
+    if (source === form) sessionStorage.setItem(ASKING, JSON.stringify({ collection: body.collection, question }));
     stop.hidden = false;
     let stopped = false;
     running.signal.addEventListener('abort', () => { stopped = true; });
@@ -237,6 +262,7 @@
         ? 'Stopped: the answers still being written were cancelled (they cost no verdict).'
         : `The stream broke: ${error.message}`;
     } finally {
+      sessionStorage.removeItem(ASKING);
       running = null;
       stop.hidden = true;
       button.disabled = false;
@@ -246,8 +272,9 @@
         if (!view.judgeable().length) view.revealIfJudged();
         offerFollowUp();
         leftOff(turn);
-      } else if (source === follow) {
-        follow.hidden = false; // refused: the form stays, its error and question in it, to send again
+      } else {
+        if (source === follow) follow.hidden = false; // refused: the form stays, its error and question in it, to send again
+        if (!document.activeElement || document.activeElement === document.body) typing?.focus(); // unless moved since
       }
     }
   }
@@ -298,6 +325,8 @@
   }
 
   stop.addEventListener('click', () => running?.abort());
+  // Out of view (the answers read further down), Stop floats at the window's foot: in reach by touch too.
+  new IntersectionObserver(([row]) => stop.classList.toggle('floating', !row.isIntersecting)).observe(stop.parentElement);
 
   // The asks on the page, looked at again every few seconds (Recent asks' first page, with its
   // ETag: a 304 while nothing changed): a verdict or a pair given elsewhere (the API, the CLI,

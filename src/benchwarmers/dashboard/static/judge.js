@@ -21,7 +21,8 @@
   // blind mode handed out in a shuffled order, the model's name hidden
   // until `reveal()`.
   // `handles`: the server named the seats by handles (a blind ask on the Ask page, `dashboard/blind.py`),
-  // their models asked for once judged (`POST /ui/api/names`); Recent asks has the models already.
+  // their models asked for once judged (`POST /ui/api/names`); Recent asks has the models already,
+  // and keys its seats by call id too. Keyed by call ids, a blind panel's letters are `byHash`'s.
   function seatNames(blind, { handles = false } = {}) {
     const letters = new Map();
     return {
@@ -32,7 +33,8 @@
       realName(alias) { return this.real.get(alias) || alias; },
       assign(aliases) {
         const fresh = aliases.filter((a) => !letters.has(a));
-        if (blind) shuffle(fresh);
+        if (blind && handles) byHash(fresh);
+        else if (blind) shuffle(fresh);
         for (const alias of fresh) letters.set(alias, `Seat ${letter(letters.size)}`);
       },
       label(alias) { return letters.get(alias) || alias; },
@@ -63,6 +65,14 @@
       [items[i], items[j]] = [items[j], items[i]];
     }
     return items;
+  }
+
+  // Seats named by handles are keyed by call ids (the Ask page's handle, Recent asks' key), random
+  // for each ask: ordered by a hash of them, the seats are shuffled, and shuffled alike wherever the
+  // ask is drawn, so the Seat B judged on the Ask page is Seat B in Recent asks and after a reload.
+  function byHash(items) {
+    const hash = (text) => [...text].reduce((h, c) => Math.imul(h ^ c.codePointAt(0), 16777619) >>> 0, 2166136261);
+    return items.sort((a, b) => hash(a) - hash(b) || a.localeCompare(b));
   }
 
   // -------------------------------------------------------------- copy
@@ -216,8 +226,10 @@
       return [...this.seats.values()].filter((s) => s.call && JUDGEABLE.has(s.status));
     }
 
+    // The digit's seat in the letters' order (1 is Seat A): a failed seat, or one still writing,
+    // keeps its number, so 5 is Seat E whatever came back before it.
     focusSeat(index) {
-      this.judgeable()[index]?.card.focus();
+      [...this.seats.values()][index]?.card.focus();
     }
 
     // Judged: a pair, the best, or every answer on its own (none to judge counts).
@@ -384,6 +396,8 @@
     else { delete card.dataset.alias; delete card.dataset.seat; }
     if (seat.call) card.dataset.call = seat.call;
     card.setAttribute('aria-label', `${names.shown(seat.alias)}, ${seat.status}`);
+    const place = [...turn.seats.values()].indexOf(seat);
+    if (place >= 0 && place < 9) card.setAttribute('aria-keyshortcuts', String(place + 1));
     const header = el('header', {},
       el('strong', { class: 'seat-name', text: names.label(seat.alias) }), ' ',
       names.revealed ? el('span', { class: 'tag who', text: names.realName(seat.alias) }) : el('span', { class: 'tag who hidden-name', text: 'name hidden' }), ' ',
@@ -536,7 +550,7 @@
   function compareBar(turn) {
     const pick = (side) => el('select', { 'data-side': side, 'aria-label': `Answer ${side.toUpperCase()}` });
     const note = el('input', { class: 'note', type: 'text', name: 'pair-note', placeholder: 'Note on the pair (optional)', 'aria-label': 'Note on the pair (optional)' });
-    const bar = el('section', { class: 'compare card', hidden: true, 'aria-label': 'Compare two answers' },
+    const bar = el('section', { class: 'compare card', hidden: true, tabIndex: -1, 'aria-label': 'Compare two answers' },
       el('h3', { text: 'Compare two answers' }),
       el('div', { class: 'buttons' },
         el('label', {}, 'A ', pick('a')), el('label', {}, 'B ', pick('b')),
@@ -548,7 +562,9 @@
       el('small', { class: 'compare-state', role: 'status' }),
       el('ul', { class: 'pairs plain' }));
     bar.turn = turn;
-    for (const side of bar.querySelectorAll('select')) side.addEventListener('change', () => pairNote(turn));
+    for (const side of bar.querySelectorAll('select')) {
+      side.addEventListener('change', () => { bar.picked = true; pairNote(turn); });
+    }
     return bar;
   }
 
@@ -556,7 +572,8 @@
     return a < b ? `${a}|${b}` : `${b}|${a}`;
   }
 
-  // The selects offer the judgeable seats; A and B move to the next pair not judged yet.
+  // The selects offer the judgeable seats; A and B move to the next pair not judged yet, in the
+  // seats' order (Seat A and Seat B first, whichever finished first), unless the person picked a pair.
   function refreshCompare(turn, advance) {
     const seats = turn.judgeable();
     const bar = turn.compare;
@@ -570,8 +587,9 @@
     a.replaceChildren(...options());
     b.replaceChildren(...options());
     const calls = seats.map((s) => s.call);
-    if (advance || !calls.includes(chosen[0]) || !calls.includes(chosen[1]) || chosen[0] === chosen[1]) {
+    if (advance || !bar.picked || !calls.includes(chosen[0]) || !calls.includes(chosen[1]) || chosen[0] === chosen[1]) {
       chosen = nextPair(turn, calls) || [calls[0], calls[1]];
+      bar.picked = false;
     }
     [a.value, b.value] = chosen;
     pairNote(turn);
@@ -579,7 +597,8 @@
     bar.querySelector('.pairs').replaceChildren(...[...turn.pairs.entries()].map(([key, pair]) => {
       const [better, worse] = [byCall.get(pair.better), byCall.get(pair.worse)];
       if (!better || !worse) return null;
-      const [x, y] = [turn.names.shown(better.alias), turn.names.shown(worse.alias)];
+      let [x, y] = [turn.names.shown(better.alias), turn.names.shown(worse.alias)];
+      if (pair.outcome !== 'better' && x.localeCompare(y) > 0) [x, y] = [y, x]; // a tie: in the seats' order
       const text = pair.outcome === 'better' ? `${x} better than ${y}` : pair.outcome === 'tie' ? `${x} and ${y}: tie` : `${x} and ${y}: both bad`;
       return el('li', { 'data-pair-key': key, text: text + (pair.note ? ` — “${pair.note}”` : '') });
     }).filter(Boolean));
@@ -629,6 +648,18 @@
     turn.judged(result.data);
   }
 
+  // Enter in the pair's note: the pair chosen judged already, judged again as it was, with the note.
+  function pairNoteSaved(bar) {
+    const [a, b] = [bar.querySelector('[data-side="a"]').value, bar.querySelector('[data-side="b"]').value];
+    const known = bar.turn.pairs.get(pairKey(a, b));
+    if (known) {
+      judgePair(bar.turn, known.outcome === 'better' ? (known.better === a ? 'a' : 'b') : known.outcome);
+      return;
+    }
+    bar.focus();
+    bar.querySelector('.compare-state').textContent = 'Now A, B, T or X saves the note with the pair.';
+  }
+
   // ------------------------------------------------- mouse and keyboard
 
   document.addEventListener('click', (event) => {
@@ -664,6 +695,14 @@
     if (target.matches?.('input.note') && mergeBarOf) {
       if (event.key === 'Escape') { event.preventDefault(); mergeCard.focus(); }
       if (event.key === 'Enter') { event.preventDefault(); mergeBarOf.saveNote(); }
+      return;
+    }
+    // The pair's note: Esc leaves it for the keys (A, B, T, X save it with the pair); Enter saves it
+    // with the pair's verdict, or, the pair not judged yet, leaves it so too, saying so.
+    const compare = target.closest?.('section.compare');
+    if (target.matches?.('input.note') && compare) {
+      if (event.key === 'Escape') { event.preventDefault(); compare.focus(); }
+      if (event.key === 'Enter') { event.preventDefault(); pairNoteSaved(compare); }
       return;
     }
     if (target.matches?.('input.note') && target.closest('.seat-card')) {
