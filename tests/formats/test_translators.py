@@ -1,4 +1,4 @@
-"""The four inbound translators without a server: what each reads from its
+"""The inbound translators without a server: what each reads from its
 client's body, what it refuses, and the bytes it writes back."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 
 from benchwarmers.errors import UserError
-from benchwarmers.formats import anthropic, gemini, ollama, responses
+from benchwarmers.formats import anthropic, gemini, ollama, openai_chat, responses
 from benchwarmers.types import Image, PanelEvent, PanelReply, Text
 
 from .formats_support import PNG_DATA
@@ -36,6 +36,35 @@ def assert_bench(bench: dict) -> None:
     assert bench["collection"] == "bench/trio"
     assert [s["call"] for s in bench["seats"]] == ["c_first", "c_second"]
     assert bench["leftOff"] == [{"alias": "gamma", "reason": "vision model, no image"}]
+
+
+# ---------------------------------------------------------------- openai chat
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ({"n": 3}, '"n" must be 1'),
+        ({"functions": [{"name": "f", "parameters": {}}]}, "route mode"),
+        ({"function_call": {"name": "f"}}, "route mode"),
+        ({"tool_choice": "required"}, "route mode"),
+        ({"tool_choice": {"type": "function", "function": {"name": "f"}}}, "route mode"),
+        ({"logprobs": True}, "logprobs"),
+        ({"top_logprobs": 3}, "logprobs"),
+        ({"modalities": ["text", "audio"], "audio": {"voice": "alloy", "format": "wav"}}, "modalities"),
+    ],
+)
+def test_openai_chat_refuses_what_a_panel_cannot_honour(body: dict, says: str) -> None:
+    """Not silently dropped: a client asking for a tool call, log
+    probabilities or audio would otherwise get text and no word why."""
+    with pytest.raises(UserError, match=says):
+        openai_chat.parse_ask({"model": "bench/trio", "messages": [{"role": "user", "content": "hi"}], **body})
+
+
+def test_openai_chat_passes_the_off_values_clients_always_send() -> None:
+    body = {"n": 1, "logprobs": False, "modalities": ["text"], "tool_choice": "auto", "function_call": "none"}
+    ask = openai_chat.parse_ask({"model": "bench/trio", "messages": [{"role": "user", "content": "hi"}], **body})
+    assert ask.mode == "panel" and not ask.request.tools
 
 
 # ---------------------------------------------------------------- responses
