@@ -40,6 +40,8 @@ def assert_bench(bench: dict) -> None:
 
 # ---------------------------------------------------------------- openai chat
 
+HI = [{"role": "user", "content": "hi"}]
+
 
 @pytest.mark.parametrize(
     ("body", "says"),
@@ -58,12 +60,12 @@ def test_openai_chat_refuses_what_a_panel_cannot_honour(body: dict, says: str) -
     """Not silently dropped: a client asking for a tool call, log
     probabilities or audio would otherwise get text and no word why."""
     with pytest.raises(UserError, match=says):
-        openai_chat.parse_ask({"model": "bench/trio", "messages": [{"role": "user", "content": "hi"}], **body})
+        openai_chat.parse_ask({"model": "bench/trio", "messages": HI, **body})
 
 
 def test_openai_chat_passes_the_off_values_clients_always_send() -> None:
     body = {"n": 1, "logprobs": False, "modalities": ["text"], "tool_choice": "auto", "function_call": "none"}
-    ask = openai_chat.parse_ask({"model": "bench/trio", "messages": [{"role": "user", "content": "hi"}], **body})
+    ask = openai_chat.parse_ask({"model": "bench/trio", "messages": HI, **body})
     assert ask.mode == "panel" and not ask.request.tools
 
 
