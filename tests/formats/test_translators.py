@@ -116,6 +116,8 @@ def test_responses_reads_items_instructions_images_and_sampling() -> None:
         ({"previous_response_id": "resp_1"}, "previous_response_id"),
         ({"text": {"format": {"type": "json_schema"}}}, "text.format.schema"),
         ({"input": 3}, "input must be an array"),
+        ({"top_logprobs": 2}, "top_logprobs"),
+        ({"include": ["message.output_text.logprobs"]}, "top_logprobs"),
     ],
 )
 def test_responses_refuses_what_it_cannot_carry(body: dict, says: str) -> None:
@@ -344,6 +346,7 @@ def test_ollama_reads_chat_images_options_and_streams_by_default() -> None:
         ({"options": {"mirostat": 2}}, "mirostat"),
         ({"messages": [{"role": "user", "content": "x", "images": ["bm90IGFuIGltYWdl"]}]}, "not a base64"),
         ({"model": "llama3"}, "not a collection"),
+        ({"logprobs": True, "top_logprobs": 2}, "logprobs"),
     ],
 )
 def test_ollama_refuses_what_it_cannot_carry(body: dict, says: str) -> None:
