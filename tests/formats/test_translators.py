@@ -191,6 +191,11 @@ def test_anthropic_reads_system_blocks_images_stops_and_tools_for_route() -> Non
         anthropic.parse_ask({**body, **tools})
     routed = anthropic.parse_ask({**body, **tools, "model": "bench/trio:route"})
     assert routed.request.tools[0].name == "read" and routed.conversation == "s1"
+    # A tool_choice asking for no call is honoured by a panel; one insisting on a call is not.
+    assert anthropic.parse_ask({**body, "tool_choice": {"type": "none"}}).mode == "panel"
+    assert anthropic.parse_ask({**body, "tool_choice": {"type": "auto"}}).mode == "panel"
+    with pytest.raises(UserError, match="route mode"):
+        anthropic.parse_ask({**body, "tool_choice": {"type": "any"}})
 
 
 @pytest.mark.parametrize(
