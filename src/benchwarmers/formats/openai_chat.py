@@ -8,9 +8,11 @@ client seat extra models: `{"bench": {"with": ["alias", ...]}}` (the CLI's
 `--with` over HTTP). `response_format` (`json_object`, `json_schema`) asks
 every seat for JSON (`formats/output.py`). Out: one `chat.completion` whose message holds the
 panel text and whose extra `bench` key holds the seats; streamed, a role
-chunk at once, each seat's section as it finishes (with the seat as data
-in an extra `bench_seat` key), `bench` (and usage) in the last chunk, then
-`[DONE]`.
+chunk at once, each seat's text as it is written (or its section whole as
+it finishes, `x-bench-stream: sections`), each seat done as data in an
+extra `bench_seat` key, `bench` (and usage) in the last chunk, then
+`[DONE]`. What a panel cannot honour (`n` above 1, tools by any name, log
+probabilities, audio) is refused, not dropped.
 """
 
 from __future__ import annotations
