@@ -1,4 +1,4 @@
-"""The four inbound translators without a server: what each reads from its
+"""The inbound translators without a server: what each reads from its
 client's body, what it refuses, and the bytes it writes back."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 
 from benchwarmers.errors import UserError
-from benchwarmers.formats import anthropic, gemini, ollama, responses
+from benchwarmers.formats import anthropic, gemini, ollama, openai_chat, responses
 from benchwarmers.types import Image, PanelEvent, PanelReply, Text
 
 from .formats_support import PNG_DATA
@@ -36,6 +36,37 @@ def assert_bench(bench: dict) -> None:
     assert bench["collection"] == "bench/trio"
     assert [s["call"] for s in bench["seats"]] == ["c_first", "c_second"]
     assert bench["leftOff"] == [{"alias": "gamma", "reason": "vision model, no image"}]
+
+
+# ---------------------------------------------------------------- openai chat
+
+HI = [{"role": "user", "content": "hi"}]
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ({"n": 3}, '"n" must be 1'),
+        ({"functions": [{"name": "f", "parameters": {}}]}, "route mode"),
+        ({"function_call": {"name": "f"}}, "route mode"),
+        ({"tool_choice": "required"}, "route mode"),
+        ({"tool_choice": {"type": "function", "function": {"name": "f"}}}, "route mode"),
+        ({"logprobs": True}, "logprobs"),
+        ({"top_logprobs": 3}, "logprobs"),
+        ({"modalities": ["text", "audio"], "audio": {"voice": "alloy", "format": "wav"}}, "modalities"),
+    ],
+)
+def test_openai_chat_refuses_what_a_panel_cannot_honour(body: dict, says: str) -> None:
+    """Not silently dropped: a client asking for a tool call, log
+    probabilities or audio would otherwise get text and no word why."""
+    with pytest.raises(UserError, match=says):
+        openai_chat.parse_ask({"model": "bench/trio", "messages": HI, **body})
+
+
+def test_openai_chat_passes_the_off_values_clients_always_send() -> None:
+    body = {"n": 1, "logprobs": False, "modalities": ["text"], "tool_choice": "auto", "function_call": "none"}
+    ask = openai_chat.parse_ask({"model": "bench/trio", "messages": HI, **body})
+    assert ask.mode == "panel" and not ask.request.tools
 
 
 # ---------------------------------------------------------------- responses
@@ -85,6 +116,8 @@ def test_responses_reads_items_instructions_images_and_sampling() -> None:
         ({"previous_response_id": "resp_1"}, "previous_response_id"),
         ({"text": {"format": {"type": "json_schema"}}}, "text.format.schema"),
         ({"input": 3}, "input must be an array"),
+        ({"top_logprobs": 2}, "top_logprobs"),
+        ({"include": ["message.output_text.logprobs"]}, "top_logprobs"),
     ],
 )
 def test_responses_refuses_what_it_cannot_carry(body: dict, says: str) -> None:
@@ -158,6 +191,11 @@ def test_anthropic_reads_system_blocks_images_stops_and_tools_for_route() -> Non
         anthropic.parse_ask({**body, **tools})
     routed = anthropic.parse_ask({**body, **tools, "model": "bench/trio:route"})
     assert routed.request.tools[0].name == "read" and routed.conversation == "s1"
+    # A tool_choice asking for no call is honoured by a panel; one insisting on a call is not.
+    assert anthropic.parse_ask({**body, "tool_choice": {"type": "none"}}).mode == "panel"
+    assert anthropic.parse_ask({**body, "tool_choice": {"type": "auto"}}).mode == "panel"
+    with pytest.raises(UserError, match="route mode"):
+        anthropic.parse_ask({**body, "tool_choice": {"type": "any"}})
 
 
 @pytest.mark.parametrize(
@@ -313,6 +351,7 @@ def test_ollama_reads_chat_images_options_and_streams_by_default() -> None:
         ({"options": {"mirostat": 2}}, "mirostat"),
         ({"messages": [{"role": "user", "content": "x", "images": ["bm90IGFuIGltYWdl"]}]}, "not a base64"),
         ({"model": "llama3"}, "not a collection"),
+        ({"logprobs": True, "top_logprobs": 2}, "logprobs"),
     ],
 )
 def test_ollama_refuses_what_it_cannot_carry(body: dict, says: str) -> None:

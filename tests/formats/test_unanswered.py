@@ -30,20 +30,22 @@ CASES = [("dead", 502, "invalid API key"), ("full", 429, "")]
 @pytest.fixture(scope="module")
 def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`dead`: two seats on a provider that refuses the key (none is sent);
-    `full`: two seats whose provider answers 429."""
+    `full`: two seats whose provider answers 429; `torn`: two seats whose
+    streams end after their first words."""
     home = tmp_path_factory.mktemp("home")
-    with FakeProvider(key="sk-right") as locked, FakeProvider() as busy:
+    with FakeProvider(key="sk-right") as locked, FakeProvider() as busy, FakeProvider() as torn:
         for served in ("one", "two"):
             locked.add(FakeModel(served, answer="never"))
             busy.add(FakeModel(served, answer="never", rate_limit=RateLimit(retry=0)))
-        asyncio.run(_register(home, locked.openai_base, busy.openai_base))
+            torn.add(FakeModel(served, answer="first words then nothing", cut_after=2))
+        asyncio.run(_register(home, locked.openai_base, busy.openai_base, torn.openai_base))
         with live_server(home) as server:
             yield server.url
 
 
-async def _register(home: Path, locked: str, busy: str) -> None:
+async def _register(home: Path, locked: str, busy: str, torn: str) -> None:
     async with Runtime.open(home) as runtime:
-        for collection, base in (("dead", locked), ("full", busy)):
+        for collection, base in (("dead", locked), ("full", busy), ("torn", torn)):
             await add_endpoint(runtime.store, collection, base, "openai", needs_key=False)
             aliases = [f"{collection}-{served}" for served in ("one", "two")]
             for alias, served in zip(aliases, ("one", "two"), strict=True):
@@ -125,3 +127,19 @@ def test_ollama(url: str, collection: str, status: int, reason: str, stream: boo
             model=f"bench/{collection}", messages=[{"role": "user", "content": "hi"}]
         )
     refused_as(chat.value.status_code, chat.value.error, collection, status, reason)
+
+
+def test_a_live_stream_whose_seats_wrote_then_failed_says_so_in_a_200(url: str) -> None:
+    """The one exception (docs/api.md): a live stream's first words started
+    the reply before anyone knew every seat would fail, so it ends saying
+    each seat failed, in its text and `bench`, and the SDK reads it."""
+    client = openai.OpenAI(base_url=f"{url}/v1", api_key="any", max_retries=0)
+    chunks = list(
+        client.chat.completions.create(
+            model="bench/torn", messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+    )
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text.count("first words") == 2 and text.count("_(error, ") == 2, text
+    bench = chunks[-1].model_extra["bench"] if chunks[-1].model_extra else {}
+    assert [seat["status"] for seat in bench["seats"]] == ["error", "error"]

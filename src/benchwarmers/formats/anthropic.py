@@ -79,7 +79,9 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
     obj = require_object(body)
     collection, mode = parse_model_name(obj.get("model") if model is None else model)
     request = _request(obj)
-    if mode != "route" and (request.tools or request.tool_choice or _has_tool_parts(request)):
+    # `tool_choice` `none` or `auto` with no tools asks for no call: a panel can honour it.
+    insists = request.tool_choice not in ("", "auto", "none")
+    if mode != "route" and (request.tools or insists or _has_tool_parts(request)):
         raise tools_refused()
     conversation = _conversation(obj)
     stream = optional_bool(obj, "stream")

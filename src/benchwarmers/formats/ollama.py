@@ -232,6 +232,8 @@ def _refuse_uncarried(obj: Mapping[str, Any], *, route: bool = False) -> None:
     tools = obj.get("tools")
     if tools is not None and require_list(tools, "tools") and not route:
         raise tools_refused()
+    if not route and (optional_bool(obj, "logprobs") or optional_int(obj, "top_logprobs")):
+        raise UserError("logprobs: a panel's text is several models' answers, not one model's tokens")
 
 
 def _images(value: object, where: str) -> tuple[Image, ...]:

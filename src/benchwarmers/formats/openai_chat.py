@@ -8,9 +8,11 @@ client seat extra models: `{"bench": {"with": ["alias", ...]}}` (the CLI's
 `--with` over HTTP). `response_format` (`json_object`, `json_schema`) asks
 every seat for JSON (`formats/output.py`). Out: one `chat.completion` whose message holds the
 panel text and whose extra `bench` key holds the seats; streamed, a role
-chunk at once, each seat's section as it finishes (with the seat as data
-in an extra `bench_seat` key), `bench` (and usage) in the last chunk, then
-`[DONE]`.
+chunk at once, each seat's text as it is written (or its section whole as
+it finishes, `x-bench-stream: sections`), each seat done as data in an
+extra `bench_seat` key, `bench` (and usage) in the last chunk, then
+`[DONE]`. What a panel cannot honour (`n` above 1, tools by any name, log
+probabilities, audio) is refused, not dropped.
 """
 
 from __future__ import annotations
@@ -74,8 +76,10 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
     if n not in (None, 1):
         raise UserError('"n" must be 1: a panel already answers with every seat')
     request = _request(obj)
-    if mode != "route" and (request.tools or _has_tool_parts(request)):
+    if mode != "route" and (request.tools or _has_tool_parts(request) or _asks_for_tools(obj)):
         raise tools_refused()
+    if mode != "route":
+        _refuse_uncarried(obj)
     ask = Ask(
         collection=collection,
         mode=mode,
@@ -228,6 +232,28 @@ def _tool_choice(value: object) -> str:
 
 def _has_tool_parts(request: Request) -> bool:
     return any(m.tool_calls or m.tool_results for m in request.messages)
+
+
+def _asks_for_tools(obj: Mapping[str, Any]) -> bool:
+    """Tools by their older names (`functions`, `function_call`), or a
+    `tool_choice` that insists on a call: a panel would silently answer in
+    text where the client waits for a call. `none` and `auto` (what many
+    clients always send) ask nothing."""
+    if obj.get("functions"):
+        return True
+    return any(obj.get(key) not in (None, "none", "auto") for key in ("function_call", "tool_choice"))
+
+
+def _refuse_uncarried(obj: Mapping[str, Any]) -> None:
+    """What a panel's reply cannot hold is refused, not silently dropped:
+    token log probabilities (a panel's text is no one model's tokens) and
+    audio output. Their off values (`logprobs: false`, `modalities:
+    ["text"]`) pass, as some clients always send them."""
+    if optional_bool(obj, "logprobs") or optional_int(obj, "top_logprobs"):
+        raise UserError("logprobs: a panel's text is several models' answers, not one model's tokens")
+    modalities = [m for m in require_list(obj.get("modalities") or [], "modalities") if m != "text"]
+    if modalities or obj.get("audio") is not None:
+        raise UserError("modalities: a panel answers in text only; leave audio out")
 
 
 def _extras(value: object) -> tuple[str, ...]:

@@ -80,6 +80,7 @@ NAME = "responses"
 MEDIA_TYPE_STREAM = "text/event-stream"
 
 _TEXT_PARTS = ("input_text", "output_text", "text")
+_LOGPROBS = "message.output_text.logprobs"  # an `include` a panel cannot fill
 _REFUSED_KEYS = {
     "previous_response_id": "we keep no responses to continue from; send the whole conversation as input "
     "(store: false, as Codex does)",
@@ -131,6 +132,9 @@ def _refuse_uncarried(obj: Mapping[str, Any], *, route: bool) -> None:
             raise tools_refused()
         if obj.get("tool_choice") not in (None, "none", "auto"):
             raise tools_refused()
+        include = require_list(obj.get("include") or [], "include")
+        if optional_int(obj, "top_logprobs") or _LOGPROBS in include:
+            raise UserError("top_logprobs: a panel's text is several models' answers, not one model's tokens")
     for key, why in _REFUSED_KEYS.items():
         if obj.get(key) is not None:
             raise UserError(f"{key}: {why}")
