@@ -98,7 +98,10 @@ def test_the_cli_turns_keep_text_on_and_off(panel_server: Any, monkeypatch: Any)
 def test_a_panel_stopped_from_the_page_keeps_the_answers_that_were_in(panel_server: Any) -> None:
     """Stop (the dashboard's stream closed) cancels the slow seat; in a
     collection that keeps text, the question and the answers already in are
-    kept all the same, to be read and judged later in the recent asks."""
+    kept all the same, to be read and judged later in the recent asks. The
+    slow seat keeps what it had written when it was cut (before, nothing:
+    its history showed only "stopped by the person who asked"); cancelled,
+    it owes no verdict and takes none."""
     models = [
         FakeModel("one", answer="one answers"),
         FakeModel("two", answer="two answers"),
@@ -132,9 +135,13 @@ def test_a_panel_stopped_from_the_page_keeps_the_answers_that_were_in(panel_serv
         assert shown["question"]["messages"] == [{"role": "user", "content": "stopped-marker-4410?"}]
         seats = {s["alias"]: s for s in shown["seats"]}
         assert (seats["one"]["content"], seats["two"]["content"]) == ("one answers", "two answers")
-        assert seats["slow"]["status"] == "cancelled" and not seats["slow"]["content"]
+        assert seats["slow"]["status"] == "cancelled"
+        cut = seats["slow"]["content"]
+        assert cut.startswith("word0") and not cut.endswith("word199"), cut
         judged = ui.post("/ui/api/verdict", json={"call": calls["one"], "useful": True, "note": "later"})
         assert judged.status_code == 200
+        refused = ui.post("/ui/api/verdict", json={"call": calls["slow"], "useful": True})
+        assert refused.status_code == 400 and "cancelled" in refused.text, refused.text
 
 
 def test_an_ask_answering_while_keep_text_is_turned_off_keeps_nothing(

@@ -196,8 +196,10 @@ class PanelEngine:
         with metrics.PANELS_IN_FLIGHT.track_inprogress():
             try:
                 background: list[asyncio.Task[Seat]] = []
+                # Each seat's text as written, gathered only where it is kept: a cut seat's call drops it.
+                written: dict[str, list[str]] | None = {} if plan.collection.keep_text else None
                 try:
-                    reply = await self._panel(plan, hand, background)
+                    reply = await self._panel(plan, hand, background, written)
                 finally:
                     if on_done is not None:
                         on_done(None)
@@ -209,8 +211,8 @@ class PanelEngine:
                 # read when that is stale) takes the loop or the interpreter.
                 await asyncio.sleep(0)
                 await self._record_seating(plan)
-                if plan.collection.keep_text:
-                    await self._keep_text(plan, reply.seats, reply.merged)
+                if written is not None:
+                    await self._keep_text(plan, reply.seats, reply.merged, written)
                 if plan.collection.judge_verdicts:  # after the reply: the caller never waits for it
                     await judge.judge_panel(
                         self.caller,
@@ -229,7 +231,13 @@ class PanelEngine:
                 if isinstance(exc, asyncio.CancelledError):
                     raise
 
-    async def _panel(self, plan: Plan, hand: Hand, background: list[asyncio.Task[Seat]]) -> PanelReply:
+    async def _panel(
+        self,
+        plan: Plan,
+        hand: Hand,
+        background: list[asyncio.Task[Seat]],
+        written: dict[str, list[str]] | None,
+    ) -> PanelReply:
         """Every seat at once, the merge when asked, the reply (its rows safe in the log).
 
         The seat sent first (`pace`: the one the ask waits for first) is
@@ -259,7 +267,7 @@ class PanelEngine:
         muted: set[str] = set()  # seats cut from the reply but still answering: heard no more
         others = {
             i: asyncio.create_task(
-                seat_reported(self.caller, plan, seating.seats[i], call_ids[i], calls, hand, muted)
+                seat_reported(self.caller, plan, seating.seats[i], call_ids[i], calls, hand, muted, written)
             )
             for i in (order if waits else rest)
         }
@@ -285,7 +293,7 @@ class PanelEngine:
                     answered.update(await quorum.cut_running(plan, waited, call_ids, hand, muted, background))
             else:
                 answered[first] = await seat_reported(
-                    self.caller, plan, seating.seats[first], call_ids[first], calls, hand, muted
+                    self.caller, plan, seating.seats[first], call_ids[first], calls, hand, muted, written
                 )
                 for i, task in others.items():
                     answered[i] = await task  # most often done already: no wait
@@ -299,7 +307,7 @@ class PanelEngine:
             ended = await asyncio.gather(*others.values(), return_exceptions=True)
             done = {seat.call: seat for seat in answered.values()}  # a seat awaited already is in both
             done.update((seat.call, seat) for seat in ended if isinstance(seat, Seat))
-            await self._keep_stopped(plan, stopped, list(done.values()))
+            await self._keep_stopped(plan, stopped, list(done.values()), written)
             raise
         seats = tuple(answered[i] for i in range(len(seating.seats)))  # in seat order
         merged: Merged | None = None
@@ -307,7 +315,7 @@ class PanelEngine:
             try:
                 merged = await merge(self.caller, plan, seats, calls, hand, self.rng)
             except asyncio.CancelledError as stopped:
-                await self._keep_stopped(plan, stopped, seats)
+                await self._keep_stopped(plan, stopped, seats, written)
                 raise
             hand.event(MergeDone(merged))
         total = Total.of(call.cost_usd for call in calls)
@@ -336,23 +344,42 @@ class PanelEngine:
             plan.seating.left_off,
         )
 
-    async def _keep_stopped(self, plan: Plan, stopped: asyncio.CancelledError, seats: Sequence[Seat]) -> None:
+    async def _keep_stopped(
+        self,
+        plan: Plan,
+        stopped: asyncio.CancelledError,
+        seats: Sequence[Seat],
+        written: dict[str, list[str]] | None,
+    ) -> None:
         """A panel a person stopped, or its client left (`STOPS`; not a closing process): in a
         collection that keeps text, the question and the answers that were
-        in are kept, theirs to read and judge later as any ask's."""
-        if len(stopped.args) == 1 and stopped.args[0] in STOPS and plan.collection.keep_text:
+        in are kept, theirs to read and judge later as any ask's, and what
+        each seat cancelled had written when it was cut, so its history is whole."""
+        if len(stopped.args) == 1 and stopped.args[0] in STOPS and written is not None:
             try:
-                await self._keep_text(plan, seats, None)
+                await self._keep_text(plan, seats, None, written)
             except Exception:  # the stop goes on: text not kept is logged, never a failed panel
                 log.exception(
                     "bench/%s ask %s: the stopped ask's text was not kept", plan.collection.name, plan.ask_id
                 )
 
-    async def _keep_text(self, plan: Plan, seats: Sequence[Seat], merged: Merged | None) -> None:
+    async def _keep_text(
+        self, plan: Plan, seats: Sequence[Seat], merged: Merged | None, written: dict[str, list[str]]
+    ) -> None:
         """The question and the answers, for a collection that keeps them
         (`store/kept.py`); after the reply is out, so it costs the ask no
-        time (or, for a panel a person stopped, the answers that were in)."""
+        time (or, for a panel a person stopped, the answers that were in).
+        A seat cancelled (stopped, or cut by a quorum or deadline) keeps
+        what it had written by then: its call's status, `cancelled`, marks
+        it cut, and it owes no verdict. A stopped seat not in `seats` (its
+        task ended by the stop) was cancelled too."""
         answers = [(s.call, s.content) for s in seats if s.status == "ok"]
+        ended = {s.call: s.status for s in seats}
+        answers += [
+            (call, "".join(pieces))
+            for call, pieces in written.items()
+            if pieces and ended.get(call, "cancelled") == "cancelled"
+        ]
         # A seat's answer standing in for a merge (no merger's was valid) is kept once, as the seat's.
         if merged is not None and merged.status == "ok" and all(merged.call != call for call, _ in answers):
             answers.append((merged.call, merged.content))

@@ -9,7 +9,9 @@ when the call never started. A seat whose path raises is that seat's
 checked (`panel/output_check.py`) and kept as written. The seat is handed
 on the moment it is in, and its text as it is written when the ask wants
 it; once a quorum or deadline has cut it from the reply (`muted`), nothing
-of it is.
+of it is. A collection that keeps text (`keep_text`) has each seat's text
+gathered as it is written (`written`, by call id): a seat stopped or cut
+mid-answer keeps what it had written by then, which its call's end drops.
 """
 
 from __future__ import annotations
@@ -40,19 +42,28 @@ async def seat_reported(
     calls: list[CallResult],
     hand: Hand,
     muted: set[str],
+    written: dict[str, list[str]] | None = None,
 ) -> Seat:
     """The seat, handed on the moment it is in (and its text as it is
     written, when the ask wants it); nothing of it once it is `muted`
-    (cut from the reply, finishing in the background)."""
+    (cut from the reply, finishing in the background). `written`: where
+    its text is gathered as it comes, for a collection that keeps text
+    (None: nothing is, the usual ask pays for none)."""
     on_text: Callable[[str], Awaitable[None] | None] | None = None
     label = planned.label
     if plan.seat_text:
         alias = planned.model.alias
+        pieces = None if written is None else written.setdefault(call_id, [])
 
         def on_text(text: str) -> Awaitable[None] | None:
+            if pieces is not None:
+                pieces.append(text)
             if label in muted:
                 return None
             return hand.text(SeatText(label, alias, call_id, text))
+
+    elif written is not None:
+        on_text = written.setdefault(call_id, []).append
 
     seat = await _seat(caller, plan, planned, call_id, calls, on_text)
     if label not in muted:
