@@ -173,19 +173,26 @@
     }
     return input.value !== input.defaultValue;
   }
+  // One load at a time, the last asked for wins: a newer one cancels the one on its way (a
+  // stale page is never drawn over a newer choice), and is forced if any it replaced was.
   let liveTimer = null;
+  let liveLoad = null; // { abort: AbortController, force }
   async function refreshLive(force) {
     clearTimeout(liveTimer);
-    const parts = liveParts();
-    if (!parts.length) return false;
+    if (!liveParts().length) return false;
+    const load = { abort: new AbortController(), force: Boolean(force || liveLoad?.force) };
+    liveLoad?.abort.abort();
+    liveLoad = load;
     try {
-      if (force || !document.hidden) {
-        const response = await fetch(location.href, { headers: { accept: 'text/html' }, credentials: 'same-origin' });
-        if (response.ok && !response.redirected) {
-          const fresh = new DOMParser().parseFromString(await response.text(), 'text/html');
-          for (const part of parts) {
+      if (load.force || !document.hidden) {
+        const response = await fetch(location.href, { headers: { accept: 'text/html' }, credentials: 'same-origin', signal: load.abort.signal });
+        const html = await response.text();
+        // A refusal (a collection removed since) is drawn when it was asked for, never by a poll.
+        if (liveLoad === load && (response.ok || load.force) && !response.redirected) {
+          const fresh = new DOMParser().parseFromString(html, 'text/html');
+          for (const part of liveParts()) {
             const next = fresh.getElementById(part.id);
-            if (!next || next.innerHTML === part.innerHTML || (!force && busy(part))) continue;
+            if (!next || next.innerHTML === part.innerHTML || (!load.force && busy(part))) continue;
             const adopted = document.adoptNode(next);
             part.replaceWith(adopted);
             for (const form of adopted.querySelectorAll('form[data-api]')) form.noValidate = true;
@@ -193,8 +200,13 @@
           document.dispatchEvent(new CustomEvent('bw:live-updated'));
         }
       }
+    } catch (error) {
+      if (error.name !== 'AbortError') throw error;
     } finally {
-      liveTimer = setTimeout(refreshLive, LIVE_MS);
+      if (liveLoad === load) {
+        liveLoad = null;
+        liveTimer = setTimeout(refreshLive, LIVE_MS);
+      }
     }
     return true;
   }
@@ -206,6 +218,30 @@
     liveTimer = setTimeout(refreshLive, LIVE_MS);
     document.addEventListener('bw:queue-changed', () => refreshLive());
     document.addEventListener('visibilitychange', () => { if (!document.hidden) refreshLive(); });
+  }
+
+  // A GET form marked `data-live-query` (the Leaderboard's collection) shows a choice at once, in
+  // place: the address becomes the choice's (Back and Forward go through the choices, the picker
+  // following), its live parts are drawn for it, and the last choice wins over a load on its way.
+  // Its submit button (Show) does the same.
+  const queryForm = document.querySelector('form[data-live-query]');
+  async function showQuery() {
+    const url = new URL(queryForm.action, location.href);
+    url.search = new URLSearchParams(new FormData(queryForm)).toString();
+    if (url.href !== location.href) history.pushState(null, '', url.href);
+    await showChange();
+  }
+  if (queryForm) {
+    queryForm.addEventListener('submit', (event) => { event.preventDefault(); showQuery(); });
+    queryForm.addEventListener('change', showQuery);
+    window.addEventListener('popstate', () => {
+      const asked = new URLSearchParams(location.search);
+      for (const select of queryForm.querySelectorAll('select[name]')) {
+        const wanted = (asked.get(select.name) || '').replace(/^bench\//, '');
+        select.value = ([...select.options].find((o) => o.value === wanted) || select.options[0])?.value ?? '';
+      }
+      showChange();
+    });
   }
 
   // A button that posts, then shows the change: retire, restore, remove, dismiss, revoke.
