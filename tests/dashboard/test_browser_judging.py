@@ -1223,7 +1223,7 @@ def test_recent_asks_are_judged_by_keyboard_only_with_the_keys_the_page_lists(
         page.goto(b.base + "/collections")
         page.locator('body[data-ready="Collections"]').wait_for(state="attached")
         listed = page.locator("#recent .hint").first.locator("kbd").all_inner_texts()
-        assert listed == ["1", "9", "U", "N", "E", "Enter", "P", "C", "M", "A", "B", "T", "X"]
+        assert listed == ["1", "9", "U", "N", "E", "Enter", "P", "C", "M", "A", "B", "T", "X", "O"]
         ask = page.locator("#asks article.ask").first
         expect(ask.locator(".seat-card")).to_have_count(3)
         seat = {a: ask.locator(f'.seat-card[data-alias="{a}"]') for a in ("alpha", "beta", "gamma")}

@@ -8,6 +8,7 @@ says whether it keeps its asks' text and for how long.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider
 from tests.conftest import capable
-from tests.dashboard.test_browser_judging import bench, card
+from tests.dashboard.test_browser_judging import bench, card, stop_while_writing
 from tests.waiting import wait_for
 
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -233,4 +234,140 @@ def test_a_blind_asks_letters_are_the_same_on_the_ask_page_in_recent_asks_and_af
         expect(said).to_contain_text("questions and answers for 7 days")
         expect(said).to_contain_text("blind")
         page.screenshot(path=str(artifacts / "recent-asks-blind-letters.png"), full_page=True)
+        assert b.watch.take() == []
+
+
+def test_the_leaderboard_shows_a_collection_once_chosen_the_last_choice_winning_and_back_going_back(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Before, choosing another collection in the Leaderboard's picker changed
+    nothing until Show was clicked: the board below still said the first."""
+    with bench(browser, home, fake_provider, [FakeModel(n, answer=capable) for n in NAMES]) as b:
+        made = b.client.post("/ui/api/collections", json={"name": "duo", "members": ["alpha", "beta"]})
+        assert made.status_code == 200, made.text
+        page = b.page
+        page.goto(b.base + "/leaderboard?collection=trio")
+        page.locator('body[data-ready="Leaderboard"]').wait_for(state="attached")
+        caption = page.locator("#leaderboard caption")
+        rows = page.locator("#leaderboard tbody tr")
+        expect(caption).to_contain_text("trio")
+        pick = page.get_by_label("Collection")
+        pick.select_option("duo")
+        expect(caption).to_contain_text("duo")
+        expect(rows).to_have_count(2)
+        expect(page).to_have_url(re.compile(r"collection=duo"))
+
+        # A load still on its way when another choice is made is never drawn over it.
+        held: list[Any] = []
+        slow = re.compile(r"/leaderboard\?collection=trio")
+        page.route(slow, lambda route: held.append(route))
+        pick.select_option("trio")
+        for _ in range(50):
+            if held:
+                break
+            page.wait_for_timeout(100)
+        assert held
+        pick.select_option("duo")
+        expect(caption).to_contain_text("duo")
+        page.unroute(slow)
+        with contextlib.suppress(Exception):  # the page gave it up already: nothing left to answer
+            held[0].continue_()
+        page.wait_for_timeout(1000)
+        expect(caption).to_contain_text("duo")
+        expect(rows).to_have_count(2)
+
+        # Show still shows; Back and Forward go through the choices, the picker following.
+        page.get_by_role("button", name="Show").click()
+        expect(caption).to_contain_text("duo")
+        page.screenshot(path=str(artifacts / "leaderboard-chosen.png"), full_page=True)
+        page.go_back()
+        expect(pick).to_have_value("trio")
+        expect(caption).to_contain_text("trio")
+        expect(rows).to_have_count(3)
+        page.go_forward()
+        expect(pick).to_have_value("duo")
+        expect(caption).to_contain_text("duo")
+        assert b.watch.take() == [], "the choices, Back and Forward: no error"
+
+
+def test_a_models_page_left_open_shows_notes_and_counts_given_elsewhere(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Before, a note given in another tab or over the API showed on the
+    model's page only once reloaded, and its record's counts stayed as they were."""
+    with bench(browser, home, fake_provider, [FakeModel(n, answer=capable) for n in NAMES]) as b:
+        calls = b.answered("Which is best?", NAMES)
+        model = b.page.context.new_page()
+        model.goto(b.base + "/models/alpha")
+        model.locator('body[data-ready="Bench"]').wait_for(state="attached")
+        model.evaluate("window.__notReloaded = true")
+        expect(model.locator("#notes")).to_have_count(0)
+        judged = model.locator("#record tbody tr", has_text="trio").locator("td").nth(5)
+        expect(judged).to_have_text(re.compile(r"^\s*0\b"))
+        for said in (
+            {"call": calls["alpha"], "useful": True, "note": "clear and right"},
+            {"better": calls["alpha"], "worse": calls["beta"], "note": "alpha is sharper"},
+        ):
+            assert b.client.post("/bench/verdict", json=said).status_code == 200
+        notes = model.locator("#notes li")
+        expect(notes).to_have_count(2, timeout=15_000)
+        expect(model.locator("#notes")).to_contain_text("clear and right")
+        expect(model.locator("#notes")).to_contain_text("alpha is sharper")
+        expect(judged).to_have_text(re.compile(r"^\s*1\b.*in pairs"))
+        assert model.evaluate("window.__notReloaded") is True
+        model.screenshot(path=str(artifacts / "model-notes-live.png"), full_page=True)
+        assert b.watch.take() == []
+
+
+def test_a_stopped_seat_keeps_what_it_had_written_in_recent_asks(
+    browser: Any, artifacts: Path, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Before, with keep_text on, an ask stopped by its person kept nothing of
+    the seat it cut: Recent asks said only "stopped by the person who asked".
+    Now the seat keeps what it had written by then, marked as cut, not judged."""
+    long = " ".join(f"word{i}" for i in range(400))
+    models = [FakeModel(n, answer=capable) for n in NAMES]
+    with bench(browser, home, fake_provider, models, keep_text=True, keep_days=7) as b:
+        page = b.page
+        fake_provider.add(FakeModel("gamma", answer=long, tokens_per_second=5))
+        b.ask("Stop the slow one")
+        stop_while_writing(page, "gamma")
+        expect(card(page, "gamma")).to_have_class(re.compile(r"\bs-cancelled\b"))
+        expect(card(page, "gamma").locator(".answer")).to_contain_text("word0")
+        page.locator("header nav").get_by_role("link", name="Collections", exact=True).click()
+        ask = page.locator("#asks article.ask").first
+        expect(ask.locator(".question")).to_contain_text("Stop the slow one")
+        gamma = ask.locator('.seat-card[data-alias="gamma"]')
+        expect(gamma).to_have_class(re.compile(r"\bs-cancelled\b"))
+        expect(gamma.locator(".answer")).to_contain_text("stopped by the person who asked")
+        expect(gamma.locator(".answer")).to_contain_text("word0")
+        expect(gamma.locator(".cut-note")).to_contain_text("cut where it stopped")
+        expect(gamma.locator("[data-verdict]")).to_have_count(0)
+        expect(ask.locator('.seat-card[data-alias="alpha"] .answer')).to_have_text("An answer from alpha.")
+        page.screenshot(path=str(artifacts / "recent-asks-stopped-seat.png"), full_page=True)
+        problems = b.watch.take()
+        assert all("ERR_ABORTED" in p for p in problems), problems
+
+
+def test_the_pairs_note_has_its_own_key(browser: Any, home: Path, fake_provider: FakeProvider) -> None:
+    """Before, the pair's note was reached only by Tab: no key went there."""
+    with bench(browser, home, fake_provider, [FakeModel(n, answer=capable) for n in NAMES]) as b:
+        page = b.page
+        b.answered("Which is best?", NAMES)
+        compare = page.locator("section.compare")
+        note = compare.get_by_label("Note on the pair (optional)")
+        assert note.get_attribute("aria-keyshortcuts") == "O"
+        expect(page.locator("#keys dl.keys")).to_contain_text("write a note on that pair")
+        page.keyboard.press("1")  # an answer in focus: O is still the pair's note, E the answer's
+        page.keyboard.press("o")
+        expect(note).to_be_focused()
+        page.keyboard.type("beta reads better")
+        page.keyboard.press("Escape")
+        expect(compare).to_be_focused()
+        page.keyboard.press("b")
+        expect(compare.locator(".pairs li")).to_have_text(
+            ["Seat B · beta better than Seat A · alpha — “beta reads better”"]
+        )
+        page.keyboard.press("e")  # the bar in focus: E writes its note too
+        expect(note).to_be_focused()
         assert b.watch.take() == []

@@ -154,7 +154,8 @@
       }
       cancelAnimationFrame(seat.frame || 0);
       Object.assign(seat, { call: json.call, status: json.status, seconds: json.seconds, error: json.error || '', costUsd: json.costUsd });
-      if (json.content !== undefined && json.content !== null) seat.text = json.content;
+      // A seat cut mid-answer says no content: what it wrote here so far stays, shown as cut.
+      if (json.content !== undefined && json.content !== null && !(json.status === 'cancelled' && !json.content)) seat.text = json.content;
       if (json.verdict) { seat.verdict = json.verdict.useful ? 'useful' : 'not_useful'; seat.note = json.verdict.note || ''; }
       seat.card.classList.remove('streaming');
       draw(seat);
@@ -404,15 +405,18 @@
       el('span', { class: `status s-${seat.status}`, text: seat.status === 'writing' ? 'writing…' : seat.status }),
       seat.seconds !== undefined ? el('small', { text: ` ${seat.seconds} s` }) : null,
       names.revealed ? costTag(seat.costUsd) : null); // a price would tell a blind seat's model
-    const answer = el('div', { class: 'answer md' });
+    // A seat cancelled mid-answer shows what it had written when it was cut, marked so.
+    const cancelled = seat.status === 'cancelled';
+    const answer = el('div', { class: 'answer md' + (cancelled && seat.text ? ' cut-short' : '') });
     if (seat.error) answer.append(el('p', { class: 'error', text: errorText(names, seat.status, seat.error) }));
-    else if (seat.text) answer.append(bw.markdown(seat.text));
-    else answer.append(el('p', { class: 'hint', text: emptyAnswer(turn, seat) }));
+    if (seat.text && (!seat.error || cancelled)) answer.append(bw.markdown(seat.text));
+    else if (!seat.error) answer.append(el('p', { class: 'hint', text: emptyAnswer(turn, seat) }));
     const parts = [header, answer];
     // One status for both (the SPEC's word); a cut's error starts "cut: ".
-    const wasCut = seat.status === 'cancelled' && (seat.error || '').startsWith('cut: ');
-    if (wasCut) parts.push(el('p', { class: 'hint', text: 'Cut: the reply went without it (quorum or deadline); it costs no verdict.' }));
-    else if (seat.status === 'cancelled') parts.push(el('p', { class: 'hint', text: 'Cancelled: stopped before it finished (Stop on the page, or its client hung up); it costs no verdict.' }));
+    const wasCut = cancelled && (seat.error || '').startsWith('cut: ');
+    const tail = seat.text ? '. What it had written by then is shown, cut where it stopped; it costs no verdict.' : '; it costs no verdict.';
+    if (wasCut) parts.push(el('p', { class: 'hint cut-note', text: `Cut: the reply went without it (quorum or deadline)${tail}` }));
+    else if (cancelled) parts.push(el('p', { class: 'hint cut-note', text: `Cancelled: stopped before it finished (Stop on the page, or its client hung up)${tail}` }));
     if (seat.call && JUDGEABLE.has(seat.status)) parts.push(judgeBar(turn, seat));
     card.replaceChildren(...parts);
   }
@@ -549,7 +553,7 @@
 
   function compareBar(turn) {
     const pick = (side) => el('select', { 'data-side': side, 'aria-label': `Answer ${side.toUpperCase()}` });
-    const note = el('input', { class: 'note', type: 'text', name: 'pair-note', placeholder: 'Note on the pair (optional)', 'aria-label': 'Note on the pair (optional)' });
+    const note = el('input', { class: 'note', type: 'text', name: 'pair-note', placeholder: 'Note on the pair (optional)', 'aria-label': 'Note on the pair (optional)', 'aria-keyshortcuts': 'O' });
     const bar = el('section', { class: 'compare card', hidden: true, tabIndex: -1, 'aria-label': 'Compare two answers' },
       el('h3', { text: 'Compare two answers' }),
       el('div', { class: 'buttons' },
@@ -679,7 +683,8 @@
   // The keys (listed on the page): digits go to a seat, M to the merged
   // answer; U, N, E, P, C act on the seat in focus (U, N, E on the merged
   // answer); A, B, T, X judge the pair in the compare bar of the turn in
-  // focus (else the latest). A key typed into a field is the field's.
+  // focus (else the latest), O writes its note (E too, the bar in focus).
+  // A key typed into a field is the field's.
   const SEAT_KEYS = { u: 'useful', n: 'not_useful', e: 'note', p: 'best', c: 'copy' };
   const PAIR_KEYS = { a: 'a', b: 'b', t: 'tie', x: 'both_bad' };
 
@@ -730,6 +735,11 @@
       event.preventDefault();
       if (key === 'e') mergeBarOf.querySelector('input.note').focus();
       else mergeBarOf.give(key === 'u');
+      return;
+    }
+    if ((key === 'o' || (key === 'e' && target === turn.compare)) && !turn.compare.hidden) {
+      event.preventDefault();
+      turn.compare.querySelector('input.note').focus();
       return;
     }
     const card = target.closest?.('.seat-card');
