@@ -260,6 +260,12 @@ def model_name(collection: str, mode: AskMode = "panel") -> str:
     return MODEL_PREFIX + collection + ("" if mode == "panel" else f":{mode}")
 
 
+def logprobs_refused(field: str) -> UserError:
+    """The one refusal for log probabilities asked of a panel (`field`, as
+    the caller's format names it): its text is no one model's tokens."""
+    return UserError(f"{field}: a panel's text is several models' answers, not one model's tokens")
+
+
 def tools_refused() -> UserError:
     """The one refusal for tools sent to a panel: a panel answers with text,
     and route mode is what drives an agent's tools."""

@@ -33,6 +33,7 @@ from benchwarmers import jsontext
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import (
     data_url_image,
+    logprobs_refused,
     model_name,
     optional_bool,
     optional_float,
@@ -233,7 +234,7 @@ def _refuse_uncarried(obj: Mapping[str, Any], *, route: bool = False) -> None:
     if tools is not None and require_list(tools, "tools") and not route:
         raise tools_refused()
     if not route and (optional_bool(obj, "logprobs") or optional_int(obj, "top_logprobs")):
-        raise UserError("logprobs: a panel's text is several models' answers, not one model's tokens")
+        raise logprobs_refused("logprobs")
 
 
 def _images(value: object, where: str) -> tuple[Image, ...]:

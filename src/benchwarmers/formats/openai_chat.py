@@ -26,6 +26,7 @@ from benchwarmers.errors import UserError
 from benchwarmers.formats.base import (
     bench_with,
     data_url_image,
+    logprobs_refused,
     model_name,
     optional_bool,
     optional_float,
@@ -250,7 +251,7 @@ def _refuse_uncarried(obj: Mapping[str, Any]) -> None:
     audio output. Their off values (`logprobs: false`, `modalities:
     ["text"]`) pass, as some clients always send them."""
     if optional_bool(obj, "logprobs") or optional_int(obj, "top_logprobs"):
-        raise UserError("logprobs: a panel's text is several models' answers, not one model's tokens")
+        raise logprobs_refused("logprobs")
     modalities = [m for m in require_list(obj.get("modalities") or [], "modalities") if m != "text"]
     if modalities or obj.get("audio") is not None:
         raise UserError("modalities: a panel answers in text only; leave audio out")

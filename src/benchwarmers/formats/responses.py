@@ -41,6 +41,7 @@ from benchwarmers import ids, jsontext
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import (
     data_url_image,
+    logprobs_refused,
     model_name,
     optional_bool,
     optional_float,
@@ -134,7 +135,7 @@ def _refuse_uncarried(obj: Mapping[str, Any], *, route: bool) -> None:
             raise tools_refused()
         include = require_list(obj.get("include") or [], "include")
         if optional_int(obj, "top_logprobs") or _LOGPROBS in include:
-            raise UserError("top_logprobs: a panel's text is several models' answers, not one model's tokens")
+            raise logprobs_refused("top_logprobs")
     for key, why in _REFUSED_KEYS.items():
         if obj.get(key) is not None:
             raise UserError(f"{key}: {why}")
