@@ -70,6 +70,7 @@ CallKind: TypeAlias = Literal[
 ]
 
 FinishReason: TypeAlias = Literal["stop", "length", "tool_calls", "content_filter", "error"]
+FINISH_REASONS: tuple[FinishReason, ...] = get_args(FinishReason)
 
 
 # ------------------------------------------------------------------ messages
@@ -422,6 +423,9 @@ class Seat:
     output_check: OutputCheck | None = None
     # What its call cost in USD; None when the model's price is unknown (never 0 for unknown).
     cost_usd: float | None = None
+    # How its answer ended, as its provider said (a seat that answered, `ok` or
+    # `empty`; "stop" for the others): "length" when cut at its output limit.
+    finish: FinishReason = "stop"
 
 
 @dataclass(frozen=True, slots=True)
@@ -509,6 +513,8 @@ class Merged:
     report: MergeReport | None = None
     # What its merge cost in USD (every merger tried); None when a price is unknown.
     cost_usd: float | None = None
+    # How the merged answer ended (the merger's, or the standing-in seat's): "length" when cut.
+    finish: FinishReason = "stop"
 
 
 @dataclass(frozen=True, slots=True)
@@ -528,6 +534,25 @@ class PanelReply:
     # every call's price was known (False: the sum leaves some call out).
     cost_usd: float = 0.0
     cost_complete: bool = True
+
+    @property
+    def finish(self) -> FinishReason:
+        """How the reply's answer ended, the one decision every format's
+        finish reason renders: "length" when it was cut at an output limit,
+        that is the merged answer's (when a merger's, or a seat's standing
+        in, is the reply), else every seat's that answered (`ok`); "stop"
+        otherwise, seats that ended differently included (each seat's own
+        is its `finish`)."""
+        merged = self.merged
+        if merged is not None and merged.status == "ok":
+            return "length" if merged.finish == "length" else "stop"
+        answered = False
+        for seat in self.seats:
+            if seat.status == "ok":
+                if seat.finish != "length":
+                    return "stop"
+                answered = True
+        return "length" if answered else "stop"
 
 
 # Panel events, in the order a stream delivers them: `PanelStarted` at once,

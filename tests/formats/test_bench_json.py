@@ -19,6 +19,7 @@ from benchwarmers.errors import BadBenchObject
 from benchwarmers.formats.bench_json import (
     BENCH_HEADER_BUDGET,
     bench_header,
+    merged_json,
     panel_json,
     read_panel,
     read_route,
@@ -27,6 +28,7 @@ from benchwarmers.formats.bench_json import (
     seat_json,
 )
 from benchwarmers.types import (
+    FINISH_REASONS,
     OUTPUT_KINDS,
     SEAT_STATUSES,
     AgreementPoint,
@@ -66,6 +68,7 @@ costs = st.floats(min_value=0, max_value=10**6, allow_nan=False, allow_infinity=
 left_offs = st.lists(st.builds(LeftOff, texts, texts), max_size=3).map(tuple)
 names = st.lists(texts, max_size=3).map(tuple)
 output_checks = st.none() | st.builds(OutputCheck, st.sampled_from(OUTPUT_KINDS), st.booleans(), texts)
+finishes = st.sampled_from(FINISH_REASONS)
 seats = st.builds(
     Seat,
     call=texts,
@@ -81,6 +84,7 @@ seats = st.builds(
     note=texts,
     output_check=output_checks,
     cost_usd=st.none() | costs,
+    finish=finishes,
 )
 reports = st.builds(
     MergeReport,
@@ -114,6 +118,7 @@ merges = st.builds(
     output_check=output_checks,
     report=st.none() | reports,
     cost_usd=st.none() | costs,
+    finish=finishes,
 )
 panels = st.builds(
     PanelReply,
@@ -199,6 +204,11 @@ def test_the_wire_keys_are_the_specs() -> None:
         Seat("c_4", "Seat 3", "h", "ok", 1.0, "4", output_check=OutputCheck("json_object", False, "e"))
     )
     assert checked["output"] == {"kind": "json_object", "valid": False, "error": "e"}
+    # An answer cut at its output limit says so (one that stopped says nothing).
+    cut = Seat("c_5", "Seat 4", "i", "ok", 1.0, "one two", finish="length")
+    assert set(seat_json(cut)) - SPEC_SEAT_KEYS == {"finish"} and seat_json(cut)["finish"] == "length"
+    assert "finish" not in merged_json(merged)
+    assert merged_json(dataclasses.replace(merged, finish="length"))["finish"] == "length"
 
 
 def _doc_json(page: str, holding: str) -> Any:
@@ -282,6 +292,11 @@ def test_the_documented_bench_objects_read_strictly() -> None:
             ),
             r"^bench\.merged\.report\.unique\[0\]\.right: expected true, false or null",
         ),
+        (
+            lambda b: b["seats"][0].update(finish="tired"),
+            r"^bench\.seats\[0\]\.finish: expected one of stop, length, ",
+        ),
+        (lambda b: b["merged"].update(finish=None), r"^bench\.merged\.finish: expected a string, got null$"),
         (
             lambda b: b.update(cut={"reason": "bored", "quorum": 1, "deadline": 0, "background": False}),
             r"^bench\.cut\.reason: expected quorum or deadline",

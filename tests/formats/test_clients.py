@@ -114,6 +114,63 @@ def test_openai_responses_tools_refused_in_openai_shape(openai_client: openai.Op
     assert "route mode" in refused.value.message
 
 
+@pytest.mark.parametrize("model", ["bench/trio", "bench/trio:route"])
+def test_openai_chat_stream_options_without_a_stream_is_refused_as_openai_does(
+    gateway: Gateway, openai_client: openai.OpenAI, model: str
+) -> None:
+    """OpenAI answers a 400 naming the parameter; so do we, panel and route
+    mode alike, before anything is asked (no member hears of it). With a
+    stream, or null, it passes."""
+    hi = [{"role": "user", "content": "hi"}]
+    asked = sum(gateway.fake.calls.values())
+    for stream in (False, None):
+        with pytest.raises(openai.BadRequestError) as refused:
+            openai_client.chat.completions.create(
+                model=model,
+                messages=hi,  # type: ignore[arg-type]
+                stream=stream,  # type: ignore[arg-type]
+                stream_options={"include_usage": True},
+            )
+        error = refused.value
+        said = error.body["message"]  # type: ignore[index]
+        assert said == "The 'stream_options' parameter is only allowed when 'stream' is enabled."
+        assert (error.status_code, error.param, error.type) == (
+            400,
+            "stream_options",
+            "invalid_request_error",
+        )
+    assert sum(gateway.fake.calls.values()) == asked
+    streamed = openai_client.chat.completions.create(
+        model=model,
+        messages=hi,  # type: ignore[arg-type]
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    assert [c for c in streamed if c.usage is not None]
+    whole = httpx.post(
+        f"{gateway.url}/v1/chat/completions", json={"model": model, "messages": hi, "stream_options": None}
+    )
+    assert whole.status_code == 200, whole.text
+
+
+@pytest.mark.parametrize("model", ["bench/trio", "bench/trio:route"])
+def test_openai_chat_prediction_is_accepted_and_not_passed_on(
+    gateway: Gateway, openai_client: openai.OpenAI, model: str
+) -> None:
+    """Predicted outputs change how fast a model writes, never what: a
+    panel (and a route-mode turn) answers as without it, and no member is
+    sent it (docs/formats.md says why)."""
+    before = len(gateway.fake.requests)
+    reply = openai_client.chat.completions.create(
+        model=model,
+        messages=[{"role": "user", "content": "Rewrite this"}],
+        prediction={"type": "content", "content": "Rewrite this"},
+    )
+    assert "heard 'Rewrite this'" in (reply.choices[0].message.content or "")
+    sent = [asked.body for asked in gateway.fake.requests[before:]]
+    assert sent and not any("prediction" in body for body in sent)
+
+
 # ---------------------------------------------------------------- anthropic
 
 

@@ -63,6 +63,21 @@ def test_openai_chat_refuses_what_a_panel_cannot_honour(body: dict, says: str) -
         openai_chat.parse_ask({"model": "bench/trio", "messages": HI, **body})
 
 
+@pytest.mark.parametrize("model", ["bench/trio", "bench/trio:route"])
+def test_openai_chat_reads_stream_options_only_beside_a_stream(model: str) -> None:
+    """As OpenAI: refused without `stream: true` (naming the parameter, for
+    OpenAI's `error.param`), in a panel and in route mode alike."""
+    options = {"include_usage": True}
+    for stream in ({}, {"stream": False}, {"stream": None}):
+        with pytest.raises(UserError, match=r"^The 'stream_options' parameter is only allowed") as refused:
+            openai_chat.parse_ask({"model": model, "messages": HI, **stream, "stream_options": options})
+        assert refused.value.field == "stream_options"
+    assert openai_chat.parse_ask(
+        {"model": model, "messages": HI, "stream": True, "stream_options": options}
+    ).stream
+    assert not openai_chat.parse_ask({"model": model, "messages": HI, "stream_options": None}).stream
+
+
 def test_openai_chat_passes_the_off_values_clients_always_send() -> None:
     body = {"n": 1, "logprobs": False, "modalities": ["text"], "tool_choice": "auto", "function_call": "none"}
     ask = openai_chat.parse_ask({"model": "bench/trio", "messages": HI, **body})

@@ -78,6 +78,15 @@ def test_error_shapes() -> None:
     }
     assert error_body("ollama", 404, "none") == {"error": "none"}
     assert error_body("jsonrpc", 400, "junk", malformed=True)["error"]["code"] == -32700
+    # The field at fault: OpenAI's shape names it (`param`, which its SDK reads); the others have no place.
+    named = error_body("responses", 400, "bad", param="stream_options")
+    assert named["error"] == {
+        "message": "bad",
+        "type": "invalid_request_error",
+        "code": "invalid_request",
+    } | {"param": "stream_options"}
+    assert error_body("anthropic", 400, "bad", param="x") == error_body("anthropic", 400, "bad")
+    assert error_body("ollama", 400, "bad", param="x") == {"error": "bad"}
 
 
 @pytest.mark.parametrize(("path", "fmt"), PATHS.items())

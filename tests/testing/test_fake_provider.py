@@ -111,6 +111,35 @@ def test_ollama_client_reads_the_fake(fake_provider: FakeProvider) -> None:
     assert [m.model for m in client.list().models] == ["m1", "tools"]
 
 
+def test_an_answer_past_an_output_limit_ends_for_length_on_every_api() -> None:
+    """`max_output` (from a models file, as the CLI loads it) cuts a model's
+    answer at its own limit and ends it for length, in each official
+    client's words, whole and streamed; the request's limit cuts the same
+    way, the smaller of the two winning; a model with none answers whole."""
+    document = {"models": [{"served": "terse", "answer": "one two three four five six", "max_output": 4}]}
+    models, _key = models_from_json(json.dumps(document))
+    assert models[0].max_output == 4
+    with FakeProvider([*models, FakeModel("free", answer="one two three four five six")]) as fake:
+        chat = openai.OpenAI(base_url=fake.openai_base, api_key="k", max_retries=0)
+        hi = [{"role": "user", "content": "count"}]
+        whole = chat.chat.completions.create(model="terse", messages=hi)  # type: ignore[arg-type]
+        assert whole.choices[0].message.content == "one two three four"
+        assert whole.choices[0].finish_reason == "length"
+        streamed = list(chat.chat.completions.create(model="terse", messages=hi, stream=True))  # type: ignore[arg-type]
+        assert [c.choices[0].finish_reason for c in streamed if c.choices][-1] == "length"
+        fewer = chat.chat.completions.create(model="terse", messages=hi, max_tokens=2)  # type: ignore[arg-type]
+        assert (fewer.choices[0].message.content, fewer.choices[0].finish_reason) == ("one two", "length")
+        roomy = chat.chat.completions.create(model="free", messages=hi, max_tokens=100)  # type: ignore[arg-type]
+        assert roomy.choices[0].finish_reason == "stop"
+        messages = anthropic.Anthropic(base_url=fake.url, api_key="k", max_retries=0).messages
+        assert messages.create(model="terse", max_tokens=100, messages=hi).stop_reason == "max_tokens"  # type: ignore[arg-type]
+        gemini = genai.Client(api_key="k", http_options=genai_types.HttpOptions(base_url=fake.url))
+        candidate = (gemini.models.generate_content(model="terse", contents="count").candidates or [])[0]
+        assert candidate.finish_reason == genai_types.FinishReason.MAX_TOKENS
+        last = list(ollama.Client(host=fake.url).chat(model="terse", messages=hi, stream=True))[-1]
+        assert last.done_reason == "length" and fake.reported["terse"][1] == 4 + 4 + 2 + 4 + 4 + 4
+
+
 def test_counts_requests_and_reports_usage_per_model(fake_provider: FakeProvider) -> None:
     scripted(fake_provider)
     client = openai.OpenAI(base_url=fake_provider.openai_base, api_key="k", max_retries=0)

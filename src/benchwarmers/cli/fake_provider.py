@@ -17,6 +17,8 @@ header. Each model:
       "latency": 0.5,                     seconds for the whole reply
       "ttfb": 0.1,                        seconds before the first byte
       "tokens_per_second": 20,            pace of a streamed reply (a token is a word)
+      "max_output": 50,                   its own output limit: a longer answer is cut there and
+                                          ends for length (so is one past the request's limit)
       "error": {"status": 500, "message": "boom"},
       "rate_limit": {"style": "openai", "retry": 20, "limit": 100, "remaining": 0},
                                           styles: openai, anthropic, gemini, gemini-details,

@@ -45,6 +45,7 @@ from benchwarmers.formats.output import anthropic_output_format
 from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
 from benchwarmers.types import (
     Ask,
+    FinishReason,
     Image,
     Message,
     OutputFormat,
@@ -313,21 +314,32 @@ def _conversation(obj: Mapping[str, Any]) -> str:
 # ---------------------------------------------------------------- rendering
 
 
-def _message_body(ask: Ask, message_id: str, text: str | None, usage: Usage) -> dict[str, Any]:
+def stop_reason(finish: FinishReason, called_tools: bool = False) -> str:
+    """A reply's `stop_reason`, panel and route alike: `tool_use` whenever it
+    called a tool (so the agent runs them and comes back), `max_tokens` when
+    cut at its output limit."""
+    if called_tools:
+        return "tool_use"
+    return "max_tokens" if finish == "length" else "end_turn"
+
+
+def _message_body(
+    ask: Ask, message_id: str, text: str | None, usage: Usage, finish: FinishReason = "stop"
+) -> dict[str, Any]:
     return {
         "id": message_id,
         "type": "message",
         "role": "assistant",
         "model": model_name(ask.collection, ask.mode),
         "content": [] if text is None else [{"type": "text", "text": text}],
-        "stop_reason": None if text is None else "end_turn",
+        "stop_reason": None if text is None else stop_reason(finish),
         "stop_sequence": None,
         "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
     }
 
 
 def render_reply(reply: PanelReply, ask: Ask) -> dict[str, Any]:
-    body = _message_body(ask, new_message_id(), reply_text(reply), total_usage(reply))
+    body = _message_body(ask, new_message_id(), reply_text(reply), total_usage(reply), reply.finish)
     body["bench"] = panel_json(reply)
     return body
 
@@ -358,7 +370,7 @@ async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIte
             yield sse_event("content_block_stop", index=0)
             yield sse_event(
                 "message_delta",
-                delta={"stop_reason": "end_turn", "stop_sequence": None},
+                delta={"stop_reason": stop_reason(event.reply.finish), "stop_sequence": None},
                 usage={"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
                 bench=bench,
             )

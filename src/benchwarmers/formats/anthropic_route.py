@@ -27,12 +27,11 @@ from typing import Any
 
 from benchwarmers import ids
 from benchwarmers.errors import ProviderBadReply, ProviderError, ProviderRateLimited
-from benchwarmers.formats.anthropic import new_message_id, sse_event
+from benchwarmers.formats.anthropic import new_message_id, sse_event, stop_reason
 from benchwarmers.formats.base import arguments_object, model_name
 from benchwarmers.types import (
     Ask,
     Chunk,
-    FinishReason,
     Reply,
     ReplyBuilder,
     TextDelta,
@@ -40,12 +39,6 @@ from benchwarmers.types import (
 )
 
 MEDIA_TYPE_STREAM = "text/event-stream"
-
-
-def stop_reason(finish: FinishReason, called_tools: bool) -> str:
-    if called_tools:
-        return "tool_use"
-    return "max_tokens" if finish == "length" else "end_turn"
 
 
 def render_route_reply(reply: Reply, ask: Ask, bench: dict[str, Any]) -> dict[str, Any]:

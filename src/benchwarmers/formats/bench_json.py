@@ -12,7 +12,8 @@ Writing: `panel_json(reply)`, `seat_json(seat)` (the chat stream's
 `bench_header(reply)` (the `x-bench` header, for formats whose body has no
 room). Optional keys are written only when set (`explorer`, `freesAt`,
 `note`, `merged`, `output`: a seat's check against the structured output
-asked).
+asked; `finish`: how a seat's or the merge's answer ended, when not
+"stop", such as "length" for one cut at its output limit).
 `note`, `merged`; a route turn's `costUsd` and `costComplete` once it ended).
 Every seat and `merged` carry `costUsd` (USD, or null when the model's price
 is unknown: never 0 for unknown), a panel its `costUsd` (the known costs'
@@ -39,11 +40,13 @@ from typing import Any, cast, overload
 from benchwarmers.errors import BadBenchObject
 from benchwarmers.formats.base import MODEL_PREFIX, json_type
 from benchwarmers.types import (
+    FINISH_REASONS,
     OUTPUT_KINDS,
     SEAT_STATUSES,
     AgreementPoint,
     Contradiction,
     Cut,
+    FinishReason,
     LeftOff,
     Merged,
     MergeReport,
@@ -101,6 +104,8 @@ def seat_json(seat: Seat, *, content: bool = True) -> dict[str, Any]:
         out["note"] = seat.note
     if seat.output_check is not None:
         out["output"] = output_json(seat.output_check)
+    if seat.finish != "stop":
+        out["finish"] = seat.finish
     return out
 
 
@@ -137,6 +142,8 @@ def merged_json(merged: Merged, *, content: bool = True) -> dict[str, Any]:
         out["output"] = output_json(merged.output_check)
     if merged.report is not None:
         out["report"] = report_json(merged.report)
+    if merged.finish != "stop":
+        out["finish"] = merged.finish
     return out
 
 
@@ -267,6 +274,7 @@ def read_seat(value: object, where: str = "bench_seat") -> Seat:
         note=obj.text("note", optional=True),
         output_check=_read_output(obj),
         cost_usd=obj.cost("costUsd"),
+        finish=obj.finish(),
     )
 
 
@@ -319,6 +327,7 @@ def _read_merged(value: object, where: str) -> Merged:
         output_check=_read_output(obj),
         report=None if obj.get("report") is None else _read_report(obj.get("report"), f"{obj.where}.report"),
         cost_usd=obj.cost("costUsd"),
+        finish=obj.finish(),
     )
 
 
@@ -447,6 +456,15 @@ class _Object:
         if found not in SEAT_STATUSES:
             raise BadBenchObject(
                 f"{self.where}.{key}: expected one of {', '.join(SEAT_STATUSES)}, got {found!r}"
+            )
+        return found
+
+    def finish(self) -> FinishReason:
+        """An answer's `finish`, "stop" when left out (as it is written then)."""
+        found = self.text("finish", optional=True) or "stop"
+        if found not in FINISH_REASONS:
+            raise BadBenchObject(
+                f"{self.where}.finish: expected one of {', '.join(FINISH_REASONS)}, got {found!r}"
             )
         return found
 

@@ -75,10 +75,18 @@ def format_for_path(path: str) -> str:
     return registry.format_for_path(path)
 
 
-def error_body(fmt: str, status: int, message: str, *, malformed: bool = False) -> dict[str, Any]:
+def error_body(
+    fmt: str, status: int, message: str, *, malformed: bool = False, param: str = ""
+) -> dict[str, Any]:
     """The error reply body for `status` in format `fmt`. `malformed` marks a
-    body that was not JSON at all, which JSON-RPC names with its own code."""
-    return registry.error_body(fmt, status, message, malformed=malformed)
+    body that was not JSON at all, which JSON-RPC names with its own code.
+    `param`: the request field at fault, when one is (a `UserError`'s
+    `field`), which OpenAI's shape names (`error.param`, which the openai
+    SDK reads); the other APIs' errors have no place for it."""
+    body = registry.error_body(fmt, status, message, malformed=malformed)
+    if param and registry.named(fmt).error_body is openai_error:
+        body["error"]["param"] = param
+    return body
 
 
 def error_bytes(fmt: str, status: int, message: str, *, malformed: bool = False) -> bytes:

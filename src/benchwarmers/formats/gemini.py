@@ -58,6 +58,7 @@ from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
 from benchwarmers.types import (
     Ask,
     AskMode,
+    FinishReason,
     Image,
     Message,
     OutputFormat,
@@ -392,12 +393,19 @@ def usage_metadata(usage: Usage) -> dict[str, int]:
     }
 
 
+def finish_reason(finish: FinishReason) -> str:
+    """A candidate's `finishReason`, panel and route alike: `MAX_TOKENS` when
+    cut at its output limit, else `STOP` (which Gemini says after function
+    calls too)."""
+    return "MAX_TOKENS" if finish == "length" else "STOP"
+
+
 def _chunk(
-    ask: Ask, response_id: str, text: str, *, finished: bool, usage: Usage | None = None
+    ask: Ask, response_id: str, text: str, *, finish: FinishReason | None = None, usage: Usage | None = None
 ) -> dict[str, Any]:
     candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}]}, "index": 0}
-    if finished:
-        candidate["finishReason"] = "STOP"
+    if finish is not None:
+        candidate["finishReason"] = finish_reason(finish)
     out: dict[str, Any] = {"candidates": [candidate]}
     if usage is not None:
         out["usageMetadata"] = usage_metadata(usage)
@@ -407,7 +415,7 @@ def _chunk(
 
 
 def render_reply(reply: PanelReply, ask: Ask) -> dict[str, Any]:
-    body = _chunk(ask, _response_id(), reply_text(reply), finished=True, usage=total_usage(reply))
+    body = _chunk(ask, _response_id(), reply_text(reply), finish=reply.finish, usage=total_usage(reply))
     body["bench"] = panel_json(reply)
     return body
 
@@ -438,14 +446,15 @@ async def render_stream(
     async for event in events:
         piece = stream_text.piece(event)
         if isinstance(event, PanelStarted):
-            yield frame(_chunk(ask, response_id, "", finished=False))
+            yield frame(_chunk(ask, response_id, ""))
         if isinstance(event, SeatDone) and stream_text.merged:
-            yield frame(_chunk(ask, response_id, "", finished=False))  # held back for the merger
+            yield frame(_chunk(ask, response_id, ""))  # held back for the merger
         if piece:
-            yield frame(_chunk(ask, response_id, piece, finished=False))
+            yield frame(_chunk(ask, response_id, piece))
         if isinstance(event, PanelDone):
-            last = _chunk(ask, response_id, "", finished=True, usage=total_usage(event.reply))
-            last["bench"] = panel_json(event.reply)
+            reply = event.reply
+            last = _chunk(ask, response_id, "", finish=reply.finish, usage=total_usage(reply))
+            last["bench"] = panel_json(reply)
             yield frame(last)
             if not sse:
                 yield b"]"

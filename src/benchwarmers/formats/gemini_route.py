@@ -22,7 +22,7 @@ from benchwarmers import ids, jsontext
 from benchwarmers.errors import ProviderError
 from benchwarmers.formats.base import arguments_object, model_name
 from benchwarmers.formats.errors import error_body
-from benchwarmers.formats.gemini import usage_metadata
+from benchwarmers.formats.gemini import finish_reason, usage_metadata
 from benchwarmers.types import (
     Ask,
     Chunk,
@@ -102,7 +102,7 @@ def _chunk(
 ) -> dict[str, Any]:
     candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
     if finish is not None:
-        candidate["finishReason"] = "MAX_TOKENS" if finish == "length" else "STOP"
+        candidate["finishReason"] = finish_reason(finish)
     out: dict[str, Any] = {"candidates": [candidate]}
     if usage is not None:
         out["usageMetadata"] = usage_metadata(usage)

@@ -305,7 +305,7 @@ def done_fields(finish: FinishReason, usage: Usage, nanoseconds: int) -> dict[st
 
 
 def _done_fields(reply: PanelReply, nanoseconds: int) -> dict[str, Any]:
-    return {**done_fields("stop", total_usage(reply), nanoseconds), "bench": panel_json(reply)}
+    return {**done_fields(reply.finish, total_usage(reply), nanoseconds), "bench": panel_json(reply)}
 
 
 def _panel_nanoseconds(reply: PanelReply) -> int:

@@ -12,7 +12,10 @@ chunk at once, each seat's text as it is written (or its section whole as
 it finishes, `x-bench-stream: sections`), each seat done as data in an
 extra `bench_seat` key, `bench` (and usage) in the last chunk, then
 `[DONE]`. What a panel cannot honour (`n` above 1, tools by any name, log
-probabilities, audio) is refused, not dropped.
+probabilities, audio) is refused, not dropped. `stream_options` without
+`stream: true` is refused as OpenAI refuses it, panel and route mode alike;
+`prediction` (predicted outputs: speed, never content) is accepted and not
+passed on (docs/formats.md says why).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
 from benchwarmers.types import (
     NO_SAMPLING,
     Ask,
+    FinishReason,
     Image,
     Message,
     PanelDone,
@@ -76,6 +80,9 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
     n = optional_int(obj, "n", minimum=1)
     if n not in (None, 1):
         raise UserError('"n" must be 1: a panel already answers with every seat')
+    stream = optional_bool(obj, "stream")
+    if not stream and obj.get("stream_options") is not None:
+        raise UserError(STREAM_OPTIONS_ALONE, field="stream_options")
     request = _request(obj)
     if mode != "route" and (request.tools or _has_tool_parts(request) or _asks_for_tools(obj)):
         raise tools_refused()
@@ -85,11 +92,15 @@ def parse_ask(body: object, *, model: str | None = None) -> Ask:
         collection=collection,
         mode=mode,
         request=request,
-        stream=optional_bool(obj, "stream"),
+        stream=stream,
         extra_aliases=_extras(obj.get("bench")),
         conversation=_conversation(obj),
     )
     return with_bench_options(ask, obj.get("bench"))
+
+
+# OpenAI's own words (a 400, `param` "stream_options"), so a client sees what OpenAI would say.
+STREAM_OPTIONS_ALONE = "The 'stream_options' parameter is only allowed when 'stream' is enabled."
 
 
 def _request(obj: Mapping[str, Any]) -> Request:
@@ -287,6 +298,15 @@ def chat_usage(usage: Usage) -> dict[str, int]:
     }
 
 
+def finish_reason(finish: FinishReason, called_tools: bool = False) -> str:
+    """A reply's `finish_reason`, panel and route alike: `tool_calls` whenever
+    it called a tool (some APIs say "stop" then, which would end an agent's
+    loop), `length` when cut at its output limit."""
+    if called_tools:
+        return "tool_calls"
+    return {"length": "length", "content_filter": "content_filter"}.get(finish, "stop")
+
+
 def new_chat_id() -> str:
     return "chatcmpl-" + ids.token_urlsafe(18)
 
@@ -301,7 +321,7 @@ def render_reply(reply: PanelReply, ask: Ask) -> dict[str, Any]:
             {
                 "index": 0,
                 "message": {"role": "assistant", "content": reply_text(reply)},
-                "finish_reason": "stop",
+                "finish_reason": finish_reason(reply.finish),
                 "logprobs": None,
             }
         ],
@@ -346,5 +366,8 @@ async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIte
         if piece:
             yield chunk({"content": piece})
         if isinstance(event, PanelDone):
-            yield chunk({}, "stop", usage=chat_usage(total_usage(event.reply)), bench=panel_json(event.reply))
+            reply = event.reply
+            yield chunk(
+                {}, finish_reason(reply.finish), usage=chat_usage(total_usage(reply)), bench=panel_json(reply)
+            )
             yield b"data: [DONE]\n\n"

@@ -27,11 +27,10 @@ from benchwarmers import jsontext
 from benchwarmers.errors import ProviderError
 from benchwarmers.formats.base import model_name
 from benchwarmers.formats.errors import error_body
-from benchwarmers.formats.openai_chat import chat_usage, chunk_writer, new_chat_id
+from benchwarmers.formats.openai_chat import chat_usage, chunk_writer, finish_reason, new_chat_id
 from benchwarmers.types import (
     Ask,
     Chunk,
-    FinishReason,
     Reply,
     ReplyBuilder,
     TextDelta,
@@ -41,12 +40,6 @@ from benchwarmers.types import (
 MEDIA_TYPE_STREAM = "text/event-stream"
 # A member that failed mid-reply: the provider's failure, not the caller's.
 MID_STREAM_STATUS = 502
-
-
-def finish_reason(finish: FinishReason, called_tools: bool) -> str:
-    if called_tools:
-        return "tool_calls"
-    return {"length": "length", "content_filter": "content_filter"}.get(finish, "stop")
 
 
 def render_route_reply(reply: Reply, ask: Ask, bench: dict[str, Any]) -> dict[str, Any]:

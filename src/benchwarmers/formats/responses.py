@@ -7,7 +7,8 @@ events (`response.created`, `response.output_text.delta`, ...
 `response.completed`) that each carry a `sequence_number`. A panel reply is
 one assistant message whose text holds every seat; the `bench` object rides
 as an extra key of the response object (the official client keeps unknown
-keys), in the body and in `response.completed`.
+keys), in the body and in `response.completed` (or `response.incomplete`,
+when every seat that answered was cut at its output limit).
 
 What a panel cannot honour is refused, not dropped: tools and function-call
 items (a panel answers with text), `previous_response_id` and
@@ -59,6 +60,7 @@ from benchwarmers.formats.output import responses_text_format
 from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
 from benchwarmers.types import (
     Ask,
+    FinishReason,
     Image,
     Message,
     OutputFormat,
@@ -475,11 +477,24 @@ def _usage(usage: Usage) -> dict[str, Any]:
     }
 
 
+def response_status(finish: FinishReason, called_tools: bool = False) -> tuple[str, str]:
+    """A response's `status` and, when `incomplete`, why (its
+    `incomplete_details.reason`), panel and route alike."""
+    if finish == "length" and not called_tools:
+        return "incomplete", "max_output_tokens"
+    if finish == "content_filter":
+        return "incomplete", "content_filter"
+    return "completed", ""
+
+
 def render_reply(reply: PanelReply, ask: Ask) -> dict[str, Any]:
     ids = ResponseIds()
-    output = [message_item(ids, reply_text(reply), "completed")]
+    status, incomplete = response_status(reply.finish)
+    output = [message_item(ids, reply_text(reply), status)]
     usage, bench = total_usage(reply), panel_json(reply)
-    return response_body(ask, ids, status="completed", output=output, usage=usage, bench=bench)
+    return response_body(
+        ask, ids, status=status, output=output, usage=usage, bench=bench, incomplete=incomplete
+    )
 
 
 async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIterator[bytes]:
@@ -508,14 +523,16 @@ async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIte
             reply = panel_event.reply
             yield event("response.output_text.done", **where, text=text, logprobs=[])
             yield event("response.content_part.done", **where, part=output_text_part(text))
-            done = message_item(ids, text, "completed")
+            status, incomplete = response_status(reply.finish)
+            done = message_item(ids, text, status)
             yield event("response.output_item.done", output_index=0, item=done)
             final = response_body(
                 ask,
                 ids,
-                status="completed",
+                status=status,
                 output=[done],
                 usage=total_usage(reply),
                 bench=panel_json(reply),
+                incomplete=incomplete,
             )
-            yield event("response.completed", response=final)
+            yield event(f"response.{status}", response=final)

@@ -36,11 +36,11 @@ from benchwarmers.formats.responses import (
     message_item,
     output_text_part,
     response_body,
+    response_status,
 )
 from benchwarmers.types import (
     Ask,
     Chunk,
-    FinishReason,
     Reply,
     ReplyBuilder,
     TextDelta,
@@ -64,7 +64,7 @@ class ResponsesRoute:
         ids = ResponseIds()
         output = [message_item(ids, reply.text, "completed")] if reply.text else []
         output += [self._call_item(_item_id(), call, "completed") for call in reply.tool_calls]
-        status, incomplete = _status(reply.finish, bool(reply.tool_calls))
+        status, incomplete = response_status(reply.finish, bool(reply.tool_calls))
         return response_body(
             ask, ids, status=status, output=output, usage=reply.usage, bench=bench, incomplete=incomplete
         )
@@ -95,7 +95,7 @@ class ResponsesRoute:
             return
         for event in items.close():
             yield event
-        status, incomplete = _status(so_far.finish, items.called_tools)
+        status, incomplete = response_status(so_far.finish, items.called_tools)
         final = response_body(
             ask, ids, status=status, output=items.done, usage=so_far.usage, bench=bench, incomplete=incomplete
         )
@@ -225,15 +225,6 @@ class _Items:
         if item["type"] == "function_call":
             item["arguments"] = ""
         return [*events, event("response.output_item.added", **self.where, item=item)]
-
-
-def _status(finish: FinishReason, called_tools: bool) -> tuple[str, str]:
-    """The response's status and, when incomplete, why."""
-    if finish == "length" and not called_tools:
-        return "incomplete", "max_output_tokens"
-    if finish == "content_filter":
-        return "incomplete", "content_filter"
-    return "completed", ""
 
 
 def _custom_input(arguments: str) -> str:

@@ -130,11 +130,18 @@ async def merge(
                     usage=result.reply.usage,
                     note=_fell_back(tried),
                     output_check=check,
+                    finish=result.reply.finish,
                 )
                 break
             if content:
                 merged = Merged(
-                    result.call, model.alias, "ok", result.seconds, content, usage=result.reply.usage
+                    result.call,
+                    model.alias,
+                    "ok",
+                    result.seconds,
+                    content,
+                    usage=result.reply.usage,
+                    finish=result.reply.finish,
                 )
                 break
             status = "empty" if result.status == "ok" else result.status
@@ -171,6 +178,7 @@ async def merge(
                     " against the output asked, the first by record."
                 ),
                 output_check=stand_in.output_check,
+                finish=stand_in.finish,
                 cost_usd=cost,  # the mergers tried; the seat's own call is counted as the seat's
             )
         return Merged(

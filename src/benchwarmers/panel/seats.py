@@ -155,4 +155,6 @@ def seat_of(result: CallResult, planned: PlannedSeat, note: str = "") -> Seat:
         explorer=planned.explorer,
         note=note,
         cost_usd=result.cost_usd,
+        # How its answer ended; a seat that did not answer has none to tell.
+        finish=result.reply.finish if result.answered else "stop",
     )

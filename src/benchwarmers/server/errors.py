@@ -44,9 +44,11 @@ def error_response(
     headers: Mapping[str, str] | None = None,
     *,
     malformed: bool = False,
+    param: str = "",
 ) -> JSONResponse:
-    """An error reply in the format of the request's path."""
-    body = error_body(format_for_path(request.url.path), status, message, malformed=malformed)
+    """An error reply in the format of the request's path; `param` the
+    request field at fault, for formats that name it (OpenAI's)."""
+    body = error_body(format_for_path(request.url.path), status, message, malformed=malformed, param=param)
     return JSONResponse(body, status_code=status, headers=dict(headers or {}))
 
 
@@ -114,7 +116,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
 async def _user_error(request: Request, exc: UserError) -> JSONResponse:
     headers = exc.headers if isinstance(exc, Refused) else None
-    return error_response(request, exc.status, str(exc), headers)
+    return error_response(request, exc.status, str(exc), headers, param=exc.field)
 
 
 async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -338,9 +338,9 @@ class FakeProvider:
             return FakeReply("", made, "tool_calls", asked.input_tokens, output)
         text = model.text_for(asked)
         finish = "stop"
-        words = pieces(text)
-        if asked.max_tokens is not None and count_tokens(text) > asked.max_tokens:
-            text, finish = "".join(words[: asked.max_tokens]).rstrip(), "length"
+        limit = model.output_limit(asked)
+        if limit is not None and count_tokens(text) > limit:
+            text, finish = "".join(pieces(text)[:limit]).rstrip(), "length"
         return FakeReply(text, [], finish, asked.input_tokens, count_tokens(text))
 
     def _report(self, served: str, reply: FakeReply) -> None:

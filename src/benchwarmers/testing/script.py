@@ -8,7 +8,9 @@ answer). Asked for structured output, it answers `json_answer` when set
 (valid JSON or not, or `SCHEMA_EXAMPLE`: a value valid against the schema
 asked). Faults (`error`, `rate_limit`, `cut_after`, `malformed_json`,
 `never_ending`) apply to every call, or only to the first `fail_first`
-calls, after which the model answers normally.
+calls, after which the model answers normally. An answer longer than the
+request's output limit, or the model's own (`max_output`), is cut there
+and ends for length, as a real model's does.
 
 Token usage is counted in words (`count_tokens`), the same way on every
 API, so a test can compare a ledger's sums with what the fake reported.
@@ -240,6 +242,15 @@ class FakeModel:
     # With `hold`, a stream first sends this many content pieces, then waits
     # on it: a model caught half way through writing (a slow merger).
     hold_after: int | None = None
+    # The model's own output limit in tokens (words): a longer answer is cut
+    # there and ends for length in its API's words, as one longer than the
+    # request's limit (`max_tokens`) is; the smaller of the two cuts.
+    max_output: int | None = None
+
+    def output_limit(self, request: FakeRequest) -> int | None:
+        """Where this model's answer to `request` is cut (None: nowhere)."""
+        limits = [n for n in (request.max_tokens, self.max_output) if n is not None]
+        return min(limits) if limits else None
 
     def faulty(self, call_number: int) -> bool:
         """Whether the scripted faults apply to this call (1-based)."""
@@ -306,7 +317,7 @@ def models_from_json(text: str) -> tuple[list[FakeModel], str | None]:
 
 
 _SIMPLE_FIELDS = ("latency", "ttfb", "tokens_per_second", "cut_after", "cut_mode", "malformed_json")
-_MORE_FIELDS = ("never_ending", "fail_first", "headers", "json_answer")
+_MORE_FIELDS = ("never_ending", "fail_first", "headers", "json_answer", "max_output")
 
 
 def _model_from_json(entry: dict[str, Any]) -> FakeModel:
