@@ -17,8 +17,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import httpx
+import ollama
+import openai
 import pytest
+from google import genai
+from google.genai import types as genai_types
 
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.collections import add_collection
@@ -177,6 +182,29 @@ def test_a_merged_reply_says_how_the_merged_answer_ended(url: str, name: str) ->
     whole, streamed, bench = _ask(url, name, "bench/cut:merged")
     assert whole == streamed == LENGTH[name]
     assert bench["merged"]["finish"] == "length"
+
+
+def test_the_official_clients_read_the_cut(url: str) -> None:
+    """What each SDK's own helpers make of a cut panel: the chat stream's
+    finish, the Anthropic stream helper's final message, google-genai's last
+    streamed chunk, the ollama client's last line."""
+    hi = [{"role": "user", "content": USER}]
+    chat = openai.OpenAI(base_url=f"{url}/v1", api_key="any", max_retries=0).chat.completions
+    chunks = list(chat.create(model="bench/cut", messages=hi, stream=True))  # type: ignore[arg-type]
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "length"
+    client = anthropic.Anthropic(base_url=url, api_key="any", max_retries=0)
+    with client.messages.stream(model="bench/cut", max_tokens=100, messages=hi) as stream:  # type: ignore[arg-type]
+        assert stream.get_final_message().stop_reason == "max_tokens"
+    gemini = genai.Client(
+        api_key="any", http_options=genai_types.HttpOptions(base_url=url, api_version="v1beta")
+    )
+    last = list(gemini.models.generate_content_stream(model="bench/cut", contents=USER))[-1]
+    assert last.candidates and last.candidates[0].finish_reason == genai_types.FinishReason.MAX_TOKENS
+    assert ollama.Client(host=url).chat(model="bench/mixed", messages=hi).done_reason == "stop"
+    assert (
+        list(ollama.Client(host=url).generate(model="bench/cut", prompt=USER, stream=True))[-1].done_reason
+        == "length"
+    )
 
 
 def test_the_panel_finish_is_decided_once() -> None:
