@@ -12,12 +12,15 @@ import pytest
 
 from benchwarmers.errors import ProviderBadReply
 from benchwarmers.formats import anthropic, anthropic_route, openai_route
+from benchwarmers.formats.responses_route import ResponsesRoute
 from benchwarmers.route.conversation import conversation_key
+from benchwarmers.testing.sdk_types import check, check_all, sse_events
 from benchwarmers.types import (
     Ask,
     Chunk,
     Finish,
     Message,
+    Reply,
     Request,
     TextDelta,
     ToolCallDelta,
@@ -178,3 +181,29 @@ def test_an_image_in_a_tool_result_becomes_a_note_not_a_refusal() -> None:
     (result,) = anthropic.parse_ask(body).request.messages[-1].tool_results
     assert result.call_id == "t1"
     assert result.content.startswith("screenshot.png\n[the tool returned an image")
+
+
+async def test_a_responses_reply_cut_at_its_limit_ends_its_message_incomplete() -> None:
+    """A member cut at its output limit: the response is `incomplete` for
+    `max_output_tokens` and so is its message item, whole and streamed
+    (the item's status followed the response's nowhere before), under the
+    openai SDK's own types."""
+    route = ResponsesRoute({})
+    ask = Ask("agents", "route", Request((user("count"),)), stream=False)
+    whole = check("responses", route.render_route_reply(Reply("one two", finish="length"), ask, BENCH))
+    assert (whole.status, whole.incomplete_details.reason) == ("incomplete", "max_output_tokens")
+    assert [item.status for item in whole.output] == ["incomplete"]
+    raw = b"".join(
+        [
+            piece
+            async for piece in route.render_route_stream(
+                _chunks([TextDelta("one two"), Finish("length")]), ASK, BENCH
+            )
+        ]
+    )
+    events = check_all("responses_event", sse_events(raw))
+    done = [e.item.status for e in events if e.type == "response.output_item.done"]
+    assert done == ["incomplete"] and events[-1].type == "response.incomplete"
+    assert events[-1].response.output[0].status == "incomplete"
+    kept = check("responses", route.render_route_reply(Reply("one two"), ask, BENCH))
+    assert (kept.status, kept.output[0].status) == ("completed", "completed")

@@ -62,9 +62,9 @@ class ResponsesRoute:
 
     def render_route_reply(self, reply: Reply, ask: Ask, bench: dict[str, Any]) -> dict[str, Any]:
         ids = ResponseIds()
-        output = [message_item(ids, reply.text, "completed")] if reply.text else []
-        output += [self._call_item(_item_id(), call, "completed") for call in reply.tool_calls]
         status, incomplete = response_status(reply.finish, bool(reply.tool_calls))
+        output = [message_item(ids, reply.text, status)] if reply.text else []
+        output += [self._call_item(_item_id(), call, "completed") for call in reply.tool_calls]
         return response_body(
             ask, ids, status=status, output=output, usage=reply.usage, bench=bench, incomplete=incomplete
         )
@@ -93,9 +93,9 @@ class ResponsesRoute:
             }
             yield ids.event("response.failed", response=failed)
             return
-        for event in items.close():
-            yield event
         status, incomplete = response_status(so_far.finish, items.called_tools)
+        for event in items.close(status):
+            yield event
         final = response_body(
             ask, ids, status=status, output=items.done, usage=so_far.usage, bench=bench, incomplete=incomplete
         )
@@ -163,13 +163,15 @@ class _Items:
             events.append(event("response.function_call_arguments.delta", **at, delta=piece.arguments))
         return events
 
-    def close(self) -> list[bytes]:
+    def close(self, status: str = "completed") -> list[bytes]:
+        """The open item's done events; `status` the text's (a reply cut at
+        its output limit ends its message `incomplete`, as its response)."""
         event, opened, self.open = self.ids.event, self.open, None
         if opened is None:
             return []
         if opened[0] == "text":
             at = {"item_id": self.ids.message, **self.where, "content_index": 0}
-            item = message_item(self.ids, self.text, "completed")
+            item = message_item(self.ids, self.text, status)
             events = [
                 event("response.output_text.done", **at, text=self.text, logprobs=[]),
                 event("response.content_part.done", **at, part=output_text_part(self.text)),
