@@ -70,12 +70,16 @@ def redis_url() -> str:
 async def two_workers(
     home: Path, postgres_url: str, redis_url: str, fake_provider: FakeProvider
 ) -> AsyncIterator[tuple[str, str]]:
-    """`serve --workers 2` on PostgreSQL + Redis, one collection of one fake member; (URL, database URL)."""
+    """`serve --workers 2` on PostgreSQL + Redis, a collection of one fake member (wk) and one of
+    two (duo); (URL, database URL)."""
     async with Runtime.open(home, database_url=postgres_url) as runtime:
         fake_provider.add(FakeModel("wk-one", answer="from a worker"))
         await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
         await add_model(runtime.store, "wk-one", "fake", "wk-one")
         await add_collection(runtime.store, "wk", members=["wk-one"])
+        fake_provider.add(FakeModel("wk-two", answer="from another member"))
+        await add_model(runtime.store, "wk-two", "fake", "wk-two")
+        await add_collection(runtime.store, "duo", members=["wk-one", "wk-two"])
     env = {
         **os.environ,
         "BENCHWARMERS_HOME": str(home),
@@ -153,3 +157,55 @@ async def test_keep_alive_clients_that_connect_at_once_are_spread_over_the_worke
     pids = [reply.json()["pid"] for reply in first]
     assert len(set(pids)) == 2, pids
     assert [reply.json()["pid"] for reply in again] == pids  # each client kept its worker
+
+
+async def test_the_leaderboard_of_either_worker_shows_a_pair_given_through_the_other(
+    two_workers: tuple[str, str],
+) -> None:
+    """Its counts were read from the store and its scores from the worker's
+    cached reads: right after a pair given through the other worker, a board
+    showed the new pair beside the score from before it, for up to 2 s."""
+    url, _database_url = two_workers
+    first, second = await _one_client_per_worker(url)
+    try:
+        board = {"collection": "bench/duo"}
+        for better, worse in ((0, 1), (1, 0), (0, 1)):
+            reply = await first.post(
+                f"{url}/v1/chat/completions",
+                json={"model": "bench/duo", "messages": [{"role": "user", "content": "which?"}]},
+            )
+            calls = [seat["call"] for seat in reply.json()["bench"]["seats"]]
+            assert (
+                await first.get(f"{url}/bench/leaderboard", params=board)
+            ).status_code == 200  # read, kept
+            judged = await second.post(
+                f"{url}/bench/verdict", json={"better": calls[better], "worse": calls[worse]}
+            )
+            assert judged.status_code == 200, judged.text
+            here, there = [
+                {
+                    m["alias"]: (m["score"], m["low"], m["high"], m["pairs"])
+                    for m in (await c.get(f"{url}/bench/leaderboard", params=board)).json()["models"]
+                }
+                for c in (first, second)
+            ]
+            assert here == there
+    finally:
+        await asyncio.gather(first.aclose(), second.aclose())
+
+
+async def _one_client_per_worker(url: str) -> tuple[httpx.AsyncClient, httpx.AsyncClient]:
+    """Two clients on one keep-alive connection each, to two different workers."""
+    by_pid: dict[int, httpx.AsyncClient] = {}
+    for _ in range(64):
+        client = httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=1))
+        pid = (await client.get(f"{url}/healthz")).json()["pid"]
+        if pid in by_pid:
+            await client.aclose()
+            continue
+        by_pid[pid] = client
+        if len(by_pid) == 2:
+            first, second = by_pid.values()
+            return first, second
+    await asyncio.gather(*(client.aclose() for client in by_pid.values()))
+    raise AssertionError(f"64 connections all reached one worker: {list(by_pid)}")
