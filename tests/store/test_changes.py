@@ -224,9 +224,10 @@ async def test_inside_current_a_write_by_another_process_is_seen_at_once(
     runtime: Runtime, clock: Clock
 ) -> None:
     """Another worker's write bumps nothing here: outside `current()` the
-    entry is served until its time is up; inside, each cache is read again
-    once (what it read is kept for the others), and a read under way that
-    began before it is not shared."""
+    entry is served until its time is up; inside, each cache it names is
+    read again once (what it read is kept for the others), one it does not
+    name is served as before, and a read under way that began before it is
+    not shared."""
     store = runtime.store
     cache = changes.Cached[str](("pair_verdicts",))
     source = Source()
@@ -234,10 +235,14 @@ async def test_inside_current_a_write_by_another_process_is_seen_at_once(
     source.value = "second"  # written by another process: no version moved here
     clock.now += 0.5
     assert await cache.get(store, source.load) == "first"
-    with changes.current():
+    other, elsewhere = changes.Cached[str](("pair_verdicts",)), Source()
+    assert await other.get(store, elsewhere.load) == "first"
+    elsewhere.value = "second"
+    with changes.current(cache):
         assert await cache.get(store, source.load) == "second"
         assert await cache.get(store, source.load) == "second"
-    assert source.reads == 2
+        assert await other.get(store, elsewhere.load) == "first"
+    assert (source.reads, elsewhere.reads) == (2, 1)
     assert await cache.get(store, source.load) == "second"  # kept for the asks after it
     assert source.reads == 2
     # A read begun before `current()` began is not the one it waits for.
@@ -247,7 +252,7 @@ async def test_inside_current_a_write_by_another_process_is_seen_at_once(
     await asyncio.sleep(0)
     source.value = "third"
     clock.now += 0.1
-    with changes.current():
+    with changes.current(cache):
         late = asyncio.create_task(cache.get(store, source.load))
         await asyncio.sleep(0)
     source.gate.set()

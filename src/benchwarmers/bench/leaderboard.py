@@ -63,11 +63,11 @@ TREND_DAYS = 30  # the trend's last days shown
 async def leaderboard(runtime: Runtime, collection: CollectionView, shape: str = "") -> dict[str, Any]:
     """The board of `collection` for `shape` (by default the kind judged most).
 
-    Its standings are read as they are now (`changes.current`), as its
-    counts are: a pair given through another worker or replica a moment
-    before showed in the pairs and the matrix beside a score from before it,
-    for up to the cached reads' two seconds."""
-    with changes.current():
+    Its standings read the verdicts and pairs as they are now
+    (`changes.current`), as its counts do: a pair given through another
+    worker or replica a moment before showed in the pairs and the matrix
+    beside a score from before it, for up to the cached reads' two seconds."""
+    with changes.current(*decisions.JUDGEMENT_CACHES):
         return await _board(runtime, collection, shape)
 
 
