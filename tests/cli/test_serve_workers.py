@@ -23,7 +23,7 @@ from benchwarmers.store.models import add_model
 from benchwarmers.store.schema import Call
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
-from tests.serving import CALL_ID, served
+from tests.serving import CALL_ID, boards_agree_after_pairs, served
 from tests.waiting import eventually
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -166,46 +166,4 @@ async def test_the_leaderboard_of_either_worker_shows_a_pair_given_through_the_o
     cached reads: right after a pair given through the other worker, a board
     showed the new pair beside the score from before it, for up to 2 s."""
     url, _database_url = two_workers
-    first, second = await _one_client_per_worker(url)
-    try:
-        board = {"collection": "bench/duo"}
-        for better, worse in ((0, 1), (1, 0), (0, 1)):
-            reply = await first.post(
-                f"{url}/v1/chat/completions",
-                json={"model": "bench/duo", "messages": [{"role": "user", "content": "which?"}]},
-            )
-            calls = [seat["call"] for seat in reply.json()["bench"]["seats"]]
-            assert (
-                await first.get(f"{url}/bench/leaderboard", params=board)
-            ).status_code == 200  # read, kept
-            judged = await second.post(
-                f"{url}/bench/verdict", json={"better": calls[better], "worse": calls[worse]}
-            )
-            assert judged.status_code == 200, judged.text
-            here, there = [
-                {
-                    m["alias"]: (m["score"], m["low"], m["high"], m["pairs"])
-                    for m in (await c.get(f"{url}/bench/leaderboard", params=board)).json()["models"]
-                }
-                for c in (first, second)
-            ]
-            assert here == there
-    finally:
-        await asyncio.gather(first.aclose(), second.aclose())
-
-
-async def _one_client_per_worker(url: str) -> tuple[httpx.AsyncClient, httpx.AsyncClient]:
-    """Two clients on one keep-alive connection each, to two different workers."""
-    by_pid: dict[int, httpx.AsyncClient] = {}
-    for _ in range(64):
-        client = httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=1))
-        pid = (await client.get(f"{url}/healthz")).json()["pid"]
-        if pid in by_pid:
-            await client.aclose()
-            continue
-        by_pid[pid] = client
-        if len(by_pid) == 2:
-            first, second = by_pid.values()
-            return first, second
-    await asyncio.gather(*(client.aclose() for client in by_pid.values()))
-    raise AssertionError(f"64 connections all reached one worker: {list(by_pid)}")
+    await boards_agree_after_pairs(url, "duo")
