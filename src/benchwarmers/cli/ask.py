@@ -261,9 +261,9 @@ class _Printer:
             return
         colour = "green" if seat.status == "ok" else "yellow" if seat.status == "empty" else "red"
         if self.blind:
-            letter = self.letters.setdefault(
-                seat.seat, f"Seat {string.ascii_uppercase[len(self.letters) % 26]}"
-            )
+            shown = len(self.letters)  # A to Z, then numbers: a panel of more than 26 seats stays unambiguous
+            mark = string.ascii_uppercase[shown] if shown < len(string.ascii_uppercase) else str(shown + 1)
+            letter = self.letters.setdefault(seat.seat, f"Seat {mark}")
             named = f"[bold]{letter}[/bold]"
         else:
             named = f"[bold]{seat.seat}[/bold] · {seat.alias}"
