@@ -10,6 +10,7 @@ and stall it, and reading one before the child ends blocks the test.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import signal
@@ -106,3 +107,48 @@ def served(
         yield child
     finally:
         stop(child, how)
+
+
+async def boards_agree_after_pairs(url: str, collection: str) -> None:
+    """Asks `collection` (two members) three times through one worker, reads
+    its leaderboard there (so that worker has its reads cached), gives a pair
+    through the other worker, and finds both workers' boards the same at once:
+    scores, intervals and pairs."""
+    first, second = await _one_client_per_worker(url)
+    board = {"collection": f"bench/{collection}"}
+    body = {"model": f"bench/{collection}", "messages": [{"role": "user", "content": "which?"}]}
+    try:
+        for better, worse in ((0, 1), (1, 0), (0, 1)):
+            reply = await first.post(f"{url}/v1/chat/completions", json=body)
+            calls = [seat["call"] for seat in reply.json()["bench"]["seats"]]
+            assert (await first.get(f"{url}/bench/leaderboard", params=board)).status_code == 200
+            pair = {"better": calls[better], "worse": calls[worse]}
+            judged = await second.post(f"{url}/bench/verdict", json=pair)
+            assert judged.status_code == 200, judged.text
+            here, there = [
+                {
+                    m["alias"]: (m["score"], m["low"], m["high"], m["pairs"])
+                    for m in (await c.get(f"{url}/bench/leaderboard", params=board)).json()["models"]
+                }
+                for c in (first, second)
+            ]
+            assert here == there
+    finally:
+        await asyncio.gather(first.aclose(), second.aclose())
+
+
+async def _one_client_per_worker(url: str) -> tuple[httpx.AsyncClient, httpx.AsyncClient]:
+    """Two clients on one keep-alive connection each, to two different workers."""
+    by_pid: dict[int, httpx.AsyncClient] = {}
+    for _ in range(64):
+        client = httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=1))
+        pid = (await client.get(f"{url}/healthz")).json()["pid"]
+        if pid in by_pid:
+            await client.aclose()
+            continue
+        by_pid[pid] = client
+        if len(by_pid) == 2:
+            first, second = by_pid.values()
+            return first, second
+    await asyncio.gather(*(client.aclose() for client in by_pid.values()))
+    raise AssertionError(f"64 connections all reached one worker: {list(by_pid)}")

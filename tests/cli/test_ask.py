@@ -226,3 +226,30 @@ def test_a_verdict_said_again_without_note_keeps_its_note(
         assert "spot on" not in run("verdict", call, "--useful", "--note", "").output
         with sqlite3.connect(server.home / "benchwarmers.db") as db:
             assert db.execute("SELECT note FROM verdicts").fetchall() == [("",)]
+
+
+def test_a_blind_collection_is_asked_with_no_model_named_until_verdict_names_the_judged(
+    panel_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Blind was the dashboard's alone: `ask` named each seat's model (and a
+    failed seat's message named it too) before anyone judged."""
+    models = [
+        FakeModel("zephyr", answer="first answer", ttfb=0.02),
+        FakeModel("quasar", answer="second answer", ttfb=0.15),
+        FakeModel("nimbus", error=FakeError(500, "nimbus is overloaded")),
+    ]
+    blind = {"shy": {"members": ["zephyr", "quasar", "nimbus"], "blind": True}}
+    with panel_server(models, blind) as server:
+        monkeypatch.setenv("BENCHWARMERS_URL", server.url)
+        over_http = run("ask", "shy", "which?").output
+        home = server.home
+    monkeypatch.setenv("BENCHWARMERS_URL", "http://127.0.0.1:9")  # no server: in this process
+    monkeypatch.setenv("BENCHWARMERS_HOME", str(home))
+    in_process = run("ask", "shy", "which?").output
+    for shown in (over_http, in_process):
+        assert "first answer" in shown and "second answer" in shown
+        assert not {"zephyr", "quasar", "nimbus"} & set(re.findall(r"\w+", shown)), shown
+        assert all(f"Seat {letter} ·" in shown for letter in "ABC")
+    first, second = re.findall(r"Seat [ABC] · ok · [\d.]+ s · call (c_[\w-]{20})", in_process)
+    judged = run("verdict", "--better", first, "--worse", second).output  # the names, once judged
+    assert {"zephyr", "quasar"} <= set(re.findall(r"\w+", judged)), judged

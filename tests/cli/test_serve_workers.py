@@ -23,7 +23,7 @@ from benchwarmers.store.models import add_model
 from benchwarmers.store.schema import Call
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
-from tests.serving import CALL_ID, served
+from tests.serving import CALL_ID, boards_agree_after_pairs, served
 from tests.waiting import eventually
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -70,12 +70,16 @@ def redis_url() -> str:
 async def two_workers(
     home: Path, postgres_url: str, redis_url: str, fake_provider: FakeProvider
 ) -> AsyncIterator[tuple[str, str]]:
-    """`serve --workers 2` on PostgreSQL + Redis, one collection of one fake member; (URL, database URL)."""
+    """`serve --workers 2` on PostgreSQL + Redis, a collection of one fake member (wk) and one of
+    two (duo); (URL, database URL)."""
     async with Runtime.open(home, database_url=postgres_url) as runtime:
         fake_provider.add(FakeModel("wk-one", answer="from a worker"))
         await add_endpoint(runtime.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
         await add_model(runtime.store, "wk-one", "fake", "wk-one")
         await add_collection(runtime.store, "wk", members=["wk-one"])
+        fake_provider.add(FakeModel("wk-two", answer="from another member"))
+        await add_model(runtime.store, "wk-two", "fake", "wk-two")
+        await add_collection(runtime.store, "duo", members=["wk-one", "wk-two"])
     env = {
         **os.environ,
         "BENCHWARMERS_HOME": str(home),
@@ -153,3 +157,13 @@ async def test_keep_alive_clients_that_connect_at_once_are_spread_over_the_worke
     pids = [reply.json()["pid"] for reply in first]
     assert len(set(pids)) == 2, pids
     assert [reply.json()["pid"] for reply in again] == pids  # each client kept its worker
+
+
+async def test_the_leaderboard_of_either_worker_shows_a_pair_given_through_the_other(
+    two_workers: tuple[str, str],
+) -> None:
+    """Its counts were read from the store and its scores from the worker's
+    cached reads: right after a pair given through the other worker, a board
+    showed the new pair beside the score from before it, for up to 2 s."""
+    url, _database_url = two_workers
+    await boards_agree_after_pairs(url, "duo")

@@ -27,7 +27,7 @@ from benchwarmers.store.endpoints import add_endpoint
 from benchwarmers.store.models import add_model
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel
-from tests.serving import CALL_ID, served
+from tests.serving import CALL_ID, boards_agree_after_pairs, served
 
 BODY = {"model": "bench/wk", "messages": [{"role": "user", "content": "hello"}]}
 ASKS = 40
@@ -108,6 +108,22 @@ async def test_two_workers_on_sqlite_answer_and_log_every_call(
     assert "2 worker processes on the one port (SQLite and the supervisor's limit counters" in output, output
     assert child.process.returncode == 0, output
     assert _logged_ids(home) == {ids[0] for ids in named}
+
+
+async def test_the_leaderboard_of_either_worker_on_sqlite_shows_a_pair_given_through_the_other(
+    home: Path, fake_provider: FakeProvider, sqlite_env: dict[str, str]
+) -> None:
+    """A board read the pairs it counts from the file and its scores from the
+    worker's cached reads: right after a pair given through the other worker,
+    the new pair sat beside the score from before it, for up to 2 s."""
+    await _register(home, fake_provider)
+    fake_provider.add(FakeModel("wk-two", answer="from another member"))
+    async with Runtime.open(home, database_url=None) as runtime:
+        await add_model(runtime.store, "wk-two", "fake", "wk-two")
+        await add_collection(runtime.store, "duo", members=["wk-one", "wk-two"])
+    with served("--workers", "2", log=home.parent / "serve.log", env=sqlite_env) as child:
+        await boards_agree_after_pairs(child.url, "duo")
+    assert child.process.returncode == 0, child.output()
 
 
 def _status(reply: httpx.Response) -> str:

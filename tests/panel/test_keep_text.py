@@ -93,6 +93,10 @@ def test_the_cli_turns_keep_text_on_and_off(panel_server: Any, monkeypatch: Any)
     assert "9 days" in on.output
     off = CliRunner().invoke(app, ["collection", "set", "plain", "--no-keep-text"])
     assert off.exit_code == 0 and "keep text" in off.output and "9 days" not in off.output
+    # Turning it off deleted what was kept: said, not left to the help (it printed the table alone).
+    assert "Deleted the questions and answers it kept" in off.output
+    again = CliRunner().invoke(app, ["collection", "set", "plain", "--no-keep-text"])
+    assert again.exit_code == 0 and "Deleted" not in again.output  # nothing was kept to delete
 
 
 def test_a_panel_stopped_from_the_page_keeps_the_answers_that_were_in(panel_server: Any) -> None:

@@ -218,3 +218,44 @@ async def test_an_ask_cancelled_while_it_waits_for_a_shared_read_is_cancelled(
     source.gate.set()
     assert await reader == "first"  # the read went on for the one that began it
     assert source.reads == 1
+
+
+async def test_inside_current_a_write_by_another_process_is_seen_at_once(
+    runtime: Runtime, clock: Clock
+) -> None:
+    """Another worker's write bumps nothing here: outside `current()` the
+    entry is served until its time is up; inside, each cache it names is
+    read again once (what it read is kept for the others), one it does not
+    name is served as before, and a read under way that began before it is
+    not shared."""
+    store = runtime.store
+    cache = changes.Cached[str](("pair_verdicts",))
+    source = Source()
+    assert await cache.get(store, source.load) == "first"
+    source.value = "second"  # written by another process: no version moved here
+    clock.now += 0.5
+    assert await cache.get(store, source.load) == "first"
+    other, elsewhere = changes.Cached[str](("pair_verdicts",)), Source()
+    assert await other.get(store, elsewhere.load) == "first"
+    elsewhere.value = "second"
+    with changes.current(cache):
+        assert await cache.get(store, source.load) == "second"
+        assert await cache.get(store, source.load) == "second"
+        assert await other.get(store, elsewhere.load) == "first"
+    assert (source.reads, elsewhere.reads) == (2, 1)
+    assert await cache.get(store, source.load) == "second"  # kept for the asks after it
+    assert source.reads == 2
+    # A read begun before `current()` began is not the one it waits for.
+    source.gate.clear()
+    clock.now += 5  # run out: the next use reads, and waits on the gate
+    early = asyncio.create_task(cache.get(store, source.load))
+    await asyncio.sleep(0)
+    source.value = "third"
+    clock.now += 0.1
+    with changes.current(cache):
+        late = asyncio.create_task(cache.get(store, source.load))
+        await asyncio.sleep(0)
+    source.gate.set()
+    await early
+    assert await late == "third"
+    assert source.reads == 4

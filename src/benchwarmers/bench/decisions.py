@@ -105,6 +105,9 @@ RANKING_CACHES = (
     EXPLORING,
     SEAT_COUNTS,
 )
+# Those holding people's judgements (verdicts and pairs): what a read that shows them beside its
+# own counts reads as they are now (`changes.current`), not as this process last cached them.
+JUDGEMENT_CACHES = (TALLIES, RECALLED, PAIRS)
 
 
 async def rank(

@@ -46,6 +46,7 @@ from benchwarmers.calls.pairs import PairOutcome, pair_outcomes
 from benchwarmers.calls.verdicts import ANSWER_KINDS
 from benchwarmers.errors import UserError
 from benchwarmers.runtime import Runtime
+from benchwarmers.store import changes
 from benchwarmers.store.db import Store
 from benchwarmers.store.models import list_models
 from benchwarmers.store.schema import Call, Verdict
@@ -60,7 +61,17 @@ TREND_DAYS = 30  # the trend's last days shown
 
 
 async def leaderboard(runtime: Runtime, collection: CollectionView, shape: str = "") -> dict[str, Any]:
-    """The board of `collection` for `shape` (by default the kind judged most)."""
+    """The board of `collection` for `shape` (by default the kind judged most).
+
+    Its standings read the verdicts and pairs as they are now
+    (`changes.current`), as its counts do: a pair given through another
+    worker or replica a moment before showed in the pairs and the matrix
+    beside a score from before it, for up to the cached reads' two seconds."""
+    with changes.current(*decisions.JUDGEMENT_CACHES):
+        return await _board(runtime, collection, shape)
+
+
+async def _board(runtime: Runtime, collection: CollectionView, shape: str) -> dict[str, Any]:
     store = runtime.store
     name = collection.name
     if shape and shape not in SHAPES:

@@ -10,13 +10,16 @@ owner, but only when the data folder has what was asked for (the
 collection, the call); else that is the error, with the missing server in
 the same line, so `serve --demo --port 8123` without `BENCHWARMERS_URL`
 never ends as a bare "no collection". `ask` prints each seat the moment it
-finishes, with the call id a verdict names.
+finishes, with the call id a verdict names; a blind collection's seats as
+Seat A, B, C in the order they finish, with no model named (nor a failed
+seat's message, which often names it), until `verdict` names the judged.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import string
 from collections.abc import Awaitable
 from contextlib import aclosing
 from typing import Annotated, Any, TypeVar
@@ -91,18 +94,21 @@ def ask(
 
     async def over_http() -> PanelReply | None:
         reply: PanelReply | None = None
-        async with ApiClient.from_environment() as api, aclosing(api.panel(the_ask)) as answers:
-            async for answer in answers:
-                if isinstance(answer, Seat):
-                    show.seat(answer)
-                else:
-                    reply = answer
+        async with ApiClient.from_environment() as api:
+            listed = (await api.get("/v1/models")).get("data") or []
+            show.blind = any(c.get("id") == f"bench/{name}" and c.get("blind") is True for c in listed)
+            async with aclosing(api.panel(the_ask)) as answers:
+                async for answer in answers:
+                    if isinstance(answer, Seat):
+                        show.seat(answer)
+                    else:
+                        reply = answer
         return reply
 
     async def in_process(core: Core) -> PanelReply | None:
         # The panel's last writes (its seating history) come after the reply:
         # closing `core` waits for them before the runtime closes.
-        await _here_or_no_server(url, core.panels.check_collection(name))
+        show.blind = (await _here_or_no_server(url, core.panels.collection(name))).blind
         async with aclosing(await core.panels.panel(the_ask)) as events:
             async for event in events:
                 if isinstance(event, PanelStarted):
@@ -237,23 +243,40 @@ class _Printer:
 
     def __init__(self, *, quiet: bool) -> None:
         self.quiet = quiet
+        # A blind collection's: no model named; each seat a letter in the order seats finish
+        # (not the members' order, which would name them), by its label ("Seat 2" -> "Seat A").
+        self.blind = False
+        self.letters: dict[str, str] = {}
 
     def started(self, seats: tuple[tuple[str, str, str], ...]) -> None:
-        if not self.quiet:
+        if self.quiet:
+            return
+        if self.blind:
+            console.print(f"[dim]asking {len(seats)} seats, blind: models named once judged…[/dim]")
+        else:
             console.print(f"[dim]asking {', '.join(alias for _label, alias, _call in seats)}…[/dim]")
 
     def seat(self, seat: Seat) -> None:
         if self.quiet:
             return
         colour = "green" if seat.status == "ok" else "yellow" if seat.status == "empty" else "red"
-        flag = " · explorer" if seat.explorer else ""
+        if self.blind:
+            shown = len(self.letters)  # A to Z, then numbers: a panel of more than 26 seats stays unambiguous
+            mark = string.ascii_uppercase[shown] if shown < len(string.ascii_uppercase) else str(shown + 1)
+            letter = self.letters.setdefault(seat.seat, f"Seat {mark}")
+            named = f"[bold]{letter}[/bold]"
+        else:
+            named = f"[bold]{seat.seat}[/bold] · {seat.alias}"
+        flag = " · explorer" if seat.explorer and not self.blind else ""
         title = (
-            f"[bold]{seat.seat}[/bold] · {seat.alias} · [{colour}]{seat.status}[/{colour}] "
+            f"{named} · [{colour}]{seat.status}[/{colour}] "
             f"· {seat.seconds:.1f} s{flag} · call [cyan]{seat.call}[/cyan]"
         )
         console.print(Rule(title, align="left"))
         if seat.content:
             console.print(Markdown(seat.content))
+        elif seat.error and self.blind:
+            console.print(f"[{colour}]its message is not shown: it may name the model (blind)[/{colour}]")
         elif seat.error:
             console.print(f"[{colour}]{escape(seat.error)}[/{colour}]")
 
@@ -263,7 +286,10 @@ class _Printer:
         if reply.merged is not None:
             self._merged(reply.merged)
         for member in reply.left_off:
-            console.print(f"[dim]left off: {member.alias}: {escape(member.reason)}[/dim]")
+            who = "a member" if self.blind else member.alias
+            console.print(f"[dim]left off: {who}: {escape(member.reason)}[/dim]")
+        if self.blind:
+            console.print("[dim]blind: verdict names the models of the seats you judge[/dim]")
         console.print("[dim]judge a seat: benchwarmers verdict CALL --useful|--not-useful[/dim]")
         if sum(seat.status in ("ok", "empty") for seat in reply.seats) >= 2:  # two answers to compare
             console.print(
@@ -273,14 +299,20 @@ class _Printer:
 
     def _merged(self, merged: Merged) -> None:
         if merged.status != "ok":
-            console.print(f"[red]{escape(merged.note or merged.error)}[/red]")
+            said = "no merged answer (why is not shown: it may name a model)" if self.blind else None
+            console.print(f"[red]{escape(said or merged.note or merged.error)}[/red]")
             return
-        console.print(Rule(f"[bold]merged[/bold] · {merged.alias} · call [cyan]{merged.call}[/cyan]"))
-        if merged.note:  # a merge after others failed, or a seat's answer standing in for one
+        by = "" if self.blind else f" · {merged.alias}"
+        console.print(Rule(f"[bold]merged[/bold]{by} · call [cyan]{merged.call}[/cyan]"))
+        if merged.note and not self.blind:  # a merge after others failed, or a seat's answer standing in
             console.print(f"[dim]{escape(merged.note)}[/dim]")
         console.print(Markdown(merged.content))
         if merged.agreement:
             table = Table("point", "held by", "contradicted by", show_lines=False)
             for point in merged.agreement:
-                table.add_row(escape(point.point), ", ".join(point.held_by), ", ".join(point.contradicted_by))
+                held, contradicted = (
+                    ", ".join(self.letters.get(label, label) for label in labels)
+                    for labels in (point.held_by, point.contradicted_by)
+                )
+                table.add_row(escape(point.point), held, contradicted)
             console.print(table)

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchwarmers.cli.context import JsonFlag, console, print_json, with_core
-from benchwarmers.core import CollectionView
+from benchwarmers.core import CollectionView, Core
 
 collection_app = typer.Typer(help="Named panels, asked as bench/<name>.", no_args_is_help=True)
 
@@ -188,8 +188,10 @@ def set_(
     budget_seating: BudgetSeating = None,
 ) -> None:
     """Change a collection (--member replaces the member list; --merger '' clears the merger)."""
-    collection = with_core(
-        lambda core: core.admin.update_collection(
+
+    async def change(core: Core) -> tuple[bool, CollectionView]:
+        kept = (await core.admin.collection(name)).keep_text
+        return kept, await core.admin.update_collection(
             name,
             members=members,
             reply=reply,
@@ -212,8 +214,11 @@ def set_(
             on_cut=on_cut,
             budget_seating=budget_seating,
         )
-    )
+
+    kept, collection = with_core(change)
     _show(collection)
+    if kept and not collection.keep_text:  # said, not only in the help: the text is gone for good
+        console.print("Deleted the questions and answers it kept: keep text is off.")
 
 
 @collection_app.command("list")

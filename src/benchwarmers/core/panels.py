@@ -236,8 +236,9 @@ class Panels:
         `body` is what a client sends (`{"call", "useful", "note"?}`, or a
         pair body: `pairs.PAIR_FORMS`), checked here, once, whichever front
         end it came through; a key may judge only the seats of collections
-        it may call (a pair naming another's seat is told the call is
-        unknown, as `pending` tells nothing of other ids)."""
+        it may call (a seat or a pair naming another's seat is told the call
+        is unknown, as `pending` tells nothing of other ids: a 403 named the
+        other collection, which the key may not even list)."""
         if pairs.is_pair_body(body):
             scope = None if may_administer(self.identity) else self.identity.collections
             return await pairs.record_pairs(
@@ -247,7 +248,7 @@ class Panels:
         store = self.runtime.store
         logged = await get_call(store, call)
         if logged is not None and logged.collection and not may_call(self.identity, logged.collection):
-            raise Refused(f"this key may not judge seats of bench/{logged.collection}", status=403)
+            raise NotFound(f"no call {call!r} in the call log")
         return await verdicts.record_verdict(store, call, useful, note)
 
     async def record(self, collection: str, task: str = "") -> dict[str, Any]:

@@ -6,7 +6,9 @@ statement, which on SQLite is a thread hop each way. `Cached` keeps such a
 read and drops it the moment a write touching its tables commits in this
 process (any writer: the registry, onboarding, a rest after a 429, a test),
 and after `ttl` seconds in any case, so a change made by another process
-(the CLI beside a running server, another replica) shows within that time.
+(the CLI beside a running server, another replica) shows within that time;
+inside `current(caches)` (the leaderboard's judgements) those caches serve
+only a read begun after it began, so such a change shows at once.
 
 Reading again when the time is up would make one ask in every `ttl`
 seconds per cache wait for the store (1-9 ms each, measured on a panel's
@@ -52,13 +54,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import re
 import time
 import weakref
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import repeat
+from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import event
@@ -90,6 +94,28 @@ _LANDING = "benchwarmers_committed_tables"  # committed, bumped again once the c
 _versions: dict[str, dict[str, int]] = {}
 _ANY = ""
 _watched: weakref.WeakSet[Engine] = weakref.WeakSet()
+# Inside `current(caches)`: per cache, the time (this module's clock) before which none of its
+# entries or shared reads is used. Never mutated: `current` sets a new mapping.
+_NOT_BEFORE: contextvars.ContextVar[Mapping[Cached[Any], float]] = contextvars.ContextVar(
+    "benchwarmers_read_after", default=MappingProxyType({})
+)
+
+
+@contextlib.contextmanager
+def current(*caches: Cached[Any]) -> Iterator[None]:
+    """Inside it, each of `caches` serves only a read begun inside it: what
+    another process (another worker or replica, the CLI) wrote before it
+    began is seen, not up to `ttl` later. For a read a person compares with
+    what they just wrote through another worker, and with the rows it reads
+    itself (the leaderboard's scores beside the pairs it counts); an ask's
+    hot path keeps its cached reads, and an entry read inside it is kept
+    for them."""
+    began = time.monotonic()
+    token = _NOT_BEFORE.set({**_NOT_BEFORE.get(), **dict.fromkeys(caches, began)})
+    try:
+        yield
+    finally:
+        _NOT_BEFORE.reset(token)
 
 
 def watch(store: Store) -> None:
@@ -223,7 +249,7 @@ class Cached(Generic[T]):
             if entry.seen == bumps or entry.stamp == tuple(map(versions.get, self.tables, repeat(0))):
                 entry.seen = bumps
                 age = now - entry.loaded_at
-                if age < self.ttl:
+                if age < self.ttl and entry.loaded_at >= _NOT_BEFORE.get().get(self, -1.0):
                     if age >= self.ttl * REFRESH_AHEAD and database not in self._refreshing:
                         self._refresh_behind(store, database, load)
                     return entry.value
@@ -251,7 +277,8 @@ class Cached(Generic[T]):
         under_way = self._reading.get(database)
         if under_way is not None:
             stamped, since, shared = under_way
-            if stamped == before and began - since < self.ttl and shared.get_loop() is loop:
+            fresh = began - since < self.ttl and since >= _NOT_BEFORE.get().get(self, -1.0)
+            if stamped == before and fresh and shared.get_loop() is loop:
                 try:
                     return await asyncio.shield(shared)
                 except asyncio.CancelledError:
