@@ -99,6 +99,9 @@ _watched: weakref.WeakSet[Engine] = weakref.WeakSet()
 _NOT_BEFORE: contextvars.ContextVar[Mapping[Cached[Any], float]] = contextvars.ContextVar(
     "benchwarmers_read_after", default=MappingProxyType({})
 )
+# How many `current` blocks are open in this process, any task's: while none is (every ask's
+# read), a cached read does not look `_NOT_BEFORE` up (a context variable and a mapping per read).
+_open_current = 0
 
 
 @contextlib.contextmanager
@@ -110,12 +113,21 @@ def current(*caches: Cached[Any]) -> Iterator[None]:
     itself (the leaderboard's scores beside the pairs it counts); an ask's
     hot path keeps its cached reads, and an entry read inside it is kept
     for them."""
+    global _open_current
     began = time.monotonic()
     token = _NOT_BEFORE.set({**_NOT_BEFORE.get(), **dict.fromkeys(caches, began)})
+    _open_current += 1
     try:
         yield
     finally:
+        _open_current -= 1
         _NOT_BEFORE.reset(token)
+
+
+def _read_before(cache: Cached[Any], loaded_at: float) -> bool:
+    """Whether a read of `cache` made at `loaded_at` began before the `current`
+    block this task is in wants (so it may not serve it)."""
+    return loaded_at < _NOT_BEFORE.get().get(cache, -1.0)
 
 
 def watch(store: Store) -> None:
@@ -249,7 +261,7 @@ class Cached(Generic[T]):
             if entry.seen == bumps or entry.stamp == tuple(map(versions.get, self.tables, repeat(0))):
                 entry.seen = bumps
                 age = now - entry.loaded_at
-                if age < self.ttl and entry.loaded_at >= _NOT_BEFORE.get().get(self, -1.0):
+                if age < self.ttl and not (_open_current and _read_before(self, entry.loaded_at)):
                     if age >= self.ttl * REFRESH_AHEAD and database not in self._refreshing:
                         self._refresh_behind(store, database, load)
                     return entry.value
@@ -277,7 +289,7 @@ class Cached(Generic[T]):
         under_way = self._reading.get(database)
         if under_way is not None:
             stamped, since, shared = under_way
-            fresh = began - since < self.ttl and since >= _NOT_BEFORE.get().get(self, -1.0)
+            fresh = began - since < self.ttl and not (_open_current and _read_before(self, since))
             if stamped == before and fresh and shared.get_loop() is loop:
                 try:
                     return await asyncio.shield(shared)
