@@ -99,6 +99,32 @@
     if (button) copyText(button.closest('.code-block').querySelector('code').textContent, button);
   });
 
+  // ------------------------------------------------------------- pacing
+
+  // A streaming answer is drawn whole at most once a frame, however many pieces arrive in it,
+  // and at most a fifth of the time: after a draw (with its layout) that took 1 s, as a 2 MB
+  // answer's does, the next waits 4 s. Drawn every frame, each draw longer than the last, a
+  // long answer kept the page from answering a click until it was done. `owner.frame`: the
+  // frame asked for; `owner.calm`: no draw before it.
+  function paced(owner, drawIt) {
+    if (owner.frame) return;
+    const tick = () => {
+      if (performance.now() < (owner.calm || 0)) { owner.frame = requestAnimationFrame(tick); return; }
+      owner.frame = 0;
+      const started = performance.now();
+      drawIt();
+      document.body.offsetHeight; // its layout now, to count it
+      owner.calm = performance.now() + 4 * (performance.now() - started);
+    };
+    owner.frame = requestAnimationFrame(tick);
+  }
+
+  // The draw asked for is not needed (the whole answer is drawn now).
+  function unpaced(owner) {
+    cancelAnimationFrame(owner.frame || 0);
+    owner.frame = 0;
+  }
+
   // -------------------------------------------------------------- turn
 
   class Turn {
@@ -115,6 +141,7 @@
       if (question) this.root.append(el('div', { class: 'question' }, el('strong', { text: 'Asked' }), ' ', el('span', { class: 'question-text', text: question })));
       this.grid = el('div', { class: 'seats', 'aria-live': 'polite' });
       this.mergedBox = el('div', { class: 'merged', hidden: true });
+      this.mergePace = { frame: 0 }; // the merge's drawing as it streams (`paced`)
       this.compare = compareBar(this);
       this.root.append(el('div', { class: 'panel-row' }, this.grid, this.mergedBox), this.compare);
       box.append(this.root);
@@ -139,8 +166,7 @@
       if (!seat || seat.status !== 'writing') return;
       seat.text += delta;
       seat.card.classList.add('streaming');
-      // Drawn at most once a frame, however many pieces arrive in it.
-      seat.frame = seat.frame || requestAnimationFrame(() => { seat.frame = 0; draw(seat); });
+      paced(seat, () => draw(seat));
     }
 
     done(json) {
@@ -152,7 +178,7 @@
         this.seats.set(seat.seat, seat);
         this.grid.append(seat.card);
       }
-      cancelAnimationFrame(seat.frame || 0);
+      unpaced(seat);
       Object.assign(seat, { call: json.call, status: json.status, seconds: json.seconds, error: json.error || '', costUsd: json.costUsd });
       // A seat cut mid-answer says no content: what it wrote here so far stays, shown as cut.
       if (json.content !== undefined && json.content !== null && !(json.status === 'cancelled' && !json.content)) seat.text = json.content;
@@ -168,10 +194,7 @@
       this.mergeStreamed += delta;
       this.mergedBox.hidden = false;
       this.root.querySelector('.panel-row').classList.add('with-merge');
-      this.mergeFrame = this.mergeFrame || requestAnimationFrame(() => {
-        this.mergeFrame = 0;
-        if (!this.mergedJson) this.mergeSoFar('writing');
-      });
+      paced(this.mergePace, () => { if (!this.mergedJson) this.mergeSoFar('writing'); });
     }
 
     // The merge as far as it was written: still writing, or cut by a Stop.
@@ -186,8 +209,7 @@
     }
 
     merged(json) {
-      cancelAnimationFrame(this.mergeFrame || 0);
-      this.mergeFrame = 0;
+      unpaced(this.mergePace);
       this.mergedJson = json;
       const names = this.names;
       const seats = [...this.seats.values()];
@@ -210,14 +232,13 @@
     cut() {
       for (const seat of this.seats.values()) {
         if (seat.status !== 'writing') continue;
-        cancelAnimationFrame(seat.frame || 0);
+        unpaced(seat);
         seat.status = 'cancelled';
         seat.card.classList.remove('streaming');
         draw(seat);
       }
       if ((this.mergePlanned || this.mergeCall) && !this.mergedJson) {
-        cancelAnimationFrame(this.mergeFrame || 0);
-        this.mergeFrame = 0;
+        unpaced(this.mergePace);
         this.mergeSoFar('cancelled');
       }
       refreshCompare(this);
