@@ -96,7 +96,7 @@
 
   document.addEventListener('click', (event) => {
     const button = event.target.closest('button[data-copy-code]');
-    if (button) copyText(button.closest('.code-block').querySelector('code').textContent, button);
+    if (button) copyText(button.code ?? button.closest('.code-block').querySelector('code').textContent, button);
   });
 
   // ------------------------------------------------------------- pacing

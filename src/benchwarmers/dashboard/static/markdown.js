@@ -5,17 +5,20 @@
 // in an answer shows as those characters. What it knows: ATX headings,
 // paragraphs, bullet and numbered lists (nested by indentation), block
 // quotes (lists and quotes 32 deep at most; deeper is their text), rules,
-// pipe tables, code fences (with a copy button; an unclosed
+// pipe tables (64 columns at most), code fences (with a copy button; an unclosed
 // fence, as a stream leaves it, is code so far), code indented four spaces
 // (or a tab) after a blank line, task items (`- [ ]`, `- [x]` as ☐ and ☑,
 // text, not inputs), and inline code, **strong**, *emphasis*,
-// ~~strike~~, [links](https://...) and <https://...>. A link is a link only
+// ~~strike~~ (links and emphasis nest 32 deep: deeper is their text),
+// [links](https://...) and <https://...>. A link is a link only
 // when its scheme is http, https or mailto; any other shows as its text. An
 // image (`![alt](https://...)`) is never loaded: it is a link "image: alt".
 // Entities (`&lt;`, `&amp;`, `&#39;`, `&#x27;`, any HTML5 name) show as the
 // character they name, as text (`&lt;b&gt;` is the characters `<b>`, never
 // an element); in code they stay as written, and an unknown name is left
-// alone (CommonMark).
+// alone (CommonMark). In code, a character that shows nothing or turns the
+// text around (U+202E, U+200B...) is shown as a mark naming it. No input makes
+// it throw or take time squared in its length (tests/dashboard/test_browser_hostile.py).
 //
 //   bw.markdown(text) -> DocumentFragment
 (() => {
@@ -48,13 +51,35 @@
     return made;
   }
 
+  // Characters that show nothing or turn the text around: bidi controls (U+202E
+  // draws `evil() //⁦ safe` as something else), zero-width spaces, the BOM. In
+  // code, where what is read is what is copied and run ("Trojan Source"), each
+  // is shown as a mark naming it; a code block's Copy still gives the code as written.
+  const HIDDEN = /[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
+
+  function codeText(code) {
+    const out = [];
+    let at = 0;
+    for (const found of code.matchAll(HIDDEN)) {
+      if (found.index > at) out.push(code.slice(at, found.index));
+      const name = `U+${found[0].codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+      const mark = node('span', 'hidden-char', `⟨${name}⟩`);
+      mark.title = `${name}: a character that shows nothing or turns text around, here in the code`;
+      out.push(mark);
+      at = found.index + 1;
+    }
+    if (at < code.length || !out.length) out.push(code.slice(at));
+    return out;
+  }
+
   function codeBlock(code, language) {
     const copy = node('button', 'small copy', 'Copy');
     copy.type = 'button';
     copy.dataset.copyCode = '';
+    copy.code = code; // what Copy gives: the code as written, not its marks (judge.js)
     copy.setAttribute('aria-label', language ? `Copy the ${language} code` : 'Copy the code');
     const bar = node('div', 'code-bar', node('span', 'code-lang', language || 'code'), copy);
-    const body = node('code', language ? `language-${language.replace(/[^\w+-]/g, '')}` : '', code);
+    const body = node('code', language ? `language-${language.replace(/[^\w+-]/g, '')}` : '', codeText(code));
     return node('div', 'code-block', bar, node('pre', '', body));
   }
 
@@ -266,7 +291,7 @@
         if (close >= 0) {
           let code = text.slice(i + run.length, close).replace(/\n/g, ' ');
           if (/^ .* $/.test(code)) code = code.slice(1, -1);
-          push(node('code', '', code));
+          push(node('code', '', codeText(code)));
           i = close + run.length;
           continue;
         }
