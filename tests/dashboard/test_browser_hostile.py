@@ -280,9 +280,12 @@ def test_a_hostile_model_and_hostile_notes_run_nothing_on_any_page(
         expect(beta.locator(".answer .error")).to_contain_text('<img src=x onerror="window.__pwned = 2">')
         safe = "(a) => /^https?:|^mailto:/.test(a.getAttribute('href')) && /noopener noreferrer/.test(a.rel)"
         assert page.locator("#conversation a[href]").evaluate_all(f"links => links.every({safe})")
+        alpha.locator(".answer").evaluate("(answer) => { answer.drawn = 'once'; }")
         alpha.locator("input.note").fill(PAYLOADS[1] + " " + PAYLOADS[5] + " \u202eton")
         alpha.locator('button[data-verdict="useful"]').click()
         expect(alpha.locator(".judge-state")).to_contain_text(PAYLOADS[1], timeout=WAIT)
+        # The verdict redrew the card around the answer, not the answer (megabytes, laid out again).
+        assert alpha.locator(".answer").evaluate("(answer) => answer.drawn") == "once"
         # The answer's Copy gives it as written, payloads and all.
         alpha.locator("button[data-copy-answer]").click()
         assert page.evaluate("navigator.clipboard.readText()") == HOSTILE + "\n\n" + heavy
@@ -301,7 +304,7 @@ def test_a_hostile_model_and_hostile_notes_run_nothing_on_any_page(
         page.goto(b.base + "/collections")
         page.locator("body[data-ready]").wait_for(state="attached")
         kept = page.locator("#asks article.ask").first
-        expect(kept.locator(".question")).to_contain_text(question)
+        expect(kept.locator(".question")).to_contain_text(question, timeout=WAIT)  # megabytes to draw
         expect(kept.locator('.seat-card[data-alias="alpha"] .answer')).to_contain_text(
             "<svg onload=window.__pwned=3>"
         )

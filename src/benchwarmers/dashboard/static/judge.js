@@ -428,10 +428,18 @@
       names.revealed ? costTag(seat.costUsd) : null); // a price would tell a blind seat's model
     // A seat cancelled mid-answer shows what it had written when it was cut, marked so.
     const cancelled = seat.status === 'cancelled';
-    const answer = el('div', { class: 'answer md' + (cancelled && seat.text ? ' cut-short' : '') });
-    if (seat.error) answer.append(el('p', { class: 'error', text: errorText(names, seat.status, seat.error) }));
-    if (seat.text && (!seat.error || cancelled)) answer.append(bw.markdown(seat.text));
-    else if (!seat.error) answer.append(el('p', { class: 'hint', text: emptyAnswer(turn, seat) }));
+    // The answer is drawn again only when what it shows changed: a verdict, a note or the names
+    // shown redraw the rest of the card around it. Drawn anew at every click, a long answer
+    // (megabytes of markdown) was parsed and laid out again each time, the page still meanwhile.
+    const shows = [seat.status, seat.error, names.revealed, turn.textKept, seat.text];
+    let answer = seat.answer;
+    if (!answer || answer.parentNode !== card || shows.some((part, i) => part !== seat.answerShows[i])) {
+      answer = el('div', { class: 'answer md' + (cancelled && seat.text ? ' cut-short' : '') });
+      if (seat.error) answer.append(el('p', { class: 'error', text: errorText(names, seat.status, seat.error) }));
+      if (seat.text && (!seat.error || cancelled)) answer.append(bw.markdown(seat.text));
+      else if (!seat.error) answer.append(el('p', { class: 'hint', text: emptyAnswer(turn, seat) }));
+      Object.assign(seat, { answer, answerShows: shows });
+    }
     const parts = [header, answer];
     // One status for both (the SPEC's word); a cut's error starts "cut: ".
     const wasCut = cancelled && (seat.error || '').startsWith('cut: ');
@@ -439,7 +447,10 @@
     if (wasCut) parts.push(el('p', { class: 'hint cut-note', text: `Cut: the reply went without it (quorum or deadline)${tail}` }));
     else if (cancelled) parts.push(el('p', { class: 'hint cut-note', text: `Cancelled: stopped before it finished (Stop on the page, or its client hung up)${tail}` }));
     if (seat.call && JUDGEABLE.has(seat.status)) parts.push(judgeBar(turn, seat));
-    card.replaceChildren(...parts);
+    if (answer.parentNode !== card) { card.replaceChildren(...parts); return; }
+    for (const child of [...card.children]) if (child !== answer) child.remove();
+    answer.before(header);
+    answer.after(...parts.slice(2));
   }
 
   // What a call cost, as the `bench` object says it: USD, or null for a price
