@@ -345,3 +345,34 @@ def test_the_login_page_and_an_unknown_model_echo_nothing_as_markup(browser: Any
             assert_nothing_ran(page, dialogs)
         assert [p for p in watch.take() if not p.startswith(("404", "console error: Failed"))] == []
         page.close()
+
+
+def test_an_endpoint_listing_150000_models_and_hostile_ids_is_listed_as_text(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """What an endpoint lists is its to say: 150,000 models overflowed the
+    stack and the Onboard list stayed empty under "150000 model(s)"; an id
+    carrying markup is its characters."""
+    hostile = 'x"><img src=x onerror="window.__pwned=1">'
+    fake_provider.add(FakeModel(hostile, answer="x"))
+    for number in range(150_000):
+        fake_provider.add(FakeModel(f"m{number}", answer="x"))
+    with live_server(home) as server, httpx.Client(base_url=server.url, timeout=60) as client:
+        client.get("/endpoints")
+        client.headers["x-csrf-token"] = client.cookies[auth.CSRF_COOKIE]
+        body = {"name": "fake", "api": "openai", "base_url": fake_provider.openai_base, "keyless": True}
+        assert client.post("/ui/api/endpoints", json=body).status_code == 200
+        page = browser.new_page()
+        page.set_default_timeout(WAIT)
+        dialogs: list[str] = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        watch = Watch(page)
+        page.goto(server.url + "/onboard?endpoint=fake")
+        expect(page.locator("#listed-state")).to_contain_text("150001 model(s)", timeout=WAIT)
+        boxes = page.locator("#listed li input[name=models]")
+        expect(boxes).to_have_count(150_001)
+        assert boxes.evaluate_all("(all, id) => all.filter((box) => box.value === id).length", hostile) == 1
+        expect(page.locator("#listed")).to_contain_text(hostile)
+        assert_nothing_ran(page, dialogs)
+        assert watch.take() == []
+        page.close()
