@@ -376,3 +376,37 @@ def test_an_endpoint_listing_150000_models_and_hostile_ids_is_listed_as_text(
         assert_nothing_ran(page, dialogs)
         assert watch.take() == []
         page.close()
+
+
+def test_a_mergers_right_to_left_override_turns_none_of_our_words_around(browser: Any, home: Path) -> None:
+    """The merger's points stand before our attribution on a line ("— Seat A,
+    judged right"): each is isolated (`<bdi>`), so an override in it ends
+    with it, and our words read as written."""
+    with live_server(home) as server:
+        page, dialogs = ask_page(browser, server.url)
+        isolated = page.evaluate(
+            """() => {
+                const box = document.createElement('div');
+                document.querySelector('main').append(box);
+                const names = bw.seatNames(false);
+                const turn = new bw.Turn(box, { collection: 'trio', names, question: 'q' });
+                const seats = [
+                  { seat: 'Seat 1', alias: 'alpha', call: 'c1' },
+                  { seat: 'Seat 2', alias: 'beta', call: 'c2' },
+                ];
+                turn.start(seats);
+                for (const seat of seats) turn.done({ ...seat, status: 'ok', seconds: 1, content: 'x' });
+                const evil = 'point \\u202e';
+                turn.merged({ status: 'ok', call: '', alias: 'alpha', seconds: 1, content: 'm',
+                  agreement: [], report: { confidence: 0.5, consensus: [evil], gaps: [],
+                    contradictions: [{ point: evil, sides: [{ position: evil, seats: ['Seat 1'] }] }],
+                    unique: [{ point: evil, seat: 'Seat 2', right: true }] } });
+                const ours = [...box.querySelectorAll('.merge-report small')];
+                const before = (small) => small.previousSibling.previousSibling; // their words, a space, ours
+                return [ours.length, ours.every((small) => before(small).tagName === 'BDI'
+                  && before(small).textContent === evil)];
+            }"""
+        )
+        assert isolated == [2, True]
+        assert_nothing_ran(page, dialogs)
+        page.close()

@@ -223,7 +223,7 @@
         el('p', { class: 'hint', text: `Merged from ${seats.filter((s) => JUDGEABLE.has(s.status)).map((s) => names.label(s.alias)).join(', ') || 'no seat'}, shown beside it.` }),
         el('div', { class: 'answer md' }, json.error ? el('p', { class: 'error', text: errorText(names, json.status, json.error) }) : bw.markdown(json.content || '')),
         json.report ? reportBox(json.report, named) : agreement.length ? el('ul', { class: 'agreement' }, ...agreement.map((p) => el('li', {},
-          p.point, ' ', el('small', { text: `held by ${named(p.heldBy) || 'none'}` + (p.contradictedBy.length ? `; contradicted by ${named(p.contradictedBy)}` : '') })))) : null,
+          own(p.point), ' ', el('small', { text: `held by ${named(p.heldBy) || 'none'}` + (p.contradictedBy.length ? `; contradicted by ${named(p.contradictedBy)}` : '') })))) : null,
         json.call && JUDGEABLE.has(json.status) ? mergeBar(json, names) : null));
       this.root.querySelector('.panel-row').classList.add('with-merge');
     }
@@ -383,6 +383,12 @@
     return names.handles && !names.revealed ? { ...body, blind: true } : body;
   }
 
+  // The merger's words before ours on a line ("— Seat A, judged right"), isolated: a right-to-left
+  // override in them turned ours around too, so the merger could garble which seat said what.
+  function own(text) {
+    return el('bdi', { text });
+  }
+
   // The merger's checked report beside the seats: what they agreed on, where
   // they contradicted each other (who on which side), points one seat alone
   // made (and whether the merger thinks each is right), gaps, confidence.
@@ -392,9 +398,9 @@
     return el('section', { class: 'merge-report', 'aria-label': 'Merge report' },
       el('p', { class: 'hint', text: `Confidence ${Math.round(report.confidence * 100)}%` }),
       list('Consensus', report.consensus.map((p) => el('li', { text: p }))),
-      list('Contradictions', report.contradictions.map((c) => el('li', {}, c.point,
-        el('ul', {}, ...c.sides.map((s) => el('li', {}, s.position, ' ', el('small', { text: `— ${named(s.seats) || 'no seat'}` }))))))),
-      list('Only one seat said', report.unique.map((u) => el('li', {}, u.point, ' ', el('small', { text: `— ${named([u.seat])}, ${right(u.right)}` })))),
+      list('Contradictions', report.contradictions.map((c) => el('li', {}, own(c.point),
+        el('ul', {}, ...c.sides.map((s) => el('li', {}, own(s.position), ' ', el('small', { text: `— ${named(s.seats) || 'no seat'}` }))))))),
+      list('Only one seat said', report.unique.map((u) => el('li', {}, own(u.point), ' ', el('small', { text: `— ${named([u.seat])}, ${right(u.right)}` })))),
       list('Gaps', report.gaps.map((g) => el('li', { text: g }))));
   }
 
