@@ -41,13 +41,15 @@ CSRF_HEADER = "x-csrf-token"
 CSRF_FIELD = "csrf"
 SESSION_SECONDS = tunables.SESSION_SECONDS.value
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-# Every page the dashboard serves (`/signin/*` too): no framing, our own scripts only.
+# Every page the dashboard serves (`/signin/*` too): no framing, our own scripts only, no
+# `<base>` to move where they load from, no plugin, no content sniffed as another type.
 PAGE_HEADERS = {
     "cache-control": "no-store",
     "content-security-policy": (
         "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
-        "frame-ancestors 'none'; form-action 'self'"
+        "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
     ),
+    "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
     "referrer-policy": "same-origin",
 }

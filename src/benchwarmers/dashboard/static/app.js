@@ -387,15 +387,19 @@
     const models = result.data.models;
     await firstQueueRead;
     state.textContent = models.length ? `${models.length} model(s). Tick the ones to onboard.` : 'The endpoint lists no models.';
-    list.replaceChildren(...models.map((m) => {
+    // Gathered in a fragment, not spread into one call: an endpoint listing 150,000 models
+    // overflowed the stack, and the list stayed empty under "150000 model(s)".
+    const rows = document.createDocumentFragment();
+    for (const m of models) {
       const queued = queuedModels.has(`${select.value}|${m.served}`);
-      return el('li', {},
+      rows.append(el('li', {},
         el('label', {},
           el('input', { type: 'checkbox', name: 'models', value: m.served, disabled: Boolean(m.alias) || queued, checked: keep.has(m.served) && !queued }),
           ' ' + m.served + ' ',
           m.alias ? el('span', { class: 'tag', text: `on the bench as ${m.alias}` }) : null,
-          queued ? el('span', { class: 'tag', text: 'in the queue' }) : null));
-    }));
+          queued ? el('span', { class: 'tag', text: 'in the queue' }) : null)));
+    }
+    list.replaceChildren(rows);
   }
 
   const endpointSelect = document.querySelector('select[data-lists-models]');

@@ -96,8 +96,34 @@
 
   document.addEventListener('click', (event) => {
     const button = event.target.closest('button[data-copy-code]');
-    if (button) copyText(button.closest('.code-block').querySelector('code').textContent, button);
+    if (button) copyText(button.code ?? button.closest('.code-block').querySelector('code').textContent, button);
   });
+
+  // ------------------------------------------------------------- pacing
+
+  // A streaming answer is drawn whole at most once a frame, however many pieces arrive in it,
+  // and at most a fifth of the time: after a draw (with its layout) that took 1 s, as a 2 MB
+  // answer's does, the next waits 4 s. Drawn every frame, each draw longer than the last, a
+  // long answer kept the page from answering a click until it was done. `owner.frame`: the
+  // frame asked for; `owner.calm`: no draw before it.
+  function paced(owner, drawIt) {
+    if (owner.frame) return;
+    const tick = () => {
+      if (performance.now() < (owner.calm || 0)) { owner.frame = requestAnimationFrame(tick); return; }
+      owner.frame = 0;
+      const started = performance.now();
+      drawIt();
+      document.body.offsetHeight; // its layout now, to count it
+      owner.calm = performance.now() + 4 * (performance.now() - started);
+    };
+    owner.frame = requestAnimationFrame(tick);
+  }
+
+  // The draw asked for is not needed (the whole answer is drawn now).
+  function unpaced(owner) {
+    cancelAnimationFrame(owner.frame || 0);
+    owner.frame = 0;
+  }
 
   // -------------------------------------------------------------- turn
 
@@ -115,6 +141,7 @@
       if (question) this.root.append(el('div', { class: 'question' }, el('strong', { text: 'Asked' }), ' ', el('span', { class: 'question-text', text: question })));
       this.grid = el('div', { class: 'seats', 'aria-live': 'polite' });
       this.mergedBox = el('div', { class: 'merged', hidden: true });
+      this.mergePace = { frame: 0 }; // the merge's drawing as it streams (`paced`)
       this.compare = compareBar(this);
       this.root.append(el('div', { class: 'panel-row' }, this.grid, this.mergedBox), this.compare);
       box.append(this.root);
@@ -139,8 +166,7 @@
       if (!seat || seat.status !== 'writing') return;
       seat.text += delta;
       seat.card.classList.add('streaming');
-      // Drawn at most once a frame, however many pieces arrive in it.
-      seat.frame = seat.frame || requestAnimationFrame(() => { seat.frame = 0; draw(seat); });
+      paced(seat, () => draw(seat));
     }
 
     done(json) {
@@ -152,7 +178,7 @@
         this.seats.set(seat.seat, seat);
         this.grid.append(seat.card);
       }
-      cancelAnimationFrame(seat.frame || 0);
+      unpaced(seat);
       Object.assign(seat, { call: json.call, status: json.status, seconds: json.seconds, error: json.error || '', costUsd: json.costUsd });
       // A seat cut mid-answer says no content: what it wrote here so far stays, shown as cut.
       if (json.content !== undefined && json.content !== null && !(json.status === 'cancelled' && !json.content)) seat.text = json.content;
@@ -168,10 +194,7 @@
       this.mergeStreamed += delta;
       this.mergedBox.hidden = false;
       this.root.querySelector('.panel-row').classList.add('with-merge');
-      this.mergeFrame = this.mergeFrame || requestAnimationFrame(() => {
-        this.mergeFrame = 0;
-        if (!this.mergedJson) this.mergeSoFar('writing');
-      });
+      paced(this.mergePace, () => { if (!this.mergedJson) this.mergeSoFar('writing'); });
     }
 
     // The merge as far as it was written: still writing, or cut by a Stop.
@@ -186,8 +209,7 @@
     }
 
     merged(json) {
-      cancelAnimationFrame(this.mergeFrame || 0);
-      this.mergeFrame = 0;
+      unpaced(this.mergePace);
       this.mergedJson = json;
       const names = this.names;
       const seats = [...this.seats.values()];
@@ -201,7 +223,7 @@
         el('p', { class: 'hint', text: `Merged from ${seats.filter((s) => JUDGEABLE.has(s.status)).map((s) => names.label(s.alias)).join(', ') || 'no seat'}, shown beside it.` }),
         el('div', { class: 'answer md' }, json.error ? el('p', { class: 'error', text: errorText(names, json.status, json.error) }) : bw.markdown(json.content || '')),
         json.report ? reportBox(json.report, named) : agreement.length ? el('ul', { class: 'agreement' }, ...agreement.map((p) => el('li', {},
-          p.point, ' ', el('small', { text: `held by ${named(p.heldBy) || 'none'}` + (p.contradictedBy.length ? `; contradicted by ${named(p.contradictedBy)}` : '') })))) : null,
+          own(p.point), ' ', el('small', { text: `held by ${named(p.heldBy) || 'none'}` + (p.contradictedBy.length ? `; contradicted by ${named(p.contradictedBy)}` : '') })))) : null,
         json.call && JUDGEABLE.has(json.status) ? mergeBar(json, names) : null));
       this.root.querySelector('.panel-row').classList.add('with-merge');
     }
@@ -210,14 +232,13 @@
     cut() {
       for (const seat of this.seats.values()) {
         if (seat.status !== 'writing') continue;
-        cancelAnimationFrame(seat.frame || 0);
+        unpaced(seat);
         seat.status = 'cancelled';
         seat.card.classList.remove('streaming');
         draw(seat);
       }
       if ((this.mergePlanned || this.mergeCall) && !this.mergedJson) {
-        cancelAnimationFrame(this.mergeFrame || 0);
-        this.mergeFrame = 0;
+        unpaced(this.mergePace);
         this.mergeSoFar('cancelled');
       }
       refreshCompare(this);
@@ -362,6 +383,12 @@
     return names.handles && !names.revealed ? { ...body, blind: true } : body;
   }
 
+  // The merger's words before ours on a line ("— Seat A, judged right"), isolated: a right-to-left
+  // override in them turned ours around too, so the merger could garble which seat said what.
+  function own(text) {
+    return el('bdi', { text });
+  }
+
   // The merger's checked report beside the seats: what they agreed on, where
   // they contradicted each other (who on which side), points one seat alone
   // made (and whether the merger thinks each is right), gaps, confidence.
@@ -371,9 +398,9 @@
     return el('section', { class: 'merge-report', 'aria-label': 'Merge report' },
       el('p', { class: 'hint', text: `Confidence ${Math.round(report.confidence * 100)}%` }),
       list('Consensus', report.consensus.map((p) => el('li', { text: p }))),
-      list('Contradictions', report.contradictions.map((c) => el('li', {}, c.point,
-        el('ul', {}, ...c.sides.map((s) => el('li', {}, s.position, ' ', el('small', { text: `— ${named(s.seats) || 'no seat'}` }))))))),
-      list('Only one seat said', report.unique.map((u) => el('li', {}, u.point, ' ', el('small', { text: `— ${named([u.seat])}, ${right(u.right)}` })))),
+      list('Contradictions', report.contradictions.map((c) => el('li', {}, own(c.point),
+        el('ul', {}, ...c.sides.map((s) => el('li', {}, own(s.position), ' ', el('small', { text: `— ${named(s.seats) || 'no seat'}` }))))))),
+      list('Only one seat said', report.unique.map((u) => el('li', {}, own(u.point), ' ', el('small', { text: `— ${named([u.seat])}, ${right(u.right)}` })))),
       list('Gaps', report.gaps.map((g) => el('li', { text: g }))));
   }
 
@@ -407,10 +434,18 @@
       names.revealed ? costTag(seat.costUsd) : null); // a price would tell a blind seat's model
     // A seat cancelled mid-answer shows what it had written when it was cut, marked so.
     const cancelled = seat.status === 'cancelled';
-    const answer = el('div', { class: 'answer md' + (cancelled && seat.text ? ' cut-short' : '') });
-    if (seat.error) answer.append(el('p', { class: 'error', text: errorText(names, seat.status, seat.error) }));
-    if (seat.text && (!seat.error || cancelled)) answer.append(bw.markdown(seat.text));
-    else if (!seat.error) answer.append(el('p', { class: 'hint', text: emptyAnswer(turn, seat) }));
+    // The answer is drawn again only when what it shows changed: a verdict, a note or the names
+    // shown redraw the rest of the card around it. Drawn anew at every click, a long answer
+    // (megabytes of markdown) was parsed and laid out again each time, the page still meanwhile.
+    const shows = [seat.status, seat.error, names.revealed, turn.textKept, seat.text];
+    let answer = seat.answer;
+    if (!answer || answer.parentNode !== card || shows.some((part, i) => part !== seat.answerShows[i])) {
+      answer = el('div', { class: 'answer md' + (cancelled && seat.text ? ' cut-short' : '') });
+      if (seat.error) answer.append(el('p', { class: 'error', text: errorText(names, seat.status, seat.error) }));
+      if (seat.text && (!seat.error || cancelled)) answer.append(bw.markdown(seat.text));
+      else if (!seat.error) answer.append(el('p', { class: 'hint', text: emptyAnswer(turn, seat) }));
+      Object.assign(seat, { answer, answerShows: shows });
+    }
     const parts = [header, answer];
     // One status for both (the SPEC's word); a cut's error starts "cut: ".
     const wasCut = cancelled && (seat.error || '').startsWith('cut: ');
@@ -418,7 +453,10 @@
     if (wasCut) parts.push(el('p', { class: 'hint cut-note', text: `Cut: the reply went without it (quorum or deadline)${tail}` }));
     else if (cancelled) parts.push(el('p', { class: 'hint cut-note', text: `Cancelled: stopped before it finished (Stop on the page, or its client hung up)${tail}` }));
     if (seat.call && JUDGEABLE.has(seat.status)) parts.push(judgeBar(turn, seat));
-    card.replaceChildren(...parts);
+    if (answer.parentNode !== card) { card.replaceChildren(...parts); return; }
+    for (const child of [...card.children]) if (child !== answer) child.remove();
+    answer.before(header);
+    answer.after(...parts.slice(2));
   }
 
   // What a call cost, as the `bench` object says it: USD, or null for a price

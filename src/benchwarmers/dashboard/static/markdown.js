@@ -5,17 +5,20 @@
 // in an answer shows as those characters. What it knows: ATX headings,
 // paragraphs, bullet and numbered lists (nested by indentation), block
 // quotes (lists and quotes 32 deep at most; deeper is their text), rules,
-// pipe tables, code fences (with a copy button; an unclosed
+// pipe tables (64 columns at most), code fences (with a copy button; an unclosed
 // fence, as a stream leaves it, is code so far), code indented four spaces
 // (or a tab) after a blank line, task items (`- [ ]`, `- [x]` as ☐ and ☑,
 // text, not inputs), and inline code, **strong**, *emphasis*,
-// ~~strike~~, [links](https://...) and <https://...>. A link is a link only
+// ~~strike~~ (links and emphasis nest 32 deep: deeper is their text),
+// [links](https://...) and <https://...>. A link is a link only
 // when its scheme is http, https or mailto; any other shows as its text. An
 // image (`![alt](https://...)`) is never loaded: it is a link "image: alt".
 // Entities (`&lt;`, `&amp;`, `&#39;`, `&#x27;`, any HTML5 name) show as the
 // character they name, as text (`&lt;b&gt;` is the characters `<b>`, never
 // an element); in code they stay as written, and an unknown name is left
-// alone (CommonMark).
+// alone (CommonMark). In code, a character that shows nothing or turns the
+// text around (U+202E, U+200B...) is shown as a mark naming it. No input makes
+// it throw or take time squared in its length (tests/dashboard/test_browser_hostile.py).
 //
 //   bw.markdown(text) -> DocumentFragment
 (() => {
@@ -35,20 +38,48 @@
   const ENTITY = /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([A-Za-z][A-Za-z0-9]{1,31}));/y;
   const ENTITIES = new RegExp(ENTITY.source, 'g'); // every one in a text (a link's destination)
 
+  // A child may be a list of nodes, appended one by one: spread into a call
+  // (`append(...nodes)`), an answer's 200,000 lines or links overflowed the
+  // stack, and the seat showed nothing.
   function node(tag, className, ...children) {
     const made = document.createElement(tag);
     if (className) made.className = className;
-    for (const child of children) made.append(child);
+    for (const child of children) {
+      if (Array.isArray(child)) for (const one of child) made.append(one);
+      else made.append(child);
+    }
     return made;
+  }
+
+  // Characters that show nothing or turn the text around: bidi controls (U+202E
+  // draws `evil() //⁦ safe` as something else), zero-width spaces, the BOM. In
+  // code, where what is read is what is copied and run ("Trojan Source"), each
+  // is shown as a mark naming it; a code block's Copy still gives the code as written.
+  const HIDDEN = /[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
+
+  function codeText(code) {
+    const out = [];
+    let at = 0;
+    for (const found of code.matchAll(HIDDEN)) {
+      if (found.index > at) out.push(code.slice(at, found.index));
+      const name = `U+${found[0].codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+      const mark = node('span', 'hidden-char', `⟨${name}⟩`);
+      mark.title = `${name}: a character that shows nothing or turns text around, here in the code`;
+      out.push(mark);
+      at = found.index + 1;
+    }
+    if (at < code.length || !out.length) out.push(code.slice(at));
+    return out;
   }
 
   function codeBlock(code, language) {
     const copy = node('button', 'small copy', 'Copy');
     copy.type = 'button';
     copy.dataset.copyCode = '';
+    copy.code = code; // what Copy gives: the code as written, not its marks (judge.js)
     copy.setAttribute('aria-label', language ? `Copy the ${language} code` : 'Copy the code');
     const bar = node('div', 'code-bar', node('span', 'code-lang', language || 'code'), copy);
-    const body = node('code', language ? `language-${language.replace(/[^\w+-]/g, '')}` : '', code);
+    const body = node('code', language ? `language-${language.replace(/[^\w+-]/g, '')}` : '', codeText(code));
     return node('div', 'code-block', bar, node('pre', '', body));
   }
 
@@ -59,6 +90,9 @@
   // overflowed the stack and stopped the page: deeper than this, the rest is
   // its text as written.
   const DEEPEST = 32;
+  // A table of 200,000 columns took the browser 97 s to lay out: wider than
+  // this, its lines are text.
+  const WIDEST = 64;
 
   function blocks(lines, depth = 0) {
     if (depth > DEEPEST) return [node('p', '', lines.join('\n'))];
@@ -66,7 +100,7 @@
     let i = 0;
     let paragraph = [];
     const flush = () => {
-      if (paragraph.length) out.push(node('p', '', ...inline(paragraph.join('\n').trim())));
+      if (paragraph.length) out.push(node('p', '', inline(paragraph.join('\n').trim())));
       paragraph = [];
     };
     while (i < lines.length) {
@@ -99,7 +133,7 @@
       if ((match = HEADING.exec(line))) {
         flush();
         const level = match[1].length;
-        out.push(node(`h${Math.min(level + 2, 6)}`, `md-h${level}`, ...inline(match[2] || '')));
+        out.push(node(`h${Math.min(level + 2, 6)}`, `md-h${level}`, inline(match[2] || '')));
         i += 1;
         continue;
       }
@@ -109,7 +143,7 @@
         i += 1;
         continue;
       }
-      if (TABLE_ROW.test(line) && TABLE_RULE.test(lines[i + 1] || '')) {
+      if (TABLE_ROW.test(line) && TABLE_RULE.test(lines[i + 1] || '') && cells(lines[i + 1]).length <= WIDEST) {
         flush();
         i = table(lines, i, out);
         continue;
@@ -118,7 +152,7 @@
         flush();
         const quoted = [];
         while (i < lines.length && QUOTE.test(lines[i])) { quoted.push(lines[i].replace(QUOTE, '')); i += 1; }
-        out.push(node('blockquote', '', ...blocks(quoted, depth + 1)));
+        out.push(node('blockquote', '', blocks(quoted, depth + 1)));
         continue;
       }
       if ((match = ITEM.exec(line)) && (!paragraph.length || match[3])) {
@@ -160,12 +194,12 @@
       i += 1;
       while (i < lines.length) {
         const line = lines[i];
-        if (!line.trim()) {
-          const next = lines.slice(i + 1).find((l) => l.trim());
-          if (next === undefined || leading(next) <= indent) break;
-          body.push('');
+        if (!line.trim()) { // blank lines: the item goes on if the next line that is not is indented
+          let next = i + 1;
+          while (next < lines.length && !lines[next].trim()) next += 1;
+          if (next === lines.length || leading(lines[next]) <= indent) break;
+          for (; i < next; i += 1) body.push('');
           loose = true;
-          i += 1;
           continue;
         }
         if (leading(line) > indent) { body.push(line.slice(Math.min(offset, leading(line)))); i += 1; continue; }
@@ -177,9 +211,7 @@
     }
     for (const body of items) {
       const rendered = blocks(body, depth + 1);
-      const li = node('li', '');
-      if (!loose && rendered[0]?.tagName === 'P') li.append(...rendered.shift().childNodes);
-      li.append(...rendered);
+      const li = node('li', '', !loose && rendered[0]?.tagName === 'P' ? [...rendered.shift().childNodes] : [], rendered);
       made.append(li);
     }
     out.push(made);
@@ -189,10 +221,10 @@
   // A pipe table (`| a | b |`, then `|---|:-:|`, then rows): its cells are inline
   // markdown, aligned as the rule line says. Returns the line after it.
   function table(lines, start, out) {
-    const cells = (line) => line.trim().replace(/^\|/, '').replace(/\|$/, '').split(/(?<!\\)\|/).map((c) => c.trim());
     const align = cells(lines[start + 1]).map((c) => (c.startsWith(':') && c.endsWith(':') ? 'center' : c.endsWith(':') ? 'right' : ''));
-    const row = (line, tag) => node('tr', '', ...cells(line).map((text, index) => {
-      const cell = node(tag, '', ...inline(text));
+    // A row has the rule's columns, no more (GFM drops the rest).
+    const row = (line, tag) => node('tr', '', cells(line).slice(0, align.length).map((text, index) => {
+      const cell = node(tag, '', inline(text));
       if (align[index]) cell.setAttribute('align', align[index]);
       return cell;
     }));
@@ -201,6 +233,11 @@
     while (i < lines.length && TABLE_ROW.test(lines[i])) { body.append(row(lines[i], 'td')); i += 1; }
     out.push(node('div', 'table-wrap', node('table', 'md-table', node('thead', '', row(lines[start], 'th')), body)));
     return i;
+  }
+
+  // A table row's cells, trimmed.
+  function cells(line) {
+    return line.trim().replace(/^\|/, '').replace(/\|$/, '').split(/(?<!\\)\|/).map((c) => c.trim());
   }
 
   // A fence closes on a line of only its own character, at least as many.
@@ -228,9 +265,13 @@
     ['**', 'strong'], ['__', 'strong'], ['~~', 'del'], ['*', 'em'], ['_', 'em'],
   ];
 
-  function inline(text) {
+  // A link's label and an emphasis' inside are drawn as inline markdown again:
+  // `[*[*[*…*](u)*](u)*](u)` ten thousand deep crashed the tab. Deeper than
+  // DEEPEST, the rest is its text as written, as blocks' is.
+  function inline(text, depth = 0) {
+    if (depth > DEEPEST) return [document.createTextNode(text)];
     const out = [];
-    const seen = { brackets: null, noCloser: {} }; // what one pass over `text` found, for every opener after
+    const seen = { brackets: null, runs: null, noCloser: {} }; // what one pass over `text` found, for every opener after
     let plain = '';
     const push = (made) => { if (plain) out.push(document.createTextNode(plain)); plain = ''; out.push(made); };
     let i = 0;
@@ -246,11 +287,11 @@
       }
       if (ch === '`') {
         const run = /^`+/.exec(text.slice(i))[0];
-        const close = findRun(text, '`', run.length, i + run.length);
+        const close = closingRun(text, run.length, i + run.length, seen);
         if (close >= 0) {
           let code = text.slice(i + run.length, close).replace(/\n/g, ' ');
           if (/^ .* $/.test(code)) code = code.slice(1, -1);
-          push(node('code', '', code));
+          push(node('code', '', codeText(code)));
           i = close + run.length;
           continue;
         }
@@ -282,7 +323,7 @@
         if (link) {
           const url = entities(link.url); // checked as the browser will read it: `javascript&#58;` is not safe
           if (SAFE_LINK.test(url)) {
-            const a = node('a', '', ...inline(link.label));
+            const a = node('a', '', inline(link.label, depth + 1));
             a.setAttribute('href', url);
             a.rel = 'noopener noreferrer nofollow';
             a.target = '_blank';
@@ -308,9 +349,12 @@
       }
       if (ch === '*' || ch === '_' || ch === '~') {
         const span = readEmphasis(text, i, seen.noCloser);
-        if (span) { push(node(span.tag, '', ...inline(span.inner))); i = span.end; continue; }
+        if (span) { push(node(span.tag, '', inline(span.inner, depth + 1))); i = span.end; continue; }
       }
-      if (ch === '\n' && plain.endsWith('  ')) { plain = plain.trimEnd(); push(node('br', '')); i += 1; continue; }
+      // Two spaces before a line's end: a line break. Read in `text`, not `plain`: asking the text
+      // so far (a string built a character at a time) copied it whole at every line, so a
+      // 200,000-line paragraph took minutes. The spaces went into `plain` as they are.
+      if (ch === '\n' && text[i - 1] === ' ' && text[i - 2] === ' ') { plain = plain.trimEnd(); push(node('br', '')); i += 1; continue; }
       plain += ch;
       i += 1;
     }
@@ -331,16 +375,34 @@
       const valid = code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff);
       return String.fromCodePoint(valid ? code : 0xfffd);
     }
-    const name = found[3];
-    if (!NAMED.has(name)) {
-      decoder = decoder || document.createElement('textarea');
-      decoder.innerHTML = `&${name};`;
-      const decoded = decoder.value;
-      // Unknown: left as written. A longer name after a legacy one (`&ampx;`) the
-      // parser reads as that one and the rest (`&x;`): no entity is over two characters.
-      NAMED.set(name, decoded !== `&${name};` && [...decoded].length <= 2 ? decoded : null);
-    }
-    return NAMED.get(name);
+    if (!NAMED.has(found[3])) lookUp([found[3]]);
+    return NAMED.get(found[3]);
+  }
+
+  // Names not looked up yet, all in one parse: one each, an answer of 200,000 made-up
+  // names (`&q1; &q2; …`) took 5 s a draw. Between two names, a private-use character,
+  // which no entity stands for. Unknown: left as written. A longer name after a legacy
+  // one (`&ampx;`) the parser reads as that one and the rest (`&x;`): no entity is over
+  // two characters. Past 20,000 names (an answer's made-up ones), the table starts again
+  // before the next answer is drawn.
+  const BETWEEN = '\ue000';
+  function lookUp(names) {
+    if (!names.length) return;
+    decoder = decoder || document.createElement('textarea');
+    decoder.innerHTML = names.map((name) => `&${name};`).join(BETWEEN);
+    const decoded = decoder.value.split(BETWEEN);
+    names.forEach((name, index) => {
+      const it = decoded[index];
+      NAMED.set(name, it !== `&${name};` && [...it].length <= 2 ? it : null);
+    });
+  }
+
+  // Every name in `text` not looked up yet, looked up at once.
+  function lookUpAll(text) {
+    if (NAMED.size > 20000) NAMED.clear();
+    const names = new Set();
+    for (const found of text.matchAll(ENTITIES)) if (found[3] !== undefined && !NAMED.has(found[3])) names.add(found[3]);
+    lookUp([...names]);
   }
 
   // `text` with its entities decoded (a link's destination).
@@ -348,16 +410,34 @@
     return text.replace(ENTITIES, (...found) => entity(found) ?? found[0]);
   }
 
-  // Where a run of exactly `length` of `ch` starts at or after `from` (-1 if none).
-  function findRun(text, ch, length, from) {
-    for (let j = from; j < text.length; j += 1) {
-      if (text[j] !== ch) continue;
+  // Where a run of exactly `length` backticks starts at or after `from` (-1 if none), `from`
+  // being just past an opening run. Every run of `text` is found in one pass, then looked up:
+  // scanning on from each opener took time squared in the runs when none of them closed
+  // (a run of 1, of 2, ... of 1,500 backticks: seconds a frame).
+  function closingRun(text, length, from, seen) {
+    seen.runs = seen.runs || backtickRuns(text);
+    const starts = seen.runs.get(length) || [];
+    let low = 0;
+    let high = starts.length;
+    while (low < high) { // the first start at or after `from`
+      const middle = (low + high) >> 1;
+      if (starts[middle] < from) low = middle + 1;
+      else high = middle;
+    }
+    return low < starts.length ? starts[low] : -1;
+  }
+
+  // Each length of backtick run in `text` -> where the runs of it start, in order.
+  function backtickRuns(text) {
+    const runs = new Map();
+    for (let j = text.indexOf('`'); j >= 0; j = text.indexOf('`', j)) {
       let k = j;
-      while (text[k] === ch) k += 1;
-      if (k - j === length) return j;
+      while (text[k] === '`') k += 1;
+      if (!runs.has(k - j)) runs.set(k - j, []);
+      runs.get(k - j).push(j);
       j = k;
     }
-    return -1;
+    return runs;
   }
 
   // The `]` closing each `[` of `text` (nested ones counted, a backslash
@@ -416,7 +496,8 @@
 
   function markdown(text) {
     const fragment = document.createDocumentFragment();
-    fragment.append(...blocks(String(text).replace(/\r\n?/g, '\n').split('\n')));
+    lookUpAll(String(text));
+    for (const made of blocks(String(text).replace(/\r\n?/g, '\n').split('\n'))) fragment.append(made);
     return fragment;
   }
 
