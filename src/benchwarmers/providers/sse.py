@@ -33,7 +33,8 @@ class SseEvent(NamedTuple):
 
 class Frames:
     """One stream's reader: `feed` each piece of the body, `end` when it
-    ends. Lines split at CR, LF or CRLF, as SSE says, decoded as UTF-8.
+    ends. Lines split at CR, LF or CRLF, as SSE says, decoded as UTF-8 (a
+    byte-order mark opening the body dropped).
 
     SSE events dispatch on a blank line, `:` comments are ignored, and an
     event still pending when the body ends is dropped, as the spec says, so
@@ -43,6 +44,7 @@ class Frames:
     def __init__(self, framing: Framing) -> None:
         self._sse = framing == "sse"
         self._decoder = _UTF8("replace")
+        self._started = False  # whether the body's first character was read (a BOM there is dropped)
         self._pending = ""
         # Pieces of a line no break has ended yet, joined once one does: a
         # line that never ends (up to the reply's cap) is copied once, not
@@ -53,6 +55,12 @@ class Frames:
 
     def feed(self, piece: bytes) -> list[SseEvent]:
         chunk = self._decoder.decode(piece)
+        if not self._started and chunk:
+            # A byte-order mark opening the body is no part of its first line
+            # (the SSE spec drops it; some Windows-built servers send one).
+            self._started = True
+            if chunk[0] == "\ufeff":
+                chunk = chunk[1:]
         if "\n" not in chunk and "\r" not in chunk:
             self._unbroken.append(chunk)
             return []
