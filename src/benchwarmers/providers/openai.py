@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchwarmers.errors import ProviderError
 from benchwarmers.providers.base import (
     Adapter,
     Outbound,
@@ -42,6 +43,7 @@ FINISH: dict[str, FinishReason] = {
     "tool_calls": "tool_calls",
     "function_call": "tool_calls",
     "content_filter": "content_filter",
+    "error": "error",  # OpenRouter's, with the error object beside it
 }
 
 
@@ -83,16 +85,18 @@ class OpenAIAdapter(Adapter):
 
     def read_reply(self, body: Any) -> list[Chunk]:
         if body.get("error"):
-            raise status_error(500, {}, body)
+            raise _in_reply_error(body)
         choice = body["choices"][0]
         message = choice["message"]
         calls = [
             (c["id"], c["function"]["name"], c["function"].get("arguments") or "{}")
             for c in message.get("tool_calls") or []
         ]
-        return text_and_tool_calls(
-            message.get("content") or "", calls, _finish(choice.get("finish_reason"), calls), _usage(body)
-        )
+        finish = _finish(choice.get("finish_reason"), calls)
+        refusal = message.get("refusal")
+        if refusal and not message.get("content"):
+            return text_and_tool_calls(refusal, calls, _refused(finish), _usage(body))
+        return text_and_tool_calls(message.get("content") or "", calls, finish, _usage(body))
 
     def decoder(self) -> StreamDecoder:
         return _Decoder()
@@ -109,17 +113,22 @@ class _Decoder(StreamDecoder):
         self.finish: FinishReason | None = None
         self.usage: Usage | None = None
         self.saw_tool_call = False
+        self.refused = False
 
     def is_end(self, event: StreamEvent) -> bool:
-        return event.data is None
+        """`[DONE]`, or a chunk with a finish reason: some compatible servers
+        never send `[DONE]`, and one the server sent without the blank line
+        that ends an SSE event is never dispatched; the reply is whole once
+        its finish reason came (the usage chunk after it is still read)."""
+        data = event.data
+        return data is None or any(choice.get("finish_reason") for choice in data.get("choices") or ())
 
     def feed(self, event: StreamEvent) -> list[Chunk]:
         data = event.data
         if data is None:
             return []
         if data.get("error"):
-            # An error inside a stream that began with 200: a server error.
-            raise status_error(500, {}, data)
+            raise _in_reply_error(data)
         if data.get("usage"):
             self.usage = _usage(data)
         chunks: list[Chunk] = []
@@ -127,6 +136,9 @@ class _Decoder(StreamDecoder):
             delta = choice.get("delta") or {}
             if delta.get("content"):
                 chunks.append(TextDelta(delta["content"]))
+            elif delta.get("refusal"):  # the model declined: its words are the answer
+                self.refused = True
+                chunks.append(TextDelta(delta["refusal"]))
             for call in delta.get("tool_calls") or []:
                 self.saw_tool_call = True
                 function = call.get("function") or {}
@@ -145,7 +157,7 @@ class _Decoder(StreamDecoder):
     def close(self) -> list[Chunk]:
         chunks: list[Chunk] = [UsageReport(self.usage)] if self.usage else []
         finish = self.finish or ("tool_calls" if self.saw_tool_call else "stop")
-        return [*chunks, Finish(finish)]
+        return [*chunks, Finish(_refused(finish) if self.refused else finish)]
 
 
 def _headers(target: Target) -> dict[str, str]:
@@ -156,6 +168,22 @@ def _finish(reason: str | None, calls: list[Any]) -> FinishReason:
     if reason in FINISH:
         return FINISH[reason]
     return "tool_calls" if calls else "stop"
+
+
+def _refused(finish: FinishReason) -> FinishReason:
+    """A refusal ends as `content_filter` (as Anthropic's `refusal` does),
+    though OpenAI says `stop`: the answer is the model's no."""
+    return "content_filter" if finish == "stop" else finish
+
+
+def _in_reply_error(body: dict[str, Any]) -> ProviderError:
+    """An error object in a 200 reply or stream (OpenRouter sends one when
+    its provider fails mid-answer): its own HTTP code when it gives one
+    (OpenRouter's `code: 502`), else a server error."""
+    error = body.get("error")
+    code = error.get("code") if isinstance(error, dict) else None
+    status = int(code) if isinstance(code, int | str) and str(code).isdigit() else 500
+    return status_error(status if 400 <= status < 600 else 500, {}, body)
 
 
 def _usage(body: dict[str, Any]) -> Usage | None:
