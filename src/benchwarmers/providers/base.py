@@ -117,6 +117,7 @@ class Adapter(ABC):
             framing=self.framing,
             decoder=self.decoder(),
             failed=lambda error: scrubbed(error, target.key),
+            whole=self.read_reply,
         )
 
     async def _whole(self, call: Outbound, target: Target, timeout: float | None) -> AsyncIterator[Chunk]:

@@ -95,10 +95,14 @@ class GeminiAdapter(Adapter):
         return Outbound(url, _headers(target), body)
 
     def read_reply(self, body: Any) -> list[Chunk]:
-        if body.get("error"):
-            raise status_error(int(body["error"].get("code") or 500), {}, body)
+        """A reply body, or a list of them: what the stream call answers
+        without `alt=sse` (a proxy that dropped the query), read as its chunks."""
         reader = _Reader()
-        chunks = reader.read(body)
+        chunks = [
+            c
+            for one in (body if isinstance(body, list) else [body])
+            for c in reader.feed(StreamEvent("", one))
+        ]
         text = "".join(c.text for c in chunks if isinstance(c, TextDelta))
         calls = [(c.id, c.name, c.arguments) for c in chunks if isinstance(c, ToolCallDelta)]
         return text_and_tool_calls(text, calls, reader.finish_reason(), reader.usage)

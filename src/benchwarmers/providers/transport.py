@@ -116,6 +116,7 @@ class Transport:
         framing: Framing,
         decoder: Decoding,
         failed: Callable[[ProviderError], ProviderError] = lambda error: error,
+        whole: Callable[[Any], list[Chunk]] | None = None,
     ) -> AsyncGenerator[Chunk, None]:
         """`ResponseHeaders`, then the reply's chunks as `decoder` reads its
         events (text and tool-call pieces, usage, the finish). Reads to the
@@ -125,7 +126,13 @@ class Transport:
         leaves through `failed` (the adapter's: its key scrubbed), marked
         `after_first_byte` once any content went out. The adapter's stream
         itself, not a layer under another generator: each was a generator's
-        step per chunk and the loop's first-iteration hook per call."""
+        step per chunk and the loop's first-iteration hook per call.
+
+        A server that ignores `stream` and answers one JSON document
+        (`content-type: application/json`: some compatible servers and
+        proxies do, and Gemini's stream call without `alt=sse` answers a
+        JSON array) is read whole by `whole` (the adapter's reply reader);
+        a body so labelled that is not JSON is framed as the stream it is."""
         deadline = Deadline.after(timeout)
         content_sent = False
         try:
@@ -143,6 +150,15 @@ class Transport:
                 size = 0
                 ended = False
                 done = False
+                last: list[Chunk] | None = None
+                if whole is not None and _labelled_json(found):
+                    raw = await _read_capped(response, deadline)
+                    answered = _loads(raw)
+                    if answered is None:
+                        pieces = _once(raw)
+                    else:
+                        last = reading(whole, status, answered)
+                        ended = done = True
                 while not done:
                     try:
                         with deadline:
@@ -167,7 +183,8 @@ class Transport:
                     raise ProviderBadReply(
                         "the stream ended before its end marker", status=status, headers=found
                     )
-                last = reading(decoder.close, status)
+                if last is None:
+                    last = reading(decoder.close, status)
             finally:
                 response.release()
             deadline.close()
@@ -387,6 +404,14 @@ async def _read_capped(response: Response, deadline: Deadline) -> bytes:
         if size > MAX_REPLY_BYTES:
             raise _too_big(response)
         chunks.append(chunk)
+
+
+def _labelled_json(headers: dict[str, str]) -> bool:
+    return headers.get("content-type", "").lstrip().lower().startswith("application/json")
+
+
+async def _once(raw: bytes) -> AsyncGenerator[bytes, None]:
+    yield raw
 
 
 def _too_big(response: Response) -> ProviderBadReply:
