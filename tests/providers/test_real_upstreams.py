@@ -293,6 +293,18 @@ async def test_anthropic_thinking_and_pings_are_not_the_answer_and_the_stop_reas
     assert (reply.usage.input_tokens, reply.usage.output_tokens) == (9, 12)
 
 
+async def test_anthropic_stream_whose_message_stop_lacks_its_blank_line_is_whole() -> None:
+    end = named("message_delta", {"delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}})
+    body = START + THINKING + end + named("message_stop", {})[: -len(b"\n")]
+    reply, _ = await ask("anthropic", SSE_HEAD, body, stream=True)
+    assert (reply.text, reply.finish) == ("Paris.", "stop")
+
+
+async def test_anthropic_stream_cut_before_its_stop_reason_is_still_a_bad_reply() -> None:
+    found = await failure("anthropic", SSE_HEAD, START + THINKING)
+    assert isinstance(found, ProviderBadReply) and found.after_first_byte
+
+
 async def test_anthropic_whole_reply_skips_thinking_blocks() -> None:
     body = {
         "type": "message",

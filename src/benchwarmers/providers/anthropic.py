@@ -134,7 +134,16 @@ class _Decoder(StreamDecoder):
         self.tool_index: dict[int, int] = {}
 
     def is_end(self, event: StreamEvent) -> bool:
-        return isinstance(event.data, dict) and event.data.get("type") == "message_stop"
+        """`message_stop`, or the `message_delta` with the stop reason before
+        it: a `message_stop` sent without the blank line that ends an SSE
+        event is never dispatched, and the reply was whole without it."""
+        data = event.data
+        if not isinstance(data, dict):
+            return False
+        kind = data.get("type")
+        return kind == "message_stop" or (
+            kind == "message_delta" and bool((data.get("delta") or {}).get("stop_reason"))
+        )
 
     def feed(self, event: StreamEvent) -> list[Chunk]:
         data = event.data
