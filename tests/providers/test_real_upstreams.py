@@ -27,6 +27,7 @@ from benchwarmers.providers.base import Target, gather
 from benchwarmers.providers.kinds import adapter_for
 from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.providers.sse import Frames, SseEvent
+from benchwarmers.testing import FakeModel, FakeProvider
 from benchwarmers.testing.hostile import HostileUpstream
 from benchwarmers.types import Reply, Request, user
 
@@ -416,3 +417,14 @@ async def test_ollama_error_line_mid_stream_fails_the_seat_with_its_message() ->
     body = line("Par") + b'{"error":"an error was encountered while running the model: unexpected EOF"}\n'
     found = await failure("ollama", NDJSON_HEAD, body)
     assert "unexpected EOF" in found.message and found.after_first_byte
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+@pytest.mark.parametrize("api", ["openai", "anthropic", "gemini", "ollama"])
+async def test_the_fake_providers_thinking_is_never_the_answer(api: str, stream: bool) -> None:
+    with FakeProvider([FakeModel("deep", answer="Paris.", thinking="The capital is asked.")]) as fake:
+        async with OutboundClient() as outbound:
+            adapter = adapter_for(api, outbound)  # type: ignore[arg-type]
+            target = Target("fake", api, fake.base_for(api), "deep")  # type: ignore[arg-type]
+            reply = await gather(adapter.execute(target, ASK, stream=stream, timeout=20.0))
+    assert (reply.text, reply.finish) == ("Paris.", "stop")

@@ -140,6 +140,51 @@ def test_an_answer_past_an_output_limit_ends_for_length_on_every_api() -> None:
         assert last.done_reason == "length" and fake.reported["terse"][1] == 4 + 4 + 2 + 4 + 4 + 4
 
 
+def test_thinking_reaches_each_official_client_as_its_reasoning_not_its_answer() -> None:
+    """`thinking` (from a models file) is sent in each API's own shape for
+    reasoning, whole and streamed, and each official client reads it there."""
+    document = [{"served": "deep", "answer": "Paris.", "thinking": "The capital is asked."}]
+    models, _key = models_from_json(json.dumps(document))
+    hi = [{"role": "user", "content": "capital?"}]
+    with FakeProvider(models) as fake:
+        chat = openai.OpenAI(base_url=fake.openai_base, api_key="k", max_retries=0).chat.completions
+        message = chat.create(model="deep", messages=hi).choices[0].message  # type: ignore[arg-type]
+        assert (message.content, (message.model_extra or {})["reasoning_content"]) == (
+            "Paris.",
+            "The capital is asked.",
+        )
+        streamed = [
+            c.choices[0].delta for c in chat.create(model="deep", messages=hi, stream=True) if c.choices
+        ]  # type: ignore[arg-type]
+        assert (
+            "".join((d.model_extra or {}).get("reasoning_content") or "" for d in streamed)
+            == "The capital is asked."
+        )
+        assert "".join(d.content or "" for d in streamed) == "Paris."
+        messages = anthropic.Anthropic(base_url=fake.url, api_key="k", max_retries=0).messages
+        blocks = messages.create(model="deep", max_tokens=100, messages=hi).content  # type: ignore[arg-type]
+        assert [b.type for b in blocks] == ["thinking", "text"]
+        with messages.stream(model="deep", max_tokens=100, messages=hi) as stream:  # type: ignore[arg-type]
+            final = stream.get_final_message()
+        assert final.content[0].thinking == "The capital is asked." and final.content[1].text == "Paris."  # type: ignore[union-attr]
+        google = genai.Client(api_key="k", http_options=genai_types.HttpOptions(base_url=fake.url))
+        gemini = google.models  # the client kept: its HTTP client closes with it
+        parts = (
+            (gemini.generate_content(model="deep", contents="capital?").candidates or [])[0].content
+        ).parts  # type: ignore[union-attr]
+        assert [(p.text, bool(p.thought)) for p in parts or []] == [
+            ("The capital is asked.", True),
+            ("Paris.", False),
+        ]
+        chunks = list(gemini.generate_content_stream(model="deep", contents="capital?"))
+        assert "".join(c.text or "" for c in chunks) == "Paris."
+        local = ollama.Client(host=fake.url)
+        whole = local.chat(model="deep", messages=hi).message
+        assert (whole.content, whole.thinking) == ("Paris.", "The capital is asked.")
+        lines = list(local.chat(model="deep", messages=hi, stream=True))
+        assert "".join(part.message.thinking or "" for part in lines) == "The capital is asked."
+
+
 def test_counts_requests_and_reports_usage_per_model(fake_provider: FakeProvider) -> None:
     scripted(fake_provider)
     client = openai.OpenAI(base_url=fake_provider.openai_base, api_key="k", max_retries=0)

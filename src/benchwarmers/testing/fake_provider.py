@@ -341,7 +341,7 @@ class FakeProvider:
         limit = model.output_limit(asked)
         if limit is not None and count_tokens(text) > limit:
             text, finish = "".join(pieces(text)[:limit]).rstrip(), "length"
-        return FakeReply(text, [], finish, asked.input_tokens, count_tokens(text))
+        return FakeReply(text, [], finish, asked.input_tokens, count_tokens(text), model.thinking)
 
     def _report(self, served: str, reply: FakeReply) -> None:
         with self._lock:

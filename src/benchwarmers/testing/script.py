@@ -246,6 +246,11 @@ class FakeModel:
     # there and ends for length in its API's words, as one longer than the
     # request's limit (`max_tokens`) is; the smaller of the two cuts.
     max_output: int | None = None
+    # Reasoning the model writes before its answer, sent in each API's own
+    # shape for it (OpenAI-compatible `reasoning_content` deltas, Anthropic
+    # `thinking` blocks with a signature, Gemini `thought` parts, Ollama's
+    # `thinking`): a gateway must not show it as the answer.
+    thinking: str = ""
 
     def output_limit(self, request: FakeRequest) -> int | None:
         """Where this model's answer to `request` is cut (None: nowhere)."""
@@ -317,7 +322,7 @@ def models_from_json(text: str) -> tuple[list[FakeModel], str | None]:
 
 
 _SIMPLE_FIELDS = ("latency", "ttfb", "tokens_per_second", "cut_after", "cut_mode", "malformed_json")
-_MORE_FIELDS = ("never_ending", "fail_first", "headers", "json_answer", "max_output")
+_MORE_FIELDS = ("never_ending", "fail_first", "headers", "json_answer", "max_output", "thinking")
 
 
 def _model_from_json(entry: dict[str, Any]) -> FakeModel:

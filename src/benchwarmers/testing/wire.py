@@ -28,6 +28,7 @@ class FakeReply:
     finish: str = "stop"  # "stop", "length", "tool_calls"
     input_tokens: int = 0
     output_tokens: int = 0
+    thinking: str = ""  # reasoning before the answer, in the API's own shape for it
 
 
 # ------------------------------------------------------------ reading asks
@@ -255,6 +256,8 @@ def _openai_call(call: tuple[str, str, str]) -> dict[str, Any]:
 
 def _openai_body(model: str, reply: FakeReply) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.thinking:
+        message["reasoning_content"] = reply.thinking
     if reply.tool_calls:
         message["tool_calls"] = [_openai_call(c) for c in reply.tool_calls]
     return {
@@ -268,7 +271,10 @@ def _openai_body(model: str, reply: FakeReply) -> dict[str, Any]:
 
 
 def _anthropic_body(model: str, reply: FakeReply) -> dict[str, Any]:
-    content: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text else []
+    content: list[dict[str, Any]] = (
+        [{"type": "thinking", "thinking": reply.thinking, "signature": _SIGNATURE}] if reply.thinking else []
+    )
+    content += [{"type": "text", "text": reply.text}] if reply.text else []
     content += [
         {"type": "tool_use", "id": i, "name": n, "input": json.loads(a)} for i, n, a in reply.tool_calls
     ]
@@ -293,7 +299,8 @@ def _gemini_usage(reply: FakeReply) -> dict[str, int]:
 
 
 def _gemini_body(model: str, reply: FakeReply) -> dict[str, Any]:
-    parts: list[dict[str, Any]] = [{"text": reply.text}] if reply.text else []
+    parts: list[dict[str, Any]] = [{"text": reply.thinking, "thought": True}] if reply.thinking else []
+    parts += [{"text": reply.text}] if reply.text else []
     parts += [{"functionCall": {"name": n, "args": json.loads(a)}} for _, n, a in reply.tool_calls]
     return {
         "candidates": [
@@ -319,9 +326,13 @@ def _ollama_body(model: str, reply: FakeReply) -> dict[str, Any]:
     return {
         "model": model,
         "created_at": _now(),
-        "message": _ollama_message(reply.text, reply.tool_calls),
+        "message": {**_ollama_message(reply.text, reply.tool_calls), **_ollama_thinking(reply.thinking)},
         **_ollama_done(reply),
     }
+
+
+def _ollama_thinking(thinking: str) -> dict[str, Any]:
+    return {"thinking": thinking} if thinking else {}
 
 
 def _ollama_done(reply: FakeReply) -> dict[str, Any]:
@@ -430,6 +441,10 @@ def _openai_chunk(model: str, delta: dict[str, Any], finish: str | None = None) 
 
 def _openai_frames(model: str, reply: FakeReply, include_usage: bool) -> list[Frame]:
     frames = [_sse(None, _openai_chunk(model, {"role": "assistant", "content": ""}))]
+    frames += [
+        _sse(None, _openai_chunk(model, {"content": None, "reasoning_content": p}))
+        for p in pieces(reply.thinking)
+    ]
     frames += [_content(_sse(None, _openai_chunk(model, {"content": p}))) for p in pieces(reply.text)]
     for index, (call_id, name, arguments) in enumerate(reply.tool_calls):
         start = {
@@ -458,33 +473,18 @@ def _anthropic_frames(model: str, reply: FakeReply) -> list[Frame]:
         _sse("ping", {"type": "ping"}),
     ]
     index = 0
+    if reply.thinking:
+        thought = [{"type": "thinking_delta", "thinking": p} for p in pieces(reply.thinking)]
+        frames += _anthropic_block(index, {"type": "thinking", "thinking": ""}, [*thought, _SIGNATURE_DELTA])
+        index += 1
     if reply.text:
-        block = {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
-        frames.append(_sse("content_block_start", block))
-        for piece in pieces(reply.text):
-            delta = {
-                "type": "content_block_delta",
-                "index": 0,
-                "delta": {"type": "text_delta", "text": piece},
-            }
-            frames.append(_content(_sse("content_block_delta", delta)))
-        frames.append(_sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
-        index = 1
+        text = [{"type": "text_delta", "text": p} for p in pieces(reply.text)]
+        frames += _anthropic_block(index, {"type": "text", "text": ""}, text, content=True)
+        index += 1
     for call_id, name, arguments in reply.tool_calls:
-        block = {
-            "type": "content_block_start",
-            "index": index,
-            "content_block": {"type": "tool_use", "id": call_id, "name": name, "input": {}},
-        }
-        frames.append(_sse("content_block_start", block))
-        for part in _halves(arguments):
-            delta = {
-                "type": "content_block_delta",
-                "index": index,
-                "delta": {"type": "input_json_delta", "partial_json": part},
-            }
-            frames.append(_content(_sse("content_block_delta", delta)))
-        frames.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+        use = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+        parts = [{"type": "input_json_delta", "partial_json": part} for part in _halves(arguments)]
+        frames += _anthropic_block(index, use, parts, content=True)
         index += 1
     end = {
         "type": "message_delta",
@@ -495,6 +495,24 @@ def _anthropic_frames(model: str, reply: FakeReply) -> list[Frame]:
     return frames
 
 
+_SIGNATURE = "RmFrZSBzaWduYXR1cmU="  # what Anthropic signs a thinking block with, made up
+_SIGNATURE_DELTA = {"type": "signature_delta", "signature": _SIGNATURE}
+
+
+def _anthropic_block(
+    index: int, start: dict[str, Any], deltas: list[dict[str, Any]], *, content: bool = False
+) -> list[Frame]:
+    """One content block's events: its start, its deltas (content pieces
+    when `content`), its stop."""
+    block = {"type": "content_block_start", "index": index, "content_block": start}
+    frames = [_sse("content_block_start", block)]
+    for delta in deltas:
+        frame = _sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+        frames.append(_content(frame) if content else frame)
+    frames.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+    return frames
+
+
 def _gemini_frames(model: str, reply: FakeReply) -> list[Frame]:
     running = {"promptTokenCount": reply.input_tokens, "totalTokenCount": reply.input_tokens}
 
@@ -502,7 +520,8 @@ def _gemini_frames(model: str, reply: FakeReply) -> list[Frame]:
         candidate = {"content": {"parts": parts, "role": "model"}, "index": 0}
         return {"candidates": [candidate], "usageMetadata": running, "modelVersion": model}
 
-    frames = [_content(_sse(None, chunk([{"text": p}]))) for p in pieces(reply.text)]
+    frames = [_sse(None, chunk([{"text": p, "thought": True}])) for p in pieces(reply.thinking)]
+    frames += [_content(_sse(None, chunk([{"text": p}]))) for p in pieces(reply.text)]
     if reply.tool_calls:
         calls = [{"functionCall": {"name": n, "args": json.loads(a)}} for _, n, a in reply.tool_calls]
         frames.append(_content(_sse(None, chunk(calls))))
@@ -519,7 +538,17 @@ def _ollama_frames(model: str, reply: FakeReply) -> list[Frame]:
             {"model": model, "created_at": _now(), "message": _ollama_message(text, calls), "done": False}
         )
 
-    frames = [_content(line(p, [])) for p in pieces(reply.text)]
+    thought = [
+        {
+            "model": model,
+            "created_at": _now(),
+            "message": {**_ollama_message("", []), "thinking": p},
+            "done": False,
+        }
+        for p in pieces(reply.thinking)
+    ]
+    frames = [_line(each) for each in thought]
+    frames += [_content(line(p, [])) for p in pieces(reply.text)]
     if reply.tool_calls:
         frames.append(_content(line("", reply.tool_calls)))
     frames.append(
