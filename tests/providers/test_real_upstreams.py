@@ -370,6 +370,22 @@ async def test_gemini_blocked_answers_end_as_content_filter_not_as_a_bad_reply(
     assert (reply.text, reply.finish) == ("", "content_filter")
 
 
+@pytest.mark.parametrize(
+    ("reason", "finish"),
+    [
+        ("UNEXPECTED_TOOL_CALL", "error"),
+        ("MALFORMED_RESPONSE", "error"),
+        ("IMAGE_PROHIBITED_CONTENT", "content_filter"),
+    ],
+)
+async def test_gemini_newer_finish_reasons_without_text_do_not_read_as_a_whole_answer(
+    reason: str, finish: str
+) -> None:
+    """An empty answer that ended `stop` looks whole; these did not end well."""
+    reply, _ = await ask("gemini", SSE_HEAD, sse(gemini(finish=reason)), stream=True)
+    assert (reply.text, reply.finish) == ("", finish)
+
+
 async def test_gemini_whole_reply_drops_thought_parts() -> None:
     body = gemini({"text": "Hmm.", "thought": True}, {"text": "Paris."}, finish="STOP")
     reply, _ = await ask("gemini", JSON_HEAD, json.dumps(body).encode(), stream=False)

@@ -53,10 +53,19 @@ FINISH: dict[str, FinishReason] = {
     "PROHIBITED_CONTENT": "content_filter",
     "SPII": "content_filter",
     "IMAGE_SAFETY": "content_filter",
+    "IMAGE_PROHIBITED_CONTENT": "content_filter",
+    "IMAGE_RECITATION": "content_filter",
+    "MODEL_ARMOR": "content_filter",
     "LANGUAGE": "error",
     "MALFORMED_FUNCTION_CALL": "error",
+    "UNEXPECTED_TOOL_CALL": "error",
+    "TOO_MANY_TOOL_CALLS": "error",
+    "MISSING_THOUGHT_SIGNATURE": "error",
+    "MALFORMED_RESPONSE": "error",
+    "IMAGE_OTHER": "error",
+    "NO_IMAGE": "error",
     "OTHER": "error",
-}
+}  # as google-genai's FinishReason lists them; one not here ends as `stop`
 
 # Gemini's `responseMimeType` for an answer in JSON (with or without a schema).
 JSON_MIME = "application/json"
