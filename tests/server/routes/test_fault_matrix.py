@@ -1,6 +1,6 @@
 """Faults on one seat of a three-seat panel, one kind at a time: the seat
 times out, answers 500, 429 with and without headers, malformed JSON, cuts
-its stream, never ends it, drips a word a second, refuses the connection, or
+its stream, sends an error inside its 200 stream, never ends it, drips a word a second, refuses the connection, or
 sends a reply larger than any sane one. Streamed and not, across every
 inbound format: the other two seats' answers arrive within the collection's
 time, the faulty seat is logged with the right status, and the server keeps
@@ -37,6 +37,8 @@ FAULTS: dict[str, tuple[dict[str, Any], str]] = {
     "429-bare": ({"rate_limit": RateLimit("body", retry=30)}, "rate_limited"),
     "malformed": ({"malformed_json": True}, "error"),
     "cut": ({"answer": "one two three four five six", "cut_after": 2, "cut_mode": "abort"}, "error"),
+    # An error object inside a 200 stream after some text (OpenRouter does this).
+    "stream-error": ({"answer": "one two three four five six", "cut_after": 2, "cut_mode": "error"}, "error"),
     "never-ending": ({"never_ending": True}, "timeout"),
     "drip": ({"answer": " ".join(["drip"] * 60), "tokens_per_second": 1}, "timeout"),
     "refused": ({}, "error"),
@@ -118,6 +120,8 @@ def test_one_faulty_seat_leaves_the_others_answering(
     if expected == "rate_limited" and f"bad-{kind}" not in seats:
         return  # resting since its first 429 (until the reset it sent): not seated at all
     assert seats[f"bad-{kind}"]["status"] == expected, seats[f"bad-{kind}"]
+    if kind == "stream-error":  # the upstream's own words, not a 500 of ours
+        assert "the model is overloaded" in seats[f"bad-{kind}"]["error"], seats[f"bad-{kind}"]
     assert httpx.get(server.url + "/healthz", timeout=10).status_code == 200
 
 
