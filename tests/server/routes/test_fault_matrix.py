@@ -1,7 +1,8 @@
 """Faults on one seat of a three-seat panel, one kind at a time: the seat
 times out, answers 500, 429 with and without headers, malformed JSON, cuts
-its stream, sends an error inside its 200 stream, never ends it, drips a word a second, refuses the connection, or
-sends a reply larger than any sane one. Streamed and not, across every
+its stream, sends an error inside its 200 stream, never ends it, drips a
+word a second, refuses the connection, or sends a reply larger than any
+sane one. Streamed and not, across every
 inbound format: the other two seats' answers arrive within the collection's
 time, the faulty seat is logged with the right status, and the server keeps
 serving with its memory back near where it was."""
