@@ -227,6 +227,20 @@ async def test_openai_stream_cut_before_any_finish_is_still_a_bad_reply() -> Non
 
 
 @pytest.mark.parametrize(
+    ("api", "event"),
+    [
+        ("openai", [1]),
+        ("openai", {"choices": ["x"]}),
+        ("openai", {"choices": [{"finish_reason": "stop", "delta": "x"}]}),
+        ("anthropic", {"type": "message_delta", "delta": "x"}),
+    ],
+)
+async def test_an_event_of_the_wrong_shape_is_a_bad_reply_not_a_crash(api: str, event: Any) -> None:
+    found = await failure(api, SSE_HEAD, sse(event))
+    assert isinstance(found, ProviderBadReply) and "unexpected reply shape" in found.message
+
+
+@pytest.mark.parametrize(
     ("api", "body"),
     [
         ("openai", {"choices": [{"index": 0, "message": {"content": "whole"}, "finish_reason": "length"}]}),

@@ -141,8 +141,9 @@ class _Decoder(StreamDecoder):
         if not isinstance(data, dict):
             return False
         kind = data.get("type")
+        delta = data.get("delta")
         return kind == "message_stop" or (
-            kind == "message_delta" and bool((data.get("delta") or {}).get("stop_reason"))
+            kind == "message_delta" and isinstance(delta, dict) and bool(delta.get("stop_reason"))
         )
 
     def feed(self, event: StreamEvent) -> list[Chunk]:

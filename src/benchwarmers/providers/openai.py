@@ -121,7 +121,12 @@ class _Decoder(StreamDecoder):
         that ends an SSE event is never dispatched; the reply is whole once
         its finish reason came (the usage chunk after it is still read)."""
         data = event.data
-        return data is None or any(choice.get("finish_reason") for choice in data.get("choices") or ())
+        if data is None:
+            return True
+        choices = data.get("choices") if isinstance(data, dict) else None  # any other shape: `feed` says so
+        return isinstance(choices, list) and any(
+            isinstance(c, dict) and c.get("finish_reason") for c in choices
+        )
 
     def feed(self, event: StreamEvent) -> list[Chunk]:
         data = event.data
