@@ -233,6 +233,8 @@ async def test_openai_stream_cut_before_any_finish_is_still_a_bad_reply() -> Non
         ("openai", {"choices": ["x"]}),
         ("openai", {"choices": [{"finish_reason": "stop", "delta": "x"}]}),
         ("anthropic", {"type": "message_delta", "delta": "x"}),
+        ("gemini", {"candidates": ["x"]}),
+        ("gemini", {"promptFeedback": "x"}),
     ],
 )
 async def test_an_event_of_the_wrong_shape_is_a_bad_reply_not_a_crash(api: str, event: Any) -> None:

@@ -138,10 +138,14 @@ class _Reader(StreamDecoder):
 
     def is_end(self, event: StreamEvent) -> bool:
         data = event.data
-        return isinstance(data, dict) and (
-            any(c.get("finishReason") for c in data.get("candidates") or [])
-            or bool((data.get("promptFeedback") or {}).get("blockReason"))
-        )
+        if not isinstance(data, dict):
+            return False  # `feed` says what is wrong with it
+        candidates = data.get("candidates")
+        feedback = data.get("promptFeedback")
+        return (
+            isinstance(candidates, list)
+            and any(isinstance(c, dict) and c.get("finishReason") for c in candidates)
+        ) or (isinstance(feedback, dict) and bool(feedback.get("blockReason")))
 
     def feed(self, event: StreamEvent) -> list[Chunk]:
         data = event.data
