@@ -179,6 +179,24 @@ async def test_openai_whole_reply_keeps_reasoning_out_of_the_answer() -> None:
     assert (reply.text, reply.finish) == ("Paris.", "stop")
 
 
+async def test_openai_content_as_typed_parts_keeps_only_the_text_parts() -> None:
+    """Mistral's reasoning models send `content` as a list of parts, the
+    thinking among them."""
+    thinking = {"type": "thinking", "thinking": [{"type": "text", "text": "Hmm."}]}
+    body = sse(
+        chunk(content=[thinking]),
+        chunk(content=[{"type": "text", "text": "Paris."}]),
+        chunk("stop"),
+        "[DONE]",
+    )
+    reply, _ = await ask("openai", SSE_HEAD, body, stream=True)
+    assert (reply.text, reply.finish) == ("Paris.", "stop")
+    message = {"role": "assistant", "content": [thinking, {"type": "text", "text": "Paris."}]}
+    whole = {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+    reply, _ = await ask("openai", JSON_HEAD, json.dumps(whole).encode(), stream=False)
+    assert (reply.text, reply.finish) == ("Paris.", "stop")
+
+
 async def test_openai_refusal_is_shown_and_ends_as_content_filter() -> None:
     body = sse(
         chunk(role="assistant", content=None, refusal=""),

@@ -93,10 +93,11 @@ class OpenAIAdapter(Adapter):
             for c in message.get("tool_calls") or []
         ]
         finish = _finish(choice.get("finish_reason"), calls)
+        text = _text(message.get("content"))
         refusal = message.get("refusal")
-        if refusal and not message.get("content"):
+        if refusal and not text:
             return text_and_tool_calls(refusal, calls, _refused(finish), _usage(body))
-        return text_and_tool_calls(message.get("content") or "", calls, finish, _usage(body))
+        return text_and_tool_calls(text, calls, finish, _usage(body))
 
     def decoder(self) -> StreamDecoder:
         return _Decoder()
@@ -139,8 +140,9 @@ class _Decoder(StreamDecoder):
         chunks: list[Chunk] = []
         for choice in data.get("choices") or []:
             delta = choice.get("delta") or {}
-            if delta.get("content"):
-                chunks.append(TextDelta(delta["content"]))
+            text = _text(delta.get("content"))
+            if text:
+                chunks.append(TextDelta(text))
             elif delta.get("refusal"):  # the model declined: its words are the answer
                 self.refused = True
                 chunks.append(TextDelta(delta["refusal"]))
@@ -173,6 +175,22 @@ def _finish(reason: str | None, calls: list[Any]) -> FinishReason:
     if reason in FINISH:
         return FINISH[reason]
     return "tool_calls" if calls else "stop"
+
+
+def _text(content: Any) -> str:
+    """A message's or delta's `content` as text: a string, or a list of
+    typed parts (Mistral's reasoning models send `[{"type": "thinking", ...},
+    {"type": "text", "text": ...}]`), of which only the text parts are the
+    answer."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(part.get("text") or "")
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text"
+        )
+    return ""
 
 
 def _refused(finish: FinishReason) -> FinishReason:
