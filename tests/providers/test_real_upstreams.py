@@ -220,6 +220,58 @@ async def test_openai_refusal_is_shown_and_ends_as_content_filter() -> None:
     assert (reply.text, reply.finish) == ("I can't help with that.", "content_filter")
 
 
+MISTRAL_422 = json.dumps(
+    {
+        "object": "error",
+        "message": {
+            "detail": [
+                {
+                    "type": "extra_forbidden",
+                    "loc": ["body", "stream_options", "include_usage"],
+                    "msg": "Extra inputs are not permitted",
+                    "input": True,
+                }
+            ]
+        },
+        "type": "invalid_request_error",
+        "param": None,
+        "code": None,
+    }
+).encode()
+
+
+def mistral(request: bytes) -> Iterable[bytes]:
+    """Mistral's chat completions: `stream_options` refused with a 422, the
+    usage sent unasked in the last chunk."""
+    if b"stream_options" in request:
+        return [
+            b"HTTP/1.1 422 Unprocessable Entity\r\ncontent-type: application/json\r\nconnection: close\r\n"
+            b"content-length: %d\r\n\r\n" % len(MISTRAL_422) + MISTRAL_422
+        ]
+    last = {**chunk("stop"), "usage": {"prompt_tokens": 6, "completion_tokens": 1}}
+    return [SSE_HEAD, sse(chunk(role="assistant", content="Bonjour"), last, "[DONE]")]
+
+
+async def test_a_server_that_refuses_stream_options_is_asked_again_without_it_and_from_then_on() -> None:
+    with HostileUpstream(mistral) as upstream:
+        async with OutboundClient() as outbound:
+            adapter = adapter_for("openai", outbound)
+            target = Target("mistral", "openai", upstream.base, "mistral-small-latest")
+            for _ in range(2):
+                reply = await gather(adapter.execute(target, ASK, stream=True, timeout=20.0))
+                assert (reply.text, reply.usage.input_tokens, reply.usage.output_tokens) == ("Bonjour", 6, 1)
+            assert upstream.requests == 3  # refused once, then asked without it twice
+
+
+async def test_a_422_for_anything_else_is_not_asked_again() -> None:
+    body = (
+        b'{"object": "error", "message": "temperature must be at most 1.5", "type": "invalid_request_error"}'
+    )
+    head = b"HTTP/1.1 422 Unprocessable Entity\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n"
+    found = await failure("openai", head, body)
+    assert (found.status, found.message) == (422, "temperature must be at most 1.5")
+
+
 async def test_openrouter_error_inside_a_200_stream_fails_the_seat_with_its_message() -> None:
     error = {
         "object": "chat.completion.chunk",

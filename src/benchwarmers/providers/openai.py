@@ -5,11 +5,16 @@ The endpoint's base URL includes the version (`https://host/v1`), because
 compatible servers put it in different places; we append
 `/chat/completions` and `/models`. Streams ask for
 `stream_options.include_usage` so the usage ledger gets real token counts
-from a streamed call too. Structured output goes as `response_format`.
+from a streamed call too, except of a server that refused it (Mistral
+answers 422 "extra_forbidden" and sends the usage unasked): the first
+stream to each base URL is watched for that refusal and asked again
+without it, and so are all its streams after. Structured output goes as
+`response_format`.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 from benchwarmers.errors import ProviderError
@@ -20,6 +25,7 @@ from benchwarmers.providers.base import (
     Target,
     text_and_tool_calls,
 )
+from benchwarmers.providers.outbound import OutboundClient
 from benchwarmers.providers.structured_output import openai_response_format
 from benchwarmers.providers.transport import StreamEvent, status_error
 from benchwarmers.types import (
@@ -49,6 +55,41 @@ FINISH: dict[str, FinishReason] = {
 
 class OpenAIAdapter(Adapter):
     api = "openai"
+
+    def __init__(self, outbound: OutboundClient) -> None:
+        super().__init__(outbound)
+        # Base URLs whose server refused `stream_options`, and those that took
+        # it: only a stream to a base in neither is watched (a generator more).
+        self.refused_options: set[str] = set()
+        self.took_options: set[str] = set()
+
+    def execute(
+        self, target: Target, request: Request, *, stream: bool, timeout: float | None = None
+    ) -> AsyncIterator[Chunk]:
+        chunks = super().execute(target, request, stream=stream, timeout=timeout)
+        base = target.base
+        if not stream or base in self.took_options or base in self.refused_options:
+            return chunks
+        return self._learning(chunks, target, request, timeout)
+
+    async def _learning(
+        self, chunks: AsyncIterator[Chunk], target: Target, request: Request, timeout: float | None
+    ) -> AsyncIterator[Chunk]:
+        """The first stream to a base URL: asked again without
+        `stream_options` when the server refused it, else as it came."""
+        try:
+            first = await anext(chunks)  # the reply's headers: the body was taken
+        except ProviderError as error:
+            if error.status not in (400, 422) or "stream_options" not in error.message:
+                raise
+            self.refused_options.add(target.base)
+            chunks = super().execute(target, request, stream=True, timeout=timeout)
+            first = await anext(chunks)
+        else:
+            self.took_options.add(target.base)
+        yield first
+        async for chunk in chunks:
+            yield chunk
 
     def prepare(self, target: Target, request: Request, *, stream: bool) -> Outbound:
         body: dict[str, Any] = {"model": target.served, "messages": _messages(request)}
@@ -80,7 +121,8 @@ class OpenAIAdapter(Adapter):
             body["response_format"] = openai_response_format(request.output)
         if stream:
             body["stream"] = True
-            body["stream_options"] = {"include_usage": True}
+            if target.base not in self.refused_options:
+                body["stream_options"] = {"include_usage": True}
         return Outbound(f"{target.base}/chat/completions", _headers(target), body)
 
     def read_reply(self, body: Any) -> list[Chunk]:
