@@ -16,6 +16,7 @@ is dropped, never shown as the answer), its finish reason, and a
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -261,6 +262,27 @@ async def test_a_server_that_refuses_stream_options_is_asked_again_without_it_an
                 reply = await gather(adapter.execute(target, ASK, stream=True, timeout=20.0))
                 assert (reply.text, reply.usage.input_tokens, reply.usage.output_tokens) == ("Bonjour", 6, 1)
             assert upstream.requests == 3  # refused once, then asked without it twice
+
+
+async def test_a_first_stream_left_half_read_gives_its_connection_back_at_once() -> None:
+    """The first stream to a base is read through one generator more; a
+    caller that stops reading it (a stopped seat) closes the stream under
+    it too, so the upstream sees the connection closed."""
+    endless = [SSE_HEAD, *(sse(chunk(content="and ")) for _ in range(20000))]
+    with HostileUpstream(lambda _request: endless) as upstream:
+        async with OutboundClient() as outbound:
+            chunks = adapter_for("openai", outbound).execute(
+                Target("q", "openai", upstream.base, "m"), ASK, stream=True, timeout=20.0
+            )
+            assert [type(await anext(chunks)).__name__ for _ in range(2)] == ["ResponseHeaders", "TextDelta"]
+            assert outbound.in_flight == 1
+            await chunks.aclose()  # type: ignore[attr-defined]
+            assert outbound.in_flight == 0  # given back now, not when the collector finds the stream
+            for _ in range(200):
+                if upstream.cut:
+                    break
+                await asyncio.sleep(0.01)
+    assert upstream.cut == 1
 
 
 async def test_a_422_for_anything_else_is_not_asked_again() -> None:

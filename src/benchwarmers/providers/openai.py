@@ -14,7 +14,7 @@ without it, and so are all its streams after. Structured output goes as
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from benchwarmers.errors import ProviderError
@@ -76,7 +76,9 @@ class OpenAIAdapter(Adapter):
         self, chunks: AsyncIterator[Chunk], target: Target, request: Request, timeout: float | None
     ) -> AsyncIterator[Chunk]:
         """The first stream to a base URL: asked again without
-        `stream_options` when the server refused it, else as it came."""
+        `stream_options` when the server refused it, else as it came. The
+        stream read is closed with this one (its connection given back at
+        once, not when the collector finds it)."""
         try:
             first = await anext(chunks)  # the reply's headers: the body was taken
         except ProviderError as error:
@@ -87,9 +89,13 @@ class OpenAIAdapter(Adapter):
             first = await anext(chunks)
         else:
             self.took_options.add(target.base)
-        yield first
-        async for chunk in chunks:
-            yield chunk
+        try:
+            yield first
+            async for chunk in chunks:
+                yield chunk
+        finally:
+            if isinstance(chunks, AsyncGenerator):
+                await chunks.aclose()
 
     def prepare(self, target: Target, request: Request, *, stream: bool) -> Outbound:
         body: dict[str, Any] = {"model": target.served, "messages": _messages(request)}
