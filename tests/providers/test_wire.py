@@ -184,6 +184,37 @@ async def test_an_interim_100_is_skipped_for_the_reply_after_it() -> None:
     assert (response.status, body) == (200, b"real")
 
 
+async def test_a_kept_connection_the_server_closed_as_it_was_reused_is_asked_once_more() -> None:
+    """The server's idle timeout ran out as ours had not: the second request
+    went down a connection it closed without a byte of reply, and is asked
+    again on a new one (the first connection answered it nothing); a kept
+    connection that answered part of a reply, or a fresh one that answers
+    nothing, fails as before."""
+
+    def closes_the_second(_request: bytes, n: int) -> bytes | None:
+        return None if n == 2 else ok(f"reply {n}".encode())
+
+    async with server(closes_the_second) as (url, seen, connections), OutboundClient() as outbound:
+        assert (await fetch(outbound, url))[1] == b"reply 1"
+        assert (await fetch(outbound, url))[1] == b"reply 3"
+        assert len(seen) == 3 and len(connections) == 2
+        assert outbound.in_flight == 0
+
+    def cuts_the_second(_request: bytes, n: int) -> bytes:
+        return b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc" if n == 2 else ok(b"whole")
+
+    async with server(cuts_the_second) as (url, seen, connections), OutboundClient() as outbound:
+        assert (await fetch(outbound, url))[1] == b"whole"
+        task = asyncio.ensure_future(fetch(outbound, url))
+        while len(seen) < 2:
+            await asyncio.sleep(0.01)
+        assert connections[0].transport is not None
+        connections[0].transport.close()
+        with pytest.raises(OSError, match="closed before the reply ended"):
+            await task
+        assert len(seen) == 2  # part of a reply came: not asked again
+
+
 @pytest.mark.parametrize(
     ("answer", "says"),
     [

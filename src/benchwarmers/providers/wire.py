@@ -16,7 +16,8 @@ What it keeps of aiohttp's behaviour, on purpose: no redirect is followed
 (`proxy.py`: a request through an http one, a CONNECT tunnel for https),
 the system's certificates for TLS,
 `gzip` and `deflate` replies decoded, a connection idle for `keepalive`
-seconds closed.
+seconds closed, and a request sent down a kept connection the server had
+closed (no byte of reply) asked once more on a new one.
 
 The limits a well-kept client holds against a hostile upstream:
 
@@ -383,13 +384,28 @@ class Pool:
         else:
             request = _request(method, url, body, headers)
         origin: Origin = (url.scheme, url.raw_host or "", url.port or 0, proxy.key if proxy else "")
-        connection = self._take(origin) or await self._connect(origin, proxy, loop)
+        kept = self._take(origin)
+        connection = kept or await self._connect(origin, proxy, loop)
         try:
             await connection.send(request, loop)
-            return connection, Body(connection, loop)
+        except OSError:
+            connection.close()
+            if kept is None or connection.head_bytes:
+                raise
+            # A kept-alive connection the server closed as we reused it (its idle time
+            # ran out as ours had not) answered not a byte: the request is asked once
+            # more on a new connection, as Go's client asks again after a server closed
+            # an idle one; a fresh connection that answers nothing fails as it is.
+            connection = await self._connect(origin, proxy, loop)
+            try:
+                await connection.send(request, loop)
+            except BaseException:
+                connection.close()
+                raise
         except BaseException:
             connection.close()
             raise
+        return connection, Body(connection, loop)
 
     def give_back(self, connection: Connection) -> None:
         if self._closed or not connection.reusable:
