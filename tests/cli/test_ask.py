@@ -104,6 +104,29 @@ def test_a_seats_error_in_square_brackets_is_printed_as_written(
     assert "first answer" in shown and said in shown and point in shown
 
 
+def test_markup_in_an_answer_is_printed_as_the_model_wrote_it(
+    panel_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The terminal's markdown dropped HTML: an answer saying
+    `<script>alert(1)</script>` printed as `alert(1)`, an `<img onerror>` and a
+    block of HTML not at all, so the words judged were not the model's."""
+    inline = "Inline <script>alert(1)</script> and <img src=x onerror=alert(2)> stay."
+    block = "<div class=\"x\">\nblock kept\n</div>"
+    merged = "Merged <b>bold?</b> as written"
+    models = [
+        FakeModel("one", answer=script.merger(merged, script.PLAIN_REPORT)),
+        FakeModel("two", answer=f"## Title\n\n{inline}\n\n{block}\n\nAfter **it**."),
+    ]
+    with panel_server(models, DUO) as server:
+        monkeypatch.setenv("BENCHWARMERS_URL", server.url)
+        shown = " ".join(run("ask", "duo", "which?", "--merged").output.split())
+    assert inline in shown
+    assert '<div class="x"> block kept </div>' in shown
+    assert merged in shown
+    # Markdown itself is still rendered: the heading's and the emphasis' marks are gone.
+    assert "## Title" not in shown and "Title" in shown and "After it." in shown
+
+
 def test_ask_in_process_when_no_server_answers(
     panel_server: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

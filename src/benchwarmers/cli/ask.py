@@ -25,6 +25,7 @@ from contextlib import aclosing
 from typing import Annotated, Any, TypeVar
 
 import typer
+from markdown_it import MarkdownIt
 from rich.markdown import Markdown
 from rich.markup import escape
 from rich.rule import Rule
@@ -39,6 +40,18 @@ from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats.base import deadline_value, parse_model_name, quorum_value
 from benchwarmers.formats.bench_json import panel_json
 from benchwarmers.types import Ask, Merged, PanelDone, PanelReply, PanelStarted, Request, Seat, SeatDone, user
+
+
+class AsWritten(Markdown):
+    """An answer's markdown for the terminal, with any HTML in it read as the
+    text it is: rich's own parser reads `<script>alert(1)</script>` as a tag
+    and prints only `alert(1)` (an `<img onerror>`, a `<div>` block, nothing),
+    so the words judged would not be the model's."""
+
+    def __init__(self, markup: str) -> None:
+        super().__init__("")
+        self.markup = markup
+        self.parsed = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"]).parse(markup)
 
 
 def register(app: typer.Typer) -> None:
@@ -274,7 +287,7 @@ class _Printer:
         )
         console.print(Rule(title, align="left"))
         if seat.content:
-            console.print(Markdown(seat.content))
+            console.print(AsWritten(seat.content))
         elif seat.error and self.blind:
             console.print(f"[{colour}]its message is not shown: it may name the model (blind)[/{colour}]")
         elif seat.error:
@@ -306,7 +319,7 @@ class _Printer:
         console.print(Rule(f"[bold]merged[/bold]{by} · call [cyan]{merged.call}[/cyan]"))
         if merged.note and not self.blind:  # a merge after others failed, or a seat's answer standing in
             console.print(f"[dim]{escape(merged.note)}[/dim]")
-        console.print(Markdown(merged.content))
+        console.print(AsWritten(merged.content))
         if merged.agreement:
             table = Table("point", "held by", "contradicted by", show_lines=False)
             for point in merged.agreement:
