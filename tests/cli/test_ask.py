@@ -111,7 +111,7 @@ def test_markup_in_an_answer_is_printed_as_the_model_wrote_it(
     `<script>alert(1)</script>` printed as `alert(1)`, an `<img onerror>` and a
     block of HTML not at all, so the words judged were not the model's."""
     inline = "Inline <script>alert(1)</script> and <img src=x onerror=alert(2)> stay."
-    block = "<div class=\"x\">\nblock kept\n</div>"
+    block = '<div class="x">\nblock kept\n</div>'
     merged = "Merged <b>bold?</b> as written"
     models = [
         FakeModel("one", answer=script.merger(merged, script.PLAIN_REPORT)),

@@ -51,7 +51,8 @@ class AsWritten(Markdown):
     def __init__(self, markup: str) -> None:
         super().__init__("")
         self.markup = markup
-        self.parsed = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"]).parse(markup)
+        parser = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"])
+        self.parsed = parser.parse(markup)
 
 
 def register(app: typer.Typer) -> None:
