@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import string
 from collections.abc import Awaitable
 from contextlib import aclosing
@@ -41,6 +42,19 @@ from benchwarmers.formats.base import deadline_value, parse_model_name, quorum_v
 from benchwarmers.formats.bench_json import panel_json
 from benchwarmers.types import Ask, Merged, PanelDone, PanelReply, PanelStarted, Request, Seat, SeatDone, user
 
+# C0 controls but tab and newline, DEL and C1: a terminal acts on them (ESC
+# starts a sequence that may clear the screen, hide text or, OSC 52, write the
+# clipboard; CSI is C1's ESC[), so a model's or a provider's text never passes
+# one through.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def as_text(text: str) -> str:
+    """A model's or a provider's words for the terminal: each control
+    character shown as a mark naming it (`⟨U+001B⟩`), a line ending in CR LF
+    ending as any other."""
+    return _CONTROL.sub(lambda found: f"⟨U+{ord(found.group()):04X}⟩", text.replace("\r\n", "\n"))
+
 
 class AsWritten(Markdown):
     """An answer's markdown for the terminal, with any HTML in it read as the
@@ -50,6 +64,7 @@ class AsWritten(Markdown):
 
     def __init__(self, markup: str) -> None:
         super().__init__("")
+        markup = as_text(markup)
         self.markup = markup
         parser = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"])
         self.parsed = parser.parse(markup)
@@ -292,7 +307,7 @@ class _Printer:
         elif seat.error and self.blind:
             console.print(f"[{colour}]its message is not shown: it may name the model (blind)[/{colour}]")
         elif seat.error:
-            console.print(f"[{colour}]{escape(seat.error)}[/{colour}]")
+            console.print(f"[{colour}]{escape(as_text(seat.error))}[/{colour}]")
 
     def finish(self, reply: PanelReply) -> None:
         if self.quiet:
@@ -301,7 +316,7 @@ class _Printer:
             self._merged(reply.merged)
         for member in reply.left_off:
             who = "a member" if self.blind else member.alias
-            console.print(f"[dim]left off: {who}: {escape(member.reason)}[/dim]")
+            console.print(f"[dim]left off: {who}: {escape(as_text(member.reason))}[/dim]")
         if self.blind:
             console.print("[dim]blind: verdict names the models of the seats you judge[/dim]")
         console.print("[dim]judge a seat: benchwarmers verdict CALL --useful|--not-useful[/dim]")
@@ -314,12 +329,12 @@ class _Printer:
     def _merged(self, merged: Merged) -> None:
         if merged.status != "ok":
             said = "no merged answer (why is not shown: it may name a model)" if self.blind else None
-            console.print(f"[red]{escape(said or merged.note or merged.error)}[/red]")
+            console.print(f"[red]{escape(as_text(said or merged.note or merged.error))}[/red]")
             return
         by = "" if self.blind else f" · {merged.alias}"
         console.print(Rule(f"[bold]merged[/bold]{by} · call [cyan]{merged.call}[/cyan]"))
         if merged.note and not self.blind:  # a merge after others failed, or a seat's answer standing in
-            console.print(f"[dim]{escape(merged.note)}[/dim]")
+            console.print(f"[dim]{escape(as_text(merged.note))}[/dim]")
         console.print(AsWritten(merged.content))
         if merged.agreement:
             table = Table("point", "held by", "contradicted by", show_lines=False)
@@ -328,5 +343,5 @@ class _Printer:
                     ", ".join(self.letters.get(label, label) for label in labels)
                     for labels in (point.held_by, point.contradicted_by)
                 )
-                table.add_row(escape(point.point), held, contradicted)
+                table.add_row(escape(as_text(point.point)), held, contradicted)
             console.print(table)
