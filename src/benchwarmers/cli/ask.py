@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import string
 from collections.abc import Awaitable
 from contextlib import aclosing
@@ -35,25 +34,12 @@ from rich.table import Table
 from benchwarmers import client_env
 from benchwarmers.api_client import ApiClient, NoServer
 from benchwarmers.cli.context import console, with_core
-from benchwarmers.cli.errors import print_warning
+from benchwarmers.cli.errors import as_text, print_warning
 from benchwarmers.core import Core, verdict_body
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats.base import deadline_value, parse_model_name, quorum_value
 from benchwarmers.formats.bench_json import panel_json
 from benchwarmers.types import Ask, Merged, PanelDone, PanelReply, PanelStarted, Request, Seat, SeatDone, user
-
-# C0 controls but tab and newline, DEL and C1: a terminal acts on them (ESC
-# starts a sequence that may clear the screen, hide text or, OSC 52, write the
-# clipboard; CSI is C1's ESC[), so a model's or a provider's text never passes
-# one through.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def as_text(text: str) -> str:
-    """A model's or a provider's words for the terminal: each control
-    character shown as a mark naming it (`⟨U+001B⟩`), a line ending in CR LF
-    ending as any other."""
-    return _CONTROL.sub(lambda found: f"⟨U+{ord(found.group()):04X}⟩", text.replace("\r\n", "\n"))
 
 
 class AsWritten(Markdown):
