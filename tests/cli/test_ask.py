@@ -104,6 +104,52 @@ def test_a_seats_error_in_square_brackets_is_printed_as_written(
     assert "first answer" in shown and said in shown and point in shown
 
 
+def test_markup_in_an_answer_is_printed_as_the_model_wrote_it(
+    panel_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The terminal's markdown dropped HTML: an answer saying
+    `<script>alert(1)</script>` printed as `alert(1)`, an `<img onerror>` and a
+    block of HTML not at all, so the words judged were not the model's."""
+    inline = "Inline <script>alert(1)</script> and <img src=x onerror=alert(2)> stay."
+    block = '<div class="x">\nblock kept\n</div>'
+    merged = "Merged <b>bold?</b> as written"
+    models = [
+        FakeModel("one", answer=script.merger(merged, script.PLAIN_REPORT)),
+        FakeModel("two", answer=f"## Title\n\n{inline}\n\n{block}\n\nAfter **it**."),
+    ]
+    with panel_server(models, DUO) as server:
+        monkeypatch.setenv("BENCHWARMERS_URL", server.url)
+        shown = " ".join(run("ask", "duo", "which?", "--merged").output.split())
+    assert inline in shown
+    assert '<div class="x"> block kept </div>' in shown
+    assert merged in shown
+    # Markdown itself is still rendered: the heading's and the emphasis' marks are gone.
+    assert "## Title" not in shown and "Title" in shown and "After it." in shown
+
+
+def test_a_models_control_characters_reach_the_terminal_as_marks(
+    panel_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An answer or an upstream error carrying escape sequences went to the
+    terminal raw: `ESC]52;c;...` writes the reader's clipboard in many
+    terminals, `ESC[2J` clears the screen, `ESC[8m` hides what follows. Each
+    control character but newline and tab now shows as a mark naming it."""
+    answer = "Run \x1b]52;c;cm0gLXJmIH4=\x07 this\x1b[2J\r\nnext line\x9b31m end"
+    error = "bad \x1b[8mhidden"
+    models = [
+        FakeModel("one", answer=script.merger(answer, script.PLAIN_REPORT)),
+        FakeModel("two", error=FakeError(400, error)),
+    ]
+    with panel_server(models, DUO) as server:
+        monkeypatch.setenv("BENCHWARMERS_URL", server.url)
+        shown = run("ask", "duo", "which?", "--merged").output
+    controls = [c for c in shown if (ord(c) < 32 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F]
+    assert controls == []
+    flat = " ".join(shown.split())
+    assert "Run ⟨U+001B⟩]52;c;cm0gLXJmIH4=⟨U+0007⟩ this⟨U+001B⟩[2J next line⟨U+009B⟩31m end" in flat
+    assert "bad ⟨U+001B⟩[8mhidden" in flat
+
+
 def test_ask_in_process_when_no_server_answers(
     panel_server: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

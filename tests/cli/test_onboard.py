@@ -99,6 +99,23 @@ def test_onboard_errors_are_one_line(
     assert "down is unavailable" in result.output
 
 
+def test_a_providers_escape_sequences_reach_the_terminal_as_marks(
+    home: Path, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    """A provider's error went raw into onboard's progress lines and its
+    one-line error: `ESC]52` writes the reader's clipboard in many terminals,
+    `ESC[2J` clears the screen. Each control character now shows as a mark."""
+    add_fake_endpoint(home, fake_provider)
+    add_fake("evil", error=FakeError(status=400, message="nope \x1b]52;c;cm0gLXJm\x07 \x1b[2J"))
+    runner = CliRunner()
+    refused = runner.invoke(app, ["onboard", "evil", "--endpoint", "fake", "--quick"])
+    kept = runner.invoke(app, ["onboard", "evil", "--endpoint", "fake", "--quick", "--keep"])
+    assert (refused.exit_code, kept.exit_code) == (1, 0), kept.output
+    for shown in (refused.output, kept.output):
+        assert "\x1b" not in shown and "\x07" not in shown
+        assert "nope ⟨U+001B⟩]52;c;cm0gLXJm⟨U+0007⟩ ⟨U+001B⟩[2J" in shown
+
+
 def test_onboard_beside_a_running_server_lets_the_server_work_it(
     home: Path, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
 ) -> None:

@@ -371,3 +371,37 @@ def test_the_pairs_note_has_its_own_key(browser: Any, home: Path, fake_provider:
         page.keyboard.press("e")  # the bar in focus: E writes its note too
         expect(note).to_be_focused()
         assert b.watch.take() == []
+
+
+def test_a_note_saved_before_its_verdict_hands_the_keys_back_for_it(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Before, Enter in an answer's note with no verdict yet said "Now Useful
+    or Not useful saves the note", but the box kept the keys: the U typed next
+    went into the note, which was never saved. The merged answer's note alike."""
+    with bench(browser, home, fake_provider, [FakeModel(n, answer=capable) for n in NAMES]) as b:
+        page = b.page
+        b.answered("Which is best?", NAMES)
+        for key in ("2", "e", *"clear", "Enter"):
+            page.keyboard.press(key)
+        beta = card(page, "beta")
+        expect(beta.locator(".judge-state")).to_contain_text("Now Useful or Not useful saves the note")
+        expect(beta).to_be_focused()
+        page.keyboard.press("u")
+        expect(beta.locator(".judge-state")).to_have_text("✓ useful — “clear”")
+        expect(beta.locator("input.note")).to_have_value("clear")
+
+        page.check("#f-merged")
+        b.ask("One answer from all, please")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        merged = page.locator("#conversation .merged-card").last
+        expect(merged).to_be_visible()
+        for key in ("m", "e", *"fair", "Enter"):
+            page.keyboard.press(key)
+        expect(merged.locator(".judge-state")).to_contain_text("Now Useful or Not useful saves the note")
+        expect(merged).to_be_focused()
+        page.keyboard.press("n")
+        expect(merged.locator(".judge-state")).to_contain_text("not useful")
+        record = b.client.get("/bench/record", params={"collection": "bench/trio"}).json()
+        assert record["merged"]["notUseful"] == 1
+        assert b.watch.take() == []

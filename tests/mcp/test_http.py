@@ -333,6 +333,24 @@ def test_a_seat_standing_in_for_the_merge_is_named_once_with_the_note() -> None:
     assert text.rstrip().endswith("for each seat you judged: c_fast")  # named there once
 
 
+def test_two_answers_say_how_to_compare_them_one_says_nothing_of_pairs() -> None:
+    """Before, the result told an agent to judge each seat alone, though two
+    answers of one ask compare in one pair verdict (the tool takes it); the
+    CLI's ask said so, the MCP result did not."""
+    fast = Seat("c_fast", "Seat 1", "fast", "ok", 1.0, "four")
+    slow = Seat("c_slow", "Seat 2", "slow", "ok", 2.0, "4")
+    broken = Seat("c_broken", "Seat 3", "broken", "error", 0.1, "", error="500")
+    two = ask_text(PanelReply("c", "chat", (fast, slow, broken)))
+    assert "for each seat you judged: c_fast, c_slow\n" in two
+    assert two.rstrip().endswith(
+        "Or compare two seats of this ask in one verdict: `better` and `worse` (call ids), "
+        "`tie` or `both_bad` (two call ids), or `best` (one call id: better than every other seat "
+        "that answered)."
+    )
+    one = ask_text(PanelReply("c", "chat", (fast, broken)))
+    assert "compare" not in one and one.rstrip().endswith("for each seat you judged: c_fast")
+
+
 async def test_with_seats_extra_models_and_merged_adds_a_merge(bench_server: Any) -> None:
     collections = {**TRIO, "solo": {"members": ["fast"]}}
     with bench_server(collections=collections) as server:

@@ -25,6 +25,7 @@ from contextlib import aclosing
 from typing import Annotated, Any, TypeVar
 
 import typer
+from markdown_it import MarkdownIt
 from rich.markdown import Markdown
 from rich.markup import escape
 from rich.rule import Rule
@@ -33,12 +34,26 @@ from rich.table import Table
 from benchwarmers import client_env
 from benchwarmers.api_client import ApiClient, NoServer
 from benchwarmers.cli.context import console, with_core
-from benchwarmers.cli.errors import print_warning
+from benchwarmers.cli.errors import as_text, print_warning
 from benchwarmers.core import Core, verdict_body
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats.base import deadline_value, parse_model_name, quorum_value
 from benchwarmers.formats.bench_json import panel_json
 from benchwarmers.types import Ask, Merged, PanelDone, PanelReply, PanelStarted, Request, Seat, SeatDone, user
+
+
+class AsWritten(Markdown):
+    """An answer's markdown for the terminal, with any HTML in it read as the
+    text it is: rich's own parser reads `<script>alert(1)</script>` as a tag
+    and prints only `alert(1)` (an `<img onerror>`, a `<div>` block, nothing),
+    so the words judged would not be the model's."""
+
+    def __init__(self, markup: str) -> None:
+        super().__init__("")
+        markup = as_text(markup)
+        self.markup = markup
+        parser = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"])
+        self.parsed = parser.parse(markup)
 
 
 def register(app: typer.Typer) -> None:
@@ -274,11 +289,11 @@ class _Printer:
         )
         console.print(Rule(title, align="left"))
         if seat.content:
-            console.print(Markdown(seat.content))
+            console.print(AsWritten(seat.content))
         elif seat.error and self.blind:
             console.print(f"[{colour}]its message is not shown: it may name the model (blind)[/{colour}]")
         elif seat.error:
-            console.print(f"[{colour}]{escape(seat.error)}[/{colour}]")
+            console.print(f"[{colour}]{escape(as_text(seat.error))}[/{colour}]")
 
     def finish(self, reply: PanelReply) -> None:
         if self.quiet:
@@ -287,7 +302,7 @@ class _Printer:
             self._merged(reply.merged)
         for member in reply.left_off:
             who = "a member" if self.blind else member.alias
-            console.print(f"[dim]left off: {who}: {escape(member.reason)}[/dim]")
+            console.print(f"[dim]left off: {who}: {escape(as_text(member.reason))}[/dim]")
         if self.blind:
             console.print("[dim]blind: verdict names the models of the seats you judge[/dim]")
         console.print("[dim]judge a seat: benchwarmers verdict CALL --useful|--not-useful[/dim]")
@@ -300,13 +315,13 @@ class _Printer:
     def _merged(self, merged: Merged) -> None:
         if merged.status != "ok":
             said = "no merged answer (why is not shown: it may name a model)" if self.blind else None
-            console.print(f"[red]{escape(said or merged.note or merged.error)}[/red]")
+            console.print(f"[red]{escape(as_text(said or merged.note or merged.error))}[/red]")
             return
         by = "" if self.blind else f" · {merged.alias}"
         console.print(Rule(f"[bold]merged[/bold]{by} · call [cyan]{merged.call}[/cyan]"))
         if merged.note and not self.blind:  # a merge after others failed, or a seat's answer standing in
-            console.print(f"[dim]{escape(merged.note)}[/dim]")
-        console.print(Markdown(merged.content))
+            console.print(f"[dim]{escape(as_text(merged.note))}[/dim]")
+        console.print(AsWritten(merged.content))
         if merged.agreement:
             table = Table("point", "held by", "contradicted by", show_lines=False)
             for point in merged.agreement:
@@ -314,5 +329,5 @@ class _Printer:
                     ", ".join(self.letters.get(label, label) for label in labels)
                     for labels in (point.held_by, point.contradicted_by)
                 )
-                table.add_row(escape(point.point), held, contradicted)
+                table.add_row(escape(as_text(point.point)), held, contradicted)
             console.print(table)

@@ -16,6 +16,7 @@ sees the same output a terminal does.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -31,6 +32,19 @@ from benchwarmers.errors import BenchwarmersError
 
 DEBUG_ENV = environment.DEBUG.name
 _stderr = Console(stderr=True, soft_wrap=True, highlight=False)
+
+# C0 controls but tab and newline, DEL and C1: a terminal acts on them (ESC
+# starts a sequence that may clear the screen, hide text or, OSC 52, write the
+# clipboard; CSI is C1's ESC[), so a model's or a provider's text (an answer, an
+# upstream's error in a probe or a one-line error) never passes one through.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def as_text(text: str) -> str:
+    """A model's or a provider's words for the terminal: each control
+    character shown as a mark naming it (`⟨U+001B⟩`), a line ending in CR LF
+    ending as any other."""
+    return _CONTROL.sub(lambda found: f"⟨U+{ord(found.group()):04X}⟩", text.replace("\r\n", "\n"))
 
 
 class ReaderGone(Exception):
@@ -94,14 +108,14 @@ def describe(exc: BaseException) -> tuple[str, int]:
 
 
 def print_error(message: str) -> None:
-    line = " ".join(message.split())  # one line, whatever the message held
+    line = as_text(" ".join(message.split()))  # one line, whatever the message held
     _stderr.print(Text.assemble(("error: ", "bold red"), line))
 
 
 def print_note(message: str) -> None:
     """A plain line on stderr (what a command used), apart from its output."""
-    _stderr.print(Text(message))
+    _stderr.print(Text(as_text(message)))
 
 
 def print_warning(message: str) -> None:
-    _stderr.print(Text.assemble(("warning: ", "bold yellow"), " ".join(message.split())))
+    _stderr.print(Text.assemble(("warning: ", "bold yellow"), as_text(" ".join(message.split()))))

@@ -24,6 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from benchwarmers.cli.context import console, with_core
+from benchwarmers.cli.errors import as_text
 from benchwarmers.core import (
     Core,
     HealthReport,
@@ -70,7 +71,7 @@ def onboard(
         ),
         keep=keep,
     )
-    console.print(f"[bold]{escape(model.alias)}[/] is {model.status}: {escape(step)}")
+    console.print(f"[bold]{escape(model.alias)}[/] is {model.status}: {escape(as_text(step))}")
     if model.status == "resting":
         console.print(
             "a rate limit is no failure: it stays queued, and the server's onboarding worker "
@@ -94,7 +95,7 @@ def onboard_model(request: OnboardRequest, *, keep: bool = False) -> tuple[Model
                 stage = step.split(";", 1)[0].split(":", 1)[0]
                 if not said or stage != said[-1]:
                     said.append(stage)
-                    console.print(f"{request.served}: {step} ({fraction:.0%})", markup=False)
+                    console.print(f"{request.served}: {as_text(step)} ({fraction:.0%})", markup=False)
 
             return await core.ops.onboard(request, say)
         with Progress(
@@ -108,7 +109,7 @@ def onboard_model(request: OnboardRequest, *, keep: bool = False) -> tuple[Model
             task = bar.add_task(escape(request.served), total=1.0, step="queued")
 
             def show(_item: int, step: str, fraction: float) -> None:
-                bar.update(task, completed=fraction, step=escape(step.split(";", 1)[0]))
+                bar.update(task, completed=fraction, step=escape(as_text(step.split(";", 1)[0])))
 
             return await core.ops.onboard(request, show)
 
@@ -167,9 +168,9 @@ def probe(
             row.kind,
             "[yellow]resting[/]" if row.limited else answered,
             f"{row.seconds:.2f}",
-            escape((row.answer or row.error)[:60]),
+            escape(as_text((row.answer or row.error)[:60])),
         )
     console.print(table)
     for resting, why in report.resting.items():
-        console.print(f"[yellow]{escape(resting)}[/] rests, not retired: {escape(why)}")
+        console.print(f"[yellow]{escape(resting)}[/] rests, not retired: {escape(as_text(why))}")
     console.print(report.summary())

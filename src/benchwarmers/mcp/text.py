@@ -34,6 +34,12 @@ def ask_text(reply: PanelReply) -> str:
             "and send a verdict (call id, useful true/false, a short note) for each seat you judged: "
             + ", ".join(calls),
         ]
+    if sum(bool(s.call) and s.status in ("ok", "empty") for s in seats) >= 2:  # two answers: a pair says more
+        lines.append(
+            "Or compare two seats of this ask in one verdict: `better` and `worse` (call ids), "
+            "`tie` or `both_bad` (two call ids), or `best` (one call id: better than every other seat "
+            "that answered)."
+        )
     return "\n".join(lines).strip() + "\n"
 
 

@@ -530,10 +530,11 @@
     const bar = el('footer', { class: 'judge', role: 'group', 'aria-label': 'Judge the merged answer' },
       button('useful', 'Useful', 'U', 'good'), button('not_useful', 'Not useful', 'N', 'bad'), note, state);
     bar.give = give;
-    // Enter in the note saves it with the verdict given (none yet: says to give one).
+    // Enter in the note saves it with the verdict given (none yet: says to give one, the keys
+    // back to the merged answer, so the U or N it asks for is a verdict, not the note's).
     bar.saveNote = () => {
       if (json.verdict) give(json.verdict.useful);
-      else state.textContent = 'Now Useful or Not useful saves the note with the verdict.';
+      else { state.textContent = 'Now Useful or Not useful saves the note with the verdict.'; bar.closest('.merged-card').focus(); }
     };
     return bar;
   }
@@ -755,7 +756,10 @@
         event.preventDefault();
         const given = seat.verdict || seat.pending;
         if (given) judgeSeat(seat, given === 'useful');
-        else seat.card.querySelector('.judge-state').textContent = 'Now Useful or Not useful saves the note with the verdict.';
+        else { // the keys back to the answer, so the U or N it asks for is a verdict, not the note's
+          seat.card.querySelector('.judge-state').textContent = 'Now Useful or Not useful saves the note with the verdict.';
+          seat.card.focus();
+        }
       }
       return;
     }
