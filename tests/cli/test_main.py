@@ -199,3 +199,14 @@ def test_endpoint_limit_scope_is_set_and_shown() -> None:
     assert "hub per key (set)" in ok("endpoint", "list")
     result = bench("endpoint", "scope", "hub", "team")
     assert result.exit_code != 0 and "unknown limit scope 'team'" in result.stderr
+
+
+def test_words_in_a_models_status_reach_the_terminal_as_marks(hub: None) -> None:
+    """A status's reason (an upstream's words when a model is failing, or a
+    retirement's) may hold escape sequences; `model list` and `model show`
+    print each control character as a mark, never raw (`ESC[2J` cleared the
+    reader's screen, `ESC]52` wrote their clipboard)."""
+    ok("model", "retire", "alpha", "--reason", "said \x1b]52;c;cm0=\x07 then \x1b[2J")
+    for shown in (ok("model", "list"), ok("model", "show", "alpha")):
+        assert "\x1b" not in shown and "\x07" not in shown
+        assert "⟨U+001B⟩" in shown and "⟨U+0007⟩" in shown  # a table may wrap the rest

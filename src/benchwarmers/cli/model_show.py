@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchwarmers.cli.context import console, with_core
+from benchwarmers.cli.errors import as_text
 from benchwarmers.cli.models import model_app, price_text
 from benchwarmers.core import utc
 
@@ -33,8 +34,10 @@ def show(alias: Annotated[str, typer.Argument(help="The model's alias.")]) -> No
     facts = with_core(lambda core: core.ops.model_report(alias))
     model = facts["model"]
     status = model.status + (f" ({model.status_reason})" if model.status_reason else "")
-    console.print(f"[bold]{escape(model.alias)}[/]: {escape(model.served)} on {escape(model.endpoint.name)}")
-    console.print(f"  role {model.role}, status {escape(status)}" + (", ad hoc" if model.ad_hoc else ""))
+    # The served id and a status's reason are a provider's words: shown, never obeyed by the terminal.
+    served, status = escape(as_text(model.served)), escape(as_text(status))
+    console.print(f"[bold]{escape(model.alias)}[/]: {served} on {escape(model.endpoint.name)}")
+    console.print(f"  role {model.role}, status {status}" + (", ad hoc" if model.ad_hoc else ""))
     console.print(
         "  context "
         + (f"{model.context_window:,}" if model.context_window else "unknown")
@@ -85,7 +88,7 @@ def show(alias: Annotated[str, typer.Argument(help="The model's alias.")]) -> No
     for row in facts["record"]:
         console.print(f"  {escape(row['collection'])} / {row['shape']}:")
         for reason in row["reasons"]:
-            console.print(f"    - {escape(reason)}")
+            console.print(f"    - {escape(as_text(reason))}")
 
 
 def _price(price_in: float | None, price_out: float | None) -> str:

@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchwarmers.cli.context import JsonFlag, console, print_json, with_core
+from benchwarmers.cli.errors import as_text
 from benchwarmers.core import ModelView, model_json
 from benchwarmers.errors import UserError
 from benchwarmers.types import MODEL_ROLES
@@ -83,10 +84,10 @@ def list_(
         table.add_row(
             escape(model.alias),
             escape(model.endpoint.name),
-            escape(model.served),
+            escape(as_text(model.served)),
             model.role,
             f"[{style}]{model.status}[/]" if style else model.status,
-            "; ".join(n if n.startswith("[yellow]") else escape(n) for n in notes),
+            "; ".join(n if n.startswith("[yellow]") else escape(as_text(n)) for n in notes),
         )
     console.print(table)
 
