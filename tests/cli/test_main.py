@@ -207,6 +207,7 @@ def test_words_in_a_models_status_reach_the_terminal_as_marks(hub: None) -> None
     print each control character as a mark, never raw (`ESC[2J` cleared the
     reader's screen, `ESC]52` wrote their clipboard)."""
     ok("model", "retire", "alpha", "--reason", "said \x1b]52;c;cm0=\x07 then \x1b[2J")
-    for shown in (ok("model", "list"), ok("model", "show", "alpha")):
-        assert "\x1b" not in shown and "\x07" not in shown
-        assert "⟨U+001B⟩" in shown and "⟨U+0007⟩" in shown  # a table may wrap the rest
+    listed, shown = ok("model", "list"), ok("model", "show", "alpha")
+    assert not {"\x1b", "\x07"} & set(listed + shown)
+    assert "⟨U+001B⟩" in listed  # the table wraps the rest of its note
+    assert "said ⟨U+001B⟩]52;c;cm0=⟨U+0007⟩ then ⟨U+001B⟩[2J" in shown
