@@ -103,3 +103,26 @@ def test_equal_scores_share_a_rank_and_the_next_counts_them_all() -> None:
     assert leaderboard.ranks([0.7, 0.5, 0.5, 0.2]) == [1, 2, 2, 4]
     assert leaderboard.ranks([0.400001, 0.4]) == [1, 1]  # equal as the board shows them
     assert leaderboard.ranks([0.9, 0.8]) == [1, 2] and leaderboard.ranks([]) == []
+
+
+def test_a_model_we_do_not_know_yet_is_ranked_after_the_settled_ones() -> None:
+    """A model with one useful verdict, on a prior pooled from the others'
+    records, scored 76% (33-99%) and read "rank 2" above models judged thirty
+    times, the hatched band beside it saying it was too wide to rank on. The
+    settled standings are ranked first; the others follow, by their estimate."""
+    models = {"a": (27, 3), "b": (18, 12), "c": (9, 21)}
+    candidates = [
+        Candidate(a, Evidence(a, here=Tally(good, bad), suite_other=Tally(5, 1)), True)
+        for a, (good, bad) in models.items()
+    ]
+    candidates += [
+        Candidate("once", Evidence("once", here=Tally(1, 0)), True),
+        Candidate("never", Evidence("never"), True),
+    ]
+    ranked = rankings(Table(("a", "b", "c", "once", "never")), candidates, PairCounts())
+    by_alias = {r.alias: r for r in ranked}
+    assert by_alias["once"].mean > by_alias["b"].mean  # its estimate alone would place it second
+    board = [(place, r.alias) for place, r in leaderboard.board_order(ranked)]
+    assert board[:3] == [(1, "a"), (2, "b"), (3, "c")]
+    after = sorted(("once", "never"), key=lambda alias: -by_alias[alias].mean)
+    assert board[3:] == [(4, after[0]), (5, after[1])]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -125,5 +126,110 @@ def test_a_board_of_fourteen_says_what_its_json_says_and_reads_on_a_phone(
         cell = page.locator(f'#win-matrix tr[data-alias="{MEMBERS[0]}"] td[data-against="{last}"]')
         assert right(cell.bounding_box()) <= PHONE  # the far column, beside the row's name
         page.screenshot(path=str(artifacts / "leaderboard-fourteen-phone.png"), full_page=True)
+        assert watch.problems == []
+        page.close()
+
+
+KNOWN = {"ace": 0.9, "bolt": 0.6, "cider": 0.3}
+
+
+def judged_once_and_never(home: Path) -> None:
+    """Collection `few`: ace, bolt and cider judged on 30 asks each, one of
+    two seats picked better; `once` given one useful verdict; `never` sat
+    and was never judged; tieA beat tieB three times, lost once, tied once,
+    and both were bad once."""
+
+    async def work() -> None:
+        chance = random.Random(7)
+        async with Runtime.open(home=home) as rt:
+            await add_endpoint(rt.store, "local", "http://127.0.0.1:9/v1", "openai", needs_key=False)
+            members = [*KNOWN, "once", "never", "tieA", "tieB"]
+            for alias in members:
+                await add_model(rt.store, alias, "local", alias, price_in=0, price_out=0)
+            await add_collection(rt.store, "few", members, seats=3, explorer_seats=1)
+            asks = (
+                [[*KNOWN] for _ in range(30)] + [["once", "ace"], ["never", "bolt"]] + [["tieA", "tieB"]] * 6
+            )
+            async with rt.store.write() as session:
+                for ask, seats in enumerate(asks):
+                    session.add_all(
+                        Call(
+                            id=f"c{ask}-{alias}",
+                            alias=alias,
+                            collection="few",
+                            shape="short",
+                            status="ok",
+                            at=datetime.now(UTC),
+                            ask_id=f"a{ask}",
+                            kind="seat",
+                        )
+                        for alias in seats
+                    )
+            for ask in range(30):
+                for alias, quality in KNOWN.items():
+                    await record_verdict(rt.store, f"c{ask}-{alias}", chance.random() < quality)
+                await record_pairs(rt.store, PairJudgement("better", (f"c{ask}-ace", f"c{ask}-cider")))
+            await record_verdict(rt.store, "c30-once", True, note="the one verdict")
+            tie_a_b = [
+                PairJudgement("better", ("c32-tieA", "c32-tieB")),
+                PairJudgement("better", ("c33-tieA", "c33-tieB")),
+                PairJudgement("better", ("c34-tieA", "c34-tieB")),
+                PairJudgement("better", ("c35-tieB", "c35-tieA")),
+                PairJudgement("tie", ("c36-tieA", "c36-tieB")),
+                PairJudgement("both_bad", ("c37-tieA", "c37-tieB")),
+            ]
+            for judgement in tie_a_b:
+                await record_pairs(rt.store, judgement)
+
+    with ThreadPoolExecutor(1) as other:
+        other.submit(asyncio.run, work()).result()
+
+
+def test_a_model_judged_once_or_never_is_ranked_after_the_known_and_the_matrix_reads_three_to_one(
+    browser: Any, artifacts: Path, home: Path
+) -> None:
+    """A model with one useful verdict read "rank 2" above models judged
+    thirty times, its band beside it hatched as too wide to rank on; now
+    the settled models come first, 1, 2, 3, and the ones we don't know yet
+    after them (4 on), as on a phone. tieA, which beat tieB three times,
+    lost once, tied once and was bad with it once, reads 3–1 (1 tied), 70%
+    (a tie half: 3.5 of 5), with the both-bad pair beside it."""
+    judged_once_and_never(home)
+    with live_server(home) as server, httpx.Client(base_url=server.url, timeout=30) as client:
+        board = client.get("/bench/leaderboard", params={"collection": "few", "shape": "short"}).json()
+        models = {m["alias"]: m for m in board["models"]}
+        assert models["once"]["verdicts"] == {"useful": 1, "notUseful": 0}
+        assert models["once"]["score"] > models["bolt"]["score"]  # its estimate alone would rank it high
+        assert [(m["alias"], m["rank"]) for m in board["models"][:3]] == [
+            ("ace", 1),
+            ("bolt", 2),
+            ("cider", 3),
+        ]
+        for alias in ("once", "never"):
+            assert models[alias]["rank"] > 3 and not models[alias]["settled"]
+        assert models["tieA"]["pairs"] == {"wins": 3, "losses": 1, "ties": 1, "bothBad": 1}
+        assert board["matrix"]["tieA"]["tieB"] == {"wins": 3, "losses": 1, "ties": 1}
+        assert board["bothBad"]["tieA"]["tieB"] == 1
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        watch = Watch(page)
+        for width in (1280, PHONE):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.goto(server.url + "/leaderboard?collection=few&shape=short")
+            page.locator('body[data-ready="Leaderboard"]').wait_for(state="attached")
+            rows = page.locator("#leaderboard tbody tr")
+            assert [rows.nth(i).get_attribute("data-alias") for i in range(rows.count())] == [
+                m["alias"] for m in board["models"]
+            ]
+            for model in board["models"]:
+                row = page.locator(f'#leaderboard tr[data-alias="{model["alias"]}"]')
+                expect(row.locator(".rank")).to_have_text(str(model["rank"]))
+            once = page.locator('#leaderboard tr[data-alias="once"]')
+            expect(once.locator(".rank")).to_be_visible()
+            expect(once.locator(".band-label")).to_have_text(
+                re.compile(r"^we don't know yet: somewhere between")
+            )
+            cell = page.locator('#win-matrix tr[data-alias="tieA"] td[data-against="tieB"]')
+            expect(cell).to_have_text("3–1 (1 tied) 70% 1 both bad")
+            page.screenshot(path=str(artifacts / f"leaderboard-unranked-{width}.png"), full_page=True)
         assert watch.problems == []
         page.close()

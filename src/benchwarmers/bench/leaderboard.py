@@ -11,7 +11,8 @@ writes. A standing is `settled: false` ("we don't know yet") when its
 interval is wider than `SETTLED_WIDTH`, too wide to rank on, or when the
 model was judged here fewer than `SETTLED_JUDGED` times, however narrow
 its interval: what the other models' records pool into its prior narrows
-it before anyone judged it (`settled`).
+it before anyone judged it (`settled`). Such a model is ranked after
+every settled one, by its best estimate (`board_order`).
 
 People's verdicts (on the answers the rating reads: seats, route turns)
 and pairs are what the counts and the trend show; a judge model's pairs
@@ -108,9 +109,8 @@ async def _board(runtime: Runtime, collection: CollectionView, shape: str) -> di
     for alias, useful, _ in verdict_rows:
         verdicts[alias]["useful" if useful else "notUseful"] += 1
     record, matrix = _pair_record(pairs)
-    by_score = sorted(ranked, key=lambda r: -r.mean)
     models = []
-    for position, standing in zip(ranks([r.mean for r in by_score]), by_score, strict=True):
+    for position, standing in board_order(ranked):
         alias = standing.alias
         low, high = standing.interval
         suite = (await suite_summary(runtime, alias)).get(shape, {})
@@ -148,11 +148,24 @@ async def _board(runtime: Runtime, collection: CollectionView, shape: str) -> di
     }
 
 
+def board_order(ranked: Sequence[Ranking]) -> list[tuple[int, Ranking]]:
+    """The board's rows and their ranks: the settled standings best first,
+    then those we don't know yet, best estimate first, ranked after every
+    settled one (`ranks` within each part). A model judged once, or never,
+    on a prior pooled from the others' records read "rank 2" among models
+    judged thirty times, above the ones it was no better known than: a
+    place the hatched band beside it said nobody could give it yet."""
+    known = sorted((r for r in ranked if settled(r)), key=lambda r: -r.mean)
+    unknown = sorted((r for r in ranked if not settled(r)), key=lambda r: -r.mean)
+    places = [*ranks([r.mean for r in known]), *(len(known) + p for p in ranks([r.mean for r in unknown]))]
+    return list(zip(places, [*known, *unknown], strict=True))
+
+
 def ranks(scores: Sequence[float]) -> list[int]:
     """Each score's rank, best first (`scores` sorted high to low): equal
     scores (as the board shows them) share a rank, the next after them
-    counts them all (1, 1, 3). Three members nobody judged yet, on the same
-    prior, are not "1, 2, 3" by the order they were named in."""
+    counts them all (1, 1, 3). Two models judged alike are not "1, 2" by
+    the order they were named in."""
     shown = [round(score, 4) for score in scores]
     return [1 + sum(other > score for other in shown) for score in shown]
 
