@@ -141,11 +141,12 @@ class _Reader(StreamDecoder):
         if not isinstance(data, dict):
             return False  # `feed` says what is wrong with it
         candidates = data.get("candidates")
+        if type(candidates) is list:  # a loop, not `any` over a generator: this runs on every event
+            for candidate in candidates:
+                if type(candidate) is dict and candidate.get("finishReason"):
+                    return True
         feedback = data.get("promptFeedback")
-        return (
-            isinstance(candidates, list)
-            and any(isinstance(c, dict) and c.get("finishReason") for c in candidates)
-        ) or (isinstance(feedback, dict) and bool(feedback.get("blockReason")))
+        return type(feedback) is dict and bool(feedback.get("blockReason"))
 
     def feed(self, event: StreamEvent) -> list[Chunk]:
         data = event.data

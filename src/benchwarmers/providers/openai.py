@@ -172,10 +172,12 @@ class _Decoder(StreamDecoder):
         data = event.data
         if data is None:
             return True
-        choices = data.get("choices") if isinstance(data, dict) else None  # any other shape: `feed` says so
-        return isinstance(choices, list) and any(
-            isinstance(c, dict) and c.get("finish_reason") for c in choices
-        )
+        choices = data.get("choices") if type(data) is dict else None  # any other shape: `feed` says so
+        if type(choices) is list:  # a loop, not `any` over a generator: this runs on every event
+            for choice in choices:
+                if type(choice) is dict and choice.get("finish_reason"):
+                    return True
+        return False
 
     def feed(self, event: StreamEvent) -> list[Chunk]:
         data = event.data
