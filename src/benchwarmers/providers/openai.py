@@ -67,7 +67,7 @@ class OpenAIAdapter(Adapter):
         self, target: Target, request: Request, *, stream: bool, timeout: float | None = None
     ) -> AsyncIterator[Chunk]:
         chunks = super().execute(target, request, stream=stream, timeout=timeout)
-        base = target.base
+        base = target.base_url  # as the endpoint wrote it: one endpoint, one string, no rstrip a call
         if not stream or base in self.took_options or base in self.refused_options:
             return chunks
         return self._learning(chunks, target, request, timeout)
@@ -84,11 +84,11 @@ class OpenAIAdapter(Adapter):
         except ProviderError as error:
             if error.status not in (400, 422) or "stream_options" not in error.message:
                 raise
-            self.refused_options.add(target.base)
+            self.refused_options.add(target.base_url)
             chunks = super().execute(target, request, stream=True, timeout=timeout)
             first = await anext(chunks)
         else:
-            self.took_options.add(target.base)
+            self.took_options.add(target.base_url)
         try:
             yield first
             async for chunk in chunks:
@@ -127,7 +127,7 @@ class OpenAIAdapter(Adapter):
             body["response_format"] = openai_response_format(request.output)
         if stream:
             body["stream"] = True
-            if target.base not in self.refused_options:
+            if target.base_url not in self.refused_options:
                 body["stream_options"] = {"include_usage": True}
         return Outbound(f"{target.base}/chat/completions", _headers(target), body)
 
@@ -190,7 +190,8 @@ class _Decoder(StreamDecoder):
         chunks: list[Chunk] = []
         for choice in data.get("choices") or []:
             delta = choice.get("delta") or {}
-            text = _text(delta.get("content"))
+            content = delta.get("content")
+            text = content if type(content) is str else _text(content)  # a string: most events
             if text:
                 chunks.append(TextDelta(text))
             elif delta.get("refusal"):  # the model declined: its words are the answer
