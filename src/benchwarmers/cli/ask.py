@@ -50,10 +50,12 @@ class AsWritten(Markdown):
 
     def __init__(self, markup: str) -> None:
         super().__init__("")
-        markup = as_text(markup)
-        self.markup = markup
-        parser = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"])
-        self.parsed = parser.parse(markup)
+        self.markup = as_text(markup)
+        self.parsed = _MARKDOWN.parse(self.markup)
+
+
+# rich's own reading of markdown (CommonMark, strikethrough, tables), with HTML off; made once.
+_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"])
 
 
 def register(app: typer.Typer) -> None:

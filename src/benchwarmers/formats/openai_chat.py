@@ -304,7 +304,11 @@ def finish_reason(finish: FinishReason, called_tools: bool = False) -> str:
     loop), `length` when cut at its output limit."""
     if called_tools:
         return "tool_calls"
-    return {"length": "length", "content_filter": "content_filter"}.get(finish, "stop")
+    return _FINISH_REASONS.get(finish, "stop")
+
+
+# Our finish reasons OpenAI's `finish_reason` names alike; any other is "stop".
+_FINISH_REASONS: dict[FinishReason, str] = {"length": "length", "content_filter": "content_filter"}
 
 
 def new_chat_id() -> str:

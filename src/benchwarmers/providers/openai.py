@@ -58,17 +58,16 @@ class OpenAIAdapter(Adapter):
 
     def __init__(self, outbound: OutboundClient) -> None:
         super().__init__(outbound)
-        # Base URLs whose server refused `stream_options`, and those that took
-        # it: only a stream to a base in neither is watched (a generator more).
-        self.refused_options: set[str] = set()
-        self.took_options: set[str] = set()
+        # Per base URL (as the endpoint wrote it) whose first stream was read:
+        # whether its server took `stream_options`. Only a stream to a base
+        # not here yet is watched (a generator more).
+        self.takes_options: dict[str, bool] = {}
 
     def execute(
         self, target: Target, request: Request, *, stream: bool, timeout: float | None = None
     ) -> AsyncIterator[Chunk]:
         chunks = super().execute(target, request, stream=stream, timeout=timeout)
-        base = target.base_url  # as the endpoint wrote it: one endpoint, one string, no rstrip a call
-        if not stream or base in self.took_options or base in self.refused_options:
+        if not stream or target.base_url in self.takes_options:
             return chunks
         return self._learning(chunks, target, request, timeout)
 
@@ -84,11 +83,11 @@ class OpenAIAdapter(Adapter):
         except ProviderError as error:
             if error.status not in (400, 422) or "stream_options" not in error.message:
                 raise
-            self.refused_options.add(target.base_url)
+            self.takes_options[target.base_url] = False
             chunks = super().execute(target, request, stream=True, timeout=timeout)
             first = await anext(chunks)
         else:
-            self.took_options.add(target.base_url)
+            self.takes_options[target.base_url] = True
         try:
             yield first
             async for chunk in chunks:
@@ -127,7 +126,7 @@ class OpenAIAdapter(Adapter):
             body["response_format"] = openai_response_format(request.output)
         if stream:
             body["stream"] = True
-            if target.base_url not in self.refused_options:
+            if self.takes_options.get(target.base_url, True):
                 body["stream_options"] = {"include_usage": True}
         return Outbound(f"{target.base}/chat/completions", _headers(target), body)
 
