@@ -76,7 +76,9 @@ def test_a_settled_seat_is_kept_against_a_challenger_judged_on_few_answers() -> 
     """A member seated by record and judged on many answers here keeps its
     seat against a challenger with a higher estimate read from a few
     answers (saying so); judged on enough answers, the challenger takes it;
-    a newcomer, or a seat whose model the change detector flagged, is not kept."""
+    a newcomer is not kept; a seat whose model the change detector flagged is
+    kept only against a challenger whose mean is inside its interval (a chance
+    dip), not against one above all of it (a real drop)."""
     table = Table(members=("a", "b", "c"), seats=2, explorer_seats=1, seated=("a", "b"))
     settled = [cand("a", 60, 40), cand("b", 70, 30)]
     kept = decide(table, [*settled, cand("c", 4, 0)], rng=random.Random(0))
@@ -87,9 +89,16 @@ def test_a_settled_seat_is_kept_against_a_challenger_judged_on_few_answers() -> 
     assert set(decide(table, [*settled, cand("c", 16, 0)], rng=random.Random(0)).record) == {"b", "c"}
     newcomer = cand("c", 4, 0, newcomer=True)
     assert set(decide(table, [*settled, newcomer], rng=random.Random(0)).record) == {"b", "c"}
-    changed = Candidate("a", Evidence("a", here=Tally(60, 40), changed="changed: 2 of its last 8"), True)
-    flagged = [changed, settled[1], cand("c", 4, 0)]
-    assert set(decide(table, flagged, rng=random.Random(0)).record) == {"b", "c"}
+    dipped = Candidate("a", Evidence("a", here=Tally(21, 14), changed="changed: 2 of its last 8"), True)
+    inside = decide(table, [dipped, settled[1], cand("c", 3, 1)], rng=random.Random(0))
+    (c,) = [r for r in inside.rankings if r.alias == "c"]
+    (a,) = [r for r in inside.rankings if r.alias == "a"]
+    assert a.interval[0] < c.mean < a.interval[1] and c.mean > a.mean  # c would take it on its estimate
+    assert set(inside.record) == {"a", "b"}
+    assert any("kept out of a's settled seat: judged on 4 answers" in why for why in c.reasons)
+    above = decide(table, [dipped, settled[1], cand("c", 4, 0)], rng=random.Random(0))
+    assert next(r.mean for r in above.rankings if r.alias == "c") > a.interval[1]
+    assert set(above.record) == {"b", "c"}
     young = [cand("a", 12, 8), cand("b", 14, 6), cand("c", 4, 0)]  # nobody judged on 30 answers yet
     assert set(decide(table, young, rng=random.Random(0)).record) == {"b", "c"}
 

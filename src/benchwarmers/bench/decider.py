@@ -83,8 +83,12 @@ EXPLORE_MARGIN = 0.03
 # is mostly its prior, or a few lucky pairs, and a seat it took late was a wrong panel for the
 # asks it took to read it back down (the easy world's slowest runs, docs/benchmarks.md: issue 34,
 # sixth look); a challenger still reaching above the seat keeps the explorer seat until it has
-# been judged enough to take it. Newcomers are exempt (their suite result seats them at once),
-# and so is a seat whose model the change detector flagged (its record is of what it was).
+# been judged enough to take it. Newcomers are exempt (their suite result seats them at once).
+# A seat whose model the change detector flagged stays settled against a challenger whose mean
+# is inside the flagged model's interval (read now from its newest verdicts): in a world where
+# nothing changes every flag is a chance dip, and a model read from its prior took the seat for
+# the asks the flag lasted; a challenger above that whole interval takes it (a real drop is
+# seen at once). Both: docs/benchmarks.md, issue 34's eleventh look.
 SETTLED_ANSWERS = 30
 CHALLENGER_ANSWERS = 15
 
@@ -175,20 +179,27 @@ def _settled(
 ) -> tuple[Ranking, ...]:
     """The ratings with settled seats kept (`SETTLED_ANSWERS`): a challenger
     judged on too few answers here scores just under the weakest settled seat
-    at most, and says why."""
+    that holds it at most, and says why."""
     answered = pairs.answers if pairs else {}
     judged = [r.judged + answered.get(r.alias, 0) for r in rated]
     seated = set(table.seated)
+    # (score, alias, the highest mean it holds back: a flagged model's interval top, else any)
     settled = [
-        (r.score, r.alias)
+        (r.score, r.alias, r.interval[1] if c.evidence.changed else math.inf)
         for r, c, n in zip(rated, candidates, judged, strict=True)
-        if r.alias in seated and not c.held_out and not c.evidence.changed and n >= SETTLED_ANSWERS
+        if r.alias in seated and not c.held_out and n >= SETTLED_ANSWERS
     ]
     if not settled:
         return rated
-    floor, holder = min(settled)
-    return tuple(
-        replace(
+
+    def held(r: Ranking, c: Candidate, n: float) -> Ranking:
+        if r.alias in seated or c.held_out or c.newcomer or n >= CHALLENGER_ANSWERS:
+            return r
+        holders = [(score, alias) for score, alias, top in settled if r.mean <= top]
+        if not holders or r.score < min(holders)[0]:
+            return r
+        floor, holder = min(holders)
+        return replace(
             r,
             score=math.nextafter(floor, -math.inf),
             reasons=(
@@ -197,13 +208,8 @@ def _settled(
                 f"fewer than {CHALLENGER_ANSWERS} (too few to unseat a model judged on many)",
             ),
         )
-        if r.score >= floor
-        and r.alias not in seated
-        and not (c.held_out or c.newcomer)
-        and n < CHALLENGER_ANSWERS
-        else r
-        for r, c, n in zip(rated, candidates, judged, strict=True)
-    )
+
+    return tuple(held(r, c, n) for r, c, n in zip(rated, candidates, judged, strict=True))
 
 
 def _fit(
