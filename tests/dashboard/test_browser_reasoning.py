@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from benchwarmers.testing import FakeModel, FakeProvider
+from benchwarmers.testing import FakeModel, FakeProvider, script
 from tests.dashboard.test_browser_judging import answers, bench, card
 from tests.test_reasoning import LEADING, NONE
 
@@ -81,6 +81,34 @@ def test_a_leading_think_block_is_folded_while_written_and_after(
         )
         expect(kept.locator("details.reasoning")).not_to_have_attribute("open", "")
         expect(kept.locator(":scope > p")).to_have_text("It is Paris.")
+        assert b.watch.take() == []
+
+
+def test_a_reasoning_merger_s_answer_is_folded_and_its_report_still_read(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Every model of the panel reasons in its text, the merger too: its
+    merged answer folds as a seat's does, and its report, JSON after a think
+    block, is still read (`output_check.unwrapped`)."""
+    report = {**script.PLAIN_REPORT, "consensus": ["both say Paris"]}
+    models = [
+        FakeModel(alias, answer=script.merger(answers(capital="It is Paris."), report))
+        for alias in ("alpha", "beta")
+    ]
+    with bench(browser, home, fake_provider, models) as b:
+        page = b.page
+        for alias in ("alpha", "beta"):
+            fake_provider.models[alias].thinking = f"{alias} weighs it."
+            fake_provider.models[alias].think_tag = "think"
+        page.check("#f-merged")
+        b.ask("The capital of France?")
+        page.locator("#ask-state >> text=Done.").wait_for()
+        merged = page.locator("#conversation .merged-card")
+        expect(merged.locator(".answer > details.reasoning summary")).to_contain_text("Reasoning · ")
+        expect(merged.locator(".answer > p")).to_have_text("It is Paris.")
+        expect(merged.locator(".merge-report")).to_contain_text("both say Paris")
+        for alias in ("alpha", "beta"):
+            expect(card(page, alias).locator(".answer > p")).to_have_text("It is Paris.")
         assert b.watch.take() == []
 
 
