@@ -128,11 +128,11 @@ class Adapter(ABC):
             headers, chunks = await self.transport.post_reply(
                 call.url,
                 call.body,
+                read=self.read_reply,
                 headers=call.headers,
                 timeout=timeout,
                 framing=self.framing,
                 decoder=self.decoder,
-                read=self.read_reply,
             )
             yield headers
             for chunk in chunks:

@@ -99,24 +99,25 @@ class Transport:
         self.outbound = outbound
 
     async def get_json(self, url: str, *, headers: dict[str, str], timeout: float | None) -> Any:
-        _, body = await self._call("GET", url, None, headers, timeout)
-        return body
+        found, raw = await self._call("GET", url, None, headers, timeout)
+        return _json(raw, found)
 
     async def post_json(
         self, url: str, body: dict[str, Any], *, headers: dict[str, str], timeout: float | None
     ) -> tuple[ResponseHeaders, Any]:
-        return await self._call("POST", url, body, headers, timeout)
+        found, raw = await self._call("POST", url, body, headers, timeout)
+        return found, _json(raw, found)
 
     async def post_reply(
         self,
         url: str,
         body: dict[str, Any],
         *,
+        read: Callable[[Any], list[Chunk]],
         headers: dict[str, str],
         timeout: float | None,
         framing: Framing,
         decoder: Callable[[], Decoding],
-        read: Callable[[Any], list[Chunk]],
     ) -> tuple[ResponseHeaders, list[Chunk]]:
         """A whole (non-streamed) reply's chunks: its JSON read by `read`
         (the adapter's reply reader). A server that answers a request that
@@ -126,7 +127,7 @@ class Transport:
         a body that is neither JSON nor events is `ProviderBadReply`, "the
         reply is not JSON", as it always was. The mirror of `stream`'s
         `whole`."""
-        found, raw = await self._fetched("POST", url, body, headers, timeout)
+        found, raw = await self._call("POST", url, body, headers, timeout)
         try:
             parsed = jsontext.loads(raw)
         except ValueError:
@@ -230,21 +231,6 @@ class Transport:
         body: dict[str, Any] | None,
         headers: dict[str, str],
         timeout: float | None,
-    ) -> tuple[ResponseHeaders, Any]:
-        found, raw = await self._fetched(method, url, body, headers, timeout)
-        try:
-            parsed = jsontext.loads(raw)
-        except ValueError:
-            raise _not_json(raw, found) from None
-        return found, parsed
-
-    async def _fetched(
-        self,
-        method: str,
-        url: str,
-        body: dict[str, Any] | None,
-        headers: dict[str, str],
-        timeout: float | None,
     ) -> tuple[ResponseHeaders, bytes]:
         """The whole body of a reply whose status is not an error's."""
         deadline = Deadline.after(timeout)
@@ -296,6 +282,13 @@ def _events_read(
             headers=headers,
         )
     return chunks + reading(decoder.close, status)
+
+
+def _json(raw: bytes, found: ResponseHeaders) -> Any:
+    try:
+        return jsontext.loads(raw)
+    except ValueError:
+        raise _not_json(raw, found) from None
 
 
 def _not_json(raw: bytes, found: ResponseHeaders) -> ProviderBadReply:
