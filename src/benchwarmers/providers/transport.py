@@ -263,8 +263,9 @@ def _events_read(
     status, headers = found.status, dict(found.headers)
     events: list[StreamEvent] = []
     for item in items:
-        data = _loads(item.data) if item.data.strip() != DONE else None
-        if data is None and item.data.strip() != DONE:
+        done = item.data.strip() == DONE
+        data = None if done else _loads(item.data)
+        if data is None and not done:
             raise _not_json(raw, found)
         events.append(StreamEvent(item.name, data))
     if not events:
