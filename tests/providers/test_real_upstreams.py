@@ -9,8 +9,8 @@ without its space, comments, `event:`/`id:`/`retry:`, a BOM), OpenAI-style
 servers' chunks (usage with no choices, `refusal` and `reasoning_content`
 deltas, OpenRouter's error inside a 200 stream, a server that answers JSON
 to a stream request and one that answers a stream where JSON was asked),
-Anthropic's `ping`, thinking blocks and mid-stream `error`, Gemini's thought parts and blocked prompts, Ollama's `thinking` and
-its error line. What reaches the caller: the answer's text only (reasoning
+Anthropic's `ping`, thinking blocks and mid-stream `error`, Gemini's
+thought parts and blocked prompts, Ollama's `thinking` and its error line. What reaches the caller: the answer's text only (reasoning
 is dropped, never shown as the answer), its finish reason, and a
 `ProviderError` naming what the upstream said for an error mid-stream."""
 
