@@ -10,9 +10,10 @@ servers' chunks (usage with no choices, `refusal` and `reasoning_content`
 deltas, OpenRouter's error inside a 200 stream, a server that answers JSON
 to a stream request and one that answers a stream where JSON was asked),
 Anthropic's `ping`, thinking blocks and mid-stream `error`, Gemini's
-thought parts and blocked prompts, Ollama's `thinking` and its error line. What reaches the caller: the answer's text only (reasoning
-is dropped, never shown as the answer), its finish reason, and a
-`ProviderError` naming what the upstream said for an error mid-stream."""
+thought parts and blocked prompts, Ollama's `thinking` and its error line.
+What reaches the caller: the answer's text only (reasoning is dropped,
+never shown as the answer), its finish reason, and a `ProviderError`
+naming what the upstream said for an error mid-stream."""
 
 from __future__ import annotations
 
