@@ -10,8 +10,8 @@ Anthropic's thinking blocks) never reaches the text: the adapters drop it.
 
 What a person reads (the dashboard, `benchwarmers ask`) and what the merger
 and a judge model read is the answer after the block; the panel's API
-replies carry the text as the model wrote it (docs/panel.md, "Reasoning in
-the answer"). The rules, the same as the dashboard's (`static/markdown.js`,
+replies carry the text as the model wrote it (docs/formats.md, "A think
+block in the answer"). The rules, the same as the dashboard's (`static/markdown.js`,
 `bw.reasoning`), on purpose one reading:
 
 - The block leads: only whitespace before `<think>` or `<thinking>` (any
