@@ -70,6 +70,19 @@ async def test_probe_checks_tell_a_wrong_answer_from_a_right_one(
     assert (await get_model(bench.store, "sloppy")).status == "available"
 
 
+async def test_a_reasoning_models_think_block_is_no_part_of_the_answer_a_probe_checks(
+    bench: Runtime, add_fake: Callable[..., FakeModel]
+) -> None:
+    """DeepSeek-R1 through Ollama writes `<think>…</think>` before every
+    answer: its probes are checked on the answer after it (no wrong sum
+    read in its working), and the answer kept is what it wrote."""
+    add_fake("r1", thinking="Is it 41? No: 40 + 2 is 42.", think_tag="think")
+    await onboard(bench, "r1", "quick", alias="r1")
+    rows = {r.name: r for r in await probes.probe_history(bench.store, "r1")}
+    assert all(r.ok for r in rows.values()), {name: r.answer for name, r in rows.items()}
+    assert rows["sum"].answer.startswith("<think>\nIs it 41?")
+
+
 async def test_quick_ad_hoc_probes_only_and_marks_the_model(
     bench: Runtime, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
 ) -> None:

@@ -127,6 +127,28 @@ def test_markup_in_an_answer_is_printed_as_the_model_wrote_it(
     assert "## Title" not in shown and "Title" in shown and "After it." in shown
 
 
+def test_a_leading_think_block_is_folded_to_one_line_and_json_keeps_it(
+    panel_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reasoning model's `<think>` block in its text printed as if it were
+    the answer; now one dim line says it was folded, and how long it was."""
+    thinking = "Paris is the capital, surely; Lyon is not."
+    models = [
+        FakeModel("one", answer=script.merger("Merged: Paris.", script.PLAIN_REPORT)),
+        FakeModel("two", answer="It is Paris.", thinking=thinking, think_tag="think"),
+    ]
+    with panel_server(models, DUO) as server:
+        monkeypatch.setenv("BENCHWARMERS_URL", server.url)
+        shown = " ".join(run("ask", "duo", "capital?", "--merged").output.split())
+        as_json = json.loads(run("ask", "duo", "capital?", "--json").output)
+    assert f"reasoning folded ({len(thinking)} characters)" in shown
+    assert "It is Paris." in shown and "Merged: Paris." in shown
+    assert "surely" not in shown and "think>" not in shown
+    # The API's text is the model's as written (docs/formats.md): the bench object keeps the block.
+    (two,) = [seat for seat in as_json["seats"] if seat["alias"] == "two"]
+    assert two["content"] == f"<think>\n{thinking}\n</think>\n\nIt is Paris."
+
+
 def test_a_models_control_characters_reach_the_terminal_as_marks(
     panel_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -153,6 +153,11 @@ HEAVY = [
     ("200,000 made-up entities", "Array.from({length: 200000}, (_, i) => '&q' + i + ';').join(' ')"),
     ("quotes 10,000 deep", "'>'.repeat(10000) + ' x'"),
     ("lists 10,000 deep", "'- '.repeat(10000) + 'x'"),
+    # A reasoning model's think block (`bw.answer`, drawn as a seat still writing it).
+    ("a think block of 2 MB", "'<think>' + 'hmm '.repeat(500000) + '</think>an answer'"),
+    ("200,000 opening tags, none closed", "'<think>'.repeat(200000)"),
+    ("200,000 closing tags", "'</thinking>'.repeat(200000)"),
+    ("a MB of spaces before half a tag", "' '.repeat(1000000) + '<thin'"),
 ]
 
 
@@ -171,7 +176,7 @@ def test_deep_and_huge_answers_are_drawn_whole_without_an_error(browser: Any, ho
                     const started = performance.now();
                     const box = document.createElement('div');
                     let error = null;
-                    try {{ box.append(bw.markdown(text)); }} catch (e) {{ error = String(e); }}
+                    try {{ box.append(bw.answer(text, true)); }} catch (e) {{ error = String(e); }}
                     document.body.append(box);
                     box.getBoundingClientRect();
                     const took = performance.now() - started;

@@ -266,6 +266,9 @@ def test_the_judges_answer_is_read_leniently_and_wrong_pairs_passed_over() -> No
     assert judge.parse_judgement('{"pairs": [{"a": "C", "b": "A", "verdict": "C"}]}', labels) == [
         ("better", "Seat 3", "Seat 2")  # the winner named by its own letter
     ]
+    # A reasoning judge's leading think block, braces and all, is its working, not its verdicts.
+    thought = '<think>Is {"a": "A"} fair? A-C: C.</think>\n{"pairs": [{"a": "A", "b": "C", "verdict": "B"}]}'
+    assert judge.parse_judgement(thought, labels) == [("better", "Seat 3", "Seat 2")]
     for unreadable in ("Seat A is better.", "", '{"pairs": "A"}', "[1, 2]", '{"pairs": [{"a": "A"}]}'):
         assert judge.parse_judgement(unreadable, labels) == []
 

@@ -66,6 +66,13 @@ def test_only_a_fence_around_the_whole_answer_is_taken_off() -> None:
     assert unwrapped('Here:\n```json\n{"n": 1}\n```') == 'Here:\n```json\n{"n": 1}\n```'
 
 
+def test_a_reasoning_models_leading_think_block_is_no_part_of_its_json() -> None:
+    thought = '<think>\nThe user wants {"n": ...}; 1 will do.\n</think>\n\n```json\n{"n": 1}\n```'
+    assert unwrapped(thought) == '{"n": 1}'
+    assert check_output(thought, AS_OBJECT) == (True, "")
+    assert check_output('Here <think>x</think> {"n": 1}', AS_OBJECT)[0] is False  # not leading: text
+
+
 def test_a_long_error_is_cut() -> None:
     valid, error = check_output("x" * 2000, AS_OBJECT)
     assert not valid and len(error) <= 300

@@ -152,3 +152,17 @@ def test_anonymised_merge_request() -> None:
         assert alias not in prompt and alias not in request.system
     assert "capital of France?" in prompt and "Seat C" in prompt
     assert request.output is None  # the answer is plain text, streamed; the report is its own call
+
+
+def test_the_merger_reads_each_answer_without_its_leading_think_block() -> None:
+    seats = [
+        Seat("c_1", "Seat 1", "r1", "ok", 1.0, content="<think>\nParis? Surely.\n</think>\n\nParis"),
+        Seat("c_2", "Seat 2", "qwq", "ok", 1.0, content="Lyon, no: Paris.\n</think>\nParis, France"),
+        Seat("c_3", "Seat 3", "gpt", "ok", 1.0, content="The tag <think> is text here."),
+    ]
+    answers = anonymise(seats, random.Random(7)).answers()
+    prompt = merge_request(ask("capital of France?"), anonymise(seats, random.Random(7))).messages[0].text
+    for text in (answers, prompt):
+        assert "Surely" not in text and "Lyon" not in text and "</think>" not in text
+        assert "\n\nParis\n" in text + "\n" and "Paris, France" in text
+        assert "The tag <think> is text here." in text

@@ -317,3 +317,40 @@ async def test_gather_assembles_tool_calls_from_pieces() -> None:
     reply = await gather(replay(chunks))
     assert reply.tool_calls == (ToolCall("id-a", "a", '{"x": 1}'), ToolCall("id-b", "b", '{"y": 2}'))
     assert (reply.text, reply.usage, reply.finish) == ("hm", Usage(3, 4), "tool_calls")
+
+
+@APIS
+async def test_a_stream_sent_where_json_was_asked_for_reads_as_the_json_reply_would(
+    call: Call, fake_provider: FakeProvider, api: str
+) -> None:
+    """Some compatible servers and proxies answer `stream: false` with
+    `text/event-stream` anyway: its events make the same reply (text, finish,
+    usage) a JSON answer gives, not a bad reply."""
+    fake_provider.add(FakeModel("m1", answer="the sky is blue", max_output=3))
+    fake_provider.add(FakeModel("m2", answer="the sky is blue", max_output=3, stream_always=True))
+    asked = Request((user("what colour is the sky"),), system="be brief")
+
+    as_json = await call(api, asked, stream=False)
+    as_events = await call(api, asked, stream=False, served="m2")
+
+    assert not fake_provider.last("m2").stream  # not asked to stream: it streamed all the same
+    assert isinstance(as_events[0], ResponseHeaders) and as_events[0].status == 200
+    whole, streamed = await gather(replay(as_json)), await gather(replay(as_events))
+    assert (streamed.text, streamed.finish, streamed.usage) == ("the sky is", "length", Usage(7, 3))
+    assert (streamed.text, streamed.finish, streamed.usage) == (whole.text, whole.finish, whole.usage)
+
+
+@APIS
+async def test_tool_calls_streamed_where_json_was_asked_for_are_read(
+    call: Call, fake_provider: FakeProvider, api: str
+) -> None:
+    fake_provider.add(
+        FakeModel("m1", tool_calls=[FakeToolCall("get_weather", {"city": "Oslo"})], stream_always=True)
+    )
+    reply = await gather(
+        replay(await call(api, Request((user("weather?"),), tools=(WEATHER,)), stream=False))
+    )
+    assert [(c.name, json.loads(c.arguments)) for c in reply.tool_calls] == [
+        ("get_weather", {"city": "Oslo"})
+    ]
+    assert reply.finish == "tool_calls"

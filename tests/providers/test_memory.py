@@ -152,8 +152,10 @@ async def test_a_stream_that_ends_before_its_end_marker_is_a_bad_reply() -> None
         (True, b"data: {not json\n\n", "a stream event is not JSON: {not json"),
         (False, b'{"choices": []}', "unexpected reply shape (IndexError"),
         (False, b'{"choices": [{"message": null}]}', "unexpected reply shape (AttributeError"),
+        (False, b"data: {not json\n\n", "the reply is not JSON: data: {not json"),
+        (False, b'data: {"choices": [{"delta": {"content": "half"}}]}\n\n', "the reply, a stream where"),
     ],
-    ids=["not-json", "event-not-json", "no-choice", "null-message"],
+    ids=["not-json", "event-not-json", "no-choice", "null-message", "events-not-json", "events-cut"],
 )
 async def test_a_malformed_body_is_a_bad_reply(stream: bool, body: bytes, said: str) -> None:
     error, _ = await failure("openai", answering(WireResponse(200, {}, body)), ASK, stream=stream)

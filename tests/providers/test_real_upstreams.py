@@ -8,11 +8,12 @@ stream parsers: SSE framing as the WHATWG spec has it (CR, CRLF, `data:`
 without its space, comments, `event:`/`id:`/`retry:`, a BOM), OpenAI-style
 servers' chunks (usage with no choices, `refusal` and `reasoning_content`
 deltas, OpenRouter's error inside a 200 stream, a server that answers JSON
-to a stream request), Anthropic's `ping`, thinking blocks and mid-stream
-`error`, Gemini's thought parts and blocked prompts, Ollama's `thinking` and
-its error line. What reaches the caller: the answer's text only (reasoning
-is dropped, never shown as the answer), its finish reason, and a
-`ProviderError` naming what the upstream said for an error mid-stream."""
+to a stream request and one that answers a stream where JSON was asked),
+Anthropic's `ping`, thinking blocks and mid-stream `error`, Gemini's
+thought parts and blocked prompts, Ollama's `thinking` and its error line.
+What reaches the caller: the answer's text only (reasoning is dropped,
+never shown as the answer), its finish reason, and a `ProviderError`
+naming what the upstream said for an error mid-stream."""
 
 from __future__ import annotations
 
@@ -362,6 +363,23 @@ async def test_a_server_that_ignores_stream_and_answers_json_is_read_as_a_whole_
     text = json.dumps(body, indent=2).encode()  # pretty-printed, as a proxy's JSON often is
     reply, _ = await ask(api, JSON_HEAD, text, stream=True)
     assert (reply.text, reply.finish) == ("whole", "length")
+
+
+async def test_a_server_that_streams_where_json_was_asked_is_read_as_the_whole_reply() -> None:
+    """The other way round: `stream: false` answered with `text/event-stream`
+    (some compatible servers and proxies), CRLF lines, a comment, usage on a
+    chunk of its own and no blank line after the last event: the reply JSON
+    would have made, usage and all."""
+    chunk = {"id": "x", "object": "chat.completion.chunk", "model": "m"}
+    events = [
+        {**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hel"}}]},
+        {**chunk, "choices": [{"index": 0, "delta": {"content": "lo."}, "finish_reason": "length"}]},
+        {**chunk, "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2}},
+    ]
+    body = b": keep-alive\r\n\r\n" + b"\r\n\r\n".join(b"data: " + json.dumps(e).encode() for e in events)
+    reply, _ = await ask("openai", SSE_HEAD, body, stream=False, size=7)
+    assert (reply.text, reply.finish) == ("Hello.", "length")
+    assert (reply.usage.input_tokens, reply.usage.output_tokens) == (3, 2)
 
 
 # --------------------------------------------------------------------- Anthropic

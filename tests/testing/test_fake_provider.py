@@ -238,6 +238,40 @@ def test_models_from_json_with_templates_and_faults() -> None:
         assert reply.choices[0].message.content == "You said: hi"
 
 
+def test_a_script_writes_reasoning_into_the_text_and_streams_unasked() -> None:
+    """`think_tag` puts `thinking` in the answer's text (each style as the
+    models write it); `stream_always` answers `stream: false` with SSE."""
+    text = json.dumps(
+        {
+            "models": [
+                {"served": tag or "field", "answer": "4", "thinking": "2+2", "think_tag": tag}
+                for tag in ("", "think", "thinking", "/think")
+            ]
+            + [{"served": "streamer", "answer": "a b", "stream_always": True}]
+        }
+    )
+    with FakeProvider(models_from_json(text)[0]) as fake, httpx.Client(base_url=fake.openai_base) as client:
+
+        def asked(served: str) -> httpx.Response:
+            body = {"model": served, "messages": [{"role": "user", "content": "sum?"}]}
+            return client.post("/chat/completions", json=body)
+
+        message = asked("field").json()["choices"][0]["message"]
+        assert (message["content"], message["reasoning_content"]) == ("4", "2+2")
+        assert asked("think").json()["choices"][0]["message"]["content"] == "<think>\n2+2\n</think>\n\n4"
+        assert (
+            asked("thinking")
+            .json()["choices"][0]["message"]["content"]
+            .startswith("<thinking>\n2+2\n</thinking>")
+        )
+        assert asked("/think").json()["choices"][0]["message"]["content"] == "2+2\n</think>\n\n4"
+        streamed = asked("streamer")
+        assert streamed.headers["content-type"].startswith("text/event-stream")
+        assert streamed.text.rstrip().endswith("data: [DONE]") and '"usage"' in streamed.text
+    with pytest.raises(ValueError, match="think_tag must be one of"):
+        models_from_json(json.dumps([{"served": "x", "think_tag": "reason"}]))
+
+
 def test_json_answers_when_asked_for_structured_output() -> None:
     """A JSON script's answer may be JSON itself (braces that are no
     placeholder stay); `json_answer` answers asks for structured output,

@@ -41,6 +41,7 @@ from sqlalchemy import select
 from benchwarmers.calls.caller import CallContext, Caller, CallResult
 from benchwarmers.config import tunables
 from benchwarmers.errors import LimitExceeded, ProviderBusy
+from benchwarmers.reasoning import answer_of
 from benchwarmers.store import schema
 from benchwarmers.store.db import Store
 from benchwarmers.store.views import ModelView
@@ -201,7 +202,7 @@ def _outcome(spec: ProbeSpec, result: CallResult) -> ProbeOutcome:
         name=spec.name,
         call=result.call,
         answered=answered,
-        passed=answered and spec.check(answer),
+        passed=answered and spec.check(answer_of(answer)),  # a reasoning model's think block no part of it
         seconds=result.seconds,
         answer=answer,
         error=error,

@@ -39,6 +39,7 @@ from benchwarmers.core import Core, verdict_body
 from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats.base import deadline_value, parse_model_name, quorum_value
 from benchwarmers.formats.bench_json import panel_json
+from benchwarmers.reasoning import split
 from benchwarmers.types import Ask, Merged, PanelDone, PanelReply, PanelStarted, Request, Seat, SeatDone, user
 
 
@@ -239,6 +240,18 @@ def _noted(recorded: dict[str, Any]) -> str:
     return f" — {recorded['note']}" if recorded.get("note") else ""
 
 
+def _answer(text: str) -> None:
+    """An answer as markdown, its leading think block (`reasoning`) folded to
+    one dim line saying how long it was: the reasoning is the model's
+    working, not what it answered (`--json` keeps the text as written)."""
+    reasoning, answer, closed = split(text)
+    if reasoning is not None:
+        cut = "" if closed else ", cut before it ended"
+        console.print(f"[dim]reasoning folded ({len(reasoning):,} characters{cut})[/dim]")
+    if answer:
+        console.print(AsWritten(answer))
+
+
 # --------------------------------------------------------------- plumbing
 
 R = TypeVar("R")
@@ -291,7 +304,7 @@ class _Printer:
         )
         console.print(Rule(title, align="left"))
         if seat.content:
-            console.print(AsWritten(seat.content))
+            _answer(seat.content)
         elif seat.error and self.blind:
             console.print(f"[{colour}]its message is not shown: it may name the model (blind)[/{colour}]")
         elif seat.error:
@@ -323,7 +336,7 @@ class _Printer:
         console.print(Rule(f"[bold]merged[/bold]{by} · call [cyan]{merged.call}[/cyan]"))
         if merged.note and not self.blind:  # a merge after others failed, or a seat's answer standing in
             console.print(f"[dim]{escape(as_text(merged.note))}[/dim]")
-        console.print(AsWritten(merged.content))
+        _answer(merged.content)
         if merged.agreement:
             table = Table("point", "held by", "contradicted by", show_lines=False)
             for point in merged.agreement:

@@ -19,6 +19,10 @@ header. Each model:
       "tokens_per_second": 20,            pace of a streamed reply (a token is a word)
       "max_output": 50,                   its own output limit: a longer answer is cut there and
                                           ends for length (so is one past the request's limit)
+      "thinking": "Let me see.",          reasoning before the answer, in the API's own field
+      "think_tag": "think",               ...or in the text: <think>…</think> ("thinking",
+                                          or "/think": no opening tag)
+      "stream_always": true,              answer a request that did not ask to stream as a stream
       "error": {"status": 500, "message": "boom"},
       "rate_limit": {"style": "openai", "retry": 20, "limit": 100, "remaining": 0},
                                           styles: openai, anthropic, gemini, gemini-details,

@@ -45,6 +45,7 @@ from benchwarmers.config import tunables
 from benchwarmers.panel.merge import Anonymised, anonymise, transcript
 from benchwarmers.panel.seating import fitted_unfit_reason
 from benchwarmers.panel.structured import as_asked
+from benchwarmers.reasoning import answer_of
 from benchwarmers.store.views import CollectionView, ModelView
 from benchwarmers.types import Message, OutputFormat, Request, Sampling, Seat, Text
 
@@ -89,10 +90,7 @@ def judge_request(request: Request, anonymised: Anonymised) -> Request:
     """The judge's one request: the question and the lettered answers (as
     the merger sees them: names never shown), with JSON asked for."""
     letters = list(anonymised.label_of_letter)
-    answers = "\n\n".join(
-        f"## Seat {letter}\n\n{seat.content.strip()}"
-        for letter, seat in zip(letters, anonymised.order, strict=True)
-    )
+    answers = anonymised.answers()
     pairs = ", ".join(f"{a}-{b}" for a, b in combinations(letters, 2))
     text = (
         f"The question, as it was asked:\n\n{transcript(request)}\n\n"
@@ -152,8 +150,10 @@ def _letter(value: object, known: Mapping[str, str]) -> str:
 
 
 def _loads_lenient(text: str) -> Any:
-    """The answer's JSON object: whole, in a fenced block, or the outermost
-    braces with trailing commas dropped; None when there is none."""
+    """The answer's JSON object, past any leading think block (`reasoning`):
+    whole, in a fenced block, or the outermost braces with trailing commas
+    dropped; None when there is none."""
+    text = answer_of(text)
     fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
     block = (fenced.group(1) if fenced else text).strip()
     try:

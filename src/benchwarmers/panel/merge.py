@@ -33,6 +33,7 @@ import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from benchwarmers.reasoning import answer_of
 from benchwarmers.types import (
     Image,
     Message,
@@ -68,6 +69,16 @@ class Anonymised:
     order: tuple[Seat, ...]  # seats in the order shown to the merger
     label_of_letter: dict[str, str]  # "A" -> "Seat 2"
 
+    def answers(self) -> str:
+        """The answers under their letters, as the merger, the report and a
+        judge model read them: each without its leading think block
+        (`reasoning`), which is the model's working, not its answer, and
+        would spend their context on it."""
+        return "\n\n".join(
+            f"## Seat {letter}\n\n{answer_of(seat.content).strip()}"
+            for letter, seat in zip(self.label_of_letter, self.order, strict=True)
+        )
+
 
 def anonymise(seats: Sequence[Seat], rng: random.Random | None = None) -> Anonymised:
     """Answered seats in a shuffled order, lettered A, B, C..."""
@@ -81,10 +92,7 @@ def merge_request(request: Request, anonymised: Anonymised) -> Request:
     """The merger's one request: the conversation as text, then the answers
     under their letters."""
     letters = list(anonymised.label_of_letter)
-    answers = "\n\n".join(
-        f"## Seat {letter}\n\n{seat.content.strip()}"
-        for letter, seat in zip(letters, anonymised.order, strict=True)
-    )
+    answers = anonymised.answers()
     question = transcript(request)
     last = (
         "Write the merged answer as the JSON asked for, nothing else."

@@ -22,6 +22,7 @@ from functools import lru_cache
 
 from jsonschema import validators
 
+from benchwarmers.reasoning import answer_of
 from benchwarmers.types import OutputCheck, OutputFormat
 
 _FENCE = re.compile(r"\A\s*```[A-Za-z0-9_-]*[ \t]*\n(.*?)\n?```\s*\Z", re.DOTALL)
@@ -30,9 +31,12 @@ ERROR_CHARS = 300
 
 
 def unwrapped(text: str) -> str:
-    """The answer without one code fence wrapped around all of it."""
-    fenced = _FENCE.match(text)
-    return (fenced.group(1) if fenced else text).strip()
+    """The answer without its leading think block (`reasoning`: a reasoning
+    model asked for JSON still writes its working first) and without one
+    code fence wrapped around all of it."""
+    answer = answer_of(text)
+    fenced = _FENCE.match(answer)
+    return (fenced.group(1) if fenced else answer).strip()
 
 
 def check_output(text: str, output: OutputFormat) -> tuple[bool, str]:

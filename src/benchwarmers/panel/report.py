@@ -98,10 +98,7 @@ seat covered. confidence: how sure you are of the merged conclusion, a number fr
 def report_request(request: Request, anonymised: Anonymised) -> Request:
     """The report's one request: the question and the lettered answers,
     asked for JSON against `REPORT_SCHEMA`."""
-    answers = "\n\n".join(
-        f"## Seat {letter}\n\n{seat.content.strip()}"
-        for letter, seat in zip(anonymised.label_of_letter, anonymised.order, strict=True)
-    )
+    answers = anonymised.answers()
     text = (
         f"The question, as it was asked:\n\n{transcript(request)}\n\n"
         f"The panel's answers ({len(anonymised.order)} seats):\n\n{answers}\n\n"

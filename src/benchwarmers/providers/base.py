@@ -5,8 +5,10 @@ An adapter only translates. Sending, framing streams and mapping failures
 live in `transport.py`, so the four adapters differ exactly where the APIs
 do: the body they post, the URL, the auth header, and how a reply or a
 stream event reads. The template `execute` below runs that translation the
-same way for all four: a whole reply read here, a stream read by the
-transport with this adapter's decoder (`Transport.stream`), each deciding
+same way for all four: a whole reply read by the transport with this
+adapter's reply reader (`Transport.post_reply`; a stream sent where JSON
+was asked for read with its decoder), a stream read by the transport with
+this adapter's decoder (`Transport.stream`), each deciding
 `after_first_byte` as the chunks go out: an error counts as after the first
 byte once a text or tool-call piece has reached the caller, which is what
 route-mode failover needs to know. Either way the endpoint's key is
@@ -123,11 +125,17 @@ class Adapter(ABC):
     async def _whole(self, call: Outbound, target: Target, timeout: float | None) -> AsyncIterator[Chunk]:
         content_sent = False
         try:
-            headers, body = await self.transport.post_json(
-                call.url, call.body, headers=call.headers, timeout=timeout
+            headers, chunks = await self.transport.post_reply(
+                call.url,
+                call.body,
+                read=self.read_reply,
+                headers=call.headers,
+                timeout=timeout,
+                framing=self.framing,
+                decoder=self.decoder,
             )
             yield headers
-            for chunk in reading(self.read_reply, headers.status, body):
+            for chunk in chunks:
                 content_sent = content_sent or isinstance(chunk, CONTENT_CHUNKS)
                 yield chunk
         except ProviderError as error:

@@ -19,7 +19,8 @@ in-memory twin `memory.MemoryClient`) and maps every way a call can fail, once:
                                                       OpenAI, Anthropic, Gemini or Ollama
                                                       error body)
     HTTP 3xx (we never follow a redirect)           ProviderError naming where it points
-    a 200 whose body is not JSON                    ProviderBadReply
+    a 200 whose body is not JSON (nor, asked for    ProviderBadReply
+      JSON, a stream's events: read as the stream)
     a reply larger than MAX_REPLY_BYTES (counted    ProviderBadReply
       inflated), a head over wire.MAX_HEAD_BYTES
       or wire.MAX_HEADERS fields
@@ -98,13 +99,40 @@ class Transport:
         self.outbound = outbound
 
     async def get_json(self, url: str, *, headers: dict[str, str], timeout: float | None) -> Any:
-        _, body = await self._call("GET", url, None, headers, timeout)
-        return body
+        found, raw = await self._call("GET", url, None, headers, timeout)
+        return _json(raw, found)
 
     async def post_json(
         self, url: str, body: dict[str, Any], *, headers: dict[str, str], timeout: float | None
     ) -> tuple[ResponseHeaders, Any]:
-        return await self._call("POST", url, body, headers, timeout)
+        found, raw = await self._call("POST", url, body, headers, timeout)
+        return found, _json(raw, found)
+
+    async def post_reply(
+        self,
+        url: str,
+        body: dict[str, Any],
+        *,
+        read: Callable[[Any], list[Chunk]],
+        headers: dict[str, str],
+        timeout: float | None,
+        framing: Framing,
+        decoder: Callable[[], Decoding],
+    ) -> tuple[ResponseHeaders, list[Chunk]]:
+        """A whole (non-streamed) reply's chunks: its JSON read by `read`
+        (the adapter's reply reader). A server that answers a request that
+        did not ask to stream with a stream anyway (`text/event-stream` to
+        `stream: false`: some compatible servers and proxies do) has its
+        events read by a `decoder()` into the same chunks a JSON answer gives;
+        a body that is neither JSON nor events is `ProviderBadReply`, "the
+        reply is not JSON", as it always was. The mirror of `stream`'s
+        `whole`."""
+        found, raw = await self._call("POST", url, body, headers, timeout)
+        try:
+            parsed = jsontext.loads(raw)
+        except ValueError:
+            return found, _events_read(raw, framing, decoder, found)
+        return found, reading(read, found.status, parsed)
 
     async def stream(
         self,
@@ -203,7 +231,8 @@ class Transport:
         body: dict[str, Any] | None,
         headers: dict[str, str],
         timeout: float | None,
-    ) -> tuple[ResponseHeaders, Any]:
+    ) -> tuple[ResponseHeaders, bytes]:
+        """The whole body of a reply whose status is not an error's."""
         deadline = Deadline.after(timeout)
         try:
             response = await _opened(self.outbound, method, url, body, headers, deadline)
@@ -217,13 +246,56 @@ class Transport:
         found = response.headers
         if status >= 300:
             raise status_error(status, found, raw)
-        try:
-            parsed = jsontext.loads(raw)
-        except ValueError:
-            raise ProviderBadReply(
-                f"the reply is not JSON: {_snippet(raw)}", status=status, headers=found
-            ) from None
-        return ResponseHeaders(status, tuple(found.items())), parsed
+        return ResponseHeaders(status, tuple(found.items())), raw
+
+
+def _events_read(
+    raw: bytes, framing: Framing, decoder_made: Callable[[], Decoding], found: ResponseHeaders
+) -> list[Chunk]:
+    """A whole body that is a stream's events, read as the stream would be:
+    the chunks of each event, then what the decoder held back (usage, the
+    finish). The body is whole, so an event its last line leaves pending is
+    ended (an SSE event waits for a blank line a closing server may not
+    send). No event, or one that is not JSON: the body is no stream
+    either, and "not JSON" says what was asked for."""
+    frames = Frames(framing)
+    items = [*frames.feed(raw + b"\n\n"), *frames.end()]
+    status, headers = found.status, dict(found.headers)
+    events: list[StreamEvent] = []
+    for item in items:
+        done = item.data.strip() == DONE
+        data = None if done else _loads(item.data)
+        if data is None and not done:
+            raise _not_json(raw, found)
+        events.append(StreamEvent(item.name, data))
+    if not events:
+        raise _not_json(raw, found)
+    decoder = decoder_made()
+    chunks: list[Chunk] = []
+    ended = False
+    for event in events:
+        ended = ended or decoder.is_end(event)
+        chunks += reading(decoder.feed, status, event)
+    if not ended:
+        raise ProviderBadReply(
+            "the reply, a stream where JSON was asked for, ended before its end marker",
+            status=status,
+            headers=headers,
+        )
+    return chunks + reading(decoder.close, status)
+
+
+def _json(raw: bytes, found: ResponseHeaders) -> Any:
+    try:
+        return jsontext.loads(raw)
+    except ValueError:
+        raise _not_json(raw, found) from None
+
+
+def _not_json(raw: bytes, found: ResponseHeaders) -> ProviderBadReply:
+    return ProviderBadReply(
+        f"the reply is not JSON: {_snippet(raw)}", status=found.status, headers=dict(found.headers)
+    )
 
 
 # ------------------------------------------------------------ error mapping

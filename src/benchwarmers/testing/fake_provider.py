@@ -288,8 +288,10 @@ class FakeProvider:
         model = self.models.get(served)
         if model is None:
             return JSONResponse(error_body(api, 404, f"model {served!r} not found"), status_code=404)
+        asked_stream = stream
+        stream = stream or model.stream_always
         try:
-            asked = read_request(api, served, stream, body, dict(request.headers))
+            asked = read_request(api, served, asked_stream, body, dict(request.headers))
         except (KeyError, TypeError, AttributeError, ValueError) as error:
             message = f"malformed request: {type(error).__name__}: {error}"
             return JSONResponse(error_body(api, 400, message), status_code=400)
@@ -321,7 +323,12 @@ class FakeProvider:
             return JSONResponse(error_body(api, 500, f"the script failed: {error!r}"), status_code=500)
         if not stream:
             return await self._whole(api, model, reply, faulty)
-        include_usage = api != "openai" or bool((body.get("stream_options") or {}).get("include_usage"))
+        # A stream nobody asked for could not ask for its usage: it carries it.
+        include_usage = (
+            api != "openai"
+            or not asked_stream
+            or bool((body.get("stream_options") or {}).get("include_usage"))
+        )
         frames = stream_frames(api, served, reply, include_usage=include_usage)
         return StreamingResponse(
             self._stream(api, model, reply, frames, faulty),
@@ -336,12 +343,12 @@ class FakeProvider:
             made = [(c.id or prefix + uuid.uuid4().hex[:16], c.name, json.dumps(c.arguments)) for c in calls]
             output = sum(count_tokens(arguments) for _, _, arguments in made)
             return FakeReply("", made, "tool_calls", asked.input_tokens, output)
-        text = model.text_for(asked)
+        text, thinking = model.written(model.text_for(asked))
         finish = "stop"
         limit = model.output_limit(asked)
         if limit is not None and count_tokens(text) > limit:
             text, finish = "".join(pieces(text)[:limit]).rstrip(), "length"
-        return FakeReply(text, [], finish, asked.input_tokens, count_tokens(text), model.thinking)
+        return FakeReply(text, [], finish, asked.input_tokens, count_tokens(text), thinking)
 
     def _report(self, served: str, reply: FakeReply) -> None:
         with self._lock:

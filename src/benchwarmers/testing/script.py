@@ -42,6 +42,8 @@ RateLimitStyle = Literal[
     "day",
 ]
 RATE_LIMIT_STYLES: tuple[str, ...] = get_args(RateLimitStyle)
+ThinkTag = Literal["", "think", "thinking", "/think"]
+THINK_TAGS: tuple[str, ...] = get_args(ThinkTag)
 
 
 def count_tokens(text: str) -> int:
@@ -251,6 +253,14 @@ class FakeModel:
     # `thinking` blocks with a signature, Gemini `thought` parts, Ollama's
     # `thinking`): a gateway must not show it as the answer.
     thinking: str = ""
+    # Write `thinking` into the answer's text instead, as reasoning models
+    # through Ollama and some compatible servers do: "think" a leading
+    # `<think>…</think>` block, "thinking" `<thinking>…</thinking>`,
+    # "/think" no opening tag (the reasoning, then `</think>`).
+    think_tag: ThinkTag = ""
+    # Answer a request that did not ask to stream as a stream all the same
+    # (SSE; Ollama's NDJSON), as some compatible servers and proxies do.
+    stream_always: bool = False
 
     def output_limit(self, request: FakeRequest) -> int | None:
         """Where this model's answer to `request` is cut (None: nowhere)."""
@@ -269,6 +279,15 @@ class FakeModel:
         if answer == SCHEMA_EXAMPLE:
             return json.dumps(schema_example((asked or {}).get("schema") or {"type": "object"}))
         return answer(request) if callable(answer) else answer
+
+    def written(self, text: str) -> tuple[str, str]:
+        """The answer's text and the reasoning sent in its API's own field:
+        with `think_tag`, the reasoning leads the text and the field is empty."""
+        if not self.think_tag or not self.thinking:
+            return text, self.thinking
+        if self.think_tag == "/think":
+            return f"{self.thinking}\n</think>\n\n{text}", ""
+        return f"<{self.think_tag}>\n{self.thinking}\n</{self.think_tag}>\n\n{text}", ""
 
     def calls_for(self, request: FakeRequest) -> list[FakeToolCall]:
         if callable(self.tool_calls):
@@ -323,6 +342,7 @@ def models_from_json(text: str) -> tuple[list[FakeModel], str | None]:
 
 _SIMPLE_FIELDS = ("latency", "ttfb", "tokens_per_second", "cut_after", "cut_mode", "malformed_json")
 _MORE_FIELDS = ("never_ending", "fail_first", "headers", "json_answer", "max_output", "thinking")
+_STYLE_FIELDS = ("think_tag", "stream_always")
 
 
 def _model_from_json(entry: dict[str, Any]) -> FakeModel:
@@ -330,12 +350,15 @@ def _model_from_json(entry: dict[str, Any]) -> FakeModel:
     if not isinstance(served, str) or not served:
         raise ValueError(f"a model needs a 'served' id: {entry!r}")
     unknown = set(entry) - {"served", "id", "answer", "tool_calls", "error", "rate_limit", "listed"}
-    unknown -= set(_SIMPLE_FIELDS + _MORE_FIELDS)
+    unknown -= set(_SIMPLE_FIELDS + _MORE_FIELDS + _STYLE_FIELDS)
     if unknown:
         raise ValueError(f"model {served}: unknown fields {sorted(unknown)}")
     model = FakeModel(
-        served, **{name: entry[name] for name in _SIMPLE_FIELDS + _MORE_FIELDS if name in entry}
+        served,
+        **{name: entry[name] for name in _SIMPLE_FIELDS + _MORE_FIELDS + _STYLE_FIELDS if name in entry},
     )
+    if model.think_tag not in THINK_TAGS:
+        raise ValueError(f"model {served}: think_tag must be one of {', '.join(map(repr, THINK_TAGS))}")
     answer = entry.get("answer", "ok")
     model.answer = _template(answer) if any("{" + p + "}" in answer for p in _PLACEHOLDERS) else answer
     model.tool_calls = [

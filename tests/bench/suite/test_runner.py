@@ -91,6 +91,21 @@ async def test_right_and_wrong_members_score_and_are_recorded(
     assert summary["code"] == {"passed": 0, "total": 1, "confidently_wrong": 1}
 
 
+async def test_a_reasoning_models_think_block_is_graded_past(
+    bench: Runtime, fake_provider: FakeProvider
+) -> None:
+    """Reasoning written into the text before the answer (DeepSeek-R1 through
+    Ollama): its working, an "Answer:" with a wrong guess in it, is no part
+    of the answer graded."""
+    working = "Answer: Sydney, or 381? No: check again."  # read as the answer, it was wrong
+    plain = {**RIGHT, "capital city of Australia": "Canberra\nConfidence: 95%"}  # the whole answer, exactly
+    fake_provider.add(FakeModel("r1-1", answer=script(plain), thinking=working, think_tag="think"))
+    await add_model(bench.store, "r1", "fake", "r1-1")
+    run = await run_suite(bench, "r1", tasks=picked(), gap=0)
+    assert [r.passed for r in run.results] == [True] * 5, [r.detail for r in run.results]
+    assert run.confidently_wrong == 0
+
+
 async def test_a_failing_member_fails_its_tasks(bench: Runtime, fake_provider: FakeProvider) -> None:
     fake_provider.add(FakeModel("down-1", error=FakeError(500, "boom")))
     await add_model(bench.store, "down", "fake", "down-1")

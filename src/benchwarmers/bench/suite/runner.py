@@ -28,6 +28,7 @@ from benchwarmers.calls.caller import CallContext, Caller
 from benchwarmers.config import tunables
 from benchwarmers.errors import UserError
 from benchwarmers.limits.quotas import quotas_view
+from benchwarmers.reasoning import answer_of
 from benchwarmers.runtime import Runtime
 from benchwarmers.store.db import Store
 from benchwarmers.store.models import get_model
@@ -186,7 +187,7 @@ async def run_suite(
             context=CallContext(task=f"suite {task.id} ({task.shape})", shape=task.shape),
         )
         if result.answered:
-            verdict = await check(task, result.reply.text)
+            verdict = await check(task, answer_of(result.reply.text))  # graded past any think block
         else:
             verdict = CheckResult(False, f"{result.status}: {result.error}".strip(": "))
         outcome = TaskResult(

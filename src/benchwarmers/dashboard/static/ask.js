@@ -120,7 +120,7 @@
     for (const turn of conversation.turns) {
       messages.push({ role: 'user', content: turn.question });
       const answer = answerOf(turn.view);
-      if (answer) messages.push({ role: 'assistant', content: answer.text });
+      if (answer) messages.push({ role: 'assistant', content: bw.reasoning(answer.text).answer }); // its reasoning not sent back
     }
     return messages;
   }

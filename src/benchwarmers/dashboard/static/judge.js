@@ -203,8 +203,8 @@
       this.mergedBox.hidden = false;
       this.root.querySelector('.panel-row').classList.add('with-merge');
       this.mergedBox.replaceChildren(el('article', { class: `seat-card merged-card s-${status}` + (cut ? '' : ' streaming') },
-        el('header', {}, el('strong', { text: 'Merged' }), ' ', el('span', { class: `status s-${status}`, text: cut ? status : 'writing…' })),
-        el('div', { class: 'answer md' }, this.mergeStreamed ? bw.markdown(this.mergeStreamed) : el('p', { class: 'hint', text: 'stopped before it answered' })),
+        el('header', {}, el('strong', { text: 'Merged' }), ' ', el('span', { class: `status s-${status}`, text: cut ? status : bw.thinking(this.mergeStreamed) ? 'thinking…' : 'writing…' })),
+        el('div', { class: 'answer md' }, this.mergeStreamed ? bw.answer(this.mergeStreamed, !cut, this.mergedBox.querySelector('.answer')) : el('p', { class: 'hint', text: 'stopped before it answered' })),
         cut ? el('p', { class: 'hint', text: 'Cancelled: stopped from the page; it costs no verdict.' }) : null));
     }
 
@@ -221,7 +221,7 @@
         el('header', {}, el('strong', { text: 'Merged' }), ' ', el('span', { class: 'tag who', text: names.revealed ? json.alias : 'merger' }), ' ',
           el('span', { class: `status s-${json.status}`, text: json.status }), ' ', el('small', { text: `${json.seconds} s` }), names.revealed ? costTag(json.costUsd) : null),
         el('p', { class: 'hint', text: `Merged from ${seats.filter((s) => JUDGEABLE.has(s.status)).map((s) => names.label(s.alias)).join(', ') || 'no seat'}, shown beside it.` }),
-        el('div', { class: 'answer md' }, json.error ? el('p', { class: 'error', text: errorText(names, json.status, json.error) }) : bw.markdown(json.content || '')),
+        el('div', { class: 'answer md' }, json.error ? el('p', { class: 'error', text: errorText(names, json.status, json.error) }) : bw.answer(json.content || '')),
         json.report ? reportBox(json.report, named) : agreement.length ? el('ul', { class: 'agreement' }, ...agreement.map((p) => el('li', {},
           own(p.point), ' ', el('small', { text: `held by ${named(p.heldBy) || 'none'}` + (p.contradictedBy.length ? `; contradicted by ${named(p.contradictedBy)}` : '') })))) : null,
         json.call && JUDGEABLE.has(json.status) ? mergeBar(json, names) : null));
@@ -429,7 +429,7 @@
     const header = el('header', {},
       el('strong', { class: 'seat-name', text: names.label(seat.alias) }), ' ',
       names.revealed ? el('span', { class: 'tag who', text: names.realName(seat.alias) }) : el('span', { class: 'tag who hidden-name', text: 'name hidden' }), ' ',
-      el('span', { class: `status s-${seat.status}`, text: seat.status === 'writing' ? 'writing…' : seat.status }),
+      el('span', { class: `status s-${seat.status}`, text: seat.status !== 'writing' ? seat.status : bw.thinking(seat.text) ? 'thinking…' : 'writing…' }),
       seat.seconds !== undefined ? el('small', { text: ` ${seat.seconds} s` }) : null,
       names.revealed ? costTag(seat.costUsd) : null); // a price would tell a blind seat's model
     // A seat cancelled mid-answer shows what it had written when it was cut, marked so.
@@ -442,7 +442,7 @@
     if (!answer || answer.parentNode !== card || shows.some((part, i) => part !== seat.answerShows[i])) {
       answer = el('div', { class: 'answer md' + (cancelled && seat.text ? ' cut-short' : '') });
       if (seat.error) answer.append(el('p', { class: 'error', text: errorText(names, seat.status, seat.error) }));
-      if (seat.text && (!seat.error || cancelled)) answer.append(bw.markdown(seat.text));
+      if (seat.text && (!seat.error || cancelled)) answer.append(bw.answer(seat.text, seat.status === 'writing', seat.answer));
       else if (!seat.error) answer.append(el('p', { class: 'hint', text: emptyAnswer(turn, seat) }));
       Object.assign(seat, { answer, answerShows: shows });
     }
@@ -713,7 +713,7 @@
     if (card?.seat) {
       if (button.dataset.verdict) judgeSeat(card.seat, button.dataset.verdict === 'useful');
       else if (button.hasAttribute('data-best')) best(card.seat);
-      else if (button.hasAttribute('data-copy-answer')) copyText(card.seat.text, button);
+      else if (button.hasAttribute('data-copy-answer')) copyText(bw.reasoning(card.seat.text).answer, button); // its reasoning folded, not copied
     } else if (bar?.turn && button.dataset.pair) {
       judgePair(bar.turn, button.dataset.pair);
     }
@@ -791,7 +791,7 @@
       if (action === 'useful' || action === 'not_useful') judgeSeat(card.seat, action === 'useful');
       else if (action === 'note') card.querySelector('input.note').focus();
       else if (action === 'best') { if (!turn.compare.hidden) best(card.seat); }
-      else if (card.seat.text) copyText(card.seat.text, card.querySelector('[data-copy-answer]'));
+      else if (card.seat.text) copyText(bw.reasoning(card.seat.text).answer, card.querySelector('[data-copy-answer]'));
       return;
     }
     if (PAIR_KEYS[key] && !turn.compare.hidden) { event.preventDefault(); judgePair(turn, PAIR_KEYS[key]); }

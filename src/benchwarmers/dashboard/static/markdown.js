@@ -21,6 +21,8 @@
 // it throw or take time squared in its length (tests/dashboard/test_browser_hostile.py).
 //
 //   bw.markdown(text) -> DocumentFragment
+//   bw.answer(text, writing, before) -> DocumentFragment: a leading think block folded, the rest markdown
+//   bw.reasoning(text) -> {reasoning, answer, closed}; bw.thinking(text) -> still inside the block
 (() => {
   'use strict';
 
@@ -501,5 +503,61 @@
     return fragment;
   }
 
-  window.bw = Object.assign(window.bw || {}, { markdown });
+  // ---------------------------------------------------------- reasoning
+
+  // A reasoning model's leading think block (DeepSeek-R1, QwQ through Ollama; some free tiers),
+  // told from its answer by the rules of src/benchwarmers/reasoning.py, on purpose the same:
+  // `<think>` or `<thinking>` (any case) after nothing but whitespace, ended by its own closing
+  // tag; or, the opening left to the chat template, a `</think>` with no opening tag before it
+  // and no backtick just before it. A `<think>` anywhere else is the answer's own text.
+  const OPENING = /^[\s\ufeff]*<(think|thinking)>/i;
+  const CLOSING = /<\/(think|thinking)>/i;
+  const ANY_OPENING = /<(?:think|thinking)>/i;
+
+  // {reasoning (null: no block), answer, closed (false: the text stopped inside the block)}.
+  function reasoning(text) {
+    text = String(text);
+    const opening = OPENING.exec(text);
+    if (opening) {
+      const rest = text.slice(opening[0].length);
+      const closing = new RegExp(`</${opening[1]}>`, 'i').exec(rest);
+      if (!closing) return { reasoning: rest.trim(), answer: '', closed: false };
+      return { reasoning: rest.slice(0, closing.index).trim(), answer: rest.slice(closing.index + closing[0].length).trimStart(), closed: true };
+    }
+    const closing = CLOSING.exec(text);
+    const before = closing ? text.slice(0, closing.index) : '';
+    if (!closing || before.endsWith('`') || ANY_OPENING.test(before)) return { reasoning: null, answer: text, closed: true };
+    return { reasoning: before.trim(), answer: text.slice(closing.index + closing[0].length).trimStart(), closed: true };
+  }
+
+  // Whether a text still being written is inside its leading think block: unclosed, or so far
+  // no more than the start of an opening tag (`<thi`), which is not shown as the answer either.
+  function thinking(text) {
+    const start = String(text).trimStart().slice(0, 11).toLowerCase();
+    if (start && ('<thinking>'.startsWith(start) || '<think>'.startsWith(start))) return true;
+    return reasoning(text).closed === false;
+  }
+
+  // An answer as people read it: a leading think block folded in a closed "Reasoning"
+  // disclosure (its text as text, its length in characters), the answer after it as markdown.
+  // `writing`: the text is still coming (inside the block: thinking, no answer yet). `before`:
+  // the element the answer was drawn in last, whose disclosure stays as it was left (opened
+  // to read the reasoning as it grows, it stays open through the redraws).
+  function answer(text, writing = false, before = null) {
+    const part = reasoning(text);
+    const thinks = writing && thinking(text);
+    if (part.reasoning === null && !thinks) return markdown(text);
+    const fragment = document.createDocumentFragment();
+    const said = part.reasoning || '';
+    const length = `${said.length.toLocaleString('en')} character${said.length === 1 ? '' : 's'}`;
+    const state = thinks ? ', still thinking…' : part.closed ? '' : ', cut before it ended';
+    const box = node('details', 'reasoning', node('summary', '', `Reasoning · ${length}${state}`), node('div', 'reasoning-text', said));
+    box.open = Boolean(before?.querySelector(':scope > details.reasoning')?.open);
+    fragment.append(box);
+    if (part.answer) fragment.append(markdown(part.answer));
+    else if (!thinks) fragment.append(node('p', 'hint', part.closed ? 'no answer after its reasoning' : 'stopped before it answered'));
+    return fragment;
+  }
+
+  window.bw = Object.assign(window.bw || {}, { markdown, reasoning, thinking, answer });
 })();
