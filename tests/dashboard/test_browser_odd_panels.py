@@ -73,7 +73,8 @@ def test_six_seats_with_long_names_and_odd_answers_fit_a_phone(
         # Merged, below the seats on a phone: a link in the merge's report wraps too.
         page.check("#f-merged")
         b.ask("Something odd, merged")
-        expect(page.locator("#conversation .merged-card .merge-report")).to_contain_text(SOURCE)
+        report = page.locator("#conversation .merged-card .merge-report")
+        expect(report).to_contain_text(SOURCE, timeout=30_000)  # six seats and a merge: a loaded box is slow
         page.locator("#ask-state >> text=Done.").wait_for()
         assert page_width(page) <= PHONE, "a merged answer is wider than the phone"
 
