@@ -358,9 +358,8 @@ class Panels:
         page = await self._asks_json([a[0] for a in asks])
         after = asks[-1][0] if more and asks else ""
         kept_ids = await kept.kept_ids(self.runtime.store, [ask["ask"] for ask in page])
-        tag = hashlib.sha256(json.dumps([page, kept_ids, after, head], sort_keys=True).encode()).hexdigest()[
-            :32
-        ]
+        shown = json.dumps([page, kept_ids, after, head], sort_keys=True)
+        tag = hashlib.sha256(shown.encode()).hexdigest()[:32]
         if unless and unless == tag:
             return None, after, tag
         await self._with_text(page, head)

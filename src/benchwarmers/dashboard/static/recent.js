@@ -22,7 +22,7 @@
   const olderButton = document.getElementById('older');
   const olderState = document.getElementById('older-state');
   const HEAD = 4000; // characters of each kept text the lists carry; an ask opened is read whole
-  const list = (query = '') => `/ui/api/asks?head=${HEAD}${query}`;
+  const asksUrl = (query = '') => `/ui/api/asks?head=${HEAD}${query}`;
   const whole = new Map(); // ask id -> the ask read whole, once opened: its text never changes
 
   let last = '';
@@ -35,7 +35,7 @@
   async function refresh() {
     clearTimeout(timer);
     // A field of the first page in use (a note typed, A or B chosen): it waits, unread.
-    const result = typing(box) ? null : await api('GET', list(), null, tag ? { 'if-none-match': tag } : {});
+    const result = typing(box) ? null : await api('GET', asksUrl(), null, tag ? { 'if-none-match': tag } : {});
     if (result?.ok && !typing(box)) {
       tag = result.headers.get('etag') || '';
       const text = JSON.stringify(result.data.asks);
@@ -62,7 +62,7 @@
   async function refreshOlder(firstNext) {
     const count = olderBox.querySelectorAll('article.ask').length;
     if (!firstNext || !count || count > 100 || typing(olderBox)) return;
-    const url = list(`&before=${encodeURIComponent(firstNext)}&limit=${count}`);
+    const url = asksUrl(`&before=${encodeURIComponent(firstNext)}&limit=${count}`);
     const result = await api('GET', url, null, olderTag ? { 'if-none-match': olderTag } : {});
     if (!result.ok || typing(olderBox)) return;
     olderTag = result.headers.get('etag') || '';
@@ -140,7 +140,7 @@
     if (!next) return;
     olderButton.disabled = true;
     olderState.textContent = 'Loading older asks…';
-    const result = await api('GET', list(`&before=${encodeURIComponent(next)}`));
+    const result = await api('GET', asksUrl(`&before=${encodeURIComponent(next)}`));
     olderButton.disabled = false;
     if (!result.ok) {
       olderState.textContent = result.data?.error?.message || `Could not load older asks (${result.status}).`;
@@ -164,7 +164,7 @@
     let cursor = firstNext;
     const missing = [];
     for (let i = 0; cursor && cursor !== top && i < 5; i++) {
-      const result = await api('GET', list(`&before=${encodeURIComponent(cursor)}`));
+      const result = await api('GET', asksUrl(`&before=${encodeURIComponent(cursor)}`));
       if (!result.ok) return;
       const index = result.data.asks.findIndex((a) => a.ask === top);
       missing.push(...(index < 0 ? result.data.asks : result.data.asks.slice(0, index)));
