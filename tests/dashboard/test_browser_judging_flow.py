@@ -432,6 +432,7 @@ def test_recent_asks_draw_a_long_answers_head_and_judge_it_opened_whole(
 
         alpha.locator("button[data-open-whole]").click()
         expect(alpha.locator(".answer")).to_contain_text("the very end")
+        expect(alpha).to_be_focused()  # the answer opened, for the keys (U, N, C) to act on
         expect(alpha.locator(".cut-note")).to_have_count(0)
         expect(ask.locator("button.open-whole")).to_have_count(0)
         expect(alpha.locator("button[data-copy-answer]")).to_have_count(1)

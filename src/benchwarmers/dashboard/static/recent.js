@@ -193,7 +193,7 @@
     if (names.blind && !ask.hidden) for (const s of seats) names.real.set(s.call, s.alias);
     const turn = new bw.Turn(article, { collection: ask.collection, names, question: questionText(ask.question), textKept: ask.question !== undefined, at: Date.parse(ask.at) });
     turn.start(seats.map((s) => ({ seat: key(s), alias: key(s), call: s.call })));
-    for (const seat of seats) if (seatCut(seat)) turn.seats.get(key(seat)).cut = cutNote(seat, () => open(ask.ask, article));
+    for (const seat of seats) if (seatCut(seat)) turn.seats.get(key(seat)).cut = cutNote(seat, () => open(ask.ask, article, seat.call));
     for (const seat of seats) {
       turn.done({ ...seat, seat: key(seat), alias: key(seat), content: seat.content ?? '', costUsd: seat.cost_usd });
       if (!ask.hidden) turn.seats.get(key(seat)).serverSeat = seat.seat;
@@ -225,8 +225,9 @@
     return { ...ask, question: read.question, seats };
   }
 
-  // An ask opened: read whole and drawn again where it was, what was in hand kept.
-  async function open(id, article) {
+  // An ask opened: read whole and drawn again where it is now (a poll may have drawn it anew
+  // meanwhile), what was in hand kept, the focus on the answer opened (else its first).
+  async function open(id, article, call = '') {
     const buttons = article.querySelectorAll('.open-whole, [data-open-whole]');
     for (const button of buttons) { button.disabled = true; button.textContent = 'Reading…'; }
     const result = await api('GET', `/ui/api/asks/${encodeURIComponent(id)}`);
@@ -235,13 +236,15 @@
       return;
     }
     whole.set(id, result.data.ask);
-    if (!article.isConnected) return;
-    const into = article.parentNode;
+    const shown = article.isConnected ? article : document.querySelector(`#recent article.ask[data-ask="${CSS.escape(id)}"]`);
+    if (!shown) return;
+    const into = shown.parentNode;
     const hands = inHand(into);
-    drawAsk(article.listed, into, article);
-    article.remove();
+    drawAsk(shown.listed, into, shown);
+    shown.remove();
     putBack(into, hands);
-    into.querySelector(`article.ask[data-ask="${CSS.escape(id)}"] .seat-card`)?.focus();
+    const drawn = into.querySelector(`article.ask[data-ask="${CSS.escape(id)}"]`);
+    (call && drawn.querySelector(`.seat-card[data-call="${CSS.escape(call)}"]`) || drawn.querySelector('.seat-card'))?.focus();
   }
 
   // A kept question (`{"system", "messages": [{"role", "content"}], "images"}`) as the page shows it:
