@@ -11,7 +11,7 @@ as the page reads it now (`?head=N`), size and median time of `--rounds`
 reads; the page's load (until its asks are drawn, every seat
 card there) and first contentful paint, median of `--rounds` loads.
 
-    python benchmarks/recent_asks.py --asks 20 --big 3 --mb 2 --head 4000
+    python benchmarks/recent_asks.py --asks 20 --big 3 --mb 2 --head 16000
 """
 
 from __future__ import annotations

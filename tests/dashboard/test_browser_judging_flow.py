@@ -425,7 +425,7 @@ def test_recent_asks_draw_a_long_answers_head_and_judge_it_opened_whole(
         alpha, beta = (ask.locator(f'.seat-card[data-alias="{a}"]') for a in ("alpha", "beta"))
         expect(alpha.locator(".cut-note")).to_contain_text(f"{len(long):,} characters")
         assert "the very end" not in alpha.locator(".answer").inner_text()
-        assert len(alpha.locator(".answer").inner_text()) < 5_000
+        assert len(alpha.locator(".answer").inner_text()) <= 16_000  # its head, not its 300,000
         expect(alpha.locator("button[data-copy-answer]")).to_have_count(0)
         expect(beta.locator(".cut-note")).to_have_count(0)
         expect(beta.locator("button[data-copy-answer]")).to_have_count(1)

@@ -21,7 +21,9 @@
   const olderBox = document.getElementById('older-asks');
   const olderButton = document.getElementById('older');
   const olderState = document.getElementById('older-state');
-  const HEAD = 4000; // characters of each kept text the lists carry; an ask opened is read whole
+  // Characters of each kept text the lists carry: most answers whole (a long one is some 4k
+  // tokens), a runaway's or a pasted document's cut; an ask opened is read whole.
+  const HEAD = 16000;
   const asksUrl = (query = '') => `/ui/api/asks?head=${HEAD}${query}`;
   const whole = new Map(); // ask id -> the ask read whole, once opened: its text never changes
 
