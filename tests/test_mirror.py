@@ -132,6 +132,7 @@ COVERED_BY: dict[str, tuple[str, ...]] = {
     "store/space.py": ("tests/server/routes/test_full_disk.py",),
     "store/views.py": ("tests/store/test_models.py", "tests/store/test_times.py"),
     "testing/fake_oauth.py": ("tests/dashboard/test_door.py",),
+    "testing/kept_asks.py": ("tests/dashboard/test_api.py",),
     "testing/hostile.py": ("tests/server/test_stalled_readers.py", "tests/providers/test_wire_fuzz.py"),
     "testing/prompt_server.py": ("tests/testing/test_live_server.py", "tests/server/test_slow_clients.py"),
     "testing/pytest_plugin.py": ("tests/testing/test_fake_provider.py",),

@@ -100,6 +100,7 @@ def test_endpoint_list_names_the_key_source(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_models_and_collections(hub: None) -> None:
     ok("model", "add", "beta", "-e", "hub", "-s", "vendor/beta", "--role", "code")
+    fails("model", "add", "beta/../alpha", "-e", "hub", "-s", "vendor/x", contains="not empty, . or ..")
     ok(
         "collection",
         "add",

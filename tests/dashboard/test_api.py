@@ -17,10 +17,13 @@ from sqlalchemy import update
 from benchwarmers.dashboard import auth
 from benchwarmers.runtime import Runtime
 from benchwarmers.store import schema
+from benchwarmers.store.collections import add_collection
 from benchwarmers.store.endpoints import add_endpoint
 from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeModel, FakeProvider
+from benchwarmers.testing.kept_asks import kept_ask
 from benchwarmers.testing.live_server import live_server
+from benchwarmers.types import Request, user
 from tests.waiting import wait_for
 
 from .conftest import sign_in
@@ -780,3 +783,67 @@ def test_recent_asks_tag_changes_when_a_collection_is_made_blind(
     assert after.status_code == 200 and after.json()["asks"][0]["hidden"] is True
     assert {s["alias"] for s in after.json()["asks"][0]["seats"]}.isdisjoint({"m1", "m2"})
     assert dashboard.get("/ui/api/asks", headers={"if-none-match": after.headers["etag"]}).status_code == 304
+
+
+def test_an_alias_typed_on_onboard_that_would_change_an_address_is_a_400_saying_the_rule(
+    dashboard: httpx.Client, fake_provider: FakeProvider
+) -> None:
+    """The Onboard page's alias (a model added by hand): `/..`, a space, `?` or `#` would land in
+    the Bench page's addresses, so it is refused on the form's field, the rule said once."""
+    fake_provider.add(FakeModel("m1", answer="yes"))
+    body = {"name": "fake", "api": "openai", "base_url": fake_provider.openai_base, "keyless": True}
+    assert dashboard.post("/ui/api/endpoints", json=body).status_code == 200
+    for alias in ("m1/../../settings", "m 1", "m1?probe", "m1#x", "m1/"):
+        onboard = {"endpoint": "fake", "models": [{"served": "m1", "alias": alias}], "mode": "quick_ad_hoc"}
+        refused = dashboard.post("/ui/api/onboard", json=onboard)
+        assert refused.status_code == 400, (alias, refused.text)
+        error = refused.json()["error"]
+        assert error["field"] == "models" and "not empty, . or .." in error["message"], error
+    assert dashboard.get("/ui/api/queue").json()["items"] == []
+
+
+def test_recent_asks_cut_to_their_head_and_an_ask_read_whole(home: Path, dashboard: httpx.Client) -> None:
+    """`head` cuts each kept text (answers, the question) to that many characters, its whole
+    length said (`content_chars`): the list of asks with megabytes of answers is small. An ask
+    opened is read whole (`/ui/api/asks/<ask>`), as the list has it otherwise; the whole list
+    (no `head`) is as it always was."""
+    long = "word " * 200_000  # a million characters
+
+    async def log() -> None:
+        async with Runtime.open(home) as runtime:
+            await add_endpoint(runtime.store, "hub", "http://127.0.0.1:9/v1", needs_key=False)
+            await add_model(runtime.store, "m1", "hub", "m1")
+            await add_model(runtime.store, "m2", "hub", "m2")
+            await add_collection(runtime.store, "duo", ["m1", "m2"], keep_text=True)
+            question = Request(messages=(user("why? " + long),), system="be brief")
+            answers = {"c0": ("m1", long), "c1": ("m2", "short")}
+            await kept_ask(runtime.store, "duo", "a1", answers, question, datetime.now(UTC))
+
+    asyncio.run(log())
+    whole = dashboard.get("/ui/api/asks")
+    assert len(whole.content) > 2_000_000
+    (listed,) = whole.json()["asks"]
+    assert [s["content"] for s in listed["seats"]] == [long, "short"]
+    assert all("content_chars" not in s for s in listed["seats"])
+    cut = dashboard.get("/ui/api/asks", params={"head": "100"})
+    assert len(cut.content) < 5_000 and cut.headers["etag"] != whole.headers["etag"]
+    (head,) = cut.json()["asks"]
+    seats = [(s["content"], s["content_chars"]) for s in head["seats"]]
+    assert seats == [(long[:100], len(long)), ("short", 5)]
+    (message,) = head["question"]["messages"]
+    assert (message["content"], message["content_chars"]) == (("why? " + long)[:100], len(long) + 5)
+    assert (head["question"]["system"], head["question"]["system_chars"]) == ("be brief", 8)
+    assert {k: v for k, v in head.items() if k not in ("seats", "question")} == {
+        k: v for k, v in listed.items() if k not in ("seats", "question")
+    }
+    unchanged = dashboard.get(
+        "/ui/api/asks", params={"head": "100"}, headers={"if-none-match": cut.headers["etag"]}
+    )
+    assert unchanged.status_code == 304
+    opened = dashboard.get("/ui/api/asks/a1")
+    assert opened.status_code == 200 and opened.json()["ask"] == listed
+    missing = dashboard.get("/ui/api/asks/nope")
+    assert missing.status_code == 404 and missing.json()["error"]["field"] == "ask"
+    for wrong in ("-1", "x", "1.5"):
+        refused = dashboard.get("/ui/api/asks", params={"head": wrong})
+        assert refused.status_code == 400 and refused.json()["error"]["field"] == "head"

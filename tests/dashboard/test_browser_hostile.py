@@ -10,14 +10,23 @@ each test asserts neither happened.
 
 from __future__ import annotations
 
+import asyncio
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
+from sqlalchemy import update
 
 from benchwarmers.dashboard import auth
+from benchwarmers.runtime import Runtime
+from benchwarmers.store import schema
+from benchwarmers.store.collections import add_collection
+from benchwarmers.store.endpoints import add_endpoint
+from benchwarmers.store.models import add_model
 from benchwarmers.testing import FakeError, FakeModel, FakeProvider
 from benchwarmers.testing.live_server import live_server
 from tests.conftest import capable
@@ -414,4 +423,59 @@ def test_a_mergers_right_to_left_override_turns_none_of_our_words_around(browser
         )
         assert isolated == [2, True]
         assert_nothing_ran(page, dialogs)
+        page.close()
+
+
+ODD_ALIASES = ("a%2Fb", "q?probe=1", "h#frag", "two words", "ünï/ködé", "x/../../settings")
+
+
+def test_odd_aliases_stored_before_the_rule_get_buttons_that_address_them(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Aliases an owner typed before the rule (`/..`, `%2F`, `?`, `#`, a space, unicode), stored
+    as they are: each one's link (the Bench page's, the Leaderboard's) opens its own page, and
+    its buttons (Retire, Restore) act on it, never on a path the alias changed."""
+
+    async def store_them() -> None:
+        async with Runtime.open(home) as runtime:
+            await add_endpoint(runtime.store, "hub", fake_provider.openai_base, needs_key=False)
+            for n, alias in enumerate(ODD_ALIASES):
+                await add_model(runtime.store, f"m{n}", "hub", f"m{n}")
+                async with runtime.store.write() as session:
+                    model = schema.Model.alias == f"m{n}"
+                    await session.execute(update(schema.Model).where(model).values(alias=alias))
+            await add_collection(runtime.store, "odd", list(ODD_ALIASES))
+
+    with ThreadPoolExecutor(1) as thread:  # the browser's loop runs on this one
+        thread.submit(asyncio.run, store_them()).result()
+    with live_server(home) as server, httpx.Client(base_url=server.url, timeout=30) as client:
+        client.get("/endpoints")
+        client.headers["x-csrf-token"] = client.cookies[auth.CSRF_COOKIE]
+        page = browser.new_page()
+        page.set_default_timeout(WAIT)
+        page.on("dialog", lambda dialog: dialog.accept())
+        watch = Watch(page)
+        for alias in ODD_ALIASES:
+            api = "/ui/api/models/" + quote(alias, safe="")
+            page.goto(server.url + "/models")
+            row = page.locator(f'tr[data-alias="{alias}"]')
+            link = row.locator("th a")
+            assert link.get_attribute("href") == "/models/" + quote(alias, safe="")
+            link.click()
+            expect(page.locator("h1")).to_have_text(alias)
+            page.go_back()
+            row.locator('button[data-post$="/retire"]').click()
+            expect(row.locator('button[data-post$="/restore"]')).to_be_visible()
+            assert client.get(api).json()["model"]["status"] == "retired", alias
+            row.locator('button[data-post$="/restore"]').click()
+            expect(row.locator('button[data-post$="/retire"]')).to_be_visible()
+            assert client.get(api).json()["model"]["status"] == "available", alias
+        board = page.goto(server.url + "/leaderboard?collection=odd")
+        assert board is not None and board.ok
+        for alias in ODD_ALIASES:
+            link = page.locator(f'tr[data-alias="{alias}"] th a')
+            assert link.get_attribute("href") == "/models/" + quote(alias, safe="")
+        statuses = {m["alias"]: m["status"] for m in client.get("/ui/api/models").json()["models"]}
+        assert statuses == {**{a: "available" for a in ODD_ALIASES}}, statuses
+        assert watch.take() == []
         page.close()

@@ -405,3 +405,50 @@ def test_a_note_saved_before_its_verdict_hands_the_keys_back_for_it(
         record = b.client.get("/bench/record", params={"collection": "bench/trio"}).json()
         assert record["merged"]["notUseful"] == 1
         assert b.watch.take() == []
+
+
+def test_recent_asks_draw_a_long_answers_head_and_judge_it_opened_whole(
+    browser: Any, home: Path, fake_provider: FakeProvider
+) -> None:
+    """Recent asks with kept answers of megabytes drew every one whole, seconds a page: the list
+    draws each answer's head, saying how long it is; "Read it whole" reads the ask whole, in
+    place, and it is judged (and its verdict changed) there as any ask, staying whole across the
+    poll's redraws. A cut answer offers no Copy (it would copy the head)."""
+    long = "word " * 60_000 + "the very end"
+    models = [FakeModel("alpha", answer=long), FakeModel("beta", answer=capable)]
+    with bench(browser, home, fake_provider, models, keep_text=True, keep_days=1) as b:
+        page = b.page
+        calls = b.answered("a long one?", ("alpha", "beta"))
+        page.goto(b.base + "/collections")
+        page.locator("body[data-ready]").wait_for(state="attached")
+        ask = page.locator("#asks article.ask").first
+        alpha, beta = (ask.locator(f'.seat-card[data-alias="{a}"]') for a in ("alpha", "beta"))
+        expect(alpha.locator(".cut-note")).to_contain_text(f"{len(long):,} characters")
+        assert "the very end" not in alpha.locator(".answer").inner_text()
+        assert len(alpha.locator(".answer").inner_text()) <= 16_000  # its head, not its 300,000
+        expect(alpha.locator("button[data-copy-answer]")).to_have_count(0)
+        expect(beta.locator(".cut-note")).to_have_count(0)
+        expect(beta.locator("button[data-copy-answer]")).to_have_count(1)
+
+        alpha.locator("button[data-open-whole]").click()
+        expect(alpha.locator(".answer")).to_contain_text("the very end")
+        expect(alpha).to_be_focused()  # the answer opened, for the keys (U, N, C) to act on
+        expect(alpha.locator(".cut-note")).to_have_count(0)
+        expect(ask.locator("button.open-whole")).to_have_count(0)
+        expect(alpha.locator("button[data-copy-answer]")).to_have_count(1)
+        for verdict, useful in (("useful", True), ("not_useful", False)):  # given, then changed
+            alpha.locator(f'button[data-verdict="{verdict}"]').click()
+            expect(alpha.locator(".judge-state")).to_contain_text("useful")
+
+            def stored(useful: bool = useful) -> bool:
+                seats = b.client.get("/ui/api/asks", params={"head": "1"}).json()["asks"][0]["seats"]
+                return any(
+                    s["call"] == calls["alpha"] and (s["verdict"] or {}).get("useful") is useful
+                    for s in seats
+                )
+
+            wait_for(stored)
+        page.wait_for_timeout(3_500)  # a poll, and the redraw the verdict's change brought
+        expect(alpha.locator(".answer")).to_contain_text("the very end")
+        expect(alpha).to_have_class(re.compile(r"\bjudged\b"))
+        assert b.watch.take() == []

@@ -67,6 +67,26 @@ async def test_kept_until_it_expires_then_swept(runtime: Runtime) -> None:
     assert await rows(runtime) == 0 and await kept.kept_asks(runtime.store, ["a_1"]) == {}
 
 
+async def test_read_cut_to_a_head_each_text_says_its_whole_length(runtime: Runtime) -> None:
+    """`head`: each answer cut by the database, the question's texts here, each length beside it
+    (in characters, not bytes: `é` is one)."""
+    await keeping(runtime.store, "trio")
+    long = "é" * 10_000
+    await kept.keep(
+        runtime.store,
+        collection="trio",
+        ask_id="a_1",
+        request=QUESTION,
+        answers=[("c_1", long), ("c_2", "ok")],
+    )
+    found = (await kept.kept_asks(runtime.store, ["a_1"], head=4))["a_1"]
+    assert found.answers == {"c_1": "éééé", "c_2": "ok"} and found.lengths == {"c_1": 10_000, "c_2": 2}
+    assert found.question["system"] == "be b" and found.question["system_chars"] == 8
+    assert found.question["messages"][2] == {"role": "user", "content": "and ", "content_chars": 9}
+    whole = (await kept.kept_asks(runtime.store, ["a_1"]))["a_1"]
+    assert whole.answers["c_1"] == long and whole.question == kept.question_of(QUESTION)
+
+
 async def test_off_or_removed_takes_the_text_with_it(runtime: Runtime) -> None:
     await keeping(runtime.store, "other")
     view = await add_collection(runtime.store, "trio", ["one"], keep_text=True, keep_days=7)

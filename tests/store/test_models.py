@@ -58,3 +58,20 @@ async def test_resting_needs_an_end(bench: Runtime) -> None:
     resting = await set_status(bench.store, "alpha", "resting", reason="429", resting_until=until)
     assert resting.resting_until == until
     assert (await restore(bench.store, "alpha")).resting_until is None
+
+
+@pytest.mark.parametrize(
+    "alias", ["a/../b", "a/..", "x/./y", "a//b", "a/", "a b", "a?b", "a#b", "a%2Fb", "ü"]
+)
+async def test_an_alias_that_would_change_an_address_is_refused_saying_the_rule(
+    bench: Runtime, alias: str
+) -> None:
+    """An alias goes in addresses (`/models/<alias>`, the Bench page's buttons): a `.` or `..`
+    part, an empty one, or a character that means something in a URL is refused, the rule said."""
+    with pytest.raises(UserError, match=r"each part between slashes a name \(not empty, \. or \.\.\)"):
+        await add_model(bench.store, alias, "hub", "vendor/gamma")
+
+
+async def test_aliases_with_slashes_dots_and_colons_are_still_taken(bench: Runtime) -> None:
+    for n, alias in enumerate(("openrouter/meta-llama/llama-3.1-8b:free", "a.b/c..d", "x/...y")):
+        assert (await add_model(bench.store, alias, "hub", f"vendor/m{n}")).alias == alias

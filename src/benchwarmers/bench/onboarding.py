@@ -110,7 +110,7 @@ def mode_for(quick: bool, ad_hoc: bool) -> Mode:
 def default_alias(served: str) -> str:
     """`meta-llama/Llama-3.3-70B-Instruct:free` -> `llama-3.3-70b-instruct`."""
     name = served.rsplit("/", 1)[-1].split(":", 1)[0].lower()
-    return re.sub(r"[^a-z0-9.\-]+", "-", name).strip("-") or "model"
+    return re.sub(r"[^a-z0-9.\-]+", "-", name).strip("-.") or "model"
 
 
 # ------------------------------------------------------------------- queue

@@ -296,7 +296,12 @@ class Panels:
         return page or [], after
 
     async def recent_asks_page(
-        self, collection: str = "", limit: int = RECENT_ASKS, before: str = "", unless: str = ""
+        self,
+        collection: str = "",
+        limit: int = RECENT_ASKS,
+        before: str = "",
+        unless: str = "",
+        head: int = 0,
     ) -> tuple[list[dict[str, Any]] | None, str, str]:
         """The gateway's latest asks (of the collections this identity may
         call), newest first, each with its seats in seat order and the merge
@@ -314,9 +319,17 @@ class Panels:
         is None: a poller that has it already (the dashboard's, every few
         seconds, of a page that can hold megabytes of kept answers) costs the
         small reads and no text. The read walks the calls' `at` index down
-        from the cursor, never the whole log."""
+        from the cursor, never the whole log.
+
+        `head` (0: whole) cuts each kept text (an answer, a question's
+        message) to its first `head` characters, saying its whole length
+        beside it (`content_chars`): a list of asks whose answers run to
+        megabytes is then sent and drawn in a moment, each ask read whole
+        when a person opens it (`recent_ask`)."""
         if not 1 <= limit <= MAX_RECENT_ASKS:
             raise UserError(f"limit must be 1 to {MAX_RECENT_ASKS}", field="limit")
+        if head < 0:
+            raise UserError("head must be a number of characters, 0 for the whole text", field="head")
         await flush_log()  # read your writes: an ask this process just answered is on the page
         where = [Call.kind.in_(("seat", "merge")), Call.ask_id != ""]
         async with self.runtime.store.read() as session:
@@ -335,14 +348,6 @@ class Panels:
             asks = await self._ask_page(session, where, cursor, limit + 1)
             more = len(asks) > limit
             asks = asks[:limit]
-            rows = (
-                await session.execute(
-                    select(Call, Verdict)
-                    .outerjoin(Verdict, Verdict.call_id == Call.id)
-                    .where(Call.ask_id.in_([a[0] for a in asks]))
-                    .order_by(Call.at)
-                )
-            ).all()
         if collection and not asks:
             # None: a collection with nothing asked yet, or a name that never was (no
             # call names it: a removed collection's log stays), NotFound as its record is.
@@ -350,6 +355,48 @@ class Panels:
                 await get_collection(self.runtime.store, collection)
             except NotFound as exc:
                 raise NotFound(str(exc), field="collection") from None
+        page = await self._asks_json([a[0] for a in asks])
+        after = asks[-1][0] if more and asks else ""
+        kept_ids = await kept.kept_ids(self.runtime.store, [ask["ask"] for ask in page])
+        shown = json.dumps([page, kept_ids, after, head], sort_keys=True)
+        tag = hashlib.sha256(shown.encode()).hexdigest()[:32]
+        if unless and unless == tag:
+            return None, after, tag
+        await self._with_text(page, head)
+        return page, after, tag
+
+    async def recent_ask(self, ask_id: str) -> dict[str, Any]:
+        """One ask as Recent asks lists it, its kept text whole: what a
+        person opens to read (and judge) an ask the list showed cut (`head`).
+        An ask of a collection this identity may not call is not found, as
+        one that never was."""
+        await flush_log()
+        async with self.runtime.store.read() as session:
+            found = (
+                await session.execute(
+                    select(Call.collection).where(
+                        Call.ask_id == ask_id, Call.ask_id != "", Call.kind.in_(("seat", "merge"))
+                    )
+                )
+            ).first()
+        if found is None or not may_call(self.identity, found.collection):
+            raise NotFound(f"no ask {ask_id!r}", field="ask")
+        (ask,) = await self._asks_json([ask_id])
+        await self._with_text([ask], 0)
+        return ask
+
+    async def _asks_json(self, ask_ids: list[str]) -> list[dict[str, Any]]:
+        """These asks as Recent asks shows them, in this order, without their text:
+        each one's seats in seat order and the merge last, and its pairs."""
+        async with self.runtime.store.read() as session:
+            rows = (
+                await session.execute(
+                    select(Call, Verdict)
+                    .outerjoin(Verdict, Verdict.call_id == Call.id)
+                    .where(Call.ask_id.in_(ask_ids))
+                    .order_by(Call.at)
+                )
+            ).all()
         grouped: dict[str, dict[str, Any]] = {}
         for call, verdict in rows:
             ask = grouped.setdefault(
@@ -364,20 +411,22 @@ class Panels:
         for ask in grouped.values():
             ask["seats"].sort(key=_seat_order)
             ask["pairs"] = judged_pairs.get(ask["ask"], [])
-        page = [grouped[a[0]] for a in asks if a[0] in grouped]
-        after = asks[-1][0] if more and asks else ""
-        kept_ids = await kept.kept_ids(self.runtime.store, list(grouped))
-        tag = hashlib.sha256(json.dumps([page, kept_ids, after], sort_keys=True).encode()).hexdigest()[:32]
-        if unless and unless == tag:
-            return None, after, tag
-        texts = await kept.kept_asks(self.runtime.store, list(grouped))
+        return [grouped[a] for a in ask_ids if a in grouped]
+
+    async def _with_text(self, page: list[dict[str, Any]], head: int) -> None:
+        """What is kept of these asks put on them: the question, each seat's
+        `content`; cut to `head` characters (0: whole), each cut text's
+        whole length beside it (`content_chars`)."""
+        texts = await kept.kept_asks(self.runtime.store, [ask["ask"] for ask in page], head)
         for ask in page:
             text = texts.get(ask["ask"])
-            if text is not None:
-                ask["question"] = text.question
-                for seat in ask["seats"]:
-                    seat["content"] = text.answers.get(seat["call"], "")
-        return page, after, tag
+            if text is None:
+                continue
+            ask["question"] = text.question
+            for seat in ask["seats"]:
+                seat["content"] = text.answers.get(seat["call"], "")
+                if head:
+                    seat["content_chars"] = text.lengths.get(seat["call"], 0)
 
     async def _ask_page(
         self, session: Any, where: list[Any], cursor: tuple[datetime, str] | None, want: int

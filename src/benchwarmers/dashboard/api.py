@@ -292,20 +292,33 @@ async def collection_record(request: Request, name: str) -> dict[str, Any]:
 
 @router.get("/asks")
 @owner
-async def asks(request: Request, collection: str = "", before: str = "", limit: str = "20") -> Response:
+async def asks(
+    request: Request, collection: str = "", before: str = "", limit: str = "20", head: str = "0"
+) -> Response:
     """Recent asks, newest first, a page at a time: `before` is the `next` of the page before
-    (an ask id), `limit` the page's size (1 to 100); either refused with a 400 naming it.
-    Tagged (`ETag`): a poll that sends the tag it has (`If-None-Match`) of a page that has
-    not changed gets a 304 with no body, and its kept text is not even read."""
+    (an ask id), `limit` the page's size (1 to 100); `head` cuts each kept text to that many
+    characters (`content_chars` its whole length; 0, the default, whole), as the dashboard reads
+    its lists; any of them wrong is refused with a 400 naming it. Tagged (`ETag`): a poll that
+    sends the tag it has (`If-None-Match`) of a page that has not changed gets a 304 with no
+    body, and its kept text is not even read."""
     if not (limit.isascii() and limit.isdigit()):
         raise FieldError("limit", "limit must be a whole number of asks, 1 to 100")
+    if not (head.isascii() and head.isdigit()):
+        raise FieldError("head", "head must be a whole number of characters, 0 for the whole text")
     had = request.headers.get("if-none-match", "").strip().removeprefix("W/").strip('"')
     name = collection.removeprefix("bench/")
-    page, tag = await backend_of(request).recent_asks(name, int(limit), before, had)
+    page, tag = await backend_of(request).recent_asks(name, int(limit), before, had, int(head))
     headers = {"etag": f'"{tag}"', "cache-control": "no-cache"}
     if page is None:
         return Response(status_code=304, headers=headers)
     return JSONResponse(page, headers=headers)
+
+
+@router.get("/asks/{ask}")
+@owner
+async def one_ask(request: Request, ask: str) -> dict[str, Any]:
+    """One ask as the list has it, its kept text whole: Recent asks' view of an ask opened."""
+    return {"ask": await backend_of(request).recent_ask(ask)}
 
 
 @router.get("/leaderboard")

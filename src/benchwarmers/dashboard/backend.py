@@ -15,7 +15,7 @@ JSON the pages read.
 from __future__ import annotations
 
 import zlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from datetime import UTC, datetime
 from typing import Any
@@ -366,23 +366,29 @@ class Backend:
         await self.admin.remove_collection(name)
 
     async def recent_asks(
-        self, collection: str = "", limit: int = 20, before: str = "", unless: str = ""
+        self, collection: str = "", limit: int = 20, before: str = "", unless: str = "", head: int = 0
     ) -> tuple[dict[str, Any] | None, str]:
         """A page of Recent asks and `next`, the cursor of the page after it
         (null: none older), with the page's tag; None for the page when its
         tag is `unless` (the poller has it: `Panels.recent_asks_page`). The
         tag names the blind collections too: a collection made blind (or
-        not) changes what the same asks show."""
-        blind = sorted(c.name for c in await self.panels.collections() if c.blind)
+        not) changes what the same asks show. `head`: each kept text cut
+        to that many characters (`Panels.recent_asks_page`)."""
+        blind = await self._blind_collections()
         suffix = "-b" + format(zlib.crc32("\n".join(blind).encode()), "x")
         had = unless[: -len(suffix)] if unless.endswith(suffix) else "\x00" if unless else ""
-        asks, after, tag = await self.panels.recent_asks_page(collection, limit, before, had)
+        asks, after, tag = await self.panels.recent_asks_page(collection, limit, before, had, head)
         if asks is None:
             return None, tag + suffix
-        # An ask the Ask page's toggle made blind or not says so itself (`calls.blind`); the rest
-        # are as their collection is now.
-        page = [hidden_ask(ask) if ask.get("blind", ask["collection"] in blind) else ask for ask in asks]
+        page = [_as_shown(ask, blind) for ask in asks]
         return {"asks": page, "next": after or None}, tag + suffix
+
+    async def recent_ask(self, ask_id: str) -> dict[str, Any]:
+        """One ask of Recent asks, its kept text whole, blind as the list shows it."""
+        return _as_shown(await self.panels.recent_ask(ask_id), await self._blind_collections())
+
+    async def _blind_collections(self) -> list[str]:
+        return sorted(c.name for c in await self.panels.collections() if c.blind)
 
     async def ask(self, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
         """The playground: the panel's events as small JSON objects, in the
@@ -777,3 +783,9 @@ def event_json(event: PanelEvent) -> dict[str, Any]:
             "costComplete": event.reply.cost_complete,
         }
     raise TypeError(f"unknown panel event {type(event).__name__}")
+
+
+def _as_shown(ask: dict[str, Any], blind: Sequence[str]) -> dict[str, Any]:
+    """An ask of Recent asks as the page may see it: an ask the Ask page's toggle made
+    blind or not says so itself (`calls.blind`); the rest are as their collection is now."""
+    return hidden_ask(ask) if ask.get("blind", ask["collection"] in blind) else ask

@@ -27,7 +27,7 @@ import re
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -120,8 +120,18 @@ def breakable(url: str) -> Markup:
     )
 
 
+def address_part(value: str) -> str:
+    """A name (a model's alias) as one part of an address, every character
+    that means something in a URL escaped, `/` too: an alias is one part
+    however it is spelled (the routes take `{alias:path}` and read it back
+    whole), and one stored before aliases were checked (`a/../b`, `x?y`)
+    can never change the path it is put in. Jinja's `urlencode` keeps `/`."""
+    return quote(value, safe="")
+
+
 _env.filters["humane"] = humane
 _env.filters["breakable"] = breakable
+_env.filters["address_part"] = address_part
 
 
 def render(request: Request, template: str, page: str, status: int = 200, **values: Any) -> HTMLResponse:

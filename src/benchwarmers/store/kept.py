@@ -37,7 +37,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, delete, insert, select, update
+from sqlalchemy import Table, bindparam, delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from benchwarmers.store import wal
@@ -53,10 +53,12 @@ OWED_SUFFIX = "-uncut"
 
 @dataclass(frozen=True, slots=True)
 class KeptAsk:
-    """What is kept of one ask: its question, and each call's answer by call id."""
+    """What is kept of one ask: its question, and each call's answer by call
+    id; read cut (`kept_asks`' `head`), each answer's whole length by call id."""
 
     question: dict[str, Any]
     answers: dict[str, str] = field(default_factory=dict)
+    lengths: dict[str, int] = field(default_factory=dict)
 
 
 def question_of(request: Request) -> dict[str, Any]:
@@ -143,22 +145,41 @@ async def kept_ids(store: Store, ask_ids: Sequence[str]) -> list[str]:
         return sorted(await session.scalars(query))
 
 
-async def kept_asks(store: Store, ask_ids: Sequence[str]) -> dict[str, KeptAsk]:
-    """What is kept, and not expired, of these asks, by ask id."""
+async def kept_asks(store: Store, ask_ids: Sequence[str], head: int = 0) -> dict[str, KeptAsk]:
+    """What is kept, and not expired, of these asks, by ask id. With `head`,
+    each answer and each of the question's messages is cut to its first
+    `head` characters, its whole length said beside it (an answer's in
+    `lengths`, a message's as `content_chars`, the system prompt's `system_chars`); the answers are cut by the
+    database, so megabytes of them are never read into the process."""
     if not ask_ids:
         return {}
-    query = select(KeptText).where(
-        KeptText.ask_id.in_(list(ask_ids)), KeptText.expires_at > datetime.now(UTC)
-    )
+    answer = func.substr(KeptText.answer, 1, head) if head else KeptText.answer
+    query = select(
+        KeptText.id, KeptText.ask_id, KeptText.question, answer.label("answer"), func.length(KeptText.answer)
+    ).where(KeptText.ask_id.in_(list(ask_ids)), KeptText.expires_at > datetime.now(UTC))
     found: dict[str, KeptAsk] = {}
     answers: dict[str, dict[str, str]] = {}
+    lengths: dict[str, dict[str, int]] = {}
     async with store.read() as session:
-        for row in await session.scalars(query):
-            if row.id == row.ask_id:
-                found[row.ask_id] = KeptAsk(row.question or {}, answers.setdefault(row.ask_id, {}))
+        for kept_id, ask_id, question, text, length in await session.execute(query):
+            if kept_id == ask_id:
+                asked = _cut_question(question or {}, head) if head else question or {}
+                found[ask_id] = KeptAsk(asked, answers.setdefault(ask_id, {}), lengths.setdefault(ask_id, {}))
             else:
-                answers.setdefault(row.ask_id, {})[row.id] = row.answer
+                answers.setdefault(ask_id, {})[kept_id] = text
+                lengths.setdefault(ask_id, {})[kept_id] = length or 0
     return found
+
+
+def _cut_question(question: dict[str, Any], head: int) -> dict[str, Any]:
+    """A kept question with the system prompt's and each message's text cut
+    to `head` characters, each one's whole length beside it."""
+    messages = [
+        {**m, "content": m.get("content", "")[:head], "content_chars": len(m.get("content", ""))}
+        for m in question.get("messages", [])
+    ]
+    system = question.get("system", "")
+    return {**question, "system": system[:head], "system_chars": len(system), "messages": messages}
 
 
 async def sweep(store: Store, now: datetime | None = None) -> int:

@@ -37,18 +37,23 @@ from benchwarmers.store.views import Indexed, ModelView, endpoint_row, model_row
 from benchwarmers.types import MODEL_ROLES, MODEL_STATUSES, ModelRole, ModelStatus
 
 # Aliases show in headings and `--with` lists; served ids may hold slashes and colons, so aliases may too.
+# An alias is also part of addresses (`/models/<alias>`, the Bench page's buttons): no character that
+# means something there (`?`, `#`, `%`, a space), and each `/`-part a name, never empty, `.` or `..`
+# (which a browser or a proxy resolves, changing the path).
 ALIAS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$")
+ALIAS_RULE = (
+    "letters, digits and . _ - : / @ + (up to 128), starting with a letter or digit; "
+    "each part between slashes a name (not empty, . or ..)"
+)
 
 # Every model (with its endpoint), as last read.
 _BENCH: Cached[Indexed[ModelView]] = Cached(("endpoints", "models"))
 
 
 def check_alias(alias: str) -> str:
-    if not ALIAS.match(alias):
-        raise UserError(
-            f"alias {alias!r} is not valid: letters, digits and . _ - : / @ + (up to 128), "
-            "starting with a letter or digit"
-        )
+    """The one rule an alias is held to, wherever one is typed (CLI, API, dashboard, onboarding)."""
+    if not ALIAS.match(alias) or any(part in ("", ".", "..") for part in alias.split("/")):
+        raise UserError(f"alias {alias!r} is not valid: {ALIAS_RULE}")
     return alias
 
 

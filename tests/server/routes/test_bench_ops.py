@@ -143,3 +143,24 @@ async def test_a_model_already_queued_is_a_409_over_the_gateway(
             assert [i["served"] for i in items] == ["slow"]
 
     await asyncio.to_thread(scenario)
+
+
+async def test_an_alias_with_a_dot_dot_part_is_a_400_over_the_gateway(
+    home: Path, fake_provider: FakeProvider, add_fake: Callable[..., FakeModel]
+) -> None:
+    """An owner-typed alias that would change an address (`/..`, `?`) is refused before it is
+    queued, in the gateway's error body, saying what an alias may hold."""
+    add_fake("m1")
+    async with Runtime.open(home=home) as rt:
+        await add_endpoint(rt.store, "fake", fake_provider.openai_base, "openai", needs_key=False)
+
+    def scenario() -> None:
+        with live_server(home) as server, httpx.Client(timeout=60) as client:
+            for alias in ("m1/../../ui", "m1?x=1"):
+                ask = {"endpoint": "fake", "mode": "quick", "models": [{"served": "m1", "alias": alias}]}
+                refused = client.post(f"{server.url}/bench/ops/onboard", json=ask)
+                assert refused.status_code == 400, refused.text
+                assert "letters, digits and . _ - : / @ +" in refused.json()["error"]["message"]
+            assert client.get(f"{server.url}/bench/ops/queue").json()["items"] == []
+
+    await asyncio.to_thread(scenario)

@@ -330,13 +330,14 @@
 
   // The asks on the page, looked at again every few seconds (Recent asks' first page, with its
   // ETag: a 304 while nothing changed): a verdict or a pair given elsewhere (the API, the CLI,
-  // another tab) shows on its card, so nobody judges against what they cannot see.
+  // another tab) shows on its card, so nobody judges against what they cannot see. Its kept text
+  // is not needed here (the cards have it): read cut to a character (`head`), megabytes never sent.
   let asksTag = '';
   let seen = new Map(); // the asks as last read, by ask id: a card that waited is synced from it later
   async function lookAgain() {
     const turns = (conversation?.turns || []).filter((turn) => turn.ask);
     if (turns.length && !running && !document.hidden) {
-      const result = await bw.api('GET', '/ui/api/asks', null, asksTag ? { 'if-none-match': asksTag } : {});
+      const result = await bw.api('GET', '/ui/api/asks?head=1', null, asksTag ? { 'if-none-match': asksTag } : {});
       if (result.ok) {
         asksTag = result.headers.get('etag') || '';
         seen = new Map(result.data.asks.map((ask) => [ask.ask, ask]));

@@ -452,6 +452,7 @@
     const tail = seat.text ? '. What it had written by then is shown, cut where it stopped; it costs no verdict.' : '; it costs no verdict.';
     if (wasCut) parts.push(el('p', { class: 'hint cut-note', text: `Cut: the reply went without it (quorum or deadline)${tail}` }));
     else if (cancelled) parts.push(el('p', { class: 'hint cut-note', text: `Cancelled: stopped before it finished (Stop on the page, or its client hung up)${tail}` }));
+    if (seat.cut) parts.push(seat.cut); // Recent asks sent its head only: the button that reads it whole
     if (seat.call && JUDGEABLE.has(seat.status)) parts.push(judgeBar(turn, seat));
     if (answer.parentNode !== card) { card.replaceChildren(...parts); return; }
     for (const child of [...card.children]) if (child !== answer) child.remove();
@@ -502,7 +503,7 @@
       keyed('Useful', 'U', { class: 'good', 'data-verdict': 'useful', ...press('useful') }),
       keyed('Not useful', 'N', { class: 'bad', 'data-verdict': 'not_useful', ...press('not_useful') }),
       keyed('Best of the panel', 'P', { 'data-best': '' }),
-      seat.text ? keyed('Copy', 'C', { 'data-copy-answer': '' }) : null, // an answer not kept: nothing to copy
+      seat.text && !seat.cut ? keyed('Copy', 'C', { 'data-copy-answer': '' }) : null, // not kept, or its head only: not copied
       note,
       el('small', { class: 'judge-state', role: 'status', text: seat.verdict ? said(seat) : '' }));
   }
@@ -791,7 +792,7 @@
       if (action === 'useful' || action === 'not_useful') judgeSeat(card.seat, action === 'useful');
       else if (action === 'note') card.querySelector('input.note').focus();
       else if (action === 'best') { if (!turn.compare.hidden) best(card.seat); }
-      else if (card.seat.text) copyText(bw.reasoning(card.seat.text).answer, card.querySelector('[data-copy-answer]'));
+      else if (card.seat.text && !card.seat.cut) copyText(bw.reasoning(card.seat.text).answer, card.querySelector('[data-copy-answer]'));
       return;
     }
     if (PAIR_KEYS[key] && !turn.compare.hidden) { event.preventDefault(); judgePair(turn, PAIR_KEYS[key]); }

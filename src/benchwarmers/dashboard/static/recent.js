@@ -7,6 +7,11 @@
 // it holds); "Older asks" pages back (the API's `next` cursor) into a list
 // of its own, judged in place alike and read again as the first page is
 // (its own ETag), so what was judged elsewhere shows there too.
+// The lists are read with each kept text cut to its head (`head`, the whole
+// length said beside it): asks whose answers run to megabytes draw in a
+// moment. A cut answer says so, with a button that opens the ask: read
+// whole (`/ui/api/asks/<ask>`), drawn again in place and kept whole across
+// the polls' redraws, judged there as any ask is.
 (() => {
   'use strict';
 
@@ -16,6 +21,11 @@
   const olderBox = document.getElementById('older-asks');
   const olderButton = document.getElementById('older');
   const olderState = document.getElementById('older-state');
+  // Characters of each kept text the lists carry: most answers whole (a long one is some 4k
+  // tokens), a runaway's or a pasted document's cut; an ask opened is read whole.
+  const HEAD = 16000;
+  const asksUrl = (query = '') => `/ui/api/asks?head=${HEAD}${query}`;
+  const whole = new Map(); // ask id -> the ask read whole, once opened: its text never changes
 
   let last = '';
   let tag = ''; // the ETag of the first page drawn: a poll of an unchanged page is a 304, no body
@@ -27,7 +37,7 @@
   async function refresh() {
     clearTimeout(timer);
     // A field of the first page in use (a note typed, A or B chosen): it waits, unread.
-    const result = typing(box) ? null : await api('GET', '/ui/api/asks', null, tag ? { 'if-none-match': tag } : {});
+    const result = typing(box) ? null : await api('GET', asksUrl(), null, tag ? { 'if-none-match': tag } : {});
     if (result?.ok && !typing(box)) {
       tag = result.headers.get('etag') || '';
       const text = JSON.stringify(result.data.asks);
@@ -54,7 +64,7 @@
   async function refreshOlder(firstNext) {
     const count = olderBox.querySelectorAll('article.ask').length;
     if (!firstNext || !count || count > 100 || typing(olderBox)) return;
-    const url = `/ui/api/asks?before=${encodeURIComponent(firstNext)}&limit=${count}`;
+    const url = asksUrl(`&before=${encodeURIComponent(firstNext)}&limit=${count}`);
     const result = await api('GET', url, null, olderTag ? { 'if-none-match': olderTag } : {});
     if (!result.ok || typing(olderBox)) return;
     olderTag = result.headers.get('etag') || '';
@@ -132,7 +142,7 @@
     if (!next) return;
     olderButton.disabled = true;
     olderState.textContent = 'Loading older asks…';
-    const result = await api('GET', `/ui/api/asks?before=${encodeURIComponent(next)}`);
+    const result = await api('GET', asksUrl(`&before=${encodeURIComponent(next)}`));
     olderButton.disabled = false;
     if (!result.ok) {
       olderState.textContent = result.data?.error?.message || `Could not load older asks (${result.status}).`;
@@ -156,7 +166,7 @@
     let cursor = firstNext;
     const missing = [];
     for (let i = 0; cursor && cursor !== top && i < 5; i++) {
-      const result = await api('GET', `/ui/api/asks?before=${encodeURIComponent(cursor)}`);
+      const result = await api('GET', asksUrl(`&before=${encodeURIComponent(cursor)}`));
       if (!result.ok) return;
       const index = result.data.asks.findIndex((a) => a.ask === top);
       missing.push(...(index < 0 ? result.data.asks : result.data.asks.slice(0, index)));
@@ -167,10 +177,14 @@
     for (const ask of missing.filter((a) => !shown.has(a.ask))) drawAsk(ask, olderBox, first);
   }
 
-  function drawAsk(ask, into, before = null) {
+  function drawAsk(listed, into, before = null) {
+    const ask = withWhole(listed);
+    const cut = isCut(ask);
     const article = el('article', { class: 'ask', 'data-ask': ask.ask },
       el('header', {}, el('strong', { text: `bench/${ask.collection}` }), ' ', el('span', { class: 'tag', text: ask.shape }), ' ',
-        el('time', { datetime: ask.at, text: readable(ask.at) })));
+        el('time', { datetime: ask.at, text: readable(ask.at) }),
+        cut ? el('button', { type: 'button', class: 'small open-whole', text: 'Open whole', title: 'Read this ask whole: its answers are cut here', onclick: () => open(ask.ask, article) }) : null));
+    article.listed = listed;
     into.insertBefore(article, before);
     const seats = ask.seats.filter((s) => s.kind !== 'merge');
     // Blind, each seat is its call here, as the server names it until the ask is judged (`hidden`);
@@ -181,14 +195,58 @@
     if (names.blind && !ask.hidden) for (const s of seats) names.real.set(s.call, s.alias);
     const turn = new bw.Turn(article, { collection: ask.collection, names, question: questionText(ask.question), textKept: ask.question !== undefined, at: Date.parse(ask.at) });
     turn.start(seats.map((s) => ({ seat: key(s), alias: key(s), call: s.call })));
+    for (const seat of seats) if (seatCut(seat)) turn.seats.get(key(seat)).cut = cutNote(seat, () => open(ask.ask, article, seat.call));
     for (const seat of seats) {
       turn.done({ ...seat, seat: key(seat), alias: key(seat), content: seat.content ?? '', costUsd: seat.cost_usd });
       if (!ask.hidden) turn.seats.get(key(seat)).serverSeat = seat.seat;
     }
     const merge = ask.seats.find((s) => s.kind === 'merge' && s.seat !== 'report'); // not the merger's report call
-    if (merge) turn.merged({ ...merge, content: merge.content ?? '', agreement: [], costUsd: merge.cost_usd });
+    const mergeText = seatCut(merge || {}) ? `${merge.content}\n\n*… cut here: ${sizeText(merge.content_chars)} in all; Open whole reads it.*` : merge?.content ?? '';
+    if (merge) turn.merged({ ...merge, content: mergeText, agreement: [], costUsd: merge.cost_usd });
     for (const pair of ask.pairs || []) turn.remember(pair);
     turn.revealIfJudged(); // judged already, by the Ask page's rule: every answer, a pair or the best
+  }
+
+  // A text the list cut to its head (`content_chars` its whole length).
+  const seatCut = (seat) => seat.content_chars !== undefined && seat.content_chars > (seat.content || '').length;
+  const questionCut = (question) => [question, ...(question?.messages || [])].some((m) => m && ((m.content_chars ?? 0) > (m.content || '').length || (m.system_chars ?? 0) > (m.system || '').length));
+  const isCut = (ask) => ask.seats.some(seatCut) || questionCut(ask.question);
+  const sizeText = (chars) => chars >= 1e6 ? `${(chars / 1e6).toFixed(1)} million characters` : `${chars.toLocaleString('en')} characters`;
+
+  function cutNote(seat, opener) {
+    return el('p', { class: 'hint cut-note' }, `Its first ${(seat.content || '').length.toLocaleString('en')} of ${sizeText(seat.content_chars)} are shown. `,
+      el('button', { type: 'button', class: 'small', 'data-open-whole': '', text: 'Read it whole', onclick: opener }));
+  }
+
+  // The listed ask with its text whole, once opened (the list's row brings the verdicts, the pairs).
+  function withWhole(ask) {
+    const read = whole.get(ask.ask);
+    if (!read) return ask;
+    const texts = new Map(read.seats.map((s) => [s.call, s.content]));
+    const seats = ask.seats.map(({ content_chars: _, ...seat }) => (texts.has(seat.call) ? { ...seat, content: texts.get(seat.call) } : seat));
+    return { ...ask, question: read.question, seats };
+  }
+
+  // An ask opened: read whole and drawn again where it is now (a poll may have drawn it anew
+  // meanwhile), what was in hand kept, the focus on the answer opened (else its first).
+  async function open(id, article, call = '') {
+    const buttons = article.querySelectorAll('.open-whole, [data-open-whole]');
+    for (const button of buttons) { button.disabled = true; button.textContent = 'Reading…'; }
+    const result = await api('GET', `/ui/api/asks/${encodeURIComponent(id)}`);
+    if (!result.ok) {
+      for (const button of buttons) { button.disabled = false; button.textContent = 'Could not read it: try again'; }
+      return;
+    }
+    whole.set(id, result.data.ask);
+    const shown = article.isConnected ? article : document.querySelector(`#recent article.ask[data-ask="${CSS.escape(id)}"]`);
+    if (!shown) return;
+    const into = shown.parentNode;
+    const hands = inHand(into);
+    drawAsk(shown.listed, into, shown);
+    shown.remove();
+    putBack(into, hands);
+    const drawn = into.querySelector(`article.ask[data-ask="${CSS.escape(id)}"]`);
+    (call && drawn.querySelector(`.seat-card[data-call="${CSS.escape(call)}"]`) || drawn.querySelector('.seat-card'))?.focus();
   }
 
   // A kept question (`{"system", "messages": [{"role", "content"}], "images"}`) as the page shows it:
@@ -198,7 +256,8 @@
     const last = messages.filter((m) => m.role === 'user').at(-1);
     if (!last) return '';
     const before = messages.indexOf(last);
-    return before ? `${last.content} (after ${before} earlier message${before === 1 ? '' : 's'})` : last.content;
+    const content = (last.content_chars ?? 0) > last.content.length ? `${last.content}… (${sizeText(last.content_chars)} in all)` : last.content;
+    return before ? `${content} (after ${before} earlier message${before === 1 ? '' : 's'})` : content;
   }
 
   // A blind collection's asks are blind here too, each keeping its shuffle across redraws; an ask
