@@ -71,6 +71,16 @@ class Watch:
         problems, self.problems = self.problems, []
         return problems
 
+    def take_after(self, page: Any, count: int, timeout_ms: int = 5_000) -> list[str]:
+        """`take`, once `count` problems were met or `timeout_ms` passed: a
+        request the page aborted (Stop) reaches these listeners some time
+        after what the page drew of it, later on a loaded box."""
+        for _ in range(timeout_ms // 50):
+            if len(self.problems) >= count:
+                break
+            page.wait_for_timeout(50)
+        return self.take()
+
 
 def go(page: Any, label: str) -> None:
     """Open a page from the navigation and wait for its script to be ready."""

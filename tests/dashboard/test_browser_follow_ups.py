@@ -195,7 +195,7 @@ def test_after_a_stop_and_a_turn_to_one_seat_the_whole_panel_is_asked_again_each
             ["Seat A · alpha better than Seat B · beta"]
         )
         page.screenshot(path=str(artifacts / "ask-back-to-the-panel.png"), full_page=True)
-        assert b.watch.take() == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]
+        assert b.watch.take_after(page, 1) == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]
 
 
 def test_seat_letters_are_one_each_past_z_and_shuffled_afresh_each_conversation(
@@ -275,4 +275,4 @@ def test_a_follow_up_stopped_before_any_answer_ends_no_conversation(
                 ("user", "Second question"),
                 ("user", "Third question"),
             ]
-        assert b.watch.take() == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]
+        assert b.watch.take_after(page, 1) == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]

@@ -817,7 +817,7 @@ def test_stop_cancels_the_slow_seat_and_the_upstream_sees_it_hang_up(
         ] == "stopped by the person who asked"
         page.screenshot(path=str(artifacts / "ask-stopped.png"), full_page=True)
         # The one failed request is the stream the Stop aborted.
-        assert b.watch.take() == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]
+        assert b.watch.take_after(page, 1) == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]
 
 
 def test_a_merged_collection_merges_by_default_and_stop_cuts_the_merge_being_written(
@@ -858,7 +858,7 @@ def test_a_merged_collection_merges_by_default_and_stop_cuts_the_merge_being_wri
         assert statuses["merged"] == ("merger", "cancelled")
         assert {statuses[seat][1] for seat in ("Seat 1", "Seat 2")} == {"ok"}
         page.screenshot(path=str(artifacts / "ask-merge-stopped.png"), full_page=True)
-        assert b.watch.take() == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]
+        assert b.watch.take_after(page, 1) == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]
 
 
 def first_turn_best(b: Bench, alias: str) -> None:

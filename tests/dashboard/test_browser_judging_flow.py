@@ -156,7 +156,7 @@ def test_on_a_phone_stop_stays_in_reach_while_the_answers_are_read_below(
         stop.click()
         expect(card(page, "gamma")).to_have_class(re.compile(r"\bs-cancelled\b"))
         release.set()
-        assert b.watch.take() == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]
+        assert b.watch.take_after(page, 1) == [f"failed: POST {b.base}/ui/api/ask net::ERR_ABORTED"]
 
 
 def test_a_reload_mid_stream_stops_the_panel_and_gives_the_question_back(
