@@ -7,7 +7,7 @@ ever sees an `httpx` exception or a provider's error body.
     │   ├── NotFound               unknown collection, alias, endpoint, call id (404)
     │   ├── Conflict               duplicate alias or name (409)
     │   ├── Refused                the guard said no: host, origin, key, rate, size (status on it)
-    │   ├── Left                   the client hung up before its whole reply: its panel stopped (499)
+    │   ├── Left                   the client hung up before its whole reply: its panel or turn stopped (499)
     │   └── BadBenchObject         a `bench` object our own client could not read (where, and why)
     ├── StoreError                 the data folder or database cannot be used
     │   └── StoreFull              no room to log a call: the ask is refused before any seat (507)
@@ -67,8 +67,9 @@ class Refused(UserError):
 class Left(UserError):
     """The client that waited for a whole reply hung up before it: its
     panel was stopped (the seats still answering cancelled upstream, logged
-    `cancelled`). Nobody reads the reply; 499 is the status the metrics
-    count it under (nginx's "client closed request")."""
+    `cancelled`), or its route turn (the member's call so cancelled, no
+    other member asked: `calls/hangup.py`). Nobody reads the reply; 499 is
+    the status the metrics count it under (nginx's "client closed request")."""
 
     status = 499
 

@@ -4,10 +4,13 @@ never delaying or changing the agent's reply."""
 
 from __future__ import annotations
 
+import json
+import socket
 import threading
 from typing import Any
 
 import anthropic
+import httpx
 
 from benchwarmers.testing.fake_provider import FakeProvider
 from benchwarmers.testing.script import FakeModel, FakeToolCall
@@ -105,3 +108,42 @@ def test_shadow_seats_are_off_by_default(route_server: Any, fake_provider: FakeP
         route = call_row(server.home, bench["call"])
         assert route["status"] == "ok"
         assert fake_provider.calls["shadow"] == 0 and shadow_rows(server) == []
+
+
+def test_a_whole_turn_hung_up_leaves_its_shadow_seats_running(
+    route_server: Any, fake_provider: FakeProvider
+) -> None:
+    """A client that hangs up before a whole turn stops its driver's call
+    (`cancelled`), not the shadow seats: they run on, for the record."""
+    collections = {"agents": {"members": ["driver", "shadow", "bystander"], "shadow_seats": 1}}
+    # A driver that writes text: held after its first piece, past the first byte.
+    talker = ("openai", FakeModel("driver", answer="the tests pass, all of them"))
+    with route_server([talker, *members()[1:]], collections) as server:
+        driver = fake_provider.models["driver"]
+        shadow = fake_provider.models["shadow"]
+        driver.hold, driver.hold_after = threading.Event(), 1  # the shadow starts at its first byte
+        shadow.hold = threading.Event()
+        try:
+            body = json.dumps(
+                {"model": "bench/agents:route", "messages": [{"role": "user", "content": "run the tests"}]}
+            ).encode()
+            port = httpx.URL(server.url).port
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
+                raw.sendall(
+                    f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                    f"content-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n".encode()
+                    + body
+                )
+                assert wait_for(lambda: fake_provider.calls["shadow"] == 1)
+            route = wait_for(
+                lambda: rows(server.home, "SELECT * FROM calls WHERE kind = 'route'"), timeout=10
+            )
+            assert [(r["alias"], r["status"]) for r in route] == [("driver", "cancelled")], route
+            assert shadow_rows(server) == []  # still answering, held
+            shadow.hold.set()
+            (seat,) = wait_for(lambda: shadow_rows(server))
+            assert (seat["alias"], seat["status"], seat["ask_id"]) == ("shadow", "ok", route[0]["ask_id"])
+        finally:
+            driver.hold.set()
+            shadow.hold.set()
+            driver.hold = driver.hold_after = shadow.hold = None

@@ -15,6 +15,7 @@ HTTP glue (headers, the response) is the server's (`server/route_mode.py`).
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from benchwarmers.core.panels import Panels
@@ -48,13 +49,17 @@ class RouteMode:
             ask, header=conversation, collection=collection, gateway_key=panels.key
         )
 
-    async def answer(self, ask: Ask, *, conversation: str = "") -> tuple[RouteTurn, Reply]:
+    async def answer(
+        self, ask: Ask, *, conversation: str = "", left: asyncio.Future[None] | None = None
+    ) -> tuple[RouteTurn, Reply]:
         """A whole turn, for a client that did not stream (a member failing
-        mid-reply is replaced too)."""
+        mid-reply is replaced too). `left`: done when the client has gone
+        (hung up) before the reply: the member's call is cancelled, logged
+        `cancelled`, and this raises `errors.Left` (499)."""
         panels = Panels(self.runtime, self.identity)
         collection = await panels.collection(ask.collection)
         panels.pay()
         space.ensure_room(self.runtime.store)
         return await RouteEngine(self.runtime).answer(
-            ask, header=conversation, collection=collection, gateway_key=panels.key
+            ask, header=conversation, collection=collection, gateway_key=panels.key, left=left
         )

@@ -44,9 +44,9 @@ from typing import TYPE_CHECKING
 
 from benchwarmers import metrics
 from benchwarmers.calls.call_ids import new_call_id
-from benchwarmers.calls.caller import HUNG_UP, STOPPED, STOPS, Caller, CallResult, await_recorded
+from benchwarmers.calls.caller import STOPPED, STOPS, Caller, CallResult, await_recorded
 from benchwarmers.calls.cost import Total
-from benchwarmers.errors import Left
+from benchwarmers.calls.hangup import until_left
 from benchwarmers.panel import history, judge, pace, quorum
 from benchwarmers.panel.hand import Hand, Stream, Whole
 from benchwarmers.panel.merger import merge
@@ -143,29 +143,12 @@ class PanelEngine:
         still finishes and is recorded; `on_done` as in `run`. `left`: done
         when the caller has gone (its client hung up) before the reply: the
         panel is stopped as `run(stop_on_close=True)` stops it, and this
-        raises `Left` once its seats are recorded. Nothing is injected into
-        the caller's own task: only the panel's task is cancelled."""
+        raises `Left` once its seats are recorded (`calls/hangup.py`)."""
         reply: asyncio.Future[PanelReply] = asyncio.get_running_loop().create_future()
         task = self._launch(plan, Whole(reply), on_done)
         if left is None:
             return await reply
-
-        def leaving(_: object) -> None:
-            if not reply.done():
-                task.cancel(HUNG_UP)
-                # A task cancelled before its first step never hands anything on.
-                task.add_done_callback(lambda _: reply.done() or reply.cancel())
-
-        left.add_done_callback(leaving)
-        try:
-            return await reply
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if left.done() and current is not None and not current.cancelling():
-                raise Left(f"bench/{plan.collection.name}: the client left before the reply") from None
-            raise
-        finally:
-            left.remove_done_callback(leaving)
+        return await until_left(reply, task, left, f"bench/{plan.collection.name}")
 
     def _launch(self, plan: Plan, hand: Hand, on_done: Callable[[object], None] | None) -> asyncio.Task[None]:
         task = asyncio.create_task(self._work(plan, hand, on_done))

@@ -6,7 +6,8 @@ member's reply as it streams (text pieces, tool-call pieces, usage, the
 finish) and `turn.bench()` says who answered, with which call id (a
 `RouteBench`, which the formats write as the reply's `bench` object).
 `await engine.answer(ask)` is the same for a client that did not stream,
-with the whole reply.
+with the whole reply; a client that hangs up before it (`answer(left=)`)
+stops the member's call, which fails over to no other member.
 
 Who answers:
 
@@ -43,6 +44,7 @@ from typing import TYPE_CHECKING
 from benchwarmers.calls.call_ids import new_ask_id
 from benchwarmers.calls.caller import CallContext, Caller, CallResult, CallStream, await_recorded
 from benchwarmers.calls.cost import Total
+from benchwarmers.calls.hangup import until_left
 from benchwarmers.calls.reads import set_call_task
 from benchwarmers.config import tunables
 from benchwarmers.errors import LimitExceeded, ProviderError, ProviderTimeout, UserError
@@ -105,10 +107,23 @@ class RouteEngine:
         header: str = "",
         collection: CollectionView | None = None,
         gateway_key: str = "",
+        left: asyncio.Future[None] | None = None,
     ) -> tuple[RouteTurn, Reply]:
         """A whole turn, for a client that did not ask to stream. Nothing
         reaches such a client before the reply is whole, so here even a
-        member that fails mid-reply is replaced by the next."""
+        member that fails mid-reply is replaced by the next. `left`: done
+        when the client has gone (hung up) before the reply: the member's
+        call is cancelled upstream, recorded `cancelled`, no other member
+        is asked, and this raises `Left` (`calls/hangup.py`)."""
+        turn = self._answer(ask, header=header, collection=collection, gateway_key=gateway_key)
+        if left is None:
+            return await turn
+        work = asyncio.create_task(turn)
+        return await until_left(work, work, left, _bench_name(ask.collection))
+
+    async def _answer(
+        self, ask: Ask, *, header: str, collection: CollectionView | None, gateway_key: str
+    ) -> tuple[RouteTurn, Reply]:
         failed: list[Attempt] = []
         ask_id = new_ask_id()
         while True:

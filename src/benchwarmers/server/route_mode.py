@@ -10,8 +10,10 @@ and a response that starts can already name its call id in the
 
 Streamed turns pass the member's pieces through as they arrive; whole ones
 gather them first (and so can replace even a member that failed
-mid-reply). The conversation key may come as the `x-bench-conversation`
-header, ahead of anything in the body; an agent's own session header
+mid-reply), and a client that hangs up before a whole one stops its
+member's call, as a panel's client stops its seats (`client_left`). The
+conversation key may come as the `x-bench-conversation` header, ahead of
+anything in the body; an agent's own session header
 (`x-claude-code-session-id`, Codex's `session_id`) comes next, ahead of a
 session id in the body (`route/conversation.py`).
 """
@@ -29,6 +31,7 @@ from benchwarmers.formats.bench_json import route_json
 from benchwarmers.formats.registry import RouteRenderer
 from benchwarmers.server.deps import headers_of, route_mode_of
 from benchwarmers.server.json_response import JSONResponse
+from benchwarmers.server.protocol import client_left
 from benchwarmers.server.streaming import stream_response
 from benchwarmers.types import Ask
 
@@ -58,7 +61,7 @@ async def route_response(
             fmt.MEDIA_TYPE_STREAM,
             {**stream_headers, **_call_headers(turn)},
         )
-    turn, reply = await route.answer(ask, conversation=conversation)
+    turn, reply = await route.answer(ask, conversation=conversation, left=client_left(request.scope))
     bench = route_json(turn.bench())
     return JSONResponse(fmt.render_route_reply(reply, ask, bench), headers=_call_headers(turn))
 

@@ -4,7 +4,8 @@ seats (or the route turn) still running end in the log too. A panel's
 client hanging up (a stream closed, or a whole reply's connection before
 it) stops the panel as the dashboard's Stop does: the seats still
 answering are cancelled upstream and logged `cancelled` (docs/api.md), an
-MCP tool call's too (docs/mcp.md)."""
+MCP tool call's too (docs/mcp.md); a whole route turn's client hanging up
+stops its member's call so, with no failover (docs/route-mode.md)."""
 
 from __future__ import annotations
 
@@ -255,3 +256,61 @@ def test_a_panel_stream_hung_up_before_any_seat_answered_cancels_every_seat(benc
     finally:
         alpha.hold.set()
         alpha.hold, alpha.hold_after = None, None
+
+
+def as_route_turn(path: str, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A whole panel ask made a whole route turn on `duo` (alpha, beta)."""
+    return path.replace("bench/lagging", "bench/duo:route"), json.loads(
+        json.dumps(body).replace("bench/lagging", "bench/duo:route")
+    )
+
+
+# path, body of a whole (non-streamed) route turn, per format route mode serves (not /api/generate).
+ROUTE_WHOLES = {
+    name: as_route_turn(*PANEL_WHOLES[name])
+    for name in ("openai", "responses", "anthropic", "gemini", "ollama-chat")
+}
+
+
+def hung_up_replies(client: httpx.Client) -> float:
+    """How many replies `/metrics` counts under status 499 (a client that closed its request)."""
+    lines = client.get("/metrics").text.splitlines()
+    return sum(
+        float(line.split()[-1]) for line in lines if 'status="499"' in line and not line.startswith("#")
+    )
+
+
+@pytest.mark.parametrize(("name", "after"), [*((name, 1) for name in sorted(ROUTE_WHOLES)), ("openai", 0)])
+def test_a_whole_route_turn_hung_up_cancels_its_member(bench: Bench, name: str, after: int) -> None:
+    """A client waiting for a whole route turn that hangs up stops its
+    member's call as a panel's client does: cancelled upstream (not left to
+    spend tokens and hold its slot for nobody), logged `cancelled`, and no
+    other member asked in its place. `after`: the pieces the member sent
+    before it is held (0: the turn still waits for its first byte)."""
+    known = {row["id"] for row in rows(bench.home, "SELECT id FROM calls")}
+    path, body = ROUTE_WHOLES[name]
+    body = json.loads(json.dumps(body).replace(LAGGING_PROMPT, f"{LAGGING_PROMPT} ({name}, {after})"))
+    members = [bench.fake.models[alias] for alias in ("alpha", "beta")]
+    for model in members:  # whichever drives the conversation is held
+        model.hold, model.hold_after = threading.Event(), after
+    try:
+        with httpx.Client(base_url=bench.url, timeout=30) as client:
+            before = hung_up_replies(client)
+            since = len(bench.fake.timeline)
+            with raw_ask(bench, path, body):
+                assert wait_for(lambda: any(event == "asked" for event, _ in bench.fake.timeline[since:]))
+            # Ended at once: the member's hold is let go only after the test.
+            turn = wait_for(lambda: new_calls(bench.home, known, "route"), timeout=10)
+            assert len(turn) == 1 and turn[0]["status"] == "cancelled", turn
+            driver = turn[0]["alias"]
+            assert wait_for(lambda: ("closed", driver) in bench.fake.timeline[since:]), bench.fake.timeline
+            error = rows(bench.home, "SELECT error FROM calls WHERE id = ?", turn[0]["id"])[0]["error"]
+            assert error == "stopped: the client hung up before the reply", error
+            assert wait_for(lambda: hung_up_replies(client) > before)
+            # No failover for a hang-up: the other member was never asked.
+            assert [s for e, s in bench.fake.timeline[since:] if e == "asked"] == [driver]
+            assert new_calls(bench.home, known, "route") == turn
+    finally:
+        for model in members:
+            model.hold.set()
+            model.hold, model.hold_after = None, None
