@@ -214,7 +214,12 @@ class RouteEngine:
                 failed_calls.append(call_stream.result)
                 continue
             if candidate.alias != sticky:  # a new conversation, or failover moved it
-                await self.runtime.conversations.put(key, collection.name, candidate.alias)
+                try:
+                    await self.runtime.conversations.put(key, collection.name, candidate.alias)
+                except asyncio.CancelledError as exc:  # its client hung up: the call ends as that says
+                    call_stream.cancelled_by = exc
+                    await call_stream.aclose()
+                    raise
             shadows: tuple[str, ...] = ()
             if collection.shadow_seats > 0 and not earlier:
                 failed = {a.alias for a in attempts}
