@@ -196,9 +196,11 @@ def _settled(
         if r.alias in seated or c.held_out or c.newcomer or n >= CHALLENGER_ANSWERS:
             return r
         holders = [(score, alias) for score, alias, top in settled if r.mean <= top]
-        if not holders or r.score < min(holders)[0]:
+        if not holders:
             return r
         floor, holder = min(holders)
+        if r.score < floor:
+            return r
         return replace(
             r,
             score=math.nextafter(floor, -math.inf),

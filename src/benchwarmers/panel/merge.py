@@ -91,7 +91,6 @@ def anonymise(seats: Sequence[Seat], rng: random.Random | None = None) -> Anonym
 def merge_request(request: Request, anonymised: Anonymised) -> Request:
     """The merger's one request: the conversation as text, then the answers
     under their letters."""
-    letters = list(anonymised.label_of_letter)
     answers = anonymised.answers()
     question = transcript(request)
     last = (
@@ -101,7 +100,7 @@ def merge_request(request: Request, anonymised: Anonymised) -> Request:
     )
     text = (
         f"The question, as it was asked:\n\n{question}\n\n"
-        f"The panel's answers ({len(letters)} seats):\n\n{answers}\n\n{last}"
+        f"The panel's answers ({len(anonymised.order)} seats):\n\n{answers}\n\n{last}"
     )
     max_tokens = request.sampling.max_tokens
     return Request(
