@@ -206,7 +206,7 @@ def test_an_agent_that_hangs_up_mid_turn_still_leaves_the_call_recorded(
         ) as stream:
             call = stream.response.headers["x-bench-call"]
             next(event for event in stream if event.type == "text")
-        # The stream is closed: the member's call ends and is logged as abandoned.
+        # The stream is closed: the member's call is cancelled, as a hang-up, and logged.
         row = wait_for(lambda: rows(server.home, "SELECT * FROM calls WHERE id = ?", call))
-        assert row and row[0]["status"] == "error" and row[0]["kind"] == "route"
-        assert "stopped waiting" in row[0]["error"]
+        assert row and row[0]["status"] == "cancelled" and row[0]["kind"] == "route"
+        assert row[0]["error"] == "stopped: the client hung up before the reply"

@@ -48,7 +48,12 @@ that message as its error, not as a failure: nobody failed, and no verdict is ow
 cancelled with a `cut(reason)` message (a panel's quorum or deadline left
 it behind) is recorded `cancelled` too, its error `cut: ` and that
 reason, and `call` returns its result like a timeout's instead of
-raising: the seat is still a seat.
+raising: the seat is still a seat. A stream whose consumer leaves without
+a word (closes it, or is cancelled with no message) is recorded as its
+caller stopping waiting (an `error` that says nothing of the model's
+health), unless that caller said what such a leaving means
+(`CallStream.left_as`): a route turn's stream is read by its client alone,
+so its leaving is `HUNG_UP`.
 """
 
 from __future__ import annotations
@@ -334,13 +339,21 @@ class _Outcome:
         """The panel's reply went out without it (`task.cancel(cut(reason))`)."""
         self.status, self.error = "cancelled", cut(reason)
 
-    def cancelled(self, exc: asyncio.CancelledError) -> None:
+    def cancelled(self, exc: asyncio.CancelledError, left_as: str = "") -> None:
         """Its task was cancelled: a person's stop, a cut, or else its consumer left."""
         reason = cut_reason(exc)
         if len(exc.args) == 1 and exc.args[0] in STOPS:
             self.stopped(exc.args[0])
         elif reason is not None:
             self.cut(reason)
+        else:
+            self.left(left_as)
+
+    def left(self, left_as: str = "") -> None:
+        """Its consumer left without saying why: as its caller said such a
+        leaving means (`CallStream.left_as`: a stop), else abandoned."""
+        if left_as:
+            self.stopped(left_as)
         else:
             self.abandoned()
 
@@ -393,6 +406,11 @@ class CallStream:
         # The cancellation that closed the call from its consumer's side (a
         # stop or a cut landing between chunks): the call ends as it says.
         self.cancelled_by: asyncio.CancelledError | None = None
+        # What its consumer leaving without a word means (closing the stream,
+        # a cancellation with no message): "" abandoned (an `error`, the caller
+        # stopped waiting), or a stop such as `HUNG_UP` where the consumer is
+        # a client's own stream (route mode), logged `cancelled` as it says.
+        self.left_as = ""
 
     def __aiter__(self) -> AsyncIterator[Chunk]:
         if self._iterator is None:
@@ -470,13 +488,13 @@ class CallStream:
             await self._learn_failure(outcome, exc)
             raise
         except asyncio.CancelledError as exc:
-            outcome.cancelled(exc)
+            outcome.cancelled(exc, self.left_as)
             raise
         except GeneratorExit:
             if self.cancelled_by is None:
-                outcome.abandoned()
+                outcome.left(self.left_as)
             else:
-                outcome.cancelled(self.cancelled_by)
+                outcome.cancelled(self.cancelled_by, self.left_as)
             raise
         except Exception as exc:  # a bug below us still ends as a recorded call
             outcome.broke(exc)

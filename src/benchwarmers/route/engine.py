@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from benchwarmers.calls.call_ids import new_ask_id
-from benchwarmers.calls.caller import CallContext, Caller, CallResult, CallStream, await_recorded
+from benchwarmers.calls.caller import HUNG_UP, CallContext, Caller, CallResult, CallStream, await_recorded
 from benchwarmers.calls.cost import Total
 from benchwarmers.calls.hangup import until_left
 from benchwarmers.calls.reads import set_call_task
@@ -284,11 +284,14 @@ class RouteTurn:
         """The member's reply as it arrives; raises the `ProviderError` of a
         failure after the first byte. Ends once this turn's calls are in the
         log, calling `on_end` then (a stream's `bench` object learns what the
-        turn cost before its last event). Leaving early (a client that hung
-        up) still ends the call, recorded, logged as its caller leaving (an
-        `error` that says nothing of the member's health: `calls/health.py`),
-        and gives the heap back a moment later (`benchwarmers.trim`)."""
+        turn cost before its last event). Closed before its end (the server
+        closes a stream whose client hung up, `server/streaming.py`), the
+        member's call is cancelled upstream and logged `cancelled`, its error
+        `HUNG_UP`, as a panel stream's seats are: a hang-up is nobody's
+        failure and owes no verdict. The heap is given back a moment later
+        (`benchwarmers.trim`)."""
         ended = False
+        self._stream.left_as = HUNG_UP  # its only reader is the client's stream
         try:
             for chunk in self._head:
                 if not isinstance(chunk, ResponseHeaders):

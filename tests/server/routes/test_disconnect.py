@@ -182,14 +182,34 @@ def test_a_whole_panel_reply_hung_up_cancels_the_seats_still_answering(bench: Be
 
 
 @pytest.mark.parametrize("name", sorted(ROUTE_STREAMS))
-def test_a_route_stream_hung_up_logs_its_turn(bench: Bench, name: str) -> None:
+def test_a_route_stream_hung_up_cancels_its_member(bench: Bench, name: str) -> None:
+    """A streamed route turn whose client hangs up mid-reply stops its
+    member's call as a whole turn's does: cancelled upstream, logged
+    `cancelled` with the hang-up's error (no verdict owed, nothing said of
+    the member's health), no failover. The member is held after its first
+    word until the client has gone, so the turn cannot end first."""
     known = {row["id"] for row in rows(bench.home, "SELECT id FROM calls")}
     path, body = ROUTE_STREAMS[name]
-    with httpx.Client(base_url=bench.url, timeout=30) as client:
-        hang_up_when(client, path, body, b"word")
-        turn = wait_for(lambda: new_calls(bench.home, known, "route"))
-        assert [r["alias"] for r in turn] == ["trickle"], turn
-        assert turn[0]["status"] in ("ok", "error"), turn
+    trickle = bench.fake.models["trickle"]
+    trickle.hold, trickle.hold_after = threading.Event(), 1
+    try:
+        with httpx.Client(base_url=bench.url, timeout=30) as client:
+            since = len(bench.fake.timeline)
+            hang_up_when(client, path, body, b"word")
+            # The stream sees its client gone when it next writes: let the member go on.
+            trickle.hold.set()
+            turn = wait_for(lambda: new_calls(bench.home, known, "route"), timeout=10)
+            error = rows(bench.home, "SELECT error FROM calls WHERE id = ?", turn[0]["id"])[0]["error"]
+            assert [(r["alias"], r["status"]) for r in turn] == [("trickle", "cancelled")], (turn, error)
+            error = rows(bench.home, "SELECT error FROM calls WHERE id = ?", turn[0]["id"])[0]["error"]
+            assert error == "stopped: the client hung up before the reply", error
+            # Cut upstream before its 40 words were all written (~1 s at 40 a second).
+            assert wait_for(lambda: ("closed", "trickle") in bench.fake.timeline[since:]), bench.fake.timeline
+            refused = client.post("/bench/verdict", json={"call": turn[0]["id"], "useful": False})
+            assert refused.status_code == 400, refused.text
+    finally:
+        trickle.hold.set()
+        trickle.hold, trickle.hold_after = None, None
 
 
 @pytest.mark.parametrize("path", ["/mcp", "/v1/mcp"])
