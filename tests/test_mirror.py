@@ -93,7 +93,6 @@ COVERED_BY: dict[str, tuple[str, ...]] = {
     "limits/user_limits.py": ("tests/limits/test_limiter.py", "tests/limits/test_quotas.py"),
     "mcp/backend.py": ("tests/mcp/test_remote.py",),
     "mcp/server.py": ("tests/agents/test_claude_code.py",),
-    "mcp/text.py": ("tests/mcp/test_stdio.py", "tests/mcp/test_http.py"),
     "mcp/transcript.py": ("tests/mcp/test_transcript_guard.py", "tests/mcp/test_stdio.py"),
     "metrics.py": ("tests/server/test_hot.py", "tests/config/test_environment.py"),
     "panel/history.py": ("tests/panel/test_costs.py",),

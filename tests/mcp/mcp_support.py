@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 import sys
 import threading
@@ -155,6 +156,8 @@ async def stdio_session(url: str, errlog: Path, key: str = "", **env: str) -> As
     """`benchwarmers mcp` spawned by the SDK's stdio client, pointed at `url`."""
     command = Path(sys.executable).parent / "benchwarmers"
     environment = {"BENCHWARMERS_URL": url, **env}
+    if os.environ.get("PYTHONPATH"):  # the SDK passes on only a few variables: this one picks the code run
+        environment.setdefault("PYTHONPATH", os.environ["PYTHONPATH"])
     if key:
         environment["BENCHWARMERS_KEY"] = key
     parameters = StdioServerParameters(command=str(command), args=["mcp"], env=environment)

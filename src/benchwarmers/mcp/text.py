@@ -6,6 +6,13 @@ Written from what both backends return (a panel as the typed
 so stdio and HTTP read the same words. Every seat shows its call id beside
 its seat label and alias, so the agent can name the seat and send its
 verdict from the text alone.
+
+An answer's leading think block (`reasoning.split`, the one reading the
+CLI, the dashboard and the merger share) is left out of the text, one line
+saying how long it was in its place: thousands of characters of a model's
+working would fill the agent's context and are not what the seat answered.
+The structured content's `bench` object keeps the text as written, as the
+gateway's replies do (docs/formats.md, "A think block in the answer").
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchwarmers.formats.base import model_name
+from benchwarmers.reasoning import split
 from benchwarmers.types import Merged, PanelReply, Seat
 
 
@@ -50,13 +58,25 @@ def _seat_section(seat: Seat) -> list[str]:
         f"{flag} · call {seat.call or '(none)'}"
     )
     if seat.status == "ok":
-        body = seat.content.strip()
-    elif seat.status == "empty":
-        body = "(answered with nothing)"
-    else:
-        until = f" until {seat.frees_at}" if seat.frees_at else ""
-        body = f"({seat.status}{until}: {seat.error or 'no answer'})"
-    return [heading, "", body, ""]
+        return [heading, "", *_answer(seat.content)]
+    if seat.status == "empty":
+        return [heading, "", "(answered with nothing)", ""]
+    until = f" until {seat.frees_at}" if seat.frees_at else ""
+    return [heading, "", f"({seat.status}{until}: {seat.error or 'no answer'})", ""]
+
+
+def _answer(text: str) -> list[str]:
+    """An answer's lines as the agent reads them: its leading think block
+    left out, one line in its place saying how long it was, in the CLI's
+    words (`reasoning folded`); an answer without one as it is."""
+    reasoning, answer, closed = split(text)
+    if reasoning is None:
+        return [text.strip(), ""]
+    answer = answer.strip()
+    cut = "" if closed else ", cut before it ended"
+    after = "" if answer else "; no answer after it"
+    note = f"(reasoning folded: {len(reasoning):,} characters left out{cut}{after})"
+    return [note, "", answer, ""] if answer else [note, ""]
 
 
 def _merged_section(merged: Merged) -> list[str]:
@@ -65,7 +85,7 @@ def _merged_section(merged: Merged) -> list[str]:
     lines = [f"## Merged · {merged.alias} · call {merged.call}", ""]
     if merged.note:  # a merge after others failed, or a seat's answer standing in for one
         lines += [f"({merged.note})", ""]
-    lines += [merged.content.strip(), ""]
+    lines += _answer(merged.content)
     for point in merged.agreement:
         held = ", ".join(point.held_by) or "none"
         against = ", ".join(point.contradicted_by)
