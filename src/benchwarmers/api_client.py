@@ -5,7 +5,7 @@ its replies, its errors and its streams the same way.
     async with ApiClient.from_environment() as api:     # client_env: URL, key, timeout
         listing = await api.get("/v1/models")
         async for chunk in api.events("/v1/chat/completions", body): ...
-        async for answer in api.panel(ask): ...              # each `Seat`, then the `PanelReply`
+        async for answer in api.panel(ask): ...   # the `PanelStarted`, each `Seat`, then the `PanelReply`
 
 Every failure is one `UserError` line: `NoServer` when nothing answers at
 the URL (the CLI then runs in-process), no whole answer within the
@@ -29,8 +29,8 @@ from benchwarmers import client_env
 from benchwarmers.config import tunables
 from benchwarmers.errors import UserError
 from benchwarmers.formats.base import model_name
-from benchwarmers.formats.bench_json import read_panel, read_seat
-from benchwarmers.types import Ask, PanelReply, Seat
+from benchwarmers.formats.bench_json import read_panel, read_seat, read_started
+from benchwarmers.types import Ask, PanelReply, PanelStarted, Seat
 
 CONNECT_TIMEOUT = tunables.CONNECT_TIMEOUT.value
 
@@ -97,11 +97,13 @@ class ApiClient:
         except (httpx.HTTPError, TimeoutError) as exc:
             raise self._failure(exc) from None
 
-    async def panel(self, ask: Ask) -> AsyncGenerator[Seat | PanelReply, None]:
+    async def panel(self, ask: Ask) -> AsyncGenerator[PanelStarted | Seat | PanelReply, None]:
         """Ask a panel over `POST /v1/chat/completions`, streamed, read back
-        into typed values (`bench_json`, strictly): a `Seat` as each seat
-        finishes (a chunk's `bench_seat`), the whole `PanelReply` last (the
-        last chunk's `bench`). A stream that ends without it is a `UserError`."""
+        into typed values (`bench_json`, strictly): the seats as planned first
+        (the role chunk's `bench_started`; a server older than it sends none),
+        a `Seat` as each seat finishes (a chunk's `bench_seat`), the whole
+        `PanelReply` last (the last chunk's `bench`). A stream that ends
+        without it is a `UserError`."""
         messages = [{"role": "user", "content": ask.request.last_user_text}]
         if ask.request.system:
             messages.insert(0, {"role": "system", "content": ask.request.system})
@@ -122,6 +124,8 @@ class ApiClient:
         answered = False
         async with aclosing(self.events("/v1/chat/completions", body)) as chunks:
             async for chunk in chunks:
+                if "bench_started" in chunk:
+                    yield read_started(chunk["bench_started"])
                 if "bench_seat" in chunk:
                     yield read_seat(chunk["bench_seat"])
                 if "bench" in chunk:

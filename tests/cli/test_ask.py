@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from benchwarmers.cli.ask import _verdict_lines
+from benchwarmers.cli.ask import _seat_letter, _verdict_lines, seat_letters
 from benchwarmers.cli.main import app
 from benchwarmers.testing import script
 from benchwarmers.testing.fake_provider import FakeProvider
@@ -321,3 +321,80 @@ def test_a_blind_collection_is_asked_with_no_model_named_until_verdict_names_the
     first, second = re.findall(r"Seat [ABC] · ok · [\d.]+ s · call (c_[\w-]{20})", in_process)
     judged = run("verdict", "--better", first, "--worse", second).output  # the names, once judged
     assert {"zephyr", "quasar"} <= set(re.findall(r"\w+", judged)), judged
+
+
+class _Rotating:
+    """A shuffle of the test's own, put where the CLI draws its blind letters:
+    the first ask's seats in the order given, each later ask's turned one further."""
+
+    def __init__(self) -> None:
+        self.asks = 0
+
+    def shuffle(self, items: list[str]) -> None:
+        turn = self.asks % len(items)
+        items[:] = items[turn:] + items[:turn]
+        self.asks += 1
+
+
+BLIND_SEAT = re.compile(r"(Seat \w+) · ok · [\d.]+ s · call (c_[\w-]{20})")
+
+
+def test_a_blind_asks_letters_are_shuffled_for_each_ask_not_given_in_the_order_seats_finish(
+    panel_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The letters went in the order seats finished, so the fastest model was
+    always Seat A and its speed named it; now each ask draws its letters
+    once its seats are known, and a seat keeps its letter from its answer to
+    the verdict that names it."""
+    models = [
+        FakeModel("zephyr", answer="first answer", ttfb=0.02),
+        FakeModel("quasar", answer="second answer", ttfb=0.5),
+        FakeModel("nimbus", answer="third answer", ttfb=1.0),
+    ]
+    answer_of = {"zephyr": "first answer", "quasar": "second answer", "nimbus": "third answer"}
+    blind = {"shy": {"members": ["zephyr", "quasar", "nimbus"], "blind": True}}
+    monkeypatch.setattr("benchwarmers.cli.ask._SHUFFLE", _Rotating())
+    fastest = []
+    with panel_server(models, blind) as server:
+        monkeypatch.setenv("BENCHWARMERS_URL", server.url)
+        for _ in range(3):
+            shown = run("ask", "shy", "which?").output
+            assert "asking 3 seats, blind" in shown
+            assert not set(answer_of) & set(re.findall(r"\w+", shown)), shown
+            heads = list(BLIND_SEAT.finditer(shown))
+            assert sorted(head[1] for head in heads) == ["Seat A", "Seat B", "Seat C"], shown
+            # Each seat's answer under its letter and call, as printed.
+            seat_of = {
+                shown[head.end() : heads[i + 1].start() if i + 1 < len(heads) else len(shown)]: head
+                for i, head in enumerate(heads)
+            }
+            by_answer = {
+                said: (head[1], head[2])
+                for text, head in seat_of.items()
+                for said in answer_of.values()
+                if said in text
+            }
+            assert len(by_answer) == 3, shown
+            fastest.append(by_answer["first answer"][0])
+            # The reveal: the verdict on the two calls names the models whose answers
+            # were printed under those letters.
+            (_, best), (_, other) = by_answer["first answer"], by_answer["third answer"]
+            judged = run("verdict", "--better", best, "--worse", other).output
+            assert f"{best} · zephyr better than {other} · nimbus" in judged, judged
+    # Rotated one further each ask, the fastest seat's letter is each of the three once:
+    # in the order seats finish it was Seat A every time.
+    assert sorted(fastest) == ["Seat A", "Seat B", "Seat C"], fastest
+
+
+def test_blind_letters_are_one_shuffle_of_the_seats_then_numbers_after_z(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A panel of more than 26 seats: A to Z, then 27, 28...; each label once,
+    in the order the shuffle left them."""
+    monkeypatch.setattr("benchwarmers.cli.ask._SHUFFLE", _Rotating())
+    labels = [f"Seat {n}" for n in range(1, 31)]
+    assert seat_letters(labels) == {label: _seat_letter(i) for i, label in enumerate(labels)}
+    # The second draw, turned one; a label said twice is lettered once.
+    turned = seat_letters([*labels, "Seat 1"])
+    assert turned["Seat 2"] == "Seat A" and turned["Seat 27"] == "Seat Z" and turned["Seat 28"] == "Seat 27"
+    assert turned["Seat 1"] == "Seat 30" and len(set(turned.values())) == 30

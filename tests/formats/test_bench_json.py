@@ -24,8 +24,10 @@ from benchwarmers.formats.bench_json import (
     read_panel,
     read_route,
     read_seat,
+    read_started,
     route_json,
     seat_json,
+    started_json,
 )
 from benchwarmers.types import (
     FINISH_REASONS,
@@ -39,6 +41,7 @@ from benchwarmers.types import (
     MergeReport,
     OutputCheck,
     PanelReply,
+    PanelStarted,
     RouteBench,
     RouteFailure,
     Seat,
@@ -145,6 +148,16 @@ routes = st.builds(
     cost_complete=st.booleans(),
 ).map(lambda b: b if b.cost_usd is not None else dataclasses.replace(b, cost_complete=True))
 
+starts = st.builds(
+    PanelStarted,
+    collection=texts,
+    shape=texts,
+    seats=st.lists(st.tuples(texts, texts, texts), max_size=4).map(tuple),
+    left_off=left_offs,
+    merged=st.booleans(),
+    ask=texts,
+)
+
 
 REPORT = {"consensus": [], "contradictions": [], "unique": [], "gaps": [], "confidence": 0.5}
 
@@ -170,6 +183,13 @@ def test_a_route_turn_reads_back_to_the_same_value(bench: RouteBench) -> None:
 @given(seats)
 def test_a_streamed_seat_reads_back_to_the_same_value(seat: Seat) -> None:
     assert read_seat(over_the_wire(seat_json(seat))) == seat
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(starts)
+def test_a_panels_planned_seats_read_back_to_the_same_value(started: PanelStarted) -> None:
+    """The chat stream's `bench_started`: what the CLI letters a blind ask's seats from."""
+    assert read_started(over_the_wire(started_json(started))) == started
 
 
 @settings(max_examples=examples(100), deadline=None)

@@ -11,16 +11,19 @@ collection, the call); else that is the error, with the missing server in
 the same line, so `serve --demo --port 8123` without `BENCHWARMERS_URL`
 never ends as a bare "no collection". `ask` prints each seat the moment it
 finishes, with the call id a verdict names; a blind collection's seats as
-Seat A, B, C in the order they finish, with no model named (nor a failed
-seat's message, which often names it), until `verdict` names the judged.
+Seat A, B, C, lettered in a shuffled order drawn for each ask (`seat_letters`;
+in the order they finish, the fastest seat would always be Seat A and its
+speed would name it), with no model named (nor a failed seat's message,
+which often names it), until `verdict` names the judged.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import random
 import string
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from contextlib import aclosing
 from typing import Annotated, Any, TypeVar
 
@@ -41,6 +44,10 @@ from benchwarmers.formats.base import deadline_value, parse_model_name, quorum_v
 from benchwarmers.formats.bench_json import panel_json
 from benchwarmers.reasoning import split
 from benchwarmers.types import Ask, Merged, PanelDone, PanelReply, PanelStarted, Request, Seat, SeatDone, user
+
+# A blind ask's letters are shuffled with the operating system's randomness, seeded by nothing the
+# user sees; the tests put a shuffle of their own here.
+_SHUFFLE: random.Random = random.SystemRandom()
 
 
 class AsWritten(Markdown):
@@ -117,7 +124,9 @@ def ask(
             show.blind = any(c.get("id") == f"bench/{name}" and c.get("blind") is True for c in listed)
             async with aclosing(api.panel(the_ask)) as answers:
                 async for answer in answers:
-                    if isinstance(answer, Seat):
+                    if isinstance(answer, PanelStarted):
+                        show.started(answer.seats)
+                    elif isinstance(answer, Seat):
                         show.seat(answer)
                     else:
                         reply = answer
@@ -257,6 +266,20 @@ def _answer(text: str) -> None:
 R = TypeVar("R")
 
 
+def seat_letters(labels: Sequence[str]) -> dict[str, str]:
+    """A blind ask's seats, each by its label ("Seat 2"), lettered in a shuffled
+    order ("Seat 2" -> "Seat C"): A to Z, then numbers (27, 28...), so a panel of
+    more than 26 seats stays unambiguous."""
+    order = list(dict.fromkeys(labels))
+    _SHUFFLE.shuffle(order)
+    return {label: _seat_letter(i) for i, label in enumerate(order)}
+
+
+def _seat_letter(index: int) -> str:
+    upper = string.ascii_uppercase
+    return f"Seat {upper[index] if index < len(upper) else index + 1}"
+
+
 async def _here_or_no_server(url: str, lookup: Awaitable[R]) -> R:
     """The in-process fallback, taken only when the data folder has what was
     asked for; either way the user hears that no server answered."""
@@ -273,12 +296,15 @@ class _Printer:
 
     def __init__(self, *, quiet: bool) -> None:
         self.quiet = quiet
-        # A blind collection's: no model named; each seat a letter in the order seats finish
-        # (not the members' order, which would name them), by its label ("Seat 2" -> "Seat A").
+        # A blind collection's: no model named; each seat a letter, by its label ("Seat 2" ->
+        # "Seat C"), shuffled once the seats are known (not the members' order, which would name
+        # them, nor the order they finish, which their speed would), the same letter everywhere after.
         self.blind = False
         self.letters: dict[str, str] = {}
 
     def started(self, seats: tuple[tuple[str, str, str], ...]) -> None:
+        if self.blind:
+            self.letters = seat_letters([label for label, _alias, _call in seats])
         if self.quiet:
             return
         if self.blind:
@@ -291,9 +317,8 @@ class _Printer:
             return
         colour = "green" if seat.status == "ok" else "yellow" if seat.status == "empty" else "red"
         if self.blind:
-            shown = len(self.letters)  # A to Z, then numbers: a panel of more than 26 seats stays unambiguous
-            mark = string.ascii_uppercase[shown] if shown < len(string.ascii_uppercase) else str(shown + 1)
-            letter = self.letters.setdefault(seat.seat, f"Seat {mark}")
+            # A seat not in the plan (a server too old to send it): the next letter free.
+            letter = self.letters.setdefault(seat.seat, _seat_letter(len(self.letters)))
             named = f"[bold]{letter}[/bold]"
         else:
             named = f"[bold]{seat.seat}[/bold] · {seat.alias}"

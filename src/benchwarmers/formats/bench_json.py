@@ -8,7 +8,8 @@ the millisecond), so every format, the MCP tools, the dashboard and the
 CLI write the same keys, and a key renamed here is renamed everywhere.
 
 Writing: `panel_json(reply)`, `seat_json(seat)` (the chat stream's
-`bench_seat`), `merged_json(merged)`, `route_json(bench)`, and
+`bench_seat`), `started_json(started)` (its `bench_started`: the seats
+planned, before any answers), `merged_json(merged)`, `route_json(bench)`, and
 `bench_header(reply)` (the `x-bench` header, for formats whose body has no
 room). Optional keys are written only when set (`explorer`, `freesAt`,
 `note`, `merged`, `output`: a seat's check against the structured output
@@ -21,7 +22,7 @@ sum) and `costComplete` (false when some call's price was unknown).
 
 Reading, for our own client (`api_client`, which hands the CLI and the
 stdio MCP server typed values, not dicts): `read_panel`, `read_seat`,
-`read_route`. Reading is strict: every key this module writes always must
+`read_started`, `read_route`. Reading is strict: every key this module writes always must
 be there with its JSON type (a number where a number is written, never a
 boolean for one), statuses must be known ones, and the first thing wrong is
 a `BadBenchObject` naming its place (`bench.seats[1].status: expected one
@@ -52,6 +53,7 @@ from benchwarmers.types import (
     MergeReport,
     OutputCheck,
     PanelReply,
+    PanelStarted,
     RouteBench,
     RouteFailure,
     Seat,
@@ -188,6 +190,19 @@ def panel_json(reply: PanelReply, *, content: bool = True) -> dict[str, Any]:
     return out
 
 
+def started_json(started: PanelStarted) -> dict[str, Any]:
+    """`{"collection", "shape", "ask", "merged", "seats": [{"seat", "alias", "call"}], "leftOff"}`:
+    a panel's seats as planned, before any answers (the chat stream's `bench_started`)."""
+    return {
+        "collection": MODEL_PREFIX + started.collection,
+        "shape": started.shape,
+        "ask": started.ask,
+        "merged": started.merged,
+        "seats": [{"seat": seat, "alias": alias, "call": call} for seat, alias, call in started.seats],
+        "leftOff": left_off_json(started.left_off),
+    }
+
+
 def route_json(bench: RouteBench) -> dict[str, Any]:
     """`{"collection", "mode": "route", "shape", "call", "alias",
     "conversation", "failover": [...], "shadows": [...], "leftOff": [...]}`,
@@ -275,6 +290,23 @@ def read_seat(value: object, where: str = "bench_seat") -> Seat:
         output_check=_read_output(obj),
         cost_usd=obj.cost("costUsd"),
         finish=obj.finish(),
+    )
+
+
+def read_started(value: object, where: str = "bench_started") -> PanelStarted:
+    """A panel's seats as planned (`started_json`) back into its `PanelStarted`."""
+    obj = _Object(value, where)
+    seats = []
+    for item, at in obj.items("seats"):
+        seat = _Object(item, at)
+        seats.append((seat.text("seat"), seat.text("alias"), seat.text("call")))
+    return PanelStarted(
+        collection=obj.collection(),
+        shape=obj.text("shape"),
+        seats=tuple(seats),
+        left_off=_read_left_off(obj),
+        merged=obj.flag("merged"),
+        ask=obj.text("ask"),
     )
 
 

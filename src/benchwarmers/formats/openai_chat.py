@@ -8,7 +8,8 @@ client seat extra models: `{"bench": {"with": ["alias", ...]}}` (the CLI's
 `--with` over HTTP). `response_format` (`json_object`, `json_schema`) asks
 every seat for JSON (`formats/output.py`). Out: one `chat.completion` whose message holds the
 panel text and whose extra `bench` key holds the seats; streamed, a role
-chunk at once, each seat's text as it is written (or its section whole as
+chunk at once (the seats as planned in an extra `bench_started` key),
+each seat's text as it is written (or its section whole as
 it finishes, `x-bench-stream: sections`), each seat done as data in an
 extra `bench_seat` key, `bench` (and usage) in the last chunk, then
 `[DONE]`. What a panel cannot honour (`n` above 1, tools by any name, log
@@ -43,7 +44,7 @@ from benchwarmers.formats.base import (
     tools_refused,
     with_bench_options,
 )
-from benchwarmers.formats.bench_json import panel_json, seat_json
+from benchwarmers.formats.bench_json import panel_json, seat_json, started_json
 from benchwarmers.formats.output import chat_response_format
 from benchwarmers.formats.panel_text import StreamText, reply_text, total_usage
 from benchwarmers.types import (
@@ -338,7 +339,7 @@ def chunk_writer(ask: Ask) -> Callable[..., bytes]:
     """The `data:` line of each chunk of one streamed completion (its id,
     time and model fixed), for panel and route streams alike:
     `chunk(delta, finish=None, **extra)`, `extra` being top-level keys
-    (`usage`, `bench`, `bench_seat`)."""
+    (`usage`, `bench`, `bench_seat`, `bench_started`)."""
     completion_id, created, model = new_chat_id(), int(time.time()), model_name(ask.collection, ask.mode)
 
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
@@ -361,7 +362,9 @@ async def render_stream(events: AsyncIterator[PanelEvent], ask: Ask) -> AsyncIte
     async for event in events:
         piece = text.piece(event)
         if isinstance(event, PanelStarted):
-            yield chunk({"role": "assistant", "content": ""})
+            # The seats as planned beside the role (clients ignore the extra key; the
+            # CLI letters a blind panel's seats from it before any has answered).
+            yield chunk({"role": "assistant", "content": ""}, bench_started=started_json(event))
         elif isinstance(event, SeatDone):
             # The seat as data beside its text (clients ignore the extra key;
             # the CLI prints from it). When merging, its text is held back.

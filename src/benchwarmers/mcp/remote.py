@@ -53,7 +53,7 @@ class HttpBackend:
             async for answer in answers:
                 if isinstance(answer, Seat):
                     watch.seat_done(answer)
-                else:
+                elif isinstance(answer, PanelReply):
                     return answer
         raise UserError(f"the server at {self.url} ended the panel's stream without its seats")
 
