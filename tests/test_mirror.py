@@ -38,7 +38,6 @@ COVERED_BY: dict[str, tuple[str, ...]] = {
     "bench/seated.py": ("tests/bench/test_scale.py", "tests/bench/test_decisions.py"),
     "bench/suite/harness.py": ("tests/bench/suite/test_runner.py", "tests/bench/suite/test_checkers.py"),
     "calls/call_ids.py": ("tests/calls/test_log.py", "tests/calls/test_pairs.py"),
-    "calls/hangup.py": ("tests/server/routes/test_disconnect.py",),
     "calls/reach.py": ("tests/bench/test_explorers.py",),
     "calls/reads.py": ("tests/calls/test_log.py",),
     "cli/collections.py": ("tests/cli/test_main.py", "tests/cli/test_first_hour.py"),

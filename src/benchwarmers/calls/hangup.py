@@ -12,12 +12,22 @@ as their error (`calls/caller.py`), and the caller gets `errors.Left`
 (`PanelEngine.reply_to`) and a route turn's (`RouteEngine.answer`) both
 stop so, and a turn so stopped fails over to no other member: a hang-up is
 not a member's failure.
+
+A streamed route turn waits for its member's first byte before its
+response starts (failover needs it), and the wait can be long (a local
+model loading, a reasoning model thinking in a field the adapters drop):
+`until_left_here` stops that wait the same way, but in the caller's own
+task, because the turn goes on in that task once the stream starts and
+reads what its start left in the task's context (the limiter's token
+estimate, settled when the call ends). Once the stream has started, the
+server's disconnect listener cancels it (`server/streaming.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, TypeVar
+from collections.abc import Coroutine
+from typing import Any, TypeVar, cast
 
 from benchwarmers.calls.caller import HUNG_UP
 from benchwarmers.errors import Left
@@ -50,4 +60,34 @@ async def until_left(
             raise Left(f"{what}: the client left before the reply") from None
         raise
     finally:
+        left.remove_done_callback(leaving)
+
+
+async def until_left_here(work: Coroutine[Any, Any, T], left: asyncio.Future[None], what: str) -> T:
+    """`work`, awaited in the caller's own task, unless `left` is done first:
+    then that task is cancelled with `HUNG_UP` where `work` waits (its calls
+    still answering are cancelled upstream, recorded `cancelled`), and this
+    raises `Left`. A cancellation of the task by anyone else is raised as it
+    came."""
+    if left.done():
+        work.close()  # never started: nothing was asked of anyone
+        raise Left(f"{what}: the client left before the reply")
+    task = cast("asyncio.Task[Any]", asyncio.current_task())  # a coroutine a task runs
+    waiting, fired = True, False
+
+    def leaving(_: object) -> None:
+        nonlocal fired
+        if waiting:  # one scheduled as `work` returned would cut what follows it
+            fired = True
+            task.cancel(HUNG_UP)
+
+    left.add_done_callback(leaving)
+    try:
+        return await work
+    except asyncio.CancelledError:
+        if fired and task.uncancel() == 0:
+            raise Left(f"{what}: the client left before the reply") from None
+        raise
+    finally:
+        waiting = False
         left.remove_done_callback(leaving)

@@ -38,15 +38,19 @@ class RouteMode:
         self.runtime = runtime
         self.identity = identity
 
-    async def start(self, ask: Ask, *, conversation: str = "") -> RouteTurn:
+    async def start(
+        self, ask: Ask, *, conversation: str = "", left: asyncio.Future[None] | None = None
+    ) -> RouteTurn:
         """A turn whose member has sent its first byte (failing over until
-        one does); `conversation` is the client's `x-bench-conversation`."""
+        one does); `conversation` is the client's `x-bench-conversation`.
+        `left`: done when the client has gone before that byte: the member's
+        call is cancelled, logged `cancelled`, and this raises `errors.Left` (499)."""
         panels = Panels(self.runtime, self.identity)
         collection = await panels.collection(ask.collection)
         panels.pay()
         space.ensure_room(self.runtime.store)
         return await RouteEngine(self.runtime).start(
-            ask, header=conversation, collection=collection, gateway_key=panels.key
+            ask, header=conversation, collection=collection, gateway_key=panels.key, left=left
         )
 
     async def answer(

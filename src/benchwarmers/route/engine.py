@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 from benchwarmers.calls.call_ids import new_ask_id
 from benchwarmers.calls.caller import HUNG_UP, CallContext, Caller, CallResult, CallStream, await_recorded
 from benchwarmers.calls.cost import Total
-from benchwarmers.calls.hangup import until_left
+from benchwarmers.calls.hangup import until_left, until_left_here
 from benchwarmers.calls.reads import set_call_task
 from benchwarmers.config import tunables
 from benchwarmers.errors import LimitExceeded, ProviderError, ProviderTimeout, UserError
@@ -154,8 +154,31 @@ class RouteEngine:
         ask_id: str = "",
         collection: CollectionView | None = None,
         gateway_key: str = "",
+        left: asyncio.Future[None] | None = None,
     ) -> RouteTurn:
-        """Pick, stick, fail over until a member's first byte. `earlier` are
+        """Pick, stick, fail over until a member's first byte: a stream's
+        start (`answer` runs it for a whole reply). `left`: done when a
+        stream's client has gone before that byte: the member's call is
+        cancelled upstream, recorded `cancelled`, no other member is asked,
+        and this raises `Left` (`calls/hangup.py`)."""
+        turn = self._start(
+            ask, header=header, earlier=earlier, ask_id=ask_id, collection=collection, gateway_key=gateway_key
+        )
+        if left is None:
+            return await turn
+        return await until_left_here(turn, left, _bench_name(ask.collection))
+
+    async def _start(
+        self,
+        ask: Ask,
+        *,
+        header: str,
+        earlier: Sequence[Attempt],
+        ask_id: str,
+        collection: CollectionView | None,
+        gateway_key: str,
+    ) -> RouteTurn:
+        """`start`'s turn. `earlier` are
         this turn's failed attempts so far and `ask_id` its id (`answer`):
         those members are not asked again, and shadow seats, already
         started, are not started twice. `collection` is the ask's, when the

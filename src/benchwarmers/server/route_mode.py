@@ -10,8 +10,10 @@ and a response that starts can already name its call id in the
 
 Streamed turns pass the member's pieces through as they arrive; whole ones
 gather them first (and so can replace even a member that failed
-mid-reply), and a client that hangs up before a whole one stops its
-member's call, as a panel's client stops its seats (`client_left`). The
+mid-reply). A client that hangs up before a whole one, or before a
+stream's first byte, stops its member's call, as a panel's client stops
+its seats (`client_left`); once a stream has started, the server's
+disconnect listener does (`server/streaming.py`). The
 conversation key may come as the `x-bench-conversation` header, ahead of
 anything in the body; an agent's own session header
 (`x-claude-code-session-id`, Codex's `session_id`) comes next, ahead of a
@@ -50,7 +52,7 @@ async def route_response(
     if session:  # the agent's own session id: the client's key, ahead of any in the body
         ask = dataclasses.replace(ask, conversation=session)
     if ask.stream:
-        turn = await route.start(ask, conversation=conversation)
+        turn = await route.start(ask, conversation=conversation, left=client_left(request.scope))
         bench = route_json(turn.bench())
 
         def costed() -> None:  # the turn ended: the events written after it carry its cost

@@ -24,10 +24,13 @@ ms of a streamed panel's first content byte, docs/benchmarks.md, issue 39).
 However it ends (done, the client gone, the client cut for reading
 nothing), the body's generator is closed at once: a panel's seats wait
 on what the stream has not yet sent (backpressure, `panel/hand.py`),
-and read on when it closes. A client gone stops the stream at its next
-piece (`protocol.GONE_KEY`): the server's `send` writes nothing to a
-closed connection and waits for nothing, so until the disconnect reached
-the response, a route-mode stream read its upstream to the end for nobody.
+and read on when it closes. A client gone stops the stream at once: while
+it waits for its next piece (a seat or a member silent, thinking),
+Starlette's disconnect listener cancels it (uvicorn says ASGI 2.3, so the
+response listens); while pieces pour in, at its next piece
+(`protocol.GONE_KEY`): the server's `send` writes nothing to a closed
+connection and waits for nothing, so until the disconnect reached the
+response, a route-mode stream read its upstream to the end for nobody.
 """
 
 from __future__ import annotations

@@ -181,32 +181,39 @@ def test_a_whole_panel_reply_hung_up_cancels_the_seats_still_answering(bench: Be
         assert 'status="499"' in client.get("/metrics").text
 
 
+@pytest.mark.parametrize("words", [1, 0], ids=["mid-reply", "before-first-byte"])
 @pytest.mark.parametrize("name", sorted(ROUTE_STREAMS))
-def test_a_route_stream_hung_up_cancels_its_member(bench: Bench, name: str) -> None:
-    """A streamed route turn whose client hangs up mid-reply stops its
-    member's call as a whole turn's does: cancelled upstream, logged
-    `cancelled` with the hang-up's error (no verdict owed, nothing said of
-    the member's health), no failover. The member is held after its first
-    word until the client has gone, so the turn cannot end first."""
+def test_a_route_stream_hung_up_cancels_its_member(bench: Bench, name: str, words: int) -> None:
+    """A streamed route turn whose client hangs up stops its member's call
+    as a whole turn's does: cancelled upstream, logged `cancelled` with the
+    hang-up's error (no verdict owed, nothing said of the member's health),
+    no failover. The member sends `words` words and is held to the test's
+    end: the turn notices its client gone while it waits, not when the
+    member next writes. With none, the turn still waits for the member's
+    first byte before its response starts (failover needs it; an agent
+    interrupted while a local model loads or a reasoning model thinks):
+    no 200 was sent, and the hang-up is counted under 499."""
     known = {row["id"] for row in rows(bench.home, "SELECT id FROM calls")}
     path, body = ROUTE_STREAMS[name]
     trickle = bench.fake.models["trickle"]
-    trickle.hold, trickle.hold_after = threading.Event(), 1
+    trickle.hold, trickle.hold_after = threading.Event(), words
     try:
         with httpx.Client(base_url=bench.url, timeout=30) as client:
+            before = hung_up_replies(client)
             since = len(bench.fake.timeline)
-            hang_up_when(client, path, body, b"word")
-            # The stream sees its client gone when it next writes: let the member go on.
-            trickle.hold.set()
+            if words:
+                hang_up_when(client, path, body, b"word")
+            else:
+                with raw_ask(bench, path, body):
+                    assert wait_for(lambda: ("asked", "trickle") in bench.fake.timeline[since:])
             turn = wait_for(lambda: new_calls(bench.home, known, "route"), timeout=10)
-            error = rows(bench.home, "SELECT error FROM calls WHERE id = ?", turn[0]["id"])[0]["error"]
-            assert [(r["alias"], r["status"]) for r in turn] == [("trickle", "cancelled")], (turn, error)
+            assert [(r["alias"], r["status"]) for r in turn] == [("trickle", "cancelled")], turn
             error = rows(bench.home, "SELECT error FROM calls WHERE id = ?", turn[0]["id"])[0]["error"]
             assert error == "stopped: the client hung up before the reply", error
-            # Cut upstream before its 40 words were all written (~1 s at 40 a second).
             assert wait_for(lambda: ("closed", "trickle") in bench.fake.timeline[since:]), bench.fake.timeline
             refused = client.post("/bench/verdict", json={"call": turn[0]["id"], "useful": False})
             assert refused.status_code == 400, refused.text
+            assert words or wait_for(lambda: hung_up_replies(client) > before)
     finally:
         trickle.hold.set()
         trickle.hold, trickle.hold_after = None, None
