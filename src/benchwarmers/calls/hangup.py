@@ -1,26 +1,30 @@
-"""A whole reply's client hanging up: the one way an engine stops the work
-it does for a client that no longer waits.
+"""A client hanging up before its reply: the one way an engine stops the
+work it does for a client that no longer waits.
 
-A client waiting for a whole reply (not a stream) is gone when its
-connection closes (a timeout, Ctrl-C); the front end hands the engine a
-future, `left`, done then (`server.protocol.client_left`). The engine runs
-the work in a task of its own and awaits `until_left`: once `left` is done
-before the reply, the task is cancelled with `HUNG_UP`, so its calls still
-answering are cancelled upstream and recorded `cancelled` with that message
-as their error (`calls/caller.py`), and the caller gets `errors.Left`
-(counted under 499), never the reply nobody reads. A panel's whole reply
-(`PanelEngine.reply_to`) and a route turn's (`RouteEngine.answer`) both
-stop so, and a turn so stopped fails over to no other member: a hang-up is
-not a member's failure.
+A client is gone when its connection closes (a timeout, Ctrl-C, an agent
+interrupted); the front end hands the engine a future, `left`, done then
+(`server.protocol.client_left`). Once `left` is done before the reply, the
+work is cancelled with `HUNG_UP`, so its calls still answering are
+cancelled upstream and recorded `cancelled` with that message as their
+error (`calls/caller.py`), and the caller gets `errors.Left` (counted
+under 499), never the reply nobody reads. Two shapes of work:
 
-A streamed route turn waits for its member's first byte before its
-response starts (failover needs it), and the wait can be long (a local
-model loading, a reasoning model thinking in a field the adapters drop):
-`until_left_here` stops that wait the same way, but in the caller's own
-task, because the turn goes on in that task once the stream starts and
-reads what its start left in the task's context (the limiter's token
-estimate, settled when the call ends). Once the stream has started, the
-server's disconnect listener cancels it (`server/streaming.py`).
+- `until_left`: work in a task of its own, whose reply may come before
+  the task ends (a panel's whole reply, `PanelEngine.reply_to`: its task
+  records the seats after the reply);
+- `until_left_here`: work awaited in the caller's own task, cancelled
+  where it waits: a route turn, whole (`RouteEngine.answer`) or a stream's
+  start (`RouteEngine.start`, which waits for the member's first byte
+  before the response starts: long for a local model loading or a
+  reasoning model thinking). A stream's turn goes on in that task and
+  reads what its start left in the task's context (the limiter's token
+  estimate, settled when the call ends); a task of its own cost a whole
+  turn ~25,000 instructions too (docs/benchmarks.md). Once a stream has
+  started, the server's disconnect listener cancels it
+  (`server/streaming.py`).
+
+A turn so stopped fails over to no other member: a hang-up is not a
+member's failure.
 """
 
 from __future__ import annotations

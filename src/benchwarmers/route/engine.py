@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 from benchwarmers.calls.call_ids import new_ask_id
 from benchwarmers.calls.caller import HUNG_UP, CallContext, Caller, CallResult, CallStream, await_recorded
 from benchwarmers.calls.cost import Total
-from benchwarmers.calls.hangup import until_left, until_left_here
+from benchwarmers.calls.hangup import until_left_here
 from benchwarmers.calls.reads import set_call_task
 from benchwarmers.config import tunables
 from benchwarmers.errors import LimitExceeded, ProviderError, ProviderTimeout, UserError
@@ -118,8 +118,7 @@ class RouteEngine:
         turn = self._answer(ask, header=header, collection=collection, gateway_key=gateway_key)
         if left is None:
             return await turn
-        work = asyncio.create_task(turn)
-        return await until_left(work, work, left, _bench_name(ask.collection))
+        return await until_left_here(turn, left, _bench_name(ask.collection))
 
     async def _answer(
         self, ask: Ask, *, header: str, collection: CollectionView | None, gateway_key: str
