@@ -18,6 +18,7 @@ ever sees an `httpx` exception or a provider's error body.
         ├── ProviderRateLimited    429, or a quota body; retry_after when the provider said
         ├── ProviderAuthError      401/403: the key is missing, wrong or revoked
         ├── ProviderBadReply       a body or stream we could not read (malformed JSON, cut stream)
+        ├── NoAnswer               no seat of a panel, no member of a route turn answered (our 502)
         └── LimitExceeded          our own limits refused the call before it went out
 
 Every `ProviderError` knows whether any of the reply had been received
@@ -138,6 +139,23 @@ class ProviderAuthError(ProviderError):
 
 class ProviderBadReply(ProviderError):
     pass
+
+
+class NoAnswer(ProviderError):
+    """No seat of a panel, or no member of a route turn, answered: each
+    failed or was cut for its own reason, which the message lists (a
+    provider's own status among them). `status` is the status we answer
+    with, no provider's, so `str()` is the message alone; and
+    `providers_failed` says whether every one failed at its provider (not
+    cut by our deadline, timed out or refused by our limits), the only case
+    the gateway says a provider failed (`server/errors.py`)."""
+
+    def __init__(self, message: str, *, providers_failed: bool, status: int = 502) -> None:
+        super().__init__(message, status=status)
+        self.providers_failed = providers_failed
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class LimitExceeded(ProviderError):

@@ -4,6 +4,7 @@ module reads a variable, or names one as a constant, past it."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from benchwarmers import client_env, metrics, runtime
 from benchwarmers.config import environment, home, keys
+from benchwarmers.mcp.server import build_server
 
 pytestmark = pytest.mark.unit
 
@@ -44,6 +46,17 @@ def test_no_module_names_a_variable_past_the_index() -> None:
             found = [f for f in found if "MULTIPROC_ENV" not in f]
         strays += [(path.relative_to(SRC), f) for f in found]
     assert strays == []
+
+
+def test_an_mcp_tool_named_is_the_one_that_does_it() -> None:
+    """A variable's help that names an MCP tool names a real one; the
+    transcript folders' help names the tool that reads transcripts (it said
+    `verdict`, which reads none)."""
+    tools = {tool.name: tool for tool in asyncio.run(build_server(lambda ctx: None).list_tools())}
+    named = {var.name: re.findall(r"MCP `(\w+)` tool", var.does) for var in environment.ENVIRONMENT}
+    assert {name for names in named.values() for name in names} <= set(tools)
+    readers = [name for name, tool in tools.items() if "transcript_path" in tool.input_schema["properties"]]
+    assert named[environment.TRANSCRIPT_DIRS.name] == readers == ["pending_verdicts"]
 
 
 def test_the_readers_use_the_index_names() -> None:

@@ -1,11 +1,14 @@
 """A panel no seat answered is an error in the caller's format, naming each
 seat's reason (docs/api.md, "A panel no seat answered"): through every
 format's official client, streamed and not (issue 40, item 5). A wrong key
-on every seat is a 502; every seat rate limited, a 429."""
+on every seat is a 502 saying the provider failed; every seat cut by the
+panel's deadline a 502 that says so and not that a provider failed (none
+did); every seat rate limited, a 429."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,33 +27,52 @@ from benchwarmers.testing import FakeModel, FakeProvider, RateLimit
 from benchwarmers.testing.live_server import live_server
 
 # (collection, the status every client sees, what each seat's reason says)
-CASES = [("dead", 502, "invalid API key"), ("full", 429, "")]
+CASES = [("dead", 502, "invalid API key"), ("late", 502, "cut: deadline 1s passed"), ("full", 429, "")]
+# How each message begins: only a provider's failure is said to be one, and
+# never as an `HTTP 502` of its own (that status is ours).
+OPENING = {
+    "dead": "the model's provider failed: no seat of bench/dead answered (",
+    "late": "no seat of bench/late answered (",
+    "full": "no seat of bench/full answered (",
+}
+# A deadline of its own shorter than the seats' wait: every seat is cut.
+LATE_SECONDS = 3.0
 
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`dead`: two seats on a provider that refuses the key (none is sent);
+    `late`: two seats slower than their collection's deadline (1 s);
     `full`: two seats whose provider answers 429; `torn`: two seats whose
     streams end after their first words."""
     home = tmp_path_factory.mktemp("home")
-    with FakeProvider(key="sk-right") as locked, FakeProvider() as busy, FakeProvider() as torn:
+    with (
+        FakeProvider(key="sk-right") as locked,
+        FakeProvider() as slow,
+        FakeProvider() as busy,
+        FakeProvider() as torn,
+    ):
         for served in ("one", "two"):
             locked.add(FakeModel(served, answer="never"))
+            slow.add(FakeModel(served, answer="too late", ttfb=LATE_SECONDS))
             busy.add(FakeModel(served, answer="never", rate_limit=RateLimit(retry=0)))
             torn.add(FakeModel(served, answer="first words then nothing", cut_after=2))
-        asyncio.run(_register(home, locked.openai_base, busy.openai_base, torn.openai_base))
+        bases = {"dead": locked, "late": slow, "full": busy, "torn": torn}
+        asyncio.run(_register(home, {collection: fake.openai_base for collection, fake in bases.items()}))
         with live_server(home) as server:
             yield server.url
 
 
-async def _register(home: Path, locked: str, busy: str, torn: str) -> None:
+async def _register(home: Path, bases: dict[str, str]) -> None:
     async with Runtime.open(home) as runtime:
-        for collection, base in (("dead", locked), ("full", busy), ("torn", torn)):
+        for collection, base in bases.items():
             await add_endpoint(runtime.store, collection, base, "openai", needs_key=False)
             aliases = [f"{collection}-{served}" for served in ("one", "two")]
             for alias, served in zip(aliases, ("one", "two"), strict=True):
                 await add_model(runtime.store, alias, collection, served)
-            await add_collection(runtime.store, collection, aliases)
+            await add_collection(
+                runtime.store, collection, aliases, deadline=1.0 if collection == "late" else 0.0
+            )
 
 
 def refused_as(status_code: int, message: str, collection: str, status: int, reason: str) -> None:
@@ -67,7 +89,8 @@ def refused_as(status_code: int, message: str, collection: str, status: int, rea
 
 
 def says_each_seat(message: str, collection: str, reason: str) -> None:
-    assert f"no seat of bench/{collection} answered" in message, message
+    ours = re.sub(r"^Error code: \d+ - ", "", message)  # the openai client's own opening
+    assert ours.startswith(OPENING[collection]) and "HTTP 502" not in ours, message
     for seat, alias in (("Seat 1", f"{collection}-one"), ("Seat 2", f"{collection}-two")):
         assert f"{seat} ({alias}): " in message, message
     assert message.count(reason) >= 2 if reason else True, message

@@ -409,6 +409,24 @@ def test_tools_unknown_collections_and_models_list(panel_server: Any) -> None:
         assert malformed.status_code == 400 and "messages" in malformed.json()["error"]["message"]
 
 
+def test_models_retrieve_answers_what_the_list_carries(panel_server: Any) -> None:
+    """`models.retrieve` (`GET /v1/models/{model}`, the slash kept): the
+    list's entry, validated by the SDK's `Model`, under each of the
+    collection's names; a model the list lacks is a 404 in OpenAI's shape."""
+    with panel_server(trio_models(), TRIO) as server:
+        c = client(server)
+        (listed,) = c.models.list().data
+        for name in listed.model_extra["modes"]:
+            got = c.models.retrieve(name)
+            assert isinstance(got, openai.types.Model) and got.object == "model"
+            assert got.model_dump() == {**listed.model_dump(), "id": name}
+        with pytest.raises(openai.NotFoundError) as missing:
+            c.models.retrieve("bench/nope")
+        assert missing.value.body["type"] == "not_found_error" and "bench/trio" in missing.value.message  # type: ignore[index]
+        raw = httpx.get(f"{server.url}/v1/models/bench/trio:generateContent")
+        assert raw.status_code == 405 and "is a POST" in raw.json()["error"]["message"]
+
+
 def test_left_off_for_images_and_context_window(panel_server: Any) -> None:
     models = [
         FakeModel("reader", answer="I see a cat"),
@@ -508,6 +526,10 @@ def test_a_key_sees_and_calls_only_its_collections(panel_server: Any) -> None:
     with panel_server(trio_models(), collections, then=key_for_trio) as server:
         keyed = openai.OpenAI(base_url=f"{server.url}/v1", api_key=server.prepared, max_retries=0)
         assert [m.id for m in keyed.models.list().data] == ["bench/trio"]
+        assert keyed.models.retrieve("bench/trio:merged").id == "bench/trio:merged"
+        with pytest.raises(openai.NotFoundError) as unlisted:  # not this key's: not in its list either
+            keyed.models.retrieve("bench/other")
+        assert "bench/other'" in str(unlisted.value) and "bench/trio" in str(unlisted.value)
         with pytest.raises(openai.PermissionDeniedError):
             keyed.chat.completions.create(model="bench/other", messages=[{"role": "user", "content": "hi"}])
         with pytest.raises(openai.NotFoundError) as missing:

@@ -147,6 +147,14 @@ def test_no_first_byte_in_time_fails_over(route_server: Any, fake_provider: Fake
         never.set()
 
 
+def failed_with_502(server: Any) -> str:
+    """The message of the 502 a turn answers with."""
+    with pytest.raises(openai.APIStatusError) as raised:
+        ask(client(server), [{"role": "user", "content": "hello"}])
+    assert raised.value.status_code == 502
+    return str(raised.value.body["message"])  # type: ignore[index]
+
+
 def test_every_member_failing_is_one_error_in_the_agents_format(
     route_server: Any, fake_provider: FakeProvider
 ) -> None:
@@ -155,11 +163,31 @@ def test_every_member_failing_is_one_error_in_the_agents_format(
         ("gemini", FakeModel("beta", error=FakeError(503, "beta broke"))),
     ]
     with route_server(members, AGENTS) as server:
-        with pytest.raises(openai.APIStatusError) as raised:
-            ask(client(server), [{"role": "user", "content": "hello"}])
-        assert raised.value.status_code == 502
-        assert "every member of bench/agents failed" in raised.value.message
-        assert "alpha" in raised.value.message and "beta" in raised.value.message
+        message = failed_with_502(server)
+        # Each member's provider failed: said so, but not as an `HTTP 502` of its own (ours).
+        assert message.startswith("the model's provider failed: every member of bench/agents failed"), message
+        assert "HTTP 502" not in message
+        assert "alpha broke" in message and "beta broke" in message
+
+
+def test_every_member_too_slow_is_a_502_that_blames_no_provider(
+    route_server: Any, fake_provider: FakeProvider
+) -> None:
+    """Our own first-byte wait stopped each member: no provider failed, so
+    none is said to have, nor an `HTTP 504` that no one sent."""
+    never = threading.Event()
+    members = [
+        ("openai", FakeModel("alpha", answer="too late", hold=never)),
+        ("anthropic", FakeModel("beta", answer="too late", hold=never)),
+    ]
+    collection = {"agents": {"members": ["alpha", "beta"], "seat_timeout": 1.0}}
+    try:
+        with route_server(members, collection) as server:
+            message = failed_with_502(server)
+            assert message.startswith("every member of bench/agents failed this turn ("), message
+            assert message.count("no first byte within 1 s") == 2 and "HTTP 50" not in message
+    finally:
+        never.set()
 
 
 def test_every_member_rate_limited_is_a_429(route_server: Any, fake_provider: FakeProvider) -> None:

@@ -155,3 +155,25 @@ def test_ollama_route_replies_fit_the_sdk_type(route_server: Any) -> None:
         assert [c.function.name for line in lines for c in (line.message.tool_calls or [])] == ["read_file"]
         refused = httpx.post(f"{server.url}/api/generate", json={"model": ROUTE, "prompt": "hi"})
         assert refused.status_code == 400 and "/api/chat" in refused.json()["error"]
+
+
+def test_ollama_show_answers_route_mode(route_server: Any) -> None:
+    """Ollama clients (Open WebUI, `ollama.show`) look a model up before they
+    chat: a route-mode name is shown as a panel's is, saying `tools`, while
+    `/api/generate` still refuses it."""
+    with route_server([("openai", member())], AGENTS) as server:
+        client = ollama.Client(host=server.url)
+        panel, route = client.show("bench/agents"), client.show(ROUTE)
+        assert set(route.model_dump(exclude_none=True)) == set(panel.model_dump(exclude_none=True))
+        assert route.capabilities == ["completion", "vision", "tools"]
+        assert panel.capabilities == ["completion", "vision"]
+        assert ROUTE in (route.modelfile or "") and "route mode" in (route.modelfile or "")
+        assert client.show(f"{ROUTE}:latest").capabilities == route.capabilities
+        first = client.chat(model=ROUTE, messages=[{"role": "user", "content": "hi"}], stream=False)
+        assert first.done
+        with pytest.raises(ollama.ResponseError) as refused:
+            client.generate(model=ROUTE, prompt="hi")
+        assert refused.value.status_code == 400 and "/api/chat" in refused.value.error
+        with pytest.raises(ollama.ResponseError) as missing:
+            client.show("bench/nope:route")
+        assert missing.value.status_code == 404

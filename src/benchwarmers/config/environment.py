@@ -90,7 +90,7 @@ TRANSCRIPT_DIRS = EnvVar(
     "BENCHWARMERS_TRANSCRIPT_DIRS",
     "list",
     "`serve`, `mcp`",
-    "the folders (path-separator separated) the MCP `verdict` tool reads agent transcripts from, "
+    "the folders (path-separator separated) the MCP `pending_verdicts` tool reads agent transcripts from, "
     "instead of the agents' own",
 )
 CLAUDE_CONFIG_DIR = EnvVar(

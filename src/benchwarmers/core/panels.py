@@ -39,7 +39,7 @@ from benchwarmers.calls.log import flush_log, settled
 from benchwarmers.calls.reads import get_call
 from benchwarmers.calls.tokens import prompt_tokens
 from benchwarmers.config import tunables
-from benchwarmers.errors import LimitExceeded, NotFound, ProviderError, Refused, UserError
+from benchwarmers.errors import LimitExceeded, NoAnswer, NotFound, ProviderError, Refused, UserError
 from benchwarmers.formats.base import model_name
 from benchwarmers.identity.scope import OWNER, Identity, may_administer, may_call
 from benchwarmers.limits.panels import Slot
@@ -687,7 +687,9 @@ def unanswered(reply: PanelReply) -> ProviderError | None:
     """The error for a panel whose every seat failed, with each seat's
     reason and each member left off (None when one answered, or none was
     seated): `LimitExceeded` (429, the earliest time one frees) when every
-    seat was rate limited, a 502 else."""
+    seat was rate limited, a 502 (`NoAnswer`) else, which says a provider
+    failed only when every seat's did (`error`): seats our deadline cut
+    or our timeout stopped failed at no provider."""
     seats = reply.seats
     if not seats or any(seat.status in ANSWERED for seat in seats):
         return None
@@ -697,4 +699,4 @@ def unanswered(reply: PanelReply) -> ProviderError | None:
     if all(seat.status in ("limited", "rate_limited") for seat in seats):
         frees = [datetime.fromisoformat(seat.frees_at).timestamp() for seat in seats if seat.frees_at]
         return LimitExceeded(message, frees_at=min(frees) if frees else None)
-    return ProviderError(message, status=502)
+    return NoAnswer(message, providers_failed=all(seat.status == "error" for seat in seats))

@@ -395,11 +395,18 @@ def tag_object(name: str, modified_at: str = "") -> dict[str, Any]:
     }
 
 
-def show_object(name: str, *, description: str = "", modified_at: str = "") -> dict[str, Any]:
+def show_object(
+    name: str, *, description: str = "", modified_at: str = "", mode: AskMode = "panel"
+) -> dict[str, Any]:
     """The body of `/api/show` for a collection: no weights, no template,
-    a panel that reads text and images."""
+    a panel that reads text and images. Route mode (`mode="route"`) is one
+    member per conversation that may call tools, so it says `tools` too:
+    clients that look before they chat (Open WebUI, `ollama.show`) then
+    offer tools."""
+    kind = "a Benchwarmers panel in route mode" if mode == "route" else "a Benchwarmers panel"
+    capabilities = ["completion", "vision", "tools"] if mode == "route" else ["completion", "vision"]
     return {
-        "modelfile": f"# {name}: a Benchwarmers panel\n# {description}".rstrip() + "\n",
+        "modelfile": f"# {name}: {kind}\n# {description}".rstrip() + "\n",
         "parameters": "",
         "template": "",
         "details": _details(),
@@ -408,12 +415,14 @@ def show_object(name: str, *, description: str = "", modified_at: str = "") -> d
             "general.basename": name,
             "general.description": description,
         },
-        "capabilities": ["completion", "vision"],
+        "capabilities": capabilities,
         "modified_at": modified_at or now(),
     }
 
 
 def show_model(body: object) -> tuple[str, AskMode]:
-    """The collection an `/api/show` body names (`model`, or the older `name`)."""
+    """The collection and mode an `/api/show` body names (`model`, or the
+    older `name`). Route mode is shown like any name: it is served over
+    `/api/chat`, and clients ask `/api/show` before they chat."""
     obj = require_object(body)
-    return ask_model({"model": obj.get("model", obj.get("name"))})
+    return ask_model({"model": obj.get("model", obj.get("name"))}, route=True)

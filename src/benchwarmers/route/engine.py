@@ -47,7 +47,7 @@ from benchwarmers.calls.cost import Total
 from benchwarmers.calls.hangup import until_left_here
 from benchwarmers.calls.reads import set_call_task
 from benchwarmers.config import tunables
-from benchwarmers.errors import LimitExceeded, ProviderError, ProviderTimeout, UserError
+from benchwarmers.errors import LimitExceeded, NoAnswer, ProviderError, UserError
 from benchwarmers.panel.shapes import shape_of
 from benchwarmers.route.conversation import conversation_key
 from benchwarmers.route.members import TurnOrder, route_fit
@@ -185,7 +185,7 @@ class RouteEngine:
         `gateway_key` the key that asks ("" for the owner), logged on its calls.
         Raises `NotFound` for an unknown collection, `UserError` (422) when
         no member can take the request, `LimitExceeded` when every member was
-        rate limited, `ProviderError` when every member failed."""
+        rate limited, `NoAnswer` (a `ProviderError`) when every member failed."""
         store = self.runtime.store
         # One after the other: both are cached reads that almost never wait,
         # and `gather` would make each a task of its own.
@@ -407,9 +407,10 @@ def _all_failed(collection: str, attempts: Sequence[Attempt]) -> ProviderError:
     if attempts and all(a.status in ("limited", "rate_limited") for a in attempts):
         known = [a.frees_at for a in attempts if a.frees_at is not None]
         return LimitExceeded(message, frees_at=min(known) if known else None)
-    if attempts and all(a.status == "timeout" for a in attempts):
-        return ProviderTimeout(message, status=504)
-    return ProviderError(message, status=502)
+    # A provider failed each only when every one is an `error`; our timeout stopped each when all timed out.
+    statuses = {a.status for a in attempts}
+    status = 504 if statuses == {"timeout"} else 502
+    return NoAnswer(message, providers_failed=statuses == {"error"}, status=status)
 
 
 def _bench_name(collection: str) -> str:

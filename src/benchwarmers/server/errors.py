@@ -28,7 +28,15 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from benchwarmers import jsontext, metrics
 from benchwarmers.config import tunables
-from benchwarmers.errors import LimitExceeded, ProviderError, Refused, StoreError, StoreFull, UserError
+from benchwarmers.errors import (
+    LimitExceeded,
+    NoAnswer,
+    ProviderError,
+    Refused,
+    StoreError,
+    StoreFull,
+    UserError,
+)
 from benchwarmers.formats.errors import error_body, format_for_path
 from benchwarmers.server.guard import BODY_STATE, ASGIApp, Message, Receive, Scope, Send
 from benchwarmers.server.json_response import JSONResponse
@@ -158,6 +166,9 @@ async def _provider_error(request: Request, exc: ProviderError) -> JSONResponse:
         # Every 429 we send says when to retry; when no limit said, a minute (the usual window).
         wait = UNKNOWN_RETRY_SECONDS if exc.frees_at is None else math.ceil(exc.frees_at - time.time())
         return error_response(request, 429, str(exc.message), {"retry-after": str(max(1, wait))})
+    if isinstance(exc, NoAnswer):  # its own status is ours, not a provider's: not said as one
+        prefix = "the model's provider failed: " if exc.providers_failed else ""
+        return error_response(request, 502, prefix + exc.message)
     return error_response(request, 502, f"the model's provider failed: {exc}")
 
 

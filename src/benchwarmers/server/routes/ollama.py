@@ -87,7 +87,10 @@ async def show(request: Request) -> dict[str, Any]:
     collection, mode = ollama.show_model(await read_json(request))
     view = await panels_of(request).collection(collection)
     return ollama.show_object(
-        model_name(collection, mode), description=view.purpose, modified_at=view.created_at.isoformat()
+        model_name(collection, mode),
+        description=view.purpose,
+        modified_at=view.created_at.isoformat(),
+        mode=mode,
     )
 
 

@@ -1,5 +1,5 @@
-"""`POST /v1/chat/completions` and `GET /v1/models`: the OpenAI chat
-completions face of the gateway.
+"""`POST /v1/chat/completions`, `GET /v1/models` and `GET /v1/models/{model}`:
+the OpenAI chat completions face of the gateway.
 
 The route is glue: the format reads the body into an `Ask`, the core API
 (`core.Panels`, as `deps.panels_of` hands it for this identity)
@@ -21,8 +21,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from benchwarmers.core import collection_entry
+from benchwarmers.errors import NotFound, UserError
 from benchwarmers.formats import openai_chat, openai_route
-from benchwarmers.formats.base import OPTION_HEADERS, with_header_options
+from benchwarmers.formats.base import OPTION_HEADERS, model_name, with_header_options
+from benchwarmers.formats.errors import is_unversioned_gemini
 from benchwarmers.server.access import gateway
 from benchwarmers.server.deps import headers_of, panels_of
 from benchwarmers.server.errors import read_json
@@ -59,3 +61,25 @@ async def models(request: Request) -> dict[str, Any]:
     them (`core.collection_entry`)."""
     collections = await panels_of(request).collections()
     return {"object": "list", "data": [collection_entry(view) for view in collections]}
+
+
+@router.get("/v1/models/{model:path}")
+@gateway
+async def retrieve_model(request: Request, model: str) -> dict[str, Any]:
+    """One model, as `GET /v1/models` lists it (the openai client's
+    `models.retrieve`): a collection's entry, and the same entry under a
+    name of its `modes` (`bench/c:merged`, `bench/c:route`), so a client
+    that looks a model up before using it may use any of them. A model the
+    list does not carry (unknown, or not this key's) is a 404. The name keeps
+    its slash, so the parameter takes the rest of the path; a Gemini
+    method there (`bench/c:generateContent`) is a POST, as on `/v1beta`."""
+    if is_unversioned_gemini(request.url.path):
+        method = model.rpartition(":")[2]
+        raise UserError(f"{method} is a POST: POST /v1/models/bench/<collection>:{method}", status=405)
+    collections = await panels_of(request).collections()
+    for view in collections:
+        entry = collection_entry(view)
+        if model in entry["modes"]:
+            return {**entry, "id": model}
+    listed = ", ".join(model_name(view.name) for view in collections) or "none"
+    raise NotFound(f"no model {model!r}; models here: {listed} (each also as :merged and :route)")
