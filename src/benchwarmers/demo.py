@@ -24,7 +24,8 @@ from rich.console import Console
 from benchwarmers import client_env
 from benchwarmers.assembly import app_for_home
 from benchwarmers.core import HOME_ENV, Admin, Core, sqlite_url
-from benchwarmers.server.run import base_url, bind_socket, is_loopback, run_server
+from benchwarmers.hosts import is_loopback
+from benchwarmers.server.run import base_url, bind_socket, run_server
 from benchwarmers.testing import FakeModel, FakeProvider, FakeRequest
 
 ENDPOINT = "simulated"

@@ -48,7 +48,7 @@ from benchwarmers.core import (
     url_hint,
 )
 from benchwarmers.errors import UserError
-from benchwarmers.server.guard import is_loopback
+from benchwarmers.hosts import is_loopback
 
 OLLAMA_HOST_ENV = environment.OLLAMA_HOST.name
 KNOWN_URLS = {

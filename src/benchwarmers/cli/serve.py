@@ -20,6 +20,7 @@ from benchwarmers.cli.context import console, with_core
 from benchwarmers.cli.errors import print_warning
 from benchwarmers.core import Core
 from benchwarmers.errors import UserError
+from benchwarmers.hosts import is_loopback
 from benchwarmers.server import DEFAULT_HOST, DEFAULT_PORT
 
 
@@ -56,7 +57,6 @@ def serve(
     from benchwarmers.server.run import (
         bind_sockets,
         hold_data_folder,
-        is_loopback,
         listening_on,
         run_server,
         run_workers,

@@ -11,7 +11,7 @@ the identity calling, and enforces its own access rule:
 - `Operations`: onboarding queue, probes, retire/restore, roles, the
   scheduler, the suite, a model's report (`operations.py`).
 
-`Core` bundles the four for one identity over one runtime (`Core.open()`
+`Core` bundles the five for one identity over one runtime (`Core.open()`
 in a command). `CoreHandle` is the core as a server holds it: opened once by
 the composition root, it hands out the services per request's identity,
 the dashboard's login (`CoreHandle.login`) and `/healthz`'s check. A front end

@@ -75,6 +75,7 @@ from benchwarmers.config import environment, tunables
 from benchwarmers.errors import Refused, StoreError
 from benchwarmers.formats import registry as formats_registry
 from benchwarmers.formats.errors import error_bytes, format_for_path
+from benchwarmers.hosts import LOOPBACK_NAMES, is_loopback
 from benchwarmers.identity.keys import KeyCache, KeyInfo
 from benchwarmers.identity.scope import OWNER, Identity
 from benchwarmers.limits.counters import Charge, Counters, MemoryCounters
@@ -90,7 +91,6 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 WILDCARD_ADDRESSES = frozenset({"0.0.0.0", "::", ""})
 # Gateway paths that are no format's (the formats' own come from their registry).
 BENCH_GATEWAY_PREFIXES = ("/bench/",)
@@ -115,10 +115,6 @@ KEY_CHECKED = "gateway_key_checked"
 # A JSON string, escapes included (unrolled, so it runs in linear time).
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
-
-
-def is_loopback(host: str) -> bool:
-    return host.strip("[]").lower() in LOOPBACK_NAMES or host.startswith("127.")
 
 
 def is_gateway_path(path: str) -> bool:

@@ -1,8 +1,8 @@
 """Running the server: the listening socket and uvicorn around the app.
 
 Shared by `benchwarmers serve` and `serve --demo` (`demo.py`), so neither
-imports the other; with `is_loopback` beside them, it is all a launcher
-needs of the server (imported only by the command that serves); the app
+imports the other; it is all a launcher needs of the server (imported
+only by the command that serves); the app
 itself comes from the composition root (`benchwarmers/assembly.py`).
 The port is bound here, before uvicorn starts, so a taken port is one
 clear line ("port 8122 is in use") instead of an errno; uvicorn's access
@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any
 from benchwarmers.config import environment, tunables
 from benchwarmers.config.home import HOME_ENV
 from benchwarmers.errors import UserError
+from benchwarmers.hosts import is_loopback
 from benchwarmers.limits.shared import SOCKET_ENV as COUNTERS_SOCKET_ENV
 from benchwarmers.limits.shared import CounterService
 from benchwarmers.metrics import MULTIPROC_ENV
 from benchwarmers.server import BIND_HOST_ENV
-from benchwarmers.server.guard import is_loopback
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -43,7 +43,6 @@ __all__ = [
     "bind_socket",
     "bind_sockets",
     "hold_data_folder",
-    "is_loopback",
     "listening_on",
     "run_server",
     "run_workers",
