@@ -19,7 +19,7 @@ under 499), never the reply nobody reads. Two shapes of work:
   reasoning model thinking). A stream's turn goes on in that task and
   reads what its start left in the task's context (the limiter's token
   estimate, settled when the call ends); a task of its own cost a whole
-  turn ~25,000 instructions too (docs/benchmarks.md). Once a stream has
+  turn ~11,000 instructions more, 0.7% (docs/benchmarks.md). Once a stream has
   started, the server's disconnect listener cancels it
   (`server/streaming.py`).
 
